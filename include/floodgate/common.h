@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * common.h — the few macros every floodgate module uses.
+ *
+ * Two tiers of assertion, as in HAProxy's BUG_ON/BUG_ON_HOT:
+ *   FG_ASSERT(c)      always compiled: invariants that cost nothing.
+ *   FG_ASSERT_HOT(c)  compiled only with FG_DEBUG (debug and sanitizer
+ *                     builds): checks on the per-packet / per-byte path.
+ * A failed assertion logs file:line and the expression, then aborts: a
+ * broken invariant in a filter that guards history must not limp on.
+ */
+#ifndef FLOODGATE_COMMON_H
+#define FLOODGATE_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef FG_DEBUG
+#define FG_DEBUG 0
+#endif
+
+#define FG_CACHE_LINE 64
+#define FG_CACHE_ALIGNED __attribute__((aligned(FG_CACHE_LINE)))
+#define FG_UNUSED __attribute__((unused))
+#define FG_NORETURN __attribute__((noreturn))
+#define FG_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define FG_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define FG_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define FG_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define FG_STRINGIFY_(x) #x
+#define FG_STRINGIFY(x) FG_STRINGIFY_(x)
+
+FG_NORETURN void fg_panic(const char *file, int line, const char *what);
+
+#define FG_ASSERT(c) \
+	do { \
+		if (__builtin_expect(!(c), 0)) \
+			fg_panic(__FILE__, __LINE__, #c); \
+	} while (0)
+
+#if FG_DEBUG
+#define FG_ASSERT_HOT(c) FG_ASSERT(c)
+#else
+#define FG_ASSERT_HOT(c) ((void)0)
+#endif
+
+/* Seconds since the Unix epoch, UTC. Article dates, first-seen times and
+ * every date decision use this type; timers use monotonic nanoseconds. */
+typedef int64_t fg_time_t;
+
+#endif /* FLOODGATE_COMMON_H */

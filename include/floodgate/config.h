@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config.h — floodgate.conf, parsed and validated into one struct.
+ *
+ * The file format is line based (docs/configuration.md is its reference):
+ *
+ *     # comment
+ *     [site]
+ *     path-identity   news.example.net
+ *     [peer innfeed-a]
+ *     address         192.0.2.10
+ *     newsgroups      *,!junk,!control.*
+ *
+ * A line is `key value...` inside the last `[section]` or `[section name]`
+ * header; values are words separated by blanks, durations take s/m/h/d/w
+ * suffixes, sizes K/M/G (powers of 1024) and booleans on/off/yes/no/true/
+ * false. Every error names file:line and the key; unknown sections and keys
+ * are errors. An embedded default configuration (fg_config_default_text)
+ * is what runs when no file is given, so nothing is required to start.
+ *
+ * Ownership: fg_config_load*() returns a heap object the caller frees with
+ * fg_config_free(). It is immutable after load; a reload builds a new one
+ * and swaps the pointer (the dataplane does so between bursts).
+ */
+#ifndef FLOODGATE_CONFIG_H
+#define FLOODGATE_CONFIG_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "floodgate/common.h"
+
+#define FG_CONFIG_MAX_PATH_IDS 8
+#define FG_CONFIG_MAX_LISTEN 8
+#define FG_CONFIG_MAX_PEERS 256
+#define FG_CONFIG_MAX_PEER_ADDRS 16
+#define FG_CONFIG_MAX_DOWNSTREAMS 8
+#define FG_CONFIG_NAME_MAX 64
+#define FG_CONFIG_PATH_MAX 256
+#define FG_CONFIG_WILDMAT_MAX 1024
+#define FG_CONFIG_MAX_REQUIRED_HEADERS 8
+
+/* RFC 5537 3.3: never accept an article dated more than 24 h ahead. */
+#define FG_FUTURE_MARGIN_MAX (24 * 3600)
+/* History entries keep the article date as an offset from first-seen;
+ * docs/history.md explains the limit this puts on the cutoff. */
+#define FG_CUTOFF_MAX (45 * 86400)
+#define FG_CUTOFF_WARN_BELOW (7 * 86400)
+
+enum fg_expiry_mode {
+	FG_EXPIRY_FIRST_SEEN = 0,	/* drop when first-seen < now - retention */
+	FG_EXPIRY_ARTICLE_DATE = 1,	/* drop when article date < now - cutoff */
+};
+
+enum fg_full_policy {
+	FG_FULL_DEFER = 0,		/* refuse new offers (431) */
+	FG_FULL_EVICT_OLDEST = 1,	/* drop oldest first-seen entries */
+};
+
+enum fg_downstream_mode {
+	FG_DOWNSTREAM_STREAM = 0,	/* MODE STREAM, TAKETHIS (CHECK optional) */
+	FG_DOWNSTREAM_IHAVE = 1,	/* IHAVE, for servers that do not stream */
+};
+
+enum fg_dataplane_mode {
+	FG_DATAPLANE_ACTIVE = 0,	/* terminate TCP, answer, relay */
+	FG_DATAPLANE_PASSIVE = 1,	/* reassemble a captured stream, count, send nothing */
+};
+
+/* An IPv4 or IPv6 prefix; a bare address is a /32 or /128. */
+struct fg_prefix {
+	int family;			/* AF_INET or AF_INET6 */
+	uint8_t len;
+	uint8_t addr[16];		/* network byte order */
+};
+
+/* host:port; host is an address literal (no DNS in the dataplane). */
+struct fg_endpoint {
+	int family;
+	uint8_t addr[16];
+	uint16_t port;			/* host byte order */
+};
+
+struct fg_config_peer {
+	char name[FG_CONFIG_NAME_MAX];
+	struct fg_prefix addr[FG_CONFIG_MAX_PEER_ADDRS];
+	unsigned n_addr;
+	/* RFC 3977 4 wildmat, as written (default "*"); see wildmat.h */
+	char newsgroups[FG_CONFIG_WILDMAT_MAX];
+	unsigned max_connections;	/* 0 = unlimited */
+	uint64_t max_article_size;	/* 0 = rules.max_article_size */
+};
+
+struct fg_config_downstream {
+	char name[FG_CONFIG_NAME_MAX];
+	struct fg_endpoint addr;
+	unsigned connections;		/* default 1 */
+	unsigned window;		/* TAKETHIS in flight per connection, default 64 */
+	enum fg_downstream_mode mode;
+	bool check_first;		/* CHECK before TAKETHIS; default off */
+};
+
+struct fg_config {
+	/* [site] */
+	char server_name[FG_CONFIG_NAME_MAX];	/* greeting; default: hostname */
+	char path_ids[FG_CONFIG_MAX_PATH_IDS][FG_CONFIG_NAME_MAX];
+	unsigned n_path_ids;
+	struct fg_endpoint listen[FG_CONFIG_MAX_LISTEN];
+	unsigned n_listen;
+
+	/* [rules] — seconds and octets */
+	int64_t cutoff;			/* default 10 d (INN artcutoff) */
+	int64_t future_margin;		/* default 24 h, never more */
+	enum fg_expiry_mode expiry;	/* default first-seen */
+	int64_t retention;		/* default cutoff + 1 d */
+	uint64_t max_article_size;	/* default 1,000,000 (INN maxartsize) */
+	bool version_numbers;		/* parse $v=N, keep the side index; default on */
+	bool honor_versions;		/* a newer $v=N makes older ones unwanted; default off */
+	bool honor_supersedes;		/* Supersedes makes the named ID unwanted; default off */
+	bool remember_rejects;		/* INN remembertrash; default on */
+	char required_headers[FG_CONFIG_MAX_REQUIRED_HEADERS][32];
+	unsigned n_required_headers;	/* default From Newsgroups Path Subject */
+
+	/* [session] */
+	int64_t offer_timeout;		/* 238 -> others get 431 this long; default 10 s */
+	unsigned max_line;		/* command line octets incl. CRLF; default 512 */
+	int64_t idle_timeout;		/* default 600 s */
+	uint64_t max_pending_bytes;	/* per session, waiting for the sink; default 16 MiB */
+	unsigned max_pending_commands;	/* per session; default 1024 */
+	int64_t clock_skew_limit;	/* defer when the clock looks off by more; default 1 h */
+
+	/* [history] */
+	uint64_t history_capacity;	/* entries; default 4 M */
+	enum fg_full_policy full_policy;/* default defer */
+	unsigned alarm_load_pct;	/* near-full alarm at this load; default 90 */
+	char shm_path[FG_CONFIG_PATH_MAX];	/* default /dev/shm/floodgate */
+
+	/* [persistence] */
+	char data_dir[FG_CONFIG_PATH_MAX];	/* default /var/lib/floodgate */
+	int64_t journal_commit_ms;	/* group commit interval; default 1000 */
+	int64_t snapshot_interval;	/* seconds; default 300 */
+	unsigned snapshot_keep;		/* default 2 */
+	int64_t queue_commit_ms;	/* outbound queue group commit; default 10 */
+	uint64_t queue_limit;		/* bytes on disk before deferring; default 8 GiB */
+	int64_t warmup;			/* seconds of downstream-assisted CHECK after a cold start; default = cutoff; 0 = off */
+
+	/* [downstream NAME] */
+	struct fg_config_downstream downstream[FG_CONFIG_MAX_DOWNSTREAMS];
+	unsigned n_downstream;
+
+	/* [peer NAME] */
+	struct fg_config_peer peer[FG_CONFIG_MAX_PEERS];
+	unsigned n_peer;
+
+	/* [stats] */
+	struct fg_endpoint http;	/* default 127.0.0.1:9119; port 0 = off */
+	char control_socket[FG_CONFIG_PATH_MAX];	/* default /run/floodgate/control.sock */
+	char verdict_log[FG_CONFIG_PATH_MAX];	/* empty = off */
+	uint64_t verdict_log_rotate;	/* bytes per file; default 256 MiB */
+	unsigned verdict_log_keep;	/* files; default 8 */
+
+	/* [dataplane] */
+	enum fg_dataplane_mode dp_mode;
+	char eal_args[1024];		/* default --no-huge -m 512 --no-pci --no-shconf --no-telemetry */
+	char port[FG_CONFIG_PATH_MAX];	/* a --vdev or PCI address; default net_tap0,iface=fg0 */
+	unsigned workers;		/* worker lcores; default 1 */
+	unsigned rx_queues;		/* per port; default = workers */
+	unsigned mbufs;			/* mempool size; default 16383 */
+	unsigned tcp_connections;	/* connection blocks; default 4096 */
+	struct fg_prefix dp_addr;	/* our address and prefix on the port */
+	uint8_t dp_mac[6];		/* zero = the port's own */
+	unsigned idle_backoff_us;	/* max sleep of an idle worker; default 100; 0 = spin */
+};
+
+/* One problem found while loading: "file:line: key: message". */
+struct fg_config_error {
+	char text[256];
+};
+
+struct fg_config_errors {
+	struct fg_config_error err[32];
+	unsigned n;			/* errors kept (at most 32) */
+	unsigned total;			/* errors found */
+	struct fg_config_error warn[16];
+	unsigned n_warn;
+};
+
+/* The embedded default configuration, as text (also `floodctl config --default`). */
+extern const char fg_config_default_text[];
+
+/*
+ * Load and validate. `name` labels errors ("floodgate.conf", "<default>").
+ * Returns the config, or NULL with every error found listed in *errs
+ * (never just the first). Warnings (a cutoff under 7 days) do not fail.
+ */
+struct fg_config *fg_config_load_file(const char *path, struct fg_config_errors *errs);
+struct fg_config *fg_config_load_text(const char *name, const char *text,
+				       size_t len, struct fg_config_errors *errs);
+struct fg_config *fg_config_load_default(struct fg_config_errors *errs);
+void fg_config_free(struct fg_config *cfg);
+
+/* The peer whose addresses contain `addr` (family AF_INET/AF_INET6,
+ * network byte order), most specific prefix first; NULL if none. */
+const struct fg_config_peer *fg_config_find_peer(const struct fg_config *cfg,
+						 int family, const void *addr);
+const struct fg_config_peer *fg_config_peer_by_name(const struct fg_config *cfg,
+						    const char *name);
+
+/* Parsers shared with the CLI: 0 or -EINVAL. */
+int fg_parse_duration(const char *s, int64_t *seconds);
+int fg_parse_size(const char *s, uint64_t *bytes);
+int fg_parse_bool(const char *s, bool *out);
+int fg_parse_prefix(const char *s, struct fg_prefix *out);
+int fg_parse_endpoint(const char *s, uint16_t default_port, struct fg_endpoint *out);
+bool fg_prefix_contains(const struct fg_prefix *p, int family, const void *addr);
+
+/* Write the effective configuration back as text (canonical form). */
+int fg_config_format(const struct fg_config *cfg, char *buf, size_t len);
+
+#endif /* FLOODGATE_CONFIG_H */

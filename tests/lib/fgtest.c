@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdio.h>
+#include <string.h>
+
+#include "floodgate/log.h"
+#include "fgtest.h"
+
+static void logcap_sink(enum fg_log_level level, const char *component,
+			const char *msg, void *arg)
+{
+	struct fg_test_logcap *cap = arg;
+	int n;
+
+	n = snprintf(cap->text + cap->len, sizeof(cap->text) - cap->len, "%s %s: %s\n",
+		     fg_log_level_name(level), component ? component : "-", msg);
+	if (n > 0) {
+		cap->len += (size_t)n;
+		if (cap->len >= sizeof(cap->text))
+			cap->len = sizeof(cap->text) - 1;
+	}
+	cap->lines++;
+}
+
+void fg_test_logcap_start(struct fg_test_logcap *cap)
+{
+	memset(cap, 0, sizeof(*cap));
+	fg_log_set_sink(logcap_sink, cap);
+}
+
+void fg_test_logcap_stop(void)
+{
+	fg_log_set_sink(NULL, NULL);
+}
+
+int fg_test_logcap_has(const struct fg_test_logcap *cap, const char *needle)
+{
+	return strstr(cap->text, needle) != NULL;
+}

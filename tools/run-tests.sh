@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# run-tests.sh quick|long — runs every test suite that `make test` (quick) or
+# `make test-long` (long) promises, each with its own log, and ends with one
+# summary line per suite. Exit status 0 only if every suite passed.
+#
+# Suites, in order:
+#   unit/<name>            libcheck binaries, release build
+#   unit-asan/<name>       the same under ASan+UBSan
+#   unit-tsan/<name>       concurrency tests (*_mt) under ThreadSanitizer
+#   fuzz/<name>            each fuzz target's corpus replayed under ASan+UBSan
+#   integration/<name>     tests/integration/NN_*.{sh,py}, real processes
+#   interop/<name>         tests/interop/NN_*.{sh,py}, against INN
+#   long/<name>            tests/long/* (only with `long`)
+# A script may say "# timeout: SECONDS" in its first lines (default 900).
+set -u
+mode=${1:-quick}
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 2
+logs=build/test-logs
+rm -rf "$logs"
+mkdir -p "$logs"
+
+export FG_TOP="$top" FG_BUILD="$top/build/release" FG_BUILD_ASAN="$top/build/asan"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-120}
+
+summary=()
+failed=0
+t_start=$(date +%s)
+
+# run_suite NAME TIMEOUT CMD... — runs CMD with its output in a log, records
+# the verdict and the line that best summarises it.
+run_suite() {
+	local name=$1 tmo=$2
+	shift 2
+	local log="$logs/${name//\//_}.log" t0 t1 rc line verdict
+	t0=$(date +%s.%N)
+	timeout --kill-after=10 "$tmo" "$@" >"$log" 2>&1
+	rc=$?
+	t1=$(date +%s.%N)
+	# a sanitizer report is a failure even when the exit status is 0
+	if [ $rc -eq 0 ] && grep -qE '^(==[0-9]+==ERROR|SUMMARY: (Address|Undefined|Thread|Leak)Sanitizer|WARNING: ThreadSanitizer)|runtime error:' "$log"; then
+		rc=99
+	fi
+	line=$(grep -E '^[0-9]+%: Checks:' "$log" | tail -1)
+	[ -n "$line" ] || line=$(grep -E '^(replayed|RESULT|ok|PASS|FAIL)' "$log" | tail -1)
+	[ -n "$line" ] || line=$(tail -1 "$log")
+	if [ $rc -eq 0 ]; then
+		verdict=PASS
+	elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+		verdict=FAIL; line="timeout after ${tmo}s; $line"
+	else
+		verdict=FAIL; line="exit $rc; $line"
+	fi
+	[ $verdict = PASS ] || failed=$((failed + 1))
+	local s
+	s=$(printf '%-4s %-44s %6.1fs  %s' "$verdict" "$name" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')" "$line")
+	echo "$s"
+	summary+=("$s")
+	if [ $verdict = FAIL ]; then
+		echo "---- last lines of $log ----"
+		tail -30 "$log"
+		echo "----"
+	fi
+}
+
+script_timeout() {
+	local t
+	t=$(head -5 "$1" | sed -n 's/^# timeout: *\([0-9]\+\).*/\1/p')
+	echo "${t:-900}"
+}
+
+for t in build/release/tests/unit/test_*; do
+	[ -x "$t" ] || continue
+	run_suite "unit/$(basename "$t")" 600 "$t"
+done
+for t in build/asan/tests/unit/test_*; do
+	[ -x "$t" ] || continue
+	run_suite "unit-asan/$(basename "$t")" 900 "$t"
+done
+for t in build/tsan/tests/unit/test_*_mt; do
+	[ -x "$t" ] || continue
+	run_suite "unit-tsan/$(basename "$t")" 900 "$t"
+done
+for t in build/asan/tests/fuzz/fuzz_*; do
+	[ -x "$t" ] || continue
+	n=$(basename "$t")
+	corpus=tests/fuzz/corpus/${n#fuzz_}
+	run_suite "fuzz/$n" 900 "$t" "$corpus"
+done
+
+run_scripts() {
+	local kind=$1 dir=$2 s
+	for s in "$dir"/[0-9]*; do
+		[ -f "$s" ] && [ -x "$s" ] || continue
+		run_suite "$kind/$(basename "$s")" "$(script_timeout "$s")" "$s"
+	done
+}
+run_scripts integration tests/integration
+run_scripts interop tests/interop
+[ "$mode" = long ] && run_scripts long tests/long
+
+t_end=$(date +%s)
+echo
+echo "==================== summary ($mode, $((t_end - t_start)) s) ===================="
+printf '%s\n' "${summary[@]}"
+echo "suites: ${#summary[@]}, failed: $failed   (logs in $logs/)"
+[ "${#summary[@]}" -gt 0 ] || { echo "no suites ran"; exit 1; }
+[ $failed -eq 0 ]
