@@ -11,7 +11,8 @@
 #   make clean
 #
 # Sources are found by convention, so adding a module never edits this file:
-#   dataplane/<component>/*.c, control/<component>/*.c  -> build/<v>/libfg.a
+#   dataplane/<component>/*.c, control/<component>/*.c,
+#   tools/<component>/*.c                  -> build/<v>/libfg.a
 #     except the program directories listed in PROGRAMS below;
 #   dataplane/dpdk/*.c                     -> floodgate (with DPDK)
 #   tests/unit/test_*.c                    -> one libcheck binary each;
@@ -98,10 +99,11 @@ PCAP_LIBS := -lpcap
 # name:directory of every program; the directory's .c files are its own.
 PROGRAMS := floodgate-host:dataplane/host floodctld:control/floodctld \
 	floodctl:control/floodctl feedgen:tools/feedgen
-PROG_DIRS := $(foreach p,$(PROGRAMS),$(word 2,$(subst :, ,$(p)))) dataplane/dpdk
+PROG_DIRS := $(foreach p,$(PROGRAMS),$(word 2,$(subst :, ,$(p)))) dataplane/dpdk \
+	tools/bench
 
 LIB_SRCS := $(filter-out $(addsuffix /%,$(PROG_DIRS)), \
-	$(wildcard dataplane/*/*.c control/*/*.c))
+	$(wildcard dataplane/*/*.c control/*/*.c tools/*/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 LIB := $(B)/libfg.a
 
