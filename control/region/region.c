@@ -553,8 +553,8 @@ uint64_t fg_region_proc_start(pid_t pid)
 	/* a zombie has exited: its writes are over */
 	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
 		return 0;
-	/* after ") " come fields 3..: state, ppid, ..., starttime is field 22 */
-	for (int field = 3; field < 22 && p; field++)
+	/* the space before field k is found at k's turn; starttime is field 22 */
+	for (int field = 3; field <= 22 && p; field++)
 		p = strchr(p + 1, ' ');
 	if (!p || sscanf(p + 1, "%llu", &start) != 1)
 		return 0;
