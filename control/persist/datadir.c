@@ -86,7 +86,8 @@ int fg_datadir_list(const char *dir, const char *prefix, const char *suffix,
 		}
 		v[cnt++] = num;
 	}
-	qsort(v, cnt, sizeof(*v), cmp_u64);
+	if (cnt)
+		qsort(v, cnt, sizeof(*v), cmp_u64);
 	*nums = v;
 	*n = cnt;
 	v = NULL;
