@@ -327,9 +327,9 @@ static void free_slot(struct fg_region *r, unsigned i)
 	atomic_fetch_sub(&r->hdr->writers, 1);
 }
 
-unsigned fg_region_reap(struct fg_region *r)
+unsigned fg_region_reap(struct fg_region *r, unsigned *dead)
 {
-	unsigned freed = 0;
+	unsigned freed = 0, died = 0;
 
 	for (unsigned i = 0; i < r->hdr->n_slots; i++) {
 		struct fg_rslot_lines *s = fg_rslot_at(r, i);
@@ -350,7 +350,10 @@ unsigned fg_region_reap(struct fg_region *r)
 			continue;	/* not drained and committed yet */
 		free_slot(r, i);
 		freed++;
+		died += st == FG_SLOT_DEAD;
 	}
+	if (dead)
+		*dead = died;
 	return freed;
 }
 

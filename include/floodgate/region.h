@@ -253,9 +253,10 @@ void fg_region_set_committed(struct fg_region *r, unsigned slot, uint64_t upto);
  * Mark LIVE slots whose owner died as DEAD (logged), and free every DEAD
  * or RELEASED slot whose journal ring is empty (the caller drains first;
  * undelivered verdict-log lines are dropped and counted). Returns the
- * number of slots freed.
+ * number of slots freed; *dead (may be NULL) receives how many of them
+ * had died rather than been released.
  */
-unsigned fg_region_reap(struct fg_region *r);
+unsigned fg_region_reap(struct fg_region *r, unsigned *dead);
 
 /* Live (non-free) slots. */
 unsigned fg_region_live_writers(const struct fg_region *r);

@@ -189,6 +189,7 @@ START_TEST(test_claim_until_busy_release_reap)
 	struct fg_region *r = fx_region(&fx, 1000, 3, 64);
 	struct fg_region_writer *w[3];
 	struct fg_region_slot_info si;
+	unsigned dead = 9;
 	int err;
 
 	for (int i = 0; i < 3; i++) {
@@ -207,11 +208,12 @@ START_TEST(test_claim_until_busy_release_reap)
 	ck_assert_str_eq(si.name, "test");
 	ck_assert_uint_eq(si.generation, 1);
 	/* a live slot is never reaped */
-	ck_assert_uint_eq(fg_region_reap(r), 0);
+	ck_assert_uint_eq(fg_region_reap(r, NULL), 0);
 	fg_region_release(w[1]);
 	ck_assert_int_eq(fg_region_slot_info(r, 1, &si), 0);
 	ck_assert_int_eq(si.state, FG_SLOT_RELEASED);
-	ck_assert_uint_eq(fg_region_reap(r), 1);
+	ck_assert_uint_eq(fg_region_reap(r, &dead), 1);
+	ck_assert_uint_eq(dead, 0);
 	ck_assert_uint_eq(fg_region_live_writers(r), 2);
 	w[1] = fg_region_claim(r, "again", &err);
 	ck_assert_ptr_nonnull(w[1]);
@@ -219,7 +221,7 @@ START_TEST(test_claim_until_busy_release_reap)
 	ck_assert_uint_eq(si.generation, 2);
 	for (int i = 0; i < 3; i++)
 		fg_region_release(w[i]);
-	ck_assert_uint_eq(fg_region_reap(r), 3);
+	ck_assert_uint_eq(fg_region_reap(r, NULL), 3);
 	ck_assert_uint_eq(fg_region_live_writers(r), 0);
 	fx_cleanup(&fx);
 }
@@ -310,6 +312,7 @@ START_TEST(test_dead_writer_reaped_after_drain_and_commit)
 	struct fg_journal_params jp;
 	struct fg_journal *j;
 	pid_t c = dying_writer(fx.shm, 20);
+	unsigned dead = 0;
 	int status, err;
 
 	ck_assert_int_eq(waitpid(c, &status, 0), c);
@@ -317,7 +320,7 @@ START_TEST(test_dead_writer_reaped_after_drain_and_commit)
 	fg_region_sum(r, &sum);
 	ck_assert_uint_eq(sum.total.ctr[FG_CTR_RULES_ACCEPTED], 20);
 	/* found dead, but its 20 records are not yet durable: kept */
-	ck_assert_uint_eq(fg_region_reap(r), 0);
+	ck_assert_uint_eq(fg_region_reap(r, NULL), 0);
 	ck_assert_int_eq(fg_region_slot_info(r, 0, &si), 0);
 	ck_assert_int_eq(si.state, FG_SLOT_DEAD);
 	ck_assert_uint_eq(si.pushed[FG_RING_JOURNAL], 20);
@@ -326,9 +329,10 @@ START_TEST(test_dead_writer_reaped_after_drain_and_commit)
 	j = fg_journal_open(&jp, fg_region_ctld_stats(r), &err);
 	ck_assert_ptr_nonnull(j);
 	ck_assert_int_eq(fg_journal_drain(j, r, 1000), 20);
-	ck_assert_uint_eq(fg_region_reap(r), 0);	/* drained, not committed */
+	ck_assert_uint_eq(fg_region_reap(r, NULL), 0);	/* drained, not committed */
 	ck_assert_int_eq(fg_journal_commit(j, r), 0);
-	ck_assert_uint_eq(fg_region_reap(r), 1);
+	ck_assert_uint_eq(fg_region_reap(r, &dead), 1);
+	ck_assert_uint_eq(dead, 1);
 	ck_assert_int_eq(fg_region_slot_info(r, 0, &si), 0);
 	ck_assert_int_eq(si.state, FG_SLOT_FREE);
 	ck_assert_uint_eq(si.pushed[FG_RING_JOURNAL], 0);
@@ -359,7 +363,7 @@ START_TEST(test_clear_transient_only_without_writers)
 	ck_assert_int_eq(fg_region_clear_transient(r), -EBUSY);
 	ck_assert_int_eq(fg_history_lookup(h, &k, now, NULL), FG_HISTORY_ACCEPTING);
 	fg_region_release(w);
-	ck_assert_uint_eq(fg_region_reap(r), 1);
+	ck_assert_uint_eq(fg_region_reap(r, NULL), 1);
 	ck_assert_int_eq(fg_region_clear_transient(r), 1);
 	ck_assert_int_eq(fg_history_lookup(h, &k, now, NULL), FG_HISTORY_ABSENT);
 	/* claims work again afterwards */
