@@ -174,7 +174,7 @@ static void derive_dates(const struct fg_wl_params *p, struct fg_wl_article *a)
 	/* seed 002: written offline long ago, injected now; still wanted */
 	if (unit(fg_wl_hash(p->seed, a->index, SALT_OFFLINE)) < p->p_offline) {
 		a->offline = true;
-		a->date = d - p->cutoff - span(h, 3600, 5 * 86400);
+		a->date = d - p->cutoff - p->future_margin - span(h, 3600, 5 * 86400);
 	} else {
 		a->date = d - span(h, 0, 600);
 	}
