@@ -71,6 +71,15 @@ enum fg_wlc_action fg_wlc_response(struct fg_wlc *c, uint32_t art, enum fg_wlc_c
  * name the offered ID, a 431 retried too often, a lost connection). */
 void fg_wlc_mismatch(struct fg_wlc *c, const char *fmt, ...) FG_PRINTF(2, 3);
 
+/*
+ * The answer to an article sent for `art` was lost with its connection
+ * (reset, or closed after 400): the server may have accepted it, so a
+ * later 438/439 for it is no proof of loss. fg_wlc_finish does not count
+ * such an article as missing its 239; fg_wlc_unknown() says how many.
+ */
+void fg_wlc_answer_lost(struct fg_wlc *c, uint32_t art);
+uint64_t fg_wlc_unknown(const struct fg_wlc *c);
+
 /* End of run: every WANTED article got exactly one 239. Returns the total
  * number of mismatches (those found now included). */
 uint64_t fg_wlc_finish(struct fg_wlc *c);

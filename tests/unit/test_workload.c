@@ -448,10 +448,14 @@ START_TEST(test_checker_missing_239)
 {
 	struct fg_wl *wl = make(300, NULL);
 	struct fg_wlc *c = fg_wlc_create(wl);
-	uint32_t w = find(wl, FG_WL_WANTED);
+	uint32_t w = find(wl, FG_WL_WANTED), lost = w + 1;
 
+	while (fg_wl_class_of(wl, lost) != FG_WL_WANTED)
+		lost++;
+	/* lost's answer went with its connection: unknown, not missing */
+	fg_wlc_answer_lost(c, lost);
 	for (uint32_t i = 0; i < 300; i++)
-		if (i != w && fg_wl_class_of(wl, i) == FG_WL_WANTED)
+		if (i != w && i != lost && fg_wl_class_of(wl, i) == FG_WL_WANTED)
 			fg_wlc_response(c, i, FG_WLC_TAKETHIS, 239, fg_wlc_stamp(c), 0, 0);
 	/* every offer of w refused: locally fine, wrong at the end */
 	ck_assert_int_eq(fg_wlc_response(c, w, FG_WLC_TAKETHIS, 439, fg_wlc_stamp(c), 0, 0),
@@ -459,6 +463,7 @@ START_TEST(test_checker_missing_239)
 	ck_assert_int_eq(fg_wlc_response(c, w, FG_WLC_CHECK, 438, fg_wlc_stamp(c), 1, 1),
 			 FG_WLC_DONE);
 	ck_assert_uint_eq(fg_wlc_finish(c), 1);
+	ck_assert_uint_eq(fg_wlc_unknown(c), 1);
 	ck_assert_ptr_nonnull(strstr(fg_wlc_mismatch_text(c, 0), "never got a 239"));
 	fg_wlc_free(c);
 	fg_wl_free(wl);

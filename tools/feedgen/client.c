@@ -383,6 +383,8 @@ static void conn_lost(struct feed *f, struct conn *c, const char *why)
 
 		c->infl_head = (c->infl_head + 1) % c->infl_cap;
 		/* the CHECK that led to a TAKETHIS in flight is already gone */
+		if (e->cmd == FG_WLC_TAKETHIS || e->cmd == FG_WLC_IHAVE_ART)
+			fg_wlc_answer_lost(f->chk, e->art);
 		if (aring_push(&c->reoffer, e->art, 0) < 0)
 			fg_wlc_mismatch(f->chk, "peer %u conn %u: out of memory re-offering", c->peer, c->id);
 	}
@@ -493,6 +495,7 @@ static void on_answer(struct feed *f, struct conn *c, const char *line, size_t l
 	} else if (act == FG_WLC_RETRY) {
 		on_retry(f, c, e.art, now);
 	} else if (act == FG_WLC_RECONNECT) {
+		/* RFC 4644 2.5.2: 400 to TAKETHIS, the article was not taken */
 		aring_push(&c->reoffer, e.art, 0);
 		conn_lost(f, c, "400");
 	}

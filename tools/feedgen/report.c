@@ -52,9 +52,11 @@ void feed_report_text(const struct feed_opts *o, const struct fg_wl *wl,
 	       (unsigned long long)r->reconnects);
 	printf("  articles sent %12llu  %12.0f /s\n", (unsigned long long)r->articles_sent,
 	       per_s(r->articles_sent, r->elapsed));
-	printf("  accepted      %12llu  %12.0f /s   (expected %llu)\n",
-	       (unsigned long long)r->accepted, per_s(r->accepted, r->elapsed),
-	       (unsigned long long)fg_wl_class_count(wl, FG_WL_WANTED));
+	printf("  accepted      %12llu  %12.0f /s   (expected %llu; answer lost with a "
+	       "connection: %llu)\n", (unsigned long long)r->accepted,
+	       per_s(r->accepted, r->elapsed),
+	       (unsigned long long)fg_wl_class_count(wl, FG_WL_WANTED),
+	       (unsigned long long)fg_wlc_unknown(chk));
 	printf("  article bytes %12llu  %12.0f B/s\n", (unsigned long long)r->article_bytes,
 	       per_s(r->article_bytes, r->elapsed));
 	printf("responses:");
@@ -177,8 +179,8 @@ void feed_report_json(const struct feed_opts *o, const struct fg_wl *wl,
 		json_codes(NULL, r->conn_codes[i], false);
 		putchar('}');
 	}
-	printf("],\"mismatches\":%llu,\"first_mismatches\":[",
-	       (unsigned long long)fg_wlc_mismatches(chk));
+	printf("],\"unknown_outcome\":%llu,\"mismatches\":%llu,\"first_mismatches\":[",
+	       (unsigned long long)fg_wlc_unknown(chk), (unsigned long long)fg_wlc_mismatches(chk));
 	for (unsigned i = 0; fg_wlc_mismatch_text(chk, i); i++) {
 		if (i)
 			putchar(',');

@@ -132,6 +132,8 @@ write_db() {
 	: > "$dir/db/newsgroups"
 	: > "$dir/db/history"
 	chown -R news:news "$dir"
+	as_news "$dir" test -r "$dir/etc/inn.conf" ||
+		die "user news cannot reach $dir (make its parent directories world-searchable)"
 	# pre-size the dbz index so lookups never hit a table that has to grow
 	as_news "$dir" "$INNBIN/makedbz" -i -o -s "$hist" -f "$dir/db/history" \
 		|| die "makedbz failed"

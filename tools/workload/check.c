@@ -3,7 +3,8 @@
  * check.c — the response checker (rules in wlcheck.h).
  *
  * State per article: the stamp at which its first 239 arrived (0 = none
- * yet) and how many 239s it got. 9 octets per article.
+ * yet), how many 239s it got, and whether an answer about it was lost
+ * with a connection. 10 octets per article.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -18,7 +19,9 @@ struct fg_wlc {
 	uint64_t stamp;
 	uint64_t *accept_stamp;
 	uint8_t *n_accept;
+	uint8_t *lost;
 	uint64_t accepted;
+	uint64_t unknown;
 	uint64_t mismatches;
 	char text[FG_WLC_KEEP][FG_WLC_TEXT];
 };
@@ -38,7 +41,8 @@ struct fg_wlc *fg_wlc_create(const struct fg_wl *wl)
 	c->wl = wl;
 	c->accept_stamp = calloc(n, sizeof(*c->accept_stamp));
 	c->n_accept = calloc(n, sizeof(*c->n_accept));
-	if (!c->accept_stamp || !c->n_accept) {
+	c->lost = calloc(n, sizeof(*c->lost));
+	if (!c->accept_stamp || !c->n_accept || !c->lost) {
 		fg_wlc_free(c);
 		return NULL;
 	}
@@ -51,6 +55,7 @@ void fg_wlc_free(struct fg_wlc *c)
 		return;
 	free(c->accept_stamp);
 	free(c->n_accept);
+	free(c->lost);
 	free(c);
 }
 
@@ -169,11 +174,26 @@ uint64_t fg_wlc_finish(struct fg_wlc *c)
 	for (uint32_t i = 0; i < n; i++) {
 		if (c->n_accept[i] != 0 || fg_wl_class_of(c->wl, i) != FG_WL_WANTED)
 			continue;
+		if (c->lost[i]) {
+			c->unknown++;
+			continue;
+		}
 		fg_wl_article(c->wl, i, &a);
 		fg_wlc_mismatch(c, "article %u %s (wanted) never got a 239: a new, "
 				"in-window article was refused by every peer's offer", i, a.msgid);
 	}
 	return c->mismatches;
+}
+
+void fg_wlc_answer_lost(struct fg_wlc *c, uint32_t art)
+{
+	if (art < fg_wl_params(c->wl)->articles)
+		c->lost[art] = 1;
+}
+
+uint64_t fg_wlc_unknown(const struct fg_wlc *c)
+{
+	return c->unknown;
 }
 
 uint64_t fg_wlc_mismatches(const struct fg_wlc *c)
