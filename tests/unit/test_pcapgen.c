@@ -271,6 +271,7 @@ static Suite *pcapgen_suite(void)
 	Suite *s = suite_create("pcapgen");
 	TCase *tc = tcase_create("core");
 
+	tcase_set_timeout(tc, 120);	/* slow under ASan: every packet is checked */
 	tcase_add_test(tc, test_check_mode_flows);
 	tcase_add_test(tc, test_takethis_mode_and_segments);
 	tcase_add_test(tc, test_endpoint_parse_and_errors);

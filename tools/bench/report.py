@@ -110,7 +110,7 @@ def plots(runs):
     lat = ", ".join("'%s' using %d:xtic(1) title '%s %s'" % (dat, 3 + 4 * k + j, s, p)
                     for k, s in enumerate(systems) for j, p in enumerate(("p50", "p90", "p99")))
     script = """
-set terminal png size 900,500
+set terminal png size 900,500 noenhanced
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
