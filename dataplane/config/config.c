@@ -394,15 +394,20 @@ static void parse_line(struct parse *ps, const char *s, size_t len)
 
 /* ---------------------------------------------------------------- defaults */
 
-/* Set key `key` of one struct from text (a default): cannot fail. */
+/* Set key `key` of one struct from text (a default), replacing whatever
+ * a refused line left in it (part of a list): cannot fail. */
 static void set_from_text(void *base, int key, const char *text)
 {
+	const struct cfg_key *k = &cfg_keys[key];
 	char buf[CFG_LINE_MAX + 1], why[200];
 	char *w[CFG_MAX_WORDS];
 	const char *e;
 	int n = cfg_split_words(text, strlen(text), buf, sizeof(buf), w, CFG_MAX_WORDS, &e);
 
 	FG_ASSERT(n > 0);
+	memset((char *)base + k->off, 0, k->size);
+	if (k->cnt)
+		memset((char *)base + k->cnt, 0, sizeof(unsigned));
 	FG_ASSERT(cfg_key_set(&cfg_keys[key], base, w, (unsigned)n, why, sizeof(why)) == 0);
 }
 
