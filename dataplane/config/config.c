@@ -366,12 +366,15 @@ static void parse_line(struct parse *ps, const char *s, size_t len)
 		s++;
 	if (s == end || *s == '#')
 		return;
-	if (*s == '[') {
-		parse_header(ps, s, end);
-		return;
-	}
 	if (len > CFG_LINE_MAX) {
 		error_at(ps, ps->line, "line", "longer than %d octets", CFG_LINE_MAX);
+		/* a refused header: its keys must not land in the section before */
+		if (*s == '[')
+			ps->sec = SEC_SKIP;
+		return;
+	}
+	if (*s == '[') {
+		parse_header(ps, s, end);
 		return;
 	}
 	n = cfg_split_words(s, (size_t)(end - s), buf, sizeof(buf), w, CFG_MAX_WORDS, &why);

@@ -650,6 +650,12 @@ START_TEST(test_line_errors)
 	}
 	snprintf(big, sizeof(big), "[rules]\ncutoff %04100d\n" PEER_AND_DS, 9);
 	expect_error(big, "t.conf:2: line: longer than 4096 octets");
+	/* a long comment is fine; a long header hides its keys */
+	memset(big, '#', 4200);
+	big[4200] = '\0';
+	fg_config_free(load_clean(strcat(big, "\n" PEER_AND_DS)));
+	snprintf(big, sizeof(big), "[%04500d]\ncutoff 1x\n" PEER_AND_DS, 0);
+	expect_error(big, "t.conf:1: line: longer than 4096 octets");
 	expect_error("[rules]\ncutoff\n" PEER_AND_DS, "t.conf:2: cutoff: missing value");
 	expect_error("[rules]\ncutoff 9d 1h\n" PEER_AND_DS, "t.conf:2: cutoff: expects one "
 		     "value, got 2 (quote a value that holds blanks)");
