@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_wildmat.c — RFC 3977 4.4's examples, INN's "@" poison, the class
- * and escape extensions, Newsgroups header values, and the syntax check.
+ * and escape extensions, Newsgroups header values, the syntax check, and
+ * agreement with INN's own uwildmat_poison() on random valid patterns.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "floodgate/common.h"
@@ -148,6 +152,18 @@ START_TEST(test_groups_header)
 	/* "!" excludes one group, not the article: another group still matches */
 	ck_assert_int_eq(fg_wildmat_groups("*,!junk", "junk,misc.test", 14), M);
 	ck_assert_int_eq(fg_wildmat_groups("*,!junk", "junk", 4), N);
+	/* more patterns than the per-value index holds: the plain path, same answers */
+	{
+		char many[2048] = "*";
+
+		for (int i = 0; i < 200; i++)
+			snprintf(many + strlen(many), sizeof(many) - strlen(many), ",!g%d", i);
+		strcat(many, ",@g7,g150");
+		ck_assert_int_eq(fg_wildmat_groups(many, "g150,g3", 7), M);
+		ck_assert_int_eq(fg_wildmat_groups(many, "g3,g4", 5), N);
+		ck_assert_int_eq(fg_wildmat_groups(many, "g3,g7", 5), P);
+		ck_assert_int_eq(fg_wildmat_groups(many, "g3,g777", 7), M);
+	}
 	/* only len octets are read */
 	ck_assert_int_eq(fg_wildmat_groups("misc.test", "misc.testing", 9), M);
 	ck_assert_int_eq(fg_wildmat_groups("comp.*", "misc.a,comp.b", 6), N);
@@ -213,6 +229,75 @@ START_TEST(test_check)
 }
 END_TEST
 
+/* INN's libinn: enum uwildmat { UWILDMAT_FAIL, UWILDMAT_MATCH, UWILDMAT_POISON } */
+typedef int inn_poison_fn(const char *text, const char *pat);
+
+static inn_poison_fn *inn_uwildmat_poison(void)
+{
+	static const char *const libs[] = { "libinn.so.9", "/usr/lib/news/libinn.so.9",
+					    "/usr/lib/news/libinn.so" };
+	void *h = NULL;
+
+	for (size_t i = 0; i < FG_ARRAY_SIZE(libs) && !h; i++)
+		h = dlopen(libs[i], RTLD_NOW | RTLD_LOCAL);
+	ck_assert_msg(h != NULL, "INN's libinn.so not found (tools/deps.sh installs inn2)");
+	return (inn_poison_fn *)(uintptr_t)dlsym(h, "uwildmat_poison");
+}
+
+static uint64_t rng_state = 42;
+
+static unsigned rnd(unsigned n)
+{
+	rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+	return (unsigned)(rng_state >> 33) % n;
+}
+
+static void random_string(char *out, unsigned max, const char *const *alphabet, unsigned n)
+{
+	unsigned len = rnd(max);
+
+	out[0] = '\0';
+	for (unsigned i = 0; i < len; i++)
+		strcat(out, alphabet[rnd(n)]);
+}
+
+/* Same answers as INN on every valid pattern: generated from the syntax's
+ * special characters and a few literals, including a UTF-8 one. */
+START_TEST(test_inn_agrees)
+{
+	static const char *const pat_alpha[] = {
+		"a", "b", ".", "*", "?", "[", "]", "^", "-", "\\", ",", "!", "@", "\xc3\xa9",
+	};
+	static const char *const txt_alpha[] = {
+		"a", "b", "c", ".", "-", "]", "^", "\\", "!", "\xc3\xa9", "\xc2\xa3",
+	};
+	inn_poison_fn *inn = inn_uwildmat_poison();
+	char pat[64], txt[64];
+	unsigned compared = 0;
+	size_t off;
+	const char *why;
+
+	ck_assert_ptr_nonnull(inn);
+	for (unsigned i = 0; i < 400000; i++) {
+		random_string(pat, 8, pat_alpha, FG_ARRAY_SIZE(pat_alpha));
+		/* INN reads a class after an escaped "[" when it looks for the
+		 * next ",": "\[x,*" does not match "x" there (docs/configuration.md) */
+		if (fg_wildmat_check(pat, &off, &why) < 0 || strstr(pat, "\\["))
+			continue;
+		random_string(txt, 7, txt_alpha, FG_ARRAY_SIZE(txt_alpha));
+		ck_assert_msg((int)fg_wildmat_eval(pat, txt, strlen(txt)) == inn(txt, pat),
+			      "pattern \"%s\" text \"%s\": floodgate %d, INN %d", pat, txt,
+			      fg_wildmat_eval(pat, txt, strlen(txt)), inn(txt, pat));
+		/* a value of one group takes the right-to-left path: same answer */
+		if (*txt && !strpbrk(txt, ", "))
+			ck_assert_int_eq((int)fg_wildmat_groups(pat, txt, strlen(txt)),
+					 inn(txt, pat));
+		compared++;
+	}
+	ck_assert_uint_gt(compared, 20000);
+}
+END_TEST
+
 static Suite *wildmat_suite(void)
 {
 	Suite *s = suite_create("wildmat");
@@ -226,6 +311,7 @@ static Suite *wildmat_suite(void)
 	tcase_add_test(tc, test_groups_header);
 	tcase_add_test(tc, test_pathological);
 	tcase_add_test(tc, test_check);
+	tcase_add_test(tc, test_inn_agrees);
 	suite_add_tcase(s, tc);
 	return s;
 }
