@@ -68,7 +68,7 @@ static void add_msg(struct parse *ps, bool warn, unsigned line, const char *key,
 {
 	struct fg_config_errors *e = ps->errs;
 	struct fg_config_error *slot = NULL;
-	char msg[200];
+	char msg[400];
 
 	if (warn && e->n_warn < FG_ARRAY_SIZE(e->warn))
 		slot = &e->warn[e->n_warn++];
