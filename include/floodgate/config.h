@@ -8,15 +8,19 @@
  *     [site]
  *     path-identity   news.example.net
  *     [peer innfeed-a]
- *     address         192.0.2.10
+ *     address         192.0.2.10 2001:db8::10
  *     newsgroups      *,!junk,!control.*
  *
  * A line is `key value...` inside the last `[section]` or `[section name]`
- * header; values are words separated by blanks, durations take s/m/h/d/w
- * suffixes, sizes K/M/G (powers of 1024) and booleans on/off/yes/no/true/
- * false. Every error names file:line and the key; unknown sections and keys
- * are errors. An embedded default configuration (fg_config_default_text)
- * is what runs when no file is given, so nothing is required to start.
+ * header; values are words separated by blanks, "#" at the start of a word
+ * begins a comment, and a word holding blanks, "#" or quotes is written in
+ * double quotes (inside them \" and \\ are escapes, any other "\" is
+ * literal). Durations take w/d/h/m/s (and ms/us) suffixes, a bare number
+ * is seconds; sizes K/M/G/T (powers of 1024), a bare number is octets;
+ * booleans on/off/yes/no/true/false. Every error names file:line and the
+ * key; unknown sections and keys are errors; all errors are collected. An
+ * embedded default configuration (fg_config_default_text) is what runs
+ * when no file is given, so nothing is required to start.
  *
  * Ownership: fg_config_load*() returns a heap object the caller frees with
  * fg_config_free(). It is immutable after load; a reload builds a new one
@@ -176,7 +180,7 @@ struct fg_config {
 
 /* One problem found while loading: "file:line: key: message". */
 struct fg_config_error {
-	char text[256];
+	char text[512];
 };
 
 struct fg_config_errors {
@@ -193,7 +197,8 @@ extern const char fg_config_default_text[];
 /*
  * Load and validate. `name` labels errors ("floodgate.conf", "<default>").
  * Returns the config, or NULL with every error found listed in *errs
- * (never just the first). Warnings (a cutoff under 7 days) do not fail.
+ * (never just the first). Warnings do not fail the load: a cutoff under
+ * 7 days, a peer prefix inside another peer's, no peers, no downstream.
  */
 struct fg_config *fg_config_load_file(const char *path, struct fg_config_errors *errs);
 struct fg_config *fg_config_load_text(const char *name, const char *text,
@@ -202,21 +207,53 @@ struct fg_config *fg_config_load_default(struct fg_config_errors *errs);
 void fg_config_free(struct fg_config *cfg);
 
 /* The peer whose addresses contain `addr` (family AF_INET/AF_INET6,
- * network byte order), most specific prefix first; NULL if none. */
+ * network byte order; unmap IPv4-mapped IPv6 first): the longest matching
+ * prefix wins (two peers never share a prefix); NULL if none. A linear
+ * scan, meant for connection setup, not for every packet. */
 const struct fg_config_peer *fg_config_find_peer(const struct fg_config *cfg,
 						 int family, const void *addr);
 const struct fg_config_peer *fg_config_peer_by_name(const struct fg_config *cfg,
 						    const char *name);
 
-/* Parsers shared with the CLI: 0 or -EINVAL. */
+/* Log every error (level err) and warning (level warn) of a load. */
+void fg_config_errors_log(const struct fg_config_errors *errs);
+
+/* The i-th key the parser knows, with its section ("site", "peer", ...);
+ * false past the last. The documentation test walks this list. */
+bool fg_config_key_at(unsigned i, const char **section, const char **key);
+
+/*
+ * Split cfg->eal_args (stored as words, quoted where needed) into argv:
+ * the words are copied into buf; at most `max` pointers are stored.
+ * Returns the number of words or -ENOSPC / -E2BIG / -EINVAL.
+ */
+int fg_config_split_args(const char *args, char *buf, size_t buflen, char **argv,
+			 unsigned max);
+
+/* Parsers shared with the CLI: 0 or -EINVAL (-ERANGE on overflow). The
+ * syntax of each is in docs/configuration.md ("Value types"). */
 int fg_parse_duration(const char *s, int64_t *seconds);
+int fg_parse_duration_ms(const char *s, int64_t *ms);
 int fg_parse_size(const char *s, uint64_t *bytes);
 int fg_parse_bool(const char *s, bool *out);
 int fg_parse_prefix(const char *s, struct fg_prefix *out);
+/* default_port 0: the port is required. Port 0 is refused. */
 int fg_parse_endpoint(const char *s, uint16_t default_port, struct fg_endpoint *out);
 bool fg_prefix_contains(const struct fg_prefix *p, int family, const void *addr);
+/* True when bits past p->len are set ("192.0.2.10/24"). */
+bool fg_prefix_host_bits(const struct fg_prefix *p);
+/* "192.0.2.0/24" (a single address bare: "192.0.2.1"), "[2001:db8::1]:119":
+ * 0, -ENOSPC or -EINVAL. */
+int fg_prefix_format(const struct fg_prefix *p, char *buf, size_t len);
+int fg_endpoint_format(const struct fg_endpoint *ep, char *buf, size_t len);
 
-/* Write the effective configuration back as text (canonical form). */
-int fg_config_format(const struct fg_config *cfg, char *buf, size_t len);
+/*
+ * Write the effective configuration back as text in canonical form: every
+ * key of every section, defaults included, so that loading the text gives
+ * the same struct. snprintf's contract: at most len octets are written,
+ * always NUL-terminated when len > 0, and the return value is the length
+ * of the whole text (so >= len means it was cut).
+ */
+size_t fg_config_format(const struct fg_config *cfg, char *buf, size_t len);
 
 #endif /* FLOODGATE_CONFIG_H */
