@@ -66,7 +66,9 @@ void fg_hist_add(struct fg_hist *h, int64_t v)
 	unsigned i;
 
 	h->count++;
-	h->sum += v;
+	/* saturate: a sum past int64 is UB, and a clamped one still says "huge" */
+	if (__builtin_add_overflow(h->sum, v, &h->sum))
+		h->sum = v < 0 ? INT64_MIN : INT64_MAX;
 	if (v < 0) {
 		h->negative++;
 		return;
