@@ -248,7 +248,7 @@ static const char *dispatch(struct ctld *d, const struct fg_ctl_req *q, struct f
 		return do_stats(d, q->flags, out);
 	case FG_CTL_LOOKUP:
 		rc = ctld_lookup(d, q->argv[0], json, out);
-		return rc == -EINVAL ? "bad-request" : NULL;
+		return rc == -EINVAL ? "bad-request" : rc == -ENOENT ? "not-found" : NULL;
 	case FG_CTL_EXPIRE:
 		return do_expire(d, q, out);
 	case FG_CTL_SNAPSHOT:
@@ -278,7 +278,7 @@ static void *client_main(void *arg)
 	setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	fg_stats_inc(d->st, FG_CTR_CTL_REQUESTS);
 	if (!peer_allowed(c->fd)) {
-		code = "refused";
+		code = "denied";
 		error_body(&out, false, "permission denied: root only");
 	} else if (read_line(c->fd, line, sizeof(line), &len) < 0) {
 		code = "bad-request";

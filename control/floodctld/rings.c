@@ -45,7 +45,10 @@ static int64_t journal_step(struct ctld *d, uint64_t now, uint64_t *next_commit,
 
 	pthread_mutex_lock(&d->jlock);
 	moved = fg_journal_drain(d->j, d->r, DRAIN_BATCH);
-	if (now >= *next_commit) {
+	/* records stay in their ring until durable: commit early rather
+	 * than let a busy writer find its ring full */
+	if (now >= *next_commit ||
+	    fg_journal_uncommitted(d->j) >= fg_region_ring_capacity(d->r, FG_RING_JOURNAL) / 2) {
 		fg_journal_commit(d->j, d->r);
 		*next_commit = now + (uint64_t)commit_ms * 1000000ull;
 	}

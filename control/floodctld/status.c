@@ -69,7 +69,7 @@ static void status_writers_json(struct ctld *d, struct fg_json *j)
 		fg_json_f64(j, "heartbeat_age_seconds", si.heartbeat_age_ns == UINT64_MAX
 							? -1 : (double)si.heartbeat_age_ns / 1e9);
 		fg_json_u64(j, "journal_pushed", si.pushed[FG_RING_JOURNAL]);
-		fg_json_u64(j, "journal_committed", si.committed);
+		fg_json_u64(j, "journal_committed", si.consumed[FG_RING_JOURNAL]);
 		fg_json_u64(j, "journal_ring_used", si.pushed[FG_RING_JOURNAL] - si.consumed[FG_RING_JOURNAL]);
 		fg_json_bool(j, "clock_suspect", si.clock_suspect);
 		fg_json_close(j);
@@ -160,7 +160,8 @@ static void status_text(struct ctld *d, const struct fg_metrics_state *m,
 		fg_sbuf_printf(b, "  slot %-3u %-16s pid %-8d %-8s journal %llu pushed, %llu committed%s\n",
 			       i, si.name, (int)si.pid, fg_region_slot_state_name(si.state),
 			       (unsigned long long)si.pushed[FG_RING_JOURNAL],
-			       (unsigned long long)si.committed, si.clock_suspect ? ", CLOCK SUSPECT" : "");
+			       (unsigned long long)si.consumed[FG_RING_JOURNAL],
+			       si.clock_suspect ? ", CLOCK SUSPECT" : "");
 	}
 	pthread_mutex_lock(&d->lock);
 	fg_sbuf_printf(b, "journal     segment %llu offset %llu (durable %llu:%llu), %llu records waiting, commit every %lld ms\n",

@@ -5,14 +5,20 @@
  * commit with fdatasync, publish how far each writer's records are
  * durable, rotate segments.
  *
- * Records leave a ring as soon as they are copied into the block buffer
- * (so a writer's room comes back at drain speed, not at fsync speed); the
- * buffer goes to the file when it fills or at a commit. If a write fails
- * (disk full), what was not written stays buffered and is retried: the
- * buffer stops taking records, the rings fill, writers defer — the
- * journal never drops a record. A commit publishes committed counts only
- * for slots drained since the previous commit, so a value is never
- * published twice (a slot freed and claimed again starts from zero).
+ * The drain copies records into the block buffer with a read-ahead
+ * cursor per slot; the buffer goes to the file when it fills or at a
+ * commit; only after the fdatasync are the records released from their
+ * ring (its tail moves, and that tail is what the writer sees as
+ * committed). So a record leaves the shared region only once it is on
+ * disk: floodctld can be killed at any instant and the next one drains
+ * the same records again (a record written twice replays harmlessly).
+ * The price is that a ring must hold one commit interval of its writer's
+ * records; the rings thread commits early when they fill past half.
+ *
+ * If a write or a sync fails (disk full), nothing is released: the rings
+ * fill, writers defer — the journal never drops a record. A cursor is
+ * only good for the slot's current claim (its generation): a slot freed
+ * and claimed again starts from its new tail.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,8 +50,9 @@ struct fg_journal {
 	uint64_t uncommitted;		/* records drained, not yet durable */
 	uint64_t commit_seq;
 	uint64_t last_commit_ns;
-	bool dirty[FG_REGION_MAX_WRITERS];
-	uint64_t upto[FG_REGION_MAX_WRITERS];	/* ring tail after the last drain */
+	bool dirty[FG_REGION_MAX_WRITERS];	/* copied since the last commit */
+	uint64_t gen[FG_REGION_MAX_WRITERS];	/* the claim the cursor belongs to */
+	uint64_t copied[FG_REGION_MAX_WRITERS];	/* read-ahead cursor */
 };
 
 static uint64_t now_ns(void)
@@ -183,15 +190,22 @@ static int flush(struct fg_journal *j)
 	return rc;
 }
 
-/* Move up to `max` records of one slot into blocks. */
+/* Copy up to `max` records of one slot into blocks. */
 static int64_t drain_slot(struct fg_journal *j, struct fg_region *r, unsigned slot, unsigned max)
 {
+	uint64_t gen = fg_region_slot_generation(r, slot);
 	int64_t moved = 0;
 
+	if (gen != j->gen[slot]) {
+		j->gen[slot] = gen;
+		j->copied[slot] = fg_region_ring_tail(r, slot, FG_RING_JOURNAL);
+		j->dirty[slot] = false;
+	}
 	while ((unsigned)moved < max) {
 		const void *recs;
 		unsigned want = FG_MIN(max - (unsigned)moved, FG_JBLOCK_MAX);
-		unsigned n = fg_region_ring_peek(r, slot, FG_RING_JOURNAL, &recs, want);
+		unsigned n = fg_region_ring_peek(r, slot, FG_RING_JOURNAL, j->copied[slot], &recs,
+						 want);
 		size_t bytes = (size_t)n * sizeof(struct fg_jrec);
 
 		if (n == 0)
@@ -205,8 +219,7 @@ static int64_t drain_slot(struct fg_journal *j, struct fg_region *r, unsigned sl
 		memcpy(j->buf + j->buf_len + FG_JBLOCK_HEADER, recs, bytes);
 		fg_jblock_seal(j->buf + j->buf_len, n, slot, j->commit_seq);
 		j->buf_len += FG_JBLOCK_HEADER + bytes;
-		fg_region_ring_consume(r, slot, FG_RING_JOURNAL, n);
-		j->upto[slot] = fg_region_ring_tail(r, slot, FG_RING_JOURNAL);
+		j->copied[slot] += n;
 		j->dirty[slot] = true;
 		j->uncommitted += n;
 		moved += n;
@@ -256,7 +269,9 @@ int fg_journal_commit(struct fg_journal *j, struct fg_region *r)
 	for (unsigned i = 0; i < slots; i++) {
 		if (!j->dirty[i])
 			continue;
-		fg_region_set_committed(r, i, j->upto[i]);
+		/* a dirty slot cannot have been freed (its ring was not empty) */
+		FG_ASSERT(fg_region_slot_generation(r, i) == j->gen[i]);
+		fg_region_ring_release(r, i, FG_RING_JOURNAL, j->copied[i]);
 		j->dirty[i] = false;
 	}
 	if (j->written >= j->p.segment_bytes) {

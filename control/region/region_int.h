@@ -51,17 +51,19 @@
  *   0     128   control (struct fg_rslot): state, owner pid and start,
  *               heartbeat, generation, clock-suspect flag, name
  *   128   64    journal ring head (producer's line)
- *   192   64    journal ring tail, committed (consumer's line)
+ *   192   64    journal ring tail: records durable (consumer's line)
  *   256   64    verdict-log ring head
  *   320   64    verdict-log ring tail
  *   384   ...   counters (struct fg_region_wstats), 64-aligned
  *   jring_off   journal ring: records of FG_REGION_JREC_SIZE
  *   vring_off   verdict-log ring: lines of FG_REGION_VREC_SIZE
  *
- * Head and tail are free-running counts of records pushed and consumed
- * (head - tail = records waiting). The producer writes a record, then
- * stores head with release; the consumer loads head with acquire, reads,
- * then stores tail with release: the classic SPSC ring.
+ * Head and tail are free-running counts of records pushed and released
+ * (head - tail = records the writer cannot reuse yet). The producer writes
+ * a record, then stores head with release; the consumer loads head with
+ * acquire, reads (the journal's consumer keeps its own cursor ahead of
+ * the tail), then stores tail with release once done: the classic SPSC
+ * ring, with the release deferred until the records are durable.
  */
 #ifndef FLOODGATE_REGION_INT_H
 #define FLOODGATE_REGION_INT_H
@@ -142,8 +144,7 @@ struct fg_rprod {
 
 struct fg_rcons {
 	_Atomic uint64_t tail;
-	_Atomic uint64_t committed;	/* journal ring only */
-	uint8_t pad[48];
+	uint8_t pad[56];
 };
 
 struct fg_rslot_lines {

@@ -208,14 +208,14 @@ uint64_t fg_region_ring_pushed(const struct fg_region_writer *w, enum fg_region_
 
 uint64_t fg_region_writer_committed(const struct fg_region_writer *w)
 {
-	return atomic_load_explicit(&fg_rslot_at(w->r, w->idx)->jcons.committed,
-				    memory_order_acquire);
+	return atomic_load_explicit(&fg_rslot_at(w->r, w->idx)->jcons.tail, memory_order_acquire);
 }
 
 /* ---- consumer ---- */
 
 unsigned fg_region_ring_peek(const struct fg_region *r, unsigned slot,
-			     enum fg_region_ring which, const void **recs, unsigned max)
+			     enum fg_region_ring which, uint64_t from, const void **recs,
+			     unsigned max)
 {
 	struct fg_rslot_lines *s = fg_rslot_at(r, slot);
 	uint32_t st = atomic_load_explicit(&s->ctl.state, memory_order_acquire);
@@ -226,22 +226,22 @@ unsigned fg_region_ring_peek(const struct fg_region *r, unsigned slot,
 		return 0;
 	tail = atomic_load_explicit(&cons(s, which)->tail, memory_order_relaxed);
 	head = atomic_load_explicit(&prod(s, which)->head, memory_order_acquire);
-	n = head - tail;
-	if (n > cap)		/* a writer gone mad; never read past the ring */
-		n = cap;
-	contiguous = cap - (tail & (cap - 1));
+	/* a writer gone mad never makes us read outside [tail, tail + cap) */
+	if (head - tail > cap)
+		head = tail + cap;
+	if (from < tail || from >= head)
+		return 0;
+	n = head - from;
+	contiguous = cap - (from & (cap - 1));
 	n = FG_MIN(n, FG_MIN(contiguous, (uint64_t)max));
-	*recs = ring_rec(r, slot, which, tail);
+	*recs = ring_rec(r, slot, which, from);
 	return (unsigned)n;
 }
 
-void fg_region_ring_consume(struct fg_region *r, unsigned slot, enum fg_region_ring which,
-			    unsigned n)
+void fg_region_ring_release(struct fg_region *r, unsigned slot, enum fg_region_ring which,
+			    uint64_t upto)
 {
-	struct fg_rcons *c = cons(fg_rslot_at(r, slot), which);
-
-	atomic_store_explicit(&c->tail, atomic_load_explicit(&c->tail, memory_order_relaxed) + n,
-			      memory_order_release);
+	atomic_store_explicit(&cons(fg_rslot_at(r, slot), which)->tail, upto, memory_order_release);
 }
 
 uint64_t fg_region_ring_tail(const struct fg_region *r, unsigned slot, enum fg_region_ring which)
@@ -249,9 +249,9 @@ uint64_t fg_region_ring_tail(const struct fg_region *r, unsigned slot, enum fg_r
 	return atomic_load_explicit(&cons(fg_rslot_at(r, slot), which)->tail, memory_order_relaxed);
 }
 
-void fg_region_set_committed(struct fg_region *r, unsigned slot, uint64_t upto)
+uint64_t fg_region_slot_generation(const struct fg_region *r, unsigned slot)
 {
-	atomic_store_explicit(&fg_rslot_at(r, slot)->jcons.committed, upto, memory_order_release);
+	return atomic_load_explicit(&fg_rslot_at(r, slot)->ctl.generation, memory_order_acquire);
 }
 
 int fg_region_slot_info(const struct fg_region *r, unsigned slot,
@@ -276,7 +276,6 @@ int fg_region_slot_info(const struct fg_region *r, unsigned slot,
 		out->pushed[k] = atomic_load(&prod(s, k)->head);
 		out->consumed[k] = atomic_load(&cons(s, k)->tail);
 	}
-	out->committed = atomic_load(&s->jcons.committed);
 	out->clock_suspect = atomic_load(&s->ctl.clock_suspect) != 0;
 	return 0;
 }
@@ -315,7 +314,6 @@ static void free_slot(struct fg_region *r, unsigned i)
 	memset(st, 0, sizeof(*st));
 	atomic_store(&s->jprod.head, 0);
 	atomic_store(&s->jcons.tail, 0);
-	atomic_store(&s->jcons.committed, 0);
 	atomic_store(&s->vprod.head, 0);
 	atomic_store(&s->vcons.tail, 0);
 	atomic_store(&s->ctl.pid, 0);
@@ -345,9 +343,8 @@ unsigned fg_region_reap(struct fg_region *r, unsigned *dead)
 		}
 		if (st != FG_SLOT_DEAD && st != FG_SLOT_RELEASED)
 			continue;
-		if (atomic_load(&s->jprod.head) != atomic_load(&s->jcons.tail) ||
-		    atomic_load(&s->jcons.committed) != atomic_load(&s->jcons.tail))
-			continue;	/* not drained and committed yet */
+		if (atomic_load(&s->jprod.head) != atomic_load(&s->jcons.tail))
+			continue;	/* records not yet durable */
 		free_slot(r, i);
 		freed++;
 		died += st == FG_SLOT_DEAD;

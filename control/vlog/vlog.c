@@ -257,7 +257,9 @@ static int64_t drain_slot(struct fg_vlog_file *f, struct fg_region *r, unsigned 
 
 	while ((unsigned)done < max) {
 		const void *recs;
-		unsigned n = fg_region_ring_peek(r, slot, FG_RING_VLOG, &recs, max - (unsigned)done);
+		uint64_t tail = fg_region_ring_tail(r, slot, FG_RING_VLOG);
+		unsigned n = fg_region_ring_peek(r, slot, FG_RING_VLOG, tail, &recs,
+						 max - (unsigned)done);
 
 		if (n == 0)
 			break;
@@ -274,7 +276,7 @@ static int64_t drain_slot(struct fg_vlog_file *f, struct fg_region *r, unsigned 
 		}
 		if (!f)
 			fg_stats_add(stats, FG_CTR_VLOG_DROPPED, n);
-		fg_region_ring_consume(r, slot, FG_RING_VLOG, n);
+		fg_region_ring_release(r, slot, FG_RING_VLOG, tail + n);
 		done += n;
 	}
 	return done;

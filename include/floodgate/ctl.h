@@ -16,7 +16,9 @@
  * body is JSON when the request carried --json, else text for people (the
  * Prometheus text for `stats --prom`). An error body says what was wrong,
  * one problem per line (JSON: {"error": ..., "details": [...]}). Codes:
- * bad-request, not-found, refused, busy, failed.
+ * bad-request (unparsable, or a bad argument), not-found (a lookup of an
+ * ID not in history: the body is the normal answer), refused (a reload
+ * with errors), denied (not root), busy (too many clients), failed.
  *
  * Verbs (docs/floodctl.md): ping; status; stats [--json|--prom];
  * lookup <message-id>; expire [--dry-run]; snapshot; reload [path].

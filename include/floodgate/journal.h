@@ -12,8 +12,9 @@
  * (CHECK -> 431, TAKETHIS: stop reading) — a record is never dropped.
  * floodctld's ring thread drains the rings into blocks (fg_journal_drain)
  * and makes them durable every journal-commit interval
- * (fg_journal_commit: write, fdatasync); only then does it tell each
- * writer how far its records are safe (fg_region_writer_committed).
+ * (fg_journal_commit: write, fdatasync); only then are the records
+ * released from the rings, which tells each writer how far its records
+ * are safe (fg_region_writer_committed).
  *
  * SEGMENT FILE  <data-dir>/journal-<16 hex digits>.fgj, numbered upwards;
  * floodctld always starts a new segment (an old one may end torn), and
@@ -143,15 +144,17 @@ struct fg_journal *fg_journal_open(const struct fg_journal_params *p, struct fg_
 /* Free the handle; the caller commits first. */
 void fg_journal_close(struct fg_journal *j);
 
-/* Move up to max_per_slot records from each slot's ring into blocks
- * (written to the segment as the buffer fills). Returns records moved or
- * -errno (a write failed; the records stay accounted as pending). */
+/* Copy up to max_per_slot records from each slot's ring into blocks
+ * (written to the segment as the buffer fills); they stay in their ring
+ * until a commit makes them durable. Returns records copied or -errno (a
+ * write failed; nothing is lost, the records stay in their rings). */
 int64_t fg_journal_drain(struct fg_journal *j, struct fg_region *r, unsigned max_per_slot);
 
 /*
- * Group commit: write what is buffered, fdatasync, then publish each
- * slot's committed count, then rotate if the segment is over its size.
- * 0 or -errno (nothing published; retried at the next commit).
+ * Group commit: write what is buffered, fdatasync, then release the
+ * copied records from their rings (the writers' committed counts), then
+ * rotate if the segment is over its size. 0 or -errno (nothing released;
+ * retried at the next commit).
  */
 int fg_journal_commit(struct fg_journal *j, struct fg_region *r);
 
@@ -159,7 +162,7 @@ int fg_journal_commit(struct fg_journal *j, struct fg_region *r);
  * block known durable. */
 void fg_journal_position(const struct fg_journal *j, struct fg_jpos *appended,
 			 struct fg_jpos *durable);
-/* Records drained but not yet durable. */
+/* Records copied but not yet durable. */
 uint64_t fg_journal_uncommitted(const struct fg_journal *j);
 /* Monotonic ns of the last successful commit (0: none). */
 uint64_t fg_journal_last_commit_ns(const struct fg_journal *j);

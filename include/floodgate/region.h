@@ -32,7 +32,10 @@
  *
  * Rings are single-producer (the slot's writer thread) single-consumer
  * (floodctld's ring thread) queues of fixed-size records with free-running
- * 64-bit head and tail counters.
+ * 64-bit head and tail counters. The journal's consumer reads ahead of
+ * the tail and moves the tail only once what it read is durable: a
+ * record leaves the region only when it is on disk, so floodctld may die
+ * at any moment without losing one (the next floodctld reads it again).
  */
 #ifndef FLOODGATE_REGION_H
 #define FLOODGATE_REGION_H
@@ -208,7 +211,8 @@ int fg_region_ring_push(struct fg_region_writer *w, enum fg_region_ring which,
 			const void *rec);
 /* Records pushed so far by this claim (the next push's sequence number). */
 uint64_t fg_region_ring_pushed(const struct fg_region_writer *w, enum fg_region_ring which);
-/* Journal records of this claim that floodctld has made durable. */
+/* Journal records of this claim that floodctld has made durable (the
+ * journal ring's tail). */
 uint64_t fg_region_writer_committed(const struct fg_region_writer *w);
 
 /* ---- floodctld: consumer side, slot reaping ---- */
@@ -228,8 +232,7 @@ struct fg_region_slot_info {
 	uint64_t generation;		/* claims of this slot so far */
 	uint64_t heartbeat_age_ns;	/* UINT64_MAX: never */
 	uint64_t pushed[FG_RING__COUNT];
-	uint64_t consumed[FG_RING__COUNT];
-	uint64_t committed;		/* journal records durable */
+	uint64_t consumed[FG_RING__COUNT];	/* journal: records durable */
 	bool clock_suspect;
 };
 
@@ -237,22 +240,26 @@ const char *fg_region_slot_state_name(enum fg_region_slot_state s);
 int fg_region_slot_info(const struct fg_region *r, unsigned slot,
 			struct fg_region_slot_info *out);
 
-/* Up to `max` records of slot's ring, contiguous in memory, from its tail:
- * *recs points at the first. Returns the count (0: empty or slot free). */
+/* Up to `max` records of slot's ring from sequence `from` (between its
+ * tail and head), contiguous in memory: *recs points at the first.
+ * Returns the count (0: nothing there, or the slot is free). */
 unsigned fg_region_ring_peek(const struct fg_region *r, unsigned slot,
-			     enum fg_region_ring which, const void **recs, unsigned max);
-/* Give back n records after peek. */
-void fg_region_ring_consume(struct fg_region *r, unsigned slot, enum fg_region_ring which,
-			    unsigned n);
+			     enum fg_region_ring which, uint64_t from, const void **recs,
+			     unsigned max);
+/* Records before `upto` are done with (journal: durable): their room goes
+ * back to the writer. */
+void fg_region_ring_release(struct fg_region *r, unsigned slot, enum fg_region_ring which,
+			    uint64_t upto);
 uint64_t fg_region_ring_tail(const struct fg_region *r, unsigned slot,
 			     enum fg_region_ring which);
-/* Journal records of the current claim up to `upto` are durable. */
-void fg_region_set_committed(struct fg_region *r, unsigned slot, uint64_t upto);
+/* Claims of the slot so far: a consumer's read-ahead cursor is only good
+ * for the claim it was taken in. */
+uint64_t fg_region_slot_generation(const struct fg_region *r, unsigned slot);
 
 /*
  * Mark LIVE slots whose owner died as DEAD (logged), and free every DEAD
- * or RELEASED slot whose journal ring is empty (the caller drains first;
- * undelivered verdict-log lines are dropped and counted). Returns the
+ * or RELEASED slot whose journal ring is empty, i.e. all its records are
+ * durable (undelivered verdict-log lines are dropped and counted). Returns the
  * number of slots freed; *dead (may be NULL) receives how many of them
  * had died rather than been released.
  */

@@ -317,6 +317,43 @@ START_TEST(test_rotation_and_numbering)
 }
 END_TEST
 
+/* floodctld dies after copying records, before its commit: they are still
+ * in the ring, and the next floodctld's journal writes them again. */
+START_TEST(test_records_leave_the_ring_only_when_durable)
+{
+	struct ctl_fixture fx = { 0 };
+	struct fg_region *r = fx_region(&fx, 1000, 1, 1024);
+	struct fg_journal *j = open_journal(&fx, 0);
+	struct collected *c = calloc(1, sizeof(*c));
+	struct fg_region_writer *w;
+	struct fg_jseg_scan sc;
+	char path[512];
+	uint8_t *buf;
+	size_t len;
+	int err;
+
+	w = fg_region_claim(r, "w", &err);
+	append_n(w, "d", 0, 100);
+	ck_assert_int_eq(fg_journal_drain(j, r, 1000), 100);
+	ck_assert_int_eq(fg_journal_drain(j, r, 1000), 0);	/* read ahead: not twice */
+	ck_assert_uint_eq(fg_region_writer_committed(w), 0);
+	fg_journal_close(j);				/* "killed": no commit */
+	j = open_journal(&fx, 0);
+	ck_assert_int_eq(fg_journal_drain(j, r, 1000), 100);
+	ck_assert_int_eq(fg_journal_commit(j, r), 0);
+	ck_assert_uint_eq(fg_region_writer_committed(w), 100);
+	ck_assert_int_eq(fg_journal_segment_path(fx.dir, 2, path, sizeof(path)), 0);
+	buf = read_file(path, &len);
+	ck_assert_int_eq(fg_jseg_scan(buf, len, 0, collect, c, &sc), 0);
+	ck_assert_uint_eq(c->n, 100);
+	free(buf);
+	free(c);
+	fg_region_release(w);
+	fg_journal_close(j);
+	fx_cleanup(&fx);
+}
+END_TEST
+
 START_TEST(test_full_ring_defers_and_counts)
 {
 	struct ctl_fixture fx = { 0 };
@@ -374,6 +411,7 @@ static Suite *journal_suite(void)
 	tcase_add_test(tc, test_every_flipped_octet_is_caught);
 	tcase_add_test(tc, test_scan_from_a_position);
 	tcase_add_test(tc, test_rotation_and_numbering);
+	tcase_add_test(tc, test_records_leave_the_ring_only_when_durable);
 	tcase_add_test(tc, test_full_ring_defers_and_counts);
 	tcase_add_test(tc, test_header_fields);
 	tcase_set_timeout(tc, 60);

@@ -2,7 +2,7 @@
 /*
  * test_region.c — the shared region: what attach and adopt refuse, writer
  * slots (claim, release, a dead owner reaped only after its ring is
- * drained and committed), the rings' reserve/push/peek/consume, peers,
+ * drained and committed), the rings' reserve/push/peek/release, peers,
  * counter sums that never go backwards, clearing transient entries only
  * when no writer is alive.
  */
@@ -253,23 +253,31 @@ START_TEST(test_ring_reserve_push_peek_consume)
 	for (int i = 0; i < 3; i++)
 		fg_region_ring_unreserve(w, FG_RING_JOURNAL);
 	ck_assert_uint_eq(fg_region_ring_pushed(w, FG_RING_JOURNAL), 61);
-	/* consume 10: room comes back */
-	ck_assert_uint_eq(fg_region_ring_peek(r, 0, FG_RING_JOURNAL, &recs, 10), 10);
+	/* reading ahead gives no room back; releasing 10 does */
+	ck_assert_uint_eq(fg_region_ring_peek(r, 0, FG_RING_JOURNAL, 0, &recs, 10), 10);
 	memcpy(&out, recs, sizeof(out));
 	ck_assert_uint_eq(out.key_lo, 0);
-	fg_region_ring_consume(r, 0, FG_RING_JOURNAL, 10);
-	for (int i = 0; i < 13; i++) {
+	ck_assert_uint_eq(fg_region_ring_peek(r, 0, FG_RING_JOURNAL, 40, &recs, 1000), 21);
+	ck_assert_int_eq(fg_region_ring_push(w, FG_RING_JOURNAL, &rec), 0);
+	ck_assert_int_eq(fg_region_ring_push(w, FG_RING_JOURNAL, &rec), 0);
+	ck_assert_int_eq(fg_region_ring_push(w, FG_RING_JOURNAL, &rec), 0);
+	ck_assert_int_eq(fg_region_ring_push(w, FG_RING_JOURNAL, &rec), -ENOSPC);
+	fg_region_ring_release(r, 0, FG_RING_JOURNAL, 10);
+	ck_assert_uint_eq(fg_region_writer_committed(w), 10);
+	for (int i = 0; i < 10; i++) {
 		rec.key_lo = 100 + (uint64_t)i;
 		ck_assert_int_eq(fg_region_ring_push(w, FG_RING_JOURNAL, &rec), 0);
 	}
 	ck_assert_int_eq(fg_region_ring_push(w, FG_RING_JOURNAL, &rec), -ENOSPC);
 	ck_assert_int_eq(fg_region_ring_reserve(w, FG_RING_JOURNAL), -ENOSPC);
+	/* outside [tail, head): nothing */
+	ck_assert_uint_eq(fg_region_ring_peek(r, 0, FG_RING_JOURNAL, 9, &recs, 1000), 0);
+	ck_assert_uint_eq(fg_region_ring_peek(r, 0, FG_RING_JOURNAL, 74, &recs, 1000), 0);
 	/* peek never crosses the wrap: 54 contiguous (10..63), then 10 wrapped */
-	ck_assert_uint_eq(fg_region_ring_peek(r, 0, FG_RING_JOURNAL, &recs, 1000), 54);
-	fg_region_ring_consume(r, 0, FG_RING_JOURNAL, 54);
-	ck_assert_uint_eq(fg_region_ring_peek(r, 0, FG_RING_JOURNAL, &recs, 1000), 10);
+	ck_assert_uint_eq(fg_region_ring_peek(r, 0, FG_RING_JOURNAL, 10, &recs, 1000), 54);
+	ck_assert_uint_eq(fg_region_ring_peek(r, 0, FG_RING_JOURNAL, 64, &recs, 1000), 10);
 	memcpy(&out, recs, sizeof(out));
-	ck_assert_uint_eq(out.key_lo, 100 + 3);	/* record 64 is the 4th pushed after the consume */
+	ck_assert_uint_eq(out.key_lo, 100);	/* record 64: the first pushed after the release */
 	fg_region_release(w);
 	fx_cleanup(&fx);
 }
