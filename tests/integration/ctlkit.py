@@ -238,3 +238,57 @@ class Ctl:
             log("kept %s" % self.dir)
         else:
             shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def crash_round(c, prefix, seconds, rate=3000, env=None, args=()):
+    """Run floodctld under the power-loss shim with a writer inserting at
+    `rate`, SIGKILL both at once after `seconds`, drop what was not
+    durable, wipe the region (a reboot). Returns (ids, committed): every
+    ID the writer journaled {n: seq} and the last committed count it saw."""
+    c.start(powerloss=True, env=env, args=args)
+    w = c.writer("--prefix", prefix, "--count", "0", "--rate", str(rate), name=prefix)
+    time.sleep(seconds)
+    w.p.send_signal(signal.SIGKILL)
+    c.d.send_signal(signal.SIGKILL)
+    w.p.wait()
+    c.d.wait()
+    c.powerloss()
+    c.wipe_shm()
+    return w.ids(), w.committed()
+
+
+def committed_ids(ids, committed):
+    return sorted(n for n, seq in ids.items() if seq < committed)
+
+
+def http_get(url, timeout=10, method="GET"):
+    """(status, body) of one request; status 0 when nothing answers."""
+    import urllib.error
+    import urllib.request
+    req = urllib.request.Request(url, method=method, data=b"" if method == "POST" else None)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+    except (urllib.error.URLError, ConnectionError, OSError):
+        return 0, ""
+
+
+def prom_parse(text):
+    """{(name, frozenset(labels)): value} of a Prometheus text scrape."""
+    import re
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = re.match(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$', line)
+        if not m:
+            fail("unparsable metrics line: %r" % line)
+        labels = frozenset(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2) or ""))
+        out[(m.group(1), labels)] = float(m.group(3))
+    return out
+
+
+def prom_value(samples, name, **labels):
+    return samples.get((name, frozenset(labels.items())))
