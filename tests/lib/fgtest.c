@@ -36,3 +36,12 @@ int fg_test_logcap_has(const struct fg_test_logcap *cap, const char *needle)
 {
 	return strstr(cap->text, needle) != NULL;
 }
+
+uint64_t fg_test_rng(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}

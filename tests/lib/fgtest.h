@@ -10,6 +10,7 @@
 #define FLOODGATE_TESTS_FGTEST_H
 
 #include <check.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #define FG_TEST_MAIN(make_suite) \
@@ -32,5 +33,8 @@ struct fg_test_logcap {
 void fg_test_logcap_start(struct fg_test_logcap *cap);
 void fg_test_logcap_stop(void);
 int fg_test_logcap_has(const struct fg_test_logcap *cap, const char *needle);
+
+/* splitmix64: a small seeded generator, so randomised tests repeat exactly. */
+uint64_t fg_test_rng(uint64_t *state);
 
 #endif
