@@ -214,9 +214,9 @@ deps:
 
 # Builds every variant the test suite runs: release, ASan+UBSan, TSan.
 test-build:
-	$(MAKE) --no-print-directory -j$(NPROC) all
-	$(MAKE) --no-print-directory -j$(NPROC) SANITIZE=1 all
-	$(MAKE) --no-print-directory -j$(NPROC) TSAN=1 tsan-build
+	$(MAKE) --no-print-directory all
+	$(MAKE) --no-print-directory SANITIZE=1 all
+	$(MAKE) --no-print-directory TSAN=1 tsan-build
 
 tsan-build: $(MT_BINS)
 
