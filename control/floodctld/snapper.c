@@ -76,11 +76,11 @@ static int take(struct ctld *d, struct fg_snap_info *info, double *seconds)
 			       info);
 	*seconds = (double)(ctld_now_ns() - t0) / 1e9;
 	if (rc < 0) {
-		fg_stats_inc(d->st, FG_CTR_SNAPSHOT_FAILURES);
+		ctld_count(d, FG_CTR_SNAPSHOT_FAILURES);
 		return rc;
 	}
 	d->snap_next_seq++;
-	fg_stats_inc(d->st, FG_CTR_SNAPSHOTS);
+	ctld_count(d, FG_CTR_SNAPSHOTS);
 	FG_LOG_INFO(CTLD, "snapshot %llu: %llu entries, covers journal %llu:%llu, %.2f s",
 		    (unsigned long long)info->seq, (unsigned long long)info->entries,
 		    (unsigned long long)pos.segment, (unsigned long long)pos.offset, *seconds);
