@@ -327,8 +327,10 @@ static void report(FILE *o, const struct figures *f, bool md)
 	snprintf(v, sizeof(v), "%.2f M records/s, %.1f commits/s (2 writers, %.0f s)",
 		 f->journal_rps / 1e6, f->journal_cps, f->journal_s);
 	fprintf(o, row, "journal, 1 s group commit", v);
-	snprintf(v, sizeof(v), "%.2f", f->load_avg);
-	fprintf(o, row, "load average at start", v);
+	if (!md) {
+		snprintf(v, sizeof(v), "%.2f", f->load_avg);
+		fprintf(o, row, "load average at start", v);
+	}
 }
 
 int main(int argc, char **argv)
@@ -373,10 +375,12 @@ int main(int argc, char **argv)
 
 		if (!o)
 			die("cannot write the markdown file");
-		fprintf(o, "### Control plane: snapshots, restore, expiry, journal (%" PRIu64 " entries)\n\n",
-			n);
+		fprintf(o, "### Control plane: snapshot, restore, expiry, journal (`bench_control`)\n\n"
+			"%" PRIu64 " history entries; the snapshot on %s, the region in /dev/shm; "
+			"load average %.2f when it started (a shared machine: other jobs slow it). "
+			"Method in the file-head comment of tools/bench/bench_control.c.\n\n",
+			n, dir, f.load_avg);
 		report(o, &f, true);
-		fprintf(o, "\nFrom `build/release/bench/bench_control`; method in its file-head comment.\n");
 		fclose(o);
 	}
 	if (dir == tmp) {
