@@ -146,15 +146,21 @@ static bool journal_seed(const char *dir, const uint64_t *segs, size_t n,
 	return false;
 }
 
+/* Records are inserted REPLAY_AHEAD behind the one read, whose buckets are
+ * prefetched meanwhile: at 100 M entries every insert misses the cache,
+ * and overlapping those misses is most of what replay speed is. */
+#define REPLAY_AHEAD 8
+
 struct replay {
 	struct fg_history *h;
 	fg_time_t now;
 	struct fg_restore_result *res;
+	struct fg_jrec win[REPLAY_AHEAD];	/* read and prefetched, not yet inserted */
+	unsigned head, n;
 };
 
-static int replay_rec(void *arg, const struct fg_jrec *r)
+static void replay_insert(struct replay *rp, const struct fg_jrec *r)
 {
-	struct replay *rp = arg;
 	struct fg_history_key k = { .lo = r->key_lo, .hi = r->key_hi };
 	int rc = fg_history_insert_final(rp->h, &k, (enum fg_history_state)r->state,
 					 r->first_seen + r->date_off, r->first_seen, rp->now, NULL);
@@ -168,7 +174,31 @@ static int replay_rec(void *arg, const struct fg_jrec *r)
 		rp->res->table_full++;
 	else
 		rp->res->out_of_range++;
+}
+
+static int replay_rec(void *arg, const struct fg_jrec *r)
+{
+	struct replay *rp = arg;
+	struct fg_history_key k = { .lo = r->key_lo, .hi = r->key_hi };
+
+	fg_history_prefetch(rp->h, &k);
+	if (rp->n == REPLAY_AHEAD) {
+		replay_insert(rp, &rp->win[rp->head]);
+		rp->win[rp->head] = *r;
+		rp->head = (rp->head + 1) % REPLAY_AHEAD;
+	} else {
+		rp->win[(rp->head + rp->n) % REPLAY_AHEAD] = *r;
+		rp->n++;
+	}
 	return 0;
+}
+
+static void replay_flush(struct replay *rp)
+{
+	for (; rp->n; rp->n--) {
+		replay_insert(rp, &rp->win[rp->head]);
+		rp->head = (rp->head + 1) % REPLAY_AHEAD;
+	}
 }
 
 /* The newest segment ended torn: cut the garbage so that it reads clean
@@ -334,6 +364,7 @@ static void replay_journal(const struct fg_restore_params *p, struct fg_region *
 		}
 		replay_segment(p, &rp, segs[i], from, i == n - 1, &chk);
 	}
+	replay_flush(&rp);
 }
 
 static void replay_sources(const struct fg_restore_params *p, struct fg_region *r,
@@ -375,13 +406,14 @@ static void log_result(const struct fg_restore_params *p, struct fg_region *r,
 		return;
 	}
 	FG_LOG_NOTICE(COMP, "restored from %s%s: %llu entries; journal: %llu segments, %llu records, "
-		      "%llu inserted, %llu already present, %llu out of range; %.2f s",
+		      "%llu inserted, %llu already present, %llu out of range; %.2f s "
+		      "(table %.2f s, journal %.2f s)",
 		      fg_restore_from_name(res->from),
 		      res->snapshots_set_aside ? " (after setting bad snapshots aside)" : "",
 		      (unsigned long long)hs.entries, (unsigned long long)res->segments,
 		      (unsigned long long)res->records, (unsigned long long)res->inserted,
 		      (unsigned long long)res->duplicates, (unsigned long long)res->out_of_range,
-		      res->seconds);
+		      res->seconds, res->table_seconds, res->journal_seconds);
 }
 
 struct fg_region *fg_restore(const struct fg_restore_params *p, struct fg_restore_result *res,
@@ -420,8 +452,10 @@ struct fg_region *fg_restore(const struct fg_restore_params *p, struct fg_restor
 		snprintf(why, whylen, "could not build a region at %s (see the log)", p->shm_path);
 		goto out_free;
 	}
+	res->table_seconds = now_s() - t0;
 	if (res->from != FG_RESTORE_EMPTY)
 		replay_journal(p, r, res, segs, nsegs);
+	res->journal_seconds = now_s() - t0 - res->table_seconds;
 	replay_sources(p, r, res);
 	res->seconds = now_s() - t0;
 	log_result(p, r, res);
