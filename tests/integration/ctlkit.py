@@ -158,6 +158,16 @@ class Ctl:
         self.d.send_signal(signal.SIGTERM)
         rc = self.d.wait(timeout=30)
         check(rc == 0, "floodctld stopped with %s:\n%s" % (rc, self.log()))
+        self.clean_log()
+
+    def clean_log(self):
+        """No sanitizer report and no assertion in any floodctld log (FG_BUILD
+        may point at build/asan)."""
+        for p in self.logs:
+            text = open(p).read()
+            for bad in ("runtime error:", "ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                        "assertion failed"):
+                check(bad not in text, "%s in %s" % (bad, p))
 
     def kill(self):
         self.d.send_signal(signal.SIGKILL)
