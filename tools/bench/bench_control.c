@@ -381,7 +381,7 @@ int main(int argc, char **argv)
 			"%" PRIu64 " history entries; the snapshot on %s, the region in /dev/shm; "
 			"load average %.2f when it started (a shared machine: other jobs slow it). "
 			"Method in the file-head comment of tools/bench/bench_control.c.\n\n",
-			n, dir, f.load_avg);
+			n, dir == tmp ? "a new directory under /var/tmp" : dir, f.load_avg);
 		report(o, &f, true);
 		fclose(o);
 	}
