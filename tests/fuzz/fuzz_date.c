@@ -9,20 +9,13 @@
  *    " (y)" after it give the same time (when the length allows);
  *  - the first 8 octets read as a time format and parse back, so the
  *    formatter meets arbitrary values too.
- * Any broken invariant aborts.
+ * Any broken invariant aborts (FG_ASSERT).
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "floodgate/date.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(c) \
-	do { \
-		if (!(c)) \
-			abort(); \
-	} while (0)
 
 static void check_round_trip(fg_time_t t)
 {
@@ -31,11 +24,11 @@ static void check_round_trip(fg_time_t t)
 	int n = fg_date_format(t, buf, sizeof(buf));
 
 	if (t < FG_DATE_FORMAT_MIN || t > FG_DATE_FORMAT_MAX) {
-		CHECK(n < 0);
+		FG_ASSERT(n < 0);
 		return;
 	}
-	CHECK(n == FG_DATE_FORMAT_LEN && buf[n] == '\0');
-	CHECK(fg_date_parse(buf, (size_t)n, &back) == 0 && back == t);
+	FG_ASSERT(n == FG_DATE_FORMAT_LEN && buf[n] == '\0');
+	FG_ASSERT(fg_date_parse(buf, (size_t)n, &back) == 0 && back == t);
 }
 
 /* "(x) " + s + " (y)" parses to the same time */
@@ -49,7 +42,7 @@ static void check_cfws_neutral(const char *s, size_t size, fg_time_t t)
 	memcpy(buf, "(x) ", 4);
 	memcpy(buf + 4, s, size);
 	memcpy(buf + 4 + size, " (y)", 4);
-	CHECK(fg_date_parse(buf, size + 8, &again) == 0 && again == t);
+	FG_ASSERT(fg_date_parse(buf, size + 8, &again) == 0 && again == t);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -58,15 +51,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fg_time_t t = 0x5a5a5a5a;
 	int rc = fg_date_parse(s, size, &t);
 
-	CHECK(rc <= 0 && -rc < FG_DATE_E__COUNT);
-	CHECK(fg_date_error_str((enum fg_date_error)-rc)[0] != '?');
+	FG_ASSERT(rc <= 0 && -rc < FG_DATE_E__COUNT);
+	FG_ASSERT(fg_date_error_str((enum fg_date_error)-rc)[0] != '?');
 	if (rc < 0) {
-		CHECK(t == 0x5a5a5a5a);
-		CHECK(size <= FG_DATE_MAX_LEN || rc == -FG_DATE_E_TOO_LONG);
+		FG_ASSERT(t == 0x5a5a5a5a);
+		FG_ASSERT(size <= FG_DATE_MAX_LEN || rc == -FG_DATE_E_TOO_LONG);
 	} else {
-		CHECK(size <= FG_DATE_MAX_LEN);
+		FG_ASSERT(size <= FG_DATE_MAX_LEN);
 		/* 1900-01-01 -23:59 .. 9999-12-31 +23:59 */
-		CHECK(t >= FG_DATE_FORMAT_MIN - 86400 && t <= FG_DATE_FORMAT_MAX + 86400);
+		FG_ASSERT(t >= FG_DATE_FORMAT_MIN - 86400 && t <= FG_DATE_FORMAT_MAX + 86400);
 		check_round_trip(t);
 		check_cfws_neutral(s, size, t);
 	}

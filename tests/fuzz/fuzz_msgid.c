@@ -11,22 +11,16 @@
  *    the same base, a random tail with no '=' (so never "$<letter>="),
  *    and fails only for the documented reasons (ENOSPC exactly when the
  *    predicted length is over 250).
- * Any broken invariant aborts, which libFuzzer and the replay driver
+ * Any broken invariant aborts (FG_ASSERT), which libFuzzer and the replay driver
  * report as a crash.
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "floodgate/common.h"
 #include "floodgate/msgid.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(c) \
-	do { \
-		if (!(c)) \
-			abort(); \
-	} while (0)
 
 static bool reference_wire(const char *s, size_t len)
 {
@@ -53,20 +47,20 @@ static void check_version(const char *s, size_t len, const struct fg_msgid_versi
 {
 	struct fg_msgid_version b;
 
-	CHECK(v->v_off + v->v_len == v->tail_off);
-	CHECK(v->tail_off + v->tail_len < len);
-	CHECK(s[v->tail_off + v->tail_len] == '@' || s[1] == '"');
+	FG_ASSERT(v->v_off + v->v_len == v->tail_off);
+	FG_ASSERT(v->tail_off + v->tail_len < len);
+	FG_ASSERT(s[v->tail_off + v->tail_len] == '@' || s[1] == '"');
 	if (v->has_version) {
-		CHECK(v->v_len > 3 && memcmp(s + v->v_off, "$v=", 3) == 0);
-		CHECK(v->tail_len == 0 || s[v->tail_off] == '$');
+		FG_ASSERT(v->v_len > 3 && memcmp(s + v->v_off, "$v=", 3) == 0);
+		FG_ASSERT(v->tail_len == 0 || s[v->tail_off] == '$');
 	} else {
-		CHECK(v->version == 0 && v->v_len == 0 && v->tail_len == 0);
+		FG_ASSERT(v->version == 0 && v->v_len == 0 && v->tail_len == 0);
 	}
-	CHECK(v->base_len == len - v->v_len - v->tail_len && v->base[v->base_len] == '\0');
-	CHECK(fg_msgid_valid_header(v->base, v->base_len));
-	CHECK(fg_msgid_version_parse(v->base, v->base_len, &b) == 0);
-	CHECK(!b.has_version && b.base_len == v->base_len);
-	CHECK(memcmp(b.base, v->base, v->base_len) == 0);
+	FG_ASSERT(v->base_len == len - v->v_len - v->tail_len && v->base[v->base_len] == '\0');
+	FG_ASSERT(fg_msgid_valid_header(v->base, v->base_len));
+	FG_ASSERT(fg_msgid_version_parse(v->base, v->base_len, &b) == 0);
+	FG_ASSERT(!b.has_version && b.base_len == v->base_len);
+	FG_ASSERT(memcmp(b.base, v->base, v->base_len) == 0);
 }
 
 static void check_successor(const char *s, size_t len, const struct fg_msgid_version *v,
@@ -80,24 +74,24 @@ static void check_successor(const char *s, size_t len, const struct fg_msgid_ver
 	int rc = fg_msgid_successor(s, len, rnd, rnd_len, out, sizeof(out));
 
 	if (s[1] == '"') {
-		CHECK(rc == -EINVAL);
+		FG_ASSERT(rc == -EINVAL);
 		return;
 	}
 	if (v->has_version && v->version == UINT64_MAX) {
-		CHECK(rc == -ERANGE);
+		FG_ASSERT(rc == -ERANGE);
 		return;
 	}
 	if (want > FG_MSGID_MAX) {
-		CHECK(rc == -ENOSPC);
+		FG_ASSERT(rc == -ENOSPC);
 		return;
 	}
-	CHECK(rc == (int)want && out[rc] == '\0');
-	CHECK(fg_msgid_valid_header(out, (size_t)rc));
-	CHECK(fg_msgid_version_parse(out, (size_t)rc, &n) == 0);
-	CHECK(n.has_version && n.version == next);
-	CHECK(n.base_len == v->base_len && memcmp(n.base, v->base, v->base_len) == 0);
-	CHECK(n.tail_len == 1 + enc && out[n.tail_off] == '$');
-	CHECK(memchr(out + n.tail_off, '=', n.tail_len) == NULL);
+	FG_ASSERT(rc == (int)want && out[rc] == '\0');
+	FG_ASSERT(fg_msgid_valid_header(out, (size_t)rc));
+	FG_ASSERT(fg_msgid_version_parse(out, (size_t)rc, &n) == 0);
+	FG_ASSERT(n.has_version && n.version == next);
+	FG_ASSERT(n.base_len == v->base_len && memcmp(n.base, v->base, v->base_len) == 0);
+	FG_ASSERT(n.tail_len == 1 + enc && out[n.tail_off] == '$');
+	FG_ASSERT(memchr(out + n.tail_off, '=', n.tail_len) == NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -108,18 +102,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fg_msgid_version v;
 	int rc;
 
-	CHECK(fg_msgid_valid_wire(s, size) == (f != FG_MSGID_INVALID));
-	CHECK(fg_msgid_valid_header(s, size) == (f == FG_MSGID_HEADER));
-	CHECK(reference_wire(s, size) == (f != FG_MSGID_INVALID));
-	CHECK((why == FG_MSGID_OK) == (f == FG_MSGID_HEADER));
-	CHECK((unsigned)why < FG_MSGID_E__COUNT && fg_msgid_error_str(why)[0] != '?');
-	CHECK(f != FG_MSGID_WIRE || why >= FG_MSGID_E_NO_AT);
+	FG_ASSERT(fg_msgid_valid_wire(s, size) == (f != FG_MSGID_INVALID));
+	FG_ASSERT(fg_msgid_valid_header(s, size) == (f == FG_MSGID_HEADER));
+	FG_ASSERT(reference_wire(s, size) == (f != FG_MSGID_INVALID));
+	FG_ASSERT((why == FG_MSGID_OK) == (f == FG_MSGID_HEADER));
+	FG_ASSERT((unsigned)why < FG_MSGID_E__COUNT && fg_msgid_error_str(why)[0] != '?');
+	FG_ASSERT(f != FG_MSGID_WIRE || why >= FG_MSGID_E_NO_AT);
 	rc = fg_msgid_version_parse(s, size, &v);
 	if (f != FG_MSGID_HEADER) {
-		CHECK(rc == -EINVAL);
+		FG_ASSERT(rc == -EINVAL);
 		return 0;
 	}
-	CHECK(rc == 0 || rc == -ERANGE);
+	FG_ASSERT(rc == 0 || rc == -ERANGE);
 	if (rc == 0) {
 		/* the input's own bytes as randomness: adversarial by nature */
 		uint8_t rnd[64] = { 0 };
