@@ -494,9 +494,13 @@ int fg_tcp_close(struct fg_tcp_conn *c)
 	if (c->flags & (CF_APP_CLOSED | CF_FREEING))
 		return 0;
 	c->flags |= CF_APP_CLOSED;
-	if (c->rxq_bytes || c->ooo_bytes)
-		fg_stats_add(c->tcp->st, FG_CTR_TCP_RX_AFTER_CLOSE, c->rxq_bytes + c->ooo_bytes);
-	tcp_rxq_flush(c);
+	/* inside on_data the queue is flushed once the app says what it took */
+	if (!(c->flags & CF_IN_DATA)) {
+		if (c->rxq_bytes || c->ooo_bytes)
+			fg_stats_add(c->tcp->st, FG_CTR_TCP_RX_AFTER_CLOSE,
+				     c->rxq_bytes + c->ooo_bytes);
+		tcp_rxq_flush(c);
+	}
 	/* RFC 9293 3.10.4 CLOSE: the FIN follows the queued data */
 	if (c->state == FG_TCP_ESTABLISHED)
 		tcp_set_state(c, FG_TCP_FIN_WAIT_1);

@@ -829,10 +829,20 @@ void tcp_deliver(struct fg_tcp_conn *c)
 			offered += g->len - skip;
 		}
 		more = offered < c->rxq_bytes;
+		c->flags |= CF_IN_DATA;
 		took = t->ops->on_data(c->ctx, c, iov, n);
-		if (c->flags & (CF_FREEING | CF_APP_CLOSED))
+		c->flags &= ~CF_IN_DATA;
+		if (c->flags & CF_FREEING)
 			return;
 		consume(c, FG_MIN(took, offered));
+		if (c->flags & CF_APP_CLOSED) {
+			/* closed from inside on_data: the rest is unwanted */
+			if (c->rxq_bytes || c->ooo_bytes)
+				fg_stats_add(t->st, FG_CTR_TCP_RX_AFTER_CLOSE,
+					     c->rxq_bytes + c->ooo_bytes);
+			tcp_rxq_flush(c);
+			return;
+		}
 		/* everything offered was taken but more is queued: go on */
 		if (!(more && took >= offered) || (c->flags & CF_PAUSED))
 			c->flags &= ~CF_DATA_NEW;

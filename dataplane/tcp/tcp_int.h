@@ -65,6 +65,7 @@
 #define CF_FREEING 0x4000	/* on the deferred free list */
 #define CF_PERSIST 0x8000	/* the persist timer owns the rexmt deadline */
 #define CF_DATA_NEW 0x10000	/* new in-order data since the last on_data */
+#define CF_IN_DATA 0x20000	/* inside on_data: the queue is the app's view */
 
 struct tcp_seg {
 	struct tcp_seg *next;
