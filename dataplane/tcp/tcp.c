@@ -476,8 +476,9 @@ int fg_tcp_send(struct fg_tcp_conn *c, const void *buf, uint32_t len)
 	memcpy(c->sbuf, (const uint8_t *)buf + first, n - first);
 	c->sb_len += n;
 	if (n < len) {
-		c->flags |= CF_WANT_WRITE;
 		fg_stats_inc(c->tcp->st, FG_CTR_TCP_SEND_FULL);
+		if (!(c->flags & CF_WANT_WRITE))
+			fg_tcp_want_writable(c, size / 4);
 	}
 	if (n)
 		tcp_mark_pending(c);
@@ -487,6 +488,13 @@ int fg_tcp_send(struct fg_tcp_conn *c, const void *buf, uint32_t len)
 uint32_t fg_tcp_send_space(const struct fg_tcp_conn *c)
 {
 	return c->tcp->cfg.sndbuf - c->sb_len;
+}
+
+void fg_tcp_want_writable(struct fg_tcp_conn *c, uint32_t bytes)
+{
+	c->want_space = FG_MIN(FG_MAX(bytes, 1u), c->tcp->cfg.sndbuf);
+	c->flags |= CF_WANT_WRITE;
+	tcp_mark_pending(c);	/* there may be room already */
 }
 
 int fg_tcp_close(struct fg_tcp_conn *c)

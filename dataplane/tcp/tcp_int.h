@@ -103,6 +103,7 @@ struct fg_tcp_conn {
 	uint32_t cwnd, ssthresh, recover;
 	uint8_t *sbuf;
 	uint32_t sb_head, sb_len;
+	uint32_t want_space;		/* on_writable once this much is free */
 
 	/* receive */
 	uint32_t irs, rcv_nxt, rcv_adv, last_ack_sent;

@@ -414,7 +414,8 @@ void tcp_output(struct fg_tcp_conn *c)
 	default:
 		return;
 	}
-	if ((c->flags & CF_WANT_WRITE) && (c->flags & CF_APP) && c->sb_len < c->tcp->cfg.sndbuf) {
+	if ((c->flags & CF_WANT_WRITE) && (c->flags & CF_APP) &&
+	    c->tcp->cfg.sndbuf - c->sb_len >= c->want_space) {
 		c->flags &= ~CF_WANT_WRITE;
 		if (c->tcp->ops->on_writable)
 			c->tcp->ops->on_writable(c->ctx, c);

@@ -23,8 +23,9 @@
  *     fg_tcp_release(). A slow sink thereby closes the window.
  *   on_eof(ctx, conn): the peer sent FIN and every byte before it has been
  *     consumed. The app typically sends what is left and calls fg_tcp_close.
- *   on_writable(ctx, conn): room appeared in the send buffer after a
- *     fg_tcp_send() that accepted less than asked.
+ *   on_writable(ctx, conn): room appeared in the send buffer: after a
+ *     fg_tcp_send() that accepted less than asked (once a quarter of the
+ *     buffer is free), or as requested with fg_tcp_want_writable().
  *   on_close(ctx, conn, reason): the end of the connection for the app,
  *     called exactly once for every accepted connection except one the app
  *     aborted itself. The conn is still valid during the call (release or
@@ -128,6 +129,9 @@ void fg_tcp_destroy(struct fg_tcp *tcp);
  * -ENOTCONN when the connection can no longer send. */
 int fg_tcp_send(struct fg_tcp_conn *c, const void *buf, uint32_t len);
 uint32_t fg_tcp_send_space(const struct fg_tcp_conn *c);
+/* Ask for one on_writable once at least `bytes` of send buffer are free
+ * (an app that stops reading until its answers can be queued). */
+void fg_tcp_want_writable(struct fg_tcp_conn *c, uint32_t bytes);
 /* Orderly close after everything queued is sent; on_close follows. */
 int fg_tcp_close(struct fg_tcp_conn *c);
 /* RST now; no on_close. The conn is invalid once this returns. */

@@ -241,6 +241,7 @@ static uint32_t echo_data(void *ctx, struct fg_tcp_conn *c, const struct fg_iov 
 	if (total == 0 || fg_tcp_send_space(c) == 0) {
 		taphost_app_stats.backpressure++;
 		fg_tcp_pause(c);
+		fg_tcp_want_writable(c, 4096);
 	}
 	return total;
 }
@@ -408,6 +409,7 @@ static uint32_t nntp_data(void *ctx, struct fg_tcp_conn *c, const struct fg_iov 
 				/* stop reading until the answers drain */
 				taphost_app_stats.backpressure++;
 				fg_tcp_pause(c);
+				fg_tcp_want_writable(c, 8 * RESP_ROOM);
 				used += off;
 				taphost_app_stats.bytes_in += used;
 				return used;
