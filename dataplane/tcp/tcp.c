@@ -85,7 +85,7 @@ static int config_defaults(struct fg_tcp_config *c)
 			c->f = (v); \
 	} while (0)
 	DEF(max_conns, 4096);
-	DEF(syn_backlog, 256);
+	DEF(syn_backlog, FG_MIN(256u, c->max_conns));
 	DEF(syn_backlog_per_peer, 16);
 	DEF(sndbuf, 32 * 1024);
 	DEF(rcvbuf, 256 * 1024);

@@ -411,6 +411,7 @@ static void data_input(struct fg_tcp_conn *c, const struct seg_in *s)
 		if (d >= len) {
 			fg_stats_inc(t->st, FG_CTR_TCP_RX_DUP_DATA);
 			c->flags |= CF_ACK_NOW;
+			tcp_mark_pending(c);
 			return;
 		}
 		seq += d;
@@ -430,12 +431,14 @@ static void data_input(struct fg_tcp_conn *c, const struct seg_in *s)
 			fg_stats_add(t->st, FG_CTR_TCP_RX_AFTER_CLOSE, len);
 		}
 		c->flags |= CF_ACK_NOW;
+		tcp_mark_pending(c);
 		return;
 	}
 	if (seq != c->rcv_nxt) {
 		/* RFC 5681 4.2: out-of-order data gets an immediate ACK */
 		ooo_insert(c, s, seq, data, len);
 		c->flags |= CF_ACK_NOW;
+		tcp_mark_pending(c);
 		return;
 	}
 	g = seg_get(c);
@@ -644,6 +647,16 @@ static bool pre_checks(struct fg_tcp_conn *c, struct seg_in *s)
 		tcp_conn_drop(c, FG_TCP_CLOSE_FIN, false);
 		if (listening(t, s->laddr, s->lport))
 			syn_input(t, s);
+		return true;
+	}
+	if (c->state == FG_TCP_TIME_WAIT && (s->flags & (TH_FIN | TH_RST | TH_SYN)) == TH_FIN &&
+	    s->seq + s->len + 1 == c->rcv_nxt) {
+		/* RFC 9293 3.10.7.4: the peer's FIN again (our ACK was lost):
+		 * acknowledge it and restart the 2*MSL timeout */
+		c->t_2msl = t->now + t->cfg.time_wait_ns;
+		c->flags |= CF_ACK_NOW;
+		tcp_mark_pending(c);
+		tcp_timer_update(c);
 		return true;
 	}
 	if (c->state == FG_TCP_SYN_RCVD && (s->flags & (TH_SYN | TH_ACK | TH_RST)) == TH_SYN &&

@@ -329,8 +329,14 @@ static void window_update_check(struct fg_tcp_conn *c)
 	/* RFC 9293 3.8.6.2.2: tell the peer once the window has opened by
 	 * a worthwhile amount (the app released bytes it held) */
 	if (SEQ_GT(edge, c->rcv_adv) && edge - c->rcv_adv >= thresh) {
-		c->flags |= CF_ACK_NOW;
-		fg_stats_inc(t->st, FG_CTR_TCP_TX_WINDOW_UPDATES);
+		/* urgent only while the peer may be stalled on a small window;
+		 * otherwise it rides on the next (possibly delayed) ACK */
+		if (c->rcv_adv - c->rcv_nxt < 4 * t->mss_local) {
+			c->flags |= CF_ACK_NOW;
+			fg_stats_inc(t->st, FG_CTR_TCP_TX_WINDOW_UPDATES);
+		} else {
+			c->flags |= CF_DACK;
+		}
 	}
 }
 

@@ -13,8 +13,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fgtcp import Harness, check, connect, log, nntp_session  # noqa: E402
 
 SESSIONS = 4
-CHECKS = 200
-ARTICLES = 12
+CHECKS = 1000
+ARTICLES = 24
 ART_SIZE = 16384
 
 
