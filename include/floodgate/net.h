@@ -164,7 +164,8 @@ void fg_net_tx_queue(struct fg_net *net, uint8_t *data, uint32_t len, void *hand
 /* Called by fg_tcp_create(): the instance that receives TCP segments. */
 void fg_net_attach_tcp(struct fg_net *net, struct fg_tcp *tcp);
 
-/* Internet checksum (RFC 1071) helpers: a running 32-bit sum, folded. */
+/* Internet checksum (RFC 1071) helpers: a running 32-bit sum, folded.
+ * Sums may be chained; every chunk but the last must have an even length. */
 uint32_t fg_csum_add(uint32_t sum, const void *data, size_t len);
 uint16_t fg_csum_fold(uint32_t sum);
 

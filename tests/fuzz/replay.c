@@ -24,7 +24,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
 
-#define MAX_INPUT (16u << 20)
+#define REPLAY_MAX_INPUT (16u << 20)
 
 static unsigned long n_inputs, n_files;
 static unsigned mutations = 32;
@@ -118,12 +118,12 @@ static int run_file(const char *path)
 		fprintf(stderr, "replay: %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	data = malloc(MAX_INPUT);
+	data = malloc(REPLAY_MAX_INPUT);
 	if (!data) {
 		fclose(f);
 		return -1;
 	}
-	size = fread(data, 1, MAX_INPUT, f);
+	size = fread(data, 1, REPLAY_MAX_INPUT, f);
 	fclose(f);
 	run_one(data, size);
 	mutate_and_run(data, size);

@@ -805,11 +805,299 @@ START_TEST(test_rst_challenge)
 }
 END_TEST
 
+
+/* ---------------------------------------------------------------- net layer */
+
+static void fx_raw(const uint8_t *frame, uint32_t len, uint32_t flags)
+{
+	struct fg_rx_frame fr;
+
+	ck_assert_int_eq(fg_memport_rx_frame(FX->mp, frame, len, &fr), 0);
+	fr.flags = flags;
+	fg_net_rx(FX->net, &fr, 1, FX->now);
+}
+
+/* Ethernet + IPv4 header (20 bytes + optlen of NOPs) around `l4`. */
+static uint32_t fx_ipv4(uint8_t *f, uint8_t proto, const uint8_t *l4, uint32_t l4len,
+			unsigned optlen, uint16_t frag)
+{
+	uint8_t *ip = f + 14;
+	uint32_t hl = 20 + optlen;
+	uint16_t c;
+
+	memcpy(f, FX->mac, 6);
+	memcpy(f + 6, FX->peer_mac, 6);
+	f[12] = 0x08;
+	f[13] = 0;
+	memset(ip, 0, hl);
+	ip[0] = (uint8_t)(0x40 | hl / 4);
+	ip[2] = (uint8_t)((hl + l4len) >> 8);
+	ip[3] = (uint8_t)(hl + l4len);
+	ip[6] = (uint8_t)(frag >> 8);
+	ip[7] = (uint8_t)frag;
+	ip[8] = 64;
+	ip[9] = proto;
+	memcpy(ip + 12, &FX->peer, 4);
+	memcpy(ip + 16, &FX->addr, 4);
+	memset(ip + 20, 1, optlen);
+	c = fx_csum(ip, hl, 0);
+	ip[10] = (uint8_t)(c >> 8);
+	ip[11] = (uint8_t)c;
+	memcpy(ip + hl, l4, l4len);
+	return 14 + hl + l4len;
+}
+
+START_TEST(test_checksum_reference)
+{
+	uint8_t buf[301];
+	unsigned seed = 1;
+
+	/* against a byte-at-a-time RFC 1071 sum, every length and chaining */
+	for (unsigned i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(rand_r(&seed) >> 3);
+	for (unsigned len = 0; len <= sizeof(buf); len++) {
+		uint32_t ref = 0;
+
+		for (unsigned i = 0; i < len; i++)
+			ref += i % 2 ? buf[i] : (uint32_t)buf[i] << 8;
+		ck_assert_uint_eq(fg_csum_fold(fg_csum_add(0, buf, len)), fg_csum_fold(ref));
+		if (len >= 12)
+			ck_assert_uint_eq(fg_csum_fold(fg_csum_add(fg_csum_add(0, buf, 12), buf + 12,
+								   len - 12)), fg_csum_fold(ref));
+	}
+	/* RFC 1071 3's example: 00 01 f2 03 f4 f5 f6 f7 sums to ddf2 */
+	ck_assert_uint_eq(fg_csum_fold(fg_csum_add(0, (const uint8_t[]){ 0x00, 0x01, 0xf2, 0x03,
+				       0xf4, 0xf5, 0xf6, 0xf7 }, 8)), (uint16_t)~0xddf2);
+}
+END_TEST
+
+START_TEST(test_arp)
+{
+	uint8_t f[60] = { 0 }, mac[6];
+	uint8_t *a = f + 14;
+	uint32_t other = FX->addr ^ 0x01000000u;
+
+	memset(f, 0xff, 6);
+	memcpy(f + 6, FX->peer_mac, 6);
+	f[12] = 0x08;
+	f[13] = 0x06;
+	a[1] = 1;		/* Ethernet */
+	a[2] = 0x08;		/* IPv4 */
+	a[4] = 6;
+	a[5] = 4;
+	a[7] = 1;		/* request */
+	memcpy(a + 8, FX->peer_mac, 6);
+	memcpy(a + 14, &FX->peer, 4);
+	memcpy(a + 24, &FX->addr, 4);
+	fx_raw(f, 60, 0);
+	ck_assert_uint_eq(FX->n_tx, 1);
+	ck_assert_int_eq(memcmp(FX->tx[0].frame, FX->peer_mac, 6), 0);
+	ck_assert_uint_eq(FX->tx[0].frame[21], 2);			/* reply */
+	ck_assert_int_eq(memcmp(FX->tx[0].frame + 22, FX->mac, 6), 0);	/* our MAC */
+	ck_assert_int_eq(memcmp(FX->tx[0].frame + 28, &FX->addr, 4), 0);
+	/* the sender was learned (RFC 826 merge) */
+	ck_assert_int_eq(fg_net_arp_resolve(FX->net, FX->peer, mac, FX->now), 0);
+	ck_assert_int_eq(memcmp(mac, FX->peer_mac, 6), 0);
+	/* not for us: no reply; malformed: counted */
+	memcpy(a + 24, &other, 4);
+	fx_raw(f, 60, 0);
+	ck_assert_uint_eq(FX->n_tx, 1);
+	a[4] = 8;
+	fx_raw(f, 60, 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET_ARP_BAD], 1);
+	fx_raw(f, 20, 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET_ARP_BAD], 2);
+	/* an unknown peer: one broadcast request, then quiet for a second */
+	ck_assert_int_eq(fg_net_arp_resolve(FX->net, other, mac, FX->now), -EAGAIN);
+	fg_net_flush(FX->net);
+	ck_assert_uint_eq(FX->n_tx, 2);
+	ck_assert_uint_eq(FX->tx[1].frame[0], 0xff);
+	ck_assert_uint_eq(FX->tx[1].frame[21], 1);
+	ck_assert_int_eq(fg_net_arp_resolve(FX->net, other, mac, FX->now + 10 * FX_MS), -EAGAIN);
+	fg_net_flush(FX->net);
+	ck_assert_uint_eq(FX->n_tx, 2);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET_ARP_REQUESTS], 1);
+}
+END_TEST
+
+START_TEST(test_icmp_echo)
+{
+	uint8_t icmp[40], f[128];
+	uint32_t n;
+	uint16_t c;
+
+	memset(icmp, 'p', sizeof(icmp));
+	icmp[0] = 8;
+	icmp[1] = 0;
+	icmp[2] = icmp[3] = 0;
+	c = fx_csum(icmp, sizeof(icmp), 0);
+	icmp[2] = (uint8_t)(c >> 8);
+	icmp[3] = (uint8_t)c;
+	n = fx_ipv4(f, 1, icmp, sizeof(icmp), 0, 0);
+	fx_raw(f, n, 0);
+	ck_assert_uint_eq(FX->n_tx, 1);
+	ck_assert_uint_eq(FX->tx[0].frame[34], 0);				/* echo reply */
+	ck_assert_int_eq(memcmp(FX->tx[0].frame + 38, icmp + 4, sizeof(icmp) - 4), 0);
+	ck_assert_uint_eq(fx_csum(FX->tx[0].frame + 34, sizeof(icmp), 0), 0);	/* valid */
+	ck_assert_uint_eq(fx_csum(FX->tx[0].frame + 14, 20, 0), 0);
+	icmp[10] ^= 1;		/* bad checksum now */
+	n = fx_ipv4(f, 1, icmp, sizeof(icmp), 0, 0);
+	fx_raw(f, n, 0);
+	ck_assert_uint_eq(FX->n_tx, 1);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET_ICMP_DROP], 1);
+	fx_raw(f, n, FG_RX_L4_CSUM_OK);	/* the NIC said it was fine */
+	ck_assert_uint_eq(FX->n_tx, 2);
+}
+END_TEST
+
+START_TEST(test_ipv4_checks)
+{
+	uint8_t syn[20] = { 0x9c, 0x40, 0, 119, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x02, 0x10, 0 };
+	uint8_t f[128];
+	uint8_t ph[12];
+	uint32_t n, sum;
+	uint16_t c;
+
+	memcpy(ph, &FX->peer, 4);
+	memcpy(ph + 4, &FX->addr, 4);
+	ph[8] = 0;
+	ph[9] = 6;
+	ph[10] = 0;
+	ph[11] = 20;
+	sum = fg_csum_add(0, ph, 12);
+	c = fx_csum(syn, 20, sum);
+	syn[16] = (uint8_t)(c >> 8);
+	syn[17] = (uint8_t)c;
+	/* a fragment (MF) is counted and dropped */
+	n = fx_ipv4(f, 6, syn, 20, 0, 0x2000);
+	fx_raw(f, n, 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET_IP_FRAGMENT], 1);
+	ck_assert_uint_eq(FX->n_tx, 0);
+	/* options are skipped: the SYN gets its SYN-ACK */
+	n = fx_ipv4(f, 6, syn, 20, 8, 0);
+	fx_raw(f, n, 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET_IP_OPTIONS], 1);
+	ck_assert_uint_eq(FX->n_tx, 1);
+	ck_assert_uint_eq(FX->tx[0].flags, F_SYN | F_ACK);
+	/* a wrong header checksum, unless the NIC verified it */
+	n = fx_ipv4(f, 6, syn, 20, 0, 0);
+	f[24] ^= 0xff;
+	fx_raw(f, n, 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET_IP_BAD_CSUM], 1);
+	/* truncated, not ours, unknown protocol, IPv6, runt, other MAC */
+	fx_raw(f, 30, 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET_IP_BAD], 1);
+	n = fx_ipv4(f, 17, syn, 20, 0, 0);
+	fx_raw(f, n, 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET_IP_PROTO], 1);
+	f[30] ^= 1;	/* destination address */
+	n = 54;
+	{
+		uint16_t hc;
+
+		f[24] = f[25] = 0;
+		hc = fx_csum(f + 14, 20, 0);
+		f[24] = (uint8_t)(hc >> 8);
+		f[25] = (uint8_t)hc;
+	}
+	fx_raw(f, n, 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET_IP_NOT_OURS], 1);
+	f[12] = 0x86;
+	f[13] = 0xdd;
+	fx_raw(f, n, 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET_RX_IPV6], 1);
+	fx_raw(f, 10, 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET_RX_RUNT], 1);
+	f[0] = 0x04;
+	fx_raw(f, n, 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET_RX_NOT_OURS], 1);
+	ck_assert_uint_eq(FX->n_tx, 1);
+}
+END_TEST
+
+START_TEST(test_tx_offload)
+{
+	struct fg_net_config nc;
+	struct fg_tcp_config tc;
+	const uint8_t *th;
+
+	/* rebuild the instance with checksum offload on */
+	fx_teardown();
+	memset(&tc, 0, sizeof(tc));
+	tc.max_conns = 8;
+	fx_setup_cfg(&tc);
+	fg_tcp_destroy(FX->tcp);
+	fg_net_destroy(FX->net);
+	memset(&nc, 0, sizeof(nc));
+	memcpy(nc.mac, FX->mac, 6);
+	nc.ipv4[0] = FX->addr;
+	nc.n_ipv4 = 1;
+	nc.tx_csum_offload = true;
+	FX->net = fg_net_create(&nc, fg_memport_ops(), FX->mp, &FX->st);
+	tc.listen[0].port = 119;
+	tc.n_listen = 1;
+	FX->tcp = fg_tcp_create(FX->net, &tc, &fx_ops, FX);
+	fx_syn(99, -1);
+	th = FX->tx[0].frame + 34;
+	/* the IPv4 checksum is left to the NIC, TCP's holds the pseudo-header sum */
+	ck_assert_uint_eq(FX->tx[0].frame[24] | FX->tx[0].frame[25], 0);
+	ck_assert_uint_ne(fx_csum(th, FX->tx[0].len - 34, 0), 0);
+	{
+		uint8_t ph[12];
+		uint16_t want;
+
+		memcpy(ph, &FX->addr, 4);
+		memcpy(ph + 4, &FX->peer, 4);
+		ph[8] = 0;
+		ph[9] = 6;
+		ph[10] = 0;
+		ph[11] = (uint8_t)(FX->tx[0].len - 34);
+		want = (uint16_t)~fx_csum(ph, 12, 0);
+		ck_assert_uint_eq((uint16_t)(th[16] << 8 | th[17]), want);
+	}
+}
+END_TEST
+
+START_TEST(test_fault_knob)
+{
+	struct fg_net_faults fl = { .tx_drop_ppm = 1000000, .seed = 3 };
+
+	fx_handshake();
+	ck_assert_int_eq(fg_net_set_faults(FX->net, &fl), 0);
+	fg_tcp_send(FX->conn, "lost", 4);
+	fx_advance(0);
+	ck_assert_uint_eq(FX->n_tx, 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET_FAULT_TX_DROP], 1);
+	/* every received segment twice: the second copy is duplicate data */
+	fl = (struct fg_net_faults){ .rx_dup_ppm = 1000000, .seed = 3 };
+	ck_assert_int_eq(fg_net_set_faults(FX->net, &fl), 0);
+	fx_seg(F_ACK, FX->pseq, FX->our_seq, 65535, "dup", 3);
+	ck_assert_uint_eq(FX->rx_len, 3);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET_FAULT_RX_DUP], 1);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_RX_DUP_DATA], 1);
+	/* reorder: the first is held back until the next one went in */
+	fl = (struct fg_net_faults){ .rx_reorder_ppm = 1000000, .seed = 3 };
+	ck_assert_int_eq(fg_net_set_faults(FX->net, &fl), 0);
+	fx_seg(F_ACK, FX->pseq + 3, FX->our_seq, 65535, "abc", 3);
+	ck_assert_uint_eq(FX->rx_len, 3);
+	fl = (struct fg_net_faults){ 0 };
+	ck_assert_int_eq(fg_net_set_faults(FX->net, &fl), 0);
+	fx_seg(F_ACK, FX->pseq + 6, FX->our_seq, 65535, "def", 3);
+	ck_assert_uint_eq(FX->rx_len, 9);
+	ck_assert_int_eq(memcmp(FX->rx, "dupabcdef", 9), 0);
+	ck_assert_uint_ge(FX->st.ctr[FG_CTR_TCP_RX_OOO], 1);
+	/* shares above 100 % are refused */
+	fl = (struct fg_net_faults){ .rx_drop_ppm = 600000, .rx_dup_ppm = 600000 };
+	ck_assert_int_eq(fg_net_set_faults(FX->net, &fl), -EINVAL);
+}
+END_TEST
+
 static Suite *tcp_suite(void)
 {
 	Suite *s = suite_create("tcp");
 	TCase *t = tcase_create("state-table");
 	TCase *u = tcase_create("behaviour");
+	TCase *n = tcase_create("net");
 
 	tcase_add_loop_test(t, test_state_flag_table, 0, 2 * (int)FG_ARRAY_SIZE(table_states));
 	tcase_add_loop_test(t, test_out_of_window_table, 0, (int)FG_ARRAY_SIZE(table_states));
@@ -841,6 +1129,14 @@ static Suite *tcp_suite(void)
 	tcase_add_test(u, test_rst_mid_data_releases_holds);
 	tcase_add_test(u, test_rst_challenge);
 	suite_add_tcase(s, u);
+	tcase_add_checked_fixture(n, fx_setup, fx_teardown);
+	tcase_add_test(n, test_checksum_reference);
+	tcase_add_test(n, test_arp);
+	tcase_add_test(n, test_icmp_echo);
+	tcase_add_test(n, test_ipv4_checks);
+	tcase_add_test(n, test_tx_offload);
+	tcase_add_test(n, test_fault_knob);
+	suite_add_tcase(s, n);
 	return s;
 }
 
