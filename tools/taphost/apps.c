@@ -121,15 +121,10 @@ static void idset_free(struct idset *set)
 	memset(set, 0, sizeof(*set));
 }
 
-void taphost_app_cleanup(void)
-{
-	idset_free(&accepted_ids);
-	idset_free(&inflight_ids);
-}
-
 /* ---------------------------------------------------------------- common */
 
 struct sess {
+	struct sess *next, *prev;	/* live sessions, freed at exit */
 	struct fg_tcp_conn *conn;
 	int kind;			/* 0 discard, 1 echo, 2 nntp */
 	bool in_article;
@@ -142,17 +137,37 @@ struct sess {
 	char line[LINE_MAX_LEN + 1];
 };
 
+static struct sess *live;
+
 static void *accept_kind(struct fg_tcp_conn *c, int kind)
 {
 	struct sess *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
+	s->next = live;
+	if (live)
+		live->prev = s;
+	live = s;
 	s->conn = c;
 	s->kind = kind;
 	taphost_app_stats.sessions_open++;
 	taphost_app_stats.sessions_total++;
 	return s;
+}
+
+void taphost_app_cleanup(void)
+{
+	/* sessions still open when the harness stops (TCP calls no callback
+	 * at destroy) */
+	while (live) {
+		struct sess *n = live->next;
+
+		free(live);
+		live = n;
+	}
+	idset_free(&accepted_ids);
+	idset_free(&inflight_ids);
 }
 
 static void app_close(void *ctx, struct fg_tcp_conn *c, enum fg_tcp_close_reason why)
@@ -169,6 +184,12 @@ static void app_close(void *ctx, struct fg_tcp_conn *c, enum fg_tcp_close_reason
 	if ((unsigned)why < 5)
 		taphost_app_stats.closes[why]++;
 	taphost_app_stats.sessions_open--;
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		live = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
 	free(s);
 }
 
