@@ -6,18 +6,19 @@
  *
  * SYN cookie layout (our ISN when the SYN backlog is full; RFC 4987 3.6):
  *
- *   31      27 26  24 23    20 19                  0
- *   | t mod 32 | mss  | wscale |  hash (20 bits)     |
+ *   31      27 26  24 23    20  19   18               0
+ *   | t mod 32 | mss  | wscale | sack | hash (19 bits)  |
  *
  *   t      = now / 64 s; a cookie is good for the current and previous
  *            period (64..128 s)
  *   mss    = index into cookie_mss[] (largest entry <= the peer's MSS)
  *   wscale = the peer's window shift, 15 when it sent none
- *   hash   = SipHash(secret; 4-tuple, peer ISN, t) & 0xfffff
+ *   sack   = the peer sent SACK-permitted (RFC 2018)
+ *   hash   = SipHash(secret; 4-tuple, peer ISN, t, the other fields) & 0x7ffff
  *
  * The peer's ACK carries cookie + 1; everything the SYN negotiated that
- * matters (MSS, window scaling) comes back out of it, so a flood of SYNs
- * costs no memory. Not carried: SACK and timestamps (not implemented).
+ * matters (MSS, window scaling, SACK) comes back out of it, so a flood of
+ * SYNs costs no memory. Not carried: timestamps (not implemented).
  */
 #include <string.h>
 
@@ -95,22 +96,25 @@ uint32_t tcp_iss(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
 
 uint32_t tcp_cookie_make(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
 			 uint32_t raddr, uint16_t rport, uint32_t peer_isn,
-			 uint32_t mss, int peer_ws, uint64_t now)
+			 uint32_t mss, int peer_ws, bool sack, uint64_t now)
 {
 	uint64_t period = now >> COOKIE_PERIOD_SHIFT;
 	uint32_t mi = 0, ws = peer_ws < 0 ? 15u : (uint32_t)peer_ws;
-	uint32_t h;
+	uint32_t h, fields;
 
 	for (uint32_t i = 0; i < 8; i++)
 		if (cookie_mss[i] <= mss)
 			mi = i;
-	h = (uint32_t)tuple_hash(t, laddr, lport, raddr, rport, peer_isn, period) & 0xfffffu;
-	return (uint32_t)(period & 31) << 27 | mi << 24 | ws << 20 | h;
+	fields = (uint32_t)(period & 31) << 27 | mi << 24 | ws << 20 | (uint32_t)sack << 19;
+
+	h = (uint32_t)tuple_hash(t, laddr, lport, raddr, rport, peer_isn,
+				 period << 32 | fields) & 0x7ffffu;
+	return fields | h;
 }
 
 int tcp_cookie_check(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
 		     uint32_t raddr, uint16_t rport, uint32_t peer_isn,
-		     uint32_t cookie, uint64_t now, uint32_t *mss, int *peer_ws)
+		     uint32_t cookie, uint64_t now, uint32_t *mss, int *peer_ws, bool *sack)
 {
 	uint64_t cur = now >> COOKIE_PERIOD_SHIFT;
 	uint32_t t5 = cookie >> 27, ws = (cookie >> 20) & 15;
@@ -120,13 +124,15 @@ int tcp_cookie_check(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
 
 		if ((period & 31) != t5)
 			continue;
-		if (((uint32_t)tuple_hash(t, laddr, lport, raddr, rport, peer_isn, period) &
-		     0xfffffu) != (cookie & 0xfffffu))
+		if (((uint32_t)tuple_hash(t, laddr, lport, raddr, rport, peer_isn,
+					  period << 32 | (cookie & ~0x7ffffu)) & 0x7ffffu) !=
+		    (cookie & 0x7ffffu))
 			return -1;
 		if (ws != 15 && ws > TCP_MAX_WSCALE)
 			return -1;
 		*mss = cookie_mss[(cookie >> 24) & 7];
 		*peer_ws = ws == 15 ? -1 : (int)ws;
+		*sack = (cookie >> 19) & 1;
 		return 0;
 	}
 	return -1;

@@ -40,6 +40,7 @@ struct seg_in {
 	uint32_t len;
 	uint32_t mss;		/* SYN option, 0 = none */
 	int ws;			/* SYN option, -1 = none */
+	bool sack;		/* SYN option SACK-permitted */
 };
 
 /* ---------------------------------------------------------------- parsing */
@@ -63,6 +64,8 @@ static void parse_options(struct seg_in *s, const uint8_t *o, uint32_t len)
 			s->mss = fg_rd16(o + i + 2);
 		else if (kind == 3 && olen == 3)
 			s->ws = FG_MIN(o[i + 2], TCP_MAX_WSCALE);	/* RFC 7323 2.3 */
+		else if (kind == 4 && olen == 2)
+			s->sack = true;					/* RFC 2018 2 */
 		i += olen;
 	}
 }
@@ -97,7 +100,7 @@ static void closed_reply(struct fg_tcp *t, const struct seg_in *s)
 }
 
 static void conn_init(struct fg_tcp_conn *c, const struct seg_in *s, uint32_t peer_mss,
-		      int peer_ws)
+		      int peer_ws, bool sack)
 {
 	struct fg_tcp *t = c->tcp;
 
@@ -109,6 +112,8 @@ static void conn_init(struct fg_tcp_conn *c, const struct seg_in *s, uint32_t pe
 	c->mss = FG_MIN(peer_mss ? peer_mss : TCP_DEFAULT_MSS, t->mss_local);
 	if (c->mss < 64)
 		c->mss = 64;
+	if (sack)
+		c->flags |= CF_SACK_OK;
 	if (peer_ws >= 0) {
 		c->flags |= CF_WS_OK;
 		c->snd_wscale = (uint8_t)peer_ws;
@@ -171,9 +176,9 @@ static void syn_input(struct fg_tcp *t, const struct seg_in *s)
 		}
 		/* RFC 4987 3.6: answer statelessly */
 		cookie = tcp_cookie_make(t, s->laddr, s->lport, s->raddr, s->rport, s->seq,
-					 mss, s->ws, t->now);
+					 mss, s->ws, s->sack, t->now);
 		tcp_send_cookie_synack(t, s->f, s->laddr, s->raddr, s->lport, s->rport,
-				       cookie, s->seq + 1, mss, s->ws);
+				       cookie, s->seq + 1, mss, s->ws, s->sack);
 		fg_stats_inc(t->st, FG_CTR_TCP_SYNCOOKIES_SENT);
 		return;
 	}
@@ -184,7 +189,7 @@ static void syn_input(struct fg_tcp *t, const struct seg_in *s)
 			      TH_RST | TH_ACK);
 		return;
 	}
-	conn_init(c, s, s->mss, s->ws);
+	conn_init(c, s, s->mss, s->ws, s->sack);
 	c->irs = s->seq;
 	c->rcv_nxt = c->rcv_adv = c->last_ack_sent = s->seq + 1;
 	c->iss = tcp_iss(t, s->laddr, s->lport, s->raddr, s->rport, t->now);
@@ -208,12 +213,13 @@ static bool cookie_ack(struct fg_tcp *t, struct seg_in *s)
 {
 	uint32_t mss;
 	int ws;
+	bool sack;
 	struct fg_tcp_conn *c;
 
 	if (t->cfg.no_syncookies || (s->flags & (TH_SYN | TH_FIN)))
 		return false;
 	if (tcp_cookie_check(t, s->laddr, s->lport, s->raddr, s->rport, s->seq - 1, s->ack - 1,
-			     t->now, &mss, &ws) < 0) {
+			     t->now, &mss, &ws, &sack) < 0) {
 		fg_stats_inc(t->st, FG_CTR_TCP_SYNCOOKIES_BAD);
 		return false;
 	}
@@ -223,7 +229,7 @@ static bool cookie_ack(struct fg_tcp *t, struct seg_in *s)
 		return false;
 	}
 	fg_stats_inc(t->st, FG_CTR_TCP_SYNCOOKIES_OK);
-	conn_init(c, s, mss, ws);
+	conn_init(c, s, mss, ws, sack);
 	c->irs = s->seq - 1;
 	c->rcv_nxt = c->last_ack_sent = s->seq;
 	c->rcv_adv = s->seq + FG_MIN(t->cfg.rcvbuf, 65535u);	/* what the SYN-ACK said */
@@ -366,6 +372,7 @@ static void ooo_insert(struct fg_tcp_conn *c, const struct seg_in *s, uint32_t s
 	fg_net_buf_ref(t->net, g->handle);
 	g->next = *pp;
 	*pp = g;
+	c->last_ooo_seq = seq;
 	c->n_ooo++;
 	c->ooo_bytes += len;
 	fg_stats_inc(t->st, FG_CTR_TCP_RX_OOO);

@@ -46,6 +46,8 @@
 #define NS_PER_MS 1000000ull
 #define TCP_MAX_WSCALE 14	/* RFC 7323 2.3 */
 #define TCP_DEFAULT_MSS 536	/* RFC 9293 3.7.1: no MSS option */
+#define TCP_MAX_SACK 4		/* SACK blocks in an ACK (36 of 40 option bytes) */
+#define FG_TCP_SACK_SCAN 16	/* out-of-order blocks looked at for them */
 
 /* conn->flags */
 #define CF_ACK_NOW 0x0001	/* send an ACK at the end of the burst */
@@ -66,6 +68,7 @@
 #define CF_PERSIST 0x8000	/* the persist timer owns the rexmt deadline */
 #define CF_DATA_NEW 0x10000	/* new in-order data since the last on_data */
 #define CF_IN_DATA 0x20000	/* inside on_data: the queue is the app's view */
+#define CF_SACK_OK 0x40000	/* the peer sent SACK-permitted: our ACKs carry SACK blocks */
 
 struct tcp_seg {
 	struct tcp_seg *next;
@@ -108,6 +111,7 @@ struct fg_tcp_conn {
 	/* receive */
 	uint32_t irs, rcv_nxt, rcv_adv, last_ack_sent;
 	uint32_t ooo_fin_seq;
+	uint32_t last_ooo_seq;		/* the latest out-of-order arrival (RFC 2018 4) */
 	struct tcp_seg *rxq, *rxq_tail;
 	uint32_t rxq_off;		/* consumed bytes of rxq's head */
 	uint32_t rxq_bytes;		/* unconsumed bytes in rxq */
@@ -206,7 +210,7 @@ void tcp_reply_rst(struct fg_tcp *t, const struct fg_rx_frame *f, uint32_t laddr
 void tcp_send_cookie_synack(struct fg_tcp *t, const struct fg_rx_frame *f,
 			    uint32_t laddr, uint32_t raddr, uint16_t lport,
 			    uint16_t rport, uint32_t iss, uint32_t ack, uint32_t mss,
-			    int peer_ws);
+			    int peer_ws, bool sack);
 uint16_t tcp_window_to_advertise(struct fg_tcp_conn *c, bool syn);
 void tcp_rexmt_timeout(struct fg_tcp_conn *c);
 void tcp_persist_timeout(struct fg_tcp_conn *c);
@@ -226,11 +230,11 @@ uint32_t tcp_conn_hash(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
 		       uint32_t raddr, uint16_t rport);
 uint32_t tcp_cookie_make(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
 			 uint32_t raddr, uint16_t rport, uint32_t peer_isn,
-			 uint32_t mss, int peer_ws, uint64_t now);
+			 uint32_t mss, int peer_ws, bool sack, uint64_t now);
 /* 0 (with *mss and *peer_ws set) when `cookie` is valid for this 4-tuple now. */
 int tcp_cookie_check(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
 		     uint32_t raddr, uint16_t rport, uint32_t peer_isn,
-		     uint32_t cookie, uint64_t now, uint32_t *mss, int *peer_ws);
+		     uint32_t cookie, uint64_t now, uint32_t *mss, int *peer_ws, bool *sack);
 uint32_t tcp_iss(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
 		 uint32_t raddr, uint16_t rport, uint64_t now);
 

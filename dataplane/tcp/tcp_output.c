@@ -34,6 +34,9 @@ struct seg_out {
 	uint16_t wnd;
 	uint16_t mss_opt;		/* 0 = no MSS option */
 	int ws_opt;			/* -1 = no window-scale option */
+	bool sack_ok;			/* SACK-permitted option (SYN-ACK) */
+	unsigned n_sack;		/* SACK blocks (RFC 2018 3) */
+	uint32_t sack[2 * TCP_MAX_SACK];
 	const struct fg_tcp_conn *dc;	/* payload from this conn's ring */
 	uint32_t data_off, data_len;
 };
@@ -51,7 +54,8 @@ static void copy_from_ring(const struct fg_tcp_conn *c, uint8_t *dst, uint32_t o
 
 static int emit(struct fg_tcp *t, const struct seg_out *o)
 {
-	uint32_t optlen = (o->mss_opt ? 4 : 0) + (o->ws_opt >= 0 ? 4 : 0);
+	uint32_t optlen = (o->mss_opt ? 4 : 0) + (o->ws_opt >= 0 ? 4 : 0) + (o->sack_ok ? 4 : 0) +
+			  (o->n_sack ? 4 + 8 * o->n_sack : 0);
 	uint32_t hlen = FG_TCP_HLEN + optlen, l4 = hlen + o->data_len;
 	uint32_t flen = FG_ETH_HLEN + FG_IP_HLEN + l4;
 	bool offload = fg_net_tx_offload(t->net);
@@ -90,6 +94,24 @@ static int emit(struct fg_tcp *t, const struct seg_out *o)
 		opt[1] = 3;
 		opt[2] = 3;
 		opt[3] = (uint8_t)o->ws_opt;
+		opt += 4;
+	}
+	if (o->sack_ok) {
+		/* RFC 2018 2: NOP, NOP, kind 4, length 2 */
+		opt[0] = 1;
+		opt[1] = 1;
+		opt[2] = 4;
+		opt[3] = 2;
+		opt += 4;
+	}
+	if (o->n_sack) {
+		/* RFC 2018 3: NOP, NOP, kind 5, length 2 + 8n, left/right edges */
+		opt[0] = 1;
+		opt[1] = 1;
+		opt[2] = 5;
+		opt[3] = (uint8_t)(2 + 8 * o->n_sack);
+		for (unsigned i = 0; i < 2 * o->n_sack; i++)
+			fg_wr32(opt + 4 + 4 * i, o->sack[i]);
 	}
 	if (o->data_len)
 		copy_from_ring(o->dc, th + hlen, o->data_off, o->data_len);
@@ -141,6 +163,42 @@ uint16_t tcp_window_to_advertise(struct fg_tcp_conn *c, bool syn)
 	return (uint16_t)field;
 }
 
+/*
+ * SACK blocks from the out-of-order list (RFC 2018 4): adjacent entries
+ * merge into one block; the block holding the latest arrival goes first,
+ * then the others in order, at most TCP_MAX_SACK.
+ */
+static unsigned sack_blocks(const struct fg_tcp_conn *c, uint32_t *out)
+{
+	uint32_t blk[2 * FG_TCP_SACK_SCAN];
+	unsigned n = 0, first = 0, k = 0;
+
+	for (const struct tcp_seg *g = c->ooo; g; g = g->next) {
+		if (n && blk[2 * n - 1] == g->seq) {
+			blk[2 * n - 1] = g->seq + g->len;
+		} else if (n < FG_TCP_SACK_SCAN) {
+			blk[2 * n] = g->seq;
+			blk[2 * n + 1] = g->seq + g->len;
+			n++;
+		} else {
+			break;
+		}
+		if (g->seq == c->last_ooo_seq)
+			first = n - 1;
+	}
+	if (!n)
+		return 0;
+	out[k++] = blk[2 * first];
+	out[k++] = blk[2 * first + 1];
+	for (unsigned i = 0; i < n && k < 2 * TCP_MAX_SACK; i++) {
+		if (i == first)
+			continue;
+		out[k++] = blk[2 * i];
+		out[k++] = blk[2 * i + 1];
+	}
+	return k / 2;
+}
+
 /* A segment of `len` bytes from the ring (at seq) with `flags`. */
 static int xmit(struct fg_tcp_conn *c, uint8_t flags, uint32_t seq, uint32_t len)
 {
@@ -154,6 +212,8 @@ static int xmit(struct fg_tcp_conn *c, uint8_t flags, uint32_t seq, uint32_t len
 
 	if (!(flags & TH_RST))
 		o.wnd = tcp_window_to_advertise(c, false);
+	if ((c->flags & CF_SACK_OK) && c->ooo && (flags & TH_ACK) && !(flags & TH_RST))
+		o.n_sack = sack_blocks(c, o.sack);
 	rc = emit(c->tcp, &o);
 	if (rc == 0 && (flags & TH_ACK)) {
 		c->last_ack_sent = c->rcv_nxt;
@@ -187,6 +247,7 @@ void tcp_send_synack(struct fg_tcp_conn *c)
 		.lport = c->lport, .rport = c->rport, .seq = c->iss, .ack = c->rcv_nxt,
 		.flags = TH_SYN | TH_ACK, .mss_opt = (uint16_t)c->tcp->mss_local,
 		.ws_opt = (c->flags & CF_WS_OK) ? c->rcv_wscale : -1,
+		.sack_ok = (c->flags & CF_SACK_OK) != 0,
 	};
 
 	/* RFC 7323 2.2: the window of a SYN is never scaled */
@@ -209,14 +270,14 @@ void tcp_reply_rst(struct fg_tcp *t, const struct fg_rx_frame *f, uint32_t laddr
 void tcp_send_cookie_synack(struct fg_tcp *t, const struct fg_rx_frame *f,
 			    uint32_t laddr, uint32_t raddr, uint16_t lport,
 			    uint16_t rport, uint32_t iss, uint32_t ack, uint32_t mss,
-			    int peer_ws)
+			    int peer_ws, bool sack)
 {
 	struct seg_out o = {
 		.dmac = f->data + 6, .laddr = laddr, .raddr = raddr, .lport = lport,
 		.rport = rport, .seq = iss, .ack = ack, .flags = TH_SYN | TH_ACK,
 		.wnd = (uint16_t)FG_MIN(t->cfg.rcvbuf, 65535u),
 		.mss_opt = (uint16_t)FG_MIN(mss, t->mss_local),
-		.ws_opt = peer_ws >= 0 ? t->rcv_wscale : -1,
+		.ws_opt = peer_ws >= 0 ? t->rcv_wscale : -1, .sack_ok = sack,
 	};
 
 	emit(t, &o);

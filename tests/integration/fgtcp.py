@@ -68,6 +68,12 @@ class Harness:
         # no IPv6 chatter on the device: the module counts and drops it anyway
         subprocess.run(["sysctl", "-qw", "net.ipv6.conf.fgt0.disable_ipv6=1"],
                        stderr=subprocess.DEVNULL)
+        self.pcap = None
+        if os.environ.get("FGTCP_PCAP"):
+            self.pcap = subprocess.Popen(["tcpdump", "-i", "fgt0", "-s", "96", "-w",
+                                          os.path.join(self.dir, "tap.pcap")],
+                                         stderr=subprocess.DEVNULL)
+            time.sleep(0.5)
         self.wait_ready()
 
     def _enter(self):
@@ -112,6 +118,9 @@ class Harness:
         if os.path.exists(self.stats_file):
             final = read_stats(self.stats_file)
         self.logf.close()
+        if self.pcap:
+            self.pcap.terminate()
+            self.pcap.wait()
         subprocess.run(["ip", "netns", "del", self.ns], stderr=subprocess.DEVNULL)
         if check_log:
             with open(self.log_file) as f:

@@ -32,6 +32,9 @@ struct fx_tx {
 	const uint8_t *payload;
 	uint16_t mss;		/* SYN option */
 	int ws;			/* SYN option, -1 none */
+	int sack_ok;		/* SYN option SACK-permitted */
+	unsigned n_sack;	/* SACK blocks */
+	uint32_t sack[8];
 };
 
 struct fx {
@@ -94,6 +97,15 @@ static void fx_parse(struct fx_tx *t)
 			t->mss = (uint16_t)(th[i + 2] << 8 | th[i + 3]);
 		if (th[i] == 3)
 			t->ws = th[i + 2];
+		if (th[i] == 4)
+			t->sack_ok = 1;
+		if (th[i] == 5) {
+			t->n_sack = (th[i + 1] - 2u) / 8;
+			for (unsigned k = 0; k < 2 * t->n_sack && k < 8; k++)
+				t->sack[k] = (uint32_t)th[i + 2 + 4 * k] << 24 |
+					     (uint32_t)th[i + 3 + 4 * k] << 16 |
+					     (uint32_t)th[i + 4 + 4 * k] << 8 | th[i + 5 + 4 * k];
+		}
 		i += th[i + 1];
 	}
 }

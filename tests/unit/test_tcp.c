@@ -291,6 +291,43 @@ START_TEST(test_handshake_no_ws)
 }
 END_TEST
 
+START_TEST(test_sack)
+{
+	const uint8_t opts[8] = { 2, 4, 0x05, 0xb4, 1, 1, 4, 2 };	/* MSS, SACK-permitted */
+	struct fx_tx *sa;
+	uint32_t p;
+
+	fx_seg_full(FX_PEER_PORT, 119, F_SYN, 99, 0, 65535, NULL, 0, opts, 8, 0);
+	sa = fx_last();
+	ck_assert_int_eq(sa->sack_ok, 1);		/* RFC 2018 2: echoed */
+	fx_seg(F_ACK, 100, sa->seq + 1, 65535, NULL, 0);
+	p = 100;
+	/* two holes: [p+10, p+20) and [p+30, p+40) arrive; the latest first */
+	fx_seg(F_ACK, p + 10, sa->seq + 1, 65535, "0123456789", 10);
+	ck_assert_uint_eq(fx_last()->n_sack, 1);
+	fx_seg(F_ACK, p + 30, sa->seq + 1, 65535, "0123456789", 10);
+	ck_assert_uint_eq(fx_last()->n_sack, 2);
+	ck_assert_uint_eq(fx_last()->sack[0], p + 30);
+	ck_assert_uint_eq(fx_last()->sack[1], p + 40);
+	ck_assert_uint_eq(fx_last()->sack[2], p + 10);
+	ck_assert_uint_eq(fx_last()->sack[3], p + 20);
+	/* adjacent data merges blocks */
+	fx_seg(F_ACK, p + 20, sa->seq + 1, 65535, "0123456789", 10);
+	ck_assert_uint_eq(fx_last()->n_sack, 1);
+	ck_assert_uint_eq(fx_last()->sack[0], p + 10);
+	ck_assert_uint_eq(fx_last()->sack[1], p + 40);
+	/* the hole fills: no blocks left */
+	fx_seg(F_ACK, p, sa->seq + 1, 65535, "0123456789", 10);
+	ck_assert_uint_eq(fx_last()->ack, p + 40);
+	ck_assert_uint_eq(fx_last()->n_sack, 0);
+	ck_assert_uint_eq(FX->rx_len, 40);
+	/* a peer that did not offer SACK never gets blocks */
+	FX->n_tx = 0;
+	fx_syn(5000, -1);
+	ck_assert_int_eq(fx_last()->sack_ok, 0);
+}
+END_TEST
+
 START_TEST(test_bad_ack_in_syn_rcvd)
 {
 	fx_syn(99, -1);
@@ -688,6 +725,7 @@ START_TEST(test_syn_backlog_and_cookies)
 {
 	struct fg_tcp_config tc;
 	struct fx_tx *sa;
+	uint32_t cookie_ack;
 
 	memset(&tc, 0, sizeof(tc));
 	tc.max_conns = 8;
@@ -697,8 +735,9 @@ START_TEST(test_syn_backlog_and_cookies)
 	fx_seg_full(1001, 119, F_SYN, 10, 0, 1000, NULL, 0, NULL, 0, 0);
 	fx_seg_full(1002, 119, F_SYN, 20, 0, 1000, NULL, 0, NULL, 0, 0);
 	ck_assert_uint_eq(fg_tcp_conns_in_use(FX->tcp), 2);
-	/* the third: no block, a cookie */
-	fx_seg_full(1003, 119, F_SYN, 30, 0, 1000, NULL, 0, NULL, 0, 0);
+	/* the third: no block, a cookie (SACK-permitted comes back out of it) */
+	fx_seg_full(1003, 119, F_SYN, 30, 0, 1000, NULL, 0, (const uint8_t[]){ 1, 1, 4, 2 }, 4, 0);
+	ck_assert_int_eq(fx_last()->sack_ok, 1);
 	ck_assert_uint_eq(fg_tcp_conns_in_use(FX->tcp), 2);
 	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_SYNCOOKIES_SENT], 1);
 	sa = fx_last();
@@ -708,11 +747,14 @@ START_TEST(test_syn_backlog_and_cookies)
 	ck_assert_uint_eq(fx_last()->flags, F_RST);
 	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_SYNCOOKIES_BAD], 1);
 	/* the right one opens the connection, with data on the ACK */
-	fx_seg_full(1003, 119, F_ACK, 31, FX->tx[FX->n_tx - 2].seq + 1, 1000, "hey", 3, NULL, 0, 0);
+	cookie_ack = FX->tx[FX->n_tx - 2].seq + 1;
+	fx_seg_full(1003, 119, F_ACK, 31, cookie_ack, 1000, "hey", 3, NULL, 0, 0);
 	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_SYNCOOKIES_OK], 1);
 	ck_assert_uint_eq(FX->accepts, 1);
 	ck_assert_uint_eq(FX->rx_len, 3);
 	ck_assert_uint_eq(fg_tcp_conns_in_use(FX->tcp), 3);
+	fx_seg_full(1003, 119, F_ACK, 40, cookie_ack, 1000, "z", 1, NULL, 0, 0);
+	ck_assert_uint_eq(fx_last()->n_sack, 1);	/* SACK survived the cookie */
 	/* a stale cookie (after two periods) is refused */
 	fx_seg_full(1004, 119, F_SYN, 40, 0, 1000, NULL, 0, NULL, 0, 0);
 	sa = fx_last();
@@ -1105,6 +1147,7 @@ static Suite *tcp_suite(void)
 	tcase_add_checked_fixture(u, fx_setup, fx_teardown);
 	tcase_add_test(u, test_handshake_options);
 	tcase_add_test(u, test_handshake_no_ws);
+	tcase_add_test(u, test_sack);
 	tcase_add_test(u, test_bad_ack_in_syn_rcvd);
 	tcase_add_test(u, test_closed_replies);
 	tcase_add_test(u, test_bad_checksum_and_header);
