@@ -261,7 +261,10 @@ static void listen_input(struct fg_tcp *t, struct seg_in *s)
 
 /* ---------------------------------------------------------------- receive queues */
 
-static struct tcp_seg *seg_get(struct fg_tcp_conn *c)
+/* A descriptor for [seq, seq+len) at `data` in the frame's buffer, with
+ * a reference on that buffer; NULL (counted) when none may be had. */
+static struct tcp_seg *seg_get(struct fg_tcp_conn *c, const struct seg_in *s, uint32_t seq,
+			       const uint8_t *data, uint32_t len)
 {
 	struct fg_tcp *t = c->tcp;
 	struct tcp_seg *g = t->free_segs;
@@ -274,6 +277,11 @@ static struct tcp_seg *seg_get(struct fg_tcp_conn *c)
 	t->n_segs_used++;
 	c->n_segs++;
 	g->next = NULL;
+	g->seq = seq;
+	g->data = data;
+	g->len = len;
+	g->handle = s->f->handle;
+	fg_net_buf_ref(t->net, g->handle);
 	return g;
 }
 
@@ -362,14 +370,9 @@ static void ooo_insert(struct fg_tcp_conn *c, const struct seg_in *s, uint32_t s
 		fg_stats_inc(t->st, FG_CTR_TCP_RX_OOO_FULL);
 		return;
 	}
-	g = seg_get(c);
+	g = seg_get(c, s, seq, data, len);
 	if (!g)
 		return;
-	g->seq = seq;
-	g->data = data;
-	g->len = len;
-	g->handle = s->f->handle;
-	fg_net_buf_ref(t->net, g->handle);
 	g->next = *pp;
 	*pp = g;
 	c->last_ooo_seq = seq;
@@ -448,14 +451,9 @@ static void data_input(struct fg_tcp_conn *c, const struct seg_in *s)
 		tcp_mark_pending(c);
 		return;
 	}
-	g = seg_get(c);
+	g = seg_get(c, s, seq, data, len);
 	if (!g)
 		return;
-	g->seq = seq;
-	g->data = data;
-	g->len = len;
-	g->handle = s->f->handle;
-	fg_net_buf_ref(t->net, g->handle);
 	rxq_append(c, g);
 	if (c->ooo && ooo_pull(c))
 		c->flags |= CF_ACK_NOW;	/* a hole was filled */

@@ -177,6 +177,12 @@ struct fg_tcp {
 	uint64_t sip_k0, sip_k1;
 };
 
+/* Synchronized and not yet in TIME-WAIT: data, ACKs and idle apply. */
+static inline bool tcp_state_live(const struct fg_tcp_conn *c)
+{
+	return c->state >= FG_TCP_ESTABLISHED && c->state <= FG_TCP_CLOSING;
+}
+
 /* tcp.c */
 void tcp_set_state(struct fg_tcp_conn *c, enum fg_tcp_state s);
 struct fg_tcp_conn *tcp_lookup(struct fg_tcp *t, uint32_t laddr, uint16_t lport,

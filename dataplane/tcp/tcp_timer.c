@@ -69,17 +69,7 @@ void tcp_timer_cancel(struct fg_tcp_conn *c)
 
 uint64_t tcp_idle_deadline(const struct fg_tcp_conn *c)
 {
-	switch (c->state) {
-	case FG_TCP_ESTABLISHED:
-	case FG_TCP_CLOSE_WAIT:
-	case FG_TCP_FIN_WAIT_1:
-	case FG_TCP_FIN_WAIT_2:
-	case FG_TCP_CLOSING:
-	case FG_TCP_LAST_ACK:
-		return c->last_rx + c->tcp->cfg.idle_timeout_ns;
-	default:
-		return 0;
-	}
+	return tcp_state_live(c) ? c->last_rx + c->tcp->cfg.idle_timeout_ns : 0;
 }
 
 static uint64_t min_nz(uint64_t a, uint64_t b)

@@ -47,6 +47,7 @@
 #define FG_TCP_MAX_LISTEN 8
 #define FG_TCP_MAX_IOV 64
 
+/* The order matters: ESTABLISHED through CLOSING are the "live" states. */
 enum fg_tcp_state {
 	FG_TCP_CLOSED = 0,
 	FG_TCP_LISTEN,		/* never a connection's state: the listeners' */

@@ -106,47 +106,14 @@ static const struct fg_tcp_app_ops ops = { .on_accept = on_accept, .on_data = on
 static uint32_t build(uint8_t *f, uint8_t flags, uint32_t seq, uint32_t ack, const void *data,
 		      uint32_t len)
 {
-	uint8_t *ip = f + 14, *th = ip + 20, ph[12];
-	uint32_t l4 = 20 + len;
-	uint16_t c;
+	struct fg_craft_tcp c = {
+		.dst_mac = our_mac, .src_mac = peer_mac, .sport = 40000, .dport = 119, .seq = seq,
+		.ack = ack, .flags = flags, .wnd = 65535, .data = data, .len = len,
+	};
 
-	memcpy(f, our_mac, 6);
-	memcpy(f + 6, peer_mac, 6);
-	f[12] = 0x08;
-	f[13] = 0;
-	memset(ip, 0, 40);
-	ip[0] = 0x45;
-	ip[2] = (uint8_t)((20 + l4) >> 8);
-	ip[3] = (uint8_t)(20 + l4);
-	ip[8] = 64;
-	ip[9] = 6;
-	memcpy(ip + 12, peer_ip, 4);
-	memcpy(ip + 16, our_ip, 4);
-	c = fg_csum_fold(fg_csum_add(0, ip, 20));
-	ip[10] = (uint8_t)(c >> 8);
-	ip[11] = (uint8_t)c;
-	th[0] = 0x9c;
-	th[1] = 0x40;
-	th[3] = 119;
-	for (int i = 0; i < 4; i++) {
-		th[4 + i] = (uint8_t)(seq >> (24 - 8 * i));
-		th[8 + i] = (uint8_t)(ack >> (24 - 8 * i));
-	}
-	th[12] = 0x50;
-	th[13] = flags;
-	th[14] = 0xff;
-	th[15] = 0xff;
-	memcpy(th + 20, data, len);
-	memcpy(ph, peer_ip, 4);
-	memcpy(ph + 4, our_ip, 4);
-	ph[8] = 0;
-	ph[9] = 6;
-	ph[10] = (uint8_t)(l4 >> 8);
-	ph[11] = (uint8_t)l4;
-	c = fg_csum_fold(fg_csum_add(fg_csum_add(0, ph, 12), th, l4));
-	th[16] = (uint8_t)(c >> 8);
-	th[17] = (uint8_t)c;
-	return 34 + l4;
+	memcpy(&c.src, peer_ip, 4);
+	memcpy(&c.dst, our_ip, 4);
+	return fg_craft_tcp_frame(f, &c);
 }
 
 static void feed1(uint8_t flags, uint32_t seq, uint32_t ack, const void *d, uint32_t len)
@@ -247,6 +214,13 @@ static struct result run(const char *name, int check, uint32_t csum_flags, uint6
 			fprintf(stderr, "bench_tcp: the connection died\n");
 			exit(1);
 		}
+	}
+	/* the numbers only count if every byte really went through */
+	if (B.st.ctr[FG_CTR_TCP_RX_BYTES] != r.bytes) {
+		fprintf(stderr, "bench_tcp: %s: %lu of %lu bytes delivered (bad csum %lu, "
+			"out of window %lu)\n", name, B.st.ctr[FG_CTR_TCP_RX_BYTES], r.bytes,
+			B.st.ctr[FG_CTR_TCP_RX_BAD_CSUM], B.st.ctr[FG_CTR_TCP_RX_OUT_OF_WINDOW]);
+		exit(1);
 	}
 	teardown();
 	return r;
