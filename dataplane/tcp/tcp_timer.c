@@ -179,11 +179,19 @@ void fg_tcp_timers(struct fg_tcp *t, uint64_t now)
 	}
 }
 
+/*
+ * The start of the first non-empty slot ahead: a poll loop may sleep until
+ * then. Walking the slots costs at most one pass over the wheel (4096
+ * pointer tests by default), paid only by a caller about to sleep.
+ */
 uint64_t fg_tcp_next_deadline(const struct fg_tcp *t)
 {
 	if (t->pending || t->freeing)
 		return t->now;
-	if (!t->n_timers)
-		return UINT64_MAX;
+	if (!t->n_timers || t->cur_tick == UINT64_MAX)
+		return t->n_timers ? t->now : UINT64_MAX;
+	for (uint64_t k = 1; k <= (uint64_t)t->wmask + 1; k++)
+		if (t->wheel[(t->cur_tick + k) & t->wmask])
+			return (t->cur_tick + k) << t->tick_shift;
 	return (t->cur_tick + 1) << t->tick_shift;
 }

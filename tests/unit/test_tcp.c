@@ -683,6 +683,34 @@ START_TEST(test_time_wait_expiry_and_reuse)
 }
 END_TEST
 
+START_TEST(test_next_deadline)
+{
+	uint64_t d;
+
+	ck_assert_uint_eq(fg_net_next_deadline(FX->net), UINT64_MAX);	/* nothing armed */
+	fx_handshake();
+	fg_tcp_send(FX->conn, "x", 1);
+	fx_advance(0);
+	/* a node filed for an earlier deadline (the delayed ACK the data
+	 * segment made moot) fires early and is filed again */
+	fx_advance(50 * FX_MS);
+	/* then the retransmission timer (1 s after sending) is next */
+	d = fg_net_next_deadline(FX->net);
+	ck_assert_uint_ge(d, FX->now + 940 * FX_MS);
+	ck_assert_uint_le(d, FX->now + 960 * FX_MS);
+	fx_seg(F_ACK, FX->pseq, FX->our_seq + 1, 65535, NULL, 0);
+	/* acknowledged; the delayed window update (the window grew past what
+	 * the SYN-ACK could say) goes out 40 ms later */
+	fx_advance(50 * FX_MS);
+	ck_assert_uint_eq(fx_last()->wnd, 65535);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_TX_DELAYED_ACKS], 1);
+	/* only the idle timeout is left, beyond the wheel's horizon, so the
+	 * node comes round at the far end (~4.3 s) */
+	d = fg_net_next_deadline(FX->net);
+	ck_assert_uint_gt(d, FX->now + 4000 * FX_MS);
+}
+END_TEST
+
 START_TEST(test_idle_timeout)
 {
 	struct fg_tcp_config tc;
@@ -1163,6 +1191,7 @@ static Suite *tcp_suite(void)
 	tcase_add_test(u, test_fast_retransmit);
 	tcase_add_test(u, test_persist);
 	tcase_add_test(u, test_time_wait_expiry_and_reuse);
+	tcase_add_test(u, test_next_deadline);
 	tcase_add_test(u, test_idle_timeout);
 	tcase_add_test(u, test_synack_retransmit_and_timeout);
 	tcase_add_test(u, test_syn_backlog_and_cookies);
