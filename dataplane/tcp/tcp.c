@@ -12,6 +12,7 @@
  * connection can never pull the block from under the code that called it.
  */
 #include <errno.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,8 +112,8 @@ static int config_defaults(struct fg_tcp_config *c)
 	    c->rto_min_ns > c->rto_max_ns || c->max_retries > 30 || c->synack_retries > 30)
 		return -EINVAL;
 	for (unsigned i = 0; i < c->n_listen; i++)
-		if (!c->listen[i].port)
-			return -EINVAL;
+		if (!c->listen[i].port || c->listen[i].family != AF_INET)
+			return -EINVAL;	/* IPv6 is not implemented (docs/tcp.md) */
 	return 0;
 }
 
@@ -573,9 +574,11 @@ void *fg_tcp_conn_ctx(const struct fg_tcp_conn *c)
 	return c->ctx;
 }
 
-void fg_tcp_conn_peer(const struct fg_tcp_conn *c, struct fg_tcp_endpoint *peer)
+void fg_tcp_conn_peer(const struct fg_tcp_conn *c, struct fg_endpoint *peer)
 {
-	peer->addr = c->raddr;
+	memset(peer, 0, sizeof(*peer));
+	peer->family = AF_INET;
+	memcpy(peer->addr, &c->raddr, 4);
 	peer->port = c->rport;
 }
 

@@ -24,6 +24,7 @@
  * otherwise after delack_ns (RFC 9293 3.8.6.3).
  */
 #include <string.h>
+#include <sys/socket.h>
 
 #include "floodgate/log.h"
 #include "../net/net_int.h"
@@ -72,10 +73,12 @@ static void parse_options(struct seg_in *s, const uint8_t *o, uint32_t len)
 
 static bool listening(const struct fg_tcp *t, uint32_t laddr, uint16_t lport)
 {
-	for (unsigned i = 0; i < t->cfg.n_listen; i++)
-		if (t->cfg.listen[i].port == lport &&
-		    (t->cfg.listen[i].addr == 0 || t->cfg.listen[i].addr == laddr))
+	for (unsigned i = 0; i < t->cfg.n_listen; i++) {
+		uint32_t a = fg_rdaddr(t->cfg.listen[i].addr);
+
+		if (t->cfg.listen[i].port == lport && (a == 0 || a == laddr))
 			return true;
+	}
 	return false;
 }
 
@@ -129,9 +132,12 @@ static void conn_init(struct fg_tcp_conn *c, const struct seg_in *s, uint32_t pe
 static int establish(struct fg_tcp_conn *c)
 {
 	struct fg_tcp *t = c->tcp;
-	struct fg_tcp_endpoint peer = { c->raddr, c->rport }, local = { c->laddr, c->lport };
+	struct fg_endpoint peer = { .family = AF_INET, .port = c->rport };
+	struct fg_endpoint local = { .family = AF_INET, .port = c->lport };
 	void *ctx;
 
+	memcpy(peer.addr, &c->raddr, 4);
+	memcpy(local.addr, &c->laddr, 4);
 	tcp_set_state(c, FG_TCP_ESTABLISHED);
 	c->retries = 0;
 	c->backoff = 0;

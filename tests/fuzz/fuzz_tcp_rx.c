@@ -80,8 +80,8 @@ static void release_holds(struct fg_tcp_conn *c)
 	}
 }
 
-static void *on_accept(void *app, struct fg_tcp_conn *c, const struct fg_tcp_endpoint *peer,
-		       const struct fg_tcp_endpoint *local)
+static void *on_accept(void *app, struct fg_tcp_conn *c, const struct fg_endpoint *peer,
+		       const struct fg_endpoint *local)
 {
 	int k = conn_index(peer->port);
 
@@ -187,6 +187,7 @@ static void setup(void)
 	nc.arp_entries = 16;
 	memset(&tc, 0, sizeof(tc));
 	tc.listen[0].port = 119;
+	tc.listen[0].family = AF_INET;
 	tc.n_listen = 1;
 	tc.max_conns = 8;
 	tc.syn_backlog = 4;

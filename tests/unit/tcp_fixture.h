@@ -52,6 +52,7 @@ struct fx {
 	void *ctx_token;
 	int refuse;
 	unsigned accepts, closes, eofs, writables;
+	struct fg_endpoint peer_seen, local_seen;
 	enum fg_tcp_close_reason close_why;
 	uint8_t rx[1 << 16];
 	uint32_t rx_len;
@@ -126,12 +127,13 @@ static void fx_sink(void *arg, const uint8_t *frame, uint32_t len, uint32_t flag
 
 /* ---- test app: records everything ---- */
 
-static void *fx_accept(void *app, struct fg_tcp_conn *c, const struct fg_tcp_endpoint *peer,
-		       const struct fg_tcp_endpoint *local)
+static void *fx_accept(void *app, struct fg_tcp_conn *c, const struct fg_endpoint *peer,
+		       const struct fg_endpoint *local)
 {
 	struct fx *f = app;
 
-	(void)peer, (void)local;
+	f->peer_seen = *peer;
+	f->local_seen = *local;
 	f->accepts++;
 	if (f->refuse)
 		return NULL;
@@ -218,6 +220,7 @@ static void fx_setup_bufs(struct fg_tcp_config *tc, unsigned n_bufs)
 	ck_assert_ptr_nonnull(f->net);
 	if (!tc->n_listen) {
 		tc->listen[0].port = 119;
+		tc->listen[0].family = AF_INET;
 		tc->n_listen = 1;
 	}
 	tc->secret = 7;

@@ -275,6 +275,18 @@ START_TEST(test_handshake_options)
 	fx_seg(F_ACK, 100, sa->seq + 1, 1000, NULL, 0);
 	ck_assert_uint_eq(FX->accepts, 1);
 	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_TO_ESTABLISHED], 1);
+	/* the endpoints come as config.h's struct fg_endpoint */
+	ck_assert_int_eq(FX->peer_seen.family, AF_INET);
+	ck_assert_int_eq(memcmp(FX->peer_seen.addr, &FX->peer, 4), 0);
+	ck_assert_uint_eq(FX->peer_seen.port, FX_PEER_PORT);
+	ck_assert_int_eq(memcmp(FX->local_seen.addr, &FX->addr, 4), 0);
+	ck_assert_uint_eq(FX->local_seen.port, 119);
+	{
+		struct fg_endpoint p;
+
+		fg_tcp_conn_peer(FX->conn, &p);
+		ck_assert_int_eq(memcmp(&p, &FX->peer_seen, sizeof(p)), 0);
+	}
 	/* the first window update advertises the whole buffer, scaled */
 	ck_assert_int_eq(fg_tcp_send(FX->conn, "hi", 2), 2);
 	fx_advance(0);
@@ -360,6 +372,33 @@ START_TEST(test_closed_replies)
 	ck_assert_uint_eq(FX->n_tx, 0);
 	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_RX_NO_CONN], 3);
 	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_SYNCOOKIES_BAD], 1);
+}
+END_TEST
+
+START_TEST(test_config_checks)
+{
+	struct fg_tcp_config tc;
+	struct fg_tcp_app_ops no_close = fx_ops;
+	struct fg_test_logcap cap;
+
+	fg_test_logcap_start(&cap);
+	memset(&tc, 0, sizeof(tc));
+	tc.n_listen = 1;
+	tc.listen[0].family = AF_INET6;	/* not implemented: refused */
+	tc.listen[0].port = 119;
+	ck_assert_ptr_null(fg_tcp_create(FX->net, &tc, &fx_ops, FX));
+	tc.listen[0].family = AF_INET;
+	tc.listen[0].port = 0;
+	ck_assert_ptr_null(fg_tcp_create(FX->net, &tc, &fx_ops, FX));
+	tc.listen[0].port = 119;
+	tc.timer_slots = 1000;		/* not a power of two */
+	ck_assert_ptr_null(fg_tcp_create(FX->net, &tc, &fx_ops, FX));
+	tc.timer_slots = 0;
+	no_close.on_close = NULL;	/* a required callback missing */
+	ck_assert_ptr_null(fg_tcp_create(FX->net, &tc, &no_close, FX));
+	fg_test_logcap_stop();
+	ck_assert_uint_eq(cap.lines, 4);	/* each refusal says why */
+	ck_assert(fg_test_logcap_has(&cap, "err tcp: bad config"));
 }
 END_TEST
 
@@ -1105,6 +1144,7 @@ START_TEST(test_tx_offload)
 	nc.tx_csum_offload = true;
 	FX->net = fg_net_create(&nc, fg_memport_ops(), FX->mp, &FX->st);
 	tc.listen[0].port = 119;
+	tc.listen[0].family = AF_INET;
 	tc.n_listen = 1;
 	FX->tcp = fg_tcp_create(FX->net, &tc, &fx_ops, FX);
 	fx_syn(99, -1);
@@ -1178,6 +1218,7 @@ static Suite *tcp_suite(void)
 	tcase_add_test(u, test_sack);
 	tcase_add_test(u, test_bad_ack_in_syn_rcvd);
 	tcase_add_test(u, test_closed_replies);
+	tcase_add_test(u, test_config_checks);
 	tcase_add_test(u, test_bad_checksum_and_header);
 	tcase_add_test(u, test_app_refuses);
 	tcase_add_test(u, test_in_order_and_reassembly);

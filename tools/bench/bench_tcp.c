@@ -68,8 +68,8 @@ static void sink(void *arg, const uint8_t *f, uint32_t len, uint32_t flags)
 		B.our_seq = seq + plen;
 }
 
-static void *on_accept(void *app, struct fg_tcp_conn *c, const struct fg_tcp_endpoint *p,
-		       const struct fg_tcp_endpoint *l)
+static void *on_accept(void *app, struct fg_tcp_conn *c, const struct fg_endpoint *p,
+		       const struct fg_endpoint *l)
 {
 	(void)app, (void)p, (void)l;
 	B.conn = c;
@@ -147,6 +147,7 @@ static void setup(int answer)
 	nc.n_ipv4 = 1;
 	memset(&tc, 0, sizeof(tc));
 	tc.listen[0].port = 119;
+	tc.listen[0].family = AF_INET;
 	tc.n_listen = 1;
 	tc.max_conns = 64;
 	tc.rcvbuf = 1 << 20;
