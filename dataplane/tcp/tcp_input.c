@@ -766,6 +766,82 @@ static void conn_input(struct fg_tcp_conn *c, struct seg_in *s)
 		tcp_timer_update(c);
 }
 
+/* ---------------------------------------------------------------- passive mode */
+
+/*
+ * Observe only (issue 9): the client's half of each connection to a
+ * listen endpoint is reassembled from the segments as captured; the
+ * server's half is never seen (it is addressed elsewhere), nothing is
+ * sent, and there is no window to enforce: data up to rcvbuf beyond
+ * RCV.NXT is kept, the rest counted out of window. A SYN opens (or,
+ * with another ISN, replaces) the stream; data with no stream picks one
+ * up mid-way; RST and FIN end it; ACK fields mean nothing here.
+ */
+static struct fg_tcp_conn *passive_open(struct fg_tcp *t, struct seg_in *s, uint32_t irs)
+{
+	struct fg_tcp_conn *c = tcp_conn_alloc(t);
+
+	if (!c) {
+		fg_stats_inc(t->st, FG_CTR_TCP_POOL_EMPTY);
+		return NULL;
+	}
+	conn_init(c, s, s->mss, s->ws, false);
+	c->irs = irs;
+	c->rcv_nxt = c->last_ack_sent = irs + 1;
+	tcp_conn_insert(c);
+	if (establish(c) < 0)
+		return NULL;
+	return c;
+}
+
+static void passive_input(struct fg_tcp *t, struct fg_tcp_conn *c, struct seg_in *s)
+{
+	uint32_t fin_seq;
+
+	if (c && (s->flags & TH_SYN) && s->seq != c->irs) {
+		/* the port pair is reused by a new connection */
+		tcp_conn_drop(c, FG_TCP_CLOSE_RST, true);
+		c = NULL;
+	}
+	if (!c) {
+		if (s->flags & TH_RST)
+			return;
+		if (s->flags & TH_SYN) {
+			c = passive_open(t, s, s->seq);
+			fg_stats_inc(t->st, FG_CTR_TCP_PASSIVE_OPENS);
+		} else if (s->len || (s->flags & TH_FIN)) {
+			c = passive_open(t, s, s->seq - 1);
+			fg_stats_inc(t->st, FG_CTR_TCP_PASSIVE_PICKUPS);
+		}
+		if (!c || (s->flags & TH_SYN))
+			return;	/* a SYN's data, if any, is sent again after the handshake */
+	}
+	c->last_rx = t->now;
+	if (s->flags & TH_RST) {
+		tcp_conn_drop(c, FG_TCP_CLOSE_RST, true);
+		return;
+	}
+	c->rcv_adv = c->rcv_nxt + t->cfg.rcvbuf;	/* no window: keep up to rcvbuf */
+	fin_seq = s->seq + s->len;
+	if (s->len && c->state == FG_TCP_ESTABLISHED) {
+		if (SEQ_GEQ(s->seq, c->rcv_adv))
+			fg_stats_inc(t->st, FG_CTR_TCP_RX_OUT_OF_WINDOW);
+		else
+			data_input(c, s);
+	}
+	if ((s->flags & TH_FIN) && !(c->flags & CF_FIN_RCVD)) {
+		if (fin_seq == c->rcv_nxt) {
+			fin_input(c);
+		} else if (SEQ_GT(fin_seq, c->rcv_nxt)) {
+			c->flags |= CF_OOO_FIN;
+			c->ooo_fin_seq = fin_seq;
+		}
+	}
+	if ((c->flags & CF_OOO_FIN) && c->ooo_fin_seq == c->rcv_nxt)
+		fin_input(c);
+	tcp_timer_update(c);
+}
+
 void fg_tcp_input(struct fg_tcp *t, struct fg_rx_frame *f, const uint8_t *ip,
 		  const uint8_t *l4, uint32_t l4_len, uint64_t now)
 {
@@ -800,7 +876,12 @@ void fg_tcp_input(struct fg_tcp *t, struct fg_rx_frame *f, const uint8_t *ip,
 	if (s.flags & TH_SYN)
 		parse_options(&s, l4 + FG_TCP_HLEN, doff - FG_TCP_HLEN);
 	c = tcp_lookup(t, s.laddr, s.lport, s.raddr, s.rport);
-	if (c) {
+	if (t->passive) {
+		if (c || listening(t, s.laddr, s.lport))
+			passive_input(t, c, &s);
+		else
+			fg_stats_inc(t->st, FG_CTR_TCP_RX_NO_CONN);
+	} else if (c) {
 		conn_input(c, &s);
 	} else if (listening(t, s.laddr, s.lport)) {
 		listen_input(t, &s);

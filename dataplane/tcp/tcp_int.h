@@ -175,6 +175,7 @@ struct fg_tcp {
 	unsigned n_timers;
 
 	uint64_t sip_k0, sip_k1;
+	bool passive;			/* observe only (fg_net_config.passive) */
 };
 
 /* Synchronized and not yet in TIME-WAIT: data, ACKs and idle apply. */

@@ -63,6 +63,8 @@ static int emit(struct fg_tcp *t, const struct seg_out *o)
 	uint8_t *f, *th, *opt;
 	void *h;
 
+	if (t->passive)
+		return 0;	/* observe only: the segment is not needed */
 	f = fg_net_tx_alloc(t->net, flen, &h);
 	if (!f) {
 		fg_stats_inc(t->st, FG_CTR_TCP_TX_NOBUF);

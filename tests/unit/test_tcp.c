@@ -1202,6 +1202,78 @@ START_TEST(test_fault_knob)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- passive mode */
+
+START_TEST(test_passive_mode)
+{
+	struct fg_net_config nc;
+	struct fg_tcp_config tc;
+	uint8_t arp[60] = { 0 };
+
+	/* an instance that only observes */
+	fg_tcp_destroy(FX->tcp);
+	fg_net_destroy(FX->net);
+	memset(&nc, 0, sizeof(nc));
+	memcpy(nc.mac, FX->mac, 6);
+	nc.ipv4[0] = FX->addr;
+	nc.n_ipv4 = 1;
+	nc.passive = true;
+	FX->net = fg_net_create(&nc, fg_memport_ops(), FX->mp, &FX->st);
+	memset(&tc, 0, sizeof(tc));
+	tc.listen[0].family = AF_INET;
+	tc.listen[0].port = 119;
+	tc.n_listen = 1;
+	tc.max_conns = 8;
+	FX->tcp = fg_tcp_create(FX->net, &tc, &fx_ops, FX);
+	ck_assert_ptr_nonnull(FX->tcp);
+	/* a captured stream: SYN, ACK of a SYN-ACK we never saw, data out of
+	 * order, a duplicate, FIN */
+	fx_syn(999, 7);
+	ck_assert_uint_eq(FX->accepts, 1);
+	fx_seg(F_ACK, 1000, 77777, 502, NULL, 0);
+	fx_seg(F_ACK | F_PSH, 1005, 77777, 502, "world", 5);
+	fx_seg(F_ACK | F_PSH, 1000, 77777, 502, "hello", 5);
+	fx_seg(F_ACK | F_PSH, 1000, 77777, 502, "hello", 5);
+	ck_assert_int_eq(fg_tcp_send(FX->conn, "238 <x>\r\n", 9), 9);	/* swallowed */
+	fx_seg(F_ACK | F_FIN, 1010, 77777, 502, NULL, 0);
+	fx_advance(0);
+	ck_assert_uint_eq(FX->rx_len, 10);
+	ck_assert_int_eq(memcmp(FX->rx, "helloworld", 10), 0);
+	ck_assert_uint_eq(FX->eofs, 1);
+	fg_tcp_close(FX->conn);
+	fx_advance(0);
+	ck_assert_uint_eq(FX->closes, 1);
+	ck_assert_int_eq(FX->close_why, FG_TCP_CLOSE_FIN);
+	ck_assert_uint_eq(fg_tcp_conns_in_use(FX->tcp), 0);
+	/* picked up mid-way: data with no SYN seen; then a RST ends it */
+	fx_seg_full(40001, 119, F_ACK, 5000, 1, 502, "CHECK <a@b>\r\n", 13, NULL, 0, 0);
+	ck_assert_uint_eq(FX->accepts, 2);
+	ck_assert_uint_eq(FX->rx_len, 23);
+	fx_seg_full(40001, 119, F_RST, 5013, 0, 0, NULL, 0, NULL, 0, 0);
+	ck_assert_uint_eq(FX->closes, 2);
+	ck_assert_int_eq(FX->close_why, FG_TCP_CLOSE_RST);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_PASSIVE_OPENS], 1);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_PASSIVE_PICKUPS], 1);
+	/* ARP gets no answer either: nothing at all was transmitted */
+	memset(arp, 0xff, 6);
+	memcpy(arp + 6, FX->peer_mac, 6);
+	arp[12] = 0x08;
+	arp[13] = 0x06;
+	arp[15] = 1;
+	arp[16] = 0x08;
+	arp[18] = 6;
+	arp[19] = 4;
+	arp[21] = 1;
+	memcpy(arp + 28, &FX->peer, 4);
+	memcpy(arp + 38, &FX->addr, 4);
+	fx_raw(arp, 60, 0);
+	fx_advance(700ull * 1000 * FX_MS);
+	ck_assert_uint_eq(FX->n_tx, 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_TX_SEGS], 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET_TX_NOBUF], 0);
+}
+END_TEST
+
 static Suite *tcp_suite(void)
 {
 	Suite *s = suite_create("tcp");
@@ -1249,6 +1321,7 @@ static Suite *tcp_suite(void)
 	tcase_add_test(n, test_ipv4_checks);
 	tcase_add_test(n, test_tx_offload);
 	tcase_add_test(n, test_fault_knob);
+	tcase_add_test(n, test_passive_mode);
 	suite_add_tcase(s, n);
 	return s;
 }
