@@ -46,7 +46,7 @@ def main():
     c.netns()
     vlog = os.path.join(c.dir, "verdict.log")
     c.config("[peer alpha]\naddress 192.0.2.1\n[peer beta]\naddress 192.0.2.2\n"
-             "[stats]\nhttp 127.0.0.1:9119\nverdict-log %s\n" % vlog)
+             "[stats]\nverdict-log %s\n" % vlog, http="127.0.0.1:9119")
     c.start(args=["--expire-interval", "3600"])
     c.run_writer("--prefix", "a", "--count", "300", "--state", "mixed", "--peer", "alpha",
                  "--injection-delay", "5", "--date-age", "10", "--vlog", name="a")

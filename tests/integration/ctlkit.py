@@ -115,11 +115,12 @@ class Ctl:
         self.extra = {}
         atexit.register(self.cleanup)
 
-    def config(self, text="", **sections):
-        """Write floodgate.conf: the test's private paths plus `text`."""
+    def config(self, text="", http="off"):
+        """Write floodgate.conf: the test's private paths plus `text`. The
+        stats endpoint is off unless asked for (then only inside netns())."""
         base = ("[history]\ncapacity 200000\nshm-path %s\n"
                 "[persistence]\ndata-dir %s\n"
-                "[stats]\ncontrol-socket %s\n" % (self.shm, self.data, self.sock))
+                "[stats]\ncontrol-socket %s\nhttp %s\n" % (self.shm, self.data, self.sock, http))
         with open(self.conf, "w") as f:
             f.write(base + text)
         return self.conf
