@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""report.py — benchmark results to Markdown and PNG (stdlib + gnuplot).
+
+  report.py summary FILE.json          one line about one feedgen run
+  report.py docs --mode M --commands C --common ARGS SYS=LABEL...
+                                       tables, plots, docs/benchmarks.md
+
+End-to-end results are feedgen's --json objects in docs/bench/
+e2e_<system>_<workload>.json. A second system (floodgate) appears as a
+second table and, for every workload both ran, in the ratio table — no
+change here is needed to add it.
+"""
+import glob
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+
+BENCH = "docs/bench"
+IMG = "docs/img"
+# module fragments first in this order, then any others by name
+MODULE_ORDER = ["parsers", "msgid", "date", "rules", "history", "session", "nntp", "tcp"]
+WORKLOAD_TEXT = {
+    "check": "CHECK-heavy: 10 peers offer every article (10 offers per article), 2 KB",
+    "takethis_2k": "TAKETHIS only, one offer per article, 2 KB articles",
+    "takethis_700k": "TAKETHIS only, one offer per article, 700 KB articles",
+}
+
+
+def main_latency(r):
+    return r["latency"]["offer" if r["params"]["mode"] in ("check", "ihave") else "article"]
+
+
+def summary(path):
+    r = json.load(open(path))
+    lat = main_latency(r)
+    print("   %.0f offers/s, %.0f accepted/s, %.1f MB/s, server %.2f / feedgen %.2f CPU s per M offers, "
+          "p50 %.2f p99 %.2f ms, mismatches %d"
+          % (r["offers_per_s"], r["accepted_per_s"], r["bytes_per_s"] / 1e6,
+             r["cpu_server_per_m_offers"], r["cpu_self_per_m_offers"],
+             lat["p50_us"] / 1e3, lat["p99_us"] / 1e3, r["mismatches"]))
+
+
+def load_runs():
+    runs = {}
+    for path in sorted(glob.glob(os.path.join(BENCH, "e2e_*.json"))):
+        m = re.match(r"e2e_([a-z0-9]+)_(.+)\.json$", os.path.basename(path))
+        if m:
+            runs.setdefault(m.group(1), {})[m.group(2)] = json.load(open(path))
+    return runs
+
+
+def system_table(sysname, label, runs):
+    out = ["### %s\n" % label, "",
+           "| workload | offers | offers/s | articles/s (accepted) | MB/s | server CPU s / M offers "
+           "| feedgen CPU s / M offers | feedgen CPU share | latency p50 / p90 / p99 / max (ms) | mismatches |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+    for w, r in sorted(runs.items()):
+        lat = main_latency(r)
+        out.append("| %s | %d | %.0f | %.0f | %.1f | %.2f | %.2f | %.0f %% | %.2f / %.2f / %.2f / %.2f | %d |" % (
+            w, r["offers"], r["offers_per_s"], r["accepted_per_s"], r["bytes_per_s"] / 1e6,
+            r["cpu_server_per_m_offers"], r["cpu_self_per_m_offers"], 100 * r["cpu_self_share"],
+            lat["p50_us"] / 1e3, lat["p90_us"] / 1e3, lat["p99_us"] / 1e3, lat["max_us"] / 1e3,
+            r["mismatches"]))
+    return "\n".join(out) + "\n"
+
+
+def ratio_table(runs):
+    if "floodgate" not in runs or "inn" not in runs:
+        return ("### floodgate / INN\n\nNo floodgate run yet: the ratio table appears once "
+                "tools/bench/sys_floodgate.sh exists (the dataplane issue adds it).\n")
+    out = ["### floodgate / INN\n", "",
+           "| workload | offers/s | articles/s | MB/s | server CPU per M offers | p99 latency |",
+           "|---|---:|---:|---:|---:|---:|"]
+    for w in sorted(set(runs["floodgate"]) & set(runs["inn"])):
+        f, i = runs["floodgate"][w], runs["inn"][w]
+
+        def q(a, b):
+            return "%.2fx" % (a / b) if b else "n/a"
+        out.append("| %s | %s | %s | %s | %s | %s |" % (
+            w, q(f["offers_per_s"], i["offers_per_s"]), q(f["accepted_per_s"], i["accepted_per_s"]),
+            q(f["bytes_per_s"], i["bytes_per_s"]),
+            q(f["cpu_server_per_m_offers"], i["cpu_server_per_m_offers"]),
+            q(main_latency(f)["p99_us"], main_latency(i)["p99_us"])))
+    return "\n".join(out) + "\n"
+
+
+def plots(runs):
+    """Two PNGs with gnuplot's libgd `png` terminal (gnuplot-nox has it)."""
+    systems = sorted(runs)
+    workloads = sorted({w for s in systems for w in runs[s]})
+    dat = os.path.join(BENCH, "e2e_plot.dat")
+    with open(dat, "w") as f:
+        f.write("# workload " + " ".join("%s_offers %s_p50 %s_p90 %s_p99" % (s, s, s, s) for s in systems) + "\n")
+        for w in workloads:
+            row = [w]
+            for s in systems:
+                r = runs[s].get(w)
+                if r:
+                    lat = main_latency(r)
+                    row += ["%.1f" % r["offers_per_s"], "%.3f" % (lat["p50_us"] / 1e3),
+                            "%.3f" % (lat["p90_us"] / 1e3), "%.3f" % (lat["p99_us"] / 1e3)]
+                else:
+                    row += ["NaN"] * 4
+            f.write(" ".join(row) + "\n")
+    thr = ", ".join("'%s' using %d:xtic(1) title '%s'" % (dat, 2 + 4 * k, s) for k, s in enumerate(systems))
+    lat = ", ".join("'%s' using %d:xtic(1) title '%s %s'" % (dat, 3 + 4 * k + j, s, p)
+                    for k, s in enumerate(systems) for j, p in enumerate(("p50", "p90", "p99")))
+    script = """
+set terminal png size 900,500 noenhanced
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set key top right
+set grid ytics
+set output '{img}/e2e_offers.png'
+set title 'offers per second (feedgen, 2 cores shared by client and server)'
+set ylabel 'offers/s'
+set yrange [0:*]
+plot {thr}
+set output '{img}/e2e_latency.png'
+set title 'response latency percentiles'
+set ylabel 'ms (log scale)'
+set logscale y
+set yrange [*:*]
+plot {lat}
+""".format(img=IMG, thr=thr, lat=lat)
+    subprocess.run(["gnuplot"], input=script, text=True, check=True)
+    return ["e2e_offers.png", "e2e_latency.png"]
+
+
+def machine():
+    cpu = "unknown"
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    mem = 0
+    for line in open("/proc/meminfo"):
+        if line.startswith("MemTotal:"):
+            mem = int(line.split()[1]) / 1024 / 1024
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
+    return ("- machine: %s, %d cores, %.0f GiB RAM, Linux %s\n- date: %s\n- commit: %s%s\n"
+            % (cpu, os.cpu_count(), mem, platform.release(), time.strftime("%Y-%m-%d %H:%M %Z"),
+               commit or "unknown", " (with uncommitted changes)" if dirty else ""))
+
+
+def module_fragments():
+    names = [os.path.basename(p)[:-3] for p in glob.glob(os.path.join(BENCH, "*.md"))
+             if not os.path.basename(p).startswith("e2e")]
+    order = [n for n in MODULE_ORDER if n in names] + sorted(n for n in names if n not in MODULE_ORDER)
+    if not order:
+        return "No module benchmark (tools/bench/bench_*.c) exists yet.\n"
+    return "\n".join(open(os.path.join(BENCH, n + ".md")).read().rstrip() + "\n" for n in order)
+
+
+def docs(args):
+    opts, labels = {}, {}
+    i = 0
+    while i < len(args):
+        if args[i].startswith("--"):
+            opts[args[i][2:]] = args[i + 1]
+            i += 2
+        else:
+            k, _, v = args[i].partition("=")
+            labels[k] = v
+            i += 1
+    runs = load_runs()
+    e2e = ["## End to end: feedgen against each system\n",
+           "Workloads (%s):\n" % opts.get("mode", "?")]
+    for w in sorted({w for s in runs for w in runs[s]}):
+        r = next(runs[s][w] for s in runs if w in runs[s])
+        e2e.append("- `%s`: %s; %d articles, %d offers" % (
+            w, WORKLOAD_TEXT.get(w, w), r["params"]["articles"], r["offers"]))
+    e2e.append("")
+    for s in sorted(runs):
+        e2e.append(system_table(s, labels.get(s, s), runs[s]))
+    e2e.append(ratio_table(runs))
+    imgs = plots(runs) if runs else []
+    for p in imgs:
+        e2e.append("![%s](img/%s)\n" % (p[:-4], p))
+    e2e.append("Raw feedgen JSON of every run: `docs/bench/e2e_<system>_<workload>.json`.\n")
+    with open(os.path.join(BENCH, "e2e.md"), "w") as f:
+        f.write("\n".join(e2e))
+    method = open("tools/bench/method.md").read()
+    doc = ["# Benchmarks\n",
+           "Generated by `tools/bench/run.sh` — do not edit by hand (the method section lives in "
+           "tools/bench/method.md).\n",
+           machine(),
+           "## Commands\n",
+           "```sh\n%s\n```\n" % opts.get("commands", ""),
+           "Every end-to-end run is `feedgen --host H --port P --server-pid PID <workload> %s "
+           "--id-prefix <system><workload>` against a freshly started server; the exact line is "
+           "printed by run.sh and the parameters are in each JSON file.\n" % opts.get("common", ""),
+           method.rstrip() + "\n",
+           "## Module benchmarks\n",
+           module_fragments(),
+           "\n".join(e2e)]
+    with open("docs/benchmarks.md", "w") as f:
+        f.write("\n".join(doc))
+
+
+def main():
+    if len(sys.argv) >= 3 and sys.argv[1] == "summary":
+        summary(sys.argv[2])
+    elif len(sys.argv) >= 2 and sys.argv[1] == "docs":
+        docs(sys.argv[2:])
+    else:
+        sys.stderr.write(__doc__)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# run.sh quick|full — every benchmark, then docs/benchmarks.md.
+#
+#  1. every build/release/bench/bench_* binary with --quick or --full and
+#     --md docs/bench/<name>.md (the modules write their own fragment);
+#  2. the end-to-end runs: feedgen against each system (tools/bench/
+#     sys_<name>.sh; INN today), each workload on a fresh instance, raw
+#     feedgen JSON kept as docs/bench/e2e_<system>_<workload>.json;
+#  3. tools/bench/report.py: the per-system tables, the floodgate/INN
+#     ratios when both ran, the PNG plots (gnuplot) and docs/benchmarks.md.
+# `make bench` (quick) must stay under 15 minutes on the 2-core machine.
+set -euo pipefail
+mode=${1:-quick}
+case $mode in quick|full) ;; *) echo "usage: $0 quick|full" >&2; exit 2 ;; esac
+FG_TOP=$(cd "$(dirname "$0")/../.." && pwd)
+export FG_TOP
+cd "$FG_TOP"
+B=build/release
+feedgen=$B/bin/feedgen
+mkdir -p docs/bench docs/img
+work=$(mktemp -d /tmp/fg-bench.XXXXXX)
+chmod 0755 "$work"
+trap 'rm -rf "$work"' EXIT
+t_start=$(date +%s)
+
+# ------------------------------------------------------------ workloads
+# name|feedgen arguments. CHECK-heavy: 10 peers each offering every
+# article (10 offers per article), as a flood-fill transit site sees.
+# TAKETHIS: innfeed's no-CHECK mode once most offers are wanted: one offer
+# per article, so every article is new.
+if [ "$mode" = quick ]; then
+	export FG_BENCH_HISTORY=2000000
+	WORKLOADS=(
+		"check|--mode check --peers 10 --dups 10 --articles 30000 --size 2K --window 64"
+		"takethis_2k|--mode takethis --peers 4 --conns 2 --dups 1 --articles 60000 --size 2K --window 32"
+	)
+else
+	export FG_BENCH_HISTORY=20000000
+	WORKLOADS=(
+		"check|--mode check --peers 10 --dups 10 --articles 200000 --size 2K --window 64"
+		"takethis_2k|--mode takethis --peers 4 --conns 2 --dups 1 --articles 300000 --size 2K --window 32"
+		"takethis_700k|--mode takethis --peers 4 --conns 2 --dups 1 --articles 3000 --size 700K --window 8"
+	)
+fi
+COMMON="--seed 42 --cutoff 10d --no-progress --json --timeout 600"
+
+echo "== module benchmarks ($mode)"
+shopt -s nullglob
+for b in "$B"/bench/bench_*; do
+	name=${b##*/bench_}
+	echo "-- $name"
+	"$b" "--$mode" --md "docs/bench/$name.md" || echo "bench_$name failed (exit $?)" >&2
+done
+
+echo "== end to end ($mode)"
+[ -x "$feedgen" ] || { echo "run.sh: $feedgen not built (make all)" >&2; exit 1; }
+systems=()
+for s in tools/bench/sys_*.sh; do
+	# shellcheck source=/dev/null
+	. "$s"
+	n=${s##*/sys_}
+	systems+=("${n%.sh}")
+done
+rm -f docs/bench/e2e_*.json
+for sys in "${systems[@]}"; do
+	for w in "${WORKLOADS[@]}"; do
+		wname=${w%%|*}
+		wargs=${w#*|}
+		read -r host port pid < <("sys_${sys}_start" "$work/$sys-$wname") || {
+			echo "run.sh: could not start $sys" >&2; exit 1; }
+		cmd="$feedgen --host $host --port $port --server-pid $pid $wargs $COMMON --id-prefix $sys$wname"
+		echo "-- $sys $wname: $cmd"
+		rc=0
+		# shellcheck disable=SC2086
+		$cmd > "docs/bench/e2e_${sys}_${wname}.json" || rc=$?
+		"sys_${sys}_stop" "$work/$sys-$wname"
+		python3 tools/bench/report.py summary "docs/bench/e2e_${sys}_${wname}.json"
+		[ $rc -eq 0 ] || { echo "run.sh: feedgen found mismatches against $sys ($wname)" >&2; exit 1; }
+	done
+done
+
+labels=()
+for sys in "${systems[@]}"; do
+	v="SYS_${sys}_LABEL"
+	labels+=("$sys=${!v:-$sys}")
+done
+python3 tools/bench/report.py docs --mode "$mode" --commands "make bench$([ "$mode" = full ] && echo -full) (tools/bench/run.sh $mode)" \
+	--common "$COMMON" "${labels[@]}"
+grep -E "^(###|\|)" docs/bench/e2e.md || true
+echo "== done in $(( $(date +%s) - t_start )) s: docs/benchmarks.md"

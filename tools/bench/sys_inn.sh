@@ -1,0 +1,17 @@
+# sys_inn.sh — sourced by run.sh: INN's innd as a benchmarked system.
+# A system file defines sys_<name>_start WORKDIR (prints "HOST PORT PID")
+# and sys_<name>_stop WORKDIR; run.sh gives every workload a fresh instance.
+# To add a system, drop tools/bench/sys_<name>.sh defining the same two
+# functions and a SYS_<name>_LABEL; run.sh picks it up.
+SYS_inn_LABEL="INN $(dpkg-query -W -f='${Version}' inn2 2>/dev/null) innd (trash storage, no overview)"
+
+sys_inn_start() {
+	local dir=$1 port=${FG_BENCH_INN_PORT:-11119}
+	"$FG_TOP/tools/inn/innd.sh" start "$dir/inn" "$port" --cutoff 10 \
+		--history "$FG_BENCH_HISTORY" >&2 || return 1
+	echo "127.0.0.1 $port $("$FG_TOP/tools/inn/innd.sh" pid "$dir/inn")"
+}
+
+sys_inn_stop() {
+	"$FG_TOP/tools/inn/innd.sh" stop "$1/inn" >&2
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * feedgen.h — feedgen's internals, shared by its main, client and report.
+ */
+#ifndef FEEDGEN_H
+#define FEEDGEN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "floodgate/lathist.h"
+#include "floodgate/wlcheck.h"
+#include "floodgate/workload.h"
+
+enum fg_feed_mode {
+	FEED_CHECK = 0,		/* CHECK, TAKETHIS after 238 */
+	FEED_TAKETHIS,		/* TAKETHIS only, as innfeed once most offers are wanted */
+	FEED_IHAVE,		/* RFC 3977 6.3.2, one offer at a time */
+};
+
+struct feed_opts {
+	struct fg_wl_params wl;
+	char host[64];
+	uint16_t port;
+	unsigned conns;			/* per peer */
+	unsigned window;		/* commands in flight per connection */
+	enum fg_feed_mode mode;
+	bool capabilities;		/* CAPABILITIES before MODE STREAM */
+	bool mode_stream;		/* MODE STREAM before streaming (RFC 4644 2.3) */
+	double retry_delay;		/* seconds before a 431/436 is offered again */
+	unsigned max_retries;		/* per offer */
+	unsigned max_reconnects;	/* per connection */
+	double timeout;			/* whole run, seconds; 0 = none */
+	pid_t server_pid;		/* 0 = unknown */
+	bool json;
+	int progress;			/* -1 auto (a terminal), 0 off, 1 on */
+	const char *pcap;
+	char pcap_server[64];		/* ADDR:PORT the pcap's client streams go to */
+};
+
+/* Per connection: response codes seen (100..599). */
+#define FEED_CODES 600
+
+struct feed_result {
+	double elapsed;			/* seconds, first connect to last close */
+	uint64_t offers;		/* first offers (CHECK/TAKETHIS/IHAVE), retries apart */
+	uint64_t retries;		/* offers made again after 431/436 */
+	uint64_t reoffers;		/* offers made again after 400 / a lost connection */
+	uint64_t reconnects;
+	uint64_t articles_sent;		/* TAKETHIS/IHAVE articles written */
+	uint64_t article_bytes;		/* their wire octets */
+	uint64_t bytes_out, bytes_in;	/* all octets on the sockets */
+	uint64_t accepted;		/* 239/235 */
+	uint64_t codes[FEED_CODES];	/* summed over connections */
+	struct fg_lathist lat_offer;	/* CHECK / IHAVE line -> answer */
+	struct fg_lathist lat_article;	/* TAKETHIS / IHAVE article -> answer */
+	double cpu_self;		/* seconds (getrusage) */
+	double cpu_server;		/* seconds (/proc/PID/stat), < 0 if unknown */
+	unsigned n_conns;
+	uint32_t (*conn_codes)[FEED_CODES];	/* per connection, n_conns rows */
+	unsigned *conn_peer;
+	bool timed_out;
+};
+
+/* Runs the whole feed; 0, or -errno for a setup failure (socket, memory). */
+int feed_run(const struct feed_opts *o, const struct fg_wl *wl, struct fg_wlc *chk,
+	     struct feed_result *res);
+
+/* Server CPU seconds (utime+stime+cutime+cstime), < 0 when unreadable. */
+double feed_proc_cpu(pid_t pid);
+double feed_self_cpu(void);
+uint64_t feed_now_ns(void);
+
+void feed_report_text(const struct feed_opts *o, const struct fg_wl *wl,
+		      const struct fg_wlc *chk, const struct feed_result *r);
+void feed_report_json(const struct feed_opts *o, const struct fg_wl *wl,
+		      const struct fg_wlc *chk, const struct feed_result *r);
+
+#endif

@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * feedgen — a Netnews sending peer and load generator (docs/feedgen.md).
+ *
+ *   feedgen [options]               feed a server, check every answer
+ *   feedgen --pcap FILE [options]   write the client side as a pcap instead
+ *
+ * Exit status: 0 when every answer matched the workload model, 1 on any
+ * mismatch (the first few are printed), 2 on a usage or setup error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "feedgen.h"
+#include "floodgate/log.h"
+#include "floodgate/pcapgen.h"
+
+static const char usage_text[] =
+"usage: feedgen [options]\n"
+"connection:\n"
+"  --host ADDR            server IPv4 address (127.0.0.1)\n"
+"  --port N               server port (119)\n"
+"  --peers N              simulated peers (10)\n"
+"  --conns N              connections per peer (1)\n"
+"  --window N             commands in flight per connection (64)\n"
+"  --mode M               check | takethis | ihave (check)\n"
+"  --capabilities         send CAPABILITIES first, require STREAMING\n"
+"  --no-mode-stream       do not send MODE STREAM\n"
+"  --retry-delay S        seconds before a 431/436 is offered again (0.1)\n"
+"  --max-retries N        deferrals of one article before giving up (50)\n"
+"  --max-reconnects N     per connection (5)\n"
+"  --timeout S            give up after S seconds, a mismatch (0 = never)\n"
+"  --server-pid PID       also measure the server's CPU (/proc/PID/stat)\n"
+"workload:\n"
+"  --seed N               (1)      --articles N   unique articles (10000)\n"
+"  --dups N               offers per article across peers (10)\n"
+"  --spread N             offers of one article within ~N offers (32)\n"
+"  --size BYTES|mix       fixed article size (2K), or text posts + binaries\n"
+"  --binary-size BYTES    mix: binary part size (700K)\n"
+"  --binary-share F       mix: share of binary parts (0.02)\n"
+"  --old F --future F --path-loop F --bad-id F      class shares\n"
+"                         (0.02 0.01 0.01 0.005; path loops need --path-identity)\n"
+"  --no-injection-date F  (0.3)   --offline F   Date older than cutoff (0.02)\n"
+"  --versions F           $v=N IDs with Supersedes (0.01)\n"
+"  --near-future F        wanted articles dated ahead, inside the margin (0.02)\n"
+"  --id-prefix S          left part of every Message-ID (fg<seed>)\n"
+"  --groups G1,G2         newsgroups; the last gets binaries (fg.test.text,fg.test.binaries)\n"
+"server rules (what the answers are checked against):\n"
+"  --cutoff DUR           (10d)    --future-margin DUR (24h)\n"
+"  --path-identity NAME   the server's path identity\n"
+"  --now EPOCH            the model's clock (now)\n"
+"output:\n"
+"  --json                 one JSON object on stdout\n"
+"  --progress / --no-progress   progress line on stderr (default: if a terminal)\n"
+"  --pcap FILE            write the client side as a pcap; no server needed\n"
+"  --pcap-server A:P      the server address in the pcap (198.19.0.1:119)\n"
+"  --log-level L          err|warn|notice|info|debug (notice)\n"
+"Sizes take K/M (1024), durations s/m/h/d/w.\n";
+
+enum {
+	O_HOST = 256, O_PORT, O_PEERS, O_CONNS, O_WINDOW, O_MODE, O_CAPS, O_NOMODE, O_RETRY,
+	O_MAXRETRY, O_MAXRECON, O_TIMEOUT, O_SPID, O_SEED, O_ARTICLES, O_DUPS, O_SPREAD,
+	O_SIZE, O_BINSIZE, O_BINSHARE, O_OLD, O_FUTURE, O_LOOP, O_BADID, O_NOINJ, O_OFFLINE,
+	O_VERSIONS, O_NEAR, O_PREFIX, O_GROUPS, O_CUTOFF, O_MARGIN, O_PATHID, O_NOW, O_JSON,
+	O_PROGRESS, O_NOPROGRESS, O_PCAP, O_PCAPSRV, O_LOGLEVEL, O_HELP,
+};
+
+static const struct option long_opts[] = {
+	{ "host", 1, 0, O_HOST }, { "port", 1, 0, O_PORT }, { "peers", 1, 0, O_PEERS },
+	{ "conns", 1, 0, O_CONNS }, { "window", 1, 0, O_WINDOW }, { "mode", 1, 0, O_MODE },
+	{ "capabilities", 0, 0, O_CAPS }, { "no-mode-stream", 0, 0, O_NOMODE },
+	{ "retry-delay", 1, 0, O_RETRY }, { "max-retries", 1, 0, O_MAXRETRY },
+	{ "max-reconnects", 1, 0, O_MAXRECON }, { "timeout", 1, 0, O_TIMEOUT },
+	{ "server-pid", 1, 0, O_SPID }, { "seed", 1, 0, O_SEED }, { "articles", 1, 0, O_ARTICLES },
+	{ "dups", 1, 0, O_DUPS }, { "spread", 1, 0, O_SPREAD }, { "size", 1, 0, O_SIZE },
+	{ "binary-size", 1, 0, O_BINSIZE }, { "binary-share", 1, 0, O_BINSHARE },
+	{ "old", 1, 0, O_OLD }, { "future", 1, 0, O_FUTURE }, { "path-loop", 1, 0, O_LOOP },
+	{ "bad-id", 1, 0, O_BADID }, { "no-injection-date", 1, 0, O_NOINJ },
+	{ "offline", 1, 0, O_OFFLINE }, { "versions", 1, 0, O_VERSIONS },
+	{ "near-future", 1, 0, O_NEAR }, { "id-prefix", 1, 0, O_PREFIX },
+	{ "groups", 1, 0, O_GROUPS }, { "cutoff", 1, 0, O_CUTOFF },
+	{ "future-margin", 1, 0, O_MARGIN }, { "path-identity", 1, 0, O_PATHID },
+	{ "now", 1, 0, O_NOW }, { "json", 0, 0, O_JSON }, { "progress", 0, 0, O_PROGRESS },
+	{ "no-progress", 0, 0, O_NOPROGRESS }, { "pcap", 1, 0, O_PCAP },
+	{ "pcap-server", 1, 0, O_PCAPSRV }, { "log-level", 1, 0, O_LOGLEVEL },
+	{ "help", 0, 0, O_HELP }, { 0, 0, 0, 0 },
+};
+
+/* Unsigned integer with an optional K/M/G (1024) suffix, at most max. */
+static int parse_uint(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	uint64_t mul = 1;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *s == '-')
+		return -EINVAL;
+	if (*end == 'K' || *end == 'k')
+		mul = 1024, end++;
+	else if (*end == 'M' || *end == 'm')
+		mul = 1024 * 1024, end++;
+	else if (*end == 'G' || *end == 'g')
+		mul = 1024 * 1024 * 1024, end++;
+	if (*end || v > max / mul)
+		return -EINVAL;
+	*out = v * mul;
+	return 0;
+}
+
+static int parse_double(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* "10d", "24h", "90m", "30s", "2w", or plain seconds. */
+static int parse_duration(const char *s, int64_t *out)
+{
+	char *end;
+	long long v = strtoll(s, &end, 10);
+	int64_t mul = 1;
+
+	if (end == s || v < 0)
+		return -EINVAL;
+	switch (*end) {
+	case '\0': case 's': break;
+	case 'm': mul = 60; break;
+	case 'h': mul = 3600; break;
+	case 'd': mul = 86400; break;
+	case 'w': mul = 7 * 86400; break;
+	default: return -EINVAL;
+	}
+	if (*end && end[1])
+		return -EINVAL;
+	*out = (int64_t)v * mul;
+	return 0;
+}
+
+static int set_string(char *dst, size_t len, const char *s)
+{
+	if (strlen(s) >= len)
+		return -EINVAL;
+	strcpy(dst, s);
+	return 0;
+}
+
+static int parse_mode(const char *s, enum fg_feed_mode *m)
+{
+	if (strcmp(s, "check") == 0)
+		*m = FEED_CHECK;
+	else if (strcmp(s, "takethis") == 0)
+		*m = FEED_TAKETHIS;
+	else if (strcmp(s, "ihave") == 0)
+		*m = FEED_IHAVE;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_size(struct fg_wl_params *w, const char *s)
+{
+	uint64_t v;
+
+	if (strcmp(s, "mix") == 0) {
+		w->size_mode = FG_WL_SIZE_MIX;
+		return 0;
+	}
+	w->size_mode = FG_WL_SIZE_FIXED;
+	if (parse_uint(s, FG_WL_MAX_SIZE, &v) < 0)
+		return -EINVAL;
+	w->size = (uint32_t)v;
+	return 0;
+}
+
+/* The options about connections and output. */
+static int opt_feed(struct feed_opts *o, int opt, const char *arg)
+{
+	uint64_t v;
+	int rc = 0;
+
+	switch (opt) {
+	case O_HOST: rc = set_string(o->host, sizeof(o->host), arg); break;
+	case O_PORT: rc = parse_uint(arg, 65535, &v); o->port = (uint16_t)v; break;
+	case O_CONNS: rc = parse_uint(arg, 1024, &v); o->conns = (unsigned)v; break;
+	case O_WINDOW: rc = parse_uint(arg, 100000, &v); o->window = (unsigned)v; break;
+	case O_MODE: rc = parse_mode(arg, &o->mode); break;
+	case O_CAPS: o->capabilities = true; break;
+	case O_NOMODE: o->mode_stream = false; break;
+	case O_RETRY: rc = parse_double(arg, 0, 3600, &o->retry_delay); break;
+	case O_MAXRETRY: rc = parse_uint(arg, 255, &v); o->max_retries = (unsigned)v; break;
+	case O_MAXRECON: rc = parse_uint(arg, 1000000, &v); o->max_reconnects = (unsigned)v; break;
+	case O_TIMEOUT: rc = parse_double(arg, 0, 1e9, &o->timeout); break;
+	case O_SPID: rc = parse_uint(arg, 1u << 30, &v); o->server_pid = (pid_t)v; break;
+	case O_JSON: o->json = true; break;
+	case O_PROGRESS: o->progress = 1; break;
+	case O_NOPROGRESS: o->progress = 0; break;
+	case O_PCAP: o->pcap = arg; break;
+	case O_PCAPSRV: rc = set_string(o->pcap_server, sizeof(o->pcap_server), arg); break;
+	case O_LOGLEVEL:
+		rc = fg_log_level_parse(arg);
+		if (rc >= 0)
+			fg_log_set_level((enum fg_log_level)rc);
+		break;
+	default: rc = -ENOENT; break;
+	}
+	return rc < 0 ? rc : 0;
+}
+
+/* The options about the workload and the server's rules. */
+static int opt_workload(struct fg_wl_params *w, int opt, const char *arg)
+{
+	uint64_t v = 0;
+	int rc = 0;
+
+	switch (opt) {
+	case O_PEERS: rc = parse_uint(arg, FG_WL_MAX_PEERS, &v); w->peers = (unsigned)v; break;
+	case O_SEED: rc = parse_uint(arg, UINT64_MAX, &w->seed); break;
+	case O_ARTICLES: rc = parse_uint(arg, UINT32_MAX, &v); w->articles = (uint32_t)v; break;
+	case O_DUPS: rc = parse_uint(arg, FG_WL_MAX_PEERS, &v); w->dups = (unsigned)v; break;
+	case O_SPREAD: rc = parse_uint(arg, 1u << 30, &v); w->spread = (unsigned)v; break;
+	case O_SIZE: rc = parse_size(w, arg); break;
+	case O_BINSIZE: rc = parse_uint(arg, FG_WL_MAX_SIZE, &v); w->binary_size = (uint32_t)v; break;
+	case O_BINSHARE: rc = parse_double(arg, 0, 1, &w->p_binary); break;
+	case O_OLD: rc = parse_double(arg, 0, 1, &w->p_old); break;
+	case O_FUTURE: rc = parse_double(arg, 0, 1, &w->p_future); break;
+	case O_LOOP: rc = parse_double(arg, 0, 1, &w->p_pathloop); break;
+	case O_BADID: rc = parse_double(arg, 0, 1, &w->p_badid); break;
+	case O_NOINJ: rc = parse_double(arg, 0, 1, &w->p_no_injdate); break;
+	case O_OFFLINE: rc = parse_double(arg, 0, 1, &w->p_offline); break;
+	case O_VERSIONS: rc = parse_double(arg, 0, 1, &w->p_version); break;
+	case O_NEAR: rc = parse_double(arg, 0, 1, &w->p_near_future); break;
+	case O_PREFIX: rc = set_string(w->id_prefix, sizeof(w->id_prefix), arg); break;
+	case O_GROUPS: rc = fg_wl_params_set_groups(w, arg); break;
+	case O_CUTOFF: rc = parse_duration(arg, &w->cutoff); break;
+	case O_MARGIN: rc = parse_duration(arg, &w->future_margin); break;
+	case O_PATHID: rc = set_string(w->path_identity, sizeof(w->path_identity), arg); break;
+	case O_NOW: rc = parse_uint(arg, INT64_MAX, &v); w->now = (fg_time_t)v; break;
+	default: rc = -ENOENT; break;
+	}
+	return rc;
+}
+
+static int parse_args(int argc, char **argv, struct feed_opts *o)
+{
+	int opt;
+
+	memset(o, 0, sizeof(*o));
+	fg_wl_params_default(&o->wl);
+	strcpy(o->host, "127.0.0.1");
+	strcpy(o->pcap_server, "198.19.0.1:119");
+	o->port = 119;
+	o->conns = 1;
+	o->window = 64;
+	o->mode_stream = true;
+	o->retry_delay = 0.1;
+	o->max_retries = 50;
+	o->max_reconnects = 5;
+	o->progress = -1;
+	while ((opt = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
+		int rc;
+
+		if (opt == 'h' || opt == O_HELP) {
+			fputs(usage_text, stdout);
+			exit(0);
+		}
+		if (opt == '?')
+			return -EINVAL;
+		rc = opt_feed(o, opt, optarg);
+		if (rc == -ENOENT)
+			rc = opt_workload(&o->wl, opt, optarg);
+		if (rc < 0) {
+			const struct option *lo = long_opts;
+
+			while (lo->name && lo->val != opt)
+				lo++;
+			fprintf(stderr, "feedgen: bad value for --%s: %s\n",
+				lo->name ? lo->name : "?", optarg ? optarg : "");
+			return -EINVAL;
+		}
+	}
+	if (optind != argc || o->window == 0 || o->conns == 0) {
+		fprintf(stderr, "feedgen: unexpected argument or zero window/conns\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int run_live(const struct feed_opts *o, const struct fg_wl *wl)
+{
+	struct fg_wlc *chk = fg_wlc_create(wl);
+	struct feed_result *res = calloc(1, sizeof(*res));
+	int rc = 2;
+
+	if (!chk || !res)
+		goto out_free;
+	if (feed_run(o, wl, chk, res) < 0)
+		goto out_free;
+	fg_wlc_finish(chk);
+	if (o->json)
+		feed_report_json(o, wl, chk, res);
+	else
+		feed_report_text(o, wl, chk, res);
+	rc = fg_wlc_mismatches(chk) ? 1 : 0;
+out_free:
+	if (res) {
+		free(res->conn_codes);
+		free(res->conn_peer);
+	}
+	free(res);
+	fg_wlc_free(chk);
+	return rc;
+}
+
+static int run_pcap(const struct feed_opts *o, const struct fg_wl *wl)
+{
+	struct fg_pcapfeed_opts po;
+	struct fg_pcapfeed_stats st;
+	int rc;
+
+	memset(&po, 0, sizeof(po));
+	po.conns = o->conns;
+	po.window = o->mode == FEED_IHAVE ? 1 : o->window;
+	po.mode = o->mode == FEED_CHECK ? FG_PCAPFEED_CHECK :
+		  o->mode == FEED_TAKETHIS ? FG_PCAPFEED_TAKETHIS : FG_PCAPFEED_IHAVE;
+	po.mode_stream = o->mode_stream && o->mode != FEED_IHAVE;
+	po.capabilities = o->capabilities;
+	rc = fg_pcap_parse_endpoint(o->pcap_server, &po.server_addr, &po.server_port);
+	if (rc < 0) {
+		fprintf(stderr, "feedgen: bad --pcap-server %s\n", o->pcap_server);
+		return 2;
+	}
+	rc = fg_pcapfeed_write(wl, &po, o->pcap, &st);
+	if (rc < 0) {
+		fprintf(stderr, "feedgen: writing %s: %s\n", o->pcap, strerror(-rc));
+		return 2;
+	}
+	printf("pcap %s: %u connections, %llu packets, %llu client octets, %llu offers, "
+	       "%llu articles\n", o->pcap, st.flows, (unsigned long long)st.packets,
+	       (unsigned long long)st.payload_bytes, (unsigned long long)st.offers,
+	       (unsigned long long)st.articles);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct feed_opts o;
+	struct fg_wl *wl;
+	int rc;
+
+	if (parse_args(argc, argv, &o) < 0) {
+		fputs(usage_text, stderr);
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	wl = fg_wl_create(&o.wl);
+	if (!wl)
+		return 2;
+	o.wl = *fg_wl_params(wl);	/* now, id prefix as resolved */
+	rc = o.pcap ? run_pcap(&o, wl) : run_live(&o, wl);
+	fg_wl_free(wl);
+	return rc;
+}
