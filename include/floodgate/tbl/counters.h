@@ -19,6 +19,8 @@ FG_COUNTER(RULES_ACCEPTED, "rules_accepted", "articles the rules accepted")
 FG_COUNTER(RULES_REJECTED, "rules_rejected", "articles the rules rejected (by reason in floodgate_rejected_total)")
 FG_COUNTER(RULES_DATE_FROM_INJECTION, "rules_date_from_injection_date", "decisions that used Injection-Date as the article date")
 FG_COUNTER(RULES_DATE_FROM_DATE, "rules_date_from_date", "decisions that used Date as the article date (no Injection-Date)")
+FG_COUNTER(RULES_OFFERS_WANTED, "rules_offers_wanted", "offers (CHECK, IHAVE) the rules found wanted before the article")
+FG_COUNTER(RULES_OFFERS_REFUSED, "rules_offers_refused", "offers the rules refused before the article (by reason in floodgate_rejected_total)")
 
 /* ---- history ---- */
 

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * floodctl.h — the operator CLI's command table and shared helpers.
+ *
+ * Every command is one struct fg_ctl_command, defined in the file of its
+ * group (cmd_article.c: explain, msgid) and listed once in main.c's
+ * `commands` table; main() dispatches on the first word and generates
+ * `floodctl --help` from the table, so adding a command (status, stats,
+ * lookup, expire, snapshot, reload...) is one struct and one table row.
+ *
+ * Exit status, for every command: 0 success (for explain: accepted), 1 a
+ * negative answer (rejected, invalid), 2 usage or I/O error.
+ */
+#ifndef FLOODGATE_FLOODCTL_H
+#define FLOODGATE_FLOODCTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define FG_CTL_EXIT_OK 0
+#define FG_CTL_EXIT_NO 1
+#define FG_CTL_EXIT_USAGE 2
+
+struct fg_ctl_command {
+	const char *name;
+	const char *args;	/* synopsis after the name */
+	const char *summary;	/* one line for `floodctl --help` */
+	const char *help;	/* the options, for `floodctl NAME --help` */
+	/* argv[0] is the command's name; returns the exit status */
+	int (*run)(int argc, char **argv);
+};
+
+extern const struct fg_ctl_command fg_ctl_cmd_explain;
+extern const struct fg_ctl_command fg_ctl_cmd_msgid;
+
+/* "usage: floodctl NAME ARGS" and the command's help, to `f`. */
+void fg_ctl_usage(const struct fg_ctl_command *cmd, FILE *f);
+/* "floodctl NAME: message" on stderr; returns FG_CTL_EXIT_USAGE. */
+int fg_ctl_fail(const struct fg_ctl_command *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * A minimal JSON writer for one object per output: keys in order, values
+ * escaped so that any octet string (article text is not UTF-8-clean)
+ * yields valid JSON (octets >= 0x80 become \u0080..\u00ff).
+ */
+struct fg_ctl_json {
+	FILE *f;
+	unsigned depth;
+	bool need_comma[8];
+};
+
+void fg_ctl_json_begin(struct fg_ctl_json *j, FILE *f);
+void fg_ctl_json_end(struct fg_ctl_json *j);
+/* Nested object under `key`. */
+void fg_ctl_json_open(struct fg_ctl_json *j, const char *key);
+void fg_ctl_json_close(struct fg_ctl_json *j);
+/* A string value; ptr NULL writes null. */
+void fg_ctl_json_str(struct fg_ctl_json *j, const char *key, const char *ptr, size_t len);
+void fg_ctl_json_cstr(struct fg_ctl_json *j, const char *key, const char *s);
+void fg_ctl_json_int(struct fg_ctl_json *j, const char *key, int64_t v);
+void fg_ctl_json_uint(struct fg_ctl_json *j, const char *key, uint64_t v);
+void fg_ctl_json_bool(struct fg_ctl_json *j, const char *key, bool v);
+void fg_ctl_json_null(struct fg_ctl_json *j, const char *key);
+
+/* Write `len` octets to `f` with control and 8-bit octets as \xNN. */
+void fg_ctl_print_escaped(FILE *f, const char *s, size_t len);
+
+/* Parse "--now": decimal epoch seconds or an RFC 5322 date-time. */
+int fg_ctl_parse_time(const char *s, int64_t *out);
+/* "3d 4h 5m 6s" (or "-…" for a negative span) into buf. */
+const char *fg_ctl_format_span(int64_t secs, char *buf, size_t len);
+
+#endif /* FLOODGATE_FLOODCTL_H */

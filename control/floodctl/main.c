@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main.c — floodctl: dispatch on the first word through one table.
+ *
+ *   floodctl [--help] COMMAND [ARGS...]
+ *   floodctl help [COMMAND]
+ *   floodctl COMMAND --help
+ *
+ * `--help` is generated from the table, so a command exists in the help
+ * exactly when it can be run. Commands come from the files of their
+ * groups (floodctl.h); add a row here to add one.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "floodctl.h"
+
+static const struct fg_ctl_command *const commands[] = {
+	&fg_ctl_cmd_explain,
+	&fg_ctl_cmd_msgid,
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: floodctl [--help] COMMAND [ARGS...]\n"
+	      "\n"
+	      "The floodgate operator's tool. `floodctl COMMAND --help` describes one command.\n"
+	      "Exit status: 0 success (explain: accepted), 1 a negative answer (rejected,\n"
+	      "invalid), 2 usage or I/O error.\n"
+	      "\n"
+	      "Commands:\n", f);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-10s %s\n  %-10s   floodctl %s %s\n", commands[i]->name,
+			commands[i]->summary, "", commands[i]->name, commands[i]->args);
+}
+
+static const struct fg_ctl_command *find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(commands[i]->name, name) == 0)
+			return commands[i];
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const struct fg_ctl_command *cmd;
+
+	if (argc < 2) {
+		usage(stderr);
+		return FG_CTL_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    (strcmp(argv[1], "help") == 0 && argc == 2)) {
+		usage(stdout);
+		return FG_CTL_EXIT_OK;
+	}
+	if (strcmp(argv[1], "help") == 0) {
+		cmd = find(argv[2]);
+		if (!cmd) {
+			fprintf(stderr, "floodctl: no command '%s'\n", argv[2]);
+			return FG_CTL_EXIT_USAGE;
+		}
+		fg_ctl_usage(cmd, stdout);
+		return FG_CTL_EXIT_OK;
+	}
+	cmd = find(argv[1]);
+	if (!cmd) {
+		fprintf(stderr, "floodctl: no command '%s'\n\n", argv[1]);
+		usage(stderr);
+		return FG_CTL_EXIT_USAGE;
+	}
+	return cmd->run(argc - 1, argv + 1);
+}
