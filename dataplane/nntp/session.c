@@ -202,12 +202,28 @@ static void offers_trim(struct fg_session *s)
 	}
 }
 
+/* Squeeze out the offers already taken over, released or lapsed. */
+static void offers_compact(struct fg_session *s)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < s->off_n; i++) {
+		struct fg_nntp_offer *o = &s->offers[(s->off_head + i) % s->off_cap];
+
+		if (o->deadline > s->e->now)
+			s->offers[(s->off_head + n++) % s->off_cap] = *o;
+	}
+	s->off_n = n;
+}
+
 static void track_offer(struct fg_session *s, const struct fg_history_key *k,
 			const struct fg_history_ref *ref, fg_time_t deadline)
 {
 	struct fg_nntp_offer *o;
 
 	offers_trim(s);
+	if (s->off_n == s->off_cap)
+		offers_compact(s);
 	if (s->off_n == s->off_cap) {
 		/* forget the oldest: its entry lapses at its own deadline */
 		s->off_head = (s->off_head + 1) % s->off_cap;
@@ -1010,7 +1026,7 @@ static int alloc_session(struct fg_engine *e, struct fg_session *s)
 
 	s->line = malloc(cfg->max_line);
 	s->a.arg = malloc(cfg->max_line);
-	s->off_cap = FG_MAX(64u, cfg->max_pending_commands / 2);
+	s->off_cap = FG_MAX(64u, cfg->max_pending_commands);
 	s->offers = calloc(s->off_cap, sizeof(*s->offers));
 	if (!s->line || !s->a.arg || !s->offers ||
 	    fg_respq_init(&s->q, e->response_buffer, cfg->max_pending_commands + 4) != 0)

@@ -163,11 +163,16 @@ static int h_verdict(void *ctx, const struct fg_verdict_rec *r)
 	return 0;
 }
 
-static struct fg_engine_hooks th_hooks = { h_journal, h_verdict, NULL };
 
 /* ------------------------------------------------------------ setup */
 
 int fg_th_init(struct fg_th *t, const char *extra, const struct fg_sink_mem_params *sp)
+{
+	return fg_th_init_shared(t, extra, sp, NULL);
+}
+
+int fg_th_init_shared(struct fg_th *t, const char *extra, const struct fg_sink_mem_params *sp,
+		      struct fg_th *history_of)
 {
 	struct fg_config_errors errs;
 	struct fg_history_params hp;
@@ -197,24 +202,31 @@ int fg_th_init(struct fg_th *t, const char *extra, const struct fg_sink_mem_para
 	t->now = 1800000000;		/* 2027-01-15 */
 	t->now_ns = 1000000000ull;
 	hp.now = t->now;
-	rsz = fg_history_region_size(hp.capacity, hp.side_capacity);
-	t->hmem = aligned_alloc(64, (rsz + 63) & ~(size_t)63);
-	if (!t->hmem)
-		return -1;
-	t->h = fg_history_create(t->hmem, rsz, &hp);
+	if (history_of) {
+		t->h = history_of->h;
+		t->shared = true;
+	} else {
+		rsz = fg_history_region_size(hp.capacity, hp.side_capacity);
+		t->hmem = aligned_alloc(64, (rsz + 63) & ~(size_t)63);
+		if (!t->hmem)
+			return -1;
+		t->h = fg_history_create(t->hmem, rsz, &hp);
+	}
 	t->sink = fg_sink_mem_create(sp ? sp : &def);
 	t->peer_stats = calloc(t->cfg->n_peer + 1, sizeof(*t->peer_stats));
 	t->journal = calloc(FG_TH_MAX_JOURNAL, sizeof(*t->journal));
 	t->journal_id = calloc(FG_TH_MAX_JOURNAL, sizeof(*t->journal_id));
 	if (!t->h || !t->sink || !t->peer_stats || !t->journal || !t->journal_id)
 		return -1;
-	th_hooks.ctx = t;
+	t->hooks.journal = h_journal;
+	t->hooks.verdict = h_verdict;
+	t->hooks.ctx = t;
 	memset(&ep, 0, sizeof(ep));
 	ep.cfg = t->cfg;
 	ep.history = t->h;
 	ep.sink_ops = &fg_sink_mem_ops;
 	ep.sink = t->sink;
-	ep.hooks = &th_hooks;
+	ep.hooks = &t->hooks;
 	ep.stats = &t->stats;
 	ep.peer_stats = t->peer_stats;
 	ep.max_sessions = FG_TH_MAX_CONNS;
@@ -226,11 +238,11 @@ int fg_th_init(struct fg_th *t, const char *extra, const struct fg_sink_mem_para
 
 static void conn_free_queue(struct fg_th_conn *c)
 {
-	for (unsigned i = 0; i < c->q_n; i++)
+	for (unsigned i = c->q_head; i < c->q_n; i++)
 		buf_unref(c->q[i]);
 	free(c->q);
 	c->q = NULL;
-	c->q_n = c->q_cap = 0;
+	c->q_n = c->q_cap = c->q_head = 0;
 	c->q_off = 0;
 	c->arrived = 0;
 }
@@ -250,7 +262,7 @@ void fg_th_fini(struct fg_th *t)
 		free(t->conn[i].out);
 	}
 	fg_sink_mem_destroy(t->sink);
-	if (t->h)
+	if (t->h && !t->shared)
 		fg_history_detach(t->h);
 	free(t->hmem);
 	free(t->peer_stats);
@@ -286,6 +298,9 @@ static void queue_buf(struct fg_th_conn *c, const void *data, size_t len)
 {
 	struct fg_th_buf *b;
 
+	if (c->q_head && c->q_head == c->q_n) {
+		c->q_head = c->q_n = 0;
+	}
 	if (c->q_n == c->q_cap) {
 		c->q_cap = c->q_cap ? 2 * c->q_cap : 64;
 		c->q = realloc(c->q, c->q_cap * sizeof(*c->q));
@@ -348,7 +363,7 @@ static unsigned offer(struct fg_th *t, struct fg_th_conn *c, unsigned arrived)
 	uint32_t took, total = 0;
 
 	for (unsigned i = 0; i < arrived && n < 64; i++) {
-		struct fg_th_buf *b = c->q[i];
+		struct fg_th_buf *b = c->q[c->q_head + i];
 		uint32_t off = i == 0 ? c->q_off : 0;
 
 		iov[n].base = b->data + off;
@@ -363,16 +378,14 @@ static unsigned offer(struct fg_th *t, struct fg_th_conn *c, unsigned arrived)
 	if (took > total)
 		abort();
 	while (took > 0) {
-		uint32_t rest = c->q[0]->len - c->q_off;
+		uint32_t rest = c->q[c->q_head]->len - c->q_off;
 
 		if (took < rest) {
 			c->q_off += took;
 			break;
 		}
 		took -= rest;
-		buf_unref(c->q[0]);
-		memmove(c->q, c->q + 1, (c->q_n - 1) * sizeof(*c->q));
-		c->q_n--;
+		buf_unref(c->q[c->q_head++]);
 		c->q_off = 0;
 		removed++;
 	}
@@ -403,13 +416,13 @@ static bool step_conn(struct fg_th *t, struct fg_th_conn *c)
 		moved = true;
 	}
 	/* buffers arrive one at a time, offered with what is still unconsumed */
-	while (!c->paused && !c->close_called && c->arrived < c->q_n) {
+	while (!c->paused && !c->close_called && c->arrived < c->q_n - c->q_head) {
 		c->arrived++;
 		c->arrived -= offer(t, c, c->arrived);
 		fg_engine_poll(t->e, t->now, t->now_ns);
 		moved = true;
 	}
-	if (!c->q_n && c->eof_pending && !c->paused && !c->close_called) {
+	if (c->q_n == c->q_head && c->eof_pending && !c->paused && !c->close_called) {
 		c->eof_pending = false;
 		fg_session_eof(c->s, t->now, t->now_ns);
 		moved = true;

@@ -46,8 +46,8 @@ struct fg_th_conn {
 	unsigned pauses, resumes;
 	int holds;			/* holds outstanding */
 	/* the receive queue: arrived buffers, the first partly consumed */
-	struct fg_th_buf **q;
-	unsigned q_n, q_cap;
+	struct fg_th_buf **q;		/* q[q_head .. q_n) are queued */
+	unsigned q_head, q_n, q_cap;
 	uint32_t q_off;			/* consumed octets of q[0] */
 	unsigned arrived;		/* buffers from the head offered so far */
 	bool reoffer;			/* resumed: offer the arrived ones again */
@@ -58,6 +58,8 @@ struct fg_th {
 	struct fg_config *cfg;
 	void *hmem;
 	struct fg_history *h;
+	bool shared;			/* h belongs to another harness */
+	struct fg_engine_hooks hooks;
 	struct fg_sink_mem *sink;
 	struct fg_nntp_counters stats;
 	struct fg_nntp_counters *peer_stats;
@@ -79,6 +81,10 @@ struct fg_th {
 /* Extra lines appended to the test config (a "[section]" then keys), and
  * the sink's parameters (NULL: defaults, no delay). 0 or -1. */
 int fg_th_init(struct fg_th *t, const char *extra_config, const struct fg_sink_mem_params *sp);
+/* The same, on the history table of another harness (one engine per thread,
+ * one table: the dataplane's shape). Finish it before that one. */
+int fg_th_init_shared(struct fg_th *t, const char *extra_config,
+		      const struct fg_sink_mem_params *sp, struct fg_th *history_of);
 void fg_th_fini(struct fg_th *t);
 
 /* A connection from the peer named `peer` (NULL: not a peer). */
