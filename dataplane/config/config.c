@@ -68,7 +68,7 @@ static void add_msg(struct parse *ps, bool warn, unsigned line, const char *key,
 {
 	struct fg_config_errors *e = ps->errs;
 	struct fg_config_error *slot = NULL;
-	char msg[200];
+	char msg[400];
 
 	if (warn && e->n_warn < FG_ARRAY_SIZE(e->warn))
 		slot = &e->warn[e->n_warn++];
@@ -366,12 +366,15 @@ static void parse_line(struct parse *ps, const char *s, size_t len)
 		s++;
 	if (s == end || *s == '#')
 		return;
-	if (*s == '[') {
-		parse_header(ps, s, end);
-		return;
-	}
 	if (len > CFG_LINE_MAX) {
 		error_at(ps, ps->line, "line", "longer than %d octets", CFG_LINE_MAX);
+		/* a refused header: its keys must not land in the section before */
+		if (*s == '[')
+			ps->sec = SEC_SKIP;
+		return;
+	}
+	if (*s == '[') {
+		parse_header(ps, s, end);
 		return;
 	}
 	n = cfg_split_words(s, (size_t)(end - s), buf, sizeof(buf), w, CFG_MAX_WORDS, &why);
@@ -394,15 +397,20 @@ static void parse_line(struct parse *ps, const char *s, size_t len)
 
 /* ---------------------------------------------------------------- defaults */
 
-/* Set key `key` of one struct from text (a default): cannot fail. */
+/* Set key `key` of one struct from text (a default), replacing whatever
+ * a refused line left in it (part of a list): cannot fail. */
 static void set_from_text(void *base, int key, const char *text)
 {
+	const struct cfg_key *k = &cfg_keys[key];
 	char buf[CFG_LINE_MAX + 1], why[200];
 	char *w[CFG_MAX_WORDS];
 	const char *e;
 	int n = cfg_split_words(text, strlen(text), buf, sizeof(buf), w, CFG_MAX_WORDS, &e);
 
 	FG_ASSERT(n > 0);
+	memset((char *)base + k->off, 0, k->size);
+	if (k->cnt)
+		memset((char *)base + k->cnt, 0, sizeof(unsigned));
 	FG_ASSERT(cfg_key_set(&cfg_keys[key], base, w, (unsigned)n, why, sizeof(why)) == 0);
 }
 

@@ -302,10 +302,15 @@ static int set_number(const struct cfg_key *k, void *field, const char *w, char 
 	uint64_t u = 0;
 	int rc;
 
-	if (k->type == T_PERCENT && snprintf(num, sizeof(num), "%s", w) > 0 &&
-	    strlen(num) > 1 && num[strlen(num) - 1] == '%') {
-		num[strlen(num) - 1] = '\0';
-		w = num;
+	if (k->type == T_PERCENT) {
+		size_t l = strlen(w);
+
+		/* "90%" reads as "90" */
+		if (l > 1 && l < sizeof(num) && w[l - 1] == '%') {
+			memcpy(num, w, l - 1);
+			num[l - 1] = '\0';
+			w = num;
+		}
 	}
 	if (k->type == T_DURATION)
 		rc = cfg_parse_duration_unit(w, k->unit, &v);
@@ -455,30 +460,32 @@ static bool valid_field_name(const char *s)
 	return printable_word(s) && !strchr(s, ':');
 }
 
-/* Append list items; `one` sets item i (0 or -errno with why). */
+/* How many items a list key holds; each is k->size / list_max(k) octets. */
+static unsigned list_max(const struct cfg_key *k)
+{
+	switch (k->type) {
+	case T_PATH_IDS:
+		return FG_CONFIG_MAX_PATH_IDS;
+	case T_LISTEN:
+		return FG_CONFIG_MAX_LISTEN;
+	case T_PEER_ADDRS:
+		return FG_CONFIG_MAX_PEER_ADDRS;
+	default:
+		FG_ASSERT(k->type == T_HEADERS);
+		return FG_CONFIG_MAX_REQUIRED_HEADERS;
+	}
+}
+
+/* Append the words of a line to a list key, each checked for its type. */
 static int set_list(const struct cfg_key *k, void *base, char *const *w, unsigned n,
 		    char *why, size_t whylen)
 {
 	unsigned *cnt = (unsigned *)((char *)base + k->cnt);
 	char *field = (char *)base + k->off;
-	unsigned max;
-	size_t elem;
+	unsigned max = list_max(k);
+	size_t elem = k->size / max;
 	int rc;
 
-	switch (k->type) {
-	case T_PATH_IDS:
-		elem = FG_CONFIG_NAME_MAX, max = FG_CONFIG_MAX_PATH_IDS;
-		break;
-	case T_LISTEN:
-		elem = sizeof(struct fg_endpoint), max = FG_CONFIG_MAX_LISTEN;
-		break;
-	case T_PEER_ADDRS:
-		elem = sizeof(struct fg_prefix), max = FG_CONFIG_MAX_PEER_ADDRS;
-		break;
-	default:
-		elem = 32, max = FG_CONFIG_MAX_REQUIRED_HEADERS;
-		break;
-	}
 	FG_ASSERT(elem * max == k->size);
 	for (unsigned i = 0; i < n; i++) {
 		char *item = field + (size_t)*cnt * elem;
@@ -626,6 +633,7 @@ static void format_list(struct cfg_text *t, const struct cfg_key *k, const void 
 {
 	unsigned cnt;
 	const char *field = (const char *)base + k->off;
+	size_t elem = k->size / list_max(k);
 	char buf[64];
 
 	memcpy(&cnt, (const char *)base + k->cnt, sizeof(cnt));
@@ -637,8 +645,7 @@ static void format_list(struct cfg_text *t, const struct cfg_key *k, const void 
 		else if (k->type == T_PEER_ADDRS)
 			fg_prefix_format((const struct fg_prefix *)field + i, buf, sizeof(buf));
 		else
-			snprintf(buf, sizeof(buf), "%s",
-				 field + i * (k->type == T_HEADERS ? 32 : FG_CONFIG_NAME_MAX));
+			snprintf(buf, sizeof(buf), "%s", field + i * elem);
 		cfg_text_printf(t, " %s", buf);
 	}
 }

@@ -66,7 +66,9 @@ void fg_hist_add(struct fg_hist *h, int64_t v)
 	unsigned i;
 
 	h->count++;
-	h->sum += v;
+	/* saturate: a sum is a gauge of magnitude, never worth a UB wrap */
+	if (__builtin_add_overflow(h->sum, v, &h->sum))
+		h->sum = v < 0 ? INT64_MIN : INT64_MAX;
 	if (v < 0) {
 		h->negative++;
 		return;
@@ -88,7 +90,8 @@ void fg_hist_merge(struct fg_hist *into, const struct fg_hist *from)
 		into->bucket[i] += from->bucket[i];
 	into->negative += from->negative;
 	into->count += from->count;
-	into->sum += from->sum;
+	if (__builtin_add_overflow(into->sum, from->sum, &into->sum))
+		into->sum = from->sum < 0 ? INT64_MIN : INT64_MAX;
 }
 
 void fg_stats_merge(struct fg_stats *into, const struct fg_stats *from)

@@ -5,8 +5,13 @@
  *
  * Design. Patterns are matched in place, straight from the configured
  * string: no compilation step, no allocation, since this runs for every
- * group of every article offered in full. One pattern is matched against
- * one name by the iterative glob algorithm with a single backtrack point:
+ * group of every article offered in full. For a Newsgroups value the
+ * pattern boundaries are found once (on the stack, up to 128 patterns;
+ * longer lists take the plain left-to-right path) and the patterns are
+ * tried from the right, stopping at the first match: the rightmost match
+ * decides, so nothing to its left can change the answer. One pattern is
+ * matched against one name by the iterative glob algorithm with a single
+ * backtrack point:
  * on a mismatch, the most recent "*" swallows one more character and the
  * match resumes after it. Earlier stars never need revisiting (every other
  * item consumes exactly one character), so the cost is bounded by
@@ -228,11 +233,57 @@ static bool is_group_sep(char c)
 	return c == ',' || c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
+/* One pattern of a list, located once per Newsgroups value. */
+struct span {
+	uint16_t start, end;
+	uint8_t on_match;	/* enum fg_wildmat_result */
+};
+
+#define MAX_SPANS 128
+
+/* Locate every pattern; their count, or 0 when the list does not fit. */
+static unsigned split_patterns(const char *pattern, struct span *sp)
+{
+	const char *p = pattern, *pe;
+	unsigned n = 0;
+
+	for (;;) {
+		if (n == MAX_SPANS)
+			return 0;
+		sp[n].on_match = FG_WILDMAT_MATCH;
+		if (*p == '!' || *p == '@')
+			sp[n].on_match = *p++ == '!' ? FG_WILDMAT_NONE : FG_WILDMAT_POISON;
+		pe = pattern_end(p);
+		if (pe - pattern > UINT16_MAX)
+			return 0;
+		sp[n].start = (uint16_t)(p - pattern);
+		sp[n].end = (uint16_t)(pe - pattern);
+		n++;
+		if (*pe == '\0')
+			return n;
+		p = pe + 1;
+	}
+}
+
+/* Rightmost first: the first pattern that matches decides (RFC 3977 4.2). */
+static enum fg_wildmat_result eval_spans(const char *pattern, const struct span *sp,
+					 unsigned n, const char *name, size_t len)
+{
+	const unsigned char *t = (const unsigned char *)name;
+
+	while (n--)
+		if (pattern_match(pattern + sp[n].start, pattern + sp[n].end, t, t + len))
+			return (enum fg_wildmat_result)sp[n].on_match;
+	return FG_WILDMAT_NONE;
+}
+
 enum fg_wildmat_result fg_wildmat_groups(const char *pattern, const char *groups,
 					 size_t len)
 {
-	enum fg_wildmat_result res = FG_WILDMAT_NONE;
+	enum fg_wildmat_result res = FG_WILDMAT_NONE, r;
 	const char *g = groups, *end = groups + len, *name;
+	struct span sp[MAX_SPANS];
+	unsigned n = split_patterns(pattern, sp);
 
 	while (g < end) {
 		while (g < end && is_group_sep(*g))
@@ -242,16 +293,13 @@ enum fg_wildmat_result fg_wildmat_groups(const char *pattern, const char *groups
 		name = g;
 		while (g < end && !is_group_sep(*g))
 			g++;
-		switch (fg_wildmat_eval(pattern, name, (size_t)(g - name))) {
-		case FG_WILDMAT_POISON:
-			/* INN newsfeeds "@": one poisoned group refuses the article */
-			return FG_WILDMAT_POISON;
-		case FG_WILDMAT_MATCH:
-			res = FG_WILDMAT_MATCH;
-			break;
-		case FG_WILDMAT_NONE:
-			break;
-		}
+		r = n ? eval_spans(pattern, sp, n, name, (size_t)(g - name)) :
+			fg_wildmat_eval(pattern, name, (size_t)(g - name));
+		/* INN newsfeeds "@": one poisoned group refuses the article */
+		if (r == FG_WILDMAT_POISON)
+			return r;
+		if (r == FG_WILDMAT_MATCH)
+			res = r;
 	}
 	return res;
 }

@@ -180,7 +180,7 @@ struct fg_config {
 
 /* One problem found while loading: "file:line: key: message". */
 struct fg_config_error {
-	char text[256];
+	char text[512];
 };
 
 struct fg_config_errors {
@@ -197,7 +197,8 @@ extern const char fg_config_default_text[];
 /*
  * Load and validate. `name` labels errors ("floodgate.conf", "<default>").
  * Returns the config, or NULL with every error found listed in *errs
- * (never just the first). Warnings (a cutoff under 7 days) do not fail.
+ * (never just the first). Warnings do not fail the load: a cutoff under
+ * 7 days, a peer prefix inside another peer's, no peers, no downstream.
  */
 struct fg_config *fg_config_load_file(const char *path, struct fg_config_errors *errs);
 struct fg_config *fg_config_load_text(const char *name, const char *text,
@@ -206,7 +207,9 @@ struct fg_config *fg_config_load_default(struct fg_config_errors *errs);
 void fg_config_free(struct fg_config *cfg);
 
 /* The peer whose addresses contain `addr` (family AF_INET/AF_INET6,
- * network byte order), most specific prefix first; NULL if none. */
+ * network byte order; unmap IPv4-mapped IPv6 first): the longest matching
+ * prefix wins (two peers never share a prefix); NULL if none. A linear
+ * scan, meant for connection setup, not for every packet. */
 const struct fg_config_peer *fg_config_find_peer(const struct fg_config *cfg,
 						 int family, const void *addr);
 const struct fg_config_peer *fg_config_peer_by_name(const struct fg_config *cfg,
