@@ -110,11 +110,14 @@ void fg_hbump(struct fg_hbucket *bk)
 bool fg_hread_slot(const struct fg_hbucket *bk, unsigned i, uint64_t *w, uint32_t *aux)
 {
 	for (int tries = 0; tries < 4; tries++) {
-		uint64_t w1 = atomic_load_explicit(&bk->key[i], memory_order_acquire);
-		uint32_t a = atomic_load_explicit(&bk->aux[i], memory_order_relaxed);
+		/* aux is stored with release after its key word changed, so an
+		 * aux read (acquire) of a newer aux makes the second key read
+		 * see that change (Boehm, "Can seqlocks get along with
+		 * programming language memory models?", 2012) */
+		uint64_t w1 = atomic_load(&bk->key[i]);
+		uint32_t a = atomic_load_explicit(&bk->aux[i], memory_order_acquire);
 
-		atomic_thread_fence(memory_order_acquire);
-		if (atomic_load_explicit(&bk->key[i], memory_order_relaxed) == w1) {
+		if (atomic_load(&bk->key[i]) == w1) {
 			*w = w1;
 			*aux = a;
 			return true;
@@ -336,7 +339,7 @@ static unsigned probe_bucket(const struct fg_hbucket *bk, uint64_t fp, uint64_t 
 	unsigned best = FG_HS_FREE;
 
 	for (unsigned i = 0; i < FG_HSLOTS; i++) {
-		uint64_t k = atomic_load_explicit(&bk->key[i], memory_order_acquire);
+		uint64_t k = atomic_load(&bk->key[i]);
 		uint64_t kw;
 		uint32_t a;
 		unsigned st = fg_hw_state(k);
@@ -367,16 +370,22 @@ static int probe_pair(const struct fg_history *h, const struct fg_hloc *loc, fg_
 		      struct fg_history_entry *out)
 {
 	const struct fg_hbucket *b1 = fg_hbkt(h, loc->b1), *b2 = fg_hbkt(h, loc->b2);
-	uint32_t c1 = atomic_load_explicit(&b1->ctr, memory_order_acquire);
-	uint32_t c2 = atomic_load_explicit(&b2->ctr, memory_order_acquire);
+	/* seq_cst loads (plain loads on x86): the argument that a miss with
+	 * unchanged counters is real rests on one total order of these loads
+	 * and the writers' seq_cst steps */
+	uint32_t c1 = atomic_load(&b1->ctr);
+	uint32_t c2 = atomic_load(&b2->ctr);
 	uint64_t w = 0, w2 = 0;
 	uint32_t aux = 0, aux2 = 0;
 	bool torn = false;
 	unsigned st = probe_bucket(b1, loc->fp, &w, &aux, &torn);
 
 	if (!fg_hs_published(st) && loc->b2 != loc->b1) {
-		unsigned st2 = probe_bucket(b2, loc->fp, &w2, &aux2, &torn);
+		unsigned st2;
 
+		if (h->hook)
+			h->hook(h->hook_arg, FG_HISTORY_HOOK_PROBE);
+		st2 = probe_bucket(b2, loc->fp, &w2, &aux2, &torn);
 		if (fg_hs_published(st2) || st == FG_HS_FREE) {
 			st = st2;
 			w = w2;
@@ -387,10 +396,8 @@ static int probe_pair(const struct fg_history *h, const struct fg_hloc *loc, fg_
 		fg_hdecode(w, aux, now, out);
 		return 1;
 	}
-	atomic_thread_fence(memory_order_acquire);
 	memset(out, 0, sizeof(*out));
-	return !torn && atomic_load_explicit(&b1->ctr, memory_order_relaxed) == c1 &&
-	       atomic_load_explicit(&b2->ctr, memory_order_relaxed) == c2;
+	return !torn && atomic_load(&b1->ctr) == c1 && atomic_load(&b2->ctr) == c2;
 }
 
 static enum fg_history_state lookup_loc(const struct fg_history *h, const struct fg_hloc *loc,

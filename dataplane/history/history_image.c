@@ -42,15 +42,14 @@ static void copy_bucket(const struct fg_hbucket *src, struct fg_hbucket *dst)
 		uint32_t c = atomic_load(&src->ctr);
 
 		for (unsigned i = 0; i < FG_HSLOTS; i++) {
-			uint64_t w = atomic_load_explicit(&src->key[i], memory_order_acquire);
+			uint64_t w = atomic_load(&src->key[i]);
 
 			atomic_store_explicit(&dst->key[i], w, memory_order_relaxed);
 			atomic_store_explicit(&dst->aux[i],
-					      atomic_load_explicit(&src->aux[i], memory_order_relaxed),
+					      atomic_load_explicit(&src->aux[i], memory_order_acquire),
 					      memory_order_relaxed);
 		}
-		atomic_thread_fence(memory_order_acquire);
-		if (atomic_load_explicit(&src->ctr, memory_order_relaxed) == c) {
+		if (atomic_load(&src->ctr) == c) {
 			atomic_store_explicit(&dst->ctr, c, memory_order_relaxed);
 			return;
 		}
@@ -65,15 +64,14 @@ static void copy_side(const struct fg_history *h, struct fg_hside_rec *dst)
 
 		for (int t = 0; t < 8; t++) {
 			seq = atomic_load_explicit(&s->seq, memory_order_acquire);
-			dst[i].version = atomic_load_explicit(&s->version, memory_order_relaxed);
-			dst[i].stamp = atomic_load_explicit(&s->stamp, memory_order_relaxed);
-			dst[i].lens = atomic_load_explicit(&s->lens, memory_order_relaxed);
+			dst[i].version = atomic_load_explicit(&s->version, memory_order_acquire);
+			dst[i].stamp = atomic_load_explicit(&s->stamp, memory_order_acquire);
+			dst[i].lens = atomic_load_explicit(&s->lens, memory_order_acquire);
 			for (unsigned j = 0; j < FG_HSIDE_WORDS; j++) {
-				dst[i].base[j] = atomic_load_explicit(&s->base[j], memory_order_relaxed);
-				dst[i].id[j] = atomic_load_explicit(&s->id[j], memory_order_relaxed);
+				dst[i].base[j] = atomic_load_explicit(&s->base[j], memory_order_acquire);
+				dst[i].id[j] = atomic_load_explicit(&s->id[j], memory_order_acquire);
 			}
-			atomic_thread_fence(memory_order_acquire);
-			if (!(seq & 1) && atomic_load_explicit(&s->seq, memory_order_relaxed) == seq)
+			if (!(seq & 1) && atomic_load(&s->seq) == seq)
 				break;
 			seq = 0;	/* kept changing: leave the record out */
 		}
@@ -104,6 +102,8 @@ int fg_history_image_copy(const struct fg_history *h, void *dst, size_t len)
 	db = (struct fg_hbucket *)((uint8_t *)dst + r->buckets_off);
 	for (uint64_t c = 0; c < h->m; c += FG_HSNAP_CHUNK) {
 		atomic_store(&h->hdr->snap, FG_HSNAP_ACTIVE | c);
+		if (h->hook)
+			h->hook(h->hook_arg, FG_HISTORY_HOOK_IMAGE);
 		for (uint64_t b = c; b < FG_MIN(c + FG_HSNAP_CHUNK, h->m); b++)
 			copy_bucket(&h->b[b], &db[b]);
 	}

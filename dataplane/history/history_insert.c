@@ -66,7 +66,7 @@ struct scan {
 	unsigned n_busy;
 	uint64_t busy_slot[2 * FG_HSLOTS];
 	uint64_t busy_w[2 * FG_HSLOTS];
-	uint64_t free_slot[2];		/* first FREE slot of b1, b2 (or NO_SLOT) */
+	unsigned free_mask[2];		/* FREE slots of b1, b2 (bit i = slot i) */
 };
 
 static inline void hook(const struct fg_history *h, enum fg_history_hook_point p)
@@ -102,8 +102,7 @@ static bool scan_bucket(const struct fg_history *h, uint64_t b, unsigned which,
 		unsigned st = fg_hw_state(w);
 
 		if (st == FG_HS_FREE) {
-			if (s->free_slot[which] == NO_SLOT)
-				s->free_slot[which] = gs;
+			s->free_mask[which] |= 1u << i;
 			continue;
 		}
 		if (fg_hw_fp(w) != fp || gs == own || st == FG_HS_RESV)
@@ -142,7 +141,7 @@ static void scan_pair(const struct fg_history *h, const struct fg_hloc *loc, uin
 
 		s->pub = NO_SLOT;
 		s->n_busy = 0;
-		s->free_slot[0] = s->free_slot[1] = NO_SLOT;
+		s->free_mask[0] = s->free_mask[1] = 0;
 		ok = scan_bucket(h, loc->b1, 0, loc->fp, own, s);
 		if (ok && loc->b2 != loc->b1)
 			ok = scan_bucket(h, loc->b2, 1, loc->fp, own, s);
@@ -207,7 +206,7 @@ static int place(struct fg_history *h, const struct fg_hloc *loc, uint64_t gs,
 	hook(h, FG_HISTORY_HOOK_CLAIM);
 	if (!cas(slot_key(h, gs), 0, busy))
 		return RETRY;
-	atomic_store_explicit(slot_aux(h, gs), aux, memory_order_relaxed);
+	atomic_store_explicit(slot_aux(h, gs), aux, memory_order_release);
 	fg_hbump(fg_hbkt(h, gs / FG_HSLOTS));
 	return decide(h, loc, gs, busy, target);
 }
@@ -248,7 +247,7 @@ static int move_entry(struct fg_history *h, uint64_t gs, uint64_t w, uint64_t ds
 			break;
 	if (di == FG_HSLOTS)
 		return -EAGAIN;
-	atomic_store_explicit(&db->aux[di], a, memory_order_relaxed);
+	atomic_store_explicit(&db->aux[di], a, memory_order_release);
 	atomic_store(&db->key[di], w);
 	fg_hcount(h, dst, fg_hw_state(w), 1);
 	fg_hbump(db);
@@ -435,6 +434,25 @@ static int on_existing(struct fg_history *h, enum op op, const struct scan *s,
 	return -EEXIST;
 }
 
+/*
+ * Which FREE slot to claim: in the first bucket while it has room (most
+ * entries then sit in the bucket a lookup reads first), and among its free
+ * slots the one the entry's x bits (token or first-seen) select, so that
+ * concurrent inserts into one bucket mostly claim different slots instead
+ * of failing each other's CAS.
+ */
+static uint64_t pick_free(const struct fg_hloc *loc, const struct scan *s, unsigned x)
+{
+	unsigned which = s->free_mask[0] ? 0 : 1, mask = s->free_mask[which];
+	unsigned n = x % (unsigned)__builtin_popcount(mask ? mask : 1);
+
+	if (!mask)
+		return NO_SLOT;
+	while (n--)
+		mask &= mask - 1;
+	return (which ? loc->b2 : loc->b1) * FG_HSLOTS + (unsigned)__builtin_ctz(mask);
+}
+
 static int insert(struct fg_history *h, const struct fg_history_key *k, enum op op,
 		  uint64_t target, uint32_t aux, fg_time_t now, uint32_t token,
 		  struct fg_history_ref *ref, struct fg_history_entry *found)
@@ -461,9 +479,7 @@ static int insert(struct fg_history *h, const struct fg_history_key *k, enum op 
 			found->state = FG_HISTORY_PENDING;
 			return -EAGAIN;
 		}
-		/* the first bucket while it has room: most entries then sit in
-		 * the bucket a lookup reads first */
-		gs = s.free_slot[0] != NO_SLOT ? s.free_slot[0] : s.free_slot[1];
+		gs = pick_free(&loc, &s, fg_hw_x(target));
 		if (gs == NO_SLOT) {
 			r = make_room(h, &loc, now, round++);
 			if (r)
@@ -563,7 +579,7 @@ int fg_history_finish(struct fg_history *h, const struct fg_history_ref *ref,
 		return -ESTALE;
 	/* ACCEPTING is ours alone and its aux is never read: write, then publish */
 	w = final_word(final, article_date, first_seen, &aux) | fg_hw_fp(ref->word) << 10;
-	atomic_store_explicit(slot_aux(h, ref->slot), aux, memory_order_relaxed);
+	atomic_store_explicit(slot_aux(h, ref->slot), aux, memory_order_release);
 	if (!cas(slot_key(h, ref->slot), ref->word, w))
 		return -ESTALE;
 	fg_hcount(h, ref->slot / FG_HSLOTS, FG_HS_ACCEPTING, -1);

@@ -44,15 +44,16 @@ static bool side_read(const struct fg_hside_rec *r, struct side_view *v)
 {
 	for (int t = 0; t < READ_TRIES; t++) {
 		v->seq = atomic_load_explicit(&r->seq, memory_order_acquire);
-		v->version = atomic_load_explicit(&r->version, memory_order_relaxed);
-		v->stamp = atomic_load_explicit(&r->stamp, memory_order_relaxed);
-		v->lens = atomic_load_explicit(&r->lens, memory_order_relaxed);
+		/* data stores are releases after seq went odd: reading any of
+		 * them (acquire) makes the second seq read see the odd value */
+		v->version = atomic_load_explicit(&r->version, memory_order_acquire);
+		v->stamp = atomic_load_explicit(&r->stamp, memory_order_acquire);
+		v->lens = atomic_load_explicit(&r->lens, memory_order_acquire);
 		for (unsigned j = 0; j < FG_HSIDE_WORDS; j++) {
-			v->base[j] = atomic_load_explicit(&r->base[j], memory_order_relaxed);
-			v->id[j] = atomic_load_explicit(&r->id[j], memory_order_relaxed);
+			v->base[j] = atomic_load_explicit(&r->base[j], memory_order_acquire);
+			v->id[j] = atomic_load_explicit(&r->id[j], memory_order_acquire);
 		}
-		atomic_thread_fence(memory_order_acquire);
-		if (!(v->seq & 1) && atomic_load_explicit(&r->seq, memory_order_relaxed) == v->seq)
+		if (!(v->seq & 1) && atomic_load(&r->seq) == v->seq)
 			return true;
 	}
 	return false;
@@ -112,16 +113,16 @@ int fg_history_version_note(struct fg_history *h, const char *base, size_t base_
 	}
 	if (!atomic_compare_exchange_strong(&victim->seq, &victim_seq, victim_seq + 1))
 		return -EAGAIN;
-	atomic_store_explicit(&victim->version, version, memory_order_relaxed);
-	atomic_store_explicit(&victim->stamp, (uint64_t)now, memory_order_relaxed);
+	atomic_store_explicit(&victim->version, version, memory_order_release);
+	atomic_store_explicit(&victim->stamp, (uint64_t)now, memory_order_release);
 	atomic_store_explicit(&victim->lens, base_len | id_len << 16 | (uint64_t)tag << 32,
-			      memory_order_relaxed);
+			      memory_order_release);
 	pack(words, base, base_len);
 	for (unsigned j = 0; j < FG_HSIDE_WORDS; j++)
-		atomic_store_explicit(&victim->base[j], words[j], memory_order_relaxed);
+		atomic_store_explicit(&victim->base[j], words[j], memory_order_release);
 	pack(words, id, id_len);
 	for (unsigned j = 0; j < FG_HSIDE_WORDS; j++)
-		atomic_store_explicit(&victim->id[j], words[j], memory_order_relaxed);
+		atomic_store_explicit(&victim->id[j], words[j], memory_order_release);
 	atomic_store_explicit(&victim->seq, victim_seq + 2, memory_order_release);
 	return 0;
 }

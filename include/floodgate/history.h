@@ -388,6 +388,8 @@ enum fg_history_hook_point {
 	FG_HISTORY_HOOK_CLAIM,		/* before the CAS that places a new entry */
 	FG_HISTORY_HOOK_PUBLISH,	/* before the CAS that makes it visible */
 	FG_HISTORY_HOOK_MOVE,		/* between a relocation's copy and delete */
+	FG_HISTORY_HOOK_PROBE,		/* a lookup, between its two buckets */
+	FG_HISTORY_HOOK_IMAGE,		/* an image copy, between chunks of buckets */
 };
 typedef void fg_history_hook_fn(void *arg, enum fg_history_hook_point where);
 

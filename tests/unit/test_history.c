@@ -662,6 +662,131 @@ START_TEST(test_single_bucket_pair)
 }
 END_TEST
 
+/* A key for a 2-bucket table: first bucket b1, and x = H(fp) mod 2, so
+ * that its other bucket is (x - b1) mod 2 (x = 0: both buckets are b1). */
+static struct fg_history_key crafted_key(uint64_t m, uint64_t b1, uint64_t x, uint64_t *fp)
+{
+	struct fg_history_key k;
+
+	for (++*fp; fg_hrange(fg_hmix(*fp), m) != x; ++*fp)
+		;
+	k.hi = *fp << (64 - FG_HISTORY_FP_BITS);
+	k.lo = b1 ? UINT64_MAX : 0;
+	return k;
+}
+
+struct relocate_during_probe {
+	struct fg_history *other;
+	struct fg_history_key j;
+	int inserted;
+};
+
+/* Runs inside a lookup of K, between its two buckets: an insert that
+ * relocates K from the bucket not yet read into the one already read. */
+static void relocate_hook(void *arg, enum fg_history_hook_point where)
+{
+	struct relocate_during_probe *r = arg;
+
+	if (where == FG_HISTORY_HOOK_PROBE && !r->inserted++)
+		ck_assert_int_eq(fg_history_insert_final(r->other, &r->j, FG_HISTORY_ACCEPTED,
+							 T0, T0, T0, NULL), 0);
+}
+
+START_TEST(test_lookup_sees_an_entry_moving_behind_it)
+{
+	struct tbl t;
+	struct fg_history_sweep s;
+	struct relocate_during_probe r = { 0 };
+	struct fg_history_key k, fill;
+	struct fg_history_entry e;
+	struct fg_history_stats st;
+	uint64_t fp = 0;
+
+	tbl_open(&t, 10, 0, FG_FULL_DEFER);	/* two buckets: 0 and 1 */
+	ck_assert_uint_eq(t.h->m, 2);
+	/* bucket 0: five immovable entries, one of them old */
+	for (unsigned i = 0; i < 5; i++) {
+		fill = crafted_key(2, 0, 0, &fp);
+		ck_assert_int_eq(fg_history_insert_final(t.h, &fill, FG_HISTORY_ACCEPTED, T0,
+							 i ? T0 : T0 - 86400 * 30, T0, NULL), 0);
+	}
+	/* K prefers bucket 0, which is full: it goes to bucket 1 */
+	k = crafted_key(2, 0, 1, &fp);
+	ck_assert_int_eq(fg_history_insert_final(t.h, &k, FG_HISTORY_ACCEPTED, T0 - 67, T0 - 7, T0, NULL), 0);
+	/* the old entry expires: bucket 0 has a free slot */
+	sweep(t.h, &s, FG_EXPIRY_FIRST_SEEN, T0, 86400, false, 2);
+	ck_assert_uint_eq(s.expired, 1);
+	/* bucket 1 full with K and four immovable entries */
+	for (unsigned i = 0; i < 4; i++) {
+		fill = crafted_key(2, 1, 0, &fp);
+		ck_assert_int_eq(fg_history_insert_final(t.h, &fill, FG_HISTORY_ACCEPTED, T0, T0, T0, NULL), 0);
+	}
+	/* J lives only in bucket 1: inserting it moves K to bucket 0 */
+	r.j = crafted_key(2, 1, 0, &fp);
+	r.other = fg_history_attach(t.mem, t.len, NULL);
+	fg_history_set_test_hook(t.h, relocate_hook, &r);
+	ck_assert_int_eq(fg_history_lookup(t.h, &k, T0, &e), FG_HISTORY_ACCEPTED);
+	ck_assert_int_eq(r.inserted, 1);
+	ck_assert_int_eq(e.first_seen, T0 - 7);
+	ck_assert_int_eq(e.article_date, T0 - 67);
+	fg_history_stats(t.h, &st);
+	ck_assert_uint_eq(st.moves, 1);
+	fg_history_detach(r.other);
+	tbl_close(&t);
+}
+END_TEST
+
+struct nested_insert {
+	struct fg_history *other;
+	struct fg_history_key k;
+	enum fg_history_hook_point at;
+	int rc, calls;
+	struct fg_history_entry e;
+};
+
+/* At one hook point of an insert, the same ID is inserted by another
+ * handle, start to finish: the two interleavings a single thread can make. */
+static void nested_hook(void *arg, enum fg_history_hook_point where)
+{
+	struct nested_insert *n = arg;
+	struct fg_history_ref ref;
+
+	if (where == n->at && !n->calls++)
+		n->rc = fg_history_offer(n->other, &n->k, T0, T0 + 10, 2, &ref, &n->e);
+}
+
+START_TEST(test_insert_races_at_each_step)
+{
+	struct tbl t;
+	struct nested_insert n = { 0 };
+	struct fg_history_entry e;
+	struct fg_history_ref ref;
+
+	tbl_open(&t, 1000, 0, FG_FULL_DEFER);
+	n.other = fg_history_attach(t.mem, t.len, NULL);
+	fg_history_set_test_hook(t.h, nested_hook, &n);
+	/* the other insert runs between our scan and our claim: it wins, and
+	 * our decide scan finds its entry (token 2) and withdraws ours */
+	n.k = KEY(t.h, 1);
+	n.at = FG_HISTORY_HOOK_CLAIM;
+	ck_assert_int_eq(fg_history_offer(t.h, &n.k, T0, T0 + 10, 1, &ref, &e), -EEXIST);
+	ck_assert_int_eq(n.rc, 0);
+	ck_assert_uint_eq(e.token, 2);
+	/* it runs while ours is placed and about to publish: it sees ours
+	 * deciding (-EAGAIN), and ours wins */
+	n.k = KEY(t.h, 2);
+	n.at = FG_HISTORY_HOOK_PUBLISH;
+	n.calls = 0;
+	ck_assert_int_eq(fg_history_offer(t.h, &n.k, T0, T0 + 10, 1, &ref, &e), 0);
+	ck_assert_int_eq(n.rc, -EAGAIN);
+	ck_assert_int_eq(n.e.state, FG_HISTORY_PENDING);
+	ck_assert_int_eq(fg_history_lookup(t.h, &n.k, T0, &e), FG_HISTORY_OFFERED);
+	ck_assert_uint_eq(e.token, 1);
+	fg_history_detach(n.other);
+	tbl_close(&t);
+}
+END_TEST
+
 START_TEST(test_stats_alarm_and_clear_transient)
 {
 	struct tbl t;
@@ -1117,6 +1242,8 @@ static Suite *history_suite(void)
 	tcase_add_test(tc, test_defer_policy_refuses_and_counts);
 	tcase_add_test(tc, test_evict_oldest_policy);
 	tcase_add_test(tc, test_single_bucket_pair);
+	tcase_add_test(tc, test_lookup_sees_an_entry_moving_behind_it);
+	tcase_add_test(tc, test_insert_races_at_each_step);
 	tcase_add_test(tc, test_stats_alarm_and_clear_transient);
 	tcase_add_test(tc, test_iterate);
 	tcase_add_test(tc, test_burst_lookup_matches_single);
