@@ -81,17 +81,23 @@ static inline bool is_fws(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
-/* RFC 5322 3.6.8: ftext is %d33-57 / %d59-126 (the colon is the end). */
-static bool valid_name(const char *s, size_t len)
+/* RFC 5322 3.6.8: ftext is %d33-57 / %d59-126 (the colon ends the name). */
+static inline bool is_ftext(unsigned char c)
 {
-	if (len == 0)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
+	return c >= 33 && c <= 126 && c != ':';
+}
 
-		if (c < 33 || c > 126)
+/*
+ * Case-insensitive compare of a field name with a canonical one, which
+ * holds only letters and "-". Folding with 0x20 is exact here: the name's
+ * octets are ftext, and no ftext octet but a letter folds onto a letter,
+ * nor any but "-" onto "-" (CR would, and is not ftext).
+ */
+static inline bool name_is(const char *s, const char *canon, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (((unsigned char)s[i] | 0x20) != (unsigned char)(canon[i] | 0x20))
 			return false;
-	}
 	return true;
 }
 
@@ -118,7 +124,7 @@ static enum fg_hdr classify(const char *s, size_t len)
 	default:
 		return FG_HDR_OTHER;
 	}
-	return strncasecmp(s, hdr_names[h], len) == 0 ? h : FG_HDR_OTHER;
+	return name_is(s, hdr_names[h], len) ? h : FG_HDR_OTHER;
 }
 
 static void defect(struct fg_article *a, enum fg_article_error e, size_t off)
@@ -152,32 +158,30 @@ static void close_field(struct fg_article *a, const char *buf)
 
 /*
  * Start a field at a line that is not a continuation: [s, e) is the line's
- * content. Returns false when the field table is full (a fatal bound).
+ * content. The name is read up to the colon in one pass, checking that it
+ * is ftext. Returns false when the field table is full (a fatal bound).
  */
 static bool open_field(struct fg_article *a, const char *buf, size_t s, size_t e)
 {
-	const char *colon = memchr(buf + s, ':', e - s);
 	struct fg_article_field *f;
-	size_t name_len;
+	size_t c = s;
 
-	if (!colon) {
-		defect(a, FG_ARTICLE_E_NO_COLON, a->line_start);
-		return true;
-	}
-	name_len = (size_t)(colon - (buf + s));
-	if (!valid_name(buf + s, name_len)) {
-		/* INN: "Space before colon"; such a line names no field */
-		defect(a, FG_ARTICLE_E_BAD_NAME, a->line_start);
+	while (c < e && is_ftext((unsigned char)buf[c]))
+		c++;
+	if (c == e || buf[c] != ':' || c == s) {
+		/* INN: "Space before colon", "No colon-space": no field */
+		defect(a, memchr(buf + s, ':', e - s) ? FG_ARTICLE_E_BAD_NAME : FG_ARTICLE_E_NO_COLON,
+		       a->line_start);
 		return true;
 	}
 	if (a->n_fields == FG_ARTICLE_MAX_FIELDS)
 		return false;
 	f = &a->field[a->n_fields++];
 	f->name_off = (uint32_t)s;
-	f->name_len = (uint16_t)name_len;
-	f->hdr = (uint8_t)classify(buf + s, name_len);
+	f->name_len = (uint16_t)(c - s);
+	f->hdr = (uint8_t)classify(buf + s, c - s);
 	f->pad_ = 0;
-	f->value_off = (uint32_t)(s + name_len + 1);
+	f->value_off = (uint32_t)(c + 1);
 	f->value_len = 0;
 	a->open_end = e;
 	a->open = true;

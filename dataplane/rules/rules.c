@@ -63,16 +63,14 @@ static void read_msgid(struct ctx *c)
 		return;
 	v->msgid = fg_article_get(a, FG_HDR_MESSAGE_ID);
 	v->msgid_form = fg_msgid_classify(v->msgid.ptr, v->msgid.len, &v->msgid_error);
-	if (!arg_given(c)) {
-		v->carried_id = v->msgid_form == FG_MSGID_HEADER &&
-				fg_article_count(a, FG_HDR_MESSAGE_ID) == 1;
-		if (v->carried_id) {
-			c->id = v->msgid.ptr;
-			c->id_len = v->msgid.len;
-		}
-	} else {
-		v->carried_id = v->msgid.len == c->in->arg_len &&
-				memcmp(v->msgid.ptr, c->in->arg, v->msgid.len) == 0;
+	/* one valid Message-ID, equal to the argument when there is one */
+	v->carried_id = v->msgid_form == FG_MSGID_HEADER &&
+			fg_article_count(a, FG_HDR_MESSAGE_ID) == 1 &&
+			(!arg_given(c) || (v->msgid.len == c->in->arg_len &&
+					   memcmp(v->msgid.ptr, c->in->arg, v->msgid.len) == 0));
+	if (!arg_given(c) && v->carried_id) {
+		c->id = v->msgid.ptr;
+		c->id_len = v->msgid.len;
 	}
 }
 
@@ -381,13 +379,13 @@ static bool step_future(struct ctx *c)
 static bool step_size(struct ctx *c)
 {
 	const struct fg_config_peer *peer = c->in->peer;
-	uint64_t max = peer && peer->max_article_size ? peer->max_article_size :
-		       c->r->cfg->max_article_size;
+	bool own = peer && peer->max_article_size;
+	uint64_t max = own ? peer->max_article_size : c->r->cfg->max_article_size;
 
 	if (max == 0 || c->in->size <= max)
 		return true;
-	fail(c, peer && peer->max_article_size ? "the article is larger than the peer's max-article-size" :
-	     "the article is larger than max-article-size", NULL);
+	fail(c, own ? "the article is larger than the peer's max-article-size" :
+		      "the article is larger than max-article-size", NULL);
 	return false;
 }
 

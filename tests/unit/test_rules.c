@@ -400,6 +400,26 @@ START_TEST(test_message_id_rules)
 	s.arg = "<M1@example.com>";
 	ck_assert_int_eq(decide(&s), FG_REASON_MESSAGE_ID_MISMATCH);
 	ck_assert(!v.carried_id);
+	/* the 250-octet limit (RFC 5536 3.1.3), as argument and header */
+	{
+		char id[260];
+
+		s = base_spec();
+		memset(id, 'x', sizeof(id));
+		id[0] = '<';
+		memcpy(id + 250 - 13, "@example.com>", 14);
+		s.msgid = s.arg = id;
+		ck_assert_uint_eq(strlen(id), 250);
+		ck_assert_int_eq(decide(&s), FG_REASON_NONE);
+		memset(id, 'x', sizeof(id));
+		id[0] = '<';
+		memcpy(id + 251 - 13, "@example.com>", 14);
+		ck_assert_int_eq(decide(&s), FG_REASON_BAD_MESSAGE_ID);
+		ck_assert_int_eq(v.step, FG_RULES_STEP_ARGUMENT);
+		s.arg = NULL;
+		ck_assert_int_eq(decide(&s), FG_REASON_BAD_MESSAGE_ID);
+		ck_assert_int_eq(v.step, FG_RULES_STEP_MSGID_VALID);
+	}
 	/* repeated, even with the same value */
 	s = base_spec();
 	s.extra = "Message-ID: <m1@example.com>\r\n";
