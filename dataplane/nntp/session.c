@@ -124,12 +124,15 @@ static void drop_responses(struct fg_session *s)
 
 static void drop_article(struct fg_session *s)
 {
+	struct fg_xfer *x = s->a.x;
+
 	if (!s->in_article)
 		return;
-	if (s->a.x)
-		fg_nntp_xfer_drop(s->e, s->a.x);
+	/* first: dropping the transfer flushes this session again */
 	s->a.x = NULL;
 	s->in_article = false;
+	if (x)
+		fg_nntp_xfer_drop(s->e, x);
 }
 
 static void set_stall(struct fg_session *s, unsigned bit, enum fg_counter c)
