@@ -131,9 +131,9 @@ void fg_respq_clear(struct fg_respq *q);
 
 /* ------------------------------------------------------------ clock.c */
 
-#define FG_CLOCK_WINDOW 64	/* recent samples kept */
-#define FG_CLOCK_MIN_SAMPLES 16	/* no judgement before this many */
-#define FG_CLOCK_EVAL_EVERY 8	/* samples between two judgements */
+#define FG_CLOCK_WINDOW 256	/* recent samples kept */
+#define FG_CLOCK_MIN_SAMPLES 32	/* no judgement before this many */
+#define FG_CLOCK_EVAL_EVERY 16	/* samples between two judgements */
 
 struct fg_nntp_clock {
 	int64_t win[FG_CLOCK_WINDOW];

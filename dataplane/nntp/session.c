@@ -432,8 +432,12 @@ static void do_check(struct fg_session *s, const struct fg_nntp_cmd *c)
 		PUT(s, C501, FG_L_SYNTAX);
 		return;
 	}
-	/* RFC-NOTES: an invalid argument gets "438 <arg>", never 501 */
-	if (fg_msgid_valid_wire(arg, len)) {
+	/*
+	 * RFC-NOTES: an invalid argument gets "438 <arg>", never 501. Invalid
+	 * here is anything that cannot be an article's Message-ID (RFC 5536
+	 * 3.1.3): such an article could only be refused, so it is not wanted.
+	 */
+	if (fg_msgid_valid_header(arg, len)) {
 		fg_nntp_pf_key(s, arg, len, &k);
 		switch (offer(s, arg, len, &k, &ref, &deadline, &reason)) {
 		case 0:
@@ -577,7 +581,8 @@ static uint32_t article_input(struct fg_session *s, const struct fg_iov *iov, ui
 /* What a TAKETHIS or IHAVE line says, worked out before it runs. */
 struct prep {
 	bool syntax_ok;			/* one argument, no stray control octet */
-	bool valid;			/* the argument is a wire-form Message-ID */
+	bool wire;			/* the argument is an RFC 3977 Message-ID */
+	bool valid;			/* ... and an RFC 5536 one, an article could carry it */
 	struct fg_history_key key;
 	enum fg_reason known;		/* final in history: refused at once */
 };
@@ -588,7 +593,9 @@ static void prepare(struct fg_session *s, const struct fg_nntp_cmd *c, struct pr
 	p->syntax_ok = c->argc == 1 && !c->bad_char;
 	if (!p->syntax_ok)
 		return;
-	p->valid = fg_msgid_valid_wire(c->arg[0], c->arg_len[0]);
+	/* a syntax error (RFC 3977 3.6) for IHAVE; never wanted (RFC 5536) */
+	p->wire = fg_msgid_valid_wire(c->arg[0], c->arg_len[0]);
+	p->valid = p->wire && fg_msgid_valid_header(c->arg[0], c->arg_len[0]);
 	if (!p->valid)
 		return;
 	fg_nntp_pf_key(s, c->arg[0], c->arg_len[0], &p->key);
@@ -638,10 +645,12 @@ static void do_ihave(struct fg_session *s, const struct fg_nntp_cmd *c, const st
 	struct fg_xfer *x;
 	int err = 0;
 
-	if (!p->syntax_ok || !p->valid) {
+	if (!p->syntax_ok || !p->wire) {
 		PUT(s, C501, FG_L_SYNTAX);
 		return;
 	}
+	if (!p->valid)
+		reason = FG_REASON_BAD_MESSAGE_ID;
 	if (reason == FG_REASON_NONE) {
 		switch (offer(s, arg, len, &p->key, &ref, &deadline, &reason)) {
 		case 0:
