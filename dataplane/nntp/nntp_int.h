@@ -100,7 +100,7 @@ struct fg_respq {
 	uint8_t *buf;
 	uint32_t size;
 	uint32_t wr;		/* where the next line goes */
-	uint32_t wrap;		/* data of the older lap ends here (size when not wrapped) */
+	bool wrapped;		/* the data is in two laps: [head's offset, ...) and [0, wr) */
 	struct fg_respq_ent *ent;
 	uint32_t cap;		/* entries (power of two) */
 	uint32_t head;		/* sequence number of the oldest entry */
