@@ -98,7 +98,7 @@ PCAP_LIBS := -lpcap
 # ---------------------------------------------------------------- sources
 # name:directory of every program; the directory's .c files are its own.
 PROGRAMS := floodgate-host:dataplane/host floodctld:control/floodctld \
-	floodctl:control/floodctl feedgen:tools/feedgen
+	floodctl:control/floodctl feedgen:tools/feedgen fg-taphost:tools/taphost
 PROG_DIRS := $(foreach p,$(PROGRAMS),$(word 2,$(subst :, ,$(p)))) dataplane/dpdk \
 	tools/bench
 
@@ -188,10 +188,14 @@ $(B)/tests/fuzz/%: $(B)/obj/tests/fuzz/%.o $(B)/obj/tests/fuzz/replay.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 endif
 
+# A benchmark's own extra libraries: BENCH_LIBS_<name> (e.g. INN's libinn.a
+# for bench_parsers, to time INN's parsers on the same strings).
+BENCH_LIBS_bench_parsers := /usr/lib/news/libinn.a
+
 $(B)/bench/%: $(B)/obj/tools/bench/%.o $(LIB)
 	@mkdir -p $(@D)
 	@echo '  LD     $@'
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(DPDK_LIBS) $(PCAP_LIBS) $(JEMALLOC) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(BENCH_LIBS_$*) $(DPDK_LIBS) $(PCAP_LIBS) $(JEMALLOC) $(LDLIBS)
 
 -include $(shell find build/$(VARIANT) -name '*.d' 2>/dev/null)
 
@@ -203,9 +207,9 @@ deps:
 
 # Builds every variant the test suite runs: release, ASan+UBSan, TSan.
 test-build:
-	$(MAKE) --no-print-directory -j$(NPROC) all
-	$(MAKE) --no-print-directory -j$(NPROC) SANITIZE=1 all
-	$(MAKE) --no-print-directory -j$(NPROC) TSAN=1 tsan-build
+	$(MAKE) --no-print-directory all
+	$(MAKE) --no-print-directory SANITIZE=1 all
+	$(MAKE) --no-print-directory TSAN=1 tsan-build
 
 tsan-build: $(MT_BINS)
 

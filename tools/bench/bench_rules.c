@@ -276,6 +276,20 @@ static const char *cpu_model(char *buf, size_t len)
 	return buf;
 }
 
+/* The 1-minute load average: other work on the cores slows every figure. */
+static double load_average(void)
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+	double l = -1;
+
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
 static struct fg_config *bench_config(void)
 {
 	static const char text[] =
@@ -306,7 +320,7 @@ int main(int argc, char **argv)
 	unsigned passes = 500;
 	struct fg_config *cfg;
 	struct ctx *c;
-	double hdr_bytes = 0, ns[5];
+	double hdr_bytes = 0, ns[5], load = load_average();
 	char cpu[128];
 	int o;
 
@@ -348,8 +362,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	printf("bench_rules (%s): %u articles, header section %.0f octets on average, %s\n",
-	       mode, N_ARTICLES, hdr_bytes, cpu_model(cpu, sizeof(cpu)));
+	printf("bench_rules (%s): %u articles, header section %.0f octets on average, %s, "
+	       "load average %.2f\n", mode, N_ARTICLES, hdr_bytes, cpu_model(cpu, sizeof(cpu)), load);
 	printf("%-44s %10s %14s\n", "what", "ns/call", "rate");
 	printf("%-44s %10.1f %11.2f GB/s\n", "scan a header section", ns[0], hdr_bytes / ns[0]);
 	printf("%-44s %10.1f %11.2f M/s\n", "decide: new article (all 15 steps, accepted)", ns[1], 1e3 / ns[1]);
@@ -365,7 +379,8 @@ int main(int argc, char **argv)
 		}
 		fprintf(f, "### Header scanner and admission rules (`bench_rules`)\n\n"
 			"%s, one core; %u generated INN-style articles, header sections of %.0f octets\n"
-			"on average (70 %% with Injection-Date); best of 5 runs of %u passes (`--%s`).\n"
+			"on average (70 %% with Injection-Date); best of 5 runs of %u passes (`--%s`),\n"
+			"load average %.2f when it started (on a shared machine, other jobs slow it).\n"
 			"History is a stand-in hash set; the working set stays in cache.\n\n"
 			"| what | ns per call | rate |\n| --- | ---: | ---: |\n"
 			"| scan a header section | %.1f | %.2f GB/s |\n"
@@ -373,7 +388,7 @@ int main(int argc, char **argv)
 			"| decide: duplicate (history knows the ID) | %.1f | %.2f M/s |\n"
 			"| scan + decide: new article (TAKETHIS) | %.1f | %.2f M/s |\n"
 			"| offer: unknown ID (CHECK) | %.1f | %.2f M/s |\n",
-			cpu, N_ARTICLES, hdr_bytes, passes, mode,
+			cpu, N_ARTICLES, hdr_bytes, passes, mode, load,
 			ns[0], hdr_bytes / ns[0], ns[1], 1e3 / ns[1], ns[2], 1e3 / ns[2],
 			ns[3], 1e3 / ns[3], ns[4], 1e3 / ns[4]);
 		fclose(f);
