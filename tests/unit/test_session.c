@@ -505,8 +505,12 @@ START_TEST(drop_releases_offers)
 {
 	struct fg_th_conn *c = peer();
 
+	/* the peer reads nothing: answers are queued when the connection drops
+	 * (the engine must neither send nor close once told it is gone) */
+	c->send_blocked = true;
 	line(c, "CHECK <o1@x.example>\r\nCHECK <o2@x.example>\r\nTAKETHIS <o1@x.example>\r\nPath: a\r\n");
 	fg_th_pump(&T, 0);
+	ck_assert_uint_gt(fg_session_unsent(c->s), 0);
 	ck_assert_int_eq(fg_th_state(&T, "<o2@x.example>"), FG_HISTORY_OFFERED);
 	fg_th_drop(c);
 	ck_assert_int_eq(fg_th_state(&T, "<o1@x.example>"), FG_HISTORY_ABSENT);
