@@ -129,7 +129,8 @@ class Host:
             fail("floodgate-host did not stop on SIGTERM")
         check(rc == 0, "floodgate-host exit status %d:\n%s" % (rc, open(self.log).read()))
         log = open(self.log).read()
-        bad = [l for l in log.splitlines() if l.startswith("err ") or "runtime error" in l]
+        bad = [l for l in log.splitlines()
+               if l.startswith("err ") or "runtime error" in l or "Sanitizer" in l]
         check(not bad, "errors in the log:\n" + log)
         return read_stats(self.stats_file)
 
