@@ -21,7 +21,7 @@ import re
 import subprocess
 import time
 
-from ctlkit import TOP, Ctl, check, http_get, log, passed, prom_parse, prom_value
+from ctlkit import TOP, Ctl, check, http_get, log, passed, prom_parse, prom_value, wait_for
 
 BASE = "http://127.0.0.1:9119"
 
@@ -31,14 +31,6 @@ def scrape(c):
     check(st == 200, "GET /metrics: %d" % st)
     return body
 
-
-def wait_for(fn, what, timeout=15):
-    end = time.time() + timeout
-    while time.time() < end:
-        if fn():
-            return
-        time.sleep(0.1)
-    check(False, "timed out waiting for " + what)
 
 
 def main():

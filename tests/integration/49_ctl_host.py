@@ -19,7 +19,7 @@ import socket
 import subprocess
 import time
 
-from ctlkit import BUILD, Ctl, check, http_get, log, passed, prom_parse, prom_value
+from ctlkit import BUILD, Ctl, check, http_get, log, passed, prom_parse, prom_value, wait_for
 from hostlib import article
 
 HOST = os.path.join(BUILD, "bin/floodgate-host")
@@ -57,14 +57,6 @@ def start_host(c):
             time.sleep(0.02)
     check(False, "floodgate-host did not listen")
 
-
-def wait_for(fn, what, timeout=15):
-    end = time.time() + timeout
-    while time.time() < end:
-        if fn():
-            return
-        time.sleep(0.1)
-    check(False, "timed out waiting for " + what)
 
 
 def metric(name, **labels):

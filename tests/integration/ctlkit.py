@@ -303,3 +303,13 @@ def prom_parse(text):
 
 def prom_value(samples, name, **labels):
     return samples.get((name, frozenset(labels.items())))
+
+
+def wait_for(fn, what, timeout=15):
+    """Poll fn() until it is true; fail after `timeout` seconds."""
+    end = time.time() + timeout
+    while time.time() < end:
+        if fn():
+            return
+        time.sleep(0.1)
+    check(False, "timed out waiting for " + what)
