@@ -94,5 +94,20 @@ FG_COUNTER(CONFIG_RELOADS, "config_reloads", "configuration reloads applied")
 FG_COUNTER(CONFIG_RELOAD_FAILURES, "config_reload_failures", "configuration reloads refused (the running configuration was kept)")
 
 /* ---- relay and outbound queue ---- */
+FG_COUNTER(QUEUE_RECORDS, "queue_records", "articles appended to the outbound queue")
+FG_COUNTER(QUEUE_BYTES, "queue_bytes", "octets appended to the outbound queue (records with their headers)")
+FG_COUNTER(QUEUE_COMMITS, "queue_commits", "group commits of the outbound queue (fdatasync)")
+FG_COUNTER(QUEUE_COMMIT_ERRORS, "queue_commit_errors", "queue fdatasync failures (their articles failed: 400, offered again)")
+FG_COUNTER(QUEUE_WRITE_ERRORS, "queue_write_errors", "queue appends or cursor writes that failed")
+FG_COUNTER(QUEUE_FAILED, "queue_failed", "articles the queue could not make safe (the engine answered 400 or 436)")
+FG_COUNTER(QUEUE_REFUSED, "queue_refused", "articles refused before their start because the queue took no new ones (deferred)")
+FG_COUNTER(QUEUE_REFUSALS, "queue_refusals", "times the queue began refusing new articles at queue-limit or queue-max-age")
+FG_COUNTER(QUEUE_DISK_FULL, "queue_disk_full", "times a queue write found the disk full")
+FG_COUNTER(QUEUE_SEGMENTS, "queue_segments", "queue segment files started")
+FG_COUNTER(QUEUE_SEGMENTS_DELETED, "queue_segments_deleted", "queue segments deleted once every downstream had them")
+FG_COUNTER(QUEUE_BYTES_DELETED, "queue_bytes_deleted", "octets of queue segments deleted (queued now = queue_bytes - this, roughly)")
+FG_COUNTER(QUEUE_CURSOR_WRITES, "queue_cursor_writes", "downstream cursors made durable")
+FG_COUNTER(QUEUE_TORN_CUT, "queue_torn_cut", "torn queue tails cut at start (the trace of a crash)")
+FG_COUNTER(QUEUE_DAMAGED, "queue_damaged", "queue segments found damaged before their end (not a crash: investigate)")
 
 /* ---- dataplane (DPDK ports, lcores) ---- */
