@@ -444,8 +444,8 @@ void qseg_cursors_persist(struct fg_queue *q, uint64_t now_ns, bool force)
 		qcount(q, FG_CTR_QUEUE_CURSOR_WRITES, 1);
 	}
 	q->cursor_dirty_ns = failed ? now_ns : 0;
-	if (q->p.notify)
-		q->p.notify(q->p.notify_arg);
+	if (q->notify)
+		q->notify(q->notify_arg);
 }
 
 void qseg_head_write(struct fg_queue *q)
@@ -459,20 +459,20 @@ void qseg_head_write(struct fg_queue *q)
 
 int qseg_read_arrival(struct fg_queue *q, uint64_t pos, fg_time_t *arrival)
 {
-	uint64_t num, base, end;
+	struct fg_queue_segref sr;
 	uint8_t hdr[FG_QUEUE_REC_HEADER];
 	struct fg_queue_rec r;
 	char path[PATH_MAX];
 	const char *why;
 	int fd, rc;
 
-	if ((rc = fg_queue_segment_at(q, pos, &num, &base, &end)) != 0 ||
-	    (rc = fg_queue_segment_path(q->dir, num, path, sizeof(path))) != 0)
-		return rc;
+	if ((rc = fg_queue_segment_at(q, pos, &sr)) != 0 || sr.base > pos ||
+	    (rc = fg_queue_segment_path(q->dir, sr.segment, path, sizeof(path))) != 0)
+		return rc ? rc : -ENOENT;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	rc = fg_datadir_pread_all(fd, hdr, sizeof(hdr), FG_QUEUE_SEG_HEADER + (pos - base));
+	rc = fg_datadir_pread_all(fd, hdr, sizeof(hdr), FG_QUEUE_SEG_HEADER + (pos - sr.base));
 	close(fd);
 	if (rc == 0)
 		rc = fg_queue_rec_header_decode(hdr, sizeof(hdr), &r, &why);

@@ -134,6 +134,8 @@ struct fg_queue {
 	char dir[FG_CONFIG_PATH_MAX];
 	struct fg_stats *stats;
 	struct fg_stats own_stats;		/* when the caller gives none */
+	void (*notify)(void *arg);
+	void *notify_arg;
 
 	pthread_mutex_t lock;			/* segs, consumers' cursors, durable */
 	struct qseg *segs;			/* ascending; the last is being written */

@@ -204,8 +204,7 @@ const char *fg_queue_dir(struct fg_queue *q)
 	return q->dir;
 }
 
-int fg_queue_segment_at(struct fg_queue *q, uint64_t pos, uint64_t *segment,
-			uint64_t *base, uint64_t *end)
+int fg_queue_segment_at(struct fg_queue *q, uint64_t pos, struct fg_queue_segref *out)
 {
 	int rc = -ENOENT;
 
@@ -214,10 +213,8 @@ int fg_queue_segment_at(struct fg_queue *q, uint64_t pos, uint64_t *segment,
 		const struct qseg *s = &q->segs[i];
 		uint64_t e = s->sealed ? s->end : UINT64_MAX;
 
-		if (pos >= s->base && pos < e) {
-			*segment = s->number;
-			*base = s->base;
-			*end = e;
+		if (pos < e && (pos >= s->base || i > 0)) {
+			*out = (struct fg_queue_segref){ s->number, s->base, e, s->first_recno };
 			rc = 0;
 			break;
 		}
@@ -666,8 +663,8 @@ static void *writer_main(void *arg)
 			/* outside the handle walk: wake_sinks takes slots_lock */
 			q->need_wake = false;
 			wake_sinks(q);
-			if (q->p.notify)
-				q->p.notify(q->p.notify_arg);
+			if (q->notify)
+				q->notify(q->notify_arg);
 		}
 		qseg_cursors_persist(q, now, stopping);
 		if (stopping || committed || now >= q->tick_ns)
@@ -679,6 +676,13 @@ static void *writer_main(void *arg)
 	}
 	qseg_head_write(q);
 	return NULL;
+}
+
+void fg_queue_set_notify(struct fg_queue *q, void (*fn)(void *arg), void *arg)
+{
+	FG_ASSERT(!q->started);
+	q->notify = fn;
+	q->notify_arg = arg;
 }
 
 int fg_queue_start(struct fg_queue *q)

@@ -260,10 +260,6 @@ struct fg_queue_params {
 	unsigned max_sinks;		/* sink handles; default 64 */
 	struct fg_stats *stats;		/* the writer thread's counters (may be NULL) */
 	const struct fg_queue_gate *gate;	/* may be NULL */
-	/* Called by the writer after new records became durable or a cursor
-	 * became durable (the relay's wake-up). May be NULL. */
-	void (*notify)(void *arg);
-	void *notify_arg;
 	/* Tests: 0, or -errno to make that operation fail. */
 	int (*fault)(void *arg, enum fg_queue_fault where);
 	void *fault_arg;
@@ -285,6 +281,9 @@ struct fg_queue_open_info {
  * *err. The writer thread is not running yet. */
 struct fg_queue *fg_queue_open(const struct fg_queue_params *p, struct fg_queue_open_info *info,
 			       int *err);
+/* Called by the writer after new records or a cursor became durable (the
+ * relay's wake-up: fg_relay_notify). Set before fg_queue_start. */
+void fg_queue_set_notify(struct fg_queue *q, void (*fn)(void *arg), void *arg);
 /* Start / stop the writer thread. Stop finishes what was handed over
  * (written, synced, completions delivered to the rings) first. */
 int fg_queue_start(struct fg_queue *q);
@@ -300,11 +299,17 @@ void fg_queue_oldest(struct fg_queue *q, struct fg_queue_cursor *begin);
 bool fg_queue_refusing(struct fg_queue *q, const char **why);
 /* Octets on disk (segments). */
 uint64_t fg_queue_bytes(struct fg_queue *q);
+struct fg_queue_segref {
+	uint64_t segment;
+	uint64_t base, end;		/* end: UINT64_MAX while it is being written */
+	uint64_t first_recno;
+};
+
 /* The segment holding position pos (pos at a segment's end belongs to the
- * next one): 0 and its number, base and end (UINT64_MAX while it is the
- * one being written), or -ENOENT (deleted, or not written yet). */
-int fg_queue_segment_at(struct fg_queue *q, uint64_t pos, uint64_t *segment,
-			uint64_t *base, uint64_t *end);
+ * next one): 0 and *out. When pos falls in a gap (a segment lost to
+ * damage), the first segment after it (out->base > pos). -ENOENT: pos is
+ * before the oldest segment (deleted) or past the newest. */
+int fg_queue_segment_at(struct fg_queue *q, uint64_t pos, struct fg_queue_segref *out);
 const char *fg_queue_dir(struct fg_queue *q);
 
 /*

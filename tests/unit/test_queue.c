@@ -687,7 +687,7 @@ START_TEST(deletion_needs_every_cursor_and_the_gate)
 	struct fg_queue *q;
 	struct fg_queue_sink *s;
 	static struct drv d;
-	uint64_t seg, base, segend;
+	struct fg_queue_segref sr;
 	size_t before;
 	char id[32];
 
@@ -710,14 +710,16 @@ START_TEST(deletion_needs_every_cursor_and_the_gate)
 	fg_queue_durable(q, &end);
 	ck_assert_uint_eq(end.recno, 1000);
 	/* the segment of a position, its base and end */
-	ck_assert_int_eq(fg_queue_segment_at(q, 0, &seg, &base, &segend), 0);
-	ck_assert_uint_eq(seg, 0);
-	ck_assert_uint_eq(base, 0);
-	ck_assert_uint_le(segend, FG_QUEUE_SEGMENT_MIN);
-	ck_assert_int_eq(fg_queue_segment_at(q, segend, &seg, &base, &segend), 0);
-	ck_assert_uint_eq(seg, 1);
-	ck_assert_int_eq(fg_queue_segment_at(q, end.pos + 8, &seg, &base, &segend), 0);
-	ck_assert_uint_eq(segend, UINT64_MAX);
+	ck_assert_int_eq(fg_queue_segment_at(q, 0, &sr), 0);
+	ck_assert_uint_eq(sr.segment, 0);
+	ck_assert_uint_eq(sr.base, 0);
+	ck_assert_uint_eq(sr.first_recno, 0);
+	ck_assert_uint_le(sr.end, FG_QUEUE_SEGMENT_MIN);
+	ck_assert_int_eq(fg_queue_segment_at(q, sr.end, &sr), 0);
+	ck_assert_uint_eq(sr.segment, 1);
+	ck_assert_uint_gt(sr.first_recno, 0);
+	ck_assert_int_eq(fg_queue_segment_at(q, end.pos + 8, &sr), 0);
+	ck_assert_uint_eq(sr.end, UINT64_MAX);
 
 	/* one consumer done with everything: nothing goes */
 	fg_queue_consumer_ack(q, 0, &end);
@@ -735,7 +737,7 @@ START_TEST(deletion_needs_every_cursor_and_the_gate)
 	atomic_store(&g.open, true);
 	want_segs = 1;
 	wait_for(segs_are, q, "segments deleted");
-	ck_assert_int_eq(fg_queue_segment_at(q, 0, &seg, &base, &segend), -ENOENT);
+	ck_assert_int_eq(fg_queue_segment_at(q, 0, &sr), -ENOENT);
 	fg_queue_oldest(q, &c);
 	ck_assert_uint_le(c.pos, end.pos);
 	stop_q(q, s);

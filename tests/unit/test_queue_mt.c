@@ -114,7 +114,7 @@ struct reader {
 /* Read the record at *pos like the relay: 1 read, 0 nothing yet, -1 bad. */
 static int read_one(struct reader *r, struct fg_queue_cursor *pos)
 {
-	uint64_t num, base, end;
+	struct fg_queue_segref sr;
 	uint8_t buf[FG_QUEUE_REC_HEADER + FG_QUEUE_ID_MAX];
 	struct fg_queue_rec rec;
 	char path[256], id[FG_QUEUE_ID_MAX + 1];
@@ -122,11 +122,11 @@ static int read_one(struct reader *r, struct fg_queue_cursor *pos)
 	unsigned t, n;
 	int fd;
 
-	if (fg_queue_segment_at(q, pos->pos, &num, &base, &end) != 0)
+	if (fg_queue_segment_at(q, pos->pos, &sr) != 0 || sr.base > pos->pos)
 		return 0;
-	fg_queue_segment_path(dir, num, path, sizeof(path));
+	fg_queue_segment_path(dir, sr.segment, path, sizeof(path));
 	fd = open(path, O_RDONLY);
-	if (fd < 0 || pread(fd, buf, sizeof(buf), (off_t)(FG_QUEUE_SEG_HEADER + pos->pos - base)) <
+	if (fd < 0 || pread(fd, buf, sizeof(buf), (off_t)(FG_QUEUE_SEG_HEADER + pos->pos - sr.base)) <
 			      (ssize_t)FG_QUEUE_REC_HEADER) {
 		snprintf(r->why, sizeof(r->why), "read at %llu", (unsigned long long)pos->pos);
 		if (fd >= 0)

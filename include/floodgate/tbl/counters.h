@@ -109,5 +109,18 @@ FG_COUNTER(QUEUE_BYTES_DELETED, "queue_bytes_deleted", "octets of queue segments
 FG_COUNTER(QUEUE_CURSOR_WRITES, "queue_cursor_writes", "downstream cursors made durable")
 FG_COUNTER(QUEUE_TORN_CUT, "queue_torn_cut", "torn queue tails cut at start (the trace of a crash)")
 FG_COUNTER(QUEUE_DAMAGED, "queue_damaged", "queue segments found damaged before their end (not a crash: investigate)")
+FG_COUNTER(RELAY_CONNECTS, "relay_connects", "downstream feed connections that completed their handshake")
+FG_COUNTER(RELAY_CONNECTION_FAILURES, "relay_connection_failures", "downstream connections refused, dropped, timed out or closed on a protocol error")
+FG_COUNTER(RELAY_OFFERED, "relay_offered", "articles sent downstream (TAKETHIS, or IHAVE after 335), re-sends included")
+FG_COUNTER(RELAY_CHECKS, "relay_checks", "CHECKs sent downstream before TAKETHIS (check-first)")
+FG_COUNTER(RELAY_BYTES, "relay_bytes", "octets written to downstream connections")
+FG_COUNTER(RELAY_ACCEPTED, "relay_accepted", "articles a downstream accepted (239, 235)")
+FG_COUNTER(RELAY_REFUSED_439, "relay_refused_439", "articles a downstream refused to TAKETHIS (439): done, not retried")
+FG_COUNTER(RELAY_REFUSED_437, "relay_refused_437", "articles a downstream refused to IHAVE (437): done, not retried")
+FG_COUNTER(RELAY_NOT_WANTED, "relay_not_wanted", "articles a downstream already had (CHECK 438, IHAVE 435): done")
+FG_COUNTER(RELAY_DEFERRED, "relay_deferred", "articles a downstream asked to retry later (431, 436): retried with backoff")
+FG_COUNTER(RELAY_RESENT, "relay_resent", "articles sent again because their connection failed before the answer")
+FG_COUNTER(RELAY_PROTOCOL_ERRORS, "relay_protocol_errors", "answers out of step or unexpected (the connection was closed)")
+FG_COUNTER(RELAY_GIVEN_UP, "relay_given_up", "articles given up after repeated unexpected answers (logged as errors)")
 
 /* ---- dataplane (DPDK ports, lcores) ---- */
