@@ -245,8 +245,15 @@ enum fg_history_error fg_hcheck_header(const struct fg_hregion *r, size_t len)
 	for (unsigned st = FG_HS_OFFERED; st <= FG_HS_SUPERSEDED; st++) {
 		int64_t n = 0;
 
-		for (unsigned s = 0; s < FG_HSTRIPES; s++)
-			n += atomic_load_explicit(&r->stripe[s].n[st], memory_order_relaxed);
+		for (unsigned s = 0; s < FG_HSTRIPES; s++) {
+			int64_t v = atomic_load_explicit(&r->stripe[s].n[st], memory_order_relaxed);
+
+			/* one stripe may go negative (an entry counted in by one
+			 * stripe, out by another), never beyond the slot count */
+			if (v > (int64_t)slots || v < -(int64_t)slots)
+				return FG_HISTORY_E_COUNTS;
+			n += v;
+		}
 		if (n < 0 || (uint64_t)n > slots)
 			return FG_HISTORY_E_COUNTS;
 		total += n;
@@ -421,24 +428,52 @@ enum fg_history_state fg_history_lookup(const struct fg_history *h,
 	return lookup_loc(h, &loc, now, out ? out : &tmp);
 }
 
-unsigned fg_history_lookup_burst(const struct fg_history *h, const void *const *ids,
-				 const uint16_t *lens, unsigned n, fg_time_t now,
-				 struct fg_history_key *keys, struct fg_history_entry *out)
+/*
+ * The probe pipeline over hashed keys. Both buckets of every key are
+ * prefetched before the first probe (two_lines), or only the first, the
+ * second being fetched only for keys not found there: most entries sit in
+ * their first bucket, so most hits then cost one cache line.
+ */
+void fg_hlookup_keys(const struct fg_history *h, const struct fg_history_key *keys, unsigned n,
+		     fg_time_t now, struct fg_history_entry *out, bool two_lines)
 {
 	struct fg_hloc loc[BURST];
+	bool done[BURST];
 
 	for (unsigned base = 0; base < n; base += BURST) {
 		unsigned cnt = FG_MIN(BURST, n - base);
 
 		for (unsigned i = 0; i < cnt; i++) {
-			fg_history_hash(h, ids[base + i], lens[base + i], &keys[base + i]);
 			fg_hlocate(h, &keys[base + i], &loc[i]);
 			__builtin_prefetch(fg_hbkt(h, loc[i].b1));
-			__builtin_prefetch(fg_hbkt(h, loc[i].b2));
+			if (two_lines)
+				__builtin_prefetch(fg_hbkt(h, loc[i].b2));
+		}
+		for (unsigned i = 0; i < cnt && !two_lines; i++) {
+			uint64_t w = 0;
+			uint32_t a = 0;
+			bool torn = false;
+
+			done[i] = fg_hs_published(probe_bucket(fg_hbkt(h, loc[i].b1), loc[i].fp,
+							       &w, &a, &torn));
+			if (done[i])
+				fg_hdecode(w, a, now, &out[base + i]);
+			else
+				__builtin_prefetch(fg_hbkt(h, loc[i].b2));
 		}
 		for (unsigned i = 0; i < cnt; i++)
-			lookup_loc(h, &loc[i], now, &out[base + i]);
+			if (two_lines || !done[i])
+				lookup_loc(h, &loc[i], now, &out[base + i]);
 	}
+}
+
+unsigned fg_history_lookup_burst(const struct fg_history *h, const void *const *ids,
+				 const uint16_t *lens, unsigned n, fg_time_t now,
+				 struct fg_history_key *keys, struct fg_history_entry *out)
+{
+	for (unsigned i = 0; i < n; i++)
+		fg_history_hash(h, ids[i], lens[i], &keys[i]);
+	fg_hlookup_keys(h, keys, n, now, out, FG_HLOOKUP_TWO_LINES);
 	return n;
 }
 
@@ -447,14 +482,16 @@ unsigned fg_history_lookup_burst(const struct fg_history *h, const void *const *
 void fg_history_stats(const struct fg_history *h, struct fg_history_stats *out)
 {
 	const struct fg_hregion *r = h->hdr;
-	int64_t by[8] = { 0 };
 
 	memset(out, 0, sizeof(*out));
-	for (unsigned s = 0; s < FG_HSTRIPES; s++)
-		for (unsigned st = 0; st < 8; st++)
-			by[st] += atomic_load_explicit(&r->stripe[s].n[st], memory_order_relaxed);
 	for (unsigned st = FG_HS_OFFERED; st <= FG_HS_SUPERSEDED; st++) {
-		uint64_t v = by[st] > 0 ? (uint64_t)by[st] : 0;
+		uint64_t sum = 0, v;
+
+		/* modular sum: stripes go negative one by one, the total not
+		 * (and a damaged region must not make this undefined) */
+		for (unsigned s = 0; s < FG_HSTRIPES; s++)
+			sum += (uint64_t)atomic_load_explicit(&r->stripe[s].n[st], memory_order_relaxed);
+		v = (int64_t)sum > 0 ? sum : 0;
 
 		out->by_state[fg_hstate_public(st)] += v;
 		out->entries += v;

@@ -353,6 +353,12 @@ void fg_hbump(struct fg_hbucket *bk);
 /* Delete global slot gs if it still holds word w (history_insert.c). */
 bool fg_hdelete(struct fg_history *h, uint64_t gs, uint64_t w);
 /* Validate a header against `len`; FG_HISTORY_E_OK or why not. */
+/* The burst probe over hashed keys (history.c); the burst API's choice
+ * of prefetching both lines up front or the second only when needed is
+ * FG_HLOOKUP_TWO_LINES, set from tools/bench/bench_history measurements. */
+#define FG_HLOOKUP_TWO_LINES true
+void fg_hlookup_keys(const struct fg_history *h, const struct fg_history_key *keys, unsigned n,
+		     fg_time_t now, struct fg_history_entry *out, bool two_lines);
 /* Per internal state, the slots holding it (history_sweep.c); and exact
  * counts written into the stripes. */
 void fg_hrecount(const struct fg_hbucket *b, uint64_t m, uint64_t counts[8]);
