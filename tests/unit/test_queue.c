@@ -677,6 +677,13 @@ static bool segs_are(struct fg_queue *q)
 	return nsegments() == want_segs;
 }
 
+static bool zero_gone(struct fg_queue *q)
+{
+	struct fg_queue_segref sr;
+
+	return fg_queue_segment_at(q, 0, &sr) == -ENOENT;
+}
+
 START_TEST(deletion_needs_every_cursor_and_the_gate)
 {
 	static struct gate g;
@@ -737,7 +744,7 @@ START_TEST(deletion_needs_every_cursor_and_the_gate)
 	atomic_store(&g.open, true);
 	want_segs = 1;
 	wait_for(segs_are, q, "segments deleted");
-	ck_assert_int_eq(fg_queue_segment_at(q, 0, &sr), -ENOENT);
+	wait_for(zero_gone, q, "segment list updated");
 	fg_queue_oldest(q, &c);
 	ck_assert_uint_le(c.pos, end.pos);
 	stop_q(q, s);
