@@ -576,8 +576,13 @@ static unsigned drain(struct fg_queue *q, uint64_t now_ns)
 			}
 			append(q, s, art, now_ns);
 			n++;
+			/* a commit is due: stop taking, so a backlog does not stretch
+			 * the group commit (and every 239 in it) */
+			if (q->npend && fg_queue_mono_ns() >= q->pend_since_ns + q->p.commit_ns)
+				goto out;
 		}
 	}
+out:
 	pthread_mutex_unlock(&q->slots_lock);
 	return n;
 }

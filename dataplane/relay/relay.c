@@ -226,7 +226,7 @@ static void fill(struct rds *d)
 	fg_queue_consumer_durable(d->r->p.q, d->consumer, &d->durable);
 	fg_queue_durable(d->r->p.q, &end);
 	while (d->next.pos < end.pos && d->next.recno - d->low.recno < d->cap &&
-	       d->next.recno - d->durable.recno < d->cap && take_one(d, &end) == 1)
+	       d->next.recno - d->durable.recno < d->bound && take_one(d, &end) == 1)
 		;
 }
 
@@ -414,6 +414,7 @@ static int ds_init(struct fg_relay *r, struct rds *d, const struct fg_config_dow
 	d->window = cfg->mode == FG_DOWNSTREAM_IHAVE ? 1 : FG_MAX(cfg->window, 1u);
 	d->nconn = FG_MAX(cfg->connections, 1u);
 	d->cap = d->window * d->nconn;
+	d->bound = d->cap * R_CRASH_WINDOWS;
 	d->low = d->next = d->durable = start;
 	d->win = calloc(d->cap, sizeof(*d->win));
 	d->conns = calloc(d->nconn, sizeof(*d->conns));

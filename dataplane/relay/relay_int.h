@@ -24,7 +24,10 @@
 #define RCOMP "relay"
 #define R_IBUF 16384u			/* answer lines: far more than 512 */
 #define R_INLINE_MAX (32u << 10)	/* articles up to this are copied, not sendfile'd */
-#define R_GIVE_UP_TRIES 8		/* a 5xx to an article this often: give up on it */
+#define R_GIVE_UP_TRIES 8
+#ifndef R_CRASH_WINDOWS
+#define R_CRASH_WINDOWS 4		/* a crash re-sends at most this many windows */
+#endif		/* a 5xx to an article this often: give up on it */
 #define R_RESERVE_HDR (FG_QUEUE_REC_HEADER + FG_QUEUE_ID_MAX)
 
 enum rec_state { REC_READY = 0, REC_SENT, REC_DONE };
@@ -107,6 +110,7 @@ struct rds {
 	unsigned consumer;
 	unsigned window;		/* per connection (1 in ihave mode) */
 	unsigned cap;			/* connections x window */
+	unsigned bound;			/* R_CRASH_WINDOWS x cap: past the durable cursor */
 	struct rec *win;
 	struct fg_queue_cursor low, next, durable;
 	unsigned first_ready;		/* offset from low below which nothing is READY */
