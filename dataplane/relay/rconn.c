@@ -142,7 +142,7 @@ static int out_bytes(struct rconn *c, const void *p, size_t n)
 	return item_push(c, -1, 0, c->olen - n, n);
 }
 
-static int out_line(struct rconn *c, const char *verb, const char *arg)
+int rconn_out_line(struct rconn *c, const char *verb, const char *arg)
 {
 	char line[FG_QUEUE_ID_MAX + 32];
 	int n = snprintf(line, sizeof(line), arg ? "%s %s\r\n" : "%s\r\n", verb, arg);
@@ -278,12 +278,12 @@ bool rconn_can_take(const struct rconn *c)
 {
 	unsigned limit = c->streaming ? c->ds->window : 1;
 
-	return c->st == CS_READY && c->cn < limit;
+	return !c->asking && c->st == CS_READY && c->cn < limit;
 }
 
 static int send_takethis(struct rconn *c, struct rec *e, uint64_t now)
 {
-	int rc = out_line(c, "TAKETHIS", e->id);
+	int rc = rconn_out_line(c, "TAKETHIS", e->id);
 
 	if (rc == 0)
 		rc = out_article(c, e);
@@ -302,11 +302,11 @@ int rconn_send_rec(struct rconn *c, struct rec *e)
 	int rc;
 
 	if (!c->streaming) {
-		rc = out_line(c, "IHAVE", e->id);
+		rc = rconn_out_line(c, "IHAVE", e->id);
 		if (rc == 0)
 			rc = cmd_push(c, e->recno, CMD_IHAVE, now);
 	} else if (c->ds->cfg->check_first && !e->checked) {
-		rc = out_line(c, "CHECK", e->id);
+		rc = rconn_out_line(c, "CHECK", e->id);
 		if (rc == 0)
 			rc = cmd_push(c, e->recno, CMD_CHECK, now);
 		if (rc == 0)
@@ -328,7 +328,7 @@ void rconn_quit(struct rconn *c)
 		c->st = CS_IDLE;
 		return;
 	}
-	if (out_line(c, "QUIT", NULL) == 0 && cmd_push(c, 0, CMD_QUIT, relay_now_ns()) == 0)
+	if (rconn_out_line(c, "QUIT", NULL) == 0 && cmd_push(c, 0, CMD_QUIT, relay_now_ns()) == 0)
 		c->st = CS_CLOSING;
 	rconn_flush(c, relay_now_ns());
 }
@@ -347,17 +347,30 @@ static uint64_t backoff(struct rconn *c)
 	return d - d / 4 + (d / 2) * (c->idx % 4) / 4;
 }
 
+/* "inn#0", or "inn#ask" for the asking connection. */
+static const char *label(const struct rconn *c, char *buf, size_t len)
+{
+	if (c->asking)
+		snprintf(buf, len, "%s#ask", c->ds->cfg->name);
+	else
+		snprintf(buf, len, "%s#%u", c->ds->cfg->name, c->idx);
+	return buf;
+}
+
 void rconn_fail(struct rconn *c, const char *why, uint64_t now)
 {
 	struct rds *d = c->ds;
 	bool was_ready = c->st == CS_READY || c->st == CS_CLOSING;
+	char lb[FG_CONFIG_NAME_MAX + 16];
 
 	if (c->st != CS_CLOSING) {
 		/* the first failure loudly, the retries of a down server quietly */
-		fg_log(c->fails ? FG_LOG_INFO : FG_LOG_WARN, RCOMP, "%s#%u: %s", d->cfg->name,
-		       c->idx, why);
+		fg_log(c->fails ? FG_LOG_INFO : FG_LOG_WARN, RCOMP, "%s: %s",
+		       label(c, lb, sizeof(lb)), why);
 		rcount(d->r, FG_CTR_RELAY_CONNECTION_FAILURES, 1);
 	}
+	if (c->asking)
+		rask_fail(c);
 	while (c->cn) {
 		struct cmd k = cmd_pop(c, now);
 		struct rec *e = k.kind == CMD_QUIT ? NULL : rds_rec(d, k.recno);
@@ -422,22 +435,20 @@ void rconn_start(struct rconn *c, uint64_t now)
 		rconn_fail(c, strerror(errno), now);
 }
 
-static void ready(struct rconn *c, uint64_t now)
+static void ready(struct rconn *c)
 {
 	struct rds *d = c->ds;
+	char lb[FG_CONFIG_NAME_MAX + 16];
 
 	c->st = CS_READY;
 	c->deadline_ns = 0;
-	d->reconnects++;
+	if (!c->asking)
+		d->reconnects++;
 	rcount(d->r, FG_CTR_RELAY_CONNECTS, 1);
-	if (c->fails)
-		FG_LOG_NOTICE(RCOMP, "%s#%u: connected again (%s)", d->cfg->name, c->idx,
-			      c->streaming ? "streaming" : "IHAVE");
-	else
-		FG_LOG_INFO(RCOMP, "%s#%u: connected (%s)", d->cfg->name, c->idx,
-			    c->streaming ? "streaming" : "IHAVE");
+	fg_log(c->fails ? FG_LOG_NOTICE : FG_LOG_INFO, RCOMP, "%s: connected%s (%s)",
+	       label(c, lb, sizeof(lb)), c->fails ? " again" : "",
+	       c->streaming ? "streaming" : "IHAVE");
 	c->fails = 0;
-	(void)now;
 }
 
 /* ------------------------------------------------------------ answers */
@@ -462,16 +473,16 @@ static bool names(const char *rest, const struct rec *e)
 
 /* After the capabilities: MODE STREAM when the downstream streams and the
  * server offers it (or said nothing), else IHAVE. */
-static bool caps_done(struct rconn *c, uint64_t now)
+static bool caps_done(struct rconn *c)
 {
 	if (c->ds->cfg->mode == FG_DOWNSTREAM_STREAM && c->caps_stream) {
-		if (out_line(c, "MODE STREAM", NULL) != 0)
+		if (rconn_out_line(c, "MODE STREAM", NULL) != 0)
 			return false;
 		c->st = CS_MODE;
 		return true;
 	}
 	c->streaming = false;
-	ready(c, now);
+	ready(c);
 	return true;
 }
 
@@ -484,7 +495,7 @@ static bool handshake(struct rconn *c, const char *line, int code, uint64_t now)
 	switch (c->st) {
 	case CS_GREETING:
 		c->caps_stream = c->caps_ihave = false;
-		ok = (code == 200 || code == 201) && out_line(c, "CAPABILITIES", NULL) == 0;
+		ok = (code == 200 || code == 201) && rconn_out_line(c, "CAPABILITIES", NULL) == 0;
 		c->st = CS_CAPS;
 		break;
 	case CS_CAPS:
@@ -494,11 +505,11 @@ static bool handshake(struct rconn *c, const char *line, int code, uint64_t now)
 		}
 		/* an old server without CAPABILITIES: try MODE STREAM all the same */
 		c->caps_stream = true;
-		ok = caps_done(c, now);
+		ok = caps_done(c);
 		break;
 	case CS_CAPS_LIST:
 		if (strcmp(line, ".") == 0) {
-			ok = caps_done(c, now);
+			ok = caps_done(c);
 			break;
 		}
 		c->caps_stream |= strncasecmp(line, "STREAMING", 9) == 0;
@@ -506,10 +517,14 @@ static bool handshake(struct rconn *c, const char *line, int code, uint64_t now)
 		return true;
 	case CS_MODE:
 		c->streaming = code == 203;
-		if (!c->streaming)
-			FG_LOG_NOTICE(RCOMP, "%s#%u: MODE STREAM answered \"%s\": feeding with IHAVE",
-				      c->ds->cfg->name, c->idx, line);
-		ready(c, now);
+		if (!c->streaming) {
+			char lb[FG_CONFIG_NAME_MAX + 16];
+
+			FG_LOG_NOTICE(RCOMP, "%s: MODE STREAM answered \"%s\": %s",
+				      label(c, lb, sizeof(lb)), line,
+				      c->asking ? "no warm-up lookups" : "feeding with IHAVE");
+		}
+		ready(c);
 		return true;
 	default:
 		break;
@@ -635,7 +650,7 @@ static bool answer(struct rconn *c, const char *line, uint64_t now)
 		return handshake(c, line, code, now);
 	/* 400: the server is going away (RFC 3977 3.2.1); anything else must
 	 * be an answer to something asked */
-	if (code == 400 || code < 0 || (c->st == CS_READY && c->cn == 0)) {
+	if (code == 400 || code < 0 || (c->st == CS_READY && c->cn == 0 && c->an == 0)) {
 		snprintf(why, sizeof(why), "%s \"%.500s\"", code == 400 ? "server says" :
 			 "unexpected line", line);
 		rconn_fail(c, why, now);
@@ -643,6 +658,10 @@ static bool answer(struct rconn *c, const char *line, uint64_t now)
 	}
 	if (c->st != CS_READY && c->st != CS_CLOSING)
 		return handshake(c, line, code, now);
+	if (c->asking && c->an) {
+		rask_answer(c, code, rest, line, now);
+		return c->fd >= 0;
+	}
 	if (c->cn == 0)
 		return true;
 	k = cmd_pop(c, now);

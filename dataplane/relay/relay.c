@@ -299,6 +299,8 @@ static void publish(struct rds *d)
 
 static bool busy(struct fg_relay *r)
 {
+	if (r->naskers && (r->ask_conn.st != CS_READY || r->ask_conn.an))
+		return true;
 	for (unsigned d = 0; d < r->nds; d++) {
 		if (r->ds[d].next.recno != r->ds[d].low.recno)
 			return true;
@@ -340,6 +342,8 @@ static void pass(struct fg_relay *r, bool feeding)
 		}
 		publish(ds);
 	}
+	if (feeding)
+		rask_pass(r, now);
 	segfd_gc(r);
 }
 
@@ -361,12 +365,17 @@ static void wind_down(struct fg_relay *r)
 	for (unsigned d = 0; d < r->nds; d++)
 		for (unsigned i = 0; i < r->ds[d].nconn; i++)
 			rconn_quit(&r->ds[d].conns[i]);
+	if (r->ask_conn.ds) {
+		rask_fail(&r->ask_conn);
+		rconn_quit(&r->ask_conn);
+	}
 	until = relay_now_ns() + STOP_DRAIN_NS / 5;
 	while (relay_now_ns() < until) {
 		waiting = false;
 		for (unsigned d = 0; d < r->nds; d++)
 			for (unsigned i = 0; i < r->ds[d].nconn; i++)
 				waiting |= r->ds[d].conns[i].st == CS_CLOSING;
+		waiting |= r->ask_conn.st == CS_CLOSING;
 		if (!waiting)
 			break;
 		events(r, BUSY_TICK_MS);
@@ -399,6 +408,8 @@ static void params_defaults(struct fg_relay_params *p)
 		p->retry_max_ns = 60ull * 1000000000;
 	if (!p->answer_timeout_ns)
 		p->answer_timeout_ns = 120ull * 1000000000;
+	if (!p->ask_timeout_ns)
+		p->ask_timeout_ns = 2000ull * 1000000;
 }
 
 static int ds_init(struct fg_relay *r, struct rds *d, const struct fg_config_downstream *cfg)
@@ -450,6 +461,17 @@ struct fg_relay *fg_relay_create(const struct fg_relay_params *p, int *err)
 				   strerror(-rc));
 			goto out_free;
 		}
+	/* warm-up asks go to the first downstream that streams */
+	for (unsigned d = 0; d < r->nds && !r->ask_ds; d++)
+		if (p->cfg->downstream[d].mode == FG_DOWNSTREAM_STREAM)
+			r->ask_ds = &r->ds[d];
+	if (r->ask_ds) {
+		rconn_init(&r->ask_conn, r->ask_ds, 0);
+		r->ask_conn.asking = true;
+		r->ask_conn.ask = calloc(R_ASK_WINDOW, sizeof(*r->ask_conn.ask));
+		if (!r->ask_conn.ask)
+			goto out_free;
+	}
 	r->ep = epoll_create1(EPOLL_CLOEXEC);
 	r->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (r->ep < 0 || r->wake_fd < 0 || epoll_ctl(r->ep, EPOLL_CTL_ADD, r->wake_fd, &ev) != 0) {
@@ -507,6 +529,12 @@ void fg_relay_destroy(struct fg_relay *r)
 		free(r->ds[d].conns);
 		free(r->ds[d].win);
 	}
+	if (r->ask_conn.ds)
+		rconn_fini(&r->ask_conn);
+	free(r->ask_conn.ask);
+	for (unsigned i = 0; i < r->naskers; i++)
+		if (r->askers[i])
+			r->askers[i]->r = NULL;
 	for (unsigned i = 0; i < r->nsegfd; i++)
 		close(r->segfds[i].fd);
 	free(r->segfds);

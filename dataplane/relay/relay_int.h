@@ -46,6 +46,47 @@ struct rec {
 	char id[FG_QUEUE_ID_MAX + 1];
 };
 
+#define R_MAX_ASKERS 64
+#define R_ASK_WINDOW 256		/* CHECKs in flight on the asking connection */
+
+/* A warm-up question on the asking connection, in order. */
+struct askpend {
+	uint16_t asker;
+	uint8_t answered;		/* timed out already: drop its answer */
+	uint8_t id_len;
+	uint64_t cookie;
+	uint64_t due_ns;
+	char id[FG_QUEUE_ID_MAX + 1];
+};
+
+/* The two single-producer single-consumer rings of an asker. */
+struct askreq {
+	uint64_t cookie;
+	uint16_t len;
+	char id[FG_QUEUE_ID_MAX];
+};
+
+struct askans {
+	uint64_t cookie;
+	int answer;
+};
+
+struct fg_relay_asker {
+	struct fg_relay *r;
+	unsigned idx;
+	uint32_t mask;
+	struct askreq *req;
+	struct askans *ans;
+	_Atomic uint64_t req_head FG_CACHE_ALIGNED;	/* engine */
+	_Atomic uint64_t req_tail FG_CACHE_ALIGNED;	/* relay */
+	_Atomic uint64_t ans_head FG_CACHE_ALIGNED;	/* relay */
+	_Atomic uint64_t ans_tail FG_CACHE_ALIGNED;	/* engine */
+	uint64_t outstanding FG_CACHE_ALIGNED;		/* engine: asked, answer not taken */
+	void (*wake)(void *arg);
+	void *wake_arg;
+	bool need_wake;				/* relay: answers pushed this pass */
+};
+
 /* What a connection waits an answer for, in order. */
 enum cmd_kind { CMD_CHECK = 0, CMD_TAKETHIS, CMD_IHAVE, CMD_IHAVE_ART, CMD_QUIT };
 
@@ -96,6 +137,10 @@ struct rconn {
 	/* input */
 	char ibuf[R_IBUF];
 	size_t ilen;
+	/* the asking connection (warm-up): CHECKs only */
+	bool asking;
+	struct askpend *ask;
+	unsigned ah, an;
 };
 
 struct segfd {
@@ -134,6 +179,11 @@ struct fg_relay {
 	struct segfd *segfds;
 	unsigned nsegfd, capsegfd;
 	pthread_mutex_t status_lock;
+	/* warm-up */
+	struct fg_relay_asker *askers[R_MAX_ASKERS];
+	unsigned naskers;
+	struct rconn ask_conn;			/* to ask_ds; st CS_IDLE forever when none */
+	struct rds *ask_ds;
 };
 
 static inline void rcount(struct fg_relay *r, enum fg_counter c, uint64_t n)
@@ -151,7 +201,14 @@ void rds_requeue(struct rds *d, struct rec *e);
 int relay_segfd_get(struct fg_relay *r, uint64_t num);
 void relay_segfd_put(struct fg_relay *r, uint64_t num);
 
+/* rask.c */
+void rask_pass(struct fg_relay *r, uint64_t now);
+void rask_answer(struct rconn *c, int code, const char *rest, const char *line, uint64_t now);
+void rask_fail(struct rconn *c);
+int rask_send(struct rconn *c, const struct askreq *q, unsigned asker, uint64_t now);
+
 /* rconn.c */
+int rconn_out_line(struct rconn *c, const char *verb, const char *arg);
 void rconn_init(struct rconn *c, struct rds *d, unsigned idx);
 void rconn_fini(struct rconn *c);
 void rconn_start(struct rconn *c, uint64_t now);

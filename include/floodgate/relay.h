@@ -58,6 +58,7 @@ struct fg_relay_params {
 	uint64_t reconnect_min_ns, reconnect_max_ns;
 	uint64_t retry_min_ns, retry_max_ns;
 	uint64_t answer_timeout_ns;
+	uint64_t ask_timeout_ns;	/* warm-up: UNKNOWN after this (0: 2 s) */
 };
 
 /*
@@ -89,5 +90,36 @@ struct fg_relay_ds_status {
 /* A downstream's state as the relay thread last published it (any thread).
  * 0, or -ENOENT past the last downstream. */
 int fg_relay_status(struct fg_relay *r, unsigned idx, struct fg_relay_ds_status *out);
+
+/* ---- warm-up lookups ---- */
+
+/* What a downstream said about a Message-ID (its CHECK answer). */
+enum fg_relay_answer {
+	FG_RELAY_UNKNOWN = 0,		/* no answer: no server to ask, or no answer in time */
+	FG_RELAY_WANTED = 238,		/* it does not have it */
+	FG_RELAY_LATER = 431,		/* it is receiving it right now */
+	FG_RELAY_HAVE = 438,		/* it has it (or refused it before) */
+};
+
+struct fg_relay_asker;
+
+/*
+ * One per engine thread, created before fg_relay_start and destroyed after
+ * fg_relay_stop. Asks go to the first downstream in stream mode, on a
+ * connection of their own (so they never wait behind articles). `wake`
+ * (may be NULL) is called from the relay thread when answers are waiting.
+ * NULL when no downstream streams (nobody can be asked) or out of memory.
+ */
+struct fg_relay_asker *fg_relay_asker_create(struct fg_relay *r, unsigned max_pending,
+					     void (*wake)(void *arg), void *wake_arg);
+void fg_relay_asker_destroy(struct fg_relay_asker *a);
+
+/* Ask (engine thread). 0: an answer will come from fg_relay_answers, within
+ * a few seconds at most; -EAGAIN: max_pending asks are unanswered. */
+int fg_relay_ask(struct fg_relay_asker *a, const char *id, size_t len, uint64_t cookie);
+
+typedef void fg_relay_answer_fn(void *arg, uint64_t cookie, enum fg_relay_answer answer);
+/* Deliver the answers that came (engine thread); returns how many. */
+unsigned fg_relay_answers(struct fg_relay_asker *a, fg_relay_answer_fn *fn, void *arg);
 
 #endif /* FLOODGATE_RELAY_H */

@@ -38,12 +38,15 @@ struct server {
 	bool streaming;			/* list STREAMING, accept MODE STREAM */
 	int drop_after;			/* close (no answer) after this many articles; -1 never */
 	bool say_400;			/* answer the drop_after-th article with 400 instead */
+	bool mute_checks;		/* never answer a CHECK */
 	/* record */
 	pthread_mutex_t lock;
 	char seen[MAX_SEEN][64];	/* IDs of articles received, in order */
 	unsigned nseen;
 	unsigned later_tries;		/* 431/436 given */
-	unsigned checks, conns;
+	_Atomic unsigned checks, conns;
+	pthread_t conn_th[64];
+	int conn_fd[64];
 	bool bytes_ok;
 	int max_in_flight;
 };
@@ -178,7 +181,9 @@ static void serve(struct server *s, int fd)
 		} else if (strncmp(line, "MODE STREAM", 11) == 0) {
 			say(fd, s->streaming ? "203 streaming\r\n%s" : "500 what?\r\n%s", "");
 		} else if (sscanf(line, "CHECK %299s", id) == 1) {
-			s->checks++;
+			atomic_fetch_add(&s->checks, 1);
+			if (s->mute_checks)
+				continue;
 			say(fd, strstr(id, "have") ? "438 %s\r\n" :
 				later(s, id) ? "431 %s\r\n" : "238 %s\r\n", id);
 		} else if (sscanf(line, "TAKETHIS %299s", id) == 1) {
@@ -220,12 +225,29 @@ static void serve(struct server *s, int fd)
 	free(r);
 }
 
+struct conn_arg {
+	struct server *s;
+	int fd;
+};
+
+static void *conn_main(void *arg)
+{
+	struct conn_arg *ca = arg;
+
+	serve(ca->s, ca->fd);
+	free(ca);
+	return NULL;
+}
+
+/* A thread per connection (feeding and asking ones run side by side). */
 static void *server_main(void *arg)
 {
 	struct server *s = arg;
+	unsigned n = 0;
 
 	while (!atomic_load(&s->stop)) {
 		struct pollfd p = { s->lfd, POLLIN, 0 };
+		struct conn_arg *ca;
 		int fd;
 
 		if (poll(&p, 1, 50) <= 0)
@@ -233,9 +255,19 @@ static void *server_main(void *arg)
 		fd = accept(s->lfd, NULL, NULL);
 		if (fd < 0)
 			continue;
-		s->conns++;
-		serve(s, fd);
+		atomic_fetch_add(&s->conns, 1);
+		ca = malloc(sizeof(*ca));
+		ca->s = s;
+		ca->fd = fd;
+		if (n == 64 || pthread_create(&s->conn_th[n], NULL, conn_main, ca) != 0) {
+			close(fd);
+			free(ca);
+			continue;
+		}
+		n++;
 	}
+	for (unsigned i = 0; i < n; i++)
+		pthread_join(s->conn_th[i], NULL);
 	return NULL;
 }
 
@@ -608,6 +640,157 @@ START_TEST(window_bound_from_durable_cursor)
 }
 END_TEST
 
+/* ------------------------------------------------------------ warm-up asks */
+
+struct answers {
+	unsigned n;
+	int got[64];
+};
+
+static void on_answer(void *arg, uint64_t cookie, enum fg_relay_answer a)
+{
+	struct answers *x = arg;
+
+	ck_assert_uint_lt(cookie, 64);
+	x->got[cookie] = (int)a;
+	x->n++;
+}
+
+static void wait_answers(struct fg_relay_asker *a, struct answers *x, unsigned want)
+{
+	uint64_t until = now_ns() + 10ull * 1000000000;
+
+	while (x->n < want && now_ns() < until) {
+		fg_relay_answers(a, on_answer, x);
+		usleep(1000);
+	}
+	ck_assert_uint_eq(x->n, want);
+}
+
+/* rig_up, with an asker registered before the relay starts */
+static struct fg_relay_asker *rig_up_asking(uint16_t port, const char *extra, unsigned max)
+{
+	struct fg_queue_params qp = { .commit_ns = 1000000 };
+	struct fg_queue_sink_params sp = { 0 };
+	struct fg_relay_params rp = { .reconnect_min_ns = 20000000, .reconnect_max_ns = 200000000,
+				      .ask_timeout_ns = 300000000 };
+	struct fg_relay_asker *a;
+	int err;
+
+	load_cfg(port, extra);
+	qp.dir = dir;
+	q = fg_queue_open(&qp, NULL, &err);
+	ck_assert_ptr_nonnull(q);
+	rp.cfg = cfg;
+	rp.q = q;
+	relay = fg_relay_create(&rp, &err);
+	ck_assert_ptr_nonnull(relay);
+	a = fg_relay_asker_create(relay, max, NULL, NULL);
+	fg_queue_set_notify(q, fg_relay_notify, relay);
+	sink = fg_queue_sink_create(q, &sp);
+	ck_assert_int_eq(fg_queue_start(q), 0);
+	ck_assert_int_eq(fg_relay_start(relay), 0);
+	return a;
+}
+
+START_TEST(asks_answered_by_check)
+{
+	static struct server s = { .streaming = true, .drop_after = -1 };
+	static struct answers x;
+	struct fg_relay_asker *a;
+	const char *ids[] = { "<new1@t>", "<have1@t>", "<later1@t>", "<have2@t>", "<new2@t>" };
+	uint64_t until;
+
+	server_start(&s);
+	a = rig_up_asking(s.port, "", 4);
+	ck_assert_ptr_nonnull(a);
+	/* the asking connection comes up; until then questions get UNKNOWN */
+	until = now_ns() + 5ull * 1000000000;
+	do {
+		memset(&x, 0, sizeof(x));
+		ck_assert_int_eq(fg_relay_ask(a, "<probe@t>", 9, 0), 0);
+		wait_answers(a, &x, 1);
+	} while (x.got[0] == FG_RELAY_UNKNOWN && now_ns() < until);
+	ck_assert_int_eq(x.got[0], FG_RELAY_WANTED);
+	memset(&x, 0, sizeof(x));
+	for (unsigned i = 0; i < 4; i++)
+		ck_assert_int_eq(fg_relay_ask(a, ids[i], strlen(ids[i]), i), 0);
+	/* at most max_pending questions open */
+	ck_assert_int_eq(fg_relay_ask(a, ids[4], strlen(ids[4]), 4), -EAGAIN);
+	wait_answers(a, &x, 4);
+	ck_assert_int_eq(fg_relay_ask(a, ids[4], strlen(ids[4]), 4), 0);
+	wait_answers(a, &x, 5);
+	ck_assert_int_eq(x.got[0], FG_RELAY_WANTED);
+	ck_assert_int_eq(x.got[1], FG_RELAY_HAVE);
+	ck_assert_int_eq(x.got[2], FG_RELAY_LATER);
+	ck_assert_int_eq(x.got[3], FG_RELAY_HAVE);
+	ck_assert_int_eq(x.got[4], FG_RELAY_WANTED);
+	/* feeding goes on beside the asking */
+	offer("<m%u@t>", 20);
+	wait_delivered();
+	rig_down();
+	fg_relay_asker_destroy(a);
+	server_stop(&s);
+}
+END_TEST
+
+START_TEST(asks_unknown_when_nobody_answers)
+{
+	static struct server s = { .streaming = true, .drop_after = -1, .mute_checks = true };
+	static struct answers x;
+	struct fg_relay_asker *a;
+	uint64_t t0;
+
+	/* nobody listening: UNKNOWN at once */
+	a = rig_up_asking(1, "", 16);
+	memset(&x, 0, sizeof(x));
+	t0 = now_ns();
+	ck_assert_int_eq(fg_relay_ask(a, "<a@t>", 5, 7), 0);
+	wait_answers(a, &x, 1);
+	ck_assert_int_eq(x.got[7], FG_RELAY_UNKNOWN);
+	ck_assert_uint_lt(now_ns() - t0, 1000000000ull);
+	rig_down();
+	fg_relay_asker_destroy(a);
+	fg_config_free(cfg);
+	cfg = NULL;
+	/* a server that never answers a CHECK: UNKNOWN after the ask timeout */
+	server_start(&s);
+	a = rig_up_asking(s.port, "", 16);
+	while (atomic_load(&s.conns) < 2)
+		usleep(1000);
+	usleep(100000);
+	memset(&x, 0, sizeof(x));
+	t0 = now_ns();
+	ck_assert_int_eq(fg_relay_ask(a, "<b@t>", 5, 3), 0);
+	wait_answers(a, &x, 1);
+	ck_assert_int_eq(x.got[3], FG_RELAY_UNKNOWN);
+	ck_assert_uint_ge(atomic_load(&s.checks), 1);
+	ck_assert_uint_ge(now_ns() - t0, 250000000ull);
+	rig_down();
+	fg_relay_asker_destroy(a);
+	server_stop(&s);
+}
+END_TEST
+
+START_TEST(no_asker_without_a_streaming_downstream)
+{
+	struct fg_relay_params rp = { 0 };
+	struct fg_queue_params qp = { .commit_ns = 0 };
+	int err;
+
+	load_cfg(1, "mode ihave\n");
+	qp.dir = dir;
+	q = fg_queue_open(&qp, NULL, &err);
+	rp.cfg = cfg;
+	rp.q = q;
+	relay = fg_relay_create(&rp, &err);
+	ck_assert_ptr_nonnull(relay);
+	ck_assert_ptr_null(fg_relay_asker_create(relay, 16, NULL, NULL));
+	fg_relay_destroy(relay);
+	fg_queue_close(q);
+}
+END_TEST
+
 static Suite *relay_suite(void)
 {
 	Suite *s = suite_create("relay");
@@ -623,6 +806,9 @@ static Suite *relay_suite(void)
 	tcase_add_test(tc, server_400_reconnects);
 	tcase_add_test(tc, restart_resumes_from_cursor);
 	tcase_add_test(tc, window_bound_from_durable_cursor);
+	tcase_add_test(tc, asks_answered_by_check);
+	tcase_add_test(tc, asks_unknown_when_nobody_answers);
+	tcase_add_test(tc, no_asker_without_a_streaming_downstream);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -215,5 +215,9 @@ FG_COUNTER(RELAY_DEFERRED, "relay_deferred", "articles a downstream asked to ret
 FG_COUNTER(RELAY_RESENT, "relay_resent", "articles sent again because their connection failed before the answer")
 FG_COUNTER(RELAY_PROTOCOL_ERRORS, "relay_protocol_errors", "answers out of step or unexpected (the connection was closed)")
 FG_COUNTER(RELAY_GIVEN_UP, "relay_given_up", "articles given up after repeated unexpected answers (logged as errors)")
+FG_COUNTER(RELAY_ASKED, "relay_asked", "warm-up: CHECKs sent downstream to ask about a Message-ID")
+FG_COUNTER(RELAY_ASK_HAVE, "relay_ask_have", "warm-up: answers that the downstream has the ID (438)")
+FG_COUNTER(RELAY_ASK_OTHER, "relay_ask_other", "warm-up: answers that it does not (238) or is receiving it (431)")
+FG_COUNTER(RELAY_ASK_UNKNOWN, "relay_ask_unknown", "warm-up: questions without an answer (no connection, a failure, or too slow)")
 
 /* ---- dataplane (DPDK ports, lcores) ---- */
