@@ -131,15 +131,19 @@ void fg_respq_clear(struct fg_respq *q);
 
 /* ------------------------------------------------------------ clock.c */
 
-#define FG_CLOCK_WINDOW 256	/* recent samples kept */
-#define FG_CLOCK_MIN_SAMPLES 32	/* no judgement before this many */
-#define FG_CLOCK_EVAL_EVERY 16	/* samples between two judgements */
+#define FG_CLOCK_WINDOW 4096	/* recent samples kept */
+#define FG_CLOCK_MIN_SAMPLES 1024	/* no judgement before this many */
 
 struct fg_nntp_clock {
 	int64_t win[FG_CLOCK_WINDOW];
-	unsigned n, pos, since_eval;
+	int64_t scratch[FG_CLOCK_WINDOW];	/* for the median, when the state turns */
+	unsigned n, pos;
 	int64_t limit;		/* config clock_skew_limit; 0 = off */
-	int64_t offset;		/* the estimate of the last judgement */
+	unsigned fresh;		/* samples d <= limit */
+	unsigned fresh_q;	/* d <= 3/4 limit */
+	unsigned behind;	/* d < -limit */
+	unsigned behind_q;	/* d < -3/4 limit */
+	int64_t offset;		/* the estimate when the state last turned */
 	bool suspect;
 };
 

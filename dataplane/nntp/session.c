@@ -1024,6 +1024,10 @@ void fg_session_closed(struct fg_session *s)
 {
 	struct fg_engine *e = s->e;
 
+	/* gone first: nothing below may call the transport's send or close */
+	s->gone = true;
+	s->closing = true;
+	s->n_xfers++;		/* and s stays while its transfers are dropped */
 	if (s->in_article) {
 		fg_nntp_count(s, FG_CTR_NNTP_EOF_MID_ARTICLE);
 		drop_article(s);
@@ -1031,15 +1035,12 @@ void fg_session_closed(struct fg_session *s)
 	release_offers(s);
 	drop_responses(s);
 	clear_stall(s);
-	s->gone = true;
-	s->closing = true;
 	fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_CLOSED);
 	if (s->peer_idx >= 0 && e->peer_sessions[s->peer_idx] > 0 && s->greeted)
 		e->peer_sessions[s->peer_idx]--;
 	e->sess[s->slot] = NULL;
 	e->n_sessions--;
-	if (s->n_xfers == 0)
-		free_session(s);
+	fg_nntp_session_xfer_done(s);
 }
 
 static int alloc_session(struct fg_engine *e, struct fg_session *s)

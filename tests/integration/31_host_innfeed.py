@@ -25,7 +25,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hostlib import GREETING, KEEP, PORT, Client, Host, article, check, fail, in_netns  # noqa: E402
+from hostlib import (GREETING, KEEP, PORT, PROCS, Client, Host, article, check,  # noqa: E402
+                     fail, in_netns)
 
 INNBIN = "/usr/lib/news/bin"
 in_netns()
@@ -123,6 +124,7 @@ def run_innfeed(host, streaming, batch, want_answers):
     p = subprocess.Popen(["setpriv", "--reuid=news", "--regid=news", "--init-groups",
                           INNBIN + "/innfeed", "-c", os.path.join(d, "etc", "innfeed.conf"),
                           funnel], stdin=subprocess.DEVNULL, env=env, stderr=subprocess.PIPE)
+    PROCS.append(p)
     for _ in range(100):
         if host.stats()["nntp_sessions_opened"] > before:
             break

@@ -44,12 +44,17 @@ def in_netns():
 
 
 KEEP = []      # directories kept for inspection after a failure
+PROCS = []     # processes to stop, whatever happens
 
 
 def fail(msg):
     print("FAIL: " + msg)
     for d in KEEP:
         print("kept for inspection: " + d)
+    for p in PROCS:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
     os._exit(1)
 
 
@@ -92,6 +97,7 @@ class Host:
         self.proc = subprocess.Popen(
             [HOST_BIN, "-c", self.conf, "--stats-file", self.stats_file] + list(args),
             stdout=subprocess.DEVNULL, stderr=open(self.log, "w"))
+        PROCS.append(self.proc)
         for _ in range(200):
             try:
                 socket.create_connection(("127.0.0.1", PORT), timeout=1).close()
@@ -129,7 +135,8 @@ class Host:
             fail("floodgate-host did not stop on SIGTERM")
         check(rc == 0, "floodgate-host exit status %d:\n%s" % (rc, open(self.log).read()))
         log = open(self.log).read()
-        bad = [l for l in log.splitlines() if l.startswith("err ") or "runtime error" in l]
+        bad = [l for l in log.splitlines()
+               if l.startswith("err ") or "runtime error" in l or "Sanitizer" in l]
         check(not bad, "errors in the log:\n" + log)
         return read_stats(self.stats_file)
 

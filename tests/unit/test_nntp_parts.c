@@ -305,42 +305,44 @@ static int feed_clock(struct fg_nntp_clock *c, unsigned n, int64_t base, int64_t
 
 START_TEST(clock_views)
 {
-	struct fg_nntp_clock c;
+	static struct fg_nntp_clock c;
 	uint64_t rng = 17;
 
 	/* a sane feed: seconds to minutes of propagation */
 	fg_nntp_clock_init(&c, 3600);
-	ck_assert_int_eq(feed_clock(&c, 1000, 0, 300, &rng), 0);
+	ck_assert_int_eq(feed_clock(&c, 5000, 0, 300, &rng), 0);
 	ck_assert(!c.suspect);
-	/* ahead by 3 h: every article looks 3 h old */
-	ck_assert_int_eq(feed_clock(&c, 300, 3 * 3600, 300, &rng), 1);
+	/* ahead by 3 h: once every article of the window looks 3 h old */
+	ck_assert_int_eq(feed_clock(&c, FG_CLOCK_WINDOW - 1, 3 * 3600, 300, &rng), 0);
+	ck_assert_int_eq(feed_clock(&c, 1, 3 * 3600, 300, &rng), 1);
 	ck_assert(c.suspect);
 	ck_assert_int_ge(c.offset, 3 * 3600);
-	/* fixed: fresh articles again */
-	ck_assert_int_eq(feed_clock(&c, 300, 0, 300, &rng), -1);
+	/* fixed: the first fresh article clears it */
+	ck_assert_int_eq(feed_clock(&c, 1, 0, 300, &rng), -1);
+	ck_assert(!c.suspect && c.offset == 0);
+	/* a backlog of hours-old articles with some fresh traffic is no alarm */
+	for (unsigned i = 0; i < 20000; i++)
+		fg_nntp_clock_sample(&c, i % 500 ? 5 * 3600 + (int64_t)(i % 600) : 20);
 	ck_assert(!c.suspect);
-	/* a backlog of hours-old articles with fresh traffic between is no alarm */
-	for (unsigned i = 0; i < 2000; i++)
-		fg_nntp_clock_sample(&c, i % 100 ? 5 * 3600 + (int64_t)(i % 600) : 20);
-	ck_assert(!c.suspect);
-	/* nor ages spread over two days (feedgen's model) */
+	/* nor ages spread over two days (feedgen's model), however long */
 	fg_nntp_clock_init(&c, 3600);
-	feed_clock(&c, 2000, 60, 2 * 86400, &rng);
+	feed_clock(&c, 200000, 60, 2 * 86400, &rng);
 	ck_assert(!c.suspect);
 	/* behind by 2 h: most articles seem to come from the future */
 	fg_nntp_clock_init(&c, 3600);
-	ck_assert_int_eq(feed_clock(&c, 300, -2 * 3600, 300, &rng), 1);
+	ck_assert_int_eq(feed_clock(&c, FG_CLOCK_MIN_SAMPLES, -2 * 3600, 300, &rng), 1);
 	ck_assert_int_le(c.offset, -3600);
-	/* a few articles dated ahead (inside the margin) are no alarm */
+	ck_assert_int_eq(feed_clock(&c, FG_CLOCK_WINDOW, 0, 300, &rng), -1);
+	/* a share of articles dated ahead (inside the margin) is no alarm */
 	fg_nntp_clock_init(&c, 3600);
-	for (unsigned i = 0; i < 2000; i++)
-		fg_nntp_clock_sample(&c, i % 10 ? (int64_t)(i % 120) : -20 * 3600);
+	for (unsigned i = 0; i < 20000; i++)
+		fg_nntp_clock_sample(&c, i % 3 ? (int64_t)(i % 120) : -20 * 3600);
 	ck_assert(!c.suspect);
-	/* no judgement on a handful of samples, none with the limit off */
+	/* no judgement on fewer samples, none with the limit off */
 	fg_nntp_clock_init(&c, 3600);
 	ck_assert_int_eq(feed_clock(&c, FG_CLOCK_MIN_SAMPLES - 1, 86400, 10, &rng), 0);
 	fg_nntp_clock_init(&c, 0);
-	ck_assert_int_eq(feed_clock(&c, 1000, 86400, 10, &rng), 0);
+	ck_assert_int_eq(feed_clock(&c, 5000, 86400, 10, &rng), 0);
 }
 END_TEST
 
