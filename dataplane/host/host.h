@@ -5,6 +5,7 @@
  *   main.c    options, the history region, threads, signals, counters out
  *   worker.c  one thread: epoll loop, listeners, one engine and its sink
  *   conn.c    one connection: receive chunks, the engine's transport ops
+ *   outbound.c  the durable queue, its writer and the relay (docs/relay.md)
  *
  * Threads share nothing but the configuration (read-only) and the history
  * table; each has its own SO_REUSEPORT listeners, so the kernel spreads
@@ -16,8 +17,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <stdio.h>
+
 #include "floodgate/config.h"
 #include "floodgate/history.h"
+#include "floodgate/queue.h"
+#include "floodgate/relay.h"
 #include "floodgate/session.h"
 #include "floodgate/sink.h"
 
@@ -26,7 +31,7 @@
 #define HOST_MAX_CHUNKS 64		/* unconsumed chunks per connection */
 #define HOST_LINGER_NS (2ull * 1000000000ull)
 
-enum host_sink { HOST_SINK_MEMORY = 0, HOST_SINK_NULL = 1 };
+enum host_sink { HOST_SINK_MEMORY = 0, HOST_SINK_NULL = 1, HOST_SINK_QUEUE = 2 };
 
 struct host_opts {
 	const char *config;
@@ -35,6 +40,7 @@ struct host_opts {
 	unsigned threads;
 	const char *shm;		/* NULL: a private region */
 	enum host_sink sink;
+	bool sink_given;		/* --sink; else queue iff the config has a [downstream] */
 	struct fg_sink_mem_params mem;
 	const char *stats_file;
 	unsigned max_sessions;
@@ -93,6 +99,21 @@ struct host_worker {
 	int stop;			/* set by main (atomic) */
 	int rc;
 };
+
+/* The queue and the relay (outbound.c); their threads' counter blocks. */
+struct host_outbound {
+	struct fg_queue *q;
+	struct fg_relay *relay;
+	struct fg_nntp_counters qstats, rstats;
+};
+
+/* outbound.c */
+int host_outbound_open(struct host_outbound *ob, const struct fg_config *cfg);
+int host_outbound_start(struct host_outbound *ob);
+void host_outbound_stop(struct host_outbound *ob);
+void host_outbound_close(struct host_outbound *ob);
+struct fg_queue_sink *host_outbound_sink(struct host_outbound *ob, struct host_worker *w);
+void host_outbound_write(struct host_outbound *ob, FILE *f);
 
 /* conn.c */
 extern const struct fg_session_transport host_transport;

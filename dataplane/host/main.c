@@ -6,7 +6,9 @@
  * and the control plane before the dataplane exists. Same configuration,
  * same engine, same counters as the dataplane; the history table lives in
  * memory this process maps itself (private, or a file given by --shm, so
- * that a restart keeps it), until floodctld owns it.
+ * that a restart keeps it), until floodctld owns it. Accepted articles go
+ * to the durable queue and the relay (outbound.c) when the config has a
+ * [downstream] or --sink queue says so; else to the in-memory sink.
  *
  * Counters: SIGUSR1 writes them (and at exit) as "name value" lines, to
  * --stats-file (replaced atomically) or to stdout; docs/protocol.md lists
@@ -39,7 +41,8 @@ static void usage(FILE *f)
 		"      --shm PATH          keep the history table in this file (mmap), reused\n"
 		"                          across restarts; default: private memory\n"
 		"      --history-capacity N  entries (default: the config's [history] capacity)\n"
-		"      --sink memory|null  where accepted articles go (default memory)\n"
+		"      --sink queue|memory|null  where accepted articles go (default: queue\n"
+		"                          when the config has a [downstream], else memory)\n"
 		"      --sink-delay-ms N   memory sink: completion delay\n"
 		"      --sink-fail-every N memory sink: fail every N-th commit\n"
 		"      --sink-fail-match S memory sink: fail Message-IDs containing S\n"
@@ -111,8 +114,11 @@ static int parse_one(struct host_opts *o, int opt, const char *arg)
 			o->sink = HOST_SINK_MEMORY;
 		else if (strcmp(arg, "null") == 0)
 			o->sink = HOST_SINK_NULL;
+		else if (strcmp(arg, "queue") == 0)
+			o->sink = HOST_SINK_QUEUE;
 		else
 			return -EINVAL;
+		o->sink_given = true;
 		return 0;
 	case O_DELAY:
 		if (parse_uint(arg, &v))
@@ -248,6 +254,9 @@ static void history_close(struct region *r)
 		munmap(r->mem, r->len);
 }
 
+/* The outbound side when the sink is the queue (its q is NULL otherwise). */
+static struct host_outbound outbound;
+
 /* ------------------------------------------------------------ counters */
 
 static void write_block(FILE *f, const char *prefix, const struct fg_nntp_counters *c, bool all)
@@ -291,6 +300,9 @@ static void write_stats(FILE *f, struct host_worker *ws, unsigned nw, const stru
 	unsigned sessions = 0, xfers = 0, suspect = 0;
 
 	memset(&sum, 0, sizeof(sum));
+	/* the queue writer's and the relay's threads count in blocks of their own */
+	fg_nntp_counters_merge(&sum, &outbound.qstats);
+	fg_nntp_counters_merge(&sum, &outbound.rstats);
 	for (unsigned i = 0; i < nw; i++) {
 		fg_nntp_counters_merge(&sum, ws[i].stats);
 		if (ws[i].e) {
@@ -317,6 +329,7 @@ static void write_stats(FILE *f, struct host_worker *ws, unsigned nw, const stru
 			(unsigned long long)hs.by_state[i]);
 	fprintf(f, "sessions_open %u\ntransfers_open %u\nclock_suspect %u\n", sessions, xfers,
 		suspect);
+	host_outbound_write(&outbound, f);
 }
 
 static void dump_stats(const struct host_opts *o, struct host_worker *ws, unsigned nw,
@@ -355,7 +368,10 @@ static int worker_setup(struct host_worker *w, unsigned i, const struct host_opt
 	w->ep = w->wake = -1;
 	w->stats = calloc(1, sizeof(*w->stats));
 	w->peer_stats = calloc(cfg->n_peer + 1, sizeof(*w->peer_stats));
-	if (o->sink == HOST_SINK_NULL) {
+	if (outbound.q) {
+		w->sink_ops = &fg_queue_sink_ops;
+		w->sink = host_outbound_sink(&outbound, w);
+	} else if (o->sink == HOST_SINK_NULL) {
 		w->sink_ops = &fg_sink_null_ops;
 		w->sink = fg_sink_null_create(0);
 	} else {
@@ -382,7 +398,9 @@ static void worker_teardown(struct host_worker *w)
 {
 	host_worker_fini(w);
 	fg_engine_destroy(w->e);
-	if (w->sink_ops == &fg_sink_null_ops)
+	if (w->sink_ops == &fg_queue_sink_ops)
+		fg_queue_sink_destroy(w->sink);
+	else if (w->sink_ops == &fg_sink_null_ops)
 		fg_sink_null_destroy(w->sink);
 	else
 		fg_sink_mem_destroy(w->sink);
@@ -443,6 +461,11 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (!o.sink_given && cfg->n_downstream)
+		o.sink = HOST_SINK_QUEUE;
+	/* before the workers' sinks; its threads inherit the signal mask */
+	if (o.sink == HOST_SINK_QUEUE && host_outbound_open(&outbound, cfg) != 0)
+		goto out_history;
 	ws = calloc(o.threads, sizeof(*ws));
 	tids = calloc(o.threads, sizeof(*tids));
 	if (!ws || !tids)
@@ -453,6 +476,10 @@ int main(int argc, char **argv)
 			FG_LOG_ERR(HOST_COMP, "worker %u: %s", i, strerror(-rc));
 			goto out_workers;
 		}
+	}
+	if (outbound.q && (rc = host_outbound_start(&outbound)) != 0) {
+		FG_LOG_ERR(HOST_COMP, "outbound threads: %s", strerror(-rc));
+		goto out_workers;
 	}
 	for (; started < o.threads; started++)
 		if (pthread_create(&tids[started], NULL, host_worker_run, &ws[started]) != 0)
@@ -469,13 +496,18 @@ out_stop:
 	}
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
+	/* after the workers: their last transfers needed the writer */
+	host_outbound_stop(&outbound);
 	dump_stats(&o, ws, o.threads, cfg, r.h);
 out_workers:
+	host_outbound_stop(&outbound);
 	for (unsigned i = 0; ws && i < o.threads; i++)
 		if (ws[i].stats)
 			worker_teardown(&ws[i]);
 	free(ws);
 	free(tids);
+	if (outbound.q)
+		host_outbound_close(&outbound);
 out_history:
 	history_close(&r);
 out:

@@ -18,11 +18,13 @@ offers of a known ID get 438/435. The history is rebuilt from the record
 file at start, so the server can be stopped and started again mid-feed.
 
     countd.py --port PORT --record FILE [--addr 127.0.0.1] [--no-stream]
-              [--refuse SUBSTR] [--defer SUBSTR] [--pidfile FILE]
+              [--refuse SUBSTR] [--defer SUBSTR] [--delay-ms N] [--pidfile FILE]
 
 --refuse: answer 439/437 to articles whose ID holds SUBSTR (as a server
 whose own rules refuse them); --defer: answer 431/436 to the first offer
-of such an ID. SIGTERM stops it. Python stdlib only.
+of such an ID; --delay-ms: wait this long before answering an article (a
+slow server, so that articles are in flight when a test pulls the plug).
+SIGTERM stops it. Python stdlib only.
 """
 import argparse
 import hashlib
@@ -31,6 +33,7 @@ import signal
 import socketserver
 import sys
 import threading
+import time
 
 LOCK = threading.Lock()
 SEEN = set()        # IDs accepted
@@ -98,6 +101,8 @@ class Handler(socketserver.StreamRequestHandler):
         data = self.article()
         if data is None:
             return False
+        if OPTS.delay_ms:
+            time.sleep(OPTS.delay_ms / 1000.0)
         ok = decide(mid)
         record(kind, mid, data, "accepted" if ok else "refused")
         if kind == "T":
@@ -163,6 +168,7 @@ def main():
     ap.add_argument("--no-stream", action="store_true")
     ap.add_argument("--refuse", default="")
     ap.add_argument("--defer", default="")
+    ap.add_argument("--delay-ms", type=int, default=0)
     ap.add_argument("--pidfile")
     OPTS = ap.parse_args()
     load(OPTS.record)

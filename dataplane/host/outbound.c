@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * outbound.c — floodgate-host's outbound side: the durable queue in the
+ * config's data directory, its writer thread, the relay thread to the
+ * [downstream] servers, and one queue sink handle per worker
+ * (docs/relay.md).
+ *
+ * Order matters at both ends. Start: the queue is opened (its recovery
+ * cuts a torn tail), the relay registers each downstream as a consumer,
+ * then the writer and the relay threads start, then the workers. Stop:
+ * the workers first (their transfers in flight still need the writer to
+ * finish), then the relay, then the writer (which makes the last cursors
+ * durable), then the handles.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "floodgate/log.h"
+#include "host.h"
+
+int host_outbound_open(struct host_outbound *ob, const struct fg_config *cfg)
+{
+	struct fg_queue_params qp = { 0 };
+	struct fg_relay_params rp = { 0 };
+	struct fg_queue_open_info info;
+	int err = 0;
+
+	memset(ob, 0, sizeof(*ob));
+	qp.dir = cfg->data_dir;
+	qp.commit_ns = (uint64_t)cfg->queue_commit_ms * 1000000ull;
+	qp.limit = cfg->queue_limit;
+	qp.max_age = cfg->queue_max_age;
+	qp.stats = &ob->qstats.s;
+	ob->q = fg_queue_open(&qp, &info, &err);
+	if (!ob->q) {
+		FG_LOG_ERR(HOST_COMP, "outbound queue in %s: %s", cfg->data_dir, strerror(-err));
+		return err;
+	}
+	rp.cfg = cfg;
+	rp.q = ob->q;
+	rp.stats = &ob->rstats.s;
+	ob->relay = fg_relay_create(&rp, &err);
+	if (!ob->relay) {
+		FG_LOG_ERR(HOST_COMP, "relay: %s", strerror(-err));
+		fg_queue_close(ob->q);
+		ob->q = NULL;
+		return err;
+	}
+	fg_queue_set_notify(ob->q, fg_relay_notify, ob->relay);
+	FG_LOG_NOTICE(HOST_COMP, "outbound queue %s: %llu records on disk, %u downstream(s)",
+		      cfg->data_dir, (unsigned long long)info.records, cfg->n_downstream);
+	return 0;
+}
+
+int host_outbound_start(struct host_outbound *ob)
+{
+	int rc = fg_queue_start(ob->q);
+
+	if (rc == 0 && (rc = fg_relay_start(ob->relay)) != 0)
+		fg_queue_stop(ob->q);
+	return rc;
+}
+
+void host_outbound_stop(struct host_outbound *ob)
+{
+	if (!ob->q)
+		return;
+	fg_relay_stop(ob->relay);
+	fg_queue_stop(ob->q);
+}
+
+void host_outbound_close(struct host_outbound *ob)
+{
+	fg_relay_destroy(ob->relay);
+	fg_queue_close(ob->q);
+	ob->relay = NULL;
+	ob->q = NULL;
+}
+
+static void wake_worker(void *arg)
+{
+	host_worker_wake(arg);
+}
+
+struct fg_queue_sink *host_outbound_sink(struct host_outbound *ob, struct host_worker *w)
+{
+	struct fg_queue_sink_params sp = { .wake = wake_worker, .wake_arg = w,
+					   .stats = &w->stats->s };
+
+	return fg_queue_sink_create(ob->q, &sp);
+}
+
+/* The stats file's outbound lines (docs/relay.md, "floodgate-host"). */
+void host_outbound_write(struct host_outbound *ob, FILE *f)
+{
+	struct fg_queue_cursor end, begin;
+	const char *why = "";
+
+	if (!ob->q)
+		return;
+	fg_queue_durable(ob->q, &end);
+	fg_queue_oldest(ob->q, &begin);
+	fprintf(f, "queue_records_on_disk %llu\nqueue_bytes_on_disk %llu\nqueue_refusing %d\n",
+		(unsigned long long)(end.recno - begin.recno),
+		(unsigned long long)fg_queue_bytes(ob->q), fg_queue_refusing(ob->q, &why));
+	for (unsigned i = 0;; i++) {
+		struct fg_relay_ds_status st;
+
+		if (fg_relay_status(ob->relay, i, &st) != 0)
+			break;
+		fprintf(f, "downstream:%s:ready %u\ndownstream:%s:streaming %d\n"
+			"downstream:%s:acked_records %llu\ndownstream:%s:lag_records %llu\n"
+			"downstream:%s:sent %llu\ndownstream:%s:accepted %llu\n"
+			"downstream:%s:refused %llu\ndownstream:%s:not_wanted %llu\n"
+			"downstream:%s:deferred %llu\ndownstream:%s:connects %llu\n",
+			st.name, st.ready, st.name, st.streaming, st.name,
+			(unsigned long long)st.acked.recno, st.name,
+			(unsigned long long)(end.recno > st.acked.recno ? end.recno - st.acked.recno : 0),
+			st.name, (unsigned long long)st.sent, st.name, (unsigned long long)st.accepted,
+			st.name, (unsigned long long)st.refused, st.name,
+			(unsigned long long)st.not_wanted, st.name, (unsigned long long)st.deferred,
+			st.name, (unsigned long long)st.reconnects);
+	}
+}
