@@ -93,6 +93,9 @@ struct host_worker {
 	void *sink;
 	struct fg_nntp_counters *stats;		/* this thread's block */
 	struct fg_nntp_counters *peer_stats;	/* n_peer + 1 */
+	struct fg_relay_asker *asker;		/* warm-up questions (outbound.c) */
+	struct fg_engine_warmup warm;
+	fg_time_t warm_until;
 	struct host_conn *work;			/* connections with deferred work */
 	struct host_conn *all;			/* every live connection */
 	unsigned n_conns;
@@ -104,11 +107,14 @@ struct host_worker {
 struct host_outbound {
 	struct fg_queue *q;
 	struct fg_relay *relay;
+	fg_time_t warm_until;		/* warm-up on before this; 0: off */
 	struct fg_nntp_counters qstats, rstats;
 };
 
 /* outbound.c */
-int host_outbound_open(struct host_outbound *ob, const struct fg_config *cfg);
+int host_outbound_open(struct host_outbound *ob, const struct fg_config *cfg, bool cold_start);
+const struct fg_engine_warmup *host_outbound_warmup(struct host_outbound *ob,
+						    struct host_worker *w);
 int host_outbound_start(struct host_outbound *ob);
 void host_outbound_stop(struct host_outbound *ob);
 void host_outbound_close(struct host_outbound *ob);

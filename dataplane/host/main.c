@@ -192,6 +192,7 @@ struct region {
 	void *mem;
 	size_t len;
 	bool mapped;
+	bool fresh;			/* built empty here (not adopted): a cold start */
 	struct fg_history *h;
 };
 
@@ -215,6 +216,7 @@ static int history_open(struct region *r, const struct host_opts *o, const struc
 		if (r->mem == MAP_FAILED)
 			return -errno;
 		r->mapped = true;
+		r->fresh = true;
 		r->h = fg_history_create(r->mem, r->len, &hp);
 		return r->h ? 0 : -EINVAL;
 	}
@@ -242,6 +244,7 @@ static int history_open(struct region *r, const struct host_opts *o, const struc
 		FG_LOG_WARN(HOST_COMP, "history %s not adopted (%s): starting empty", o->shm,
 			    fg_history_error_str(why));
 	}
+	r->fresh = true;
 	r->h = fg_history_create(r->mem, r->len, &hp);
 	return r->h ? 0 : -EINVAL;
 }
@@ -388,6 +391,7 @@ static int worker_setup(struct host_worker *w, unsigned i, const struct host_opt
 	ep.peer_stats = w->peer_stats;
 	ep.max_sessions = o->max_sessions;
 	ep.token_base = i << 20;
+	ep.warmup = host_outbound_warmup(&outbound, w);
 	w->e = fg_engine_create(&ep);
 	if (!w->e)
 		return -EINVAL;
@@ -398,6 +402,7 @@ static void worker_teardown(struct host_worker *w)
 {
 	host_worker_fini(w);
 	fg_engine_destroy(w->e);
+	fg_relay_asker_destroy(w->asker);
 	if (w->sink_ops == &fg_queue_sink_ops)
 		fg_queue_sink_destroy(w->sink);
 	else if (w->sink_ops == &fg_sink_null_ops)
@@ -464,7 +469,7 @@ int main(int argc, char **argv)
 	if (!o.sink_given && cfg->n_downstream)
 		o.sink = HOST_SINK_QUEUE;
 	/* before the workers' sinks; its threads inherit the signal mask */
-	if (o.sink == HOST_SINK_QUEUE && host_outbound_open(&outbound, cfg) != 0)
+	if (o.sink == HOST_SINK_QUEUE && host_outbound_open(&outbound, cfg, r.fresh) != 0)
 		goto out_history;
 	ws = calloc(o.threads, sizeof(*ws));
 	tids = calloc(o.threads, sizeof(*tids));

@@ -11,14 +11,44 @@
  * the workers first (their transfers in flight still need the writer to
  * finish), then the relay, then the writer (which makes the last cursors
  * durable), then the handles.
+ *
+ * Warm-up (docs/relay.md): at a cold start — this process built its
+ * history empty — the period begins and its end is written to the data
+ * directory; a later start inside the period goes on with it. While it
+ * lasts, each worker's engine asks the relay about CHECKs of unknown IDs.
  */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "floodgate/log.h"
 #include "host.h"
 
-int host_outbound_open(struct host_outbound *ob, const struct fg_config *cfg)
+/* When the warm-up period ends (0: no warm-up). */
+static fg_time_t warm_until(const struct fg_config *cfg, bool cold_start)
+{
+	fg_time_t now = time(NULL), until = 0;
+	bool streams = false;
+	int rc;
+
+	for (unsigned d = 0; d < cfg->n_downstream; d++)
+		streams |= cfg->downstream[d].mode == FG_DOWNSTREAM_STREAM;
+	if (cfg->warmup <= 0 || !streams)
+		return 0;
+	if (cold_start) {
+		until = now + cfg->warmup;
+		rc = fg_warmup_begin(cfg->data_dir, until);
+		if (rc != 0)
+			FG_LOG_ERR(HOST_COMP, "warm-up file in %s: %s", cfg->data_dir, strerror(-rc));
+		FG_LOG_NOTICE(HOST_COMP, "cold start (empty history): warm-up for %llds, CHECKs of "
+			      "unknown IDs are asked of the downstream", (long long)cfg->warmup);
+	} else if (fg_warmup_until(cfg->data_dir, &until) == 0 && until > now) {
+		FG_LOG_NOTICE(HOST_COMP, "warm-up goes on for %llds", (long long)(until - now));
+	}
+	return until > now ? until : 0;
+}
+
+int host_outbound_open(struct host_outbound *ob, const struct fg_config *cfg, bool cold_start)
 {
 	struct fg_queue_params qp = { 0 };
 	struct fg_relay_params rp = { 0 };
@@ -47,6 +77,7 @@ int host_outbound_open(struct host_outbound *ob, const struct fg_config *cfg)
 		return err;
 	}
 	fg_queue_set_notify(ob->q, fg_relay_notify, ob->relay);
+	ob->warm_until = warm_until(cfg, cold_start);
 	FG_LOG_NOTICE(HOST_COMP, "outbound queue %s: %llu records on disk, %u downstream(s)",
 		      cfg->data_dir, (unsigned long long)info.records, cfg->n_downstream);
 	return 0;
@@ -90,6 +121,56 @@ struct fg_queue_sink *host_outbound_sink(struct host_outbound *ob, struct host_w
 	return fg_queue_sink_create(ob->q, &sp);
 }
 
+/* ------------------------------------------------------------ warm-up */
+
+struct warm_cb {
+	fg_engine_warm_done_fn *done;
+	void *engine;
+};
+
+static bool warm_active(void *ctx, fg_time_t now)
+{
+	struct host_worker *w = ctx;
+
+	return now < w->warm_until;
+}
+
+static int warm_ask(void *ctx, const char *id, size_t len, uint64_t cookie)
+{
+	struct host_worker *w = ctx;
+
+	return fg_relay_ask(w->asker, id, len, cookie);
+}
+
+static void warm_answer(void *arg, uint64_t cookie, enum fg_relay_answer a)
+{
+	struct warm_cb *cb = arg;
+
+	cb->done(cb->engine, cookie, (unsigned)a);
+}
+
+static unsigned warm_poll(void *ctx, fg_engine_warm_done_fn *done, void *engine)
+{
+	struct host_worker *w = ctx;
+	struct warm_cb cb = { done, engine };
+
+	return fg_relay_answers(w->asker, warm_answer, &cb);
+}
+
+/* The worker's warm-up hooks, or NULL (off, or nobody to ask). */
+const struct fg_engine_warmup *host_outbound_warmup(struct host_outbound *ob,
+						    struct host_worker *w)
+{
+	if (!ob->q || !ob->warm_until)
+		return NULL;
+	w->asker = fg_relay_asker_create(ob->relay, 1024, wake_worker, w);
+	if (!w->asker)
+		return NULL;
+	w->warm_until = ob->warm_until;
+	w->warm = (struct fg_engine_warmup){ warm_active, warm_ask, warm_poll, w, 1024 };
+	return &w->warm;
+}
+
 /* The stats file's outbound lines (docs/relay.md, "floodgate-host"). */
 void host_outbound_write(struct host_outbound *ob, FILE *f)
 {
@@ -100,9 +181,11 @@ void host_outbound_write(struct host_outbound *ob, FILE *f)
 		return;
 	fg_queue_durable(ob->q, &end);
 	fg_queue_oldest(ob->q, &begin);
-	fprintf(f, "queue_records_on_disk %llu\nqueue_bytes_on_disk %llu\nqueue_refusing %d\n",
+	fprintf(f, "queue_records_on_disk %llu\nqueue_bytes_on_disk %llu\nqueue_refusing %d\n"
+		"warmup_until %lld\nwarmup_active %d\n",
 		(unsigned long long)(end.recno - begin.recno),
-		(unsigned long long)fg_queue_bytes(ob->q), fg_queue_refusing(ob->q, &why));
+		(unsigned long long)fg_queue_bytes(ob->q), fg_queue_refusing(ob->q, &why),
+		(long long)ob->warm_until, ob->warm_until > time(NULL));
 	for (unsigned i = 0;; i++) {
 		struct fg_relay_ds_status st;
 

@@ -67,6 +67,11 @@ FG_COUNTER(NNTP_VERDICTS_LOGGED, "nntp_verdicts_logged", "verdict-log lines hand
 FG_COUNTER(NNTP_VERDICTS_DROPPED, "nntp_verdicts_dropped", "verdict-log lines dropped (ring full)")
 FG_COUNTER(NNTP_IDLE_TIMEOUTS, "nntp_idle_timeouts", "sessions closed after idle-timeout without input")
 FG_COUNTER(NNTP_SINK_HOLDS, "nntp_sink_holds", "received segments held for the sink instead of copied")
+FG_COUNTER(NNTP_WARMUP_ASKED, "nntp_warmup_asked", "warm-up: CHECKs of unknown IDs asked of a downstream before the answer")
+FG_COUNTER(NNTP_WARMUP_HAVE, "nntp_warmup_have", "warm-up: the downstream had the ID: recorded as accepted, answered 438")
+FG_COUNTER(NNTP_WARMUP_LATER, "nntp_warmup_later", "warm-up: the downstream was receiving it: answered 431")
+FG_COUNTER(NNTP_WARMUP_WANTED, "nntp_warmup_wanted", "warm-up: the downstream did not have it: answered 238")
+FG_COUNTER(NNTP_WARMUP_UNKNOWN, "nntp_warmup_unknown", "warm-up: no answer (none to ask, or not in time): answered 238")
 
 /* ---- tcp / net ---- */
 FG_COUNTER(NET_RX_FRAMES, "net_rx_frames", "frames received")
