@@ -13,20 +13,13 @@ import tempfile
 
 import hostlib
 import relaykit
-from hostlib import check, fail
+from hostlib import check
 
 relaykit.in_netns()
 
 INND_PORT = 11190
-INNSH = os.path.join(hostlib.TOP, "tools", "inn", "innd.sh")
 FEEDGEN = os.path.join(hostlib.BUILD, "bin", "feedgen")
 GREP = "/usr/lib/news/bin/grephistory"
-
-
-def innd(*args):
-    r = subprocess.run([INNSH] + list(args), capture_output=True, text=True)
-    if r.returncode != 0:
-        fail("innd.sh %s: %s%s" % (" ".join(args), r.stdout, r.stderr))
 
 
 def not_in_history(innd_dir, ids):
@@ -45,12 +38,7 @@ def main():
     work = tempfile.mkdtemp(prefix="fg-relay-51-")
     os.chmod(work, 0o755)
     hostlib.KEEP.append(work)
-    innd_dir = os.path.join(work, "innd")
-    innd("start", innd_dir, str(INND_PORT))
-    try:
-        run(work, innd_dir)
-    finally:
-        innd("stop", innd_dir)
+    relaykit.with_innd(work, INND_PORT, run)
 
 
 def run(work, innd_dir):

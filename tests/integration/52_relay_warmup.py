@@ -9,24 +9,16 @@ innd holds gets 238 from the filter's own empty history), and `warmup 0`
 switches it off."""
 import os
 import socket
-import subprocess
 import tempfile
 import time
 
 import hostlib
 import relaykit
-from hostlib import check, fail
+from hostlib import check
 
 relaykit.in_netns()
 
 INND_PORT = 11191
-INNSH = os.path.join(hostlib.TOP, "tools", "inn", "innd.sh")
-
-
-def innd(*args):
-    r = subprocess.run([INNSH] + list(args), capture_output=True, text=True)
-    if r.returncode != 0:
-        fail("innd.sh %s: %s%s" % (" ".join(args), r.stdout, r.stderr))
 
 
 def preload(ids):
@@ -65,12 +57,7 @@ def main():
     work = tempfile.mkdtemp(prefix="fg-relay-52-")
     os.chmod(work, 0o755)
     hostlib.KEEP.append(work)
-    innd_dir = os.path.join(work, "innd")
-    innd("start", innd_dir, str(INND_PORT))
-    try:
-        run(work)
-    finally:
-        innd("stop", innd_dir)
+    relaykit.with_innd(work, INND_PORT, run)
 
 
 def start(work, name, persistence=""):
@@ -79,7 +66,7 @@ def start(work, name, persistence=""):
                                                    persistence=persistence))
 
 
-def run(work):
+def run(work, innd_dir):
     held = ["<held%d@warm.test>" % i for i in range(40)]
     new = ["<new%d@warm.test>" % i for i in range(20)]
     preload(held)

@@ -95,6 +95,26 @@ class Countd:
         return n
 
 
+INNSH = os.path.join(hostlib.TOP, "tools", "inn", "innd.sh")
+
+
+def innd(*args):
+    """tools/inn/innd.sh with these arguments; fails the test if it fails."""
+    r = subprocess.run([INNSH] + list(args), capture_output=True, text=True)
+    if r.returncode != 0:
+        fail("innd.sh %s: %s%s" % (" ".join(args), r.stdout, r.stderr))
+
+
+def with_innd(work, port, run):
+    """A throwaway innd in work/innd on port for the length of run(work, dir)."""
+    d = os.path.join(work, "innd")
+    innd("start", d, str(port))
+    try:
+        run(work, d)
+    finally:
+        innd("stop", d)
+
+
 def host_config(data_dir, down_port=DOWN_PORT, downstream_extra="", persistence=""):
     """The [persistence] and [downstream] text hostlib.Host appends."""
     return ("[persistence]\ndata-dir %s\n%s[downstream down]\naddress 127.0.0.1:%d\n%s"
