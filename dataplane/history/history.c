@@ -61,39 +61,9 @@ const char *fg_history_state_name(enum fg_history_state s)
 	return (unsigned)s < FG_HISTORY_STATE__COUNT ? state_names[s] : "unknown";
 }
 
-enum fg_history_state fg_hstate_public(unsigned st)
-{
-	static const enum fg_history_state map[8] = {
-		[FG_HS_FREE] = FG_HISTORY_ABSENT,
-		[FG_HS_BUSY] = FG_HISTORY_PENDING,
-		[FG_HS_RESV] = FG_HISTORY_ABSENT,
-		[FG_HS_OFFERED] = FG_HISTORY_OFFERED,
-		[FG_HS_ACCEPTING] = FG_HISTORY_ACCEPTING,
-		[FG_HS_ACCEPTED] = FG_HISTORY_ACCEPTED,
-		[FG_HS_REJECTED] = FG_HISTORY_REJECTED,
-		[FG_HS_SUPERSEDED] = FG_HISTORY_SUPERSEDED,
-	};
-
-	return map[st & 7u];
-}
-
 void fg_hdecode(uint64_t w, uint32_t aux, fg_time_t now, struct fg_history_entry *e)
 {
-	unsigned st = fg_hw_state(w);
-
-	memset(e, 0, sizeof(*e));
-	e->state = fg_hstate_public(st);
-	if (st == FG_HS_OFFERED) {
-		e->deadline = fg_hdl_dec(aux & 0xffffu, now);
-		e->token = fg_hw_x(w) | (aux >> 16) << 7;
-		if (now >= e->deadline)
-			e->flags |= FG_HISTORY_F_EXPIRED;
-	} else if (fg_hs_final(st)) {
-		uint32_t fs23 = (aux & 0xffffu) << 7 | fg_hw_x(w);
-
-		e->first_seen = fg_hfs_dec(fs23, now);
-		e->article_date = fg_hdate_dec(aux >> 16, e->first_seen, &e->flags);
-	}
+	fg_hdecode_inline(w, aux, now, e);
 }
 
 void fg_hcount(struct fg_history *h, uint64_t b, unsigned st, int64_t delta)
@@ -340,7 +310,8 @@ void fg_history_prefetch(const struct fg_history *h, const struct fg_history_key
 /* What one bucket holds for a fingerprint: a published entry (best), a
  * deciding insert, or nothing. Returns the internal state found (FREE for
  * nothing) and the consistent words; *torn when a slot kept changing. */
-static unsigned probe_bucket(const struct fg_hbucket *bk, uint64_t fp, uint64_t *w,
+static inline __attribute__((always_inline)) unsigned
+probe_bucket(const struct fg_hbucket *bk, uint64_t fp, uint64_t *w,
 			     uint32_t *aux, bool *torn)
 {
 	unsigned best = FG_HS_FREE;
@@ -373,7 +344,8 @@ static unsigned probe_bucket(const struct fg_hbucket *bk, uint64_t fp, uint64_t 
 
 /* One probe of the pair: 1 = settled (found, or a certain miss), 0 = a miss
  * while counters moved (or a slot kept changing). */
-static int probe_pair(const struct fg_history *h, const struct fg_hloc *loc, fg_time_t now,
+static inline __attribute__((always_inline)) int
+probe_pair(const struct fg_history *h, const struct fg_hloc *loc, fg_time_t now,
 		      struct fg_history_entry *out)
 {
 	const struct fg_hbucket *b1 = fg_hbkt(h, loc->b1), *b2 = fg_hbkt(h, loc->b2);
@@ -400,14 +372,15 @@ static int probe_pair(const struct fg_history *h, const struct fg_hloc *loc, fg_
 		}
 	}
 	if (st != FG_HS_FREE) {
-		fg_hdecode(w, aux, now, out);
+		fg_hdecode_inline(w, aux, now, out);
 		return 1;
 	}
 	memset(out, 0, sizeof(*out));
 	return !torn && atomic_load(&b1->ctr) == c1 && atomic_load(&b2->ctr) == c2;
 }
 
-static enum fg_history_state lookup_loc(const struct fg_history *h, const struct fg_hloc *loc,
+static inline __attribute__((always_inline)) enum fg_history_state
+lookup_loc(const struct fg_history *h, const struct fg_hloc *loc,
 					fg_time_t now, struct fg_history_entry *out)
 {
 	for (int t = 0; t < LOOKUP_TRIES; t++)
@@ -457,7 +430,7 @@ void fg_hlookup_keys(const struct fg_history *h, const struct fg_history_key *ke
 			done[i] = fg_hs_published(probe_bucket(fg_hbkt(h, loc[i].b1), loc[i].fp,
 							       &w, &a, &torn));
 			if (done[i])
-				fg_hdecode(w, a, now, &out[base + i]);
+				fg_hdecode_inline(w, a, now, &out[base + i]);
 			else
 				__builtin_prefetch(fg_hbkt(h, loc[i].b2));
 		}

@@ -73,6 +73,7 @@ struct figures {
 	double insert;
 	double bpe, load;		/* at the first failed insert */
 	uint64_t full;			/* entries stored then */
+	uint64_t wrong;			/* lookup answers that were wrong */
 };
 
 enum { C_FG, C_FG_KEYS, C_FG_KEYS_1L, C_RTE_CRC, C_RTE_CRC_KEYS, C_RTE_SIP, C_BOUND,
@@ -576,6 +577,7 @@ static void bench_rte(struct figures *f, struct figures *fk, rte_hash_function f
 		fk->miss[t - 1] = run_rate(rte_lookup_sig_job, miss, rh, 0, t, &errors);
 		fk->ran = 1;
 	}
+	f->wrong = errors;
 	if (errors)
 		fprintf(stderr, "%s: %llu wrong lookup answers\n", name, (unsigned long long)errors);
 	rte_add_range(rh, entries, 2 * entries, &done, &more);
@@ -638,7 +640,7 @@ static void report(FILE *f, int md, const struct results *r, const char *when)
 	for (int c = 0; c < C__N; c++) {
 		const struct figures *x = &r->c[c];
 
-		fprintf(f, md ? "| %s |" : "%-52s", cname[c]);
+		fprintf(f, md ? "| %s%s |" : "%-52s%s", cname[c], x->wrong ? " *" : "");
 		cell(f, md, x->ran, x->hit[0] / 1e6, "%.2f");
 		cell(f, md, x->ran, x->miss[0] / 1e6, "%.2f");
 		cell(f, md, x->ran, x->hit[1] / 1e6, "%.2f");
@@ -660,10 +662,10 @@ static void report(FILE *f, int md, const struct results *r, const char *when)
 		snprintf(name, sizeof(name), "%s%s%s", keys ? "(keys hashed before) / " : "", cname[c],
 			 c == C_RTE_CRC || c == C_RTE_SIP ? " (goal >= 3)" : c == C_BOUND ? " (goal >= 0.7)" : "");
 		fprintf(f, md ? "| %s |" : "%-52s", name);
-		cell(f, md, x->ran, x->hit[0] > 0 ? us->hit[0] / x->hit[0] : 0, "%.2f");
-		cell(f, md, x->ran, x->miss[0] > 0 ? us->miss[0] / x->miss[0] : 0, "%.2f");
-		cell(f, md, x->ran, x->hit[1] > 0 ? us->hit[1] / x->hit[1] : 0, "%.2f");
-		cell(f, md, x->ran, x->miss[1] > 0 ? us->miss[1] / x->miss[1] : 0, "%.2f");
+		cell(f, md, x->ran && !x->wrong, x->hit[0] > 0 ? us->hit[0] / x->hit[0] : 0, "%.2f");
+		cell(f, md, x->ran && !x->wrong, x->miss[0] > 0 ? us->miss[0] / x->miss[0] : 0, "%.2f");
+		cell(f, md, x->ran && !x->wrong, x->hit[1] > 0 ? us->hit[1] / x->hit[1] : 0, "%.2f");
+		cell(f, md, x->ran && !x->wrong, x->miss[1] > 0 ? us->miss[1] / x->miss[1] : 0, "%.2f");
 		fputc('\n', f);
 	}
 	fprintf(f, md ? "\nKeyed hash of one ID (IDs read from memory): SipHash-1-3-128 %.1f ns "
@@ -672,6 +674,16 @@ static void report(FILE *f, int md, const struct results *r, const char *when)
 		   : "\nkeyed hash per ID: SipHash-1-3-128 %.1f ns (used), SipHash-2-4-128 %.1f ns\n"
 		     "region %.1f MiB; first failed insert after %llu entries (%.2f B/entry, goal <= 16)\n",
 		r->sip13_ns, r->sip24_ns, r->region / 1048576.0, (unsigned long long)fg->full, fg->bpe);
+	if (r->c[C_RTE_CRC].wrong || r->c[C_RTE_SIP].wrong)
+		fprintf(f, md ? "\n\\* rte_hash gave wrong answers (%llu and %llu lookups): its key store is "
+				"addressed with a 32-bit key index times a 32-bit entry size, so beyond 4 GiB of "
+				"keys (%llu keys of %d+8 bytes) entries alias. Its rates are not comparable; no "
+				"ratio is given.\n"
+			   : "\n* rte_hash gave wrong answers (%llu and %llu lookups): its key store is "
+			     "addressed with a 32-bit index x entry size; beyond 4 GiB of keys (%llu keys of "
+			     "%d+8 bytes) entries alias. No ratio is given.\n",
+			(unsigned long long)r->c[C_RTE_CRC].wrong, (unsigned long long)r->c[C_RTE_SIP].wrong,
+			(unsigned long long)((1ull << 32) / (ID_STRIDE + 8)), ID_STRIDE);
 }
 
 int main(int argc, char **argv)
