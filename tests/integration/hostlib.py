@@ -84,7 +84,7 @@ newsgroups *,!junk.*
 class Host:
     """A floodgate-host process with its own config and stats file."""
 
-    def __init__(self, args=(), session="", extra=""):
+    def __init__(self, args=(), session="", extra="", env=None):
         self.dir = tempfile.mkdtemp(prefix="fg-eng-host-")
         KEEP.append(self.dir)
         atexit.register(shutil.rmtree, self.dir, True)
@@ -96,7 +96,8 @@ class Host:
             f.write(CONFIG % (PORT, session) + extra)
         self.proc = subprocess.Popen(
             [HOST_BIN, "-c", self.conf, "--stats-file", self.stats_file] + list(args),
-            stdout=subprocess.DEVNULL, stderr=open(self.log, "w"))
+            stdout=subprocess.DEVNULL, stderr=open(self.log, "w"),
+            env=dict(os.environ, **env) if env else None)
         PROCS.append(self.proc)
         for _ in range(200):
             try:

@@ -129,31 +129,42 @@ def make_article(mid, age=300, size=0):
     return hostlib.article(mid, age=age, inj_age=max(age - 60, 0), body=body)
 
 
-def feed(articles, window=32):
+def feed(articles, window=32, answers=None, until_eof=False):
     """TAKETHIS each (mid, wire) pipelined on one connection; the answers
-    [(mid, code)] in order."""
+    [(mid, code)] in order (appended to `answers` as they come, when
+    given). until_eof: the server may die mid-feed (a crash test): stop
+    there, with the answers that came before."""
     c = hostlib.Client(timeout=60)
     got = c.line()
     check(got.startswith(b"200"), "greeting: %r" % got)
-    answers = []
+    answers = [] if answers is None else answers
     pending = []
-    for mid, wire in articles:
-        c.send(b"TAKETHIS " + mid.encode() + b"\r\n" + wire)
-        pending.append(mid)
-        if len(pending) >= window:
-            read_answer(c, pending.pop(0), answers)
-    while pending:
-        read_answer(c, pending.pop(0), answers)
-    c.send(b"QUIT\r\n")
+    try:
+        for mid, wire in articles:
+            c.send(b"TAKETHIS " + mid.encode() + b"\r\n" + wire)
+            pending.append(mid)
+            if len(pending) >= window and not read_answer(c, pending.pop(0), answers,
+                                                          until_eof):
+                return answers
+        while pending:
+            if not read_answer(c, pending.pop(0), answers, until_eof):
+                return answers
+        c.send(b"QUIT\r\n")
+    except OSError:
+        if not until_eof:
+            raise
     c.close()
     return answers
 
 
-def read_answer(c, mid, answers):
+def read_answer(c, mid, answers, until_eof=False):
     line = c.line().decode("latin-1").rstrip("\r\n")
+    if not line and until_eof:
+        return False
     parts = line.split()
     check(len(parts) >= 2 and parts[1] == mid, "answer %r for %s" % (line, mid))
     answers.append((mid, int(parts[0])))
+    return True
 
 
 def first_answers(answers, into=None):
@@ -166,6 +177,24 @@ def first_answers(answers, into=None):
 
 def stats_line(stats, name, key):
     return stats.get("downstream:%s:%s" % (name, key), -1)
+
+
+POWERLOSS = os.path.join(hostlib.BUILD, "tests", "preload", "powerloss.so")
+
+
+def powerloss_env(data, state):
+    """Run a process under the power-loss shim watching the data directory."""
+    os.makedirs(data, exist_ok=True)
+    return dict(FG_PL_DIR=data, FG_PL_STATE=state, LD_PRELOAD=POWERLOSS)
+
+
+def powerloss(data, state):
+    """Drop every write that was not made durable (after the kill)."""
+    env = dict(os.environ, FG_PL_DIR=data, FG_PL_STATE=state, FG_PL_REVERT="1",
+               LD_PRELOAD=POWERLOSS)
+    p = subprocess.run(["/bin/true"], env=env, capture_output=True)
+    check("reverted to its durable state" in p.stderr.decode(),
+          "power-loss revert did not run: %r" % p.stderr)
 
 
 def wait_drained(host, name="down", timeout=60):
