@@ -221,6 +221,16 @@ static void serve(struct server *s, int fd)
 			say(fd, "500 unknown%s\r\n", "");
 		}
 	}
+	/* a lingering close: unread input at close() would make it an RST,
+	 * which may destroy answers already sent before the client reads them */
+	shutdown(fd, SHUT_WR);
+	for (int i = 0; i < 100; i++) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		char junk[4096];
+
+		if (poll(&p, 1, 10) > 0 && recv(fd, junk, sizeof(junk), 0) <= 0)
+			break;
+	}
 	close(fd);
 	free(r);
 }
