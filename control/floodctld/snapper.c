@@ -95,11 +95,14 @@ static int take(struct ctld *d, struct fg_snap_info *info, double *seconds)
 void *ctld_snap_main(void *arg)
 {
 	struct ctld *d = arg;
-	uint64_t next;
+	uint64_t last = ctld_now_ns();	/* the interval counts from the last snapshot */
 
 	pthread_mutex_lock(&d->lock);
-	next = d->snap_now ? 0 : ctld_now_ns() + (uint64_t)d->set.snapshot_interval * 1000000000ull;
+	if (d->snap_now)
+		last = 0;
 	while (!atomic_load(&d->stop)) {
+		/* recomputed each time: a reload may have changed the interval */
+		uint64_t next = last ? last + (uint64_t)d->set.snapshot_interval * 1000000000ull : 0;
 		uint64_t now = ctld_now_ns(), want = d->snap_requested;
 		struct fg_snap_info info;
 		double secs = 0;
@@ -118,7 +121,7 @@ void *ctld_snap_main(void *arg)
 			d->snap_seconds = secs;
 		}
 		d->snap_done = want;
-		next = ctld_now_ns() + (uint64_t)d->set.snapshot_interval * 1000000000ull;
+		last = ctld_now_ns();
 		pthread_cond_broadcast(&d->cond);
 	}
 	pthread_mutex_unlock(&d->lock);

@@ -13,11 +13,20 @@
  * durable), then the handles.
  *
  * Warm-up (docs/relay.md): at a cold start — this process built its
- * history empty — the period begins and its end is written to the data
- * directory; a later start inside the period goes on with it. While it
- * lasts, each worker's engine asks the relay about CHECKs of unknown IDs.
+ * history empty, or floodctld did (it writes the period's end then) — the
+ * period begins and its end is in the data directory; a later start inside
+ * the period goes on with it. While it lasts, each worker's engine asks the
+ * relay about CHECKs of unknown IDs.
+ *
+ * With floodctld (--floodctld) two more things: the queue deletes a
+ * delivered segment only behind a journal barrier (the gate: every
+ * accepted ID of the segment has been journaled by the workers, and
+ * floodctld has made those records durable), so an ID that got 239 is
+ * never forgotten; and the queue's and the relay's counters are published
+ * into a writer slot of their own for floodctld's /metrics.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -48,7 +57,78 @@ static fg_time_t warm_until(const struct fg_config *cfg, bool cold_start)
 	return until > now ? until : 0;
 }
 
-int host_outbound_open(struct host_outbound *ob, const struct fg_config *cfg, bool cold_start)
+/* ------------------------------------------------------------ the gate */
+
+/* A slot of a writer that died or left, not yet reaped: its journal
+ * records (a previous run of this host's, perhaps) are not all durable. */
+static bool dead_writer(struct fg_region *r)
+{
+	for (unsigned i = 0; i < fg_region_nslots(r); i++) {
+		struct fg_region_slot_info si;
+
+		if (fg_region_slot_info(r, i, &si) == 0 &&
+		    (si.state == FG_SLOT_DEAD || si.state == FG_SLOT_RELEASED))
+			return true;
+	}
+	return false;
+}
+
+/* A barrier: every worker's journal records so far. -EAGAIN while one
+ * holds records back (its ring was full), since those are not counted, and
+ * while a dead writer's records (floodctld reaps its slot once they are
+ * durable) may still belong to segments this run found on disk. */
+static int gate_begin(void *arg, uint64_t *ticket)
+{
+	struct host_outbound *ob = arg;
+
+	if (dead_writer(ob->region))
+		return -EAGAIN;
+	for (unsigned i = 0; i < ob->nw; i++) {
+		if (atomic_load_explicit(&ob->ws[i].jbacklog, memory_order_acquire))
+			return -EAGAIN;
+		ob->gate_pushed[i] = atomic_load_explicit(&ob->ws[i].jpushed, memory_order_acquire);
+	}
+	*ticket = ++ob->gate_gen;
+	return 0;
+}
+
+/* Behind the barrier, everything is durable in floodctld's journal. */
+static bool gate_passed(void *arg, uint64_t ticket)
+{
+	struct host_outbound *ob = arg;
+
+	if (ticket != ob->gate_gen)
+		return false;
+	for (unsigned i = 0; i < ob->nw; i++)
+		if (ob->ws[i].slot && fg_region_writer_committed(ob->ws[i].slot) < ob->gate_pushed[i])
+			return false;
+	return true;
+}
+
+void host_outbound_workers(struct host_outbound *ob, struct host_worker *ws, unsigned nw)
+{
+	ob->ws = ws;
+	ob->nw = nw;
+}
+
+/* The queue's and the relay's counters into their slot (main thread). */
+void host_outbound_publish(struct host_outbound *ob, uint64_t now_ns)
+{
+	struct fg_region_wstats *ws;
+
+	if (!ob->slot || now_ns < ob->next_publish)
+		return;
+	ob->next_publish = now_ns + 100000000ull;
+	ws = fg_region_writer_stats(ob->slot);
+	ws->total = ob->qstats.s;
+	fg_stats_merge(&ws->total, &ob->rstats.s);
+	fg_region_writer_heartbeat(ob->slot);
+}
+
+/* ------------------------------------------------------------ open, close */
+
+int host_outbound_open(struct host_outbound *ob, const struct fg_config *cfg, bool cold_start,
+		       struct fg_region *region)
 {
 	struct fg_queue_params qp = { 0 };
 	struct fg_relay_params rp = { 0 };
@@ -61,6 +141,18 @@ int host_outbound_open(struct host_outbound *ob, const struct fg_config *cfg, bo
 	qp.limit = cfg->queue_limit;
 	qp.max_age = cfg->queue_max_age;
 	qp.stats = &ob->qstats.s;
+	if (region) {
+		ob->gate = (struct fg_queue_gate){ gate_begin, gate_passed, ob };
+		ob->gate_pushed = calloc(64, sizeof(*ob->gate_pushed));
+		ob->region = region;
+		ob->slot = fg_region_claim(region, "floodgate-host-outbound", &err);
+		if (!ob->gate_pushed || !ob->slot) {
+			FG_LOG_ERR(HOST_COMP, "outbound: no writer slot in floodctld's region: %s",
+				   strerror(-err));
+			return -ENOSPC;
+		}
+		qp.gate = &ob->gate;
+	}
 	ob->q = fg_queue_open(&qp, &info, &err);
 	if (!ob->q) {
 		FG_LOG_ERR(HOST_COMP, "outbound queue in %s: %s", cfg->data_dir, strerror(-err));
@@ -104,8 +196,16 @@ void host_outbound_close(struct host_outbound *ob)
 {
 	fg_relay_destroy(ob->relay);
 	fg_queue_close(ob->q);
+	if (ob->slot) {
+		ob->next_publish = 0;
+		host_outbound_publish(ob, 0);
+		fg_region_release(ob->slot);
+	}
+	free(ob->gate_pushed);
 	ob->relay = NULL;
 	ob->q = NULL;
+	ob->slot = NULL;
+	ob->gate_pushed = NULL;
 }
 
 static void wake_worker(void *arg)

@@ -131,6 +131,7 @@ static int recover_one(struct fg_queue *q, uint64_t num, bool newest,
 	s.next_recno = sc.next_recno;
 	s.created = sc.info.created;
 	s.sealed = true;
+	s.recovered = true;
 	rc = segs_push(q, &s);
 	info->segments++;
 	info->records += sc.records;
@@ -265,6 +266,8 @@ int qseg_rotate(struct fg_queue *q)
 
 static bool completions_delivered(struct fg_queue *q, const struct qseg *s)
 {
+	if (s->recovered)
+		return true;
 	if (!s->issued)
 		return false;
 	for (unsigned i = 0; i < q->p.max_sinks; i++)
@@ -320,7 +323,10 @@ void qseg_delete_done(struct fg_queue *q)
 		pthread_mutex_unlock(&q->lock);
 		deleted++;
 	}
-	if (deleted && dir_sync(q) != 0)
+	if (!deleted)
+		return;
+	qseg_head_write(q);
+	if (dir_sync(q) != 0)
 		FG_LOG_WARN(QCOMP, "%s: directory sync after deleting segments: %s", q->dir,
 			    strerror(errno));
 }

@@ -103,6 +103,7 @@ struct qseg {
 	uint64_t file_bytes;		/* octets of the file (torn or damaged tails count) */
 	fg_time_t created;
 	bool sealed;
+	bool recovered;			/* found at open: no completion of it is pending */
 	bool gate_begun;
 	uint64_t ticket;
 	uint64_t *issued;		/* per slot, at seal (max_sinks) */

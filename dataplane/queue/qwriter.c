@@ -134,6 +134,7 @@ struct fg_queue *fg_queue_open(const struct fg_queue_params *p, struct fg_queue_
 	if (rc != 0)
 		goto out_free;
 	info->end = q->written;
+	qseg_head_write(q);
 	return q;
 out_free:
 	fg_queue_close(q);

@@ -21,7 +21,7 @@ import re
 import subprocess
 import time
 
-from ctlkit import TOP, Ctl, check, http_get, log, passed, prom_parse, prom_value
+from ctlkit import TOP, Ctl, check, http_get, log, passed, prom_parse, prom_value, wait_for
 
 BASE = "http://127.0.0.1:9119"
 
@@ -32,21 +32,13 @@ def scrape(c):
     return body
 
 
-def wait_for(fn, what, timeout=15):
-    end = time.time() + timeout
-    while time.time() < end:
-        if fn():
-            return
-        time.sleep(0.1)
-    check(False, "timed out waiting for " + what)
-
 
 def main():
     c = Ctl("metrics")
     c.netns()
     vlog = os.path.join(c.dir, "verdict.log")
     c.config("[peer alpha]\naddress 192.0.2.1\n[peer beta]\naddress 192.0.2.2\n"
-             "[stats]\nhttp 127.0.0.1:9119\nverdict-log %s\n" % vlog)
+             "[stats]\nverdict-log %s\n" % vlog, http="127.0.0.1:9119")
     c.start(args=["--expire-interval", "3600"])
     c.run_writer("--prefix", "a", "--count", "300", "--state", "mixed", "--peer", "alpha",
                  "--injection-delay", "5", "--date-age", "10", "--vlog", name="a")

@@ -49,7 +49,7 @@
 
 struct figures {
 	uint64_t entries, capacity;
-	double fill_s, snap_s, snap_bytes, restore_s, sweep_s;
+	double fill_s, snap_s, snap_bytes, restore_s, restore_table_s, restore_journal_s, sweep_s;
 	uint64_t swept, tail_records;
 	double journal_rps, journal_cps, journal_s;
 	double load_avg;
@@ -292,6 +292,8 @@ static void table_figures(const char *dir, uint64_t n, struct figures *f)
 	t = now_s();
 	r2 = fg_restore(&rp, &res, why, sizeof(why));
 	f->restore_s = now_s() - t;
+	f->restore_table_s = res.table_seconds;
+	f->restore_journal_s = res.journal_seconds;
 	if (!r2 || res.from != FG_RESTORE_SNAPSHOT || res.inserted != f->tail_records)
 		die("restore did not come from the snapshot and its journal");
 	if (fg_expiry_pass(fg_region_history(r2), FG_EXPIRY_FIRST_SEEN, now, 10 * DAY, 11 * DAY,
@@ -318,8 +320,8 @@ static void report(FILE *o, const struct figures *f, bool md)
 	snprintf(v, sizeof(v), "%.2f s, %.2f GB (%.2f GB/s) incl. fsync", f->snap_s,
 		 f->snap_bytes / 1e9, f->snap_bytes / 1e9 / f->snap_s);
 	fprintf(o, row, "snapshot write", v);
-	snprintf(v, sizeof(v), "%.2f s (snapshot + %" PRIu64 " journal records, warm cache)",
-		 f->restore_s, f->tail_records);
+	snprintf(v, sizeof(v), "%.2f s: table %.2f s + %" PRIu64 " journal records %.2f s (warm cache)",
+		 f->restore_s, f->restore_table_s, f->tail_records, f->restore_journal_s);
 	fprintf(o, row, "restore", v);
 	snprintf(v, sizeof(v), "%.2f s, %" PRIu64 " expired (%.0f M entries/s)", f->sweep_s, f->swept,
 		 (double)f->entries / f->sweep_s / 1e6);
@@ -379,7 +381,7 @@ int main(int argc, char **argv)
 			"%" PRIu64 " history entries; the snapshot on %s, the region in /dev/shm; "
 			"load average %.2f when it started (a shared machine: other jobs slow it). "
 			"Method in the file-head comment of tools/bench/bench_control.c.\n\n",
-			n, dir, f.load_avg);
+			n, dir == tmp ? "a new directory under /var/tmp" : dir, f.load_avg);
 		report(o, &f, true);
 		fclose(o);
 	}
