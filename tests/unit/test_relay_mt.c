@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_relay.c — the relay against a scripted downstream on loopback (a
- * thread here): handshake variants (streaming, a server that does not
+ * test_relay_mt.c — the relay against a scripted downstream on loopback
+ * (the relay's thread, the queue's writer and a server thread per
+ * connection: also run under TSan): handshake variants (streaming, a server that does not
  * stream, check-first), every answer (239, 439, 431 then 239, 438, IHAVE's
  * 335/235/435/437/436), articles relayed byte for byte, each exactly once
  * in queue order, a connection dropped with articles in flight (only those
