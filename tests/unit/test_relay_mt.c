@@ -2,13 +2,14 @@
 /*
  * test_relay_mt.c — the relay against a scripted downstream on loopback
  * (the relay's thread, the queue's writer and a server thread per
- * connection: also run under TSan): handshake variants (streaming, a server that does not
- * stream, check-first), every answer (239, 439, 431 then 239, 438, IHAVE's
- * 335/235/435/437/436), articles relayed byte for byte, each exactly once
- * in queue order, a connection dropped with articles in flight (only those
- * are sent again, at most the window), a 400 from the server, a restart
- * from the durable cursor that re-sends nothing, the window bound, and the
- * queue's segments deleted once delivered.
+ * connection: also run under TSan): handshake variants (streaming, a
+ * server that does not stream, check-first), every answer (239, 439, 431
+ * then 239, 438, IHAVE's 335/235/435/437/436), articles relayed byte for
+ * byte, each exactly once in queue order, a connection dropped with
+ * articles in flight (only those are sent again, at most the window), a
+ * 400 from the server, a restart from the durable cursor that re-sends
+ * nothing, the window bound, the queue's segments deleted once delivered,
+ * and the warm-up questions (answers, timeouts, nobody to ask).
  */
 #include <arpa/inet.h>
 #include <errno.h>
