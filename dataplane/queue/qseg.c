@@ -424,7 +424,9 @@ void qseg_cursors_persist(struct fg_queue *q, uint64_t now_ns, bool force)
 	}
 	if (!q->cursor_dirty_ns)
 		q->cursor_dirty_ns = now_ns;
-	if (!force && now_ns < q->cursor_dirty_ns + q->p.commit_ns)
+	/* a cursor sync is small and the relay's crash bound waits on it: group
+	 * the acknowledgements of at most a millisecond, not a whole commit */
+	if (!force && now_ns < q->cursor_dirty_ns + FG_MIN(q->p.commit_ns, Q_CURSOR_NS))
 		return;
 	for (unsigned i = 0; i < q->n_consumers; i++) {
 		struct qconsumer *c = &q->consumer[i];

@@ -24,6 +24,7 @@
 #define Q_NONE UINT32_MAX
 #define Q_MAX_SINKS_DEFAULT 64
 #define Q_MAX_ARTICLES_DEFAULT 4096
+#define Q_CURSOR_NS 1000000ull		/* cursors made durable within this */
 
 /* ---- rings ---- */
 
@@ -152,6 +153,8 @@ struct fg_queue {
 	_Atomic uint64_t bytes;			/* on disk */
 	struct qpending *pend;
 	size_t npend, cappend;
+	struct iovec *iov;			/* a record's pieces for pwritev */
+	unsigned iov_cap;
 	uint64_t pend_since_ns;
 	uint64_t cursor_dirty_ns;		/* 0: clean */
 	bool broken;				/* a write failed: rotate before the next */

@@ -156,6 +156,7 @@ void fg_queue_close(struct fg_queue *q)
 		free(q->segs[i].issued);
 	free(q->segs);
 	free(q->pend);
+	free(q->iov);
 	free(q->slots);
 	if (q->fd >= 0)
 		close(q->fd);
@@ -349,8 +350,9 @@ static int pwritev_all(int fd, struct iovec *v, unsigned n, uint64_t off)
 	return 0;
 }
 
-/* The record's iovec list: header, ID, pieces, padding. */
-static struct iovec *rec_iov(struct qs_art *a, uint8_t *hdr, unsigned *n)
+/* The record's iovec list: header, ID, pieces, padding (in q->iov, grown
+ * as needed and kept: the writer allocates nothing per record). */
+static struct iovec *rec_iov(struct fg_queue *q, struct qs_art *a, uint8_t *hdr, unsigned *n)
 {
 	static const uint8_t zero[8];
 	unsigned cnt = 3;
@@ -359,9 +361,14 @@ static struct iovec *rec_iov(struct qs_art *a, uint8_t *hdr, unsigned *n)
 
 	for (struct qs_block *b = a->blocks; b; b = b->next)
 		cnt += b->n;
-	v = malloc(cnt * sizeof(*v));
-	if (!v)
-		return NULL;
+	if (cnt > q->iov_cap) {
+		v = realloc(q->iov, cnt * sizeof(*v));
+		if (!v)
+			return NULL;
+		q->iov = v;
+		q->iov_cap = cnt;
+	}
+	v = q->iov;
 	*n = 0;
 	v[(*n)++] = (struct iovec){ hdr, FG_QUEUE_REC_HEADER };
 	v[(*n)++] = (struct iovec){ a->id, a->id_len };
@@ -418,11 +425,10 @@ static void append(struct fg_queue *q, struct fg_queue_sink *s, uint32_t ai, uin
 			crc = fg_crc32c(crc, b->v[i].iov_base, b->v[i].iov_len);
 	fg_queue_rec_header_encode(hdr, q->written.recno, arrival, (uint32_t)a->art_len,
 				   a->id_len, a->peer, crc);
-	v = rec_iov(a, hdr, &n);
+	v = rec_iov(q, a, hdr, &n);
 	rc = v ? fault(q, FG_QUEUE_FAULT_WRITE) : -ENOMEM;
 	if (rc == 0)
 		rc = pwritev_all(q->fd, v, n, q->off);
-	free(v);
 	if (rc != 0) {
 		write_failed(q, rc);
 		complete(q, s, ai, rc);
@@ -613,7 +619,7 @@ static uint64_t next_deadline(struct fg_queue *q)
 	if (q->npend)
 		d = FG_MIN(d, q->pend_since_ns + q->p.commit_ns);
 	if (q->cursor_dirty_ns)
-		d = FG_MIN(d, q->cursor_dirty_ns + q->p.commit_ns);
+		d = FG_MIN(d, q->cursor_dirty_ns + FG_MIN(q->p.commit_ns, Q_CURSOR_NS));
 	return d;
 }
 

@@ -475,8 +475,9 @@ static void report(FILE *f, const struct figures *g, const char *mode, double lo
 	}
 	if (md)
 		fprintf(f, "\nQueue: %u and %u articles; latency: %u articles one at a time; relay: "
-			"%u articles%s queued before the relay starts. feedgen's workload has ~5 %% "
-			"articles innd refuses (too old, bad IDs): its rate counts every article sent.\n",
+			"%u articles%s queued before the relay starts. feedgen's workload has a few per "
+			"cent of articles innd refuses (too old, dated ahead, bad IDs): its rate counts "
+			"every article sent.\n",
 			g->nq2k, g->nq700k, g->nlat, g->nr2k,
 			g->big ? " (and the 700 KB run's)" : "");
 }
