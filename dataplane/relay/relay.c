@@ -137,8 +137,18 @@ void rds_done(struct rds *d, struct rec *e)
 		d->low.recno++;
 		d->first_ready = d->first_ready ? d->first_ready - 1 : 0;
 	}
+	/* handed to the queue once per pass (ack_cursor): one lock and at most
+	 * one wake-up of the writer for a whole batch of answers */
 	if (d->low.recno != before.recno)
-		fg_queue_consumer_ack(d->r->p.q, d->consumer, &d->low);
+		d->ack_due = true;
+}
+
+static void ack_cursor(struct rds *d)
+{
+	if (!d->ack_due)
+		return;
+	d->ack_due = false;
+	fg_queue_consumer_ack(d->r->p.q, d->consumer, &d->low);
 }
 
 /* 431/436: again after a growing pause, still in order. */
@@ -336,6 +346,7 @@ static void pass(struct fg_relay *r, bool feeding)
 
 		for (unsigned i = 0; i < ds->nconn; i++)
 			rconn_timer(&ds->conns[i], now);
+		ack_cursor(ds);
 		if (feeding) {
 			fill(ds);
 			dispatch(ds, now);
@@ -380,6 +391,8 @@ static void wind_down(struct fg_relay *r)
 			break;
 		events(r, BUSY_TICK_MS);
 	}
+	for (unsigned d = 0; d < r->nds; d++)
+		ack_cursor(&r->ds[d]);
 }
 
 static void *relay_main(void *arg)

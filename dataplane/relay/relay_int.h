@@ -159,6 +159,7 @@ struct rds {
 	struct rec *win;
 	struct fg_queue_cursor low, next, durable;
 	unsigned first_ready;		/* offset from low below which nothing is READY */
+	bool ack_due;			/* low moved: hand it to the queue this pass */
 	struct rconn *conns;
 	unsigned nconn;
 	/* published for fg_relay_status (under r->status_lock) */

@@ -23,14 +23,15 @@ HOST_BIN = os.path.join(BUILD, "bin", "floodgate-host")
 PORT = 1119
 
 
-def in_netns():
-    """Re-run this script inside a fresh namespace with loopback up."""
+def in_netns(prefix="fg-eng"):
+    """Re-run this script inside a fresh namespace (prefix-<pid>: each area
+    names its own) with loopback up."""
     if os.environ.get("FG_NETNS"):
         return
     if os.geteuid() != 0:
         print("SKIP: needs root for ip netns")
         sys.exit(0)
-    name = "fg-eng-%d" % os.getpid()
+    name = "%s-%d" % (prefix, os.getpid())
     subprocess.run(["ip", "netns", "add", name], check=True)
     rc = 1
     try:

@@ -25,23 +25,8 @@ DOWN_PORT = 1190
 
 
 def in_netns():
-    """Re-run this script inside a fresh namespace with loopback up."""
-    if os.environ.get("FG_NETNS"):
-        return
-    if os.geteuid() != 0:
-        print("SKIP: needs root for ip netns")
-        sys.exit(0)
-    name = "fg-relay-%d" % os.getpid()
-    subprocess.run(["ip", "netns", "add", name], check=True)
-    rc = 1
-    try:
-        subprocess.run(["ip", "netns", "exec", name, "ip", "link", "set", "lo", "up"],
-                       check=True)
-        env = dict(os.environ, FG_NETNS=name)
-        rc = subprocess.call(["ip", "netns", "exec", name, sys.executable] + sys.argv, env=env)
-    finally:
-        subprocess.run(["ip", "netns", "del", name], check=False)
-    sys.exit(rc)
+    """Re-run this script inside a fresh namespace fg-relay-<pid>."""
+    hostlib.in_netns("fg-relay")
 
 
 class Countd:

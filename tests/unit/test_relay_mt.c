@@ -337,12 +337,15 @@ static void load_cfg(uint16_t port, const char *extra)
 	ck_assert_msg(cfg != NULL, "config: %s", errs.n ? errs.err[0].text : "?");
 }
 
-static void rig_up(uint16_t port, const char *extra)
+/* Queue, relay, one handle; an asker too when max_asks (before the start). */
+static struct fg_relay_asker *rig_up_with(uint16_t port, const char *extra, unsigned max_asks)
 {
 	struct fg_queue_params qp = { .commit_ns = 1000000, .segment_bytes = FG_QUEUE_SEGMENT_MIN };
 	struct fg_queue_sink_params sp = { 0 };
 	struct fg_relay_params rp = { .reconnect_min_ns = 20000000, .reconnect_max_ns = 200000000,
-				      .retry_min_ns = 20000000, .retry_max_ns = 100000000 };
+				      .retry_min_ns = 20000000, .retry_max_ns = 100000000,
+				      .ask_timeout_ns = 300000000 };
+	struct fg_relay_asker *a = NULL;
 	int err;
 
 	if (!cfg)
@@ -354,12 +357,20 @@ static void rig_up(uint16_t port, const char *extra)
 	rp.q = q;
 	relay = fg_relay_create(&rp, &err);
 	ck_assert_msg(relay != NULL, "relay: %s", strerror(-err));
+	if (max_asks)
+		a = fg_relay_asker_create(relay, max_asks, NULL, NULL);
 	fg_queue_set_notify(q, fg_relay_notify, relay);
 	sink = fg_queue_sink_create(q, &sp);
 	ck_assert_ptr_nonnull(sink);
 	ck_assert_int_eq(fg_queue_start(q), 0);
 	ck_assert_int_eq(fg_relay_start(relay), 0);
 	done_n = 0;
+	return a;
+}
+
+static void rig_up(uint16_t port, const char *extra)
+{
+	rig_up_with(port, extra, 0);
 }
 
 static void rig_down(void)
@@ -682,27 +693,11 @@ static void wait_answers(struct fg_relay_asker *a, struct answers *x, unsigned w
 /* rig_up, with an asker registered before the relay starts */
 static struct fg_relay_asker *rig_up_asking(uint16_t port, const char *extra, unsigned max)
 {
-	struct fg_queue_params qp = { .commit_ns = 1000000 };
-	struct fg_queue_sink_params sp = { 0 };
-	struct fg_relay_params rp = { .reconnect_min_ns = 20000000, .reconnect_max_ns = 200000000,
-				      .ask_timeout_ns = 300000000 };
-	struct fg_relay_asker *a;
-	int err;
-
-	load_cfg(port, extra);
-	qp.dir = dir;
-	q = fg_queue_open(&qp, NULL, &err);
-	ck_assert_ptr_nonnull(q);
-	rp.cfg = cfg;
-	rp.q = q;
-	relay = fg_relay_create(&rp, &err);
-	ck_assert_ptr_nonnull(relay);
-	a = fg_relay_asker_create(relay, max, NULL, NULL);
-	fg_queue_set_notify(q, fg_relay_notify, relay);
-	sink = fg_queue_sink_create(q, &sp);
-	ck_assert_int_eq(fg_queue_start(q), 0);
-	ck_assert_int_eq(fg_relay_start(relay), 0);
-	return a;
+	if (cfg) {
+		fg_config_free(cfg);
+		cfg = NULL;
+	}
+	return rig_up_with(port, extra, max);
 }
 
 START_TEST(asks_answered_by_check)
