@@ -215,7 +215,8 @@ int fg_queue_segment_at(struct fg_queue *q, uint64_t pos, struct fg_queue_segref
 		const struct qseg *s = &q->segs[i];
 		uint64_t e = s->sealed ? s->end : UINT64_MAX;
 
-		if (pos < e && (pos >= s->base || i > 0)) {
+		/* in it, or in the gap between the one before and it */
+		if (pos < e && (pos >= s->base || (i > 0 && pos >= q->segs[i - 1].end))) {
 			*out = (struct fg_queue_segref){ s->number, s->base, e, s->first_recno };
 			rc = 0;
 			break;

@@ -1045,6 +1045,47 @@ START_TEST(replay_and_inspect)
 }
 END_TEST
 
+START_TEST(segment_at_gaps_and_the_oldest)
+{
+	struct fg_queue_params p = { .commit_ns = 0, .segment_bytes = FG_QUEUE_SEGMENT_MIN };
+	struct fg_queue_cursor start;
+	struct fg_queue_segref a, b, sr;
+	struct fg_queue *q;
+	struct fg_queue_sink *s;
+	static struct drv d;
+	char path[256];
+
+	mkdir_tmp();
+	q = open_q(&p, NULL);
+	ck_assert_int_eq(fg_queue_consumer(q, "x", &start), 0);
+	s = start_q(q, &d);
+	fill(s, &d, "s", 800, ART, false);
+	ck_assert_int_eq(fg_queue_segment_at(q, 0, &a), 0);
+	ck_assert_int_eq(fg_queue_segment_at(q, a.end, &b), 0);
+	stop_q(q, s);
+	/* segment 1 lost (not a crash: an operator, a disk) */
+	fg_queue_segment_path(dir, b.segment, path, sizeof(path));
+	ck_assert_int_eq(unlink(path), 0);
+	q = open_q(&p, NULL);
+	/* inside the gap: the segment after it, whose base says so */
+	ck_assert_int_eq(fg_queue_segment_at(q, b.base + 8, &sr), 0);
+	ck_assert_uint_eq(sr.segment, b.segment + 1);
+	ck_assert_uint_eq(sr.base, b.end);
+	ck_assert_uint_gt(sr.first_recno, b.first_recno);
+	ck_assert_int_eq(fg_queue_segment_at(q, 8, &sr), 0);
+	ck_assert_uint_eq(sr.segment, 0);
+	fg_queue_close(q);
+	/* segment 0 gone too: a position before the oldest is nowhere */
+	fg_queue_segment_path(dir, 0, path, sizeof(path));
+	ck_assert_int_eq(unlink(path), 0);
+	q = open_q(&p, NULL);
+	ck_assert_int_eq(fg_queue_segment_at(q, 8, &sr), -ENOENT);
+	ck_assert_int_eq(fg_queue_segment_at(q, b.base + 8, &sr), -ENOENT);
+	fg_queue_close(q);
+	rm_tmp();
+}
+END_TEST
+
 static Suite *queue_suite(void)
 {
 	Suite *s = suite_create("queue");
@@ -1069,6 +1110,7 @@ static Suite *queue_suite(void)
 	tcase_add_test(w, disk_full_fails_refuses_and_recovers);
 	tcase_add_test(w, failed_sync_fails_its_articles_only);
 	tcase_add_test(w, sink_limits_and_bad_input);
+	tcase_add_test(w, segment_at_gaps_and_the_oldest);
 	tcase_add_test(r, replay_and_inspect);
 	suite_add_tcase(s, f);
 	suite_add_tcase(s, w);
