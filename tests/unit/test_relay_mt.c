@@ -663,6 +663,44 @@ START_TEST(window_bound_from_durable_cursor)
 }
 END_TEST
 
+START_TEST(a_lost_segment_is_skipped)
+{
+	static struct server s = { .streaming = true, .drop_after = -1 };
+	struct fg_queue_segref a, b, c;
+	char path[256];
+	unsigned lost = 0;
+
+	/* everything queued while the downstream is away */
+	rig_up(1, "");
+	offer("<n%u@t>", 800);
+	ck_assert_int_eq(fg_queue_segment_at(q, 0, &a), 0);
+	ck_assert_int_eq(fg_queue_segment_at(q, a.end, &b), 0);
+	ck_assert_int_eq(fg_queue_segment_at(q, b.end, &c), 0);
+	rig_down();
+	fg_queue_segment_path(dir, b.segment, path, sizeof(path));
+	ck_assert_int_eq(unlink(path), 0);
+	fg_config_free(cfg);
+	cfg = NULL;
+	server_start(&s);
+	rig_up(s.port, "");
+	wait_delivered();
+	/* what was in segment 1 is gone; the rest arrived, in order */
+	pthread_mutex_lock(&s.lock);
+	ck_assert_uint_eq(s.nseen, 800 - (c.first_recno - b.first_recno));
+	pthread_mutex_unlock(&s.lock);
+	for (uint64_t r = b.first_recno; r < b.first_recno + 10; r++) {
+		char id[32];
+
+		snprintf(id, sizeof(id), "<n%llu@t>", (unsigned long long)r);
+		for (unsigned i = 0; i < s.nseen; i++)
+			lost += strcmp(s.seen[i], id) == 0;
+	}
+	ck_assert_uint_eq(lost, 0);
+	rig_down();
+	server_stop(&s);
+}
+END_TEST
+
 /* ------------------------------------------------------------ warm-up asks */
 
 struct answers {
@@ -813,6 +851,7 @@ static Suite *relay_suite(void)
 	tcase_add_test(tc, server_400_reconnects);
 	tcase_add_test(tc, restart_resumes_from_cursor);
 	tcase_add_test(tc, window_bound_from_durable_cursor);
+	tcase_add_test(tc, a_lost_segment_is_skipped);
 	tcase_add_test(tc, asks_answered_by_check);
 	tcase_add_test(tc, asks_unknown_when_nobody_answers);
 	tcase_add_test(tc, no_asker_without_a_streaming_downstream);
