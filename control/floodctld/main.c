@@ -25,6 +25,8 @@
 
 #include "floodgate/datadir.h"
 #include "floodgate/log.h"
+#include "floodgate/queue.h"
+#include "floodgate/relay.h"
 #include "floodctld.h"
 
 static const char usage_text[] =
@@ -190,9 +192,27 @@ static void history_params(const struct fg_config *cfg, struct fg_history_params
 }
 
 /* No usable region: rebuild one from the data directory. */
+/* A cold start (nothing on disk): the warm-up period begins (docs/relay.md);
+ * the dataplane reads its end from the data directory. */
+static void warmup_begin(struct ctld *d)
+{
+	fg_time_t until = time(NULL) + d->cfg->warmup;
+	int rc;
+
+	if (d->cfg->warmup <= 0)
+		return;
+	rc = fg_warmup_begin(d->data_dir, until);
+	if (rc != 0)
+		FG_LOG_ERR(CTLD, "warm-up file in %s: %s", d->data_dir, strerror(-rc));
+	else
+		FG_LOG_NOTICE(CTLD, "cold start: warm-up for %llds (CHECKs of unknown IDs are asked "
+			      "of the downstream)", (long long)d->cfg->warmup);
+}
+
 static int restore_region(struct ctld *d)
 {
 	struct fg_restore_params p;
+	struct fg_restore_source src;
 	char why[512];
 
 	memset(&p, 0, sizeof(p));
@@ -204,13 +224,20 @@ static int restore_region(struct ctld *d)
 	p.region.vlog_ring = FG_REGION_VLOG_RING_DEFAULT;
 	history_params(d->cfg, &p.history);
 	p.now = time(NULL);
-	/* issue 8 adds the relay's outbound queue here as a source */
+	/* the outbound queue: every ID that got 239 is in it (docs/relay.md) */
+	src.name = "the outbound queue";
+	src.replay = fg_queue_replay;
+	src.arg = d->data_dir;
+	p.sources = &src;
+	p.n_sources = 1;
 	d->r = fg_restore(&p, &d->restore, why, sizeof(why));
 	if (!d->r) {
 		FG_LOG_ERR(CTLD, "%s", why);
 		return -EIO;
 	}
 	d->startup = fg_restore_from_name(d->restore.from);
+	if (d->restore.from == FG_RESTORE_EMPTY)
+		warmup_begin(d);
 	d->restore_seconds = d->restore.seconds;
 	if (d->restore.from == FG_RESTORE_SNAPSHOT)
 		d->snap_last = d->restore.snapshot;

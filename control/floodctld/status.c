@@ -49,6 +49,9 @@ void ctld_metrics_state(struct ctld *d, struct fg_metrics_state *m)
 	m->expiry_last_expired = d->exp_last.expired;
 	m->vlog_on = fg_region_vlog_on(d->r);
 	pthread_mutex_unlock(&d->lock);
+	/* read from the queue's own files: the dataplane writes them */
+	if (fg_queue_inspect(d->data_dir, d->cfg, m->now, &m->queue) != 0)
+		m->queue.present = false;
 }
 
 /* ---- status ---- */

@@ -256,6 +256,41 @@ static void prom_state(struct fg_sbuf *b, const struct fg_metrics_state *m, cons
 	fg_sbuf_printf(b, "floodgate_startup_info{source=\"%s\"} 1\n", m->startup);
 }
 
+/* One gauge per downstream, labelled with its name. */
+static void prom_lag(struct fg_sbuf *b, const struct fg_queue_status *q, const char *name,
+		     const char *help, unsigned which)
+{
+	prom_head(b, name, "gauge", help);
+	for (unsigned i = 0; i < q->n_consumers; i++) {
+		const struct fg_queue_status_consumer *c = &q->consumer[i];
+
+		fg_sbuf_printf(b, "%s{", name);
+		prom_label(b, "downstream", c->name, true);
+		fg_sbuf_puts(b, "}");
+		prom_value(b, which == 0 ? (double)c->lag_records : which == 1 ? (double)c->lag_bytes
+									    : (double)c->lag_seconds);
+	}
+}
+
+static void prom_queue(struct fg_sbuf *b, const struct fg_queue_status *q)
+{
+	if (!q->present)
+		return;
+	prom_gauge(b, "floodgate_queue_bytes", "octets of the outbound queue's segment files on disk",
+		   (double)q->bytes);
+	prom_gauge(b, "floodgate_queue_segments", "outbound queue segment files on disk",
+		   (double)q->segments);
+	prom_gauge(b, "floodgate_queue_records", "articles in the outbound queue's files",
+		   (double)(q->end.recno - q->begin.recno));
+	prom_gauge(b, "floodgate_queue_oldest_age_seconds",
+		   "age of the oldest article a downstream has not acknowledged (0: none)",
+		   (double)q->oldest_seconds);
+	prom_lag(b, q, "floodgate_relay_lag_records", "articles queued and not yet acknowledged by the downstream", 0);
+	prom_lag(b, q, "floodgate_relay_lag_bytes", "octets queued and not yet acknowledged by the downstream", 1);
+	prom_lag(b, q, "floodgate_relay_lag_seconds",
+		 "age of the oldest article the downstream has not acknowledged (0: none)", 2);
+}
+
 void fg_metrics_prometheus(struct fg_region *r, const struct fg_metrics_state *m,
 			   struct fg_sbuf *out)
 {
@@ -275,6 +310,7 @@ void fg_metrics_prometheus(struct fg_region *r, const struct fg_metrics_state *m
 		  &s.st->propagation_delay);
 	prom_history(out, &s);
 	prom_state(out, m, &s);
+	prom_queue(out, &m->queue);
 	free(s.st);
 }
 
@@ -363,6 +399,25 @@ static void json_state(struct fg_json *j, const struct fg_metrics_state *m, cons
 	fg_json_time(j, "started", m->started);
 	fg_json_str(j, "startup", m->startup);
 	fg_json_f64(j, "restore_seconds", m->restore_seconds);
+	if (!m->queue.present)
+		return;
+	fg_json_obj(j, "queue");
+	fg_json_u64(j, "bytes", m->queue.bytes);
+	fg_json_u64(j, "segments", m->queue.segments);
+	fg_json_u64(j, "records", m->queue.end.recno - m->queue.begin.recno);
+	fg_json_i64(j, "oldest_age_seconds", m->queue.oldest_seconds);
+	fg_json_obj(j, "downstreams");
+	for (unsigned i = 0; i < m->queue.n_consumers; i++) {
+		const struct fg_queue_status_consumer *c = &m->queue.consumer[i];
+
+		fg_json_obj(j, c->name);
+		fg_json_u64(j, "lag_records", c->lag_records);
+		fg_json_u64(j, "lag_bytes", c->lag_bytes);
+		fg_json_i64(j, "lag_seconds", c->lag_seconds);
+		fg_json_close(j);
+	}
+	fg_json_close(j);
+	fg_json_close(j);
 }
 
 void fg_metrics_json(struct fg_region *r, const struct fg_metrics_state *m, struct fg_sbuf *out)
@@ -428,7 +483,6 @@ void fg_metrics_table(struct fg_region *r, const struct fg_metrics_state *m, str
 {
 	struct sample s;
 
-	(void)m;
 	if (!sample_take(r, &s)) {
 		out->failed = true;
 		return;
@@ -446,5 +500,19 @@ void fg_metrics_table(struct fg_region *r, const struct fg_metrics_state *m, str
 		       s.hs.load_ppm / 1e4, s.hs.alarm ? "  ALARM: near full" : "");
 	if (s.clock_suspect)
 		fg_sbuf_puts(out, "CLOCK SUSPECT: a writer defers offers\n");
+	if (m->queue.present) {
+		fg_sbuf_printf(out, "outbound queue: %llu articles, %llu octets in %llu segments, "
+			       "oldest undelivered %llds\n",
+			       (unsigned long long)(m->queue.end.recno - m->queue.begin.recno),
+			       (unsigned long long)m->queue.bytes,
+			       (unsigned long long)m->queue.segments,
+			       (long long)m->queue.oldest_seconds);
+		for (unsigned i = 0; i < m->queue.n_consumers; i++)
+			fg_sbuf_printf(out, "  downstream %s: lag %llu articles, %llu octets, %llds\n",
+				       m->queue.consumer[i].name,
+				       (unsigned long long)m->queue.consumer[i].lag_records,
+				       (unsigned long long)m->queue.consumer[i].lag_bytes,
+				       (long long)m->queue.consumer[i].lag_seconds);
+	}
 	free(s.st);
 }

@@ -37,16 +37,22 @@ int host_ctl_attach(const struct fg_config *cfg, struct fg_region **out)
 static int hook_journal(void *ctx, const struct fg_journal_rec *r)
 {
 	struct host_worker *w = ctx;
+	int rc;
 
 	/* the record keeps the date as a 32-bit offset from first-seen: a
 	 * date that far off has been clamped by history already */
 	fg_time_t date = r->article_date ? r->article_date : r->first_seen;
 
 	date = FG_MAX(FG_MIN(date, r->first_seen + INT32_MAX), r->first_seen + INT32_MIN);
-	return fg_journal_append(w->slot, &r->key, r->state, date, r->first_seen,
-				 r->date_used == FG_RULES_DATE_INJECTION ? FG_JREC_F_DATE_INJECTION
-				 : r->date_used == FG_RULES_DATE_DATE ? FG_JREC_F_DATE_DATE : 0,
-				 r->reason);
+	rc = fg_journal_append(w->slot, &r->key, r->state, date, r->first_seen,
+			       r->date_used == FG_RULES_DATE_INJECTION ? FG_JREC_F_DATE_INJECTION
+			       : r->date_used == FG_RULES_DATE_DATE ? FG_JREC_F_DATE_DATE : 0,
+			       r->reason);
+	/* the outbound queue's journal gate counts what reached the ring */
+	if (rc == 0)
+		atomic_fetch_add_explicit(&w->jpushed, 1, memory_order_release);
+	atomic_store_explicit(&w->jbacklog, rc != 0, memory_order_release);
+	return rc;
 }
 
 static int verdict_of(unsigned code)

@@ -197,6 +197,19 @@ struct fg_xfer {
 	char sup[FG_MSGID_MAX + 1];
 };
 
+/* A warm-up question in flight (warmup.c). */
+struct fg_nntp_ask {
+	struct fg_session *s;	/* kept while the question lives */
+	uint32_t gen;		/* cookie check */
+	uint32_t seq;		/* the response entry it fills */
+	uint32_t next;		/* free list */
+	bool used;
+	bool resp;		/* it still has a response entry to fill */
+	struct fg_history_key key;
+	uint16_t id_len;
+	char id[FG_MSGID_MAX + 1];
+};
+
 struct fg_nntp_jrec {
 	struct fg_journal_rec r;
 	char id[FG_MSGID_MAX + 1];
@@ -242,6 +255,12 @@ struct fg_engine {
 	struct fg_nntp_clock clock;
 	uint64_t next_scan_ns;
 	bool shutting_down;
+
+	/* warm-up questions (warmup.c) */
+	struct fg_engine_warmup warm;
+	struct fg_nntp_ask *asks;
+	unsigned n_asks;
+	uint32_t ask_free, ask_gen;
 };
 
 /* The article a session is reading. */
@@ -274,6 +293,14 @@ struct fg_nntp_offer {
 	struct fg_history_ref ref;
 	fg_time_t deadline;
 };
+
+/* warmup.c */
+int fg_nntp_warmup_init(struct fg_engine *e, const struct fg_engine_warmup *w);
+void fg_nntp_warmup_fini(struct fg_engine *e);
+bool fg_nntp_warmup_ask(struct fg_session *s, const char *arg, uint32_t len,
+			const struct fg_history_key *k);
+void fg_nntp_warmup_drop(struct fg_session *s);
+unsigned fg_nntp_warmup_poll(struct fg_engine *e);
 
 /* prefetch.c: look-ahead over received command lines */
 #define FG_PF_DEPTH 8
@@ -335,7 +362,8 @@ struct fg_session {
 	unsigned off_dead;		/* taken out of the middle since the last squeeze */
 
 	uint64_t pending_bytes;		/* article octets not yet safe or discarded */
-	unsigned n_xfers;		/* transfers pointing here */
+	unsigned n_xfers;		/* transfers and warm-up questions pointing here */
+	unsigned n_asks;		/* warm-up questions among them */
 };
 
 /* engine.c */

@@ -13,7 +13,9 @@
  * (every reason, zeros included) and floodgate_peer_rejected_total{peer,
  * reason} (non-zero ones). The two delays of seed 002 are histograms in
  * seconds with bucket bounds 2^i - 1 (exact for whole seconds) and one
- * bucket le="-1" for negative delays (a clock or a header is wrong).
+ * bucket le="-1" for negative delays (a clock or a header is wrong). The
+ * outbound queue's size and age and each downstream's lag are gauges
+ * (docs/relay.md).
  */
 #ifndef FLOODGATE_METRICS_H
 #define FLOODGATE_METRICS_H
@@ -23,6 +25,7 @@
 
 #include "floodgate/common.h"
 #include "floodgate/config.h"
+#include "floodgate/queue.h"
 #include "floodgate/region.h"
 #include "floodgate/sbuf.h"
 
@@ -43,6 +46,9 @@ struct fg_metrics_state {
 	double expiry_last_seconds;
 	uint64_t expiry_last_expired;
 	bool vlog_on;
+	/* the outbound queue and each downstream's lag, read from the data
+	 * directory (fg_queue_inspect); queue.present is false without one */
+	struct fg_queue_status queue;
 };
 
 /* True while any live writer says its clock looks wrong. */

@@ -34,6 +34,11 @@
  * shim starts from that state (everything present at start is durable, as
  * after a reboot).
  *
+ * Several processes may share one watched directory and one state (the
+ * dataplane's queue and floodctld's journal live side by side): the
+ * recording is serialised across them with flock on STATE/.lock, and each
+ * process writes its temporary copies under names of its own.
+ *
  * Limits: O_SYNC/O_DSYNC writes, msync() and sync_file_range() are not
  * modelled (floodctld uses none of them); a file's identity is its inode
  * number, so an inode number reused between two directory fsyncs could
@@ -49,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -57,6 +63,21 @@ static char state[PATH_MAX];
 static struct stat watched_st;
 static bool active;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int lock_fd = -1;	/* STATE/.lock: the other processes on this state */
+
+static void lock_all(void)
+{
+	pthread_mutex_lock(&lock);
+	while (lock_fd >= 0 && flock(lock_fd, LOCK_EX) < 0 && errno == EINTR)
+		;
+}
+
+static void unlock_all(void)
+{
+	if (lock_fd >= 0)
+		flock(lock_fd, LOCK_UN);
+	pthread_mutex_unlock(&lock);
+}
 
 static int (*real_fsync)(int);
 static int (*real_fdatasync)(int);
@@ -77,7 +98,7 @@ static void copy_fd(int src_fd, const char *dst)
 	ssize_t n;
 	int out;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", dst);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", dst, (int)getpid());
 	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (out < 0)
 		die(tmp);
@@ -131,7 +152,7 @@ static void record_listing(void)
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/manifest", state);
-	snprintf(tmp, sizeof(tmp), "%s/manifest.tmp", state);
+	snprintf(tmp, sizeof(tmp), "%s/manifest.tmp.%d", state, (int)getpid());
 	f = fopen(tmp, "we");
 	if (!f)
 		die(tmp);
@@ -180,14 +201,14 @@ static void on_sync(int fd)
 
 	if (!active || fstat(fd, &st) < 0)
 		return;
-	pthread_mutex_lock(&lock);
+	lock_all();
 	if (S_ISDIR(st.st_mode) && st.st_dev == watched_st.st_dev && st.st_ino == watched_st.st_ino) {
 		record_listing();
 	} else if (S_ISREG(st.st_mode) && in_watched(fd, &rfd)) {
 		record_file(rfd, &st);
 		close(rfd);
 	}
-	pthread_mutex_unlock(&lock);
+	unlock_all();
 }
 
 static void record_one(void *arg, const char *name, const char *path, const struct stat *st)
@@ -231,9 +252,9 @@ void sync(void)
 {
 	real_sync();
 	if (active) {
-		pthread_mutex_lock(&lock);
+		lock_all();
 		record_all();
-		pthread_mutex_unlock(&lock);
+		unlock_all();
 	}
 }
 
@@ -242,9 +263,9 @@ int syncfs(int fd)
 	int rc = real_syncfs(fd);
 
 	if (rc == 0 && active) {
-		pthread_mutex_lock(&lock);
+		lock_all();
 		record_all();
-		pthread_mutex_unlock(&lock);
+		unlock_all();
 	}
 	return rc;
 }
@@ -388,7 +409,14 @@ __attribute__((constructor)) static void powerloss_init(void)
 			revert();
 		return;
 	}
+	snprintf(manifest, sizeof(manifest), "%s/.lock", state);
+	lock_fd = open(manifest, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lock_fd < 0)
+		die(manifest);
+	snprintf(manifest, sizeof(manifest), "%s/manifest", state);
+	lock_all();
 	if (access(manifest, F_OK) != 0)
 		record_all();	/* a fresh start: what is there is durable */
+	unlock_all();
 	active = true;
 }
