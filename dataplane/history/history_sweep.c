@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * history_sweep.c — expiry in slices, iteration, crash cleanup.
+ *
+ * RFC 5537 3 allows two ways to keep the history finite, and the sweep
+ * does either:
+ *  - by article date: drop an entry whose article date is older than the
+ *    cutoff (a re-offer would be refused as too old anyway). The stored
+ *    date is rounded up to the minute after first-seen, so an entry may be
+ *    kept up to 59 s longer than its true date requires, never dropped
+ *    earlier: dropped iff stored date < now - cutoff.
+ *  - by first-seen: drop an entry first seen more than the retention ago;
+ *    the retention must be at least cutoff + 24 h (the configuration
+ *    refuses less). Exact to the second: dropped iff first_seen < now -
+ *    retention.
+ * Both modes also drop OFFERED entries past their deadline. ACCEPTING
+ * entries are never dropped (their transfer decides).
+ *
+ * A step examines a bounded number of buckets and deletes with a CAS on
+ * the exact key word it decided on, so it never blocks a writer and never
+ * deletes an entry that changed after it looked. An entry moving during a
+ * pass may be seen twice or not at all; the next pass gets it.
+ */
+#include <errno.h>
+
+#include "history_int.h"
+
+int fg_history_sweep_init(struct fg_history_sweep *s, enum fg_expiry_mode mode,
+			  fg_time_t now, int64_t cutoff, int64_t retention, bool dry_run)
+{
+	*s = (struct fg_history_sweep){ .mode = mode, .now = now, .cutoff = cutoff,
+					 .retention = retention, .dry_run = dry_run };
+	if (mode == FG_EXPIRY_ARTICLE_DATE)
+		return cutoff < 0 || cutoff > FG_HISTORY_RETENTION_MAX ? -EINVAL : 0;
+	if (mode == FG_EXPIRY_FIRST_SEEN)
+		return retention < 0 || retention > FG_HISTORY_RETENTION_MAX ? -EINVAL : 0;
+	return -EINVAL;
+}
+
+/* Is a slot's entry past its time under this sweep's rule? */
+static bool expired(const struct fg_history_sweep *s, const struct fg_history_entry *e)
+{
+	if (e->state == FG_HISTORY_OFFERED)
+		return (e->flags & FG_HISTORY_F_EXPIRED) != 0;
+	if (e->state < FG_HISTORY_ACCEPTED)
+		return false;
+	if (s->mode == FG_EXPIRY_ARTICLE_DATE)
+		return e->article_date < s->now - s->cutoff;
+	return e->first_seen < s->now - s->retention;
+}
+
+int fg_history_sweep_step(struct fg_history *h, struct fg_history_sweep *s, unsigned budget)
+{
+	uint64_t end = FG_MIN(s->cursor + budget, h->m);
+
+	for (; s->cursor < end; s->cursor++) {
+		struct fg_hbucket *bk = fg_hbkt(h, s->cursor);
+
+		for (unsigned i = 0; i < FG_HSLOTS; i++) {
+			struct fg_history_entry e;
+			uint64_t w;
+			uint32_t a;
+
+			if (!fg_hs_published(fg_hw_state(atomic_load(&bk->key[i]))) ||
+			    !fg_hread_slot(bk, i, &w, &a) || !fg_hs_published(fg_hw_state(w)))
+				continue;
+			fg_hdecode(w, a, s->now, &e);
+			if (!expired(s, &e)) {
+				s->kept++;
+				s->kept_by_state[e.state]++;
+				continue;
+			}
+			if (!s->dry_run && !fg_hdelete(h, s->cursor * FG_HSLOTS + i, w))
+				continue;	/* changed under us: the next pass decides */
+			if (e.state == FG_HISTORY_OFFERED) {
+				s->expired_offers++;
+				continue;
+			}
+			s->expired++;
+			s->expired_by_state[e.state]++;
+			if (!s->dry_run)
+				atomic_fetch_add_explicit(&h->hdr->expired, 1, memory_order_relaxed);
+		}
+		s->buckets++;
+	}
+	s->done = s->cursor >= h->m;
+	return !s->done;
+}
+
+int fg_history_iterate(const struct fg_history *h, uint64_t *cursor, unsigned budget,
+		       fg_history_iter_fn *fn, void *arg, fg_time_t now)
+{
+	uint64_t end = FG_MIN(*cursor + budget, h->m);
+
+	for (; *cursor < end; (*cursor)++) {
+		const struct fg_hbucket *bk = fg_hbkt(h, *cursor);
+
+		for (unsigned i = 0; i < FG_HSLOTS; i++) {
+			struct fg_history_record r;
+			uint64_t w;
+			uint32_t a;
+			int rc;
+
+			if (!fg_hread_slot(bk, i, &w, &a) || !fg_hs_published(fg_hw_state(w)))
+				continue;
+			r.bucket = *cursor;
+			r.fingerprint = fg_hw_fp(w);
+			fg_hdecode(w, a, now, &r.e);
+			rc = fn(arg, &r);
+			if (rc) {
+				(*cursor)++;
+				return rc;
+			}
+		}
+	}
+	return *cursor < h->m;
+}
+
+/* Per internal state, how many slots of the table hold it. Callers make
+ * sure nobody writes meanwhile (or accept an approximate answer). */
+void fg_hrecount(const struct fg_hbucket *b, uint64_t m, uint64_t counts[8])
+{
+	for (unsigned st = 0; st < 8; st++)
+		counts[st] = 0;
+	for (uint64_t j = 0; j < m; j++)
+		for (unsigned i = 0; i < FG_HSLOTS; i++)
+			counts[fg_hw_state(atomic_load_explicit(&b[j].key[i],
+								 memory_order_relaxed))]++;
+}
+
+/* Put exact counts into the stripes (stripe 0 holds them all). */
+void fg_hset_counts(struct fg_hregion *r, const uint64_t counts[8])
+{
+	for (unsigned s = 0; s < FG_HSTRIPES; s++)
+		for (unsigned st = 0; st < 8; st++)
+			atomic_store_explicit(&r->stripe[s].n[st],
+					      s == 0 && fg_hs_published(st) ? (int64_t)counts[st] : 0,
+					      memory_order_relaxed);
+}
+
+uint64_t fg_history_clear_transient(struct fg_history *h)
+{
+	uint64_t n = 0, counts[8];
+
+	for (uint64_t j = 0; j < h->m; j++) {
+		struct fg_hbucket *bk = fg_hbkt(h, j);
+
+		for (unsigned i = 0; i < FG_HSLOTS; i++) {
+			unsigned st = fg_hw_state(atomic_load(&bk->key[i]));
+
+			if (st == FG_HS_FREE || fg_hs_final(st))
+				continue;
+			atomic_store(&bk->key[i], 0);
+			fg_hbump(bk);
+			n++;
+		}
+	}
+	/* a writer that died between a CAS and its count update left the
+	 * counts off by one: with nobody writing, recount */
+	fg_hrecount(h->b, h->m, counts);
+	fg_hset_counts(h->hdr, counts);
+	return n;
+}

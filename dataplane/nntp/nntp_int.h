@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nntp_int.h — the session engine's private layout, shared by its files:
+ *
+ *   cmd.c      command line -> verb and arguments
+ *   reader.c   article terminator search, dot-unstuffing
+ *   respq.c    the per-session response queue (ordered, some lines late)
+ *   clock.c    the clock-sanity view over arrival - Injection-Date
+ *   engine.c   per-thread context: pools, poll, journal backlog, counters
+ *   session.c  the per-connection state machine and the commands
+ *   xfer.c     one article transfer: sink, rules, history, completion
+ *   sink_mem.c the in-memory and null sinks
+ *
+ * Ownership in short: an engine owns its sessions, transfers ("xfers"),
+ * and hold records. A transfer is born when an article the engine might
+ * accept starts to arrive and dies when its outcome is recorded in history
+ * (and journalled); it may outlive its session (a committed article whose
+ * connection dropped still becomes ACCEPTED when the sink says it is
+ * safe), so a session's memory is freed only when the transport has gone
+ * and no transfer points at it.
+ */
+#ifndef FLOODGATE_NNTP_INT_H
+#define FLOODGATE_NNTP_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "floodgate/article.h"
+#include "floodgate/log.h"
+#include "floodgate/msgid.h"
+#include "floodgate/rules.h"
+#include "floodgate/session.h"
+
+#define FG_NNTP_COMP "nntp"
+#define FG_NNTP_NONE UINT32_MAX
+
+/* ------------------------------------------------------------ cmd.c */
+
+#define FG_NNTP_MAX_ARGS 3
+
+struct fg_nntp_cmd {
+	enum fg_nntp_verb verb;
+	unsigned argc;			/* arguments after the verb (stops counting past MAX_ARGS) */
+	const char *arg[FG_NNTP_MAX_ARGS];
+	uint32_t arg_len[FG_NNTP_MAX_ARGS];
+	bool bad_char;			/* a NUL or a CR inside the line */
+};
+
+/* `line` without its line end. Never fails: an empty or unknown line is
+ * FG_NNTP_VERB_UNKNOWN. */
+void fg_nntp_cmd_parse(const char *line, uint32_t len, struct fg_nntp_cmd *c);
+/* The verb of a line prefix (for an over-long line: is it TAKETHIS?). */
+enum fg_nntp_verb fg_nntp_cmd_verb(const char *line, uint32_t len);
+
+/* ------------------------------------------------------------ reader.c */
+
+/* Where the reader is relative to the terminator ".\r\n" (RFC 3977 3.1.1:
+ * a line holding a single dot, only after a CRLF). */
+enum fg_nntp_rd_state {
+	FG_RD_LINE_START = 0,	/* the next octet starts a line */
+	FG_RD_DOT,		/* a line started with "." (held back) */
+	FG_RD_DOT_CR,		/* ... then "\r" (held back) */
+	FG_RD_MID,		/* inside a line */
+	FG_RD_CR,		/* inside a line, after a "\r" */
+};
+
+struct fg_nntp_reader {
+	enum fg_nntp_rd_state state;
+	uint32_t held;		/* octets of earlier pieces held back (DOT, DOT_CR) */
+};
+
+struct fg_nntp_read {
+	uint32_t held;		/* octets held back before this piece that are
+				 * content after all: emit ".\r"[0..held) first */
+	uint32_t content;	/* content octets at the start of this piece */
+	uint32_t consumed;	/* octets of this piece used (content, held back
+				 * again, or the terminator's) */
+	bool end;		/* the terminator was consumed */
+};
+
+void fg_nntp_reader_init(struct fg_nntp_reader *r);
+void fg_nntp_reader_scan(struct fg_nntp_reader *r, const uint8_t *p, uint32_t n,
+			 struct fg_nntp_read *out);
+
+/* ------------------------------------------------------------ respq.c */
+
+enum fg_respq_state {
+	FG_RQ_READY = 0,	/* text final */
+	FG_RQ_WAIT,		/* reserved; a transfer fills it */
+	FG_RQ_CLOSE,		/* text final; close the session after it */
+};
+
+struct fg_respq_ent {
+	uint32_t off;		/* in buf */
+	uint32_t len;		/* text length (READY/CLOSE), reserved length (WAIT) */
+	uint8_t state;
+};
+
+struct fg_respq {
+	uint8_t *buf;
+	uint32_t size;
+	uint32_t wr;		/* where the next line goes */
+	uint32_t wrap;		/* data of the older lap ends here (size when not wrapped) */
+	struct fg_respq_ent *ent;
+	uint32_t cap;		/* entries (power of two) */
+	uint32_t head;		/* sequence number of the oldest entry */
+	uint32_t tail;		/* sequence number of the next entry */
+	uint32_t sent;		/* octets of the head entry already sent */
+	uint32_t n_wait;	/* WAIT entries queued */
+};
+
+int fg_respq_init(struct fg_respq *q, uint32_t size, uint32_t entries);
+void fg_respq_free(struct fg_respq *q);
+/* Can an entry of `len` octets be queued now? */
+bool fg_respq_room(const struct fg_respq *q, uint32_t len);
+/* Queue an entry; returns where its text goes (write `len` octets, or fewer
+ * for WAIT then fill). NULL when no room. *seq receives its number. */
+char *fg_respq_push(struct fg_respq *q, uint32_t len, enum fg_respq_state st, uint32_t *seq);
+/* A WAIT entry gets its text: returns where to write (at most its
+ * reserved length), then fg_respq_fill() sets length and state. */
+char *fg_respq_slot(struct fg_respq *q, uint32_t seq, uint32_t *cap);
+void fg_respq_fill(struct fg_respq *q, uint32_t seq, uint32_t len, enum fg_respq_state st);
+/* Send the READY prefix. Returns octets sent (>= 0), or -errno when the
+ * transport is gone. *closing is set when a CLOSE entry was sent. */
+int64_t fg_respq_flush(struct fg_respq *q, const struct fg_session_transport *ops, void *t,
+		       bool *closing);
+uint32_t fg_respq_entries(const struct fg_respq *q);
+uint32_t fg_respq_unsent(const struct fg_respq *q);
+/* Drop every entry (the session closes after a CLOSE line). */
+void fg_respq_clear(struct fg_respq *q);
+
+/* ------------------------------------------------------------ clock.c */
+
+#define FG_CLOCK_WINDOW 64	/* recent samples kept */
+#define FG_CLOCK_MIN_SAMPLES 16	/* no judgement before this many */
+#define FG_CLOCK_EVAL_EVERY 8	/* samples between two judgements */
+
+struct fg_nntp_clock {
+	int64_t win[FG_CLOCK_WINDOW];
+	unsigned n, pos, since_eval;
+	int64_t limit;		/* config clock_skew_limit; 0 = off */
+	int64_t offset;		/* the estimate of the last judgement */
+	bool suspect;
+};
+
+void fg_nntp_clock_init(struct fg_nntp_clock *c, int64_t limit);
+/* One arrival - Injection-Date sample. Returns +1 when the view turned
+ * suspect, -1 when it turned sane, 0 otherwise. */
+int fg_nntp_clock_sample(struct fg_nntp_clock *c, int64_t delay);
+
+/* ------------------------------------------------------------ engine */
+
+struct fg_nntp_hold {
+	struct fg_iov seg;
+	uint32_t next;
+};
+
+enum fg_xfer_state {
+	FG_X_FREE = 0,
+	FG_X_OPEN,		/* the article is arriving */
+	FG_X_WAIT,		/* complete; another transfer of the ID decides first */
+	FG_X_COMMITTED,		/* ACCEPTING; the sink is making it safe */
+};
+
+struct fg_xfer {
+	struct fg_session *s;	/* the session (kept while this transfer lives) */
+	enum fg_xfer_state state;
+	enum fg_nntp_verb verb;	/* TAKETHIS or IHAVE */
+	uint32_t gen;		/* cookie check */
+	uint32_t seq;		/* the response entry it fills */
+	bool resp;		/* it still has a response entry to fill */
+	bool sink_open;
+	bool failed;		/* the sink refused an octet: the article fails */
+	void *art;		/* the sink's handle */
+	struct fg_history_key key;
+	struct fg_history_ref ref;
+	uint32_t token;		/* the session's history token */
+	uint64_t bytes;		/* appended (counted in the session's pending bytes) */
+	uint64_t size;		/* the complete article's wire octets */
+	uint32_t hold_head;	/* held segments */
+	uint32_t n_holds;
+	uint32_t next;		/* free list / wait list */
+	/* what the completion needs (the header buffer is reused meanwhile) */
+	fg_time_t article_date, first_seen;
+	bool has_date, has_inj;
+	fg_time_t date, inj;
+	bool note_version, has_sup;
+	uint64_t version;
+	uint16_t base_len, sup_len, id_len;
+	char id[FG_MSGID_MAX + 1];
+	char base[FG_MSGID_MAX + 1];
+	char sup[FG_MSGID_MAX + 1];
+};
+
+struct fg_nntp_jrec {
+	struct fg_journal_rec r;
+	char id[FG_MSGID_MAX + 1];
+};
+
+struct fg_engine {
+	const struct fg_config *cfg;
+	struct fg_history *h;
+	struct fg_rules rules;
+	struct fg_rules_history rules_hist;
+	const struct fg_sink_ops *sink_ops;
+	void *sink;
+	struct fg_engine_hooks hooks;
+	struct fg_nntp_counters *st;
+	struct fg_nntp_counters *peer_st;	/* n_peer + 1, or NULL */
+	fg_time_t now;
+	uint64_t now_ns;
+
+	/* the rules' history callback: the ID whose key is at hand */
+	const char *cur_id;
+	struct fg_history_key cur_key;
+
+	struct fg_session **sess;
+	unsigned max_sessions, n_sessions;
+	unsigned n_stalled;		/* sessions with stall != 0 */
+	unsigned *peer_sessions;	/* per config peer, for max-connections */
+	uint32_t token_next;
+	uint32_t response_buffer;
+
+	struct fg_xfer *xfers;
+	unsigned max_xfers, n_xfers;
+	uint32_t xfer_free;
+	uint32_t wait_head;		/* FG_X_WAIT transfers */
+
+	struct fg_nntp_hold *holds;
+	unsigned max_holds;
+	uint32_t hold_free;
+
+	/* journal records refused with -ENOSPC, in order */
+	struct fg_nntp_jrec *jq;
+	unsigned jq_cap, jq_head, jq_n;
+
+	struct fg_nntp_clock clock;
+	uint64_t next_scan_ns;
+	bool shutting_down;
+};
+
+/* The article a session is reading. */
+enum fg_art_kind {
+	FG_ART_NONE = 0,
+	FG_ART_TAKETHIS,	/* answer 239/439 (or 400) */
+	FG_ART_IHAVE,		/* answer 235/437/436 */
+	FG_ART_TAKETHIS_501,	/* TAKETHIS with a bad line: drain, then 501 */
+};
+
+struct fg_session_art {
+	enum fg_art_kind kind;
+	struct fg_nntp_reader rd;
+	struct fg_xfer *x;		/* NULL: drained without the sink */
+	enum fg_reason drain_reason;	/* why, when drained without the sink */
+	const char *drain_line;		/* the 501 line for FG_ART_TAKETHIS_501 */
+	uint64_t size;			/* wire octets so far */
+	uint64_t max_size;		/* the peer's or the site's limit; 0 none */
+	bool oversize;
+	bool hdr_done;			/* header section copied (complete or failed) */
+	uint32_t hdr_len;
+	uint32_t arg_len;
+	char *arg;			/* the command's argument (max_line octets) */
+	uint8_t *hdr;			/* FG_ARTICLE_MAX_HEADER + 3 */
+	struct fg_article scan;
+};
+
+struct fg_nntp_offer {
+	struct fg_history_key key;
+	struct fg_history_ref ref;
+	fg_time_t deadline;
+};
+
+/* why a session stopped reading */
+#define FG_STALL_RESPONSES 0x01u
+#define FG_STALL_BYTES 0x02u
+#define FG_STALL_SINK 0x04u
+#define FG_STALL_JOURNAL 0x08u
+#define FG_STALL_XFERS 0x10u
+
+struct fg_session {
+	struct fg_engine *e;
+	const struct fg_session_transport *ops;
+	void *t;
+	const struct fg_config_peer *peer;
+	int peer_idx;
+	struct fg_nntp_counters *pst;	/* the peer's block, or NULL */
+	unsigned slot;			/* index in e->sess */
+	uint32_t token;
+	uint64_t last_ns;
+
+	bool in_article;
+	bool paused;			/* pause() was called */
+	bool closing;			/* no more input; close once responses are out */
+	bool close_sent;		/* close() was called */
+	bool gone;			/* the transport reported the connection closed */
+	bool eof;
+	bool greeted;			/* counted in the peer's sessions */
+	unsigned stall;			/* FG_STALL_*: stopped reading (pause() called) */
+
+	/* the command line being assembled */
+	char *line;
+	uint32_t line_len;
+	bool line_over;			/* discarding an over-long line */
+	bool line_ready;		/* line[] holds a complete line not yet run */
+	enum fg_nntp_verb over_verb;	/* the over-long line's verb */
+
+	struct fg_session_art a;
+	struct fg_respq q;
+
+	struct fg_nntp_offer *offers;	/* ring of this session's live 238s */
+	unsigned off_cap, off_head, off_n;
+
+	uint64_t pending_bytes;		/* article octets not yet safe or discarded */
+	unsigned n_xfers;		/* transfers pointing here */
+};
+
+/* engine.c */
+void fg_nntp_count(struct fg_session *s, enum fg_counter c);
+void fg_nntp_count_n(struct fg_session *s, enum fg_counter c, uint64_t n);
+void fg_nntp_count_code(struct fg_session *s, enum fg_nntp_code code);
+void fg_nntp_count_reason(struct fg_session *s, enum fg_reason r);
+void fg_nntp_ecount(struct fg_engine *e, enum fg_counter c);
+void fg_nntp_journal(struct fg_engine *e, const struct fg_history_key *k,
+		     enum fg_history_state st, fg_time_t article_date, fg_time_t first_seen,
+		     const char *id, size_t id_len);
+bool fg_nntp_journal_blocked(const struct fg_engine *e);
+bool fg_nntp_sink_full(const struct fg_engine *e);
+void fg_nntp_verdict(struct fg_session *s, const struct fg_verdict_rec *r);
+struct fg_xfer *fg_nntp_xfer_alloc(struct fg_engine *e);
+void fg_nntp_xfer_free(struct fg_engine *e, struct fg_xfer *x);
+void fg_nntp_wait_add(struct fg_engine *e, struct fg_xfer *x);
+uint32_t fg_nntp_hold_alloc(struct fg_engine *e);
+uint32_t fg_nntp_xfer_index(const struct fg_engine *e, const struct fg_xfer *x);
+
+/* session.c */
+void fg_nntp_session_flush(struct fg_session *s);
+void fg_nntp_session_xfer_done(struct fg_session *s);
+bool fg_nntp_session_try_resume(struct fg_session *s);
+void fg_nntp_session_close_now(struct fg_session *s, const char *line, size_t len);
+void fg_nntp_offer_forget(struct fg_session *s, const struct fg_history_key *k, bool release);
+bool fg_nntp_session_idle_check(struct fg_session *s, uint64_t now_ns);
+
+/* xfer.c */
+struct fg_xfer *fg_nntp_xfer_start(struct fg_session *s, enum fg_nntp_verb verb,
+				   const char *id, size_t id_len,
+				   const struct fg_history_key *key, int *err);
+void fg_nntp_xfer_append(struct fg_session *s, struct fg_xfer *x, const struct fg_iov *seg,
+			 bool holdable);
+void fg_nntp_xfer_end(struct fg_session *s, struct fg_xfer *x);
+void fg_nntp_xfer_drop(struct fg_engine *e, struct fg_xfer *x);
+void fg_nntp_xfer_sink_close(struct fg_engine *e, struct fg_xfer *x);
+void fg_nntp_xfer_retry(struct fg_engine *e, struct fg_xfer *x);
+void fg_nntp_xfer_sink_done(void *engine, uint64_t cookie, int status);
+
+#endif /* FLOODGATE_NNTP_INT_H */

@@ -1,0 +1,1099 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * session.c — one peer connection: command lines, articles, responses.
+ *
+ * States: a session reads command lines, or it reads an article (after a
+ * TAKETHIS line, or after it answered an IHAVE with 335). Beside that it
+ * may have stopped reading (`stall`: a limit is reached, the transport
+ * was paused and resumes when the limit clears) or be closing (QUIT, 502,
+ * a 400, EOF: no more input; close once every response is out).
+ *
+ *   command line ─┬─ CHECK / MODE / CAPABILITIES / HELP / QUIT / other:
+ *                 │    answered at once (a line in the response queue)
+ *                 ├─ TAKETHIS <id> ──> article ──> 239 / 439 (/ 400)
+ *                 └─ IHAVE <id> ─ 335 ──> article ──> 235 / 437 / 436
+ *                                 435 / 436 (no article follows)
+ *
+ * Lines: a command line ends with LF; CRLF is the rule (RFC 3977 3.1), a
+ * bare LF is accepted and counted. A line that is complete in one input
+ * piece is parsed in place; only a line split across pieces is copied
+ * (at most max-line octets). A line longer than max-line (its line end
+ * included) is answered "501 Line too long" and skipped to its LF — and
+ * when it was a TAKETHIS line, the article that follows it is drained
+ * first, so the stream stays in step.
+ *
+ * Articles: the reader (reader.c) finds the terminator in any
+ * segmentation. A TAKETHIS whose ID is invalid or already final in
+ * history is drained without the sink and answered from what the command
+ * said (the common flood of duplicates costs no copy at all). Otherwise a
+ * transfer (xfer.c) streams the article to the sink in place, copies its
+ * header section (at most 64 KiB) for the rules, and answers when the
+ * outcome is known. Beyond max-article-size the sink's copy is dropped and
+ * the rest drained without buffering; the rules then refuse it (oversize).
+ *
+ * Limits (config [session]): responses not yet sent are bounded by
+ * max-pending-commands and by the response buffer; article octets not yet
+ * safe by max-pending-bytes; beyond either, the session stops reading at
+ * the next command (never inside an article, whose own size is bounded by
+ * max-article-size), which closes the peer's TCP window. Nothing grows
+ * without bound, whatever the peer sends.
+ *
+ * History consistency: every 238 and 335 this session gave is tracked
+ * (struct fg_nntp_offer) and released when the session ends or its article
+ * is refused without being remembered; an article in progress when the
+ * connection drops is discarded (its ID was never ACCEPTING); an ACCEPTING
+ * entry belongs to its transfer, which outlives the session.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "lines.h"
+#include "nntp_int.h"
+
+enum run { RUN_OK = 0, RUN_STALL = 1 };
+
+#define TOKEN_MASK ((1u << FG_HISTORY_TOKEN_BITS) - 1)
+
+/* ------------------------------------------------------------ responses */
+
+static void put(struct fg_session *s, enum fg_nntp_code code, const char *text, uint32_t len,
+		enum fg_respq_state st)
+{
+	uint32_t seq;
+	char *p = fg_respq_push(&s->q, len, st, &seq);
+
+	/* every command checked for room before it ran */
+	FG_ASSERT(p != NULL);
+	memcpy(p, text, len);
+	fg_nntp_count_code(s, code);
+	if (st == FG_RQ_CLOSE)
+		s->closing = true;
+}
+
+#define PUT(s, code, lit) put(s, FG_NNTP_CODE_##code, lit, sizeof(lit) - 1, FG_RQ_READY)
+#define PUT_CLOSE(s, code, lit) put(s, FG_NNTP_CODE_##code, lit, sizeof(lit) - 1, FG_RQ_CLOSE)
+
+/* RFC 4644 2.4.1/2.5.1: "<code> <the client's argument>" */
+static void put_echo(struct fg_session *s, enum fg_nntp_code code, const char *prefix,
+		     const char *arg, uint32_t len)
+{
+	uint32_t seq;
+	char *p = fg_respq_push(&s->q, 4 + len + 2, FG_RQ_READY, &seq);
+
+	FG_ASSERT(p != NULL);
+	memcpy(p, prefix, 4);
+	memcpy(p + 4, arg, len);
+	memcpy(p + 4 + len, "\r\n", 2);
+	fg_nntp_count_code(s, code);
+}
+
+static void offer_verdict(struct fg_session *s, enum fg_nntp_verb verb, enum fg_nntp_code code,
+			  enum fg_reason reason, const char *arg, uint32_t len, uint64_t size)
+{
+	struct fg_verdict_rec r;
+
+	if (!s->e->hooks.verdict)
+		return;
+	memset(&r, 0, sizeof(r));
+	r.time = s->e->now;
+	r.peer = s->peer_idx;
+	r.peer_name = s->peer ? s->peer->name : "";
+	r.msgid = arg;
+	r.msgid_len = (uint16_t)FG_MIN(len, (uint32_t)UINT16_MAX);
+	r.verb = verb;
+	r.code = fg_nntp_code_number(code);
+	r.reason = reason;
+	r.size = size;
+	fg_nntp_verdict(s, &r);
+}
+
+/* Drop every queued response: the session closes after a CLOSE line or
+ * when the transport can no longer send. */
+static void drop_responses(struct fg_session *s)
+{
+	struct fg_engine *e = s->e;
+
+	fg_respq_clear(&s->q);
+	for (unsigned i = 0; i < e->max_xfers && s->n_xfers; i++)
+		if (e->xfers[i].state != FG_X_FREE && e->xfers[i].s == s)
+			e->xfers[i].resp = false;
+}
+
+static void drop_article(struct fg_session *s)
+{
+	struct fg_xfer *x = s->a.x;
+
+	if (!s->in_article)
+		return;
+	/* first: dropping the transfer flushes this session again */
+	s->a.x = NULL;
+	s->in_article = false;
+	if (x)
+		fg_nntp_xfer_drop(s->e, x);
+}
+
+static void set_stall(struct fg_session *s, unsigned bit, enum fg_counter c)
+{
+	if (!(s->stall & bit))
+		fg_nntp_count(s, c);
+	if (!s->stall)
+		s->e->n_stalled++;
+	s->stall |= bit;
+}
+
+static void clear_stall(struct fg_session *s)
+{
+	if (s->stall)
+		s->e->n_stalled--;
+	s->stall = 0;
+}
+
+void fg_nntp_session_flush(struct fg_session *s)
+{
+	bool closed_line;
+	int64_t rc;
+
+	if (s->gone || s->close_sent)
+		return;
+	rc = fg_respq_flush(&s->q, s->ops, s->t, &closed_line);
+	if (rc > 0)
+		fg_nntp_count_n(s, FG_CTR_NNTP_BYTES_OUT, (uint64_t)rc);
+	if (rc < 0 || closed_line) {
+		drop_responses(s);
+		s->closing = true;
+	}
+	if (!s->closing || fg_respq_entries(&s->q) != 0)
+		return;
+	drop_article(s);
+	s->line_ready = false;
+	clear_stall(s);
+	s->close_sent = true;
+	s->ops->close(s->t);
+}
+
+/* Stop reading now, answer `line` (a 400) after what is queued, close. */
+void fg_nntp_session_close_now(struct fg_session *s, const char *line, size_t len)
+{
+	if (s->closing || s->gone)
+		return;
+	drop_article(s);
+	s->line_ready = false;
+	clear_stall(s);
+	if (fg_respq_room(&s->q, (uint32_t)len))
+		put(s, FG_NNTP_CODE_C400, line, (uint32_t)len, FG_RQ_CLOSE);
+	else
+		drop_responses(s);	/* the peer reads nothing: just close */
+	s->closing = true;
+	fg_nntp_session_flush(s);
+}
+
+/* ------------------------------------------------------------ offers */
+
+static bool key_eq(const struct fg_history_key *a, const struct fg_history_key *b)
+{
+	return a->lo == b->lo && a->hi == b->hi;
+}
+
+static void offers_trim(struct fg_session *s)
+{
+	while (s->off_n && s->offers[s->off_head].deadline <= s->e->now) {
+		s->off_head = (s->off_head + 1) % s->off_cap;
+		s->off_n--;
+	}
+}
+
+/* Squeeze out the offers already taken over, released or lapsed. */
+static void offers_compact(struct fg_session *s)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < s->off_n; i++) {
+		struct fg_nntp_offer *o = &s->offers[(s->off_head + i) % s->off_cap];
+
+		if (o->deadline > s->e->now)
+			s->offers[(s->off_head + n++) % s->off_cap] = *o;
+	}
+	s->off_n = n;
+}
+
+static void track_offer(struct fg_session *s, const struct fg_history_key *k,
+			const struct fg_history_ref *ref, fg_time_t deadline)
+{
+	struct fg_nntp_offer *o;
+
+	offers_trim(s);
+	if (s->off_n == s->off_cap)
+		offers_compact(s);
+	if (s->off_n == s->off_cap) {
+		/* forget the oldest: its entry lapses at its own deadline */
+		s->off_head = (s->off_head + 1) % s->off_cap;
+		s->off_n--;
+		fg_nntp_count(s, FG_CTR_NNTP_OFFERS_UNTRACKED);
+	}
+	o = &s->offers[(s->off_head + s->off_n++) % s->off_cap];
+	o->key = *k;
+	o->ref = *ref;
+	o->deadline = deadline;
+}
+
+static void release_offer(struct fg_session *s, struct fg_nntp_offer *o)
+{
+	if (o->deadline > s->e->now && fg_history_release(s->e->h, &o->ref) == 0)
+		fg_nntp_count(s, FG_CTR_NNTP_OFFERS_RELEASED);
+	o->deadline = 0;
+}
+
+void fg_nntp_offer_forget(struct fg_session *s, const struct fg_history_key *k, bool release)
+{
+	for (unsigned i = 0; i < s->off_n; i++) {
+		struct fg_nntp_offer *o = &s->offers[(s->off_head + i) % s->off_cap];
+
+		if (o->deadline == 0 || !key_eq(&o->key, k))
+			continue;
+		if (release)
+			release_offer(s, o);
+		o->deadline = 0;
+		break;
+	}
+	offers_trim(s);
+}
+
+static void release_offers(struct fg_session *s)
+{
+	for (unsigned i = 0; i < s->off_n; i++)
+		release_offer(s, &s->offers[(s->off_head + i) % s->off_cap]);
+	s->off_n = 0;
+}
+
+/* ------------------------------------------------------------ limits */
+
+static bool room(const struct fg_session *s, uint32_t bytes, uint32_t entries)
+{
+	return fg_respq_entries(&s->q) + entries <= s->e->cfg->max_pending_commands &&
+	       fg_respq_room(&s->q, bytes);
+}
+
+/* Room for the answers of one command; flush first, stall if still none. */
+static bool need_room(struct fg_session *s, uint32_t bytes, uint32_t entries)
+{
+	if (room(s, bytes, entries))
+		return true;
+	fg_nntp_session_flush(s);
+	if (room(s, bytes, entries))
+		return true;
+	set_stall(s, FG_STALL_RESPONSES, FG_CTR_NNTP_STALL_RESPONSES);
+	return false;
+}
+
+/* Can an article that needs the sink start now? (IHAVE answers 436 when
+ * the journal or the sink is full; TAKETHIS may only stop reading.) */
+static bool can_take_article(struct fg_session *s, bool ihave)
+{
+	struct fg_engine *e = s->e;
+
+	if (s->pending_bytes >= e->cfg->max_pending_bytes)
+		set_stall(s, FG_STALL_BYTES, FG_CTR_NNTP_STALL_BYTES);
+	else if (!ihave && fg_nntp_journal_blocked(e))
+		set_stall(s, FG_STALL_JOURNAL, FG_CTR_NNTP_STALL_JOURNAL);
+	else if (!ihave && fg_nntp_sink_full(e))
+		set_stall(s, FG_STALL_SINK, FG_CTR_NNTP_STALL_SINK);
+	else if (e->xfer_free == FG_NNTP_NONE)
+		set_stall(s, FG_STALL_XFERS, FG_CTR_NNTP_STALL_XFERS);
+	return s->stall == 0;
+}
+
+static bool stall_cleared(const struct fg_session *s)
+{
+	const struct fg_engine *e = s->e;
+
+	if ((s->stall & FG_STALL_RESPONSES) &&
+	    !room(s, e->cfg->max_line + 2 * FG_L_FIXED_MAX, 2))
+		return false;
+	if ((s->stall & FG_STALL_BYTES) && s->pending_bytes >= e->cfg->max_pending_bytes)
+		return false;
+	if ((s->stall & FG_STALL_JOURNAL) && fg_nntp_journal_blocked(e))
+		return false;
+	if ((s->stall & FG_STALL_SINK) && fg_nntp_sink_full(e))
+		return false;
+	if ((s->stall & FG_STALL_XFERS) && e->xfer_free == FG_NNTP_NONE)
+		return false;
+	return true;
+}
+
+/* ------------------------------------------------------------ decisions */
+
+static uint32_t offer_timeout(const struct fg_engine *e)
+{
+	int64_t t = e->cfg->offer_timeout;
+
+	return (uint32_t)(t < 1 ? 1 : t > FG_HISTORY_OFFER_MAX ? FG_HISTORY_OFFER_MAX : t);
+}
+
+/* A final state found in history is a refusal; which reason? */
+static bool final_reason(const struct fg_engine *e, enum fg_history_state st, enum fg_reason *r)
+{
+	switch (st) {
+	case FG_HISTORY_ACCEPTED:
+	case FG_HISTORY_REJECTED:
+		*r = FG_REASON_DUPLICATE;
+		return true;
+	case FG_HISTORY_SUPERSEDED:
+		/* as the rules: a mark made while honouring was on */
+		*r = e->cfg->honor_supersedes ? FG_REASON_SUPERSEDED : FG_REASON_DUPLICATE;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Why new IDs are deferred right now, or 0. */
+static enum fg_counter defer_cause(const struct fg_engine *e)
+{
+	if (e->clock.suspect)
+		return FG_CTR_NNTP_DEFER_CLOCK;
+	if (fg_nntp_journal_blocked(e))
+		return FG_CTR_NNTP_DEFER_JOURNAL;
+	if (fg_nntp_sink_full(e))
+		return FG_CTR_NNTP_DEFER_SINK;
+	return (enum fg_counter)0;
+}
+
+/* Seed 000 versions, when honoured: a newer $v=N known makes this unwanted. */
+static enum fg_reason version_check(struct fg_engine *e, const char *arg, uint32_t len,
+				    const struct fg_history_key *k)
+{
+	enum fg_reason r;
+
+	if (!e->cfg->honor_versions || !e->cfg->version_numbers)
+		return FG_REASON_NONE;
+	e->cur_id = arg;
+	e->cur_key = *k;
+	r = fg_rules_offer(&e->rules, arg, len, NULL, NULL);
+	e->cur_id = NULL;
+	return r;
+}
+
+/*
+ * The history's answer to an offer (CHECK or IHAVE): 0 with *ref (wanted),
+ * 1 (refused: *reason), 2 (later: a counter already bumped).
+ */
+static int offer(struct fg_session *s, const char *arg, uint32_t len,
+		 const struct fg_history_key *k, struct fg_history_ref *ref, fg_time_t *deadline,
+		 enum fg_reason *reason)
+{
+	struct fg_engine *e = s->e;
+	struct fg_history_entry found;
+	enum fg_counter defer;
+	int rc;
+
+	*reason = version_check(e, arg, len, k);
+	if (*reason != FG_REASON_NONE)
+		return 1;
+	defer = defer_cause(e);
+	if (defer) {
+		/* a known ID is refused whatever the state of the clock */
+		if (final_reason(e, fg_history_lookup(e->h, k, e->now, NULL), reason))
+			return 1;
+		fg_nntp_count(s, defer);
+		return 2;
+	}
+	*deadline = e->now + offer_timeout(e);
+	rc = fg_history_offer(e->h, k, e->now, *deadline, s->token, ref, &found);
+	if (rc == 0)
+		return 0;
+	if (rc == -EEXIST && final_reason(e, found.state, reason))
+		return 1;
+	if (rc == -EEXIST || rc == -EAGAIN)
+		fg_nntp_count(s, FG_CTR_NNTP_DEFER_INFLIGHT);
+	else if (rc == -ENOSPC)
+		fg_nntp_count(s, FG_CTR_NNTP_HISTORY_FULL);
+	else
+		FG_LOG_ERR(FG_NNTP_COMP, "history offer failed: %d", rc);
+	return 2;
+}
+
+/* RFC 4644 2.4: CHECK <id> -> 238 / 431 / 438, always echoing <id>. */
+static void do_check(struct fg_session *s, const struct fg_nntp_cmd *c)
+{
+	const char *arg = c->arg[0];
+	uint32_t len = c->arg_len[0];
+	struct fg_history_key k;
+	struct fg_history_ref ref;
+	enum fg_reason reason = FG_REASON_BAD_MESSAGE_ID;
+	fg_time_t deadline;
+
+	if (c->argc != 1) {
+		PUT(s, C501, FG_L_SYNTAX);
+		return;
+	}
+	/* RFC-NOTES: an invalid argument gets "438 <arg>", never 501 */
+	if (fg_msgid_valid_wire(arg, len)) {
+		fg_history_hash(s->e->h, arg, len, &k);
+		switch (offer(s, arg, len, &k, &ref, &deadline, &reason)) {
+		case 0:
+			track_offer(s, &k, &ref, deadline);
+			put_echo(s, FG_NNTP_CODE_C238, FG_L_ECHO_238, arg, len);
+			offer_verdict(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C238, FG_REASON_NONE, arg, len, 0);
+			return;
+		case 2:
+			put_echo(s, FG_NNTP_CODE_C431, FG_L_ECHO_431, arg, len);
+			offer_verdict(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C431, FG_REASON_NONE, arg, len, 0);
+			return;
+		default:
+			break;
+		}
+	}
+	fg_nntp_count_reason(s, reason);
+	put_echo(s, FG_NNTP_CODE_C438, FG_L_ECHO_438, arg, len);
+	offer_verdict(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C438, reason, arg, len, 0);
+}
+
+/* ------------------------------------------------------------ articles */
+
+static int start_article(struct fg_session *s, enum fg_art_kind kind, struct fg_xfer *x)
+{
+	struct fg_session_art *a = &s->a;
+	const struct fg_config *cfg = s->e->cfg;
+
+	a->kind = kind;
+	a->x = x;
+	a->size = 0;
+	a->oversize = false;
+	a->hdr_len = 0;
+	a->hdr_done = x == NULL;	/* drained articles need no header */
+	a->max_size = s->peer && s->peer->max_article_size ? s->peer->max_article_size :
+		      cfg->max_article_size;
+	fg_nntp_reader_init(&a->rd);
+	if (x) {
+		if (!a->hdr) {
+			a->hdr = malloc(FG_ARTICLE_MAX_HEADER + 3);
+			if (!a->hdr) {
+				/* no header, no decision: the rules see an oversize header */
+				a->hdr_done = true;
+			}
+		}
+		fg_article_init(&a->scan, FG_ARTICLE_WIRE);
+	}
+	s->in_article = true;
+	return 0;
+}
+
+static void start_drain(struct fg_session *s, enum fg_reason reason, const char *line)
+{
+	s->a.drain_reason = reason;
+	s->a.drain_line = line;
+	start_article(s, line ? FG_ART_TAKETHIS_501 : FG_ART_TAKETHIS, NULL);
+}
+
+/* Copy the header section as it arrives, for the rules (at most 64 KiB). */
+static void header_copy(struct fg_session_art *a, const uint8_t *p, uint32_t n)
+{
+	uint32_t k = FG_MIN(n, FG_ARTICLE_MAX_HEADER - a->hdr_len);
+
+	memcpy(a->hdr + a->hdr_len, p, k);
+	a->hdr_len += k;
+	if (fg_article_scan(&a->scan, (const char *)a->hdr, a->hdr_len) != FG_ARTICLE_AGAIN)
+		a->hdr_done = true;
+}
+
+static void article_bytes(struct fg_session *s, const uint8_t *p, uint32_t n, void *handle)
+{
+	struct fg_session_art *a = &s->a;
+	struct fg_xfer *x = a->x;
+	struct fg_iov seg = { p, n, handle };
+
+	a->size += n;
+	if (!x)
+		return;
+	if (!a->hdr_done)
+		header_copy(a, p, n);
+	if (!x->sink_open)
+		return;
+	if (a->max_size && a->size > a->max_size) {
+		/* drain the rest without buffering; the rules refuse it */
+		fg_nntp_xfer_sink_close(s->e, x);
+		a->oversize = true;
+		fg_nntp_count(s, FG_CTR_NNTP_DRAINED_OVERSIZE);
+		return;
+	}
+	fg_nntp_xfer_append(s, x, &seg, handle != NULL);
+}
+
+static void end_article(struct fg_session *s)
+{
+	struct fg_session_art *a = &s->a;
+
+	s->in_article = false;
+	fg_nntp_count(s, FG_CTR_NNTP_ARTICLES);
+	fg_nntp_count_n(s, FG_CTR_NNTP_ARTICLE_BYTES, a->size);
+	if (a->kind == FG_ART_TAKETHIS_501) {
+		put(s, FG_NNTP_CODE_C501, a->drain_line, (uint32_t)strlen(a->drain_line), FG_RQ_READY);
+		return;
+	}
+	if (a->x) {
+		struct fg_xfer *x = a->x;
+
+		a->x = NULL;
+		fg_nntp_xfer_end(s, x);
+		return;
+	}
+	/* drained: the ID was invalid or known at the command */
+	fg_nntp_count(s, FG_CTR_NNTP_DRAINED_KNOWN);
+	fg_nntp_count(s, FG_CTR_NNTP_ARTICLES_REFUSED);
+	fg_nntp_count_reason(s, a->drain_reason);
+	put_echo(s, FG_NNTP_CODE_C439, FG_L_ECHO_439, a->arg, a->arg_len);
+	offer_verdict(s, FG_NNTP_VERB_TAKETHIS, FG_NNTP_CODE_C439, a->drain_reason, a->arg,
+		      a->arg_len, a->size);
+}
+
+/* Article octets from one input piece; returns how many were used. */
+static uint32_t article_input(struct fg_session *s, const struct fg_iov *iov, uint32_t off)
+{
+	const uint8_t *p = iov->base + off;
+	struct fg_nntp_read r;
+
+	fg_nntp_reader_scan(&s->a.rd, p, iov->len - off, &r);
+	if (r.held)
+		article_bytes(s, (const uint8_t *)".\r", r.held, NULL);
+	if (r.content)
+		article_bytes(s, p, r.content, iov->handle);
+	if (r.end)
+		end_article(s);
+	return r.consumed;
+}
+
+/* ------------------------------------------------------------ TAKETHIS, IHAVE */
+
+/* What a TAKETHIS or IHAVE line says, worked out before it runs. */
+struct prep {
+	bool syntax_ok;			/* one argument, no stray control octet */
+	bool valid;			/* the argument is a wire-form Message-ID */
+	struct fg_history_key key;
+	enum fg_reason known;		/* final in history: refused at once */
+};
+
+static void prepare(struct fg_session *s, const struct fg_nntp_cmd *c, struct prep *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->syntax_ok = c->argc == 1 && !c->bad_char;
+	if (!p->syntax_ok)
+		return;
+	p->valid = fg_msgid_valid_wire(c->arg[0], c->arg_len[0]);
+	if (!p->valid)
+		return;
+	fg_history_hash(s->e->h, c->arg[0], c->arg_len[0], &p->key);
+	final_reason(s->e, fg_history_lookup(s->e->h, &p->key, s->e->now, NULL), &p->known);
+}
+
+/* RFC 4644 2.5: TAKETHIS <id> and its article -> 239 / 439 (400). */
+static enum run do_takethis(struct fg_session *s, const struct fg_nntp_cmd *c,
+			    const struct prep *p)
+{
+	struct fg_xfer *x;
+	int err = 0;
+
+	if (!p->syntax_ok) {
+		start_drain(s, FG_REASON_NONE, c->bad_char ? FG_L_BAD_CHAR : FG_L_SYNTAX);
+		return RUN_OK;
+	}
+	memcpy(s->a.arg, c->arg[0], c->arg_len[0]);
+	s->a.arg_len = c->arg_len[0];
+	/* RFC-NOTES: an invalid ID is read to its end, then "439 <arg>" */
+	if (!p->valid) {
+		start_drain(s, FG_REASON_BAD_MESSAGE_ID, NULL);
+		return RUN_OK;
+	}
+	if (p->known != FG_REASON_NONE) {
+		start_drain(s, p->known, NULL);
+		return RUN_OK;
+	}
+	x = fg_nntp_xfer_start(s, FG_NNTP_VERB_TAKETHIS, c->arg[0], c->arg_len[0], &p->key, &err);
+	if (!x) {
+		/* never a 431 to TAKETHIS: stop reading instead */
+		set_stall(s, FG_STALL_SINK, FG_CTR_NNTP_STALL_SINK);
+		return RUN_STALL;
+	}
+	start_article(s, FG_ART_TAKETHIS, x);
+	return RUN_OK;
+}
+
+/* RFC 3977 6.3.2: IHAVE <id> -> 335 (article follows) / 435 / 436. */
+static void do_ihave(struct fg_session *s, const struct fg_nntp_cmd *c, const struct prep *p)
+{
+	const char *arg = c->arg[0];
+	uint32_t len = c->arg_len[0];
+	enum fg_reason reason = p->known;
+	struct fg_history_ref ref;
+	fg_time_t deadline;
+	struct fg_xfer *x;
+	int err = 0;
+
+	if (!p->syntax_ok || !p->valid) {
+		PUT(s, C501, FG_L_SYNTAX);
+		return;
+	}
+	if (reason == FG_REASON_NONE) {
+		switch (offer(s, arg, len, &p->key, &ref, &deadline, &reason)) {
+		case 0:
+			x = fg_nntp_xfer_start(s, FG_NNTP_VERB_IHAVE, arg, len, &p->key, &err);
+			if (!x) {
+				fg_history_release(s->e->h, &ref);
+				fg_nntp_count(s, FG_CTR_NNTP_DEFER_SINK);
+				goto later;
+			}
+			track_offer(s, &p->key, &ref, deadline);
+			memcpy(s->a.arg, arg, len);
+			s->a.arg_len = len;
+			PUT(s, C335, FG_L_SEND_IT);
+			offer_verdict(s, FG_NNTP_VERB_IHAVE, FG_NNTP_CODE_C335, FG_REASON_NONE, arg, len, 0);
+			start_article(s, FG_ART_IHAVE, x);
+			return;
+		case 2:
+			goto later;
+		default:
+			break;
+		}
+	}
+	fg_nntp_count_reason(s, reason);
+	PUT(s, C435, FG_L_NOT_WANTED);
+	offer_verdict(s, FG_NNTP_VERB_IHAVE, FG_NNTP_CODE_C435, reason, arg, len, 0);
+	return;
+later:
+	PUT(s, C436, FG_L_LATER);
+	offer_verdict(s, FG_NNTP_VERB_IHAVE, FG_NNTP_CODE_C436, FG_REASON_NONE, arg, len, 0);
+}
+
+/* ------------------------------------------------------------ other commands */
+
+static void do_greeting(struct fg_session *s)
+{
+	char buf[sizeof(FG_L_GREETING_FMT) + FG_CONFIG_NAME_MAX];
+	int n = snprintf(buf, sizeof(buf), FG_L_GREETING_FMT, s->e->cfg->server_name);
+
+	put(s, FG_NNTP_CODE_C200, buf, (uint32_t)FG_MIN((size_t)n, sizeof(buf) - 1), FG_RQ_READY);
+}
+
+/* RFC 4644 2.3, RFC 3977 5.3: MODE STREAM -> 203; MODE READER -> 502. */
+static void do_mode(struct fg_session *s, const struct fg_nntp_cmd *c)
+{
+	static const char stream[] = "stream", reader[] = "reader";
+
+	if (c->argc == 1 && c->arg_len[0] == 6 && strncasecmp(c->arg[0], stream, 6) == 0)
+		PUT(s, C203, FG_L_STREAMING);
+	else if (c->argc == 1 && c->arg_len[0] == 6 && strncasecmp(c->arg[0], reader, 6) == 0)
+		PUT_CLOSE(s, C502, FG_L_NO_READER);	/* transit only */
+	else
+		PUT(s, C501, FG_L_SYNTAX);
+}
+
+/* How much response room a command needs before it may run. */
+static void needs(const struct fg_nntp_cmd *c, uint32_t line_len, uint32_t *bytes,
+		  uint32_t *entries)
+{
+	*entries = 1;
+	switch (c->verb) {
+	case FG_NNTP_VERB_CAPABILITIES:
+		*bytes = sizeof(FG_L_CAPABILITIES);
+		break;
+	case FG_NNTP_VERB_HELP:
+		*bytes = sizeof(FG_L_HELP);
+		break;
+	case FG_NNTP_VERB_IHAVE:
+		*bytes = sizeof(FG_L_SEND_IT) + FG_L_FIXED_MAX;
+		*entries = 2;
+		break;
+	default:
+		/* an echo, a fixed line, or a transfer's reserved line */
+		*bytes = line_len + FG_L_FIXED_MAX;
+		break;
+	}
+}
+
+/* One command line (no line end). */
+static enum run run_line(struct fg_session *s, const char *line, uint32_t len)
+{
+	struct fg_nntp_cmd c;
+	struct prep p;
+	uint32_t bytes, entries;
+
+	fg_nntp_cmd_parse(line, len, &c);
+	needs(&c, len, &bytes, &entries);
+	if (!need_room(s, bytes, entries))
+		return RUN_STALL;
+	if (c.verb == FG_NNTP_VERB_TAKETHIS || c.verb == FG_NNTP_VERB_IHAVE) {
+		prepare(s, &c, &p);
+		/* only an article that may go to the sink waits for room */
+		if (p.valid && p.known == FG_REASON_NONE &&
+		    !can_take_article(s, c.verb == FG_NNTP_VERB_IHAVE))
+			return RUN_STALL;
+	}
+	s->e->st->n.verb[c.verb]++;
+	if (s->pst)
+		s->pst->n.verb[c.verb]++;
+	if (c.bad_char && c.verb != FG_NNTP_VERB_TAKETHIS) {
+		fg_nntp_count(s, FG_CTR_NNTP_BAD_CHAR);
+		PUT(s, C501, FG_L_BAD_CHAR);
+		return RUN_OK;
+	}
+	switch (c.verb) {
+	case FG_NNTP_VERB_CHECK:
+		do_check(s, &c);
+		break;
+	case FG_NNTP_VERB_TAKETHIS:
+		if (c.bad_char)
+			fg_nntp_count(s, FG_CTR_NNTP_BAD_CHAR);
+		return do_takethis(s, &c, &p);
+	case FG_NNTP_VERB_IHAVE:
+		do_ihave(s, &c, &p);
+		break;
+	case FG_NNTP_VERB_MODE:
+		do_mode(s, &c);
+		break;
+	case FG_NNTP_VERB_CAPABILITIES:
+		/* RFC 3977 5.2.2: an optional keyword argument */
+		if (c.argc <= 1)
+			PUT(s, C101, FG_L_CAPABILITIES);
+		else
+			PUT(s, C501, FG_L_SYNTAX);
+		break;
+	case FG_NNTP_VERB_HELP:
+		if (c.argc == 0)
+			PUT(s, C100, FG_L_HELP);
+		else
+			PUT(s, C501, FG_L_SYNTAX);
+		break;
+	case FG_NNTP_VERB_QUIT:
+		if (c.argc == 0)
+			PUT_CLOSE(s, C205, FG_L_BYE);
+		else
+			PUT(s, C501, FG_L_SYNTAX);
+		break;
+	default:
+		PUT(s, C500, FG_L_UNKNOWN);
+		break;
+	}
+	return RUN_OK;
+}
+
+/* A line longer than max-line: 501, and drain a TAKETHIS's article. */
+static enum run run_overlong(struct fg_session *s, enum fg_nntp_verb verb)
+{
+	if (!need_room(s, FG_L_FIXED_MAX, 1))
+		return RUN_STALL;
+	s->e->st->n.verb[verb]++;
+	if (s->pst)
+		s->pst->n.verb[verb]++;
+	fg_nntp_count(s, FG_CTR_NNTP_LINE_TOO_LONG);
+	if (verb == FG_NNTP_VERB_TAKETHIS)
+		start_drain(s, FG_REASON_NONE, FG_L_LINE_TOO_LONG);
+	else
+		PUT(s, C501, FG_L_LINE_TOO_LONG);
+	return RUN_OK;
+}
+
+/* A complete line [p, p + len) without its LF, in place or copied. */
+static enum run take_line(struct fg_session *s, const char *p, uint32_t len)
+{
+	bool bare = len == 0 || p[len - 1] != '\r';
+	enum run r;
+
+	if (len + 1 > s->e->cfg->max_line)
+		return run_overlong(s, fg_nntp_cmd_verb(p, len));
+	r = run_line(s, p, bare ? len : len - 1);
+	if (r == RUN_OK && bare)
+		fg_nntp_count(s, FG_CTR_NNTP_BARE_LF);
+	return r;
+}
+
+/* Part of a line with no LF yet: keep it, or note that it is too long. */
+static void append_partial(struct fg_session *s, const uint8_t *p, uint32_t n)
+{
+	uint32_t max = s->e->cfg->max_line;
+
+	if (s->line_over)
+		return;
+	if (s->line_len + n >= max) {
+		/* with its LF it will pass max-line: keep the start for its verb */
+		uint32_t k = max - s->line_len;
+
+		memcpy(s->line + s->line_len, p, k);
+		s->over_verb = fg_nntp_cmd_verb(s->line, max);
+		s->line_over = true;
+		return;
+	}
+	memcpy(s->line + s->line_len, p, n);
+	s->line_len += n;
+}
+
+/* Run the copied line; on a stall it stays (line_ready) for later. */
+static enum run run_saved(struct fg_session *s)
+{
+	enum run r = s->line_over ? run_overlong(s, s->over_verb) :
+		     take_line(s, s->line, s->line_len);
+
+	s->line_ready = r == RUN_STALL;
+	if (r == RUN_OK) {
+		s->line_len = 0;
+		s->line_over = false;
+	}
+	return r;
+}
+
+/* Command octets from one input piece from *off; advances *off. */
+static enum run command_input(struct fg_session *s, const struct fg_iov *iov, uint32_t *off)
+{
+	const uint8_t *p = iov->base + *off;
+	uint32_t avail = iov->len - *off;
+	const uint8_t *lf = memchr(p, '\n', avail);
+	uint32_t k;
+
+	if (!lf) {
+		append_partial(s, p, avail);
+		*off = iov->len;
+		return RUN_OK;
+	}
+	k = (uint32_t)(lf - p);
+	if (s->line_len == 0 && !s->line_over) {
+		/* the whole line is here: parse it in place */
+		if (take_line(s, (const char *)p, k) == RUN_STALL)
+			return RUN_STALL;
+		*off += k + 1;
+		return RUN_OK;
+	}
+	append_partial(s, p, k);
+	*off += k + 1;
+	return run_saved(s);
+}
+
+/* ------------------------------------------------------------ API */
+
+uint32_t fg_session_input(struct fg_session *s, const struct fg_iov *iov, unsigned n,
+			  fg_time_t now, uint64_t now_ns)
+{
+	uint64_t total = 0, consumed = 0;
+	unsigned i;
+
+	s->e->now = now;
+	s->e->now_ns = now_ns;
+	s->last_ns = now_ns;
+	for (i = 0; i < n; i++)
+		total += iov[i].len;
+	if (s->closing || s->gone)
+		return (uint32_t)total;	/* after QUIT, a 400 or EOF: ignored */
+	if (s->line_ready && run_saved(s) == RUN_STALL)
+		goto out;
+	for (i = 0; i < n; i++) {
+		uint32_t off = 0;
+
+		while (off < iov[i].len && !s->stall && !s->closing) {
+			if (s->in_article)
+				off += article_input(s, &iov[i], off);
+			else if (command_input(s, &iov[i], &off) == RUN_STALL)
+				break;
+		}
+		if (s->closing) {
+			consumed = total;	/* the rest is ignored */
+			goto out;
+		}
+		consumed += off;
+		if (off < iov[i].len)
+			break;
+	}
+out:
+	fg_nntp_count_n(s, FG_CTR_NNTP_BYTES_IN, consumed);
+	fg_nntp_session_flush(s);
+	if (consumed < total && s->stall && !s->paused && !s->gone) {
+		s->paused = true;
+		s->ops->pause(s->t);
+	}
+	return (uint32_t)consumed;
+}
+
+void fg_session_writable(struct fg_session *s)
+{
+	s->last_ns = s->e->now_ns;
+	fg_nntp_session_flush(s);
+	if (s->stall)
+		fg_nntp_session_try_resume(s);
+}
+
+bool fg_nntp_session_try_resume(struct fg_session *s)
+{
+	if (!s->stall || s->gone)
+		return false;
+	if (s->closing) {
+		clear_stall(s);
+		return false;
+	}
+	if (!stall_cleared(s))
+		return false;
+	clear_stall(s);
+	if (s->line_ready && run_saved(s) == RUN_STALL) {
+		fg_nntp_session_flush(s);
+		return false;
+	}
+	fg_nntp_session_flush(s);
+	if (s->paused && !s->closing && !s->gone) {
+		s->paused = false;
+		s->ops->resume(s->t);
+	}
+	if (s->eof && !s->line_ready) {
+		s->closing = true;
+		fg_nntp_session_flush(s);
+	}
+	return true;
+}
+
+void fg_session_eof(struct fg_session *s, fg_time_t now, uint64_t now_ns)
+{
+	s->e->now = now;
+	s->e->now_ns = now_ns;
+	s->eof = true;
+	if (s->in_article) {
+		/* the peer stopped mid-article: nothing of it was accepted */
+		fg_nntp_count(s, FG_CTR_NNTP_EOF_MID_ARTICLE);
+		drop_article(s);
+	} else if (s->line_len || s->line_over) {
+		if (!s->line_ready) {
+			/* RFC 3977 3.1: a command ends with CRLF; this one never did */
+			fg_nntp_count(s, FG_CTR_NNTP_EOF_PARTIAL_LINE);
+			s->line_len = 0;
+			s->line_over = false;
+		}
+	}
+	if (!s->line_ready)
+		s->closing = true;
+	fg_nntp_session_flush(s);
+}
+
+bool fg_nntp_session_idle_check(struct fg_session *s, uint64_t now_ns)
+{
+	uint64_t idle = (uint64_t)s->e->cfg->idle_timeout * 1000000000ull;
+
+	/* waiting for us (a sink, a limit of ours) is not the peer's idleness */
+	if (!idle || s->closing || s->gone || s->q.n_wait ||
+	    (s->stall & ~FG_STALL_RESPONSES) || now_ns - s->last_ns < idle)
+		return false;
+	fg_nntp_count(s, FG_CTR_NNTP_IDLE_TIMEOUTS);
+	fg_nntp_session_close_now(s, FG_L_IDLE, sizeof(FG_L_IDLE) - 1);
+	return true;
+}
+
+static void free_session(struct fg_session *s)
+{
+	if (s->ops && s->ops->detach)
+		s->ops->detach(s->t);
+	fg_respq_free(&s->q);
+	free(s->line);
+	free(s->a.arg);
+	free(s->a.hdr);
+	free(s->offers);
+	free(s);
+}
+
+void fg_nntp_session_xfer_done(struct fg_session *s)
+{
+	FG_ASSERT(s->n_xfers > 0);
+	if (--s->n_xfers == 0 && s->gone)
+		free_session(s);
+}
+
+void fg_session_closed(struct fg_session *s)
+{
+	struct fg_engine *e = s->e;
+
+	if (s->in_article) {
+		fg_nntp_count(s, FG_CTR_NNTP_EOF_MID_ARTICLE);
+		drop_article(s);
+	}
+	release_offers(s);
+	drop_responses(s);
+	clear_stall(s);
+	s->gone = true;
+	s->closing = true;
+	fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_CLOSED);
+	if (s->peer_idx >= 0 && e->peer_sessions[s->peer_idx] > 0 && s->greeted)
+		e->peer_sessions[s->peer_idx]--;
+	e->sess[s->slot] = NULL;
+	e->n_sessions--;
+	if (s->n_xfers == 0)
+		free_session(s);
+}
+
+static int alloc_session(struct fg_engine *e, struct fg_session *s)
+{
+	const struct fg_config *cfg = e->cfg;
+
+	s->line = malloc(cfg->max_line);
+	s->a.arg = malloc(cfg->max_line);
+	s->off_cap = FG_MAX(64u, cfg->max_pending_commands);
+	s->offers = calloc(s->off_cap, sizeof(*s->offers));
+	if (!s->line || !s->a.arg || !s->offers ||
+	    fg_respq_init(&s->q, e->response_buffer, cfg->max_pending_commands + 4) != 0)
+		return -ENOMEM;
+	return 0;
+}
+
+struct fg_session *fg_session_open(struct fg_engine *e, const struct fg_config_peer *peer,
+				   const struct fg_session_transport *ops, void *t,
+				   fg_time_t now, uint64_t now_ns)
+{
+	struct fg_session *s;
+	unsigned slot;
+
+	if (e->n_sessions >= e->max_sessions || e->shutting_down)
+		return NULL;
+	for (slot = 0; e->sess[slot]; slot++)
+		;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	if (alloc_session(e, s) != 0) {
+		free_session(s);
+		return NULL;
+	}
+	s->e = e;
+	s->ops = ops;
+	s->t = t;
+	s->peer = peer;
+	s->peer_idx = peer ? (int)(peer - e->cfg->peer) : -1;
+	FG_ASSERT(!peer || (unsigned)s->peer_idx < e->cfg->n_peer);
+	if (e->peer_st)
+		s->pst = &e->peer_st[peer ? (unsigned)s->peer_idx : e->cfg->n_peer];
+	s->slot = slot;
+	s->token = e->token_next++ & TOKEN_MASK;
+	s->last_ns = now_ns;
+	e->sess[slot] = s;
+	e->n_sessions++;
+	e->now = now;
+	e->now_ns = now_ns;
+	if (!peer) {
+		/* RFC-NOTES: a host that is not a configured peer gets 502 */
+		fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_NOT_PEER);
+		PUT_CLOSE(s, C502, FG_L_NOT_PEER);
+	} else if (peer->max_connections &&
+		   e->peer_sessions[s->peer_idx] >= peer->max_connections) {
+		fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_TOO_MANY);
+		PUT_CLOSE(s, C400, FG_L_TOO_MANY);
+	} else {
+		fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_OPENED);
+		e->peer_sessions[s->peer_idx]++;
+		s->greeted = true;
+		do_greeting(s);
+	}
+	fg_nntp_session_flush(s);
+	return s;
+}
+
+uint32_t fg_session_unsent(const struct fg_session *s)
+{
+	return fg_respq_unsent(&s->q);
+}
+
+bool fg_session_closing(const struct fg_session *s)
+{
+	return s->closing;
+}

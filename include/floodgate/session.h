@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * session.h — the NNTP streaming session engine (RFC 3977, RFC 4644).
+ *
+ * Bytes from a peer go in, in whatever pieces the transport delivers them;
+ * response lines come out strictly in command order; accepted articles
+ * stream into an outbound sink (sink.h). The engine is transport-agnostic
+ * and reads no clock: the userspace TCP, the kernel-socket host, tests
+ * feeding single bytes, the fuzz target and the benchmark all drive the
+ * same code. docs/protocol.md lists every command and response line, every
+ * limit and what each kind of bad input gets.
+ *
+ * One `struct fg_engine` per thread (a DPDK worker lcore, a host thread):
+ * it owns that thread's sessions, its counters, its sink handle and its
+ * transfers; only the history table is shared between engines. Nothing in
+ * here takes a lock.
+ *
+ * Driving a session (every call on the engine's thread):
+ *
+ *   s = fg_session_open(e, peer, &transport_ops, tctx, now, now_ns);
+ *   n = fg_session_input(s, iov, niov, now, now_ns);  // bytes consumed
+ *   fg_session_writable(s);      // the transport has room again
+ *   fg_session_eof(s, ...);      // the peer sent FIN, all bytes consumed
+ *   fg_session_closed(s);        // the connection is gone: s is invalid
+ *   fg_engine_poll(e, now, now_ns);  // sink completions, timers, retries
+ *
+ * Input contract: fg_session_input() consumes a prefix of the bytes given
+ * (the whole list unless it stops reading). When it returns less than it
+ * was given, it has called transport pause(); it calls resume() when it
+ * can go on, and the transport then offers the unconsumed bytes again
+ * (plus whatever arrived). A split command line or the header section of
+ * an article is copied (bounded by max-line and 64 KiB); article bodies
+ * are never copied by the engine: they go to the sink in place.
+ *
+ * Transport calls are never re-entrant: close() must not call
+ * fg_session_closed() before returning, resume() must not call
+ * fg_session_input() before returning.
+ *
+ * Time: `now` is wall-clock seconds (dates, first-seen, offer deadlines),
+ * `now_ns` monotonic nanoseconds (idle timeout, sink delays).
+ */
+#ifndef FLOODGATE_SESSION_H
+#define FLOODGATE_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "floodgate/common.h"
+#include "floodgate/config.h"
+#include "floodgate/history.h"
+#include "floodgate/iov.h"
+#include "floodgate/sink.h"
+#include "floodgate/stats.h"
+
+enum fg_nntp_verb {
+#define FG_NNTP_VERB(id, name, help) FG_NNTP_VERB_##id,
+#include "floodgate/tbl/nntp_verbs.h"
+#undef FG_NNTP_VERB
+	FG_NNTP_VERB__COUNT
+};
+
+enum fg_nntp_code {
+#define FG_NNTP_CODE(id, number, help) FG_NNTP_CODE_##id,
+#include "floodgate/tbl/nntp_codes.h"
+#undef FG_NNTP_CODE
+	FG_NNTP_CODE__COUNT
+};
+
+const char *fg_nntp_verb_name(enum fg_nntp_verb v);
+const char *fg_nntp_verb_help(enum fg_nntp_verb v);
+unsigned fg_nntp_code_number(enum fg_nntp_code c);
+const char *fg_nntp_code_help(enum fg_nntp_code c);
+
+/* ---- counters ---------------------------------------------------------- */
+
+/* What the engine counts beyond the shared counter table: commands by verb,
+ * responses by code, and the two delays of seed 002 in seconds. */
+struct fg_nntp_stats {
+	uint64_t verb[FG_NNTP_VERB__COUNT];
+	uint64_t code[FG_NNTP_CODE__COUNT];
+	struct fg_hist injection_delay;	/* Injection-Date - Date: offline wait before entry */
+	struct fg_hist arrival_delay;	/* arrival - Injection-Date: network propagation */
+};
+
+/* One counter block: the engine bumps one per thread and one per peer. */
+struct fg_nntp_counters {
+	struct fg_stats s;
+	struct fg_nntp_stats n;
+} FG_CACHE_ALIGNED;
+
+void fg_nntp_counters_merge(struct fg_nntp_counters *into, const struct fg_nntp_counters *from);
+
+/* ---- hooks for the control plane (each optional) ---------------------- */
+
+/* A final history transition, for the journal (docs/protocol.md, "Hooks"). */
+struct fg_journal_rec {
+	struct fg_history_key key;
+	enum fg_history_state state;	/* ACCEPTED, REJECTED or SUPERSEDED */
+	fg_time_t article_date;		/* Injection-Date, else Date; 0 for SUPERSEDED marks */
+	fg_time_t first_seen;
+	const char *msgid;		/* the ID's octets, valid during the call */
+	uint16_t msgid_len;
+};
+
+/* One decision, for the verdict log. */
+struct fg_verdict_rec {
+	fg_time_t time;
+	int peer;			/* config peer index; -1 none */
+	const char *peer_name;		/* "" when none */
+	const char *msgid;		/* the command's argument, valid during the call */
+	uint16_t msgid_len;
+	enum fg_nntp_verb verb;
+	unsigned code;			/* the response code sent (238, 439, ...) */
+	enum fg_reason reason;		/* FG_REASON_NONE unless refused */
+	bool has_date, has_injection_date;
+	fg_time_t date, injection_date;	/* as parsed from the article */
+	uint64_t size;			/* article octets (wire), 0 for offers */
+};
+
+struct fg_engine_hooks {
+	/* Append a record to this thread's journal ring: 0, or -ENOSPC (full:
+	 * the engine keeps the record, retries from poll(), and defers new
+	 * work meanwhile — a record is never dropped). */
+	int (*journal)(void *ctx, const struct fg_journal_rec *r);
+	/* One verdict-log line: 0, or -ENOSPC (dropped and counted). */
+	int (*verdict)(void *ctx, const struct fg_verdict_rec *r);
+	void *ctx;
+};
+
+/* ---- the transport a session runs on ---------------------------------- */
+
+struct fg_session_transport {
+	/* Queue bytes for the peer: the count taken (0..len; less than len:
+	 * call fg_session_writable() once there is room), or -errno when the
+	 * connection can no longer send (the session then closes). */
+	int (*send)(void *t, const void *buf, uint32_t len);
+	/* Take / drop a reference on seg->handle's buffer; held bytes count
+	 * against the connection's receive window. hold may be NULL (then the
+	 * sink always copies). release() may still be called after the
+	 * transport reported the connection closed, until detach(). */
+	void (*hold)(void *t, const struct fg_iov *seg);
+	void (*release)(void *t, const struct fg_iov *seg);
+	/* Stop / restart offering input (resume: offer the unconsumed bytes
+	 * again, soon, from the transport's own loop). */
+	void (*pause)(void *t);
+	void (*resume)(void *t);
+	/* Orderly close once the bytes sent so far are delivered. */
+	void (*close)(void *t);
+	/* The engine will make no further call with `t`. Optional. */
+	void (*detach)(void *t);
+};
+
+/* ---- the engine -------------------------------------------------------- */
+
+struct fg_engine;
+struct fg_session;
+
+struct fg_engine_params {
+	const struct fg_config *cfg;		/* must outlive the engine */
+	struct fg_history *history;		/* shared with other engines */
+	const struct fg_sink_ops *sink_ops;
+	void *sink;
+	const struct fg_engine_hooks *hooks;	/* NULL: none */
+	struct fg_nntp_counters *stats;		/* this thread's block (required) */
+	struct fg_nntp_counters *peer_stats;	/* cfg->n_peer + 1 blocks (the last: no peer), or NULL */
+	unsigned max_sessions;			/* default 4096 */
+	unsigned max_xfers;			/* articles open or in flight; default 4 * max_sessions */
+	unsigned max_holds;			/* held segments; default 65536 */
+	uint32_t token_base;			/* distinguishes this engine's offers; any value */
+	uint32_t response_buffer;		/* per session, octets; default 32 KiB */
+};
+
+struct fg_engine *fg_engine_create(const struct fg_engine_params *p);
+/* Every session must be closed and every transfer done (fg_engine_drain). */
+void fg_engine_destroy(struct fg_engine *e);
+
+/* Sink completions, journal retries, transfers waiting for another's
+ * outcome, stalled sessions, idle timeouts (checked at most once a second).
+ * Returns the number of events handled. */
+unsigned fg_engine_poll(struct fg_engine *e, fg_time_t now, uint64_t now_ns);
+
+/* The monotonic time by which poll() should run again. */
+uint64_t fg_engine_next_poll(const struct fg_engine *e, uint64_t now_ns);
+
+/* Shutdown: answer "400" to every open session and close it (transfers in
+ * flight still complete and are recorded). */
+void fg_engine_shutdown(struct fg_engine *e);
+
+/* Sessions open, transfers not yet done (open, waiting or committed). */
+unsigned fg_engine_sessions(const struct fg_engine *e);
+unsigned fg_engine_xfers(const struct fg_engine *e);
+/* The clock-sanity view (docs/protocol.md, "Clock sanity"). */
+bool fg_engine_clock_suspect(const struct fg_engine *e);
+int64_t fg_engine_clock_offset(const struct fg_engine *e);
+
+/* ---- sessions ----------------------------------------------------------- */
+
+/*
+ * A new connection. `peer` is the configured peer its address maps to
+ * (fg_config_find_peer), or NULL: then the session answers 502, closes,
+ * and is done once the transport reports it closed. Sends the greeting.
+ * NULL when max_sessions are open (the caller refuses the connection).
+ */
+struct fg_session *fg_session_open(struct fg_engine *e, const struct fg_config_peer *peer,
+				   const struct fg_session_transport *ops, void *t,
+				   fg_time_t now, uint64_t now_ns);
+
+uint32_t fg_session_input(struct fg_session *s, const struct fg_iov *iov, unsigned n,
+			  fg_time_t now, uint64_t now_ns);
+void fg_session_writable(struct fg_session *s);
+void fg_session_eof(struct fg_session *s, fg_time_t now, uint64_t now_ns);
+/* The connection is gone (after close(), or a reset, a timeout): the engine
+ * releases what the session held in history; `s` is invalid afterwards. */
+void fg_session_closed(struct fg_session *s);
+
+/* Octets of responses queued but not yet taken by the transport. */
+uint32_t fg_session_unsent(const struct fg_session *s);
+/* True once the session asked its transport to close. */
+bool fg_session_closing(const struct fg_session *s);
+
+#endif /* FLOODGATE_SESSION_H */

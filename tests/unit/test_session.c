@@ -1,0 +1,844 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_session.c — every response path of the session engine, each
+ * checked against the exact line on the wire (spelled out here, not taken
+ * from the engine's constants), plus the bad-input cases, the limits and
+ * the asynchronous sink paths.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "floodgate/date.h"
+#include "fgtest.h"
+#include "nntp_harness.h"
+
+#define GREETING "200 news.test.example floodgate transit-only NNTP service ready " \
+		 "(feeds only, no reading or posting)\r\n"
+#define MS 1000000ull
+
+static struct fg_th T;
+
+/* An article in wire form: the usual headers, dates relative to now. */
+static char *article_x(const char *id, const char *hdr_id, long date_age, long inj_age,
+		       const char *extra, const char *body)
+{
+	char date[64], inj[64], *a;
+	size_t cap = 4096 + strlen(body) + (extra ? strlen(extra) : 0);
+	int n;
+
+	fg_date_format(T.now - date_age, date, sizeof(date));
+	fg_date_format(T.now - inj_age, inj, sizeof(inj));
+	a = malloc(cap);
+	ck_assert_ptr_nonnull(a);
+	n = snprintf(a, cap,
+		     "Path: peer.example!not-for-mail\r\n"
+		     "From: Poster <poster@example.com>\r\n"
+		     "Newsgroups: test.group\r\n"
+		     "Subject: test %s\r\n"
+		     "Message-ID: %s\r\n"
+		     "Date: %s\r\n"
+		     "%s%s%s"
+		     "%s"
+		     "\r\n"
+		     "%s"
+		     ".\r\n",
+		     id, hdr_id, date, inj_age >= 0 ? "Injection-Date: " : "",
+		     inj_age >= 0 ? inj : "", inj_age >= 0 ? "\r\n" : "", extra ? extra : "", body);
+	ck_assert_int_lt(n, (int)cap);
+	return a;
+}
+
+static char *article(const char *id)
+{
+	return article_x(id, id, 3600, 3000, NULL, "Hello.\r\n..dot line\r\n");
+}
+
+/* Send "TAKETHIS <id>\r\n" + its article. */
+static void takethis(struct fg_th_conn *c, const char *id, const char *art, size_t seg)
+{
+	char line[600];
+
+	snprintf(line, sizeof(line), "TAKETHIS %s\r\n", id);
+	fg_th_send(c, line, strlen(line), seg);
+	fg_th_send(c, art, strlen(art), seg);
+}
+
+static void line(struct fg_th_conn *c, const char *text)
+{
+	fg_th_send(c, text, strlen(text), 0);
+}
+
+static void expect(struct fg_th_conn *c, const char *want)
+{
+	ck_assert_str_eq(fg_th_out(c), want);
+	fg_th_out_clear(c);
+}
+
+static void setup_with(const char *extra, const struct fg_sink_mem_params *sp)
+{
+	ck_assert_int_eq(fg_th_init(&T, extra, sp), 0);
+}
+
+static void setup(void)
+{
+	setup_with(NULL, NULL);
+}
+
+static void teardown(void)
+{
+	fg_th_fini(&T);
+}
+
+static struct fg_th_conn *peer(void)
+{
+	struct fg_th_conn *c = fg_th_open(&T, "alpha");
+
+	ck_assert_ptr_nonnull(c);
+	fg_th_pump(&T, 0);
+	expect(c, GREETING);
+	return c;
+}
+
+/* ------------------------------------------------------------ greeting, simple commands */
+
+START_TEST(greeting_and_not_peer)
+{
+	struct fg_th_conn *c = fg_th_open(&T, NULL);
+
+	ck_assert_ptr_nonnull(c);
+	fg_th_pump(&T, 0);
+	ck_assert_str_eq(fg_th_out(c), "502 Not a configured peer of this transit-only server\r\n");
+	ck_assert(c->closed_reported && c->detached);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_SESSIONS_NOT_PEER), 1);
+	c = peer();
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_SESSIONS_OPENED), 1);
+}
+END_TEST
+
+START_TEST(capabilities_help_mode_quit)
+{
+	static const char caps[] = "101 Capability list:\r\nVERSION 2\r\nIHAVE\r\nSTREAMING\r\n"
+				   "IMPLEMENTATION floodgate 0.1\r\n.\r\n";
+	static const char help[] = "100 Help text follows\r\n  CAPABILITIES\r\n"
+				   "  CHECK message-id\r\n  HELP\r\n  IHAVE message-id\r\n"
+				   "  MODE STREAM\r\n  QUIT\r\n  TAKETHIS message-id\r\n.\r\n";
+	struct fg_th_conn *c = peer();
+	char want[2048];
+
+	line(c, "CAPABILITIES\r\ncapabilities AUTOUPDATE\r\nCAPABILITIES a b\r\n");
+	fg_th_pump(&T, 0);
+	snprintf(want, sizeof(want), "%s%s501 Syntax error\r\n", caps, caps);
+	expect(c, want);
+	line(c, "HELP\r\nHELP me\r\n");
+	fg_th_pump(&T, 0);
+	snprintf(want, sizeof(want), "%s501 Syntax error\r\n", help);
+	expect(c, want);
+	line(c, "MODE STREAM\r\nmode stream\r\nMODE STREAM now\r\nMODE\r\nMODE POLKA\r\n");
+	fg_th_pump(&T, 0);
+	expect(c, "203 Streaming permitted\r\n203 Streaming permitted\r\n"
+		  "501 Syntax error\r\n501 Syntax error\r\n501 Syntax error\r\n");
+	line(c, "ARTICLE <a@b>\r\n\r\nPOST\r\nQUIT now\r\n");
+	fg_th_pump(&T, 0);
+	expect(c, "500 Unknown command\r\n500 Unknown command\r\n500 Unknown command\r\n"
+		  "501 Syntax error\r\n");
+	line(c, "QUIT\r\nCHECK <after@quit>\r\n");
+	fg_th_pump(&T, 0);
+	expect(c, "205 Bye\r\n");
+	ck_assert(c->close_called && c->closed_reported);
+	ck_assert_uint_eq(T.stats.n.verb[FG_NNTP_VERB_CHECK], 0);
+	ck_assert_uint_eq(T.stats.n.code[FG_NNTP_CODE_C501], 6);
+}
+END_TEST
+
+START_TEST(mode_reader_closes)
+{
+	struct fg_th_conn *c = peer();
+
+	line(c, "MODE READER\r\nCHECK <a@b>\r\n");
+	fg_th_pump(&T, 0);
+	expect(c, "502 Transit-only server, no reading\r\n");
+	ck_assert(c->closed_reported);
+}
+END_TEST
+
+/* ------------------------------------------------------------ CHECK */
+
+START_TEST(check_paths)
+{
+	struct fg_th_conn *a = peer(), *b = fg_th_open(&T, "beta");
+	char *art = article("<new@x.example>");
+
+	fg_th_pump(&T, 0);
+	fg_th_out_clear(b);
+	line(a, "CHECK <new@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(a, "238 <new@x.example>\r\n");
+	ck_assert_int_eq(fg_th_state(&T, "<new@x.example>"), FG_HISTORY_OFFERED);
+	/* RFC-NOTES: another session asking inside the offer window gets 431 */
+	line(b, "CHECK <new@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(b, "431 <new@x.example>\r\n");
+	/* an invalid argument is echoed with 438; a missing or extra one is 501 */
+	line(b, "CHECK not-an-id\r\nCHECK <a b>\r\nCHECK\r\nCHECK <x@y> <z@w>\r\ncheck <lower@case>\r\n");
+	fg_th_pump(&T, 0);
+	expect(b, "438 not-an-id\r\n501 Syntax error\r\n501 Syntax error\r\n501 Syntax error\r\n"
+		  "238 <lower@case>\r\n");
+	ck_assert_uint_eq(T.stats.s.rejected[FG_REASON_BAD_MESSAGE_ID], 1);
+	/* after the article, every CHECK gets 438 */
+	takethis(a, "<new@x.example>", art, 0);
+	fg_th_settle(&T, MS, 100);
+	expect(a, "239 <new@x.example>\r\n");
+	line(b, "CHECK <new@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(b, "438 <new@x.example>\r\n");
+	ck_assert_uint_eq(T.stats.s.rejected[FG_REASON_DUPLICATE], 1);
+	free(art);
+}
+END_TEST
+
+START_TEST(check_offer_deadline)
+{
+	struct fg_th_conn *a = peer(), *b = fg_th_open(&T, "beta");
+
+	fg_th_pump(&T, 0);
+	fg_th_out_clear(b);
+	line(a, "CHECK <slow@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(a, "238 <slow@x.example>\r\n");
+	T.now += 9;
+	line(b, "CHECK <slow@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(b, "431 <slow@x.example>\r\n");
+	/* offer-timeout (10 s) later the ID is free again */
+	T.now += 1;
+	line(b, "CHECK <slow@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(b, "238 <slow@x.example>\r\n");
+}
+END_TEST
+
+/* ------------------------------------------------------------ TAKETHIS */
+
+START_TEST(takethis_paths)
+{
+	struct fg_th_conn *c = peer();
+	char *good = article("<t1@x.example>");
+	char *mismatch = article_x("<t2@x.example>", "<other@x.example>", 3600, 3000, NULL, "b\r\n");
+	char *old = article_x("<t3@x.example>", "<t3@x.example>", 20 * 86400, 20 * 86400, NULL,
+			      "b\r\n");
+	const struct fg_sink_mem_article *m;
+
+	takethis(c, "<t1@x.example>", good, 0);
+	fg_th_settle(&T, MS, 100);
+	expect(c, "239 <t1@x.example>\r\n");
+	ck_assert_int_eq(fg_th_state(&T, "<t1@x.example>"), FG_HISTORY_ACCEPTED);
+	m = fg_sink_mem_find(T.sink, "<t1@x.example>", 14);
+	ck_assert_ptr_nonnull(m);
+	/* the sink got the article unstuffed, without the terminator */
+	ck_assert_ptr_nonnull(strstr((const char *)m->text, "Hello.\r\n.dot line\r\n"));
+	ck_assert_uint_eq(m->wire_size, strlen(good) - 3);
+	/* a duplicate is drained and refused */
+	takethis(c, "<t1@x.example>", good, 7);
+	fg_th_settle(&T, MS, 100);
+	expect(c, "439 <t1@x.example>\r\n");
+	/* header ID differs: refused, not remembered (anyone could block an ID) */
+	takethis(c, "<t2@x.example>", mismatch, 0);
+	fg_th_settle(&T, MS, 100);
+	expect(c, "439 <t2@x.example>\r\n");
+	ck_assert_int_eq(fg_th_state(&T, "<t2@x.example>"), FG_HISTORY_ABSENT);
+	ck_assert_uint_eq(T.stats.s.rejected[FG_REASON_MESSAGE_ID_MISMATCH], 1);
+	/* too old, carried its own ID: remembered as rejected */
+	takethis(c, "<t3@x.example>", old, 0);
+	fg_th_settle(&T, MS, 100);
+	expect(c, "439 <t3@x.example>\r\n");
+	ck_assert_int_eq(fg_th_state(&T, "<t3@x.example>"), FG_HISTORY_REJECTED);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_REJECTS_REMEMBERED), 1);
+	/* an invalid ID: the article is read to its end, then 439 <arg> */
+	takethis(c, "bogus", good, 3);
+	fg_th_settle(&T, MS, 100);
+	expect(c, "439 bogus\r\n");
+	/* no argument: drained, then 501 */
+	line(c, "TAKETHIS\r\n");
+	fg_th_send(c, good, strlen(good), 0);
+	line(c, "MODE STREAM\r\n");
+	fg_th_settle(&T, MS, 100);
+	expect(c, "501 Syntax error\r\n203 Streaming permitted\r\n");
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_ARTICLES_ACCEPTED), 1);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_ARTICLES_REFUSED), 4);
+	free(good);
+	free(mismatch);
+	free(old);
+}
+END_TEST
+
+START_TEST(takethis_remember_off)
+{
+	struct fg_th_conn *c;
+	char *old;
+
+	teardown();
+	setup_with("[rules]\nremember-rejects off\n", NULL);
+	c = peer();
+	old = article_x("<r@x.example>", "<r@x.example>", 20 * 86400, -1, NULL, "b\r\n");
+	takethis(c, "<r@x.example>", old, 0);
+	fg_th_settle(&T, MS, 100);
+	expect(c, "439 <r@x.example>\r\n");
+	ck_assert_int_eq(fg_th_state(&T, "<r@x.example>"), FG_HISTORY_ABSENT);
+	free(old);
+}
+END_TEST
+
+START_TEST(takethis_empty_and_headless)
+{
+	struct fg_th_conn *c = peer();
+	static const char hdr_only[] = "Message-ID: <h@x.example>\r\n.\r\n";
+
+	/* an empty article and one with no body: defined, refused */
+	line(c, "TAKETHIS <e@x.example>\r\n.\r\n");
+	line(c, "TAKETHIS <h@x.example>\r\n");
+	line(c, hdr_only);
+	fg_th_settle(&T, MS, 100);
+	expect(c, "439 <e@x.example>\r\n439 <h@x.example>\r\n");
+	ck_assert_uint_eq(T.stats.s.rejected[FG_REASON_MISSING_MESSAGE_ID], 1);
+	ck_assert_uint_eq(T.stats.s.rejected[FG_REASON_MISSING_DATE], 1);
+}
+END_TEST
+
+/* ------------------------------------------------------------ IHAVE */
+
+START_TEST(ihave_paths)
+{
+	struct fg_th_conn *a = peer(), *b = fg_th_open(&T, "beta");
+	char *good = article("<i1@x.example>");
+	char *old = article_x("<i2@x.example>", "<i2@x.example>", 20 * 86400, -1, NULL, "b\r\n");
+
+	fg_th_pump(&T, 0);
+	fg_th_out_clear(b);
+	line(a, "IHAVE <i1@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(a, "335 Send it; end with <CR-LF>.<CR-LF>\r\n");
+	/* meanwhile the other peer offers it: try later */
+	line(b, "IHAVE <i1@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(b, "436 Try again later\r\n");
+	fg_th_send(a, good, strlen(good), 0);
+	fg_th_settle(&T, MS, 100);
+	expect(a, "235 Article transferred OK\r\n");
+	line(b, "IHAVE <i1@x.example>\r\nIHAVE bad\r\nIHAVE\r\n");
+	fg_th_pump(&T, 0);
+	expect(b, "435 Article not wanted\r\n501 Syntax error\r\n501 Syntax error\r\n");
+	line(a, "IHAVE <i2@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(a, "335 Send it; end with <CR-LF>.<CR-LF>\r\n");
+	fg_th_send(a, old, strlen(old), 5);
+	fg_th_settle(&T, MS, 100);
+	expect(a, "437 Rejected: too-old\r\n");
+	free(good);
+	free(old);
+}
+END_TEST
+
+/* ------------------------------------------------------------ the sink */
+
+START_TEST(sink_failure)
+{
+	struct fg_th_conn *c = peer(), *d;
+	char *a1 = article("<f1@x.example>"), *a2 = article("<f2@x.example>");
+
+	fg_sink_mem_set_fail(T.sink, 0, "f1@");
+	line(c, "CHECK <f1@x.example>\r\n");
+	takethis(c, "<f1@x.example>", a1, 0);
+	line(c, "CHECK <later@x.example>\r\n");
+	fg_th_settle(&T, MS, 100);
+	/* RFC 4644 2.5.2: 400 and close; the entry is released */
+	expect(c, "238 <f1@x.example>\r\n400 Article could not be stored, try again later\r\n");
+	ck_assert(c->closed_reported);
+	ck_assert_int_eq(fg_th_state(&T, "<f1@x.example>"), FG_HISTORY_ABSENT);
+	ck_assert_int_eq(fg_th_state(&T, "<later@x.example>"), FG_HISTORY_ABSENT);
+	/* IHAVE: 436, and the session goes on */
+	d = fg_th_open(&T, "beta");
+	fg_th_pump(&T, 0);
+	fg_th_out_clear(d);
+	fg_sink_mem_set_fail(T.sink, 0, "f2@");
+	line(d, "IHAVE <f2@x.example>\r\n");
+	fg_th_send(d, a2, strlen(a2), 0);
+	line(d, "MODE STREAM\r\n");
+	fg_th_settle(&T, MS, 100);
+	expect(d, "335 Send it; end with <CR-LF>.<CR-LF>\r\n"
+		  "436 Transfer failed, try again later\r\n203 Streaming permitted\r\n");
+	ck_assert_int_eq(fg_th_state(&T, "<f2@x.example>"), FG_HISTORY_ABSENT);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_ARTICLES_FAILED), 2);
+	free(a1);
+	free(a2);
+}
+END_TEST
+
+START_TEST(pipelined_delayed_in_order)
+{
+	struct fg_th_conn *c = peer();
+	char *a1 = article("<p1@x.example>"), *a2 = article("<p2@x.example>");
+
+	fg_sink_mem_set_delay(T.sink, 50 * MS);
+	takethis(c, "<p1@x.example>", a1, 0);
+	line(c, "CHECK <p3@x.example>\r\n");
+	takethis(c, "<p2@x.example>", a2, 0);
+	line(c, "CHECK <p4@x.example>\r\nMODE STREAM\r\n");
+	fg_th_pump(&T, 0);
+	/* the CHECKs are decided, but wait behind the first TAKETHIS */
+	expect(c, "");
+	ck_assert_int_eq(fg_th_state(&T, "<p4@x.example>"), FG_HISTORY_OFFERED);
+	fg_th_settle(&T, 10 * MS, 100);
+	expect(c, "239 <p1@x.example>\r\n238 <p3@x.example>\r\n239 <p2@x.example>\r\n"
+		  "238 <p4@x.example>\r\n203 Streaming permitted\r\n");
+	free(a1);
+	free(a2);
+}
+END_TEST
+
+START_TEST(second_transfer_waits)
+{
+	struct fg_th_conn *a = peer(), *b = fg_th_open(&T, "beta");
+	char *x = article("<w@x.example>"), *y = article("<v@x.example>");
+
+	fg_th_pump(&T, 0);
+	fg_th_out_clear(b);
+	fg_sink_mem_set_delay(T.sink, 20 * MS);
+	takethis(a, "<w@x.example>", x, 0);
+	fg_th_pump(&T, 0);
+	ck_assert_int_eq(fg_th_state(&T, "<w@x.example>"), FG_HISTORY_ACCEPTING);
+	takethis(b, "<w@x.example>", x, 0);
+	line(b, "CHECK <after@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(b, "");
+	fg_th_settle(&T, 5 * MS, 100);
+	expect(a, "239 <w@x.example>\r\n");
+	expect(b, "439 <w@x.example>\r\n238 <after@x.example>\r\n");
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_WAIT_ACCEPTING), 1);
+	/* when the first fails, the waiting one takes its place */
+	fg_sink_mem_set_fail(T.sink, 1, NULL);
+	takethis(a, "<v@x.example>", y, 0);
+	fg_th_pump(&T, 0);
+	fg_sink_mem_set_fail(T.sink, 0, NULL);
+	takethis(b, "<v@x.example>", y, 0);
+	fg_th_settle(&T, 5 * MS, 100);
+	expect(a, "400 Article could not be stored, try again later\r\n");
+	expect(b, "239 <v@x.example>\r\n");
+	ck_assert_int_eq(fg_th_state(&T, "<v@x.example>"), FG_HISTORY_ACCEPTED);
+	free(x);
+	free(y);
+}
+END_TEST
+
+/* ------------------------------------------------------------ bad input */
+
+START_TEST(bad_lines)
+{
+	struct fg_th_conn *c = peer();
+	char longl[700], *art = article("<l@x.example>");
+	static const char nul[] = "CHECK <a\0b@x>\r\n";
+
+	memset(longl, 'x', sizeof(longl));
+	memcpy(longl, "CHECK <", 7);
+	memcpy(longl + sizeof(longl) - 3, ">\r\n", 3);
+	fg_th_send(c, longl, sizeof(longl), 0);
+	fg_th_send(c, longl, sizeof(longl), 100);	/* split: copied, then refused */
+	fg_th_send(c, nul, sizeof(nul) - 1, 0);
+	line(c, "CHECK <cr\r@x>\r\nCHECK <bare@lf>\n");
+	fg_th_pump(&T, 0);
+	expect(c, "501 Line too long\r\n501 Line too long\r\n"
+		  "501 Invalid character in command line\r\n"
+		  "501 Invalid character in command line\r\n238 <bare@lf>\r\n");
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_LINE_TOO_LONG), 2);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_BAD_CHAR), 2);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_BARE_LF), 1);
+	/* an over-long TAKETHIS line: its article is drained, then 501 */
+	memcpy(longl, "TAKETHIS <", 10);
+	fg_th_send(c, longl, sizeof(longl), 64);
+	fg_th_send(c, art, strlen(art), 64);
+	line(c, "MODE STREAM\r\n");
+	fg_th_pump(&T, 0);
+	expect(c, "501 Line too long\r\n203 Streaming permitted\r\n");
+	/* binary junk: unknown commands, no crash */
+	{
+		uint8_t junk[4096];
+		uint64_t r = 42;
+
+		for (size_t i = 0; i < sizeof(junk); i++)
+			junk[i] = (uint8_t)fg_test_rng(&r);
+		fg_th_send(c, junk, sizeof(junk), 13);
+		line(c, "\r\nMODE STREAM\r\n");
+		fg_th_pump(&T, 0);
+		ck_assert_ptr_nonnull(strstr(fg_th_out(c), "203 Streaming permitted\r\n"));
+	}
+	free(art);
+}
+END_TEST
+
+START_TEST(eof_cases)
+{
+	struct fg_th_conn *c = peer(), *d;
+	char *art = article("<m@x.example>");
+
+	/* EOF in the middle of an article: nothing of it is kept */
+	line(c, "CHECK <m@x.example>\r\nTAKETHIS <m@x.example>\r\n");
+	fg_th_send(c, art, strlen(art) / 2, 0);
+	fg_th_eof(c);
+	fg_th_settle(&T, MS, 100);
+	expect(c, "238 <m@x.example>\r\n");
+	ck_assert(c->closed_reported);
+	ck_assert_int_eq(fg_th_state(&T, "<m@x.example>"), FG_HISTORY_ABSENT);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_EOF_MID_ARTICLE), 1);
+	/* EOF without the final CRLF: the partial line is dropped */
+	d = fg_th_open(&T, "beta");
+	line(d, "MODE STREAM\r\nCHECK <n@x.example>");
+	fg_th_eof(d);
+	fg_th_pump(&T, 0);
+	ck_assert_str_eq(fg_th_out(d), GREETING "203 Streaming permitted\r\n");
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_EOF_PARTIAL_LINE), 1);
+	ck_assert(d->closed_reported);
+	free(art);
+}
+END_TEST
+
+START_TEST(drop_releases_offers)
+{
+	struct fg_th_conn *c = peer();
+
+	line(c, "CHECK <o1@x.example>\r\nCHECK <o2@x.example>\r\nTAKETHIS <o1@x.example>\r\nPath: a\r\n");
+	fg_th_pump(&T, 0);
+	ck_assert_int_eq(fg_th_state(&T, "<o2@x.example>"), FG_HISTORY_OFFERED);
+	fg_th_drop(c);
+	ck_assert_int_eq(fg_th_state(&T, "<o1@x.example>"), FG_HISTORY_ABSENT);
+	ck_assert_int_eq(fg_th_state(&T, "<o2@x.example>"), FG_HISTORY_ABSENT);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_OFFERS_RELEASED), 2);
+	ck_assert(c->detached);
+}
+END_TEST
+
+START_TEST(oversize_drained)
+{
+	struct fg_th_conn *c;
+	char *body = malloc(20000), *art;
+	struct fg_sink_mem_stats st;
+
+	teardown();
+	setup_with("[rules]\nmax-article-size 4000\n", NULL);
+	c = peer();
+	for (int i = 0; i < 20000 - 1; i++)
+		body[i] = (i % 70 == 69) ? '\n' : 'o';
+	for (int i = 68; i < 20000 - 1; i += 70)
+		body[i] = '\r';
+	body[19999] = '\0';
+	body[19998] = '\n';
+	body[19997] = '\r';
+	art = article_x("<big@x.example>", "<big@x.example>", 3600, 3000, NULL, body);
+	takethis(c, "<big@x.example>", art, 1000);
+	fg_th_settle(&T, MS, 100);
+	expect(c, "439 <big@x.example>\r\n");
+	ck_assert_uint_eq(T.stats.s.rejected[FG_REASON_OVERSIZE], 1);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_DRAINED_OVERSIZE), 1);
+	fg_sink_mem_stats(T.sink, &st);
+	ck_assert_uint_le(st.appended_bytes, 4000);
+	ck_assert_uint_eq(st.discarded, 1);
+	free(body);
+	free(art);
+}
+END_TEST
+
+/* ------------------------------------------------------------ limits and back-pressure */
+
+START_TEST(output_backpressure)
+{
+	struct fg_th_conn *c;
+	char buf[64];
+
+	teardown();
+	setup_with("[session]\nmax-pending-commands 16\n", NULL);
+	c = peer();
+	c->send_blocked = true;
+	for (int i = 0; i < 100; i++) {
+		snprintf(buf, sizeof(buf), "CHECK <bp%d@x.example>\r\n", i);
+		line(c, buf);
+	}
+	fg_th_pump(&T, 0);
+	/* the peer reads nothing: the session stops reading at the limit */
+	ck_assert(c->paused);
+	ck_assert_uint_eq(T.stats.n.verb[FG_NNTP_VERB_CHECK], 16);
+	ck_assert_uint_ge(fg_th_ctr(&T, FG_CTR_NNTP_STALL_RESPONSES), 1);
+	fg_th_unblock(c);
+	fg_th_pump(&T, 0);
+	ck_assert_uint_eq(T.stats.n.verb[FG_NNTP_VERB_CHECK], 100);
+	ck_assert_uint_eq(T.stats.n.code[FG_NNTP_CODE_C238], 100);
+	ck_assert(!c->paused);
+}
+END_TEST
+
+START_TEST(pending_bytes_backpressure)
+{
+	struct fg_th_conn *c;
+	char *body = malloc(70001), id[64], *arts[8];
+
+	teardown();
+	setup_with("[session]\nmax-pending-bytes 100000\n", NULL);
+	c = peer();
+	fg_sink_mem_set_delay(T.sink, 100 * MS);
+	memset(body, 'z', 70000);
+	body[69998] = '\r';
+	body[69999] = '\n';
+	body[70000] = '\0';
+	for (int i = 0; i < 4; i++) {
+		snprintf(id, sizeof(id), "<pb%d@x.example>", i);
+		arts[i] = article_x(id, id, 3600, 3000, NULL, body);
+		takethis(c, id, arts[i], 0);
+	}
+	fg_th_pump(&T, 0);
+	/* two articles are waiting for the sink: over 100000 octets, stop */
+	ck_assert(c->paused);
+	ck_assert_uint_eq(T.stats.n.verb[FG_NNTP_VERB_TAKETHIS], 2);
+	fg_th_settle(&T, 20 * MS, 200);
+	expect(c, "239 <pb0@x.example>\r\n239 <pb1@x.example>\r\n239 <pb2@x.example>\r\n"
+		  "239 <pb3@x.example>\r\n");
+	for (int i = 0; i < 4; i++)
+		free(arts[i]);
+	free(body);
+}
+END_TEST
+
+START_TEST(journal_full_defers)
+{
+	struct fg_th_conn *c = peer();
+	char *a1 = article("<j1@x.example>"), *a2 = article("<j2@x.example>");
+
+	T.journal_full = true;
+	takethis(c, "<j1@x.example>", a1, 0);
+	fg_th_settle(&T, MS, 100);
+	expect(c, "239 <j1@x.example>\r\n");
+	ck_assert_uint_eq(T.n_journal, 0);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_JOURNAL_RETRIES), 1);
+	/* the backlog holds: new offers wait, TAKETHIS stops reading */
+	line(c, "CHECK <j3@x.example>\r\n");
+	takethis(c, "<j2@x.example>", a2, 0);
+	fg_th_pump(&T, MS);
+	expect(c, "431 <j3@x.example>\r\n");
+	ck_assert(c->paused);
+	T.journal_full = false;
+	fg_th_settle(&T, MS, 100);
+	expect(c, "239 <j2@x.example>\r\n");
+	ck_assert_uint_eq(T.n_journal, 2);
+	ck_assert_str_eq(T.journal_id[0], "<j1@x.example>");
+	ck_assert_int_eq(T.journal[0].state, FG_HISTORY_ACCEPTED);
+	ck_assert_int_eq(T.journal[0].first_seen, T.now);
+	ck_assert_int_eq(T.journal[0].article_date, T.now - 3000);
+	free(a1);
+	free(a2);
+}
+END_TEST
+
+START_TEST(sink_full_stalls_takethis)
+{
+	struct fg_th_conn *c = peer();
+	char *a1 = article("<sf@x.example>");
+
+	fg_sink_mem_set_full(T.sink, true);
+	line(c, "CHECK <sf@x.example>\r\nIHAVE <sg@x.example>\r\n");
+	takethis(c, "<sf@x.example>", a1, 0);
+	fg_th_pump(&T, MS);
+	/* CHECK -> 431, IHAVE -> 436, TAKETHIS: never 431, stop reading */
+	expect(c, "431 <sf@x.example>\r\n436 Try again later\r\n");
+	ck_assert(c->paused);
+	fg_sink_mem_set_full(T.sink, false);
+	fg_th_settle(&T, MS, 100);
+	expect(c, "239 <sf@x.example>\r\n");
+	free(a1);
+}
+END_TEST
+
+START_TEST(idle_timeout)
+{
+	struct fg_th_conn *c = peer();
+
+	line(c, "MODE STREAM\r\n");
+	fg_th_pump(&T, 0);
+	expect(c, "203 Streaming permitted\r\n");
+	T.now_ns += 601ull * 1000000000ull;
+	fg_th_pump(&T, 0);
+	expect(c, "400 Idle timeout, closing connection\r\n");
+	ck_assert(c->closed_reported);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_IDLE_TIMEOUTS), 1);
+}
+END_TEST
+
+START_TEST(max_connections)
+{
+	struct fg_th_conn *c, *d;
+
+	teardown();
+	setup_with("[peer gamma]\naddress 127.0.0.3\nmax-connections 1\n", NULL);
+	c = fg_th_open(&T, "gamma");
+	d = fg_th_open(&T, "gamma");
+	fg_th_pump(&T, 0);
+	ck_assert_str_eq(fg_th_out(c), GREETING);
+	ck_assert_str_eq(fg_th_out(d), "400 Too many connections from this peer, try again later\r\n");
+	ck_assert(d->closed_reported);
+}
+END_TEST
+
+/* ------------------------------------------------------------ clock, versions, supersedes */
+
+START_TEST(clock_suspect_defers)
+{
+	struct fg_th_conn *c = peer();
+	char id[64], *art;
+
+	/* every article looks 3 h old on arrival: our clock is ahead */
+	for (int i = 0; i < 24; i++) {
+		snprintf(id, sizeof(id), "<ck%d@x.example>", i);
+		art = article_x(id, id, 4 * 3600, 3 * 3600, NULL, "b\r\n");
+		takethis(c, id, art, 0);
+		free(art);
+	}
+	fg_th_settle(&T, MS, 100);
+	ck_assert(fg_engine_clock_suspect(T.e));
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_CLOCK_SUSPECT_ENTERED), 1);
+	fg_th_out_clear(c);
+	line(c, "CHECK <ck0@x.example>\r\nCHECK <fresh@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	/* known IDs are still refused; new ones wait */
+	expect(c, "438 <ck0@x.example>\r\n431 <fresh@x.example>\r\n");
+	/* an article refused only for its date: 400 and close, not remembered */
+	art = article_x("<ancient@x.example>", "<ancient@x.example>", 30 * 86400, 30 * 86400, NULL,
+			"b\r\n");
+	takethis(c, "<ancient@x.example>", art, 0);
+	fg_th_settle(&T, MS, 100);
+	expect(c, "400 Local clock looks wrong, try again later\r\n");
+	ck_assert_int_eq(fg_th_state(&T, "<ancient@x.example>"), FG_HISTORY_ABSENT);
+	ck_assert_uint_ge(fg_th_ctr(&T, FG_CTR_NNTP_DEFER_CLOCK), 2);
+	ck_assert_uint_eq(T.stats.n.arrival_delay.count, 25);
+	ck_assert_uint_eq(T.stats.n.injection_delay.count, 25);
+	free(art);
+}
+END_TEST
+
+START_TEST(supersedes_and_versions)
+{
+	struct fg_th_conn *c;
+	char *a1, *a2;
+
+	teardown();
+	setup_with("[rules]\nhonor-supersedes on\nhonor-versions on\n", NULL);
+	c = peer();
+	a1 = article_x("<new@x.example>", "<new@x.example>", 3600, 3000,
+		       "Supersedes: <old@x.example>\r\n", "b\r\n");
+	a2 = article_x("<faq$v=3$abc@x.example>", "<faq$v=3$abc@x.example>", 3600, 3000, NULL,
+		       "b\r\n");
+	takethis(c, "<new@x.example>", a1, 0);
+	takethis(c, "<faq$v=3$abc@x.example>", a2, 0);
+	fg_th_settle(&T, MS, 100);
+	expect(c, "239 <new@x.example>\r\n239 <faq$v=3$abc@x.example>\r\n");
+	ck_assert_int_eq(fg_th_state(&T, "<old@x.example>"), FG_HISTORY_SUPERSEDED);
+	line(c, "CHECK <old@x.example>\r\nCHECK <faq$v=2$zzz@x.example>\r\n"
+		"CHECK <faq$v=4$q@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(c, "438 <old@x.example>\r\n438 <faq$v=2$zzz@x.example>\r\n"
+		  "238 <faq$v=4$q@x.example>\r\n");
+	ck_assert_uint_eq(T.stats.s.rejected[FG_REASON_SUPERSEDED], 2);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_SUPERSEDES_HONORED), 1);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_VERSIONS_NOTED), 1);
+	ck_assert_uint_eq(T.n_journal, 3);
+	free(a1);
+	free(a2);
+}
+END_TEST
+
+/* ------------------------------------------------------------ holds, verdicts */
+
+START_TEST(holds_survive_until_done)
+{
+	struct fg_sink_mem_params sp = { .hold = true, .store_limit = 1 << 20, .delay_ns = 30 * MS };
+	struct fg_th_conn *c;
+	char *art;
+	const struct fg_sink_mem_article *m;
+	uint64_t rng = 7;
+
+	teardown();
+	setup_with(NULL, &sp);
+	c = peer();
+	art = article("<hold@x.example>");
+	line(c, "TAKETHIS <hold@x.example>\r\n");
+	fg_th_send_random(c, art, strlen(art), 9, &rng);
+	fg_th_pump(&T, 0);
+	ck_assert_int_gt(c->holds, 0);
+	fg_th_settle(&T, 10 * MS, 100);
+	expect(c, "239 <hold@x.example>\r\n");
+	ck_assert_int_eq(c->holds, 0);
+	m = fg_sink_mem_find(T.sink, "<hold@x.example>", 16);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_ptr_nonnull(m->text);
+	/* intact: the held buffers were not released (poisoned) before done */
+	ck_assert_ptr_nonnull(strstr((const char *)m->text, "Hello.\r\n.dot line\r\n"));
+	ck_assert_ptr_null(memchr(m->text, 0xdd, m->text_len));
+	ck_assert_uint_gt(fg_th_ctr(&T, FG_CTR_NNTP_SINK_HOLDS), 0);
+	free(art);
+}
+END_TEST
+
+START_TEST(verdicts_logged)
+{
+	struct fg_th_conn *c = peer();
+	char *art = article("<vd@x.example>");
+
+	line(c, "CHECK <vd@x.example>\r\n");
+	takethis(c, "<vd@x.example>", art, 0);
+	fg_th_settle(&T, MS, 100);
+	ck_assert_uint_eq(T.n_verdicts, 2);
+	ck_assert_uint_eq(T.verdict_codes[238], 1);
+	ck_assert_uint_eq(T.verdict_codes[239], 1);
+	ck_assert_str_eq(T.last_verdict_id, "<vd@x.example>");
+	ck_assert_str_eq(T.last_verdict.peer_name, "alpha");
+	ck_assert(T.last_verdict.has_date && T.last_verdict.has_injection_date);
+	ck_assert_int_eq(T.last_verdict.injection_date, T.now - 3000);
+	ck_assert_int_eq(T.last_verdict.date, T.now - 3600);
+	ck_assert_uint_eq(T.peer_stats[0].n.code[FG_NNTP_CODE_C239], 1);
+	ck_assert_uint_eq(T.peer_stats[1].n.code[FG_NNTP_CODE_C239], 0);
+	free(art);
+}
+END_TEST
+
+static Suite *session_suite(void)
+{
+	Suite *s = suite_create("session");
+	TCase *tc = tcase_create("responses");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, greeting_and_not_peer);
+	tcase_add_test(tc, capabilities_help_mode_quit);
+	tcase_add_test(tc, mode_reader_closes);
+	tcase_add_test(tc, check_paths);
+	tcase_add_test(tc, check_offer_deadline);
+	tcase_add_test(tc, takethis_paths);
+	tcase_add_test(tc, takethis_remember_off);
+	tcase_add_test(tc, takethis_empty_and_headless);
+	tcase_add_test(tc, ihave_paths);
+	tcase_add_test(tc, sink_failure);
+	tcase_add_test(tc, pipelined_delayed_in_order);
+	tcase_add_test(tc, second_transfer_waits);
+	tcase_add_test(tc, bad_lines);
+	tcase_add_test(tc, eof_cases);
+	tcase_add_test(tc, drop_releases_offers);
+	tcase_add_test(tc, oversize_drained);
+	tcase_add_test(tc, output_backpressure);
+	tcase_add_test(tc, pending_bytes_backpressure);
+	tcase_add_test(tc, journal_full_defers);
+	tcase_add_test(tc, sink_full_stalls_takethis);
+	tcase_add_test(tc, idle_timeout);
+	tcase_add_test(tc, max_connections);
+	tcase_add_test(tc, clock_suspect_defers);
+	tcase_add_test(tc, supersedes_and_versions);
+	tcase_add_test(tc, holds_survive_until_done);
+	tcase_add_test(tc, verdicts_logged);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+FG_TEST_MAIN(session_suite)
