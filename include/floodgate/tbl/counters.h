@@ -71,6 +71,27 @@ FG_COUNTER(NNTP_SINK_HOLDS, "nntp_sink_holds", "received segments held for the s
 /* ---- tcp / net ---- */
 
 /* ---- control plane: journal, snapshots, expiry ---- */
+FG_COUNTER(JOURNAL_RING_FULL, "journal_ring_full", "journal records a writer could not place because its ring was full (it deferred the article)")
+FG_COUNTER(JOURNAL_RECORDS, "journal_records", "history records appended to the journal")
+FG_COUNTER(JOURNAL_BLOCKS, "journal_blocks", "checksummed blocks appended to the journal")
+FG_COUNTER(JOURNAL_BYTES, "journal_bytes", "octets appended to journal segments")
+FG_COUNTER(JOURNAL_COMMITS, "journal_commits", "group commits (fdatasync of the journal)")
+FG_COUNTER(JOURNAL_SEGMENTS, "journal_segments", "journal segment files started")
+FG_COUNTER(JOURNAL_ERRORS, "journal_errors", "journal write or sync failures (retried; records stay in the rings)")
+FG_COUNTER(SEGMENTS_PRUNED, "journal_segments_pruned", "journal segments deleted because a kept snapshot covers them")
+FG_COUNTER(SNAPSHOTS, "snapshots", "snapshots written")
+FG_COUNTER(SNAPSHOT_FAILURES, "snapshot_failures", "snapshot writes that failed")
+FG_COUNTER(SNAPSHOTS_PRUNED, "snapshots_pruned", "old snapshots deleted (snapshot-keep)")
+FG_COUNTER(EXPIRY_PASSES, "expiry_passes", "completed expiry sweeps of the whole history")
+FG_COUNTER(VLOG_LINES, "verdict_log_lines", "verdict-log lines written to files")
+FG_COUNTER(VLOG_DROPPED, "verdict_log_dropped", "verdict-log lines dropped (ring full, or writer gone first)")
+FG_COUNTER(VLOG_ROTATIONS, "verdict_log_rotations", "verdict-log file rotations")
+FG_COUNTER(WRITERS_REAPED, "writers_reaped", "writer slots freed by floodctld after their writer died or left")
+FG_COUNTER(CTL_REQUESTS, "control_requests", "requests on the control socket")
+FG_COUNTER(CTL_ERRORS, "control_errors", "control requests answered with an error")
+FG_COUNTER(HTTP_REQUESTS, "http_requests", "requests to the stats HTTP endpoint")
+FG_COUNTER(CONFIG_RELOADS, "config_reloads", "configuration reloads applied")
+FG_COUNTER(CONFIG_RELOAD_FAILURES, "config_reload_failures", "configuration reloads refused (the running configuration was kept)")
 
 /* ---- relay and outbound queue ---- */
 
