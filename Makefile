@@ -99,7 +99,7 @@ PCAP_LIBS := -lpcap
 # name:directory of every program; the directory's .c files are its own.
 PROGRAMS := floodgate-host:dataplane/host floodctld:control/floodctld \
 	floodctl:control/floodctl feedgen:tools/feedgen \
-	histwriter:tools/histwriter
+	histwriter:tools/histwriter fg-taphost:tools/taphost
 PROG_DIRS := $(foreach p,$(PROGRAMS),$(word 2,$(subst :, ,$(p)))) dataplane/dpdk \
 	tools/bench
 

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memport.c — fixed pool of reference-counted buffers (see memport.h).
+ *
+ * Layout: one allocation of n_bufs slots, each a struct mbuf header
+ * followed by buf_size data bytes; free slots form a singly linked list.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "floodgate/log.h"
+#include "floodgate/memport.h"
+
+struct mbuf {
+	struct mbuf *next_free;
+	uint32_t refcnt;
+	uint32_t pad;
+	uint8_t data[];
+};
+
+struct fg_memport {
+	uint8_t *slab;
+	size_t slot_size;
+	uint32_t buf_size;
+	unsigned n_bufs;
+	unsigned in_use;
+	uint64_t alloc_fail;
+	struct mbuf *free_list;
+	fg_memport_sink_fn *sink;
+	void *sink_arg;
+};
+
+struct fg_memport *fg_memport_create(unsigned n_bufs, uint32_t buf_size,
+				     fg_memport_sink_fn *sink, void *sink_arg)
+{
+	struct fg_memport *p = calloc(1, sizeof(*p));
+
+	if (!p || n_bufs == 0 || buf_size == 0)
+		goto out_free_port;
+	p->slot_size = (sizeof(struct mbuf) + buf_size + 63) & ~(size_t)63;
+	p->slab = malloc(p->slot_size * n_bufs);
+	if (!p->slab)
+		goto out_free_port;
+	p->buf_size = buf_size;
+	p->n_bufs = n_bufs;
+	p->sink = sink;
+	p->sink_arg = sink_arg;
+	for (unsigned i = n_bufs; i-- > 0;) {
+		struct mbuf *m = (struct mbuf *)(p->slab + i * p->slot_size);
+
+		m->refcnt = 0;
+		m->next_free = p->free_list;
+		p->free_list = m;
+	}
+	return p;
+
+out_free_port:
+	free(p);
+	return NULL;
+}
+
+void fg_memport_destroy(struct fg_memport *p)
+{
+	if (!p)
+		return;
+	if (p->in_use)
+		FG_LOG_WARN("memport", "destroyed with %u buffers still referenced", p->in_use);
+	free(p->slab);
+	free(p);
+}
+
+static struct mbuf *mbuf_get(struct fg_memport *p)
+{
+	struct mbuf *m = p->free_list;
+
+	if (!m) {
+		p->alloc_fail++;
+		return NULL;
+	}
+	p->free_list = m->next_free;
+	m->refcnt = 1;
+	p->in_use++;
+	return m;
+}
+
+static void mp_ref(void *port, void *handle)
+{
+	struct mbuf *m = handle;
+
+	(void)port;
+	FG_ASSERT(m->refcnt > 0);
+	m->refcnt++;
+}
+
+static void mp_unref(void *port, void *handle)
+{
+	struct fg_memport *p = port;
+	struct mbuf *m = handle;
+
+	FG_ASSERT(m->refcnt > 0);
+	if (--m->refcnt)
+		return;
+	m->next_free = p->free_list;
+	p->free_list = m;
+	p->in_use--;
+}
+
+static uint8_t *mp_tx_alloc(void *port, uint32_t size, void **handle)
+{
+	struct fg_memport *p = port;
+	struct mbuf *m;
+
+	if (size > p->buf_size)
+		return NULL;
+	m = mbuf_get(p);
+	if (!m)
+		return NULL;
+	*handle = m;
+	return m->data;
+}
+
+static void mp_tx_free(void *port, void *handle)
+{
+	mp_unref(port, handle);
+}
+
+static unsigned mp_tx_burst(void *port, struct fg_tx_frame *frames, unsigned n)
+{
+	struct fg_memport *p = port;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (p->sink)
+			p->sink(p->sink_arg, frames[i].data, frames[i].len, frames[i].flags);
+		mp_unref(p, frames[i].handle);
+	}
+	return n;
+}
+
+static const struct fg_port_ops memport_ops = {
+	.buf_ref = mp_ref,
+	.buf_unref = mp_unref,
+	.tx_alloc = mp_tx_alloc,
+	.tx_free = mp_tx_free,
+	.tx_burst = mp_tx_burst,
+};
+
+const struct fg_port_ops *fg_memport_ops(void)
+{
+	return &memport_ops;
+}
+
+int fg_memport_rx_frame(struct fg_memport *p, const void *data, uint32_t len,
+			struct fg_rx_frame *out)
+{
+	struct mbuf *m;
+
+	if (len > p->buf_size)
+		return -ENOBUFS;
+	m = mbuf_get(p);
+	if (!m)
+		return -ENOBUFS;
+	if (data)
+		memcpy(m->data, data, len);
+	out->data = m->data;
+	out->len = len;
+	out->flags = 0;
+	out->handle = m;
+	return 0;
+}
+
+unsigned fg_memport_in_use(const struct fg_memport *p)
+{
+	return p->in_use;
+}
+
+unsigned fg_memport_capacity(const struct fg_memport *p)
+{
+	return p->n_bufs;
+}
+
+uint64_t fg_memport_alloc_failures(const struct fg_memport *p)
+{
+	return p->alloc_fail;
+}
+
+uint32_t fg_memport_buf_size(const struct fg_memport *p)
+{
+	return p->buf_size;
+}

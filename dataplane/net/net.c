@@ -1,0 +1,680 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * net.c — L2/L3 of one dataplane instance: Ethernet demux, ARP (answer for
+ * our addresses; a peer MAC cache learned from ARP and resolved on
+ * demand), IPv4 validation (checksum, lengths, options skipped, fragments
+ * dropped), ICMP echo, the TX burst queue and the fault knob.
+ *
+ * Receive path: every frame of a burst is classified and handed on (TCP
+ * segments to fg_tcp_input) with the instance's reference dropped at the
+ * end; TCP takes its own references on payload it keeps. After the burst
+ * TCP runs its end-of-burst pass, then queued TX frames are flushed.
+ *
+ * Faults (tests only): a seeded xorshift PRNG decides per TCP segment.
+ * A received segment may be dropped, processed twice, or held back and
+ * processed after the next one (or at the next poll); a transmitted one
+ * may be dropped, sent twice (a copy), or held behind the next frame.
+ *
+ * The ARP cache is direct-mapped with 4-way linear probing, keyed by a
+ * seeded hash of the address: a full set evicts its oldest entry. Learned
+ * from ARP requests and replies addressed to us (RFC 826's merge step).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "floodgate/log.h"
+#include "floodgate/net.h"
+#include "floodgate/tcp.h"
+#include "net_int.h"
+
+#define ARP_WAYS 4
+#define ARP_REQ_INTERVAL_NS 1000000000ull
+#define ICMP_ECHO_REQUEST 8
+#define ICMP_ECHO_REPLY 0
+
+struct arp_entry {
+	uint32_t ip;		/* 0 = free */
+	uint8_t mac[FG_ETH_ALEN];
+	uint8_t valid;		/* mac is known (not just a pending request) */
+	uint64_t updated_ns;
+	uint64_t requested_ns;
+};
+
+struct fault_dir {
+	uint32_t drop, dup, reorder;	/* ppm */
+};
+
+struct fg_net {
+	struct fg_net_config cfg;
+	const struct fg_port_ops *ops;
+	void *port;
+	struct fg_stats *st;
+	struct fg_tcp *tcp;
+	uint64_t now;
+	uint16_t ip_id;
+
+	struct fg_tx_frame txq[FG_NET_TX_BURST];
+	unsigned n_txq;
+
+	struct arp_entry *arp;
+	unsigned arp_mask;
+
+	bool faults_on;
+	struct fault_dir f_rx, f_tx;
+	uint64_t rng;
+	bool rx_held;			/* a received segment held back (reorder) */
+	struct fg_rx_frame rx_held_frame;
+	bool tx_held;
+	struct fg_tx_frame tx_held_frame;
+};
+
+static void process_frame(struct fg_net *net, struct fg_rx_frame *f, bool faults);
+
+struct fg_net *fg_net_create(const struct fg_net_config *cfg,
+			     const struct fg_port_ops *ops, void *port,
+			     struct fg_stats *stats)
+{
+	struct fg_net *net;
+	unsigned n_arp = cfg->arp_entries ? cfg->arp_entries : 1024;
+
+	if ((n_arp & (n_arp - 1)) || n_arp < ARP_WAYS || cfg->n_ipv4 > FG_NET_MAX_ADDRS ||
+	    (cfg->mtu && (cfg->mtu < 576 || cfg->mtu > 9000))) {
+		FG_LOG_ERR("net", "bad config: arp_entries %u (power of two >= 4), "
+			   "%u addresses (max %d), mtu %u (576..9000)",
+			   n_arp, cfg->n_ipv4, FG_NET_MAX_ADDRS, cfg->mtu);
+		return NULL;
+	}
+	net = calloc(1, sizeof(*net));
+	if (!net)
+		return NULL;
+	net->arp = calloc(n_arp, sizeof(*net->arp));
+	if (!net->arp) {
+		free(net);
+		return NULL;
+	}
+	net->cfg = *cfg;
+	if (!net->cfg.mtu)
+		net->cfg.mtu = 1500;
+	if (!net->cfg.arp_ttl_ns)
+		net->cfg.arp_ttl_ns = 300ull * 1000000000ull;
+	net->arp_mask = n_arp - 1;
+	net->ops = ops;
+	net->port = port;
+	net->st = stats;
+	return net;
+}
+
+void fg_net_destroy(struct fg_net *net)
+{
+	if (!net)
+		return;
+	if (net->rx_held)
+		net->ops->buf_unref(net->port, net->rx_held_frame.handle);
+	if (net->tx_held)
+		net->ops->tx_free(net->port, net->tx_held_frame.handle);
+	for (unsigned i = 0; i < net->n_txq; i++)
+		net->ops->tx_free(net->port, net->txq[i].handle);
+	free(net->arp);
+	free(net);
+}
+
+void fg_net_attach_tcp(struct fg_net *net, struct fg_tcp *tcp)
+{
+	net->tcp = tcp;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+uint32_t fg_csum_add(uint32_t sum, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	uint64_t s = 0;
+	uint32_t w;
+
+	/*
+	 * RFC 1071 2(B): the one's complement sum does not depend on byte
+	 * order, so add native 32-bit words into a 64-bit accumulator and
+	 * swap once at the end (x86 is little-endian: the result is folded
+	 * to 16 bits and byte-swapped into network order).
+	 */
+	while (len >= 16) {
+		uint64_t a, b;
+
+		memcpy(&a, p, 8);
+		memcpy(&b, p + 8, 8);
+		s += (a & 0xffffffffu) + (a >> 32) + (b & 0xffffffffu) + (b >> 32);
+		p += 16;
+		len -= 16;
+	}
+	while (len >= 4) {
+		memcpy(&w, p, 4);
+		s += w;
+		p += 4;
+		len -= 4;
+	}
+	if (len >= 2) {
+		s += (uint32_t)(p[0] | p[1] << 8);
+		p += 2;
+		len -= 2;
+	}
+	if (len)
+		s += p[0];	/* the high byte of a big-endian word, in native order */
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	s = ((s & 0xff) << 8) | (s >> 8);	/* into network order */
+	s += sum;
+	while (s >> 32)
+		s = (s & 0xffffffffu) + (s >> 32);
+	return (uint32_t)s;
+}
+
+uint16_t fg_csum_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
+static uint32_t rng_ppm(struct fg_net *net)
+{
+	/* xorshift64*: the fault knob only needs repeatable choices */
+	net->rng ^= net->rng >> 12;
+	net->rng ^= net->rng << 25;
+	net->rng ^= net->rng >> 27;
+	return (uint32_t)((net->rng * 0x2545f4914f6cdd1dull) >> 32) % 1000000u;
+}
+
+bool fg_net_is_local_ipv4(const struct fg_net *net, uint32_t ip)
+{
+	for (unsigned i = 0; i < net->cfg.n_ipv4; i++)
+		if (net->cfg.ipv4[i] == ip)
+			return true;
+	return false;
+}
+
+const uint8_t *fg_net_mac(const struct fg_net *net)
+{
+	return net->cfg.mac;
+}
+
+unsigned fg_net_mtu(const struct fg_net *net)
+{
+	return net->cfg.mtu;
+}
+
+bool fg_net_tx_offload(const struct fg_net *net)
+{
+	return net->cfg.tx_csum_offload;
+}
+
+struct fg_stats *fg_net_stats(struct fg_net *net)
+{
+	return net->st;
+}
+
+void fg_net_buf_ref(struct fg_net *net, void *handle)
+{
+	net->ops->buf_ref(net->port, handle);
+}
+
+void fg_net_buf_unref(struct fg_net *net, void *handle)
+{
+	net->ops->buf_unref(net->port, handle);
+}
+
+int fg_net_set_faults(struct fg_net *net, const struct fg_net_faults *f)
+{
+	if (f->rx_drop_ppm + f->rx_dup_ppm + f->rx_reorder_ppm > 1000000u ||
+	    f->tx_drop_ppm + f->tx_dup_ppm + f->tx_reorder_ppm > 1000000u)
+		return -EINVAL;
+	net->f_rx = (struct fault_dir){ f->rx_drop_ppm, f->rx_dup_ppm, f->rx_reorder_ppm };
+	net->f_tx = (struct fault_dir){ f->tx_drop_ppm, f->tx_dup_ppm, f->tx_reorder_ppm };
+	net->rng = f->seed ? f->seed : 0x853c49e6748fea9bull;
+	net->faults_on = f->rx_drop_ppm || f->rx_dup_ppm || f->rx_reorder_ppm ||
+			 f->tx_drop_ppm || f->tx_dup_ppm || f->tx_reorder_ppm;
+	return 0;
+}
+
+/* Which fault (0 none, 1 drop, 2 dup, 3 reorder) applies to one segment. */
+static int fault_pick(struct fg_net *net, const struct fault_dir *d)
+{
+	uint32_t r = rng_ppm(net);
+
+	if (r < d->drop)
+		return 1;
+	if (r < d->drop + d->dup)
+		return 2;
+	if (r < d->drop + d->dup + d->reorder)
+		return 3;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- TX */
+
+uint8_t *fg_net_tx_alloc(struct fg_net *net, uint32_t size, void **handle)
+{
+	uint8_t *p = net->ops->tx_alloc(net->port, size, handle);
+
+	if (!p)
+		fg_stats_inc(net->st, FG_CTR_NET_TX_NOBUF);
+	return p;
+}
+
+void fg_net_tx_discard(struct fg_net *net, void *handle)
+{
+	net->ops->tx_free(net->port, handle);
+}
+
+void fg_net_flush(struct fg_net *net)
+{
+	unsigned n = net->n_txq, sent;
+
+	if (!n)
+		return;
+	net->n_txq = 0;
+	sent = net->ops->tx_burst(net->port, net->txq, n);
+	if (sent < n)
+		fg_stats_add(net->st, FG_CTR_NET_TX_PORT_DROP, n - sent);
+}
+
+static void txq_push(struct fg_net *net, const struct fg_tx_frame *f)
+{
+	if (net->n_txq == FG_NET_TX_BURST)
+		fg_net_flush(net);
+	net->txq[net->n_txq++] = *f;
+	fg_stats_inc(net->st, FG_CTR_NET_TX_FRAMES);
+	fg_stats_add(net->st, FG_CTR_NET_TX_BYTES, f->len);
+}
+
+/* A second copy of a TX frame, for the duplicate fault. */
+static void tx_dup(struct fg_net *net, const struct fg_tx_frame *f)
+{
+	struct fg_tx_frame c = *f;
+
+	c.data = net->ops->tx_alloc(net->port, f->len, &c.handle);
+	if (!c.data)
+		return;
+	memcpy(c.data, f->data, f->len);
+	txq_push(net, &c);
+}
+
+void fg_net_tx_queue(struct fg_net *net, uint8_t *data, uint32_t len, void *handle,
+		     uint32_t flags, bool is_tcp)
+{
+	struct fg_tx_frame f = { data, len, flags, handle };
+
+	if (net->faults_on && is_tcp) {
+		switch (fault_pick(net, &net->f_tx)) {
+		case 1:
+			fg_stats_inc(net->st, FG_CTR_NET_FAULT_TX_DROP);
+			net->ops->tx_free(net->port, handle);
+			return;
+		case 2:
+			fg_stats_inc(net->st, FG_CTR_NET_FAULT_TX_DUP);
+			tx_dup(net, &f);
+			break;
+		case 3:
+			if (!net->tx_held) {
+				fg_stats_inc(net->st, FG_CTR_NET_FAULT_TX_REORDER);
+				net->tx_held = true;
+				net->tx_held_frame = f;
+				return;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	txq_push(net, &f);
+	if (net->tx_held) {
+		/* the held frame goes out behind this one */
+		net->tx_held = false;
+		txq_push(net, &net->tx_held_frame);
+	}
+}
+
+void fg_net_build_ipv4(uint8_t *frame, const uint8_t *dst_mac, const uint8_t *src_mac,
+		       uint32_t src, uint32_t dst, uint8_t proto, uint32_t l4_len,
+		       uint16_t ip_id, int offload)
+{
+	uint8_t *ip = frame + FG_ETH_HLEN;
+
+	memcpy(frame, dst_mac, FG_ETH_ALEN);
+	memcpy(frame + 6, src_mac, FG_ETH_ALEN);
+	fg_wr16(frame + 12, FG_ETHERTYPE_IPV4);
+	ip[0] = 0x45;
+	ip[1] = 0;
+	fg_wr16(ip + 2, (uint16_t)(FG_IP_HLEN + l4_len));
+	fg_wr16(ip + 4, ip_id);
+	fg_wr16(ip + 6, 0x4000);	/* DF: we size segments by the MTU */
+	ip[8] = 64;
+	ip[9] = proto;
+	fg_wr16(ip + 10, 0);
+	fg_wraddr(ip + 12, src);
+	fg_wraddr(ip + 16, dst);
+	if (!offload)
+		fg_wr16(ip + 10, fg_csum_fold(fg_csum_add(0, ip, FG_IP_HLEN)));
+}
+
+/* ---------------------------------------------------------------- ARP */
+
+static struct arp_entry *arp_find(struct fg_net *net, uint32_t ip, bool create)
+{
+	unsigned base = (unsigned)mix64(ip ^ net->cfg.hash_seed) & net->arp_mask;
+	struct arp_entry *victim = NULL;
+
+	for (unsigned i = 0; i < ARP_WAYS; i++) {
+		struct arp_entry *e = &net->arp[(base + i) & net->arp_mask];
+
+		if (e->ip == ip)
+			return e;
+		if (!victim || e->ip == 0 ||
+		    (victim->ip != 0 && e->updated_ns < victim->updated_ns))
+			victim = e;
+	}
+	if (!create)
+		return NULL;
+	memset(victim, 0, sizeof(*victim));
+	victim->ip = ip;
+	return victim;
+}
+
+static void arp_learn(struct fg_net *net, uint32_t ip, const uint8_t *mac)
+{
+	struct arp_entry *e = arp_find(net, ip, true);
+
+	memcpy(e->mac, mac, FG_ETH_ALEN);
+	e->valid = 1;
+	e->updated_ns = net->now;
+	fg_stats_inc(net->st, FG_CTR_NET_ARP_LEARNED);
+}
+
+/* An ARP packet (RFC 826) for Ethernet/IPv4: op, sender and target. */
+static void arp_send(struct fg_net *net, uint16_t op, const uint8_t *tha,
+		     uint32_t tpa, uint32_t spa, const uint8_t *eth_dst)
+{
+	void *h;
+	uint8_t *f = fg_net_tx_alloc(net, 60, &h);
+	uint8_t *a;
+
+	if (!f)
+		return;
+	memset(f, 0, 60);
+	memcpy(f, eth_dst, FG_ETH_ALEN);
+	memcpy(f + 6, net->cfg.mac, FG_ETH_ALEN);
+	fg_wr16(f + 12, FG_ETHERTYPE_ARP);
+	a = f + FG_ETH_HLEN;
+	fg_wr16(a, 1);			/* htype Ethernet */
+	fg_wr16(a + 2, FG_ETHERTYPE_IPV4);
+	a[4] = 6;
+	a[5] = 4;
+	fg_wr16(a + 6, op);
+	memcpy(a + 8, net->cfg.mac, FG_ETH_ALEN);
+	fg_wraddr(a + 14, spa);
+	memcpy(a + 18, tha, FG_ETH_ALEN);
+	fg_wraddr(a + 24, tpa);
+	fg_net_tx_queue(net, f, 60, h, 0, false);
+}
+
+static void arp_input(struct fg_net *net, const uint8_t *a, uint32_t len)
+{
+	uint16_t op;
+	uint32_t spa, tpa;
+
+	fg_stats_inc(net->st, FG_CTR_NET_ARP_RX);
+	if (len < 28 || fg_rd16(a) != 1 || fg_rd16(a + 2) != FG_ETHERTYPE_IPV4 ||
+	    a[4] != 6 || a[5] != 4) {
+		fg_stats_inc(net->st, FG_CTR_NET_ARP_BAD);
+		return;
+	}
+	op = fg_rd16(a + 6);
+	spa = fg_rdaddr(a + 14);
+	tpa = fg_rdaddr(a + 24);
+	if ((op != 1 && op != 2) || (a[8] & 1)) {
+		fg_stats_inc(net->st, FG_CTR_NET_ARP_BAD);
+		return;
+	}
+	if (!fg_net_is_local_ipv4(net, tpa))
+		return;
+	/* RFC 826: merge the sender into the cache when we are the target */
+	if (spa)
+		arp_learn(net, spa, a + 8);
+	if (op == 1) {
+		arp_send(net, 2, a + 8, spa, tpa, a + 8);
+		fg_stats_inc(net->st, FG_CTR_NET_ARP_REPLIES);
+	}
+}
+
+int fg_net_arp_resolve(struct fg_net *net, uint32_t ip, uint8_t mac[FG_ETH_ALEN],
+		       uint64_t now_ns)
+{
+	static const uint8_t bcast[FG_ETH_ALEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t zero[FG_ETH_ALEN];
+	struct arp_entry *e = arp_find(net, ip, false);
+
+	if (e && e->valid && now_ns - e->updated_ns < net->cfg.arp_ttl_ns) {
+		memcpy(mac, e->mac, FG_ETH_ALEN);
+		return 0;
+	}
+	if (!net->cfg.n_ipv4)
+		return -EHOSTUNREACH;
+	if (!e)
+		e = arp_find(net, ip, true);
+	if (e->requested_ns == 0 || now_ns - e->requested_ns >= ARP_REQ_INTERVAL_NS) {
+		e->requested_ns = now_ns ? now_ns : 1;
+		arp_send(net, 1, zero, ip, net->cfg.ipv4[0], bcast);
+		fg_stats_inc(net->st, FG_CTR_NET_ARP_REQUESTS);
+	}
+	return -EAGAIN;
+}
+
+/* ---------------------------------------------------------------- IPv4 */
+
+static void icmp_input(struct fg_net *net, const struct fg_rx_frame *f,
+		       const uint8_t *ip, const uint8_t *l4, uint32_t l4_len)
+{
+	uint32_t src = fg_rdaddr(ip + 12), dst = fg_rdaddr(ip + 16);
+	uint32_t flen = FG_ETH_HLEN + FG_IP_HLEN + l4_len;
+	uint8_t *o;
+	void *h;
+
+	if (l4_len < 8 || l4[0] != ICMP_ECHO_REQUEST ||
+	    (!(f->flags & FG_RX_L4_CSUM_OK) && fg_csum_fold(fg_csum_add(0, l4, l4_len)) != 0)) {
+		fg_stats_inc(net->st, FG_CTR_NET_ICMP_DROP);
+		return;
+	}
+	if (flen > FG_ETH_HLEN + net->cfg.mtu) {
+		fg_stats_inc(net->st, FG_CTR_NET_ICMP_DROP);
+		return;
+	}
+	o = fg_net_tx_alloc(net, flen, &h);
+	if (!o)
+		return;
+	/* RFC 792: echo reply = the request with type 0, checksum redone */
+	fg_net_build_ipv4(o, f->data + 6, net->cfg.mac, dst, src, FG_IP_PROTO_ICMP,
+			  l4_len, net->ip_id++, 0);
+	memcpy(o + FG_ETH_HLEN + FG_IP_HLEN, l4, l4_len);
+	o[FG_ETH_HLEN + FG_IP_HLEN] = ICMP_ECHO_REPLY;
+	fg_wr16(o + FG_ETH_HLEN + FG_IP_HLEN + 2, 0);
+	fg_wr16(o + FG_ETH_HLEN + FG_IP_HLEN + 2,
+		fg_csum_fold(fg_csum_add(0, o + FG_ETH_HLEN + FG_IP_HLEN, l4_len)));
+	fg_net_tx_queue(net, o, flen, h, 0, false);
+	fg_stats_inc(net->st, FG_CTR_NET_ICMP_ECHO);
+}
+
+/* Validates an IPv4 header (RFC 791); returns the header length, or 0. */
+static uint32_t ipv4_check(struct fg_net *net, const struct fg_rx_frame *f,
+			   const uint8_t *ip, uint32_t avail, uint32_t *tot)
+{
+	uint32_t hl;
+
+	if (avail < FG_IP_HLEN || (ip[0] >> 4) != 4 || (hl = (ip[0] & 15u) * 4) < FG_IP_HLEN ||
+	    avail < hl || (*tot = fg_rd16(ip + 2)) < hl || *tot > avail) {
+		fg_stats_inc(net->st, FG_CTR_NET_IP_BAD);
+		return 0;
+	}
+	if (!(f->flags & FG_RX_IP_CSUM_OK) && fg_csum_fold(fg_csum_add(0, ip, hl)) != 0) {
+		fg_stats_inc(net->st, FG_CTR_NET_IP_BAD_CSUM);
+		return 0;
+	}
+	if (!fg_net_is_local_ipv4(net, fg_rdaddr(ip + 16))) {
+		fg_stats_inc(net->st, FG_CTR_NET_IP_NOT_OURS);
+		return 0;
+	}
+	/* MF set or a non-zero offset: a fragment */
+	if (fg_rd16(ip + 6) & 0x3fff) {
+		fg_stats_inc(net->st, FG_CTR_NET_IP_FRAGMENT);
+		return 0;
+	}
+	if (hl > FG_IP_HLEN)
+		fg_stats_inc(net->st, FG_CTR_NET_IP_OPTIONS);
+	return hl;
+}
+
+/* Returns true when the segment was consumed by a fault (dropped/held). */
+static bool rx_fault(struct fg_net *net, struct fg_rx_frame *f)
+{
+	switch (fault_pick(net, &net->f_rx)) {
+	case 1:
+		fg_stats_inc(net->st, FG_CTR_NET_FAULT_RX_DROP);
+		net->ops->buf_unref(net->port, f->handle);
+		return true;
+	case 2:
+		/* processed twice: the second pass needs its own reference */
+		fg_stats_inc(net->st, FG_CTR_NET_FAULT_RX_DUP);
+		net->ops->buf_ref(net->port, f->handle);
+		process_frame(net, f, false);
+		return false;
+	case 3:
+		if (net->rx_held)
+			return false;
+		fg_stats_inc(net->st, FG_CTR_NET_FAULT_RX_REORDER);
+		net->rx_held = true;
+		net->rx_held_frame = *f;
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void rx_release_held(struct fg_net *net)
+{
+	if (net->rx_held) {
+		struct fg_rx_frame h = net->rx_held_frame;
+
+		net->rx_held = false;
+		process_frame(net, &h, false);
+	}
+}
+
+static void ipv4_input(struct fg_net *net, struct fg_rx_frame *f, bool faults)
+{
+	uint8_t *ip = f->data + FG_ETH_HLEN;
+	uint32_t tot = 0, hl;
+
+	fg_stats_inc(net->st, FG_CTR_NET_IP_RX);
+	hl = ipv4_check(net, f, ip, f->len - FG_ETH_HLEN, &tot);
+	if (!hl)
+		goto out_unref;
+	switch (ip[9]) {
+	case FG_IP_PROTO_TCP:
+		if (!net->tcp) {
+			fg_stats_inc(net->st, FG_CTR_NET_IP_PROTO);
+			break;
+		}
+		if (faults && net->faults_on && rx_fault(net, f)) {
+			/* consumed by the fault; a held frame keeps its reference */
+			return;
+		}
+		fg_tcp_input(net->tcp, f, ip, ip + hl, tot - hl, net->now);
+		if (faults)
+			rx_release_held(net);
+		break;
+	case FG_IP_PROTO_ICMP:
+		icmp_input(net, f, ip, ip + hl, tot - hl);
+		break;
+	default:
+		fg_stats_inc(net->st, FG_CTR_NET_IP_PROTO);
+		break;
+	}
+out_unref:
+	net->ops->buf_unref(net->port, f->handle);
+}
+
+/* One frame; drops the reference it was given. */
+static void process_frame(struct fg_net *net, struct fg_rx_frame *f, bool faults)
+{
+	const uint8_t *d = f->data;
+	uint16_t type;
+
+	if (f->len < FG_ETH_HLEN) {
+		fg_stats_inc(net->st, FG_CTR_NET_RX_RUNT);
+		goto out_unref;
+	}
+	/* ours, broadcast or multicast (group bit) */
+	if (!(d[0] & 1) && memcmp(d, net->cfg.mac, FG_ETH_ALEN) != 0) {
+		fg_stats_inc(net->st, FG_CTR_NET_RX_NOT_OURS);
+		goto out_unref;
+	}
+	type = fg_rd16(d + 12);
+	if (type == FG_ETHERTYPE_IPV4) {
+		ipv4_input(net, f, faults);
+		return;
+	}
+	if (type == FG_ETHERTYPE_ARP)
+		arp_input(net, d + FG_ETH_HLEN, f->len - FG_ETH_HLEN);
+	else if (type == FG_ETHERTYPE_IPV6)
+		fg_stats_inc(net->st, FG_CTR_NET_RX_IPV6);
+	else
+		fg_stats_inc(net->st, FG_CTR_NET_RX_ETHERTYPE);
+out_unref:
+	net->ops->buf_unref(net->port, f->handle);
+}
+
+unsigned fg_net_rx(struct fg_net *net, struct fg_rx_frame *frames, unsigned n,
+		   uint64_t now_ns)
+{
+	net->now = now_ns;
+	for (unsigned i = 0; i < n; i++) {
+		fg_stats_inc(net->st, FG_CTR_NET_RX_FRAMES);
+		fg_stats_add(net->st, FG_CTR_NET_RX_BYTES, frames[i].len);
+		process_frame(net, &frames[i], true);
+	}
+	if (net->tcp)
+		fg_tcp_end_burst(net->tcp, now_ns);
+	fg_net_flush(net);
+	return n;
+}
+
+void fg_net_poll(struct fg_net *net, uint64_t now_ns)
+{
+	net->now = now_ns;
+	/* a segment held back by the reorder fault goes in now */
+	rx_release_held(net);
+	if (net->tcp) {
+		fg_tcp_timers(net->tcp, now_ns);
+		fg_tcp_end_burst(net->tcp, now_ns);
+	}
+	if (net->tx_held) {
+		net->tx_held = false;
+		txq_push(net, &net->tx_held_frame);
+	}
+	fg_net_flush(net);
+}
+
+uint64_t fg_net_next_deadline(const struct fg_net *net)
+{
+	if (net->rx_held || net->tx_held || net->n_txq)
+		return net->now;
+	return net->tcp ? fg_tcp_next_deadline(net->tcp) : UINT64_MAX;
+}

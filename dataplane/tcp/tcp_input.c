@@ -1,0 +1,878 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcp_input.c — SEGMENT ARRIVES (RFC 9293 3.10.7) for a passive-open
+ * endpoint, in the RFC's order of checks:
+ *
+ *   no connection, no listener  -> CLOSED rules: RST unless RST (3.10.7.1)
+ *   no connection, a listener   -> LISTEN rules (3.10.7.2): RST ignored,
+ *                                  ACK -> SYN cookie or RST, SYN -> SYN-RCVD
+ *                                  (or a cookie when the backlog is full)
+ *   a connection                -> 1 sequence acceptability, 2 RST,
+ *                                  4 SYN, 5 ACK, 7 text, 8 FIN (3.10.7.4)
+ *
+ * RFC 5961 hardening: a RST whose sequence number is in the window but
+ * not exactly RCV.NXT, and any SYN on a synchronized connection, draw a
+ * challenge ACK instead of tearing the connection down; an ACK of data
+ * never sent is dropped with an ACK.
+ *
+ * Received payload is never copied: an in-order segment is linked into the
+ * connection's receive queue with a reference on its buffer; one beyond
+ * RCV.NXT goes into the out-of-order list (sorted, overlaps trimmed,
+ * bounded per connection). The app sees the queue as an iovec at the end
+ * of the burst (tcp_deliver). ACKs: every second in-order data segment,
+ * at once for out-of-order data, a filled hole or a FIN (RFC 5681 4.2),
+ * otherwise after delack_ns (RFC 9293 3.8.6.3).
+ */
+#include <string.h>
+
+#include "floodgate/log.h"
+#include "../net/net_int.h"
+#include "tcp_int.h"
+
+struct seg_in {
+	struct fg_rx_frame *f;
+	uint32_t laddr, raddr;
+	uint16_t lport, rport;
+	uint32_t seq, ack;
+	uint16_t wnd;
+	uint8_t flags;
+	const uint8_t *data;
+	uint32_t len;
+	uint32_t mss;		/* SYN option, 0 = none */
+	int ws;			/* SYN option, -1 = none */
+	bool sack;		/* SYN option SACK-permitted */
+};
+
+/* ---------------------------------------------------------------- parsing */
+
+static void parse_options(struct seg_in *s, const uint8_t *o, uint32_t len)
+{
+	uint32_t i = 0;
+
+	while (i < len) {
+		uint8_t kind = o[i], olen;
+
+		if (kind == 0)
+			break;
+		if (kind == 1) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= len || (olen = o[i + 1]) < 2 || i + olen > len)
+			break;	/* malformed: ignore the rest */
+		if (kind == 2 && olen == 4)
+			s->mss = fg_rd16(o + i + 2);
+		else if (kind == 3 && olen == 3)
+			s->ws = FG_MIN(o[i + 2], TCP_MAX_WSCALE);	/* RFC 7323 2.3 */
+		else if (kind == 4 && olen == 2)
+			s->sack = true;					/* RFC 2018 2 */
+		i += olen;
+	}
+}
+
+static bool listening(const struct fg_tcp *t, uint32_t laddr, uint16_t lport)
+{
+	for (unsigned i = 0; i < t->cfg.n_listen; i++)
+		if (t->cfg.listen[i].port == lport &&
+		    (t->cfg.listen[i].addr == 0 || t->cfg.listen[i].addr == laddr))
+			return true;
+	return false;
+}
+
+static uint32_t seg_len(const struct seg_in *s)
+{
+	return s->len + ((s->flags & TH_SYN) ? 1 : 0) + ((s->flags & TH_FIN) ? 1 : 0);
+}
+
+/* ---------------------------------------------------------------- CLOSED/LISTEN */
+
+static void closed_reply(struct fg_tcp *t, const struct seg_in *s)
+{
+	/* RFC 9293 3.10.7.1: never answer a RST; an ACK is answered with
+	 * <SEQ=SEG.ACK><CTL=RST>, else <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK> */
+	if (s->flags & TH_RST)
+		return;
+	if (s->flags & TH_ACK)
+		tcp_reply_rst(t, s->f, s->laddr, s->raddr, s->lport, s->rport, s->ack, 0, TH_RST);
+	else
+		tcp_reply_rst(t, s->f, s->laddr, s->raddr, s->lport, s->rport, 0,
+			      s->seq + seg_len(s), TH_RST | TH_ACK);
+}
+
+static void conn_init(struct fg_tcp_conn *c, const struct seg_in *s, uint32_t peer_mss,
+		      int peer_ws, bool sack)
+{
+	struct fg_tcp *t = c->tcp;
+
+	c->laddr = s->laddr;
+	c->raddr = s->raddr;
+	c->lport = s->lport;
+	c->rport = s->rport;
+	memcpy(c->rmac, s->f->data + 6, FG_ETH_ALEN);
+	c->mss = FG_MIN(peer_mss ? peer_mss : TCP_DEFAULT_MSS, t->mss_local);
+	if (c->mss < 64)
+		c->mss = 64;
+	if (sack)
+		c->flags |= CF_SACK_OK;
+	if (peer_ws >= 0) {
+		c->flags |= CF_WS_OK;
+		c->snd_wscale = (uint8_t)peer_ws;
+		c->rcv_wscale = t->rcv_wscale;
+	}
+	/* RFC 5681 3.1 (RFC 3390): IW = min(4*SMSS, max(2*SMSS, 4380)) */
+	c->cwnd = FG_MIN(4 * c->mss, FG_MAX(2 * c->mss, 4380u));
+	c->ssthresh = UINT32_MAX / 2;
+	c->rto = t->cfg.rto_init_ns;
+	c->last_rx = t->now;
+}
+
+static int establish(struct fg_tcp_conn *c)
+{
+	struct fg_tcp *t = c->tcp;
+	struct fg_tcp_endpoint peer = { c->raddr, c->rport }, local = { c->laddr, c->lport };
+	void *ctx;
+
+	tcp_set_state(c, FG_TCP_ESTABLISHED);
+	c->retries = 0;
+	c->backoff = 0;
+	c->t_rexmt = 0;
+	ctx = t->ops->on_accept(t->app, c, &peer, &local);
+	if (c->flags & CF_FREEING)
+		return -1;	/* aborted from inside on_accept */
+	if (!ctx) {
+		fg_stats_inc(t->st, FG_CTR_TCP_APP_REFUSED);
+		tcp_send_ctl(c, TH_RST | TH_ACK, c->snd_nxt);
+		tcp_conn_drop(c, FG_TCP_CLOSE_ERROR, false);
+		return -1;
+	}
+	c->ctx = ctx;
+	c->flags |= CF_APP;
+	fg_stats_inc(t->st, FG_CTR_TCP_ACCEPTED);
+	tcp_mark_pending(c);
+	return 0;
+}
+
+static void syn_input(struct fg_tcp *t, const struct seg_in *s)
+{
+	uint8_t peer_n = t->syn_peer[tcp_conn_hash(t, 0, 0, s->raddr, 0) & t->syn_peer_mask];
+	struct fg_tcp_conn *c;
+	bool full = false;
+
+	fg_stats_inc(t->st, FG_CTR_TCP_SYN_RX);
+	if (t->n_syn_rcvd >= t->cfg.syn_backlog) {
+		fg_stats_inc(t->st, FG_CTR_TCP_SYN_BACKLOG_FULL);
+		full = true;
+	} else if (peer_n >= t->cfg.syn_backlog_per_peer) {
+		fg_stats_inc(t->st, FG_CTR_TCP_SYN_PEER_FULL);
+		full = true;
+	}
+	if (full) {
+		uint32_t mss = FG_MIN(s->mss ? s->mss : TCP_DEFAULT_MSS, t->mss_local);
+		uint32_t cookie;
+
+		if (t->cfg.no_syncookies) {
+			fg_stats_inc(t->st, FG_CTR_TCP_SYN_DROPPED);
+			return;
+		}
+		/* RFC 4987 3.6: answer statelessly */
+		cookie = tcp_cookie_make(t, s->laddr, s->lport, s->raddr, s->rport, s->seq,
+					 mss, s->ws, s->sack, t->now);
+		tcp_send_cookie_synack(t, s->f, s->laddr, s->raddr, s->lport, s->rport,
+				       cookie, s->seq + 1, mss, s->ws, s->sack);
+		fg_stats_inc(t->st, FG_CTR_TCP_SYNCOOKIES_SENT);
+		return;
+	}
+	c = tcp_conn_alloc(t);
+	if (!c) {
+		fg_stats_inc(t->st, FG_CTR_TCP_POOL_EMPTY);
+		tcp_reply_rst(t, s->f, s->laddr, s->raddr, s->lport, s->rport, 0, s->seq + 1,
+			      TH_RST | TH_ACK);
+		return;
+	}
+	conn_init(c, s, s->mss, s->ws, s->sack);
+	c->irs = s->seq;
+	c->rcv_nxt = c->rcv_adv = c->last_ack_sent = s->seq + 1;
+	c->iss = tcp_iss(t, s->laddr, s->lport, s->raddr, s->rport, t->now);
+	c->snd_una = c->iss;
+	c->snd_nxt = c->snd_max = c->iss + 1;
+	/* RFC 7323 2.2: the window in a SYN is not scaled */
+	c->snd_wnd = c->max_snd_wnd = s->wnd;
+	c->snd_wl1 = s->seq;
+	c->snd_wl2 = c->iss;
+	tcp_set_state(c, FG_TCP_SYN_RCVD);
+	tcp_conn_insert(c);
+	tcp_send_synack(c);
+	c->t_rexmt = t->now + c->rto;
+	tcp_timer_update(c);
+}
+
+static void conn_input(struct fg_tcp_conn *c, struct seg_in *s);
+
+/* An ACK to a listener with no connection: a SYN cookie coming back? */
+static bool cookie_ack(struct fg_tcp *t, struct seg_in *s)
+{
+	uint32_t mss;
+	int ws;
+	bool sack;
+	struct fg_tcp_conn *c;
+
+	if (t->cfg.no_syncookies || (s->flags & (TH_SYN | TH_FIN)))
+		return false;
+	if (tcp_cookie_check(t, s->laddr, s->lport, s->raddr, s->rport, s->seq - 1, s->ack - 1,
+			     t->now, &mss, &ws, &sack) < 0) {
+		fg_stats_inc(t->st, FG_CTR_TCP_SYNCOOKIES_BAD);
+		return false;
+	}
+	c = tcp_conn_alloc(t);
+	if (!c) {
+		fg_stats_inc(t->st, FG_CTR_TCP_POOL_EMPTY);
+		return false;
+	}
+	fg_stats_inc(t->st, FG_CTR_TCP_SYNCOOKIES_OK);
+	conn_init(c, s, mss, ws, sack);
+	c->irs = s->seq - 1;
+	c->rcv_nxt = c->last_ack_sent = s->seq;
+	c->rcv_adv = s->seq + FG_MIN(t->cfg.rcvbuf, 65535u);	/* what the SYN-ACK said */
+	c->iss = s->ack - 1;
+	c->snd_una = c->snd_nxt = c->snd_max = s->ack;
+	c->snd_wnd = c->max_snd_wnd = (uint32_t)s->wnd << c->snd_wscale;
+	c->snd_wl1 = s->seq;
+	c->snd_wl2 = s->ack;
+	tcp_conn_insert(c);
+	if (establish(c) == 0)
+		conn_input(c, s);	/* the ACK may carry data already */
+	return true;
+}
+
+static void listen_input(struct fg_tcp *t, struct seg_in *s)
+{
+	/* RFC 9293 3.10.7.2 */
+	if (s->flags & TH_RST)
+		return;
+	if (s->flags & TH_ACK) {
+		if (!cookie_ack(t, s))
+			tcp_reply_rst(t, s->f, s->laddr, s->raddr, s->lport, s->rport, s->ack, 0,
+				      TH_RST);
+		return;
+	}
+	if (s->flags & TH_SYN)
+		syn_input(t, s);
+}
+
+/* ---------------------------------------------------------------- receive queues */
+
+static struct tcp_seg *seg_get(struct fg_tcp_conn *c)
+{
+	struct fg_tcp *t = c->tcp;
+	struct tcp_seg *g = t->free_segs;
+
+	if (!g || c->n_segs >= t->cfg.rx_segs_per_conn) {
+		fg_stats_inc(t->st, FG_CTR_TCP_RX_SEGS_FULL);
+		return NULL;
+	}
+	t->free_segs = g->next;
+	t->n_segs_used++;
+	c->n_segs++;
+	g->next = NULL;
+	return g;
+}
+
+static void seg_put(struct fg_tcp_conn *c, struct tcp_seg *g)
+{
+	struct fg_tcp *t = c->tcp;
+
+	fg_net_buf_unref(t->net, g->handle);
+	g->next = t->free_segs;
+	t->free_segs = g;
+	t->n_segs_used--;
+	c->n_segs--;
+}
+
+static void rxq_append(struct fg_tcp_conn *c, struct tcp_seg *g)
+{
+	g->next = NULL;
+	if (c->rxq_tail)
+		c->rxq_tail->next = g;
+	else
+		c->rxq = g;
+	c->rxq_tail = g;
+	c->rxq_bytes += g->len;
+	c->rcv_nxt += g->len;
+	fg_stats_add(c->tcp->st, FG_CTR_TCP_RX_BYTES, g->len);
+}
+
+/* Move what the out-of-order list now continues onto the receive queue. */
+static bool ooo_pull(struct fg_tcp_conn *c)
+{
+	bool moved = false;
+
+	while (c->ooo && SEQ_LEQ(c->ooo->seq, c->rcv_nxt)) {
+		struct tcp_seg *g = c->ooo;
+		uint32_t skip = c->rcv_nxt - g->seq;
+
+		c->ooo = g->next;
+		c->n_ooo--;
+		c->ooo_bytes -= g->len;
+		if (skip >= g->len) {
+			seg_put(c, g);
+			continue;
+		}
+		g->data += skip;
+		g->seq += skip;
+		g->len -= skip;
+		rxq_append(c, g);
+		moved = true;
+	}
+	return moved;
+}
+
+/* Insert [seq, seq+len) into the sorted out-of-order list, trimmed so no
+ * two entries overlap; entries it covers entirely are dropped. */
+static void ooo_insert(struct fg_tcp_conn *c, const struct seg_in *s, uint32_t seq,
+		       const uint8_t *data, uint32_t len)
+{
+	struct fg_tcp *t = c->tcp;
+	struct tcp_seg **pp = &c->ooo, *prev = NULL, *g;
+
+	while (*pp && SEQ_LT((*pp)->seq, seq)) {
+		prev = *pp;
+		pp = &(*pp)->next;
+	}
+	if (prev && SEQ_GT(prev->seq + prev->len, seq)) {
+		uint32_t over = prev->seq + prev->len - seq;
+
+		if (over >= len)
+			return;	/* all seen already */
+		seq += over;
+		data += over;
+		len -= over;
+	}
+	while (*pp && SEQ_GEQ(seq + len, (*pp)->seq + (*pp)->len)) {
+		g = *pp;
+		*pp = g->next;
+		c->n_ooo--;
+		c->ooo_bytes -= g->len;
+		seg_put(c, g);
+	}
+	if (*pp && SEQ_GT(seq + len, (*pp)->seq))
+		len = (*pp)->seq - seq;
+	if (!len)
+		return;
+	if (c->n_ooo >= t->cfg.ooo_segs_per_conn) {
+		fg_stats_inc(t->st, FG_CTR_TCP_RX_OOO_FULL);
+		return;
+	}
+	g = seg_get(c);
+	if (!g)
+		return;
+	g->seq = seq;
+	g->data = data;
+	g->len = len;
+	g->handle = s->f->handle;
+	fg_net_buf_ref(t->net, g->handle);
+	g->next = *pp;
+	*pp = g;
+	c->last_ooo_seq = seq;
+	c->n_ooo++;
+	c->ooo_bytes += len;
+	fg_stats_inc(t->st, FG_CTR_TCP_RX_OOO);
+}
+
+/* ---------------------------------------------------------------- FIN */
+
+static void fin_input(struct fg_tcp_conn *c)
+{
+	/* RFC 9293 3.10.7.4, eighth check */
+	c->rcv_nxt++;
+	c->flags |= CF_FIN_RCVD | CF_ACK_NOW;
+	c->flags &= ~CF_OOO_FIN;
+	switch (c->state) {
+	case FG_TCP_ESTABLISHED:
+		tcp_set_state(c, FG_TCP_CLOSE_WAIT);
+		c->flags |= CF_DATA_NEW;	/* on_eof once the queue drains */
+		break;
+	case FG_TCP_FIN_WAIT_1:
+		tcp_set_state(c, FG_TCP_CLOSING);
+		break;
+	case FG_TCP_FIN_WAIT_2:
+		tcp_enter_time_wait(c);
+		break;
+	default:
+		break;
+	}
+	tcp_mark_pending(c);
+}
+
+/* ---------------------------------------------------------------- text */
+
+static void data_input(struct fg_tcp_conn *c, const struct seg_in *s)
+{
+	struct fg_tcp *t = c->tcp;
+	uint32_t seq = s->seq, len = s->len, edge;
+	const uint8_t *data = s->data;
+	struct tcp_seg *g;
+
+	if (SEQ_LT(seq, c->rcv_nxt)) {
+		uint32_t d = c->rcv_nxt - seq;
+
+		if (d >= len) {
+			fg_stats_inc(t->st, FG_CTR_TCP_RX_DUP_DATA);
+			c->flags |= CF_ACK_NOW;
+			tcp_mark_pending(c);
+			return;
+		}
+		seq += d;
+		data += d;
+		len -= d;
+	}
+	/* RFC 9293 3.10.7.4: trim to the window we advertised */
+	edge = SEQ_GT(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv : c->rcv_nxt;
+	if (SEQ_GEQ(seq, edge))
+		return;
+	if (SEQ_GT(seq + len, edge))
+		len = edge - seq;
+	if (c->flags & CF_APP_CLOSED) {
+		/* the app is gone: keep the sequence space moving, drop the bytes */
+		if (seq == c->rcv_nxt) {
+			c->rcv_nxt += len;
+			fg_stats_add(t->st, FG_CTR_TCP_RX_AFTER_CLOSE, len);
+		}
+		c->flags |= CF_ACK_NOW;
+		tcp_mark_pending(c);
+		return;
+	}
+	if (seq != c->rcv_nxt) {
+		/* RFC 5681 4.2: out-of-order data gets an immediate ACK */
+		ooo_insert(c, s, seq, data, len);
+		c->flags |= CF_ACK_NOW;
+		tcp_mark_pending(c);
+		return;
+	}
+	g = seg_get(c);
+	if (!g)
+		return;
+	g->seq = seq;
+	g->data = data;
+	g->len = len;
+	g->handle = s->f->handle;
+	fg_net_buf_ref(t->net, g->handle);
+	rxq_append(c, g);
+	if (c->ooo && ooo_pull(c))
+		c->flags |= CF_ACK_NOW;	/* a hole was filled */
+	c->flags |= CF_DATA_NEW;
+	/* RFC 9293 3.8.6.3: ACK at least every second full-sized segment */
+	if (++c->rx_unacked >= 2)
+		c->flags |= CF_ACK_NOW;
+	else
+		c->flags |= CF_DACK;
+	tcp_mark_pending(c);
+}
+
+/* ---------------------------------------------------------------- ACK */
+
+static void retransmit_first(struct fg_tcp_conn *c)
+{
+	uint32_t len = FG_MIN(c->mss, c->sb_len);
+	uint8_t flags = TH_ACK;
+
+	if (len == c->sb_len && (c->flags & CF_FIN_SENT))
+		flags |= TH_FIN;
+	fg_stats_inc(c->tcp->st, FG_CTR_TCP_RETRANS_SEGS);
+	tcp_xmit(c, flags, c->snd_una, len);
+}
+
+static void new_ack(struct fg_tcp_conn *c, const struct seg_in *s)
+{
+	struct fg_tcp *t = c->tcp;
+	uint32_t acked = s->ack - c->snd_una, data_acked = FG_MIN(acked, c->sb_len);
+	bool fin_acked = (c->flags & CF_FIN_SENT) && s->ack == c->snd_una + c->sb_len + 1;
+
+	c->sb_head = (c->sb_head + data_acked) % t->cfg.sndbuf;
+	c->sb_len -= data_acked;
+	c->snd_una = s->ack;
+	if (SEQ_LT(c->snd_nxt, c->snd_una))
+		c->snd_nxt = c->snd_una;
+	if ((c->flags & CF_RTT_TIMING) && SEQ_GT(s->ack, c->rtt_seq)) {
+		c->flags &= ~CF_RTT_TIMING;
+		tcp_rtt_sample(c, t->now - c->rtt_start);
+	}
+	c->retries = 0;
+	c->backoff = 0;
+	if (c->flags & CF_RECOVERY) {
+		if (SEQ_GEQ(s->ack, c->recover)) {
+			/* RFC 6582 3.2 step 3: full acknowledgment */
+			c->flags &= ~CF_RECOVERY;
+			c->cwnd = FG_MIN(c->ssthresh, (c->snd_max - c->snd_una) + c->mss);
+		} else {
+			/* partial ACK: retransmit the next hole, deflate */
+			retransmit_first(c);
+			c->cwnd = c->cwnd > acked ? c->cwnd - acked : 0;
+			c->cwnd += c->mss;
+		}
+	} else if (c->cwnd < c->ssthresh) {
+		c->cwnd += FG_MIN(acked, c->mss);	/* RFC 5681 3.1 slow start */
+	} else {
+		c->cwnd += FG_MAX(1u, c->mss * c->mss / c->cwnd);	/* eq. 3 */
+	}
+	if (c->cwnd > (1u << 30))
+		c->cwnd = 1u << 30;
+	c->dupacks = 0;
+	/* RFC 6298 5.2/5.3: stop when all is acked, else restart */
+	if (!(c->flags & CF_PERSIST))
+		c->t_rexmt = c->snd_una == c->snd_max ? 0 : t->now + c->rto;
+	tcp_mark_pending(c);
+	if (!fin_acked)
+		return;
+	switch (c->state) {
+	case FG_TCP_FIN_WAIT_1:
+		tcp_set_state(c, FG_TCP_FIN_WAIT_2);
+		break;
+	case FG_TCP_CLOSING:
+		tcp_enter_time_wait(c);
+		break;
+	case FG_TCP_LAST_ACK:
+		tcp_conn_drop(c, FG_TCP_CLOSE_FIN, true);
+		break;
+	default:
+		break;
+	}
+}
+
+static void dup_ack(struct fg_tcp_conn *c)
+{
+	struct fg_tcp *t = c->tcp;
+
+	fg_stats_inc(t->st, FG_CTR_TCP_DUP_ACKS);
+	if (++c->dupacks == 3 && !(c->flags & CF_RECOVERY)) {
+		/* RFC 5681 3.2 / RFC 6582: fast retransmit, fast recovery */
+		uint32_t flight = c->snd_max - c->snd_una;
+
+		fg_stats_inc(t->st, FG_CTR_TCP_FAST_RETRANS);
+		c->ssthresh = FG_MAX(flight / 2, 2 * c->mss);
+		c->recover = c->snd_max;
+		c->flags |= CF_RECOVERY;
+		c->flags &= ~CF_RTT_TIMING;
+		retransmit_first(c);
+		c->cwnd = c->ssthresh + 3 * c->mss;
+		c->t_rexmt = t->now + c->rto;
+	} else if (c->dupacks > 3 && (c->flags & CF_RECOVERY)) {
+		c->cwnd += c->mss;	/* inflate: a segment has left the network */
+		tcp_mark_pending(c);
+	}
+}
+
+/* Fifth check for synchronized states; false when the segment is done. */
+static bool ack_input(struct fg_tcp_conn *c, const struct seg_in *s)
+{
+	struct fg_tcp *t = c->tcp;
+	uint32_t wnd = (c->flags & CF_WS_OK) ? (uint32_t)s->wnd << c->snd_wscale : s->wnd;
+	bool update = SEQ_LT(c->snd_wl1, s->seq) ||
+		      (c->snd_wl1 == s->seq && SEQ_LEQ(c->snd_wl2, s->ack));
+
+	if (SEQ_GT(s->ack, c->snd_max) ||
+	    SEQ_LT(s->ack, c->snd_una - FG_MAX(c->max_snd_wnd, 65535u))) {
+		/* RFC 5961 5.2: ACK of unsent data, or far too old */
+		fg_stats_inc(t->st, FG_CTR_TCP_RX_BAD_ACK);
+		fg_stats_inc(t->st, FG_CTR_TCP_CHALLENGE_ACKS);
+		tcp_send_ack_now(c);
+		return false;
+	}
+	if (SEQ_GT(s->ack, c->snd_una)) {
+		new_ack(c, s);
+		if (c->flags & CF_FREEING)
+			return false;
+	} else if (s->ack == c->snd_una && s->len == 0 && !(s->flags & (TH_SYN | TH_FIN)) &&
+		   wnd == c->snd_wnd && c->snd_max != c->snd_una) {
+		dup_ack(c);	/* RFC 5681 2: the definition of a duplicate ACK */
+	}
+	if (update) {
+		if (c->snd_wnd == 0 && wnd > 0 && (c->flags & CF_PERSIST)) {
+			c->flags &= ~CF_PERSIST;
+			c->t_rexmt = 0;
+			c->backoff = 0;
+		}
+		if (wnd != c->snd_wnd)
+			tcp_mark_pending(c);
+		c->snd_wnd = wnd;
+		c->snd_wl1 = s->seq;
+		c->snd_wl2 = s->ack;
+		if (wnd > c->max_snd_wnd)
+			c->max_snd_wnd = wnd;
+	}
+	return true;
+}
+
+/* ---------------------------------------------------------------- connection */
+
+static bool seq_acceptable(const struct fg_tcp_conn *c, const struct seg_in *s, bool *zero_ok)
+{
+	uint32_t wnd = SEQ_GT(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	uint32_t len = seg_len(s);
+
+	*zero_ok = false;
+	/* RFC 9293 3.10.7.4, first check: the four cases */
+	if (len == 0 && wnd == 0)
+		return s->seq == c->rcv_nxt;
+	if (len == 0)
+		return SEQ_LEQ(c->rcv_nxt, s->seq) && SEQ_LT(s->seq, c->rcv_nxt + wnd);
+	if (wnd == 0) {
+		/* "special allowance": ACKs and RSTs of a segment at RCV.NXT */
+		*zero_ok = s->seq == c->rcv_nxt;
+		return *zero_ok;
+	}
+	return (SEQ_LEQ(c->rcv_nxt, s->seq) && SEQ_LT(s->seq, c->rcv_nxt + wnd)) ||
+	       (SEQ_LEQ(c->rcv_nxt, s->seq + len - 1) && SEQ_LT(s->seq + len - 1, c->rcv_nxt + wnd));
+}
+
+static void challenge_ack(struct fg_tcp_conn *c)
+{
+	fg_stats_inc(c->tcp->st, FG_CTR_TCP_CHALLENGE_ACKS);
+	tcp_send_ack_now(c);
+}
+
+static void rst_input(struct fg_tcp_conn *c, const struct seg_in *s)
+{
+	/* RFC 5961 3.2: only an exact RCV.NXT resets; else challenge */
+	if (s->seq != c->rcv_nxt) {
+		fg_stats_inc(c->tcp->st, FG_CTR_TCP_RX_RST_BAD_SEQ);
+		challenge_ack(c);
+		return;
+	}
+	/* SYN-RECEIVED from a passive open returns to LISTEN: the block goes */
+	tcp_conn_drop(c, FG_TCP_CLOSE_RST, c->state != FG_TCP_SYN_RCVD);
+}
+
+/* Time-wait and SYN-received special cases; true when handled. */
+static bool pre_checks(struct fg_tcp_conn *c, struct seg_in *s)
+{
+	struct fg_tcp *t = c->tcp;
+
+	if (c->state == FG_TCP_TIME_WAIT && (s->flags & (TH_SYN | TH_RST | TH_ACK)) == TH_SYN &&
+	    SEQ_GT(s->seq, c->rcv_nxt)) {
+		/* RFC 9293 3.10.7.4 note / RFC 6191: a new incarnation */
+		fg_stats_inc(t->st, FG_CTR_TCP_TW_REUSED);
+		tcp_conn_drop(c, FG_TCP_CLOSE_FIN, false);
+		if (listening(t, s->laddr, s->lport))
+			syn_input(t, s);
+		return true;
+	}
+	if (c->state == FG_TCP_TIME_WAIT && (s->flags & (TH_FIN | TH_RST | TH_SYN)) == TH_FIN &&
+	    s->seq + s->len + 1 == c->rcv_nxt) {
+		/* RFC 9293 3.10.7.4: the peer's FIN again (our ACK was lost):
+		 * acknowledge it and restart the 2*MSL timeout */
+		c->t_2msl = t->now + t->cfg.time_wait_ns;
+		c->flags |= CF_ACK_NOW;
+		tcp_mark_pending(c);
+		tcp_timer_update(c);
+		return true;
+	}
+	if (c->state == FG_TCP_SYN_RCVD && (s->flags & (TH_SYN | TH_ACK | TH_RST)) == TH_SYN &&
+	    s->seq == c->irs) {
+		/* the peer did not get our SYN-ACK: send it again */
+		fg_stats_inc(t->st, FG_CTR_TCP_SYNACK_RETRANS);
+		tcp_send_synack(c);
+		return true;
+	}
+	return false;
+}
+
+static void conn_input(struct fg_tcp_conn *c, struct seg_in *s)
+{
+	struct fg_tcp *t = c->tcp;
+	bool zero_ok;
+	uint32_t fin_seq = s->seq + s->len;
+
+	if (pre_checks(c, s))
+		return;
+	if (!seq_acceptable(c, s, &zero_ok)) {
+		if (!(s->flags & TH_RST)) {
+			fg_stats_inc(t->st, SEQ_LEQ(s->seq + seg_len(s), c->rcv_nxt) && seg_len(s)
+				     ? FG_CTR_TCP_RX_DUP_DATA : FG_CTR_TCP_RX_OUT_OF_WINDOW);
+			c->flags |= CF_ACK_NOW;
+			tcp_mark_pending(c);
+		}
+		return;
+	}
+	if (zero_ok) {
+		/* zero window: only the control part counts; a probe is
+		 * answered with our (still closed) window */
+		s->len = 0;
+		s->flags &= (uint8_t)~TH_FIN;
+		c->flags |= CF_ACK_NOW;
+		tcp_mark_pending(c);
+	}
+	c->last_rx = t->now;
+	if (s->flags & TH_RST) {
+		rst_input(c, s);
+		return;
+	}
+	if (s->flags & TH_SYN) {
+		if (c->state == FG_TCP_SYN_RCVD) {
+			tcp_conn_drop(c, FG_TCP_CLOSE_RST, false);
+			return;
+		}
+		fg_stats_inc(t->st, FG_CTR_TCP_RX_SYN_IN_WINDOW);
+		challenge_ack(c);	/* RFC 5961 4.2 */
+		return;
+	}
+	if (!(s->flags & TH_ACK)) {
+		fg_stats_inc(t->st, FG_CTR_TCP_RX_NO_ACK);
+		return;
+	}
+	if (c->state == FG_TCP_SYN_RCVD) {
+		if (!(SEQ_LT(c->snd_una, s->ack) && SEQ_LEQ(s->ack, c->snd_max))) {
+			tcp_reply_rst(t, s->f, s->laddr, s->raddr, s->lport, s->rport, s->ack, 0,
+				      TH_RST);
+			return;
+		}
+		c->snd_una = s->ack;
+		c->snd_wnd = (c->flags & CF_WS_OK) ? (uint32_t)s->wnd << c->snd_wscale : s->wnd;
+		c->max_snd_wnd = c->snd_wnd;
+		c->snd_wl1 = s->seq;
+		c->snd_wl2 = s->ack;
+		if (establish(c) < 0)
+			return;
+	} else if (!ack_input(c, s)) {
+		return;
+	}
+	if (c->state == FG_TCP_TIME_WAIT) {
+		/* only the peer's FIN again: ACK it, restart 2*MSL */
+		if (s->flags & TH_FIN) {
+			c->t_2msl = t->now + t->cfg.time_wait_ns;
+			c->flags |= CF_ACK_NOW;
+			tcp_mark_pending(c);
+		}
+		return;
+	}
+	if (s->len && (c->state == FG_TCP_ESTABLISHED || c->state == FG_TCP_FIN_WAIT_1 ||
+		       c->state == FG_TCP_FIN_WAIT_2))
+		data_input(c, s);
+	if (s->flags & TH_FIN && !(c->flags & CF_FIN_RCVD)) {
+		if (fin_seq == c->rcv_nxt) {
+			fin_input(c);
+		} else if (SEQ_GT(fin_seq, c->rcv_nxt)) {
+			c->flags |= CF_OOO_FIN | CF_ACK_NOW;
+			c->ooo_fin_seq = fin_seq;
+			tcp_mark_pending(c);
+		}
+	}
+	if ((c->flags & CF_OOO_FIN) && c->ooo_fin_seq == c->rcv_nxt && !(c->flags & CF_FREEING))
+		fin_input(c);
+	if (!(c->flags & CF_FREEING))
+		tcp_timer_update(c);
+}
+
+void fg_tcp_input(struct fg_tcp *t, struct fg_rx_frame *f, const uint8_t *ip,
+		  const uint8_t *l4, uint32_t l4_len, uint64_t now)
+{
+	struct seg_in s = { .f = f, .ws = -1 };
+	struct fg_tcp_conn *c;
+	uint32_t doff;
+
+	t->now = now;
+	fg_stats_inc(t->st, FG_CTR_TCP_RX_SEGS);
+	s.laddr = fg_rdaddr(ip + 16);
+	s.raddr = fg_rdaddr(ip + 12);
+	if (l4_len < FG_TCP_HLEN || (doff = (uint32_t)(l4[12] >> 4) * 4) < FG_TCP_HLEN ||
+	    doff > l4_len || ip[12] == 0 || ip[12] >= 224 || s.raddr == 0xffffffffu) {
+		/* short, bad data offset, or a source no connection can have */
+		fg_stats_inc(t->st, FG_CTR_TCP_RX_BAD);
+		return;
+	}
+	if (!(f->flags & FG_RX_L4_CSUM_OK) &&
+	    fg_csum_fold(fg_csum_add(fg_pseudo_sum(s.raddr, s.laddr, FG_IP_PROTO_TCP, l4_len),
+				     l4, l4_len)) != 0) {
+		fg_stats_inc(t->st, FG_CTR_TCP_RX_BAD_CSUM);
+		return;
+	}
+	s.rport = fg_rd16(l4);
+	s.lport = fg_rd16(l4 + 2);
+	s.seq = fg_rd32(l4 + 4);
+	s.ack = fg_rd32(l4 + 8);
+	s.flags = l4[13] & 0x3f;
+	s.wnd = fg_rd16(l4 + 14);
+	s.data = l4 + doff;
+	s.len = l4_len - doff;
+	if (s.flags & TH_SYN)
+		parse_options(&s, l4 + FG_TCP_HLEN, doff - FG_TCP_HLEN);
+	c = tcp_lookup(t, s.laddr, s.lport, s.raddr, s.rport);
+	if (c) {
+		conn_input(c, &s);
+	} else if (listening(t, s.laddr, s.lport)) {
+		listen_input(t, &s);
+	} else {
+		fg_stats_inc(t->st, FG_CTR_TCP_RX_NO_CONN);
+		closed_reply(t, &s);
+	}
+}
+
+/* ---------------------------------------------------------------- delivery */
+
+static void consume(struct fg_tcp_conn *c, uint32_t n)
+{
+	while (n && c->rxq) {
+		struct tcp_seg *g = c->rxq;
+		uint32_t avail = g->len - c->rxq_off;
+
+		if (n < avail) {
+			c->rxq_off += n;
+			c->rxq_bytes -= n;
+			return;
+		}
+		n -= avail;
+		c->rxq_bytes -= avail;
+		c->rxq_off = 0;
+		c->rxq = g->next;
+		if (!c->rxq)
+			c->rxq_tail = NULL;
+		seg_put(c, g);
+	}
+}
+
+/* Offer the queued in-order payload to the app (end of burst). */
+void tcp_deliver(struct fg_tcp_conn *c)
+{
+	struct fg_tcp *t = c->tcp;
+	struct fg_iov iov[FG_TCP_MAX_IOV];
+
+	if (!(c->flags & CF_APP) || (c->flags & (CF_APP_CLOSED | CF_PAUSED)))
+		return;
+	while ((c->flags & CF_DATA_NEW) && c->rxq_bytes) {
+		unsigned n = 0;
+		uint32_t offered = 0, took;
+		bool more;
+
+		for (struct tcp_seg *g = c->rxq; g && n < FG_TCP_MAX_IOV; g = g->next, n++) {
+			uint32_t skip = g == c->rxq ? c->rxq_off : 0;
+
+			iov[n] = (struct fg_iov){ g->data + skip, g->len - skip, g->handle };
+			offered += g->len - skip;
+		}
+		more = offered < c->rxq_bytes;
+		c->flags |= CF_IN_DATA;
+		took = t->ops->on_data(c->ctx, c, iov, n);
+		c->flags &= ~CF_IN_DATA;
+		if (c->flags & CF_FREEING)
+			return;
+		consume(c, FG_MIN(took, offered));
+		if (c->flags & CF_APP_CLOSED) {
+			/* closed from inside on_data: the rest is unwanted */
+			if (c->rxq_bytes || c->ooo_bytes)
+				fg_stats_add(t->st, FG_CTR_TCP_RX_AFTER_CLOSE,
+					     c->rxq_bytes + c->ooo_bytes);
+			tcp_rxq_flush(c);
+			return;
+		}
+		/* everything offered was taken but more is queued: go on */
+		if (!(more && took >= offered) || (c->flags & CF_PAUSED))
+			c->flags &= ~CF_DATA_NEW;
+	}
+	c->flags &= ~CF_DATA_NEW;
+	if ((c->flags & CF_FIN_RCVD) && !(c->flags & (CF_EOF_DONE | CF_PAUSED)) && !c->rxq_bytes) {
+		c->flags |= CF_EOF_DONE;
+		if (t->ops->on_eof)
+			t->ops->on_eof(c->ctx, c);
+		else
+			fg_tcp_close(c);
+	}
+}

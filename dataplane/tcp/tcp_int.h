@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcp_int.h — the TCP module's private layout, shared by its files:
+ *   tcp.c        instance, pools, connection table, app calls
+ *   tcp_input.c  segment arrival (RFC 9293 3.10.7), reassembly, ACKs
+ *   tcp_output.c segment building, send path, retransmission, persist
+ *   tcp_timer.c  the timer wheel and per-connection deadlines
+ *   tcp_cookie.c SipHash, the connection hash and SYN cookies
+ *
+ * Sequence space of a connection (send side):
+ *
+ *      snd_una          snd_nxt              snd_una + sb_len   (+1 FIN)
+ *   ----|--- in flight ---|---- queued, unsent ----|
+ *   sbuf ring: sb_len bytes from index sb_head hold [snd_una, snd_una+sb_len)
+ *
+ * snd_max is the highest sequence number sent so far (after an RTO,
+ * snd_nxt goes back to snd_una and climbs again toward snd_max).
+ *
+ * Receive side: rxq holds in-order payload not yet consumed by the app
+ * (the head segment may be partly consumed: rxq_off); ooo holds segments
+ * beyond rcv_nxt, sorted and non-overlapping. rcv_adv is the right edge
+ * last advertised; the window never retracts below it (RFC 9293 3.8.6).
+ */
+#ifndef FLOODGATE_TCP_INT_H
+#define FLOODGATE_TCP_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "floodgate/net.h"
+#include "floodgate/stats.h"
+#include "floodgate/tcp.h"
+
+#define TH_FIN 0x01
+#define TH_SYN 0x02
+#define TH_RST 0x04
+#define TH_PSH 0x08
+#define TH_ACK 0x10
+#define TH_URG 0x20
+
+#define SEQ_LT(a, b) ((int32_t)((a) - (b)) < 0)
+#define SEQ_LEQ(a, b) ((int32_t)((a) - (b)) <= 0)
+#define SEQ_GT(a, b) ((int32_t)((a) - (b)) > 0)
+#define SEQ_GEQ(a, b) ((int32_t)((a) - (b)) >= 0)
+
+#define NS_PER_MS 1000000ull
+#define TCP_MAX_WSCALE 14	/* RFC 7323 2.3 */
+#define TCP_DEFAULT_MSS 536	/* RFC 9293 3.7.1: no MSS option */
+#define TCP_MAX_SACK 4		/* SACK blocks in an ACK (36 of 40 option bytes) */
+#define FG_TCP_SACK_SCAN 16	/* out-of-order blocks looked at for them */
+
+/* conn->flags */
+#define CF_ACK_NOW 0x0001	/* send an ACK at the end of the burst */
+#define CF_DACK 0x0002		/* an ACK is owed; the delayed-ACK timer runs */
+#define CF_PENDING 0x0004	/* on the end-of-burst list */
+#define CF_APP 0x0008		/* accepted: the app has a context */
+#define CF_APP_CLOSED 0x0010	/* the app called fg_tcp_close */
+#define CF_FIN_RCVD 0x0020	/* peer's FIN is in sequence */
+#define CF_FIN_SENT 0x0040	/* our FIN has been sent (occupies fin_seq) */
+#define CF_EOF_DONE 0x0080	/* on_eof delivered */
+#define CF_PAUSED 0x0100
+#define CF_WANT_WRITE 0x0200	/* a send was cut short: on_writable owed */
+#define CF_RECOVERY 0x0400	/* fast recovery (RFC 6582 NewReno) */
+#define CF_RTT_TIMING 0x0800	/* rtt_seq is being timed */
+#define CF_OOO_FIN 0x1000	/* a FIN beyond rcv_nxt is remembered at ooo_fin_seq */
+#define CF_WS_OK 0x2000		/* window scaling agreed (RFC 7323 2.2) */
+#define CF_FREEING 0x4000	/* on the deferred free list */
+#define CF_PERSIST 0x8000	/* the persist timer owns the rexmt deadline */
+#define CF_DATA_NEW 0x10000	/* new in-order data since the last on_data */
+#define CF_IN_DATA 0x20000	/* inside on_data: the queue is the app's view */
+#define CF_SACK_OK 0x40000	/* the peer sent SACK-permitted: our ACKs carry SACK blocks */
+
+struct tcp_seg {
+	struct tcp_seg *next;
+	const uint8_t *data;
+	uint32_t seq;
+	uint32_t len;
+	void *handle;
+};
+
+/* An intrusive timer-wheel node; one per connection. */
+struct tcp_tnode {
+	struct tcp_tnode *next;
+	struct tcp_tnode **pprev;
+	uint64_t at;			/* deadline the node is filed under */
+};
+
+struct fg_tcp_conn {
+	struct fg_tcp_conn *hnext;	/* hash chain / free list */
+	struct fg_tcp *tcp;
+	uint32_t laddr, raddr;		/* network order */
+	uint16_t lport, rport;		/* host order */
+	uint8_t rmac[FG_ETH_ALEN];
+	uint8_t state;
+	uint8_t snd_wscale, rcv_wscale;	/* shift for the peer's / our window */
+	uint8_t dupacks;
+	uint8_t backoff;		/* RTO doublings so far */
+	uint8_t retries;
+	uint8_t rx_unacked;		/* in-order data segments not yet ACKed */
+	uint32_t flags;
+	uint32_t mss;			/* send MSS */
+
+	/* send */
+	uint32_t iss, snd_una, snd_nxt, snd_max;
+	uint32_t snd_wnd, snd_wl1, snd_wl2, max_snd_wnd;
+	uint32_t cwnd, ssthresh, recover;
+	uint8_t *sbuf;
+	uint32_t sb_head, sb_len;
+	uint32_t want_space;		/* on_writable once this much is free */
+
+	/* receive */
+	uint32_t irs, rcv_nxt, rcv_adv, last_ack_sent;
+	uint32_t ooo_fin_seq;
+	uint32_t last_ooo_seq;		/* the latest out-of-order arrival (RFC 2018 4) */
+	struct tcp_seg *rxq, *rxq_tail;
+	uint32_t rxq_off;		/* consumed bytes of rxq's head */
+	uint32_t rxq_bytes;		/* unconsumed bytes in rxq */
+	struct tcp_seg *ooo;
+	uint32_t ooo_bytes;
+	uint16_t n_segs, n_ooo;		/* descriptors in rxq + ooo, in ooo */
+	uint32_t held;			/* bytes the app holds (fg_tcp_hold) */
+
+	/* RTT (RFC 6298), in ns */
+	uint64_t srtt, rttvar, rto;
+	uint32_t rtt_seq;
+	uint64_t rtt_start;
+
+	/* deadlines (0 = off); the wheel node sits at their minimum */
+	uint64_t t_rexmt;		/* retransmission, persist or SYN-ACK */
+	uint64_t t_dack;
+	uint64_t t_2msl;
+	uint64_t last_rx;		/* idle and FIN-WAIT-2 timeouts run from here */
+	struct tcp_tnode tn;
+
+	struct fg_tcp_conn *pnext;	/* end-of-burst list */
+	struct fg_tcp_conn *twnext, *twprev;	/* TIME_WAIT FIFO */
+	void *ctx;
+};
+
+struct fg_tcp {
+	struct fg_tcp_config cfg;
+	struct fg_net *net;
+	struct fg_stats *st;
+	const struct fg_tcp_app_ops *ops;
+	void *app;
+	uint64_t now;
+	uint16_t ip_id;
+	uint8_t rcv_wscale;		/* the shift we offer */
+	uint32_t mss_local;		/* MTU - 40 */
+
+	struct fg_tcp_conn *conns;
+	struct fg_tcp_conn *free_conns;
+	unsigned n_conns_used;
+	uint8_t *sbufs;
+
+	struct fg_tcp_conn **htab;
+	uint32_t hmask;
+
+	struct tcp_seg *segs, *free_segs;
+	unsigned n_segs_used;
+
+	unsigned n_syn_rcvd;
+	uint8_t *syn_peer;		/* SYN_RCVD count per peer-address bucket */
+	uint32_t syn_peer_mask;
+
+	struct fg_tcp_conn *pending;	/* end-of-burst list */
+	struct fg_tcp_conn *freeing;	/* deferred frees */
+	struct fg_tcp_conn *tw_head, *tw_tail;	/* TIME_WAIT, oldest first */
+
+	/* timer wheel */
+	struct tcp_tnode **wheel;
+	uint32_t wmask;
+	unsigned tick_shift;
+	uint64_t cur_tick;
+	unsigned n_timers;
+
+	uint64_t sip_k0, sip_k1;
+};
+
+/* tcp.c */
+void tcp_set_state(struct fg_tcp_conn *c, enum fg_tcp_state s);
+struct fg_tcp_conn *tcp_lookup(struct fg_tcp *t, uint32_t laddr, uint16_t lport,
+			       uint32_t raddr, uint16_t rport);
+struct fg_tcp_conn *tcp_conn_alloc(struct fg_tcp *t);
+void tcp_conn_insert(struct fg_tcp_conn *c);
+/* End of the connection: app callback (if attached), then deferred free. */
+void tcp_conn_drop(struct fg_tcp_conn *c, enum fg_tcp_close_reason why, bool notify);
+void tcp_mark_pending(struct fg_tcp_conn *c);
+void tcp_rxq_flush(struct fg_tcp_conn *c);
+void tcp_enter_time_wait(struct fg_tcp_conn *c);
+void tcp_app_close_notify(struct fg_tcp_conn *c, enum fg_tcp_close_reason why);
+uint32_t tcp_rx_used(const struct fg_tcp_conn *c);
+void tcp_syn_peer_dec(struct fg_tcp *t, uint32_t raddr);
+
+/* tcp_input.c */
+void tcp_deliver(struct fg_tcp_conn *c);
+
+/* tcp_output.c */
+void tcp_output(struct fg_tcp_conn *c);
+int tcp_send_ctl(struct fg_tcp_conn *c, uint8_t flags, uint32_t seq);
+/* `len` bytes of the send ring from `seq`, with `flags` (retransmissions). */
+int tcp_xmit(struct fg_tcp_conn *c, uint8_t flags, uint32_t seq, uint32_t len);
+void tcp_send_synack(struct fg_tcp_conn *c);
+void tcp_send_ack_now(struct fg_tcp_conn *c);
+/* A RST (or RST|ACK) answering a segment with no connection. */
+void tcp_reply_rst(struct fg_tcp *t, const struct fg_rx_frame *f, uint32_t laddr,
+		   uint32_t raddr, uint16_t lport, uint16_t rport, uint32_t seq,
+		   uint32_t ack, uint8_t flags);
+/* A SYN-ACK with no connection block (SYN cookie). */
+void tcp_send_cookie_synack(struct fg_tcp *t, const struct fg_rx_frame *f,
+			    uint32_t laddr, uint32_t raddr, uint16_t lport,
+			    uint16_t rport, uint32_t iss, uint32_t ack, uint32_t mss,
+			    int peer_ws, bool sack);
+uint16_t tcp_window_to_advertise(struct fg_tcp_conn *c, bool syn);
+void tcp_rexmt_timeout(struct fg_tcp_conn *c);
+void tcp_persist_timeout(struct fg_tcp_conn *c);
+void tcp_rtt_sample(struct fg_tcp_conn *c, uint64_t rtt);
+uint32_t tcp_window_edge(const struct fg_tcp_conn *c);
+
+/* tcp_timer.c */
+int tcp_wheel_init(struct fg_tcp *t);
+void tcp_wheel_free(struct fg_tcp *t);
+void tcp_timer_update(struct fg_tcp_conn *c);
+void tcp_timer_cancel(struct fg_tcp_conn *c);
+uint64_t tcp_idle_deadline(const struct fg_tcp_conn *c);
+
+/* tcp_cookie.c */
+uint64_t tcp_siphash(uint64_t k0, uint64_t k1, const void *data, size_t len);
+uint32_t tcp_conn_hash(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
+		       uint32_t raddr, uint16_t rport);
+uint32_t tcp_cookie_make(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
+			 uint32_t raddr, uint16_t rport, uint32_t peer_isn,
+			 uint32_t mss, int peer_ws, bool sack, uint64_t now);
+/* 0 (with *mss and *peer_ws set) when `cookie` is valid for this 4-tuple now. */
+int tcp_cookie_check(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
+		     uint32_t raddr, uint16_t rport, uint32_t peer_isn,
+		     uint32_t cookie, uint64_t now, uint32_t *mss, int *peer_ws, bool *sack);
+uint32_t tcp_iss(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
+		 uint32_t raddr, uint16_t rport, uint64_t now);
+
+#endif /* FLOODGATE_TCP_INT_H */

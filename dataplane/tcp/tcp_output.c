@@ -1,0 +1,507 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcp_output.c — building segments and the send path.
+ *
+ * Responses are copied into the connection's send ring by fg_tcp_send()
+ * and go out in the end-of-burst pass, so everything the app wrote while a
+ * burst was processed leaves in as few MSS-sized segments as the windows
+ * allow. The usable window is min(peer's window, cwnd) (RFC 5681 2) minus
+ * what is in flight; sender silly-window avoidance (RFC 9293 3.8.6.2.1)
+ * holds back a short segment only while something is in flight. No Nagle:
+ * pipelined NNTP answers must not wait for an ACK.
+ *
+ * Retransmission (RFC 6298): one timer per connection runs while data or a
+ * FIN is unacknowledged; on expiry the RTO doubles (5.5), cwnd falls to one
+ * segment and ssthresh to half the flight (RFC 5681 3.1, eq. 4), and
+ * sending restarts at snd_una (go-back-N, as BSD does without SACK). RTT
+ * is sampled on one segment at a time, never on a retransmission (Karn).
+ *
+ * Persist (RFC 9293 3.8.6.1): when the peer's window is zero, data is
+ * queued and nothing is in flight, a probe of one byte goes out at
+ * backed-off intervals until the window opens.
+ */
+#include <string.h>
+
+#include "../net/net_int.h"
+#include "tcp_int.h"
+
+struct seg_out {
+	const uint8_t *dmac;
+	uint32_t laddr, raddr;
+	uint16_t lport, rport;
+	uint32_t seq, ack;
+	uint8_t flags;
+	uint16_t wnd;
+	uint16_t mss_opt;		/* 0 = no MSS option */
+	int ws_opt;			/* -1 = no window-scale option */
+	bool sack_ok;			/* SACK-permitted option (SYN-ACK) */
+	unsigned n_sack;		/* SACK blocks (RFC 2018 3) */
+	uint32_t sack[2 * TCP_MAX_SACK];
+	const struct fg_tcp_conn *dc;	/* payload from this conn's ring */
+	uint32_t data_off, data_len;
+};
+
+static void copy_from_ring(const struct fg_tcp_conn *c, uint8_t *dst, uint32_t off,
+			   uint32_t len)
+{
+	uint32_t size = c->tcp->cfg.sndbuf;
+	uint32_t at = (c->sb_head + off) % size;
+	uint32_t first = FG_MIN(len, size - at);
+
+	memcpy(dst, c->sbuf + at, first);
+	memcpy(dst + first, c->sbuf, len - first);
+}
+
+static int emit(struct fg_tcp *t, const struct seg_out *o)
+{
+	uint32_t optlen = (o->mss_opt ? 4 : 0) + (o->ws_opt >= 0 ? 4 : 0) + (o->sack_ok ? 4 : 0) +
+			  (o->n_sack ? 4 + 8 * o->n_sack : 0);
+	uint32_t hlen = FG_TCP_HLEN + optlen, l4 = hlen + o->data_len;
+	uint32_t flen = FG_ETH_HLEN + FG_IP_HLEN + l4;
+	bool offload = fg_net_tx_offload(t->net);
+	uint32_t sum;
+	uint8_t *f, *th, *opt;
+	void *h;
+
+	f = fg_net_tx_alloc(t->net, flen, &h);
+	if (!f) {
+		fg_stats_inc(t->st, FG_CTR_TCP_TX_NOBUF);
+		return -1;
+	}
+	fg_net_build_ipv4(f, o->dmac, fg_net_mac(t->net), o->laddr, o->raddr,
+			  FG_IP_PROTO_TCP, l4, t->ip_id++, offload);
+	th = f + FG_ETH_HLEN + FG_IP_HLEN;
+	fg_wr16(th, o->lport);
+	fg_wr16(th + 2, o->rport);
+	fg_wr32(th + 4, o->seq);
+	fg_wr32(th + 8, (o->flags & TH_ACK) ? o->ack : 0);
+	th[12] = (uint8_t)((hlen / 4) << 4);
+	th[13] = o->flags;
+	fg_wr16(th + 14, o->wnd);
+	fg_wr16(th + 16, 0);
+	fg_wr16(th + 18, 0);
+	opt = th + FG_TCP_HLEN;
+	if (o->mss_opt) {
+		/* RFC 9293 3.2: kind 2, length 4 */
+		opt[0] = 2;
+		opt[1] = 4;
+		fg_wr16(opt + 2, o->mss_opt);
+		opt += 4;
+	}
+	if (o->ws_opt >= 0) {
+		/* RFC 7323 2.2: NOP, kind 3, length 3, shift */
+		opt[0] = 1;
+		opt[1] = 3;
+		opt[2] = 3;
+		opt[3] = (uint8_t)o->ws_opt;
+		opt += 4;
+	}
+	if (o->sack_ok) {
+		/* RFC 2018 2: NOP, NOP, kind 4, length 2 */
+		opt[0] = 1;
+		opt[1] = 1;
+		opt[2] = 4;
+		opt[3] = 2;
+		opt += 4;
+	}
+	if (o->n_sack) {
+		/* RFC 2018 3: NOP, NOP, kind 5, length 2 + 8n, left/right edges */
+		opt[0] = 1;
+		opt[1] = 1;
+		opt[2] = 5;
+		opt[3] = (uint8_t)(2 + 8 * o->n_sack);
+		for (unsigned i = 0; i < 2 * o->n_sack; i++)
+			fg_wr32(opt + 4 + 4 * i, o->sack[i]);
+	}
+	if (o->data_len)
+		copy_from_ring(o->dc, th + hlen, o->data_off, o->data_len);
+	sum = fg_pseudo_sum(o->laddr, o->raddr, FG_IP_PROTO_TCP, l4);
+	if (offload)
+		fg_wr16(th + 16, (uint16_t)~fg_csum_fold(sum));
+	else
+		fg_wr16(th + 16, fg_csum_fold(fg_csum_add(sum, th, l4)));
+	fg_stats_inc(t->st, FG_CTR_TCP_TX_SEGS);
+	if (o->flags & TH_RST)
+		fg_stats_inc(t->st, FG_CTR_TCP_TX_RST);
+	if (o->data_len) {
+		fg_stats_inc(t->st, FG_CTR_TCP_TX_DATA_SEGS);
+		fg_stats_add(t->st, FG_CTR_TCP_TX_BYTES, o->data_len);
+	}
+	if (o->wnd == 0 && !(o->flags & TH_RST))
+		fg_stats_inc(t->st, FG_CTR_TCP_TX_ZERO_WINDOW);
+	fg_net_tx_queue(t->net, f, flen, h, offload ? FG_TX_CSUM_OFFLOAD : 0, true);
+	return 0;
+}
+
+uint32_t tcp_window_edge(const struct fg_tcp_conn *c)
+{
+	uint32_t used = tcp_rx_used(c), buf = c->tcp->cfg.rcvbuf;
+
+	return c->rcv_nxt + (used >= buf ? 0 : buf - used);
+}
+
+uint16_t tcp_window_to_advertise(struct fg_tcp_conn *c, bool syn)
+{
+	struct fg_tcp *t = c->tcp;
+	uint32_t edge = tcp_window_edge(c), wnd, field;
+	uint32_t sws = FG_MIN(t->cfg.rcvbuf / 2, t->mss_local);
+	unsigned ws = (!syn && (c->flags & CF_WS_OK)) ? c->rcv_wscale : 0;
+
+	/* RFC 9293 3.8.6: never retract the right edge; receiver SWS
+	 * avoidance (3.8.6.2.2): advance it only by a worthwhile amount */
+	if (SEQ_LT(edge, c->rcv_adv) || (SEQ_GT(c->rcv_adv, c->rcv_nxt) &&
+					  edge - c->rcv_adv < sws))
+		edge = SEQ_GT(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv : c->rcv_nxt;
+	if (edge - c->rcv_nxt < sws && !syn)
+		edge = SEQ_GT(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv : c->rcv_nxt;
+	wnd = edge - c->rcv_nxt;
+	field = (wnd + (1u << ws) - 1) >> ws;
+	if (field > 65535)
+		field = 65535;
+	if (SEQ_GT(c->rcv_nxt + (field << ws), c->rcv_adv))
+		c->rcv_adv = c->rcv_nxt + (field << ws);
+	return (uint16_t)field;
+}
+
+/*
+ * SACK blocks from the out-of-order list (RFC 2018 4): adjacent entries
+ * merge into one block; the block holding the latest arrival goes first,
+ * then the others in order, at most TCP_MAX_SACK.
+ */
+static unsigned sack_blocks(const struct fg_tcp_conn *c, uint32_t *out)
+{
+	uint32_t blk[2 * FG_TCP_SACK_SCAN];
+	unsigned n = 0, first = 0, k = 0;
+
+	for (const struct tcp_seg *g = c->ooo; g; g = g->next) {
+		if (n && blk[2 * n - 1] == g->seq) {
+			blk[2 * n - 1] = g->seq + g->len;
+		} else if (n < FG_TCP_SACK_SCAN) {
+			blk[2 * n] = g->seq;
+			blk[2 * n + 1] = g->seq + g->len;
+			n++;
+		} else {
+			break;
+		}
+		if (g->seq == c->last_ooo_seq)
+			first = n - 1;
+	}
+	if (!n)
+		return 0;
+	out[k++] = blk[2 * first];
+	out[k++] = blk[2 * first + 1];
+	for (unsigned i = 0; i < n && k < 2 * TCP_MAX_SACK; i++) {
+		if (i == first)
+			continue;
+		out[k++] = blk[2 * i];
+		out[k++] = blk[2 * i + 1];
+	}
+	return k / 2;
+}
+
+/* A segment of `len` bytes from the ring (at seq) with `flags`. */
+static int xmit(struct fg_tcp_conn *c, uint8_t flags, uint32_t seq, uint32_t len)
+{
+	struct seg_out o = {
+		.dmac = c->rmac, .laddr = c->laddr, .raddr = c->raddr,
+		.lport = c->lport, .rport = c->rport, .seq = seq, .ack = c->rcv_nxt,
+		.flags = flags, .ws_opt = -1, .dc = c, .data_off = seq - c->snd_una,
+		.data_len = len,
+	};
+	int rc;
+
+	if (!(flags & TH_RST))
+		o.wnd = tcp_window_to_advertise(c, false);
+	if ((c->flags & CF_SACK_OK) && c->ooo && (flags & TH_ACK) && !(flags & TH_RST))
+		o.n_sack = sack_blocks(c, o.sack);
+	rc = emit(c->tcp, &o);
+	if (rc == 0 && (flags & TH_ACK)) {
+		c->last_ack_sent = c->rcv_nxt;
+		c->rx_unacked = 0;
+		c->flags &= ~(CF_ACK_NOW | CF_DACK);
+		c->t_dack = 0;
+	}
+	return rc;
+}
+
+int tcp_xmit(struct fg_tcp_conn *c, uint8_t flags, uint32_t seq, uint32_t len)
+{
+	return xmit(c, flags, seq, len);
+}
+
+int tcp_send_ctl(struct fg_tcp_conn *c, uint8_t flags, uint32_t seq)
+{
+	return xmit(c, flags, seq, 0);
+}
+
+void tcp_send_ack_now(struct fg_tcp_conn *c)
+{
+	if (xmit(c, TH_ACK, c->snd_nxt, 0) == 0)
+		fg_stats_inc(c->tcp->st, FG_CTR_TCP_TX_ACKS);
+}
+
+void tcp_send_synack(struct fg_tcp_conn *c)
+{
+	struct seg_out o = {
+		.dmac = c->rmac, .laddr = c->laddr, .raddr = c->raddr,
+		.lport = c->lport, .rport = c->rport, .seq = c->iss, .ack = c->rcv_nxt,
+		.flags = TH_SYN | TH_ACK, .mss_opt = (uint16_t)c->tcp->mss_local,
+		.ws_opt = (c->flags & CF_WS_OK) ? c->rcv_wscale : -1,
+		.sack_ok = (c->flags & CF_SACK_OK) != 0,
+	};
+
+	/* RFC 7323 2.2: the window of a SYN is never scaled */
+	o.wnd = tcp_window_to_advertise(c, true);
+	emit(c->tcp, &o);
+}
+
+void tcp_reply_rst(struct fg_tcp *t, const struct fg_rx_frame *f, uint32_t laddr,
+		   uint32_t raddr, uint16_t lport, uint16_t rport, uint32_t seq,
+		   uint32_t ack, uint8_t flags)
+{
+	struct seg_out o = {
+		.dmac = f->data + 6, .laddr = laddr, .raddr = raddr, .lport = lport,
+		.rport = rport, .seq = seq, .ack = ack, .flags = flags, .ws_opt = -1,
+	};
+
+	emit(t, &o);
+}
+
+void tcp_send_cookie_synack(struct fg_tcp *t, const struct fg_rx_frame *f,
+			    uint32_t laddr, uint32_t raddr, uint16_t lport,
+			    uint16_t rport, uint32_t iss, uint32_t ack, uint32_t mss,
+			    int peer_ws, bool sack)
+{
+	struct seg_out o = {
+		.dmac = f->data + 6, .laddr = laddr, .raddr = raddr, .lport = lport,
+		.rport = rport, .seq = iss, .ack = ack, .flags = TH_SYN | TH_ACK,
+		.wnd = (uint16_t)FG_MIN(t->cfg.rcvbuf, 65535u),
+		.mss_opt = (uint16_t)FG_MIN(mss, t->mss_local),
+		.ws_opt = peer_ws >= 0 ? t->rcv_wscale : -1, .sack_ok = sack,
+	};
+
+	emit(t, &o);
+}
+
+/* ---------------------------------------------------------------- RTO */
+
+static uint64_t rto_backed_off(const struct fg_tcp_conn *c)
+{
+	uint64_t r = c->rto << FG_MIN(c->backoff, 16);
+
+	return FG_MIN(r, c->tcp->cfg.rto_max_ns);
+}
+
+void tcp_rtt_sample(struct fg_tcp_conn *c, uint64_t r)
+{
+	const struct fg_tcp_config *cfg = &c->tcp->cfg;
+	uint64_t var;
+
+	fg_stats_inc(c->tcp->st, FG_CTR_TCP_RTT_SAMPLES);
+	if (!c->srtt) {
+		/* RFC 6298 2.2 */
+		c->srtt = r ? r : 1;
+		c->rttvar = r / 2;
+	} else {
+		/* RFC 6298 2.3: beta = 1/4, alpha = 1/8 */
+		uint64_t d = c->srtt > r ? c->srtt - r : r - c->srtt;
+
+		c->rttvar = (3 * c->rttvar + d) / 4;
+		c->srtt = (7 * c->srtt + r) / 8;
+	}
+	var = FG_MAX(cfg->timer_tick_ns, 4 * c->rttvar);
+	c->rto = c->srtt + var;
+	/* RFC 6298 2.4/2.5: bounded below and above */
+	c->rto = FG_MAX(c->rto, cfg->rto_min_ns);
+	c->rto = FG_MIN(c->rto, cfg->rto_max_ns);
+}
+
+void tcp_rexmt_timeout(struct fg_tcp_conn *c)
+{
+	struct fg_tcp *t = c->tcp;
+	uint32_t flight;
+
+	if (c->state == FG_TCP_SYN_RCVD) {
+		if (++c->retries > t->cfg.synack_retries) {
+			fg_stats_inc(t->st, FG_CTR_TCP_SYN_RCVD_TIMEOUT);
+			tcp_conn_drop(c, FG_TCP_CLOSE_TIMEOUT, false);
+			return;
+		}
+		c->backoff++;
+		fg_stats_inc(t->st, FG_CTR_TCP_SYNACK_RETRANS);
+		tcp_send_synack(c);
+		c->t_rexmt = t->now + rto_backed_off(c);
+		tcp_timer_update(c);
+		return;
+	}
+	if (c->snd_max == c->snd_una)
+		return;	/* everything was acknowledged meanwhile */
+	if (++c->retries > t->cfg.max_retries) {
+		tcp_send_ctl(c, TH_RST | TH_ACK, c->snd_nxt);
+		tcp_conn_drop(c, FG_TCP_CLOSE_TIMEOUT, true);
+		return;
+	}
+	fg_stats_inc(t->st, FG_CTR_TCP_RTO_EXPIRED);
+	flight = c->snd_max - c->snd_una;
+	c->ssthresh = FG_MAX(flight / 2, 2 * c->mss);
+	c->cwnd = c->mss;
+	c->backoff++;
+	c->snd_nxt = c->snd_una;
+	c->dupacks = 0;
+	c->flags &= ~(CF_RECOVERY | CF_RTT_TIMING);
+	tcp_output(c);
+}
+
+void tcp_persist_timeout(struct fg_tcp_conn *c)
+{
+	struct fg_tcp *t = c->tcp;
+
+	if (c->snd_wnd != 0 || c->sb_len == 0 || c->snd_nxt != c->snd_una) {
+		c->flags &= ~CF_PERSIST;
+		tcp_output(c);
+		return;
+	}
+	/* RFC 9293 3.8.6.1: probe with one byte of new data */
+	fg_stats_inc(t->st, FG_CTR_TCP_PERSIST_PROBES);
+	if (xmit(c, TH_ACK, c->snd_una, 1) == 0 && SEQ_LT(c->snd_max, c->snd_una + 1))
+		c->snd_max = c->snd_una + 1;
+	if (c->backoff < 8)
+		c->backoff++;
+	c->t_rexmt = t->now + FG_MAX(rto_backed_off(c), t->cfg.rto_min_ns);
+	tcp_timer_update(c);
+}
+
+/* ---------------------------------------------------------------- output */
+
+static bool fin_wanted(const struct fg_tcp_conn *c)
+{
+	return c->state == FG_TCP_FIN_WAIT_1 || c->state == FG_TCP_CLOSING ||
+	       c->state == FG_TCP_LAST_ACK;
+}
+
+static void window_update_check(struct fg_tcp_conn *c)
+{
+	struct fg_tcp *t = c->tcp;
+	uint32_t edge = tcp_window_edge(c);
+	uint32_t thresh = FG_MIN(t->cfg.rcvbuf / 2, 2 * t->mss_local);
+
+	if (c->flags & (CF_FIN_RCVD | CF_ACK_NOW))
+		return;
+	/* RFC 9293 3.8.6.2.2: tell the peer once the window has opened by
+	 * a worthwhile amount (the app released bytes it held) */
+	if (SEQ_GT(edge, c->rcv_adv) && edge - c->rcv_adv >= thresh) {
+		/* urgent only while the peer may be stalled on a small window;
+		 * otherwise it rides on the next (possibly delayed) ACK */
+		if (c->rcv_adv - c->rcv_nxt < 4 * t->mss_local) {
+			c->flags |= CF_ACK_NOW;
+			fg_stats_inc(t->st, FG_CTR_TCP_TX_WINDOW_UPDATES);
+		} else {
+			c->flags |= CF_DACK;
+		}
+	}
+}
+
+static bool send_data(struct fg_tcp_conn *c)
+{
+	bool sent = false;
+
+	for (;;) {
+		uint32_t off = c->snd_nxt - c->snd_una, wnd, inflight, usable, len;
+		uint8_t flags = TH_ACK;
+
+		if (off >= c->sb_len)
+			break;
+		wnd = FG_MIN(c->snd_wnd, c->cwnd);
+		inflight = c->snd_nxt - c->snd_una;
+		usable = wnd > inflight ? wnd - inflight : 0;
+		len = FG_MIN(c->sb_len - off, FG_MIN(c->mss, usable));
+		if (!len)
+			break;
+		/* sender SWS avoidance, only while something is in flight */
+		if (len < c->mss && len < c->sb_len - off && inflight &&
+		    len < c->max_snd_wnd / 2)
+			break;
+		if (off + len == c->sb_len) {
+			flags |= TH_PSH;
+			if (fin_wanted(c))
+				flags |= TH_FIN;
+		}
+		if (xmit(c, flags, c->snd_nxt, len) < 0)
+			break;
+		if (SEQ_LT(c->snd_nxt, c->snd_max))
+			fg_stats_inc(c->tcp->st, FG_CTR_TCP_RETRANS_SEGS);
+		else if (!(c->flags & CF_RTT_TIMING)) {
+			c->flags |= CF_RTT_TIMING;
+			c->rtt_seq = c->snd_nxt;
+			c->rtt_start = c->tcp->now;
+		}
+		c->snd_nxt += len + ((flags & TH_FIN) ? 1 : 0);
+		if (flags & TH_FIN)
+			c->flags |= CF_FIN_SENT;
+		if (SEQ_GT(c->snd_nxt, c->snd_max))
+			c->snd_max = c->snd_nxt;
+		sent = true;
+	}
+	return sent;
+}
+
+static void arm_timers(struct fg_tcp_conn *c)
+{
+	struct fg_tcp *t = c->tcp;
+
+	if (c->snd_max != c->snd_una && !c->t_rexmt) {
+		c->flags &= ~CF_PERSIST;
+		c->t_rexmt = t->now + rto_backed_off(c);
+	} else if (c->snd_wnd == 0 && c->sb_len && c->snd_nxt == c->snd_una &&
+		   c->snd_max == c->snd_una && !c->t_rexmt) {
+		c->flags |= CF_PERSIST;
+		c->t_rexmt = t->now + FG_MAX(rto_backed_off(c), t->cfg.rto_min_ns);
+	}
+	if ((c->flags & CF_DACK) && !c->t_dack)
+		c->t_dack = t->now + t->cfg.delack_ns;
+	tcp_timer_update(c);
+}
+
+void tcp_output(struct fg_tcp_conn *c)
+{
+	bool sent;
+
+	switch (c->state) {
+	case FG_TCP_ESTABLISHED:
+	case FG_TCP_CLOSE_WAIT:
+	case FG_TCP_FIN_WAIT_1:
+	case FG_TCP_FIN_WAIT_2:
+	case FG_TCP_CLOSING:
+	case FG_TCP_LAST_ACK:
+		break;
+	case FG_TCP_TIME_WAIT:
+		if (c->flags & CF_ACK_NOW)
+			tcp_send_ack_now(c);
+		return;
+	default:
+		return;
+	}
+	if ((c->flags & CF_WANT_WRITE) && (c->flags & CF_APP) &&
+	    c->tcp->cfg.sndbuf - c->sb_len >= c->want_space) {
+		c->flags &= ~CF_WANT_WRITE;
+		if (c->tcp->ops->on_writable)
+			c->tcp->ops->on_writable(c->ctx, c);
+		if (c->flags & CF_FREEING)
+			return;
+	}
+	window_update_check(c);
+	sent = send_data(c);
+	if (fin_wanted(c) && c->snd_nxt == c->snd_una + c->sb_len) {
+		/* a FIN on its own (no data left, or a retransmission) */
+		if (xmit(c, TH_FIN | TH_ACK, c->snd_nxt, 0) == 0) {
+			c->snd_nxt++;
+			c->flags |= CF_FIN_SENT;
+			if (SEQ_GT(c->snd_nxt, c->snd_max))
+				c->snd_max = c->snd_nxt;
+			sent = true;
+		}
+	}
+	if (!sent && (c->flags & CF_ACK_NOW))
+		tcp_send_ack_now(c);
+	arm_timers(c);
+}

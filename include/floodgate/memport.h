@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memport.h — a port made of memory: reference-counted, malloc'd packet
+ * buffers behind the fg_port_ops table. The TAP harness, the unit tests,
+ * the fuzz target and the benchmark use it where the dataplane uses mbufs.
+ *
+ * Buffers come from a fixed free list sized at creation (like a mempool:
+ * when it is empty, allocation fails and the caller counts it). Transmitted
+ * frames go to a sink callback (the TAP harness writes them to the device,
+ * the tests capture them) and are then freed. Single-threaded.
+ */
+#ifndef FLOODGATE_MEMPORT_H
+#define FLOODGATE_MEMPORT_H
+
+#include <stdint.h>
+
+#include "floodgate/net.h"
+
+/* Called for each transmitted frame; the frame is freed after it returns. */
+typedef void fg_memport_sink_fn(void *arg, const uint8_t *frame, uint32_t len,
+				uint32_t flags);
+
+struct fg_memport;
+
+struct fg_memport *fg_memport_create(unsigned n_bufs, uint32_t buf_size,
+				     fg_memport_sink_fn *sink, void *sink_arg);
+/* Frees the pool; buffers still referenced are reported by
+ * fg_memport_in_use() first, so a test can assert there are none. */
+void fg_memport_destroy(struct fg_memport *p);
+const struct fg_port_ops *fg_memport_ops(void);
+
+/* A received frame with one reference, holding a copy of data (or room
+ * for len bytes when data is NULL); -ENOBUFS when the pool is empty or
+ * len exceeds the buffer size. */
+int fg_memport_rx_frame(struct fg_memport *p, const void *data, uint32_t len,
+			struct fg_rx_frame *out);
+unsigned fg_memport_in_use(const struct fg_memport *p);
+unsigned fg_memport_capacity(const struct fg_memport *p);
+uint64_t fg_memport_alloc_failures(const struct fg_memport *p);
+uint32_t fg_memport_buf_size(const struct fg_memport *p);
+
+#endif /* FLOODGATE_MEMPORT_H */

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * net.h — Ethernet, ARP, IPv4 and ICMP echo for one dataplane instance,
+ * with no device inside: frames in, frames out.
+ *
+ * Packet buffers belong to the port layer (DPDK mbufs on the dataplane,
+ * malloc'd buffers in the TAP harness and the tests). The module sees a
+ * received frame as (data, len, flags, handle) and reaches the buffer only
+ * through the port's ops: take a reference, drop a reference, allocate a
+ * TX buffer, return an unsent one, send a burst. So payload can travel to
+ * the application without a copy and stay held (TCP's queues, an article
+ * being made durable) until the last reference is dropped.
+ *
+ * Ownership:
+ *   fg_net_rx() takes over the caller's reference on every frame it is
+ *   given; whoever keeps payload takes its own reference (fg_net_buf_ref).
+ *   A TX buffer from fg_net_tx_alloc() is either queued with
+ *   fg_net_tx_queue() (which consumes it) or returned with
+ *   fg_net_tx_discard(). Queued frames go to the port in bursts of
+ *   FG_NET_TX_BURST, and at every fg_net_flush()/fg_net_poll().
+ *
+ * Checksums: verified in software unless the frame's flags say the port
+ * already did (FG_RX_IP_CSUM_OK, FG_RX_L4_CSUM_OK). With tx_csum_offload
+ * the module leaves the IPv4 header checksum at 0 and the TCP checksum as
+ * the pseudo-header sum, and marks the frame FG_TX_CSUM_OFFLOAD, which is
+ * what a NIC with IPv4/TCP checksum offload expects (DPDK's convention).
+ *
+ * IPv4 only: fragments are counted and dropped (no NNTP peer needs them:
+ * TCP's MSS keeps segments within the MTU), IP options are tolerated and
+ * skipped. IPv6 frames are counted and dropped (docs/tcp.md).
+ *
+ * Time is passed in by the caller (monotonic ns); nothing here reads a
+ * clock. One instance per worker core; an instance is never shared.
+ */
+#ifndef FLOODGATE_NET_H
+#define FLOODGATE_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "floodgate/common.h"
+#include "floodgate/stats.h"
+
+#define FG_NET_MAX_ADDRS 8
+#define FG_NET_TX_BURST 32
+#define FG_ETH_HLEN 14
+#define FG_ETH_ALEN 6
+#define FG_ETHERTYPE_IPV4 0x0800
+#define FG_ETHERTYPE_ARP 0x0806
+#define FG_ETHERTYPE_IPV6 0x86dd
+
+/* Received-frame flags, set by the port layer. */
+#define FG_RX_IP_CSUM_OK 0x1u	/* the NIC verified the IPv4 header checksum */
+#define FG_RX_L4_CSUM_OK 0x2u	/* the NIC verified the TCP/ICMP checksum */
+/* Transmit-frame flags, for the port layer. */
+#define FG_TX_CSUM_OFFLOAD 0x1u	/* compute IPv4 + TCP checksums in hardware */
+
+struct fg_rx_frame {
+	uint8_t *data;
+	uint32_t len;
+	uint32_t flags;		/* FG_RX_* */
+	void *handle;		/* the port's buffer (an mbuf) */
+};
+
+struct fg_tx_frame {
+	uint8_t *data;
+	uint32_t len;
+	uint32_t flags;		/* FG_TX_* */
+	void *handle;
+};
+
+/*
+ * A piece of received payload handed to the application: `base`/`len`
+ * point into the buffer `handle`, which stays valid while someone holds a
+ * reference on it.
+ */
+struct fg_iov {
+	const uint8_t *base;
+	uint32_t len;
+	void *handle;
+};
+
+/* What the port layer provides. Every op is required. */
+struct fg_port_ops {
+	void (*buf_ref)(void *port, void *handle);
+	void (*buf_unref)(void *port, void *handle);
+	/* A TX buffer with room for `size` bytes; NULL when none is free. */
+	uint8_t *(*tx_alloc)(void *port, uint32_t size, void **handle);
+	/* Give back a TX buffer that will not be sent. */
+	void (*tx_free)(void *port, void *handle);
+	/* Send `n` frames; the port owns all of them afterwards (it frees
+	 * those it could not send). Returns how many it sent. */
+	unsigned (*tx_burst)(void *port, struct fg_tx_frame *frames, unsigned n);
+};
+
+struct fg_net_config {
+	uint8_t mac[FG_ETH_ALEN];
+	uint32_t ipv4[FG_NET_MAX_ADDRS];	/* our addresses, network byte order */
+	unsigned n_ipv4;
+	unsigned mtu;			/* IP MTU; 0 = 1500 */
+	unsigned arp_entries;		/* peer MAC cache slots, power of two; 0 = 1024 */
+	uint64_t arp_ttl_ns;		/* 0 = 300 s */
+	bool tx_csum_offload;		/* the port computes checksums */
+	uint64_t hash_seed;		/* keys the ARP cache (and TCP's tables) */
+};
+
+/*
+ * Fault injection for tests: a share (parts per million) of TCP segments
+ * received and transmitted is dropped, duplicated or held back behind the
+ * next segment (reordered). The choice is a seeded PRNG, so a run repeats.
+ */
+struct fg_net_faults {
+	uint32_t rx_drop_ppm, rx_dup_ppm, rx_reorder_ppm;
+	uint32_t tx_drop_ppm, tx_dup_ppm, tx_reorder_ppm;
+	uint64_t seed;
+};
+
+struct fg_net;
+struct fg_tcp;
+
+/* Constructor: NULL on bad config (logged) or no memory. `stats` is the
+ * owning core's counter block; it must outlive the instance. */
+struct fg_net *fg_net_create(const struct fg_net_config *cfg,
+			     const struct fg_port_ops *ops, void *port,
+			     struct fg_stats *stats);
+/* Drops every reference the instance still holds (a held-back frame). */
+void fg_net_destroy(struct fg_net *net);
+
+/* Process a burst of received frames (takes over their references), then
+ * run TCP's end-of-burst pass (deliver data, send ACKs and responses) and
+ * flush transmissions. Returns n. */
+unsigned fg_net_rx(struct fg_net *net, struct fg_rx_frame *frames, unsigned n,
+		   uint64_t now_ns);
+/* Timers (TCP's wheel), deferred work and a TX flush. Call often. */
+void fg_net_poll(struct fg_net *net, uint64_t now_ns);
+/* The next time fg_net_poll() has work, or UINT64_MAX. */
+uint64_t fg_net_next_deadline(const struct fg_net *net);
+void fg_net_flush(struct fg_net *net);
+
+int fg_net_set_faults(struct fg_net *net, const struct fg_net_faults *f);
+
+/* Peer MAC for `ip` (network order): 0 and *mac set, or -EAGAIN after an
+ * ARP request has been queued (at most one a second per address). */
+int fg_net_arp_resolve(struct fg_net *net, uint32_t ip, uint8_t mac[FG_ETH_ALEN],
+		       uint64_t now_ns);
+bool fg_net_is_local_ipv4(const struct fg_net *net, uint32_t ip);
+const uint8_t *fg_net_mac(const struct fg_net *net);
+unsigned fg_net_mtu(const struct fg_net *net);
+bool fg_net_tx_offload(const struct fg_net *net);
+struct fg_stats *fg_net_stats(struct fg_net *net);
+
+/* Buffer references through the port's ops. */
+void fg_net_buf_ref(struct fg_net *net, void *handle);
+void fg_net_buf_unref(struct fg_net *net, void *handle);
+
+/* TX path for the protocol modules. */
+uint8_t *fg_net_tx_alloc(struct fg_net *net, uint32_t size, void **handle);
+void fg_net_tx_discard(struct fg_net *net, void *handle);
+/* Queue a finished frame (faults apply to TCP frames: `is_tcp`). */
+void fg_net_tx_queue(struct fg_net *net, uint8_t *data, uint32_t len, void *handle,
+		     uint32_t flags, bool is_tcp);
+
+/* Called by fg_tcp_create(): the instance that receives TCP segments. */
+void fg_net_attach_tcp(struct fg_net *net, struct fg_tcp *tcp);
+
+/* Internet checksum (RFC 1071) helpers: a running 32-bit sum, folded.
+ * Sums may be chained; every chunk but the last must have an even length. */
+uint32_t fg_csum_add(uint32_t sum, const void *data, size_t len);
+uint16_t fg_csum_fold(uint32_t sum);
+
+#endif /* FLOODGATE_NET_H */

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcp.h — a passive-open TCP endpoint for one dataplane instance (RFC 9293
+ * with RFC 7323 window scaling, RFC 6298 RTO, RFC 5681 congestion control
+ * and fast retransmit, RFC 5961 challenge ACKs, SYN cookies). No device
+ * and no clock inside: fg_net feeds it segments, time comes from the
+ * caller. docs/tcp.md describes the state machine, the timers, every limit
+ * and counter, and what of each RFC is and is not implemented.
+ *
+ * The application (the NNTP session engine; the TAP harness's test apps
+ * until it exists) implements struct fg_tcp_app_ops:
+ *
+ *   on_accept(conn, peer, local) -> app context, or NULL to refuse (RST).
+ *     Called when the handshake completes (a SYN flood never reaches it).
+ *   on_data(ctx, conn, iov, n) -> bytes consumed from the front.
+ *     iov lists the connection's whole unconsumed in-order payload (up to
+ *     FG_TCP_MAX_IOV pieces), in place in the received buffers. Bytes not
+ *     consumed stay queued and are offered again with what arrives next
+ *     (or after fg_tcp_resume()); they count against the receive window.
+ *     To keep bytes beyond the call (an article in flight) without leaving
+ *     them queued, the app consumes them and takes a hold on their buffer
+ *     with fg_tcp_hold(); held bytes still count against the window until
+ *     fg_tcp_release(). A slow sink thereby closes the window.
+ *   on_eof(ctx, conn): the peer sent FIN and every byte before it has been
+ *     consumed. The app typically sends what is left and calls fg_tcp_close.
+ *   on_writable(ctx, conn): room appeared in the send buffer: after a
+ *     fg_tcp_send() that accepted less than asked (once a quarter of the
+ *     buffer is free), or as requested with fg_tcp_want_writable().
+ *   on_close(ctx, conn, reason): the end of the connection for the app,
+ *     called exactly once for every accepted connection except one the app
+ *     aborted itself. The conn is still valid during the call (release or
+ *     transfer holds there); never after.
+ *
+ * Calls the app may make, also from inside callbacks: fg_tcp_send,
+ * fg_tcp_close, fg_tcp_abort, fg_tcp_pause, fg_tcp_resume, fg_tcp_hold,
+ * fg_tcp_release. Work they cause outside a burst (a release from a
+ * completion, say) goes out at the next fg_net_poll().
+ */
+#ifndef FLOODGATE_TCP_H
+#define FLOODGATE_TCP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "floodgate/net.h"
+
+#define FG_TCP_MAX_LISTEN 8
+#define FG_TCP_MAX_IOV 64
+
+enum fg_tcp_state {
+	FG_TCP_CLOSED = 0,
+	FG_TCP_LISTEN,		/* never a connection's state: the listeners' */
+	FG_TCP_SYN_RCVD,
+	FG_TCP_ESTABLISHED,
+	FG_TCP_CLOSE_WAIT,
+	FG_TCP_LAST_ACK,
+	FG_TCP_FIN_WAIT_1,
+	FG_TCP_FIN_WAIT_2,
+	FG_TCP_CLOSING,
+	FG_TCP_TIME_WAIT,
+	FG_TCP_STATE__COUNT
+};
+
+enum fg_tcp_close_reason {
+	FG_TCP_CLOSE_FIN = 0,	/* orderly: both FINs exchanged */
+	FG_TCP_CLOSE_RST,	/* the peer reset the connection */
+	FG_TCP_CLOSE_TIMEOUT,	/* retransmissions exhausted */
+	FG_TCP_CLOSE_IDLE,	/* nothing received for idle_timeout */
+	FG_TCP_CLOSE_ERROR,	/* local failure (no buffers for a required segment) */
+};
+
+struct fg_tcp_endpoint {
+	uint32_t addr;		/* network byte order; 0 = any of ours */
+	uint16_t port;		/* host byte order */
+};
+
+struct fg_tcp_conn;
+
+struct fg_tcp_app_ops {
+	void *(*on_accept)(void *app, struct fg_tcp_conn *c,
+			   const struct fg_tcp_endpoint *peer,
+			   const struct fg_tcp_endpoint *local);
+	uint32_t (*on_data)(void *ctx, struct fg_tcp_conn *c,
+			    const struct fg_iov *iov, unsigned n);
+	void (*on_eof)(void *ctx, struct fg_tcp_conn *c);		/* optional */
+	void (*on_writable)(void *ctx, struct fg_tcp_conn *c);	/* optional */
+	void (*on_close)(void *ctx, struct fg_tcp_conn *c,
+			 enum fg_tcp_close_reason why);
+};
+
+/* Limits; zero picks the default in brackets. */
+struct fg_tcp_config {
+	struct fg_tcp_endpoint listen[FG_TCP_MAX_LISTEN];
+	unsigned n_listen;
+	unsigned max_conns;		/* connection blocks [4096] */
+	unsigned syn_backlog;		/* SYN_RCVD blocks in total [256] */
+	unsigned syn_backlog_per_peer;	/* per peer address [16] */
+	bool no_syncookies;		/* backlog full -> drop instead of cookie */
+	uint32_t sndbuf;		/* send buffer per connection [32 KiB] */
+	uint32_t rcvbuf;		/* receive window per connection [256 KiB] */
+	unsigned rx_segs;		/* held-segment descriptors in total [max_conns * 64] */
+	unsigned rx_segs_per_conn;	/* queued + out-of-order per conn [256] */
+	unsigned ooo_segs_per_conn;	/* out-of-order per conn [64] */
+	uint64_t rto_min_ns;		/* [200 ms] (RFC 6298 2.4 says 1 s; see docs) */
+	uint64_t rto_max_ns;		/* [60 s] */
+	uint64_t rto_init_ns;		/* [1 s] */
+	unsigned max_retries;		/* RTO expiries before giving up [10] */
+	unsigned synack_retries;	/* [4] */
+	uint64_t delack_ns;		/* delayed-ACK timeout [40 ms] */
+	uint64_t idle_timeout_ns;	/* [600 s] */
+	uint64_t time_wait_ns;		/* 2*MSL [60 s] */
+	uint64_t timer_tick_ns;		/* wheel granularity, power of two [1<<20 ~ 1 ms] */
+	unsigned timer_slots;		/* wheel size, power of two [4096] */
+	uint64_t secret;		/* keys the connection hash and SYN cookies */
+};
+
+struct fg_tcp;
+
+/* Constructor: NULL on bad config (logged) or no memory. Preallocates
+ * every connection block, send buffer and segment descriptor. */
+struct fg_tcp *fg_tcp_create(struct fg_net *net, const struct fg_tcp_config *cfg,
+			     const struct fg_tcp_app_ops *ops, void *app);
+/* Drops every reference still held; calls no callback. */
+void fg_tcp_destroy(struct fg_tcp *tcp);
+
+/* Copy bytes into the bounded send buffer; they are segmented by MSS and
+ * sent at the end of the burst. Returns the count accepted (less than
+ * len, possibly 0, when the buffer is full: on_writable follows), or
+ * -ENOTCONN when the connection can no longer send. */
+int fg_tcp_send(struct fg_tcp_conn *c, const void *buf, uint32_t len);
+uint32_t fg_tcp_send_space(const struct fg_tcp_conn *c);
+/* Ask for one on_writable once at least `bytes` of send buffer are free
+ * (an app that stops reading until its answers can be queued). */
+void fg_tcp_want_writable(struct fg_tcp_conn *c, uint32_t bytes);
+/* Orderly close after everything queued is sent; on_close follows. */
+int fg_tcp_close(struct fg_tcp_conn *c);
+/* RST now; no on_close. The conn is invalid once this returns. */
+void fg_tcp_abort(struct fg_tcp_conn *c);
+/* Stop / restart on_data; paused data stays queued and closes the window. */
+void fg_tcp_pause(struct fg_tcp_conn *c);
+void fg_tcp_resume(struct fg_tcp_conn *c);
+/* Keep the buffer under `seg` beyond on_data: a reference is taken and
+ * seg->len bytes count against the window until fg_tcp_release(). */
+void fg_tcp_hold(struct fg_tcp_conn *c, const struct fg_iov *seg);
+void fg_tcp_release(struct fg_tcp_conn *c, const struct fg_iov *seg);
+/* Stop counting a hold against the window without dropping the buffer:
+ * the app then owns that reference and drops it with fg_net_buf_unref()
+ * (for holds that must outlive the connection). */
+void fg_tcp_unaccount(struct fg_tcp_conn *c, uint32_t bytes);
+
+enum fg_tcp_state fg_tcp_conn_state(const struct fg_tcp_conn *c);
+void *fg_tcp_conn_ctx(const struct fg_tcp_conn *c);
+void fg_tcp_conn_peer(const struct fg_tcp_conn *c, struct fg_tcp_endpoint *peer);
+/* The window we would advertise now, in bytes. */
+uint32_t fg_tcp_conn_rcv_window(const struct fg_tcp_conn *c);
+/* Bytes the conn has queued, out of order, and held by the app. */
+uint32_t fg_tcp_conn_rx_bytes(const struct fg_tcp_conn *c);
+
+const char *fg_tcp_state_name(enum fg_tcp_state s);
+const char *fg_tcp_close_reason_name(enum fg_tcp_close_reason r);
+
+/* Connection blocks in use (any state, TIME_WAIT included). */
+unsigned fg_tcp_conns_in_use(const struct fg_tcp *tcp);
+/* Segment descriptors in use. */
+unsigned fg_tcp_segs_in_use(const struct fg_tcp *tcp);
+
+/* ---- called by fg_net only ---- */
+/* One TCP segment: `ip` is the IPv4 header, `l4` the TCP header. */
+void fg_tcp_input(struct fg_tcp *tcp, struct fg_rx_frame *f, const uint8_t *ip,
+		  const uint8_t *l4, uint32_t l4_len, uint64_t now_ns);
+/* End of a burst: deliver data, send ACKs and data. */
+void fg_tcp_end_burst(struct fg_tcp *tcp, uint64_t now_ns);
+void fg_tcp_timers(struct fg_tcp *tcp, uint64_t now_ns);
+uint64_t fg_tcp_next_deadline(const struct fg_tcp *tcp);
+
+#endif /* FLOODGATE_TCP_H */

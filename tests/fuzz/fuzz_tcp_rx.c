@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz_tcp_rx.c — arbitrary frames into the receive path (net + TCP) of
+ * an instance that already holds three established connections.
+ *
+ * Input: a sequence of records
+ *     op (1)  len (2, big-endian)  body (len)
+ * op & 0x0f  advances the clock by that many 50 ms steps first (timers,
+ *            retransmissions, persist, TIME-WAIT, idle all get to run);
+ * op & 0x30  0: body is a whole Ethernet frame, fed as is;
+ *            1..3: body is a TCP header + payload for connection 1..3:
+ *            the harness wraps it in Ethernet/IPv4, makes SEQ and ACK
+ *            relative to what the module last sent on that connection
+ *            and fixes the checksum, so mutations reach the state
+ *            machine instead of dying at the checksum;
+ * op & 0x40  marks the frame "checksums verified by the NIC";
+ * op & 0x80  the app closes (or, with 0x01, aborts) that connection.
+ * The app consumes a varying amount, holds some buffers and answers
+ * with data. At the end every packet buffer must be back in the pool.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "floodgate/memport.h"
+#include "floodgate/net.h"
+#include "floodgate/tcp.h"
+
+#define NCONN 3
+#define MAX_HOLD 16
+
+struct fz {
+	struct fg_memport *mp;
+	struct fg_net *net;
+	struct fg_tcp *tcp;
+	struct fg_stats st;
+	uint64_t now;
+	struct fg_tcp_conn *conn[NCONN];
+	uint32_t last_seq[NCONN], last_ack[NCONN];	/* from our side */
+	struct fg_iov held[MAX_HOLD];
+	struct fg_tcp_conn *held_conn[MAX_HOLD];
+	unsigned n_held;
+	unsigned toggle;
+};
+
+static struct fz Z;
+static const uint8_t our_mac[6] = { 2, 0, 0, 0, 0, 2 }, peer_mac[6] = { 2, 0, 0, 0, 0, 1 };
+static const uint8_t our_ip[4] = { 198, 18, 0, 2 }, peer_ip[4] = { 198, 18, 0, 1 };
+
+static int conn_index(uint16_t port)
+{
+	return port >= 50001 && port <= 50000 + NCONN ? port - 50001 : -1;
+}
+
+static void sink(void *arg, const uint8_t *f, uint32_t len, uint32_t flags)
+{
+	int k;
+
+	(void)arg, (void)flags;
+	if (len < 54 || f[23] != 6)
+		return;
+	k = conn_index((uint16_t)(f[36] << 8 | f[37]));
+	if (k < 0)
+		return;
+	Z.last_seq[k] = (uint32_t)f[38] << 24 | (uint32_t)f[39] << 16 | (uint32_t)f[40] << 8 | f[41];
+	Z.last_ack[k] = (uint32_t)f[42] << 24 | (uint32_t)f[43] << 16 | (uint32_t)f[44] << 8 | f[45];
+	if (f[47] & 0x02)
+		Z.last_seq[k]++;	/* SYN-ACK: the next byte follows the SYN */
+}
+
+static void release_holds(struct fg_tcp_conn *c)
+{
+	for (unsigned i = 0; i < Z.n_held;) {
+		if (!c || Z.held_conn[i] == c) {
+			fg_tcp_release(Z.held_conn[i], &Z.held[i]);
+			Z.held[i] = Z.held[--Z.n_held];
+			Z.held_conn[i] = Z.held_conn[Z.n_held];
+		} else {
+			i++;
+		}
+	}
+}
+
+static void *on_accept(void *app, struct fg_tcp_conn *c, const struct fg_tcp_endpoint *peer,
+		       const struct fg_tcp_endpoint *local)
+{
+	int k = conn_index(peer->port);
+
+	(void)app, (void)local;
+	if (k >= 0)
+		Z.conn[k] = c;
+	return &Z;
+}
+
+static uint32_t on_data(void *ctx, struct fg_tcp_conn *c, const struct fg_iov *iov, unsigned n)
+{
+	uint32_t total = 0;
+
+	(void)ctx;
+	Z.toggle++;
+	if (Z.toggle % 7 == 0)
+		return 0;	/* leave it queued: the window shrinks */
+	if (Z.toggle % 5 == 0 && Z.n_held < MAX_HOLD) {
+		fg_tcp_hold(c, &iov[0]);
+		Z.held[Z.n_held] = iov[0];
+		Z.held_conn[Z.n_held++] = c;
+	}
+	for (unsigned i = 0; i < n; i++)
+		total += iov[i].len;
+	fg_tcp_send(c, iov[0].base, iov[0].len > 100 ? 100 : iov[0].len);
+	return Z.toggle % 3 == 0 ? total / 2 : total;
+}
+
+static void forget(struct fg_tcp_conn *c)
+{
+	release_holds(c);
+	for (int k = 0; k < NCONN; k++)
+		if (Z.conn[k] == c)
+			Z.conn[k] = NULL;
+}
+
+static void on_close(void *ctx, struct fg_tcp_conn *c, enum fg_tcp_close_reason why)
+{
+	(void)ctx, (void)why;
+	forget(c);
+}
+
+static void on_eof(void *ctx, struct fg_tcp_conn *c)
+{
+	(void)ctx;
+	fg_tcp_close(c);
+}
+
+static const struct fg_tcp_app_ops ops = {
+	.on_accept = on_accept, .on_data = on_data, .on_eof = on_eof, .on_close = on_close,
+};
+
+static void feed(const uint8_t *frame, uint32_t len, uint32_t flags)
+{
+	struct fg_rx_frame fr;
+
+	if (fg_memport_rx_frame(Z.mp, frame, len, &fr) < 0)
+		return;
+	fr.flags = flags;
+	fg_net_rx(Z.net, &fr, 1, Z.now);
+}
+
+/* Wrap a TCP header + payload for connection k into a valid frame. */
+static uint32_t wrap(uint8_t *f, int k, const uint8_t *tcp, uint32_t len, bool relative)
+{
+	uint8_t *ip = f + 14, *th = ip + 20, ph[12];
+	uint32_t sum, seq, ack;
+	uint16_t c;
+
+	memcpy(f, our_mac, 6);
+	memcpy(f + 6, peer_mac, 6);
+	f[12] = 0x08;
+	f[13] = 0;
+	memset(ip, 0, 20);
+	ip[0] = 0x45;
+	ip[2] = (uint8_t)((20 + len) >> 8);
+	ip[3] = (uint8_t)(20 + len);
+	ip[8] = 64;
+	ip[9] = 6;
+	memcpy(ip + 12, peer_ip, 4);
+	memcpy(ip + 16, our_ip, 4);
+	c = fg_csum_fold(fg_csum_add(0, ip, 20));
+	ip[10] = (uint8_t)(c >> 8);
+	ip[11] = (uint8_t)c;
+	memcpy(th, tcp, len);
+	th[0] = (uint8_t)((50001 + k) >> 8);
+	th[1] = (uint8_t)(50001 + k);
+	th[2] = 0;
+	th[3] = 119;
+	if (relative) {
+		seq = Z.last_ack[k] + ((uint32_t)tcp[4] << 24 | (uint32_t)tcp[5] << 16 |
+				       (uint32_t)tcp[6] << 8 | tcp[7]);
+		ack = Z.last_seq[k] + ((uint32_t)tcp[8] << 24 | (uint32_t)tcp[9] << 16 |
+				       (uint32_t)tcp[10] << 8 | tcp[11]);
+		for (int i = 0; i < 4; i++) {
+			th[4 + i] = (uint8_t)(seq >> (24 - 8 * i));
+			th[8 + i] = (uint8_t)(ack >> (24 - 8 * i));
+		}
+	}
+	th[16] = th[17] = 0;
+	memcpy(ph, peer_ip, 4);
+	memcpy(ph + 4, our_ip, 4);
+	ph[8] = 0;
+	ph[9] = 6;
+	ph[10] = (uint8_t)(len >> 8);
+	ph[11] = (uint8_t)len;
+	sum = fg_csum_add(0, ph, 12);
+	c = fg_csum_fold(fg_csum_add(sum, th, len));
+	th[16] = (uint8_t)(c >> 8);
+	th[17] = (uint8_t)c;
+	return 34 + len;
+}
+
+static void setup(void)
+{
+	struct fg_net_config nc;
+	struct fg_tcp_config tc;
+	uint8_t tcp[20] = { 0 }, f[128];
+
+	memset(&Z, 0, sizeof(Z));
+	Z.now = 1000000000ull;
+	memset(&nc, 0, sizeof(nc));
+	memcpy(nc.mac, our_mac, 6);
+	memcpy(&nc.ipv4[0], our_ip, 4);
+	nc.n_ipv4 = 1;
+	nc.arp_entries = 16;
+	memset(&tc, 0, sizeof(tc));
+	tc.listen[0].port = 119;
+	tc.n_listen = 1;
+	tc.max_conns = 8;
+	tc.syn_backlog = 4;
+	tc.syn_backlog_per_peer = 4;
+	tc.sndbuf = 4096;
+	tc.rcvbuf = 16384;
+	tc.rx_segs = 64;
+	tc.rx_segs_per_conn = 32;
+	tc.ooo_segs_per_conn = 8;
+	tc.timer_slots = 64;
+	tc.secret = 1;
+	Z.mp = fg_memport_create(256, 2048, sink, NULL);
+	Z.net = fg_net_create(&nc, fg_memport_ops(), Z.mp, &Z.st);
+	Z.tcp = fg_tcp_create(Z.net, &tc, &ops, NULL);
+	if (!Z.tcp)
+		abort();
+	for (int k = 0; k < NCONN; k++) {
+		tcp[12] = 0x50;
+		tcp[13] = 0x02;	/* SYN, absolute seq 0 */
+		tcp[14] = 0xff;
+		tcp[15] = 0xff;
+		feed(f, wrap(f, k, tcp, 20, false), 0);
+		Z.last_ack[k] = 1;
+		tcp[13] = 0x10;	/* ACK of the SYN-ACK, relative to what we sent */
+		memset(tcp + 4, 0, 8);
+		feed(f, wrap(f, k, tcp, 20, true), 0);
+		if (!Z.conn[k])
+			abort();	/* the harness must start from established connections */
+	}
+}
+
+static void teardown(void)
+{
+	release_holds(NULL);
+	fg_tcp_destroy(Z.tcp);
+	fg_net_destroy(Z.net);
+	/* every reference the modules took was dropped */
+	if (fg_memport_in_use(Z.mp) != 0)
+		abort();
+	fg_memport_destroy(Z.mp);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static uint8_t f[2048];
+	size_t i = 0;
+
+	setup();
+	while (i + 3 <= size) {
+		uint8_t op = data[i];
+		uint32_t len = (uint32_t)data[i + 1] << 8 | data[i + 2];
+		unsigned target = (op >> 4) & 3;
+
+		i += 3;
+		if (len > size - i)
+			len = (uint32_t)(size - i);
+		if (op & 0x0f) {
+			Z.now += (op & 0x0fu) * 50000000ull;
+			fg_net_poll(Z.net, Z.now);
+		}
+		if (target == 0) {
+			feed(data + i, len, (op & 0x40) ? FG_RX_IP_CSUM_OK | FG_RX_L4_CSUM_OK : 0);
+		} else if (len >= 20 && len <= 1400) {
+			feed(f, wrap(f, (int)target - 1, data + i, len, true), 0);
+		}
+		if ((op & 0x80) && target && Z.conn[target - 1]) {
+			struct fg_tcp_conn *c = Z.conn[target - 1];
+
+			if (op & 1) {
+				forget(c);
+				fg_tcp_abort(c);
+			} else {
+				fg_tcp_close(c);
+			}
+			fg_net_poll(Z.net, Z.now);
+		}
+		i += len;
+	}
+	Z.now += 700ull * 1000000000ull;	/* let every timer run out */
+	fg_net_poll(Z.net, Z.now);
+	teardown();
+	return 0;
+}
