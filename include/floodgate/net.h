@@ -40,6 +40,7 @@
 #include <stdint.h>
 
 #include "floodgate/common.h"
+#include "floodgate/iov.h"
 #include "floodgate/stats.h"
 
 #define FG_NET_MAX_ADDRS 8
@@ -70,16 +71,9 @@ struct fg_tx_frame {
 	void *handle;
 };
 
-/*
- * A piece of received payload handed to the application: `base`/`len`
- * point into the buffer `handle`, which stays valid while someone holds a
- * reference on it.
- */
-struct fg_iov {
-	const uint8_t *base;
-	uint32_t len;
-	void *handle;
-};
+/* Received payload reaches the application as struct fg_iov (iov.h):
+ * `base`/`len` point into the buffer `handle`, which stays valid while
+ * someone holds a reference on it. */
 
 /* What the port layer provides. Every op is required. */
 struct fg_port_ops {
