@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ctl.c — the dataplane's control socket, served by the main lcore.
+ *
+ * Same wire protocol as floodctld's (ctl.h): one request line per
+ * connection, `verb *(SP word) [--json] LF`, at most FG_CTL_LINE_MAX
+ * octets, sent within FG_CTL_READ_TIMEOUT_MS; the reply is "ok LEN\n" or
+ * "err CODE LEN\n" and LEN octets of body. The socket is created 0600 in
+ * the directory of the control socket ([stats] control-socket), named
+ * dataplane.sock, unless --ctl-socket says otherwise; floodctld and
+ * floodctl reach the dataplane through it.
+ *
+ * Verbs:
+ *   ping                  "pong"
+ *   status                mode, port, workers, sessions, drain state
+ *   stats                 every counter, as --stats-file writes them
+ *   peers                 per-peer sessions and counters, and every connection
+ *   drain [off]           refuse new sessions (answered 400), or stop refusing
+ *   shutdown [SECONDS]    drain, give open sessions that long to end (default:
+ *                         --shutdown-grace), answer 400 to the rest, exit
+ *   reload [FILE]         load FILE (default: the file started with), switch
+ *                         every worker to it between two bursts
+ * One request is served at a time, between the main loop's other duties.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "dp.h"
+#include "floodgate/ctl.h"
+#include "floodgate/log.h"
+
+#define MAX_WORDS 4
+
+struct req {
+	char line[FG_CTL_LINE_MAX + 1];
+	char *word[MAX_WORDS];
+	unsigned n;
+	bool json;
+};
+
+int dp_ctl_listen(struct dp *dp)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	mode_t old;
+	int fd = -1, rc;
+
+	if (strlen(dp->ctl_path) >= sizeof(sa.sun_path)) {
+		FG_LOG_ERR(DP, "control socket path too long: %s", dp->ctl_path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, dp->ctl_path);
+	/* a socket file left by a dataplane that died: nobody answers on it */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		FG_LOG_ERR(DP, "control socket %s: another dataplane answers on it", dp->ctl_path);
+		close(fd);
+		return -EADDRINUSE;
+	}
+	if (fd >= 0)
+		close(fd);
+	unlink(dp->ctl_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	old = umask(077);
+	rc = fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 16) < 0
+		     ? -errno : 0;
+	umask(old);
+	if (rc < 0) {
+		FG_LOG_ERR(DP, "control socket %s: %s", dp->ctl_path, strerror(-rc));
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	dp->ctl_fd = fd;
+	return 0;
+}
+
+void dp_ctl_close(struct dp *dp)
+{
+	if (dp->ctl_fd < 0)
+		return;
+	close(dp->ctl_fd);
+	dp->ctl_fd = -1;
+	unlink(dp->ctl_path);
+}
+
+/* Read one line within the timeout; 0, or -errno. */
+static int read_request(int fd, struct req *r)
+{
+	struct timeval tv = { FG_CTL_READ_TIMEOUT_MS / 1000, 0 };
+	size_t len = 0;
+	char *save = NULL;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (len < FG_CTL_LINE_MAX && !memchr(r->line, '\n', len)) {
+		ssize_t k = read(fd, r->line + len, FG_CTL_LINE_MAX - len);
+
+		if (k <= 0)
+			return k == 0 ? -EPROTO : -errno;
+		len += (size_t)k;
+	}
+	r->line[len] = '\0';
+	if (!strchr(r->line, '\n'))
+		return -EPROTO;
+	r->line[strcspn(r->line, "\r\n")] = '\0';
+	r->n = 0;
+	r->json = false;
+	for (char *w = strtok_r(r->line, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		if (strcmp(w, "--json") == 0)
+			r->json = true;
+		else if (r->n < MAX_WORDS)
+			r->word[r->n++] = w;
+		else
+			return -E2BIG;
+	}
+	return r->n ? 0 : -EPROTO;
+}
+
+/* Root or our own user only, whatever the file mode let through. */
+static bool peer_allowed(int fd)
+{
+	struct ucred cr;
+	socklen_t l = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) != 0)
+		return false;
+	return cr.uid == 0 || cr.uid == geteuid();
+}
+
+static void reply(int fd, const char *err, const char *body, size_t len)
+{
+	char head[64];
+	int n = fg_ctl_format_reply_head(head, sizeof(head), err, len);
+
+	if (n > 0 && write(fd, head, (size_t)n) == n && len) {
+		for (size_t off = 0; off < len;) {
+			ssize_t k = write(fd, body + off, len - off);
+
+			if (k <= 0)
+				break;
+			off += (size_t)k;
+		}
+	}
+}
+
+static int parse_seconds(const char *s, unsigned *ms)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (end == s || *end || v > 3600)
+		return -EINVAL;
+	*ms = (unsigned)v * 1000u;
+	return 0;
+}
+
+/* Run one verb; the body goes to f. Returns NULL or an error code. */
+static const char *run(struct dp *dp, const struct req *r, FILE *f)
+{
+	const char *v = r->word[0];
+	unsigned ms;
+	int rc;
+
+	if (strcmp(v, "ping") == 0 && r->n == 1) {
+		fprintf(f, r->json ? "{\"pong\":true}\n" : "pong\n");
+	} else if (strcmp(v, "status") == 0 && r->n == 1) {
+		dp_status(dp, f, r->json);
+	} else if (strcmp(v, "stats") == 0 && r->n == 1) {
+		dp_write_counters(f, dp);
+	} else if (strcmp(v, "peers") == 0 && r->n == 1) {
+		rc = dp_peers(dp, f, r->json);
+		if (rc != 0) {
+			fprintf(f, "peers: %s\n", strerror(-rc));
+			return "failed";
+		}
+	} else if (strcmp(v, "drain") == 0 && (r->n == 1 || (r->n == 2 && !strcmp(r->word[1], "off")))) {
+		dp_request_drain(dp, r->n == 1);
+		fprintf(f, r->json ? "{\"draining\":%s}\n" : "draining: %s\n",
+			r->n == 1 ? (r->json ? "true" : "yes; new sessions are answered 400")
+				  : (r->json ? "false" : "no; new sessions are accepted"));
+	} else if (strcmp(v, "shutdown") == 0 && r->n <= 2) {
+		ms = dp->o.shutdown_grace_ms;
+		if (r->n == 2 && parse_seconds(r->word[1], &ms) != 0) {
+			fprintf(f, "shutdown: grace must be 0 to 3600 seconds\n");
+			return "bad-request";
+		}
+		dp_request_shutdown(dp, ms);
+		fprintf(f, r->json ? "{\"shutdown\":true,\"grace_ms\":%u}\n" :
+				     "shutting down: sessions have %u ms to end\n", ms);
+	} else if (strcmp(v, "reload") == 0 && r->n <= 2) {
+		rc = dp_reload(dp, r->n == 2 ? r->word[1] : NULL, f);
+		if (rc != 0)
+			return rc == -EINVAL ? "refused" : "failed";
+	} else {
+		fprintf(f, "unknown request: %s (ping, status, stats, peers, drain [off], "
+			   "shutdown [SECONDS], reload [FILE])\n", v);
+		return "bad-request";
+	}
+	return NULL;
+}
+
+void dp_ctl_serve(struct dp *dp, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = dp->ctl_fd, .events = POLLIN };
+	struct req r;
+	char *body = NULL;
+	size_t len = 0;
+	const char *err;
+	FILE *f;
+	int fd, rc;
+
+	if (dp->ctl_fd < 0 || poll(&pfd, 1, timeout_ms) <= 0)
+		return;
+	fd = accept4(dp->ctl_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	rc = peer_allowed(fd) ? read_request(fd, &r) : -EACCES;
+	f = open_memstream(&body, &len);
+	if (!f)
+		goto out_close;
+	if (rc != 0) {
+		fprintf(f, "bad request: %s\n", strerror(-rc));
+		err = rc == -EACCES ? "denied" : "bad-request";
+	} else {
+		err = run(dp, &r, f);
+	}
+	fclose(f);
+	reply(fd, err, body, len);
+	free(body);
+out_close:
+	close(fd);
+}
