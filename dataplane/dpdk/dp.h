@@ -165,7 +165,6 @@ struct dp {
 	bool rx_csum, tx_csum, rss, rx_intr;
 	int ts_offset;				/* mbuf timestamp dynfield, -1 none */
 	uint64_t ts_flag;
-	uint64_t ts_scale;			/* to ns since the epoch */
 	/* budgets derived from the pool (port.c) */
 	unsigned per_worker_segs, per_worker_holds, per_worker_conns;
 	/* workers */

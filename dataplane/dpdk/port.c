@@ -142,6 +142,14 @@ const struct fg_port_ops dp_port_ops = {
 	.tx_burst = mb_tx_burst,
 };
 
+/* A capture time in ns since the epoch. The mbuf timestamp's unit is the
+ * port's own; captures give µs (net_pcap in DPDK 22.11) or ns, told
+ * apart by magnitude: 10^17 ns is 1973, 10^17 µs is far beyond 2100. */
+static uint64_t capture_ns(uint64_t v)
+{
+	return v < 100000000000000000ull ? v * 1000ull : v;
+}
+
 unsigned dp_rx_frames(const struct dp *dp, struct rte_mbuf **m, unsigned n,
 		      struct fg_rx_frame *fr, uint64_t *ts, struct fg_stats *st)
 {
@@ -168,8 +176,8 @@ unsigned dp_rx_frames(const struct dp *dp, struct rte_mbuf **m, unsigned n,
 		fr[k].handle = m[i];
 		if (ts)
 			ts[k] = dp->ts_offset >= 0 && (ol & dp->ts_flag) ?
-				*RTE_MBUF_DYNFIELD(m[i], dp->ts_offset, rte_mbuf_timestamp_t *) *
-					dp->ts_scale : 0;
+				capture_ns(*RTE_MBUF_DYNFIELD(m[i], dp->ts_offset,
+							      rte_mbuf_timestamp_t *)) : 0;
 		k++;
 	}
 	return k;
@@ -261,14 +269,6 @@ static int configure(struct dp *dp, const struct rte_eth_dev_info *di, uint16_t 
 		FG_LOG_ERR(DP, "port %u: configure %u RX / %u TX queues: %s", dp->port_id,
 			   dp->n_rxq, n_txq, rte_strerror(-rc));
 		return rc;
-	}
-	if (dp->o.capture_clock) {
-		if (!(conf.rxmode.offloads & RTE_ETH_RX_OFFLOAD_TIMESTAMP) ||
-		    rte_mbuf_dyn_rx_timestamp_register(&dp->ts_offset, &dp->ts_flag) != 0) {
-			FG_LOG_ERR(DP, "--clock capture: port %u gives no receive timestamps "
-				   "(net_pcap does)", dp->port_id);
-			return -ENOTSUP;
-		}
 	}
 	return 0;
 }
@@ -403,6 +403,23 @@ int dp_port_setup(struct dp *dp)
 	return 0;
 }
 
+/* The receive timestamp a port stamps mbufs with (registered by the PMD,
+ * or by the TIMESTAMP offload); --clock capture reads it as the capture
+ * time. */
+static int capture_clock(struct dp *dp)
+{
+	int bit = rte_mbuf_dynflag_lookup(RTE_MBUF_DYNFLAG_RX_TIMESTAMP_NAME, NULL);
+
+	dp->ts_offset = rte_mbuf_dynfield_lookup(RTE_MBUF_DYNFIELD_TIMESTAMP_NAME, NULL);
+	if (dp->ts_offset < 0 || bit < 0) {
+		FG_LOG_ERR(DP, "--clock capture: port %u gives no receive timestamps "
+			   "(net_pcap does)", dp->port_id);
+		return -ENOTSUP;
+	}
+	dp->ts_flag = 1ull << bit;
+	return 0;
+}
+
 int dp_port_start(struct dp *dp)
 {
 	int rc = rte_eth_dev_start(dp->port_id);
@@ -414,7 +431,7 @@ int dp_port_start(struct dp *dp)
 	/* a mirror or a capture is not addressed to us */
 	if (dp->passive)
 		rte_eth_promiscuous_enable(dp->port_id);
-	return 0;
+	return dp->o.capture_clock ? capture_clock(dp) : 0;
 }
 
 void dp_port_stop(struct dp *dp)

@@ -509,7 +509,7 @@ static void publish(struct dp_worker *w, uint64_t now_ns)
 static bool iteration(struct dp_worker *w)
 {
 	fg_time_t now;
-	uint64_t now_ns, next;
+	uint64_t now_ns, next, mono_ns;
 	unsigned got, work;
 
 	dp_mbox_serve(w);
@@ -539,10 +539,13 @@ static bool iteration(struct dp_worker *w)
 		if (w->tx.n_pending)
 			next = now_ns;
 	}
+	/* the engine may run on the capture's clock; the worker's own
+	 * deadlines (publication, exit-idle, shutdown) use the monotonic one */
+	mono_ns = dp_now_ns();
 	if (got)
-		w->last_rx_ns = dp_now_ns();
-	publish(w, now_ns);
-	lifecycle(w, now_ns);
+		w->last_rx_ns = mono_ns;
+	publish(w, mono_ns);
+	lifecycle(w, mono_ns);
 	if (got || work) {
 		w->empty_polls = 0;
 		w->sleep_ns = 0;

@@ -561,9 +561,11 @@ static void ooo_pull(struct flow *f)
 		f->ooo_head = g->next;
 		f->n_ooo--;
 		if (!seq_lt(f->next_seq, end)) {
+			fg_stats_add(p->st, FG_CTR_PASSIVE_DUP_BYTES, g->len);
 			seg_put(p, i);		/* covered already */
 			continue;
 		}
+		fg_stats_add(p->st, FG_CTR_PASSIVE_DUP_BYTES, f->next_seq - g->seq);
 		g->data += f->next_seq - g->seq;
 		g->len = end - f->next_seq;
 		g->seq = f->next_seq;
@@ -735,7 +737,9 @@ static void client_segment(struct fg_passive *p, const struct tcpseg *t, void *h
 		return;
 	}
 	if (!f) {
-		fg_stats_inc(p->st, FG_CTR_PASSIVE_MIDSTREAM);
+		/* a bare ACK (the last of a closed flow, say) carries nothing */
+		if (t->len || (t->flags & TH_FIN))
+			fg_stats_inc(p->st, FG_CTR_PASSIVE_MIDSTREAM);
 		return;
 	}
 	f->last_ns = p->now_ns;
