@@ -12,6 +12,7 @@
  * never fills, resets from either side, and a session that stops reading
  * (back-pressure) and goes on.
  */
+#include <arpa/inet.h>
 #include <pcap/pcap.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,16 +254,17 @@ END_TEST
 #define TH_PSH 0x08
 #define TH_ACK 0x10
 
+/* big-endian stores */
 static void put16(uint8_t *p, uint16_t v)
 {
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
+	v = htons(v);
+	memcpy(p, &v, 2);
 }
 
 static void put32(uint8_t *p, uint32_t v)
 {
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
+	v = htonl(v);
+	memcpy(p, &v, 4);
 }
 
 /* One frame from src:sport to dst:dport, checksums right unless `bad`. */
