@@ -479,8 +479,11 @@ static void idle_backoff(struct dp_worker *w, uint64_t now_ns, uint64_t next_ns)
 
 	if (++w->empty_polls < DP_SPIN_POLLS || cap == 0)
 		return;
-	if (w->epfd >= 0 && next_ns > now_ns + 1000000ull) {
-		intr_wait(w, next_ns - now_ns);
+	if (w->epfd >= 0) {
+		/* epoll's resolution is a millisecond: a timer due sooner
+		 * (TCP's wheel ticks every ~1 ms while any timer runs) is
+		 * served at most one tick late */
+		intr_wait(w, next_ns > now_ns + 1000000ull ? next_ns - now_ns : 1000000ull);
 		return;
 	}
 	w->sleep_ns = w->sleep_ns ? FG_MIN(w->sleep_ns * 2, cap) : FG_MIN(1000ull, cap);
