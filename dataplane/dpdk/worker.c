@@ -382,7 +382,7 @@ static bool worker_done(const struct dp_worker *w)
 {
 	if (fg_engine_sessions(w->e) || fg_engine_xfers(w->e))
 		return false;
-	return w->pv ? fg_passive_flows(w->pv) == 0 : fg_tcpsess_in_use(w->ts) == 0;
+	return w->pv ? fg_passive_flows(w->pv) == 0 : fg_tcpsess_unfinished(w->ts) == 0;
 }
 
 /* Drain, shutdown and the passive replay's end. */
@@ -399,7 +399,7 @@ static void lifecycle(struct dp_worker *w, uint64_t now_ns)
 		fg_engine_shutdown(w->e);
 	}
 	if (w->shutdown_deadline_ns && now_ns > w->shutdown_deadline_ns && w->ts &&
-	    fg_tcpsess_in_use(w->ts)) {
+	    fg_tcpsess_unfinished(w->ts)) {
 		FG_LOG_WARN(DP, "worker %u: %u connections still open after the shutdown's grace; "
 			    "resetting them", w->index, fg_tcpsess_abort_all(w->ts));
 		w->shutdown_deadline_ns = UINT64_MAX;

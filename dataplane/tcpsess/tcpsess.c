@@ -400,6 +400,21 @@ unsigned fg_tcpsess_work(struct fg_tcpsess *ts)
 	return done;
 }
 
+unsigned fg_tcpsess_unfinished(const struct fg_tcpsess *ts)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < ts->n_conns; i++) {
+		const struct conn *c = &ts->conns[i];
+
+		if (!(c->flags & C_USED))
+			continue;
+		if (!c->tc || c->s || fg_tcp_conn_state(c->tc) != FG_TCP_FIN_WAIT_2)
+			n++;
+	}
+	return n;
+}
+
 unsigned fg_tcpsess_abort_all(struct fg_tcpsess *ts)
 {
 	unsigned n = 0;

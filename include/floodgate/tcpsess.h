@@ -81,6 +81,11 @@ unsigned fg_tcpsess_work(struct fg_tcpsess *ts);
 /* Records in use: connections open, closing, or whose session is still
  * finishing. 0 means this worker has nothing left to end. */
 unsigned fg_tcpsess_in_use(const struct fg_tcpsess *ts);
+/* Records still owed something: a session or transfer not yet over, or
+ * a connection whose answers or FIN the peer has not acknowledged (a
+ * connection in FIN-WAIT-2 only waits for the peer's FIN: nothing of ours
+ * is in flight). A shutdown waits for this to reach 0. */
+unsigned fg_tcpsess_unfinished(const struct fg_tcpsess *ts);
 /* Abort (RST) every connection still open: the last step of a shutdown
  * whose grace period ran out. Returns how many. */
 unsigned fg_tcpsess_abort_all(struct fg_tcpsess *ts);

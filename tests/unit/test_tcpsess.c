@@ -433,8 +433,13 @@ START_TEST(test_shutdown_and_abort)
 	ck_assert(heard(b, "400 Server shutting down, try again later"));
 	ck_assert(a->fin_seen && b->fin_seen);
 	ck_assert_uint_eq(fg_engine_sessions(X.e), 0);
-	/* a answers with its FIN; b never does: the last step resets it */
+	/* a answers with its FIN; b acknowledges ours but never sends its
+	 * own: nothing of ours is in flight to b any more */
 	send_seg(a, 0x11, NULL, 0);
+	ck_assert_uint_eq(fg_tcpsess_in_use(X.ts), 1);
+	ck_assert_uint_eq(fg_tcpsess_unfinished(X.ts), 1);
+	send_seg(b, 0x10, NULL, 0);
+	ck_assert_uint_eq(fg_tcpsess_unfinished(X.ts), 0);
 	ck_assert_uint_eq(fg_tcpsess_in_use(X.ts), 1);
 	ck_assert_uint_eq(fg_tcpsess_abort_all(X.ts), 1);
 	pump();
