@@ -11,6 +11,7 @@
 
 #include "floodgate/log.h"
 #include "floodgate/memport.h"
+#include "net_int.h"
 
 struct mbuf {
 	struct mbuf *next_free;
@@ -187,4 +188,27 @@ uint64_t fg_memport_alloc_failures(const struct fg_memport *p)
 uint32_t fg_memport_buf_size(const struct fg_memport *p)
 {
 	return p->buf_size;
+}
+
+uint32_t fg_craft_tcp_frame(uint8_t *frame, const struct fg_craft_tcp *c)
+{
+	uint32_t hl = FG_TCP_HLEN + c->optlen, l4 = hl + c->len;
+	uint8_t *th = frame + FG_ETH_HLEN + FG_IP_HLEN;
+
+	fg_net_build_ipv4(frame, c->dst_mac, c->src_mac, c->src, c->dst, FG_IP_PROTO_TCP, l4, 0, 0);
+	fg_wr16(th, c->sport);
+	fg_wr16(th + 2, c->dport);
+	fg_wr32(th + 4, c->seq);
+	fg_wr32(th + 8, c->ack);
+	th[12] = (uint8_t)((hl / 4) << 4);
+	th[13] = c->flags;
+	fg_wr16(th + 14, c->wnd);
+	fg_wr32(th + 16, 0);	/* checksum, urgent pointer */
+	if (c->optlen)
+		memcpy(th + FG_TCP_HLEN, c->opts, c->optlen);
+	if (c->len)
+		memcpy(th + hl, c->data, c->len);
+	fg_wr16(th + 16, fg_csum_fold(fg_csum_add(fg_pseudo_sum(c->src, c->dst, FG_IP_PROTO_TCP, l4),
+						  th, l4)));
+	return FG_ETH_HLEN + FG_IP_HLEN + l4;
 }

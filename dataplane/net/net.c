@@ -217,6 +217,11 @@ bool fg_net_tx_offload(const struct fg_net *net)
 	return net->cfg.tx_csum_offload;
 }
 
+bool fg_net_passive(const struct fg_net *net)
+{
+	return net->cfg.passive;
+}
+
 struct fg_stats *fg_net_stats(struct fg_net *net)
 {
 	return net->st;
@@ -263,7 +268,11 @@ static int fault_pick(struct fg_net *net, const struct fault_dir *d)
 
 uint8_t *fg_net_tx_alloc(struct fg_net *net, uint32_t size, void **handle)
 {
-	uint8_t *p = net->ops->tx_alloc(net->port, size, handle);
+	uint8_t *p;
+
+	if (net->cfg.passive)
+		return NULL;	/* observe only: ARP, ICMP and TCP stay silent */
+	p = net->ops->tx_alloc(net->port, size, handle);
 
 	if (!p)
 		fg_stats_inc(net->st, FG_CTR_NET_TX_NOBUF);

@@ -12,6 +12,7 @@
  * connection can never pull the block from under the code that called it.
  */
 #include <errno.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,8 +112,8 @@ static int config_defaults(struct fg_tcp_config *c)
 	    c->rto_min_ns > c->rto_max_ns || c->max_retries > 30 || c->synack_retries > 30)
 		return -EINVAL;
 	for (unsigned i = 0; i < c->n_listen; i++)
-		if (!c->listen[i].port)
-			return -EINVAL;
+		if (!c->listen[i].port || c->listen[i].family != AF_INET)
+			return -EINVAL;	/* IPv6 is not implemented (docs/tcp.md) */
 	return 0;
 }
 
@@ -190,6 +191,7 @@ struct fg_tcp *fg_tcp_create(struct fg_net *net, const struct fg_tcp_config *cfg
 	t->ops = ops;
 	t->app = app;
 	t->mss_local = fg_net_mtu(net) - 40;
+	t->passive = fg_net_passive(net);
 	/* RFC 7323 2.3: the smallest shift that lets rcvbuf be advertised */
 	while (t->rcv_wscale < TCP_MAX_WSCALE && (t->cfg.rcvbuf >> t->rcv_wscale) > 65535)
 		t->rcv_wscale++;
@@ -444,8 +446,12 @@ void fg_tcp_end_burst(struct fg_tcp *t, uint64_t now)
 		if (c->flags & CF_FREEING)
 			continue;	/* on the freeing list already */
 		tcp_deliver(c);
-		if (!(c->flags & CF_FREEING))
+		if (c->flags & CF_FREEING)
+			continue;
+		if (!t->passive)
 			tcp_output(c);
+		else if (c->flags & CF_APP_CLOSED)
+			tcp_conn_drop(c, FG_TCP_CLOSE_FIN, true);	/* nothing to wait for */
 	}
 	reap(t);
 }
@@ -469,6 +475,8 @@ int fg_tcp_send(struct fg_tcp_conn *c, const void *buf, uint32_t len)
 	if ((c->flags & (CF_APP_CLOSED | CF_FREEING)) ||
 	    (c->state != FG_TCP_ESTABLISHED && c->state != FG_TCP_CLOSE_WAIT))
 		return -ENOTCONN;
+	if (c->tcp->passive)
+		return (int)len;	/* observe only: answers go nowhere */
 	n = FG_MIN(len, size - c->sb_len);
 	tail = (c->sb_head + c->sb_len) % size;
 	first = FG_MIN(n, size - tail);
@@ -573,9 +581,11 @@ void *fg_tcp_conn_ctx(const struct fg_tcp_conn *c)
 	return c->ctx;
 }
 
-void fg_tcp_conn_peer(const struct fg_tcp_conn *c, struct fg_tcp_endpoint *peer)
+void fg_tcp_conn_peer(const struct fg_tcp_conn *c, struct fg_endpoint *peer)
 {
-	peer->addr = c->raddr;
+	memset(peer, 0, sizeof(*peer));
+	peer->family = AF_INET;
+	memcpy(peer->addr, &c->raddr, 4);
 	peer->port = c->rport;
 }
 

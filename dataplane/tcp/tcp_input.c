@@ -24,6 +24,7 @@
  * otherwise after delack_ns (RFC 9293 3.8.6.3).
  */
 #include <string.h>
+#include <sys/socket.h>
 
 #include "floodgate/log.h"
 #include "../net/net_int.h"
@@ -72,10 +73,12 @@ static void parse_options(struct seg_in *s, const uint8_t *o, uint32_t len)
 
 static bool listening(const struct fg_tcp *t, uint32_t laddr, uint16_t lport)
 {
-	for (unsigned i = 0; i < t->cfg.n_listen; i++)
-		if (t->cfg.listen[i].port == lport &&
-		    (t->cfg.listen[i].addr == 0 || t->cfg.listen[i].addr == laddr))
+	for (unsigned i = 0; i < t->cfg.n_listen; i++) {
+		uint32_t a = fg_rdaddr(t->cfg.listen[i].addr);
+
+		if (t->cfg.listen[i].port == lport && (a == 0 || a == laddr))
 			return true;
+	}
 	return false;
 }
 
@@ -129,9 +132,12 @@ static void conn_init(struct fg_tcp_conn *c, const struct seg_in *s, uint32_t pe
 static int establish(struct fg_tcp_conn *c)
 {
 	struct fg_tcp *t = c->tcp;
-	struct fg_tcp_endpoint peer = { c->raddr, c->rport }, local = { c->laddr, c->lport };
+	struct fg_endpoint peer = { .family = AF_INET, .port = c->rport };
+	struct fg_endpoint local = { .family = AF_INET, .port = c->lport };
 	void *ctx;
 
+	memcpy(peer.addr, &c->raddr, 4);
+	memcpy(local.addr, &c->laddr, 4);
 	tcp_set_state(c, FG_TCP_ESTABLISHED);
 	c->retries = 0;
 	c->backoff = 0;
@@ -261,7 +267,10 @@ static void listen_input(struct fg_tcp *t, struct seg_in *s)
 
 /* ---------------------------------------------------------------- receive queues */
 
-static struct tcp_seg *seg_get(struct fg_tcp_conn *c)
+/* A descriptor for [seq, seq+len) at `data` in the frame's buffer, with
+ * a reference on that buffer; NULL (counted) when none may be had. */
+static struct tcp_seg *seg_get(struct fg_tcp_conn *c, const struct seg_in *s, uint32_t seq,
+			       const uint8_t *data, uint32_t len)
 {
 	struct fg_tcp *t = c->tcp;
 	struct tcp_seg *g = t->free_segs;
@@ -274,6 +283,11 @@ static struct tcp_seg *seg_get(struct fg_tcp_conn *c)
 	t->n_segs_used++;
 	c->n_segs++;
 	g->next = NULL;
+	g->seq = seq;
+	g->data = data;
+	g->len = len;
+	g->handle = s->f->handle;
+	fg_net_buf_ref(t->net, g->handle);
 	return g;
 }
 
@@ -362,14 +376,9 @@ static void ooo_insert(struct fg_tcp_conn *c, const struct seg_in *s, uint32_t s
 		fg_stats_inc(t->st, FG_CTR_TCP_RX_OOO_FULL);
 		return;
 	}
-	g = seg_get(c);
+	g = seg_get(c, s, seq, data, len);
 	if (!g)
 		return;
-	g->seq = seq;
-	g->data = data;
-	g->len = len;
-	g->handle = s->f->handle;
-	fg_net_buf_ref(t->net, g->handle);
 	g->next = *pp;
 	*pp = g;
 	c->last_ooo_seq = seq;
@@ -448,14 +457,9 @@ static void data_input(struct fg_tcp_conn *c, const struct seg_in *s)
 		tcp_mark_pending(c);
 		return;
 	}
-	g = seg_get(c);
+	g = seg_get(c, s, seq, data, len);
 	if (!g)
 		return;
-	g->seq = seq;
-	g->data = data;
-	g->len = len;
-	g->handle = s->f->handle;
-	fg_net_buf_ref(t->net, g->handle);
 	rxq_append(c, g);
 	if (c->ooo && ooo_pull(c))
 		c->flags |= CF_ACK_NOW;	/* a hole was filled */
@@ -762,6 +766,82 @@ static void conn_input(struct fg_tcp_conn *c, struct seg_in *s)
 		tcp_timer_update(c);
 }
 
+/* ---------------------------------------------------------------- passive mode */
+
+/*
+ * Observe only (issue 9): the client's half of each connection to a
+ * listen endpoint is reassembled from the segments as captured; the
+ * server's half is never seen (it is addressed elsewhere), nothing is
+ * sent, and there is no window to enforce: data up to rcvbuf beyond
+ * RCV.NXT is kept, the rest counted out of window. A SYN opens (or,
+ * with another ISN, replaces) the stream; data with no stream picks one
+ * up mid-way; RST and FIN end it; ACK fields mean nothing here.
+ */
+static struct fg_tcp_conn *passive_open(struct fg_tcp *t, struct seg_in *s, uint32_t irs)
+{
+	struct fg_tcp_conn *c = tcp_conn_alloc(t);
+
+	if (!c) {
+		fg_stats_inc(t->st, FG_CTR_TCP_POOL_EMPTY);
+		return NULL;
+	}
+	conn_init(c, s, s->mss, s->ws, false);
+	c->irs = irs;
+	c->rcv_nxt = c->last_ack_sent = irs + 1;
+	tcp_conn_insert(c);
+	if (establish(c) < 0)
+		return NULL;
+	return c;
+}
+
+static void passive_input(struct fg_tcp *t, struct fg_tcp_conn *c, struct seg_in *s)
+{
+	uint32_t fin_seq;
+
+	if (c && (s->flags & TH_SYN) && s->seq != c->irs) {
+		/* the port pair is reused by a new connection */
+		tcp_conn_drop(c, FG_TCP_CLOSE_RST, true);
+		c = NULL;
+	}
+	if (!c) {
+		if (s->flags & TH_RST)
+			return;
+		if (s->flags & TH_SYN) {
+			c = passive_open(t, s, s->seq);
+			fg_stats_inc(t->st, FG_CTR_TCP_PASSIVE_OPENS);
+		} else if (s->len || (s->flags & TH_FIN)) {
+			c = passive_open(t, s, s->seq - 1);
+			fg_stats_inc(t->st, FG_CTR_TCP_PASSIVE_PICKUPS);
+		}
+		if (!c || (s->flags & TH_SYN))
+			return;	/* a SYN's data, if any, is sent again after the handshake */
+	}
+	c->last_rx = t->now;
+	if (s->flags & TH_RST) {
+		tcp_conn_drop(c, FG_TCP_CLOSE_RST, true);
+		return;
+	}
+	c->rcv_adv = c->rcv_nxt + t->cfg.rcvbuf;	/* no window: keep up to rcvbuf */
+	fin_seq = s->seq + s->len;
+	if (s->len && c->state == FG_TCP_ESTABLISHED) {
+		if (SEQ_GEQ(s->seq, c->rcv_adv))
+			fg_stats_inc(t->st, FG_CTR_TCP_RX_OUT_OF_WINDOW);
+		else
+			data_input(c, s);
+	}
+	if ((s->flags & TH_FIN) && !(c->flags & CF_FIN_RCVD)) {
+		if (fin_seq == c->rcv_nxt) {
+			fin_input(c);
+		} else if (SEQ_GT(fin_seq, c->rcv_nxt)) {
+			c->flags |= CF_OOO_FIN;
+			c->ooo_fin_seq = fin_seq;
+		}
+	}
+	if ((c->flags & CF_OOO_FIN) && c->ooo_fin_seq == c->rcv_nxt)
+		fin_input(c);
+	tcp_timer_update(c);
+}
+
 void fg_tcp_input(struct fg_tcp *t, struct fg_rx_frame *f, const uint8_t *ip,
 		  const uint8_t *l4, uint32_t l4_len, uint64_t now)
 {
@@ -796,7 +876,12 @@ void fg_tcp_input(struct fg_tcp *t, struct fg_rx_frame *f, const uint8_t *ip,
 	if (s.flags & TH_SYN)
 		parse_options(&s, l4 + FG_TCP_HLEN, doff - FG_TCP_HLEN);
 	c = tcp_lookup(t, s.laddr, s.lport, s.raddr, s.rport);
-	if (c) {
+	if (t->passive) {
+		if (c || listening(t, s.laddr, s.lport))
+			passive_input(t, c, &s);
+		else
+			fg_stats_inc(t->st, FG_CTR_TCP_RX_NO_CONN);
+	} else if (c) {
 		conn_input(c, &s);
 	} else if (listening(t, s.laddr, s.lport)) {
 		listen_input(t, &s);

@@ -175,7 +175,14 @@ struct fg_tcp {
 	unsigned n_timers;
 
 	uint64_t sip_k0, sip_k1;
+	bool passive;			/* observe only (fg_net_config.passive) */
 };
+
+/* Synchronized and not yet in TIME-WAIT: data, ACKs and idle apply. */
+static inline bool tcp_state_live(const struct fg_tcp_conn *c)
+{
+	return c->state >= FG_TCP_ESTABLISHED && c->state <= FG_TCP_CLOSING;
+}
 
 /* tcp.c */
 void tcp_set_state(struct fg_tcp_conn *c, enum fg_tcp_state s);

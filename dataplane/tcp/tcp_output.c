@@ -63,6 +63,8 @@ static int emit(struct fg_tcp *t, const struct seg_out *o)
 	uint8_t *f, *th, *opt;
 	void *h;
 
+	if (t->passive)
+		return 0;	/* observe only: the segment is not needed */
 	f = fg_net_tx_alloc(t->net, flen, &h);
 	if (!f) {
 		fg_stats_inc(t->st, FG_CTR_TCP_TX_NOBUF);
@@ -466,19 +468,9 @@ void tcp_output(struct fg_tcp_conn *c)
 {
 	bool sent;
 
-	switch (c->state) {
-	case FG_TCP_ESTABLISHED:
-	case FG_TCP_CLOSE_WAIT:
-	case FG_TCP_FIN_WAIT_1:
-	case FG_TCP_FIN_WAIT_2:
-	case FG_TCP_CLOSING:
-	case FG_TCP_LAST_ACK:
-		break;
-	case FG_TCP_TIME_WAIT:
-		if (c->flags & CF_ACK_NOW)
+	if (!tcp_state_live(c)) {
+		if (c->state == FG_TCP_TIME_WAIT && (c->flags & CF_ACK_NOW))
 			tcp_send_ack_now(c);
-		return;
-	default:
 		return;
 	}
 	if ((c->flags & CF_WANT_WRITE) && (c->flags & CF_APP) &&

@@ -69,17 +69,7 @@ void tcp_timer_cancel(struct fg_tcp_conn *c)
 
 uint64_t tcp_idle_deadline(const struct fg_tcp_conn *c)
 {
-	switch (c->state) {
-	case FG_TCP_ESTABLISHED:
-	case FG_TCP_CLOSE_WAIT:
-	case FG_TCP_FIN_WAIT_1:
-	case FG_TCP_FIN_WAIT_2:
-	case FG_TCP_CLOSING:
-	case FG_TCP_LAST_ACK:
-		return c->last_rx + c->tcp->cfg.idle_timeout_ns;
-	default:
-		return 0;
-	}
+	return tcp_state_live(c) ? c->last_rx + c->tcp->cfg.idle_timeout_ns : 0;
 }
 
 static uint64_t min_nz(uint64_t a, uint64_t b)
@@ -189,11 +179,19 @@ void fg_tcp_timers(struct fg_tcp *t, uint64_t now)
 	}
 }
 
+/*
+ * The start of the first non-empty slot ahead: a poll loop may sleep until
+ * then. Walking the slots costs at most one pass over the wheel (4096
+ * pointer tests by default), paid only by a caller about to sleep.
+ */
 uint64_t fg_tcp_next_deadline(const struct fg_tcp *t)
 {
 	if (t->pending || t->freeing)
 		return t->now;
-	if (!t->n_timers)
-		return UINT64_MAX;
+	if (!t->n_timers || t->cur_tick == UINT64_MAX)
+		return t->n_timers ? t->now : UINT64_MAX;
+	for (uint64_t k = 1; k <= (uint64_t)t->wmask + 1; k++)
+		if (t->wheel[(t->cur_tick + k) & t->wmask])
+			return (t->cur_tick + k) << t->tick_shift;
 	return (t->cur_tick + 1) << t->tick_shift;
 }

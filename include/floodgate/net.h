@@ -97,6 +97,10 @@ struct fg_net_config {
 	uint64_t arp_ttl_ns;		/* 0 = 300 s */
 	bool tx_csum_offload;		/* the port computes checksums */
 	uint64_t hash_seed;		/* keys the ARP cache (and TCP's tables) */
+	/* Observe only (issue 9's passive mode: a recorded or mirrored feed):
+	 * nothing is ever transmitted, TCP reassembles the client streams
+	 * sent to its listen endpoints without a handshake of its own. */
+	bool passive;
 };
 
 /*
@@ -142,6 +146,7 @@ bool fg_net_is_local_ipv4(const struct fg_net *net, uint32_t ip);
 const uint8_t *fg_net_mac(const struct fg_net *net);
 unsigned fg_net_mtu(const struct fg_net *net);
 bool fg_net_tx_offload(const struct fg_net *net);
+bool fg_net_passive(const struct fg_net *net);
 struct fg_stats *fg_net_stats(struct fg_net *net);
 
 /* Buffer references through the port's ops. */

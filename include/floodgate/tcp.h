@@ -42,11 +42,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "floodgate/config.h"
 #include "floodgate/net.h"
 
-#define FG_TCP_MAX_LISTEN 8
+#define FG_TCP_MAX_LISTEN FG_CONFIG_MAX_LISTEN
 #define FG_TCP_MAX_IOV 64
 
+/* The order matters: ESTABLISHED through CLOSING are the "live" states. */
 enum fg_tcp_state {
 	FG_TCP_CLOSED = 0,
 	FG_TCP_LISTEN,		/* never a connection's state: the listeners' */
@@ -69,17 +71,12 @@ enum fg_tcp_close_reason {
 	FG_TCP_CLOSE_ERROR,	/* local failure (no buffers for a required segment) */
 };
 
-struct fg_tcp_endpoint {
-	uint32_t addr;		/* network byte order; 0 = any of ours */
-	uint16_t port;		/* host byte order */
-};
-
 struct fg_tcp_conn;
 
 struct fg_tcp_app_ops {
 	void *(*on_accept)(void *app, struct fg_tcp_conn *c,
-			   const struct fg_tcp_endpoint *peer,
-			   const struct fg_tcp_endpoint *local);
+			   const struct fg_endpoint *peer,
+			   const struct fg_endpoint *local);
 	uint32_t (*on_data)(void *ctx, struct fg_tcp_conn *c,
 			    const struct fg_iov *iov, unsigned n);
 	void (*on_eof)(void *ctx, struct fg_tcp_conn *c);		/* optional */
@@ -89,8 +86,15 @@ struct fg_tcp_app_ops {
 };
 
 /* Limits; zero picks the default in brackets. */
+/*
+ * Endpoints are config.h's struct fg_endpoint (family, 16 address bytes
+ * in network order, port in host order), so [site] listen can be passed as
+ * it is and on_accept's peer goes straight to fg_config_find_peer().
+ * Only AF_INET is implemented; a listen address of 0.0.0.0 means any of
+ * the instance's addresses.
+ */
 struct fg_tcp_config {
-	struct fg_tcp_endpoint listen[FG_TCP_MAX_LISTEN];
+	struct fg_endpoint listen[FG_TCP_MAX_LISTEN];
 	unsigned n_listen;
 	unsigned max_conns;		/* connection blocks [4096] */
 	unsigned syn_backlog;		/* SYN_RCVD blocks in total [256] */
@@ -150,7 +154,7 @@ void fg_tcp_unaccount(struct fg_tcp_conn *c, uint32_t bytes);
 
 enum fg_tcp_state fg_tcp_conn_state(const struct fg_tcp_conn *c);
 void *fg_tcp_conn_ctx(const struct fg_tcp_conn *c);
-void fg_tcp_conn_peer(const struct fg_tcp_conn *c, struct fg_tcp_endpoint *peer);
+void fg_tcp_conn_peer(const struct fg_tcp_conn *c, struct fg_endpoint *peer);
 /* The window we would advertise now, in bytes. */
 uint32_t fg_tcp_conn_rcv_window(const struct fg_tcp_conn *c);
 /* Bytes the conn has queued, out of order, and held by the app. */

@@ -80,8 +80,8 @@ static void release_holds(struct fg_tcp_conn *c)
 	}
 }
 
-static void *on_accept(void *app, struct fg_tcp_conn *c, const struct fg_tcp_endpoint *peer,
-		       const struct fg_tcp_endpoint *local)
+static void *on_accept(void *app, struct fg_tcp_conn *c, const struct fg_endpoint *peer,
+		       const struct fg_endpoint *local)
 {
 	int k = conn_index(peer->port);
 
@@ -147,52 +147,29 @@ static void feed(const uint8_t *frame, uint32_t len, uint32_t flags)
 /* Wrap a TCP header + payload for connection k into a valid frame. */
 static uint32_t wrap(uint8_t *f, int k, const uint8_t *tcp, uint32_t len, bool relative)
 {
-	uint8_t *ip = f + 14, *th = ip + 20, ph[12];
-	uint32_t sum, seq, ack;
-	uint16_t c;
+	uint32_t hl = (uint32_t)(tcp[12] >> 4) * 4, seq, ack;
+	struct fg_craft_tcp c = {
+		.dst_mac = our_mac, .src_mac = peer_mac, .sport = (uint16_t)(50001 + k), .dport = 119,
+		.flags = tcp[13], .wnd = (uint16_t)(tcp[14] << 8 | tcp[15]),
+	};
+	uint32_t n;
 
-	memcpy(f, our_mac, 6);
-	memcpy(f + 6, peer_mac, 6);
-	f[12] = 0x08;
-	f[13] = 0;
-	memset(ip, 0, 20);
-	ip[0] = 0x45;
-	ip[2] = (uint8_t)((20 + len) >> 8);
-	ip[3] = (uint8_t)(20 + len);
-	ip[8] = 64;
-	ip[9] = 6;
-	memcpy(ip + 12, peer_ip, 4);
-	memcpy(ip + 16, our_ip, 4);
-	c = fg_csum_fold(fg_csum_add(0, ip, 20));
-	ip[10] = (uint8_t)(c >> 8);
-	ip[11] = (uint8_t)c;
-	memcpy(th, tcp, len);
-	th[0] = (uint8_t)((50001 + k) >> 8);
-	th[1] = (uint8_t)(50001 + k);
-	th[2] = 0;
-	th[3] = 119;
-	if (relative) {
-		seq = Z.last_ack[k] + ((uint32_t)tcp[4] << 24 | (uint32_t)tcp[5] << 16 |
-				       (uint32_t)tcp[6] << 8 | tcp[7]);
-		ack = Z.last_seq[k] + ((uint32_t)tcp[8] << 24 | (uint32_t)tcp[9] << 16 |
-				       (uint32_t)tcp[10] << 8 | tcp[11]);
-		for (int i = 0; i < 4; i++) {
-			th[4 + i] = (uint8_t)(seq >> (24 - 8 * i));
-			th[8 + i] = (uint8_t)(ack >> (24 - 8 * i));
-		}
-	}
-	th[16] = th[17] = 0;
-	memcpy(ph, peer_ip, 4);
-	memcpy(ph + 4, our_ip, 4);
-	ph[8] = 0;
-	ph[9] = 6;
-	ph[10] = (uint8_t)(len >> 8);
-	ph[11] = (uint8_t)len;
-	sum = fg_csum_add(0, ph, 12);
-	c = fg_csum_fold(fg_csum_add(sum, th, len));
-	th[16] = (uint8_t)(c >> 8);
-	th[17] = (uint8_t)c;
-	return 34 + len;
+	memcpy(&c.src, peer_ip, 4);
+	memcpy(&c.dst, our_ip, 4);
+	seq = (uint32_t)tcp[4] << 24 | (uint32_t)tcp[5] << 16 | (uint32_t)tcp[6] << 8 | tcp[7];
+	ack = (uint32_t)tcp[8] << 24 | (uint32_t)tcp[9] << 16 | (uint32_t)tcp[10] << 8 | tcp[11];
+	c.seq = relative ? Z.last_ack[k] + seq : seq;
+	c.ack = relative ? Z.last_seq[k] + ack : ack;
+	/* options as given (whole words, within the header), the rest payload */
+	if (hl < 20 || hl > len)
+		hl = 20;
+	c.opts = tcp + 20;
+	c.optlen = (hl - 20) & ~3u;
+	c.data = tcp + 20 + c.optlen;
+	c.len = len - 20 - c.optlen;
+	n = fg_craft_tcp_frame(f, &c);
+	f[14 + 20 + 13] = tcp[13];	/* all eight flag bits, as fuzzed */
+	return n;
 }
 
 static void setup(void)
@@ -210,6 +187,7 @@ static void setup(void)
 	nc.arp_entries = 16;
 	memset(&tc, 0, sizeof(tc));
 	tc.listen[0].port = 119;
+	tc.listen[0].family = AF_INET;
 	tc.n_listen = 1;
 	tc.max_conns = 8;
 	tc.syn_backlog = 4;

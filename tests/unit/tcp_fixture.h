@@ -52,6 +52,7 @@ struct fx {
 	void *ctx_token;
 	int refuse;
 	unsigned accepts, closes, eofs, writables;
+	struct fg_endpoint peer_seen, local_seen;
 	enum fg_tcp_close_reason close_why;
 	uint8_t rx[1 << 16];
 	uint32_t rx_len;
@@ -126,12 +127,13 @@ static void fx_sink(void *arg, const uint8_t *frame, uint32_t len, uint32_t flag
 
 /* ---- test app: records everything ---- */
 
-static void *fx_accept(void *app, struct fg_tcp_conn *c, const struct fg_tcp_endpoint *peer,
-		       const struct fg_tcp_endpoint *local)
+static void *fx_accept(void *app, struct fg_tcp_conn *c, const struct fg_endpoint *peer,
+		       const struct fg_endpoint *local)
 {
 	struct fx *f = app;
 
-	(void)peer, (void)local;
+	f->peer_seen = *peer;
+	f->local_seen = *local;
 	f->accepts++;
 	if (f->refuse)
 		return NULL;
@@ -218,6 +220,7 @@ static void fx_setup_bufs(struct fg_tcp_config *tc, unsigned n_bufs)
 	ck_assert_ptr_nonnull(f->net);
 	if (!tc->n_listen) {
 		tc->listen[0].port = 119;
+		tc->listen[0].family = AF_INET;
 		tc->n_listen = 1;
 	}
 	tc->secret = 7;
@@ -269,64 +272,16 @@ static void fx_seg_full(uint16_t sport, uint16_t dport, uint8_t flags, uint32_t 
 {
 	struct fx *f = FX;
 	struct fg_rx_frame fr;
-	uint8_t *p, *ip, *th;
-	uint32_t hl = 20 + optlen, l4 = hl + len, sum;
-	uint8_t ph[12];
+	struct fg_craft_tcp c = {
+		.dst_mac = f->mac, .src_mac = f->peer_mac, .src = f->peer, .dst = f->addr,
+		.sport = sport, .dport = dport, .seq = seq, .ack = ack, .flags = flags, .wnd = wnd,
+		.opts = opts, .optlen = optlen, .data = data, .len = len,
+	};
 
-	ck_assert_int_eq(fg_memport_rx_frame(f->mp, NULL, 14 + 20 + l4, &fr), 0);
-	p = fr.data;
-	memcpy(p, f->mac, 6);
-	memcpy(p + 6, f->peer_mac, 6);
-	p[12] = 0x08;
-	p[13] = 0;
-	ip = p + 14;
-	memset(ip, 0, 20);
-	ip[0] = 0x45;
-	ip[2] = (uint8_t)((20 + l4) >> 8);
-	ip[3] = (uint8_t)(20 + l4);
-	ip[8] = 64;
-	ip[9] = 6;
-	memcpy(ip + 12, &f->peer, 4);
-	memcpy(ip + 16, &f->addr, 4);
-	{
-		uint16_t c = fx_csum(ip, 20, 0);
-
-		ip[10] = (uint8_t)(c >> 8);
-		ip[11] = (uint8_t)c;
-	}
-	th = ip + 20;
-	memset(th, 0, 20);
-	th[0] = (uint8_t)(sport >> 8);
-	th[1] = (uint8_t)sport;
-	th[2] = (uint8_t)(dport >> 8);
-	th[3] = (uint8_t)dport;
-	for (int i = 0; i < 4; i++) {
-		th[4 + i] = (uint8_t)(seq >> (24 - 8 * i));
-		th[8 + i] = (uint8_t)(ack >> (24 - 8 * i));
-	}
-	th[12] = (uint8_t)((hl / 4) << 4);
-	th[13] = flags;
-	th[14] = (uint8_t)(wnd >> 8);
-	th[15] = (uint8_t)wnd;
-	if (optlen)
-		memcpy(th + 20, opts, optlen);
-	if (len)
-		memcpy(th + hl, data, len);
-	memcpy(ph, &f->peer, 4);
-	memcpy(ph + 4, &f->addr, 4);
-	ph[8] = 0;
-	ph[9] = 6;
-	ph[10] = (uint8_t)(l4 >> 8);
-	ph[11] = (uint8_t)l4;
-	sum = fg_csum_add(0, ph, 12);
-	{
-		uint16_t c = fx_csum(th, l4, sum);
-
-		if (bad_csum)
-			c ^= 0x5a5a;
-		th[16] = (uint8_t)(c >> 8);
-		th[17] = (uint8_t)c;
-	}
+	ck_assert_int_eq(fg_memport_rx_frame(f->mp, NULL, 54 + optlen + len, &fr), 0);
+	fr.len = fg_craft_tcp_frame(fr.data, &c);
+	if (bad_csum)
+		fr.data[50] ^= 0x5a;
 	fg_net_rx(f->net, &fr, 1, f->now);
 }
 

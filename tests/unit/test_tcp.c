@@ -275,6 +275,18 @@ START_TEST(test_handshake_options)
 	fx_seg(F_ACK, 100, sa->seq + 1, 1000, NULL, 0);
 	ck_assert_uint_eq(FX->accepts, 1);
 	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_TO_ESTABLISHED], 1);
+	/* the endpoints come as config.h's struct fg_endpoint */
+	ck_assert_int_eq(FX->peer_seen.family, AF_INET);
+	ck_assert_int_eq(memcmp(FX->peer_seen.addr, &FX->peer, 4), 0);
+	ck_assert_uint_eq(FX->peer_seen.port, FX_PEER_PORT);
+	ck_assert_int_eq(memcmp(FX->local_seen.addr, &FX->addr, 4), 0);
+	ck_assert_uint_eq(FX->local_seen.port, 119);
+	{
+		struct fg_endpoint p;
+
+		fg_tcp_conn_peer(FX->conn, &p);
+		ck_assert_int_eq(memcmp(&p, &FX->peer_seen, sizeof(p)), 0);
+	}
 	/* the first window update advertises the whole buffer, scaled */
 	ck_assert_int_eq(fg_tcp_send(FX->conn, "hi", 2), 2);
 	fx_advance(0);
@@ -360,6 +372,33 @@ START_TEST(test_closed_replies)
 	ck_assert_uint_eq(FX->n_tx, 0);
 	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_RX_NO_CONN], 3);
 	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_SYNCOOKIES_BAD], 1);
+}
+END_TEST
+
+START_TEST(test_config_checks)
+{
+	struct fg_tcp_config tc;
+	struct fg_tcp_app_ops no_close = fx_ops;
+	struct fg_test_logcap cap;
+
+	fg_test_logcap_start(&cap);
+	memset(&tc, 0, sizeof(tc));
+	tc.n_listen = 1;
+	tc.listen[0].family = AF_INET6;	/* not implemented: refused */
+	tc.listen[0].port = 119;
+	ck_assert_ptr_null(fg_tcp_create(FX->net, &tc, &fx_ops, FX));
+	tc.listen[0].family = AF_INET;
+	tc.listen[0].port = 0;
+	ck_assert_ptr_null(fg_tcp_create(FX->net, &tc, &fx_ops, FX));
+	tc.listen[0].port = 119;
+	tc.timer_slots = 1000;		/* not a power of two */
+	ck_assert_ptr_null(fg_tcp_create(FX->net, &tc, &fx_ops, FX));
+	tc.timer_slots = 0;
+	no_close.on_close = NULL;	/* a required callback missing */
+	ck_assert_ptr_null(fg_tcp_create(FX->net, &tc, &no_close, FX));
+	fg_test_logcap_stop();
+	ck_assert_uint_eq(cap.lines, 4);	/* each refusal says why */
+	ck_assert(fg_test_logcap_has(&cap, "err tcp: bad config"));
 }
 END_TEST
 
@@ -680,6 +719,34 @@ START_TEST(test_time_wait_expiry_and_reuse)
 	fx_syn(FX->pseq + 100000, -1);
 	ck_assert_uint_eq(fx_last()->flags, F_SYN | F_ACK);
 	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_TW_REUSED], 1);
+}
+END_TEST
+
+START_TEST(test_next_deadline)
+{
+	uint64_t d;
+
+	ck_assert_uint_eq(fg_net_next_deadline(FX->net), UINT64_MAX);	/* nothing armed */
+	fx_handshake();
+	fg_tcp_send(FX->conn, "x", 1);
+	fx_advance(0);
+	/* a node filed for an earlier deadline (the delayed ACK the data
+	 * segment made moot) fires early and is filed again */
+	fx_advance(50 * FX_MS);
+	/* then the retransmission timer (1 s after sending) is next */
+	d = fg_net_next_deadline(FX->net);
+	ck_assert_uint_ge(d, FX->now + 940 * FX_MS);
+	ck_assert_uint_le(d, FX->now + 960 * FX_MS);
+	fx_seg(F_ACK, FX->pseq, FX->our_seq + 1, 65535, NULL, 0);
+	/* acknowledged; the delayed window update (the window grew past what
+	 * the SYN-ACK could say) goes out 40 ms later */
+	fx_advance(50 * FX_MS);
+	ck_assert_uint_eq(fx_last()->wnd, 65535);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_TX_DELAYED_ACKS], 1);
+	/* only the idle timeout is left, beyond the wheel's horizon, so the
+	 * node comes round at the far end (~4.3 s) */
+	d = fg_net_next_deadline(FX->net);
+	ck_assert_uint_gt(d, FX->now + 4000 * FX_MS);
 }
 END_TEST
 
@@ -1077,6 +1144,7 @@ START_TEST(test_tx_offload)
 	nc.tx_csum_offload = true;
 	FX->net = fg_net_create(&nc, fg_memport_ops(), FX->mp, &FX->st);
 	tc.listen[0].port = 119;
+	tc.listen[0].family = AF_INET;
 	tc.n_listen = 1;
 	FX->tcp = fg_tcp_create(FX->net, &tc, &fx_ops, FX);
 	fx_syn(99, -1);
@@ -1134,6 +1202,78 @@ START_TEST(test_fault_knob)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- passive mode */
+
+START_TEST(test_passive_mode)
+{
+	struct fg_net_config nc;
+	struct fg_tcp_config tc;
+	uint8_t arp[60] = { 0 };
+
+	/* an instance that only observes */
+	fg_tcp_destroy(FX->tcp);
+	fg_net_destroy(FX->net);
+	memset(&nc, 0, sizeof(nc));
+	memcpy(nc.mac, FX->mac, 6);
+	nc.ipv4[0] = FX->addr;
+	nc.n_ipv4 = 1;
+	nc.passive = true;
+	FX->net = fg_net_create(&nc, fg_memport_ops(), FX->mp, &FX->st);
+	memset(&tc, 0, sizeof(tc));
+	tc.listen[0].family = AF_INET;
+	tc.listen[0].port = 119;
+	tc.n_listen = 1;
+	tc.max_conns = 8;
+	FX->tcp = fg_tcp_create(FX->net, &tc, &fx_ops, FX);
+	ck_assert_ptr_nonnull(FX->tcp);
+	/* a captured stream: SYN, ACK of a SYN-ACK we never saw, data out of
+	 * order, a duplicate, FIN */
+	fx_syn(999, 7);
+	ck_assert_uint_eq(FX->accepts, 1);
+	fx_seg(F_ACK, 1000, 77777, 502, NULL, 0);
+	fx_seg(F_ACK | F_PSH, 1005, 77777, 502, "world", 5);
+	fx_seg(F_ACK | F_PSH, 1000, 77777, 502, "hello", 5);
+	fx_seg(F_ACK | F_PSH, 1000, 77777, 502, "hello", 5);
+	ck_assert_int_eq(fg_tcp_send(FX->conn, "238 <x>\r\n", 9), 9);	/* swallowed */
+	fx_seg(F_ACK | F_FIN, 1010, 77777, 502, NULL, 0);
+	fx_advance(0);
+	ck_assert_uint_eq(FX->rx_len, 10);
+	ck_assert_int_eq(memcmp(FX->rx, "helloworld", 10), 0);
+	ck_assert_uint_eq(FX->eofs, 1);
+	fg_tcp_close(FX->conn);
+	fx_advance(0);
+	ck_assert_uint_eq(FX->closes, 1);
+	ck_assert_int_eq(FX->close_why, FG_TCP_CLOSE_FIN);
+	ck_assert_uint_eq(fg_tcp_conns_in_use(FX->tcp), 0);
+	/* picked up mid-way: data with no SYN seen; then a RST ends it */
+	fx_seg_full(40001, 119, F_ACK, 5000, 1, 502, "CHECK <a@b>\r\n", 13, NULL, 0, 0);
+	ck_assert_uint_eq(FX->accepts, 2);
+	ck_assert_uint_eq(FX->rx_len, 23);
+	fx_seg_full(40001, 119, F_RST, 5013, 0, 0, NULL, 0, NULL, 0, 0);
+	ck_assert_uint_eq(FX->closes, 2);
+	ck_assert_int_eq(FX->close_why, FG_TCP_CLOSE_RST);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_PASSIVE_OPENS], 1);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_PASSIVE_PICKUPS], 1);
+	/* ARP gets no answer either: nothing at all was transmitted */
+	memset(arp, 0xff, 6);
+	memcpy(arp + 6, FX->peer_mac, 6);
+	arp[12] = 0x08;
+	arp[13] = 0x06;
+	arp[15] = 1;
+	arp[16] = 0x08;
+	arp[18] = 6;
+	arp[19] = 4;
+	arp[21] = 1;
+	memcpy(arp + 28, &FX->peer, 4);
+	memcpy(arp + 38, &FX->addr, 4);
+	fx_raw(arp, 60, 0);
+	fx_advance(700ull * 1000 * FX_MS);
+	ck_assert_uint_eq(FX->n_tx, 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_TX_SEGS], 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET_TX_NOBUF], 0);
+}
+END_TEST
+
 static Suite *tcp_suite(void)
 {
 	Suite *s = suite_create("tcp");
@@ -1150,6 +1290,7 @@ static Suite *tcp_suite(void)
 	tcase_add_test(u, test_sack);
 	tcase_add_test(u, test_bad_ack_in_syn_rcvd);
 	tcase_add_test(u, test_closed_replies);
+	tcase_add_test(u, test_config_checks);
 	tcase_add_test(u, test_bad_checksum_and_header);
 	tcase_add_test(u, test_app_refuses);
 	tcase_add_test(u, test_in_order_and_reassembly);
@@ -1163,6 +1304,7 @@ static Suite *tcp_suite(void)
 	tcase_add_test(u, test_fast_retransmit);
 	tcase_add_test(u, test_persist);
 	tcase_add_test(u, test_time_wait_expiry_and_reuse);
+	tcase_add_test(u, test_next_deadline);
 	tcase_add_test(u, test_idle_timeout);
 	tcase_add_test(u, test_synack_retransmit_and_timeout);
 	tcase_add_test(u, test_syn_backlog_and_cookies);
@@ -1179,6 +1321,7 @@ static Suite *tcp_suite(void)
 	tcase_add_test(n, test_ipv4_checks);
 	tcase_add_test(n, test_tx_offload);
 	tcase_add_test(n, test_fault_knob);
+	tcase_add_test(n, test_passive_mode);
 	suite_add_tcase(s, n);
 	return s;
 }

@@ -4,7 +4,11 @@
  * TCP modules alone: frames come from memory (memport buffers filled
  * before the clock starts), transmitted frames are dropped by the port.
  *
- *   bench_tcp [--frames N] [--md FILE]
+ *   bench_tcp [--quick | --full] [--frames N] [--runs R] [--md FILE]
+ *
+ * --quick (what `make bench` runs): 500,000 frames, best of 3; --full:
+ * 4,000,000 frames, best of 5. The load average is recorded with the
+ * figures (the machine is shared).
  *
  * Streams, each on one established connection:
  *   check  one "CHECK <id>" line per segment (~40 B of payload); the app
@@ -15,7 +19,9 @@
  * "checksum verified" flag set. The peer's ACKs of our responses are fed
  * in as they would arrive (one per burst) and counted as frames.
  * Only the time inside fg_net_rx/fg_net_poll is measured (rdtsc, TSC
- * rate calibrated against CLOCK_MONOTONIC).
+ * rate calibrated against CLOCK_MONOTONIC); each stream runs R times
+ * (default 3) and the fastest run is reported, since other work on a
+ * shared machine only ever adds cycles.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,8 +68,8 @@ static void sink(void *arg, const uint8_t *f, uint32_t len, uint32_t flags)
 		B.our_seq = seq + plen;
 }
 
-static void *on_accept(void *app, struct fg_tcp_conn *c, const struct fg_tcp_endpoint *p,
-		       const struct fg_tcp_endpoint *l)
+static void *on_accept(void *app, struct fg_tcp_conn *c, const struct fg_endpoint *p,
+		       const struct fg_endpoint *l)
 {
 	(void)app, (void)p, (void)l;
 	B.conn = c;
@@ -106,47 +112,14 @@ static const struct fg_tcp_app_ops ops = { .on_accept = on_accept, .on_data = on
 static uint32_t build(uint8_t *f, uint8_t flags, uint32_t seq, uint32_t ack, const void *data,
 		      uint32_t len)
 {
-	uint8_t *ip = f + 14, *th = ip + 20, ph[12];
-	uint32_t l4 = 20 + len;
-	uint16_t c;
+	struct fg_craft_tcp c = {
+		.dst_mac = our_mac, .src_mac = peer_mac, .sport = 40000, .dport = 119, .seq = seq,
+		.ack = ack, .flags = flags, .wnd = 65535, .data = data, .len = len,
+	};
 
-	memcpy(f, our_mac, 6);
-	memcpy(f + 6, peer_mac, 6);
-	f[12] = 0x08;
-	f[13] = 0;
-	memset(ip, 0, 40);
-	ip[0] = 0x45;
-	ip[2] = (uint8_t)((20 + l4) >> 8);
-	ip[3] = (uint8_t)(20 + l4);
-	ip[8] = 64;
-	ip[9] = 6;
-	memcpy(ip + 12, peer_ip, 4);
-	memcpy(ip + 16, our_ip, 4);
-	c = fg_csum_fold(fg_csum_add(0, ip, 20));
-	ip[10] = (uint8_t)(c >> 8);
-	ip[11] = (uint8_t)c;
-	th[0] = 0x9c;
-	th[1] = 0x40;
-	th[3] = 119;
-	for (int i = 0; i < 4; i++) {
-		th[4 + i] = (uint8_t)(seq >> (24 - 8 * i));
-		th[8 + i] = (uint8_t)(ack >> (24 - 8 * i));
-	}
-	th[12] = 0x50;
-	th[13] = flags;
-	th[14] = 0xff;
-	th[15] = 0xff;
-	memcpy(th + 20, data, len);
-	memcpy(ph, peer_ip, 4);
-	memcpy(ph + 4, our_ip, 4);
-	ph[8] = 0;
-	ph[9] = 6;
-	ph[10] = (uint8_t)(l4 >> 8);
-	ph[11] = (uint8_t)l4;
-	c = fg_csum_fold(fg_csum_add(fg_csum_add(0, ph, 12), th, l4));
-	th[16] = (uint8_t)(c >> 8);
-	th[17] = (uint8_t)c;
-	return 34 + l4;
+	memcpy(&c.src, peer_ip, 4);
+	memcpy(&c.dst, our_ip, 4);
+	return fg_craft_tcp_frame(f, &c);
 }
 
 static void feed1(uint8_t flags, uint32_t seq, uint32_t ack, const void *d, uint32_t len)
@@ -174,6 +147,7 @@ static void setup(int answer)
 	nc.n_ipv4 = 1;
 	memset(&tc, 0, sizeof(tc));
 	tc.listen[0].port = 119;
+	tc.listen[0].family = AF_INET;
 	tc.n_listen = 1;
 	tc.max_conns = 64;
 	tc.rcvbuf = 1 << 20;
@@ -248,8 +222,29 @@ static struct result run(const char *name, int check, uint32_t csum_flags, uint6
 			exit(1);
 		}
 	}
+	/* the numbers only count if every byte really went through */
+	if (B.st.ctr[FG_CTR_TCP_RX_BYTES] != r.bytes) {
+		fprintf(stderr, "bench_tcp: %s: %lu of %lu bytes delivered (bad csum %lu, "
+			"out of window %lu)\n", name, B.st.ctr[FG_CTR_TCP_RX_BYTES], r.bytes,
+			B.st.ctr[FG_CTR_TCP_RX_BAD_CSUM], B.st.ctr[FG_CTR_TCP_RX_OUT_OF_WINDOW]);
+		exit(1);
+	}
 	teardown();
 	return r;
+}
+
+/* The 1-minute load average, to be printed with the figures. */
+static const char *loadavg(void)
+{
+	static char buf[32] = "?";
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f) {
+		if (fscanf(f, "%31s", buf) != 1)
+			strcpy(buf, "?");
+		fclose(f);
+	}
+	return buf;
 }
 
 static double tsc_hz(void)
@@ -269,27 +264,45 @@ static double tsc_hz(void)
 int main(int argc, char **argv)
 {
 	uint64_t frames = 2000000;
+	unsigned runs = 3;
 	const char *md = NULL;
 	struct result res[4];
 	double hz;
 	FILE *f;
 
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--frames") && i + 1 < argc)
+		if (!strcmp(argv[i], "--quick")) {
+			frames = 500000;
+			runs = 3;
+		} else if (!strcmp(argv[i], "--full")) {
+			frames = 4000000;
+			runs = 5;
+		} else if (!strcmp(argv[i], "--frames") && i + 1 < argc) {
 			frames = strtoull(argv[++i], NULL, 10);
-		else if (!strcmp(argv[i], "--md") && i + 1 < argc)
+		} else if (!strcmp(argv[i], "--runs") && i + 1 < argc) {
+			runs = (unsigned)strtoul(argv[++i], NULL, 10);
+		} else if (!strcmp(argv[i], "--md") && i + 1 < argc) {
 			md = argv[++i];
-		else {
-			fprintf(stderr, "usage: bench_tcp [--frames N] [--md FILE]\n");
+		} else {
+			fprintf(stderr, "usage: bench_tcp [--quick|--full] [--frames N] [--runs R] "
+					"[--md FILE]\n");
 			return 2;
 		}
 	}
 	hz = tsc_hz();
-	res[0] = run("check, sw checksum", 1, 0, frames);
-	res[1] = run("check, nic checksum", 1, FG_RX_IP_CSUM_OK | FG_RX_L4_CSUM_OK, frames);
-	res[2] = run("bulk 1460 B, sw checksum", 0, 0, frames / 2);
-	res[3] = run("bulk 1460 B, nic checksum", 0, FG_RX_IP_CSUM_OK | FG_RX_L4_CSUM_OK,
-		     frames / 2);
+	for (unsigned k = 0; k < (runs ? runs : 1); k++) {
+		struct result r[4] = {
+			run("check, sw checksum", 1, 0, frames),
+			run("check, nic checksum", 1, FG_RX_IP_CSUM_OK | FG_RX_L4_CSUM_OK, frames),
+			run("bulk 1460 B, sw checksum", 0, 0, frames / 2),
+			run("bulk 1460 B, nic checksum", 0, FG_RX_IP_CSUM_OK | FG_RX_L4_CSUM_OK,
+			    frames / 2),
+		};
+
+		for (int i = 0; i < 4; i++)
+			if (k == 0 || r[i].cycles < res[i].cycles)
+				res[i] = r[i];
+	}
 	printf("%-28s %10s %8s %12s %10s %10s\n", "stream (one core, no device)", "frames",
 	       "B/frame", "frames/s", "cycles/fr", "Gbit/s");
 	for (int i = 0; i < 4; i++) {
@@ -314,8 +327,9 @@ int main(int argc, char **argv)
 				res[i].frames, res[i].bytes / res[i].frames, res[i].frames / sec,
 				(double)res[i].cycles / res[i].frames, res[i].bytes * 8 / sec / 1e9);
 		}
-		fprintf(f, "\nTSC %.2f GHz. The check streams include the app's 238 answers "
-			   "(segmented, sent) and the ACKs of them.\n", hz / 1e9);
+		fprintf(f, "\nTSC %.2f GHz, best of %u runs, load average %s. The check streams "
+			   "include the app's 238 answers (segmented, sent) and the ACKs of them.\n",
+			hz / 1e9, runs, loadavg());
 		fclose(f);
 	}
 	return 0;

@@ -215,8 +215,8 @@ static void send_str(struct sess *s, const char *txt, size_t len)
 
 /* ---------------------------------------------------------------- discard, echo */
 
-static void *discard_accept(void *app, struct fg_tcp_conn *c, const struct fg_tcp_endpoint *peer,
-			    const struct fg_tcp_endpoint *local)
+static void *discard_accept(void *app, struct fg_tcp_conn *c, const struct fg_endpoint *peer,
+			    const struct fg_endpoint *local)
 {
 	(void)app, (void)peer, (void)local;
 	return accept_kind(c, 0);
@@ -234,8 +234,8 @@ static uint32_t discard_data(void *ctx, struct fg_tcp_conn *c, const struct fg_i
 	return total;
 }
 
-static void *echo_accept(void *app, struct fg_tcp_conn *c, const struct fg_tcp_endpoint *peer,
-			 const struct fg_tcp_endpoint *local)
+static void *echo_accept(void *app, struct fg_tcp_conn *c, const struct fg_endpoint *peer,
+			 const struct fg_endpoint *local)
 {
 	(void)app, (void)peer, (void)local;
 	return accept_kind(c, 1);
@@ -269,8 +269,8 @@ static uint32_t echo_data(void *ctx, struct fg_tcp_conn *c, const struct fg_iov 
 
 /* ---------------------------------------------------------------- nntp */
 
-static void *nntp_accept(void *app, struct fg_tcp_conn *c, const struct fg_tcp_endpoint *peer,
-			 const struct fg_tcp_endpoint *local)
+static void *nntp_accept(void *app, struct fg_tcp_conn *c, const struct fg_endpoint *peer,
+			 const struct fg_endpoint *local)
 {
 	static const char greet[] = "200 floodgate taphost test responder (transit only)\r\n";
 	struct sess *s;

@@ -287,6 +287,7 @@ int main(int argc, char **argv)
 
 	memcpy(o.net.mac, (const uint8_t[]){ 0x02, 0xfc, 0x00, 0x00, 0x00, 0x01 }, 6);
 	o.tcp.listen[0].port = 119;
+	o.tcp.listen[0].family = AF_INET;
 	o.tcp.n_listen = 1;
 	if (parse_args(argc, argv, &o) < 0 || !taphost_app_ops(o.app)) {
 		fprintf(stderr, "usage: fg-taphost --tap NAME --addr A.B.C.D [options] "

@@ -160,6 +160,8 @@ FG_COUNTER(TCP_RETRANS_SEGS, "tcp_retrans_segs", "segments retransmitted (timeou
 FG_COUNTER(TCP_FAST_RETRANS, "tcp_fast_retrans", "fast retransmits on three duplicate ACKs (RFC 5681 3.2)")
 FG_COUNTER(TCP_PERSIST_PROBES, "tcp_persist_probes", "zero-window probes sent (persist timer)")
 FG_COUNTER(TCP_RTT_SAMPLES, "tcp_rtt_samples", "RTT samples taken (RFC 6298, Karn's rule)")
+FG_COUNTER(TCP_PASSIVE_OPENS, "tcp_passive_opens", "passive mode: client streams followed from their SYN")
+FG_COUNTER(TCP_PASSIVE_PICKUPS, "tcp_passive_pickups", "passive mode: client streams picked up mid-way (no SYN seen)")
 
 /* ---- control plane: journal, snapshots, expiry ---- */
 FG_COUNTER(JOURNAL_RING_FULL, "journal_ring_full", "journal records a writer could not place because its ring was full (it deferred the article)")
