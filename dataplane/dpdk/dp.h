@@ -53,6 +53,7 @@
 #define DP_RX_DESC 1024
 #define DP_TX_DESC 1024
 #define DP_TX_PENDING 256		/* frames a worker keeps when its TX ring is full */
+#define DP_TX_STUCK_TRIES 1024		/* failed sends of one frame before it is dropped */
 #define DP_PUBLISH_NS (100ull * 1000000ull)	/* counters into the region slot */
 #define DP_SPIN_POLLS 64		/* empty polls before an idle worker sleeps */
 #define DP_PEERS_MAX 4096		/* connections one `peers` snapshot lists per worker */
@@ -77,6 +78,7 @@ struct dp_txq {
 	struct rte_mempool *pool;
 	bool csum_offload;
 	unsigned n_pending;
+	unsigned stuck;			/* sends in a row that took nothing */
 	struct rte_mbuf *pending[DP_TX_PENDING];
 	struct fg_stats *st;
 };

@@ -94,8 +94,17 @@ void dp_tx_drain(struct dp_txq *q)
 	if (!q->n_pending)
 		return;
 	sent = rte_eth_tx_burst(q->port, q->queue, q->pending, (uint16_t)q->n_pending);
+	if (sent == 0 && ++q->stuck >= DP_TX_STUCK_TRIES) {
+		/* a frame the port will never take (a PMD stops at the
+		 * first it refuses): drop it rather than block the queue;
+		 * TCP retransmits what it carried */
+		fg_stats_inc(q->st, FG_CTR_DP_TX_REFUSED);
+		rte_pktmbuf_free(q->pending[0]);
+		sent = 1;
+	}
 	if (sent == 0)
 		return;
+	q->stuck = 0;
 	q->n_pending -= sent;
 	memmove(q->pending, q->pending + sent, q->n_pending * sizeof(q->pending[0]));
 }
@@ -114,8 +123,11 @@ static unsigned mb_tx_burst(void *port, struct fg_tx_frame *f, unsigned n)
 		m->data_len = (uint16_t)f[i].len;
 		m->pkt_len = f[i].len;
 		if (f[i].flags & FG_TX_CSUM_OFFLOAD) {
+			/* DPDK's convention: header lengths, and the TCP
+			 * checksum field holding the pseudo-header sum */
 			m->l2_len = FG_ETH_HLEN;
 			m->l3_len = (f[i].data[FG_ETH_HLEN] & 15u) * 4u;
+			m->l4_len = (f[i].data[FG_ETH_HLEN + m->l3_len + 12] >> 4) * 4u;
 			m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM |
 				       RTE_MBUF_F_TX_TCP_CKSUM;
 		}

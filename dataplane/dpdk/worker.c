@@ -214,14 +214,9 @@ static int net_setup(struct dp_worker *w)
 	w->ts = fg_tcpsess_create(&sp);
 	if (!w->ts)
 		return -ENOMEM;
-	for (unsigned i = 0; i < w->cfg->n_listen && tc.n_listen < FG_TCP_MAX_LISTEN; i++) {
-		const struct fg_endpoint *ep = &w->cfg->listen[i];
-
-		if (ep->family != AF_INET)
-			continue;	/* the userspace stack speaks IPv4 */
-		memcpy(&tc.listen[tc.n_listen].addr, ep->addr, 4);
-		tc.listen[tc.n_listen++].port = ep->port;
-	}
+	for (unsigned i = 0; i < w->cfg->n_listen && tc.n_listen < FG_TCP_MAX_LISTEN; i++)
+		if (w->cfg->listen[i].family == AF_INET)	/* the stack speaks IPv4 */
+			tc.listen[tc.n_listen++] = w->cfg->listen[i];
 	if (!tc.n_listen) {
 		FG_LOG_ERR(DP, "no IPv4 [site] listen address for the dataplane");
 		return -EINVAL;

@@ -274,8 +274,8 @@ static void refuse_draining(struct fg_tcpsess *ts, struct conn *c)
 	fg_stats_inc(ts->st, FG_CTR_DP_SESSIONS_REFUSED_DRAIN);
 }
 
-static void *on_accept(void *app, struct fg_tcp_conn *tc, const struct fg_tcp_endpoint *peer,
-		       const struct fg_tcp_endpoint *local)
+static void *on_accept(void *app, struct fg_tcp_conn *tc, const struct fg_endpoint *peer,
+		       const struct fg_endpoint *local)
 {
 	struct fg_tcpsess *ts = app;
 	const struct fg_config_peer *p;
@@ -286,7 +286,7 @@ static void *on_accept(void *app, struct fg_tcp_conn *tc, const struct fg_tcp_en
 		return NULL;
 	}
 	c->tc = tc;
-	c->info.addr = peer->addr;
+	memcpy(&c->info.addr, peer->addr, 4);	/* the stack speaks IPv4 */
 	c->info.port = peer->port;
 	c->info.opened_ns = ts->now_ns;
 	(void)local;
@@ -294,7 +294,7 @@ static void *on_accept(void *app, struct fg_tcp_conn *tc, const struct fg_tcp_en
 		refuse_draining(ts, c);
 		return c;
 	}
-	p = fg_config_find_peer(ts->cfg, AF_INET, &peer->addr);
+	p = fg_config_find_peer(ts->cfg, peer->family, peer->addr);
 	if (p)
 		snprintf(c->info.peer, sizeof(c->info.peer), "%s", p->name);
 	c->s = fg_session_open(ts->e, p, &tcp_transport, c, ts->now, ts->now_ns);

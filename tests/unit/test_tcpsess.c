@@ -58,6 +58,7 @@ struct fx {
 	uint64_t now_ns;
 	struct cli *clis[8];
 	unsigned n_clis;
+	uint32_t max_frame;		/* the longest frame transmitted */
 };
 
 static struct fx X;
@@ -95,6 +96,7 @@ static void on_tx(void *arg, const uint8_t *f, uint32_t len, uint32_t flags)
 
 	(void)arg;
 	(void)flags;
+	X.max_frame = FG_MAX(X.max_frame, len);
 	if (len < 54 || rd16(f + 12) != 0x0800 || ip[9] != 6)
 		return;
 	hl = (ip[0] & 15u) * 4;
@@ -143,18 +145,21 @@ static void advance(uint64_t ns)
 	pump();
 }
 
-static void send_seg(struct cli *c, uint8_t flags, const void *data, size_t len)
+/* One segment from c as a received frame (not yet given to the stack). */
+static void build_seg(struct cli *c, uint8_t flags, const void *data, size_t len,
+		      struct fg_rx_frame *fr)
 {
+	/* a SYN offers MSS 1460 and SACK (RFC 2018), as Linux does */
+	static const uint8_t syn_opts[8] = { 2, 4, 0x05, 0xb4, 4, 2, 1, 1 };
 	uint8_t f[2048] = { 0 }, *ip = f + 14, *th = ip + 20, ph[12];
-	struct fg_rx_frame fr;
-	uint32_t sum;
+	uint32_t hl = (flags & 0x02) ? 28 : 20, sum;
 
 	ck_assert_uint_le(len, 1400);
 	memcpy(f, (uint8_t[]){ 2, 0, 0, 0, 0, 2 }, 6);
 	memcpy(f + 6, (uint8_t[]){ 2, 0, 0, 0, 0, 1 }, 6);
 	wr16(f + 12, 0x0800);
 	ip[0] = 0x45;
-	wr16(ip + 2, (uint16_t)(40 + len));
+	wr16(ip + 2, (uint16_t)(20 + hl + len));
 	ip[8] = 64;
 	ip[9] = 6;
 	wr32(ip + 12, c->addr);
@@ -164,21 +169,30 @@ static void send_seg(struct cli *c, uint8_t flags, const void *data, size_t len)
 	wr16(th + 2, 119);
 	wr32(th + 4, c->seq);
 	wr32(th + 8, c->ack);
-	th[12] = 5 << 4;
+	th[12] = (uint8_t)((hl / 4) << 4);
 	th[13] = flags;
 	wr16(th + 14, 65535);
+	if (hl > 20)
+		memcpy(th + 20, syn_opts, sizeof(syn_opts));
 	if (len)
-		memcpy(th + 20, data, len);
+		memcpy(th + hl, data, len);
 	memcpy(ph, ip + 12, 8);
 	ph[8] = 0;
 	ph[9] = 6;
-	wr16(ph + 10, (uint16_t)(20 + len));
+	wr16(ph + 10, (uint16_t)(hl + len));
 	sum = fg_csum_add(0, ph, 12);
-	wr16(th + 16, fg_csum_fold(fg_csum_add(sum, th, 20 + len)));
-	ck_assert_int_eq(fg_memport_rx_frame(X.mp, f, (uint32_t)(54 + len), &fr), 0);
+	wr16(th + 16, fg_csum_fold(fg_csum_add(sum, th, hl + len)));
+	ck_assert_int_eq(fg_memport_rx_frame(X.mp, f, (uint32_t)(34 + hl + len), fr), 0);
+	c->seq += (uint32_t)len + ((flags & 0x03) ? 1 : 0);
+}
+
+static void send_seg(struct cli *c, uint8_t flags, const void *data, size_t len)
+{
+	struct fg_rx_frame fr;
+
+	build_seg(c, flags, data, len, &fr);
 	fg_tcpsess_set_time(X.ts, X.now, X.now_ns);
 	fg_net_rx(X.net, &fr, 1, X.now_ns);
-	c->seq += (uint32_t)len + ((flags & 0x03) ? 1 : 0);
 	pump();
 }
 
@@ -222,8 +236,7 @@ static void fx_up(bool slow_sink)
 	struct fg_config_errors errs;
 	struct fg_history_params hp = { .capacity = 10000, .alarm_load_pct = 90, .now = NOW };
 	struct fg_net_config nc = { .mac = { 2, 0, 0, 0, 0, 2 }, .n_ipv4 = 1 };
-	struct fg_tcp_config tc = { .n_listen = 1, .listen = { { 0, 119 } }, .max_conns = 16,
-				    .rcvbuf = 16384, .secret = 7 };
+	struct fg_tcp_config tc = { .n_listen = 1, .max_conns = 16, .rcvbuf = 16384, .secret = 7 };
 	struct fg_sink_mem_params mp = { .hold = true, .delay_ns = slow_sink ? 1000 * MS : 0 };
 	struct fg_engine_params ep = { 0 };
 	struct fg_tcpsess_params sp = { 0 };
@@ -232,6 +245,7 @@ static void fx_up(bool slow_sink)
 	memset(&X, 0, sizeof(X));
 	X.cfg = fg_config_load_text("test", conf_text, strlen(conf_text), &errs);
 	ck_assert_ptr_nonnull(X.cfg);
+	tc.listen[0] = X.cfg->listen[0];
 	hl = fg_history_region_size(hp.capacity, 0);
 	X.hmem = aligned_alloc(64, hl);
 	fg_history_seed_random(hp.seed);
@@ -450,6 +464,39 @@ START_TEST(test_shutdown_and_abort)
 }
 END_TEST
 
+/* Answers fill whole segments while the client's data has a hole: the
+ * SACK blocks our segments carry must not push a frame past the MTU. */
+START_TEST(test_full_segments_stay_within_mtu)
+{
+	char batch[1400];
+	struct fg_rx_frame burst[3];
+	struct cli *c;
+	size_t n = 0;
+	uint32_t next;
+
+	fx_up(false);
+	c = connect_from(0x0a000001, 40008);
+	for (unsigned i = 0; n + 20 < sizeof(batch); i++)
+		n += (size_t)snprintf(batch + n, sizeof(batch) - n, "CHECK <m%u@t>\r\n", i);
+	/* a segment far ahead: it stays out of order (SACKed) throughout */
+	next = c->seq;
+	c->seq = next + 3 * (uint32_t)n + 100;
+	say(c, "QUIT\r\n");
+	c->seq = next;
+	/* three segments in one burst: their ~3300 octets of answers go out
+	 * together, in full segments */
+	for (int k = 0; k < 3; k++)
+		build_seg(c, 0x18, batch, n, &burst[k]);
+	fg_net_rx(X.net, burst, 3, X.now_ns);
+	pump();
+	send_seg(c, 0x10, NULL, 0);
+	ck_assert_uint_gt(c->rx_len, 3000);
+	ck_assert_uint_le(X.max_frame, 14 + 1500);
+	send_seg(c, 0x04, NULL, 0);
+	fx_down();
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("tcpsess");
@@ -461,6 +508,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_holds_close_the_window);
 	tcase_add_test(t, test_reset_while_held);
 	tcase_add_test(t, test_shutdown_and_abort);
+	tcase_add_test(t, test_full_segments_stay_within_mtu);
 	suite_add_tcase(s, t);
 	return s;
 }

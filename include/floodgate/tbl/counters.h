@@ -196,6 +196,7 @@ FG_COUNTER(DP_CONNS_ABORTED, "dp_conns_aborted", "connections reset at the end o
 FG_COUNTER(DP_RX_BURSTS, "dp_rx_bursts", "receive polls that returned frames")
 FG_COUNTER(DP_RX_MULTISEG, "dp_rx_multiseg", "frames dropped: larger than one mbuf (jumbo frames are not used)")
 FG_COUNTER(DP_TX_RING_FULL, "dp_tx_ring_full", "transmit bursts the TX ring could not take at once (frames kept and retried)")
+FG_COUNTER(DP_TX_REFUSED, "dp_tx_refused", "frames dropped after the port refused them again and again (oversize, malformed)")
 FG_COUNTER(DP_IDLE_SLEEPS, "dp_idle_sleeps", "sleeps of an idle worker (idle-backoff, ports without receive interrupts)")
 FG_COUNTER(DP_IDLE_WAITS, "dp_idle_waits", "waits of an idle worker on its queues' receive interrupts")
 FG_COUNTER(DP_CONFIG_SWAPS, "dp_config_swaps", "configurations a worker switched to at a quiescent point (reload)")
