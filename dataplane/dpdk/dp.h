@@ -139,6 +139,7 @@ struct dp_worker {
 	/* teardown clears everything from tx to here */
 	struct dp_mbox mbox;
 	/* loop state */
+	uint64_t engine_due_ns;			/* the engine's next poll */
 	uint64_t next_publish_ns;
 	uint64_t last_rx_ns;
 	unsigned empty_polls;

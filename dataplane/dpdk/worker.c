@@ -521,19 +521,23 @@ static bool iteration(struct dp_worker *w)
 		}
 		fg_engine_poll(w->e, now, now_ns);
 		work = fg_passive_work(w->pv);
-		next = fg_engine_next_poll(w->e, now_ns);
+		next = w->engine_due_ns = fg_engine_next_poll(w->e, now_ns);
 	} else {
 		fg_tcpsess_set_time(w->ts, now, now_ns);
 		got = rx_active(w, now_ns);
 		dp_tx_drain(&w->tx);
-		if (got || now_ns >= fg_engine_next_poll(w->e, now_ns))
+		if (got || now_ns >= w->engine_due_ns) {
 			fg_engine_poll(w->e, now, now_ns);
+			/* the engine says when, from now: transfers waiting on
+			 * another's outcome are retried within a millisecond */
+			w->engine_due_ns = fg_engine_next_poll(w->e, now_ns);
+		}
 		work = fg_tcpsess_work(w->ts);
 		if (got || work || now_ns >= fg_net_next_deadline(w->net)) {
 			fg_net_poll(w->net, now_ns);
 			work += fg_tcpsess_work(w->ts);
 		}
-		next = FG_MIN(fg_net_next_deadline(w->net), fg_engine_next_poll(w->e, now_ns));
+		next = FG_MIN(fg_net_next_deadline(w->net), w->engine_due_ns);
 		if (w->tx.n_pending)
 			next = now_ns;
 	}
