@@ -102,6 +102,10 @@ static int read_request(int fd, struct req *r)
 	while (len < FG_CTL_LINE_MAX && !memchr(r->line, '\n', len)) {
 		ssize_t k = read(fd, r->line + len, FG_CTL_LINE_MAX - len);
 
+		/* a PMD may signal this process on every frame (net_tap's
+		 * SIGIO trigger): an interrupted call is simply made again */
+		if (k < 0 && errno == EINTR)
+			continue;
 		if (k <= 0)
 			return k == 0 ? -EPROTO : -errno;
 		len += (size_t)k;
@@ -134,20 +138,28 @@ static bool peer_allowed(int fd)
 	return cr.uid == 0 || cr.uid == geteuid();
 }
 
+/* All of buf, through interrupted calls; false when the peer went away. */
+static bool write_all(int fd, const char *buf, size_t len)
+{
+	for (size_t off = 0; off < len;) {
+		ssize_t k = write(fd, buf + off, len - off);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return false;
+		off += (size_t)k;
+	}
+	return true;
+}
+
 static void reply(int fd, const char *err, const char *body, size_t len)
 {
 	char head[64];
 	int n = fg_ctl_format_reply_head(head, sizeof(head), err, len);
 
-	if (n > 0 && write(fd, head, (size_t)n) == n && len) {
-		for (size_t off = 0; off < len;) {
-			ssize_t k = write(fd, body + off, len - off);
-
-			if (k <= 0)
-				break;
-			off += (size_t)k;
-		}
-	}
+	if (n > 0 && write_all(fd, head, (size_t)n) && len)
+		write_all(fd, body, len);
 }
 
 static int parse_seconds(const char *s, unsigned *ms)

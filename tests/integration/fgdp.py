@@ -43,6 +43,16 @@ DPDK_NOISE = re.compile(r"^(EAL: |TELEMETRY: |tap_nl_dump_ext_ack|qdisc_create_m
                         r"warn restore: no snapshot and no journal)")
 
 
+def _excepthook(*exc):
+    # an uncaught exception is a failure: keep the world for a look
+    global failed
+    failed = True
+    sys.__excepthook__(*exc)
+
+
+sys.excepthook = _excepthook
+
+
 def log(*a):
     print(*a, flush=True)
 
