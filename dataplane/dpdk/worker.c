@@ -222,6 +222,13 @@ static int net_setup(struct dp_worker *w)
 		return -EINVAL;
 	}
 	tc.max_conns = dp->per_worker_conns;
+	/* NNTP's server speaks first: a client whose SYN was answered with
+	 * a cookie and whose ACK is lost waits for a greeting forever. A
+	 * feeding peer opens many connections at once from one address, so
+	 * the half-open backlog is sized for that, and cookies are left for
+	 * floods. */
+	tc.syn_backlog = FG_MAX(1024u, dp->per_worker_conns / 4);
+	tc.syn_backlog_per_peer = 128;
 	tc.rx_segs = dp->per_worker_segs;
 	tc.rx_segs_per_conn = FG_MIN(256u, dp->per_worker_segs);
 	tc.ooo_segs_per_conn = FG_MIN(64u, tc.rx_segs_per_conn);

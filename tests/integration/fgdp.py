@@ -155,7 +155,9 @@ class World:
         fail("floodctld not ready")
 
     def start_dp(self, args=(), build=None, expect_ready=True):
-        exe = os.path.join(build or BUILD, "bin/floodgate")
+        # FG_DP_BUILD: run this build's floodgate (the ASan pass) with the
+        # release build's other programs
+        exe = os.path.join(build or os.environ.get("FG_DP_BUILD") or BUILD, "bin/floodgate")
         logp = os.path.join(self.dir, "floodgate.%d.log" % len(self.logs))
         self.logs.append(logp)
         p = subprocess.Popen([exe, "-c", self.conf] + list(args), stdout=subprocess.PIPE,
