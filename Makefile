@@ -199,10 +199,14 @@ $(B)/tests/fuzz/%: $(B)/obj/tests/fuzz/%.o $(B)/obj/tests/fuzz/replay.o $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 endif
 
+# A benchmark's own extra libraries: BENCH_LIBS_<name> (e.g. INN's libinn.a
+# for bench_parsers, to time INN's parsers on the same strings).
+BENCH_LIBS_bench_parsers := /usr/lib/news/libinn.a
+
 $(B)/bench/%: $(B)/obj/tools/bench/%.o $(LIB)
 	@mkdir -p $(@D)
 	@echo '  LD     $@'
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(DPDK_LIBS) $(PCAP_LIBS) $(JEMALLOC) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(BENCH_LIBS_$*) $(DPDK_LIBS) $(PCAP_LIBS) $(JEMALLOC) $(LDLIBS)
 
 -include $(shell find build/$(VARIANT) -name '*.d' 2>/dev/null)
 

@@ -234,12 +234,24 @@ static size_t name_len(const char *s)
 	return n;
 }
 
-/* Index of w in names[] as a three-letter abbreviation or in full; -1. */
+/* The first three letters, lower case, as one number. */
+static uint32_t fold3(const char *w)
+{
+	return (uint32_t)(w[0] | 0x20) << 16 | (uint32_t)(w[1] | 0x20) << 8 | (uint32_t)(w[2] | 0x20);
+}
+
+/* Index of w in names[] as a three-letter abbreviation or in full; -1.
+ * The abbreviations are unique, so the first three letters decide. */
 static int lookup_name(const char *w, size_t n, const char *const *names, int count)
 {
+	uint32_t key;
+
+	if (n < 3)
+		return -1;
+	key = fold3(w);
 	for (int i = 0; i < count; i++)
-		if (word_is(w, n, names[i], 3) || word_is(w, n, names[i], name_len(names[i])))
-			return i;
+		if (key == fold3(names[i]))
+			return n == 3 || word_is(w, n, names[i], name_len(names[i])) ? i : -1;
 	return -1;
 }
 

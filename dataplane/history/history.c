@@ -61,39 +61,9 @@ const char *fg_history_state_name(enum fg_history_state s)
 	return (unsigned)s < FG_HISTORY_STATE__COUNT ? state_names[s] : "unknown";
 }
 
-enum fg_history_state fg_hstate_public(unsigned st)
-{
-	static const enum fg_history_state map[8] = {
-		[FG_HS_FREE] = FG_HISTORY_ABSENT,
-		[FG_HS_BUSY] = FG_HISTORY_PENDING,
-		[FG_HS_RESV] = FG_HISTORY_ABSENT,
-		[FG_HS_OFFERED] = FG_HISTORY_OFFERED,
-		[FG_HS_ACCEPTING] = FG_HISTORY_ACCEPTING,
-		[FG_HS_ACCEPTED] = FG_HISTORY_ACCEPTED,
-		[FG_HS_REJECTED] = FG_HISTORY_REJECTED,
-		[FG_HS_SUPERSEDED] = FG_HISTORY_SUPERSEDED,
-	};
-
-	return map[st & 7u];
-}
-
 void fg_hdecode(uint64_t w, uint32_t aux, fg_time_t now, struct fg_history_entry *e)
 {
-	unsigned st = fg_hw_state(w);
-
-	memset(e, 0, sizeof(*e));
-	e->state = fg_hstate_public(st);
-	if (st == FG_HS_OFFERED) {
-		e->deadline = fg_hdl_dec(aux & 0xffffu, now);
-		e->token = fg_hw_x(w) | (aux >> 16) << 7;
-		if (now >= e->deadline)
-			e->flags |= FG_HISTORY_F_EXPIRED;
-	} else if (fg_hs_final(st)) {
-		uint32_t fs23 = (aux & 0xffffu) << 7 | fg_hw_x(w);
-
-		e->first_seen = fg_hfs_dec(fs23, now);
-		e->article_date = fg_hdate_dec(aux >> 16, e->first_seen, &e->flags);
-	}
+	fg_hdecode_inline(w, aux, now, e);
 }
 
 void fg_hcount(struct fg_history *h, uint64_t b, unsigned st, int64_t delta)
@@ -245,8 +215,15 @@ enum fg_history_error fg_hcheck_header(const struct fg_hregion *r, size_t len)
 	for (unsigned st = FG_HS_OFFERED; st <= FG_HS_SUPERSEDED; st++) {
 		int64_t n = 0;
 
-		for (unsigned s = 0; s < FG_HSTRIPES; s++)
-			n += atomic_load_explicit(&r->stripe[s].n[st], memory_order_relaxed);
+		for (unsigned s = 0; s < FG_HSTRIPES; s++) {
+			int64_t v = atomic_load_explicit(&r->stripe[s].n[st], memory_order_relaxed);
+
+			/* one stripe may go negative (an entry counted in by one
+			 * stripe, out by another), never beyond the slot count */
+			if (v > (int64_t)slots || v < -(int64_t)slots)
+				return FG_HISTORY_E_COUNTS;
+			n += v;
+		}
 		if (n < 0 || (uint64_t)n > slots)
 			return FG_HISTORY_E_COUNTS;
 		total += n;
@@ -333,7 +310,8 @@ void fg_history_prefetch(const struct fg_history *h, const struct fg_history_key
 /* What one bucket holds for a fingerprint: a published entry (best), a
  * deciding insert, or nothing. Returns the internal state found (FREE for
  * nothing) and the consistent words; *torn when a slot kept changing. */
-static unsigned probe_bucket(const struct fg_hbucket *bk, uint64_t fp, uint64_t *w,
+static inline __attribute__((always_inline)) unsigned
+probe_bucket(const struct fg_hbucket *bk, uint64_t fp, uint64_t *w,
 			     uint32_t *aux, bool *torn)
 {
 	unsigned best = FG_HS_FREE;
@@ -366,7 +344,8 @@ static unsigned probe_bucket(const struct fg_hbucket *bk, uint64_t fp, uint64_t 
 
 /* One probe of the pair: 1 = settled (found, or a certain miss), 0 = a miss
  * while counters moved (or a slot kept changing). */
-static int probe_pair(const struct fg_history *h, const struct fg_hloc *loc, fg_time_t now,
+static inline __attribute__((always_inline)) int
+probe_pair(const struct fg_history *h, const struct fg_hloc *loc, fg_time_t now,
 		      struct fg_history_entry *out)
 {
 	const struct fg_hbucket *b1 = fg_hbkt(h, loc->b1), *b2 = fg_hbkt(h, loc->b2);
@@ -393,14 +372,15 @@ static int probe_pair(const struct fg_history *h, const struct fg_hloc *loc, fg_
 		}
 	}
 	if (st != FG_HS_FREE) {
-		fg_hdecode(w, aux, now, out);
+		fg_hdecode_inline(w, aux, now, out);
 		return 1;
 	}
 	memset(out, 0, sizeof(*out));
 	return !torn && atomic_load(&b1->ctr) == c1 && atomic_load(&b2->ctr) == c2;
 }
 
-static enum fg_history_state lookup_loc(const struct fg_history *h, const struct fg_hloc *loc,
+static inline __attribute__((always_inline)) enum fg_history_state
+lookup_loc(const struct fg_history *h, const struct fg_hloc *loc,
 					fg_time_t now, struct fg_history_entry *out)
 {
 	for (int t = 0; t < LOOKUP_TRIES; t++)
@@ -421,24 +401,52 @@ enum fg_history_state fg_history_lookup(const struct fg_history *h,
 	return lookup_loc(h, &loc, now, out ? out : &tmp);
 }
 
-unsigned fg_history_lookup_burst(const struct fg_history *h, const void *const *ids,
-				 const uint16_t *lens, unsigned n, fg_time_t now,
-				 struct fg_history_key *keys, struct fg_history_entry *out)
+/*
+ * The probe pipeline over hashed keys. Both buckets of every key are
+ * prefetched before the first probe (two_lines), or only the first, the
+ * second being fetched only for keys not found there: most entries sit in
+ * their first bucket, so most hits then cost one cache line.
+ */
+void fg_hlookup_keys(const struct fg_history *h, const struct fg_history_key *keys, unsigned n,
+		     fg_time_t now, struct fg_history_entry *out, bool two_lines)
 {
 	struct fg_hloc loc[BURST];
+	bool done[BURST];
 
 	for (unsigned base = 0; base < n; base += BURST) {
 		unsigned cnt = FG_MIN(BURST, n - base);
 
 		for (unsigned i = 0; i < cnt; i++) {
-			fg_history_hash(h, ids[base + i], lens[base + i], &keys[base + i]);
 			fg_hlocate(h, &keys[base + i], &loc[i]);
 			__builtin_prefetch(fg_hbkt(h, loc[i].b1));
-			__builtin_prefetch(fg_hbkt(h, loc[i].b2));
+			if (two_lines)
+				__builtin_prefetch(fg_hbkt(h, loc[i].b2));
+		}
+		for (unsigned i = 0; i < cnt && !two_lines; i++) {
+			uint64_t w = 0;
+			uint32_t a = 0;
+			bool torn = false;
+
+			done[i] = fg_hs_published(probe_bucket(fg_hbkt(h, loc[i].b1), loc[i].fp,
+							       &w, &a, &torn));
+			if (done[i])
+				fg_hdecode_inline(w, a, now, &out[base + i]);
+			else
+				__builtin_prefetch(fg_hbkt(h, loc[i].b2));
 		}
 		for (unsigned i = 0; i < cnt; i++)
-			lookup_loc(h, &loc[i], now, &out[base + i]);
+			if (two_lines || !done[i])
+				lookup_loc(h, &loc[i], now, &out[base + i]);
 	}
+}
+
+unsigned fg_history_lookup_burst(const struct fg_history *h, const void *const *ids,
+				 const uint16_t *lens, unsigned n, fg_time_t now,
+				 struct fg_history_key *keys, struct fg_history_entry *out)
+{
+	for (unsigned i = 0; i < n; i++)
+		fg_history_hash(h, ids[i], lens[i], &keys[i]);
+	fg_hlookup_keys(h, keys, n, now, out, FG_HLOOKUP_TWO_LINES);
 	return n;
 }
 
@@ -447,14 +455,16 @@ unsigned fg_history_lookup_burst(const struct fg_history *h, const void *const *
 void fg_history_stats(const struct fg_history *h, struct fg_history_stats *out)
 {
 	const struct fg_hregion *r = h->hdr;
-	int64_t by[8] = { 0 };
 
 	memset(out, 0, sizeof(*out));
-	for (unsigned s = 0; s < FG_HSTRIPES; s++)
-		for (unsigned st = 0; st < 8; st++)
-			by[st] += atomic_load_explicit(&r->stripe[s].n[st], memory_order_relaxed);
 	for (unsigned st = FG_HS_OFFERED; st <= FG_HS_SUPERSEDED; st++) {
-		uint64_t v = by[st] > 0 ? (uint64_t)by[st] : 0;
+		uint64_t sum = 0, v;
+
+		/* modular sum: stripes go negative one by one, the total not
+		 * (and a damaged region must not make this undefined) */
+		for (unsigned s = 0; s < FG_HSTRIPES; s++)
+			sum += (uint64_t)atomic_load_explicit(&r->stripe[s].n[st], memory_order_relaxed);
+		v = (int64_t)sum > 0 ? sum : 0;
 
 		out->by_state[fg_hstate_public(st)] += v;
 		out->entries += v;

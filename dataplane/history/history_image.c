@@ -56,6 +56,13 @@ static void copy_bucket(const struct fg_hbucket *src, struct fg_hbucket *dst)
 	}
 }
 
+static bool side_lens_ok(uint64_t lens)
+{
+	uint64_t b = lens & 0xffff, i = (lens >> 16) & 0xffff;
+
+	return b && b <= FG_HISTORY_ID_MAX && i && i <= FG_HISTORY_ID_MAX;
+}
+
 static void copy_side(const struct fg_history *h, struct fg_hside_rec *dst)
 {
 	for (uint32_t i = 0; i < h->hdr->side_capacity; i++) {
@@ -75,6 +82,8 @@ static void copy_side(const struct fg_history *h, struct fg_hside_rec *dst)
 				break;
 			seq = 0;	/* kept changing: leave the record out */
 		}
+		if (seq && !side_lens_ok(atomic_load(&dst[i].lens)))
+			seq = 0;	/* not a record anyone wrote: leave it out */
 		dst[i].seq = seq;
 		if (!seq)
 			memset(&dst[i], 0, sizeof(dst[i]));
@@ -156,9 +165,7 @@ static enum fg_history_error check_side(const struct fg_hregion *r)
 		uint64_t lens = atomic_load_explicit(&s[i].lens, memory_order_relaxed);
 		uint64_t seq = atomic_load_explicit(&s[i].seq, memory_order_relaxed);
 
-		if ((seq & 1) || (seq && ((lens & 0xffff) == 0 || (lens & 0xffff) > FG_HISTORY_ID_MAX ||
-			    ((lens >> 16) & 0xffff) == 0 ||
-			    ((lens >> 16) & 0xffff) > FG_HISTORY_ID_MAX)))
+		if ((seq & 1) || (seq && !side_lens_ok(lens)))
 			return FG_HISTORY_E_GEOMETRY;
 	}
 	return FG_HISTORY_E_OK;

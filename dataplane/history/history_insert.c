@@ -102,7 +102,9 @@ static bool scan_bucket(const struct fg_history *h, uint64_t b, unsigned which,
 		unsigned st = fg_hw_state(w);
 
 		if (st == FG_HS_FREE) {
-			s->free_mask[which] |= 1u << i;
+			/* a FREE word is 0; any other bits are damage (a region
+			 * attached without restore): never claim such a slot */
+			s->free_mask[which] |= (w == 0) << i;
 			continue;
 		}
 		if (fg_hw_fp(w) != fp || gs == own || st == FG_HS_RESV)

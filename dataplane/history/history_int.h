@@ -342,9 +342,45 @@ static inline uint32_t fg_haux_offer(fg_time_t deadline, uint32_t token)
 
 /* ---- shared helpers (history.c) ---- */
 
-/* Decode a slot (key word, aux) into an entry. */
+/* The state callers see for an internal state: FREE and RESV are absent,
+ * BUSY is an insert deciding (PENDING). */
+static inline enum fg_history_state fg_hstate_public(unsigned st)
+{
+	static const uint8_t pub[8] = {
+		[FG_HS_FREE] = FG_HISTORY_ABSENT, [FG_HS_BUSY] = FG_HISTORY_PENDING,
+		[FG_HS_RESV] = FG_HISTORY_ABSENT, [FG_HS_OFFERED] = FG_HISTORY_OFFERED,
+		[FG_HS_ACCEPTING] = FG_HISTORY_ACCEPTING, [FG_HS_ACCEPTED] = FG_HISTORY_ACCEPTED,
+		[FG_HS_REJECTED] = FG_HISTORY_REJECTED, [FG_HS_SUPERSEDED] = FG_HISTORY_SUPERSEDED,
+	};
+
+	return (enum fg_history_state)pub[st & 7u];
+}
+
+/* Decode a slot (key word, aux) into an entry (inline for the lookup
+ * path; fg_hdecode is the same, out of line). */
+static inline void fg_hdecode_inline(uint64_t w, uint32_t aux, fg_time_t now,
+				     struct fg_history_entry *e)
+{
+	unsigned st = fg_hw_state(w);
+
+	e->state = fg_hstate_public(st);
+	e->flags = 0;
+	e->first_seen = e->article_date = e->deadline = 0;
+	e->token = 0;
+	if (st == FG_HS_OFFERED) {
+		e->deadline = fg_hdl_dec(aux & 0xffffu, now);
+		e->token = fg_hw_x(w) | (aux >> 16) << 7;
+		if (now >= e->deadline)
+			e->flags |= FG_HISTORY_F_EXPIRED;
+	} else if (fg_hs_final(st)) {
+		uint32_t fs23 = (aux & 0xffffu) << 7 | fg_hw_x(w);
+
+		e->first_seen = fg_hfs_dec(fs23, now);
+		e->article_date = fg_hdate_dec(aux >> 16, e->first_seen, &e->flags);
+	}
+}
+
 void fg_hdecode(uint64_t w, uint32_t aux, fg_time_t now, struct fg_history_entry *e);
-enum fg_history_state fg_hstate_public(unsigned st);
 /* Adjust the striped per-state counts for a slot of bucket b. */
 void fg_hcount(struct fg_history *h, uint64_t b, unsigned st, int64_t delta);
 /* Read a slot's key and aux words consistently; false if it kept changing. */
@@ -353,6 +389,12 @@ void fg_hbump(struct fg_hbucket *bk);
 /* Delete global slot gs if it still holds word w (history_insert.c). */
 bool fg_hdelete(struct fg_history *h, uint64_t gs, uint64_t w);
 /* Validate a header against `len`; FG_HISTORY_E_OK or why not. */
+/* The burst probe over hashed keys (history.c); the burst API's choice
+ * of prefetching both lines up front or the second only when needed is
+ * FG_HLOOKUP_TWO_LINES, set from tools/bench/bench_history measurements. */
+#define FG_HLOOKUP_TWO_LINES true
+void fg_hlookup_keys(const struct fg_history *h, const struct fg_history_key *keys, unsigned n,
+		     fg_time_t now, struct fg_history_entry *out, bool two_lines);
 /* Per internal state, the slots holding it (history_sweep.c); and exact
  * counts written into the stripes. */
 void fg_hrecount(const struct fg_hbucket *b, uint64_t m, uint64_t counts[8]);

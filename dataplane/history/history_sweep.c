@@ -146,13 +146,15 @@ uint64_t fg_history_clear_transient(struct fg_history *h)
 		struct fg_hbucket *bk = fg_hbkt(h, j);
 
 		for (unsigned i = 0; i < FG_HSLOTS; i++) {
-			unsigned st = fg_hw_state(atomic_load(&bk->key[i]));
+			uint64_t w = atomic_load(&bk->key[i]);
+			unsigned st = fg_hw_state(w);
 
-			if (st == FG_HS_FREE || fg_hs_final(st))
+			/* a FREE word with bits set is damage: make it a real FREE */
+			if (w == 0 || fg_hs_final(st))
 				continue;
 			atomic_store(&bk->key[i], 0);
 			fg_hbump(bk);
-			n++;
+			n += st != FG_HS_FREE;
 		}
 	}
 	/* a writer that died between a CAS and its count update left the

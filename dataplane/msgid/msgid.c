@@ -3,8 +3,9 @@
  * msgid.c — Message-ID classification and the $v=N version convention.
  *
  * Classification runs on every CHECK, so it is one pass over the octets
- * through two tables and nothing else: no strlen, no allocation, no
- * branches on the grammar beyond the table lookups.
+ * through two tables: no strlen, no allocation, and no branch on the
+ * grammar but one fast skip over atext runs inside an atom (which the
+ * tables would map to the same state, one dependent load per octet).
  *
  *  1. msgid_class[256] maps each octet to one of eleven classes (atext,
  *     '.', '@', '"', '\', '[', ']', the other specials, '>', bad octet;
@@ -180,8 +181,21 @@ enum fg_msgid_form fg_msgid_classify(const char *s, size_t len, enum fg_msgid_er
 	unsigned st = M_L0;
 
 	if (err == FG_MSGID_OK) {
-		for (size_t i = 1; i + 1 < len; i++)
+		size_t i = 1, last = len - 1;
+
+		while (i < last) {
+			/* Runs of atext inside an atom leave the state as it is:
+			 * skip them without the state load in the dependency
+			 * chain (bench_parsers: 88 -> 32 ns on real IDs). */
+			if (st == M_LA || st == M_RA) {
+				while (i < last && msgid_class[(uint8_t)s[i]] == C_ATEXT)
+					i++;
+				if (i == last)
+					break;
+			}
 			st = msgid_next[st][msgid_class[(uint8_t)s[i]]];
+			i++;
+		}
 		st = msgid_next[st][C_END];
 		FG_ASSERT_HOT(st >= M_XL);
 		err = msgid_final_error[st];

@@ -12,19 +12,25 @@
  * software finished it, which may be days earlier and proves nothing about
  * clocks).
  *
- * Propagation only ever adds delay, so on a sane clock the freshest
- * articles arrive with d near zero, whatever backlog a peer is also
- * replaying:
- *  - local clock ahead by X: every d >= X; the low decile of d says so
- *    even while a catch-up feed makes the median hours;
- *  - local clock behind by X: fresh articles show d near -X; most of them
- *    do, so the median is the measure (a few future-dated injectors do
- *    not move it).
- * Suspect when the 10th percentile exceeds +limit or the median is below
- * -limit; sane again when both are back within 3/4 of the limit (a margin,
- * so the alarm does not flap at the edge). No judgement before
- * FG_CLOCK_MIN_SAMPLES samples; a judgement every FG_CLOCK_EVAL_EVERY
- * samples (a sort of 64 values, amortised to a few ns per article).
+ * Propagation only ever adds delay, so on a sane clock some articles
+ * arrive fresh, whatever else a feed carries:
+ *  - local clock ahead by X: every d >= X. The clock looks ahead when not
+ *    one d of the window is within the limit. One fresh article is enough
+ *    to say it is not, so a peer replaying a backlog of hours-old articles
+ *    (other traffic goes on arriving fresh) or a feed of ages spread over
+ *    days (feedgen's model) raises no alarm;
+ *  - local clock behind by X: fresh articles show d near -X. The clock
+ *    looks behind when most of the window (more than half) has d below
+ *    -limit: some injecting agents date articles ahead of us, legitimately
+ *    up to the future margin, and a few of them must not raise it.
+ * The window is FG_CLOCK_WINDOW samples, no judgement before
+ * FG_CLOCK_MIN_SAMPLES (a handful of old articles at start proves
+ * nothing), and four counters of the window (d <= limit, d <= 3/4 limit,
+ * d < -limit, d < -3/4 limit) are kept as samples enter and leave, so a
+ * sample costs O(1). The alarm clears when a sample is within 3/4 of the
+ * limit again and at most half are below -3/4 of it (a margin, so it does
+ * not flap). The offset estimate (the window's smallest d, or its median
+ * when behind) is worked out only when the state turns.
  */
 #include <string.h>
 
@@ -36,42 +42,85 @@ void fg_nntp_clock_init(struct fg_nntp_clock *c, int64_t limit)
 	c->limit = limit;
 }
 
-static void sort(int64_t *v, unsigned n)
+/* The k-th smallest of v[0, n), v reordered: quickselect with a three-way
+ * partition, so runs of equal samples (same second) cost nothing extra. */
+static int64_t select_kth(int64_t *v, int n, int k)
 {
-	for (unsigned i = 1; i < n; i++) {
-		int64_t x = v[i];
-		unsigned j = i;
+	int lo = 0, hi = n - 1;
 
-		while (j > 0 && v[j - 1] > x) {
-			v[j] = v[j - 1];
-			j--;
+	while (lo < hi) {
+		int64_t pivot = v[lo + (hi - lo) / 2], t;
+		int lt = lo, i = lo, gt = hi;
+
+		while (i <= gt) {
+			if (v[i] < pivot) {
+				t = v[lt], v[lt++] = v[i], v[i++] = t;
+			} else if (v[i] > pivot) {
+				t = v[gt], v[gt--] = v[i], v[i] = t;
+			} else {
+				i++;
+			}
 		}
-		v[j] = x;
+		/* [lo, lt) < pivot, [lt, gt] == pivot, (gt, hi] > pivot */
+		if (k < lt)
+			hi = lt - 1;
+		else if (k > gt)
+			lo = gt + 1;
+		else
+			return pivot;
 	}
+	return v[k];
+}
+
+static void count(struct fg_nntp_clock *c, int64_t d, int by)
+{
+	int64_t q = c->limit - c->limit / 4;
+
+	c->fresh += d <= c->limit ? by : 0;
+	c->fresh_q += d <= q ? by : 0;
+	c->behind += d < -c->limit ? by : 0;
+	c->behind_q += d < -q ? by : 0;
+}
+
+/* What the window says the offset is: its smallest d, or its median. */
+static int64_t estimate(struct fg_nntp_clock *c, bool behind)
+{
+	int64_t *v = c->scratch, low = c->win[0];
+
+	if (!behind) {
+		for (unsigned i = 1; i < c->n; i++)
+			low = FG_MIN(low, c->win[i]);
+		return low;
+	}
+	memcpy(v, c->win, c->n * sizeof(v[0]));
+	return select_kth(v, (int)c->n, (int)c->n / 2);
 }
 
 int fg_nntp_clock_sample(struct fg_nntp_clock *c, int64_t delay)
 {
-	int64_t v[FG_CLOCK_WINDOW], low, median, enter, leave;
-	bool was = c->suspect;
+	bool ahead, behind;
 
+	if (c->n == FG_CLOCK_WINDOW)
+		count(c, c->win[c->pos], -1);
+	else
+		c->n++;
 	c->win[c->pos] = delay;
 	c->pos = (c->pos + 1) % FG_CLOCK_WINDOW;
-	if (c->n < FG_CLOCK_WINDOW)
-		c->n++;
-	if (c->limit <= 0 || c->n < FG_CLOCK_MIN_SAMPLES || ++c->since_eval < FG_CLOCK_EVAL_EVERY)
+	count(c, delay, 1);
+	if (c->limit <= 0 || c->n < FG_CLOCK_MIN_SAMPLES)
 		return 0;
-	c->since_eval = 0;
-	memcpy(v, c->win, c->n * sizeof(v[0]));
-	sort(v, c->n);
-	low = v[c->n / 10];
-	median = v[c->n / 2];
-	c->offset = low > 0 ? low : median < 0 ? median : 0;
-	enter = c->limit;
-	leave = c->limit - c->limit / 4;
-	if (!c->suspect && (low > enter || median < -enter))
+	if (!c->suspect) {
+		ahead = c->fresh == 0;
+		behind = 2 * c->behind > c->n;
+		if (!ahead && !behind)
+			return 0;
 		c->suspect = true;
-	else if (c->suspect && low <= leave && median >= -leave)
-		c->suspect = false;
-	return c->suspect == was ? 0 : c->suspect ? 1 : -1;
+		c->offset = estimate(c, behind);
+		return 1;
+	}
+	if (c->fresh_q == 0 || 2 * c->behind_q > c->n)
+		return 0;
+	c->suspect = false;
+	c->offset = 0;
+	return -1;
 }

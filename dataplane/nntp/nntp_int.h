@@ -100,7 +100,7 @@ struct fg_respq {
 	uint8_t *buf;
 	uint32_t size;
 	uint32_t wr;		/* where the next line goes */
-	uint32_t wrap;		/* data of the older lap ends here (size when not wrapped) */
+	bool wrapped;		/* the data is in two laps: [head's offset, ...) and [0, wr) */
 	struct fg_respq_ent *ent;
 	uint32_t cap;		/* entries (power of two) */
 	uint32_t head;		/* sequence number of the oldest entry */
@@ -131,15 +131,19 @@ void fg_respq_clear(struct fg_respq *q);
 
 /* ------------------------------------------------------------ clock.c */
 
-#define FG_CLOCK_WINDOW 64	/* recent samples kept */
-#define FG_CLOCK_MIN_SAMPLES 16	/* no judgement before this many */
-#define FG_CLOCK_EVAL_EVERY 8	/* samples between two judgements */
+#define FG_CLOCK_WINDOW 4096	/* recent samples kept */
+#define FG_CLOCK_MIN_SAMPLES 1024	/* no judgement before this many */
 
 struct fg_nntp_clock {
 	int64_t win[FG_CLOCK_WINDOW];
-	unsigned n, pos, since_eval;
+	int64_t scratch[FG_CLOCK_WINDOW];	/* for the median, when the state turns */
+	unsigned n, pos;
 	int64_t limit;		/* config clock_skew_limit; 0 = off */
-	int64_t offset;		/* the estimate of the last judgement */
+	unsigned fresh;		/* samples d <= limit */
+	unsigned fresh_q;	/* d <= 3/4 limit */
+	unsigned behind;	/* d < -limit */
+	unsigned behind_q;	/* d < -3/4 limit */
+	int64_t offset;		/* the estimate when the state last turned */
 	bool suspect;
 };
 
@@ -270,6 +274,23 @@ struct fg_nntp_offer {
 	fg_time_t deadline;
 };
 
+/* prefetch.c: look-ahead over received command lines */
+#define FG_PF_DEPTH 8
+
+struct fg_nntp_pf_ent {
+	const char *arg;		/* in the caller's buffer */
+	uint32_t len;
+	struct fg_history_key key;
+};
+
+struct fg_nntp_pf {
+	struct fg_nntp_pf_ent e[FG_PF_DEPTH];
+	unsigned head, n;
+	const uint8_t *base;		/* the piece looked at, and how far */
+	uint32_t off;
+	bool blocked;			/* stopped at a TAKETHIS: its article follows */
+};
+
 /* why a session stopped reading */
 #define FG_STALL_RESPONSES 0x01u
 #define FG_STALL_BYTES 0x02u
@@ -306,9 +327,11 @@ struct fg_session {
 
 	struct fg_session_art a;
 	struct fg_respq q;
+	struct fg_nntp_pf pf;
 
 	struct fg_nntp_offer *offers;	/* ring of this session's live 238s */
 	unsigned off_cap, off_head, off_n;
+	unsigned off_dead;		/* taken out of the middle since the last squeeze */
 
 	uint64_t pending_bytes;		/* article octets not yet safe or discarded */
 	unsigned n_xfers;		/* transfers pointing here */
@@ -339,6 +362,12 @@ bool fg_nntp_session_try_resume(struct fg_session *s);
 void fg_nntp_session_close_now(struct fg_session *s, const char *line, size_t len);
 void fg_nntp_offer_forget(struct fg_session *s, const struct fg_history_key *k, bool release);
 bool fg_nntp_session_idle_check(struct fg_session *s, uint64_t now_ns);
+
+/* prefetch.c */
+void fg_nntp_pf_reset(struct fg_nntp_pf *pf);
+void fg_nntp_pf_ahead(struct fg_session *s, const uint8_t *base, uint32_t from, uint32_t end);
+void fg_nntp_pf_key(struct fg_session *s, const char *arg, uint32_t len,
+		    struct fg_history_key *k);
 
 /* xfer.c */
 struct fg_xfer *fg_nntp_xfer_start(struct fg_session *s, enum fg_nntp_verb verb,

@@ -12,7 +12,8 @@
  * Layout: one byte ring for the text, one ring of entries (offset, length,
  * state). Each line is contiguous in the byte ring; when it does not fit
  * before the end, it starts again at offset 0 and the tail of the older
- * lap (from `wrap` to the end) is left unused until that lap is sent.
+ * lap is left unused until that lap is sent (`wrapped` says the data is
+ * in two laps: [read point, end of older lap) and [0, wr)).
  * Entries are numbered by a free-running sequence (a transfer keeps the
  * number of the entry it will fill; the entry cannot move, since nothing
  * after a WAIT entry leaves the queue before it).
@@ -43,7 +44,7 @@ int fg_respq_init(struct fg_respq *q, uint32_t size, uint32_t entries)
 	q->buf = malloc(size);
 	q->ent = calloc(q->cap, sizeof(*q->ent));
 	q->wr = 0;
-	q->wrap = size;
+	q->wrapped = false;
 	q->head = q->tail = 0;
 	q->sent = 0;
 	q->n_wait = 0;
@@ -78,7 +79,7 @@ static bool place(const struct fg_respq *q, uint32_t len, uint32_t *off, bool *w
 		return len <= q->size;
 	}
 	rd = ent_at(q, q->head)->off;
-	if (q->wrap == q->size) {
+	if (!q->wrapped) {
 		/* live data in [rd, wr): free at the end, then before rd */
 		if (q->wr + len <= q->size) {
 			*off = q->wr;
@@ -88,7 +89,7 @@ static bool place(const struct fg_respq *q, uint32_t len, uint32_t *off, bool *w
 		*wraps = true;
 		return len <= rd;
 	}
-	/* wrapped: live data in [rd, wrap) and [0, wr) */
+	/* wrapped: live data from rd to the end of the older lap, and [0, wr) */
 	*off = q->wr;
 	return q->wr + len <= rd;
 }
@@ -109,11 +110,11 @@ char *fg_respq_push(struct fg_respq *q, uint32_t len, enum fg_respq_state st, ui
 
 	if (q->tail - q->head >= q->cap || !place(q, len, &off, &wraps))
 		return NULL;
-	if (q->head == q->tail) {
-		q->wrap = q->size;
-	} else if (wraps) {
-		q->wrap = q->wr;
-	}
+	/* a lap may end exactly at the end of the buffer: a flag, not an offset */
+	if (q->head == q->tail)
+		q->wrapped = false;
+	else if (wraps)
+		q->wrapped = true;
 	e = ent_at(q, q->tail);
 	e->off = off;
 	e->len = len;
@@ -150,12 +151,13 @@ static void pop(struct fg_respq *q)
 	q->sent = 0;
 	if (q->head == q->tail) {
 		q->wr = 0;
-		q->wrap = q->size;
+		q->wrapped = false;
 		return;
 	}
-	/* the older lap is gone once the head is in the newer one */
-	if (q->wrap != q->size && ent_at(q, q->head)->off < q->wr)
-		q->wrap = q->size;
+	/* the older lap is gone once the head is in the newer one (older
+	 * entries lie at or after the read point, which is at or after wr) */
+	if (q->wrapped && ent_at(q, q->head)->off < q->wr)
+		q->wrapped = false;
 }
 
 /* The ready run starting at the head: [start, end) in buf. */
@@ -231,6 +233,6 @@ void fg_respq_clear(struct fg_respq *q)
 	q->head = q->tail;
 	q->sent = 0;
 	q->wr = 0;
-	q->wrap = q->size;
+	q->wrapped = false;
 	q->n_wait = 0;
 }

@@ -217,6 +217,7 @@ static void offers_compact(struct fg_session *s)
 			s->offers[(s->off_head + n++) % s->off_cap] = *o;
 	}
 	s->off_n = n;
+	s->off_dead = 0;
 }
 
 static void track_offer(struct fg_session *s, const struct fg_history_key *k,
@@ -225,7 +226,8 @@ static void track_offer(struct fg_session *s, const struct fg_history_key *k,
 	struct fg_nntp_offer *o;
 
 	offers_trim(s);
-	if (s->off_n == s->off_cap)
+	/* squeezing pays only when something was taken out of the middle */
+	if (s->off_n == s->off_cap && s->off_dead)
 		offers_compact(s);
 	if (s->off_n == s->off_cap) {
 		/* forget the oldest: its entry lapses at its own deadline */
@@ -256,6 +258,7 @@ void fg_nntp_offer_forget(struct fg_session *s, const struct fg_history_key *k, 
 		if (release)
 			release_offer(s, o);
 		o->deadline = 0;
+		s->off_dead++;
 		break;
 	}
 	offers_trim(s);
@@ -429,9 +432,13 @@ static void do_check(struct fg_session *s, const struct fg_nntp_cmd *c)
 		PUT(s, C501, FG_L_SYNTAX);
 		return;
 	}
-	/* RFC-NOTES: an invalid argument gets "438 <arg>", never 501 */
-	if (fg_msgid_valid_wire(arg, len)) {
-		fg_history_hash(s->e->h, arg, len, &k);
+	/*
+	 * RFC-NOTES: an invalid argument gets "438 <arg>", never 501. Invalid
+	 * here is anything that cannot be an article's Message-ID (RFC 5536
+	 * 3.1.3): such an article could only be refused, so it is not wanted.
+	 */
+	if (fg_msgid_valid_header(arg, len)) {
+		fg_nntp_pf_key(s, arg, len, &k);
 		switch (offer(s, arg, len, &k, &ref, &deadline, &reason)) {
 		case 0:
 			track_offer(s, &k, &ref, deadline);
@@ -560,8 +567,12 @@ static uint32_t article_input(struct fg_session *s, const struct fg_iov *iov, ui
 		article_bytes(s, (const uint8_t *)".\r", r.held, NULL);
 	if (r.content)
 		article_bytes(s, p, r.content, iov->handle);
-	if (r.end)
+	if (r.end) {
+		/* the next commands' buckets load while this article is decided */
+		s->pf.blocked = false;
+		fg_nntp_pf_ahead(s, iov->base, off + r.consumed, iov->len);
 		end_article(s);
+	}
 	return r.consumed;
 }
 
@@ -570,7 +581,8 @@ static uint32_t article_input(struct fg_session *s, const struct fg_iov *iov, ui
 /* What a TAKETHIS or IHAVE line says, worked out before it runs. */
 struct prep {
 	bool syntax_ok;			/* one argument, no stray control octet */
-	bool valid;			/* the argument is a wire-form Message-ID */
+	bool wire;			/* the argument is an RFC 3977 Message-ID */
+	bool valid;			/* ... and an RFC 5536 one, an article could carry it */
 	struct fg_history_key key;
 	enum fg_reason known;		/* final in history: refused at once */
 };
@@ -581,10 +593,12 @@ static void prepare(struct fg_session *s, const struct fg_nntp_cmd *c, struct pr
 	p->syntax_ok = c->argc == 1 && !c->bad_char;
 	if (!p->syntax_ok)
 		return;
-	p->valid = fg_msgid_valid_wire(c->arg[0], c->arg_len[0]);
+	/* a syntax error (RFC 3977 3.6) for IHAVE; never wanted (RFC 5536) */
+	p->wire = fg_msgid_valid_wire(c->arg[0], c->arg_len[0]);
+	p->valid = p->wire && fg_msgid_valid_header(c->arg[0], c->arg_len[0]);
 	if (!p->valid)
 		return;
-	fg_history_hash(s->e->h, c->arg[0], c->arg_len[0], &p->key);
+	fg_nntp_pf_key(s, c->arg[0], c->arg_len[0], &p->key);
 	final_reason(s->e, fg_history_lookup(s->e->h, &p->key, s->e->now, NULL), &p->known);
 }
 
@@ -631,10 +645,12 @@ static void do_ihave(struct fg_session *s, const struct fg_nntp_cmd *c, const st
 	struct fg_xfer *x;
 	int err = 0;
 
-	if (!p->syntax_ok || !p->valid) {
+	if (!p->syntax_ok || !p->wire) {
 		PUT(s, C501, FG_L_SYNTAX);
 		return;
 	}
+	if (!p->valid)
+		reason = FG_REASON_BAD_MESSAGE_ID;
 	if (reason == FG_REASON_NONE) {
 		switch (offer(s, arg, len, &p->key, &ref, &deadline, &reason)) {
 		case 0:
@@ -858,6 +874,7 @@ static enum run command_input(struct fg_session *s, const struct fg_iov *iov, ui
 	k = (uint32_t)(lf - p);
 	if (s->line_len == 0 && !s->line_over) {
 		/* the whole line is here: parse it in place */
+		fg_nntp_pf_ahead(s, iov->base, *off, iov->len);
 		if (take_line(s, (const char *)p, k) == RUN_STALL)
 			return RUN_STALL;
 		*off += k + 1;
@@ -883,6 +900,7 @@ uint32_t fg_session_input(struct fg_session *s, const struct fg_iov *iov, unsign
 		total += iov[i].len;
 	if (s->closing || s->gone)
 		return (uint32_t)total;	/* after QUIT, a 400 or EOF: ignored */
+	fg_nntp_pf_reset(&s->pf);
 	if (s->line_ready && run_saved(s) == RUN_STALL)
 		goto out;
 	for (i = 0; i < n; i++) {
@@ -903,6 +921,7 @@ uint32_t fg_session_input(struct fg_session *s, const struct fg_iov *iov, unsign
 			break;
 	}
 out:
+	fg_nntp_pf_reset(&s->pf);	/* it points into the caller's buffers */
 	fg_nntp_count_n(s, FG_CTR_NNTP_BYTES_IN, consumed);
 	fg_nntp_session_flush(s);
 	if (consumed < total && s->stall && !s->paused && !s->gone) {
@@ -1005,6 +1024,10 @@ void fg_session_closed(struct fg_session *s)
 {
 	struct fg_engine *e = s->e;
 
+	/* gone first: nothing below may call the transport's send or close */
+	s->gone = true;
+	s->closing = true;
+	s->n_xfers++;		/* and s stays while its transfers are dropped */
 	if (s->in_article) {
 		fg_nntp_count(s, FG_CTR_NNTP_EOF_MID_ARTICLE);
 		drop_article(s);
@@ -1012,15 +1035,12 @@ void fg_session_closed(struct fg_session *s)
 	release_offers(s);
 	drop_responses(s);
 	clear_stall(s);
-	s->gone = true;
-	s->closing = true;
 	fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_CLOSED);
 	if (s->peer_idx >= 0 && e->peer_sessions[s->peer_idx] > 0 && s->greeted)
 		e->peer_sessions[s->peer_idx]--;
 	e->sess[s->slot] = NULL;
 	e->n_sessions--;
-	if (s->n_xfers == 0)
-		free_session(s);
+	fg_nntp_session_xfer_done(s);
 }
 
 static int alloc_session(struct fg_engine *e, struct fg_session *s)

@@ -204,8 +204,8 @@ enum fg_history_state fg_history_lookup(const struct fg_history *h,
 
 /*
  * A burst: hash every ID (keys[] receives the hashes, for the offer or
- * begin_accept that follows), prefetch all buckets, then probe. `out` is
- * required. Returns n. Any n works; the pipeline runs in groups of 32.
+ * begin_accept that follows), then per group of 32 prefetch both buckets
+ * of each and probe. `out` is required. Returns n.
  */
 unsigned fg_history_lookup_burst(const struct fg_history *h, const void *const *ids,
 				 const uint16_t *lens, unsigned n, fg_time_t now,
@@ -227,7 +227,8 @@ int fg_history_offer(struct fg_history *h, const struct fg_history_key *k, fg_ti
 		     struct fg_history_entry *found);
 
 /* Withdraw an offer (the session closes): 0, or -ESTALE if it is no longer
- * that offer (taken over by a transfer, expired and replaced, swept). */
+ * that offer (taken over by a transfer, expired and replaced, swept),
+ * -EINVAL if ref is not an offer's. */
 int fg_history_release(struct fg_history *h, const struct fg_history_ref *ref);
 
 /*
@@ -253,7 +254,8 @@ int fg_history_finish(struct fg_history *h, const struct fg_history_ref *ref,
 		      enum fg_history_state final, fg_time_t article_date,
 		      fg_time_t first_seen, fg_time_t now);
 
-/* ACCEPTING -> ABSENT: the article could not be made durable. 0, -ESTALE. */
+/* ACCEPTING -> ABSENT: the article could not be made durable. 0, -ESTALE,
+ * -EINVAL (ref is not an ACCEPTING entry's). */
 int fg_history_abort(struct fg_history *h, const struct fg_history_ref *ref);
 
 /* Insert a final state if absent (remember a reject, mark an ID superseded,

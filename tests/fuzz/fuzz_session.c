@@ -50,6 +50,7 @@ struct conn {
 	uint32_t send_limit;
 	int holds;
 	bool close_called, detached, paused;
+	bool gone;			/* reported closed: no send, close, pause */
 	struct fg_session *s;
 };
 
@@ -63,6 +64,8 @@ static int t_send(void *tp, const void *buf, uint32_t len)
 	struct conn *c = tp;
 	uint32_t n = c->send_limit && len > c->send_limit ? c->send_limit : len;
 
+	if (c->gone)
+		abort();
 	if (c->out_full || c->out_len + n > sizeof(c->out)) {
 		c->out_full = true;
 		return (int)n;
@@ -90,6 +93,8 @@ static void t_release(void *tp, const struct fg_iov *seg)
 
 static void t_pause(void *tp)
 {
+	if (((struct conn *)tp)->gone)
+		abort();
 	((struct conn *)tp)->paused = true;
 }
 
@@ -100,6 +105,8 @@ static void t_resume(void *tp)
 
 static void t_close(void *tp)
 {
+	if (((struct conn *)tp)->gone)
+		abort();
 	((struct conn *)tp)->close_called = true;
 }
 
@@ -258,6 +265,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	     &now_ns);
 	for (unsigned k = 0; k < nc; k++) {
 		if (flags & 64) {
+			cs[k].gone = true;
 			fg_session_closed(cs[k].s);
 			cs[k].close_called = true;
 			cs[k].s = NULL;
@@ -272,8 +280,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fg_engine_poll(e, NOW, now_ns);
 	}
 	for (unsigned k = 0; k < nc; k++)
-		if (cs[k].s)
+		if (cs[k].s) {
+			cs[k].gone = true;
 			fg_session_closed(cs[k].s);
+		}
 	for (unsigned i = 0; i < 1000 && fg_engine_xfers(e); i++) {
 		now_ns += 1000000;
 		fg_engine_poll(e, NOW, now_ns);

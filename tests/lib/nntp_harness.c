@@ -43,6 +43,9 @@ static int t_send(void *tp, const void *buf, uint32_t len)
 	struct fg_th_conn *c = tp;
 	uint32_t n = len;
 
+	/* the engine must not send once told the connection is gone */
+	if (c->closed_reported)
+		abort();
 	if (c->close_called)
 		return -EPIPE;
 	if (c->send_blocked)
@@ -97,6 +100,8 @@ static void t_pause(void *tp)
 {
 	struct fg_th_conn *c = tp;
 
+	if (c->closed_reported)
+		abort();
 	c->paused = true;
 	c->pauses++;
 }
@@ -105,6 +110,8 @@ static void t_resume(void *tp)
 {
 	struct fg_th_conn *c = tp;
 
+	if (c->closed_reported)
+		abort();
 	c->paused = false;
 	c->reoffer = true;
 	c->resumes++;
@@ -114,6 +121,8 @@ static void t_close(void *tp)
 {
 	struct fg_th_conn *c = tp;
 
+	if (c->closed_reported)
+		abort();	/* close after the connection was reported gone */
 	c->close_called = true;
 }
 

@@ -57,6 +57,7 @@ START_TEST(test_valid_header)
 	HDR("<a@b>");
 	HDR("<foo@faq-site.example>");
 	HDR("<foo$v=3$XYZ@faq-site.example>");
+	HDR("<foo$v=2$x=abc$Q=@site.example>");	/* "$<letter>=" sequences are valid incoming */
 	HDR("<1234.5678@mail.example.com>");
 	HDR("<!#$%&'*+-/=?^_`{|}~@x>");
 	HDR("<a.b.c@d.e.f>");
@@ -332,6 +333,9 @@ START_TEST(test_version_parse)
 		       "<foo@faq-site.example>");
 	expect_version("<foo$v=1$ABC@faq-site.example>", true, 1, "$v=1", "$ABC",
 		       "<foo@faq-site.example>");
+	/* a random sequence that breaks the deriving rule is still just a tail */
+	expect_version("<foo$v=2$x=abc$Q=@site.example>", true, 2, "$v=2", "$x=abc$Q=",
+		       "<foo@site.example>");
 	/* leading zeros are the same number */
 	expect_version("<a$v=007@x>", true, 7, "$v=007", "", "<a@x>");
 	expect_version("<a$v=0@x>", true, 0, "$v=0", "", "<a@x>");

@@ -1,0 +1,484 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main.c — floodgate-host: the NNTP session engine on kernel sockets.
+ *
+ * For sites without a DPDK NIC, and for the integration tests of the relay
+ * and the control plane before the dataplane exists. Same configuration,
+ * same engine, same counters as the dataplane; the history table lives in
+ * memory this process maps itself (private, or a file given by --shm, so
+ * that a restart keeps it), until floodctld owns it.
+ *
+ * Counters: SIGUSR1 writes them (and at exit) as "name value" lines, to
+ * --stats-file (replaced atomically) or to stdout; docs/protocol.md lists
+ * the names. SIGTERM/SIGINT: every session is answered 400 and closed,
+ * transfers in flight finish, entries are released, the counters written.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "floodgate/log.h"
+#include "host.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: floodgate-host [options]\n"
+		"  -c, --config FILE       floodgate.conf (default: the embedded one)\n"
+		"  -l, --listen ADDR:PORT  listen here instead of the config's [site] listen\n"
+		"                          (repeatable; [v6addr]:port for IPv6)\n"
+		"  -t, --threads N         worker threads, SO_REUSEPORT listeners (default 1)\n"
+		"      --shm PATH          keep the history table in this file (mmap), reused\n"
+		"                          across restarts; default: private memory\n"
+		"      --history-capacity N  entries (default: the config's [history] capacity)\n"
+		"      --sink memory|null  where accepted articles go (default memory)\n"
+		"      --sink-delay-ms N   memory sink: completion delay\n"
+		"      --sink-fail-every N memory sink: fail every N-th commit\n"
+		"      --sink-fail-match S memory sink: fail Message-IDs containing S\n"
+		"      --sink-hold         memory sink: hold received buffers, do not copy\n"
+		"      --max-sessions N    per thread (default 4096)\n"
+		"      --stats-file FILE   counters go here (SIGUSR1, exit) instead of stdout\n"
+		"      --log-level L       err, warn, notice, info, debug (default notice)\n"
+		"  -h, --help\n");
+}
+
+enum { O_SHM = 256, O_HCAP, O_SINK, O_DELAY, O_FAIL_EVERY, O_FAIL_MATCH, O_HOLD,
+       O_MAX_SESS, O_STATS, O_LOG };
+
+static const struct option long_opts[] = {
+	{ "config", required_argument, NULL, 'c' },
+	{ "listen", required_argument, NULL, 'l' },
+	{ "threads", required_argument, NULL, 't' },
+	{ "shm", required_argument, NULL, O_SHM },
+	{ "history-capacity", required_argument, NULL, O_HCAP },
+	{ "sink", required_argument, NULL, O_SINK },
+	{ "sink-delay-ms", required_argument, NULL, O_DELAY },
+	{ "sink-fail-every", required_argument, NULL, O_FAIL_EVERY },
+	{ "sink-fail-match", required_argument, NULL, O_FAIL_MATCH },
+	{ "sink-hold", no_argument, NULL, O_HOLD },
+	{ "max-sessions", required_argument, NULL, O_MAX_SESS },
+	{ "stats-file", required_argument, NULL, O_STATS },
+	{ "log-level", required_argument, NULL, O_LOG },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_uint(const char *s, uint64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return errno || end == s || *end || s[0] == '-' ? -EINVAL : 0;
+}
+
+/* One option; 0, 1 (help printed) or -EINVAL. */
+static int parse_one(struct host_opts *o, int opt, const char *arg)
+{
+	uint64_t v = 0;
+	int lvl;
+
+	switch (opt) {
+	case 'c':
+		o->config = arg;
+		return 0;
+	case 'l':
+		if (o->n_listen == FG_CONFIG_MAX_LISTEN ||
+		    fg_parse_endpoint(arg, 119, &o->listen[o->n_listen]) != 0)
+			return -EINVAL;
+		o->n_listen++;
+		return 0;
+	case 't':
+		if (parse_uint(arg, &v) || v < 1 || v > 64)
+			return -EINVAL;
+		o->threads = (unsigned)v;
+		return 0;
+	case O_SHM:
+		o->shm = arg;
+		return 0;
+	case O_HCAP:
+		return parse_uint(arg, &o->history_capacity);
+	case O_SINK:
+		if (strcmp(arg, "memory") == 0)
+			o->sink = HOST_SINK_MEMORY;
+		else if (strcmp(arg, "null") == 0)
+			o->sink = HOST_SINK_NULL;
+		else
+			return -EINVAL;
+		return 0;
+	case O_DELAY:
+		if (parse_uint(arg, &v))
+			return -EINVAL;
+		o->mem.delay_ns = v * 1000000ull;
+		return 0;
+	case O_FAIL_EVERY:
+		if (parse_uint(arg, &v) || v > UINT32_MAX)
+			return -EINVAL;
+		o->mem.fail_every = (unsigned)v;
+		return 0;
+	case O_FAIL_MATCH:
+		o->mem.fail_substr = arg;
+		return 0;
+	case O_HOLD:
+		o->mem.hold = true;
+		return 0;
+	case O_MAX_SESS:
+		if (parse_uint(arg, &v) || v < 1 || v > 1000000)
+			return -EINVAL;
+		o->max_sessions = (unsigned)v;
+		return 0;
+	case O_STATS:
+		o->stats_file = arg;
+		return 0;
+	case O_LOG:
+		lvl = fg_log_level_parse(arg);
+		if (lvl < 0)
+			return -EINVAL;
+		o->log_level = lvl;
+		return 0;
+	case 'h':
+		usage(stdout);
+		return 1;
+	default:
+		return -EINVAL;
+	}
+}
+
+static int parse_opts(struct host_opts *o, int argc, char **argv)
+{
+	int opt, rc;
+
+	memset(o, 0, sizeof(*o));
+	o->threads = 1;
+	o->log_level = FG_LOG_NOTICE;
+	o->mem.store_limit = 256u << 20;
+	o->mem.max_done = 65536;
+	while ((opt = getopt_long(argc, argv, "c:l:t:h", long_opts, NULL)) != -1) {
+		rc = parse_one(o, opt, optarg);
+		if (rc == 1)
+			return 1;
+		if (rc < 0) {
+			if (opt != '?')
+				fprintf(stderr, "floodgate-host: bad value for option: %s\n",
+					optarg ? optarg : "");
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "floodgate-host: unexpected argument %s\n", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ history */
+
+struct region {
+	void *mem;
+	size_t len;
+	bool mapped;
+	struct fg_history *h;
+};
+
+static int history_open(struct region *r, const struct host_opts *o, const struct fg_config *cfg)
+{
+	struct fg_history_params hp = { 0 };
+	enum fg_history_error why;
+	struct stat st;
+	int fd, rc;
+
+	hp.capacity = o->history_capacity ? o->history_capacity : cfg->history_capacity;
+	hp.side_capacity = 65536;
+	hp.full_policy = cfg->full_policy;
+	hp.alarm_load_pct = cfg->alarm_load_pct;
+	hp.now = time(NULL);
+	r->len = fg_history_region_size(hp.capacity, hp.side_capacity);
+	if (!r->len || (rc = fg_history_seed_random(hp.seed)) != 0)
+		return -EINVAL;
+	if (!o->shm) {
+		r->mem = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (r->mem == MAP_FAILED)
+			return -errno;
+		r->mapped = true;
+		r->h = fg_history_create(r->mem, r->len, &hp);
+		return r->h ? 0 : -EINVAL;
+	}
+	fd = open(o->shm, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return -errno;
+	if ((size_t)st.st_size != r->len && ftruncate(fd, (off_t)r->len) < 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	r->mem = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (r->mem == MAP_FAILED)
+		return -errno;
+	r->mapped = true;
+	if ((size_t)st.st_size == r->len) {
+		r->h = fg_history_attach(r->mem, r->len, &why);
+		if (r->h) {
+			/* a previous host's sessions are gone: their offers too */
+			FG_LOG_NOTICE(HOST_COMP, "history %s adopted; %llu in-flight entries dropped",
+				      o->shm, (unsigned long long)fg_history_clear_transient(r->h));
+			return 0;
+		}
+		FG_LOG_WARN(HOST_COMP, "history %s not adopted (%s): starting empty", o->shm,
+			    fg_history_error_str(why));
+	}
+	r->h = fg_history_create(r->mem, r->len, &hp);
+	return r->h ? 0 : -EINVAL;
+}
+
+static void history_close(struct region *r)
+{
+	if (r->h)
+		fg_history_detach(r->h);
+	if (r->mapped)
+		munmap(r->mem, r->len);
+}
+
+/* ------------------------------------------------------------ counters */
+
+static void write_block(FILE *f, const char *prefix, const struct fg_nntp_counters *c, bool all)
+{
+	for (unsigned i = 0; i < FG_CTR__COUNT; i++)
+		if (all || c->s.ctr[i])
+			fprintf(f, "%s%s %llu\n", prefix, fg_counter_name(i),
+				(unsigned long long)c->s.ctr[i]);
+	for (unsigned i = 1; i < FG_REASON__COUNT; i++)
+		if (all || c->s.rejected[i])
+			fprintf(f, "%srejected:%s %llu\n", prefix, fg_reason_name(i),
+				(unsigned long long)c->s.rejected[i]);
+	for (unsigned i = 0; i < FG_NNTP_VERB__COUNT; i++)
+		if (all || c->n.verb[i])
+			fprintf(f, "%snntp_command:%s %llu\n", prefix, fg_nntp_verb_name(i),
+				(unsigned long long)c->n.verb[i]);
+	for (unsigned i = 0; i < FG_NNTP_CODE__COUNT; i++)
+		if (all || c->n.code[i])
+			fprintf(f, "%snntp_response:%u %llu\n", prefix, fg_nntp_code_number(i),
+				(unsigned long long)c->n.code[i]);
+	for (unsigned k = 0; k < 2; k++) {
+		const struct fg_hist *h = k ? &c->n.arrival_delay : &c->n.injection_delay;
+		const char *name = k ? "arrival_delay" : "injection_delay";
+
+		fprintf(f, "%s%s:count %llu\n%s%s:sum %lld\n%s%s:negative %llu\n", prefix, name,
+			(unsigned long long)h->count, prefix, name, (long long)h->sum, prefix,
+			name, (unsigned long long)h->negative);
+		for (unsigned i = 0; i < FG_HIST_BUCKETS; i++)
+			if (h->bucket[i])
+				fprintf(f, "%s%s:lt_%lld %llu\n", prefix, name,
+					(long long)fg_hist_bucket_le(i),
+					(unsigned long long)h->bucket[i]);
+	}
+}
+
+static void write_stats(FILE *f, struct host_worker *ws, unsigned nw, const struct fg_config *cfg,
+			struct fg_history *h)
+{
+	struct fg_nntp_counters sum;
+	struct fg_history_stats hs;
+	unsigned sessions = 0, xfers = 0, suspect = 0;
+
+	memset(&sum, 0, sizeof(sum));
+	for (unsigned i = 0; i < nw; i++) {
+		fg_nntp_counters_merge(&sum, ws[i].stats);
+		if (ws[i].e) {
+			sessions += fg_engine_sessions(ws[i].e);
+			xfers += fg_engine_xfers(ws[i].e);
+			suspect += fg_engine_clock_suspect(ws[i].e);
+		}
+	}
+	write_block(f, "", &sum, true);
+	for (unsigned p = 0; p <= cfg->n_peer; p++) {
+		char prefix[FG_CONFIG_NAME_MAX + 8];
+
+		memset(&sum, 0, sizeof(sum));
+		for (unsigned i = 0; i < nw; i++)
+			fg_nntp_counters_merge(&sum, &ws[i].peer_stats[p]);
+		snprintf(prefix, sizeof(prefix), "peer:%s:", p < cfg->n_peer ? cfg->peer[p].name : "-");
+		write_block(f, prefix, &sum, false);
+	}
+	fg_history_stats(h, &hs);
+	fprintf(f, "history_entries %llu\nhistory_capacity %llu\n", (unsigned long long)hs.entries,
+		(unsigned long long)hs.slots);
+	for (unsigned i = FG_HISTORY_OFFERED; i < FG_HISTORY_STATE__COUNT; i++)
+		fprintf(f, "history_state:%s %llu\n", fg_history_state_name(i),
+			(unsigned long long)hs.by_state[i]);
+	fprintf(f, "sessions_open %u\ntransfers_open %u\nclock_suspect %u\n", sessions, xfers,
+		suspect);
+}
+
+static void dump_stats(const struct host_opts *o, struct host_worker *ws, unsigned nw,
+		       const struct fg_config *cfg, struct fg_history *h)
+{
+	char tmp[4096];
+	FILE *f;
+
+	if (!o->stats_file) {
+		write_stats(stdout, ws, nw, cfg, h);
+		fflush(stdout);
+		return;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", o->stats_file);
+	f = fopen(tmp, "w");
+	if (!f) {
+		FG_LOG_ERR(HOST_COMP, "stats file %s: %s", tmp, strerror(errno));
+		return;
+	}
+	write_stats(f, ws, nw, cfg, h);
+	if (fclose(f) != 0 || rename(tmp, o->stats_file) != 0)
+		FG_LOG_ERR(HOST_COMP, "stats file %s: %s", o->stats_file, strerror(errno));
+}
+
+/* ------------------------------------------------------------ workers */
+
+static int worker_setup(struct host_worker *w, unsigned i, const struct host_opts *o,
+			const struct fg_config *cfg, struct fg_history *h)
+{
+	struct fg_engine_params ep = { 0 };
+
+	w->index = i;
+	w->o = o;
+	w->cfg = cfg;
+	w->h = h;
+	w->ep = w->wake = -1;
+	w->stats = calloc(1, sizeof(*w->stats));
+	w->peer_stats = calloc(cfg->n_peer + 1, sizeof(*w->peer_stats));
+	if (o->sink == HOST_SINK_NULL) {
+		w->sink_ops = &fg_sink_null_ops;
+		w->sink = fg_sink_null_create(0);
+	} else {
+		w->sink_ops = &fg_sink_mem_ops;
+		w->sink = fg_sink_mem_create(&o->mem);
+	}
+	if (!w->stats || !w->peer_stats || !w->sink)
+		return -ENOMEM;
+	ep.cfg = cfg;
+	ep.history = h;
+	ep.sink_ops = w->sink_ops;
+	ep.sink = w->sink;
+	ep.stats = w->stats;
+	ep.peer_stats = w->peer_stats;
+	ep.max_sessions = o->max_sessions;
+	ep.token_base = i << 20;
+	w->e = fg_engine_create(&ep);
+	if (!w->e)
+		return -EINVAL;
+	return host_worker_init(w);
+}
+
+static void worker_teardown(struct host_worker *w)
+{
+	host_worker_fini(w);
+	fg_engine_destroy(w->e);
+	if (w->sink_ops == &fg_sink_null_ops)
+		fg_sink_null_destroy(w->sink);
+	else
+		fg_sink_mem_destroy(w->sink);
+	free(w->stats);
+	free(w->peer_stats);
+}
+
+static struct fg_config *load_config(const struct host_opts *o)
+{
+	struct fg_config_errors errs;
+	struct fg_config *cfg = o->config ? fg_config_load_file(o->config, &errs) :
+					    fg_config_load_default(&errs);
+
+	fg_config_errors_log(&errs);
+	return cfg;
+}
+
+/* Wait for signals; SIGUSR1 writes the counters. Returns on SIGTERM/SIGINT. */
+static void signal_loop(const sigset_t *set, const struct host_opts *o, struct host_worker *ws,
+			unsigned nw, const struct fg_config *cfg, struct fg_history *h)
+{
+	for (;;) {
+		int sig = sigwaitinfo(set, NULL);
+
+		if (sig == SIGUSR1)
+			dump_stats(o, ws, nw, cfg, h);
+		else if (sig == SIGTERM || sig == SIGINT)
+			return;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct host_opts o;
+	struct fg_config *cfg = NULL;
+	struct region r = { 0 };
+	struct host_worker *ws = NULL;
+	pthread_t *tids = NULL;
+	sigset_t set;
+	unsigned started = 0;
+	int rc = parse_opts(&o, argc, argv), status = 1;
+
+	if (rc != 0)
+		return rc > 0 ? 0 : 2;
+	fg_log_set_level((enum fg_log_level)o.log_level);
+	cfg = load_config(&o);
+	if (!cfg)
+		goto out;
+	rc = history_open(&r, &o, cfg);
+	if (rc != 0) {
+		FG_LOG_ERR(HOST_COMP, "history: %s", strerror(-rc));
+		goto out_history;
+	}
+	/* signals go to the main thread only; workers inherit the mask */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	ws = calloc(o.threads, sizeof(*ws));
+	tids = calloc(o.threads, sizeof(*tids));
+	if (!ws || !tids)
+		goto out_workers;
+	for (unsigned i = 0; i < o.threads; i++) {
+		rc = worker_setup(&ws[i], i, &o, cfg, r.h);
+		if (rc != 0) {
+			FG_LOG_ERR(HOST_COMP, "worker %u: %s", i, strerror(-rc));
+			goto out_workers;
+		}
+	}
+	for (; started < o.threads; started++)
+		if (pthread_create(&tids[started], NULL, host_worker_run, &ws[started]) != 0)
+			goto out_stop;
+	FG_LOG_NOTICE(HOST_COMP, "floodgate-host ready: %u thread(s), history of %llu entries",
+		      o.threads, (unsigned long long)(o.history_capacity ? o.history_capacity :
+						      cfg->history_capacity));
+	signal_loop(&set, &o, ws, o.threads, cfg, r.h);
+	status = 0;
+out_stop:
+	for (unsigned i = 0; i < started; i++) {
+		__atomic_store_n(&ws[i].stop, 1, __ATOMIC_RELEASE);
+		host_worker_wake(&ws[i]);
+	}
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	dump_stats(&o, ws, o.threads, cfg, r.h);
+out_workers:
+	for (unsigned i = 0; ws && i < o.threads; i++)
+		if (ws[i].stats)
+			worker_teardown(&ws[i]);
+	free(ws);
+	free(tids);
+out_history:
+	history_close(&r);
+out:
+	fg_config_free(cfg);
+	return status;
+}

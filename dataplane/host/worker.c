@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * worker.c — one thread of floodgate-host: an epoll loop over its own
+ * SO_REUSEPORT listeners and its connections, one session engine, one sink.
+ *
+ * The loop: wait for events (at most until the engine's next poll is due,
+ * or a lingering socket's deadline), handle them, run the engine's poll
+ * (sink completions, retries, idle timeouts), then the deferred work the
+ * engine's transport calls asked for (resume -> offer again; close ->
+ * shut down and report). On stop: the engine answers every session 400
+ * and closes it, transfers in flight finish (bounded wait), what is left
+ * is closed by force.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "floodgate/log.h"
+#include "host.h"
+
+#define TAG_WAKE ((void *)1)
+#define STOP_GRACE_NS (5ull * 1000000000ull)
+
+void host_clock(fg_time_t *now, uint64_t *now_ns)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	*now = ts.tv_sec;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	*now_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Listener tags are small integers 2.. so they never look like a conn. */
+static void *lfd_tag(unsigned i)
+{
+	return (void *)(uintptr_t)(2 + i);
+}
+
+static bool is_lfd_tag(const void *p, unsigned n)
+{
+	return (uintptr_t)p >= 2 && (uintptr_t)p < 2 + n;
+}
+
+static int listen_on(const struct fg_endpoint *ep)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	int one = 1, fd;
+
+	memset(&ss, 0, sizeof(ss));
+	if (ep->family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(ep->port);
+		memcpy(&s6->sin6_addr, ep->addr, 16);
+		sl = sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(ep->port);
+		memcpy(&s4->sin_addr, ep->addr, 4);
+		sl = sizeof(*s4);
+	}
+	fd = socket(ep->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* one listener per thread on the same port: the kernel spreads them */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+	if (ep->family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, 1024) < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int host_worker_init(struct host_worker *w)
+{
+	const struct fg_endpoint *eps = w->o->n_listen ? w->o->listen : w->cfg->listen;
+	unsigned n = w->o->n_listen ? w->o->n_listen : w->cfg->n_listen;
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	w->ep = epoll_create1(EPOLL_CLOEXEC);
+	w->wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (w->ep < 0 || w->wake < 0)
+		return -errno;
+	ev.data.ptr = TAG_WAKE;
+	epoll_ctl(w->ep, EPOLL_CTL_ADD, w->wake, &ev);
+	for (unsigned i = 0; i < n; i++) {
+		char name[64];
+		int fd = listen_on(&eps[i]);
+
+		fg_endpoint_format(&eps[i], name, sizeof(name));
+		if (fd < 0) {
+			FG_LOG_ERR(HOST_COMP, "listen on %s: %s", name, strerror(-fd));
+			return fd;
+		}
+		if (w->index == 0)
+			FG_LOG_NOTICE(HOST_COMP, "listening on %s", name);
+		w->lfd[w->n_lfd] = fd;
+		ev.data.ptr = lfd_tag(w->n_lfd);
+		epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev);
+		w->n_lfd++;
+	}
+	return 0;
+}
+
+void host_worker_wake(struct host_worker *w)
+{
+	uint64_t one = 1;
+
+	if (write(w->wake, &one, sizeof(one)) < 0)
+		FG_LOG_WARN(HOST_COMP, "wake: %s", strerror(errno));
+}
+
+void host_worker_defer(struct host_worker *w, struct host_conn *c)
+{
+	if (c->on_work)
+		return;
+	c->on_work = true;
+	c->work_next = w->work;
+	w->work = c;
+}
+
+/* Register the events the connection's state asks for. */
+void host_worker_update(struct host_conn *c)
+{
+	struct epoll_event ev = { .data.ptr = c };
+	uint32_t want = EPOLLRDHUP;
+
+	if (c->fd < 0)
+		return;
+	if (c->lingering || (!c->paused && !c->eof && c->s))
+		want |= EPOLLIN;
+	if (c->want_out && !c->lingering)
+		want |= EPOLLOUT;
+	if (want == c->events)
+		return;
+	ev.events = want;
+	epoll_ctl(c->w->ep, EPOLL_CTL_MOD, c->fd, &ev);
+	c->events = want;
+}
+
+static void accept_all(struct host_worker *w, int lfd)
+{
+	for (;;) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		const struct fg_config_peer *peer = NULL;
+		struct epoll_event ev;
+		struct host_conn *c;
+		fg_time_t now;
+		uint64_t now_ns;
+		int one = 1;
+		int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+			    errno != ECONNABORTED)
+				FG_LOG_WARN(HOST_COMP, "accept: %s", strerror(errno));
+			return;
+		}
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (ss.ss_family == AF_INET)
+			peer = fg_config_find_peer(w->cfg, AF_INET,
+						   &((struct sockaddr_in *)&ss)->sin_addr);
+		else if (ss.ss_family == AF_INET6)
+			peer = fg_config_find_peer(w->cfg, AF_INET6,
+						   &((struct sockaddr_in6 *)&ss)->sin6_addr);
+		c = host_conn_new(w, fd);
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		ev.events = EPOLLIN | EPOLLRDHUP;
+		ev.data.ptr = c;
+		c->events = ev.events;
+		epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev);
+		host_clock(&now, &now_ns);
+		/* a non-peer is answered 502 by the engine, then closed */
+		c->s = fg_session_open(w->e, peer, &host_transport, c, now, now_ns);
+		if (!c->s) {
+			FG_LOG_WARN(HOST_COMP, "session limit reached: connection refused");
+			c->detached = true;
+			host_conn_error(c);
+		}
+	}
+}
+
+static void run_work(struct host_worker *w)
+{
+	while (w->work) {
+		struct host_conn *c = w->work;
+
+		w->work = c->work_next;
+		host_conn_work(c);
+	}
+}
+
+static int timeout_ms(struct host_worker *w)
+{
+	fg_time_t now;
+	uint64_t now_ns, next;
+
+	host_clock(&now, &now_ns);
+	next = fg_engine_next_poll(w->e, now_ns);
+	for (struct host_conn *c = w->all; c; c = c->all_next)
+		if (c->lingering && c->linger_until < next)
+			next = c->linger_until;
+	if (w->work)
+		return 0;
+	return next <= now_ns ? 0 : (int)((next - now_ns + 999999) / 1000000);
+}
+
+static void handle(struct host_worker *w, const struct epoll_event *ev)
+{
+	struct host_conn *c = ev->data.ptr;
+
+	if (ev->data.ptr == TAG_WAKE) {
+		uint64_t v;
+
+		if (read(w->wake, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			FG_LOG_WARN(HOST_COMP, "wake read: %s", strerror(errno));
+		return;
+	}
+	if (is_lfd_tag(ev->data.ptr, w->n_lfd)) {
+		accept_all(w, w->lfd[(uintptr_t)ev->data.ptr - 2]);
+		return;
+	}
+	if (ev->events & EPOLLERR) {
+		host_conn_error(c);
+		return;
+	}
+	if (ev->events & EPOLLOUT)
+		host_conn_writable(c);
+	if (ev->events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP))
+		host_conn_readable(c);
+}
+
+static void close_listeners(struct host_worker *w)
+{
+	for (unsigned i = 0; i < w->n_lfd; i++) {
+		epoll_ctl(w->ep, EPOLL_CTL_DEL, w->lfd[i], NULL);
+		close(w->lfd[i]);
+	}
+	w->n_lfd = 0;
+}
+
+/* One round of the loop; returns the engine's event count. */
+static void round_once(struct host_worker *w, int tmo)
+{
+	struct epoll_event evs[256];
+	fg_time_t now;
+	uint64_t now_ns;
+	int n = epoll_wait(w->ep, evs, 256, tmo);
+
+	for (int i = 0; i < n; i++)
+		handle(w, &evs[i]);
+	run_work(w);
+	host_clock(&now, &now_ns);
+	fg_engine_poll(w->e, now, now_ns);
+	run_work(w);
+	for (struct host_conn *c = w->all, *next; c; c = next) {
+		next = c->all_next;
+		host_conn_linger_check(c, now_ns);
+	}
+}
+
+/* Stop: 400 to every session, let transfers finish, close the rest. */
+static void drain(struct host_worker *w)
+{
+	fg_time_t now;
+	uint64_t now_ns, until;
+
+	close_listeners(w);
+	fg_engine_shutdown(w->e);
+	run_work(w);
+	host_clock(&now, &now_ns);
+	until = now_ns + STOP_GRACE_NS;
+	while ((fg_engine_sessions(w->e) || fg_engine_xfers(w->e)) && now_ns < until) {
+		round_once(w, 10);
+		host_clock(&now, &now_ns);
+	}
+	for (struct host_conn *c = w->all, *next; c; c = next) {
+		next = c->all_next;
+		host_conn_force_close(c);
+	}
+	run_work(w);
+	for (unsigned i = 0; i < 1000 && fg_engine_xfers(w->e); i++) {
+		host_clock(&now, &now_ns);
+		fg_engine_poll(w->e, now, now_ns);
+		run_work(w);
+		if (fg_engine_xfers(w->e))
+			usleep(1000);
+	}
+	if (fg_engine_xfers(w->e))
+		FG_LOG_WARN(HOST_COMP, "%u transfers did not finish before exit",
+			    fg_engine_xfers(w->e));
+}
+
+void *host_worker_run(void *arg)
+{
+	struct host_worker *w = arg;
+
+	while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE))
+		round_once(w, timeout_ms(w));
+	drain(w);
+	return NULL;
+}
+
+void host_worker_fini(struct host_worker *w)
+{
+	close_listeners(w);
+	if (w->ep >= 0)
+		close(w->ep);
+	if (w->wake >= 0)
+		close(w->wake);
+}

@@ -1,0 +1,205 @@
+# SPDX-License-Identifier: MIT
+"""Helpers for the floodgate-host integration tests (3N_host_*.py).
+
+Every test runs inside a network namespace it creates (fg-eng-<pid>), so
+loopback addresses and ports are its own: 127.0.0.1 is a configured peer,
+127.0.0.2 is not. Python stdlib only.
+"""
+import atexit
+import email.utils
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+TOP = os.environ.get("FG_TOP") or os.path.abspath(
+    os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.environ.get("FG_BUILD") or os.path.join(TOP, "build", "release")
+HOST_BIN = os.path.join(BUILD, "bin", "floodgate-host")
+PORT = 1119
+
+
+def in_netns():
+    """Re-run this script inside a fresh namespace with loopback up."""
+    if os.environ.get("FG_NETNS"):
+        return
+    if os.geteuid() != 0:
+        print("SKIP: needs root for ip netns")
+        sys.exit(0)
+    name = "fg-eng-%d" % os.getpid()
+    subprocess.run(["ip", "netns", "add", name], check=True)
+    rc = 1
+    try:
+        subprocess.run(["ip", "netns", "exec", name, "ip", "link", "set", "lo", "up"],
+                       check=True)
+        env = dict(os.environ, FG_NETNS=name)
+        rc = subprocess.call(["ip", "netns", "exec", name, sys.executable] + sys.argv, env=env)
+    finally:
+        subprocess.run(["ip", "netns", "del", name], check=False)
+    sys.exit(rc)
+
+
+KEEP = []      # directories kept for inspection after a failure
+PROCS = []     # processes to stop, whatever happens
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    for d in KEEP:
+        print("kept for inspection: " + d)
+    for p in PROCS:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    os._exit(1)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+CONFIG = """[site]
+server-name host.test.example
+path-identity filter.test.example
+listen 127.0.0.1:%d
+[rules]
+cutoff 10d
+retention 11d
+max-article-size 200000
+[session]
+%s
+[history]
+capacity 200000
+[peer local]
+address 127.0.0.1
+newsgroups *,!junk.*
+"""
+
+
+class Host:
+    """A floodgate-host process with its own config and stats file."""
+
+    def __init__(self, args=(), session="", extra=""):
+        self.dir = tempfile.mkdtemp(prefix="fg-eng-host-")
+        KEEP.append(self.dir)
+        atexit.register(shutil.rmtree, self.dir, True)
+        os.chmod(self.dir, 0o755)
+        self.conf = os.path.join(self.dir, "floodgate.conf")
+        self.stats_file = os.path.join(self.dir, "stats")
+        self.log = os.path.join(self.dir, "host.log")
+        with open(self.conf, "w") as f:
+            f.write(CONFIG % (PORT, session) + extra)
+        self.proc = subprocess.Popen(
+            [HOST_BIN, "-c", self.conf, "--stats-file", self.stats_file] + list(args),
+            stdout=subprocess.DEVNULL, stderr=open(self.log, "w"))
+        PROCS.append(self.proc)
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", PORT), timeout=1).close()
+                return
+            except OSError:
+                if self.proc.poll() is not None:
+                    fail("floodgate-host exited at start:\n" + open(self.log).read())
+                time.sleep(0.02)
+        fail("floodgate-host did not start listening")
+
+    def stats(self):
+        """Counters as a dict, fresh (SIGUSR1, then the file is replaced)."""
+        before = os.stat(self.stats_file).st_mtime_ns if os.path.exists(self.stats_file) else 0
+        self.proc.send_signal(signal.SIGUSR1)
+        for _ in range(200):
+            if os.path.exists(self.stats_file) and os.stat(self.stats_file).st_mtime_ns != before:
+                break
+            time.sleep(0.01)
+        return read_stats(self.stats_file)
+
+    def rss_kb(self):
+        with open("/proc/%d/status" % self.proc.pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+    def stop(self):
+        """SIGTERM: clean shutdown; returns the final counters."""
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            fail("floodgate-host did not stop on SIGTERM")
+        check(rc == 0, "floodgate-host exit status %d:\n%s" % (rc, open(self.log).read()))
+        log = open(self.log).read()
+        bad = [l for l in log.splitlines()
+               if l.startswith("err ") or "runtime error" in l or "Sanitizer" in l]
+        check(not bad, "errors in the log:\n" + log)
+        return read_stats(self.stats_file)
+
+
+def read_stats(path):
+    out = {}
+    with open(path) as f:
+        for line in f:
+            k, v = line.rsplit(" ", 1)
+            out[k] = int(v)
+    return out
+
+
+class Client:
+    """One NNTP connection, line oriented."""
+
+    def __init__(self, src=None, timeout=20, rcvbuf=0):
+        self.s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if rcvbuf:
+            self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        if src:
+            self.s.bind((src, 0))
+        self.s.settimeout(timeout)
+        self.s.connect(("127.0.0.1", PORT))
+        self.f = self.s.makefile("rb")
+
+    def send(self, data):
+        self.s.sendall(data if isinstance(data, bytes) else data.encode())
+
+    def line(self):
+        return self.f.readline()
+
+    def expect(self, want):
+        got = self.line()
+        want = want if isinstance(want, bytes) else want.encode()
+        check(got == want, "want %r, got %r" % (want, got))
+
+    def lines(self, n):
+        return [self.line() for _ in range(n)]
+
+    def eof(self):
+        return self.f.read() == b""
+
+    def close(self):
+        self.f.close()
+        self.s.close()
+
+
+GREETING = (b"200 host.test.example floodgate transit-only NNTP service ready "
+            b"(feeds only, no reading or posting)\r\n")
+
+
+def article(mid, hdr_mid=None, age=300, inj_age=240, groups="test.one", body=None,
+            extra=""):
+    """An article in wire form (CRLF, dot-stuffed, terminated)."""
+    date = email.utils.formatdate(time.time() - age, usegmt=True)
+    inj = email.utils.formatdate(time.time() - inj_age, usegmt=True)
+    lines = ["Path: peer.example!not-for-mail", "From: Poster <poster@example.com>",
+             "Newsgroups: " + groups, "Subject: test " + mid,
+             "Message-ID: " + (hdr_mid or mid), "Date: " + date, "Injection-Date: " + inj]
+    if extra:
+        lines.append(extra)
+    lines.append("")
+    lines += body if body is not None else ["Hello.", ".a line with a dot", "..", "bye"]
+    wire = "".join(("." + l if l.startswith(".") else l) + "\r\n" for l in lines)
+    return (wire + ".\r\n").encode()

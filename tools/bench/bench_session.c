@@ -1,0 +1,439 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_session.c — the session engine alone, one core, no network.
+ *
+ *   bench_session [--quick|--full] [--md FILE] [--only ROW]
+ *
+ * A history table of 10 M slots is created and pre-filled with accepted
+ * IDs (2 M quick, 8 M full), then one session is fed, in 64 KiB pieces as
+ * a TCP receive path would hand them over:
+ *   CHECK dup   CHECKs of pre-filled IDs in random order (438 each)
+ *   CHECK new   CHECKs of IDs never seen (238 each: an OFFERED insert)
+ *   TAKETHIS    2 KB and 700 KB articles, every one new, into the null
+ *               sink (rules, header copy, terminator search, history)
+ * Each row is printed next to the history-lookup rate of the same run
+ * (fg_history_lookup_burst over the same IDs), so what parsing and
+ * answering cost beyond the table shows. Responses go to a transport that
+ * only counts them. Goals (issue 4): 5 M CHECK/s, 4 GB/s of article bytes.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "floodgate/config.h"
+#include "floodgate/date.h"
+#include "floodgate/history.h"
+#include "floodgate/log.h"
+#include "floodgate/session.h"
+#include "floodgate/sink.h"
+
+#define CAPACITY 10000000ull
+#define PIECE (64u << 10)
+
+struct result {
+	const char *name;
+	double ops, ops_per_s, bytes_per_s, lookups_per_s;
+	const char *unit;
+	double goal;		/* in the row's unit */
+	bool bytes_goal;
+};
+
+static uint64_t out_bytes;
+
+static int b_send(void *t, const void *buf, uint32_t len)
+{
+	(void)t;
+	(void)buf;
+	out_bytes += len;
+	return (int)len;
+}
+
+static void b_nop(void *t)
+{
+	(void)t;
+}
+
+static void b_seg(void *t, const struct fg_iov *s)
+{
+	(void)t;
+	(void)s;
+}
+
+static const struct fg_session_transport bench_ops = {
+	b_send, b_seg, b_seg, b_nop, b_nop, b_nop, NULL,
+};
+
+/* CPU time of this thread: the figures are per core, and the machine that
+ * runs `make bench` is shared (wall time would count other processes). */
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t rng(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+
+static void put(struct buf *b, const char *s, size_t n)
+{
+	if (b->len + n > b->cap) {
+		b->cap = (b->len + n) * 2;
+		b->p = realloc(b->p, b->cap);
+		if (!b->p)
+			abort();
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+struct env {
+	struct fg_config *cfg;
+	void *mem;
+	size_t len;
+	struct fg_history *h;
+	fg_time_t now;
+	uint64_t prefill;
+	bool thp;
+};
+
+static int env_init(struct env *v, uint64_t prefill)
+{
+	static const char conf[] =
+		"[site]\nserver-name bench.example\npath-identity filter.bench.example\n"
+		"listen 127.0.0.1:1119\n[rules]\ncutoff 10d\nretention 11d\n"
+		"[session]\nmax-pending-commands 4096\nmax-pending-bytes 64M\n"
+		"[history]\ncapacity 10M\n[peer bench]\naddress 127.0.0.1\n";
+	struct fg_config_errors errs;
+	struct fg_history_params hp = { .capacity = CAPACITY, .side_capacity = 4096,
+					.alarm_load_pct = 99 };
+	char id[64];
+
+	v->cfg = fg_config_load_text("<bench>", conf, sizeof(conf) - 1, &errs);
+	v->now = time(NULL);
+	v->prefill = prefill;
+	hp.now = v->now;
+	memcpy(hp.seed, "bench-seed-bench", FG_HISTORY_SEED_LEN);
+	v->len = fg_history_region_size(CAPACITY, 4096);
+	v->mem = mmap(NULL, v->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!v->cfg || v->mem == MAP_FAILED)
+		return -1;
+	/* 2 MB pages where the kernel has them (THP): a lookup is one DRAM
+	 * miss, not a page walk too (floodctld maps hugetlbfs when it can) */
+	v->thp = madvise(v->mem, v->len, MADV_HUGEPAGE) == 0;
+	v->h = fg_history_create(v->mem, v->len, &hp);
+	if (!v->h)
+		return -1;
+	for (uint64_t i = 0; i < prefill; i++) {
+		struct fg_history_key k;
+		int n = snprintf(id, sizeof(id), "<pre%llu.x@bench.example>", (unsigned long long)i);
+
+		fg_history_hash(v->h, id, (size_t)n, &k);
+		fg_history_insert_final(v->h, &k, FG_HISTORY_ACCEPTED, v->now - 3600, v->now - 60,
+					v->now, NULL);
+	}
+	return 0;
+}
+
+/* One engine, one session, the null sink. */
+struct rig {
+	struct fg_sink_null *sink;
+	struct fg_nntp_counters st;
+	struct fg_engine *e;
+	struct fg_session *s;
+};
+
+static int rig_open(struct rig *r, struct env *v)
+{
+	struct fg_engine_params ep = { 0 };
+
+	memset(&r->st, 0, sizeof(r->st));
+	r->sink = fg_sink_null_create(65536);
+	ep.cfg = v->cfg;
+	ep.history = v->h;
+	ep.sink_ops = &fg_sink_null_ops;
+	ep.sink = r->sink;
+	ep.stats = &r->st;
+	ep.max_sessions = 4;
+	ep.max_xfers = 4096;
+	ep.response_buffer = 1u << 20;
+	r->e = fg_engine_create(&ep);
+	if (!r->e)
+		return -1;
+	r->s = fg_session_open(r->e, &v->cfg->peer[0], &bench_ops, NULL, v->now, 1);
+	return r->s ? 0 : -1;
+}
+
+static void rig_close(struct rig *r)
+{
+	fg_session_closed(r->s);
+	for (int i = 0; i < 1000 && fg_engine_xfers(r->e); i++)
+		fg_engine_poll(r->e, 0, 2);
+	fg_engine_destroy(r->e);
+	fg_sink_null_destroy(r->sink);
+}
+
+/* Feed the whole buffer in PIECE pieces; seconds taken. */
+static double feed(struct rig *r, struct env *v, const struct buf *b)
+{
+	double t0 = now_s();
+	uint64_t ns = 1;
+
+	for (size_t off = 0; off < b->len;) {
+		struct fg_iov iov = { (const uint8_t *)b->p + off, 0, NULL };
+		uint32_t took;
+
+		iov.len = (uint32_t)FG_MIN((size_t)PIECE, b->len - off);
+		took = fg_session_input(r->s, &iov, 1, v->now, ns);
+		fg_engine_poll(r->e, v->now, ns);
+		if (took == 0) {
+			fprintf(stderr, "bench: the session stopped reading\n");
+			abort();
+		}
+		off += took;
+	}
+	while (fg_engine_xfers(r->e))
+		fg_engine_poll(r->e, v->now, ns);
+	return now_s() - t0;
+}
+
+/* Lookups of the same IDs, in bursts of 32: per second. */
+static double lookup_rate(struct env *v, const char *const *ids, const uint16_t *lens, size_t n)
+{
+	struct fg_history_key keys[32];
+	struct fg_history_entry out[32];
+	double t0 = now_s();
+
+	for (size_t i = 0; i < n; i += 32) {
+		unsigned k = (unsigned)FG_MIN((size_t)32, n - i);
+
+		fg_history_lookup_burst(v->h, (const void *const *)(ids + i), lens + i, k, v->now,
+					keys, out);
+	}
+	return (double)n / (now_s() - t0);
+}
+
+/* CHECKs of `n` IDs from `fmt` (dup: prefilled, random order; new: fresh). */
+static void bench_check(struct env *v, bool dup, uint64_t n, struct result *res)
+{
+	struct buf b = { 0 };
+	char **ids = malloc(n * sizeof(*ids));
+	uint16_t *lens = malloc(n * sizeof(*lens));
+	uint64_t seed = dup ? 1 : 2, c438, c238;
+	struct rig r;
+	double secs;
+
+	for (uint64_t i = 0; i < n; i++) {
+		char line[96];
+		uint64_t k = dup ? rng(&seed) % v->prefill : i;
+		int len = snprintf(line, sizeof(line), dup ? "CHECK <pre%llu.x@bench.example>\r\n" :
+				   "CHECK <new%llu.y@bench.example>\r\n", (unsigned long long)k);
+
+		put(&b, line, (size_t)len);
+		ids[i] = strndup(line + 6, (size_t)len - 8);
+		lens[i] = (uint16_t)(len - 8);
+	}
+	if (rig_open(&r, v) != 0)
+		abort();
+	/* lookups first for new IDs (they are absent then), after for dups */
+	res->lookups_per_s = dup ? 0 : lookup_rate(v, (const char *const *)ids, lens, n);
+	secs = feed(&r, v, &b);
+	if (dup)
+		res->lookups_per_s = lookup_rate(v, (const char *const *)ids, lens, n);
+	c438 = r.st.n.code[FG_NNTP_CODE_C438];
+	c238 = r.st.n.code[FG_NNTP_CODE_C238];
+	if ((dup && c438 != n) || (!dup && c238 != n))
+		fprintf(stderr, "bench: unexpected answers (438: %llu, 238: %llu of %llu)\n",
+			(unsigned long long)c438, (unsigned long long)c238, (unsigned long long)n);
+	rig_close(&r);
+	res->name = dup ? "CHECK, duplicate IDs (438)" : "CHECK, new IDs (238)";
+	res->ops = (double)n;
+	res->ops_per_s = (double)n / secs;
+	res->bytes_per_s = (double)b.len / secs;
+	res->unit = "CHECK/s";
+	res->goal = 5e6;
+	for (uint64_t i = 0; i < n; i++)
+		free(ids[i]);
+	free(ids);
+	free(lens);
+	free(b.p);
+}
+
+/* An article of about `size` octets, wire form, 128-octet body lines. */
+static void make_article(struct buf *b, const struct env *v, uint64_t i, size_t size,
+			 char *id, size_t id_cap)
+{
+	char date[64], hdr[1024];
+	size_t start = b->len;
+	int n;
+
+	snprintf(id, id_cap, "<art%llu.z@bench.example>", (unsigned long long)i);
+	fg_date_format(v->now - 300, date, sizeof(date));
+	n = snprintf(hdr, sizeof(hdr),
+		     "TAKETHIS %s\r\n"
+		     "Path: peer1.example!peer2.example!poster.example!not-for-mail\r\n"
+		     "From: A Poster <poster@example.com>\r\n"
+		     "Newsgroups: alt.binaries.test,alt.test\r\n"
+		     "Subject: benchmark article %llu (1/1) yEnc\r\n"
+		     "Message-ID: %s\r\nDate: %s\r\nInjection-Date: %s\r\n"
+		     "Organization: floodgate bench\r\nLines: 100\r\n\r\n",
+		     id, (unsigned long long)i, id, date, date);
+	put(b, hdr, (size_t)n);
+	while (b->len - start < size) {
+		static const char line[] =
+			"=ybegin part=1 line=128 size=123456 name=benchmark.bin "
+			"kjhasdkjhaskdjhaksjdhkasjhdkajshdkjashdkjahsdkjhaskjdhakjsdhkajsdhkajs\r\n";
+
+		put(b, line, sizeof(line) - 1);
+	}
+	put(b, ".\r\n", 3);
+}
+
+static void bench_takethis(struct env *v, size_t size, uint64_t n, uint64_t base,
+			   struct result *res)
+{
+	struct buf b = { 0 };
+	char **ids = malloc(n * sizeof(*ids));
+	uint16_t *lens = malloc(n * sizeof(*lens));
+	uint64_t body = 0;
+	struct rig r;
+	double secs;
+
+	for (uint64_t i = 0; i < n; i++) {
+		char id[64];
+		size_t before = b.len;
+
+		make_article(&b, v, base + i, size, id, sizeof(id));
+		ids[i] = strdup(id);
+		lens[i] = (uint16_t)strlen(id);
+		body += b.len - before;
+	}
+	if (rig_open(&r, v) != 0)
+		abort();
+	res->lookups_per_s = lookup_rate(v, (const char *const *)ids, lens, n);
+	secs = feed(&r, v, &b);
+	if (r.st.n.code[FG_NNTP_CODE_C239] != n)
+		fprintf(stderr, "bench: %llu of %llu articles accepted\n",
+			(unsigned long long)r.st.n.code[FG_NNTP_CODE_C239], (unsigned long long)n);
+	rig_close(&r);
+	res->name = size > 100000 ? "TAKETHIS, 700 KB articles" : "TAKETHIS, 2 KB articles";
+	res->ops = (double)n;
+	res->ops_per_s = (double)n / secs;
+	res->bytes_per_s = (double)b.len / secs;
+	res->unit = "articles/s";
+	res->goal = 4e9;
+	res->bytes_goal = true;
+	for (uint64_t i = 0; i < n; i++)
+		free(ids[i]);
+	free(ids);
+	free(lens);
+	free(b.p);
+}
+
+static void print_table(FILE *f, const struct result *r, unsigned n, bool md, const struct env *v)
+{
+	if (md) {
+		fprintf(f, "### Session engine (bench_session)\n\n"
+			"One core, engine alone, no network; history of %llu slots pre-filled with "
+			"%llu accepted IDs; input in 64 KiB pieces; null sink. Rates are per CPU "
+			"second of the thread (the machine is shared). Lookup rate: "
+			"`fg_history_lookup_burst` over the same IDs, same run.\n\n"
+			"| workload | rate | octets/s | history lookups/s | goal | met |\n"
+			"| --- | ---: | ---: | ---: | ---: | :---: |\n",
+			(unsigned long long)CAPACITY, (unsigned long long)v->prefill);
+		for (unsigned i = 0; i < n; i++)
+			fprintf(f, "| %s | %.2f M %s | %.2f GB/s | %.2f M/s | %s | %s |\n", r[i].name,
+				r[i].ops_per_s / 1e6, r[i].unit, r[i].bytes_per_s / 1e9,
+				r[i].lookups_per_s / 1e6,
+				r[i].bytes_goal ? "4 GB/s" : "5 M/s",
+				(r[i].bytes_goal ? r[i].bytes_per_s : r[i].ops_per_s) >= r[i].goal ?
+				"yes" : "no");
+		fprintf(f, "\n");
+		return;
+	}
+	fprintf(f, "%-30s %16s %12s %18s %8s\n", "workload", "rate", "octets/s", "lookups/s (same run)",
+		"goal");
+	for (unsigned i = 0; i < n; i++)
+		fprintf(f, "%-30s %9.2f M/s %9.2f GB/s %15.2f M/s %8s%s\n", r[i].name,
+			r[i].ops_per_s / 1e6, r[i].bytes_per_s / 1e9, r[i].lookups_per_s / 1e6,
+			r[i].bytes_goal ? "4 GB/s" : "5 M/s",
+			(r[i].bytes_goal ? r[i].bytes_per_s : r[i].ops_per_s) >= r[i].goal ? "" :
+			"  (below)");
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const rows[] = { "check-dup", "check-new", "takethis-2k", "takethis-700k" };
+	bool full = false;
+	const char *md = NULL, *only = NULL;
+	struct result res[4];
+	unsigned n = 0;
+	struct env v;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--full") == 0)
+			full = true;
+		else if (strcmp(argv[i], "--quick") == 0)
+			full = false;
+		else if (strcmp(argv[i], "--md") == 0 && i + 1 < argc)
+			md = argv[++i];
+		else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+			only = argv[++i];	/* one row, for profiling */
+		else {
+			fprintf(stderr, "usage: bench_session [--quick|--full] [--md FILE] "
+				"[--only check-dup|check-new|takethis-2k|takethis-700k]\n");
+			return 2;
+		}
+	}
+	fg_log_set_level(FG_LOG_WARN);
+	if (env_init(&v, full ? 8000000 : 2000000) != 0) {
+		fprintf(stderr, "bench_session: setup failed\n");
+		return 1;
+	}
+	for (unsigned i = 0; i < 4; i++) {
+		if (only && strcmp(only, rows[i]) != 0)
+			continue;
+		switch (i) {
+		case 0:
+			bench_check(&v, true, full ? 8000000 : 2000000, &res[n]);
+			break;
+		case 1:
+			bench_check(&v, false, full ? 2000000 : 1000000, &res[n]);
+			break;
+		case 2:
+			bench_takethis(&v, 2048, full ? 400000 : 100000, 0, &res[n]);
+			break;
+		default:
+			bench_takethis(&v, 700 * 1024, full ? 1000 : 200, 10000000, &res[n]);
+			break;
+		}
+		n++;
+	}
+	print_table(stdout, res, n, false, &v);
+	if (md) {
+		FILE *f = fopen(md, "w");
+
+		if (!f) {
+			fprintf(stderr, "bench_session: %s: %s\n", md, strerror(errno));
+			return 1;
+		}
+		print_table(f, res, n, true, &v);
+		fclose(f);
+	}
+	return 0;
+}
