@@ -25,6 +25,8 @@
  * FIN arrives behind the hole) ends the flow's session (passive_gaps):
  * what follows a hole cannot be decoded reliably.
  *
+ * Checksums are not verified (passive.c says why); lengths are.
+ *
  * Each flow is one engine session, opened for the peer its client address
  * maps to (a non-peer session answers 502 and closes, as it would live).
  * Payload is delivered to the session as soon as its segment is in order,

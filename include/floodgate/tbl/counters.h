@@ -202,7 +202,7 @@ FG_COUNTER(DP_IDLE_WAITS, "dp_idle_waits", "waits of an idle worker on its queue
 FG_COUNTER(DP_CONFIG_SWAPS, "dp_config_swaps", "configurations a worker switched to at a quiescent point (reload)")
 FG_COUNTER(PASSIVE_FRAMES, "passive_frames", "passive mode: frames received")
 FG_COUNTER(PASSIVE_NOT_TCP, "passive_not_tcp", "passive mode: frames that are not IPv4/TCP, dropped")
-FG_COUNTER(PASSIVE_BAD, "passive_bad", "passive mode: malformed or fragmented packets, or bad checksums, dropped")
+FG_COUNTER(PASSIVE_BAD, "passive_bad", "passive mode: malformed (lengths) or fragmented packets, dropped")
 FG_COUNTER(PASSIVE_SERVER_FRAMES, "passive_server_frames", "passive mode: segments from the captured server (not judged)")
 FG_COUNTER(PASSIVE_MIDSTREAM, "passive_midstream", "passive mode: client segments of flows whose SYN was not captured, dropped")
 FG_COUNTER(PASSIVE_FLOWS, "passive_flows", "passive mode: client streams followed (SYN seen)")
