@@ -87,7 +87,7 @@ def main():
     check(any(x["name"] == "floodgate/w0" and x["state"] == "live" for x in writers),
           "no live floodgate writer slot in %s" % writers)
     fg = subprocess.run([os.path.join(fgdp.BIN, "feedgen"), "--host", fgdp.DP_ADDR,
-                         "--articles", "4000", "--bad-id", "0", "--path-identity",
+                         "--articles", "4000", "--path-identity",
                          "floodgate.test", "--id-prefix", "basic%d" % os.getpid(),
                          "--timeout", "60"], capture_output=True, text=True, timeout=120)
     check(fg.returncode == 0, "feedgen:\n%s\n%s" % (fg.stdout[-3000:], fg.stderr[-2000:]))

@@ -23,7 +23,7 @@ FAULTS = "rx-drop=1,tx-drop=1,rx-dup=1,tx-dup=1,rx-reorder=1,tx-reorder=1,seed=%
 
 def feed(*args):
     p = subprocess.run([os.path.join(fgdp.BIN, "feedgen"), "--host", fgdp.DP_ADDR,
-                        "--bad-id", "0", "--path-identity", "floodgate.test",
+                        "--path-identity", "floodgate.test",
                         "--timeout", "150"] + list(args),
                        capture_output=True, text=True, timeout=200)
     check(p.returncode == 0, "feedgen %s:\n%s\n%s" % (args, p.stdout[-3000:], p.stderr[-2000:]))

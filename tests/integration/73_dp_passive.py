@@ -54,7 +54,7 @@ def replay(d, conf, tag):
 def case(d, name, args):
     pcap = os.path.join(d, name + ".pcap")
     fg = subprocess.run([os.path.join(fgdp.BIN, "feedgen"), "--pcap", pcap, "--now", str(NOW),
-                         "--bad-id", "0", "--path-identity", "floodgate.test"] + args,
+                         "--path-identity", "floodgate.test"] + args,
                         capture_output=True, text=True, timeout=120)
     check(fg.returncode == 0, "feedgen --pcap: %s %s" % (fg.stdout, fg.stderr))
     m = re.search(r"expected in order: (.*)", fg.stdout)

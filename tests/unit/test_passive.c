@@ -201,7 +201,6 @@ static void check_replay(enum fg_pcapfeed_mode mode, unsigned window, unsigned s
 	wp.dups = 4;
 	wp.spread = spread;
 	wp.now = NOW;
-	wp.p_badid = 0;		/* see docs/dataplane.md, "Replays" */
 	if (ihave)
 		wp.p_future = 0;	/* an unremembered reject desyncs a lock-step capture */
 	else

@@ -174,7 +174,6 @@ static int load(const struct wl_def *d, struct rte_mempool *mp, struct capture *
 	wp.dups = d->dups;
 	wp.size = d->size;
 	wp.now = NOW;
-	wp.p_badid = 0;
 	wl = fg_wl_create(&wp);
 	if (!wl || fg_pcapfeed_write(wl, &o, path, &c->model) != 0)
 		goto out_unlink;
