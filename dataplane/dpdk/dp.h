@@ -55,7 +55,7 @@
 #define DP_TX_PENDING 256		/* frames a worker keeps when its TX ring is full */
 #define DP_TX_STUCK_TRIES 1024		/* failed sends of one frame before it is dropped */
 #define DP_PUBLISH_NS (100ull * 1000000ull)	/* counters into the region slot */
-#define DP_SPIN_POLLS 64		/* empty polls before an idle worker sleeps */
+#define DP_SPIN_NS (20ull * 1000ull)	/* an idle worker polls this long before it sleeps */
 #define DP_PEERS_MAX 4096		/* connections one `peers` snapshot lists per worker */
 
 struct dp_opts {
@@ -67,6 +67,7 @@ struct dp_opts {
 	unsigned exit_idle_ms;		/* passive: stop once the port was idle this long */
 	unsigned shutdown_grace_ms;	/* drain time before a shutdown answers 400 to the rest */
 	bool capture_clock;		/* passive: time from the port's receive timestamps */
+	bool null_sink;			/* accepted articles counted, not kept (benchmarks) */
 	int log_level;
 };
 
@@ -142,7 +143,7 @@ struct dp_worker {
 	uint64_t engine_due_ns;			/* the engine's next poll */
 	uint64_t next_publish_ns;
 	uint64_t last_rx_ns;
-	unsigned empty_polls;
+	uint64_t idle_since_ns;			/* first empty poll of this idle spell, 0: busy */
 	uint64_t sleep_ns;
 	uint64_t shutdown_deadline_ns;
 	int epfd;				/* RX interrupts of its queues, -1: none */
@@ -208,6 +209,9 @@ void dp_worker_teardown(struct dp_worker *w);
 int dp_worker_main(void *arg);		/* lcore entry */
 uint64_t dp_now_ns(void);
 void dp_clock(fg_time_t *now, uint64_t *now_ns);
+/* Block (main lcore, before the EAL starts its threads) or unblock
+ * (worker lcores) the I/O signals PMDs raise. */
+void dp_io_signals(bool block);
 
 /* mailbox.c — main lcore side */
 int dp_post(struct dp *dp, enum dp_req req, unsigned timeout_ms);

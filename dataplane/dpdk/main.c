@@ -4,7 +4,7 @@
  *
  *   floodgate [-c CONFIG] [--port DEV] [--ctl-socket PATH] [--stats-file PATH]
  *             [--fault SPEC] [--clock wall|capture] [--exit-idle MS]
- *             [--shutdown-grace S] [--log-level L]
+ *             [--shutdown-grace S] [--sink memory|null] [--log-level L]
  *
  * Start-up, in this order, each step refusing to go on with a message
  * that says what to do:
@@ -71,19 +71,23 @@ static void usage(FILE *f)
 		"                           or from the port's receive timestamps (pcap)\n"
 		"      --exit-idle MS       passive mode: exit once no frame came for MS\n"
 		"      --shutdown-grace S   seconds sessions get to end at a shutdown (10)\n"
+		"      --sink memory|null   where accepted articles go until the relay takes\n"
+		"                           them: held in memory and completed (default), or\n"
+		"                           only counted (benchmarks)\n"
 		"      --log-level L        err, warn, notice, info, debug (default notice)\n"
 		"  -h, --help\n");
 }
 
 static int parse_opts(struct dp_opts *o, int argc, char **argv)
 {
-	enum { O_PORT = 256, O_CTL, O_STATS, O_FAULT, O_CLOCK, O_EXIT, O_GRACE, O_LOG };
+	enum { O_PORT = 256, O_CTL, O_STATS, O_FAULT, O_CLOCK, O_EXIT, O_GRACE, O_LOG, O_SINK };
 	static const struct option lo[] = {
 		{ "config", 1, NULL, 'c' }, { "port", 1, NULL, O_PORT },
 		{ "ctl-socket", 1, NULL, O_CTL }, { "stats-file", 1, NULL, O_STATS },
 		{ "fault", 1, NULL, O_FAULT }, { "clock", 1, NULL, O_CLOCK },
 		{ "exit-idle", 1, NULL, O_EXIT }, { "shutdown-grace", 1, NULL, O_GRACE },
-		{ "log-level", 1, NULL, O_LOG }, { "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "log-level", 1, NULL, O_LOG }, { "sink", 1, NULL, O_SINK },
+		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	int c, lvl;
 
@@ -109,6 +113,11 @@ static int parse_opts(struct dp_opts *o, int argc, char **argv)
 			if (lvl < 0)
 				return -EINVAL;
 			o->log_level = lvl;
+			break;
+		case O_SINK:
+			if (strcmp(optarg, "memory") && strcmp(optarg, "null"))
+				return -EINVAL;
+			o->null_sink = strcmp(optarg, "null") == 0;
 			break;
 		case 'h': usage(stdout); return 1;
 		default: return -EINVAL;
@@ -415,6 +424,10 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	dp.started_ns = dp_now_ns();
 	dp.started = time(NULL);
+	/* I/O signals a PMD asks for (net_tap raises one per received frame)
+	 * go to the worker lcores, which poll anyway: this thread and the
+	 * threads the EAL starts from it block them (the workers unblock) */
+	dp_io_signals(true);
 	if (start(&dp) != 0)
 		goto out;
 	workers_launch(&dp);

@@ -15,12 +15,14 @@
  *   session work (closes the engine asked for), net poll when due (TCP
  *       timers, window updates after releases, what the poll made)
  *   counters into the region slot every 100 ms
- *   idle back-off: after DP_SPIN_POLLS empty polls the worker blocks on
+ *   idle back-off: after DP_SPIN_NS of empty polls the worker blocks on
  *       its queues' receive interrupts until a frame comes or its next
  *       timer is due, when the port has interrupts; otherwise it sleeps,
  *       1 us doubling up to [dataplane] idle-backoff, never past its next
  *       timer. An idle worker costs little CPU, a busy one never sleeps;
- *       idle-backoff 0 spins (no interrupts, no sleeps).
+ *       idle-backoff 0 spins (no interrupts, no sleeps). The spell of
+ *       polling first covers a peer's round trip: a sleep and its wake-up
+ *       cost more than 50 us of polling, more still on a virtual machine.
  *
  * Passive mode: rx burst -> fg_passive_rx (stream reassembly -> engine),
  * engine poll, passive work; no TX at all.
@@ -33,6 +35,8 @@
  * connection left.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,12 +47,24 @@
 
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
+#include <rte_log.h>
 
 #include "dp.h"
 #include "floodgate/log.h"
 
 #define DP_ABORT_NS (5ull * 1000000000ull)
 #define MAX_SLEEP_NS 1000000000ull
+
+void dp_io_signals(bool block)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGIO);
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		sigaddset(&set, sig);
+	pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
 
 uint64_t dp_now_ns(void)
 {
@@ -105,7 +121,7 @@ static int parse_faults(const char *spec, struct fg_net_faults *f)
 
 static int sink_setup(struct dp_worker *w)
 {
-	if (w->dp->passive) {
+	if (w->dp->passive || w->dp->o.null_sink) {
 		/* decided, counted, never relayed */
 		w->sink_ops = &fg_sink_null_ops;
 		w->sink = fg_sink_null_create(0);
@@ -423,10 +439,16 @@ static void lifecycle(struct dp_worker *w, uint64_t now_ns)
  * worker's lcore once the port runs. */
 static void intr_setup(struct dp_worker *w)
 {
+	int ethdev_log = rte_log_register("lib.ethdev"), level;
+
 	w->epfd = -1;
 	if (!w->dp->rx_intr || w->pv)
 		return;
 	w->epfd = epoll_create1(EPOLL_CLOEXEC);
+	/* a PMD that accepted the configuration may still have no vector
+	 * (net_af_packet): ethdev's complaint about it is not ours to log */
+	level = rte_log_get_level(ethdev_log);
+	rte_log_set_level(ethdev_log, RTE_LOG_EMERG);
 	for (unsigned i = 0; i < w->n_rxq && w->epfd >= 0; i++) {
 		int fd = rte_eth_dev_rx_intr_ctl_q_get_fd(w->dp->port_id, w->rxq[i]);
 		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = w->rxq[i] };
@@ -436,6 +458,9 @@ static void intr_setup(struct dp_worker *w)
 			w->epfd = -1;
 		}
 	}
+	rte_log_set_level(ethdev_log, (uint32_t)level);
+	FG_LOG_INFO(DP, "worker %u: idle on %s", w->index,
+		    w->epfd >= 0 ? "receive interrupts" : "sleeps (the port has no interrupts)");
 }
 
 static void intr_arm(struct dp_worker *w, bool on)
@@ -472,28 +497,26 @@ static void intr_wait(struct dp_worker *w, uint64_t wait_ns)
 	intr_arm(w, false);
 }
 
-/* Idle: block on interrupts, or sleep in growing steps, never past the
- * next timer. */
-static void idle_backoff(struct dp_worker *w, uint64_t now_ns, uint64_t next_ns)
+/* Idle: block on interrupts, or sleep in growing steps, never longer
+ * than `wait_ns` (until the next timer). `mono_ns` times the spell. */
+static void idle_backoff(struct dp_worker *w, uint64_t mono_ns, uint64_t wait_ns)
 {
 	uint64_t cap = (uint64_t)w->cfg->idle_backoff_us * 1000ull, d;
 	struct timespec ts;
 
-	if (++w->empty_polls < DP_SPIN_POLLS || cap == 0)
+	if (!w->idle_since_ns)
+		w->idle_since_ns = mono_ns;
+	if (mono_ns - w->idle_since_ns < DP_SPIN_NS || cap == 0 || wait_ns == 0)
 		return;
 	if (w->epfd >= 0) {
 		/* epoll's resolution is a millisecond: a timer due sooner
 		 * (TCP's wheel ticks every ~1 ms while any timer runs) is
 		 * served at most one tick late */
-		intr_wait(w, next_ns > now_ns + 1000000ull ? next_ns - now_ns : 1000000ull);
+		intr_wait(w, FG_MAX(wait_ns, 1000000ull));
 		return;
 	}
 	w->sleep_ns = w->sleep_ns ? FG_MIN(w->sleep_ns * 2, cap) : FG_MIN(1000ull, cap);
-	d = w->sleep_ns;
-	if (next_ns <= now_ns)
-		return;
-	d = FG_MIN(d, next_ns - now_ns);
-	d = FG_MIN(d, MAX_SLEEP_NS);
+	d = FG_MIN(FG_MIN(w->sleep_ns, wait_ns), MAX_SLEEP_NS);
 	ts.tv_sec = (time_t)(d / 1000000000ull);
 	ts.tv_nsec = (long)(d % 1000000000ull);
 	fg_stats_inc(&w->stats->s, FG_CTR_DP_IDLE_SLEEPS);
@@ -556,14 +579,14 @@ static bool iteration(struct dp_worker *w)
 	publish(w, mono_ns);
 	lifecycle(w, mono_ns);
 	if (got || work) {
-		w->empty_polls = 0;
+		w->idle_since_ns = 0;
 		w->sleep_ns = 0;
 		return true;
 	}
 	if (!w->pv || !w->dp->o.capture_clock)
-		idle_backoff(w, now_ns, next);
+		idle_backoff(w, mono_ns, next > now_ns ? next - now_ns : 0);
 	else
-		idle_backoff(w, 0, MAX_SLEEP_NS);	/* capture time stands still */
+		idle_backoff(w, mono_ns, MAX_SLEEP_NS);	/* capture time stands still */
 	return false;
 }
 
@@ -574,6 +597,7 @@ int dp_worker_main(void *arg)
 	FG_LOG_INFO(DP, "worker %u on lcore %u: %u RX queue(s), TX queue %u", w->index,
 		    rte_lcore_id(), w->n_rxq, w->tx.queue);
 	w->next_publish_ns = 0;
+	dp_io_signals(false);
 	intr_setup(w);
 	while (!atomic_load_explicit(&w->mbox.stop, memory_order_acquire))
 		iteration(w);
