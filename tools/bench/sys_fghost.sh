@@ -18,20 +18,7 @@ sys_fghost_start() {
 	local dir=$1 ns B=$FG_TOP/build/release/bin i
 	ns=$(_sys_fghost_ns "$dir")
 	mkdir -p "$dir"
-	cat > "$dir/floodgate.conf" <<-EOF
-		[site]
-		path-identity bench.floodgate.test
-		listen 127.0.0.1:119
-		[rules]
-		cutoff 10d
-		[session]
-		# feedgen dates its articles over two days: not a wrong clock
-		clock-skew-limit 0
-		[history]
-		capacity ${FG_BENCH_HISTORY:-2000000}
-		[peer bench]
-		address 127.0.0.0/8
-	EOF
+	_sys_fg_conf "$dir/floodgate.conf" 127.0.0.1 127.0.0.0/8 ""	# sys_floodgate.sh
 	ip netns del "$ns" 2>/dev/null || true
 	ip netns add "$ns" && ip netns exec "$ns" ip link set lo up || return 1
 	ip netns exec "$ns" "$B/floodgate-host" -c "$dir/floodgate.conf" --threads 1 \

@@ -8,8 +8,9 @@
 # inside the namespace, so every offer goes feedgen -> the kernel's TCP ->
 # the tap -> floodgate's own TCP, and back. The printed PID is floodgate's:
 # feedgen measures its CPU. floodctld's CPU (the journal drain) is not in
-# that figure; sys_floodgate_stop prints it on stderr. Accepted articles go
-# to the in-memory sink until the relay is on main (docs/dataplane.md).
+# that figure; sys_floodgate_stop prints it on stderr. Accepted articles are
+# counted, not kept (--sink null, as floodgate-host's run) until the relay
+# is on main (docs/dataplane.md).
 SYS_floodgate_LABEL="floodgate (DPDK 22.11 net_tap port, 1 worker lcore, feedgen in its netns)"
 
 _sys_fg_ns() { echo "fg-dp-bench-$$-$(basename "$1")"; }
@@ -24,14 +25,13 @@ _sys_fg_wait_gone() {
 	kill -KILL "$1" 2>/dev/null || true
 }
 
-sys_floodgate_start() {
-	local dir=$1 ns B=$FG_TOP/build/release/bin i
-	ns=$(_sys_fg_ns "$dir")
-	mkdir -p "$dir/data"
-	cat > "$dir/floodgate.conf" <<-EOF
+# The benchmark's configuration (also sys_fghost.sh's): LISTEN-ADDR,
+# PEER-PREFIX and further sections.
+_sys_fg_conf() {
+	cat > "$1" <<-EOF
 		[site]
 		path-identity bench.floodgate.test
-		listen 198.18.0.2:119
+		listen $2:119
 		[rules]
 		cutoff 10d
 		[session]
@@ -39,18 +39,27 @@ sys_floodgate_start() {
 		clock-skew-limit 0
 		[history]
 		capacity ${FG_BENCH_HISTORY:-2000000}
-		shm-path /dev/shm/$ns
-		[persistence]
-		data-dir $dir/data
-		[stats]
-		control-socket $dir/control.sock
 		[peer bench]
-		address 198.18.0.0/24
-		[dataplane]
-		port net_tap0,iface=fgb0
-		address 198.18.0.2/24
-		mac 02:fb:00:00:00:02
+		address $3
+		$4
 	EOF
+}
+
+sys_floodgate_start() {
+	local dir=$1 ns B=$FG_TOP/build/release/bin i
+	ns=$(_sys_fg_ns "$dir")
+	mkdir -p "$dir/data"
+	_sys_fg_conf "$dir/floodgate.conf" 198.18.0.2 198.18.0.0/24 "
+[history]
+shm-path /dev/shm/$ns
+[persistence]
+data-dir $dir/data
+[stats]
+control-socket $dir/control.sock
+[dataplane]
+port net_tap0,iface=fgb0
+address 198.18.0.2/24
+mac 02:fb:00:00:00:02"
 	ip netns del "$ns" 2>/dev/null || true
 	ip netns add "$ns" && ip netns exec "$ns" ip link set lo up || return 1
 	ip netns exec "$ns" "$B/floodctld" -c "$dir/floodgate.conf" > "$dir/floodctld.log" 2>&1 &
@@ -59,7 +68,7 @@ sys_floodgate_start() {
 		"$B/floodctl" status -s "$dir/control.sock" > /dev/null 2>&1 && break
 		sleep 0.1
 	done
-	ip netns exec "$ns" "$B/floodgate" -c "$dir/floodgate.conf" > "$dir/floodgate.out" \
+	ip netns exec "$ns" "$B/floodgate" -c "$dir/floodgate.conf" --sink null > "$dir/floodgate.out" \
 		2> "$dir/floodgate.log" &
 	echo $! > "$dir/floodgate.pid"
 	for i in $(seq 200); do
