@@ -98,8 +98,8 @@ PCAP_LIBS := -lpcap
 # ---------------------------------------------------------------- sources
 # name:directory of every program; the directory's .c files are its own.
 PROGRAMS := floodgate-host:dataplane/host floodctld:control/floodctld \
-	floodctl:control/floodctl feedgen:tools/feedgen \
-	histwriter:tools/histwriter fg-taphost:tools/taphost
+	floodctl:control/floodctl feedgen:tools/feedgen fg-taphost:tools/taphost \
+	histwriter:tools/histwriter
 PROG_DIRS := $(foreach p,$(PROGRAMS),$(word 2,$(subst :, ,$(p)))) dataplane/dpdk \
 	tools/bench
 

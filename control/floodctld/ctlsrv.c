@@ -53,7 +53,7 @@ static int clear_stale(const struct sockaddr_un *sa)
 
 static int make_parent(const char *path)
 {
-	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char dir[FG_CONFIG_PATH_MAX];
 	char *slash;
 
 	snprintf(dir, sizeof(dir), "%s", path);
@@ -276,7 +276,7 @@ static void *client_main(void *arg)
 	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	tv.tv_sec = 10;
 	setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	fg_stats_inc(d->st, FG_CTR_CTL_REQUESTS);
+	ctld_count(d, FG_CTR_CTL_REQUESTS);
 	if (!peer_allowed(c->fd)) {
 		code = "denied";
 		error_body(&out, false, "permission denied: root only");
@@ -295,7 +295,7 @@ static void *client_main(void *arg)
 		error_body(&out, false, "out of memory");
 	}
 	if (code)
-		fg_stats_inc(d->st, FG_CTR_CTL_ERRORS);
+		ctld_count(d, FG_CTR_CTL_ERRORS);
 	send_reply(c->fd, code, &out);
 	fg_sbuf_free(&out);
 	close(c->fd);

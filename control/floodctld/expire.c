@@ -57,7 +57,7 @@ void *ctld_expire_main(void *arg)
 		if (rc == 0 && res.complete) {
 			d->exp_last = res;
 			d->exp_last_end = time(NULL);
-			fg_stats_inc(d->st, FG_CTR_EXPIRY_PASSES);
+			ctld_count(d, FG_CTR_EXPIRY_PASSES);
 			FG_LOG_INFO(CTLD, "expiry (%s): %llu expired, %llu kept, %.2f s",
 				    fg_expiry_mode_name(res.mode), (unsigned long long)res.expired,
 				    (unsigned long long)res.kept, res.seconds);

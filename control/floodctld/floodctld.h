@@ -120,6 +120,13 @@ struct ctld {
 	atomic_uint ctl_clients;
 };
 
+/* floodctld's own counters are bumped from several of its threads: one
+ * atomic add each (writers' counters stay plain: one thread per slot). */
+static inline void ctld_count(struct ctld *d, enum fg_counter c)
+{
+	__atomic_fetch_add(&d->st->ctr[c], 1, __ATOMIC_RELAXED);
+}
+
 /* main.c */
 void ctld_settings_from(struct ctld_settings *s, const struct fg_config *cfg);
 uint64_t ctld_now_ns(void);

@@ -111,7 +111,7 @@ static void serve_one(struct ctld *d, int fd)
 		reply(fd, "400 Bad Request", "text/plain", "bad request\n", 12);
 		return;
 	}
-	fg_stats_inc(d->st, FG_CTR_HTTP_REQUESTS);
+	ctld_count(d, FG_CTR_HTTP_REQUESTS);
 	path[strcspn(path, "?")] = '\0';
 	if (strcmp(method, "GET") != 0) {
 		reply(fd, "405 Method Not Allowed", "text/plain", "GET only\n", 9);

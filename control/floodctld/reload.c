@@ -151,7 +151,7 @@ int ctld_reload(struct ctld *d, const char *path, bool json, struct fg_sbuf *out
 		snprintf(file, sizeof(file), "<default>");
 	if (!cfg) {
 		fg_config_errors_log(&errs);
-		fg_stats_inc(d->st, FG_CTR_CONFIG_RELOAD_FAILURES);
+		ctld_count(d, FG_CTR_CONFIG_RELOAD_FAILURES);
 		FG_LOG_ERR(CTLD, "reload of %s refused (%u errors); running configuration kept", file,
 			   errs.total);
 		refused(file, &errs, json, out);
@@ -174,7 +174,7 @@ int ctld_reload(struct ctld *d, const char *path, bool json, struct fg_sbuf *out
 	pthread_mutex_unlock(&d->lock);
 	fg_history_set_policy(fg_region_history(d->r), set.full_policy, set.alarm_load_pct);
 	add_peer_names(d, cfg);
-	fg_stats_inc(d->st, FG_CTR_CONFIG_RELOADS);
+	ctld_count(d, FG_CTR_CONFIG_RELOADS);
 	FG_LOG_NOTICE(CTLD, "reloaded %s: %u changes applied, %u need a restart", file, na, nr);
 	applied(file, app, na, rst, nr, &errs, json, out);
 	/* nothing holds the old config: every thread copies what it needs */

@@ -73,7 +73,7 @@ static void reap(struct ctld *d)
 	fg_region_owner_heartbeat(d->r);
 	pthread_mutex_lock(&d->lock);
 	if (freed)
-		fg_stats_add(d->st, FG_CTR_WRITERS_REAPED, freed);
+		__atomic_fetch_add(&d->st->ctr[FG_CTR_WRITERS_REAPED], freed, __ATOMIC_RELAXED);
 	if (dead)
 		d->transient_dirty = true;
 	clear = d->transient_dirty && fg_region_live_writers(d->r) == 0;

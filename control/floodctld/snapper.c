@@ -76,11 +76,11 @@ static int take(struct ctld *d, struct fg_snap_info *info, double *seconds)
 			       info);
 	*seconds = (double)(ctld_now_ns() - t0) / 1e9;
 	if (rc < 0) {
-		fg_stats_inc(d->st, FG_CTR_SNAPSHOT_FAILURES);
+		ctld_count(d, FG_CTR_SNAPSHOT_FAILURES);
 		return rc;
 	}
 	d->snap_next_seq++;
-	fg_stats_inc(d->st, FG_CTR_SNAPSHOTS);
+	ctld_count(d, FG_CTR_SNAPSHOTS);
 	FG_LOG_INFO(CTLD, "snapshot %llu: %llu entries, covers journal %llu:%llu, %.2f s",
 		    (unsigned long long)info->seq, (unsigned long long)info->entries,
 		    (unsigned long long)pos.segment, (unsigned long long)pos.offset, *seconds);
@@ -95,11 +95,14 @@ static int take(struct ctld *d, struct fg_snap_info *info, double *seconds)
 void *ctld_snap_main(void *arg)
 {
 	struct ctld *d = arg;
-	uint64_t next;
+	uint64_t last = ctld_now_ns();	/* the interval counts from the last snapshot */
 
 	pthread_mutex_lock(&d->lock);
-	next = d->snap_now ? 0 : ctld_now_ns() + (uint64_t)d->set.snapshot_interval * 1000000000ull;
+	if (d->snap_now)
+		last = 0;
 	while (!atomic_load(&d->stop)) {
+		/* recomputed each time: a reload may have changed the interval */
+		uint64_t next = last ? last + (uint64_t)d->set.snapshot_interval * 1000000000ull : 0;
 		uint64_t now = ctld_now_ns(), want = d->snap_requested;
 		struct fg_snap_info info;
 		double secs = 0;
@@ -118,7 +121,7 @@ void *ctld_snap_main(void *arg)
 			d->snap_seconds = secs;
 		}
 		d->snap_done = want;
-		next = ctld_now_ns() + (uint64_t)d->set.snapshot_interval * 1000000000ull;
+		last = ctld_now_ns();
 		pthread_cond_broadcast(&d->cond);
 	}
 	pthread_mutex_unlock(&d->lock);

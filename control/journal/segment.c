@@ -53,6 +53,7 @@ struct fg_journal {
 	bool dirty[FG_REGION_MAX_WRITERS];	/* copied since the last commit */
 	uint64_t gen[FG_REGION_MAX_WRITERS];	/* the claim the cursor belongs to */
 	uint64_t copied[FG_REGION_MAX_WRITERS];	/* read-ahead cursor */
+	bool failed;			/* a write failed since the last commit */
 };
 
 static uint64_t now_ns(void)
@@ -165,6 +166,8 @@ static int flush(struct fg_journal *j)
 	size_t done = 0;
 	int rc = 0;
 
+	if (j->fd < 0)
+		return -EIO;	/* abandoned; the next commit starts a segment */
 	while (done < j->buf_len) {
 		ssize_t w = write(j->fd, j->buf + done, j->buf_len - done);
 
@@ -183,11 +186,30 @@ static int flush(struct fg_journal *j)
 		fg_stats_add(j->st, FG_CTR_JOURNAL_BYTES, done);
 	}
 	if (rc < 0) {
+		j->failed = true;
 		fg_stats_inc(j->st, FG_CTR_JOURNAL_ERRORS);
-		FG_LOG_ERR(COMP, "write to segment %llu failed: %s (records kept, retrying)",
+		FG_LOG_ERR(COMP, "write to segment %llu failed: %s (records kept in their rings)",
 			   (unsigned long long)j->segment, strerror(-rc));
 	}
 	return rc;
+}
+
+/* Nothing of this segment since its last commit is trusted any more:
+ * forget what was copied (it is still in the rings) and close it. */
+static void abandon(struct fg_journal *j, int why)
+{
+	FG_LOG_ERR(COMP, "segment %llu abandoned after %s: its unreleased records go again to a new segment",
+		   (unsigned long long)j->segment, strerror(-why));
+	if (j->fd >= 0)
+		close(j->fd);
+	j->fd = -1;
+	j->buf_len = 0;
+	j->uncommitted = 0;
+	j->failed = false;
+	for (unsigned i = 0; i < FG_REGION_MAX_WRITERS; i++) {
+		j->dirty[i] = false;
+		j->gen[i] = UINT64_MAX;		/* the next drain restarts at the tail */
+	}
 }
 
 /* Copy up to `max` records of one slot into blocks. */
@@ -244,20 +266,36 @@ int64_t fg_journal_drain(struct fg_journal *j, struct fg_region *r, unsigned max
 	return total;
 }
 
+static int sync_segment(struct fg_journal *j)
+{
+	int rc = j->p.sync_fn ? j->p.sync_fn(j->fd) : fdatasync(j->fd);
+
+	if (rc == 0)
+		return 0;
+	rc = -errno;
+	fg_stats_inc(j->st, FG_CTR_JOURNAL_ERRORS);
+	FG_LOG_ERR(COMP, "fdatasync of segment %llu failed: %s", (unsigned long long)j->segment,
+		   strerror(-rc));
+	return rc;
+}
+
 int fg_journal_commit(struct fg_journal *j, struct fg_region *r)
 {
 	unsigned slots = FG_MIN(fg_region_nslots(r), FG_REGION_MAX_WRITERS);
-	int rc = flush(j);
+	int rc = 0;
 
-	if (rc < 0)
+	if (j->fd < 0 && (rc = segment_create(j, j->segment + 1)) < 0)
 		return rc;
-	if (j->durable_segment == j->segment && j->durable == j->written && !j->uncommitted)
+	rc = flush(j);
+	if (rc == 0 && j->failed)
+		rc = -EIO;
+	if (rc == 0 && j->durable_segment == j->segment && j->durable == j->written &&
+	    !j->uncommitted)
 		return 0;
-	if (!j->p.skip_commit_fsync && fdatasync(j->fd) < 0) {
-		rc = -errno;
-		fg_stats_inc(j->st, FG_CTR_JOURNAL_ERRORS);
-		FG_LOG_ERR(COMP, "fdatasync of segment %llu failed: %s",
-			   (unsigned long long)j->segment, strerror(-rc));
+	if (rc == 0 && !j->p.skip_commit_fsync)
+		rc = sync_segment(j);
+	if (rc < 0) {
+		abandon(j, rc);
 		return rc;
 	}
 	j->durable_segment = j->segment;

@@ -58,9 +58,14 @@ static void set_aside(const char *path, const char *what, const char *why)
 			   what, path, why, strerror(-rc));
 }
 
-/* A snapshot in a new region, checked; NULL (and set aside) if unsound. */
+/*
+ * A snapshot in a new region, checked. NULL with *err: -EINVAL the snapshot
+ * is unsound (set aside: try the previous one); anything else is a failure
+ * of this machine (no memory for the region), not of the snapshot, and
+ * must stop the restore rather than fall back to an older history.
+ */
 static struct fg_region *try_snapshot(const struct fg_restore_params *p, uint64_t seq,
-				      struct fg_snap_info *info)
+				      struct fg_snap_info *info, int *err)
 {
 	char path[PATH_MAX], why[256];
 	struct fg_region_params rp = p->region;
@@ -72,10 +77,14 @@ static struct fg_region *try_snapshot(const struct fg_restore_params *p, uint64_
 	size_t len;
 	void *mem;
 
+	*err = -EINVAL;
 	if (fg_snapshot_path(p->data_dir, seq, path, sizeof(path)) < 0)
 		return NULL;
-	if (fg_snapshot_open(path, &f, why, sizeof(why)) < 0) {
-		set_aside(path, "snapshot", why);
+	if ((*err = fg_snapshot_open(path, &f, why, sizeof(why))) < 0) {
+		if (*err == -EINVAL)
+			set_aside(path, "snapshot", why);
+		else
+			FG_LOG_ERR(COMP, "cannot read %s: %s", path, why);
 		return NULL;
 	}
 	rp.history_size = f.img_len;
@@ -83,6 +92,7 @@ static struct fg_region *try_snapshot(const struct fg_restore_params *p, uint64_
 	r = fg_region_create(p->shm_path, &rp, why, sizeof(why));
 	if (!r) {
 		FG_LOG_ERR(COMP, "cannot create the region: %s", why);
+		*err = -ENOMEM;
 		goto out_close;
 	}
 	mem = fg_region_history_mem(r, &len);
@@ -97,10 +107,12 @@ static struct fg_region *try_snapshot(const struct fg_restore_params *p, uint64_
 		r = NULL;
 		set_aside(path, "snapshot",
 			  h ? "its seed check does not match its table" : fg_history_error_str(herr));
+		*err = -EINVAL;
 		goto out_close;
 	}
 	fg_region_set_history(r, h);
 	*info = f.info;
+	*err = 0;
 out_close:
 	fg_snapshot_close(&f);
 	return r;
@@ -134,15 +146,21 @@ static bool journal_seed(const char *dir, const uint64_t *segs, size_t n,
 	return false;
 }
 
+/* Records are inserted REPLAY_AHEAD behind the one read, whose buckets are
+ * prefetched meanwhile: at 100 M entries every insert misses the cache,
+ * and overlapping those misses is most of what replay speed is. */
+#define REPLAY_AHEAD 8
+
 struct replay {
 	struct fg_history *h;
 	fg_time_t now;
 	struct fg_restore_result *res;
+	struct fg_jrec win[REPLAY_AHEAD];	/* read and prefetched, not yet inserted */
+	unsigned head, n;
 };
 
-static int replay_rec(void *arg, const struct fg_jrec *r)
+static void replay_insert(struct replay *rp, const struct fg_jrec *r)
 {
-	struct replay *rp = arg;
 	struct fg_history_key k = { .lo = r->key_lo, .hi = r->key_hi };
 	int rc = fg_history_insert_final(rp->h, &k, (enum fg_history_state)r->state,
 					 r->first_seen + r->date_off, r->first_seen, rp->now, NULL);
@@ -156,7 +174,31 @@ static int replay_rec(void *arg, const struct fg_jrec *r)
 		rp->res->table_full++;
 	else
 		rp->res->out_of_range++;
+}
+
+static int replay_rec(void *arg, const struct fg_jrec *r)
+{
+	struct replay *rp = arg;
+	struct fg_history_key k = { .lo = r->key_lo, .hi = r->key_hi };
+
+	fg_history_prefetch(rp->h, &k);
+	if (rp->n == REPLAY_AHEAD) {
+		replay_insert(rp, &rp->win[rp->head]);
+		rp->win[rp->head] = *r;
+		rp->head = (rp->head + 1) % REPLAY_AHEAD;
+	} else {
+		rp->win[(rp->head + rp->n) % REPLAY_AHEAD] = *r;
+		rp->n++;
+	}
 	return 0;
+}
+
+static void replay_flush(struct replay *rp)
+{
+	for (; rp->n; rp->n--) {
+		replay_insert(rp, &rp->win[rp->head]);
+		rp->head = (rp->head + 1) % REPLAY_AHEAD;
+	}
 }
 
 /* The newest segment ended torn: cut the garbage so that it reads clean
@@ -263,22 +305,25 @@ static struct fg_region *fresh_region(const struct fg_restore_params *p, const u
 	return r;
 }
 
-/* The snapshot to start from, newest first; NULL if none is sound. */
+/* The snapshot to start from, newest first; NULL if none is sound (*err
+ * 0) or if the restore must stop (*err < 0). */
 static struct fg_region *from_snapshots(const struct fg_restore_params *p,
-					struct fg_restore_result *res)
+					struct fg_restore_result *res, int *err)
 {
 	uint64_t *seqs = NULL;
 	size_t n = 0;
 	struct fg_region *r = NULL;
 
+	*err = 0;
 	fg_snapshot_list(p->data_dir, &seqs, &n);
 	for (size_t i = n; i-- > 0 && !r;) {
-		r = try_snapshot(p, seqs[i], &res->snapshot);
-		if (!r) {
-			res->snapshots_set_aside++;
-			if (i > 0)
-				FG_LOG_ERR(COMP, "falling back to the previous snapshot");
-		}
+		r = try_snapshot(p, seqs[i], &res->snapshot, err);
+		if (r || *err != -EINVAL)
+			break;
+		*err = 0;
+		res->snapshots_set_aside++;
+		if (i > 0)
+			FG_LOG_ERR(COMP, "falling back to the previous snapshot");
 	}
 	free(seqs);
 	return r;
@@ -319,6 +364,7 @@ static void replay_journal(const struct fg_restore_params *p, struct fg_region *
 		}
 		replay_segment(p, &rp, segs[i], from, i == n - 1, &chk);
 	}
+	replay_flush(&rp);
 }
 
 static void replay_sources(const struct fg_restore_params *p, struct fg_region *r,
@@ -354,14 +400,20 @@ static void log_result(const struct fg_restore_params *p, struct fg_region *r,
 	if (res->table_full)
 		FG_LOG_ERR(COMP, "the table was full: %llu journal records could not be replayed",
 			   (unsigned long long)res->table_full);
+	if (res->from == FG_RESTORE_EMPTY) {
+		FG_LOG_NOTICE(COMP, "started an empty history of %llu slots; %.2f s",
+			      (unsigned long long)hs.slots, res->seconds);
+		return;
+	}
 	FG_LOG_NOTICE(COMP, "restored from %s%s: %llu entries; journal: %llu segments, %llu records, "
-		      "%llu inserted, %llu already present, %llu out of range; %.2f s",
+		      "%llu inserted, %llu already present, %llu out of range; %.2f s "
+		      "(table %.2f s, journal %.2f s)",
 		      fg_restore_from_name(res->from),
 		      res->snapshots_set_aside ? " (after setting bad snapshots aside)" : "",
 		      (unsigned long long)hs.entries, (unsigned long long)res->segments,
 		      (unsigned long long)res->records, (unsigned long long)res->inserted,
 		      (unsigned long long)res->duplicates, (unsigned long long)res->out_of_range,
-		      res->seconds);
+		      res->seconds, res->table_seconds, res->journal_seconds);
 }
 
 struct fg_region *fg_restore(const struct fg_restore_params *p, struct fg_restore_result *res,
@@ -372,13 +424,18 @@ struct fg_region *fg_restore(const struct fg_restore_params *p, struct fg_restor
 	uint64_t *segs = NULL;
 	size_t nsegs = 0;
 	struct fg_region *r;
+	int err;
 
 	memset(res, 0, sizeof(*res));
 	remove_temps(p->data_dir);
 	fg_journal_list(p->data_dir, &segs, &nsegs);
-	r = from_snapshots(p, res);
+	r = from_snapshots(p, res, &err);
 	if (r) {
 		res->from = FG_RESTORE_SNAPSHOT;
+	} else if (err < 0) {
+		snprintf(why, whylen, "a snapshot could not be restored (%s); not falling back to an older history",
+			 strerror(-err));
+		goto out_free;
 	} else if (journal_seed(p->data_dir, segs, nsegs, seed)) {
 		res->from = FG_RESTORE_JOURNAL;
 		if (res->snapshots_set_aside)
@@ -395,8 +452,10 @@ struct fg_region *fg_restore(const struct fg_restore_params *p, struct fg_restor
 		snprintf(why, whylen, "could not build a region at %s (see the log)", p->shm_path);
 		goto out_free;
 	}
+	res->table_seconds = now_s() - t0;
 	if (res->from != FG_RESTORE_EMPTY)
 		replay_journal(p, r, res, segs, nsegs);
+	res->journal_seconds = now_s() - t0 - res->table_seconds;
 	replay_sources(p, r, res);
 	res->seconds = now_s() - t0;
 	log_result(p, r, res);

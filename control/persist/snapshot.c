@@ -122,7 +122,11 @@ static int fill_file(int fd, struct fg_history *h, struct fg_snap_info *info)
 
 	if (ftruncate(fd, (off_t)total) < 0)
 		return -errno;
-	map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	/* blocks allocated in one go (no ENOSPC halfway through the copy)
+	 * and pages mapped up front rather than faulted in one by one */
+	if (fallocate(fd, 0, 0, (off_t)total) < 0 && errno != EOPNOTSUPP)
+		return -errno;
+	map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
 	if (map == MAP_FAILED)
 		return -errno;
 	rc = fg_history_image_copy(h, map + FG_SNAP_HEADER, info->image_size);
@@ -199,7 +203,9 @@ int fg_snapshot_open(const char *path, struct fg_snap_file *f, char *why, size_t
 		goto out_close;
 	}
 	f->len = (size_t)st.st_size;
-	f->map = mmap(NULL, f->len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, f->fd, 0);
+	/* shared and read-only: MAP_POPULATE maps the cached pages up front
+	 * (it does not for a private mapping), sparing a fault per page */
+	f->map = mmap(NULL, f->len, PROT_READ, MAP_SHARED | MAP_POPULATE, f->fd, 0);
 	if (f->map == MAP_FAILED) {
 		rc = -errno;
 		f->map = NULL;

@@ -48,8 +48,9 @@
  *
  * SLOT (slot_size bytes, a multiple of 4096):
  *
- *   0     128   control (struct fg_rslot): state, owner pid and start,
- *               heartbeat, generation, clock-suspect flag, name
+ *   0     128   control (struct fg_rslot): state and owner pid (one
+ *               word), owner start time, heartbeat, generation,
+ *               clock-suspect flag, name
  *   128   64    journal ring head (producer's line)
  *   192   64    journal ring tail: records durable (consumer's line)
  *   256   64    verdict-log ring head
@@ -123,9 +124,10 @@ _Static_assert(__builtin_offsetof(struct fg_rhdr, slots_off) == 136, "layout");
 _Static_assert(__builtin_offsetof(struct fg_rhdr, n_peers) == 176, "layout");
 _Static_assert(__builtin_offsetof(struct fg_rhdr, writers) == 184, "layout");
 
+/* The slot's state and its owner's pid in one word, so that a claim
+ * names its owner in the same atomic step that takes the slot. */
 struct fg_rslot {
-	_Atomic uint32_t state;
-	_Atomic int32_t pid;
+	_Atomic uint64_t owner;		/* state | pid << 32 */
 	_Atomic uint64_t start;
 	_Atomic uint64_t heartbeat;
 	_Atomic uint64_t generation;
@@ -179,6 +181,21 @@ struct fg_region_writer {
 	uint64_t tail_seen[FG_RING__COUNT];
 	uint32_t reserved[FG_RING__COUNT];
 };
+
+static inline uint64_t fg_rowner(uint32_t state, int32_t pid)
+{
+	return (uint64_t)state | (uint64_t)(uint32_t)pid << 32;
+}
+
+static inline uint32_t fg_rowner_state(uint64_t owner)
+{
+	return (uint32_t)owner;
+}
+
+static inline int32_t fg_rowner_pid(uint64_t owner)
+{
+	return (int32_t)(uint32_t)(owner >> 32);
+}
 
 static inline struct fg_rslot_lines *fg_rslot_at(const struct fg_region *r, unsigned i)
 {

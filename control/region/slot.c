@@ -17,6 +17,7 @@
  * OFFERED and ACCEPTING entries (history.h: not safe while writers run).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,18 +97,21 @@ struct fg_region_writer *fg_region_claim(struct fg_region *r, const char *name, 
 	rc = -EBUSY;
 	for (unsigned i = 0; i < r->hdr->n_slots; i++) {
 		struct fg_rslot *c = &fg_rslot_at(r, i)->ctl;
-		uint32_t want = FG_SLOT_FREE;
+		uint64_t want = fg_rowner(FG_SLOT_FREE, 0);
+		uint64_t mine = fg_rowner(FG_SLOT_CLAIMING, (int32_t)getpid());
 
-		if (!atomic_compare_exchange_strong(&c->state, &want, FG_SLOT_CLAIMING))
+		if (!atomic_compare_exchange_strong(&c->owner, &want, mine))
 			continue;
-		atomic_store(&c->pid, (int32_t)getpid());
 		atomic_store(&c->start, fg_region_proc_start(getpid()));
 		atomic_store(&c->heartbeat, fg_rnow_ns());
 		atomic_store(&c->clock_suspect, 0);
 		atomic_fetch_add(&c->generation, 1);
 		memset(c->name, 0, sizeof(c->name));
 		memcpy(c->name, name, nl);
-		atomic_store_explicit(&c->state, FG_SLOT_LIVE, memory_order_release);
+		/* a CAS, not a store: nothing may have changed a live claimer's slot */
+		FG_ASSERT(atomic_compare_exchange_strong_explicit(
+			&c->owner, &mine, fg_rowner(FG_SLOT_LIVE, (int32_t)getpid()),
+			memory_order_release, memory_order_relaxed));
 		w->r = r;
 		w->idx = i;
 		*err = 0;
@@ -124,8 +128,8 @@ void fg_region_release(struct fg_region_writer *w)
 {
 	if (!w)
 		return;
-	atomic_store_explicit(&fg_rslot_at(w->r, w->idx)->ctl.state, FG_SLOT_RELEASED,
-			      memory_order_release);
+	atomic_store_explicit(&fg_rslot_at(w->r, w->idx)->ctl.owner,
+			      fg_rowner(FG_SLOT_RELEASED, (int32_t)getpid()), memory_order_release);
 	free(w);
 }
 
@@ -218,7 +222,7 @@ unsigned fg_region_ring_peek(const struct fg_region *r, unsigned slot,
 			     unsigned max)
 {
 	struct fg_rslot_lines *s = fg_rslot_at(r, slot);
-	uint32_t st = atomic_load_explicit(&s->ctl.state, memory_order_acquire);
+	uint32_t st = fg_rowner_state(atomic_load_explicit(&s->ctl.owner, memory_order_acquire));
 	uint64_t cap = fg_region_ring_capacity(r, which);
 	uint64_t tail, head, n, contiguous;
 
@@ -258,14 +262,15 @@ int fg_region_slot_info(const struct fg_region *r, unsigned slot,
 			struct fg_region_slot_info *out)
 {
 	struct fg_rslot_lines *s;
-	uint64_t hb, now;
+	uint64_t owner, hb, now;
 
 	if (slot >= r->hdr->n_slots)
 		return -EINVAL;
 	s = fg_rslot_at(r, slot);
 	memset(out, 0, sizeof(*out));
-	out->state = atomic_load(&s->ctl.state);
-	out->pid = atomic_load(&s->ctl.pid);
+	owner = atomic_load(&s->ctl.owner);
+	out->state = fg_rowner_state(owner);
+	out->pid = fg_rowner_pid(owner);
 	memcpy(out->name, s->ctl.name, sizeof(out->name));
 	out->name[sizeof(out->name) - 1] = '\0';
 	out->generation = atomic_load(&s->ctl.generation);
@@ -286,6 +291,22 @@ unsigned fg_region_live_writers(const struct fg_region *r)
 }
 
 /* ---- reaping ---- */
+
+/*
+ * Counters are plain increments by their writer, read while they are
+ * being written (stats.h): a sum may be a few increments old, never torn.
+ * ThreadSanitizer is told that these reads are racy by design, so that
+ * its reports stay about real races (the rings, the slot states).
+ */
+#if defined(__SANITIZE_THREAD__)
+void AnnotateIgnoreReadsBegin(const char *file, int line);
+void AnnotateIgnoreReadsEnd(const char *file, int line);
+#define COUNTER_READS_BEGIN() AnnotateIgnoreReadsBegin(__FILE__, __LINE__)
+#define COUNTER_READS_END() AnnotateIgnoreReadsEnd(__FILE__, __LINE__)
+#else
+#define COUNTER_READS_BEGIN() ((void)0)
+#define COUNTER_READS_END() ((void)0)
+#endif
 
 static void add_u64s(uint64_t *into, const uint64_t *from, size_t n)
 {
@@ -316,13 +337,24 @@ static void free_slot(struct fg_region *r, unsigned i)
 	atomic_store(&s->jcons.tail, 0);
 	atomic_store(&s->vprod.head, 0);
 	atomic_store(&s->vcons.tail, 0);
-	atomic_store(&s->ctl.pid, 0);
 	atomic_store(&s->ctl.start, 0);
 	atomic_store(&s->ctl.heartbeat, 0);
 	atomic_store(&s->ctl.clock_suspect, 0);
-	atomic_store_explicit(&s->ctl.state, FG_SLOT_FREE, memory_order_release);
+	atomic_store_explicit(&s->ctl.owner, fg_rowner(FG_SLOT_FREE, 0), memory_order_release);
 	pthread_mutex_unlock(&r->sum_lock);
 	atomic_fetch_sub(&r->hdr->writers, 1);
+}
+
+/* Is the owner of this slot word still running? A claim in progress
+ * has no start time yet: its pid alone answers (the window is a few
+ * instructions, far too short for the pid to be reused). */
+static bool owner_alive(const struct fg_rslot *c, uint64_t o)
+{
+	pid_t pid = fg_rowner_pid(o);
+
+	if (fg_rowner_state(o) == FG_SLOT_CLAIMING)
+		return kill(pid, 0) == 0 || errno == EPERM;
+	return fg_region_proc_alive(pid, atomic_load(&c->start));
 }
 
 unsigned fg_region_reap(struct fg_region *r, unsigned *dead)
@@ -331,14 +363,15 @@ unsigned fg_region_reap(struct fg_region *r, unsigned *dead)
 
 	for (unsigned i = 0; i < r->hdr->n_slots; i++) {
 		struct fg_rslot_lines *s = fg_rslot_at(r, i);
-		uint32_t st = atomic_load_explicit(&s->ctl.state, memory_order_acquire);
+		uint64_t o = atomic_load_explicit(&s->ctl.owner, memory_order_acquire);
+		uint32_t st = fg_rowner_state(o);
 
-		if ((st == FG_SLOT_LIVE || st == FG_SLOT_CLAIMING) &&
-		    !fg_region_proc_alive(atomic_load(&s->ctl.pid), atomic_load(&s->ctl.start))) {
-			if (!atomic_compare_exchange_strong(&s->ctl.state, &st, FG_SLOT_DEAD))
+		if ((st == FG_SLOT_LIVE || st == FG_SLOT_CLAIMING) && !owner_alive(&s->ctl, o)) {
+			if (!atomic_compare_exchange_strong(&s->ctl.owner, &o,
+							    fg_rowner(FG_SLOT_DEAD, fg_rowner_pid(o))))
 				continue;
 			FG_LOG_WARN(COMP, "writer '%.*s' (slot %u, pid %d) died; draining its journal ring",
-				    FG_REGION_NAME_MAX, s->ctl.name, i, (int)atomic_load(&s->ctl.pid));
+				    FG_REGION_NAME_MAX, s->ctl.name, i, (int)fg_rowner_pid(o));
 			st = FG_SLOT_DEAD;
 		}
 		if (st != FG_SLOT_DEAD && st != FG_SLOT_RELEASED)
@@ -358,15 +391,17 @@ void fg_region_sum(struct fg_region *r, struct fg_region_wstats *out)
 {
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&r->sum_lock);
+	COUNTER_READS_BEGIN();
 	wstats_add(out, (const struct fg_region_wstats *)(r->base + r->hdr->retired_off));
 	for (unsigned i = 0; i < r->hdr->n_slots; i++) {
-		uint32_t st = atomic_load(&fg_rslot_at(r, i)->ctl.state);
+		uint32_t st = fg_rowner_state(atomic_load(&fg_rslot_at(r, i)->ctl.owner));
 
 		if (st != FG_SLOT_FREE)
 			wstats_add(out, fg_rslot_stats(r, i));
 	}
 	add_u64s((uint64_t *)&out->total, (const uint64_t *)fg_region_ctld_stats(r),
 		 sizeof(struct fg_stats) / sizeof(uint64_t));
+	COUNTER_READS_END();
 	pthread_mutex_unlock(&r->sum_lock);
 }
 

@@ -5,6 +5,7 @@
  *   main.c    options, the history region, threads, signals, counters out
  *   worker.c  one thread: epoll loop, listeners, one engine and its sink
  *   conn.c    one connection: receive chunks, the engine's transport ops
+ *   ctlink.c  --floodctld: floodctld's region, a writer slot per thread
  *
  * Threads share nothing but the configuration (read-only) and the history
  * table; each has its own SO_REUSEPORT listeners, so the kernel spreads
@@ -18,6 +19,7 @@
 
 #include "floodgate/config.h"
 #include "floodgate/history.h"
+#include "floodgate/region.h"
 #include "floodgate/session.h"
 #include "floodgate/sink.h"
 
@@ -39,6 +41,7 @@ struct host_opts {
 	const char *stats_file;
 	unsigned max_sessions;
 	uint64_t history_capacity;	/* 0: the config's */
+	bool floodctld;			/* use floodctld's region */
 	int log_level;
 };
 
@@ -92,6 +95,11 @@ struct host_worker {
 	unsigned n_conns;
 	int stop;			/* set by main (atomic) */
 	int rc;
+	/* --floodctld (ctlink.c) */
+	struct fg_region_writer *slot;
+	struct fg_engine_hooks hooks;
+	int peer_map[FG_CONFIG_MAX_PEERS];	/* config peer -> region peer, -1 */
+	uint64_t next_publish;
 };
 
 /* conn.c */
@@ -103,6 +111,13 @@ void host_conn_error(struct host_conn *c);
 void host_conn_work(struct host_conn *c);
 void host_conn_linger_check(struct host_conn *c, uint64_t now_ns);
 void host_conn_force_close(struct host_conn *c);
+
+/* ctlink.c */
+int host_ctl_attach(const struct fg_config *cfg, struct fg_region **out);
+int host_ctl_worker(struct host_worker *w, struct fg_region *region,
+		    struct fg_engine_hooks *hooks);
+void host_ctl_publish(struct host_worker *w, uint64_t now_ns);
+void host_ctl_worker_done(struct host_worker *w);
 
 /* worker.c */
 int host_worker_init(struct host_worker *w);

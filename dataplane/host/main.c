@@ -39,6 +39,9 @@ static void usage(FILE *f)
 		"      --shm PATH          keep the history table in this file (mmap), reused\n"
 		"                          across restarts; default: private memory\n"
 		"      --history-capacity N  entries (default: the config's [history] capacity)\n"
+		"      --floodctld         use floodctld's region (config [history] shm-path): its\n"
+		"                          history, a writer slot per thread for the journal, the\n"
+		"                          verdict log and the counters (docs/operations.md)\n"
 		"      --sink memory|null  where accepted articles go (default memory)\n"
 		"      --sink-delay-ms N   memory sink: completion delay\n"
 		"      --sink-fail-every N memory sink: fail every N-th commit\n"
@@ -51,7 +54,7 @@ static void usage(FILE *f)
 }
 
 enum { O_SHM = 256, O_HCAP, O_SINK, O_DELAY, O_FAIL_EVERY, O_FAIL_MATCH, O_HOLD,
-       O_MAX_SESS, O_STATS, O_LOG };
+       O_MAX_SESS, O_STATS, O_LOG, O_FLOODCTLD };
 
 static const struct option long_opts[] = {
 	{ "config", required_argument, NULL, 'c' },
@@ -59,6 +62,7 @@ static const struct option long_opts[] = {
 	{ "threads", required_argument, NULL, 't' },
 	{ "shm", required_argument, NULL, O_SHM },
 	{ "history-capacity", required_argument, NULL, O_HCAP },
+	{ "floodctld", no_argument, NULL, O_FLOODCTLD },
 	{ "sink", required_argument, NULL, O_SINK },
 	{ "sink-delay-ms", required_argument, NULL, O_DELAY },
 	{ "sink-fail-every", required_argument, NULL, O_FAIL_EVERY },
@@ -106,6 +110,9 @@ static int parse_one(struct host_opts *o, int opt, const char *arg)
 		return 0;
 	case O_HCAP:
 		return parse_uint(arg, &o->history_capacity);
+	case O_FLOODCTLD:
+		o->floodctld = true;
+		return 0;
 	case O_SINK:
 		if (strcmp(arg, "memory") == 0)
 			o->sink = HOST_SINK_MEMORY;
@@ -187,6 +194,7 @@ struct region {
 	size_t len;
 	bool mapped;
 	struct fg_history *h;
+	struct fg_region *ctl;		/* --floodctld: floodctld's region */
 };
 
 static int history_open(struct region *r, const struct host_opts *o, const struct fg_config *cfg)
@@ -196,6 +204,11 @@ static int history_open(struct region *r, const struct host_opts *o, const struc
 	struct stat st;
 	int fd, rc;
 
+	if (o->floodctld) {
+		rc = host_ctl_attach(cfg, &r->ctl);
+		r->h = rc == 0 ? fg_region_history(r->ctl) : NULL;
+		return rc;
+	}
 	hp.capacity = o->history_capacity ? o->history_capacity : cfg->history_capacity;
 	hp.side_capacity = 65536;
 	hp.full_policy = cfg->full_policy;
@@ -242,6 +255,10 @@ static int history_open(struct region *r, const struct host_opts *o, const struc
 
 static void history_close(struct region *r)
 {
+	if (r->ctl) {
+		fg_region_close(r->ctl);	/* it owns the table's handle */
+		return;
+	}
 	if (r->h)
 		fg_history_detach(r->h);
 	if (r->mapped)
@@ -344,9 +361,11 @@ static void dump_stats(const struct host_opts *o, struct host_worker *ws, unsign
 /* ------------------------------------------------------------ workers */
 
 static int worker_setup(struct host_worker *w, unsigned i, const struct host_opts *o,
-			const struct fg_config *cfg, struct fg_history *h)
+			const struct fg_config *cfg, struct region *r)
 {
 	struct fg_engine_params ep = { 0 };
+	struct fg_history *h = r->h;
+	int rc;
 
 	w->index = i;
 	w->o = o;
@@ -364,6 +383,9 @@ static int worker_setup(struct host_worker *w, unsigned i, const struct host_opt
 	}
 	if (!w->stats || !w->peer_stats || !w->sink)
 		return -ENOMEM;
+	if (r->ctl && (rc = host_ctl_worker(w, r->ctl, &w->hooks)) < 0)
+		return rc;
+	ep.hooks = r->ctl ? &w->hooks : NULL;
 	ep.cfg = cfg;
 	ep.history = h;
 	ep.sink_ops = w->sink_ops;
@@ -380,6 +402,7 @@ static int worker_setup(struct host_worker *w, unsigned i, const struct host_opt
 
 static void worker_teardown(struct host_worker *w)
 {
+	host_ctl_worker_done(w);
 	host_worker_fini(w);
 	fg_engine_destroy(w->e);
 	if (w->sink_ops == &fg_sink_null_ops)
@@ -448,7 +471,7 @@ int main(int argc, char **argv)
 	if (!ws || !tids)
 		goto out_workers;
 	for (unsigned i = 0; i < o.threads; i++) {
-		rc = worker_setup(&ws[i], i, &o, cfg, r.h);
+		rc = worker_setup(&ws[i], i, &o, cfg, &r);
 		if (rc != 0) {
 			FG_LOG_ERR(HOST_COMP, "worker %u: %s", i, strerror(-rc));
 			goto out_workers;

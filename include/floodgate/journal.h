@@ -134,6 +134,7 @@ struct fg_journal_params {
 	struct fg_history_key seed_check;
 	uint64_t segment_bytes;		/* rotate once a segment is larger */
 	bool skip_commit_fsync;		/* FG_TEST_SKIP_FSYNC=journal-commit (tests) */
+	int (*sync_fn)(int fd);		/* NULL: fdatasync; tests inject failures */
 };
 
 /* Start a new segment after the newest in dir (file and directory
@@ -153,8 +154,11 @@ int64_t fg_journal_drain(struct fg_journal *j, struct fg_region *r, unsigned max
 /*
  * Group commit: write what is buffered, fdatasync, then release the
  * copied records from their rings (the writers' committed counts), then
- * rotate if the segment is over its size. 0 or -errno (nothing released;
- * retried at the next commit).
+ * rotate if the segment is over its size. 0 or -errno: nothing is
+ * released, and the segment is abandoned — after a failed write or sync
+ * the kernel may already have dropped data that a later fsync would call
+ * durable — so the unreleased records are copied again, from their rings,
+ * into a new segment (created at the next commit, retried until it can be).
  */
 int fg_journal_commit(struct fg_journal *j, struct fg_region *r);
 

@@ -165,7 +165,9 @@ struct fg_restore_result {
 	uint64_t damaged[FG_RESTORE_DAMAGED_MAX];
 	unsigned n_damaged;
 	int64_t source_inserted;
-	double seconds;
+	double seconds;			/* all of it */
+	double table_seconds;		/* the snapshot (or a new table) into the region */
+	double journal_seconds;		/* the journal replay */
 };
 
 const char *fg_restore_from_name(enum fg_restore_from f);

@@ -17,10 +17,11 @@ dropped.
 """
 import json
 import os
+import re
 import subprocess
 import time
 
-from ctlkit import Ctl, check, http_get, log, passed, prom_parse, prom_value
+from ctlkit import TOP, Ctl, check, http_get, log, passed, prom_parse, prom_value, wait_for
 
 BASE = "http://127.0.0.1:9119"
 
@@ -31,21 +32,13 @@ def scrape(c):
     return body
 
 
-def wait_for(fn, what, timeout=15):
-    end = time.time() + timeout
-    while time.time() < end:
-        if fn():
-            return
-        time.sleep(0.1)
-    check(False, "timed out waiting for " + what)
-
 
 def main():
     c = Ctl("metrics")
     c.netns()
     vlog = os.path.join(c.dir, "verdict.log")
     c.config("[peer alpha]\naddress 192.0.2.1\n[peer beta]\naddress 192.0.2.2\n"
-             "[stats]\nhttp 127.0.0.1:9119\nverdict-log %s\n" % vlog)
+             "[stats]\nverdict-log %s\n" % vlog, http="127.0.0.1:9119")
     c.start(args=["--expire-interval", "3600"])
     c.run_writer("--prefix", "a", "--count", "300", "--state", "mixed", "--peer", "alpha",
                  "--injection-delay", "5", "--date-age", "10", "--vlog", name="a")
@@ -94,6 +87,17 @@ def main():
     for (name, labels), v in want.items():
         got = prom_value(m, name, **dict(labels))
         check(got == v, "%s%s = %r, want %r" % (name, dict(labels), got, v))
+    # docs/operations.md lists every metric family floodctld exports itself
+    # (counters of other modules' sections are theirs to list)
+    doc = open(os.path.join(TOP, "docs/operations.md")).read()
+    mine = ("journal_", "snapshot", "expiry_", "verdict_log_", "writers_", "control_",
+            "http_", "config_")
+    table = set(json.loads(http_get(BASE + "/stats.json")[1])["counters"])
+    for fam in re.findall(r"^# HELP (\S+) ", body, re.M):
+        stem = fam[len("floodgate_"):-len("_total")] if fam.endswith("_total") else None
+        if fam.startswith("floodgate_peer_") or (stem in table and not stem.startswith(mine)):
+            continue
+        check("`" + fam in doc, "docs/operations.md lists %s" % fam)
     check(prom_value(m, "floodgate_history_capacity") >= 200000, "capacity gauge")
     check(0 < prom_value(m, "floodgate_history_load_ratio") < 0.01, "load ratio gauge")
     check(prom_value(m, "floodgate_snapshot_age_seconds") < 60, "snapshot age gauge")

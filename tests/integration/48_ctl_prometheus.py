@@ -32,7 +32,7 @@ def query(q):
 def main():
     c = Ctl("prom")
     c.netns()
-    c.config("[stats]\nhttp 127.0.0.1:9119\n")
+    c.config(http="127.0.0.1:9119")
     c.start(args=["--expire-interval", "3600"])
     pdir = os.path.join(c.dir, "prometheus")
     os.makedirs(pdir)

@@ -115,11 +115,12 @@ class Ctl:
         self.extra = {}
         atexit.register(self.cleanup)
 
-    def config(self, text="", **sections):
-        """Write floodgate.conf: the test's private paths plus `text`."""
+    def config(self, text="", http="off"):
+        """Write floodgate.conf: the test's private paths plus `text`. The
+        stats endpoint is off unless asked for (then only inside netns())."""
         base = ("[history]\ncapacity 200000\nshm-path %s\n"
                 "[persistence]\ndata-dir %s\n"
-                "[stats]\ncontrol-socket %s\n" % (self.shm, self.data, self.sock))
+                "[stats]\ncontrol-socket %s\nhttp %s\n" % (self.shm, self.data, self.sock, http))
         with open(self.conf, "w") as f:
             f.write(base + text)
         return self.conf
@@ -158,6 +159,16 @@ class Ctl:
         self.d.send_signal(signal.SIGTERM)
         rc = self.d.wait(timeout=30)
         check(rc == 0, "floodctld stopped with %s:\n%s" % (rc, self.log()))
+        self.clean_log()
+
+    def clean_log(self):
+        """No sanitizer report and no assertion in any floodctld log (FG_BUILD
+        may point at build/asan)."""
+        for p in self.logs:
+            text = open(p).read()
+            for bad in ("runtime error:", "ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                        "assertion failed"):
+                check(bad not in text, "%s in %s" % (bad, p))
 
     def kill(self):
         self.d.send_signal(signal.SIGKILL)
@@ -292,3 +303,13 @@ def prom_parse(text):
 
 def prom_value(samples, name, **labels):
     return samples.get((name, frozenset(labels.items())))
+
+
+def wait_for(fn, what, timeout=15):
+    """Poll fn() until it is true; fail after `timeout` seconds."""
+    end = time.time() + timeout
+    while time.time() < end:
+        if fn():
+            return
+        time.sleep(0.1)
+    check(False, "timed out waiting for " + what)

@@ -98,30 +98,44 @@ static void shadow_path(char *out, size_t len, unsigned long long ino)
 	snprintf(out, len, "%s/ino.%llu", state, ino);
 }
 
-/* The directory's regular files and inode numbers become its durable entries. */
-static void record_listing(void)
+/* Call fn for every regular file directly in the watched directory. */
+static void walk(void (*fn)(void *arg, const char *name, const char *path,
+			    const struct stat *st), void *arg)
 {
-	char path[PATH_MAX + 16], tmp[PATH_MAX + 16];
 	DIR *d = opendir(watched);
 	struct dirent *e;
-	FILE *f;
 
 	if (!d)
 		die(watched);
-	snprintf(path, sizeof(path), "%s/manifest", state);
-	snprintf(tmp, sizeof(tmp), "%s/manifest.tmp", state);
-	f = fopen(tmp, "we");
-	if (!f)
-		die(tmp);
 	while ((e = readdir(d)) != NULL) {
 		char p[PATH_MAX + 256];
 		struct stat st;
 
 		snprintf(p, sizeof(p), "%s/%s", watched, e->d_name);
 		if (lstat(p, &st) == 0 && S_ISREG(st.st_mode))
-			fprintf(f, "%llu %s\n", (unsigned long long)st.st_ino, e->d_name);
+			fn(arg, e->d_name, p, &st);
 	}
 	closedir(d);
+}
+
+static void list_one(void *arg, const char *name, const char *path, const struct stat *st)
+{
+	(void)path;
+	fprintf(arg, "%llu %s\n", (unsigned long long)st->st_ino, name);
+}
+
+/* The directory's regular files and inode numbers become its durable entries. */
+static void record_listing(void)
+{
+	char path[PATH_MAX + 16], tmp[PATH_MAX + 16];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/manifest", state);
+	snprintf(tmp, sizeof(tmp), "%s/manifest.tmp", state);
+	f = fopen(tmp, "we");
+	if (!f)
+		die(tmp);
+	walk(list_one, f);
 	fclose(f);
 	if (rename(tmp, path) < 0)
 		die(path);
@@ -176,29 +190,22 @@ static void on_sync(int fd)
 	pthread_mutex_unlock(&lock);
 }
 
+static void record_one(void *arg, const char *name, const char *path, const struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	(void)arg;
+	(void)name;
+	if (fd < 0)
+		return;
+	record_file(fd, st);
+	close(fd);
+}
+
 /* Everything in the directory, now. */
 static void record_all(void)
 {
-	DIR *d = opendir(watched);
-	struct dirent *e;
-
-	if (!d)
-		die(watched);
-	while ((e = readdir(d)) != NULL) {
-		char p[PATH_MAX + 256];
-		struct stat st;
-		int fd;
-
-		snprintf(p, sizeof(p), "%s/%s", watched, e->d_name);
-		if (lstat(p, &st) < 0 || !S_ISREG(st.st_mode))
-			continue;
-		fd = open(p, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		record_file(fd, &st);
-		close(fd);
-	}
-	closedir(d);
+	walk(record_one, NULL);
 	record_listing();
 }
 
@@ -325,33 +332,37 @@ static void clear_state(void)
 		closedir(d);
 }
 
+struct unlisted {
+	const struct entry *v;
+	size_t n;
+	unsigned dropped;
+};
+
+/* A name the last directory fsync did not see never became durable. */
+static void drop_unlisted(void *arg, const char *name, const char *path, const struct stat *st)
+{
+	struct unlisted *u = arg;
+
+	(void)st;
+	if (!listed(u->v, u->n, name)) {
+		unlink(path);
+		u->dropped++;
+	}
+}
+
 static void revert(void)
 {
 	struct entry *v;
 	size_t n = read_manifest(&v);
-	unsigned dropped = 0;
-	DIR *d = opendir(watched);
-	struct dirent *e;
+	struct unlisted u = { v, n, 0 };
 
-	if (!d)
-		die(watched);
-	while ((e = readdir(d)) != NULL) {
-		char p[PATH_MAX + 256];
-		struct stat st;
-
-		snprintf(p, sizeof(p), "%s/%s", watched, e->d_name);
-		if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) && !listed(v, n, e->d_name)) {
-			unlink(p);
-			dropped++;
-		}
-	}
-	closedir(d);
+	walk(drop_unlisted, &u);
 	for (size_t i = 0; i < n; i++)
 		restore_entry(&v[i]);
 	free(v);
 	clear_state();
 	fprintf(stderr, "powerloss: %s reverted to its durable state: %zu files kept, %u dropped\n",
-		watched, n, dropped);
+		watched, n, u.dropped);
 }
 
 __attribute__((constructor)) static void powerloss_init(void)

@@ -354,6 +354,67 @@ START_TEST(test_records_leave_the_ring_only_when_durable)
 }
 END_TEST
 
+static int fails;
+
+static int failing_sync(int fd)
+{
+	if (fails > 0) {
+		fails--;
+		errno = EIO;
+		return -1;
+	}
+	return fdatasync(fd);
+}
+
+/* After a failed fdatasync nothing is released, the segment is dropped,
+ * and the records (still in their ring) reach a new segment. */
+START_TEST(test_failed_sync_abandons_the_segment)
+{
+	struct ctl_fixture fx = { 0 };
+	struct fg_region *r = fx_region(&fx, 1000, 1, 1024);
+	struct collected *c = calloc(1, sizeof(*c));
+	struct fg_journal_params jp;
+	struct fg_region_writer *w;
+	struct fg_jseg_scan sc;
+	struct fg_journal *j;
+	struct fg_jpos dur;
+	char path[512];
+	uint8_t *buf;
+	size_t len;
+	int err;
+
+	memset(&jp, 0, sizeof(jp));
+	jp.dir = fx_dir(&fx);
+	fg_region_seed(r, jp.seed);
+	fg_region_seed_check(fg_region_history(r), &jp.seed_check);
+	jp.sync_fn = failing_sync;
+	j = fg_journal_open(&jp, fg_region_ctld_stats(r), &err);
+	ck_assert_ptr_nonnull(j);
+	w = fg_region_claim(r, "w", &err);
+	append_n(w, "s", 0, 50);
+	ck_assert_int_eq(fg_journal_drain(j, r, 1000), 50);
+	fails = 1;
+	ck_assert_int_eq(fg_journal_commit(j, r), -EIO);
+	ck_assert_uint_eq(fg_region_writer_committed(w), 0);
+	ck_assert_uint_eq(fg_region_ctld_stats(r)->ctr[FG_CTR_JOURNAL_ERRORS], 1);
+	/* the records are copied again, and committed into segment 2 */
+	ck_assert_int_eq(fg_journal_drain(j, r, 1000), 50);
+	ck_assert_int_eq(fg_journal_commit(j, r), 0);
+	ck_assert_uint_eq(fg_region_writer_committed(w), 50);
+	fg_journal_position(j, NULL, &dur);
+	ck_assert_uint_eq(dur.segment, 2);
+	ck_assert_int_eq(fg_journal_segment_path(fx.dir, 2, path, sizeof(path)), 0);
+	buf = read_file(path, &len);
+	ck_assert_int_eq(fg_jseg_scan(buf, len, 0, collect, c, &sc), 0);
+	ck_assert_uint_eq(c->n, 50);
+	free(buf);
+	free(c);
+	fg_region_release(w);
+	fg_journal_close(j);
+	fx_cleanup(&fx);
+}
+END_TEST
+
 START_TEST(test_full_ring_defers_and_counts)
 {
 	struct ctl_fixture fx = { 0 };
@@ -412,6 +473,7 @@ static Suite *journal_suite(void)
 	tcase_add_test(tc, test_scan_from_a_position);
 	tcase_add_test(tc, test_rotation_and_numbering);
 	tcase_add_test(tc, test_records_leave_the_ring_only_when_durable);
+	tcase_add_test(tc, test_failed_sync_abandons_the_segment);
 	tcase_add_test(tc, test_full_ring_defers_and_counts);
 	tcase_add_test(tc, test_header_fields);
 	tcase_set_timeout(tc, 60);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_journal_mt.c — the journal's rings under concurrency (also run
- * under ThreadSanitizer): two writer threads journal 200 000 records each
+ * under ThreadSanitizer): two writer threads journal 100 000 records each
  * through small rings that fill and wrap many times, deferring whenever
  * reserve says -ENOSPC, while a consumer thread drains and group-commits
  * and another sums the counters; then every record is in the segments
@@ -25,7 +25,7 @@
 #include "fgtest.h"
 
 #define WRITERS 2
-#define PER_WRITER 200000u
+#define PER_WRITER 100000u
 
 struct ctx {
 	struct fg_region *r;

@@ -353,6 +353,32 @@ START_TEST(test_dead_writer_reaped_after_drain_and_commit)
 }
 END_TEST
 
+/* The claim names its owner in the step that takes the slot: a claim in
+ * progress (no start time yet) is never taken for a dead writer, and one
+ * whose claimer died is. */
+START_TEST(test_claim_in_progress_is_not_reaped)
+{
+	struct ctl_fixture fx = { 0 };
+	struct fg_region *r = fx_region(&fx, 1000, 2, 64);
+	struct fg_rslot *c0 = &fg_rslot_at(r, 0)->ctl, *c1 = &fg_rslot_at(r, 1)->ctl;
+	struct fg_region_slot_info si;
+	uint64_t start;
+	pid_t dead;
+
+	atomic_store(&r->hdr->writers, 2);
+	atomic_store(&c0->owner, fg_rowner(FG_SLOT_CLAIMING, getpid()));
+	dead_process(&dead, &start);
+	atomic_store(&c1->owner, fg_rowner(FG_SLOT_CLAIMING, dead));
+	ck_assert_uint_eq(fg_region_reap(r, NULL), 1);
+	ck_assert_int_eq(fg_region_slot_info(r, 0, &si), 0);
+	ck_assert_int_eq(si.state, FG_SLOT_CLAIMING);
+	ck_assert_int_eq(si.pid, getpid());
+	ck_assert_int_eq(fg_region_slot_info(r, 1, &si), 0);
+	ck_assert_int_eq(si.state, FG_SLOT_FREE);
+	fx_cleanup(&fx);
+}
+END_TEST
+
 START_TEST(test_clear_transient_only_without_writers)
 {
 	struct ctl_fixture fx = { 0 };
@@ -447,6 +473,7 @@ static Suite *region_suite(void)
 	tcase_add_test(tc, test_claim_until_busy_release_reap);
 	tcase_add_test(tc, test_ring_reserve_push_peek_consume);
 	tcase_add_test(tc, test_dead_writer_reaped_after_drain_and_commit);
+	tcase_add_test(tc, test_claim_in_progress_is_not_reaped);
 	tcase_add_test(tc, test_clear_transient_only_without_writers);
 	tcase_add_test(tc, test_peers_append_only);
 	tcase_add_test(tc, test_peer_table_full);

@@ -433,6 +433,36 @@ START_TEST(test_prune_keeps_what_a_fallback_needs)
 }
 END_TEST
 
+/* No memory for the region is this machine's failure, not the snapshot's:
+ * the restore stops instead of falling back to an older or empty history. */
+START_TEST(test_no_region_stops_the_restore)
+{
+	struct world wd;
+	struct fg_restore_result res;
+	struct fg_restore_params p;
+	struct fg_snap_info info;
+	char why[256];
+
+	world_open(&wd);
+	world_insert(&wd, 0, 10);
+	world_snapshot(&wd, 1, &info);
+	world_crash(&wd);
+	memset(&p, 0, sizeof(p));
+	p.data_dir = wd.fx.dir;
+	p.shm_path = "/nonexistent-fg-dir/region";
+	p.region.writers = 2;
+	p.region.journal_ring = 4096;
+	p.region.vlog_ring = 16;
+	fx_params(&p.history, 20000);
+	p.now = wd.now;
+	ck_assert_ptr_null(fg_restore(&p, &res, why, sizeof(why)));
+	ck_assert_msg(strstr(why, "not falling back"), "%s", why);
+	ck_assert(exists(wd.fx.dir, "snapshot-0000000000000001.fgs"));
+	ck_assert_uint_eq(res.snapshots_set_aside, 0);
+	fx_cleanup(&wd.fx);
+}
+END_TEST
+
 START_TEST(test_leftover_temp_is_removed_and_header_checks)
 {
 	struct world wd;
@@ -477,6 +507,7 @@ static Suite *snapshot_suite(void)
 	tcase_add_test(tc, test_damage_mid_journal_and_foreign_segments);
 	tcase_add_test(tc, test_extra_source_hook);
 	tcase_add_test(tc, test_prune_keeps_what_a_fallback_needs);
+	tcase_add_test(tc, test_no_region_stops_the_restore);
 	tcase_add_test(tc, test_leftover_temp_is_removed_and_header_checks);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
