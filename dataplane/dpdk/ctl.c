@@ -2,15 +2,16 @@
 /*
  * ctl.c — the dataplane's control socket, served by the main lcore.
  *
- * Same wire protocol as floodctld's (ctl.h): one request line per
+ * floodctld's protocol and parser (ctl.h): one request line per
  * connection, `verb *(SP word) [--json] LF`, at most FG_CTL_LINE_MAX
  * octets, sent within FG_CTL_READ_TIMEOUT_MS; the reply is "ok LEN\n" or
  * "err CODE LEN\n" and LEN octets of body. The socket is created 0600 in
  * the directory of the control socket ([stats] control-socket), named
- * dataplane.sock, unless --ctl-socket says otherwise; floodctld and
- * floodctl reach the dataplane through it.
+ * dataplane.sock, unless --ctl-socket says otherwise: floodctld forwards
+ * `floodctl peers | drain | shutdown` there, and a reload once it has
+ * validated the file (control/floodctld/dataplane.c).
  *
- * Verbs:
+ * Verbs (the rest of ctl.h's are floodctld's):
  *   ping                  "pong"
  *   status                mode, port, workers, sessions, drain state
  *   stats                 every counter, as --stats-file writes them
@@ -36,15 +37,7 @@
 #include "dp.h"
 #include "floodgate/ctl.h"
 #include "floodgate/log.h"
-
-#define MAX_WORDS 4
-
-struct req {
-	char line[FG_CTL_LINE_MAX + 1];
-	char *word[MAX_WORDS];
-	unsigned n;
-	bool json;
-};
+#include "floodgate/sbuf.h"
 
 int dp_ctl_listen(struct dp *dp)
 {
@@ -91,16 +84,17 @@ void dp_ctl_close(struct dp *dp)
 	unlink(dp->ctl_path);
 }
 
-/* Read one line within the timeout; 0, or -errno. */
-static int read_request(int fd, struct req *r)
+/* Read one line within the timeout and parse it; 0, or -errno (*why). */
+static int read_request(int fd, struct fg_ctl_req *q, const char **why)
 {
 	struct timeval tv = { FG_CTL_READ_TIMEOUT_MS / 1000, 0 };
+	char line[FG_CTL_LINE_MAX + 1];
 	size_t len = 0;
-	char *save = NULL;
 
+	*why = "no complete request line within 2 s";
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	while (len < FG_CTL_LINE_MAX && !memchr(r->line, '\n', len)) {
-		ssize_t k = read(fd, r->line + len, FG_CTL_LINE_MAX - len);
+	while (len < FG_CTL_LINE_MAX && !memchr(line, '\n', len)) {
+		ssize_t k = read(fd, line + len, FG_CTL_LINE_MAX - len);
 
 		/* a PMD may signal this process on every frame (net_tap's
 		 * SIGIO trigger): an interrupted call is simply made again */
@@ -110,21 +104,7 @@ static int read_request(int fd, struct req *r)
 			return k == 0 ? -EPROTO : -errno;
 		len += (size_t)k;
 	}
-	r->line[len] = '\0';
-	if (!strchr(r->line, '\n'))
-		return -EPROTO;
-	r->line[strcspn(r->line, "\r\n")] = '\0';
-	r->n = 0;
-	r->json = false;
-	for (char *w = strtok_r(r->line, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-		if (strcmp(w, "--json") == 0)
-			r->json = true;
-		else if (r->n < MAX_WORDS)
-			r->word[r->n++] = w;
-		else
-			return -E2BIG;
-	}
-	return r->n ? 0 : -EPROTO;
+	return fg_ctl_parse_request(line, len, q, why) < 0 ? -EINVAL : 0;
 }
 
 /* Root or our own user only, whatever the file mode let through. */
@@ -173,55 +153,90 @@ static int parse_seconds(const char *s, unsigned *ms)
 	return 0;
 }
 
-/* Run one verb; the body goes to f. Returns NULL or an error code. */
-static const char *run(struct dp *dp, const struct req *r, FILE *f)
+/* reload: the report as text, or {"reloaded": bool, "report": text} */
+static const char *do_reload(struct dp *dp, const struct fg_ctl_req *q, FILE *f)
 {
-	const char *v = r->word[0];
+	char *text = NULL;
+	size_t len = 0;
+	FILE *r = open_memstream(&text, &len);
+	int rc;
+
+	if (!r)
+		return "failed";
+	rc = dp_reload(dp, q->argc ? q->argv[0] : NULL, r);
+	fclose(r);
+	if (q->flags & FG_CTL_F_JSON) {
+		struct fg_sbuf b;
+
+		fg_sbuf_init(&b);
+		fg_sbuf_printf(&b, "{\"reloaded\":%s,\"report\":", rc == 0 ? "true" : "false");
+		fg_sbuf_json_str(&b, text, len);
+		fg_sbuf_puts(&b, "}\n");
+		fwrite(b.p, 1, b.len, f);
+		fg_sbuf_free(&b);
+	} else {
+		fwrite(text, 1, len, f);
+	}
+	free(text);
+	return rc == 0 ? NULL : rc == -EINVAL ? "refused" : "failed";
+}
+
+/* Run one request; the body goes to f. Returns NULL or an error code. */
+static const char *run(struct dp *dp, const struct fg_ctl_req *q, FILE *f)
+{
+	bool json = q->flags & FG_CTL_F_JSON, on;
 	unsigned ms;
 	int rc;
 
-	if (strcmp(v, "ping") == 0 && r->n == 1) {
-		fprintf(f, r->json ? "{\"pong\":true}\n" : "pong\n");
-	} else if (strcmp(v, "status") == 0 && r->n == 1) {
-		dp_status(dp, f, r->json);
-	} else if (strcmp(v, "stats") == 0 && r->n == 1) {
+	switch (q->verb) {
+	case FG_CTL_PING:
+		fprintf(f, json ? "{\"pong\":true}\n" : "pong\n");
+		return NULL;
+	case FG_CTL_STATUS:
+		dp_status(dp, f, json);
+		return NULL;
+	case FG_CTL_STATS:
 		dp_write_counters(f, dp);
-	} else if (strcmp(v, "peers") == 0 && r->n == 1) {
-		rc = dp_peers(dp, f, r->json);
-		if (rc != 0) {
+		return NULL;
+	case FG_CTL_PEERS:
+		rc = dp_peers(dp, f, json);
+		if (rc != 0)
 			fprintf(f, "peers: %s\n", strerror(-rc));
-			return "failed";
+		return rc ? "failed" : NULL;
+	case FG_CTL_DRAIN:
+		if (q->argc && strcmp(q->argv[0], "off")) {
+			fprintf(f, "drain takes no argument but \"off\"\n");
+			return "bad-request";
 		}
-	} else if (strcmp(v, "drain") == 0 && (r->n == 1 || (r->n == 2 && !strcmp(r->word[1], "off")))) {
-		dp_request_drain(dp, r->n == 1);
-		fprintf(f, r->json ? "{\"draining\":%s}\n" : "draining: %s\n",
-			r->n == 1 ? (r->json ? "true" : "yes; new sessions are answered 400")
-				  : (r->json ? "false" : "no; new sessions are accepted"));
-	} else if (strcmp(v, "shutdown") == 0 && r->n <= 2) {
+		on = q->argc == 0;
+		dp_request_drain(dp, on);
+		fprintf(f, json ? "{\"draining\":%s}\n" : "draining: %s\n",
+			on ? (json ? "true" : "yes; new sessions are answered 400")
+			   : (json ? "false" : "no; new sessions are accepted"));
+		return NULL;
+	case FG_CTL_SHUTDOWN:
 		ms = dp->o.shutdown_grace_ms;
-		if (r->n == 2 && parse_seconds(r->word[1], &ms) != 0) {
-			fprintf(f, "shutdown: grace must be 0 to 3600 seconds\n");
+		if (q->argc && parse_seconds(q->argv[0], &ms) != 0) {
+			fprintf(f, "shutdown: the grace is 0 to 3600 seconds\n");
 			return "bad-request";
 		}
 		dp_request_shutdown(dp, ms);
-		fprintf(f, r->json ? "{\"shutdown\":true,\"grace_ms\":%u}\n" :
-				     "shutting down: sessions have %u ms to end\n", ms);
-	} else if (strcmp(v, "reload") == 0 && r->n <= 2) {
-		rc = dp_reload(dp, r->n == 2 ? r->word[1] : NULL, f);
-		if (rc != 0)
-			return rc == -EINVAL ? "refused" : "failed";
-	} else {
-		fprintf(f, "unknown request: %s (ping, status, stats, peers, drain [off], "
-			   "shutdown [SECONDS], reload [FILE])\n", v);
+		fprintf(f, json ? "{\"shutdown\":true,\"grace_ms\":%u}\n" :
+				  "shutting down: sessions have %u ms to end\n", ms);
+		return NULL;
+	case FG_CTL_RELOAD:
+		return do_reload(dp, q, f);
+	default:
+		fprintf(f, "%s is floodctld's, not the dataplane's\n", fg_ctl_verb_name(q->verb));
 		return "bad-request";
 	}
-	return NULL;
 }
 
 void dp_ctl_serve(struct dp *dp, int timeout_ms)
 {
 	struct pollfd pfd = { .fd = dp->ctl_fd, .events = POLLIN };
-	struct req r;
+	struct fg_ctl_req q;
+	const char *why = "permission denied: root only";
 	char *body = NULL;
 	size_t len = 0;
 	const char *err;
@@ -233,15 +248,15 @@ void dp_ctl_serve(struct dp *dp, int timeout_ms)
 	fd = accept4(dp->ctl_fd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
-	rc = peer_allowed(fd) ? read_request(fd, &r) : -EACCES;
+	rc = peer_allowed(fd) ? read_request(fd, &q, &why) : -EACCES;
 	f = open_memstream(&body, &len);
 	if (!f)
 		goto out_close;
 	if (rc != 0) {
-		fprintf(f, "bad request: %s\n", strerror(-rc));
+		fprintf(f, "%s\n", why);
 		err = rc == -EACCES ? "denied" : "bad-request";
 	} else {
-		err = run(dp, &r, f);
+		err = run(dp, &q, f);
 	}
 	fclose(f);
 	reply(fd, err, body, len);

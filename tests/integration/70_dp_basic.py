@@ -92,7 +92,9 @@ def main():
                          "--timeout", "60"], capture_output=True, text=True, timeout=120)
     check(fg.returncode == 0, "feedgen:\n%s\n%s" % (fg.stdout[-3000:], fg.stderr[-2000:]))
     log(fg.stdout.strip().splitlines()[-1])
-    peers = w.dp_json("peers")
+    rc, out, err = w.ctl("peers", "--json")	# through floodctld
+    check(rc == 0, "floodctl peers: %s" % err)
+    peers = __import__("json").loads(out)
     a = [p for p in peers["peers"] if p["name"] == "feeder-a"]
     check(a and a[0]["check"] >= 40000 and a[0]["239"] >= 1, "peers: %s" % peers["peers"])
     # idle: the worker blocks on the tap's interrupts (or sleeps)

@@ -5,11 +5,13 @@
 
 Two workers; load clients stream fresh articles the whole time, and one
 long-lived session watches the rules. With the cutoff at 10 days an
-article dated 5 days ago is accepted. A file with errors is refused (each
-error listed, nothing changes: the same article age is still accepted).
-Then the cutoff becomes 3 days: on the very same connection a new 5-day-
-old article is refused as too old, a fresh one still accepted; the load
-clients never saw an error or a reconnect, and every worker switched.
+article dated 5 days ago is accepted. `floodctl reload` of a file with
+errors is refused by floodctld (each error listed, the dataplane never
+sees it, the same article age is still accepted). Then the cutoff becomes
+3 days: floodctld applies it and hands the file to the dataplane; on the
+very same connection a new 5-day-old article is refused as too old, a
+fresh one still accepted; the load clients never saw an error or a
+reconnect, and every worker switched.
 """
 import os
 import sys
@@ -61,8 +63,9 @@ def offer(s, r, msgid, age, expect):
 
 
 def reload(w, path):
-    ok, body = w.dp("reload", path)
-    return ok, body
+    """`floodctl reload`: floodctld validates and applies, then the dataplane."""
+    rc, out, err = w.ctl("reload", path)
+    return rc == 0, out + err
 
 
 def main():
@@ -87,12 +90,14 @@ def main():
     ok, body = reload(w, bad)
     check(not ok and "refused" in body and "cutoff" in body and "future-margin" in body,
           "a broken file was not refused with its errors: %s" % body)
+    check("\ndataplane: " not in "\n" + body, "a refused file went on to the dataplane: %s" % body)
     offer(s, r, "<old2.%d@reload.test>" % pid, 5 * DAY, "239")
     # cutoff 10d -> 3d, under load
     new = w.write_config(workers=2, rx_queues=2, cutoff="3d",
                          path=os.path.join(w.dir, "cutoff3d.conf"))
     ok, body = reload(w, new)
-    check(ok and "cutoff" in body and "2 workers switched" in body, "reload: %s" % body)
+    check(ok and "applied        rules cutoff" in body and "dataplane: " in body and
+          "[rules] cutoff" in body and "2 workers switched" in body, "reload: %s" % body)
     log(body.strip().splitlines()[-1])
     offer(s, r, "<old3.%d@reload.test>" % pid, 5 * DAY, "439")
     offer(s, r, "<new3.%d@reload.test>" % pid, 3600, "239")
@@ -117,7 +122,7 @@ def main():
     ok, body = w.dp("status")
     check("1 reloads" in body, "status: %s" % body)
     w.stop_dp()
-    w.check_logs(allow=r"^(err|warn) config: .*bad\.conf")
+    w.check_logs(allow=r"^(err|warn) config: .*bad\.conf|^err floodctld: reload of .*bad\.conf refused")
     fgdp.passed("75_dp_reload")
 
 

@@ -3,13 +3,15 @@
 # timeout: 180
 """76_dp_drain_shutdown — drain refuses new sessions, shutdown ends all cleanly.
 
-Sessions A and B are open when `drain` comes: a new connection is answered
-"400 ... draining" and closed, while A goes on (CHECK, TAKETHIS). `drain
-off` lets new sessions in again. `shutdown 4` drains, gives open sessions
+Sessions A and B are open when `floodctl drain` comes (floodctld forwards
+it): a new connection is answered "400 ... draining" and closed, while A
+goes on (CHECK, TAKETHIS). `drain off` lets new sessions in again.
+`floodctl shutdown 4` drains, gives open sessions
 four seconds: A uses them to finish its feed and QUIT (205), B stays idle
 and is answered "400" and closed when the grace ends — both with an
 orderly FIN, no reset. floodgate then exits 0, every session counted as
-closed, the log clean, its control socket gone.
+closed, the log clean, its control socket gone; floodctl peers then says
+that no dataplane answers.
 """
 import os
 import sys
@@ -52,8 +54,8 @@ def main():
     check(greet.startswith("200 "), "A greeting %r" % greet)
     b, rb, greet = session("198.18.0.3")
     check(greet.startswith("200 "), "B greeting %r" % greet)
-    ok, body = w.dp("drain")
-    check(ok and "draining: yes" in body, "drain: %s" % body)
+    rc, out, err = w.ctl("drain")
+    check(rc == 0 and "draining: yes" in out, "floodctl drain: %s %s" % (out, err))
     c, rc, greet = session("198.18.0.4")
     check(greet.startswith("400 ") and "draining" in greet, "while draining: %r" % greet)
     check(closed_cleanly(c), "the refused connection was not closed with a FIN")
@@ -61,8 +63,8 @@ def main():
     exchange(a, ra, "<d1.%d@drain.test>" % pid)
     ok, body = w.dp("status")
     check("draining" in body, "status does not say draining: %s" % body)
-    ok, body = w.dp("drain", "off")
-    check(ok and "draining: no" in body, "drain off: %s" % body)
+    rc, out, err = w.ctl("drain", "off")
+    check(rc == 0 and "draining: no" in out, "floodctl drain off: %s %s" % (out, err))
     d, rd, greet = session("198.18.0.4")
     check(greet.startswith("200 "), "after drain off: %r" % greet)
     d.sendall(b"QUIT\r\n")
@@ -74,8 +76,8 @@ def main():
 
     # shutdown with 4 s of grace: A finishes inside it, B idles through it
     t0 = time.time()
-    ok, body = w.dp("shutdown", "4")
-    check(ok and "shutting down" in body, "shutdown: %s" % body)
+    rc, out, err = w.ctl("shutdown", "4")
+    check(rc == 0 and "shutting down" in out, "floodctl shutdown: %s %s" % (out, err))
     done = threading.Event()
 
     def finish_a():
@@ -105,6 +107,10 @@ def main():
     check(final.get("dp_conns_aborted", 0) == 0, "connections were reset at the end")
     check(final["nntp_response:400"] == 1, "400s: %d" % final["nntp_response:400"])
     check(not os.path.exists(w.dpsock), "the control socket is left behind")
+    # floodctld stays; it says plainly that no dataplane answers
+    rc, out, err = w.ctl("peers")
+    check(rc == 1 and "the dataplane is not running" in err, "peers with no dataplane: %d %s %s"
+          % (rc, out, err))
     a.close()
     b.close()
     w.check_logs()
