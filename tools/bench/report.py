@@ -183,6 +183,8 @@ def docs(args):
     e2e.append(ratio_table(runs))
     if "fghost" in runs:
         e2e.append(ratio_table(runs, "floodgate", "fghost", "floodgate / floodgate-host"))
+    if "fgveth" in runs:
+        e2e.append(ratio_table(runs, "fgveth", "inn", "floodgate on a veth (af_packet) / INN"))
     imgs = plots(runs) if runs else []
     for p in imgs:
         e2e.append("![%s](img/%s)\n" % (p[:-4], p))

@@ -45,10 +45,15 @@ _sys_fg_conf() {
 	EOF
 }
 
-sys_floodgate_start() {
-	local dir=$1 ns B=$FG_TOP/build/release/bin i
-	ns=$(_sys_fg_ns "$dir")
+# Start floodctld and floodgate in namespace $2 on a port of kind $3: tap
+# (net_tap, the kernel side of the tap is the client's interface) or veth
+# (net_af_packet on one end of a veth pair, the client on the other; the
+# client's end computes its checksums: a packet socket sees them as sent).
+_sys_fg_start() {
+	local dir=$1 ns=$2 kind=$3 B=$FG_TOP/build/release/bin i port dev
 	mkdir -p "$dir/data"
+	if [ "$kind" = veth ]; then port=net_af_packet0,iface=fgv1; dev=fgv0; else
+		port=net_tap0,iface=fgb0; dev=fgb0; fi
 	_sys_fg_conf "$dir/floodgate.conf" 198.18.0.2 198.18.0.0/24 "
 [history]
 shm-path /dev/shm/$ns
@@ -57,11 +62,16 @@ data-dir $dir/data
 [stats]
 control-socket $dir/control.sock
 [dataplane]
-port net_tap0,iface=fgb0
+port $port
 address 198.18.0.2/24
 mac 02:fb:00:00:00:02"
 	ip netns del "$ns" 2>/dev/null || true
 	ip netns add "$ns" && ip netns exec "$ns" ip link set lo up || return 1
+	if [ "$kind" = veth ]; then
+		ip netns exec "$ns" ip link add fgv0 type veth peer name fgv1
+		ip netns exec "$ns" ip link set fgv1 up
+		ip netns exec "$ns" ethtool -K fgv0 tx off > /dev/null
+	fi
 	ip netns exec "$ns" "$B/floodctld" -c "$dir/floodgate.conf" > "$dir/floodctld.log" 2>&1 &
 	echo $! > "$dir/floodctld.pid"
 	for i in $(seq 100); do
@@ -76,20 +86,14 @@ mac 02:fb:00:00:00:02"
 		sleep 0.1
 	done
 	grep -q '^ready' "$dir/floodgate.out" || { cat "$dir/floodgate.log" >&2; return 1; }
-	ip netns exec "$ns" ip link set fgb0 up
-	ip netns exec "$ns" ip addr add 198.18.0.1/24 dev fgb0
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.fgb0.disable_ipv6=1
+	ip netns exec "$ns" ip link set "$dev" up
+	ip netns exec "$ns" ip addr add 198.18.0.1/24 dev "$dev"
+	ip netns exec "$ns" sysctl -qw "net.ipv6.conf.$dev.disable_ipv6=1"
 	echo "198.18.0.2 119 $(cat "$dir/floodgate.pid")"
 }
 
-# A command prefix run.sh puts before feedgen: the client lives in the namespace.
-sys_floodgate_exec() {
-	echo "ip netns exec $(_sys_fg_ns "$1")"
-}
-
-sys_floodgate_stop() {
-	local dir=$1 ns pid ticks
-	ns=$(_sys_fg_ns "$dir")
+_sys_fg_stop() {
+	local dir=$1 ns=$2 pid ticks
 	pid=$(cat "$dir/floodgate.pid")
 	kill -TERM "$pid" 2>/dev/null
 	_sys_fg_wait_gone "$pid"
@@ -100,4 +104,17 @@ sys_floodgate_stop() {
 	_sys_fg_wait_gone "$pid"
 	rm -f "/dev/shm/$ns"
 	ip netns del "$ns" 2>/dev/null || true
+}
+
+sys_floodgate_start() {
+	_sys_fg_start "$1" "$(_sys_fg_ns "$1")" tap
+}
+
+# A command prefix run.sh puts before feedgen: the client lives in the namespace.
+sys_floodgate_exec() {
+	echo "ip netns exec $(_sys_fg_ns "$1")"
+}
+
+sys_floodgate_stop() {
+	_sys_fg_stop "$1" "$(_sys_fg_ns "$1")"
 }
