@@ -15,6 +15,7 @@
 
 #include "floodgate/journal.h"
 #include "floodgate/log.h"
+#include "floodgate/rules.h"
 #include "floodgate/vlog.h"
 #include "host.h"
 
@@ -42,8 +43,10 @@ static int hook_journal(void *ctx, const struct fg_journal_rec *r)
 	fg_time_t date = r->article_date ? r->article_date : r->first_seen;
 
 	date = FG_MAX(FG_MIN(date, r->first_seen + INT32_MAX), r->first_seen + INT32_MIN);
-	return fg_journal_append(w->slot, &r->key, r->state, date, r->first_seen, 0,
-				 FG_REASON_NONE);
+	return fg_journal_append(w->slot, &r->key, r->state, date, r->first_seen,
+				 r->date_used == FG_RULES_DATE_INJECTION ? FG_JREC_F_DATE_INJECTION
+				 : r->date_used == FG_RULES_DATE_DATE ? FG_JREC_F_DATE_DATE : 0,
+				 r->reason);
 }
 
 static int verdict_of(unsigned code)

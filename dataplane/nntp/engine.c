@@ -97,11 +97,11 @@ static void jq_push(struct fg_engine *e, const struct fg_journal_rec *r)
 
 void fg_nntp_journal(struct fg_engine *e, const struct fg_history_key *k,
 		     enum fg_history_state st, fg_time_t article_date, fg_time_t first_seen,
-		     const char *id, size_t id_len)
+		     unsigned date_used, enum fg_reason reason, const char *id, size_t id_len)
 {
 	struct fg_journal_rec r = {
 		.key = *k, .state = st, .article_date = article_date,
-		.first_seen = first_seen, .msgid = id,
+		.first_seen = first_seen, .date_used = date_used, .reason = reason, .msgid = id,
 		.msgid_len = (uint16_t)FG_MIN(id_len, (size_t)FG_MSGID_MAX),
 	};
 

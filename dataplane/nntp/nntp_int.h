@@ -186,6 +186,7 @@ struct fg_xfer {
 	uint32_t next;		/* free list / wait list */
 	/* what the completion needs (the header buffer is reused meanwhile) */
 	fg_time_t article_date, first_seen;
+	unsigned date_used;	/* enum fg_rules_date_used, for the journal */
 	bool has_date, has_inj;
 	fg_time_t date, inj;
 	bool note_version, has_sup;
@@ -345,7 +346,7 @@ void fg_nntp_count_reason(struct fg_session *s, enum fg_reason r);
 void fg_nntp_ecount(struct fg_engine *e, enum fg_counter c);
 void fg_nntp_journal(struct fg_engine *e, const struct fg_history_key *k,
 		     enum fg_history_state st, fg_time_t article_date, fg_time_t first_seen,
-		     const char *id, size_t id_len);
+		     unsigned date_used, enum fg_reason reason, const char *id, size_t id_len);
 bool fg_nntp_journal_blocked(const struct fg_engine *e);
 bool fg_nntp_sink_full(const struct fg_engine *e);
 void fg_nntp_verdict(struct fg_session *s, const struct fg_verdict_rec *r);

@@ -99,6 +99,8 @@ struct fg_journal_rec {
 	enum fg_history_state state;	/* ACCEPTED, REJECTED or SUPERSEDED */
 	fg_time_t article_date;		/* Injection-Date, else Date; 0 for SUPERSEDED marks */
 	fg_time_t first_seen;
+	unsigned date_used;		/* enum fg_rules_date_used: which header gave article_date */
+	enum fg_reason reason;		/* REJECTED: why; FG_REASON_NONE otherwise */
 	const char *msgid;		/* the ID's octets, valid during the call */
 	uint16_t msgid_len;
 };

@@ -97,6 +97,15 @@ def main():
     rc, j = c.ctl_json("lookup", "<old-2@host.test>")
     check(rc == 0 and j["state"] == "rejected", "lookup of a rejected ID: %r" % j)
     wait_for(lambda: metric("floodgate_journal_records_total") == 25, "25 journal records")
+    # once journaled, lookup names the date header and the reject reason
+    wait_for(lambda: c.ctl_json("lookup", "<old-2@host.test>")[1].get("in_retained_journal"),
+             "the records in the journal files")
+    rc, j = c.ctl_json("lookup", "<new-7@host.test>")
+    check(j.get("date_header") == "Injection-Date" and j.get("reason") is None,
+          "the engine's journal record names the date header: %r" % j)
+    rc, j = c.ctl_json("lookup", "<old-2@host.test>")
+    check(j.get("date_header") == "Injection-Date" and j.get("reason") == "too-old",
+          "the engine's journal record carries the reject reason: %r" % j)
     wait_for(lambda: (metric("floodgate_rejected_total", reason="too-old") or 0) >= 5,
              "the host's counters published")
     check(metric("floodgate_writers") == 1, "one writer slot in use")
