@@ -16,6 +16,7 @@
 
 #include "floodgate/journal.h"
 #include "floodgate/log.h"
+#include "floodgate/rules.h"
 #include "floodgate/slotlink.h"
 #include "floodgate/vlog.h"
 
@@ -123,8 +124,10 @@ static int hook_journal(void *ctx, const struct fg_journal_rec *r)
 		date = r->first_seen + INT32_MAX;
 	else if (date && date - r->first_seen < INT32_MIN)
 		date = r->first_seen + INT32_MIN;
-	rc = fg_journal_append(sl->w, &r->key, r->state, date, r->first_seen, 0,
-			       FG_REASON_NONE);
+	rc = fg_journal_append(sl->w, &r->key, r->state, date, r->first_seen,
+			       r->date_used == FG_RULES_DATE_INJECTION ? FG_JREC_F_DATE_INJECTION
+			       : r->date_used == FG_RULES_DATE_DATE ? FG_JREC_F_DATE_DATE : 0,
+			       r->reason);
 	/* anything but a full ring means a state that is not final: an
 	 * engine bug that must not be papered over */
 	FG_ASSERT(rc == 0 || rc == -ENOSPC);

@@ -64,7 +64,7 @@ def session(w):
         check(got.startswith(exp), "expected %r, got %r" % (exp, got))
     check(s.recv(100) == b"", "the connection stays open after 205")
     s.close()
-    return new[0]
+    return new[0], old
 
 
 def main():
@@ -74,10 +74,21 @@ def main():
     w.start_dp()
     ok, body = w.dp("status")
     check(ok and "active" in body, "status: %s" % body)
-    accepted = session(w)
+    accepted, old = session(w)
     time.sleep(0.3)		# counters reach the region slot every 100 ms
     rc, out, err = w.ctl("lookup", accepted)
     check(rc == 0 and "accepted" in out, "floodctl lookup %s: %s %s" % (accepted, out, err))
+    # the journal records name the date header and the reject reason
+    lookup = lambda i: __import__("json").loads(w.ctl("lookup", "--json", i)[1])
+    deadline = time.time() + 10
+    while not lookup(old).get("in_retained_journal") and time.time() < deadline:
+        time.sleep(0.1)
+    j = lookup(old)
+    check(j.get("state") == "rejected" and j.get("reason") == "too-old" and
+          j.get("date_header") == "Injection-Date", "lookup of the too-old reject: %r" % j)
+    j = lookup(accepted)
+    check(j.get("date_header") == "Injection-Date" and j.get("reason") is None,
+          "lookup of the accepted ID: %r" % j)
     rc, out, _ = w.ctl("stats", "--json")
     stats = __import__("json").loads(out)
     check(stats["counters"]["nntp_articles_accepted"] >= 1 and

@@ -11,6 +11,7 @@
 
 #include "ctl_fixture.h"
 #include "floodgate/journal.h"
+#include "floodgate/rules.h"
 #include "floodgate/slotlink.h"
 #include "floodgate/vlog.h"
 #include "fgtest.h"
@@ -64,7 +65,8 @@ START_TEST(test_journal_records)
 	struct fg_config *cfg = conf(conf_ab);
 	struct world W;
 	struct fg_journal_rec r = { .state = FG_HISTORY_ACCEPTED, .article_date = 1700000000,
-				    .first_seen = 1700000100, .msgid = "<j@t>", .msgid_len = 5 };
+				    .first_seen = 1700000100, .date_used = FG_RULES_DATE_INJECTION,
+				    .reason = FG_REASON_NONE, .msgid = "<j@t>", .msgid_len = 5 };
 	const struct fg_jrec *recs;
 	unsigned slot, n = 0;
 
@@ -74,14 +76,21 @@ START_TEST(test_journal_records)
 	ck_assert_int_eq(W.hooks.journal(W.hooks.ctx, &r), 0);
 	/* a date the record cannot hold as a 32-bit offset is clamped, not lost */
 	r.state = FG_HISTORY_REJECTED;
+	r.date_used = FG_RULES_DATE_DATE;
+	r.reason = FG_REASON_TOO_FAR_FUTURE;
 	r.article_date = r.first_seen + 100ll * 365 * 86400;
 	ck_assert_int_eq(W.hooks.journal(W.hooks.ctx, &r), 0);
 	ck_assert_uint_eq(fg_region_ring_peek(W.r, slot, FG_RING_JOURNAL, 0, (const void **)&recs, 8), 2);
 	ck_assert_uint_eq(recs[0].key_lo, r.key.lo);
 	ck_assert_uint_eq(recs[0].state, FG_HISTORY_ACCEPTED);
 	ck_assert_int_eq(recs[0].first_seen + recs[0].date_off, 1700000000);
+	/* which header gave the date, and why a reject (floodctl lookup shows both) */
+	ck_assert_uint_eq(recs[0].flags, FG_JREC_F_DATE_INJECTION);
+	ck_assert_uint_eq(recs[0].reason, FG_REASON_NONE);
 	ck_assert_uint_eq(recs[1].state, FG_HISTORY_REJECTED);
 	ck_assert_int_eq(recs[1].date_off, INT32_MAX);
+	ck_assert_uint_eq(recs[1].flags, FG_JREC_F_DATE_DATE);
+	ck_assert_uint_eq(recs[1].reason, FG_REASON_TOO_FAR_FUTURE);
 	/* a full ring says so: the engine keeps the record and defers */
 	while (W.hooks.journal(W.hooks.ctx, &r) == 0)
 		n++;
