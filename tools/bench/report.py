@@ -181,8 +181,8 @@ def docs(args):
     for s in sorted(runs):
         e2e.append(system_table(s, labels.get(s, s), runs[s]))
     e2e.append(ratio_table(runs))
-    if "fghost" in runs:
-        e2e.append(ratio_table(runs, "floodgate", "fghost", "floodgate / floodgate-host"))
+    if "host" in runs:
+        e2e.append(ratio_table(runs, "floodgate", "host", "floodgate / floodgate-host"))
     if "fgveth" in runs:
         e2e.append(ratio_table(runs, "fgveth", "inn", "floodgate on a veth (af_packet) / INN"))
     imgs = plots(runs) if runs else []

@@ -25,8 +25,8 @@ _sys_fg_wait_gone() {
 	kill -KILL "$1" 2>/dev/null || true
 }
 
-# The benchmark's configuration (also sys_fghost.sh's): LISTEN-ADDR,
-# PEER-PREFIX and further sections.
+# The benchmark's configuration, sys_host.sh's rules and history (the two
+# are compared): LISTEN-ADDR, PEER-PREFIX and further sections.
 _sys_fg_conf() {
 	cat > "$1" <<-EOF
 		[site]
@@ -34,9 +34,7 @@ _sys_fg_conf() {
 		listen $2:119
 		[rules]
 		cutoff 10d
-		[session]
-		# feedgen dates its articles over two days: not a wrong clock
-		clock-skew-limit 0
+		retention 11d
 		[history]
 		capacity ${FG_BENCH_HISTORY:-2000000}
 		[peer bench]
