@@ -66,7 +66,9 @@ int dp_ctl_listen(struct dp *dp)
 		     ? -errno : 0;
 	umask(old);
 	if (rc < 0) {
-		FG_LOG_ERR(DP, "control socket %s: %s", dp->ctl_path, strerror(-rc));
+		FG_LOG_ERR(DP, "control socket %s: %s%s", dp->ctl_path, strerror(-rc),
+			   rc == -ENOENT ? " (no such directory: create it, or set [stats] "
+					   "control-socket or --ctl-socket)" : "");
 		if (fd >= 0)
 			close(fd);
 		return rc;
