@@ -25,6 +25,9 @@ static const struct verb_def verbs[FG_CTL_VERB__COUNT] = {
 	[FG_CTL_EXPIRE] = { "expire", 0, 0, FG_CTL_F_DRY_RUN },
 	[FG_CTL_SNAPSHOT] = { "snapshot", 0, 0, 0 },
 	[FG_CTL_RELOAD] = { "reload", 0, 1, 0 },
+	[FG_CTL_PEERS] = { "peers", 0, 0, 0 },
+	[FG_CTL_DRAIN] = { "drain", 0, 1, 0 },
+	[FG_CTL_SHUTDOWN] = { "shutdown", 0, 1, 0 },
 };
 
 static const struct {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cmd_daemon.c — the floodctl commands that ask floodctld: status, stats,
- * lookup, expire, snapshot, reload. Each sends one request over the
+ * lookup, expire, snapshot, reload, and the dataplane's peers, drain and
+ * shutdown, which floodctld forwards to it. Each sends one request over the
  * control socket (ctl.h) and prints the reply's body: text for people by
  * default, JSON with --json (the Prometheus text with stats --prom).
  *
@@ -231,6 +232,22 @@ static int run_reload(int argc, char **argv)
 	return simple(&fg_ctl_cmd_reload, FG_CTL_RELOAD, 0, DEFAULT_TIMEOUT_S, 0, 1, argc, argv);
 }
 
+static int run_peers(int argc, char **argv)
+{
+	return simple(&fg_ctl_cmd_peers, FG_CTL_PEERS, 0, DEFAULT_TIMEOUT_S, 0, 0, argc, argv);
+}
+
+static int run_drain(int argc, char **argv)
+{
+	return simple(&fg_ctl_cmd_drain, FG_CTL_DRAIN, 0, DEFAULT_TIMEOUT_S, 0, 1, argc, argv);
+}
+
+static int run_shutdown(int argc, char **argv)
+{
+	return simple(&fg_ctl_cmd_shutdown, FG_CTL_SHUTDOWN, 0, DEFAULT_TIMEOUT_S, 0, 1, argc,
+		      argv);
+}
+
 const struct fg_ctl_command fg_ctl_cmd_status = {
 	.name = "status",
 	.args = "[-s SOCKET|-c CONFIG] [--json]",
@@ -286,4 +303,36 @@ const struct fg_ctl_command fg_ctl_cmd_reload = {
 	"configuration kept (exit 1). The reply lists the changes applied and those\n"
 	"that need a restart.\n",
 	.run = run_reload,
+};
+
+const struct fg_ctl_command fg_ctl_cmd_peers = {
+	.name = "peers",
+	.args = "[-s SOCKET|-c CONFIG] [--json]",
+	.summary = "the dataplane's peers: sessions and counters, and every connection",
+	.help = COMMON_HELP
+	"\nPer configured peer: sessions open, CHECKs and their 238/431/438, TAKETHIS\n"
+	"and their 239/439 since the dataplane started; then each connection: peer,\n"
+	"remote address, worker lcore, state, age, octets in and out, octets held\n"
+	"for the outbound queue and queued in TCP. floodctld asks the dataplane.\n",
+	.run = run_peers,
+};
+
+const struct fg_ctl_command fg_ctl_cmd_drain = {
+	.name = "drain",
+	.args = "[-s SOCKET|-c CONFIG] [--json] [off]",
+	.summary = "the dataplane refuses new sessions (400), open ones finish; off: accept again",
+	.help = COMMON_HELP,
+	.run = run_drain,
+};
+
+const struct fg_ctl_command fg_ctl_cmd_shutdown = {
+	.name = "shutdown",
+	.args = "[-s SOCKET|-c CONFIG] [--json] [SECONDS]",
+	.summary = "drain the dataplane, give open sessions SECONDS to end, then exit",
+	.help = COMMON_HELP
+	"\nNew connections are answered 400 at once; sessions still open when the\n"
+	"grace (default: floodgate --shutdown-grace, 10 s) is over are answered 400\n"
+	"and closed, articles in flight are finished, and floodgate exits 0. The\n"
+	"reply comes at once; the shutdown goes on. floodctld keeps running.\n",
+	.run = run_shutdown,
 };

@@ -254,8 +254,11 @@ static const char *dispatch(struct ctld *d, const struct fg_ctl_req *q, struct f
 	case FG_CTL_SNAPSHOT:
 		return do_snapshot(d, json, out);
 	case FG_CTL_RELOAD:
-		rc = ctld_reload(d, q->argc ? q->argv[0] : NULL, json, out);
-		return rc < 0 ? "refused" : NULL;
+		return ctld_reload_all(d, q->argc ? q->argv[0] : NULL, json, out);
+	case FG_CTL_PEERS:
+	case FG_CTL_DRAIN:
+	case FG_CTL_SHUTDOWN:
+		return ctld_dataplane_forward(d, q, out);
 	default:
 		return "bad-request";
 	}

@@ -170,4 +170,11 @@ int ctld_lookup(struct ctld *d, const char *id, bool json, struct fg_sbuf *out);
 /* 0 applied; -EINVAL refused (errors in out) */
 int ctld_reload(struct ctld *d, const char *path, bool json, struct fg_sbuf *out);
 
+/* dataplane.c: the verbs only the dataplane answers, forwarded to its
+ * control socket; and a reload of both (floodctld first, then, when it
+ * accepted the file, the dataplane). The reply's error code, or NULL. */
+const char *ctld_dataplane_forward(struct ctld *d, const struct fg_ctl_req *q,
+				   struct fg_sbuf *out);
+const char *ctld_reload_all(struct ctld *d, const char *path, bool json, struct fg_sbuf *out);
+
 #endif /* FLOODGATE_FLOODCTLD_H */

@@ -379,7 +379,7 @@ static void serve(struct ctld *d, const sigset_t *set)
 			struct fg_sbuf out;
 
 			fg_sbuf_init(&out);
-			ctld_reload(d, NULL, false, &out);
+			ctld_reload_all(d, NULL, false, &out);
 			fg_sbuf_free(&out);
 			continue;
 		}

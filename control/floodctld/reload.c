@@ -6,7 +6,8 @@
  * owns (expiry, snapshots, journal commit, the stats endpoint, the
  * verdict log, the history's full-table policy and alarm, new peer
  * names) and say which changed keys only take effect at a restart.
- * Handing a new configuration to the dataplane comes with issue 9.
+ * The dataplane gets the file once floodctld has accepted it
+ * (dataplane.c).
  */
 #include <errno.h>
 #include <limits.h>

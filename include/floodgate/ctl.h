@@ -21,8 +21,10 @@
  * with errors), denied (not root), busy (too many clients), failed.
  *
  * Verbs (docs/floodctl.md): ping; status; stats [--json|--prom];
- * lookup <message-id>; expire [--dry-run]; snapshot; reload [path].
- * --json is accepted by every verb.
+ * lookup <message-id>; expire [--dry-run]; snapshot; reload [path];
+ * and the dataplane's, which floodctld forwards to it (docs/dataplane.md):
+ * peers; drain [off]; shutdown [seconds]. --json is accepted by every
+ * verb. The dataplane's own socket speaks the same protocol.
  *
  * The server reads a request for at most 2 s and drops the connection
  * otherwise; the client gives up after its own timeout. Nobody hangs.
@@ -48,6 +50,9 @@ enum fg_ctl_verb {
 	FG_CTL_EXPIRE,
 	FG_CTL_SNAPSHOT,
 	FG_CTL_RELOAD,
+	FG_CTL_PEERS,		/* the dataplane's peers and connections */
+	FG_CTL_DRAIN,		/* refuse new sessions ("off": accept again) */
+	FG_CTL_SHUTDOWN,	/* drain, end the sessions left, exit */
 	FG_CTL_VERB__COUNT
 };
 

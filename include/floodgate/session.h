@@ -214,6 +214,16 @@ uint64_t fg_engine_next_poll(const struct fg_engine *e, uint64_t now_ns);
  * flight still complete and are recorded). */
 void fg_engine_shutdown(struct fg_engine *e);
 
+/* Reload: switch to `cfg` (rules, peer policies, timeouts for open
+ * sessions too) with `peer_stats` (cfg->n_peer + 1 blocks, or NULL)
+ * replacing the per-peer array. Sessions follow their peer by name; one
+ * whose peer is gone is answered 400 and closed. -EINVAL (nothing
+ * changed) when max-line or max-pending-commands differ: open sessions'
+ * buffers are sized by them. The old configuration and array must stay
+ * valid until this returns. dataplane/nntp/reconfig.c. */
+int fg_engine_set_config(struct fg_engine *e, const struct fg_config *cfg,
+			 struct fg_nntp_counters *peer_stats);
+
 /* Sessions open, transfers not yet done (open, waiting or committed) and
  * warm-up questions not yet answered. */
 unsigned fg_engine_sessions(const struct fg_engine *e);

@@ -40,6 +40,10 @@ START_TEST(test_every_verb)
 		{ "snapshot", FG_CTL_SNAPSHOT, 0, 0 },
 		{ "reload", FG_CTL_RELOAD, 0, 0 },
 		{ "reload /etc/floodgate.conf --json", FG_CTL_RELOAD, FG_CTL_F_JSON, 1 },
+		{ "peers --json", FG_CTL_PEERS, FG_CTL_F_JSON, 0 },
+		{ "drain", FG_CTL_DRAIN, 0, 0 },
+		{ "drain off", FG_CTL_DRAIN, 0, 1 },
+		{ "shutdown 30", FG_CTL_SHUTDOWN, 0, 1 },
 	};
 	struct fg_ctl_req q;
 	const char *why;
@@ -66,6 +70,8 @@ START_TEST(test_bad_requests_say_why)
 		{ "   \n", "empty request" },
 		{ "Status", "unknown verb" },
 		{ "status extra", "too many arguments" },
+		{ "peers all", "too many arguments" },
+		{ "shutdown 5 now", "too many arguments" },
 		{ "lookup", "missing argument" },
 		{ "lookup <a@b> <c@d>", "too many arguments" },
 		{ "status --dry-run", "unknown option for this verb" },
