@@ -752,6 +752,16 @@ START_TEST(deletion_needs_every_cursor_and_the_gate)
 }
 END_TEST
 
+/* Group commit of 600 records: well within wait_for's 10 s, even under
+ * ASan on a loaded machine (a 1 s bound was not). */
+static bool all_600_durable(struct fg_queue *q)
+{
+	struct fg_queue_cursor c;
+
+	fg_queue_durable(q, &c);
+	return c.recno == 600;
+}
+
 START_TEST(deletion_waits_for_completions)
 {
 	struct fg_queue_params p = { .commit_ns = 0, .segment_bytes = FG_QUEUE_SEGMENT_MIN };
@@ -772,12 +782,8 @@ START_TEST(deletion_waits_for_completions)
 		ck_assert_int_eq(put(s, id, ART, i, false), 0);
 	}
 	/* durable, acknowledged downstream, but the engine has not polled */
-	for (int i = 0; i < 1000; i++) {
-		fg_queue_durable(q, &end);
-		if (end.recno == 600)
-			break;
-		usleep(1000);
-	}
+	wait_for(all_600_durable, q, "600 records durable");
+	fg_queue_durable(q, &end);
 	ck_assert_uint_eq(end.recno, 600);
 	fg_queue_consumer_ack(q, 0, &end);
 	usleep(150000);
