@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: MIT
 """fgtcp.py — shared helpers for the TCP integration tests (not a test).
 
-Harness(name, *args, rules=..., session=...) creates a network namespace
+Harness(name, *args, rules=...) creates a network namespace
 fg-tcp-<name>-<pid>, moves this process into it (setns), writes a
 floodgate.conf for it (one peer, "kernel", at 198.18.0.1; extra [rules]
-and [session] lines from the arguments) and starts fg-taphost there on a
+lines from the argument) and starts fg-taphost there on a
 TAP device: userspace TCP, tcpsess and the NNTP session engine with an
 in-memory history. It brings the device up with the kernel side at
 198.18.0.1/24 (RFC 2544 benchmarking space; nothing leaves the namespace)
@@ -53,7 +53,7 @@ def sh(*cmd):
 
 
 class Harness:
-    def __init__(self, name, *args, rules="", session=""):
+    def __init__(self, name, *args, rules=""):
         self.ns = "fg-tcp-%s-%d" % (name, os.getpid())
         self.dir = os.path.join(TOP, "build/test-tmp", self.ns)
         os.makedirs(self.dir, exist_ok=True)
@@ -61,11 +61,12 @@ class Harness:
         self.log_file = os.path.join(self.dir, "taphost.log")
         self.config = os.path.join(self.dir, "floodgate.conf")
         with open(self.config, "w") as f:
-            # the clock check is off: a test's articles are dated now
+            # the clock check is off: 60's article dated 2006 is to be
+            # refused as too old, not taken for a sign of a wrong clock
             f.write("[site]\nserver-name taphost.test\npath-identity taphost.test\n"
-                    "listen 0.0.0.0:119\n[rules]\n%s\n[session]\nclock-skew-limit 0\n%s\n"
+                    "listen 0.0.0.0:119\n[rules]\n%s\n[session]\nclock-skew-limit 0\n"
                     "[history]\ncapacity 400000\n[peer kernel]\naddress %s\n" % (
-                        rules, session, KERNEL_ADDR))
+                        rules, KERNEL_ADDR))
         subprocess.run(["ip", "netns", "del", self.ns], stderr=subprocess.DEVNULL)
         sh("ip", "netns", "add", self.ns)
         self._enter()
