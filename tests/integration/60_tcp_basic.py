@@ -6,7 +6,8 @@ streaming session from Python, the engine's answers across connections
 439 for a duplicate TAKETHIS and for a too-old article, then 438 for the
 remembered reject), 502 for a client that is no peer, a session from nc,
 a refused port (RST), ICMP echo, a peer half-close, and the counters that
-must move (handshake, states, orderly close, the engine's responses)."""
+must move (handshake, states, orderly close, the engine's responses);
+a session still open when the harness stops gets the engine's 400."""
 import os
 import socket
 import struct
@@ -127,10 +128,17 @@ def main():
         check(st["tcp_rx_bad_csum"] == 0 and st["net_ip_bad_csum"] == 0, "checksum errors")
         check(st["taphost_segs_in_use"] == 0, "segments still held")
         log("ok: sessions, nc, RST, ICMP echo, half-close; counters moved")
+        # a session still open when the harness stops: the engine's 400
+        late = connect()
+        r = Lines(late)
+        r.line()
     finally:
         final = h.close()
+    check(r.line() == "400 Server shutting down, try again later", "no 400 at shutdown")
+    check(late.recv(10) == b"", "no close at shutdown")
     check(final is not None and final["taphost_bufs_in_use"] == 0,
           "buffers leaked at exit: %s" % (final or {}).get("taphost_bufs_in_use"))
+    check(final["sessions_open"] == 0 and final["connections"] == 0, "sessions left at exit")
     log("PASS 60_tcp_basic")
 
 
