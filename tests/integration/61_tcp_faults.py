@@ -2,9 +2,11 @@
 # timeout: 400
 """Faults at 1 % and 10 % on receive and on transmit (drop, duplicate,
 reorder, from the module's own seeded knob): concurrent pipelined NNTP
-sessions still get exactly the right answers, and the module's own
-recovery counters moved — retransmissions for transmit faults, the
-out-of-order queue and duplicate handling for receive faults."""
+sessions through the session engine still get exactly the right answers
+(238 for every CHECK, 239 for every TAKETHIS), every article is accepted
+once, and the module's own recovery counters moved — retransmissions for
+transmit faults, the out-of-order queue and duplicate handling for
+receive faults."""
 import os
 import sys
 import threading
@@ -56,7 +58,14 @@ def run_level(direction, pct, seed):
         check(moved > 0, "%s faults (%d) in %d rounds but the module's recovery never ran" % (
             direction, injected, MAX_ROUNDS))
         rounds = rnd + 1
-        check(st["app_articles"] == rounds * SESSIONS * ARTICLES, "articles %d" % st["app_articles"])
+        want = rounds * SESSIONS * ARTICLES
+        check(st["nntp_articles_accepted"] == want and st["history_state:accepted"] == want,
+              "articles accepted %d, in history %d, of %d" % (
+                  st["nntp_articles_accepted"], st["history_state:accepted"], want))
+        check(st["nntp_response:238"] == rounds * SESSIONS * CHECKS, "238s %d" % st["nntp_response:238"])
+        check(st["nntp_articles_refused"] == 0 and st["nntp_articles_failed"] == 0,
+              "articles refused %d, failed %d" % (st["nntp_articles_refused"],
+                                                   st["nntp_articles_failed"]))
         log("ok %s %g%% (%d rounds): %d faults injected; retrans %d (rto %d, fast %d), ooo %d, dup data %d" % (
             direction, pct, rounds, injected, st["tcp_retrans_segs"], st["tcp_rto_expired"],
             st["tcp_fast_retrans"], st["tcp_rx_ooo"], st["tcp_rx_dup_data"]))

@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
 # timeout: 300
-"""A 50 MB article through TAKETHIS: read to its terminating dot by the
-app, answered 239; the module's memory stays bounded by its windows (not
-by the article), and the transfer rate is printed."""
+"""A 50 MB article through TAKETHIS: the engine streams it to the (null)
+sink, its config allowing 60 MB articles, and answers 239; the same ID
+again is drained without the sink and refused (439), and a 61 MB one is
+drained past the limit and refused as oversize (439). Memory stays
+bounded by the windows and the engine's header copy (not by the
+articles), and the transfer rate is printed. The null sink, because a
+sink that holds segments could never complete an article larger than the
+receive window (docs/tcp.md)."""
 import os
 import sys
 import time
@@ -14,7 +19,7 @@ SIZE = 50 * 1000 * 1000
 
 
 def main():
-    h = Harness("big")
+    h = Harness("big", "--sink", "null", rules="max-article-size 60000000")
     try:
         art = article("<big@test>", SIZE)
         rss0 = h.stats()["taphost_rss_kb"]
@@ -25,14 +30,22 @@ def main():
             s.sendall(b"TAKETHIS <big@test>\r\n" + art)
             check(r.line() == "239 <big@test>", "article not accepted")
             dt = time.time() - t0
-            s.sendall(b"QUIT\r\n")
+            s.sendall(b"TAKETHIS <big@test>\r\n" + art)
+            check(r.line() == "439 <big@test>", "second copy not refused")
+            s.sendall(b"TAKETHIS <huge@test>\r\n" + article("<huge@test>", 61 * 1000 * 1000) +
+                      b"QUIT\r\n")
+            check(r.line() == "439 <huge@test>", "article over the limit not refused")
             check(r.line() == "205 Bye", "QUIT")
         st = h.stats()
-        check(st["app_article_bytes"] >= SIZE, "article bytes %d" % st["app_article_bytes"])
-        check(st["tcp_rx_bytes"] >= len(art), "rx bytes %d" % st["tcp_rx_bytes"])
+        check(st["nntp_article_bytes"] >= 2 * SIZE, "article bytes %d" % st["nntp_article_bytes"])
+        check(st["nntp_articles_accepted"] == 1 and st["nntp_drained_known"] == 1,
+              "accepted %d, drained %d" % (st["nntp_articles_accepted"], st["nntp_drained_known"]))
+        check(st["rejected:oversize"] == 1 and st["nntp_drained_oversize"] == 1,
+              "oversize %d, drained %d" % (st["rejected:oversize"], st["nntp_drained_oversize"]))
+        check(st["tcp_rx_bytes"] >= 2 * len(art), "rx bytes %d" % st["tcp_rx_bytes"])
         grew = st["taphost_rss_kb"] - rss0
-        # the receive window (256 KiB) bounds what is held, not the article
-        check(grew < 32 * 1024, "memory grew by %d kB for a 50 MB article" % grew)
+        # the receive window (256 KiB) bounds what is held, not the articles
+        check(grew < 32 * 1024, "memory grew by %d kB for 161 MB of articles" % grew)
         log("ok: %d-byte article in %.2f s (%.1f MB/s), rss grew %d kB" % (
             len(art), dt, len(art) / dt / 1e6, grew))
     finally:

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 # timeout: 300
 """A client that pipelines CHECKs and stops reading the answers: the
-module's send buffer fills, the app stops reading, the module's receive
-window closes (zero-window ACKs) and the client's sends block; nothing
-grows while it waits (segments held, buffers, bytes received); our
-persist timer probes the client's own zero window. Then the client reads,
-gets every answer in order, and finishes."""
+module's send buffer fills, the engine's response queue fills and it
+stops reading (nntp_stall_responses, transport pause), the module's
+receive window closes (zero-window ACKs) and the client's sends block;
+nothing grows while it waits (segments held, buffers, bytes received,
+commands decided); our persist timer probes the client's own zero
+window. Then the client reads, gets every answer in order, and
+finishes."""
 import os
 import socket
 import sys
@@ -43,7 +45,10 @@ def main():
         b = h.stats()
         check(not done.is_set(), "the whole pipeline was taken: the window never closed")
         check(b["tcp_tx_zero_window"] > 0, "no zero window advertised")
-        check(b["app_backpressure"] > 0, "the app never stopped reading")
+        check(b["nntp_stall_responses"] > 0, "the engine never stopped reading")
+        check(b["nntp_command:check"] == a["nntp_command:check"] < N,
+              "commands kept being decided: %d -> %d" % (a["nntp_command:check"],
+                                                         b["nntp_command:check"]))
         check(b["tcp_rx_bytes"] == a["tcp_rx_bytes"], "bytes kept arriving: %d -> %d" % (
             a["tcp_rx_bytes"], b["tcp_rx_bytes"]))
         check(b["taphost_segs_in_use"] <= 256, "segments held %d" % b["taphost_segs_in_use"])
@@ -57,8 +62,10 @@ def main():
         check(r.line() == "205 Bye", "QUIT")
         th.join(60)
         check(done.is_set(), "sender never finished")
+        check(s.recv(10) == b"", "no FIN after QUIT")
         s.close()
         c = h.stats()
+        check(c["nntp_response:238"] == N, "238s %d" % c["nntp_response:238"])
         log("ok: window closed at %d of %d bytes; %d zero-window ACKs, %d persist probes, "
             "%d window updates; all %d answers in order" % (
                 stalled, len(payload), c["tcp_tx_zero_window"], c["tcp_persist_probes"],

@@ -3,8 +3,9 @@
 """SYN flood from a raw socket (spoofed sources across a /16, then one
 source): the SYN backlog fills to its bound, the rest is answered with SYN
 cookies (or counted against the per-peer bound), memory does not grow,
-and real clients connect and complete sessions while the flood runs —
-through a cookie when the backlog is full."""
+and real clients connect and complete NNTP sessions with the engine while
+the flood runs — through a cookie when the backlog is full; no flooded
+SYN ever becomes a session."""
 import os
 import random
 import socket
@@ -93,6 +94,12 @@ def main():
         check(grew < 8 * 1024, "memory grew by %d kB under the flood" % grew)
         with connect() as s:
             nntp_session(s, ["<after@test>"])
+        time.sleep(0.2)
+        st = h.stats()
+        check(st["nntp_sessions_opened"] == ok + 1, "sessions %d for %d real clients" % (
+            st["nntp_sessions_opened"], ok + 1))
+        check(st["nntp_articles_accepted"] == 2 * ok, "articles %d" % st["nntp_articles_accepted"])
+        check(st["sessions_open"] == 0, "sessions open %d" % st["sessions_open"])
         log("ok: %d SYNs sent, %d seen; backlog full %d, per-peer full %d, cookies %d (%d came "
             "back valid); %d real sessions during the flood; rss grew %d kB" % (
                 result.get("n", 0) + 2000, st["tcp_syn_rx"], st["tcp_syn_backlog_full"],

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 # timeout: 180
-"""INN's innfeed (batch mode, -x) feeds the module: it connects from the
-kernel, negotiates MODE STREAM, pipelines CHECK/TAKETHIS for a backlog of
-articles (dot-stuffed lines, sizes from 300 B to 200 KB) over up to two
-connections, gets every answer it expects and exits cleanly; a second
-run offers the same IDs and has them all refused (438). Then the same
-feed through 1 % faults on receive and transmit."""
+"""INN's innfeed (batch mode, -x) feeds the module and its session engine:
+it connects from the kernel, negotiates MODE STREAM, pipelines
+CHECK/TAKETHIS for a backlog of articles (dot-stuffed lines, sizes from
+300 B to 200 KB) over up to two connections, has every one accepted by
+the engine's rules (239) and exits cleanly; a second run offers the same
+IDs and has them all refused from history (438, or 439 when innfeed has
+stopped sending CHECK). Then the same feed through 1 % faults on receive
+and transmit."""
+import email.utils
 import os
 import pwd
 import shutil
@@ -26,6 +29,7 @@ def prepare(work, tag):
     os.makedirs(spool)
     os.makedirs(backlog)
     lines = []
+    date = email.utils.formatdate(usegmt=True)
     for i in range(N):
         mid = "<innfeed-%s-%d@test>" % (tag, i)
         body = "".join(".dotted line %d of article %d\n" % (k, i) if k % 7 == 0 else
@@ -34,8 +38,8 @@ def prepare(work, tag):
         path = os.path.join(spool, "a%d" % i)
         with open(path, "w") as f:
             f.write("Path: test!not-for-mail\nFrom: t@example.net\nNewsgroups: test\n"
-                    "Subject: innfeed %d\nMessage-ID: %s\nDate: Sun, 29 Nov 2026 16:00:00 +0000\n"
-                    "\n%s" % (i, mid, body))
+                    "Subject: innfeed %d\nMessage-ID: %s\nDate: %s\n"
+                    "\n%s" % (i, mid, date, body))
         lines.append("%s %s\n" % (path, mid))
     with open(os.path.join(work, "innfeed.conf"), "w") as f:
         f.write("backlog-directory: %s\ninitial-sleep: 0\nuse-mmap: false\n"
@@ -74,21 +78,26 @@ def feed(name, *args):
         lines = prepare(work, name)
         run_innfeed(work, lines)
         st = h.stats()
-        check(st["app_articles"] == N, "%d of %d articles accepted" % (st["app_articles"], N))
-        check(st["app_inflight_ids"] == 0, "articles left in flight")
-        # the same IDs again: each is offered once (CHECK -> 438, or a
-        # TAKETHIS -> 439 when innfeed has switched to no-CHECK mode)
+        check(st["nntp_articles_accepted"] == N and st["history_state:accepted"] == N,
+              "%d of %d articles accepted" % (st["nntp_articles_accepted"], N))
+        check(st["nntp_articles_refused"] == 0, "%d refused" % st["nntp_articles_refused"])
+        check(st["history_state:offered"] == 0 and st["transfers_open"] == 0,
+              "offers or transfers left")
+        # the same IDs again: each is offered once and refused from history
+        # (CHECK -> 438, or TAKETHIS -> 439 once innfeed has switched to
+        # no-CHECK mode), none reaches the sink
         first = st
         run_innfeed(work, lines)
         st = h.stats()
-        check(st["app_articles"] == N, "re-offered articles accepted again")
-        offers = (st["app_checks"] - first["app_checks"]) + \
-            (st["app_articles_dup"] - first["app_articles_dup"])
-        check(offers == N, "second run offered %d of %d" % (offers, N))
+        check(st["nntp_articles_accepted"] == N, "re-offered articles accepted again")
+        refused = (st["nntp_response:438"] - first["nntp_response:438"]) + \
+            (st["nntp_response:439"] - first["nntp_response:439"])
+        check(refused == N, "second run: %d of %d refused" % (refused, N))
+        check(st["rejected:duplicate"] - first["rejected:duplicate"] == N, "not as duplicates")
         log("ok %s: innfeed delivered %d articles (%d bytes) over %d sessions, then had "
             "them refused; retransmissions %d, ooo %d" % (
-                name, st["app_articles"], st["app_article_bytes"], st["app_sessions_total"],
-                st["tcp_retrans_segs"], st["tcp_rx_ooo"]))
+                name, st["nntp_articles_accepted"], st["nntp_article_bytes"],
+                st["nntp_sessions_opened"], st["tcp_retrans_segs"], st["tcp_rx_ooo"]))
     finally:
         final = h.close()
     check(final["taphost_bufs_in_use"] == 0, "buffers leaked")

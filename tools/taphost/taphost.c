@@ -1,24 +1,38 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * taphost.c — fg-taphost: runs the net + TCP modules on a TAP device so
- * real kernel TCP clients can talk to them. Started inside a network
- * namespace by the tests; it opens /dev/net/tun (IFF_TAP | IFF_NO_PI) and
- * configures nothing else: the test brings the interface up and gives the
- * kernel side its address. Frames read from the device become memport
- * buffers (fg_memport), so the module sees exactly what the DPDK port
- * will give it: (data, len, handle) with reference counting.
+ * taphost.c — fg-taphost: one DPDK worker core's modules (net, TCP,
+ * tcpsess, the NNTP session engine, an in-memory history and a memory or
+ * null sink; stack.c builds them) on a TAP device, so that real kernel
+ * TCP clients — Python sockets, nc, INN's innfeed — hold full NNTP
+ * sessions through the engine. Started inside a network namespace by the
+ * tests; it opens /dev/net/tun (IFF_TAP | IFF_NO_PI) and configures
+ * nothing else: the test brings the interface up and gives the kernel
+ * side its addresses. Frames read from the device become memport buffers
+ * (fg_memport), so the modules see exactly what the DPDK port gives them:
+ * (data, len, handle) with reference counting.
  *
- *   fg-taphost --tap NAME --addr A.B.C.D [--port 119] [--app nntp|echo|discard]
+ *   fg-taphost --tap NAME --addr A.B.C.D --config FILE [--sink memory|null]
  *              [--mac 02:..] [--fault rx-drop=1,tx-drop=1,...,seed=N (percent)]
  *              [--max-conns N] [--syn-backlog N] [--syn-backlog-per-peer N]
  *              [--no-syncookies] [--sndbuf B] [--rcvbuf B] [--bufs N]
  *              [--idle-timeout-ms MS] [--time-wait-ms MS] [--rto-min-ms MS]
  *              [--stats-file PATH]
  *
- * Counters (every fg_stats counter that is not zero, then the harness's
- * and the app's own) are written as "name value" lines to the stats file
- * on SIGUSR1 and at exit (SIGTERM/SIGINT), atomically (temp + rename).
- * "ready" is printed on stdout once the device is open.
+ * The config file is floodgate.conf: [site] listen (its IPv4 endpoints;
+ * default 0.0.0.0:119), server-name and path identity, [rules], [session],
+ * [history] capacity, and the [peer] sections that map client addresses
+ * to peers (a client that is no peer gets 502). --addr is the module's
+ * own address on the device; --max-conns sizes TCP's connection blocks
+ * and the engine's sessions alike.
+ *
+ * The loop is the DPDK worker's (dataplane/dpdk/worker.c), with poll(2)
+ * on the device instead of its idle back-off: read a burst, engine poll
+ * when due, tcpsess work, net poll. SIGTERM/SIGINT: new connections get
+ * 400 (draining), every session "400 Server shutting down" and closes,
+ * transfers finish; what is still open after 3 s is reset. Counters
+ * (stack.c) are written as "name value" lines to the stats file on
+ * SIGUSR1 and at exit, atomically (temp + rename). "ready" is printed on
+ * stdout once the device is open.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,27 +49,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "apps.h"
 #include "floodgate/log.h"
-#include "floodgate/memport.h"
-#include "floodgate/net.h"
-#include "floodgate/stats.h"
-#include "floodgate/tcp.h"
+#include "taphost.h"
 
 #define RX_BURST 32
 #define BUF_SIZE 2048
+#define SHUTDOWN_GRACE_NS (3ull * 1000000000ull)
 
 static volatile sig_atomic_t got_stop, got_usr1;
-static struct fg_stats stats;
-static uint64_t tap_write_fail, tap_reads;
-
-struct opts {
-	const char *tap, *app, *stats_file;
-	unsigned bufs;
-	struct fg_net_config net;
-	struct fg_tcp_config tcp;
-	struct fg_net_faults faults;
-};
 
 static void on_signal(int sig)
 {
@@ -65,21 +66,12 @@ static void on_signal(int sig)
 		got_stop = 1;
 }
 
-static uint64_t now_ns(void)
+static uint64_t mono_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void tap_sink(void *arg, const uint8_t *frame, uint32_t len, uint32_t flags)
-{
-	int fd = *(int *)arg;
-
-	(void)flags;
-	if (write(fd, frame, len) != (ssize_t)len)
-		tap_write_fail++;
 }
 
 static int tap_open(const char *name)
@@ -88,57 +80,39 @@ static int tap_open(const char *name)
 	int fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
 
 	if (fd < 0) {
-		FG_LOG_ERR("taphost", "/dev/net/tun: %s", strerror(errno));
+		FG_LOG_ERR(TH_COMP, "/dev/net/tun: %s", strerror(errno));
 		return -1;
 	}
 	memset(&ifr, 0, sizeof(ifr));
 	ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
 	if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
-		FG_LOG_ERR("taphost", "TUNSETIFF %s: %s", name, strerror(errno));
+		FG_LOG_ERR(TH_COMP, "TUNSETIFF %s: %s", name, strerror(errno));
 		close(fd);
 		return -1;
 	}
 	return fd;
 }
 
-static long rss_kb(void)
-{
-	FILE *f = fopen("/proc/self/statm", "r");
-	long pages = 0, rss = 0;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
-		rss = -1;
-	fclose(f);
-	return rss < 0 ? -1 : rss * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
-static void write_stats(const char *path, const struct fg_memport *mp, const struct fg_tcp *tcp)
+static void write_stats(const struct th *t)
 {
 	char tmp[512];
 	FILE *f;
 
-	if (!path)
+	if (!t->o.stats_file)
 		return;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", t->o.stats_file);
 	f = fopen(tmp, "w");
-	if (!f)
+	if (!f) {
+		FG_LOG_ERR(TH_COMP, "stats file %s: %s", tmp, strerror(errno));
 		return;
-	for (unsigned i = 0; i < FG_CTR__COUNT; i++)
-		fprintf(f, "%s %lu\n", fg_counter_name(i), stats.ctr[i]);
-	fprintf(f, "taphost_bufs_in_use %u\ntaphost_bufs_capacity %u\n"
-		"taphost_buf_alloc_fail %lu\ntaphost_tap_write_fail %lu\n"
-		"taphost_tap_reads %lu\ntaphost_conns_in_use %u\ntaphost_segs_in_use %u\n"
-		"taphost_rss_kb %ld\n",
-		fg_memport_in_use(mp), fg_memport_capacity(mp), fg_memport_alloc_failures(mp),
-		tap_write_fail, tap_reads, fg_tcp_conns_in_use(tcp), fg_tcp_segs_in_use(tcp),
-		rss_kb());
-	taphost_app_print_stats(f);
-	fclose(f);
-	rename(tmp, path);
+	}
+	th_write_counters(f, t);
+	if (fclose(f) != 0 || rename(tmp, t->o.stats_file) != 0)
+		FG_LOG_ERR(TH_COMP, "stats file %s: %s", t->o.stats_file, strerror(errno));
 }
+
+/* ------------------------------------------------------------ options */
 
 static int parse_mac(const char *s, uint8_t mac[6])
 {
@@ -151,13 +125,18 @@ static int parse_mac(const char *s, uint8_t mac[6])
 	return 0;
 }
 
-/* "rx-drop=1,tx-dup=0.5,seed=7": percentages of TCP segments. */
+/* "rx-drop=1,tx-dup=0.5,seed=7": percentages of TCP segments (net.h). */
 static int parse_faults(char *s, struct fg_net_faults *f)
 {
+	static const char *const keys[] = { "rx-drop", "rx-dup", "rx-reorder",
+					    "tx-drop", "tx-dup", "tx-reorder" };
+	uint32_t *fields[] = { &f->rx_drop_ppm, &f->rx_dup_ppm, &f->rx_reorder_ppm,
+			       &f->tx_drop_ppm, &f->tx_dup_ppm, &f->tx_reorder_ppm };
+
 	for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
 		char *eq = strchr(tok, '=');
+		unsigned k;
 		double pct;
-		uint32_t ppm;
 
 		if (!eq)
 			return -1;
@@ -166,35 +145,23 @@ static int parse_faults(char *s, struct fg_net_faults *f)
 			f->seed = strtoull(eq, NULL, 0);
 			continue;
 		}
+		for (k = 0; k < FG_ARRAY_SIZE(keys) && strcmp(tok, keys[k]); k++)
+			;
 		pct = strtod(eq, NULL);
-		if (pct < 0 || pct > 100)
+		if (k == FG_ARRAY_SIZE(keys) || pct < 0 || pct > 100)
 			return -1;
-		ppm = (uint32_t)(pct * 10000.0 + 0.5);
-		if (!strcmp(tok, "rx-drop"))
-			f->rx_drop_ppm = ppm;
-		else if (!strcmp(tok, "rx-dup"))
-			f->rx_dup_ppm = ppm;
-		else if (!strcmp(tok, "rx-reorder"))
-			f->rx_reorder_ppm = ppm;
-		else if (!strcmp(tok, "tx-drop"))
-			f->tx_drop_ppm = ppm;
-		else if (!strcmp(tok, "tx-dup"))
-			f->tx_dup_ppm = ppm;
-		else if (!strcmp(tok, "tx-reorder"))
-			f->tx_reorder_ppm = ppm;
-		else
-			return -1;
+		*fields[k] = (uint32_t)(pct * 10000.0 + 0.5);
 	}
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct opts *o)
+static int parse_args(int argc, char **argv, struct th_opts *o)
 {
-	enum { O_TAP = 256, O_ADDR, O_PORT, O_APP, O_MAC, O_FAULT, O_MAXC, O_BACKLOG,
+	enum { O_TAP = 256, O_ADDR, O_CONFIG, O_SINK, O_MAC, O_FAULT, O_MAXC, O_BACKLOG,
 	       O_PEERBL, O_NOCOOKIE, O_SNDBUF, O_RCVBUF, O_BUFS, O_IDLE, O_TW, O_RTO, O_STATS };
 	static const struct option lo[] = {
-		{ "tap", 1, 0, O_TAP }, { "addr", 1, 0, O_ADDR }, { "port", 1, 0, O_PORT },
-		{ "app", 1, 0, O_APP }, { "mac", 1, 0, O_MAC }, { "fault", 1, 0, O_FAULT },
+		{ "tap", 1, 0, O_TAP }, { "addr", 1, 0, O_ADDR }, { "config", 1, 0, O_CONFIG },
+		{ "sink", 1, 0, O_SINK }, { "mac", 1, 0, O_MAC }, { "fault", 1, 0, O_FAULT },
 		{ "max-conns", 1, 0, O_MAXC }, { "syn-backlog", 1, 0, O_BACKLOG },
 		{ "syn-backlog-per-peer", 1, 0, O_PEERBL }, { "no-syncookies", 0, 0, O_NOCOOKIE },
 		{ "sndbuf", 1, 0, O_SNDBUF }, { "rcvbuf", 1, 0, O_RCVBUF }, { "bufs", 1, 0, O_BUFS },
@@ -212,8 +179,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				return -1;
 			o->net.ipv4[o->net.n_ipv4++] = a.s_addr;
 			break;
-		case O_PORT: o->tcp.listen[0].port = (uint16_t)atoi(optarg); break;
-		case O_APP: o->app = optarg; break;
+		case O_CONFIG: o->config = optarg; break;
+		case O_SINK:
+			if (strcmp(optarg, "null") && strcmp(optarg, "memory"))
+				return -1;
+			o->null_sink = !strcmp(optarg, "null");
+			break;
 		case O_MAC: if (parse_mac(optarg, o->net.mac) < 0) return -1; break;
 		case O_FAULT: if (parse_faults(optarg, &o->faults) < 0) return -1; break;
 		case O_MAXC: o->tcp.max_conns = (unsigned)atoi(optarg); break;
@@ -230,10 +201,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		default: return -1;
 		}
 	}
-	return o->net.n_ipv4 ? 0 : -1;
+	return o->net.n_ipv4 && o->config && optind == argc && o->bufs >= 256 ? 0 : -1;
 }
 
-static void rx_burst(int fd, struct fg_memport *mp, struct fg_net *net)
+/* ------------------------------------------------------------ the loop */
+
+static unsigned rx_burst(struct th *t, uint64_t now_ns)
 {
 	struct fg_rx_frame fr[RX_BURST];
 	unsigned n = 0;
@@ -241,87 +214,110 @@ static void rx_burst(int fd, struct fg_memport *mp, struct fg_net *net)
 	while (n < RX_BURST) {
 		ssize_t k;
 
-		if (fg_memport_rx_frame(mp, NULL, BUF_SIZE, &fr[n]) < 0)
+		if (fg_memport_rx_frame(t->mp, NULL, BUF_SIZE, &fr[n]) < 0)
 			break;	/* pool empty: frames wait in the kernel's queue */
-		k = read(fd, fr[n].data, BUF_SIZE);
+		k = read(t->fd, fr[n].data, BUF_SIZE);
 		if (k <= 0) {
-			fg_memport_ops()->buf_unref(mp, fr[n].handle);
+			fg_memport_ops()->buf_unref(t->mp, fr[n].handle);
 			break;
 		}
 		fr[n].len = (uint32_t)k;
-		tap_reads++;
+		t->tap_reads++;
 		n++;
 	}
 	if (n)
-		fg_net_rx(net, fr, n, now_ns());
+		fg_net_rx(t->net, fr, n, now_ns);
+	return n;
 }
 
-static void run(int fd, struct fg_memport *mp, struct fg_net *net, const struct opts *o,
-		struct fg_tcp *tcp)
+/* One pass: wait for a frame or the next deadline (at most 100 ms), then
+ * what a worker iteration does. Returns the time the engine is next due. */
+static uint64_t iteration(struct th *t, uint64_t engine_due)
 {
-	while (!got_stop) {
-		uint64_t now = now_ns(), dl = fg_net_next_deadline(net);
-		int tmo = 100;
-		struct pollfd pfd = { fd, POLLIN, 0 };
+	struct pollfd pfd = { t->fd, POLLIN, 0 };
+	uint64_t now_ns = mono_ns(), next = FG_MIN(fg_net_next_deadline(t->net), engine_due);
+	int tmo = next <= now_ns ? 0 : (int)FG_MIN((next - now_ns + 999999) / 1000000, 100u);
+	struct timespec wall;
+	unsigned got = 0;
 
-		if (dl != UINT64_MAX)
-			tmo = dl <= now ? 0 : (int)FG_MIN((dl - now + 999999) / 1000000, 100u);
-		if (poll(&pfd, 1, tmo) > 0 && (pfd.revents & POLLIN))
-			rx_burst(fd, mp, net);
-		fg_net_poll(net, now_ns());
-		if (got_usr1) {
-			got_usr1 = 0;
-			write_stats(o->stats_file, mp, tcp);
-		}
+	if (poll(&pfd, 1, tmo) > 0 && (pfd.revents & POLLIN))
+		got = 1;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	now_ns = mono_ns();
+	/* the TCP callbacks (accept, data) run the engine with this time */
+	fg_tcpsess_set_time(t->ts, wall.tv_sec, now_ns);
+	if (got)
+		got = rx_burst(t, now_ns);
+	if (got || now_ns >= engine_due) {
+		fg_engine_poll(t->e, wall.tv_sec, now_ns);
+		engine_due = fg_engine_next_poll(t->e, now_ns);
 	}
+	fg_tcpsess_work(t->ts);
+	/* TCP timers, and the answers and window updates of this pass */
+	fg_net_poll(t->net, now_ns);
+	fg_tcpsess_work(t->ts);
+	if (got_usr1) {
+		got_usr1 = 0;
+		write_stats(t);
+	}
+	return engine_due;
+}
+
+/* As the dataplane's shutdown: drain, 400 to every session, let the
+ * transfers finish and the answers reach the peers, then reset the rest. */
+static void shutdown_sequence(struct th *t, uint64_t engine_due)
+{
+	uint64_t deadline = mono_ns() + SHUTDOWN_GRACE_NS;
+
+	fg_tcpsess_set_draining(t->ts, true);
+	fg_engine_shutdown(t->e);
+	while (mono_ns() < deadline && (fg_engine_sessions(t->e) || fg_engine_xfers(t->e) ||
+					fg_tcpsess_unfinished(t->ts)))
+		engine_due = iteration(t, engine_due);
+	if (fg_tcpsess_abort_all(t->ts))
+		fg_tcpsess_work(t->ts);
+	/* transfers of aborted sessions complete at the sink's next poll */
+	while (mono_ns() < deadline + SHUTDOWN_GRACE_NS && fg_engine_xfers(t->e))
+		engine_due = iteration(t, engine_due);
+	fg_net_poll(t->net, mono_ns());
+	fg_tcpsess_work(t->ts);
+	if (fg_engine_sessions(t->e) || fg_engine_xfers(t->e))
+		FG_LOG_ERR(TH_COMP, "stopped with %u sessions and %u transfers open",
+			   fg_engine_sessions(t->e), fg_engine_xfers(t->e));
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = { .tap = "fgt0", .app = "nntp", .bufs = 32768 };
-	struct fg_memport *mp = NULL;
-	struct fg_net *net = NULL;
-	struct fg_tcp *tcp = NULL;
-	int fd = -1, rc = 1;
+	static struct th t = { .fd = -1, .o = { .tap = "fgt0", .bufs = 32768 } };
 	struct sigaction sa;
+	uint64_t engine_due = 0;
+	int rc = 1;
 
-	memcpy(o.net.mac, (const uint8_t[]){ 0x02, 0xfc, 0x00, 0x00, 0x00, 0x01 }, 6);
-	o.tcp.listen[0].port = 119;
-	o.tcp.listen[0].family = AF_INET;
-	o.tcp.n_listen = 1;
-	if (parse_args(argc, argv, &o) < 0 || !taphost_app_ops(o.app)) {
-		fprintf(stderr, "usage: fg-taphost --tap NAME --addr A.B.C.D [options] "
-				"(see the head of tools/taphost/taphost.c)\n");
+	memcpy(t.o.net.mac, (const uint8_t[]){ 0x02, 0xfc, 0x00, 0x00, 0x00, 0x01 }, 6);
+	if (parse_args(argc, argv, &t.o) < 0) {
+		fprintf(stderr, "usage: fg-taphost --tap NAME --addr A.B.C.D --config FILE "
+				"[options] (see the head of tools/taphost/taphost.c)\n");
 		return 2;
 	}
-	o.net.hash_seed = o.tcp.secret = now_ns() ^ ((uint64_t)getpid() << 32);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	fd = tap_open(o.tap);
-	if (fd < 0)
+	t.fd = tap_open(t.o.tap);
+	if (t.fd < 0 || th_stack_create(&t) != 0)
 		goto out;
-	mp = fg_memport_create(o.bufs, BUF_SIZE, tap_sink, &fd);
-	net = mp ? fg_net_create(&o.net, fg_memport_ops(), mp, &stats) : NULL;
-	tcp = net ? fg_tcp_create(net, &o.tcp, taphost_app_ops(o.app), NULL) : NULL;
-	if (!tcp || fg_net_set_faults(net, &o.faults) < 0) {
-		FG_LOG_ERR("taphost", "cannot set up the modules");
-		goto out;
-	}
 	printf("ready\n");
 	fflush(stdout);
-	run(fd, mp, net, &o, tcp);
-	write_stats(o.stats_file, mp, tcp);
+	while (!got_stop)
+		engine_due = iteration(&t, engine_due);
+	shutdown_sequence(&t, engine_due);
+	write_stats(&t);
 	rc = 0;
 out:
-	fg_tcp_destroy(tcp);
-	fg_net_destroy(net);
-	taphost_app_cleanup();
-	fg_memport_destroy(mp);
-	if (fd >= 0)
-		close(fd);
+	th_stack_destroy(&t);
+	if (t.fd >= 0)
+		close(t.fd);
 	return rc;
 }
