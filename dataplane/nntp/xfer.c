@@ -118,7 +118,8 @@ void fg_nntp_xfer_append(struct fg_session *s, struct fg_xfer *x, const struct f
 			 bool holdable)
 {
 	struct fg_engine *e = s->e;
-	bool may_hold = holdable && s->ops->hold && e->hold_free != FG_NNTP_NONE;
+	bool may_hold = holdable && s->ops->hold && e->hold_free != FG_NNTP_NONE &&
+			(!s->ops->may_hold || s->ops->may_hold(s->t, seg->len));
 	int rc = e->sink_ops->append(e->sink, x->art, seg, may_hold);
 
 	if (rc < 0 || (rc == FG_SINK_HOLD && !may_hold)) {

@@ -596,6 +596,11 @@ uint32_t fg_tcp_conn_rcv_window(const struct fg_tcp_conn *c)
 	return used >= buf ? 0 : buf - used;
 }
 
+uint32_t fg_tcp_conn_rcvbuf(const struct fg_tcp_conn *c)
+{
+	return c->tcp->cfg.rcvbuf;
+}
+
 uint32_t fg_tcp_conn_rx_bytes(const struct fg_tcp_conn *c)
 {
 	return tcp_rx_used(c);

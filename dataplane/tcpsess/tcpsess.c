@@ -17,6 +17,13 @@
  * the window); in on_close what is still held is unaccounted from TCP
  * (fg_tcp_unaccount) and the references become the record's: a later
  * release drops them with fg_net_buf_unref.
+ *
+ * Hold budget: held octets close the window, and an article is done only
+ * once all of it has arrived, so a connection holding a window's worth of
+ * an article larger than the window would wait forever. t_may_hold lets
+ * a connection hold up to half its receive buffer and `hold_segs` buffers;
+ * beyond that the engine has the sink copy (the window still closes while
+ * the stream is paused, which is the back-pressure that matters).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -29,6 +36,7 @@
 
 #define COMP "tcpsess"
 #define DEFAULT_MAX_CONNS (2u * 4096u)
+#define DEFAULT_HOLD_SEGS 128u
 
 /* record flags */
 #define C_USED 0x01u
@@ -44,6 +52,7 @@ struct conn {
 	struct conn *next;		/* free list, or work list */
 	uint32_t flags;
 	uint32_t held;			/* octets held through fg_tcp_hold */
+	uint32_t held_segs;		/* buffers held through fg_tcp_hold */
 	struct fg_tcpsess_info info;
 };
 
@@ -56,6 +65,7 @@ struct fg_tcpsess {
 	uint64_t now_ns;
 	bool draining;
 	unsigned n_conns, in_use;
+	unsigned hold_segs;		/* per connection */
 	struct conn *conns;
 	struct conn *free_list;
 	struct conn *work, **work_tail;
@@ -80,6 +90,7 @@ struct fg_tcpsess *fg_tcpsess_create(const struct fg_tcpsess_params *p)
 	if (!ts)
 		return NULL;
 	ts->n_conns = p->max_conns ? p->max_conns : DEFAULT_MAX_CONNS;
+	ts->hold_segs = p->hold_segs ? p->hold_segs : DEFAULT_HOLD_SEGS;
 	ts->conns = calloc(ts->n_conns, sizeof(*ts->conns));
 	if (!ts->conns) {
 		free(ts);
@@ -197,6 +208,7 @@ static void t_hold(void *t, const struct fg_iov *seg)
 	if (c->tc) {
 		fg_tcp_hold(c->tc, seg);
 		c->held += seg->len;
+		c->held_segs++;
 	} else {
 		fg_net_buf_ref(c->ts->net, seg->handle);
 	}
@@ -207,12 +219,21 @@ static void t_release(void *t, const struct fg_iov *seg)
 	struct conn *c = t;
 
 	if (c->tc) {
-		FG_ASSERT(c->held >= seg->len);
+		FG_ASSERT(c->held >= seg->len && c->held_segs > 0);
 		c->held -= seg->len;
+		c->held_segs--;
 		fg_tcp_release(c->tc, seg);
 	} else {
 		fg_net_buf_unref(c->ts->net, seg->handle);
 	}
+}
+
+static bool t_may_hold(void *t, uint32_t len)
+{
+	const struct conn *c = t;
+
+	return c->tc && c->held_segs < c->ts->hold_segs &&
+	       c->held + len <= fg_tcp_conn_rcvbuf(c->tc) / 2;
 }
 
 static void t_pause(void *t)
@@ -252,8 +273,8 @@ static void t_detach(void *t)
 }
 
 static const struct fg_session_transport tcp_transport = {
-	.send = t_send, .hold = t_hold, .release = t_release, .pause = t_pause,
-	.resume = t_resume, .close = t_close, .detach = t_detach,
+	.send = t_send, .hold = t_hold, .release = t_release, .may_hold = t_may_hold,
+	.pause = t_pause, .resume = t_resume, .close = t_close, .detach = t_detach,
 };
 
 /* ------------------------------------------------------------ TCP callbacks */
@@ -360,6 +381,7 @@ static void on_close(void *ctx, struct fg_tcp_conn *tc, enum fg_tcp_close_reason
 	if (c->held) {
 		fg_tcp_unaccount(tc, c->held);
 		c->held = 0;
+		c->held_segs = 0;
 		fg_stats_inc(c->ts->st, FG_CTR_DP_HOLDS_ORPHANED);
 	}
 	c->tc = NULL;

@@ -175,6 +175,12 @@ struct fg_session_transport {
 	void (*close)(void *t);
 	/* The engine will make no further call with `t`. Optional. */
 	void (*detach)(void *t);
+	/* Whether `len` more octets may be held now (optional; NULL: while
+	 * the engine's hold table has room). A transport whose window counts
+	 * held octets must say no before an article could fill the window,
+	 * or an article larger than the window never completes; the sink
+	 * then copies. */
+	bool (*may_hold)(void *t, uint32_t len);
 };
 
 /* ---- the engine -------------------------------------------------------- */

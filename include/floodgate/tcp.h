@@ -157,6 +157,8 @@ void *fg_tcp_conn_ctx(const struct fg_tcp_conn *c);
 void fg_tcp_conn_peer(const struct fg_tcp_conn *c, struct fg_endpoint *peer);
 /* The window we would advertise now, in bytes. */
 uint32_t fg_tcp_conn_rcv_window(const struct fg_tcp_conn *c);
+/* The receive buffer the window is computed from (fg_tcp_config.rcvbuf). */
+uint32_t fg_tcp_conn_rcvbuf(const struct fg_tcp_conn *c);
 /* Bytes the conn has queued, out of order, and held by the app. */
 uint32_t fg_tcp_conn_rx_bytes(const struct fg_tcp_conn *c);
 

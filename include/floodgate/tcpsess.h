@@ -56,6 +56,12 @@ struct fg_tcpsess_params {
 	const struct fg_config *cfg;	/* until fg_tcpsess_set_config */
 	struct fg_stats *stats;		/* the worker's block */
 	unsigned max_conns;		/* connection records (default 2 * 4096) */
+	/* Buffers a connection may hold for articles being made safe
+	 * (default 128); its held octets stop at half its receive buffer.
+	 * Beyond either the sink copies: a window filled by holds would never
+	 * let the rest of an article in, and tiny segments must not pin the
+	 * pool. */
+	unsigned hold_segs;
 };
 
 struct fg_tcpsess *fg_tcpsess_create(const struct fg_tcpsess_params *p);

@@ -115,8 +115,17 @@ static void t_detach(void *tp)
 	((struct conn *)tp)->detached = true;
 }
 
+/* A small hold budget, so the input reaches both the hold and the copy
+ * path within one article (the engine mixes them per segment). */
+static bool t_may_hold(void *tp, uint32_t len)
+{
+	(void)len;
+	return ((struct conn *)tp)->holds < 3;
+}
+
 static const struct fg_session_transport ops = {
-	t_send, t_hold, t_release, t_pause, t_resume, t_close, t_detach,
+	.send = t_send, .hold = t_hold, .release = t_release, .pause = t_pause,
+	.resume = t_resume, .close = t_close, .detach = t_detach, .may_hold = t_may_hold,
 };
 
 static int j_hook(void *ctx, const struct fg_journal_rec *r)

@@ -410,6 +410,40 @@ START_TEST(test_holds_close_the_window)
 }
 END_TEST
 
+/* An article larger than the receive window, into a sink that holds: the
+ * connection holds at most half its buffer, the rest is copied, and the
+ * article completes (a window filled by holds would never let its end in). */
+START_TEST(test_article_larger_than_window)
+{
+	struct cli *c;
+	struct fg_tcpsess_info info;
+	struct fg_sink_mem_stats ms;
+	const char *art = article("<big@t>", 48000);
+
+	fx_up(true);
+	c = connect_from(0x0a000001, 40008);
+	for (size_t off = 0, n = strlen(art); off < n;) {
+		size_t k = FG_MIN(n - off, (size_t)1400);
+
+		send_seg(c, 0x18, art + off, k);
+		off += k;
+		ck_assert_uint_eq(fg_tcpsess_list(X.ts, &info, 1), 1);
+		ck_assert_uint_le(info.held, 16384 / 2);
+		ck_assert_uint_gt(c->peer_wnd, 0);
+	}
+	fg_sink_mem_stats(X.sink, &ms);
+	ck_assert_uint_gt(ms.holds, 0);
+	ck_assert_uint_gt(ms.copies, 0);
+	ck_assert_uint_ge(ms.appended_bytes, 48000);
+	ck_assert(!heard(c, "239 <big@t>"));
+	advance(1100 * MS);
+	ck_assert(heard(c, "239 <big@t>"));
+	ck_assert_uint_eq(fg_tcpsess_list(X.ts, &info, 1), 1);
+	ck_assert_uint_eq(info.held, 0);
+	fx_down();
+}
+END_TEST
+
 /* A reset while the article is still being made durable: the hold moves
  * off the connection and is dropped when the sink is done. */
 START_TEST(test_reset_while_held)
@@ -506,6 +540,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_not_a_peer);
 	tcase_add_test(t, test_draining);
 	tcase_add_test(t, test_holds_close_the_window);
+	tcase_add_test(t, test_article_larger_than_window);
 	tcase_add_test(t, test_reset_while_held);
 	tcase_add_test(t, test_shutdown_and_abort);
 	tcase_add_test(t, test_full_segments_stay_within_mtu);

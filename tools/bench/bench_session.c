@@ -63,7 +63,8 @@ static void b_seg(void *t, const struct fg_iov *s)
 }
 
 static const struct fg_session_transport bench_ops = {
-	b_send, b_seg, b_seg, b_nop, b_nop, b_nop, NULL,
+	.send = b_send, .hold = b_seg, .release = b_seg, .pause = b_nop, .resume = b_nop,
+	.close = b_nop,
 };
 
 /* CPU time of this thread: the figures are per core, and the machine that
