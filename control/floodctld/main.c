@@ -37,7 +37,7 @@ static const char usage_text[] =
 	"\n"
 	"  -c, --config FILE          floodgate.conf (default: the embedded configuration)\n"
 	"  --log-level LEVEL          err, warn, notice (default), info, debug\n"
-	"  --writers N                writer slots in a new region (default: workers + 2, at least 8)\n"
+	"  --writers N                writer slots in a new region (default: 2 x (workers + 1), at least 8)\n"
 	"  --journal-ring N           journal records per writer ring, a power of two (default 131072)\n"
 	"  --journal-segment-size N   rotate journal segments past N octets (default 64M)\n"
 	"  --expire-interval SECONDS  between background expiry passes (default 60)\n"
@@ -218,8 +218,11 @@ static int restore_region(struct ctld *d)
 	memset(&p, 0, sizeof(p));
 	p.data_dir = d->data_dir;
 	p.shm_path = d->shm_path;
+	/* a dataplane claims a slot per worker and one for its outbound
+	 * queue; twice that lets it restart after a crash before floodctld
+	 * has reaped the dead one's slots */
 	p.region.writers = d->opt.writers ? d->opt.writers
-					  : FG_MAX(FG_REGION_WRITERS_MIN, d->cfg->workers + 2);
+					  : FG_MAX(FG_REGION_WRITERS_MIN, 2 * (d->cfg->workers + 1));
 	p.region.journal_ring = d->opt.journal_ring;
 	p.region.vlog_ring = FG_REGION_VLOG_RING_DEFAULT;
 	history_params(d->cfg, &p.history);
