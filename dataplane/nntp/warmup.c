@@ -13,8 +13,16 @@
  *   poll():   the answer  -> 438: the OFFERED entry becomes ACCEPTED
  *                                 (journaled; date and first-seen = now,
  *                                 which errs on keeping it longer), 438
- *                            431: the offer is released, 431
- *                            238 or none: the offer stays, 238
+ *                            238, 431 or none: the offer stays, 238
+ *
+ * A 431 does not travel on to the peer: innd answers 431 to a CHECK for
+ * as long as an earlier CHECK of that ID from another of its channels is
+ * "in progress" (its WIP table, wipexpire), and our own questions are such
+ * CHECKs that never send the article, so passing 431 on let an ID be
+ * deferred for as long as peers kept offering it. 431 says the downstream
+ * does not have the article yet: the filter takes it, and if another feed
+ * does get it to the downstream first, the relay's TAKETHIS is refused
+ * there (439, counted), nothing lost.
  *
  * Answers fill their entries in command order (the response queue holds
  * later lines back), exactly as a TAKETHIS waiting for its sink. A question
@@ -190,14 +198,10 @@ static void warm_done(void *engine, uint64_t cookie, unsigned code)
 		record_have(e, a);
 		answer(a, FG_NNTP_CODE_C438, FG_L_ECHO_438);
 		verdict(a, FG_NNTP_CODE_C438);
-	} else if (code == 431) {
-		fg_nntp_count(s, FG_CTR_NNTP_WARMUP_LATER);
-		if (!s->gone)
-			fg_nntp_offer_forget(s, &a->key, true);
-		answer(a, FG_NNTP_CODE_C431, FG_L_ECHO_431);
-		verdict(a, FG_NNTP_CODE_C431);
 	} else {
-		fg_nntp_count(s, code == 238 ? FG_CTR_NNTP_WARMUP_WANTED : FG_CTR_NNTP_WARMUP_UNKNOWN);
+		fg_nntp_count(s, code == 238   ? FG_CTR_NNTP_WARMUP_WANTED
+				 : code == 431 ? FG_CTR_NNTP_WARMUP_LATER
+					       : FG_CTR_NNTP_WARMUP_UNKNOWN);
 		answer(a, FG_NNTP_CODE_C238, FG_L_ECHO_238);
 		verdict(a, FG_NNTP_CODE_C238);
 	}

@@ -69,7 +69,7 @@ FG_COUNTER(NNTP_IDLE_TIMEOUTS, "nntp_idle_timeouts", "sessions closed after idle
 FG_COUNTER(NNTP_SINK_HOLDS, "nntp_sink_holds", "received segments held for the sink instead of copied")
 FG_COUNTER(NNTP_WARMUP_ASKED, "nntp_warmup_asked", "warm-up: CHECKs of unknown IDs asked of a downstream before the answer")
 FG_COUNTER(NNTP_WARMUP_HAVE, "nntp_warmup_have", "warm-up: the downstream had the ID: recorded as accepted, answered 438")
-FG_COUNTER(NNTP_WARMUP_LATER, "nntp_warmup_later", "warm-up: the downstream was receiving it: answered 431")
+FG_COUNTER(NNTP_WARMUP_LATER, "nntp_warmup_later", "warm-up: the downstream said 431 (not yet): answered 238")
 FG_COUNTER(NNTP_WARMUP_WANTED, "nntp_warmup_wanted", "warm-up: the downstream did not have it: answered 238")
 FG_COUNTER(NNTP_WARMUP_UNKNOWN, "nntp_warmup_unknown", "warm-up: no answer (none to ask, or not in time): answered 238")
 
