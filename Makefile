@@ -242,7 +242,7 @@ bench-full: deps
 
 run: deps
 	$(MAKE) --no-print-directory -j$(NPROC) all
-	tools/run-demo.sh
+	tools/run-demo.sh $(RUN_ARGS)
 
 fuzz: deps
 	$(MAKE) --no-print-directory -j$(NPROC) FUZZ=1 fuzz-build

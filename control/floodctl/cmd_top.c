@@ -11,8 +11,8 @@
  *     counts per verb and per code.
  * It shows offers and offers/s, the answers, articles accepted (made safe
  * in the queue: the 239s) and relayed downstream, refusals by reason, the
- * queue (articles not yet acknowledged by every downstream, the age of the
- * oldest, the downstream lag), the history's size and, with --total, a
+ * queue (the downstreams' lag: articles not yet acknowledged, the age of
+ * the oldest; the articles in its files), the history's size and, with --total, a
  * progress line. Without a dataplane (floodgate-host, or floodgate
  * stopped) the offers are "-" and the rest still shows.
  *
@@ -76,9 +76,16 @@ static double mono_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/*
+ * Offers: CHECKs, IHAVEs, and TAKETHIS sent without a CHECK (RFC 4644 2.5:
+ * a peer may skip the CHECK). The TAKETHIS that follows a 238 carries the
+ * article of an offer already counted, so it is not another one.
+ */
 static uint64_t offers_of(const struct top_sample *s)
 {
-	return s->check + s->takethis + s->ihave;
+	uint64_t tt = s->takethis > s->c238 ? s->takethis - s->c238 : 0;
+
+	return s->check + s->ihave + tt;
 }
 
 /* ---------------------------------------------------------------- parsing */
@@ -289,8 +296,9 @@ static unsigned put_block(FILE *f, const struct top_opts *o, const struct top_sa
 	put_reasons(f, s, ", ");
 	fputc('\n', f);
 	if (s->have_queue)
-		fprintf(f, "queue      %-10" PRIu64 " not yet delivered; oldest %.1f s; downstream lag %"
-			   PRIu64 "\n", s->q_records, s->q_oldest_s, s->lag_records);
+		fprintf(f, "queue      %-10" PRIu64 " undelivered (downstream lag), oldest %.1f s; %"
+			   PRIu64 " articles in its files\n", s->lag_records, s->q_oldest_s,
+			s->q_records);
 	else
 		fputs("queue      -          (no outbound queue yet)\n", f);
 	fprintf(f, "history    %-10" PRIu64 " entries of %" PRIu64 " (%.1f %%)\n", s->hist_entries,
@@ -316,7 +324,7 @@ static void put_line(FILE *f, const struct top_opts *o, const struct top_sample 
 	put_reasons(f, s, ", ");
 	fputs(")  ", f);
 	if (s->have_queue)
-		fprintf(f, "queue %" PRIu64 " (oldest %.1f s)  ", s->q_records, s->q_oldest_s);
+		fprintf(f, "queue lag %" PRIu64 " (oldest %.1f s)  ", s->lag_records, s->q_oldest_s);
 	fprintf(f, "relayed %" PRIu64 "  history %" PRIu64, s->relayed, s->hist_entries);
 	if (o->total && s->have_peers)
 		fprintf(f, "  %.1f %%", offers_of(s) >= o->total ? 100.0 :

@@ -18,10 +18,12 @@
  * connections. A connection takes, in order of priority, due retries,
  * re-offers after a reconnect, then its next fresh offer.
  *
- * --rate paces the fresh offers of all connections together (a demo or a
- * soak at a steady rate rather than flat out): fresh offer k may go once
- * k / rate seconds have passed since the start; retries and re-offers are
- * owed answers and are never held back. --source gives each simulated peer
+ * --rate paces the fresh offers (a demo or a soak at a steady rate rather
+ * than flat out): each of the n connections gets rate / n a second, so the
+ * peers advance through their lists together, as flood-fill copies of an
+ * article arrive close together; a connection's fresh offer k may go once
+ * k / (rate / n) seconds have passed since the start. Retries and
+ * re-offers are owed answers and are never held back. --source gives each simulated peer
  * its own address (peer i binds source + i), so that a server that maps
  * addresses to peers sees them as distinct peers.
  *
@@ -76,6 +78,7 @@ struct conn {
 	unsigned peer, id;
 	const uint32_t *list;		/* the peer's offers */
 	uint64_t n_list, next, stride;	/* next = this conn's next index into list */
+	uint64_t fresh;			/* fresh offers made, for --rate */
 	struct inflight *infl;
 	uint32_t infl_cap, infl_head, infl_n;
 	struct aring retry, reoffer;
@@ -270,14 +273,14 @@ static int queue_cmd(struct feed *f, struct conn *c, uint32_t art, enum fg_wlc_c
 	return 0;
 }
 
-/* --rate: true while the next fresh offer is not due yet. */
-static bool rate_held(const struct feed *f, uint64_t now)
+/* --rate: true while c's next fresh offer is not due yet. */
+static bool rate_held(const struct feed *f, const struct conn *c, uint64_t now)
 {
 	double due_s;
 
 	if (f->o->rate <= 0)
 		return false;
-	due_s = (double)f->res->offers / f->o->rate;
+	due_s = (double)c->fresh * (double)f->n / f->o->rate;
 	return (double)(now - f->t0) / 1e9 < due_s;
 }
 
@@ -295,8 +298,9 @@ static bool next_offer(struct feed *f, struct conn *c, uint64_t now, uint32_t *a
 		f->res->reoffers++;
 		return true;
 	}
-	if (c->next < c->n_list && !rate_held(f, now)) {
+	if (c->next < c->n_list && !rate_held(f, c, now)) {
 		*art = c->list[c->next];
+		c->fresh++;
 		c->next += c->stride;
 		f->res->offers++;
 		return true;
