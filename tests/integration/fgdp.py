@@ -2,6 +2,7 @@
 """fgdp.py — shared helpers for the dataplane integration tests (not a test).
 
 World(name) makes a private world: a network namespace fg-dp-<name>-<pid>
+(another area's tests give their own prefix)
 that this process moves into (every child follows), a directory under
 build/test-tmp with a floodgate.conf, a data directory and the control
 sockets, and a region file /dev/shm/fg-dp-<name>-<pid>. start_ctld() runs
@@ -86,8 +87,8 @@ def read_stats_text(text):
 
 
 class World:
-    def __init__(self, name, workers=1, rx_queues=None, extra=""):
-        self.name = "fg-dp-%s-%d" % (name, os.getpid())
+    def __init__(self, name, workers=1, rx_queues=None, extra="", prefix="fg-dp"):
+        self.name = "%s-%s-%d" % (prefix, name, os.getpid())
         self.dir = os.path.join(TOP, "build/test-tmp", self.name)
         shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.dir)
