@@ -9,7 +9,8 @@
 What it does, in order (each step undone at the end, in reverse):
  1. a scratch directory /tmp/fg-demo.XXXX (logs, data, control socket);
  2. floodgate.conf from `floodctl config --default` (the embedded default),
-    with the scratch paths, a path identity, the default's [peer tap] cut to
+    with the scratch paths, a path identity, no warm-up (the downstream is
+    as new as the history), the default's [peer tap] cut to
     10.99.0.0/25, and one [peer] per simulated feedgen peer (10.99.0.201 and
     up); checked with `floodctl config --check`;
  3. the network namespace fg-demo, which this process enters (every child
@@ -128,7 +129,11 @@ class Demo:
         subs = [
             (r"(?m)^#path-identity\s+\S+$", "path-identity    " + PATH_ID),
             (r"(?m)^shm-path\s+\S+$", "shm-path         " + self.shm),
-            (r"(?m)^data-dir\s+\S+$", "data-dir         " + os.path.join(self.dir, "data")),
+            # warm-up asks the downstream about every unknown ID after a cold
+            # start; the demo's innd starts as empty as the history, so there
+            # is nothing to learn from it (docs/operations.md "The demo")
+            (r"(?m)^data-dir\s+\S+$", "data-dir         " + os.path.join(self.dir, "data") +
+             "\nwarmup           0"),
             (r"(?m)^control-socket\s+\S+$", "control-socket   " + self.sock),
             # the lower half of the tap's subnet stays [peer tap] (your own
             # clients); the simulated peers get addresses of their own above it
@@ -231,6 +236,12 @@ class Demo:
                "--rate", str(o.rate), "--source", "10.99.0.%d" % PEER_BASE,
                "--path-identity", PATH_ID, "--old", "0.04", "--future", "0.02",
                "--path-loop", "0.01", "--bad-id", "0.005", "--json", "--no-progress",
+               # the copies of an article arrive together, so most peers get
+               # 431 while one transfers it; they offer again after half a
+               # second, as innfeed does later, and feedgen's cap on the
+               # deferrals of one article (summed over its peers) must not
+               # count a slow disk's fsync as a loss
+               "--retry-delay", "0.5", "--max-retries", "255",
                "--timeout", str(int(total / o.rate * 5 + 120))]
         say("\nfeedgen: %d articles, each offered by %d of %d peers (%d offers) at %d offers/s;"
             " old, future-dated, path-loop and malformed-ID articles among them\n"
