@@ -249,10 +249,15 @@ static void put_reasons(FILE *f, const struct top_sample *s, const char *sep)
 		fputs("none", f);
 }
 
+/*
+ * Progress: the offers that moved the feed on. An offer answered 431 is
+ * made again later (RFC 4644 2.4: "try again later"), so each 431 stands
+ * for one offer more than the feed holds.
+ */
 static void put_progress(FILE *f, const struct top_opts *o, const struct top_sample *s,
 			 double rate)
 {
-	uint64_t done = offers_of(s);
+	uint64_t done = offers_of(s) > s->c431 ? offers_of(s) - s->c431 : 0;
 	double frac = (double)done / (double)o->total;
 	char bar[BAR_WIDTH + 1];
 	unsigned fill;
@@ -326,9 +331,12 @@ static void put_line(FILE *f, const struct top_opts *o, const struct top_sample 
 	if (s->have_queue)
 		fprintf(f, "queue lag %" PRIu64 " (oldest %.1f s)  ", s->lag_records, s->q_oldest_s);
 	fprintf(f, "relayed %" PRIu64 "  history %" PRIu64, s->relayed, s->hist_entries);
-	if (o->total && s->have_peers)
-		fprintf(f, "  %.1f %%", offers_of(s) >= o->total ? 100.0 :
-			100.0 * (double)offers_of(s) / (double)o->total);
+	if (o->total && s->have_peers) {
+		uint64_t done = offers_of(s) > s->c431 ? offers_of(s) - s->c431 : 0;
+
+		fprintf(f, "  %.1f %%", done >= o->total ? 100.0 :
+			100.0 * (double)done / (double)o->total);
+	}
 	fputc('\n', f);
 }
 
@@ -464,7 +472,8 @@ const struct fg_ctl_command fg_ctl_cmd_top = {
 		"  -c, --config FILE  take the control socket from this floodgate.conf\n"
 		"  --interval S       seconds between samples (1; 0.1 to 3600)\n"
 		"  --count N          stop after N samples (default: until Ctrl-C)\n"
-		"  --total OFFERS     offers expected: adds a progress line\n"
+		"  --total OFFERS     offers the feed holds: adds a progress line (offers\n"
+		"                     answered 431 are made again and do not count)\n"
 		"  --lines            one line per sample even on a terminal\n"
 		"\nOn a terminal one block is redrawn in place; otherwise one line per\n"
 		"sample. Offers and answers come from the dataplane (floodctld asks it,\n"

@@ -304,6 +304,8 @@ class Demo:
         ]
         say("\nsummary: %.1f s of feed from %d peers"
             % (fr["elapsed_s"], sum(1 for p in peers if p["check"] + p["takethis"] + p["ihave"])))
+        say("  articles              %9d  (%s)" % (sum(fr["classes"].values()), ", ".join(
+            "%s %d" % kv for kv in fr["classes"].items())))
         say("  offers                %9d  (CHECK %d, of them %d again after a 431)"
             % (offers, dp["check"], fr["retries"]))
         say("  answers to CHECK      238 %d, 431 %d, 438 %d" % (dp["238"], dp["431"], dp["438"]))
@@ -313,7 +315,7 @@ class Demo:
             if n:
                 say("    %-20s %9d" % (reason, n))
         for label, n in rows:
-            say("  %-21s %9d" % (label, n))
+            say("  %-25s %5d" % (label, n))
         say("  history               %9d entries of %d" % (st["history"]["entries"],
                                                           st["history"]["capacity"]))
         say("  feedgen's model       %9d mismatches (every answer checked)" % fr["mismatches"])
