@@ -36,6 +36,22 @@ num() { sed -n "s/^  $1 *\([0-9][0-9]*\).*/\1/p" "$work/out" | head -1; }
 
 [ -z "$(leftovers)" ] || fail "a demo is running or left state before the test: $(leftovers)"
 
+# ---- 0. the floodctl commands the demo stands on, without a daemon
+ctl=$top/build/release/bin/floodctl
+"$ctl" config --default >"$work/default.conf"
+rc=$?
+check '[ $rc -eq 0 ] && grep -q "^\[downstream inn\]" "$work/default.conf"' "config --default: $rc"
+"$ctl" config --check "$work/default.conf" >/dev/null 2>&1
+rc=$?
+check '[ $rc -eq 0 ]' "the embedded default fails its own check: $rc"
+printf '[rules]\ncutoff banana\n' >"$work/bad.conf"
+"$ctl" config --check "$work/bad.conf" >"$work/bad.out" 2>&1
+rc=$?
+check '[ $rc -eq 1 ] && grep -q "bad.conf:2" "$work/bad.out"' "a bad file: exit $rc, $(cat "$work/bad.out")"
+"$ctl" top -s "$work/nothing.sock" --count 1 >/dev/null 2>&1
+rc=$?
+check '[ $rc -eq 3 ]' "top with no floodctld exited $rc, not 3"
+
 # ---- 1. --once
 articles=2000 dups=10
 cd "$top" || exit 1
@@ -61,6 +77,11 @@ for reason in duplicate too-old too-far-future path-loop bad-message-id; do
 done
 check 'grep -q "^\[ *[0-9.]* s\] offers [0-9]* ([0-9]*/s)  accepted" "$work/out"' \
 	"no live line from floodctl top"
+# --source: the simulated peers are the config's peers; --rate: 20000
+# first offers at 2000 a second take at least 10 s
+check 'grep -q "^summary: .* of feed from 10 peers" "$work/out"' "not 10 distinct peers"
+secs=$(sed -n 's/^summary: \([0-9]*\)\..* s of feed.*/\1/p' "$work/out")
+check '[ -n "$secs" ] && [ "$secs" -ge 9 ]' "the feed took ${secs:-?} s: --rate not honoured"
 check 'grep -q "namespace fg-demo and its tap removed" "$work/out"' "no cleanup report"
 left=$(leftovers)
 check '[ -z "$left" ]' "left after --once:$left"

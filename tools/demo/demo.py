@@ -26,7 +26,8 @@ What it does, in order (each step undone at the end, in reverse):
  6. once the feed is done and the relay has delivered everything, a summary
     whose numbers are checked against each other: feedgen's 239s, the
     dataplane's, the articles made safe, those relayed, and those innd
-    stored (its history lines with a storage token, and its news log);
+    stored (its history lines with a storage token, and its news log),
+    and floodgate's CPU time over the feed (feedgen --server-pid);
  7. unless --once: how to point a real feed at it, then it keeps serving
     until Ctrl-C.
 Ctrl-C (or SIGTERM, or an error) at any point: `floodctl shutdown`,
@@ -242,6 +243,7 @@ class Demo:
                # deferrals of one article (summed over its peers) must not
                # count a slow disk's fsync as a loss
                "--retry-delay", "0.5", "--max-retries", "255",
+               "--server-pid", str(self.procs["floodgate"].pid),
                "--timeout", str(int(total / o.rate * 5 + 120))]
         say("\nfeedgen: %d articles, each offered by %d of %d peers (%d offers) at %d offers/s;"
             " old, future-dated, path-loop and malformed-ID articles among them\n"
@@ -318,6 +320,8 @@ class Demo:
             say("  %-25s %5d" % (label, n))
         say("  history               %9d entries of %d" % (st["history"]["entries"],
                                                           st["history"]["capacity"]))
+        say("  floodgate's CPU       %9.1f s over the feed (%.0f %% of one core; idle back-off on)"
+            % (fr["cpu_server_s"], 100 * fr["cpu_server_s"] / max(fr["elapsed_s"], 0.001)))
         say("  feedgen's model       %9d mismatches (every answer checked)" % fr["mismatches"])
         self.consistent = (len({n for _, n in rows}) == 1 and fr["mismatches"] == 0 and
                            fr["accepted"] == fr["expected_accepted"] and not fr["timed_out"])
@@ -341,8 +345,9 @@ floodgate keeps serving. To point a real feed at it:
                 newsgroups       *
               then:  ip netns exec %(ns)s ip addr add 10.99.0.150/24 dev %(tap)s
                      %(ctl)s reload -s %(sock)s
-  INN         an innfeed run in the namespace feeds it like any other site:
-                newsfeeds:     floodgate/%(pid)s:*,!junk:Tm:innfeed!
+  INN         an innd/innfeed run in the namespace feeds it like any other site:
+                newsfeeds:     innfeed!:!*:Tc,Wnm*:/usr/lib/news/bin/startinnfeed
+                               floodgate/%(pid)s:*,!junk:Ap,Tm:innfeed!
                 innfeed.conf:  peer floodgate {
                                    ip-name:         %(dp)s
                                    port-number:     119
