@@ -27,9 +27,13 @@ leftovers() {
 	[ -e /var/run/netns/fg-demo ] && what="$what namespace fg-demo;"
 	pgrep -f '/tmp/fg-demo\.' >/dev/null && what="$what processes: $(pgrep -af '/tmp/fg-demo\.' | head -3);"
 	compgen -G '/dev/shm/fg-demo-*' >/dev/null && what="$what region $(echo /dev/shm/fg-demo-*);"
-	compgen -G '/tmp/fg-demo.*' >/dev/null && what="$what scratch $(echo /tmp/fg-demo.*);"
+	for d in /tmp/fg-demo.*; do
+		[ -d "$d" ] && ! grep -qxF "$d" "$work/before" && what="$what scratch $d;"
+	done
 	echo "$what"
 }
+# scratch directories that failed runs kept for a look are not this test's
+ls -d /tmp/fg-demo.* >"$work/before" 2>/dev/null
 
 # the summary's "  label   N" line
 num() { sed -n "s/^  $1 *\([0-9][0-9]*\).*/\1/p" "$work/out" | head -1; }

@@ -39,6 +39,7 @@ and `floodctl top`, and the shutdown happens in order.
 """
 import argparse
 import ctypes
+import glob
 import json
 import os
 import re
@@ -118,6 +119,10 @@ class Demo:
                                 "is running" % (NETNS, " ".join(pids)))
             say("removing the namespace %s a previous demo left" % NETNS)
             run(["ip", "netns", "del", NETNS])
+        for region in glob.glob("/dev/shm/fg-demo-*"):     # a killed demo's
+            pid = region.rsplit("-", 1)[1]
+            if pid.isdigit() and not os.path.exists("/proc/" + pid):
+                os.unlink(region)
         self.dir = tempfile.mkdtemp(prefix="fg-demo.", dir="/tmp")
         os.chmod(self.dir, 0o755)      # innd runs as news and must reach its directory
         self.sock = os.path.join(self.dir, "control.sock")
