@@ -1,6 +1,7 @@
 # floodgate — one Makefile drives everything.
 #
-#   make run        install what is missing, build, run the demo
+#   make run        install what is missing, build, run the live demo
+#                   (RUN_ARGS=--once: end after its summary)
 #   make test       install what is missing, build every variant, run every test
 #   make test-long  the long-running tests (soak, 100 M entries, big articles)
 #   make bench      quick benchmarks; figures to stdout and docs/benchmarks.md
@@ -242,7 +243,7 @@ bench-full: deps
 
 run: deps
 	$(MAKE) --no-print-directory -j$(NPROC) all
-	tools/run-demo.sh
+	tools/run-demo.sh $(RUN_ARGS)
 
 fuzz: deps
 	$(MAKE) --no-print-directory -j$(NPROC) FUZZ=1 fuzz-build
@@ -254,4 +255,4 @@ clean:
 	rm -rf build
 
 help:
-	@sed -n '2,21p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,22p' Makefile | sed 's/^# \{0,1\}//'

@@ -42,7 +42,7 @@ struct call {
 };
 
 /* The control socket named by -c FILE, or by the embedded default. */
-static int socket_from_config(const struct fg_ctl_command *cmd, const char *file, char *out,
+int fg_ctl_socket_from_config(const struct fg_ctl_command *cmd, const char *file, char *out,
 			      size_t len)
 {
 	struct fg_config_errors errs;
@@ -113,7 +113,7 @@ static int parse(struct call *c, int argc, char **argv, unsigned own_flags)
 		snprintf(c->req.argv[c->req.argc++], FG_CTL_ARG_MAX, "%s", argv[optind]);
 	}
 	if (!c->socket[0])
-		return socket_from_config(c->cmd, config, c->socket, sizeof(c->socket));
+		return fg_ctl_socket_from_config(c->cmd, config, c->socket, sizeof(c->socket));
 	return 0;
 usage:
 	fg_ctl_usage(c->cmd, stderr);
@@ -121,30 +121,31 @@ usage:
 }
 
 /* Map a failed call to its exit status, with one line on stderr. */
-static int call_failed(const struct call *c, int rc, const char *why)
+int fg_ctl_call_failed(const struct fg_ctl_command *cmd, const char *socket, int timeout_s,
+		       int rc, const char *why)
 {
-	const char *name = c->cmd->name;
+	const char *name = cmd->name;
 
 	switch (rc) {
 	case -ENOENT:
 	case -ECONNREFUSED:
 		fprintf(stderr, "floodctl %s: floodctld is not running (nothing answers on %s)\n",
-			name, c->socket);
+			name, socket);
 		return FG_CTL_EXIT_DOWN;
 	case -EACCES:
 	case -EPERM:
-		fprintf(stderr, "floodctl %s: permission denied on %s (root only)\n", name, c->socket);
+		fprintf(stderr, "floodctl %s: permission denied on %s (root only)\n", name, socket);
 		return FG_CTL_EXIT_DENIED;
 	case -ETIMEDOUT:
-		fprintf(stderr, "floodctl %s: no reply from %s within %d s\n", name, c->socket,
-			c->timeout_s);
+		fprintf(stderr, "floodctl %s: no reply from %s within %d s\n", name, socket,
+			timeout_s);
 		return FG_CTL_EXIT_TIMEOUT;
 	case -EPROTO:
-		fprintf(stderr, "floodctl %s: malformed reply from %s: %s\n", name, c->socket,
+		fprintf(stderr, "floodctl %s: malformed reply from %s: %s\n", name, socket,
 			why ? why : "?");
 		return FG_CTL_EXIT_PROTO;
 	default:
-		fprintf(stderr, "floodctl %s: %s: %s\n", name, c->socket, strerror(-rc));
+		fprintf(stderr, "floodctl %s: %s: %s\n", name, socket, strerror(-rc));
 		return FG_CTL_EXIT_USAGE;
 	}
 }
@@ -157,7 +158,7 @@ static int run_call(struct call *c)
 	int rc = fg_ctl_call(c->socket, &c->req, c->timeout_s * 1000, &rep, &why);
 
 	if (rc < 0)
-		return call_failed(c, rc, why);
+		return fg_ctl_call_failed(c->cmd, c->socket, c->timeout_s, rc, why);
 	/* "not-found" is an answer (a lookup miss), not a failure */
 	fwrite(rep.body, 1, rep.body_len,
 	       rep.ok || strcmp(rep.code, "not-found") == 0 ? stdout : stderr);

@@ -50,6 +50,17 @@ extern const struct fg_ctl_command fg_ctl_cmd_reload;
 extern const struct fg_ctl_command fg_ctl_cmd_peers;
 extern const struct fg_ctl_command fg_ctl_cmd_drain;
 extern const struct fg_ctl_command fg_ctl_cmd_shutdown;
+extern const struct fg_ctl_command fg_ctl_cmd_top;
+extern const struct fg_ctl_command fg_ctl_cmd_config;
+
+/* cmd_daemon.c, for every command that asks floodctld: the control socket
+ * of floodgate.conf `file` (NULL: the embedded default) into out; 0 or an
+ * exit status. */
+int fg_ctl_socket_from_config(const struct fg_ctl_command *cmd, const char *file, char *out,
+			      size_t len);
+/* A failed fg_ctl_call (rc < 0) as one line on stderr; its exit status. */
+int fg_ctl_call_failed(const struct fg_ctl_command *cmd, const char *socket, int timeout_s,
+		       int rc, const char *why);
 
 /* "usage: floodctl NAME ARGS" and the command's help, to `f`. */
 void fg_ctl_usage(const struct fg_ctl_command *cmd, FILE *f);

@@ -18,6 +18,7 @@
 static const struct fg_ctl_command *const commands[] = {
 	&fg_ctl_cmd_status,
 	&fg_ctl_cmd_stats,
+	&fg_ctl_cmd_top,
 	&fg_ctl_cmd_lookup,
 	&fg_ctl_cmd_explain,
 	&fg_ctl_cmd_msgid,
@@ -27,6 +28,7 @@ static const struct fg_ctl_command *const commands[] = {
 	&fg_ctl_cmd_peers,
 	&fg_ctl_cmd_drain,
 	&fg_ctl_cmd_shutdown,
+	&fg_ctl_cmd_config,
 };
 
 static void usage(FILE *f)

@@ -9,7 +9,7 @@ matter), in wire and plain form, with --now as an RFC 5322 date and as
 epoch seconds; the JSON verdict, reason, date_used and article_date of each,
 and the exit status (0 accepted, 1 rejected). Then the usage and I/O errors
 that must exit 2, a configuration that moves the edges, stdin, the sample
-feed through tools/run-demo.sh, and floodctl msgid.
+feed through tools/demo/explain-sample.sh, and floodctl msgid.
 """
 import calendar
 import json
@@ -219,10 +219,11 @@ def msgid():
 
 
 def demo():
-    p = subprocess.run([os.path.join(TOP, "tools", "run-demo.sh")], capture_output=True,
+    p = subprocess.run([os.path.join(TOP, "tools", "demo", "explain-sample.sh")],
+                       capture_output=True,
                        timeout=120, env=dict(os.environ, FLOODCTL=FLOODCTL))
     out = p.stdout.decode()
-    check(p.returncode == 0, "run-demo.sh exit %d: %s" % (p.returncode, p.stderr.decode()))
+    check(p.returncode == 0, "explain-sample.sh exit %d: %s" % (p.returncode, p.stderr.decode()))
     check("15 articles: 4 accepted, 11 rejected" in out, "run-demo total: %r" % out[-300:])
     for line in ("03-accepted-at-cutoff.art        accepted",
                  "04-too-old.art                   rejected  too-old",

@@ -18,6 +18,15 @@
  * connections. A connection takes, in order of priority, due retries,
  * re-offers after a reconnect, then its next fresh offer.
  *
+ * --rate paces the fresh offers (a demo or a soak at a steady rate rather
+ * than flat out): each of the n connections gets rate / n a second, so the
+ * peers advance through their lists together, as flood-fill copies of an
+ * article arrive close together; a connection's fresh offer k may go once
+ * k / (rate / n) seconds have passed since the start. Retries and
+ * re-offers are owed answers and are never held back. --source gives each simulated peer
+ * its own address (peer i binds source + i), so that a server that maps
+ * addresses to peers sees them as distinct peers.
+ *
  * Output is built in a per-connection buffer (commands, headers, and the
  * body copied from the workload's pool) and written with one send() per
  * readiness; reading parses every complete line received.
@@ -69,6 +78,7 @@ struct conn {
 	unsigned peer, id;
 	const uint32_t *list;		/* the peer's offers */
 	uint64_t n_list, next, stride;	/* next = this conn's next index into list */
+	uint64_t fresh;			/* fresh offers made, for --rate */
 	struct inflight *infl;
 	uint32_t infl_cap, infl_head, infl_n;
 	struct aring retry, reoffer;
@@ -95,6 +105,8 @@ struct feed {
 	uint8_t *tries;			/* per article: 431/436 retries so far */
 	uint64_t retries_pending;
 	struct sockaddr_in addr;
+	uint32_t source;		/* host order; 0 = let the kernel choose */
+	uint64_t t0;			/* start, for --rate */
 };
 
 uint64_t feed_now_ns(void)
@@ -261,6 +273,17 @@ static int queue_cmd(struct feed *f, struct conn *c, uint32_t art, enum fg_wlc_c
 	return 0;
 }
 
+/* --rate: true while c's next fresh offer is not due yet. */
+static bool rate_held(const struct feed *f, const struct conn *c, uint64_t now)
+{
+	double due_s;
+
+	if (f->o->rate <= 0)
+		return false;
+	due_s = (double)c->fresh * (double)f->n / f->o->rate;
+	return (double)(now - f->t0) / 1e9 < due_s;
+}
+
 /* The next offer for c, or false when it has none now. */
 static bool next_offer(struct feed *f, struct conn *c, uint64_t now, uint32_t *art)
 {
@@ -275,8 +298,9 @@ static bool next_offer(struct feed *f, struct conn *c, uint64_t now, uint32_t *a
 		f->res->reoffers++;
 		return true;
 	}
-	if (c->next < c->n_list) {
+	if (c->next < c->n_list && !rate_held(f, c, now)) {
 		*art = c->list[c->next];
+		c->fresh++;
 		c->next += c->stride;
 		f->res->offers++;
 		return true;
@@ -337,6 +361,18 @@ static int conn_open(struct feed *f, struct conn *c)
 		return -errno;
 	/* commands are batched per write already; Nagle would only add delay */
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (f->source) {
+		struct sockaddr_in src = { .sin_family = AF_INET,
+					   .sin_addr.s_addr = htonl(f->source + c->peer) };
+
+		if (bind(c->fd, (const struct sockaddr *)&src, sizeof(src)) < 0) {
+			int rc = -errno;
+
+			close(c->fd);
+			c->fd = -1;
+			return rc;
+		}
+	}
 	if (connect(c->fd, (const struct sockaddr *)&f->addr, sizeof(f->addr)) < 0 &&
 	    errno != EINPROGRESS) {
 		int rc = -errno;
@@ -680,7 +716,8 @@ static void on_timers(struct feed *f, uint64_t now)
 
 			if (rc < 0)
 				conn_lost(f, c, strerror(-rc));
-		} else if (c->state == ST_RUN && c->retry.n && c->retry.due[c->retry.head] <= now) {
+		} else if (c->state == ST_RUN && ((c->retry.n && c->retry.due[c->retry.head] <= now) ||
+						  (f->o->rate > 0 && c->next < c->n_list))) {
 			fill(f, c, now);
 			conn_write(f, c);
 		}
@@ -774,7 +811,7 @@ static void feed_loop(struct feed *f, uint64_t t0)
 	bool show = f->o->progress > 0 || (f->o->progress < 0 && isatty(2));
 
 	while (f->done < f->n) {
-		int n = epoll_wait(f->ep, ev, 256, f->retries_pending ? 10 : 100);
+		int n = epoll_wait(f->ep, ev, 256, f->retries_pending || f->o->rate > 0 ? 10 : 100);
 		uint64_t now = feed_now_ns();
 
 		for (int i = 0; i < n; i++) {
@@ -815,6 +852,15 @@ int feed_run(const struct feed_opts *o, const struct fg_wl *wl, struct fg_wlc *c
 		FG_LOG_ERR("feedgen", "not an IPv4 address: %s", o->host);
 		return -EINVAL;
 	}
+	if (o->source[0]) {
+		struct in_addr src;
+
+		if (inet_pton(AF_INET, o->source, &src) != 1) {
+			FG_LOG_ERR("feedgen", "--source: not an IPv4 address: %s", o->source);
+			return -EINVAL;
+		}
+		f.source = ntohl(src.s_addr);
+	}
 	rc = feed_setup(&f);
 	if (rc < 0)
 		goto out_teardown;
@@ -822,6 +868,7 @@ int feed_run(const struct feed_opts *o, const struct fg_wl *wl, struct fg_wlc *c
 		srv0 = feed_proc_cpu(o->server_pid);
 	cpu0 = feed_self_cpu();
 	t0 = feed_now_ns();
+	f.t0 = t0;
 	for (unsigned i = 0; i < f.n; i++) {
 		int orc = conn_open(&f, &f.c[i]);
 

@@ -33,6 +33,8 @@ struct feed_opts {
 	unsigned max_reconnects;	/* per connection */
 	double timeout;			/* whole run, seconds; 0 = none */
 	pid_t server_pid;		/* 0 = unknown */
+	double rate;			/* first offers a second, all peers; 0 = no limit */
+	char source[64];		/* peer i binds source + i; "" = any */
 	bool json;
 	int progress;			/* -1 auto (a terminal), 0 off, 1 on */
 	const char *pcap;

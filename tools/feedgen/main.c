@@ -35,6 +35,8 @@ static const char usage_text[] =
 "  --max-reconnects N     per connection (5)\n"
 "  --timeout S            give up after S seconds, a mismatch (0 = never)\n"
 "  --server-pid PID       also measure the server's CPU (/proc/PID/stat)\n"
+"  --rate N               at most N first offers a second, all peers together (0 = no limit)\n"
+"  --source ADDR          peer i connects from ADDR + i (one address per peer)\n"
 "workload:\n"
 "  --seed N               (1)      --articles N   unique articles (10000)\n"
 "  --dups N               offers per article across peers (10)\n"
@@ -66,7 +68,7 @@ enum {
 	O_MAXRETRY, O_MAXRECON, O_TIMEOUT, O_SPID, O_SEED, O_ARTICLES, O_DUPS, O_SPREAD,
 	O_SIZE, O_BINSIZE, O_BINSHARE, O_OLD, O_FUTURE, O_LOOP, O_BADID, O_NOINJ, O_OFFLINE,
 	O_VERSIONS, O_NEAR, O_PREFIX, O_GROUPS, O_CUTOFF, O_MARGIN, O_PATHID, O_NOW, O_JSON,
-	O_PROGRESS, O_NOPROGRESS, O_PCAP, O_PCAPSRV, O_LOGLEVEL, O_HELP,
+	O_PROGRESS, O_NOPROGRESS, O_PCAP, O_PCAPSRV, O_LOGLEVEL, O_RATE, O_SOURCE, O_HELP,
 };
 
 static const struct option long_opts[] = {
@@ -76,6 +78,7 @@ static const struct option long_opts[] = {
 	{ "retry-delay", 1, 0, O_RETRY }, { "max-retries", 1, 0, O_MAXRETRY },
 	{ "max-reconnects", 1, 0, O_MAXRECON }, { "timeout", 1, 0, O_TIMEOUT },
 	{ "server-pid", 1, 0, O_SPID }, { "seed", 1, 0, O_SEED }, { "articles", 1, 0, O_ARTICLES },
+	{ "rate", 1, 0, O_RATE }, { "source", 1, 0, O_SOURCE },
 	{ "dups", 1, 0, O_DUPS }, { "spread", 1, 0, O_SPREAD }, { "size", 1, 0, O_SIZE },
 	{ "binary-size", 1, 0, O_BINSIZE }, { "binary-share", 1, 0, O_BINSHARE },
 	{ "old", 1, 0, O_OLD }, { "future", 1, 0, O_FUTURE }, { "path-loop", 1, 0, O_LOOP },
@@ -202,6 +205,8 @@ static int opt_feed(struct feed_opts *o, int opt, const char *arg)
 	case O_MAXRECON: rc = parse_uint(arg, 1000000, &v); o->max_reconnects = (unsigned)v; break;
 	case O_TIMEOUT: rc = parse_double(arg, 0, 1e9, &o->timeout); break;
 	case O_SPID: rc = parse_uint(arg, 1u << 30, &v); o->server_pid = (pid_t)v; break;
+	case O_RATE: rc = parse_double(arg, 0, 1e9, &o->rate); break;
+	case O_SOURCE: rc = set_string(o->source, sizeof(o->source), arg); break;
 	case O_JSON: o->json = true; break;
 	case O_PROGRESS: o->progress = 1; break;
 	case O_NOPROGRESS: o->progress = 0; break;

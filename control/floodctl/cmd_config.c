@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_config.c — `floodctl config`: the embedded default configuration,
+ * and a check of a file, both without floodctld.
+ *
+ *   floodctl config --default       print fg_config_default_text, the file
+ *                                   that runs when none is given; the
+ *                                   starting point of a site's own file and
+ *                                   of the demo's (tools/demo)
+ *   floodctl config --check FILE    load FILE as floodctld would: every
+ *                                   error and warning with file:line; exit 1
+ *                                   when it has errors
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "floodgate/config.h"
+#include "floodctl.h"
+
+static int check_file(const char *path)
+{
+	struct fg_config_errors errs;
+	struct fg_config *cfg;
+
+	memset(&errs, 0, sizeof(errs));
+	cfg = fg_config_load_file(path, &errs);
+	for (unsigned i = 0; i < errs.n_warn; i++)
+		fprintf(stderr, "warning: %s\n", errs.warn[i].text);
+	for (unsigned i = 0; i < errs.n; i++)
+		fprintf(stderr, "error: %s\n", errs.err[i].text);
+	if (errs.total > errs.n)
+		fprintf(stderr, "error: ... %u more\n", errs.total - errs.n);
+	if (!cfg)
+		return FG_CTL_EXIT_NO;
+	fg_config_free(cfg);
+	printf("%s: ok\n", path);
+	return FG_CTL_EXIT_OK;
+}
+
+static int run_config(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "default", no_argument, NULL, 'd' },
+		{ "check", required_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *check = NULL;
+	bool def = false;
+	int o;
+
+	optind = 1;
+	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (o) {
+		case 'd':
+			def = true;
+			break;
+		case 'k':
+			check = optarg;
+			break;
+		case 'h':
+			fg_ctl_usage(&fg_ctl_cmd_config, stdout);
+			return FG_CTL_EXIT_OK;
+		default:
+			goto usage;
+		}
+	}
+	if (optind != argc || def == (check != NULL))
+		goto usage;
+	if (check)
+		return check_file(check);
+	fputs(fg_config_default_text, stdout);
+	return FG_CTL_EXIT_OK;
+usage:
+	fg_ctl_usage(&fg_ctl_cmd_config, stderr);
+	return FG_CTL_EXIT_USAGE;
+}
+
+const struct fg_ctl_command fg_ctl_cmd_config = {
+	.name = "config",
+	.args = "--default | --check FILE",
+	.summary = "print the embedded default configuration, or check a file",
+	.help = "  --default          print the embedded floodgate.conf (what runs without -c)\n"
+		"  --check FILE       load FILE as floodctld would; its errors and warnings\n"
+		"                     on stderr with file:line; exit 1 if it has errors\n",
+	.run = run_config,
+};
