@@ -75,6 +75,7 @@ void fg_nntp_cmd_parse(const char *line, uint32_t len, struct fg_nntp_cmd *c)
 
 	c->verb = FG_NNTP_VERB_UNKNOWN;
 	c->argc = 0;
+	c->key = NULL;
 	c->bad_char = memchr(line, '\0', len) != NULL || memchr(line, '\r', len) != NULL;
 	for (;;) {
 		while (i < len && is_blank(line[i]))
