@@ -597,8 +597,9 @@ static void prepare(struct fg_session *s, const struct fg_nntp_cmd *c, struct pr
 	if (!p->syntax_ok)
 		return;
 	/* a syntax error (RFC 3977 3.6) for IHAVE; never wanted (RFC 5536) */
-	p->wire = fg_msgid_valid_wire(c->arg[0], c->arg_len[0]);
-	p->valid = p->wire && fg_msgid_valid_header(c->arg[0], c->arg_len[0]);
+	p->valid = fg_msgid_valid_header(c->arg[0], c->arg_len[0]);
+	/* every header-form ID is a wire-form one (msgid.h): one pass */
+	p->wire = p->valid || fg_msgid_valid_wire(c->arg[0], c->arg_len[0]);
 	if (!p->valid)
 		return;
 	if (c->key)
