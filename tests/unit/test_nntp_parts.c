@@ -2,9 +2,9 @@
 /*
  * test_nntp_parts.c — the session engine's pieces on their own: the
  * command parser (against a plain reference on random lines), the article
- * reader against a reference in every segmentation, the dot-unstuffer, the response queue through wrap-around
- * and partial sends, and the clock-sanity view on the feeds it must and
- * must not alarm on.
+ * reader against a reference in every segmentation, the dot-unstuffer,
+ * the response queue through wrap-around and partial sends, and the
+ * clock-sanity view on the feeds it must and must not alarm on.
  */
 #include <stdio.h>
 #include <stdlib.h>
