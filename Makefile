@@ -98,7 +98,8 @@ PCAP_LIBS := -lpcap
 # ---------------------------------------------------------------- sources
 # name:directory of every program; the directory's .c files are its own.
 PROGRAMS := floodgate-host:dataplane/host floodctld:control/floodctld \
-	floodctl:control/floodctl feedgen:tools/feedgen fg-taphost:tools/taphost
+	floodctl:control/floodctl feedgen:tools/feedgen fg-taphost:tools/taphost \
+	histwriter:tools/histwriter
 PROG_DIRS := $(foreach p,$(PROGRAMS),$(word 2,$(subst :, ,$(p)))) dataplane/dpdk \
 	tools/bench
 
@@ -118,6 +119,11 @@ TESTLIB_OBJS := $(TESTLIB_SRCS:%.c=$(B)/obj/%.o)
 
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAYS := $(FUZZ_SRCS:tests/fuzz/%.c=$(B)/tests/fuzz/%)
+
+# LD_PRELOAD shims of the integration tests (power-loss simulation), built
+# without sanitizers: they load into release binaries.
+PRELOAD_SRCS := $(wildcard tests/preload/*.c)
+PRELOAD_LIBS := $(PRELOAD_SRCS:tests/preload/%.c=$(B)/tests/preload/%.so)
 
 BENCH_SRCS := $(wildcard tools/bench/bench_*.c)
 BENCH_BINS := $(BENCH_SRCS:tools/bench/%.c=$(B)/bench/%)
@@ -143,7 +149,12 @@ endif
 .PHONY: all deps test test-long bench bench-full fuzz fuzz-build run clean \
 	test-build tsan-build help
 
-all: $(LIB) $(PROG_BINS) $(UNIT_BINS) $(FUZZ_REPLAYS) $(BENCH_BINS)
+all: $(LIB) $(PROG_BINS) $(UNIT_BINS) $(FUZZ_REPLAYS) $(BENCH_BINS) $(PRELOAD_LIBS)
+
+$(B)/tests/preload/%.so: tests/preload/%.c
+	@mkdir -p $(@D)
+	@echo '  SO     $@'
+	$(Q)gcc $(CPPFLAGS) -std=gnu11 -g -O2 -fPIC -shared $(WARN) -o $@ $< -ldl
 
 $(B)/obj/dataplane/dpdk/%.o: dataplane/dpdk/%.c
 	@mkdir -p $(@D)

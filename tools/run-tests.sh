@@ -12,6 +12,9 @@
 #   interop/<name>         tests/interop/NN_*.{sh,py}, against INN
 #   long/<name>            tests/long/* (only with `long`)
 # A script may say "# timeout: SECONDS" in its first lines (default 900).
+# Library suites (unit, unit-asan, unit-tsan, fuzz) run FG_TEST_JOBS at a
+# time (default: the number of cores); integration and interop scripts run
+# one at a time, since they start real servers and measure real sessions.
 set -u
 mode=${1:-quick}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,15 +29,18 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-120}
 
-summary=()
-failed=0
+results=$logs/results
+mkdir -p "$results"
+jobs_max=${FG_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
+seq_no=0
 t_start=$(date +%s)
 
-# run_suite NAME TIMEOUT CMD... — runs CMD with its output in a log, records
-# the verdict and the line that best summarises it.
-run_suite() {
-	local name=$1 tmo=$2
-	shift 2
+# run_suite_n SEQ NAME TIMEOUT CMD... — runs CMD with its output in a log,
+# prints the verdict and the line that best summarises it, and records that
+# line as result number SEQ (the summary lists results in start order).
+run_suite_n() {
+	local n=$1 name=$2 tmo=$3
+	shift 3
 	local log="$logs/${name//\//_}.log" t0 t1 rc line verdict
 	t0=$(date +%s.%N)
 	timeout --kill-after=10 "$tmo" "$@" >"$log" 2>&1
@@ -54,16 +60,27 @@ run_suite() {
 	else
 		verdict=FAIL; line="exit $rc; $line"
 	fi
-	[ $verdict = PASS ] || failed=$((failed + 1))
 	local s
 	s=$(printf '%-4s %-44s %6.1fs  %s' "$verdict" "$name" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')" "$line")
-	echo "$s"
-	summary+=("$s")
 	if [ $verdict = FAIL ]; then
-		echo "---- last lines of $log ----"
-		tail -30 "$log"
-		echo "----"
+		s="$s"$'\n'"---- last lines of $log ----"$'\n'"$(tail -30 "$log")"$'\n'"----"
 	fi
+	echo "$s"
+	printf '%s\n' "${s%%$'\n'*}" >"$results/$(printf '%04d' "$n")"
+}
+
+# in the background, at most jobs_max at once; `wait` collects them
+run_bg() {
+	seq_no=$((seq_no + 1))
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do
+		wait -n
+	done
+	run_suite_n "$seq_no" "$@" &
+}
+
+run_fg() {
+	seq_no=$((seq_no + 1))
+	run_suite_n "$seq_no" "$@"
 }
 
 script_timeout() {
@@ -74,28 +91,29 @@ script_timeout() {
 
 for t in build/release/tests/unit/test_*; do
 	[ -x "$t" ] || continue
-	run_suite "unit/$(basename "$t")" 600 "$t"
+	run_bg "unit/$(basename "$t")" 600 "$t"
 done
 for t in build/asan/tests/unit/test_*; do
 	[ -x "$t" ] || continue
-	run_suite "unit-asan/$(basename "$t")" 900 "$t"
+	run_bg "unit-asan/$(basename "$t")" 900 "$t"
 done
 for t in build/tsan/tests/unit/test_*_mt; do
 	[ -x "$t" ] || continue
-	run_suite "unit-tsan/$(basename "$t")" 900 "$t"
+	run_bg "unit-tsan/$(basename "$t")" 900 "$t"
 done
 for t in build/asan/tests/fuzz/fuzz_*; do
 	[ -x "$t" ] || continue
 	n=$(basename "$t")
 	corpus=tests/fuzz/corpus/${n#fuzz_}
-	run_suite "fuzz/$n" 900 "$t" "$corpus"
+	run_bg "fuzz/$n" 900 "$t" "$corpus"
 done
+wait
 
 run_scripts() {
 	local kind=$1 dir=$2 s
 	for s in "$dir"/[0-9]*; do
 		[ -f "$s" ] && [ -x "$s" ] || continue
-		run_suite "$kind/$(basename "$s")" "$(script_timeout "$s")" "$s"
+		run_fg "$kind/$(basename "$s")" "$(script_timeout "$s")" "$s"
 	done
 }
 run_scripts integration tests/integration
@@ -105,7 +123,9 @@ run_scripts interop tests/interop
 t_end=$(date +%s)
 echo
 echo "==================== summary ($mode, $((t_end - t_start)) s) ===================="
-printf '%s\n' "${summary[@]}"
-echo "suites: ${#summary[@]}, failed: $failed   (logs in $logs/)"
-[ "${#summary[@]}" -gt 0 ] || { echo "no suites ran"; exit 1; }
-[ $failed -eq 0 ]
+cat "$results"/* 2>/dev/null
+total=$(cat "$results"/* 2>/dev/null | wc -l)
+failed=$(cat "$results"/* 2>/dev/null | grep -c '^FAIL')
+echo "suites: $total, failed: $failed   (logs in $logs/)"
+[ "$total" -gt 0 ] || { echo "no suites ran"; exit 1; }
+[ "$failed" -eq 0 ]

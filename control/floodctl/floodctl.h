@@ -9,7 +9,9 @@
  * lookup, expire, snapshot, reload...) is one struct and one table row.
  *
  * Exit status, for every command: 0 success (for explain: accepted), 1 a
- * negative answer (rejected, invalid), 2 usage or I/O error.
+ * negative answer (rejected, invalid, not in history, refused), 2 usage or
+ * I/O error; for the commands that ask floodctld also 3 not running,
+ * 4 permission denied, 5 malformed reply, 6 timeout.
  */
 #ifndef FLOODGATE_FLOODCTL_H
 #define FLOODGATE_FLOODCTL_H
@@ -22,6 +24,11 @@
 #define FG_CTL_EXIT_OK 0
 #define FG_CTL_EXIT_NO 1
 #define FG_CTL_EXIT_USAGE 2
+/* the commands that ask floodctld (cmd_daemon.c) */
+#define FG_CTL_EXIT_DOWN 3	/* floodctld is not running */
+#define FG_CTL_EXIT_DENIED 4	/* no permission on its control socket */
+#define FG_CTL_EXIT_PROTO 5	/* a malformed reply */
+#define FG_CTL_EXIT_TIMEOUT 6	/* no reply in time */
 
 struct fg_ctl_command {
 	const char *name;
@@ -34,6 +41,15 @@ struct fg_ctl_command {
 
 extern const struct fg_ctl_command fg_ctl_cmd_explain;
 extern const struct fg_ctl_command fg_ctl_cmd_msgid;
+extern const struct fg_ctl_command fg_ctl_cmd_status;
+extern const struct fg_ctl_command fg_ctl_cmd_stats;
+extern const struct fg_ctl_command fg_ctl_cmd_lookup;
+extern const struct fg_ctl_command fg_ctl_cmd_expire;
+extern const struct fg_ctl_command fg_ctl_cmd_snapshot;
+extern const struct fg_ctl_command fg_ctl_cmd_reload;
+extern const struct fg_ctl_command fg_ctl_cmd_peers;
+extern const struct fg_ctl_command fg_ctl_cmd_drain;
+extern const struct fg_ctl_command fg_ctl_cmd_shutdown;
 
 /* "usage: floodctl NAME ARGS" and the command's help, to `f`. */
 void fg_ctl_usage(const struct fg_ctl_command *cmd, FILE *f);

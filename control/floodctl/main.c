@@ -16,8 +16,17 @@
 #include "floodctl.h"
 
 static const struct fg_ctl_command *const commands[] = {
+	&fg_ctl_cmd_status,
+	&fg_ctl_cmd_stats,
+	&fg_ctl_cmd_lookup,
 	&fg_ctl_cmd_explain,
 	&fg_ctl_cmd_msgid,
+	&fg_ctl_cmd_expire,
+	&fg_ctl_cmd_snapshot,
+	&fg_ctl_cmd_reload,
+	&fg_ctl_cmd_peers,
+	&fg_ctl_cmd_drain,
+	&fg_ctl_cmd_shutdown,
 };
 
 static void usage(FILE *f)
@@ -26,7 +35,9 @@ static void usage(FILE *f)
 	      "\n"
 	      "The floodgate operator's tool. `floodctl COMMAND --help` describes one command.\n"
 	      "Exit status: 0 success (explain: accepted), 1 a negative answer (rejected,\n"
-	      "invalid), 2 usage or I/O error.\n"
+	      "invalid, not in history, refused), 2 usage or I/O error; the commands that\n"
+	      "ask floodctld also: 3 floodctld not running, 4 permission denied on its\n"
+	      "socket, 5 malformed reply, 6 no reply in time.\n"
 	      "\n"
 	      "Commands:\n", f);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

@@ -113,6 +113,8 @@ const struct cfg_key cfg_keys[] = {
 	  .unit = NS_MS, .min = 0, .max = 60000, .def = "10ms" },
 	{ SEC_PERSISTENCE, T_SIZE, 0, "queue-limit", GF(queue_limit), .min = 1 << 20,
 	  .max = INT64_MAX, .def = "8G" },
+	{ SEC_PERSISTENCE, T_DURATION, 0, "queue-max-age", GF(queue_max_age), .unit = NS_S,
+	  .min = 0, .max = INT64_MAX, .def = "0" },
 	{ SEC_PERSISTENCE, T_DURATION, 0, "warmup", GF(warmup), .unit = NS_S,
 	  .min = 0, .max = INT64_MAX },
 

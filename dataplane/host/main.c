@@ -6,7 +6,9 @@
  * and the control plane before the dataplane exists. Same configuration,
  * same engine, same counters as the dataplane; the history table lives in
  * memory this process maps itself (private, or a file given by --shm, so
- * that a restart keeps it), until floodctld owns it.
+ * that a restart keeps it), until floodctld owns it. Accepted articles go
+ * to the durable queue and the relay (outbound.c) when the config has a
+ * [downstream] or --sink queue says so; else to the in-memory sink.
  *
  * Counters: SIGUSR1 writes them (and at exit) as "name value" lines, to
  * --stats-file (replaced atomically) or to stdout; docs/protocol.md lists
@@ -39,7 +41,11 @@ static void usage(FILE *f)
 		"      --shm PATH          keep the history table in this file (mmap), reused\n"
 		"                          across restarts; default: private memory\n"
 		"      --history-capacity N  entries (default: the config's [history] capacity)\n"
-		"      --sink memory|null  where accepted articles go (default memory)\n"
+		"      --floodctld         use floodctld's region (config [history] shm-path): its\n"
+		"                          history, a writer slot per thread for the journal, the\n"
+		"                          verdict log and the counters (docs/operations.md)\n"
+		"      --sink queue|memory|null  where accepted articles go (default: queue\n"
+		"                          when the config has a [downstream], else memory)\n"
 		"      --sink-delay-ms N   memory sink: completion delay\n"
 		"      --sink-fail-every N memory sink: fail every N-th commit\n"
 		"      --sink-fail-match S memory sink: fail Message-IDs containing S\n"
@@ -51,7 +57,7 @@ static void usage(FILE *f)
 }
 
 enum { O_SHM = 256, O_HCAP, O_SINK, O_DELAY, O_FAIL_EVERY, O_FAIL_MATCH, O_HOLD,
-       O_MAX_SESS, O_STATS, O_LOG };
+       O_MAX_SESS, O_STATS, O_LOG, O_FLOODCTLD };
 
 static const struct option long_opts[] = {
 	{ "config", required_argument, NULL, 'c' },
@@ -59,6 +65,7 @@ static const struct option long_opts[] = {
 	{ "threads", required_argument, NULL, 't' },
 	{ "shm", required_argument, NULL, O_SHM },
 	{ "history-capacity", required_argument, NULL, O_HCAP },
+	{ "floodctld", no_argument, NULL, O_FLOODCTLD },
 	{ "sink", required_argument, NULL, O_SINK },
 	{ "sink-delay-ms", required_argument, NULL, O_DELAY },
 	{ "sink-fail-every", required_argument, NULL, O_FAIL_EVERY },
@@ -106,13 +113,19 @@ static int parse_one(struct host_opts *o, int opt, const char *arg)
 		return 0;
 	case O_HCAP:
 		return parse_uint(arg, &o->history_capacity);
+	case O_FLOODCTLD:
+		o->floodctld = true;
+		return 0;
 	case O_SINK:
 		if (strcmp(arg, "memory") == 0)
 			o->sink = HOST_SINK_MEMORY;
 		else if (strcmp(arg, "null") == 0)
 			o->sink = HOST_SINK_NULL;
+		else if (strcmp(arg, "queue") == 0)
+			o->sink = HOST_SINK_QUEUE;
 		else
 			return -EINVAL;
+		o->sink_given = true;
 		return 0;
 	case O_DELAY:
 		if (parse_uint(arg, &v))
@@ -186,7 +199,9 @@ struct region {
 	void *mem;
 	size_t len;
 	bool mapped;
+	bool fresh;			/* built empty here (not adopted): a cold start */
 	struct fg_history *h;
+	struct fg_region *ctl;		/* --floodctld: floodctld's region */
 };
 
 static int history_open(struct region *r, const struct host_opts *o, const struct fg_config *cfg)
@@ -196,6 +211,11 @@ static int history_open(struct region *r, const struct host_opts *o, const struc
 	struct stat st;
 	int fd, rc;
 
+	if (o->floodctld) {
+		rc = host_ctl_attach(cfg, &r->ctl);
+		r->h = rc == 0 ? fg_region_history(r->ctl) : NULL;
+		return rc;
+	}
 	hp.capacity = o->history_capacity ? o->history_capacity : cfg->history_capacity;
 	hp.side_capacity = 65536;
 	hp.full_policy = cfg->full_policy;
@@ -209,6 +229,7 @@ static int history_open(struct region *r, const struct host_opts *o, const struc
 		if (r->mem == MAP_FAILED)
 			return -errno;
 		r->mapped = true;
+		r->fresh = true;
 		r->h = fg_history_create(r->mem, r->len, &hp);
 		return r->h ? 0 : -EINVAL;
 	}
@@ -236,17 +257,25 @@ static int history_open(struct region *r, const struct host_opts *o, const struc
 		FG_LOG_WARN(HOST_COMP, "history %s not adopted (%s): starting empty", o->shm,
 			    fg_history_error_str(why));
 	}
+	r->fresh = true;
 	r->h = fg_history_create(r->mem, r->len, &hp);
 	return r->h ? 0 : -EINVAL;
 }
 
 static void history_close(struct region *r)
 {
+	if (r->ctl) {
+		fg_region_close(r->ctl);	/* it owns the table's handle */
+		return;
+	}
 	if (r->h)
 		fg_history_detach(r->h);
 	if (r->mapped)
 		munmap(r->mem, r->len);
 }
+
+/* The outbound side when the sink is the queue (its q is NULL otherwise). */
+static struct host_outbound outbound;
 
 /* ------------------------------------------------------------ counters */
 
@@ -291,6 +320,9 @@ static void write_stats(FILE *f, struct host_worker *ws, unsigned nw, const stru
 	unsigned sessions = 0, xfers = 0, suspect = 0;
 
 	memset(&sum, 0, sizeof(sum));
+	/* the queue writer's and the relay's threads count in blocks of their own */
+	fg_nntp_counters_merge(&sum, &outbound.qstats);
+	fg_nntp_counters_merge(&sum, &outbound.rstats);
 	for (unsigned i = 0; i < nw; i++) {
 		fg_nntp_counters_merge(&sum, ws[i].stats);
 		if (ws[i].e) {
@@ -317,6 +349,7 @@ static void write_stats(FILE *f, struct host_worker *ws, unsigned nw, const stru
 			(unsigned long long)hs.by_state[i]);
 	fprintf(f, "sessions_open %u\ntransfers_open %u\nclock_suspect %u\n", sessions, xfers,
 		suspect);
+	host_outbound_write(&outbound, f);
 }
 
 static void dump_stats(const struct host_opts *o, struct host_worker *ws, unsigned nw,
@@ -344,9 +377,11 @@ static void dump_stats(const struct host_opts *o, struct host_worker *ws, unsign
 /* ------------------------------------------------------------ workers */
 
 static int worker_setup(struct host_worker *w, unsigned i, const struct host_opts *o,
-			const struct fg_config *cfg, struct fg_history *h)
+			const struct fg_config *cfg, struct region *r)
 {
 	struct fg_engine_params ep = { 0 };
+	struct fg_history *h = r->h;
+	int rc;
 
 	w->index = i;
 	w->o = o;
@@ -355,7 +390,10 @@ static int worker_setup(struct host_worker *w, unsigned i, const struct host_opt
 	w->ep = w->wake = -1;
 	w->stats = calloc(1, sizeof(*w->stats));
 	w->peer_stats = calloc(cfg->n_peer + 1, sizeof(*w->peer_stats));
-	if (o->sink == HOST_SINK_NULL) {
+	if (outbound.q) {
+		w->sink_ops = &fg_queue_sink_ops;
+		w->sink = host_outbound_sink(&outbound, w);
+	} else if (o->sink == HOST_SINK_NULL) {
 		w->sink_ops = &fg_sink_null_ops;
 		w->sink = fg_sink_null_create(0);
 	} else {
@@ -364,6 +402,9 @@ static int worker_setup(struct host_worker *w, unsigned i, const struct host_opt
 	}
 	if (!w->stats || !w->peer_stats || !w->sink)
 		return -ENOMEM;
+	if (r->ctl && (rc = host_ctl_worker(w, r->ctl, &w->hooks)) < 0)
+		return rc;
+	ep.hooks = r->ctl ? &w->hooks : NULL;
 	ep.cfg = cfg;
 	ep.history = h;
 	ep.sink_ops = w->sink_ops;
@@ -372,6 +413,7 @@ static int worker_setup(struct host_worker *w, unsigned i, const struct host_opt
 	ep.peer_stats = w->peer_stats;
 	ep.max_sessions = o->max_sessions;
 	ep.token_base = i << 20;
+	ep.warmup = host_outbound_warmup(&outbound, w);
 	w->e = fg_engine_create(&ep);
 	if (!w->e)
 		return -EINVAL;
@@ -380,9 +422,13 @@ static int worker_setup(struct host_worker *w, unsigned i, const struct host_opt
 
 static void worker_teardown(struct host_worker *w)
 {
+	host_ctl_worker_done(w);
 	host_worker_fini(w);
 	fg_engine_destroy(w->e);
-	if (w->sink_ops == &fg_sink_null_ops)
+	fg_relay_asker_destroy(w->asker);
+	if (w->sink_ops == &fg_queue_sink_ops)
+		fg_queue_sink_destroy(w->sink);
+	else if (w->sink_ops == &fg_sink_null_ops)
 		fg_sink_null_destroy(w->sink);
 	else
 		fg_sink_mem_destroy(w->sink);
@@ -404,9 +450,16 @@ static struct fg_config *load_config(const struct host_opts *o)
 static void signal_loop(const sigset_t *set, const struct host_opts *o, struct host_worker *ws,
 			unsigned nw, const struct fg_config *cfg, struct fg_history *h)
 {
-	for (;;) {
-		int sig = sigwaitinfo(set, NULL);
+	/* wake every 100 ms: the outbound counters go to floodctld from here */
+	const struct timespec tick = { 0, 100000000 };
 
+	for (;;) {
+		int sig = sigtimedwait(set, NULL, &tick);
+		fg_time_t now;
+		uint64_t now_ns;
+
+		host_clock(&now, &now_ns);
+		host_outbound_publish(&outbound, now_ns);
 		if (sig == SIGUSR1)
 			dump_stats(o, ws, nw, cfg, h);
 		else if (sig == SIGTERM || sig == SIGINT)
@@ -443,16 +496,26 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (!o.sink_given && cfg->n_downstream)
+		o.sink = HOST_SINK_QUEUE;
+	/* before the workers' sinks; its threads inherit the signal mask */
+	if (o.sink == HOST_SINK_QUEUE && host_outbound_open(&outbound, cfg, r.fresh, r.ctl) != 0)
+		goto out_history;
 	ws = calloc(o.threads, sizeof(*ws));
 	tids = calloc(o.threads, sizeof(*tids));
 	if (!ws || !tids)
 		goto out_workers;
 	for (unsigned i = 0; i < o.threads; i++) {
-		rc = worker_setup(&ws[i], i, &o, cfg, r.h);
+		rc = worker_setup(&ws[i], i, &o, cfg, &r);
 		if (rc != 0) {
 			FG_LOG_ERR(HOST_COMP, "worker %u: %s", i, strerror(-rc));
 			goto out_workers;
 		}
+	}
+	host_outbound_workers(&outbound, ws, o.threads);
+	if (outbound.q && (rc = host_outbound_start(&outbound)) != 0) {
+		FG_LOG_ERR(HOST_COMP, "outbound threads: %s", strerror(-rc));
+		goto out_workers;
 	}
 	for (; started < o.threads; started++)
 		if (pthread_create(&tids[started], NULL, host_worker_run, &ws[started]) != 0)
@@ -469,13 +532,18 @@ out_stop:
 	}
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
+	/* after the workers: their last transfers needed the writer */
+	host_outbound_stop(&outbound);
 	dump_stats(&o, ws, o.threads, cfg, r.h);
 out_workers:
+	host_outbound_stop(&outbound);
 	for (unsigned i = 0; ws && i < o.threads; i++)
 		if (ws[i].stats)
 			worker_teardown(&ws[i]);
 	free(ws);
 	free(tids);
+	if (outbound.q)
+		host_outbound_close(&outbound);
 out_history:
 	history_close(&r);
 out:

@@ -224,6 +224,9 @@ static int timeout_ms(struct host_worker *w)
 			next = c->linger_until;
 	if (w->work)
 		return 0;
+	/* --floodctld: wake to publish the counters (ctlink.c) even when idle */
+	if (w->slot && next > now_ns + 100000000ull)
+		next = now_ns + 100000000ull;
 	return next <= now_ns ? 0 : (int)((next - now_ns + 999999) / 1000000);
 }
 
@@ -279,6 +282,7 @@ static void round_once(struct host_worker *w, int tmo)
 		next = c->all_next;
 		host_conn_linger_check(c, now_ns);
 	}
+	host_ctl_publish(w, now_ns);
 }
 
 /* Stop: 400 to every session, let transfers finish, close the rest. */

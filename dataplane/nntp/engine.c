@@ -97,11 +97,11 @@ static void jq_push(struct fg_engine *e, const struct fg_journal_rec *r)
 
 void fg_nntp_journal(struct fg_engine *e, const struct fg_history_key *k,
 		     enum fg_history_state st, fg_time_t article_date, fg_time_t first_seen,
-		     const char *id, size_t id_len)
+		     unsigned date_used, enum fg_reason reason, const char *id, size_t id_len)
 {
 	struct fg_journal_rec r = {
 		.key = *k, .state = st, .article_date = article_date,
-		.first_seen = first_seen, .msgid = id,
+		.first_seen = first_seen, .date_used = date_used, .reason = reason, .msgid = id,
 		.msgid_len = (uint16_t)FG_MIN(id_len, (size_t)FG_MSGID_MAX),
 	};
 
@@ -243,7 +243,7 @@ static bool rules_newest(void *ctx, const char *base, size_t len, uint64_t *vers
 
 /* ------------------------------------------------------------ lifecycle */
 
-static int alloc_pools(struct fg_engine *e)
+static int alloc_pools(struct fg_engine *e, const struct fg_engine_warmup *warmup)
 {
 	e->sess = calloc(e->max_sessions, sizeof(*e->sess));
 	e->xfers = calloc(e->max_xfers, sizeof(*e->xfers));
@@ -252,6 +252,8 @@ static int alloc_pools(struct fg_engine *e)
 	e->jq = calloc(e->jq_cap, sizeof(*e->jq));
 	e->peer_sessions = calloc(e->cfg->n_peer + 1, sizeof(*e->peer_sessions));
 	if (!e->sess || !e->xfers || !e->holds || !e->jq || !e->peer_sessions)
+		return -ENOMEM;
+	if (fg_nntp_warmup_init(e, warmup) != 0)
 		return -ENOMEM;
 	for (unsigned i = 0; i < e->max_xfers; i++)
 		e->xfers[i].next = i + 1 < e->max_xfers ? i + 1 : FG_NNTP_NONE;
@@ -270,6 +272,7 @@ static void free_pools(struct fg_engine *e)
 	free(e->holds);
 	free(e->jq);
 	free(e->peer_sessions);
+	fg_nntp_warmup_fini(e);
 }
 
 struct fg_engine *fg_engine_create(const struct fg_engine_params *p)
@@ -311,7 +314,7 @@ struct fg_engine *fg_engine_create(const struct fg_engine_params *p)
 			   e->response_buffer);
 		goto out_free;
 	}
-	if (alloc_pools(e) != 0) {
+	if (alloc_pools(e, p->warmup) != 0) {
 		FG_LOG_ERR(FG_NNTP_COMP, "engine: out of memory for %u sessions, %u transfers",
 			   e->max_sessions, e->max_xfers);
 		goto out_free_pools;
@@ -388,6 +391,7 @@ unsigned fg_engine_poll(struct fg_engine *e, fg_time_t now, uint64_t now_ns)
 	e->now = now;
 	e->now_ns = now_ns;
 	n = e->sink_ops->poll(e->sink, now_ns, fg_nntp_xfer_sink_done, e);
+	n += fg_nntp_warmup_poll(e);
 	if (e->jq_n)
 		n += journal_retry(e);
 	if (e->wait_head != FG_NNTP_NONE)
@@ -404,7 +408,7 @@ unsigned fg_engine_poll(struct fg_engine *e, fg_time_t now, uint64_t now_ns)
 uint64_t fg_engine_next_poll(const struct fg_engine *e, uint64_t now_ns)
 {
 	/* work in flight is driven by poll(): come back soon */
-	if (e->n_xfers || e->jq_n || e->wait_head != FG_NNTP_NONE)
+	if (e->n_xfers || e->n_asks || e->jq_n || e->wait_head != FG_NNTP_NONE)
 		return now_ns + NS_PER_SEC / 1000;
 	return FG_MIN(now_ns + NS_PER_SEC, FG_MAX(e->next_scan_ns, now_ns));
 }
@@ -427,7 +431,7 @@ unsigned fg_engine_sessions(const struct fg_engine *e)
 
 unsigned fg_engine_xfers(const struct fg_engine *e)
 {
-	return e->n_xfers;
+	return e->n_xfers + e->n_asks;
 }
 
 bool fg_engine_clock_suspect(const struct fg_engine *e)

@@ -188,6 +188,7 @@ struct fg_xfer {
 	uint32_t next;		/* free list / wait list */
 	/* what the completion needs (the header buffer is reused meanwhile) */
 	fg_time_t article_date, first_seen;
+	unsigned date_used;	/* enum fg_rules_date_used, for the journal */
 	bool has_date, has_inj;
 	fg_time_t date, inj;
 	bool note_version, has_sup;
@@ -196,6 +197,19 @@ struct fg_xfer {
 	char id[FG_MSGID_MAX + 1];
 	char base[FG_MSGID_MAX + 1];
 	char sup[FG_MSGID_MAX + 1];
+};
+
+/* A warm-up question in flight (warmup.c). */
+struct fg_nntp_ask {
+	struct fg_session *s;	/* kept while the question lives */
+	uint32_t gen;		/* cookie check */
+	uint32_t seq;		/* the response entry it fills */
+	uint32_t next;		/* free list */
+	bool used;
+	bool resp;		/* it still has a response entry to fill */
+	struct fg_history_key key;
+	uint16_t id_len;
+	char id[FG_MSGID_MAX + 1];
 };
 
 struct fg_nntp_jrec {
@@ -243,6 +257,12 @@ struct fg_engine {
 	struct fg_nntp_clock clock;
 	uint64_t next_scan_ns;
 	bool shutting_down;
+
+	/* warm-up questions (warmup.c) */
+	struct fg_engine_warmup warm;
+	struct fg_nntp_ask *asks;
+	unsigned n_asks;
+	uint32_t ask_free, ask_gen;
 };
 
 /* The article a session is reading. */
@@ -275,6 +295,14 @@ struct fg_nntp_offer {
 	struct fg_history_ref ref;
 	fg_time_t deadline;
 };
+
+/* warmup.c */
+int fg_nntp_warmup_init(struct fg_engine *e, const struct fg_engine_warmup *w);
+void fg_nntp_warmup_fini(struct fg_engine *e);
+bool fg_nntp_warmup_ask(struct fg_session *s, const char *arg, uint32_t len,
+			const struct fg_history_key *k);
+void fg_nntp_warmup_drop(struct fg_session *s);
+unsigned fg_nntp_warmup_poll(struct fg_engine *e);
 
 /* prefetch.c: look-ahead over received command lines, refilled in
  * batches up to DEPTH lines when fewer than LOW are left */
@@ -341,7 +369,8 @@ struct fg_session {
 	unsigned off_dead;		/* taken out of the middle since the last squeeze */
 
 	uint64_t pending_bytes;		/* article octets not yet safe or discarded */
-	unsigned n_xfers;		/* transfers pointing here */
+	unsigned n_xfers;		/* transfers and warm-up questions pointing here */
+	unsigned n_asks;		/* warm-up questions among them */
 };
 
 /* engine.c */
@@ -352,7 +381,7 @@ void fg_nntp_count_reason(struct fg_session *s, enum fg_reason r);
 void fg_nntp_ecount(struct fg_engine *e, enum fg_counter c);
 void fg_nntp_journal(struct fg_engine *e, const struct fg_history_key *k,
 		     enum fg_history_state st, fg_time_t article_date, fg_time_t first_seen,
-		     const char *id, size_t id_len);
+		     unsigned date_used, enum fg_reason reason, const char *id, size_t id_len);
 bool fg_nntp_journal_blocked(const struct fg_engine *e);
 bool fg_nntp_sink_full(const struct fg_engine *e);
 void fg_nntp_verdict(struct fg_session *s, const struct fg_verdict_rec *r);

@@ -120,6 +120,7 @@ static void drop_responses(struct fg_session *s)
 	for (unsigned i = 0; i < e->max_xfers && s->n_xfers; i++)
 		if (e->xfers[i].state != FG_X_FREE && e->xfers[i].s == s)
 			e->xfers[i].resp = false;
+	fg_nntp_warmup_drop(s);
 }
 
 static void drop_article(struct fg_session *s)
@@ -445,6 +446,9 @@ static void do_check(struct fg_session *s, const struct fg_nntp_cmd *c)
 		switch (offer(s, arg, len, &k, &ref, &deadline, &reason)) {
 		case 0:
 			track_offer(s, &k, &ref, deadline);
+			/* warm-up: the downstream is asked first (warmup.c) */
+			if (fg_nntp_warmup_ask(s, arg, len, &k))
+				return;
 			put_echo(s, FG_NNTP_CODE_C238, FG_L_ECHO_238, arg, len);
 			offer_verdict(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C238, FG_REASON_NONE, arg, len, 0);
 			return;

@@ -253,8 +253,8 @@ static void succeed(struct fg_engine *e, struct fg_xfer *x)
 	if (rc != 0)
 		FG_LOG_ERR(FG_NNTP_COMP, "history finish(accepted) of %s: %d", x->id, rc);
 	/* the article is safe whatever happened to the entry: journal it */
-	fg_nntp_journal(e, &x->key, FG_HISTORY_ACCEPTED, x->article_date, x->first_seen, x->id,
-			x->id_len);
+	fg_nntp_journal(e, &x->key, FG_HISTORY_ACCEPTED, x->article_date, x->first_seen,
+			x->date_used, FG_REASON_NONE, x->id, x->id_len);
 	if (x->note_version &&
 	    fg_history_version_note(e->h, x->base, x->base_len, x->version, x->id, x->id_len,
 				    e->now) == 0)
@@ -265,7 +265,8 @@ static void succeed(struct fg_engine *e, struct fg_xfer *x)
 		if (fg_history_insert_final(e->h, &k, FG_HISTORY_SUPERSEDED, x->article_date,
 					    x->first_seen, e->now, NULL) == 0) {
 			fg_nntp_journal(e, &k, FG_HISTORY_SUPERSEDED, x->article_date,
-					x->first_seen, x->sup, x->sup_len);
+					x->first_seen, FG_RULES_DATE_NONE, FG_REASON_NONE,
+					x->sup, x->sup_len);
 			fg_nntp_count(x->s, FG_CTR_NNTP_SUPERSEDES_HONORED);
 		}
 	}
@@ -348,7 +349,7 @@ void fg_nntp_xfer_sink_done(void *engine, uint64_t ck, int status)
 }
 
 /* REJECTED in history: re-offers are refused at CHECK (INN remembertrash). */
-static bool remember(struct fg_engine *e, struct fg_xfer *x)
+static bool remember(struct fg_engine *e, struct fg_xfer *x, enum fg_reason reason)
 {
 	struct fg_history_entry found;
 
@@ -357,8 +358,8 @@ static bool remember(struct fg_engine *e, struct fg_xfer *x)
 	if (fg_history_finish(e->h, &x->ref, FG_HISTORY_REJECTED, x->article_date, x->first_seen,
 			      e->now) != 0)
 		return false;
-	fg_nntp_journal(e, &x->key, FG_HISTORY_REJECTED, x->article_date, x->first_seen, x->id,
-			x->id_len);
+	fg_nntp_journal(e, &x->key, FG_HISTORY_REJECTED, x->article_date, x->first_seen,
+			x->date_used, reason, x->id, x->id_len);
 	fg_nntp_count(x->s, FG_CTR_NNTP_REJECTS_REMEMBERED);
 	return true;
 }
@@ -411,6 +412,7 @@ static void note_dates(struct fg_session *s, struct fg_xfer *x, const struct fg_
 
 	x->first_seen = e->now;
 	x->article_date = v->date_used != FG_RULES_DATE_NONE ? v->article_date : e->now;
+	x->date_used = v->date_used;
 	x->has_date = v->date.parsed && v->date.err == FG_DATE_OK && v->date.count == 1;
 	x->date = v->date.t;
 	x->has_inj = v->injection_date.parsed && v->injection_date.err == FG_DATE_OK &&
@@ -508,7 +510,7 @@ void fg_nntp_xfer_end(struct fg_session *s, struct fg_xfer *x)
 		return;
 	}
 	/* remember only what the article itself said about its own ID */
-	if (!(fg_rules_remember(&e->rules, &v) && remember(e, x)))
+	if (!(fg_rules_remember(&e->rules, &v) && remember(e, x, reason)))
 		fg_nntp_offer_forget(s, &x->key, true);
 	refuse(x, reason, a->size);
 	done(e, x);

@@ -216,6 +216,11 @@ static int xmit(struct fg_tcp_conn *c, uint8_t flags, uint32_t seq, uint32_t len
 		o.wnd = tcp_window_to_advertise(c, false);
 	if ((c->flags & CF_SACK_OK) && c->ooo && (flags & TH_ACK) && !(flags & TH_RST))
 		o.n_sack = sack_blocks(c, o.sack);
+	/* RFC 6691 / RFC 9293 3.7.1: data plus options stay within the MSS,
+	 * or the frame outgrows the MTU (a NIC drops it); a full segment
+	 * carries fewer SACK blocks, the pure ACKs carry them all */
+	while (o.n_sack && len + 4 + 8 * o.n_sack > c->mss)
+		o.n_sack--;
 	rc = emit(c->tcp, &o);
 	if (rc == 0 && (flags & TH_ACK)) {
 		c->last_ack_sent = c->rcv_nxt;

@@ -148,6 +148,7 @@ struct fg_config {
 	unsigned snapshot_keep;		/* default 2 */
 	int64_t queue_commit_ms;	/* outbound queue group commit; default 10 */
 	uint64_t queue_limit;		/* bytes on disk before deferring; default 8 GiB */
+	int64_t queue_max_age;		/* seconds: oldest undelivered article before deferring; 0 = off */
 	int64_t warmup;			/* seconds of downstream-assisted CHECK after a cold start; default = cutoff; 0 = off */
 
 	/* [downstream NAME] */

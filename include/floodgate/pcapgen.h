@@ -92,6 +92,16 @@ struct fg_pcapfeed_stats {
 	uint64_t payload_bytes;
 	uint64_t offers;
 	uint64_t articles;
+	/* The answers of a server that decides the capture in order, frame by
+	 * frame (floodgate's passive mode): an offer of an ID whose article
+	 * another flow still owes is deferred; one whose article has come is
+	 * refused; the first article of each wanted ID is accepted, every
+	 * other article rejected. */
+	uint64_t want;		/* 238 (CHECK), 335 (IHAVE) */
+	uint64_t defer;		/* 431, 436 */
+	uint64_t refuse;	/* 438, 435 */
+	uint64_t accept;	/* 239, 235 */
+	uint64_t reject;	/* 439, 437 */
 };
 
 /*

@@ -99,6 +99,8 @@ struct fg_journal_rec {
 	enum fg_history_state state;	/* ACCEPTED, REJECTED or SUPERSEDED */
 	fg_time_t article_date;		/* Injection-Date, else Date; 0 for SUPERSEDED marks */
 	fg_time_t first_seen;
+	unsigned date_used;		/* enum fg_rules_date_used: which header gave article_date */
+	enum fg_reason reason;		/* REJECTED: why; FG_REASON_NONE otherwise */
 	const char *msgid;		/* the ID's octets, valid during the call */
 	uint16_t msgid_len;
 };
@@ -126,6 +128,30 @@ struct fg_engine_hooks {
 	/* One verdict-log line: 0, or -ENOSPC (dropped and counted). */
 	int (*verdict)(void *ctx, const struct fg_verdict_rec *r);
 	void *ctx;
+};
+
+/* ---- warm-up (docs/relay.md, "Warm-up") -------------------------------- */
+
+/*
+ * After a cold start, a CHECK for an ID the history does not know is asked
+ * of a downstream server before it is answered; its answer waits in order,
+ * like a TAKETHIS waiting for its sink. The downstream's 438 is honoured:
+ * the ID is recorded as accepted (journaled, with the time of the answer
+ * as its date and first-seen) and the peer gets 438; 431 gives 431; 238 or
+ * no answer gives 238, as without warm-up.
+ */
+typedef void fg_engine_warm_done_fn(void *engine, uint64_t cookie, unsigned code);
+
+struct fg_engine_warmup {
+	/* Whether warm-up is on now (the host knows when it ends). */
+	bool (*active)(void *ctx, fg_time_t now);
+	/* Ask: 0, the answer comes from poll(); -errno: answer without it. */
+	int (*ask)(void *ctx, const char *id, size_t len, uint64_t cookie);
+	/* Deliver the answers that came: done(engine, cookie, 238 | 431 |
+	 * 438 | 0 for none), from fg_engine_poll. Returns how many. */
+	unsigned (*poll)(void *ctx, fg_engine_warm_done_fn *done, void *engine);
+	void *ctx;
+	unsigned max_asks;		/* questions in flight; default 1024 */
 };
 
 /* ---- the transport a session runs on ---------------------------------- */
@@ -169,6 +195,7 @@ struct fg_engine_params {
 	unsigned max_holds;			/* held segments; default 65536 */
 	uint32_t token_base;			/* distinguishes this engine's offers; any value */
 	uint32_t response_buffer;		/* per session, octets; default 32 KiB */
+	const struct fg_engine_warmup *warmup;	/* NULL: no warm-up */
 };
 
 struct fg_engine *fg_engine_create(const struct fg_engine_params *p);
@@ -187,7 +214,18 @@ uint64_t fg_engine_next_poll(const struct fg_engine *e, uint64_t now_ns);
  * flight still complete and are recorded). */
 void fg_engine_shutdown(struct fg_engine *e);
 
-/* Sessions open, transfers not yet done (open, waiting or committed). */
+/* Reload: switch to `cfg` (rules, peer policies, timeouts for open
+ * sessions too) with `peer_stats` (cfg->n_peer + 1 blocks, or NULL)
+ * replacing the per-peer array. Sessions follow their peer by name; one
+ * whose peer is gone is answered 400 and closed. -EINVAL (nothing
+ * changed) when max-line or max-pending-commands differ: open sessions'
+ * buffers are sized by them. The old configuration and array must stay
+ * valid until this returns. dataplane/nntp/reconfig.c. */
+int fg_engine_set_config(struct fg_engine *e, const struct fg_config *cfg,
+			 struct fg_nntp_counters *peer_stats);
+
+/* Sessions open, transfers not yet done (open, waiting or committed) and
+ * warm-up questions not yet answered. */
 unsigned fg_engine_sessions(const struct fg_engine *e);
 unsigned fg_engine_xfers(const struct fg_engine *e);
 /* The clock-sanity view (docs/protocol.md, "Clock sanity"). */

@@ -23,14 +23,15 @@ HOST_BIN = os.path.join(BUILD, "bin", "floodgate-host")
 PORT = 1119
 
 
-def in_netns():
-    """Re-run this script inside a fresh namespace with loopback up."""
+def in_netns(prefix="fg-eng"):
+    """Re-run this script inside a fresh namespace (prefix-<pid>: each area
+    names its own) with loopback up."""
     if os.environ.get("FG_NETNS"):
         return
     if os.geteuid() != 0:
         print("SKIP: needs root for ip netns")
         sys.exit(0)
-    name = "fg-eng-%d" % os.getpid()
+    name = "%s-%d" % (prefix, os.getpid())
     subprocess.run(["ip", "netns", "add", name], check=True)
     rc = 1
     try:
@@ -84,7 +85,7 @@ newsgroups *,!junk.*
 class Host:
     """A floodgate-host process with its own config and stats file."""
 
-    def __init__(self, args=(), session="", extra=""):
+    def __init__(self, args=(), session="", extra="", env=None):
         self.dir = tempfile.mkdtemp(prefix="fg-eng-host-")
         KEEP.append(self.dir)
         atexit.register(shutil.rmtree, self.dir, True)
@@ -96,7 +97,8 @@ class Host:
             f.write(CONFIG % (PORT, session) + extra)
         self.proc = subprocess.Popen(
             [HOST_BIN, "-c", self.conf, "--stats-file", self.stats_file] + list(args),
-            stdout=subprocess.DEVNULL, stderr=open(self.log, "w"))
+            stdout=subprocess.DEVNULL, stderr=open(self.log, "w"),
+            env=dict(os.environ, **env) if env else None)
         PROCS.append(self.proc)
         for _ in range(200):
             try:

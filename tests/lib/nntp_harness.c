@@ -180,8 +180,22 @@ int fg_th_init(struct fg_th *t, const char *extra, const struct fg_sink_mem_para
 	return fg_th_init_shared(t, extra, sp, NULL);
 }
 
+static int th_init(struct fg_th *t, const char *extra, const struct fg_sink_mem_params *sp,
+		   struct fg_th *history_of, const struct fg_engine_warmup *warmup);
+
 int fg_th_init_shared(struct fg_th *t, const char *extra, const struct fg_sink_mem_params *sp,
 		      struct fg_th *history_of)
+{
+	return th_init(t, extra, sp, history_of, NULL);
+}
+
+int fg_th_init_warmup(struct fg_th *t, const char *extra, const struct fg_engine_warmup *w)
+{
+	return th_init(t, extra, NULL, NULL, w);
+}
+
+static int th_init(struct fg_th *t, const char *extra, const struct fg_sink_mem_params *sp,
+		   struct fg_th *history_of, const struct fg_engine_warmup *warmup)
 {
 	struct fg_config_errors errs;
 	struct fg_history_params hp;
@@ -241,6 +255,7 @@ int fg_th_init_shared(struct fg_th *t, const char *extra, const struct fg_sink_m
 	ep.max_sessions = FG_TH_MAX_CONNS;
 	ep.max_xfers = 256;
 	ep.max_holds = 4096;
+	ep.warmup = warmup;
 	t->e = fg_engine_create(&ep);
 	return t->e ? 0 : -1;
 }

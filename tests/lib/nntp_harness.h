@@ -85,6 +85,8 @@ int fg_th_init(struct fg_th *t, const char *extra_config, const struct fg_sink_m
  * one table: the dataplane's shape). Finish it before that one. */
 int fg_th_init_shared(struct fg_th *t, const char *extra_config,
 		      const struct fg_sink_mem_params *sp, struct fg_th *history_of);
+/* With warm-up questions (session.h, struct fg_engine_warmup). */
+int fg_th_init_warmup(struct fg_th *t, const char *extra, const struct fg_engine_warmup *w);
 void fg_th_fini(struct fg_th *t);
 
 /* A connection from the peer named `peer` (NULL: not a peer). */

@@ -344,6 +344,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(cfg->snapshot_keep, 2);
 	ck_assert_int_eq(cfg->queue_commit_ms, 10);
 	ck_assert_uint_eq(cfg->queue_limit, UINT64_C(8) << 30);
+	ck_assert_int_eq(cfg->queue_max_age, 0);
 	ck_assert_int_eq(cfg->warmup, cfg->cutoff);
 	fg_endpoint_format(&cfg->http, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "127.0.0.1:9119");
@@ -415,6 +416,7 @@ static const char full_text[] =
 	"snapshot-keep    5\n"
 	"queue-commit     0\n"
 	"queue-limit      100G\n"
+	"queue-max-age    6h\n"
 	"warmup           0\n"
 	"[stats]\n"
 	"http             [::1]:9200\n"
@@ -500,6 +502,7 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(cfg->snapshot_keep, 5);
 	ck_assert_int_eq(cfg->queue_commit_ms, 0);
 	ck_assert_uint_eq(cfg->queue_limit, UINT64_C(100) << 30);
+	ck_assert_int_eq(cfg->queue_max_age, 6 * 3600);
 	ck_assert_int_eq(cfg->warmup, 0);
 	fg_endpoint_format(&cfg->http, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "[::1]:9200");

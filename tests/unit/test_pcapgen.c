@@ -174,6 +174,15 @@ static unsigned read_back(const char *path, struct flow *flows, uint32_t server)
 	return nf;
 }
 
+static unsigned count_class(const struct fg_wl *wl, uint32_t n, enum fg_wl_class c)
+{
+	unsigned k = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		k += fg_wl_class_of(wl, i) == c;
+	return k;
+}
+
 START_TEST(test_check_mode_flows)
 {
 	struct fg_wl *wl = small_workload();
@@ -207,6 +216,14 @@ START_TEST(test_check_mode_flows)
 		valid_first += fg_wl_class_of(wl, i) != FG_WL_BADID;
 	ck_assert_uint_eq(takethis, valid_first);
 	ck_assert_uint_eq(st.articles, valid_first);
+	/* the in-order answers: a 238 per valid ID (again after a reject a
+	 * server does not remember), every offer answered once, each article
+	 * decided once, accepted only when wanted */
+	ck_assert_uint_ge(st.want, valid_first);
+	ck_assert_uint_eq(st.want + st.defer + st.refuse, st.offers);
+	ck_assert_uint_eq(st.accept + st.reject, st.articles);
+	ck_assert_uint_eq(st.accept, count_class(wl, 300, FG_WL_WANTED));
+	ck_assert_uint_gt(st.defer, 0);		/* flows interleave: some offers come early */
 	unlink(path);
 	fg_wl_free(wl);
 }
@@ -238,6 +255,11 @@ START_TEST(test_takethis_mode_and_segments)
 	}
 	ck_assert_uint_eq(bytes, st.payload_bytes);
 	ck_assert_uint_eq(st.articles, 900);
+	/* TAKETHIS without CHECK: the first copy of each wanted ID is
+	 * accepted, every other copy rejected; nothing is asked for */
+	ck_assert_uint_eq(st.accept, count_class(wl, 300, FG_WL_WANTED));
+	ck_assert_uint_eq(st.accept + st.reject, 900);
+	ck_assert_uint_eq(st.want + st.defer + st.refuse, 0);
 	/* 2 KB articles in 1460-octet segments: far more packets than writes */
 	ck_assert_uint_gt(st.packets, bytes / FG_PCAP_MSS);
 	unlink(path);

@@ -68,15 +68,15 @@ def system_table(sysname, label, runs):
     return "\n".join(out) + "\n"
 
 
-def ratio_table(runs):
-    if "floodgate" not in runs or "inn" not in runs:
-        return ("### floodgate / INN\n\nNo floodgate run yet: the ratio table appears once "
-                "tools/bench/sys_floodgate.sh exists (the dataplane issue adds it).\n")
-    out = ["### floodgate / INN\n", "",
+def ratio_table(runs, a="floodgate", b="inn", title="floodgate / INN"):
+    if a not in runs or b not in runs:
+        return ("### %s\n\nNot both run: the ratio table appears once both systems have "
+                "run (tools/bench/sys_%s.sh, sys_%s.sh).\n" % (title, a, b))
+    out = ["### %s\n" % title, "",
            "| workload | offers/s | articles/s | MB/s | server CPU per M offers | p99 latency |",
            "|---|---:|---:|---:|---:|---:|"]
-    for w in sorted(set(runs["floodgate"]) & set(runs["inn"])):
-        f, i = runs["floodgate"][w], runs["inn"][w]
+    for w in sorted(set(runs[a]) & set(runs[b])):
+        f, i = runs[a][w], runs[b][w]
 
         def q(a, b):
             return "%.2fx" % (a / b) if b else "n/a"
@@ -181,6 +181,10 @@ def docs(args):
     for s in sorted(runs):
         e2e.append(system_table(s, labels.get(s, s), runs[s]))
     e2e.append(ratio_table(runs))
+    if "host" in runs:
+        e2e.append(ratio_table(runs, "floodgate", "host", "floodgate / floodgate-host"))
+    if "fgveth" in runs:
+        e2e.append(ratio_table(runs, "fgveth", "inn", "floodgate on a veth (af_packet) / INN"))
     imgs = plots(runs) if runs else []
     for p in imgs:
         e2e.append("![%s](img/%s)\n" % (p[:-4], p))

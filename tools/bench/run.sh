@@ -68,7 +68,13 @@ for sys in "${systems[@]}"; do
 		wargs=${w#*|}
 		read -r host port pid < <("sys_${sys}_start" "$work/$sys-$wname") || {
 			echo "run.sh: could not start $sys" >&2; exit 1; }
-		cmd="$feedgen --host $host --port $port --server-pid $pid $wargs $COMMON --id-prefix $sys$wname"
+		# a system in a network namespace of its own names a prefix that
+		# starts feedgen in there (sys_<name>_exec, optional)
+		run_in=""
+		if declare -F "sys_${sys}_exec" > /dev/null; then
+			run_in=$("sys_${sys}_exec" "$work/$sys-$wname")
+		fi
+		cmd="$run_in $feedgen --host $host --port $port --server-pid $pid $wargs $COMMON --id-prefix $sys$wname"
 		echo "-- $sys $wname: $cmd"
 		rc=0
 		# shellcheck disable=SC2086

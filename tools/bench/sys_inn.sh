@@ -2,7 +2,9 @@
 # A system file defines sys_<name>_start WORKDIR (prints "HOST PORT PID")
 # and sys_<name>_stop WORKDIR; run.sh gives every workload a fresh instance.
 # To add a system, drop tools/bench/sys_<name>.sh defining the same two
-# functions and a SYS_<name>_LABEL; run.sh picks it up.
+# functions and a SYS_<name>_LABEL; run.sh picks it up. A system in a
+# network namespace also defines sys_<name>_exec WORKDIR, printing the
+# command prefix that runs feedgen in there (sys_floodgate.sh).
 SYS_inn_LABEL="INN $(dpkg-query -W -f='${Version}' inn2 2>/dev/null) innd (trash storage, no overview)"
 
 sys_inn_start() {

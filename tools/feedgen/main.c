@@ -349,6 +349,17 @@ static int run_pcap(const struct feed_opts *o, const struct fg_wl *wl)
 	       "%llu articles\n", o->pcap, st.flows, (unsigned long long)st.packets,
 	       (unsigned long long)st.payload_bytes, (unsigned long long)st.offers,
 	       (unsigned long long)st.articles);
+	/* what a server deciding the capture in order answers (passive replay) */
+	if (o->mode == FEED_IHAVE)
+		printf("expected in order: 335=%llu 436=%llu 435=%llu 235=%llu 437=%llu\n",
+		       (unsigned long long)st.want, (unsigned long long)st.defer,
+		       (unsigned long long)st.refuse, (unsigned long long)st.accept,
+		       (unsigned long long)st.reject);
+	else
+		printf("expected in order: 238=%llu 431=%llu 438=%llu 239=%llu 439=%llu\n",
+		       (unsigned long long)st.want, (unsigned long long)st.defer,
+		       (unsigned long long)st.refuse, (unsigned long long)st.accept,
+		       (unsigned long long)st.reject);
 	return 0;
 }
 

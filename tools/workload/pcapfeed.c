@@ -40,6 +40,8 @@ struct pfeed {
 	struct pflow *f;
 	unsigned n;
 	uint8_t *seen;		/* one bit per article: offered with a 238 already */
+	uint8_t *srv;		/* per article: the in-order server's state (S_*) */
+	uint32_t *holder;	/* per article: the flow an S_OWED/S_HELD offer went to */
 	char *buf;
 	size_t len, cap;
 	struct fg_pcapfeed_stats *st;
@@ -61,6 +63,69 @@ static int buf_add(struct pfeed *p, const char *s, size_t n)
 	return 0;
 }
 
+static bool bit(const uint8_t *set, uint32_t i)
+{
+	return set[i / 8] & (1u << (i % 8));
+}
+
+/*
+ * The in-order server's view of one ID (pcapgen.h, fg_pcapfeed_stats):
+ * NONE nobody holds it; OWED a 238/335 went out and the article follows
+ * in that flow's next write; HELD a 238/335 went out to a flow that will
+ * never send the article (the capture's client believed it refused), so
+ * others are deferred until that flow ends; FINAL accepted, or rejected
+ * and remembered. Which rejects a server remembers is floodgate's rule
+ * (docs/rules.md, fg_rules_remember): a too-old article is, one dated too
+ * far ahead or looping through our path is not (its ID may yet come good).
+ */
+enum { S_NONE = 0, S_OWED, S_HELD, S_FINAL };
+
+/* The answer the model expects to an offer, and whether the article
+ * follows; counts what an in-order server answers. */
+static bool wanted_now(struct pfeed *p, const struct pflow *f, const struct fg_wl_article *a)
+{
+	uint32_t i = a->index;
+	bool want = a->cls != FG_WL_BADID && !bit(p->seen, i);
+
+	if (want)
+		p->seen[i / 8] |= (uint8_t)(1u << (i % 8));
+	if (a->cls == FG_WL_BADID || p->srv[i] == S_FINAL) {
+		p->st->refuse++;
+	} else if (p->srv[i] != S_NONE) {
+		p->st->defer++;
+	} else {
+		p->st->want++;
+		p->srv[i] = want ? S_OWED : S_HELD;
+		p->holder[i] = (uint32_t)(f - p->f);
+	}
+	return want;
+}
+
+/* An article goes out: the first of a wanted ID is accepted. */
+static void decided(struct pfeed *p, const struct fg_wl_article *a)
+{
+	uint32_t i = a->index;
+
+	if (a->cls == FG_WL_WANTED && p->srv[i] != S_FINAL) {
+		p->st->accept++;
+		p->srv[i] = S_FINAL;
+		return;
+	}
+	p->st->reject++;
+	if (p->srv[i] != S_FINAL)
+		p->srv[i] = a->cls == FG_WL_OLD ? S_FINAL : S_NONE;
+}
+
+/* A flow ends: the offers it held without sending lapse. */
+static void flow_ended(struct pfeed *p, const struct pflow *f)
+{
+	uint32_t me = (uint32_t)(f - p->f);
+
+	for (uint32_t i = 0; i < fg_wl_params(p->wl)->articles; i++)
+		if (p->srv[i] == S_HELD && p->holder[i] == me)
+			p->srv[i] = S_NONE;
+}
+
 static int add_article(struct pfeed *p, const struct fg_wl_article *a, unsigned peer)
 {
 	char head[FG_WL_HDR_MAX];
@@ -72,18 +137,8 @@ static int add_article(struct pfeed *p, const struct fg_wl_article *a, unsigned 
 	if (rc == 0)
 		rc = buf_add(p, ".\r\n", 3);
 	p->st->articles++;
+	decided(p, a);
 	return rc;
-}
-
-/* The answer the model expects to an offer, and whether the article follows. */
-static bool wanted_now(struct pfeed *p, const struct fg_wl_article *a)
-{
-	uint32_t i = a->index;
-
-	if (a->cls == FG_WL_BADID || (p->seen[i / 8] & (1u << (i % 8))))
-		return false;
-	p->seen[i / 8] |= (uint8_t)(1u << (i % 8));
-	return true;
 }
 
 static int offer(struct pfeed *p, struct pflow *f, uint32_t art)
@@ -101,7 +156,7 @@ static int offer(struct pfeed *p, struct pflow *f, uint32_t art)
 	f->answers += 6 + a.msgid_len;
 	if (rc == 0 && p->o->mode == FG_PCAPFEED_TAKETHIS)
 		rc = add_article(p, &a, f->peer);
-	else if (rc == 0 && wanted_now(p, &a))
+	else if (rc == 0 && wanted_now(p, f, &a))
 		f->owed[f->n_owed++] = art;
 	return rc;
 }
@@ -151,6 +206,7 @@ static int build_write(struct pfeed *p, struct pflow *f)
 		rc = buf_add(p, "QUIT\r\n", 6);
 		f->answers += 14;
 		f->phase = 2;
+		flow_ended(p, f);
 	}
 	return rc;
 }
@@ -163,7 +219,9 @@ static int flows_init(struct pfeed *p)
 	p->n = wp->peers * p->o->conns;
 	p->f = calloc(p->n, sizeof(*p->f));
 	p->seen = calloc(wp->articles / 8 + 1, 1);
-	if (!p->f || !p->seen)
+	p->srv = calloc(wp->articles, 1);
+	p->holder = calloc(wp->articles, sizeof(*p->holder));
+	if (!p->f || !p->seen || !p->srv || !p->holder)
 		return -ENOMEM;
 	for (unsigned i = 0; i < p->n; i++) {
 		struct pflow *f = &p->f[i];
@@ -251,6 +309,8 @@ out_free:
 		free(p.f[i].owed);
 	free(p.f);
 	free(p.seen);
+	free(p.srv);
+	free(p.holder);
 	free(p.buf);
 	return rc;
 }

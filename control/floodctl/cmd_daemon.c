@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_daemon.c — the floodctl commands that ask floodctld: status, stats,
+ * lookup, expire, snapshot, reload, and the dataplane's peers, drain and
+ * shutdown, which floodctld forwards to it. Each sends one request over the
+ * control socket (ctl.h) and prints the reply's body: text for people by
+ * default, JSON with --json (the Prometheus text with stats --prom).
+ *
+ * The socket is -s PATH, else the control-socket of -c CONFIG, else that
+ * of the embedded default configuration (/run/floodgate/control.sock).
+ * Failures each have their own exit status and one line on stderr:
+ *   3 floodctld is not running        4 permission denied
+ *   5 a malformed reply               6 no reply in time (--timeout)
+ * A request floodctld answers with an error (a refused reload, a bad
+ * Message-ID) exits 1, as does a lookup of an ID not in history.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "floodgate/config.h"
+#include "floodgate/ctl.h"
+#include "floodctl.h"
+
+#define DEFAULT_TIMEOUT_S 10
+#define LONG_TIMEOUT_S 1800	/* snapshot and expire of a big history */
+
+#define COMMON_HELP \
+	"  -s, --socket PATH  floodctld's control socket\n" \
+	"  -c, --config FILE  take the control socket from this floodgate.conf\n" \
+	"  --timeout SECONDS  give up waiting after this long\n" \
+	"  --json             the reply as one JSON object\n"
+
+struct call {
+	const struct fg_ctl_command *cmd;
+	struct fg_ctl_req req;
+	char socket[FG_CONFIG_PATH_MAX];
+	int timeout_s;
+};
+
+/* The control socket named by -c FILE, or by the embedded default. */
+static int socket_from_config(const struct fg_ctl_command *cmd, const char *file, char *out,
+			      size_t len)
+{
+	struct fg_config_errors errs;
+	struct fg_config *cfg;
+
+	memset(&errs, 0, sizeof(errs));
+	cfg = file ? fg_config_load_file(file, &errs) : fg_config_load_default(&errs);
+	if (!cfg)
+		return fg_ctl_fail(cmd, "%s: %s", file ? file : "<default>",
+				   errs.n ? errs.err[0].text : "cannot be loaded");
+	snprintf(out, len, "%s", cfg->control_socket);
+	fg_config_free(cfg);
+	return 0;
+}
+
+/*
+ * Parse the common options and the verb's own (--prom, --dry-run); the
+ * positional words left go to req.argv. 0, or an exit status.
+ */
+static int parse(struct call *c, int argc, char **argv, unsigned own_flags)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "prom", no_argument, NULL, 'p' },
+		{ "dry-run", no_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *config = NULL;
+	int o;
+
+	optind = 1;
+	while ((o = getopt_long(argc, argv, "s:c:h", opts, NULL)) != -1) {
+		switch (o) {
+		case 's':
+			snprintf(c->socket, sizeof(c->socket), "%s", optarg);
+			break;
+		case 'c':
+			config = optarg;
+			break;
+		case 't':
+			c->timeout_s = atoi(optarg);
+			if (c->timeout_s <= 0)
+				return fg_ctl_fail(c->cmd, "--timeout wants a positive number of seconds");
+			break;
+		case 'j':
+			c->req.flags |= FG_CTL_F_JSON;
+			break;
+		case 'p':
+		case 'd':
+			if (!(own_flags & (o == 'p' ? FG_CTL_F_PROM : FG_CTL_F_DRY_RUN)))
+				goto usage;
+			c->req.flags |= o == 'p' ? FG_CTL_F_PROM : FG_CTL_F_DRY_RUN;
+			break;
+		case 'h':
+			fg_ctl_usage(c->cmd, stdout);
+			exit(FG_CTL_EXIT_OK);
+		default:
+			goto usage;
+		}
+	}
+	for (; optind < argc; optind++) {
+		if (c->req.argc == FG_CTL_ARGS_MAX || strlen(argv[optind]) >= FG_CTL_ARG_MAX)
+			goto usage;
+		snprintf(c->req.argv[c->req.argc++], FG_CTL_ARG_MAX, "%s", argv[optind]);
+	}
+	if (!c->socket[0])
+		return socket_from_config(c->cmd, config, c->socket, sizeof(c->socket));
+	return 0;
+usage:
+	fg_ctl_usage(c->cmd, stderr);
+	return FG_CTL_EXIT_USAGE;
+}
+
+/* Map a failed call to its exit status, with one line on stderr. */
+static int call_failed(const struct call *c, int rc, const char *why)
+{
+	const char *name = c->cmd->name;
+
+	switch (rc) {
+	case -ENOENT:
+	case -ECONNREFUSED:
+		fprintf(stderr, "floodctl %s: floodctld is not running (nothing answers on %s)\n",
+			name, c->socket);
+		return FG_CTL_EXIT_DOWN;
+	case -EACCES:
+	case -EPERM:
+		fprintf(stderr, "floodctl %s: permission denied on %s (root only)\n", name, c->socket);
+		return FG_CTL_EXIT_DENIED;
+	case -ETIMEDOUT:
+		fprintf(stderr, "floodctl %s: no reply from %s within %d s\n", name, c->socket,
+			c->timeout_s);
+		return FG_CTL_EXIT_TIMEOUT;
+	case -EPROTO:
+		fprintf(stderr, "floodctl %s: malformed reply from %s: %s\n", name, c->socket,
+			why ? why : "?");
+		return FG_CTL_EXIT_PROTO;
+	default:
+		fprintf(stderr, "floodctl %s: %s: %s\n", name, c->socket, strerror(-rc));
+		return FG_CTL_EXIT_USAGE;
+	}
+}
+
+/* Send, print, map the outcome. */
+static int run_call(struct call *c)
+{
+	struct fg_ctl_reply rep;
+	const char *why;
+	int rc = fg_ctl_call(c->socket, &c->req, c->timeout_s * 1000, &rep, &why);
+
+	if (rc < 0)
+		return call_failed(c, rc, why);
+	/* "not-found" is an answer (a lookup miss), not a failure */
+	fwrite(rep.body, 1, rep.body_len,
+	       rep.ok || strcmp(rep.code, "not-found") == 0 ? stdout : stderr);
+	if (!rep.ok)
+		rc = strcmp(rep.code, "denied") == 0 ? FG_CTL_EXIT_DENIED : FG_CTL_EXIT_NO;
+	fg_ctl_reply_free(&rep);
+	return rc;
+}
+
+static int simple(const struct fg_ctl_command *cmd, enum fg_ctl_verb verb, unsigned own,
+		  int timeout_s, unsigned min_args, unsigned max_args, int argc, char **argv)
+{
+	struct call c;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	c.cmd = cmd;
+	c.req.verb = verb;
+	c.timeout_s = timeout_s;
+	rc = parse(&c, argc, argv, own);
+	if (rc)
+		return rc;
+	if (c.req.argc < min_args || c.req.argc > max_args) {
+		fg_ctl_usage(cmd, stderr);
+		return FG_CTL_EXIT_USAGE;
+	}
+	/* a relative FILE means here, not floodctld's working directory */
+	if (verb == FG_CTL_RELOAD && c.req.argc && c.req.argv[0][0] != '/') {
+		char *abs = realpath(c.req.argv[0], NULL);
+
+		if (!abs || strlen(abs) >= FG_CTL_ARG_MAX) {
+			fprintf(stderr, "floodctl reload: %s: %s\n", c.req.argv[0],
+				abs ? "path too long" : strerror(errno));
+			free(abs);
+			return FG_CTL_EXIT_USAGE;
+		}
+		snprintf(c.req.argv[0], FG_CTL_ARG_MAX, "%s", abs);
+		free(abs);
+	}
+	return run_call(&c);
+}
+
+static int run_status(int argc, char **argv)
+{
+	return simple(&fg_ctl_cmd_status, FG_CTL_STATUS, 0, DEFAULT_TIMEOUT_S, 0, 0, argc, argv);
+}
+
+static int run_stats(int argc, char **argv)
+{
+	return simple(&fg_ctl_cmd_stats, FG_CTL_STATS, FG_CTL_F_PROM, DEFAULT_TIMEOUT_S, 0, 0,
+		      argc, argv);
+}
+
+static int run_lookup(int argc, char **argv)
+{
+	return simple(&fg_ctl_cmd_lookup, FG_CTL_LOOKUP, 0, DEFAULT_TIMEOUT_S, 1, 1, argc, argv);
+}
+
+static int run_expire(int argc, char **argv)
+{
+	return simple(&fg_ctl_cmd_expire, FG_CTL_EXPIRE, FG_CTL_F_DRY_RUN, LONG_TIMEOUT_S, 0, 0,
+		      argc, argv);
+}
+
+static int run_snapshot(int argc, char **argv)
+{
+	return simple(&fg_ctl_cmd_snapshot, FG_CTL_SNAPSHOT, 0, LONG_TIMEOUT_S, 0, 0, argc, argv);
+}
+
+static int run_reload(int argc, char **argv)
+{
+	return simple(&fg_ctl_cmd_reload, FG_CTL_RELOAD, 0, DEFAULT_TIMEOUT_S, 0, 1, argc, argv);
+}
+
+static int run_peers(int argc, char **argv)
+{
+	return simple(&fg_ctl_cmd_peers, FG_CTL_PEERS, 0, DEFAULT_TIMEOUT_S, 0, 0, argc, argv);
+}
+
+static int run_drain(int argc, char **argv)
+{
+	return simple(&fg_ctl_cmd_drain, FG_CTL_DRAIN, 0, DEFAULT_TIMEOUT_S, 0, 1, argc, argv);
+}
+
+static int run_shutdown(int argc, char **argv)
+{
+	return simple(&fg_ctl_cmd_shutdown, FG_CTL_SHUTDOWN, 0, DEFAULT_TIMEOUT_S, 0, 1, argc,
+		      argv);
+}
+
+const struct fg_ctl_command fg_ctl_cmd_status = {
+	.name = "status",
+	.args = "[-s SOCKET|-c CONFIG] [--json]",
+	.summary = "floodctld's state: history, writers, journal, snapshots, expiry",
+	.help = COMMON_HELP,
+	.run = run_status,
+};
+
+const struct fg_ctl_command fg_ctl_cmd_stats = {
+	.name = "stats",
+	.args = "[-s SOCKET|-c CONFIG] [--json|--prom]",
+	.summary = "every counter (per peer too), the delay histograms, history load",
+	.help = COMMON_HELP
+	"  --prom             the Prometheus text floodctld serves on /metrics\n",
+	.run = run_stats,
+};
+
+const struct fg_ctl_command fg_ctl_cmd_lookup = {
+	.name = "lookup",
+	.args = "[-s SOCKET|-c CONFIG] [--json] '<ID>'",
+	.summary = "one Message-ID in history: state, dates, its newest $v=N version",
+	.help = COMMON_HELP
+	"\nShows the state, first-seen, the article date (to the minute) and, when the\n"
+	"retained journal still holds the record, which header gave that date and a\n"
+	"reject's reason. For a version-number ID, the newest known version, marked\n"
+	"when it differs from the ID asked. Exit 1 when the ID is not in history.\n",
+	.run = run_lookup,
+};
+
+const struct fg_ctl_command fg_ctl_cmd_expire = {
+	.name = "expire",
+	.args = "[-s SOCKET|-c CONFIG] [--json] [--dry-run]",
+	.summary = "run an expiry pass now, or count what one would remove",
+	.help = COMMON_HELP
+	"  --dry-run          count only; nothing is removed\n",
+	.run = run_expire,
+};
+
+const struct fg_ctl_command fg_ctl_cmd_snapshot = {
+	.name = "snapshot",
+	.args = "[-s SOCKET|-c CONFIG] [--json]",
+	.summary = "write a snapshot of the history now and wait for it",
+	.help = COMMON_HELP,
+	.run = run_snapshot,
+};
+
+const struct fg_ctl_command fg_ctl_cmd_reload = {
+	.name = "reload",
+	.args = "[-s SOCKET|-c CONFIG] [--json] [FILE]",
+	.summary = "validate and apply a configuration file (default: the one running)",
+	.help = COMMON_HELP
+	"\nA file with errors is refused, every error listed, and the running\n"
+	"configuration kept (exit 1). The reply lists the changes applied and those\n"
+	"that need a restart.\n",
+	.run = run_reload,
+};
+
+const struct fg_ctl_command fg_ctl_cmd_peers = {
+	.name = "peers",
+	.args = "[-s SOCKET|-c CONFIG] [--json]",
+	.summary = "the dataplane's peers: sessions and counters, and every connection",
+	.help = COMMON_HELP
+	"\nPer configured peer: sessions open, CHECKs and their 238/431/438, TAKETHIS\n"
+	"and their 239/439 since the dataplane started; then each connection: peer,\n"
+	"remote address, worker lcore, state, age, octets in and out, octets held\n"
+	"for the outbound queue and queued in TCP. floodctld asks the dataplane.\n",
+	.run = run_peers,
+};
+
+const struct fg_ctl_command fg_ctl_cmd_drain = {
+	.name = "drain",
+	.args = "[-s SOCKET|-c CONFIG] [--json] [off]",
+	.summary = "the dataplane refuses new sessions (400), open ones finish; off: accept again",
+	.help = COMMON_HELP,
+	.run = run_drain,
+};
+
+const struct fg_ctl_command fg_ctl_cmd_shutdown = {
+	.name = "shutdown",
+	.args = "[-s SOCKET|-c CONFIG] [--json] [SECONDS]",
+	.summary = "drain the dataplane, give open sessions SECONDS to end, then exit",
+	.help = COMMON_HELP
+	"\nNew connections are answered 400 at once; sessions still open when the\n"
+	"grace (default: floodgate --shutdown-grace, 10 s) is over are answered 400\n"
+	"and closed, articles in flight are finished, and floodgate exits 0. The\n"
+	"reply comes at once; the shutdown goes on. floodctld keeps running.\n",
+	.run = run_shutdown,
+};

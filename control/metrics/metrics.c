@@ -1,0 +1,518 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * metrics.c — rendering the stats export (metrics.h has the names).
+ *
+ * Everything is sampled once per render into a `struct sample` (the
+ * region's counter sum, the history's stats, floodctld's state), then
+ * written by three renderers that read only the sample, so the Prometheus
+ * text, the JSON and the table of one render always agree.
+ *
+ * Prometheus text format 0.0.4: each family is contiguous, introduced by
+ * "# HELP" (backslash and newline escaped) and "# TYPE"; label values
+ * escape backslash, double quote and newline; histogram buckets are
+ * cumulative, in increasing order, ending with le="+Inf" equal to _count.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "floodgate/history.h"
+#include "floodgate/metrics.h"
+
+struct sample {
+	struct fg_region_wstats *st;	/* heap: a few hundred KiB */
+	struct fg_history_stats hs;
+	unsigned npeers;
+	unsigned writers;
+	bool clock_suspect;
+};
+
+static bool sample_take(struct fg_region *r, struct sample *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->st = malloc(sizeof(*s->st));
+	if (!s->st)
+		return false;
+	fg_region_sum(r, s->st);
+	fg_history_stats(fg_region_history(r), &s->hs);
+	s->npeers = fg_region_npeers(r);
+	s->writers = fg_region_live_writers(r);
+	s->clock_suspect = fg_metrics_clock_suspect(r);
+	return true;
+}
+
+bool fg_metrics_clock_suspect(const struct fg_region *r)
+{
+	for (unsigned i = 0; i < fg_region_nslots(r); i++) {
+		struct fg_region_slot_info si;
+
+		if (fg_region_slot_info(r, i, &si) == 0 && si.state == FG_SLOT_LIVE &&
+		    si.clock_suspect)
+			return true;
+	}
+	return false;
+}
+
+static bool peer_has(const struct sample *s, unsigned c)
+{
+	for (unsigned p = 0; p < s->npeers; p++)
+		if (s->st->peer[p].ctr[c])
+			return true;
+	return false;
+}
+
+static double age(fg_time_t now, fg_time_t t)
+{
+	return t ? (double)(now - t) : NAN;
+}
+
+/* ---- Prometheus ---- */
+
+static void prom_escaped(struct fg_sbuf *b, const char *s, bool label)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			fg_sbuf_puts(b, "\\\\");
+		else if (*s == '\n')
+			fg_sbuf_puts(b, "\\n");
+		else if (*s == '"' && label)
+			fg_sbuf_puts(b, "\\\"");
+		else
+			fg_sbuf_put(b, s, 1);
+	}
+}
+
+static void prom_head(struct fg_sbuf *b, const char *name, const char *type, const char *help)
+{
+	fg_sbuf_printf(b, "# HELP %s ", name);
+	prom_escaped(b, help, false);
+	fg_sbuf_printf(b, "\n# TYPE %s %s\n", name, type);
+}
+
+static void prom_value(struct fg_sbuf *b, double v)
+{
+	if (isnan(v))
+		fg_sbuf_puts(b, " NaN\n");
+	else if (v == floor(v) && fabs(v) < 9e15)
+		fg_sbuf_printf(b, " %.0f\n", v);
+	else
+		fg_sbuf_printf(b, " %.6g\n", v);
+}
+
+static void prom_gauge(struct fg_sbuf *b, const char *name, const char *help, double v)
+{
+	prom_head(b, name, "gauge", help);
+	fg_sbuf_puts(b, name);
+	prom_value(b, v);
+}
+
+static void prom_counter(struct fg_sbuf *b, const char *name, const char *help, uint64_t v)
+{
+	prom_head(b, name, "counter", help);
+	fg_sbuf_printf(b, "%s %llu\n", name, (unsigned long long)v);
+}
+
+static void prom_label(struct fg_sbuf *b, const char *k, const char *v, bool first)
+{
+	fg_sbuf_printf(b, "%s%s=\"", first ? "" : ",", k);
+	prom_escaped(b, v, true);
+	fg_sbuf_puts(b, "\"");
+}
+
+static void prom_counters(struct fg_sbuf *b, struct fg_region *r, const struct sample *s)
+{
+	char name[160], help[400];
+
+	for (unsigned c = 0; c < FG_CTR__COUNT; c++) {
+		snprintf(name, sizeof(name), "floodgate_%s_total", fg_counter_name(c));
+		prom_counter(b, name, fg_counter_help(c), s->st->total.ctr[c]);
+	}
+	for (unsigned c = 0; c < FG_CTR__COUNT; c++) {
+		if (!peer_has(s, c))
+			continue;
+		snprintf(name, sizeof(name), "floodgate_peer_%s_total", fg_counter_name(c));
+		snprintf(help, sizeof(help), "%s, by peer", fg_counter_help(c));
+		prom_head(b, name, "counter", help);
+		for (unsigned p = 0; p < s->npeers; p++) {
+			fg_sbuf_printf(b, "%s{", name);
+			prom_label(b, "peer", fg_region_peer_name(r, p), true);
+			fg_sbuf_printf(b, "} %llu\n", (unsigned long long)s->st->peer[p].ctr[c]);
+		}
+	}
+}
+
+static void prom_rejects(struct fg_sbuf *b, struct fg_region *r, const struct sample *s)
+{
+	bool any = false;
+
+	prom_head(b, "floodgate_rejected_total", "counter",
+		  "articles and offers refused, by reject reason (tbl/reasons.h)");
+	for (unsigned x = 1; x < FG_REASON__COUNT; x++) {
+		fg_sbuf_puts(b, "floodgate_rejected_total{");
+		prom_label(b, "reason", fg_reason_name(x), true);
+		fg_sbuf_printf(b, "} %llu\n", (unsigned long long)s->st->total.rejected[x]);
+	}
+	for (unsigned p = 0; p < s->npeers; p++) {
+		for (unsigned x = 1; x < FG_REASON__COUNT; x++) {
+			if (!s->st->peer[p].rejected[x])
+				continue;
+			if (!any)
+				prom_head(b, "floodgate_peer_rejected_total", "counter",
+					  "articles and offers refused, by peer and reject reason");
+			any = true;
+			fg_sbuf_puts(b, "floodgate_peer_rejected_total{");
+			prom_label(b, "peer", fg_region_peer_name(r, p), true);
+			prom_label(b, "reason", fg_reason_name(x), false);
+			fg_sbuf_printf(b, "} %llu\n", (unsigned long long)s->st->peer[p].rejected[x]);
+		}
+	}
+}
+
+static void prom_hist(struct fg_sbuf *b, const char *name, const char *help,
+		      const struct fg_hist *h)
+{
+	uint64_t cum = h->negative;
+
+	prom_head(b, name, "histogram", help);
+	fg_sbuf_printf(b, "%s_bucket{le=\"-1\"} %llu\n", name, (unsigned long long)cum);
+	/* bucket i holds 2^(i-1) <= v < 2^i: for whole seconds, v <= 2^i - 1;
+	 * the last bucket also holds everything larger, so it is +Inf only */
+	for (unsigned i = 0; i + 1 < FG_HIST_BUCKETS; i++) {
+		cum += h->bucket[i];
+		fg_sbuf_printf(b, "%s_bucket{le=\"%lld\"} %llu\n", name,
+			       (long long)(fg_hist_bucket_le(i) - 1), (unsigned long long)cum);
+	}
+	fg_sbuf_printf(b, "%s_bucket{le=\"+Inf\"} %llu\n", name, (unsigned long long)h->count);
+	fg_sbuf_printf(b, "%s_sum %lld\n%s_count %llu\n", name, (long long)h->sum, name,
+		       (unsigned long long)h->count);
+}
+
+static void prom_history(struct fg_sbuf *b, const struct sample *s)
+{
+	static const char *const st_names[] = { "offered", "accepting", "accepted", "rejected",
+						"superseded" };
+	static const enum fg_history_state st_ids[] = {
+		FG_HISTORY_OFFERED, FG_HISTORY_ACCEPTING, FG_HISTORY_ACCEPTED,
+		FG_HISTORY_REJECTED, FG_HISTORY_SUPERSEDED };
+
+	prom_gauge(b, "floodgate_history_entries", "entries in the history table", (double)s->hs.entries);
+	prom_gauge(b, "floodgate_history_capacity", "slots of the history table (entries at 100 % load)",
+		   (double)s->hs.slots);
+	prom_gauge(b, "floodgate_history_load_ratio", "entries / capacity", s->hs.load_ppm / 1e6);
+	prom_gauge(b, "floodgate_history_alarm_threshold_ratio", "load at which the near-full alarm rises",
+		   s->hs.alarm_load_pct / 100.0);
+	prom_gauge(b, "floodgate_history_full_alarm",
+		   "1 while the history's load is at or above its alarm threshold", s->hs.alarm);
+	prom_head(b, "floodgate_history_state_entries", "gauge", "history entries by state");
+	for (unsigned i = 0; i < FG_ARRAY_SIZE(st_ids); i++)
+		fg_sbuf_printf(b, "floodgate_history_state_entries{state=\"%s\"} %llu\n", st_names[i],
+			       (unsigned long long)s->hs.by_state[st_ids[i]]);
+	prom_counter(b, "floodgate_history_evictions_total",
+		     "entries dropped by the evict-oldest full-table policy", s->hs.evictions);
+	prom_counter(b, "floodgate_history_insert_failures_total",
+		     "inserts refused because the table was full (defer policy)", s->hs.insert_failures);
+	prom_counter(b, "floodgate_history_relocations_total",
+		     "entries moved to make room for others", s->hs.moves);
+	prom_counter(b, "floodgate_history_expired_total",
+		     "entries removed by expiry sweeps (RFC 5537 3)", s->hs.expired);
+	prom_gauge(b, "floodgate_history_versions_used", "records in the $v=N version side index",
+		   s->hs.side_used);
+	prom_gauge(b, "floodgate_history_versions_capacity", "capacity of the version side index",
+		   s->hs.side_capacity);
+}
+
+static void prom_state(struct fg_sbuf *b, const struct fg_metrics_state *m, const struct sample *s)
+{
+	prom_gauge(b, "floodgate_journal_lag_records",
+		   "journal records not yet durable (in writers' rings or awaiting the group commit)",
+		   (double)m->journal_lag_records);
+	prom_gauge(b, "floodgate_journal_commit_age_seconds", "seconds since the last journal group commit",
+		   m->journal_commit_age < 0 ? NAN : m->journal_commit_age);
+	prom_gauge(b, "floodgate_journal_segment", "number of the journal segment being written",
+		   (double)m->journal_segment);
+	prom_gauge(b, "floodgate_snapshot_age_seconds",
+		   "age of the newest snapshot (written, or restored from)", age(m->now, m->snapshot_time));
+	prom_gauge(b, "floodgate_snapshot_last_duration_seconds", "time the last snapshot write took",
+		   m->snapshot_seconds);
+	prom_gauge(b, "floodgate_snapshot_sequence", "sequence number of the newest snapshot",
+		   (double)m->snapshot_seq);
+	prom_gauge(b, "floodgate_expiry_last_pass_duration_seconds", "time the last full expiry sweep took",
+		   m->expiry_last_end ? m->expiry_last_seconds : NAN);
+	prom_gauge(b, "floodgate_expiry_last_pass_expired", "entries the last full expiry sweep removed",
+		   (double)m->expiry_last_expired);
+	prom_gauge(b, "floodgate_expiry_last_pass_timestamp_seconds", "when the last expiry sweep ended",
+		   m->expiry_last_end ? (double)m->expiry_last_end : NAN);
+	prom_gauge(b, "floodgate_clock_suspect",
+		   "1 while a writer finds the local clock hours away from recent Injection-Dates (offers deferred)",
+		   s->clock_suspect);
+	prom_gauge(b, "floodgate_writers", "writer slots in use (dataplane workers, hosts)", s->writers);
+	prom_gauge(b, "floodgate_verdict_log_enabled", "1 when the verdict log is written", m->vlog_on);
+	prom_gauge(b, "floodgate_start_time_seconds", "when floodctld started (Unix time)",
+		   (double)m->started);
+	prom_gauge(b, "floodgate_restore_duration_seconds", "time floodctld took to adopt or restore the history",
+		   m->restore_seconds);
+	prom_head(b, "floodgate_startup_info", "gauge", "how floodctld got its history at start (label source)");
+	fg_sbuf_printf(b, "floodgate_startup_info{source=\"%s\"} 1\n", m->startup);
+}
+
+/* One gauge per downstream, labelled with its name. */
+static void prom_lag(struct fg_sbuf *b, const struct fg_queue_status *q, const char *name,
+		     const char *help, unsigned which)
+{
+	prom_head(b, name, "gauge", help);
+	for (unsigned i = 0; i < q->n_consumers; i++) {
+		const struct fg_queue_status_consumer *c = &q->consumer[i];
+
+		fg_sbuf_printf(b, "%s{", name);
+		prom_label(b, "downstream", c->name, true);
+		fg_sbuf_puts(b, "}");
+		prom_value(b, which == 0 ? (double)c->lag_records : which == 1 ? (double)c->lag_bytes
+									    : (double)c->lag_seconds);
+	}
+}
+
+static void prom_queue(struct fg_sbuf *b, const struct fg_queue_status *q)
+{
+	if (!q->present)
+		return;
+	prom_gauge(b, "floodgate_queue_bytes", "octets of the outbound queue's segment files on disk",
+		   (double)q->bytes);
+	prom_gauge(b, "floodgate_queue_segments", "outbound queue segment files on disk",
+		   (double)q->segments);
+	prom_gauge(b, "floodgate_queue_records", "articles in the outbound queue's files",
+		   (double)(q->end.recno - q->begin.recno));
+	prom_gauge(b, "floodgate_queue_oldest_age_seconds",
+		   "age of the oldest article a downstream has not acknowledged (0: none)",
+		   (double)q->oldest_seconds);
+	prom_lag(b, q, "floodgate_relay_lag_records", "articles queued and not yet acknowledged by the downstream", 0);
+	prom_lag(b, q, "floodgate_relay_lag_bytes", "octets queued and not yet acknowledged by the downstream", 1);
+	prom_lag(b, q, "floodgate_relay_lag_seconds",
+		 "age of the oldest article the downstream has not acknowledged (0: none)", 2);
+}
+
+void fg_metrics_prometheus(struct fg_region *r, const struct fg_metrics_state *m,
+			   struct fg_sbuf *out)
+{
+	struct sample s;
+
+	if (!sample_take(r, &s)) {
+		out->failed = true;
+		return;
+	}
+	prom_counters(out, r, &s);
+	prom_rejects(out, r, &s);
+	prom_hist(out, "floodgate_injection_delay_seconds",
+		  "Injection-Date minus Date: how long an article waited before entering the network (seed 002)",
+		  &s.st->injection_delay);
+	prom_hist(out, "floodgate_propagation_delay_seconds",
+		  "arrival minus Injection-Date: how long the network took to bring the article here (seed 002)",
+		  &s.st->propagation_delay);
+	prom_history(out, &s);
+	prom_state(out, m, &s);
+	prom_queue(out, &m->queue);
+	free(s.st);
+}
+
+/* ---- JSON ---- */
+
+static void json_counters(struct fg_json *j, const struct fg_stats *st, bool nonzero)
+{
+	fg_json_obj(j, "counters");
+	for (unsigned c = 0; c < FG_CTR__COUNT; c++)
+		if (!nonzero || st->ctr[c])
+			fg_json_u64(j, fg_counter_name(c), st->ctr[c]);
+	fg_json_close(j);
+	fg_json_obj(j, "rejected");
+	for (unsigned x = 1; x < FG_REASON__COUNT; x++)
+		if (!nonzero || st->rejected[x])
+			fg_json_u64(j, fg_reason_name(x), st->rejected[x]);
+	fg_json_close(j);
+}
+
+static void json_hist(struct fg_json *j, const char *key, const struct fg_hist *h)
+{
+	fg_json_obj(j, key);
+	fg_json_u64(j, "count", h->count);
+	fg_json_i64(j, "sum", h->sum);
+	fg_json_u64(j, "negative", h->negative);
+	fg_json_arr(j, "buckets");	/* [upper bound inclusive, count] */
+	for (unsigned i = 0; i < FG_HIST_BUCKETS; i++) {
+		if (!h->bucket[i])
+			continue;
+		fg_json_arr(j, NULL);
+		if (i + 1 < FG_HIST_BUCKETS)
+			fg_json_i64(j, NULL, fg_hist_bucket_le(i) - 1);
+		else
+			fg_json_null(j, NULL);
+		fg_json_u64(j, NULL, h->bucket[i]);
+		fg_json_close(j);
+	}
+	fg_json_close(j);
+	fg_json_close(j);
+}
+
+static void json_history(struct fg_json *j, const struct sample *s)
+{
+	fg_json_obj(j, "history");
+	fg_json_u64(j, "entries", s->hs.entries);
+	fg_json_u64(j, "capacity", s->hs.slots);
+	fg_json_f64(j, "load", s->hs.load_ppm / 1e6);
+	fg_json_bool(j, "alarm", s->hs.alarm);
+	fg_json_u64(j, "alarm_load_pct", s->hs.alarm_load_pct);
+	fg_json_str(j, "full_policy", s->hs.full_policy == FG_FULL_DEFER ? "defer" : "evict-oldest");
+	fg_json_obj(j, "by_state");
+	for (unsigned st = FG_HISTORY_OFFERED; st < FG_HISTORY_STATE__COUNT; st++)
+		fg_json_u64(j, fg_history_state_name(st), s->hs.by_state[st]);
+	fg_json_close(j);
+	fg_json_u64(j, "evictions", s->hs.evictions);
+	fg_json_u64(j, "insert_failures", s->hs.insert_failures);
+	fg_json_u64(j, "relocations", s->hs.moves);
+	fg_json_u64(j, "expired", s->hs.expired);
+	fg_json_u64(j, "versions_used", s->hs.side_used);
+	fg_json_u64(j, "versions_capacity", s->hs.side_capacity);
+	fg_json_close(j);
+}
+
+static void json_state(struct fg_json *j, const struct fg_metrics_state *m, const struct sample *s)
+{
+	fg_json_obj(j, "journal");
+	fg_json_u64(j, "lag_records", m->journal_lag_records);
+	fg_json_f64(j, "commit_age_seconds", m->journal_commit_age < 0 ? NAN : m->journal_commit_age);
+	fg_json_u64(j, "segment", m->journal_segment);
+	fg_json_close(j);
+	fg_json_obj(j, "snapshot");
+	fg_json_u64(j, "sequence", m->snapshot_seq);
+	fg_json_time(j, "created", m->snapshot_time);
+	fg_json_f64(j, "age_seconds", age(m->now, m->snapshot_time));
+	fg_json_f64(j, "last_duration_seconds", m->snapshot_seconds);
+	fg_json_close(j);
+	fg_json_obj(j, "expiry");
+	fg_json_str(j, "mode", m->expiry_mode == FG_EXPIRY_FIRST_SEEN ? "first-seen" : "article-date");
+	fg_json_time(j, "last_pass_end", m->expiry_last_end);
+	fg_json_f64(j, "last_pass_seconds", m->expiry_last_end ? m->expiry_last_seconds : NAN);
+	fg_json_u64(j, "last_pass_expired", m->expiry_last_expired);
+	fg_json_close(j);
+	fg_json_bool(j, "clock_suspect", s->clock_suspect);
+	fg_json_u64(j, "writers", s->writers);
+	fg_json_bool(j, "verdict_log", m->vlog_on);
+	fg_json_time(j, "started", m->started);
+	fg_json_str(j, "startup", m->startup);
+	fg_json_f64(j, "restore_seconds", m->restore_seconds);
+	if (!m->queue.present)
+		return;
+	fg_json_obj(j, "queue");
+	fg_json_u64(j, "bytes", m->queue.bytes);
+	fg_json_u64(j, "segments", m->queue.segments);
+	fg_json_u64(j, "records", m->queue.end.recno - m->queue.begin.recno);
+	fg_json_i64(j, "oldest_age_seconds", m->queue.oldest_seconds);
+	fg_json_obj(j, "downstreams");
+	for (unsigned i = 0; i < m->queue.n_consumers; i++) {
+		const struct fg_queue_status_consumer *c = &m->queue.consumer[i];
+
+		fg_json_obj(j, c->name);
+		fg_json_u64(j, "lag_records", c->lag_records);
+		fg_json_u64(j, "lag_bytes", c->lag_bytes);
+		fg_json_i64(j, "lag_seconds", c->lag_seconds);
+		fg_json_close(j);
+	}
+	fg_json_close(j);
+	fg_json_close(j);
+}
+
+void fg_metrics_json(struct fg_region *r, const struct fg_metrics_state *m, struct fg_sbuf *out)
+{
+	struct fg_json j;
+	struct sample s;
+
+	if (!sample_take(r, &s)) {
+		out->failed = true;
+		return;
+	}
+	fg_json_begin(&j, out);
+	fg_json_time(&j, "time", m->now);
+	json_counters(&j, &s.st->total, false);
+	fg_json_obj(&j, "peers");
+	for (unsigned p = 0; p < s.npeers; p++) {
+		fg_json_obj(&j, fg_region_peer_name(r, p));
+		json_counters(&j, &s.st->peer[p], true);
+		fg_json_close(&j);
+	}
+	fg_json_close(&j);
+	fg_json_obj(&j, "histograms");
+	json_hist(&j, "injection_delay_seconds", &s.st->injection_delay);
+	json_hist(&j, "propagation_delay_seconds", &s.st->propagation_delay);
+	fg_json_close(&j);
+	json_history(&j, &s);
+	json_state(&j, m, &s);
+	fg_json_end(&j);
+	free(s.st);
+}
+
+/* ---- table ---- */
+
+static void table_block(struct fg_sbuf *b, const struct fg_stats *st, const char *indent)
+{
+	for (unsigned c = 0; c < FG_CTR__COUNT; c++)
+		if (st->ctr[c])
+			fg_sbuf_printf(b, "%s%-36s %16llu\n", indent, fg_counter_name(c),
+				       (unsigned long long)st->ctr[c]);
+	for (unsigned x = 1; x < FG_REASON__COUNT; x++)
+		if (st->rejected[x])
+			fg_sbuf_printf(b, "%srejected %-27s %16llu\n", indent, fg_reason_name(x),
+				       (unsigned long long)st->rejected[x]);
+}
+
+static void table_hist(struct fg_sbuf *b, const char *name, const struct fg_hist *h)
+{
+	fg_sbuf_printf(b, "%-34s count %llu, negative %llu, mean %.1f s\n", name,
+		       (unsigned long long)h->count, (unsigned long long)h->negative,
+		       h->count ? (double)h->sum / (double)h->count : 0.0);
+	for (unsigned i = 0; i < FG_HIST_BUCKETS; i++) {
+		if (!h->bucket[i])
+			continue;
+		if (i + 1 < FG_HIST_BUCKETS)
+			fg_sbuf_printf(b, "  <= %-12lld %16llu\n", (long long)(fg_hist_bucket_le(i) - 1),
+				       (unsigned long long)h->bucket[i]);
+		else
+			fg_sbuf_printf(b, "  larger        %16llu\n", (unsigned long long)h->bucket[i]);
+	}
+}
+
+void fg_metrics_table(struct fg_region *r, const struct fg_metrics_state *m, struct fg_sbuf *out)
+{
+	struct sample s;
+
+	if (!sample_take(r, &s)) {
+		out->failed = true;
+		return;
+	}
+	fg_sbuf_puts(out, "counters (non-zero)\n");
+	table_block(out, &s.st->total, "  ");
+	for (unsigned p = 0; p < s.npeers; p++) {
+		fg_sbuf_printf(out, "peer %s\n", fg_region_peer_name(r, p));
+		table_block(out, &s.st->peer[p], "  ");
+	}
+	table_hist(out, "injection delay (Injection-Date - Date)", &s.st->injection_delay);
+	table_hist(out, "propagation delay (arrival - Injection-Date)", &s.st->propagation_delay);
+	fg_sbuf_printf(out, "history: %llu entries of %llu (%.1f %%)%s\n",
+		       (unsigned long long)s.hs.entries, (unsigned long long)s.hs.slots,
+		       s.hs.load_ppm / 1e4, s.hs.alarm ? "  ALARM: near full" : "");
+	if (s.clock_suspect)
+		fg_sbuf_puts(out, "CLOCK SUSPECT: a writer defers offers\n");
+	if (m->queue.present) {
+		fg_sbuf_printf(out, "outbound queue: %llu articles, %llu octets in %llu segments, "
+			       "oldest undelivered %llds\n",
+			       (unsigned long long)(m->queue.end.recno - m->queue.begin.recno),
+			       (unsigned long long)m->queue.bytes,
+			       (unsigned long long)m->queue.segments,
+			       (long long)m->queue.oldest_seconds);
+		for (unsigned i = 0; i < m->queue.n_consumers; i++)
+			fg_sbuf_printf(out, "  downstream %s: lag %llu articles, %llu octets, %llds\n",
+				       m->queue.consumer[i].name,
+				       (unsigned long long)m->queue.consumer[i].lag_records,
+				       (unsigned long long)m->queue.consumer[i].lag_bytes,
+				       (long long)m->queue.consumer[i].lag_seconds);
+	}
+	free(s.st);
+}

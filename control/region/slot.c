@@ -1,0 +1,421 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slot.c — writer slots: claim and release, the two SPSC rings of each
+ * slot, and floodctld's side: reaping dead writers, summing counters,
+ * clearing transient history entries when no writer is left.
+ *
+ * A slot's life: FREE -claim-> CLAIMING -> LIVE -release-> RELEASED, or
+ * LIVE -owner found dead by floodctld-> DEAD; RELEASED and DEAD slots are
+ * freed by floodctld once their journal ring is empty, after their
+ * counters are folded into the retired block. Only floodctld frees, so a
+ * slot is never reset under a consumer, and a new claim always starts with
+ * empty rings and zero counters.
+ *
+ * The header's `writers` word counts slots that are not FREE; bit 63 bars
+ * claims. floodctld sets it only when the count is zero (CAS 0 -> GATE),
+ * which is what makes "no writer is alive" a fact it can act on: clearing
+ * OFFERED and ACCEPTING entries (history.h: not safe while writers run).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "floodgate/log.h"
+#include "region_int.h"
+
+#define COMP "region"
+
+static const char *const slot_state_names[] = {
+	[FG_SLOT_FREE] = "free",
+	[FG_SLOT_CLAIMING] = "claiming",
+	[FG_SLOT_LIVE] = "live",
+	[FG_SLOT_RELEASED] = "released",
+	[FG_SLOT_DEAD] = "dead",
+};
+
+const char *fg_region_slot_state_name(enum fg_region_slot_state s)
+{
+	return (unsigned)s < FG_ARRAY_SIZE(slot_state_names) ? slot_state_names[s] : "?";
+}
+
+static struct fg_rprod *prod(struct fg_rslot_lines *s, enum fg_region_ring which)
+{
+	return which == FG_RING_JOURNAL ? &s->jprod : &s->vprod;
+}
+
+static struct fg_rcons *cons(struct fg_rslot_lines *s, enum fg_region_ring which)
+{
+	return which == FG_RING_JOURNAL ? &s->jcons : &s->vcons;
+}
+
+static uint8_t *ring_rec(const struct fg_region *r, unsigned slot, enum fg_region_ring which,
+			 uint64_t seq)
+{
+	uint8_t *base = (uint8_t *)fg_rslot_at(r, slot);
+	uint32_t cap = fg_region_ring_capacity(r, which);
+
+	if (which == FG_RING_JOURNAL)
+		return base + r->jring_off + (seq & (cap - 1)) * FG_REGION_JREC_SIZE;
+	return base + r->vring_off + (seq & (cap - 1)) * FG_REGION_VREC_SIZE;
+}
+
+/* ---- claim and release ---- */
+
+/* Count one more slot in use unless claims are barred. */
+static int enter(struct fg_rhdr *h)
+{
+	uint64_t w = atomic_load(&h->writers);
+
+	do {
+		if (w & FG_RGATE)
+			return -EAGAIN;
+	} while (!atomic_compare_exchange_weak(&h->writers, &w, w + 1));
+	return 0;
+}
+
+struct fg_region_writer *fg_region_claim(struct fg_region *r, const char *name, int *err)
+{
+	struct fg_region_writer *w;
+	size_t nl = strlen(name);
+	int rc;
+
+	if (nl == 0 || nl >= FG_REGION_NAME_MAX) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	rc = enter(r->hdr);
+	if (rc < 0)
+		goto out_free;
+	rc = -EBUSY;
+	for (unsigned i = 0; i < r->hdr->n_slots; i++) {
+		struct fg_rslot *c = &fg_rslot_at(r, i)->ctl;
+		uint64_t want = fg_rowner(FG_SLOT_FREE, 0);
+		uint64_t mine = fg_rowner(FG_SLOT_CLAIMING, (int32_t)getpid());
+
+		if (!atomic_compare_exchange_strong(&c->owner, &want, mine))
+			continue;
+		atomic_store(&c->start, fg_region_proc_start(getpid()));
+		atomic_store(&c->heartbeat, fg_rnow_ns());
+		atomic_store(&c->clock_suspect, 0);
+		atomic_fetch_add(&c->generation, 1);
+		memset(c->name, 0, sizeof(c->name));
+		memcpy(c->name, name, nl);
+		/* a CAS, not a store: nothing may have changed a live claimer's slot */
+		FG_ASSERT(atomic_compare_exchange_strong_explicit(
+			&c->owner, &mine, fg_rowner(FG_SLOT_LIVE, (int32_t)getpid()),
+			memory_order_release, memory_order_relaxed));
+		w->r = r;
+		w->idx = i;
+		*err = 0;
+		return w;
+	}
+	atomic_fetch_sub(&r->hdr->writers, 1);
+out_free:
+	free(w);
+	*err = rc;
+	return NULL;
+}
+
+void fg_region_release(struct fg_region_writer *w)
+{
+	if (!w)
+		return;
+	atomic_store_explicit(&fg_rslot_at(w->r, w->idx)->ctl.owner,
+			      fg_rowner(FG_SLOT_RELEASED, (int32_t)getpid()), memory_order_release);
+	free(w);
+}
+
+unsigned fg_region_writer_slot(const struct fg_region_writer *w)
+{
+	return w->idx;
+}
+
+struct fg_region *fg_region_writer_region(const struct fg_region_writer *w)
+{
+	return w->r;
+}
+
+struct fg_region_wstats *fg_region_writer_stats(struct fg_region_writer *w)
+{
+	return fg_rslot_stats(w->r, w->idx);
+}
+
+void fg_region_writer_heartbeat(struct fg_region_writer *w)
+{
+	atomic_store_explicit(&fg_rslot_at(w->r, w->idx)->ctl.heartbeat, fg_rnow_ns(),
+			      memory_order_relaxed);
+}
+
+void fg_region_writer_clock_suspect(struct fg_region_writer *w, bool suspect)
+{
+	atomic_store_explicit(&fg_rslot_at(w->r, w->idx)->ctl.clock_suspect, suspect ? 1u : 0u,
+			      memory_order_relaxed);
+}
+
+/* ---- producer ---- */
+
+/* Free room, refreshing the cached tail only when the cache says full. */
+static uint64_t room(struct fg_region_writer *w, enum fg_region_ring which)
+{
+	uint64_t cap = fg_region_ring_capacity(w->r, which);
+	uint64_t used = w->head[which] - w->tail_seen[which] + w->reserved[which];
+
+	if (used < cap)
+		return cap - used;
+	w->tail_seen[which] = atomic_load_explicit(&cons(fg_rslot_at(w->r, w->idx), which)->tail,
+						   memory_order_acquire);
+	used = w->head[which] - w->tail_seen[which] + w->reserved[which];
+	return used < cap ? cap - used : 0;
+}
+
+int fg_region_ring_reserve(struct fg_region_writer *w, enum fg_region_ring which)
+{
+	if (room(w, which) == 0)
+		return -ENOSPC;
+	w->reserved[which]++;
+	return 0;
+}
+
+void fg_region_ring_unreserve(struct fg_region_writer *w, enum fg_region_ring which)
+{
+	FG_ASSERT(w->reserved[which] > 0);
+	w->reserved[which]--;
+}
+
+int fg_region_ring_push(struct fg_region_writer *w, enum fg_region_ring which, const void *rec)
+{
+	size_t size = which == FG_RING_JOURNAL ? FG_REGION_JREC_SIZE : FG_REGION_VREC_SIZE;
+
+	if (w->reserved[which])
+		w->reserved[which]--;
+	else if (room(w, which) == 0)
+		return -ENOSPC;
+	memcpy(ring_rec(w->r, w->idx, which, w->head[which]), rec, size);
+	w->head[which]++;
+	atomic_store_explicit(&prod(fg_rslot_at(w->r, w->idx), which)->head, w->head[which],
+			      memory_order_release);
+	return 0;
+}
+
+uint64_t fg_region_ring_pushed(const struct fg_region_writer *w, enum fg_region_ring which)
+{
+	return w->head[which];
+}
+
+uint64_t fg_region_writer_committed(const struct fg_region_writer *w)
+{
+	return atomic_load_explicit(&fg_rslot_at(w->r, w->idx)->jcons.tail, memory_order_acquire);
+}
+
+/* ---- consumer ---- */
+
+unsigned fg_region_ring_peek(const struct fg_region *r, unsigned slot,
+			     enum fg_region_ring which, uint64_t from, const void **recs,
+			     unsigned max)
+{
+	struct fg_rslot_lines *s = fg_rslot_at(r, slot);
+	uint32_t st = fg_rowner_state(atomic_load_explicit(&s->ctl.owner, memory_order_acquire));
+	uint64_t cap = fg_region_ring_capacity(r, which);
+	uint64_t tail, head, n, contiguous;
+
+	if (st == FG_SLOT_FREE || st == FG_SLOT_CLAIMING)
+		return 0;
+	tail = atomic_load_explicit(&cons(s, which)->tail, memory_order_relaxed);
+	head = atomic_load_explicit(&prod(s, which)->head, memory_order_acquire);
+	/* a writer gone mad never makes us read outside [tail, tail + cap) */
+	if (head - tail > cap)
+		head = tail + cap;
+	if (from < tail || from >= head)
+		return 0;
+	n = head - from;
+	contiguous = cap - (from & (cap - 1));
+	n = FG_MIN(n, FG_MIN(contiguous, (uint64_t)max));
+	*recs = ring_rec(r, slot, which, from);
+	return (unsigned)n;
+}
+
+void fg_region_ring_release(struct fg_region *r, unsigned slot, enum fg_region_ring which,
+			    uint64_t upto)
+{
+	atomic_store_explicit(&cons(fg_rslot_at(r, slot), which)->tail, upto, memory_order_release);
+}
+
+uint64_t fg_region_ring_tail(const struct fg_region *r, unsigned slot, enum fg_region_ring which)
+{
+	return atomic_load_explicit(&cons(fg_rslot_at(r, slot), which)->tail, memory_order_relaxed);
+}
+
+uint64_t fg_region_slot_generation(const struct fg_region *r, unsigned slot)
+{
+	return atomic_load_explicit(&fg_rslot_at(r, slot)->ctl.generation, memory_order_acquire);
+}
+
+int fg_region_slot_info(const struct fg_region *r, unsigned slot,
+			struct fg_region_slot_info *out)
+{
+	struct fg_rslot_lines *s;
+	uint64_t owner, hb, now;
+
+	if (slot >= r->hdr->n_slots)
+		return -EINVAL;
+	s = fg_rslot_at(r, slot);
+	memset(out, 0, sizeof(*out));
+	owner = atomic_load(&s->ctl.owner);
+	out->state = fg_rowner_state(owner);
+	out->pid = fg_rowner_pid(owner);
+	memcpy(out->name, s->ctl.name, sizeof(out->name));
+	out->name[sizeof(out->name) - 1] = '\0';
+	out->generation = atomic_load(&s->ctl.generation);
+	hb = atomic_load(&s->ctl.heartbeat);
+	now = fg_rnow_ns();
+	out->heartbeat_age_ns = hb == 0 ? UINT64_MAX : (now > hb ? now - hb : 0);
+	for (unsigned k = 0; k < FG_RING__COUNT; k++) {
+		out->pushed[k] = atomic_load(&prod(s, k)->head);
+		out->consumed[k] = atomic_load(&cons(s, k)->tail);
+	}
+	out->clock_suspect = atomic_load(&s->ctl.clock_suspect) != 0;
+	return 0;
+}
+
+unsigned fg_region_live_writers(const struct fg_region *r)
+{
+	return (unsigned)(atomic_load(&r->hdr->writers) & ~FG_RGATE);
+}
+
+/* ---- reaping ---- */
+
+/*
+ * Counters are plain increments by their writer, read while they are
+ * being written (stats.h): a sum may be a few increments old, never torn.
+ * ThreadSanitizer is told that these reads are racy by design, so that
+ * its reports stay about real races (the rings, the slot states).
+ */
+#if defined(__SANITIZE_THREAD__)
+void AnnotateIgnoreReadsBegin(const char *file, int line);
+void AnnotateIgnoreReadsEnd(const char *file, int line);
+#define COUNTER_READS_BEGIN() AnnotateIgnoreReadsBegin(__FILE__, __LINE__)
+#define COUNTER_READS_END() AnnotateIgnoreReadsEnd(__FILE__, __LINE__)
+#else
+#define COUNTER_READS_BEGIN() ((void)0)
+#define COUNTER_READS_END() ((void)0)
+#endif
+
+static void add_u64s(uint64_t *into, const uint64_t *from, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		into[i] += from[i];
+}
+
+/* struct fg_region_wstats is made of uint64 counters only (fg_hist's sum
+ * is an int64 whose sum wraps the same way): add it word by word. */
+static void wstats_add(struct fg_region_wstats *into, const struct fg_region_wstats *from)
+{
+	_Static_assert(sizeof(struct fg_region_wstats) % sizeof(uint64_t) == 0, "words");
+	add_u64s((uint64_t *)into, (const uint64_t *)from,
+		 sizeof(*into) / sizeof(uint64_t));
+}
+
+static void free_slot(struct fg_region *r, unsigned i)
+{
+	struct fg_rslot_lines *s = fg_rslot_at(r, i);
+	struct fg_region_wstats *st = fg_rslot_stats(r, i);
+	uint64_t lost = atomic_load(&s->vprod.head) - atomic_load(&s->vcons.tail);
+
+	pthread_mutex_lock(&r->sum_lock);
+	wstats_add((struct fg_region_wstats *)(r->base + r->hdr->retired_off), st);
+	fg_region_ctld_stats(r)->ctr[FG_CTR_VLOG_DROPPED] += lost;
+	memset(st, 0, sizeof(*st));
+	atomic_store(&s->jprod.head, 0);
+	atomic_store(&s->jcons.tail, 0);
+	atomic_store(&s->vprod.head, 0);
+	atomic_store(&s->vcons.tail, 0);
+	atomic_store(&s->ctl.start, 0);
+	atomic_store(&s->ctl.heartbeat, 0);
+	atomic_store(&s->ctl.clock_suspect, 0);
+	atomic_store_explicit(&s->ctl.owner, fg_rowner(FG_SLOT_FREE, 0), memory_order_release);
+	pthread_mutex_unlock(&r->sum_lock);
+	atomic_fetch_sub(&r->hdr->writers, 1);
+}
+
+/* Is the owner of this slot word still running? A claim in progress
+ * has no start time yet: its pid alone answers (the window is a few
+ * instructions, far too short for the pid to be reused). */
+static bool owner_alive(const struct fg_rslot *c, uint64_t o)
+{
+	pid_t pid = fg_rowner_pid(o);
+
+	if (fg_rowner_state(o) == FG_SLOT_CLAIMING)
+		return kill(pid, 0) == 0 || errno == EPERM;
+	return fg_region_proc_alive(pid, atomic_load(&c->start));
+}
+
+unsigned fg_region_reap(struct fg_region *r, unsigned *dead)
+{
+	unsigned freed = 0, died = 0;
+
+	for (unsigned i = 0; i < r->hdr->n_slots; i++) {
+		struct fg_rslot_lines *s = fg_rslot_at(r, i);
+		uint64_t o = atomic_load_explicit(&s->ctl.owner, memory_order_acquire);
+		uint32_t st = fg_rowner_state(o);
+
+		if ((st == FG_SLOT_LIVE || st == FG_SLOT_CLAIMING) && !owner_alive(&s->ctl, o)) {
+			if (!atomic_compare_exchange_strong(&s->ctl.owner, &o,
+							    fg_rowner(FG_SLOT_DEAD, fg_rowner_pid(o))))
+				continue;
+			FG_LOG_WARN(COMP, "writer '%.*s' (slot %u, pid %d) died; draining its journal ring",
+				    FG_REGION_NAME_MAX, s->ctl.name, i, (int)fg_rowner_pid(o));
+			st = FG_SLOT_DEAD;
+		}
+		if (st != FG_SLOT_DEAD && st != FG_SLOT_RELEASED)
+			continue;
+		if (atomic_load(&s->jprod.head) != atomic_load(&s->jcons.tail))
+			continue;	/* records not yet durable */
+		free_slot(r, i);
+		freed++;
+		died += st == FG_SLOT_DEAD;
+	}
+	if (dead)
+		*dead = died;
+	return freed;
+}
+
+void fg_region_sum(struct fg_region *r, struct fg_region_wstats *out)
+{
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&r->sum_lock);
+	COUNTER_READS_BEGIN();
+	wstats_add(out, (const struct fg_region_wstats *)(r->base + r->hdr->retired_off));
+	for (unsigned i = 0; i < r->hdr->n_slots; i++) {
+		uint32_t st = fg_rowner_state(atomic_load(&fg_rslot_at(r, i)->ctl.owner));
+
+		if (st != FG_SLOT_FREE)
+			wstats_add(out, fg_rslot_stats(r, i));
+	}
+	add_u64s((uint64_t *)&out->total, (const uint64_t *)fg_region_ctld_stats(r),
+		 sizeof(struct fg_stats) / sizeof(uint64_t));
+	COUNTER_READS_END();
+	pthread_mutex_unlock(&r->sum_lock);
+}
+
+int64_t fg_region_clear_transient(struct fg_region *r)
+{
+	uint64_t zero = 0;
+	uint64_t n;
+
+	if (!atomic_compare_exchange_strong(&r->hdr->writers, &zero, FG_RGATE))
+		return -EBUSY;
+	n = fg_history_clear_transient(r->h);
+	atomic_store(&r->hdr->writers, 0);
+	if (n)
+		FG_LOG_NOTICE(COMP, "no writer alive: dropped %llu offered/accepting history entries of dead sessions",
+			      (unsigned long long)n);
+	return (int64_t)n;
+}

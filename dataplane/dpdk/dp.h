@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dp.h — floodgate, the DPDK dataplane: shared state of the program,
+ * private to dataplane/dpdk.
+ *
+ *   main.c    options, configuration, EAL start-up, the region, start and
+ *             stop, the main lcore's loop (signals, control socket, stats)
+ *   eal.c     the EAL argument list built from the configuration
+ *   port.c    the ethdev port: queues, offloads, mempool; the mbuf port
+ *             ops the net module and passive mode use
+ *   worker.c  one worker lcore: its modules, its loop, idle back-off
+ *   mailbox.c main <-> worker requests (reload, drain, snapshots)
+ *   ctl.c     the dataplane's control socket (peers, reload, drain,
+ *             shutdown, status), served by the main lcore
+ *   report.c  counters as "name value" lines, and the peers table
+ *
+ * Threads: the main lcore and one EAL lcore per worker. A worker owns its
+ * modules outright (net, TCP, sessions, engine, sink, slot link); the only
+ * things it shares are the history table (lock-free, in floodctld's
+ * region), the read-only configuration it was handed, and its mailbox
+ * (struct dp_mbox), whose fields are atomics: the main lcore posts a
+ * request with a sequence number and waits for the worker to echo it at
+ * its next quiescent point (between two bursts), which is how a reload
+ * swaps the configuration RCU-style — the old one is freed only after
+ * every worker has passed a quiescent point holding the new one.
+ */
+#ifndef FLOODGATE_DP_H
+#define FLOODGATE_DP_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "floodgate/config.h"
+#include "floodgate/history.h"
+#include "floodgate/net.h"
+#include "floodgate/passive.h"
+#include "floodgate/region.h"
+#include "floodgate/session.h"
+#include "floodgate/sink.h"
+#include "floodgate/slotlink.h"
+#include "floodgate/tcp.h"
+#include "floodgate/tcpsess.h"
+
+#define DP "floodgate"
+#define DP_MAX_WORKERS 127
+#define DP_MAX_RXQ 1024
+#define DP_BURST 32
+#define DP_RX_DESC 1024
+#define DP_TX_DESC 1024
+#define DP_TX_PENDING 256		/* frames a worker keeps when its TX ring is full */
+#define DP_TX_STUCK_TRIES 1024		/* failed sends of one frame before it is dropped */
+#define DP_PUBLISH_NS (100ull * 1000000ull)	/* counters into the region slot */
+#define DP_SPIN_NS (20ull * 1000ull)	/* an idle worker polls this long before it sleeps */
+#define DP_PEERS_MAX 4096		/* connections one `peers` snapshot lists per worker */
+
+struct dp_opts {
+	const char *config;		/* NULL: the embedded default */
+	const char *port;		/* overrides [dataplane] port */
+	const char *ctl_socket;		/* NULL: <dir of control-socket>/dataplane.sock */
+	const char *stats_file;
+	const char *fault;		/* the TCP module's fault knob (tests) */
+	unsigned exit_idle_ms;		/* passive: stop once the port was idle this long */
+	unsigned shutdown_grace_ms;	/* drain time before a shutdown answers 400 to the rest */
+	bool capture_clock;		/* passive: time from the port's receive timestamps */
+	bool null_sink;			/* accepted articles counted, not kept (benchmarks) */
+	int log_level;
+};
+
+/* What a worker's port ops need: its TX queue and the mbufs it could not
+ * send yet (kept in order, retried before anything new). */
+struct dp_txq {
+	uint16_t port;
+	uint16_t queue;
+	struct rte_mempool *pool;
+	bool csum_offload;
+	unsigned n_pending;
+	unsigned stuck;			/* sends in a row that took nothing */
+	struct rte_mbuf *pending[DP_TX_PENDING];
+	struct fg_stats *st;
+};
+
+/* Requests from the main lcore; a worker answers at a quiescent point. */
+enum dp_req {
+	DP_REQ_NONE = 0,
+	DP_REQ_CONFIG,		/* switch to mbox.cfg */
+	DP_REQ_PEERS,		/* fill the peers snapshot */
+};
+
+struct dp_mbox {
+	_Atomic(const struct fg_config *) cfg;	/* DP_REQ_CONFIG's argument */
+	/* DP_REQ_CONFIG: a zeroed array for the new configuration in; the
+	 * worker's old one out (for the main lcore to free) */
+	_Atomic(struct fg_nntp_counters *) peer_stats;
+	atomic_uint req;			/* enum dp_req */
+	atomic_ulong seq;			/* the request's number */
+	atomic_ulong done;			/* the last number answered */
+	atomic_bool draining;
+	atomic_bool shutdown;			/* drain, then end every session */
+	atomic_bool stop;			/* leave the loop now */
+	atomic_bool finished;			/* nothing left: sessions and transfers ended */
+	atomic_int rc;				/* the last request's result */
+};
+
+/* A worker's answer to DP_REQ_PEERS. */
+struct dp_peers_snap {
+	unsigned n_conns;
+	struct fg_tcpsess_info conn[DP_PEERS_MAX];
+	unsigned n_peer;			/* of the worker's configuration */
+	struct fg_nntp_counters *peer;		/* n_peer + 1 blocks (copies) */
+	char (*name)[FG_CONFIG_NAME_MAX];	/* n_peer names */
+};
+
+struct dp;
+
+struct dp_worker {
+	struct dp *dp;
+	unsigned index;
+	unsigned lcore;
+	uint16_t rxq[DP_MAX_RXQ];
+	unsigned n_rxq;
+	struct dp_txq tx;
+	const struct fg_config *cfg;
+	struct fg_nntp_counters *stats;		/* this lcore's block */
+	struct fg_nntp_counters *peer_stats;	/* cfg->n_peer + 1 */
+	struct fg_net *net;
+	struct fg_tcp *tcp;
+	struct fg_tcpsess *ts;
+	struct fg_passive *pv;
+	struct fg_engine *e;
+	const struct fg_sink_ops *sink_ops;
+	void *sink;
+	struct fg_region_writer *slot;
+	struct fg_slotlink *link;
+	struct dp_peers_snap *snap;
+	/* teardown clears everything from tx to here */
+	struct dp_mbox mbox;
+	/* loop state */
+	uint64_t engine_due_ns;			/* the engine's next poll */
+	uint64_t next_publish_ns;
+	uint64_t last_rx_ns;
+	uint64_t idle_since_ns;			/* first empty poll of this idle spell, 0: busy */
+	uint64_t sleep_ns;
+	uint64_t shutdown_deadline_ns;
+	int epfd;				/* RX interrupts of its queues, -1: none */
+};
+
+struct dp {
+	struct dp_opts o;
+	struct fg_config *cfg;			/* the one in force (main's) */
+	char config_path[4096];			/* "" = the embedded default */
+	char ctl_path[FG_CONFIG_PATH_MAX + 32];
+	bool passive;
+	/* history: floodctld's region, or a private table in passive mode */
+	struct fg_region *region;
+	struct fg_history *history;
+	void *hist_mem;
+	size_t hist_len;
+	/* the port */
+	uint16_t port_id;
+	struct rte_mempool *pool;
+	unsigned n_rxq;
+	uint16_t mtu;
+	uint8_t mac[6];
+	bool rx_csum, tx_csum, rss, rx_intr;
+	int ts_offset;				/* mbuf timestamp dynfield, -1 none */
+	uint64_t ts_flag;
+	/* budgets derived from the pool (port.c) */
+	unsigned per_worker_segs, per_worker_holds, per_worker_conns;
+	/* workers */
+	unsigned n_workers;
+	struct dp_worker *w;
+	uint64_t tsc_hz;
+	int ctl_fd;
+	bool eal_up;
+	uint64_t started_ns;
+	fg_time_t started;
+	bool draining;				/* the operator asked for a drain */
+	bool shutdown_asked;
+	unsigned shutdown_grace_ms;
+	uint64_t reloads, reload_failures;
+};
+
+/* eal.c: argv for rte_eal_init (strings in `buf`); the count or -errno. */
+int dp_eal_args(const struct fg_config *cfg, const char *port, char *buf, size_t buflen,
+		char **argv, unsigned max);
+bool dp_port_is_pci(const char *port);
+
+/* port.c */
+int dp_port_setup(struct dp *dp);
+int dp_port_start(struct dp *dp);
+void dp_port_stop(struct dp *dp);
+extern const struct fg_port_ops dp_port_ops;
+/* Convert received mbufs to frames (multi-segment mbufs are dropped);
+ * fills ts[] from the timestamp dynfield when the port gives one.
+ * Returns the frames kept. */
+unsigned dp_rx_frames(const struct dp *dp, struct rte_mbuf **m, unsigned n,
+		      struct fg_rx_frame *fr, uint64_t *ts, struct fg_stats *st);
+/* Retry frames kept back when the TX ring was full. */
+void dp_tx_drain(struct dp_txq *q);
+
+/* worker.c */
+int dp_worker_setup(struct dp_worker *w);
+void dp_worker_teardown(struct dp_worker *w);
+int dp_worker_main(void *arg);		/* lcore entry */
+uint64_t dp_now_ns(void);
+void dp_clock(fg_time_t *now, uint64_t *now_ns);
+/* Block (main lcore, before the EAL starts its threads) or unblock
+ * (worker lcores) the I/O signals PMDs raise. */
+void dp_io_signals(bool block);
+
+/* mailbox.c — main lcore side */
+int dp_post(struct dp *dp, enum dp_req req, unsigned timeout_ms);
+/* worker side: answer a pending request, if any (between bursts) */
+void dp_mbox_serve(struct dp_worker *w);
+
+/* reload.c: load, check and hand a configuration to every worker; the
+ * reply text (what changed, what needs a restart, errors) goes to `out`.
+ * 0 applied, -EINVAL refused (nothing changed), other -errno. */
+int dp_reload(struct dp *dp, const char *path, FILE *out);
+
+/* ctl.c */
+int dp_ctl_listen(struct dp *dp);
+/* Serve at most one request, waiting up to timeout_ms for it. */
+void dp_ctl_serve(struct dp *dp, int timeout_ms);
+void dp_ctl_close(struct dp *dp);
+
+/* main.c: what the control socket and the signals ask of the main loop */
+void dp_request_drain(struct dp *dp, bool on);
+void dp_request_shutdown(struct dp *dp, unsigned grace_ms);
+void dp_status(struct dp *dp, FILE *f, bool json);
+
+/* report.c */
+void dp_write_counters(FILE *f, const struct dp *dp);
+int dp_write_stats_file(const struct dp *dp, const char *path);
+/* `floodctl peers`: asks every worker for a snapshot; 0 or -errno. */
+int dp_peers(struct dp *dp, FILE *f, bool json);
+
+#endif /* FLOODGATE_DP_H */

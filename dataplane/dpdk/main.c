@@ -1,0 +1,456 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main.c — floodgate: the DPDK dataplane process.
+ *
+ *   floodgate [-c CONFIG] [--port DEV] [--ctl-socket PATH] [--stats-file PATH]
+ *             [--fault SPEC] [--clock wall|capture] [--exit-idle MS]
+ *             [--shutdown-grace S] [--sink memory|null] [--log-level L]
+ *
+ * Start-up, in this order, each step refusing to go on with a message
+ * that says what to do:
+ *   1. the configuration (a file, or the embedded default);
+ *   2. the history: active mode attaches to floodctld's region (refused
+ *      when floodctld is not running or the region is not one this build
+ *      understands); passive mode keeps a private table, since what it
+ *      decides must never reach the real history;
+ *   3. the EAL (eal.c), the port and its mempool (port.c);
+ *   4. the workers: a writer slot each in the region, their modules;
+ *   5. the control socket; then the worker lcores are launched.
+ * The main lcore then serves the control socket, signals (SIGTERM/SIGINT:
+ * shutdown, SIGHUP: reload, SIGUSR1: counters to --stats-file) and the
+ * drain/shutdown sequence. Exit status: 0 after a clean shutdown, 1 when
+ * the start failed, 2 for a usage error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+
+#include "dp.h"
+#include "floodgate/log.h"
+
+#define EAL_ARGV_MAX 64
+#define FINISH_EXTRA_NS (2ull * 1000000000ull)
+
+static volatile sig_atomic_t sig_stop, sig_usr1, sig_hup;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGUSR1)
+		sig_usr1 = 1;
+	else if (sig == SIGHUP)
+		sig_hup = 1;
+	else
+		sig_stop = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: floodgate [options]\n"
+		"  -c, --config FILE        floodgate.conf (default: the embedded one)\n"
+		"      --port DEV           the port instead of [dataplane] port\n"
+		"      --ctl-socket PATH    control socket (default: dataplane.sock next to\n"
+		"                           [stats] control-socket)\n"
+		"      --stats-file PATH    counters here on SIGUSR1 and at exit\n"
+		"      --fault SPEC         TCP fault knob, percent: rx-drop=1,tx-drop=1,\n"
+		"                           rx-dup=,tx-dup=,rx-reorder=,tx-reorder=,seed=N\n"
+		"      --clock wall|capture passive mode: dates and timers from the wall clock\n"
+		"                           or from the port's receive timestamps (pcap)\n"
+		"      --exit-idle MS       passive mode: exit once no frame came for MS\n"
+		"      --shutdown-grace S   seconds sessions get to end at a shutdown (10)\n"
+		"      --sink memory|null   where accepted articles go until the relay takes\n"
+		"                           them: held in memory and completed (default), or\n"
+		"                           only counted (benchmarks)\n"
+		"      --log-level L        err, warn, notice, info, debug (default notice)\n"
+		"  -h, --help\n");
+}
+
+static int parse_opts(struct dp_opts *o, int argc, char **argv)
+{
+	enum { O_PORT = 256, O_CTL, O_STATS, O_FAULT, O_CLOCK, O_EXIT, O_GRACE, O_LOG, O_SINK };
+	static const struct option lo[] = {
+		{ "config", 1, NULL, 'c' }, { "port", 1, NULL, O_PORT },
+		{ "ctl-socket", 1, NULL, O_CTL }, { "stats-file", 1, NULL, O_STATS },
+		{ "fault", 1, NULL, O_FAULT }, { "clock", 1, NULL, O_CLOCK },
+		{ "exit-idle", 1, NULL, O_EXIT }, { "shutdown-grace", 1, NULL, O_GRACE },
+		{ "log-level", 1, NULL, O_LOG }, { "sink", 1, NULL, O_SINK },
+		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	int c, lvl;
+
+	memset(o, 0, sizeof(*o));
+	o->log_level = FG_LOG_NOTICE;
+	o->shutdown_grace_ms = 10000;
+	while ((c = getopt_long(argc, argv, "c:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'c': o->config = optarg; break;
+		case O_PORT: o->port = optarg; break;
+		case O_CTL: o->ctl_socket = optarg; break;
+		case O_STATS: o->stats_file = optarg; break;
+		case O_FAULT: o->fault = optarg; break;
+		case O_CLOCK:
+			if (strcmp(optarg, "capture") && strcmp(optarg, "wall"))
+				return -EINVAL;
+			o->capture_clock = strcmp(optarg, "capture") == 0;
+			break;
+		case O_EXIT: o->exit_idle_ms = (unsigned)strtoul(optarg, NULL, 10); break;
+		case O_GRACE: o->shutdown_grace_ms = (unsigned)strtoul(optarg, NULL, 10) * 1000u; break;
+		case O_LOG:
+			lvl = fg_log_level_parse(optarg);
+			if (lvl < 0)
+				return -EINVAL;
+			o->log_level = lvl;
+			break;
+		case O_SINK:
+			if (strcmp(optarg, "memory") && strcmp(optarg, "null"))
+				return -EINVAL;
+			o->null_sink = strcmp(optarg, "null") == 0;
+			break;
+		case 'h': usage(stdout); return 1;
+		default: return -EINVAL;
+		}
+	}
+	return optind == argc ? 0 : -EINVAL;
+}
+
+static int load_config(struct dp *dp)
+{
+	struct fg_config_errors errs;
+
+	memset(&errs, 0, sizeof(errs));
+	dp->cfg = dp->o.config ? fg_config_load_file(dp->o.config, &errs)
+			       : fg_config_load_default(&errs);
+	fg_config_errors_log(&errs);
+	if (!dp->cfg)
+		return -EINVAL;
+	if (dp->o.config && !realpath(dp->o.config, dp->config_path))
+		snprintf(dp->config_path, sizeof(dp->config_path), "%s", dp->o.config);
+	dp->passive = dp->cfg->dp_mode == FG_DATAPLANE_PASSIVE;
+	dp->n_workers = dp->cfg->workers;
+	if (dp->o.ctl_socket) {
+		snprintf(dp->ctl_path, sizeof(dp->ctl_path), "%s", dp->o.ctl_socket);
+	} else {
+		char dir[FG_CONFIG_PATH_MAX];
+
+		snprintf(dir, sizeof(dir), "%s", dp->cfg->control_socket);
+		snprintf(dp->ctl_path, sizeof(dp->ctl_path), "%s/dataplane.sock", dirname(dir));
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ history */
+
+static int history_private(struct dp *dp)
+{
+	struct fg_history_params hp = { 0 };
+
+	hp.capacity = dp->cfg->history_capacity;
+	hp.side_capacity = dp->cfg->version_numbers ? 65536 : 0;
+	hp.full_policy = dp->cfg->full_policy;
+	hp.alarm_load_pct = dp->cfg->alarm_load_pct;
+	hp.now = time(NULL);
+	dp->hist_len = fg_history_region_size(hp.capacity, hp.side_capacity);
+	if (!dp->hist_len || fg_history_seed_random(hp.seed) != 0)
+		return -EINVAL;
+	dp->hist_mem = mmap(NULL, dp->hist_len, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (dp->hist_mem == MAP_FAILED) {
+		dp->hist_mem = NULL;
+		return -errno;
+	}
+	dp->history = fg_history_create(dp->hist_mem, dp->hist_len, &hp);
+	return dp->history ? 0 : -EINVAL;
+}
+
+static int history_open(struct dp *dp)
+{
+	char why[512];
+
+	if (dp->passive) {
+		int rc = history_private(dp);
+
+		if (rc != 0)
+			FG_LOG_ERR(DP, "passive mode: private history of %llu entries: %s",
+				   (unsigned long long)dp->cfg->history_capacity, strerror(-rc));
+		return rc;
+	}
+	why[0] = '\0';
+	dp->region = fg_region_attach(dp->cfg->shm_path, why, sizeof(why));
+	if (!dp->region) {
+		FG_LOG_ERR(DP, "cannot attach to floodctld's region %s: %s. Start floodctld with "
+			   "the same configuration first; the dataplane keeps no history of its own.",
+			   dp->cfg->shm_path, why[0] ? why : "unknown reason");
+		return -ENOENT;
+	}
+	dp->history = fg_region_history(dp->region);
+	return 0;
+}
+
+static void history_close(struct dp *dp)
+{
+	if (dp->region) {
+		fg_region_close(dp->region);
+		dp->region = NULL;
+	} else if (dp->history) {
+		fg_history_detach(dp->history);
+	}
+	dp->history = NULL;
+	if (dp->hist_mem)
+		munmap(dp->hist_mem, dp->hist_len);
+	dp->hist_mem = NULL;
+}
+
+/* ------------------------------------------------------------ EAL, workers */
+
+static int eal_start(struct dp *dp)
+{
+	static char buf[8192];
+	char *argv[EAL_ARGV_MAX];
+	int argc = dp_eal_args(dp->cfg, dp->o.port ? dp->o.port : dp->cfg->port, buf,
+			       sizeof(buf), argv, EAL_ARGV_MAX);
+
+	if (argc < 0) {
+		FG_LOG_ERR(DP, "[dataplane] eal-args: %s", strerror(-argc));
+		return argc;
+	}
+	if (rte_eal_init(argc, argv) < 0) {
+		FG_LOG_ERR(DP, "EAL start failed: %s (arguments from [dataplane] eal-args and port)",
+			   rte_strerror(rte_errno));
+		return -rte_errno;
+	}
+	dp->eal_up = true;
+	if (rte_lcore_count() < dp->n_workers + 1) {
+		FG_LOG_ERR(DP, "%u workers need %u lcores; the EAL has %u (eal-args -l/--lcores)",
+			   dp->n_workers, dp->n_workers + 1, rte_lcore_count());
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int workers_setup(struct dp *dp)
+{
+	unsigned i = 0, lcore;
+
+	dp->w = calloc(dp->n_workers, sizeof(*dp->w));
+	if (!dp->w)
+		return -ENOMEM;
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		if (i == dp->n_workers)
+			break;
+		dp->w[i].dp = dp;
+		dp->w[i].index = i;
+		dp->w[i].lcore = lcore;
+		dp->w[i].epfd = -1;
+		if (dp_worker_setup(&dp->w[i]) != 0)
+			return -EINVAL;
+		i++;
+	}
+	return 0;
+}
+
+static void workers_launch(struct dp *dp)
+{
+	for (unsigned i = 0; i < dp->n_workers; i++)
+		rte_eal_remote_launch(dp_worker_main, &dp->w[i], dp->w[i].lcore);
+}
+
+static void workers_teardown(struct dp *dp)
+{
+	for (unsigned i = 0; dp->w && i < dp->n_workers; i++)
+		if (dp->w[i].dp)
+			dp_worker_teardown(&dp->w[i]);
+	free(dp->w);
+	dp->w = NULL;
+}
+
+/* ------------------------------------------------------------ the main loop */
+
+void dp_request_drain(struct dp *dp, bool on)
+{
+	dp->draining = on;
+	for (unsigned i = 0; i < dp->n_workers; i++)
+		atomic_store(&dp->w[i].mbox.draining, on);
+	FG_LOG_NOTICE(DP, on ? "draining: new sessions are refused" : "drain ended");
+}
+
+void dp_request_shutdown(struct dp *dp, unsigned grace_ms)
+{
+	if (dp->shutdown_asked)
+		return;
+	dp->shutdown_asked = true;
+	dp->shutdown_grace_ms = grace_ms;
+	dp_request_drain(dp, true);
+}
+
+static bool all(struct dp *dp, bool finished)
+{
+	for (unsigned i = 0; i < dp->n_workers; i++)
+		if (atomic_load(&dp->w[i].mbox.finished) != finished)
+			return false;
+	return true;
+}
+
+static void handle_signals(struct dp *dp)
+{
+	if (sig_stop) {
+		sig_stop = 0;
+		dp_request_shutdown(dp, dp->o.shutdown_grace_ms);
+	}
+	if (sig_usr1) {
+		sig_usr1 = 0;
+		if (dp->o.stats_file)
+			dp_write_stats_file(dp, dp->o.stats_file);
+	}
+	if (sig_hup) {
+		sig_hup = 0;
+		if (dp_reload(dp, NULL, stderr) != 0)
+			FG_LOG_WARN(DP, "SIGHUP reload failed; the running configuration is kept");
+	}
+}
+
+/* Serve until a shutdown is asked (or a passive replay is over). */
+static void main_loop(struct dp *dp)
+{
+	while (!dp->shutdown_asked) {
+		dp_ctl_serve(dp, 50);
+		handle_signals(dp);
+		if (dp->passive && dp->o.exit_idle_ms && all(dp, true))
+			break;
+	}
+}
+
+/* Drain for the grace period, then end what is left, then stop. */
+static void shutdown_sequence(struct dp *dp)
+{
+	uint64_t t0 = dp_now_ns(), grace = (uint64_t)dp->shutdown_grace_ms * 1000000ull;
+
+	FG_LOG_NOTICE(DP, "shutting down: %u ms for open sessions to end", dp->shutdown_grace_ms);
+	while (!all(dp, true) && dp_now_ns() - t0 < grace) {
+		dp_ctl_serve(dp, 50);
+		handle_signals(dp);
+	}
+	for (unsigned i = 0; i < dp->n_workers; i++)
+		atomic_store(&dp->w[i].mbox.shutdown, true);
+	t0 = dp_now_ns();
+	while (!all(dp, true) && dp_now_ns() - t0 < 5000000000ull + FINISH_EXTRA_NS)
+		dp_ctl_serve(dp, 50);
+	if (!all(dp, true))
+		FG_LOG_WARN(DP, "a worker still had work at the end of the shutdown");
+	for (unsigned i = 0; i < dp->n_workers; i++)
+		atomic_store_explicit(&dp->w[i].mbox.stop, true, memory_order_release);
+	rte_eal_mp_wait_lcore();
+}
+
+void dp_status(struct dp *dp, FILE *f, bool json)
+{
+	unsigned sessions = 0, conns = 0;
+
+	for (unsigned i = 0; i < dp->n_workers; i++) {
+		sessions += fg_engine_sessions(dp->w[i].e);
+		conns += dp->w[i].ts ? fg_tcpsess_in_use(dp->w[i].ts) : 0;
+	}
+	if (json) {
+		fprintf(f, "{\"mode\":\"%s\",\"pid\":%d,\"uptime_s\":%.1f,\"workers\":%u,"
+			   "\"rx_queues\":%u,\"sessions\":%u,\"connections\":%u,\"draining\":%s,"
+			   "\"shutting_down\":%s,\"config\":\"%s\",\"reloads\":%llu}\n",
+			dp->passive ? "passive" : "active", (int)getpid(),
+			(double)(dp_now_ns() - dp->started_ns) / 1e9, dp->n_workers, dp->n_rxq,
+			sessions, conns, dp->draining ? "true" : "false",
+			dp->shutdown_asked ? "true" : "false",
+			dp->config_path[0] ? dp->config_path : "<default>",
+			(unsigned long long)dp->reloads);
+		return;
+	}
+	fprintf(f, "floodgate %s, pid %d, up %.1f s\n", dp->passive ? "passive" : "active",
+		(int)getpid(), (double)(dp_now_ns() - dp->started_ns) / 1e9);
+	fprintf(f, "config     %s (%llu reloads)\n",
+		dp->config_path[0] ? dp->config_path : "<default>", (unsigned long long)dp->reloads);
+	fprintf(f, "port       %u, %u RX queues, %u workers\n", dp->port_id, dp->n_rxq,
+		dp->n_workers);
+	fprintf(f, "sessions   %u on %u connections%s%s\n", sessions, conns,
+		dp->draining ? ", draining" : "", dp->shutdown_asked ? ", shutting down" : "");
+}
+
+static int start(struct dp *dp)
+{
+	int rc = load_config(dp);
+
+	if (rc == 0)
+		rc = history_open(dp);
+	if (rc == 0)
+		rc = eal_start(dp);
+	if (rc == 0)
+		rc = dp_port_setup(dp);
+	if (rc == 0)
+		rc = workers_setup(dp);
+	if (rc == 0)
+		rc = dp_port_start(dp);
+	if (rc == 0)
+		rc = dp_ctl_listen(dp);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static struct dp dp = { .ctl_fd = -1, .ts_offset = -1 };
+	struct sigaction sa;
+	int rc = parse_opts(&dp.o, argc, argv), status = 1;
+
+	if (rc != 0) {
+		if (rc < 0)
+			usage(stderr);
+		return rc > 0 ? 0 : 2;
+	}
+	fg_log_set_level((enum fg_log_level)dp.o.log_level);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	dp.started_ns = dp_now_ns();
+	dp.started = time(NULL);
+	/* I/O signals a PMD asks for (net_tap raises one per received frame)
+	 * go to the worker lcores, which poll anyway: this thread and the
+	 * threads the EAL starts from it block them (the workers unblock) */
+	dp_io_signals(true);
+	if (start(&dp) != 0)
+		goto out;
+	workers_launch(&dp);
+	FG_LOG_NOTICE(DP, "ready: %s mode, %u workers, control socket %s",
+		      dp.passive ? "passive" : "active", dp.n_workers, dp.ctl_path);
+	printf("ready\n");
+	fflush(stdout);
+	main_loop(&dp);
+	if (!dp.shutdown_asked)
+		dp_request_shutdown(&dp, 0);
+	shutdown_sequence(&dp);
+	status = 0;
+out:
+	if (dp.o.stats_file && dp.w)
+		dp_write_stats_file(&dp, dp.o.stats_file);
+	dp_ctl_close(&dp);
+	workers_teardown(&dp);
+	if (dp.pool)
+		dp_port_stop(&dp);
+	history_close(&dp);
+	if (dp.eal_up)
+		rte_eal_cleanup();
+	fg_config_free(dp.cfg);
+	FG_LOG_NOTICE(DP, "stopped");
+	return status;
+}

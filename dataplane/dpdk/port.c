@@ -1,0 +1,453 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * port.c — the one ethdev port: queues, offloads, the mempool and its
+ * budget, and the port ops (net.h) over mbufs.
+ *
+ * Queues: rx-queues RX queues (worker i polls queues i, i + W, ...) and
+ * one TX queue per worker. With more than one RX queue, RSS on the TCP
+ * 4-tuple is asked for when the port offers it (a symmetric key, so both
+ * directions of a connection hash alike); a port without RSS (net_tap:
+ * the kernel's tun driver spreads flows over the queues itself and keeps
+ * a flow on the queue its replies came from) is used as it is. Either way
+ * a connection stays on one queue, hence on one worker.
+ *
+ * Offloads are used when the port has them, and done in software when it
+ * has not: IPv4 + TCP receive checksums (frames are marked verified),
+ * IPv4 + TCP transmit checksums (the net module then leaves them to the
+ * port), receive timestamps in passive mode (--clock capture), and
+ * receive interrupts (an idle worker blocks on them, worker.c; without
+ * them it sleeps in short steps).
+ *
+ * Mempool budget: every worker's TCP may keep rx-segs mbufs queued and its
+ * engine may hold max-holds mbufs for the sink; the RX and TX rings, the
+ * per-lcore caches and the TX frames in flight come on top. port_budget()
+ * sizes the per-worker shares so that the sum never exceeds the pool: a
+ * slow sink closes windows (per-connection quota, the TCP's hold
+ * accounting), engine holds beyond their share are copied instead, and
+ * the RX rings can always be refilled.
+ *
+ * Buffers: an fg_rx_frame's handle is its mbuf; a reference is
+ * rte_mbuf_refcnt_update(+1), a release rte_pktmbuf_free() (which frees at
+ * the last reference). Only single-segment mbufs reach the modules.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_mbuf_dyn.h>
+
+#include "dp.h"
+#include "floodgate/log.h"
+
+#define POOL_CACHE 256
+#define TX_IN_FLIGHT 128	/* frames a worker may have between alloc and ring */
+#define MIN_SHARE 512		/* mbufs a worker needs at the very least */
+
+/* 0x6d5a repeated: the symmetric Toeplitz key (Woo and Park, 2012) */
+static uint8_t rss_key[40] = {
+	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
+	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
+	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
+	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
+};
+
+/* ------------------------------------------------------------ port ops */
+
+static void mb_ref(void *port, void *h)
+{
+	(void)port;
+	rte_mbuf_refcnt_update(h, 1);
+}
+
+static void mb_unref(void *port, void *h)
+{
+	(void)port;
+	rte_pktmbuf_free(h);
+}
+
+static uint8_t *mb_tx_alloc(void *port, uint32_t size, void **h)
+{
+	struct dp_txq *q = port;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(q->pool);
+
+	if (!m)
+		return NULL;
+	if (size > rte_pktmbuf_tailroom(m)) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	*h = m;
+	return rte_pktmbuf_mtod(m, uint8_t *);
+}
+
+static void mb_tx_free(void *port, void *h)
+{
+	(void)port;
+	rte_pktmbuf_free(h);
+}
+
+void dp_tx_drain(struct dp_txq *q)
+{
+	uint16_t sent;
+
+	if (!q->n_pending)
+		return;
+	sent = rte_eth_tx_burst(q->port, q->queue, q->pending, (uint16_t)q->n_pending);
+	if (sent == 0 && ++q->stuck >= DP_TX_STUCK_TRIES) {
+		/* a frame the port will never take (a PMD stops at the
+		 * first it refuses): drop it rather than block the queue;
+		 * TCP retransmits what it carried */
+		fg_stats_inc(q->st, FG_CTR_DP_TX_REFUSED);
+		rte_pktmbuf_free(q->pending[0]);
+		sent = 1;
+	}
+	if (sent == 0)
+		return;
+	q->stuck = 0;
+	q->n_pending -= sent;
+	memmove(q->pending, q->pending + sent, q->n_pending * sizeof(q->pending[0]));
+}
+
+/* Frames go out in order: what waits from before goes first. What the ring
+ * cannot take now is kept (DP_TX_PENDING of them) and retried from the
+ * worker's loop; beyond that it is dropped (TCP retransmits). */
+static unsigned mb_tx_burst(void *port, struct fg_tx_frame *f, unsigned n)
+{
+	struct dp_txq *q = port;
+	unsigned dropped = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct rte_mbuf *m = f[i].handle;
+
+		m->data_len = (uint16_t)f[i].len;
+		m->pkt_len = f[i].len;
+		if (f[i].flags & FG_TX_CSUM_OFFLOAD) {
+			/* DPDK's convention: header lengths, and the TCP
+			 * checksum field holding the pseudo-header sum */
+			m->l2_len = FG_ETH_HLEN;
+			m->l3_len = (f[i].data[FG_ETH_HLEN] & 15u) * 4u;
+			m->l4_len = (f[i].data[FG_ETH_HLEN + m->l3_len + 12] >> 4) * 4u;
+			m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM |
+				       RTE_MBUF_F_TX_TCP_CKSUM;
+		}
+		if (q->n_pending == DP_TX_PENDING)
+			dp_tx_drain(q);
+		if (q->n_pending == DP_TX_PENDING) {
+			rte_pktmbuf_free(m);
+			dropped++;
+			continue;
+		}
+		q->pending[q->n_pending++] = m;
+	}
+	dp_tx_drain(q);
+	if (q->n_pending)
+		fg_stats_inc(q->st, FG_CTR_DP_TX_RING_FULL);
+	return n - dropped;
+}
+
+const struct fg_port_ops dp_port_ops = {
+	.buf_ref = mb_ref,
+	.buf_unref = mb_unref,
+	.tx_alloc = mb_tx_alloc,
+	.tx_free = mb_tx_free,
+	.tx_burst = mb_tx_burst,
+};
+
+/* A capture time in ns since the epoch. The mbuf timestamp's unit is the
+ * port's own; captures give µs (net_pcap in DPDK 22.11) or ns, told
+ * apart by magnitude: 10^17 ns is 1973, 10^17 µs is far beyond 2100. */
+static uint64_t capture_ns(uint64_t v)
+{
+	return v < 100000000000000000ull ? v * 1000ull : v;
+}
+
+unsigned dp_rx_frames(const struct dp *dp, struct rte_mbuf **m, unsigned n,
+		      struct fg_rx_frame *fr, uint64_t *ts, struct fg_stats *st)
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t ol = m[i]->ol_flags;
+
+		if (m[i]->nb_segs != 1) {
+			/* the modules see one contiguous frame; MTU-sized
+			 * frames fit one default mbuf, so only a jumbo frame
+			 * lands here */
+			fg_stats_inc(st, FG_CTR_DP_RX_MULTISEG);
+			rte_pktmbuf_free(m[i]);
+			continue;
+		}
+		fr[k].data = rte_pktmbuf_mtod(m[i], uint8_t *);
+		fr[k].len = m[i]->data_len;
+		fr[k].flags = 0;
+		if ((ol & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_GOOD)
+			fr[k].flags |= FG_RX_IP_CSUM_OK;
+		if ((ol & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_GOOD)
+			fr[k].flags |= FG_RX_L4_CSUM_OK;
+		fr[k].handle = m[i];
+		if (ts)
+			ts[k] = dp->ts_offset >= 0 && (ol & dp->ts_flag) ?
+				capture_ns(*RTE_MBUF_DYNFIELD(m[i], dp->ts_offset,
+							      rte_mbuf_timestamp_t *)) : 0;
+		k++;
+	}
+	return k;
+}
+
+/* ------------------------------------------------------------ set-up */
+
+static int find_port(struct dp *dp, const char *port)
+{
+	char name[RTE_ETH_NAME_MAX_LEN];
+	size_t n = strcspn(port, ",");
+	uint16_t id;
+
+	if (rte_eth_dev_count_avail() == 0) {
+		FG_LOG_ERR(DP, "no port: %s did not probe (see DPDK's messages above)", port);
+		return -ENODEV;
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)FG_MIN(n, sizeof(name) - 1), port);
+	if (rte_eth_dev_get_port_by_name(name, &id) == 0) {
+		dp->port_id = id;
+		return 0;
+	}
+	if (rte_eth_dev_count_avail() == 1) {
+		RTE_ETH_FOREACH_DEV(id) {
+			dp->port_id = id;
+			return 0;
+		}
+	}
+	FG_LOG_ERR(DP, "port %s not found among %u ports", name, rte_eth_dev_count_avail());
+	return -ENODEV;
+}
+
+static void offloads(struct dp *dp, const struct rte_eth_dev_info *di, struct rte_eth_conf *conf)
+{
+	const uint64_t rx_ck = RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_TCP_CKSUM;
+	const uint64_t tx_ck = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM;
+
+	dp->rx_csum = (di->rx_offload_capa & rx_ck) == rx_ck;
+	dp->tx_csum = !dp->passive && (di->tx_offload_capa & tx_ck) == tx_ck;
+	if (dp->rx_csum)
+		conf->rxmode.offloads |= rx_ck;
+	if (dp->tx_csum)
+		conf->txmode.offloads |= tx_ck;
+	if (dp->o.capture_clock && (di->rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP))
+		conf->rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TIMESTAMP;
+	dp->rss = false;
+	if (dp->n_rxq > 1 && di->flow_type_rss_offloads) {
+		uint64_t hf = di->flow_type_rss_offloads &
+			      (RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_NONFRAG_IPV4_TCP);
+
+		if (hf) {
+			conf->rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+			conf->rx_adv_conf.rss_conf.rss_hf = hf;
+			if (di->hash_key_size == sizeof(rss_key)) {
+				conf->rx_adv_conf.rss_conf.rss_key = rss_key;
+				conf->rx_adv_conf.rss_conf.rss_key_len = sizeof(rss_key);
+			}
+			dp->rss = true;
+		}
+	}
+}
+
+static int configure(struct dp *dp, const struct rte_eth_dev_info *di, uint16_t n_txq)
+{
+	struct rte_eth_conf conf;
+	int rc;
+
+	memset(&conf, 0, sizeof(conf));
+	offloads(dp, di, &conf);
+	/* receive interrupts let an idle worker block instead of polling */
+	conf.intr_conf.rxq = dp->cfg->idle_backoff_us ? 1 : 0;
+	rc = rte_eth_dev_configure(dp->port_id, (uint16_t)dp->n_rxq, n_txq, &conf);
+	if (rc != 0 && conf.intr_conf.rxq) {
+		conf.intr_conf.rxq = 0;
+		rc = rte_eth_dev_configure(dp->port_id, (uint16_t)dp->n_rxq, n_txq, &conf);
+	}
+	dp->rx_intr = rc == 0 && conf.intr_conf.rxq;
+	if (rc != 0 && dp->rss) {
+		conf.intr_conf.rxq = 0;
+		/* a port that lists RSS but cannot do it as asked */
+		FG_LOG_NOTICE(DP, "port %u refused RSS (%s); the port spreads flows itself",
+			      dp->port_id, rte_strerror(-rc));
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_NONE;
+		memset(&conf.rx_adv_conf.rss_conf, 0, sizeof(conf.rx_adv_conf.rss_conf));
+		dp->rss = false;
+		rc = rte_eth_dev_configure(dp->port_id, (uint16_t)dp->n_rxq, n_txq, &conf);
+	}
+	if (rc != 0) {
+		FG_LOG_ERR(DP, "port %u: configure %u RX / %u TX queues: %s", dp->port_id,
+			   dp->n_rxq, n_txq, rte_strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
+/* Per-worker shares of the pool; -ENOSPC (logged) when it is too small. */
+static int port_budget(struct dp *dp, uint16_t nb_rxd, uint16_t nb_txd, uint16_t n_txq)
+{
+	uint64_t total = dp->cfg->mbufs;
+	uint64_t rings = (uint64_t)dp->n_rxq * nb_rxd + (uint64_t)n_txq * nb_txd;
+	uint64_t caches = (uint64_t)(dp->n_workers + 1) * POOL_CACHE * 3 / 2;
+	uint64_t tx = (uint64_t)dp->n_workers * (DP_TX_PENDING + TX_IN_FLIGHT);
+	uint64_t reserved = rings + caches + tx, share;
+
+	share = total > reserved ? (total - reserved) / dp->n_workers : 0;
+	if (share < MIN_SHARE) {
+		FG_LOG_ERR(DP, "[dataplane] mbufs %llu is too few: the rings (%llu), caches (%llu) "
+			   "and TX (%llu) need %llu, and each of %u workers %u more; set at "
+			   "least %llu", (unsigned long long)total, (unsigned long long)rings,
+			   (unsigned long long)caches, (unsigned long long)tx,
+			   (unsigned long long)reserved, dp->n_workers, MIN_SHARE,
+			   (unsigned long long)(reserved + (uint64_t)MIN_SHARE * dp->n_workers));
+		return -ENOSPC;
+	}
+	dp->per_worker_segs = (unsigned)(share / 2);
+	dp->per_worker_holds = (unsigned)(share / 4);
+	dp->per_worker_conns = FG_MAX(16u, dp->cfg->tcp_connections / dp->n_workers);
+	return 0;
+}
+
+static int queues(struct dp *dp, const struct rte_eth_dev_info *di, uint16_t nb_rxd,
+		  uint16_t nb_txd, uint16_t n_txq)
+{
+	int socket = rte_eth_dev_socket_id(dp->port_id);
+	struct rte_eth_rxconf rxc = di->default_rxconf;
+	struct rte_eth_txconf txc = di->default_txconf;
+	int rc;
+
+	dp->pool = rte_pktmbuf_pool_create("fg_mbufs", dp->cfg->mbufs, POOL_CACHE, 0,
+					   RTE_MBUF_DEFAULT_BUF_SIZE,
+					   socket < 0 ? (int)rte_socket_id() : socket);
+	if (!dp->pool) {
+		FG_LOG_ERR(DP, "mempool of %u mbufs: %s (more memory: eal-args -m, or hugepages)",
+			   dp->cfg->mbufs, rte_strerror(rte_errno));
+		return -ENOMEM;
+	}
+	rxc.offloads = 0;
+	txc.offloads = 0;
+	for (unsigned q = 0; q < dp->n_rxq; q++) {
+		rc = rte_eth_rx_queue_setup(dp->port_id, (uint16_t)q, nb_rxd, (unsigned)socket,
+					    &rxc, dp->pool);
+		if (rc != 0) {
+			FG_LOG_ERR(DP, "RX queue %u: %s", q, rte_strerror(-rc));
+			return rc;
+		}
+	}
+	for (unsigned q = 0; q < n_txq; q++) {
+		rc = rte_eth_tx_queue_setup(dp->port_id, (uint16_t)q, nb_txd, (unsigned)socket,
+					    &txc);
+		if (rc != 0) {
+			FG_LOG_ERR(DP, "TX queue %u: %s", q, rte_strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static void port_mac(struct dp *dp)
+{
+	static const uint8_t zero[6];
+	struct rte_ether_addr a;
+
+	if (memcmp(dp->cfg->dp_mac, zero, 6) != 0) {
+		memcpy(a.addr_bytes, dp->cfg->dp_mac, 6);
+		if (rte_eth_dev_default_mac_addr_set(dp->port_id, &a) != 0) {
+			/* the port keeps its own: receive everything, the net
+			 * module keeps what is addressed to our MAC */
+			FG_LOG_NOTICE(DP, "port %u cannot take MAC address %02x:%02x:%02x:%02x:%02x:%02x;"
+				      " promiscuous mode instead", dp->port_id, a.addr_bytes[0],
+				      a.addr_bytes[1], a.addr_bytes[2], a.addr_bytes[3],
+				      a.addr_bytes[4], a.addr_bytes[5]);
+			rte_eth_promiscuous_enable(dp->port_id);
+		}
+		memcpy(dp->mac, dp->cfg->dp_mac, 6);
+		return;
+	}
+	rte_eth_macaddr_get(dp->port_id, &a);
+	memcpy(dp->mac, a.addr_bytes, 6);
+}
+
+int dp_port_setup(struct dp *dp)
+{
+	struct rte_eth_dev_info di;
+	uint16_t nb_rxd = DP_RX_DESC, nb_txd = DP_TX_DESC, n_txq;
+	int rc = find_port(dp, dp->o.port ? dp->o.port : dp->cfg->port);
+
+	if (rc != 0)
+		return rc;
+	rc = rte_eth_dev_info_get(dp->port_id, &di);
+	if (rc != 0)
+		return rc;
+	dp->n_rxq = dp->cfg->rx_queues ? dp->cfg->rx_queues : dp->n_workers;
+	if (dp->n_rxq < dp->n_workers || dp->n_rxq > di.max_rx_queues) {
+		FG_LOG_ERR(DP, "port %u (%s): %u RX queues asked for %u workers; it has at most %u",
+			   dp->port_id, di.driver_name, dp->n_rxq, dp->n_workers, di.max_rx_queues);
+		return -EINVAL;
+	}
+	n_txq = (uint16_t)FG_MIN(dp->n_workers, (unsigned)di.max_tx_queues);
+	if (n_txq < dp->n_workers && !dp->passive) {
+		FG_LOG_ERR(DP, "port %u (%s): %u workers need as many TX queues; it has %u",
+			   dp->port_id, di.driver_name, dp->n_workers, di.max_tx_queues);
+		return -EINVAL;
+	}
+	rc = configure(dp, &di, n_txq);
+	if (rc == 0)
+		rc = rte_eth_dev_adjust_nb_rx_tx_desc(dp->port_id, &nb_rxd, &nb_txd);
+	if (rc == 0)
+		rc = port_budget(dp, nb_rxd, nb_txd, n_txq);
+	if (rc == 0)
+		rc = queues(dp, &di, nb_rxd, nb_txd, n_txq);
+	if (rc != 0)
+		return rc;
+	if (rte_eth_dev_get_mtu(dp->port_id, &dp->mtu) != 0 || dp->mtu < 576)
+		dp->mtu = 1500;
+	port_mac(dp);
+	FG_LOG_NOTICE(DP, "port %u (%s): %u RX queues%s, %u TX queues, MTU %u, checksums rx %s tx %s, "
+		      "idle %s, %u mbufs (per worker: %u queued, %u held, %u connections)",
+		      dp->port_id, di.driver_name, dp->n_rxq, dp->rss ? " (RSS)" : "", n_txq, dp->mtu,
+		      dp->rx_csum ? "port" : "software", dp->tx_csum ? "port" : "software",
+		      dp->rx_intr ? "interrupts" : "sleeps",
+		      dp->cfg->mbufs, dp->per_worker_segs, dp->per_worker_holds,
+		      dp->per_worker_conns);
+	return 0;
+}
+
+/* The receive timestamp a port stamps mbufs with (registered by the PMD,
+ * or by the TIMESTAMP offload); --clock capture reads it as the capture
+ * time. */
+static int capture_clock(struct dp *dp)
+{
+	int bit = rte_mbuf_dynflag_lookup(RTE_MBUF_DYNFLAG_RX_TIMESTAMP_NAME, NULL);
+
+	dp->ts_offset = rte_mbuf_dynfield_lookup(RTE_MBUF_DYNFIELD_TIMESTAMP_NAME, NULL);
+	if (dp->ts_offset < 0 || bit < 0) {
+		FG_LOG_ERR(DP, "--clock capture: port %u gives no receive timestamps "
+			   "(net_pcap does)", dp->port_id);
+		return -ENOTSUP;
+	}
+	dp->ts_flag = 1ull << bit;
+	return 0;
+}
+
+int dp_port_start(struct dp *dp)
+{
+	int rc = rte_eth_dev_start(dp->port_id);
+
+	if (rc != 0) {
+		FG_LOG_ERR(DP, "port %u: start: %s", dp->port_id, rte_strerror(-rc));
+		return rc;
+	}
+	/* a mirror or a capture is not addressed to us */
+	if (dp->passive)
+		rte_eth_promiscuous_enable(dp->port_id);
+	return dp->o.capture_clock ? capture_clock(dp) : 0;
+}
+
+void dp_port_stop(struct dp *dp)
+{
+	rte_eth_dev_stop(dp->port_id);
+	rte_eth_dev_close(dp->port_id);
+}

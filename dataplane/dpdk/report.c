@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report.c — what the dataplane tells: its counters as "name value" lines
+ * (--stats-file, SIGUSR1 and exit; the same names as floodgate-host, see
+ * docs/protocol.md and docs/dataplane.md), and the peers table of
+ * `floodctl peers`.
+ *
+ * Counter lines: every counter of the shared table (workers summed),
+ * "rejected:<reason>", "nntp_command:<verb>", "nntp_response:<code>", the
+ * two delay histograms, then "peer:<name>:..." for each peer with a
+ * non-zero counter, then the port's own figures ("port_*"), the history's
+ * and the worker states. Worker blocks are read while they run: plain
+ * 64-bit loads of counters the workers bump, so a dump is a consistent
+ * per-counter snapshot, not an instant of the whole.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include <rte_ethdev.h>
+
+#include "dp.h"
+#include "floodgate/log.h"
+
+static void write_hist(FILE *f, const char *prefix, const char *name, const struct fg_hist *h)
+{
+	fprintf(f, "%s%s:count %" PRIu64 "\n%s%s:sum %" PRId64 "\n%s%s:negative %" PRIu64 "\n",
+		prefix, name, h->count, prefix, name, h->sum, prefix, name, h->negative);
+	for (unsigned i = 0; i < FG_HIST_BUCKETS; i++)
+		if (h->bucket[i])
+			fprintf(f, "%s%s:lt_%" PRId64 " %" PRIu64 "\n", prefix, name,
+				fg_hist_bucket_le(i), h->bucket[i]);
+}
+
+static void write_block(FILE *f, const char *prefix, const struct fg_nntp_counters *c, bool all)
+{
+	for (unsigned i = 0; i < FG_CTR__COUNT; i++)
+		if (all || c->s.ctr[i])
+			fprintf(f, "%s%s %" PRIu64 "\n", prefix, fg_counter_name(i), c->s.ctr[i]);
+	for (unsigned i = 1; i < FG_REASON__COUNT; i++)
+		if (all || c->s.rejected[i])
+			fprintf(f, "%srejected:%s %" PRIu64 "\n", prefix, fg_reason_name(i),
+				c->s.rejected[i]);
+	for (unsigned i = 0; i < FG_NNTP_VERB__COUNT; i++)
+		if (all || c->n.verb[i])
+			fprintf(f, "%snntp_command:%s %" PRIu64 "\n", prefix, fg_nntp_verb_name(i),
+				c->n.verb[i]);
+	for (unsigned i = 0; i < FG_NNTP_CODE__COUNT; i++)
+		if (all || c->n.code[i])
+			fprintf(f, "%snntp_response:%u %" PRIu64 "\n", prefix,
+				fg_nntp_code_number(i), c->n.code[i]);
+	if (all || c->n.injection_delay.count)
+		write_hist(f, prefix, "injection_delay", &c->n.injection_delay);
+	if (all || c->n.arrival_delay.count)
+		write_hist(f, prefix, "arrival_delay", &c->n.arrival_delay);
+}
+
+static void write_port(FILE *f, const struct dp *dp)
+{
+	struct rte_eth_stats es;
+
+	if (rte_eth_stats_get(dp->port_id, &es) != 0)
+		return;
+	fprintf(f, "port_ipackets %" PRIu64 "\nport_opackets %" PRIu64 "\nport_ibytes %" PRIu64
+		   "\nport_obytes %" PRIu64 "\nport_imissed %" PRIu64 "\nport_ierrors %" PRIu64
+		   "\nport_oerrors %" PRIu64 "\nport_rx_nombuf %" PRIu64 "\n",
+		es.ipackets, es.opackets, es.ibytes, es.obytes, es.imissed, es.ierrors, es.oerrors,
+		es.rx_nombuf);
+	fprintf(f, "mempool_available %u\nmempool_in_use %u\n", rte_mempool_avail_count(dp->pool),
+		rte_mempool_in_use_count(dp->pool));
+}
+
+void dp_write_counters(FILE *f, const struct dp *dp)
+{
+	struct fg_nntp_counters *sum = calloc(1, sizeof(*sum));
+	struct fg_history_stats hs;
+
+	if (!sum)
+		return;
+	for (unsigned i = 0; i < dp->n_workers; i++)
+		if (dp->w[i].stats)
+			fg_nntp_counters_merge(sum, dp->w[i].stats);
+	write_block(f, "", sum, true);
+	/* per peer, by name across workers (each worker's array follows
+	 * the configuration it runs, which is the main lcore's between
+	 * reloads) */
+	for (unsigned p = 0; p <= dp->cfg->n_peer; p++) {
+		char prefix[FG_CONFIG_NAME_MAX + 8];
+
+		memset(sum, 0, sizeof(*sum));
+		for (unsigned i = 0; i < dp->n_workers; i++)
+			if (dp->w[i].peer_stats)
+				fg_nntp_counters_merge(sum, &dp->w[i].peer_stats[p]);
+		snprintf(prefix, sizeof(prefix), "peer:%s:",
+			 p < dp->cfg->n_peer ? dp->cfg->peer[p].name : "-");
+		write_block(f, prefix, sum, false);
+	}
+	free(sum);
+	write_port(f, dp);
+	fg_history_stats(dp->history, &hs);
+	fprintf(f, "history_entries %" PRIu64 "\nhistory_capacity %" PRIu64 "\n", hs.entries,
+		hs.slots);
+	for (unsigned i = 0; i < dp->n_workers; i++) {
+		const struct dp_worker *w = &dp->w[i];
+
+		if (!w->e)
+			continue;
+		fprintf(f, "worker:%u:sessions %u\nworker:%u:transfers %u\n", i,
+			fg_engine_sessions(w->e), i, fg_engine_xfers(w->e));
+		if (w->ts)
+			fprintf(f, "worker:%u:connections %u\n", i, fg_tcpsess_in_use(w->ts));
+		if (w->pv)
+			fprintf(f, "worker:%u:flows %u\n", i, fg_passive_flows(w->pv));
+	}
+}
+
+int dp_write_stats_file(const struct dp *dp, const char *path)
+{
+	char tmp[4096];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f) {
+		FG_LOG_ERR(DP, "stats file %s: %s", tmp, strerror(errno));
+		return -errno;
+	}
+	dp_write_counters(f, dp);
+	if (fclose(f) != 0 || rename(tmp, path) != 0) {
+		FG_LOG_ERR(DP, "stats file %s: %s", path, strerror(errno));
+		return -EIO;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ peers */
+
+struct peer_row {
+	char name[FG_CONFIG_NAME_MAX];
+	unsigned sessions;
+	struct fg_nntp_counters c;
+};
+
+static const unsigned shown_codes[] = { 238, 431, 438, 239, 439, 335, 235, 435, 436, 437, 400 };
+
+static uint64_t code_count(const struct fg_nntp_counters *c, unsigned number)
+{
+	for (unsigned i = 0; i < FG_NNTP_CODE__COUNT; i++)
+		if (fg_nntp_code_number(i) == number)
+			return c->n.code[i];
+	return 0;
+}
+
+static struct peer_row *row_for(struct peer_row *rows, unsigned *n, const char *name)
+{
+	for (unsigned i = 0; i < *n; i++)
+		if (strcmp(rows[i].name, name) == 0)
+			return &rows[i];
+	snprintf(rows[*n].name, sizeof(rows[*n].name), "%s", name);
+	return &rows[(*n)++];
+}
+
+/* Sum the workers' snapshots by peer name; "-" collects non-peers. */
+static unsigned collect(const struct dp *dp, struct peer_row *rows)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < dp->cfg->n_peer; i++)
+		row_for(rows, &n, dp->cfg->peer[i].name);
+	for (unsigned i = 0; i < dp->n_workers; i++) {
+		const struct dp_peers_snap *s = dp->w[i].snap;
+
+		for (unsigned p = 0; p <= s->n_peer; p++)
+			fg_nntp_counters_merge(&row_for(rows, &n, p < s->n_peer ? s->name[p] : "-")->c,
+					       &s->peer[p]);
+		for (unsigned k = 0; k < s->n_conns; k++)
+			if (s->conn[k].state == FG_TCPSESS_OPEN)
+				row_for(rows, &n, s->conn[k].peer[0] ? s->conn[k].peer : "-")->sessions++;
+	}
+	return n;
+}
+
+static void conn_line(FILE *f, const struct fg_tcpsess_info *c, unsigned worker, uint64_t now,
+		      bool json, bool first)
+{
+	char addr[INET_ADDRSTRLEN];
+	double age = (double)(now - c->opened_ns) / 1e9;
+
+	inet_ntop(AF_INET, &c->addr, addr, sizeof(addr));
+	if (json) {
+		fprintf(f, "%s{\"peer\":\"%s\",\"remote\":\"%s:%u\",\"worker\":%u,\"state\":\"%s\","
+			   "\"age_s\":%.1f,\"bytes_in\":%" PRIu64 ",\"bytes_out\":%" PRIu64
+			   ",\"held\":%u,\"queued\":%u}",
+			first ? "" : ",", c->peer[0] ? c->peer : "-", addr, c->port, worker,
+			fg_tcpsess_state_name(c->state), age, c->bytes_in, c->bytes_out, c->held,
+			c->queued);
+		return;
+	}
+	fprintf(f, "  %-16s %15s:%-5u %6u %-9s %8.1f %12" PRIu64 " %10" PRIu64 " %8u %8u\n",
+		c->peer[0] ? c->peer : "-", addr, c->port, worker,
+		fg_tcpsess_state_name(c->state), age, c->bytes_in, c->bytes_out, c->held,
+		c->queued);
+}
+
+static void peers_json(FILE *f, const struct dp *dp, const struct peer_row *rows, unsigned n)
+{
+	uint64_t now = dp_now_ns();
+	bool first = true;
+
+	fprintf(f, "{\"peers\":[");
+	for (unsigned i = 0; i < n; i++) {
+		const struct fg_nntp_counters *c = &rows[i].c;
+
+		fprintf(f, "%s{\"name\":\"%s\",\"sessions\":%u,\"check\":%" PRIu64
+			   ",\"takethis\":%" PRIu64 ",\"ihave\":%" PRIu64 ",\"article_bytes\":%" PRIu64,
+			i ? "," : "", rows[i].name, rows[i].sessions,
+			c->n.verb[FG_NNTP_VERB_CHECK], c->n.verb[FG_NNTP_VERB_TAKETHIS],
+			c->n.verb[FG_NNTP_VERB_IHAVE], c->s.ctr[FG_CTR_NNTP_ARTICLE_BYTES]);
+		for (unsigned k = 0; k < FG_ARRAY_SIZE(shown_codes); k++)
+			fprintf(f, ",\"%u\":%" PRIu64, shown_codes[k], code_count(c, shown_codes[k]));
+		fprintf(f, "}");
+	}
+	fprintf(f, "],\"connections\":[");
+	for (unsigned i = 0; i < dp->n_workers; i++)
+		for (unsigned k = 0; k < dp->w[i].snap->n_conns; k++) {
+			conn_line(f, &dp->w[i].snap->conn[k], i, now, true, first);
+			first = false;
+		}
+	fprintf(f, "]}\n");
+}
+
+static void peers_text(FILE *f, const struct dp *dp, const struct peer_row *rows, unsigned n)
+{
+	uint64_t now = dp_now_ns();
+
+	fprintf(f, "%-16s %8s %10s %10s %10s %10s %10s %10s %10s\n", "peer", "sessions", "check",
+		"238", "431", "438", "takethis", "239", "439");
+	for (unsigned i = 0; i < n; i++) {
+		const struct fg_nntp_counters *c = &rows[i].c;
+
+		fprintf(f, "%-16s %8u %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
+			   " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n",
+			rows[i].name, rows[i].sessions, c->n.verb[FG_NNTP_VERB_CHECK],
+			code_count(c, 238), code_count(c, 431), code_count(c, 438),
+			c->n.verb[FG_NNTP_VERB_TAKETHIS], code_count(c, 239), code_count(c, 439));
+	}
+	fprintf(f, "\nconnections:\n  %-16s %21s %6s %-9s %8s %12s %10s %8s %8s\n", "peer",
+		"remote", "worker", "state", "age(s)", "bytes-in", "bytes-out", "held", "queued");
+	for (unsigned i = 0; i < dp->n_workers; i++)
+		for (unsigned k = 0; k < dp->w[i].snap->n_conns; k++)
+			conn_line(f, &dp->w[i].snap->conn[k], i, now, false, true);
+}
+
+int dp_peers(struct dp *dp, FILE *f, bool json)
+{
+	struct peer_row *rows;
+	unsigned n;
+	int rc = dp_post(dp, DP_REQ_PEERS, 2000);
+
+	if (rc != 0)
+		return rc;
+	rows = calloc(FG_CONFIG_MAX_PEERS * 2 + 1, sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	n = collect(dp, rows);
+	if (json)
+		peers_json(f, dp, rows, n);
+	else
+		peers_text(f, dp, rows, n);
+	free(rows);
+	return 0;
+}

@@ -1,0 +1,609 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * worker.c — one worker lcore: its modules, built once at start, and its
+ * run-to-completion loop.
+ *
+ * Active mode, per iteration:
+ *
+ *   mailbox (a quiescent point: config swap, peers snapshot)
+ *   for each of its RX queues: rx burst -> fg_net_rx (Ethernet, ARP,
+ *       IPv4, TCP, reassembly, on_data -> NNTP engine -> answers queued
+ *       in TCP; at the end of the burst TCP sends ACKs and answers, and
+ *       the net module hands the frames to the TX queue in one burst)
+ *   frames the TX ring could not take are retried (drain)
+ *   engine poll when due (sink completions -> 239, journal retries, idle)
+ *   session work (closes the engine asked for), net poll when due (TCP
+ *       timers, window updates after releases, what the poll made)
+ *   counters into the region slot every 100 ms
+ *   idle back-off: after DP_SPIN_NS of empty polls the worker blocks on
+ *       its queues' receive interrupts until a frame comes or its next
+ *       timer is due, when the port has interrupts; otherwise it sleeps,
+ *       1 us doubling up to [dataplane] idle-backoff, never past its next
+ *       timer. An idle worker costs little CPU, a busy one never sleeps;
+ *       idle-backoff 0 spins (no interrupts, no sleeps). The spell of
+ *       polling first covers a peer's round trip: a sleep and its wake-up
+ *       cost more than 50 us of polling, more still on a virtual machine.
+ *
+ * Passive mode: rx burst -> fg_passive_rx (stream reassembly -> engine),
+ * engine poll, passive work; no TX at all.
+ *
+ * Shutdown: the main lcore sets `draining` (new connections are answered
+ * 400), then `shutdown` once its grace period is over (the engine answers
+ * 400 to every session still open and closes it; transfers in flight
+ * complete), then, after DP_ABORT_NS more, what is still open is reset.
+ * The worker reports `finished` once it has no session, transfer or
+ * connection left.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/random.h>
+
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+
+#include "dp.h"
+#include "floodgate/log.h"
+
+#define DP_ABORT_NS (5ull * 1000000000ull)
+#define MAX_SLEEP_NS 1000000000ull
+
+void dp_io_signals(bool block)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGIO);
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		sigaddset(&set, sig);
+	pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
+
+uint64_t dp_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void dp_clock(fg_time_t *now, uint64_t *now_ns)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+	*now = ts.tv_sec;
+	*now_ns = dp_now_ns();
+}
+
+/* ------------------------------------------------------------ set-up */
+
+/* "rx-drop=1,tx-dup=0.5,seed=7": percent of TCP segments (net.h knob). */
+static int parse_faults(const char *spec, struct fg_net_faults *f)
+{
+	char buf[256], *save = NULL;
+
+	if (strlen(spec) >= sizeof(buf))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		static const char *const keys[] = { "rx-drop", "rx-dup", "rx-reorder",
+						    "tx-drop", "tx-dup", "tx-reorder" };
+		uint32_t *fields[] = { &f->rx_drop_ppm, &f->rx_dup_ppm, &f->rx_reorder_ppm,
+				       &f->tx_drop_ppm, &f->tx_dup_ppm, &f->tx_reorder_ppm };
+		char *eq = strchr(tok, '=');
+		unsigned k;
+		double pct;
+
+		if (!eq)
+			return -EINVAL;
+		*eq++ = 0;
+		if (!strcmp(tok, "seed")) {
+			f->seed = strtoull(eq, NULL, 0);
+			continue;
+		}
+		for (k = 0; k < FG_ARRAY_SIZE(keys) && strcmp(tok, keys[k]); k++)
+			;
+		pct = strtod(eq, NULL);
+		if (k == FG_ARRAY_SIZE(keys) || pct < 0 || pct > 100)
+			return -EINVAL;
+		*fields[k] = (uint32_t)(pct * 10000.0 + 0.5);
+	}
+	return 0;
+}
+
+static int sink_setup(struct dp_worker *w)
+{
+	if (w->dp->passive || w->dp->o.null_sink) {
+		/* decided, counted, never relayed */
+		w->sink_ops = &fg_sink_null_ops;
+		w->sink = fg_sink_null_create(0);
+	} else {
+		struct fg_sink_mem_params mp = { .hold = true, .store_limit = 0 };
+
+		w->sink_ops = &fg_sink_mem_ops;
+		w->sink = fg_sink_mem_create(&mp);
+	}
+	return w->sink ? 0 : -ENOMEM;
+}
+
+static void sink_teardown(struct dp_worker *w)
+{
+	if (!w->sink)
+		return;
+	if (w->sink_ops == &fg_sink_null_ops)
+		fg_sink_null_destroy(w->sink);
+	else
+		fg_sink_mem_destroy(w->sink);
+	w->sink = NULL;
+}
+
+static int slot_setup(struct dp_worker *w)
+{
+	char name[FG_REGION_NAME_MAX];
+	int err = 0;
+
+	if (!w->dp->region)
+		return 0;
+	snprintf(name, sizeof(name), "floodgate/w%u", w->index);
+	/* -EAGAIN: floodctld is still clearing what a dead dataplane left */
+	for (unsigned tries = 0; tries < 200; tries++) {
+		w->slot = fg_region_claim(w->dp->region, name, &err);
+		if (w->slot || err != -EAGAIN)
+			break;
+		usleep(50 * 1000);
+	}
+	if (!w->slot) {
+		FG_LOG_ERR(DP, "worker %u: no writer slot in the region: %s", w->index,
+			   err == -EBUSY ? "every slot is in use (floodctld --writers)" :
+			   err == -EAGAIN ? "floodctld kept clearing a dead writer's entries" :
+			   strerror(-err));
+		return err ? err : -EBUSY;
+	}
+	w->link = fg_slotlink_create(w->slot, w->cfg);
+	return w->link ? 0 : -ENOMEM;
+}
+
+static int engine_setup(struct dp_worker *w)
+{
+	struct fg_engine_params ep = { 0 };
+	struct fg_engine_hooks hooks;
+	uint32_t token;
+
+	if (getrandom(&token, sizeof(token), 0) != sizeof(token))
+		token = (uint32_t)dp_now_ns();
+	ep.cfg = w->cfg;
+	ep.history = w->dp->history;
+	ep.sink_ops = w->sink_ops;
+	ep.sink = w->sink;
+	if (w->link) {
+		fg_slotlink_hooks(w->link, &hooks);
+		ep.hooks = &hooks;
+	}
+	ep.stats = w->stats;
+	ep.peer_stats = w->peer_stats;
+	ep.max_sessions = w->dp->per_worker_conns;
+	ep.max_holds = w->dp->per_worker_holds;
+	ep.token_base = token;
+	w->e = fg_engine_create(&ep);
+	return w->e ? 0 : -EINVAL;
+}
+
+static int net_setup(struct dp_worker *w)
+{
+	const struct dp *dp = w->dp;
+	struct fg_net_config nc = { 0 };
+	struct fg_tcp_config tc = { 0 };
+	struct fg_tcpsess_params sp = { 0 };
+	struct fg_net_faults faults = { 0 };
+	uint64_t secret[2];
+
+	if (getrandom(secret, sizeof(secret), 0) != sizeof(secret))
+		return -EIO;
+	memcpy(nc.mac, dp->mac, 6);
+	memcpy(&nc.ipv4[0], w->cfg->dp_addr.addr, 4);
+	nc.n_ipv4 = 1;
+	nc.mtu = dp->mtu;
+	nc.tx_csum_offload = dp->tx_csum;
+	nc.hash_seed = secret[0];
+	w->net = fg_net_create(&nc, &dp_port_ops, &w->tx, &w->stats->s);
+	if (!w->net)
+		return -EINVAL;
+	if (dp->o.fault) {
+		if (parse_faults(dp->o.fault, &faults) != 0)
+			return -EINVAL;
+		faults.seed += w->index;
+		fg_net_set_faults(w->net, &faults);
+	}
+	sp.net = w->net;
+	sp.engine = w->e;
+	sp.cfg = w->cfg;
+	sp.stats = &w->stats->s;
+	sp.max_conns = 2 * dp->per_worker_conns;
+	w->ts = fg_tcpsess_create(&sp);
+	if (!w->ts)
+		return -ENOMEM;
+	for (unsigned i = 0; i < w->cfg->n_listen && tc.n_listen < FG_TCP_MAX_LISTEN; i++)
+		if (w->cfg->listen[i].family == AF_INET)	/* the stack speaks IPv4 */
+			tc.listen[tc.n_listen++] = w->cfg->listen[i];
+	if (!tc.n_listen) {
+		FG_LOG_ERR(DP, "no IPv4 [site] listen address for the dataplane");
+		return -EINVAL;
+	}
+	tc.max_conns = dp->per_worker_conns;
+	/* NNTP's server speaks first: a client whose SYN was answered with
+	 * a cookie and whose ACK is lost waits for a greeting forever. A
+	 * feeding peer opens many connections at once from one address, so
+	 * the half-open backlog is sized for that, and cookies are left for
+	 * floods. */
+	tc.syn_backlog = FG_MAX(1024u, dp->per_worker_conns / 4);
+	tc.syn_backlog_per_peer = 128;
+	tc.rx_segs = dp->per_worker_segs;
+	tc.rx_segs_per_conn = FG_MIN(256u, dp->per_worker_segs);
+	tc.ooo_segs_per_conn = FG_MIN(64u, tc.rx_segs_per_conn);
+	tc.secret = secret[1];
+	w->tcp = fg_tcp_create(w->net, &tc, &fg_tcpsess_app_ops, w->ts);
+	return w->tcp ? 0 : -EINVAL;
+}
+
+static int passive_setup(struct dp_worker *w)
+{
+	struct fg_passive_params pp = { 0 };
+
+	pp.engine = w->e;
+	pp.cfg = w->cfg;
+	pp.ops = &dp_port_ops;
+	pp.port = &w->tx;
+	pp.stats = &w->stats->s;
+	pp.max_flows = w->dp->per_worker_conns;
+	pp.segs = w->dp->per_worker_segs;
+	w->pv = fg_passive_create(&pp);
+	return w->pv ? 0 : -ENOMEM;
+}
+
+static int snap_setup(struct dp_worker *w)
+{
+	w->snap = calloc(1, sizeof(*w->snap));
+	if (!w->snap)
+		return -ENOMEM;
+	w->snap->peer = calloc(FG_CONFIG_MAX_PEERS + 1, sizeof(*w->snap->peer));
+	w->snap->name = calloc(FG_CONFIG_MAX_PEERS, sizeof(*w->snap->name));
+	return w->snap->peer && w->snap->name ? 0 : -ENOMEM;
+}
+
+int dp_worker_setup(struct dp_worker *w)
+{
+	struct dp *dp = w->dp;
+	int rc;
+
+	w->cfg = dp->cfg;
+	w->tx.port = dp->port_id;
+	w->tx.queue = (uint16_t)w->index;
+	w->tx.pool = dp->pool;
+	w->tx.csum_offload = dp->tx_csum;
+	w->stats = aligned_alloc(FG_CACHE_LINE, sizeof(*w->stats));
+	w->peer_stats = calloc(w->cfg->n_peer + 1, sizeof(*w->peer_stats));
+	if (!w->stats || !w->peer_stats)
+		return -ENOMEM;
+	memset(w->stats, 0, sizeof(*w->stats));
+	w->tx.st = &w->stats->s;
+	for (unsigned q = w->index; q < dp->n_rxq; q += dp->n_workers)
+		w->rxq[w->n_rxq++] = (uint16_t)q;
+	rc = snap_setup(w);
+	if (rc == 0)
+		rc = sink_setup(w);
+	if (rc == 0)
+		rc = slot_setup(w);
+	if (rc == 0)
+		rc = engine_setup(w);
+	if (rc == 0)
+		rc = dp->passive ? passive_setup(w) : net_setup(w);
+	if (rc != 0)
+		FG_LOG_ERR(DP, "worker %u: set-up failed: %s", w->index, strerror(-rc));
+	return rc;
+}
+
+void dp_worker_teardown(struct dp_worker *w)
+{
+	if (w->pv)
+		fg_passive_end_all(w->pv);
+	if (w->e && w->ts) {
+		fg_tcpsess_abort_all(w->ts);
+		fg_tcpsess_work(w->ts);
+	}
+	fg_tcp_destroy(w->tcp);
+	fg_tcpsess_destroy(w->ts);
+	fg_net_destroy(w->net);
+	fg_passive_destroy(w->pv);
+	if (w->e)
+		fg_engine_destroy(w->e);
+	sink_teardown(w);
+	if (w->link) {
+		fg_slotlink_publish(w->link, w->stats, w->peer_stats, w->cfg->n_peer, false);
+		fg_slotlink_destroy(w->link);
+	}
+	if (w->slot)
+		fg_region_release(w->slot);
+	dp_tx_drain(&w->tx);
+	for (unsigned i = 0; i < w->tx.n_pending; i++)
+		rte_pktmbuf_free(w->tx.pending[i]);
+	w->tx.n_pending = 0;
+	if (w->snap) {
+		free(w->snap->peer);
+		free(w->snap->name);
+		free(w->snap);
+	}
+	free(w->stats);
+	free(w->peer_stats);
+	/* its modules are gone: the report sees an empty worker */
+	memset(&w->tx, 0, offsetof(struct dp_worker, mbox) - offsetof(struct dp_worker, tx));
+	w->epfd = -1;
+}
+
+/* ------------------------------------------------------------ the loop */
+
+/* Poll every RX queue once; returns frames received. */
+static unsigned rx_active(struct dp_worker *w, uint64_t now_ns)
+{
+	struct rte_mbuf *mb[DP_BURST];
+	struct fg_rx_frame fr[DP_BURST];
+	unsigned got = 0;
+
+	for (unsigned i = 0; i < w->n_rxq; i++) {
+		uint16_t n = rte_eth_rx_burst(w->dp->port_id, w->rxq[i], mb, DP_BURST);
+		unsigned k;
+
+		if (!n)
+			continue;
+		fg_stats_inc(&w->stats->s, FG_CTR_DP_RX_BURSTS);
+		k = dp_rx_frames(w->dp, mb, n, fr, NULL, &w->stats->s);
+		if (k)
+			fg_net_rx(w->net, fr, k, now_ns);
+		got += n;
+	}
+	return got;
+}
+
+static unsigned rx_passive(struct dp_worker *w, fg_time_t now, uint64_t now_ns)
+{
+	struct rte_mbuf *mb[DP_BURST];
+	struct fg_rx_frame fr[DP_BURST];
+	uint64_t ts[DP_BURST];
+	unsigned got = 0;
+
+	for (unsigned i = 0; i < w->n_rxq && !fg_passive_backlogged(w->pv); i++) {
+		uint16_t n = rte_eth_rx_burst(w->dp->port_id, w->rxq[i], mb, DP_BURST);
+		unsigned k;
+
+		if (!n)
+			continue;
+		fg_stats_inc(&w->stats->s, FG_CTR_DP_RX_BURSTS);
+		k = dp_rx_frames(w->dp, mb, n, fr, w->dp->o.capture_clock ? ts : NULL,
+				 &w->stats->s);
+		if (k)
+			fg_passive_rx(w->pv, fr, k, w->dp->o.capture_clock ? ts : NULL, now,
+				      now_ns);
+		got += n;
+	}
+	return got;
+}
+
+/* Nothing left to end: the worker may stop. */
+static bool worker_done(const struct dp_worker *w)
+{
+	if (fg_engine_sessions(w->e) || fg_engine_xfers(w->e))
+		return false;
+	return w->pv ? fg_passive_flows(w->pv) == 0 : fg_tcpsess_unfinished(w->ts) == 0;
+}
+
+/* Drain, shutdown and the passive replay's end. */
+static void lifecycle(struct dp_worker *w, uint64_t now_ns)
+{
+	struct dp_mbox *m = &w->mbox;
+
+	if (w->ts)
+		fg_tcpsess_set_draining(w->ts, atomic_load(&m->draining));
+	if (atomic_load(&m->shutdown) && !w->shutdown_deadline_ns) {
+		w->shutdown_deadline_ns = now_ns + DP_ABORT_NS;
+		if (w->pv)
+			fg_passive_end_all(w->pv);
+		fg_engine_shutdown(w->e);
+	}
+	if (w->shutdown_deadline_ns && now_ns > w->shutdown_deadline_ns && w->ts &&
+	    fg_tcpsess_unfinished(w->ts)) {
+		FG_LOG_WARN(DP, "worker %u: %u connections still open after the shutdown's grace; "
+			    "resetting them", w->index, fg_tcpsess_abort_all(w->ts));
+		w->shutdown_deadline_ns = UINT64_MAX;
+	}
+	if (w->pv && w->dp->o.exit_idle_ms && w->last_rx_ns &&
+	    now_ns - w->last_rx_ns > w->dp->o.exit_idle_ms * 1000000ull &&
+	    !atomic_load(&m->shutdown)) {
+		/* the capture is over: every flow ends, as at its last frame */
+		fg_passive_end_all(w->pv);
+		atomic_store(&m->shutdown, true);
+		w->shutdown_deadline_ns = now_ns + DP_ABORT_NS;
+	}
+	atomic_store(&m->finished, (atomic_load(&m->draining) || atomic_load(&m->shutdown)) &&
+					   worker_done(w));
+}
+
+/* Receive interrupts of the worker's queues into an epoll set of its
+ * own; none (-1) when the port has none for one of them. Called on the
+ * worker's lcore once the port runs. */
+static void intr_setup(struct dp_worker *w)
+{
+	int ethdev_log = rte_log_register("lib.ethdev"), level;
+
+	w->epfd = -1;
+	if (!w->dp->rx_intr || w->pv)
+		return;
+	w->epfd = epoll_create1(EPOLL_CLOEXEC);
+	/* a PMD that accepted the configuration may still have no vector
+	 * (net_af_packet): ethdev's complaint about it is not ours to log */
+	level = rte_log_get_level(ethdev_log);
+	rte_log_set_level(ethdev_log, RTE_LOG_EMERG);
+	for (unsigned i = 0; i < w->n_rxq && w->epfd >= 0; i++) {
+		int fd = rte_eth_dev_rx_intr_ctl_q_get_fd(w->dp->port_id, w->rxq[i]);
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = w->rxq[i] };
+
+		if (fd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+			close(w->epfd);
+			w->epfd = -1;
+		}
+	}
+	rte_log_set_level(ethdev_log, (uint32_t)level);
+	FG_LOG_INFO(DP, "worker %u: idle on %s", w->index,
+		    w->epfd >= 0 ? "receive interrupts" : "sleeps (the port has no interrupts)");
+}
+
+static void intr_arm(struct dp_worker *w, bool on)
+{
+	for (unsigned i = 0; i < w->n_rxq; i++) {
+		if (on)
+			rte_eth_dev_rx_intr_enable(w->dp->port_id, w->rxq[i]);
+		else
+			rte_eth_dev_rx_intr_disable(w->dp->port_id, w->rxq[i]);
+	}
+}
+
+/* Frames already waiting (ports that can tell; others' interrupts are
+ * level-triggered, which makes the wait return at once). */
+static bool rx_pending(const struct dp_worker *w)
+{
+	for (unsigned i = 0; i < w->n_rxq; i++)
+		if (rte_eth_rx_queue_count(w->dp->port_id, w->rxq[i]) > 0)
+			return true;
+	return false;
+}
+
+/* Block on the receive interrupts until a frame or the next timer. */
+static void intr_wait(struct dp_worker *w, uint64_t wait_ns)
+{
+	struct epoll_event ev[8];
+	int ms = (int)FG_MIN(wait_ns / 1000000ull, MAX_SLEEP_NS / 1000000ull);
+
+	intr_arm(w, true);
+	if (!rx_pending(w)) {
+		fg_stats_inc(&w->stats->s, FG_CTR_DP_IDLE_WAITS);
+		epoll_wait(w->epfd, ev, FG_ARRAY_SIZE(ev), ms);
+	}
+	intr_arm(w, false);
+}
+
+/* Idle: block on interrupts, or sleep in growing steps, never longer
+ * than `wait_ns` (until the next timer). `mono_ns` times the spell. */
+static void idle_backoff(struct dp_worker *w, uint64_t mono_ns, uint64_t wait_ns)
+{
+	uint64_t cap = (uint64_t)w->cfg->idle_backoff_us * 1000ull, d;
+	struct timespec ts;
+
+	if (!w->idle_since_ns)
+		w->idle_since_ns = mono_ns;
+	if (mono_ns - w->idle_since_ns < DP_SPIN_NS || cap == 0 || wait_ns == 0)
+		return;
+	if (w->epfd >= 0) {
+		/* epoll's resolution is a millisecond: a timer due sooner
+		 * (TCP's wheel ticks every ~1 ms while any timer runs) is
+		 * served at most one tick late */
+		intr_wait(w, FG_MAX(wait_ns, 1000000ull));
+		return;
+	}
+	w->sleep_ns = w->sleep_ns ? FG_MIN(w->sleep_ns * 2, cap) : FG_MIN(1000ull, cap);
+	d = FG_MIN(FG_MIN(w->sleep_ns, wait_ns), MAX_SLEEP_NS);
+	ts.tv_sec = (time_t)(d / 1000000000ull);
+	ts.tv_nsec = (long)(d % 1000000000ull);
+	fg_stats_inc(&w->stats->s, FG_CTR_DP_IDLE_SLEEPS);
+	nanosleep(&ts, NULL);
+}
+
+static void publish(struct dp_worker *w, uint64_t now_ns)
+{
+	if (now_ns < w->next_publish_ns)
+		return;
+	w->next_publish_ns = now_ns + DP_PUBLISH_NS;
+	if (w->link)
+		fg_slotlink_publish(w->link, w->stats, w->peer_stats, w->cfg->n_peer,
+				    fg_engine_clock_suspect(w->e));
+}
+
+/* One pass of the loop; returns true when it did work. */
+static bool iteration(struct dp_worker *w)
+{
+	fg_time_t now;
+	uint64_t now_ns, next, mono_ns;
+	unsigned got, work;
+
+	dp_mbox_serve(w);
+	dp_clock(&now, &now_ns);
+	if (w->pv) {
+		got = rx_passive(w, now, now_ns);
+		if (w->dp->o.capture_clock && fg_passive_clock(w->pv)) {
+			/* timers run on the capture's clock too */
+			now_ns = fg_passive_clock(w->pv);
+			now = (fg_time_t)(now_ns / 1000000000ull);
+		}
+		fg_engine_poll(w->e, now, now_ns);
+		work = fg_passive_work(w->pv);
+		next = w->engine_due_ns = fg_engine_next_poll(w->e, now_ns);
+	} else {
+		fg_tcpsess_set_time(w->ts, now, now_ns);
+		got = rx_active(w, now_ns);
+		dp_tx_drain(&w->tx);
+		if (got || now_ns >= w->engine_due_ns) {
+			fg_engine_poll(w->e, now, now_ns);
+			/* the engine says when, from now: transfers waiting on
+			 * another's outcome are retried within a millisecond */
+			w->engine_due_ns = fg_engine_next_poll(w->e, now_ns);
+		}
+		work = fg_tcpsess_work(w->ts);
+		if (got || work || now_ns >= fg_net_next_deadline(w->net)) {
+			fg_net_poll(w->net, now_ns);
+			work += fg_tcpsess_work(w->ts);
+		}
+		next = FG_MIN(fg_net_next_deadline(w->net), w->engine_due_ns);
+		if (w->tx.n_pending)
+			next = now_ns;
+	}
+	/* the engine may run on the capture's clock; the worker's own
+	 * deadlines (publication, exit-idle, shutdown) use the monotonic one */
+	mono_ns = dp_now_ns();
+	if (got)
+		w->last_rx_ns = mono_ns;
+	publish(w, mono_ns);
+	lifecycle(w, mono_ns);
+	if (got || work) {
+		w->idle_since_ns = 0;
+		w->sleep_ns = 0;
+		return true;
+	}
+	if (!w->pv || !w->dp->o.capture_clock)
+		idle_backoff(w, mono_ns, next > now_ns ? next - now_ns : 0);
+	else
+		idle_backoff(w, mono_ns, MAX_SLEEP_NS);	/* capture time stands still */
+	return false;
+}
+
+int dp_worker_main(void *arg)
+{
+	struct dp_worker *w = arg;
+
+	FG_LOG_INFO(DP, "worker %u on lcore %u: %u RX queue(s), TX queue %u", w->index,
+		    rte_lcore_id(), w->n_rxq, w->tx.queue);
+	w->next_publish_ns = 0;
+	dp_io_signals(false);
+	intr_setup(w);
+	while (!atomic_load_explicit(&w->mbox.stop, memory_order_acquire))
+		iteration(w);
+	publish(w, UINT64_MAX);
+	if (w->epfd >= 0)
+		close(w->epfd);
+	w->epfd = -1;
+	return 0;
+}

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * warmup.c — downstream-assisted CHECK after a cold start (docs/relay.md,
+ * "Warm-up"; session.h, struct fg_engine_warmup).
+ *
+ * A new box starts with an empty history and would accept again every
+ * article of the last cutoff days its peers still offer. While the host
+ * says warm-up is on, a CHECK whose ID the history does not know — the
+ * session already holds it as OFFERED, so other sessions get 431 meanwhile
+ * — is asked of a downstream server before it is answered:
+ *
+ *   do_check: offer() won -> a WAIT response entry, the question goes out
+ *   poll():   the answer  -> 438: the OFFERED entry becomes ACCEPTED
+ *                                 (journaled; date and first-seen = now,
+ *                                 which errs on keeping it longer), 438
+ *                            431: the offer is released, 431
+ *                            238 or none: the offer stays, 238
+ *
+ * Answers fill their entries in command order (the response queue holds
+ * later lines back), exactly as a TAKETHIS waiting for its sink. A question
+ * keeps its session alive (a reference, like a transfer's) so a late answer
+ * still records a 438 after the peer has gone; its response is then
+ * dropped. A host that cannot ask (no downstream streams, its ring is
+ * full) makes the engine answer 238 at once: warm-up never stalls a feed.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lines.h"
+#include "nntp_int.h"
+
+#define DEFAULT_MAX_ASKS 1024u
+
+int fg_nntp_warmup_init(struct fg_engine *e, const struct fg_engine_warmup *w)
+{
+	unsigned n;
+
+	e->ask_free = FG_NNTP_NONE;
+	if (!w)
+		return 0;
+	e->warm = *w;
+	n = e->warm.max_asks = w->max_asks ? w->max_asks : DEFAULT_MAX_ASKS;
+	e->asks = calloc(n, sizeof(*e->asks));
+	if (!e->asks)
+		return -ENOMEM;
+	for (unsigned i = 0; i < n; i++)
+		e->asks[i].next = i + 1 < n ? i + 1 : FG_NNTP_NONE;
+	e->ask_free = 0;
+	return 0;
+}
+
+void fg_nntp_warmup_fini(struct fg_engine *e)
+{
+	free(e->asks);
+	e->asks = NULL;
+}
+
+static uint64_t cookie_of(const struct fg_engine *e, const struct fg_nntp_ask *a)
+{
+	return (uint64_t)a->gen << 32 | (uint32_t)(a - e->asks);
+}
+
+static void ask_free(struct fg_engine *e, struct fg_nntp_ask *a)
+{
+	struct fg_session *s = a->s;
+
+	a->used = false;
+	a->s = NULL;
+	a->next = e->ask_free;
+	e->ask_free = (uint32_t)(a - e->asks);
+	e->n_asks--;
+	s->n_asks--;
+	fg_nntp_session_xfer_done(s);
+}
+
+/* "<code> <id>" into the question's response entry. */
+static void answer(struct fg_nntp_ask *a, enum fg_nntp_code code, const char *prefix)
+{
+	struct fg_session *s = a->s;
+	uint32_t cap;
+	char *p;
+
+	if (!a->resp || s->gone)
+		return;
+	p = fg_respq_slot(&s->q, a->seq, &cap);
+	FG_ASSERT(4u + a->id_len + 2u <= cap);
+	memcpy(p, prefix, 4);
+	memcpy(p + 4, a->id, a->id_len);
+	memcpy(p + 4 + a->id_len, "\r\n", 2);
+	fg_respq_fill(&s->q, a->seq, 4u + a->id_len + 2u, FG_RQ_READY);
+	fg_nntp_count_code(s, code);
+	a->resp = false;
+}
+
+static void verdict(struct fg_nntp_ask *a, enum fg_nntp_code code)
+{
+	struct fg_session *s = a->s;
+	struct fg_verdict_rec r = {
+		.time = s->e->now, .peer = s->peer_idx, .peer_name = s->peer ? s->peer->name : "",
+		.msgid = a->id, .msgid_len = a->id_len, .verb = FG_NNTP_VERB_CHECK,
+		.code = fg_nntp_code_number(code), .reason = FG_REASON_NONE,
+	};
+
+	fg_nntp_verdict(s, &r);
+}
+
+bool fg_nntp_warmup_ask(struct fg_session *s, const char *arg, uint32_t len,
+			const struct fg_history_key *k)
+{
+	struct fg_engine *e = s->e;
+	struct fg_nntp_ask *a;
+	char *p;
+
+	if (!e->warm.ask || e->ask_free == FG_NNTP_NONE || len > FG_MSGID_MAX ||
+	    !e->warm.active(e->warm.ctx, e->now))
+		return false;
+	a = &e->asks[e->ask_free];
+	/* the command was checked for room for its answer: this is that room */
+	p = fg_respq_push(&s->q, 4 + len + 2, FG_RQ_WAIT, &a->seq);
+	FG_ASSERT(p != NULL);
+	e->ask_free = a->next;
+	a->used = true;
+	a->resp = true;
+	a->gen = ++e->ask_gen;
+	a->s = s;
+	a->key = *k;
+	a->id_len = (uint16_t)len;
+	memcpy(a->id, arg, len);
+	e->n_asks++;
+	s->n_asks++;
+	s->n_xfers++;		/* the session stays while its question lives */
+	fg_nntp_count(s, FG_CTR_NNTP_WARMUP_ASKED);
+	if (e->warm.ask(e->warm.ctx, arg, len, cookie_of(e, a)) != 0) {
+		fg_nntp_count(s, FG_CTR_NNTP_WARMUP_UNKNOWN);
+		answer(a, FG_NNTP_CODE_C238, FG_L_ECHO_238);
+		verdict(a, FG_NNTP_CODE_C238);
+		ask_free(e, a);
+	}
+	return true;
+}
+
+/* The session's responses are dropped (it closes): nothing to fill. */
+void fg_nntp_warmup_drop(struct fg_session *s)
+{
+	struct fg_engine *e = s->e;
+
+	for (unsigned i = 0; s->n_asks && i < e->warm.max_asks; i++)
+		if (e->asks[i].used && e->asks[i].s == s)
+			e->asks[i].resp = false;
+}
+
+/* The downstream has it: the offer becomes ACCEPTED (or, the session gone
+ * and its offers released, a fresh ACCEPTED entry). */
+static void record_have(struct fg_engine *e, struct fg_nntp_ask *a)
+{
+	struct fg_history_entry found;
+	struct fg_history_ref ref;
+	int rc;
+
+	if (a->s->gone) {
+		rc = fg_history_insert_final(e->h, &a->key, FG_HISTORY_ACCEPTED, e->now, e->now,
+					     e->now, NULL);
+	} else {
+		fg_nntp_offer_forget(a->s, &a->key, false);
+		rc = fg_history_begin_accept(e->h, &a->key, e->now, a->s->token, &ref, &found);
+		if (rc == 0)
+			rc = fg_history_finish(e->h, &ref, FG_HISTORY_ACCEPTED, e->now, e->now, e->now);
+	}
+	/* -EEXIST: final already; -EAGAIN: an article for it is being accepted */
+	if (rc == 0)
+		fg_nntp_journal(e, &a->key, FG_HISTORY_ACCEPTED, e->now, e->now,
+				FG_RULES_DATE_NONE, FG_REASON_NONE, a->id, a->id_len);
+}
+
+static void warm_done(void *engine, uint64_t cookie, unsigned code)
+{
+	struct fg_engine *e = engine;
+	uint32_t idx = (uint32_t)cookie;
+	struct fg_nntp_ask *a;
+	struct fg_session *s;
+
+	if (idx >= e->warm.max_asks || !e->asks[idx].used ||
+	    e->asks[idx].gen != (uint32_t)(cookie >> 32))
+		return;
+	a = &e->asks[idx];
+	s = a->s;
+	if (code == 438) {
+		fg_nntp_count(s, FG_CTR_NNTP_WARMUP_HAVE);
+		record_have(e, a);
+		answer(a, FG_NNTP_CODE_C438, FG_L_ECHO_438);
+		verdict(a, FG_NNTP_CODE_C438);
+	} else if (code == 431) {
+		fg_nntp_count(s, FG_CTR_NNTP_WARMUP_LATER);
+		if (!s->gone)
+			fg_nntp_offer_forget(s, &a->key, true);
+		answer(a, FG_NNTP_CODE_C431, FG_L_ECHO_431);
+		verdict(a, FG_NNTP_CODE_C431);
+	} else {
+		fg_nntp_count(s, code == 238 ? FG_CTR_NNTP_WARMUP_WANTED : FG_CTR_NNTP_WARMUP_UNKNOWN);
+		answer(a, FG_NNTP_CODE_C238, FG_L_ECHO_238);
+		verdict(a, FG_NNTP_CODE_C238);
+	}
+	if (!s->gone)
+		fg_nntp_session_flush(s);
+	ask_free(e, a);
+}
+
+unsigned fg_nntp_warmup_poll(struct fg_engine *e)
+{
+	if (!e->warm.poll || !e->n_asks)
+		return 0;
+	return e->warm.poll(e->warm.ctx, warm_done, e);
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * warmfile.c — where the warm-up period ends: <data-dir>/warmup.fgw, one
+ * 64-octet checksummed slot (queue.h's slot layout, magic "FGWARMUP", the
+ * end in Unix seconds as its position). Written to warmup.fgw.tmp, synced,
+ * renamed, the directory synced: a crash leaves the old end or the new one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "floodgate/datadir.h"
+#include "floodgate/relay.h"
+
+static int path_of(const char *dir, const char *suffix, char *out, size_t len)
+{
+	int n = snprintf(out, len, "%s/warmup.fgw%s", dir, suffix);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int fg_warmup_begin(const char *dir, fg_time_t until)
+{
+	struct fg_queue_slot s = { 1, { (uint64_t)until, 0 }, time(NULL), 0 };
+	uint8_t buf[FG_QUEUE_SLOT];
+	char tmp[PATH_MAX], path[PATH_MAX];
+	int fd, rc;
+
+	if ((rc = path_of(dir, ".tmp", tmp, sizeof(tmp))) != 0 ||
+	    (rc = path_of(dir, "", path, sizeof(path))) != 0)
+		return rc;
+	fg_queue_slot_encode(buf, FG_WARMUP_MAGIC, &s);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	rc = fg_datadir_write_all(fd, buf, sizeof(buf));
+	if (rc == 0 && fsync(fd) != 0)
+		rc = -errno;
+	close(fd);
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = -errno;
+	if (rc == 0)
+		rc = fg_datadir_fsync(dir);
+	if (rc != 0)
+		unlink(tmp);
+	return rc;
+}
+
+int fg_warmup_until(const char *dir, fg_time_t *until)
+{
+	uint8_t buf[FG_QUEUE_SLOT];
+	struct fg_queue_slot s;
+	char path[PATH_MAX];
+	int fd, rc;
+
+	if ((rc = path_of(dir, "", path, sizeof(path))) != 0)
+		return rc;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ENOENT;
+	rc = fg_datadir_pread_all(fd, buf, sizeof(buf), 0);
+	close(fd);
+	if (rc != 0 || fg_queue_slot_decode(buf, FG_WARMUP_MAGIC, &s) != 0)
+		return -ENOENT;
+	*until = (fg_time_t)s.c.pos;
+	return 0;
+}

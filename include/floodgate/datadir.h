@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * datadir.h — the file handling floodctld's data directory shares:
+ * numbered files, durable writes, setting damaged files aside.
+ *
+ * The data directory (config [persistence] data-dir) is flat:
+ *
+ *   journal-<16 hex>.fgj     journal segments (journal.h)
+ *   snapshot-<16 hex>.fgs    snapshots (snapshot.h)
+ *   snapshot-<16 hex>.fgs.tmp  a snapshot being written (removed at start)
+ *   *.bad                    files that failed a check: kept as evidence,
+ *                            never read again, never deleted by floodctld
+ *   floodctld.lock           held (flock) while a floodctld uses the directory
+ *
+ * Durability follows POSIX to the letter: data is durable after fsync or
+ * fdatasync of its file; a new name, a rename or an unlink only after
+ * fsync of the directory. The tests' power-loss simulation
+ * (tests/preload/powerloss.c) enforces exactly that.
+ *
+ * Test knob: FG_TEST_SKIP_FSYNC, a comma-separated list of sync points to
+ * skip (docs/operations.md lists them). It exists so the suite can show
+ * that removing one fsync loses data under the simulation. floodctld logs
+ * an error at start when it is set.
+ */
+#ifndef FLOODGATE_DATADIR_H
+#define FLOODGATE_DATADIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* "<dir>/<prefix><16 hex digits><suffix>": 0 or -ENAMETOOLONG. */
+int fg_datadir_path(const char *dir, const char *prefix, uint64_t num, const char *suffix,
+		    char *out, size_t len);
+
+/* Numbers of the files named prefix + 16 hex digits + suffix (exactly),
+ * ascending, in a malloc'd array. 0 or -errno. */
+int fg_datadir_list(const char *dir, const char *prefix, const char *suffix,
+		    uint64_t **nums, size_t *n);
+
+/* fsync the directory: new names, renames and unlinks in it are durable. */
+int fg_datadir_fsync(const char *dir);
+
+/* write() all of buf (restarting after EINTR and short writes); 0 or -errno. */
+int fg_datadir_write_all(int fd, const void *buf, size_t len);
+/* pread() exactly len octets at off; 0, -EIO on a short file, or -errno. */
+int fg_datadir_pread_all(int fd, void *buf, size_t len, uint64_t off);
+
+/* Rename path to path.bad (path.bad.2, ... if taken) and fsync the
+ * directory. Writes the new name into `as` if not NULL. 0 or -errno. */
+int fg_datadir_set_aside(const char *path, char *as, size_t aslen);
+
+/* Whether FG_TEST_SKIP_FSYNC names this sync point. */
+bool fg_datadir_skip_fsync(const char *point);
+
+/* mkdir -p with mode 0700 for the last component. 0 or -errno. */
+int fg_datadir_make(const char *dir);
+
+#endif /* FLOODGATE_DATADIR_H */

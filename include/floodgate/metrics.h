@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * metrics.h — the stats export: every counter of every writer and of
+ * floodctld, the delay histograms, history, journal, snapshot, expiry and
+ * alarm gauges, as Prometheus text (exposition format 0.0.4), as JSON
+ * (/stats.json, `floodctl stats --json`) and as the table of `floodctl
+ * stats`. docs/operations.md lists every metric.
+ *
+ * Names: each counter of tbl/counters.h is floodgate_<name>_total (the
+ * sum over writers, the retired block and floodctld's own block), and
+ * floodgate_peer_<name>_total{peer="..."} for the counters some peer has
+ * counted; reject reasons are floodgate_rejected_total{reason="..."}
+ * (every reason, zeros included) and floodgate_peer_rejected_total{peer,
+ * reason} (non-zero ones). The two delays of seed 002 are histograms in
+ * seconds with bucket bounds 2^i - 1 (exact for whole seconds) and one
+ * bucket le="-1" for negative delays (a clock or a header is wrong). The
+ * outbound queue's size and age and each downstream's lag are gauges
+ * (docs/relay.md).
+ */
+#ifndef FLOODGATE_METRICS_H
+#define FLOODGATE_METRICS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "floodgate/common.h"
+#include "floodgate/config.h"
+#include "floodgate/queue.h"
+#include "floodgate/region.h"
+#include "floodgate/sbuf.h"
+
+/* What floodctld knows beyond the region, sampled when rendering. */
+struct fg_metrics_state {
+	fg_time_t now;
+	fg_time_t started;		/* floodctld's start */
+	const char *startup;		/* "adopted", "snapshot", "journal", "empty" */
+	double restore_seconds;
+	uint64_t journal_lag_records;	/* in rings + drained, not yet durable */
+	double journal_commit_age;	/* seconds since the last commit; < 0: none yet */
+	uint64_t journal_segment;
+	fg_time_t snapshot_time;	/* newest snapshot written or restored; 0: none */
+	double snapshot_seconds;	/* duration of the last write */
+	uint64_t snapshot_seq;
+	enum fg_expiry_mode expiry_mode;
+	fg_time_t expiry_last_end;	/* 0: no pass yet */
+	double expiry_last_seconds;
+	uint64_t expiry_last_expired;
+	bool vlog_on;
+	/* the outbound queue and each downstream's lag, read from the data
+	 * directory (fg_queue_inspect); queue.present is false without one */
+	struct fg_queue_status queue;
+};
+
+/* True while any live writer says its clock looks wrong. */
+bool fg_metrics_clock_suspect(const struct fg_region *r);
+
+/* Append the exposition text / the JSON document / the table to out. */
+void fg_metrics_prometheus(struct fg_region *r, const struct fg_metrics_state *s,
+			   struct fg_sbuf *out);
+void fg_metrics_json(struct fg_region *r, const struct fg_metrics_state *s, struct fg_sbuf *out);
+void fg_metrics_table(struct fg_region *r, const struct fg_metrics_state *s, struct fg_sbuf *out);
+
+#endif /* FLOODGATE_METRICS_H */

@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * queue.h — the durable outbound queue: every accepted article, exactly as
+ * it arrived, made safe on disk before its 239/235 goes out, and kept until
+ * every downstream server has acknowledged it.
+ *
+ * Who runs what:
+ *   engine threads   one sink handle each (fg_queue_sink_ops, sink.h): an
+ *                    article's pieces are held (or copied) as they arrive;
+ *                    commit() hands it to the writer through a lock-free
+ *                    single-producer ring — no disk I/O on this thread
+ *   writer thread    appends records to the current segment, makes them
+ *                    durable with one fdatasync per commit interval (group
+ *                    commit, config queue-commit, default 10 ms), hands the
+ *                    completions back through a ring per handle (the
+ *                    engine's poll() delivers them: only then 239/235),
+ *                    persists the consumers' cursors, rotates and deletes
+ *                    segments, and decides whether new articles are refused
+ *   relay thread     a consumer per downstream (relay.h): reads durable
+ *                    records, acknowledges them with a cursor
+ *   floodctld        fg_queue_restore_source() re-inserts the IDs of the
+ *                    records after a snapshot; fg_queue_inspect() for
+ *                    metrics. Both only read the files.
+ *
+ * FILES, in the data directory (flat, next to the journal; the power-loss
+ * simulation watches it). Integers little-endian, CRC-32C (crc32c.h).
+ *
+ *   queue-<16 hex>.fgq   segments, numbered upwards. Header, 64 octets:
+ *     0   8  magic "FGQSEGMT"
+ *     8   4  format version (1)
+ *     12  4  header size (64)
+ *     16  8  segment number
+ *     24  8  base: queue position of its first record
+ *     32  8  record number of its first record
+ *     40  8  created (Unix seconds)
+ *     48  12 reserved, zero
+ *     60  4  CRC-32C of bytes 0..59
+ *   then records, back to back, each 8-aligned:
+ *     0   4  magic "FGQR"
+ *     4   4  CRC-32C of bytes 8..31, the Message-ID and the article
+ *     8   8  record number (one more than the previous record's)
+ *     16  8  arrival: when the writer took it (Unix seconds)
+ *     24  4  article length (octets of wire form)
+ *     28  2  Message-ID length, 3..250
+ *     30  2  peer index (the engine's, for the operator; 0xffff none)
+ *     32     the Message-ID, then the article in wire form — CRLF lines,
+ *            dot-stuffed, without the ".\r\n" terminator, byte for byte
+ *            as the peer sent it (the filter is transparent) — then zero
+ *            padding to a multiple of 8.
+ *
+ *   cursor-<name>.fgc    one per downstream: where its deliveries stand.
+ *     Two 64-octet slots (at 0 and 64), written alternately, each:
+ *     0 magic "FGQCURSR", 8 sequence, 16 position, 24 record number,
+ *     32 updated (Unix seconds), 40 reserved, 60 CRC-32C of 0..59.
+ *     The sound slot with the higher sequence wins, so a torn write of
+ *     one slot falls back to the previous cursor.
+ *
+ *   queue-head.fgh       the writer's view for readers in other processes
+ *     (same layout as a cursor slot, magic "FGQHEAD\0", position and
+ *     record number of the durable end; bytes on disk at 40). Rewritten
+ *     at each commit, never synced: information, not state.
+ *
+ * POSITIONS. The queue is one byte stream cut into segments: a record's
+ * position is its segment's base plus its offset after the header, so
+ * positions only grow and a cursor is one number. A record is durable
+ * once the writer's fdatasync covering it returned; readers never look
+ * past the durable end the writer publishes (fg_queue_durable).
+ *
+ * CRASHES. A segment is scanned from its header; the first record that is
+ * short, has a bad magic, length, record number or checksum ends it:
+ * nothing after it is trusted. At open the writer scans every segment,
+ * cuts a torn tail (truncate + fdatasync, counted and logged) and always
+ * starts a new segment, so a position is never written twice. Damage in
+ * the middle of a segment (not a crash: a crash only tears the newest
+ * segment's unsynced tail) is reported loudly; what follows it in that
+ * segment is lost to the relay, and counted.
+ *
+ * DELETION. A segment that is no longer written (sealed) is deleted once
+ * every consumer's durable cursor is at or past its end — and, when a
+ * gate is given, once the history journal holds every ID in it (so an ID
+ * that got 239 is never forgotten, even if both processes die right
+ * after the relay delivered it).
+ *
+ * REFUSAL. New articles are refused (begin() -EAGAIN, full() true: the
+ * engine answers CHECK 431 and stops reading before a TAKETHIS) while the
+ * queue holds `limit` octets or more (until it is back under 90 % of it),
+ * while its oldest undelivered record is older than `max_age`, after a
+ * write failed for lack of space (until a probe write succeeds again), and
+ * while a handle has no free article slot. An article already taken is
+ * finished: written and acknowledged, or failed (-errno: the engine
+ * answers 400 and closes, and the peer offers it again later). Never a
+ * 239 for an article that is not on disk.
+ */
+#ifndef FLOODGATE_QUEUE_H
+#define FLOODGATE_QUEUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "floodgate/common.h"
+#include "floodgate/config.h"
+#include "floodgate/history.h"
+#include "floodgate/sink.h"
+#include "floodgate/stats.h"
+
+#define FG_QUEUE_SEG_MAGIC "FGQSEGMT"
+#define FG_QUEUE_VERSION 1
+#define FG_QUEUE_SEG_HEADER 64u
+#define FG_QUEUE_REC_MAGIC 0x52514746u	/* "FGQR" */
+#define FG_QUEUE_REC_HEADER 32u
+#define FG_QUEUE_ID_MIN 3		/* "<a>" is the shortest an engine accepts */
+#define FG_QUEUE_ID_MAX 250		/* RFC 5536 3.1.3 */
+#define FG_QUEUE_PEER_NONE 0xffffu
+#define FG_QUEUE_CURSOR_MAGIC "FGQCURSR"
+#define FG_QUEUE_HEAD_MAGIC "FGQHEAD"
+#define FG_QUEUE_SLOT 64u
+#define FG_QUEUE_SEGMENT_MAX (64ull << 20)
+#define FG_QUEUE_SEGMENT_MIN (64ull << 10)
+#define FG_QUEUE_SEG_PREFIX "queue-"
+#define FG_QUEUE_SEG_SUFFIX ".fgq"
+
+/* ---- the on-disk format (qfmt.c) ---- */
+
+struct fg_queue_seg_info {
+	uint64_t segment;
+	uint64_t base;			/* position of the first record */
+	uint64_t first_recno;
+	fg_time_t created;
+};
+
+/* A record as read from a segment. */
+struct fg_queue_rec {
+	uint64_t recno;
+	fg_time_t arrival;
+	uint32_t art_len;
+	uint16_t id_len;
+	uint16_t peer;
+	uint32_t crc;
+	uint64_t size;			/* whole record: header, ID, article, padding */
+	const char *id;			/* in the scanned buffer (scans only) */
+	const uint8_t *art;
+};
+
+/* Octets a record of this ID and article length takes. */
+static inline uint64_t fg_queue_rec_size(size_t id_len, uint64_t art_len)
+{
+	return (FG_QUEUE_REC_HEADER + id_len + art_len + 7) & ~7ull;
+}
+
+void fg_queue_seg_header_encode(uint8_t out[FG_QUEUE_SEG_HEADER],
+				const struct fg_queue_seg_info *si);
+/* 0, or -EINVAL with *why (untrusted input). */
+int fg_queue_seg_header_decode(const void *buf, size_t len, struct fg_queue_seg_info *out,
+			       const char **why);
+
+/* The record header for an ID and article whose CRC-32C over the ID and
+ * article (in that order, seeded with the header's own bytes 8..31 — see
+ * fg_queue_rec_crc_start) is `crc`. */
+void fg_queue_rec_header_encode(uint8_t out[FG_QUEUE_REC_HEADER], uint64_t recno,
+				fg_time_t arrival, uint32_t art_len, uint16_t id_len, uint16_t peer,
+				uint32_t crc);
+/* The CRC state after bytes 8..31 of a header with these fields: continue
+ * it with fg_crc32c over the ID and the article pieces. */
+uint32_t fg_queue_rec_crc_start(uint64_t recno, fg_time_t arrival, uint32_t art_len,
+				uint16_t id_len, uint16_t peer);
+
+/* Decode a record header (fields only, no checksum: the ID and article may
+ * not be in hand). 0, or -EINVAL with *why. */
+int fg_queue_rec_header_decode(const void *buf, size_t len, struct fg_queue_rec *out,
+			       const char **why);
+
+/* Check a whole record at the start of buf (avail octets): header, size
+ * within avail, ID syntax, record number (`expect_recno`, or any when
+ * UINT64_MAX), checksum. 0 and *out (id/art point into buf), or -EINVAL
+ * with *why. */
+int fg_queue_rec_check(const void *buf, size_t avail, uint64_t expect_recno,
+		       struct fg_queue_rec *out, const char **why);
+
+struct fg_queue_scan {
+	struct fg_queue_seg_info info;
+	uint64_t records;		/* sound records passed to fn */
+	uint64_t end;			/* file offset after the last sound record */
+	uint64_t next_recno;		/* record number after the last sound one */
+	bool torn;			/* octets after `end` that are not a sound record */
+	const char *why;		/* what ended the scan, when torn */
+};
+
+/* fn's return: 0 go on, > 0 stop (not an error), < 0 stop with that error. */
+typedef int fg_queue_rec_fn(void *arg, const struct fg_queue_rec *r, uint64_t pos);
+
+/*
+ * Walk a segment image (the whole file in memory): the header, then every
+ * sound record, calling fn with its queue position (may be NULL). Stops at
+ * the first unsound record (out->torn). Returns 0, -EINVAL for a bad header
+ * (nothing walked), or fn's negative return.
+ */
+int fg_queue_seg_scan(const void *buf, size_t len, fg_queue_rec_fn *fn, void *arg,
+		      struct fg_queue_scan *out);
+
+/* A cursor or head slot. */
+struct fg_queue_cursor {
+	uint64_t pos;
+	uint64_t recno;
+};
+
+struct fg_queue_slot {
+	uint64_t seq;
+	struct fg_queue_cursor c;
+	fg_time_t updated;
+	uint64_t extra;			/* head: octets on disk; cursors: 0 */
+};
+
+void fg_queue_slot_encode(uint8_t out[FG_QUEUE_SLOT], const char magic[8],
+			  const struct fg_queue_slot *s);
+/* 0, or -EINVAL (bad magic or checksum). */
+int fg_queue_slot_decode(const void *buf, const char magic[8], struct fg_queue_slot *out);
+/* Of two slots (128 octets), the sound one with the higher sequence:
+ * 0, or -ENOENT when neither is sound. */
+int fg_queue_slots_pick(const void *buf, size_t len, const char magic[8],
+			struct fg_queue_slot *out);
+
+/* File names in dir. 0 or -ENAMETOOLONG / -EINVAL (a name the config
+ * would refuse). */
+int fg_queue_segment_path(const char *dir, uint64_t segment, char *out, size_t len);
+int fg_queue_cursor_path(const char *dir, const char *name, char *out, size_t len);
+int fg_queue_head_path(const char *dir, char *out, size_t len);
+
+/* ---- the writer (qwriter.c) ---- */
+
+struct fg_queue;
+
+/* Points where a test can make an operation fail (params.fault). */
+enum fg_queue_fault {
+	FG_QUEUE_FAULT_WRITE = 0,	/* appending a record */
+	FG_QUEUE_FAULT_SYNC = 1,	/* the group commit's fdatasync */
+	FG_QUEUE_FAULT_PROBE = 2,	/* the disk-full probe */
+};
+
+/*
+ * Optional deletion gate (see DELETION above). The writer calls begin()
+ * once a sealed, delivered segment's completions have all been handed to
+ * the engines; then passed() until it says yes.
+ */
+struct fg_queue_gate {
+	/* A barrier behind every history record journaled so far: 0 and
+	 * *ticket, or -EAGAIN (a record is still waiting to be journaled). */
+	int (*begin)(void *arg, uint64_t *ticket);
+	/* True once everything before the barrier is durable. */
+	bool (*passed)(void *arg, uint64_t ticket);
+	void *arg;
+};
+
+struct fg_queue_params {
+	const char *dir;		/* the data directory (created if missing) */
+	uint64_t commit_ns;		/* group commit interval; 0: sync at once */
+	uint64_t limit;			/* octets on disk before refusing; 0: no limit */
+	int64_t max_age;		/* seconds; 0: no limit */
+	uint64_t segment_bytes;		/* rotate beyond; 0: limit/16 within [64 KiB, 64 MiB] */
+	unsigned max_sinks;		/* sink handles; default 64 */
+	struct fg_stats *stats;		/* the writer thread's counters (may be NULL) */
+	const struct fg_queue_gate *gate;	/* may be NULL */
+	/* Tests: 0, or -errno to make that operation fail. */
+	int (*fault)(void *arg, enum fg_queue_fault where);
+	void *fault_arg;
+};
+
+/* What open found and did (logged as well). */
+struct fg_queue_open_info {
+	uint64_t segments;		/* segments found */
+	uint64_t records;		/* sound records in them */
+	uint64_t bytes;			/* octets on disk */
+	uint64_t torn_cut;		/* segments whose torn tail was cut */
+	uint64_t cut_bytes;
+	uint64_t damaged;		/* segments with damage before their end */
+	uint64_t set_aside;		/* unreadable segments renamed *.bad */
+	struct fg_queue_cursor end;	/* where the new segment starts */
+};
+
+/* Recover the directory (see CRASHES) and start a new segment. NULL with
+ * *err. The writer thread is not running yet. */
+struct fg_queue *fg_queue_open(const struct fg_queue_params *p, struct fg_queue_open_info *info,
+			       int *err);
+/* Called by the writer after new records or a cursor became durable (the
+ * relay's wake-up: fg_relay_notify). Set before fg_queue_start. */
+void fg_queue_set_notify(struct fg_queue *q, void (*fn)(void *arg), void *arg);
+/* Start / stop the writer thread. Stop finishes what was handed over
+ * (written, synced, completions delivered to the rings) first. */
+int fg_queue_start(struct fg_queue *q);
+void fg_queue_stop(struct fg_queue *q);
+/* After stop, once every sink handle is destroyed. */
+void fg_queue_close(struct fg_queue *q);
+
+/* The durable end: every record before it is on disk. */
+void fg_queue_durable(struct fg_queue *q, struct fg_queue_cursor *end);
+/* The oldest position still on disk. */
+void fg_queue_oldest(struct fg_queue *q, struct fg_queue_cursor *begin);
+/* True while new articles are refused; *why (may be NULL) names the cause. */
+bool fg_queue_refusing(struct fg_queue *q, const char **why);
+/* Octets on disk (segments). */
+uint64_t fg_queue_bytes(struct fg_queue *q);
+struct fg_queue_segref {
+	uint64_t segment;
+	uint64_t base, end;		/* end: UINT64_MAX while it is being written */
+	uint64_t first_recno;
+};
+
+/* The segment holding position pos (pos at a segment's end belongs to the
+ * next one): 0 and *out. When pos falls in a gap (a segment lost to
+ * damage), the first segment after it (out->base > pos). -ENOENT: pos is
+ * before the oldest segment (deleted) or past the newest. */
+int fg_queue_segment_at(struct fg_queue *q, uint64_t pos, struct fg_queue_segref *out);
+const char *fg_queue_dir(struct fg_queue *q);
+
+/*
+ * Consumers (the relay's downstreams): register before fg_queue_start.
+ * The cursor comes from cursor-<name>.fgc; a consumer without one starts
+ * at the oldest record on disk (a new downstream gets what is queued).
+ * Returns its index, or -errno.
+ */
+int fg_queue_consumer(struct fg_queue *q, const char *name, struct fg_queue_cursor *start);
+/* Everything before c is acknowledged (any thread; c never goes back).
+ * The writer makes it durable at its next pass. */
+void fg_queue_consumer_ack(struct fg_queue *q, unsigned idx, const struct fg_queue_cursor *c);
+/* The cursor as last made durable. */
+void fg_queue_consumer_durable(struct fg_queue *q, unsigned idx,
+			       struct fg_queue_cursor *out);
+
+/* ---- the sink handles (qsink.c) ---- */
+
+struct fg_queue_sink;
+
+struct fg_queue_sink_params {
+	unsigned max_articles;		/* open + in flight; default 4096 */
+	/* Called by the writer thread when completions are waiting for this
+	 * handle's poll() (wake the engine's thread). May be NULL. */
+	void (*wake)(void *arg);
+	void *wake_arg;
+	struct fg_stats *stats;		/* the engine thread's block (may be NULL) */
+};
+
+/* One per engine thread; NULL when max_sinks are in use. */
+struct fg_queue_sink *fg_queue_sink_create(struct fg_queue *q, const struct fg_queue_sink_params *p);
+/* Once nothing is open or in flight (fg_queue_sink_busy() is 0). */
+void fg_queue_sink_destroy(struct fg_queue_sink *s);
+/* Articles open or in flight. */
+unsigned fg_queue_sink_busy(const struct fg_queue_sink *s);
+extern const struct fg_sink_ops fg_queue_sink_ops;
+
+/* ---- readers in other processes (qread.c) ---- */
+
+/* Everything needed by floodctld's restore (snapshot.h, fg_restore_source):
+ * arg is the data directory (const char *). Re-inserts as accepted every
+ * ID of the records that arrived after `since` minus FG_QUEUE_REPLAY_SLACK
+ * (their history transition may have come a moment after the snapshot
+ * began), with the article's own date (Injection-Date, else Date) and the
+ * record's arrival as first-seen. */
+#define FG_QUEUE_REPLAY_SLACK 300
+int64_t fg_queue_replay(void *arg, struct fg_history *h, fg_time_t since, fg_time_t now);
+
+struct fg_queue_status_consumer {
+	char name[FG_CONFIG_NAME_MAX];
+	bool found;			/* a cursor file exists */
+	struct fg_queue_cursor c;
+	uint64_t lag_records, lag_bytes;
+	int64_t lag_seconds;		/* age of its oldest unacknowledged record; 0 none */
+};
+
+struct fg_queue_status {
+	bool present;			/* a head file was found */
+	uint64_t segments;
+	uint64_t bytes;			/* octets of segment files */
+	struct fg_queue_cursor begin, end;	/* oldest record on disk, durable end */
+	int64_t oldest_seconds;		/* age of the oldest unacknowledged record; 0 none */
+	unsigned n_consumers;
+	struct fg_queue_status_consumer consumer[FG_CONFIG_MAX_DOWNSTREAMS];
+};
+
+/* The queue as its files say now, with the lag of each configured
+ * downstream. 0 or -errno. */
+int fg_queue_inspect(const char *dir, const struct fg_config *cfg, fg_time_t now,
+		     struct fg_queue_status *out);
+
+/* The article date of a record's article (wire form): Injection-Date if
+ * present and valid, else Date. 0, or -ENOENT (neither parses). */
+int fg_queue_article_date(const uint8_t *art, size_t len, fg_time_t *out);
+
+#endif /* FLOODGATE_QUEUE_H */

@@ -1,0 +1,311 @@
+# SPDX-License-Identifier: MIT
+"""fgdp.py — shared helpers for the dataplane integration tests (not a test).
+
+World(name) makes a private world: a network namespace fg-dp-<name>-<pid>
+that this process moves into (every child follows), a directory under
+build/test-tmp with a floodgate.conf, a data directory and the control
+sockets, and a region file /dev/shm/fg-dp-<name>-<pid>. start_ctld() runs
+floodctld; start_dp() runs floodgate on a net_tap port (fgd0) and, once it
+says "ready", gives the kernel side of the tap its address (the tap only
+exists while the port is open). The kernel side is 198.18.0.1/24 plus
+.3 and .4 as extra client addresses; the dataplane is 198.18.0.2. dp()
+talks to the dataplane's control socket, ctl() runs floodctl. Every log is
+checked at the end: no error line, no sanitizer report. Everything is
+removed at exit.
+"""
+import atexit
+import ctypes
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+TOP = os.environ.get("FG_TOP") or os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
+BUILD = os.environ.get("FG_BUILD") or os.path.join(TOP, "build/release")
+BIN = os.path.join(BUILD, "bin")
+DP_ADDR = "198.18.0.2"
+KERNEL_ADDRS = ["198.18.0.1", "198.18.0.3", "198.18.0.4"]
+CLONE_NEWNET = 0x40000000
+CLIENT_PORT = 119
+
+checks = 0
+failed = False
+
+# DPDK's own chatter on a tap port in a container: notices, not problems
+DPDK_NOISE = re.compile(r"^(EAL: |TELEMETRY: |tap_nl_dump_ext_ack|qdisc_create_multiq|"
+                        r"eth_dev_tap_create|tap_mp_req_on_rxtx|tap_flow_|rte_pmd_tap_probe|"
+                        r"(notice|info) |warn config: .*no \[downstream\] sections|"
+                        r"warn restore: no snapshot and no journal)")
+
+
+def _excepthook(*exc):
+    # an uncaught exception is a failure: keep the world for a look
+    global failed
+    failed = True
+    sys.__excepthook__(*exc)
+
+
+sys.excepthook = _excepthook
+
+
+def log(*a):
+    print(*a, flush=True)
+
+
+def fail(msg):
+    global failed
+    failed = True
+    log("FAIL " + msg)
+    sys.exit(1)
+
+
+def check(cond, msg):
+    global checks
+    checks += 1
+    if not cond:
+        fail(msg)
+
+
+def passed(name):
+    log("PASS %s: %d checks" % (name, checks))
+    sys.exit(0)
+
+
+def read_stats_text(text):
+    out = {}
+    for line in text.splitlines():
+        k, _, v = line.strip().partition(" ")
+        if k and v.lstrip("-").isdigit():
+            out[k] = int(v)
+    return out
+
+
+class World:
+    def __init__(self, name, workers=1, rx_queues=None, extra=""):
+        self.name = "fg-dp-%s-%d" % (name, os.getpid())
+        self.dir = os.path.join(TOP, "build/test-tmp", self.name)
+        shutil.rmtree(self.dir, ignore_errors=True)
+        os.makedirs(self.dir)
+        self.data = os.path.join(self.dir, "data")
+        self.sock = os.path.join(self.dir, "control.sock")
+        self.dpsock = os.path.join(self.dir, "dataplane.sock")
+        self.shm = "/dev/shm/" + self.name
+        self.conf = os.path.join(self.dir, "floodgate.conf")
+        self.logs = []
+        self.procs = []
+        self.ctld = None
+        self.fg = None
+        self.ns = self.name
+        atexit.register(self.cleanup)
+        self.write_config(workers, rx_queues, extra)
+        self.enter_netns()
+
+    # ---------------------------------------------------------- set-up
+    def write_config(self, workers=1, rx_queues=None, extra="", cutoff="10d", path=None):
+        text = ("[site]\npath-identity floodgate.test\nlisten %s:119\n"
+                "[rules]\ncutoff %s\n"
+                "[session]\nclock-skew-limit 0\n"
+                "[history]\ncapacity 400000\nshm-path %s\n"
+                "[persistence]\ndata-dir %s\n"
+                "[stats]\ncontrol-socket %s\n"
+                "[peer feeder-a]\naddress 198.18.0.1\n"
+                "[peer feeder-b]\naddress 198.18.0.3\n"
+                "[peer feeder-c]\naddress 198.18.0.4\n"
+                "[dataplane]\nport net_tap0,iface=fgd0\naddress %s/24\n"
+                "mac 02:fd:00:00:00:02\nworkers %d\n%s"
+                % (DP_ADDR, cutoff, self.shm, self.data, self.sock, DP_ADDR, workers,
+                   "rx-queues %d\n" % rx_queues if rx_queues else ""))
+        with open(path or self.conf, "w") as f:
+            f.write(text + extra)
+        return path or self.conf
+
+    def enter_netns(self):
+        subprocess.run(["ip", "netns", "del", self.ns], stderr=subprocess.DEVNULL)
+        subprocess.run(["ip", "netns", "add", self.ns], check=True)
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        fd = os.open("/var/run/netns/" + self.ns, os.O_RDONLY)
+        if libc.setns(fd, CLONE_NEWNET) != 0:
+            fail("setns: errno %d" % ctypes.get_errno())
+        os.close(fd)
+        subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+
+    def _spawn(self, tag, cmd):
+        logp = os.path.join(self.dir, "%s.%d.log" % (tag, len(self.logs)))
+        self.logs.append(logp)
+        p = subprocess.Popen(cmd, stdout=open(logp, "w"), stderr=subprocess.STDOUT)
+        p.logp = logp
+        self.procs.append(p)
+        return p
+
+    def start_ctld(self):
+        self.ctld = self._spawn("floodctld", [os.path.join(BIN, "floodctld"), "-c", self.conf,
+                                              "--log-level", "notice"])
+        end = time.time() + 30
+        while time.time() < end:
+            if self.ctld.poll() is not None:
+                fail("floodctld exited %s:\n%s" % (self.ctld.returncode, slurp(self.ctld.logp)))
+            if self.ctl("status")[0] == 0:
+                return self.ctld
+            time.sleep(0.05)
+        fail("floodctld not ready")
+
+    def start_dp(self, args=(), build=None, expect_ready=True):
+        # FG_DP_BUILD: run this build's floodgate (the ASan pass) with the
+        # release build's other programs
+        exe = os.path.join(build or os.environ.get("FG_DP_BUILD") or BUILD, "bin/floodgate")
+        logp = os.path.join(self.dir, "floodgate.%d.log" % len(self.logs))
+        self.logs.append(logp)
+        p = subprocess.Popen([exe, "-c", self.conf] + list(args), stdout=subprocess.PIPE,
+                             stderr=open(logp, "w"), text=True)
+        p.logp = logp
+        self.procs.append(p)
+        self.fg = p
+        line = p.stdout.readline()
+        if not expect_ready:
+            return p
+        if line.strip() != "ready":
+            p.wait()
+            fail("floodgate did not start (exit %s):\n%s" % (p.returncode, slurp(logp)))
+        # the tap exists now: give the kernel side its addresses
+        subprocess.run(["ip", "link", "set", "fgd0", "up"], check=True)
+        for a in KERNEL_ADDRS:
+            subprocess.run(["ip", "addr", "add", a + "/24", "dev", "fgd0"], check=True)
+        subprocess.run(["sysctl", "-qw", "net.ipv6.conf.fgd0.disable_ipv6=1"],
+                       stderr=subprocess.DEVNULL)
+        self.wait_tcp()
+        return p
+
+    def wait_tcp(self, timeout=20):
+        end = time.time() + timeout
+        while time.time() < end:
+            try:
+                s = socket.create_connection((DP_ADDR, 119), timeout=1)
+                s.recv(512)
+                s.close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        fail("the dataplane never answered on %s:119" % DP_ADDR)
+
+    # ---------------------------------------------------------- talk
+    def ctl(self, *args, timeout=30):
+        cmd = [os.path.join(BIN, "floodctl"), args[0], "-s", self.sock] + list(args[1:])
+        p = subprocess.run(cmd, capture_output=True, timeout=timeout)
+        return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+    def dp(self, *words, timeout=10):
+        """One request on the dataplane's control socket: (ok, body)."""
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(timeout)
+        s.connect(self.dpsock)
+        s.sendall((" ".join(words) + "\n").encode())
+        data = b""
+        while True:
+            k = s.recv(65536)
+            if not k:
+                break
+            data += k
+        s.close()
+        head, _, body = data.partition(b"\n")
+        return head.startswith(b"ok "), body.decode(errors="replace")
+
+    def dp_json(self, *words):
+        ok, body = self.dp(*(list(words) + ["--json"]))
+        check(ok, "dataplane %s: %s" % (words, body))
+        return json.loads(body)
+
+    def stats(self):
+        ok, body = self.dp("stats")
+        check(ok, "dataplane stats: %s" % body)
+        return read_stats_text(body)
+
+    def stop_dp(self, grace=None):
+        """A clean shutdown: exit 0 within the grace period."""
+        if grace is None:
+            self.fg.send_signal(signal.SIGTERM)
+        else:
+            ok, body = self.dp("shutdown", str(grace))
+            check(ok, "shutdown refused: %s" % body)
+        rc = self.fg.wait(timeout=60 + (grace or 10))
+        check(rc == 0, "floodgate exited %s:\n%s" % (rc, slurp(self.fg.logp)))
+
+    def check_logs(self, allow=None):
+        """No line but DPDK's chatter and notices; `allow` is a regular
+        expression of lines this test caused on purpose."""
+        extra = re.compile(allow) if allow else None
+        for p in self.logs:
+            bad = [l for l in slurp(p).splitlines()
+                   if l.strip() and not DPDK_NOISE.match(l) and l.strip() != "ready"
+                   and not (extra and extra.search(l))]
+            check(not bad, "log %s not clean:\n%s" % (p, "\n".join(bad[:20])))
+
+    def cleanup(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        if os.path.exists(self.shm):
+            os.unlink(self.shm)
+        subprocess.run(["ip", "netns", "del", self.ns], stderr=subprocess.DEVNULL)
+        if failed or os.environ.get("FG_KEEP_TMP"):
+            log("kept %s" % self.dir)
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def slurp(path):
+    with open(path) as f:
+        return f.read()
+
+
+def cpu_ticks(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+# ---------------------------------------------------------- NNTP clients
+
+class Lines:
+    """CRLF lines from a socket."""
+
+    def __init__(self, sock):
+        self.s = sock
+        self.buf = b""
+
+    def line(self):
+        while b"\r\n" not in self.buf:
+            d = self.s.recv(65536)
+            if not d:
+                raise EOFError("connection closed; partial %r" % self.buf[:80])
+            self.buf += d
+        line, _, self.buf = self.buf.partition(b"\r\n")
+        return line.decode()
+
+
+def connect(src=None, timeout=30):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    if src:
+        s.bind((src, 0))
+    s.connect((DP_ADDR, 119))
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return s
+
+
+def rfc5322(t):
+    return time.strftime("%a, %d %b %Y %H:%M:%S +0000", time.gmtime(t))
+
+
+def article(msgid, age=3600, body=2048, path="peer.example!not-for-mail"):
+    """An article dated `age` seconds ago, in wire form, with its dot line."""
+    head = ("Path: %s\r\nFrom: t@example.net\r\nNewsgroups: fg.test\r\nSubject: dp test\r\n"
+            "Message-ID: %s\r\nDate: %s\r\nInjection-Date: %s\r\n\r\n"
+            % (path, msgid, rfc5322(time.time() - age - 60), rfc5322(time.time() - age)))
+    line = b"..a dot-stuffed line of article text, 64 octets long.........\r\n"
+    return head.encode() + line * max(1, body // len(line)) + b".\r\n"

@@ -1,0 +1,206 @@
+# SPDX-License-Identifier: MIT
+"""relaykit.py — shared helpers for the relay integration tests (5N_relay_*),
+not a test.
+
+Each test runs inside a network namespace of its own (fg-relay-<pid>), so
+its loopback ports are private. Countd runs tests/integration/countd.py (a
+counting downstream); feed() sends articles with pipelined TAKETHIS over
+hostlib's client and returns each ID's answer; relay_state() reads
+floodgate-host's stats file (the downstream:<name>:* lines). Python stdlib
+only.
+"""
+import email.utils
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import hostlib
+from hostlib import check, fail
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+COUNTD = os.path.join(HERE, "countd.py")
+DOWN_PORT = 1190
+
+
+def in_netns():
+    """Re-run this script inside a fresh namespace fg-relay-<pid>."""
+    hostlib.in_netns("fg-relay")
+
+
+class Countd:
+    """The counting downstream, as a process that can be stopped and started."""
+
+    def __init__(self, workdir, port=DOWN_PORT, args=()):
+        self.port = port
+        self.record_path = os.path.join(workdir, "countd.record")
+        self.log = os.path.join(workdir, "countd.log")
+        self.args = list(args)
+        self.proc = None
+
+    def start(self):
+        self.proc = subprocess.Popen(
+            [sys.executable, COUNTD, "--port", str(self.port), "--record", self.record_path]
+            + self.args, stdout=open(self.log, "a"), stderr=subprocess.STDOUT)
+        for _ in range(200):
+            with open(self.log) as f:
+                if "listening" in f.read():
+                    return
+            if self.proc.poll() is not None:
+                fail("countd exited at start:\n" + open(self.log).read())
+            time.sleep(0.02)
+        fail("countd did not start")
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def records(self):
+        out = []
+        if os.path.exists(self.record_path):
+            with open(self.record_path) as f:
+                for line in f:
+                    p = line.split()
+                    if len(p) == 5:
+                        out.append((p[0], p[1], int(p[2]), p[3], p[4]))
+        return out
+
+    def counts(self):
+        """{message-id: transfers received}"""
+        n = {}
+        for r in self.records():
+            n[r[1]] = n.get(r[1], 0) + 1
+        return n
+
+
+INNSH = os.path.join(hostlib.TOP, "tools", "inn", "innd.sh")
+
+
+def innd(*args):
+    """tools/inn/innd.sh with these arguments; fails the test if it fails."""
+    r = subprocess.run([INNSH] + list(args), capture_output=True, text=True)
+    if r.returncode != 0:
+        fail("innd.sh %s: %s%s" % (" ".join(args), r.stdout, r.stderr))
+
+
+def with_innd(work, port, run):
+    """A throwaway innd in work/innd on port for the length of run(work, dir)."""
+    d = os.path.join(work, "innd")
+    innd("start", d, str(port))
+    try:
+        run(work, d)
+    finally:
+        innd("stop", d)
+
+
+def host_config(data_dir, down_port=DOWN_PORT, downstream_extra="", persistence=""):
+    """The [persistence] and [downstream] text hostlib.Host appends."""
+    return ("[persistence]\ndata-dir %s\n%s[downstream down]\naddress 127.0.0.1:%d\n%s"
+            % (data_dir, persistence, down_port, downstream_extra))
+
+
+def make_article(mid, age=300, size=0):
+    """An article (wire form, terminated) of about `size` octets."""
+    body = ["Hello from %s." % mid, ".a dot-stuffed line", "bye"]
+    while size and sum(len(b) + 2 for b in body) < size:
+        body.append("%070d" % len(body))
+    return hostlib.article(mid, age=age, inj_age=max(age - 60, 0), body=body)
+
+
+def feed(articles, window=32, answers=None, until_eof=False):
+    """TAKETHIS each (mid, wire) pipelined on one connection; the answers
+    [(mid, code)] in order (appended to `answers` as they come, when
+    given). until_eof: the server may die mid-feed (a crash test): stop
+    there, with the answers that came before."""
+    c = hostlib.Client(timeout=60)
+    got = c.line()
+    check(got.startswith(b"200"), "greeting: %r" % got)
+    answers = [] if answers is None else answers
+    pending = []
+    try:
+        for mid, wire in articles:
+            c.send(b"TAKETHIS " + mid.encode() + b"\r\n" + wire)
+            pending.append(mid)
+            if len(pending) >= window and not read_answer(c, pending.pop(0), answers,
+                                                          until_eof):
+                return answers
+        while pending:
+            if not read_answer(c, pending.pop(0), answers, until_eof):
+                return answers
+        c.send(b"QUIT\r\n")
+    except OSError:
+        if not until_eof:
+            raise
+    c.close()
+    return answers
+
+
+def read_answer(c, mid, answers, until_eof=False):
+    line = c.line().decode("latin-1").rstrip("\r\n")
+    if not line and until_eof:
+        return False
+    parts = line.split()
+    check(len(parts) >= 2 and parts[1] == mid, "answer %r for %s" % (line, mid))
+    answers.append((mid, int(parts[0])))
+    return True
+
+
+def first_answers(answers, into=None):
+    """{mid: code of its first transfer} (a second transfer gets 439)."""
+    out = into if into is not None else {}
+    for mid, code in answers:
+        out.setdefault(mid, code)
+    return out
+
+
+def stats_line(stats, name, key):
+    return stats.get("downstream:%s:%s" % (name, key), -1)
+
+
+POWERLOSS = os.path.join(hostlib.BUILD, "tests", "preload", "powerloss.so")
+
+
+def powerloss_env(data, state):
+    """Run a process under the power-loss shim watching the data directory."""
+    os.makedirs(data, exist_ok=True)
+    return dict(FG_PL_DIR=data, FG_PL_STATE=state, LD_PRELOAD=POWERLOSS)
+
+
+def powerloss(data, state):
+    """Drop every write that was not made durable (after the kill)."""
+    env = dict(os.environ, FG_PL_DIR=data, FG_PL_STATE=state, FG_PL_REVERT="1",
+               LD_PRELOAD=POWERLOSS)
+    p = subprocess.run(["/bin/true"], env=env, capture_output=True)
+    check("reverted to its durable state" in p.stderr.decode(),
+          "power-loss revert did not run: %r" % p.stderr)
+
+
+def wait_drained(host, name="down", timeout=60):
+    """Until the downstream has acknowledged everything queued."""
+    end = time.time() + timeout
+    st = {}
+    while time.time() < end:
+        st = host.stats()
+        if stats_line(st, name, "lag_records") == 0:
+            return st
+        time.sleep(0.1)
+    fail("downstream %s did not drain: %s" % (
+        name, {k: v for k, v in st.items() if k.startswith("downstream:") or
+               k.startswith("queue_")}))
+
+
+def wire_payload(wire):
+    """What the relay must send on: the article without its terminator."""
+    check(wire.endswith(b"\r\n.\r\n"), "a terminated article")
+    return wire[:-3]
+
+
+def old_date(days):
+    return email.utils.formatdate(time.time() - days * 86400, usegmt=True)

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_metrics.c — the stats export's text: the exposition format's rules
+ * (HELP and TYPE before each family, families contiguous and unique,
+ * counters ending in _total, label values escaped, histogram buckets
+ * cumulative and ending in +Inf == _count), known values from known
+ * counter blocks summed over slots, and the JSON and table renderings.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "floodgate/metrics.h"
+#include "floodgate/region.h"
+#include "ctl_fixture.h"
+#include "fgtest.h"
+
+static void state(struct fg_metrics_state *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->now = 1000000;
+	m->started = 999000;
+	m->startup = "empty";
+	m->journal_commit_age = -1;
+	m->snapshot_time = 999500;
+}
+
+/* A region with two writers and peers "alpha" and `we"ird\name`. */
+static struct fg_region *workload(struct ctl_fixture *fx, struct fg_region_writer **w)
+{
+	struct fg_region *r = fx_region(fx, 1000, 4, 64);
+	const char *peers[] = { "alpha", "we\"ird\\name" };
+	int err;
+
+	ck_assert_int_eq(fg_region_add_peers(r, peers, 2), 2);
+	for (int i = 0; i < 2; i++) {
+		struct fg_region_wstats *s;
+
+		w[i] = fg_region_claim(r, "t", &err);
+		ck_assert_ptr_nonnull(w[i]);
+		s = fg_region_writer_stats(w[i]);
+		s->total.ctr[FG_CTR_RULES_ACCEPTED] += 10;
+		s->total.rejected[FG_REASON_TOO_OLD] += 3;
+		s->peer[i].ctr[FG_CTR_RULES_ACCEPTED] += 10;
+		s->peer[i].rejected[FG_REASON_TOO_OLD] += 3;
+		fg_hist_add(&s->injection_delay, 0);
+		fg_hist_add(&s->injection_delay, 5);
+		fg_hist_add(&s->injection_delay, -2);
+		fg_hist_add(&s->propagation_delay, 100);
+	}
+	fg_stats_inc(fg_region_ctld_stats(r), FG_CTR_SNAPSHOTS);
+	return r;
+}
+
+static char *render(struct fg_region *r)
+{
+	struct fg_metrics_state m;
+	struct fg_sbuf b;
+
+	state(&m);
+	fg_sbuf_init(&b);
+	fg_metrics_prometheus(r, &m, &b);
+	ck_assert(!b.failed);
+	return b.p;
+}
+
+static bool has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = text; (p = strstr(p, line)) != NULL; p++)
+		if ((p == text || p[-1] == '\n') && p[n] == '\n')
+			return true;
+	return false;
+}
+
+START_TEST(test_known_values)
+{
+	struct ctl_fixture fx = { 0 };
+	struct fg_region_writer *w[2];
+	struct fg_region *r = workload(&fx, w);
+	char *t = render(r);
+
+	ck_assert(has_line(t, "floodgate_rules_accepted_total 20"));
+	ck_assert(has_line(t, "floodgate_snapshots_total 1"));
+	ck_assert(has_line(t, "floodgate_rejected_total{reason=\"too-old\"} 6"));
+	ck_assert(has_line(t, "floodgate_rejected_total{reason=\"duplicate\"} 0"));
+	ck_assert(has_line(t, "floodgate_peer_rules_accepted_total{peer=\"alpha\"} 10"));
+	ck_assert(has_line(t, "floodgate_peer_rules_accepted_total{peer=\"we\\\"ird\\\\name\"} 10"));
+	ck_assert(has_line(t, "floodgate_peer_rejected_total{peer=\"alpha\",reason=\"too-old\"} 3"));
+	/* no per-peer family for a counter no peer counted */
+	ck_assert_ptr_null(strstr(t, "floodgate_peer_journal_records_total"));
+	/* -2, 0, 5 twice each: le=-1 2, le=0 4, le=3 4, le=7 6 */
+	ck_assert(has_line(t, "floodgate_injection_delay_seconds_bucket{le=\"-1\"} 2"));
+	ck_assert(has_line(t, "floodgate_injection_delay_seconds_bucket{le=\"0\"} 4"));
+	ck_assert(has_line(t, "floodgate_injection_delay_seconds_bucket{le=\"3\"} 4"));
+	ck_assert(has_line(t, "floodgate_injection_delay_seconds_bucket{le=\"7\"} 6"));
+	ck_assert(has_line(t, "floodgate_injection_delay_seconds_bucket{le=\"+Inf\"} 6"));
+	ck_assert(has_line(t, "floodgate_injection_delay_seconds_sum 6"));
+	ck_assert(has_line(t, "floodgate_injection_delay_seconds_count 6"));
+	ck_assert(has_line(t, "floodgate_propagation_delay_seconds_bucket{le=\"63\"} 0"));
+	ck_assert(has_line(t, "floodgate_propagation_delay_seconds_bucket{le=\"127\"} 2"));
+	ck_assert(has_line(t, "floodgate_writers 2"));
+	ck_assert(has_line(t, "floodgate_snapshot_age_seconds 500"));
+	ck_assert(has_line(t, "floodgate_journal_commit_age_seconds NaN"));
+	ck_assert(has_line(t, "floodgate_startup_info{source=\"empty\"} 1"));
+	ck_assert(has_line(t, "floodgate_clock_suspect 0"));
+	fg_region_writer_clock_suspect(w[1], true);
+	free(t);
+	t = render(r);
+	ck_assert(has_line(t, "floodgate_clock_suspect 1"));
+	free(t);
+	fg_region_release(w[0]);
+	fg_region_release(w[1]);
+	fx_cleanup(&fx);
+}
+END_TEST
+
+/* Every sample line belongs to the family last introduced by HELP and
+ * TYPE; no family appears twice; counters end in _total; histogram
+ * buckets never decrease. */
+START_TEST(test_exposition_rules)
+{
+	struct ctl_fixture fx = { 0 };
+	struct fg_region_writer *w[2];
+	struct fg_region *r = workload(&fx, w);
+	char *t = render(r), *save = NULL, fam[160] = "", type[16] = "", seen[16384] = " ";
+	bool help = false;
+	double last_bucket = -1;
+
+	for (char *line = strtok_r(t, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[160], key[170];
+
+		if (strncmp(line, "# HELP ", 7) == 0) {
+			ck_assert(sscanf(line + 7, "%159s", fam) == 1);
+			snprintf(key, sizeof(key), " %s ", fam);
+			ck_assert_msg(!strstr(seen, key), "family %s twice", fam);
+			strncat(seen, key + 1, sizeof(seen) - strlen(seen) - 1);
+			help = true;
+			last_bucket = -1;
+			continue;
+		}
+		if (strncmp(line, "# TYPE ", 7) == 0) {
+			ck_assert(help);
+			ck_assert(sscanf(line + 7, "%159s %15s", name, type) == 2);
+			ck_assert_str_eq(name, fam);
+			ck_assert(strcmp(type, "counter") != 0 || strstr(fam, "_total"));
+			ck_assert(strcmp(type, "counter") == 0 || !strstr(fam, "_total"));
+			help = false;
+			continue;
+		}
+		ck_assert(sscanf(line, "%159[^{ ]", name) == 1);
+		ck_assert_msg(strncmp(name, fam, strlen(fam)) == 0, "%s outside its family %s", name, fam);
+		if (strcmp(type, "histogram") == 0 && strstr(name, "_bucket")) {
+			double v = atof(strrchr(line, ' ') + 1);
+
+			ck_assert(v >= last_bucket);
+			last_bucket = v;
+		}
+	}
+	free(t);
+	fg_region_release(w[0]);
+	fg_region_release(w[1]);
+	fx_cleanup(&fx);
+}
+END_TEST
+
+START_TEST(test_json_and_table)
+{
+	struct ctl_fixture fx = { 0 };
+	struct fg_region_writer *w[2];
+	struct fg_region *r = workload(&fx, w);
+	struct fg_metrics_state m;
+	struct fg_sbuf b;
+	int depth = 0;
+
+	state(&m);
+	fg_sbuf_init(&b);
+	fg_metrics_json(r, &m, &b);
+	ck_assert(strstr(b.p, "\"rules_accepted\":20"));
+	ck_assert(strstr(b.p, "\"alpha\":{\"counters\":{\"rules_accepted\":10},\"rejected\":{\"too-old\":3}}"));
+	ck_assert(strstr(b.p, "\"we\\\"ird\\\\name\":"));
+	ck_assert(strstr(b.p, "\"commit_age_seconds\":null"));
+	for (const char *p = b.p; *p; p++) {
+		depth += *p == '{' || *p == '[';
+		depth -= *p == '}' || *p == ']';
+		ck_assert_int_ge(depth, 0);
+	}
+	ck_assert_int_eq(depth, 0);
+	fg_sbuf_reset(&b);
+	fg_metrics_table(r, &m, &b);
+	ck_assert(strstr(b.p, "rules_accepted"));
+	ck_assert(strstr(b.p, "peer alpha"));
+	ck_assert(strstr(b.p, "rejected too-old"));
+	fg_sbuf_free(&b);
+	fg_region_release(w[0]);
+	fg_region_release(w[1]);
+	fx_cleanup(&fx);
+}
+END_TEST
+
+START_TEST(test_sums_never_go_backwards)
+{
+	struct ctl_fixture fx = { 0 };
+	struct fg_region_writer *w[2];
+	struct fg_region *r = workload(&fx, w);
+	char *t;
+
+	/* a released slot's counters move to the retired block */
+	fg_region_release(w[0]);
+	ck_assert_uint_eq(fg_region_reap(r, NULL), 1);
+	t = render(r);
+	ck_assert(has_line(t, "floodgate_rules_accepted_total 20"));
+	ck_assert(has_line(t, "floodgate_injection_delay_seconds_count 6"));
+	ck_assert(has_line(t, "floodgate_writers 1"));
+	free(t);
+	fg_region_release(w[1]);
+	fx_cleanup(&fx);
+}
+END_TEST
+
+static Suite *metrics_suite(void)
+{
+	Suite *s = suite_create("metrics");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_known_values);
+	tcase_add_test(tc, test_exposition_rules);
+	tcase_add_test(tc, test_json_and_table);
+	tcase_add_test(tc, test_sums_never_go_backwards);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+FG_TEST_MAIN(metrics_suite)

@@ -1,0 +1,1127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_queue.c — the outbound queue: its format (every byte of a header or
+ * record matters, torn tails stop a scan), the writer end to end on a real
+ * directory (group commit, held and copied pieces, completions only after
+ * the sync), cursor arithmetic and persistence, segment deletion (cursors,
+ * completions, the journal gate), refusal at the limit and on a full disk
+ * with its recovery, failed syncs, recovery of a torn tail at open, the
+ * restore replay and the status readers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fgtest.h"
+#include "floodgate/crc32c.h"
+#include "floodgate/datadir.h"
+#include "floodgate/date.h"
+#include "floodgate/queue.h"
+
+/* ------------------------------------------------------------ helpers */
+
+static char dir[64];
+
+static void mkdir_tmp(void)
+{
+	strcpy(dir, "/tmp/fgq-unit-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void rm_tmp(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* A record built by hand, the way the writer lays it out. */
+static size_t make_record(uint8_t *out, uint64_t recno, fg_time_t arrival, const char *id,
+			  const char *art)
+{
+	size_t il = strlen(id), al = strlen(art);
+	uint64_t size = fg_queue_rec_size(il, al);
+	uint32_t crc = fg_queue_rec_crc_start(recno, arrival, (uint32_t)al, (uint16_t)il, 7);
+
+	crc = fg_crc32c(crc, id, il);
+	crc = fg_crc32c(crc, art, al);
+	memset(out, 0, size);
+	fg_queue_rec_header_encode(out, recno, arrival, (uint32_t)al, (uint16_t)il, 7, crc);
+	memcpy(out + FG_QUEUE_REC_HEADER, id, il);
+	memcpy(out + FG_QUEUE_REC_HEADER + il, art, al);
+	return size;
+}
+
+static const char *const ART =
+	"Path: a!b\r\nFrom: x@y.example\r\nNewsgroups: t.test\r\nSubject: s\r\n"
+	"Message-ID: <m@x>\r\nDate: Mon, 02 Mar 2026 12:00:00 +0000\r\n\r\nbody\r\n..dot\r\n";
+
+/* A segment image of `n` records; returns its length. */
+static size_t make_segment(uint8_t *buf, uint64_t base, uint64_t recno, unsigned n)
+{
+	struct fg_queue_seg_info si = { 5, base, recno, 1700000000 };
+	size_t off = FG_QUEUE_SEG_HEADER;
+	char id[32];
+
+	fg_queue_seg_header_encode(buf, &si);
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(id, sizeof(id), "<r%u@x>", i);
+		off += make_record(buf + off, recno + i, 1700000000 + i, id, ART);
+	}
+	return off;
+}
+
+/* A driver standing in for the engine: completions by cookie. */
+struct drv {
+	int status[4096];
+	unsigned done;
+};
+
+static void on_done(void *ctx, uint64_t cookie, int status)
+{
+	struct drv *d = ctx;
+
+	ck_assert_uint_lt(cookie, 4096);
+	d->status[cookie] = status;
+	d->done++;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void wait_done(struct fg_queue_sink *s, struct drv *d, unsigned want)
+{
+	uint64_t until = now_ns() + 10ull * 1000000000;
+
+	while (d->done < want && now_ns() < until) {
+		fg_queue_sink_ops.poll(s, now_ns(), on_done, d);
+		usleep(200);
+	}
+	ck_assert_uint_eq(d->done, want);
+}
+
+/* Offer an article in three pieces: held, copied, held (when `hold`). */
+static int put(struct fg_queue_sink *s, const char *id, const char *art, uint64_t cookie,
+	       bool hold)
+{
+	size_t len = strlen(art), a = len / 3, b = 2 * len / 3;
+	const struct fg_iov piece[3] = {
+		{ (const uint8_t *)art, (uint32_t)a, NULL },
+		{ (const uint8_t *)art + a, (uint32_t)(b - a), NULL },
+		{ (const uint8_t *)art + b, (uint32_t)(len - b), NULL },
+	};
+	void *h;
+	int rc = fg_queue_sink_ops.begin(s, id, strlen(id), 3, &h);
+
+	if (rc != 0)
+		return rc;
+	for (unsigned i = 0; i < 3; i++) {
+		bool may = hold && i != 1;
+
+		rc = fg_queue_sink_ops.append(s, h, &piece[i], may);
+		ck_assert_int_eq(rc, may ? FG_SINK_HOLD : 0);
+	}
+	return fg_queue_sink_ops.commit(s, h, cookie);
+}
+
+/* Create the engine-side handle, start the writer, clear the driver. */
+static struct fg_queue_sink *start_q(struct fg_queue *q, struct drv *d)
+{
+	struct fg_queue_sink_params sp = { 0 };
+	struct fg_queue_sink *s = fg_queue_sink_create(q, &sp);
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(fg_queue_start(q), 0);
+	memset(d, 0, sizeof(*d));
+	return s;
+}
+
+static void stop_q(struct fg_queue *q, struct fg_queue_sink *s)
+{
+	fg_queue_stop(q);
+	fg_queue_sink_destroy(s);
+	fg_queue_close(q);
+}
+
+/* n articles "<PREFIXi@t>" with cookies from d->done on, then wait. */
+static void fill(struct fg_queue_sink *s, struct drv *d, const char *prefix, unsigned n,
+		 const char *art, bool hold)
+{
+	unsigned first = d->done;
+	char id[32];
+
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(id, sizeof(id), "<%s%u@t>", prefix, i);
+		ck_assert_int_eq(put(s, id, art, first + i, hold), 0);
+	}
+	wait_done(s, d, first + n);
+	for (unsigned i = 0; i < n; i++)
+		ck_assert_int_eq(d->status[first + i], 0);
+}
+
+static struct fg_queue *open_q(struct fg_queue_params *p, struct fg_queue_open_info *info)
+{
+	struct fg_queue *q;
+	int err = 0;
+
+	p->dir = dir;
+	q = fg_queue_open(p, info, &err);
+	ck_assert_msg(q != NULL, "open: %s", strerror(-err));
+	return q;
+}
+
+/* Scan every segment in dir; count records and check each ID is <aN@t>. */
+static uint64_t count_records(void)
+{
+	uint64_t *nums, total = 0;
+	size_t n;
+
+	ck_assert_int_eq(fg_datadir_list(dir, FG_QUEUE_SEG_PREFIX, FG_QUEUE_SEG_SUFFIX, &nums, &n),
+			 0);
+	for (size_t i = 0; i < n; i++) {
+		char path[256];
+		static uint8_t buf[8 << 20];
+		struct fg_queue_scan sc;
+		ssize_t r;
+		int fd;
+
+		fg_queue_segment_path(dir, nums[i], path, sizeof(path));
+		fd = open(path, O_RDONLY);
+		ck_assert_int_ge(fd, 0);
+		r = read(fd, buf, sizeof(buf));
+		close(fd);
+		ck_assert_int_ge(r, FG_QUEUE_SEG_HEADER);
+		ck_assert_int_eq(fg_queue_seg_scan(buf, (size_t)r, NULL, NULL, &sc), 0);
+		ck_assert_msg(!sc.torn, "segment %zu torn: %s", i, sc.why);
+		total += sc.records;
+	}
+	free(nums);
+	return total;
+}
+
+static size_t nsegments(void)
+{
+	uint64_t *nums;
+	size_t n;
+
+	ck_assert_int_eq(fg_datadir_list(dir, FG_QUEUE_SEG_PREFIX, FG_QUEUE_SEG_SUFFIX, &nums, &n),
+			 0);
+	free(nums);
+	return n;
+}
+
+static void wait_for(bool (*cond)(struct fg_queue *), struct fg_queue *q, const char *what)
+{
+	uint64_t until = now_ns() + 10ull * 1000000000;
+
+	while (!cond(q) && now_ns() < until)
+		usleep(1000);
+	ck_assert_msg(cond(q), "timed out waiting for %s", what);
+}
+
+/* ------------------------------------------------------------ format */
+
+START_TEST(seg_header_roundtrip_and_every_byte)
+{
+	struct fg_queue_seg_info si = { 9, 123456, 77, 1700000001 }, out;
+	uint8_t h[FG_QUEUE_SEG_HEADER];
+	const char *why;
+
+	fg_queue_seg_header_encode(h, &si);
+	ck_assert_int_eq(fg_queue_seg_header_decode(h, sizeof(h), &out, &why), 0);
+	ck_assert_uint_eq(out.segment, 9);
+	ck_assert_uint_eq(out.base, 123456);
+	ck_assert_uint_eq(out.first_recno, 77);
+	ck_assert_int_eq(out.created, 1700000001);
+	ck_assert_int_eq(fg_queue_seg_header_decode(h, sizeof(h) - 1, &out, &why), -EINVAL);
+	for (unsigned i = 0; i < sizeof(h); i++) {
+		h[i] ^= 0x10;
+		ck_assert_msg(fg_queue_seg_header_decode(h, sizeof(h), &out, &why) == -EINVAL,
+			      "flip at %u accepted", i);
+		h[i] ^= 0x10;
+	}
+}
+END_TEST
+
+START_TEST(record_check_every_byte)
+{
+	uint8_t buf[1024];
+	size_t n = make_record(buf, 42, 1700000000, "<abc@def>", ART);
+	struct fg_queue_rec r;
+	const char *why;
+
+	ck_assert_uint_eq(n % 8, 0);
+	ck_assert_int_eq(fg_queue_rec_check(buf, n, 42, &r, &why), 0);
+	ck_assert_uint_eq(r.recno, 42);
+	ck_assert_uint_eq(r.id_len, 9);
+	ck_assert_uint_eq(r.peer, 7);
+	ck_assert_uint_eq(r.art_len, strlen(ART));
+	ck_assert(memcmp(r.art, ART, r.art_len) == 0);
+	ck_assert_int_eq(fg_queue_rec_check(buf, n, UINT64_MAX, &r, &why), 0);
+	ck_assert_int_eq(fg_queue_rec_check(buf, n, 43, &r, &why), -EINVAL);
+	ck_assert_str_eq(why, "record number out of sequence");
+	for (size_t cut = 0; cut < n; cut++)
+		ck_assert_int_eq(fg_queue_rec_check(buf, cut, 42, &r, &why), -EINVAL);
+	/* every octet, padding included, is covered by some check */
+	for (size_t i = 0; i < n; i++) {
+		buf[i] ^= 0x01;
+		ck_assert_msg(fg_queue_rec_check(buf, n, 42, &r, &why) == -EINVAL,
+			      "flip at %zu accepted", i);
+		buf[i] ^= 0x01;
+	}
+}
+END_TEST
+
+START_TEST(record_id_shape)
+{
+	uint8_t buf[1024];
+	struct fg_queue_rec r;
+	const char *why;
+	size_t n;
+
+	n = make_record(buf, 0, 1, "abc@def", ART);
+	ck_assert_int_eq(fg_queue_rec_check(buf, n, 0, &r, &why), -EINVAL);
+	n = make_record(buf, 0, 1, "<a b@c>", ART);
+	ck_assert_int_eq(fg_queue_rec_check(buf, n, 0, &r, &why), -EINVAL);
+	ck_assert_str_eq(why, "not a Message-ID");
+	n = make_record(buf, 0, 1, "<a>", "");
+	ck_assert_int_eq(fg_queue_rec_check(buf, n, 0, &r, &why), 0);
+	ck_assert_uint_eq(r.art_len, 0);
+}
+END_TEST
+
+static int count_fn(void *arg, const struct fg_queue_rec *r, uint64_t pos)
+{
+	uint64_t *expect_pos = arg;
+
+	ck_assert_uint_eq(pos, *expect_pos);
+	*expect_pos += r->size;
+	return 0;
+}
+
+START_TEST(scan_positions_and_torn_tails)
+{
+	static uint8_t buf[1 << 16];
+	size_t len = make_segment(buf, 1000, 50, 4), full = len;
+	struct fg_queue_scan sc;
+	uint64_t pos = 1000;
+
+	ck_assert_int_eq(fg_queue_seg_scan(buf, len, count_fn, &pos, &sc), 0);
+	ck_assert_uint_eq(sc.records, 4);
+	ck_assert(!sc.torn);
+	ck_assert_uint_eq(sc.end, len);
+	ck_assert_uint_eq(sc.next_recno, 54);
+	ck_assert_uint_eq(pos, 1000 + len - FG_QUEUE_SEG_HEADER);
+	/* every cut inside the last record: three sound, torn */
+	for (size_t cut = full - fg_queue_rec_size(6, strlen(ART)) + 1; cut < full; cut++) {
+		ck_assert_int_eq(fg_queue_seg_scan(buf, cut, NULL, NULL, &sc), 0);
+		ck_assert_uint_eq(sc.records, 3);
+		ck_assert(sc.torn);
+	}
+	/* garbage after the records is a torn tail, not a record */
+	memset(buf + full, 0xab, 100);
+	ck_assert_int_eq(fg_queue_seg_scan(buf, full + 100, NULL, NULL, &sc), 0);
+	ck_assert_uint_eq(sc.records, 4);
+	ck_assert(sc.torn);
+	ck_assert_uint_eq(sc.end, full);
+	/* a flipped octet in record 2 stops the scan before it */
+	buf[FG_QUEUE_SEG_HEADER + fg_queue_rec_size(6, strlen(ART)) + 40] ^= 4;
+	ck_assert_int_eq(fg_queue_seg_scan(buf, full, NULL, NULL, &sc), 0);
+	ck_assert_uint_eq(sc.records, 1);
+	ck_assert(sc.torn);
+	/* a bad header: nothing walked */
+	buf[0] = 'X';
+	ck_assert_int_eq(fg_queue_seg_scan(buf, full, NULL, NULL, &sc), -EINVAL);
+}
+END_TEST
+
+START_TEST(slots_pick_newest_sound)
+{
+	uint8_t buf[2 * FG_QUEUE_SLOT];
+	struct fg_queue_slot a = { 4, { 100, 10 }, 1, 0 }, b = { 5, { 200, 20 }, 2, 0 }, out;
+
+	fg_queue_slot_encode(buf, FG_QUEUE_CURSOR_MAGIC, &a);
+	fg_queue_slot_encode(buf + FG_QUEUE_SLOT, FG_QUEUE_CURSOR_MAGIC, &b);
+	ck_assert_int_eq(fg_queue_slots_pick(buf, sizeof(buf), FG_QUEUE_CURSOR_MAGIC, &out), 0);
+	ck_assert_uint_eq(out.c.pos, 200);
+	/* the newer slot torn: the older one stands */
+	buf[FG_QUEUE_SLOT + 20] ^= 1;
+	ck_assert_int_eq(fg_queue_slots_pick(buf, sizeof(buf), FG_QUEUE_CURSOR_MAGIC, &out), 0);
+	ck_assert_uint_eq(out.c.pos, 100);
+	ck_assert_uint_eq(out.c.recno, 10);
+	/* a short file holds one slot */
+	ck_assert_int_eq(fg_queue_slots_pick(buf, FG_QUEUE_SLOT, FG_QUEUE_CURSOR_MAGIC, &out), 0);
+	ck_assert_uint_eq(out.seq, 4);
+	/* another magic is not a cursor */
+	ck_assert_int_eq(fg_queue_slots_pick(buf, sizeof(buf), FG_QUEUE_HEAD_MAGIC, &out), -ENOENT);
+	buf[3] ^= 1;
+	ck_assert_int_eq(fg_queue_slots_pick(buf, sizeof(buf), FG_QUEUE_CURSOR_MAGIC, &out),
+			 -ENOENT);
+}
+END_TEST
+
+START_TEST(names)
+{
+	char p[64];
+
+	ck_assert_int_eq(fg_queue_segment_path("/d", 0x1f, p, sizeof(p)), 0);
+	ck_assert_str_eq(p, "/d/queue-000000000000001f.fgq");
+	ck_assert_int_eq(fg_queue_cursor_path("/d", "inn-1.a_b", p, sizeof(p)), 0);
+	ck_assert_str_eq(p, "/d/cursor-inn-1.a_b.fgc");
+	ck_assert_int_eq(fg_queue_cursor_path("/d", "../x", p, sizeof(p)), -EINVAL);
+	ck_assert_int_eq(fg_queue_cursor_path("/d", "", p, sizeof(p)), -EINVAL);
+	ck_assert_int_eq(fg_queue_segment_path("/d", 1, p, 10), -ENAMETOOLONG);
+}
+END_TEST
+
+START_TEST(article_date_prefers_injection_date)
+{
+	const char *a = "Date: Mon, 02 Mar 2026 12:00:00 +0000\r\n"
+			"Injection-Date: Tue, 03 Mar 2026 12:00:00 +0000\r\n\r\nx\r\n";
+	const char *b = "Date: Mon, 02 Mar 2026 12:00:00 +0000\r\n"
+			"Injection-Date: not a date\r\n\r\nx\r\n";
+	const char *c = "Subject: none\r\n";
+	fg_time_t t;
+
+	ck_assert_int_eq(fg_queue_article_date((const uint8_t *)a, strlen(a), &t), 0);
+	ck_assert_int_eq(t, 1772539200);
+	ck_assert_int_eq(fg_queue_article_date((const uint8_t *)b, strlen(b), &t), 0);
+	ck_assert_int_eq(t, 1772452800);
+	ck_assert_int_eq(fg_queue_article_date((const uint8_t *)c, strlen(c), &t), -ENOENT);
+}
+END_TEST
+
+/* ------------------------------------------------------------ writer */
+
+START_TEST(write_commit_complete)
+{
+	struct fg_queue_params p = { .commit_ns = 2000000 };
+	struct fg_queue_cursor end;
+	struct fg_queue_open_info info;
+	struct fg_queue *q;
+	struct fg_queue_sink *s;
+	static struct drv d;
+	char id[32];
+
+	mkdir_tmp();
+	q = open_q(&p, &info);
+	ck_assert_uint_eq(info.segments, 0);
+	ck_assert_uint_eq(info.end.pos, 0);
+	s = start_q(q, &d);
+	for (unsigned i = 0; i < 100; i++) {
+		snprintf(id, sizeof(id), "<a%u@t>", i);
+		ck_assert_int_eq(put(s, id, ART, i, i % 2), 0);
+	}
+	ck_assert_uint_eq(fg_queue_sink_busy(s), 100);
+	wait_done(s, &d, 100);
+	for (unsigned i = 0; i < 100; i++)
+		ck_assert_int_eq(d.status[i], 0);
+	ck_assert_uint_eq(fg_queue_sink_busy(s), 0);
+	fg_queue_durable(q, &end);
+	ck_assert_uint_eq(end.recno, 100);
+	ck_assert_uint_eq(end.pos, 100 * fg_queue_rec_size(6, strlen(ART)) -
+				   10 * (fg_queue_rec_size(6, strlen(ART)) -
+					 fg_queue_rec_size(7, strlen(ART))));
+	ck_assert_uint_eq(count_records(), 100);
+	stop_q(q, s);
+	rm_tmp();
+}
+END_TEST
+
+/* The bytes on disk are the article exactly as offered, held or copied. */
+static int check_bytes(void *arg, const struct fg_queue_rec *r, uint64_t pos)
+{
+	unsigned *n = arg;
+	char id[32];
+
+	(void)pos;
+	snprintf(id, sizeof(id), "<b%u@t>", *n);
+	ck_assert_uint_eq(r->id_len, strlen(id));
+	ck_assert(memcmp(r->id, id, r->id_len) == 0);
+	ck_assert_uint_eq(r->art_len, strlen(ART));
+	ck_assert(memcmp(r->art, ART, r->art_len) == 0);
+	ck_assert_uint_eq(r->peer, 3);
+	(*n)++;
+	return 0;
+}
+
+START_TEST(bytes_exact_and_reopen_starts_new_segment)
+{
+	struct fg_queue_params p = { .commit_ns = 0 };
+	struct fg_queue_open_info info;
+	struct fg_queue *q;
+	struct fg_queue_sink *s;
+	static struct drv d;
+	static uint8_t buf[1 << 20];
+	struct fg_queue_scan sc;
+	char id[32], path[256];
+	unsigned n = 0;
+	ssize_t r;
+	int fd;
+
+	mkdir_tmp();
+	q = open_q(&p, NULL);
+	s = start_q(q, &d);
+	for (unsigned i = 0; i < 20; i++) {
+		snprintf(id, sizeof(id), "<b%u@t>", i);
+		ck_assert_int_eq(put(s, id, ART, i, i & 1), 0);
+		wait_done(s, &d, i + 1);
+	}
+	stop_q(q, s);
+	fg_queue_segment_path(dir, 0, path, sizeof(path));
+	fd = open(path, O_RDONLY);
+	r = read(fd, buf, sizeof(buf));
+	close(fd);
+	ck_assert_int_eq(fg_queue_seg_scan(buf, (size_t)r, check_bytes, &n, &sc), 0);
+	ck_assert_uint_eq(n, 20);
+	ck_assert(!sc.torn);
+	/* reopen: segment 1 starts where 0 ended */
+	q = open_q(&p, &info);
+	ck_assert_uint_eq(info.segments, 1);
+	ck_assert_uint_eq(info.records, 20);
+	ck_assert_uint_eq(info.torn_cut, 0);
+	ck_assert_uint_eq(info.end.recno, 20);
+	ck_assert_uint_eq(info.end.pos, sc.end - FG_QUEUE_SEG_HEADER);
+	ck_assert_uint_eq(nsegments(), 2);
+	fg_queue_close(q);
+	rm_tmp();
+}
+END_TEST
+
+START_TEST(torn_tail_cut_at_open)
+{
+	struct fg_queue_params p = { .commit_ns = 0 };
+	struct fg_queue_open_info info;
+	struct fg_queue *q;
+	struct fg_queue_sink *s;
+	static struct drv d;
+	char path[256];
+	struct stat st;
+	int fd;
+
+	mkdir_tmp();
+	q = open_q(&p, NULL);
+	s = start_q(q, &d);
+	fill(s, &d, "c", 10, ART, false);
+	stop_q(q, s);
+	/* a crash mid-record: the last record half there, then junk */
+	fg_queue_segment_path(dir, 0, path, sizeof(path));
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(truncate(path, st.st_size - 50), 0);
+	fd = open(path, O_WRONLY | O_APPEND);
+	ck_assert_int_eq(write(fd, "garbage!", 8), 8);
+	close(fd);
+	q = open_q(&p, &info);
+	ck_assert_uint_eq(info.torn_cut, 1);
+	ck_assert_uint_eq(info.records, 9);
+	ck_assert_uint_eq(info.end.recno, 9);
+	ck_assert_uint_eq(info.cut_bytes, fg_queue_rec_size(6, strlen(ART)) - 50 + 8);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq((uint64_t)st.st_size, FG_QUEUE_SEG_HEADER + 9 * fg_queue_rec_size(6, strlen(ART)));
+	fg_queue_close(q);
+	/* once cut, nothing left to cut */
+	q = open_q(&p, &info);
+	ck_assert_uint_eq(info.torn_cut, 0);
+	ck_assert_uint_eq(info.records, 9);
+	fg_queue_close(q);
+	ck_assert_uint_eq(count_records(), 9);
+	rm_tmp();
+}
+END_TEST
+
+START_TEST(bad_and_empty_segments_at_open)
+{
+	struct fg_queue_params p = { 0 };
+	struct fg_queue_open_info info;
+	struct fg_queue *q;
+	char path[256], bad[300];
+	int fd;
+
+	mkdir_tmp();
+	fg_queue_segment_path(dir, 3, path, sizeof(path));
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	close(fd);
+	fg_queue_segment_path(dir, 4, path, sizeof(path));
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	ck_assert_int_eq(write(fd, "not a segment header at all, really not one at all, no......"
+				   "........", 68), 68);
+	close(fd);
+	q = open_q(&p, &info);
+	ck_assert_uint_eq(info.set_aside, 1);
+	ck_assert_uint_eq(info.segments, 0);
+	snprintf(bad, sizeof(bad), "%s.bad", path);
+	ck_assert_int_eq(access(bad, F_OK), 0);
+	fg_queue_segment_path(dir, 3, path, sizeof(path));
+	ck_assert_int_ne(access(path, F_OK), 0);
+	/* the new segment is numbered after everything seen */
+	fg_queue_segment_path(dir, 5, path, sizeof(path));
+	ck_assert_int_eq(access(path, F_OK), 0);
+	fg_queue_close(q);
+	rm_tmp();
+}
+END_TEST
+
+static bool two_durable(struct fg_queue *q)
+{
+	struct fg_queue_cursor c;
+
+	fg_queue_consumer_durable(q, 1, &c);
+	return c.recno == 7;
+}
+
+START_TEST(cursors_new_persist_reload_clamp)
+{
+	struct fg_queue_params p = { .commit_ns = 1000000 };
+	struct fg_queue_cursor start, c, end;
+	struct fg_queue *q;
+	struct fg_queue_sink *s;
+	static struct drv d;
+	int a, b;
+
+	mkdir_tmp();
+	q = open_q(&p, NULL);
+	s = start_q(q, &d);
+	fill(s, &d, "d", 10, ART, false);
+	stop_q(q, s);
+
+	/* a new consumer starts at the oldest record on disk */
+	q = open_q(&p, NULL);
+	a = fg_queue_consumer(q, "one", &start);
+	ck_assert_int_eq(a, 0);
+	ck_assert_uint_eq(start.pos, 0);
+	ck_assert_uint_eq(start.recno, 0);
+	ck_assert_int_eq(fg_queue_consumer(q, "one", &start), -EEXIST);
+	ck_assert_int_eq(fg_queue_consumer(q, "bad/name", &start), -EINVAL);
+	b = fg_queue_consumer(q, "two", &start);
+	ck_assert_int_eq(b, 1);
+	ck_assert_int_eq(fg_queue_start(q), 0);
+	ck_assert_int_eq(fg_queue_consumer(q, "late", &start), -EBUSY);
+	c.recno = 7;
+	c.pos = 7 * fg_queue_rec_size(6, strlen(ART));
+	fg_queue_consumer_ack(q, (unsigned)b, &c);
+	wait_for(two_durable, q, "cursor durable");
+	/* a cursor never goes back */
+	c.recno = 3;
+	c.pos = 3 * fg_queue_rec_size(6, strlen(ART));
+	fg_queue_consumer_ack(q, (unsigned)b, &c);
+	fg_queue_stop(q);
+	fg_queue_consumer_durable(q, 1, &c);
+	ck_assert_uint_eq(c.recno, 7);
+	fg_queue_close(q);
+
+	q = open_q(&p, NULL);
+	ck_assert_int_eq(fg_queue_consumer(q, "two", &start), 0);
+	ck_assert_uint_eq(start.recno, 7);
+	ck_assert_uint_eq(start.pos, 7 * fg_queue_rec_size(6, strlen(ART)));
+	ck_assert_int_eq(fg_queue_consumer(q, "one", &start), 1);
+	ck_assert_uint_eq(start.recno, 0);
+	fg_queue_durable(q, &end);
+	fg_queue_close(q);
+
+	/* queue files gone, cursors left: clamped to the new end */
+	{
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -f %s/queue-*.fgq", dir);
+		ck_assert_int_eq(system(cmd), 0);
+	}
+	q = open_q(&p, NULL);
+	ck_assert_int_eq(fg_queue_consumer(q, "two", &start), 0);
+	ck_assert_uint_eq(start.pos, 0);
+	fg_queue_close(q);
+	rm_tmp();
+}
+END_TEST
+
+/* A gate the test opens by hand. */
+struct gate {
+	_Atomic int begun;
+	_Atomic bool open;
+	_Atomic bool again;
+};
+
+static int gate_begin(void *arg, uint64_t *ticket)
+{
+	struct gate *g = arg;
+
+	if (atomic_load(&g->again))
+		return -EAGAIN;
+	*ticket = (uint64_t)atomic_fetch_add(&g->begun, 1);
+	return 0;
+}
+
+static bool gate_passed(void *arg, uint64_t ticket)
+{
+	struct gate *g = arg;
+
+	(void)ticket;
+	return atomic_load(&g->open);
+}
+
+static size_t want_segs;
+
+static bool segs_are(struct fg_queue *q)
+{
+	(void)q;
+	return nsegments() == want_segs;
+}
+
+static bool zero_gone(struct fg_queue *q)
+{
+	struct fg_queue_segref sr;
+
+	return fg_queue_segment_at(q, 0, &sr) == -ENOENT;
+}
+
+START_TEST(deletion_needs_every_cursor_and_the_gate)
+{
+	static struct gate g;
+	const struct fg_queue_gate gate = { gate_begin, gate_passed, &g };
+	struct fg_queue_params p = { .commit_ns = 0, .segment_bytes = FG_QUEUE_SEGMENT_MIN,
+				     .gate = &gate };
+	struct fg_queue_cursor start, end, c;
+	struct fg_queue *q;
+	struct fg_queue_sink *s;
+	static struct drv d;
+	struct fg_queue_segref sr;
+	size_t before;
+	char id[32];
+
+	mkdir_tmp();
+	atomic_store(&g.open, false);
+	atomic_store(&g.again, true);
+	q = open_q(&p, NULL);
+	ck_assert_int_eq(fg_queue_consumer(q, "x", &start), 0);
+	ck_assert_int_eq(fg_queue_consumer(q, "y", &start), 1);
+	s = start_q(q, &d);
+	/* ~270 octets a record, 64 KiB segments: a few hundred make several */
+	for (unsigned i = 0; i < 1000; i++) {
+		snprintf(id, sizeof(id), "<e%u@t>", i);
+		ck_assert_int_eq(put(s, id, ART, i % 4096, true), 0);
+		if (i % 500 == 499)
+			wait_done(s, &d, i + 1);
+	}
+	before = nsegments();
+	ck_assert_uint_ge(before, 3);
+	fg_queue_durable(q, &end);
+	ck_assert_uint_eq(end.recno, 1000);
+	/* the segment of a position, its base and end */
+	ck_assert_int_eq(fg_queue_segment_at(q, 0, &sr), 0);
+	ck_assert_uint_eq(sr.segment, 0);
+	ck_assert_uint_eq(sr.base, 0);
+	ck_assert_uint_eq(sr.first_recno, 0);
+	ck_assert_uint_le(sr.end, FG_QUEUE_SEGMENT_MIN);
+	ck_assert_int_eq(fg_queue_segment_at(q, sr.end, &sr), 0);
+	ck_assert_uint_eq(sr.segment, 1);
+	ck_assert_uint_gt(sr.first_recno, 0);
+	ck_assert_int_eq(fg_queue_segment_at(q, end.pos + 8, &sr), 0);
+	ck_assert_uint_eq(sr.end, UINT64_MAX);
+
+	/* one consumer done with everything: nothing goes */
+	fg_queue_consumer_ack(q, 0, &end);
+	usleep(100000);
+	ck_assert_uint_eq(nsegments(), before);
+	/* both done, gate shut: nothing goes */
+	fg_queue_consumer_ack(q, 1, &end);
+	usleep(100000);
+	ck_assert_uint_eq(nsegments(), before);
+	atomic_store(&g.again, false);
+	usleep(100000);
+	ck_assert_uint_eq(nsegments(), before);
+	ck_assert_int_gt(atomic_load(&g.begun), 0);
+	/* the gate opens: every sealed segment goes, the current one stays */
+	atomic_store(&g.open, true);
+	want_segs = 1;
+	wait_for(segs_are, q, "segments deleted");
+	wait_for(zero_gone, q, "segment list updated");
+	fg_queue_oldest(q, &c);
+	ck_assert_uint_le(c.pos, end.pos);
+	stop_q(q, s);
+	rm_tmp();
+}
+END_TEST
+
+/* Group commit of 600 records: well within wait_for's 10 s, even under
+ * ASan on a loaded machine (a 1 s bound was not). */
+static bool all_600_durable(struct fg_queue *q)
+{
+	struct fg_queue_cursor c;
+
+	fg_queue_durable(q, &c);
+	return c.recno == 600;
+}
+
+START_TEST(deletion_waits_for_completions)
+{
+	struct fg_queue_params p = { .commit_ns = 0, .segment_bytes = FG_QUEUE_SEGMENT_MIN };
+	struct fg_queue_sink_params sp = { 0 };
+	struct fg_queue_cursor start, end;
+	struct fg_queue *q;
+	struct fg_queue_sink *s;
+	static struct drv d;
+	char id[32];
+
+	mkdir_tmp();
+	q = open_q(&p, NULL);
+	ck_assert_int_eq(fg_queue_consumer(q, "x", &start), 0);
+	s = fg_queue_sink_create(q, &sp);
+	ck_assert_int_eq(fg_queue_start(q), 0);
+	for (unsigned i = 0; i < 600; i++) {
+		snprintf(id, sizeof(id), "<f%u@t>", i);
+		ck_assert_int_eq(put(s, id, ART, i, false), 0);
+	}
+	/* durable, acknowledged downstream, but the engine has not polled */
+	wait_for(all_600_durable, q, "600 records durable");
+	fg_queue_durable(q, &end);
+	ck_assert_uint_eq(end.recno, 600);
+	fg_queue_consumer_ack(q, 0, &end);
+	usleep(150000);
+	ck_assert_uint_ge(nsegments(), 2);
+	memset(&d, 0, sizeof(d));
+	wait_done(s, &d, 600);
+	want_segs = 1;
+	wait_for(segs_are, q, "segments deleted");
+	stop_q(q, s);
+	rm_tmp();
+}
+END_TEST
+
+static bool refusing(struct fg_queue *q)
+{
+	return fg_queue_refusing(q, NULL);
+}
+
+static bool not_refusing(struct fg_queue *q)
+{
+	return !fg_queue_refusing(q, NULL);
+}
+
+START_TEST(limit_refuses_then_resumes)
+{
+	struct fg_queue_params p = { .commit_ns = 0, .limit = 1 << 20 };
+	struct fg_queue_cursor start, end;
+	struct fg_queue *q;
+	struct fg_queue_sink *s;
+	static struct drv d;
+	static char big[64 << 10];
+	const char *why;
+	void *h;
+	char id[32];
+	unsigned i;
+
+	memset(big, 'x', sizeof(big) - 1);
+	mkdir_tmp();
+	q = open_q(&p, NULL);
+	ck_assert_int_eq(fg_queue_consumer(q, "x", &start), 0);
+	s = start_q(q, &d);
+	for (i = 0; !fg_queue_refusing(q, NULL) && i < 100; i++) {
+		snprintf(id, sizeof(id), "<g%u@t>", i);
+		ck_assert_int_eq(put(s, id, big, i, true), 0);
+		wait_done(s, &d, i + 1);
+		usleep(2000);
+	}
+	wait_for(refusing, q, "refusal");
+	ck_assert(fg_queue_refusing(q, &why));
+	ck_assert_str_eq(why, "queue-limit reached");
+	ck_assert_uint_ge(fg_queue_bytes(q), 1 << 20);
+	ck_assert(fg_queue_sink_ops.full(s));
+	ck_assert_int_eq(fg_queue_sink_ops.begin(s, "<h@t>", 5, 0, &h), -EAGAIN);
+	/* the downstream takes everything: segments go, articles come in again */
+	fg_queue_durable(q, &end);
+	fg_queue_consumer_ack(q, 0, &end);
+	wait_for(not_refusing, q, "resume");
+	ck_assert(!fg_queue_sink_ops.full(s));
+	ck_assert_uint_lt(fg_queue_bytes(q), (1 << 20) / 10 * 9);
+	ck_assert_int_eq(put(s, "<h@t>", ART, 4000, false), 0);
+	wait_done(s, &d, i + 1);
+	ck_assert_int_eq(d.status[4000], 0);
+	stop_q(q, s);
+	rm_tmp();
+}
+END_TEST
+
+/* Fault injection: the next `n` operations at `where` fail with `err`. */
+struct faults {
+	_Atomic int n[3];
+	int err[3];
+};
+
+static int faulty(void *arg, enum fg_queue_fault where)
+{
+	struct faults *f = arg;
+
+	if (atomic_load(&f->n[where]) > 0) {
+		atomic_fetch_sub(&f->n[where], 1);
+		return f->err[where];
+	}
+	return 0;
+}
+
+START_TEST(disk_full_fails_refuses_and_recovers)
+{
+	static struct faults f;
+	struct fg_queue_params p = { .commit_ns = 0, .fault = faulty, .fault_arg = &f };
+	struct fg_queue *q;
+	struct fg_queue_sink *s;
+	static struct drv d;
+	struct fg_queue_cursor end;
+	const char *why;
+
+	mkdir_tmp();
+	q = open_q(&p, NULL);
+	s = start_q(q, &d);
+	ck_assert_int_eq(put(s, "<ok1@t>", ART, 0, false), 0);
+	wait_done(s, &d, 1);
+	f.err[FG_QUEUE_FAULT_WRITE] = -ENOSPC;
+	f.err[FG_QUEUE_FAULT_PROBE] = -ENOSPC;
+	atomic_store(&f.n[FG_QUEUE_FAULT_PROBE], 1000000);
+	atomic_store(&f.n[FG_QUEUE_FAULT_WRITE], 1);
+	ck_assert_int_eq(put(s, "<full@t>", ART, 1, true), 0);
+	wait_done(s, &d, 2);
+	ck_assert_int_eq(d.status[1], -ENOSPC);
+	ck_assert(fg_queue_refusing(q, &why));
+	ck_assert_str_eq(why, "disk full");
+	ck_assert(fg_queue_sink_ops.full(s));
+	/* room again: the probe succeeds, articles come in */
+	atomic_store(&f.n[FG_QUEUE_FAULT_PROBE], 0);
+	wait_for(not_refusing, q, "probe");
+	ck_assert_int_eq(put(s, "<ok2@t>", ART, 2, false), 0);
+	wait_done(s, &d, 3);
+	ck_assert_int_eq(d.status[2], 0);
+	fg_queue_durable(q, &end);
+	ck_assert_uint_eq(end.recno, 2);
+	stop_q(q, s);
+	/* the failed record left nothing behind */
+	ck_assert_uint_eq(count_records(), 2);
+	rm_tmp();
+}
+END_TEST
+
+START_TEST(failed_sync_fails_its_articles_only)
+{
+	static struct faults f;
+	struct fg_queue_params p = { .commit_ns = 0, .fault = faulty, .fault_arg = &f };
+	struct fg_queue *q;
+	struct fg_queue_sink *s;
+	static struct drv d;
+	struct fg_queue_cursor end, start;
+
+	mkdir_tmp();
+	q = open_q(&p, NULL);
+	/* a consumer that takes nothing keeps every segment */
+	ck_assert_int_eq(fg_queue_consumer(q, "x", &start), 0);
+	s = start_q(q, &d);
+	ck_assert_int_eq(put(s, "<s1@t>", ART, 0, false), 0);
+	wait_done(s, &d, 1);
+	f.err[FG_QUEUE_FAULT_SYNC] = -EIO;
+	atomic_store(&f.n[FG_QUEUE_FAULT_SYNC], 1);
+	ck_assert_int_eq(put(s, "<s2@t>", ART, 1, false), 0);
+	wait_done(s, &d, 2);
+	ck_assert_int_eq(d.status[1], -EIO);
+	ck_assert_int_eq(put(s, "<s3@t>", ART, 2, false), 0);
+	wait_done(s, &d, 3);
+	ck_assert_int_eq(d.status[2], 0);
+	fg_queue_durable(q, &end);
+	ck_assert_uint_eq(end.recno, 2);
+	stop_q(q, s);
+	/* s1 in segment 0, s2 cut away, s3 in a new segment */
+	ck_assert_uint_eq(nsegments(), 2);
+	ck_assert_uint_eq(count_records(), 2);
+	rm_tmp();
+}
+END_TEST
+
+START_TEST(sink_limits_and_bad_input)
+{
+	struct fg_queue_params p = { .commit_ns = 0 };
+	struct fg_queue_sink_params sp = { .max_articles = 2 };
+	struct fg_queue *q;
+	struct fg_queue_sink *s;
+	static struct drv d;
+	void *h1, *h2, *h3;
+	char longid[300];
+
+	mkdir_tmp();
+	q = open_q(&p, NULL);
+	s = fg_queue_sink_create(q, &sp);
+	memset(longid, 'x', sizeof(longid));
+	ck_assert_int_eq(fg_queue_sink_ops.begin(s, longid, 251, 0, &h1), -EINVAL);
+	ck_assert_int_eq(fg_queue_sink_ops.begin(s, "<>", 2, 0, &h1), -EINVAL);
+	ck_assert_int_eq(fg_queue_sink_ops.begin(s, "<a@t>", 5, 0, &h1), 0);
+	ck_assert_int_eq(fg_queue_sink_ops.begin(s, "<b@t>", 5, 0, &h2), 0);
+	ck_assert(fg_queue_sink_ops.full(s));
+	ck_assert_int_eq(fg_queue_sink_ops.begin(s, "<c@t>", 5, 0, &h3), -EAGAIN);
+	fg_queue_sink_ops.discard(s, h2);
+	ck_assert(!fg_queue_sink_ops.full(s));
+	ck_assert_uint_eq(fg_queue_sink_busy(s), 1);
+	ck_assert_int_eq(fg_queue_start(q), 0);
+	memset(&d, 0, sizeof(d));
+	/* an empty article is a record too */
+	ck_assert_int_eq(fg_queue_sink_ops.commit(s, h1, 9), 0);
+	wait_done(s, &d, 1);
+	ck_assert_int_eq(d.status[9], 0);
+	stop_q(q, s);
+	rm_tmp();
+}
+END_TEST
+
+/* ------------------------------------------------------------ readers */
+
+START_TEST(replay_and_inspect)
+{
+	struct fg_queue_params p = { .commit_ns = 0 };
+	struct fg_queue_cursor start, c;
+	struct fg_queue *q;
+	struct fg_queue_sink *s;
+	static struct drv d;
+	struct fg_config_errors errs;
+	struct fg_config *cfg;
+	struct fg_queue_status st;
+	struct fg_history_params hp = { .capacity = 1000, .alarm_load_pct = 90 };
+	static uint8_t mem[1 << 20] __attribute__((aligned(64)));
+	struct fg_history *h;
+	struct fg_history_key k;
+	struct fg_history_entry e;
+	const char *conf = "[downstream a]\naddress 127.0.0.1:1\n[downstream b]\n"
+			   "address 127.0.0.1:2\n[downstream c]\naddress 127.0.0.1:3\n";
+	char date[40];
+	static char art[512];
+	fg_time_t now = time(NULL);
+
+	/* an article dated an hour ago: within what history stores exactly */
+	ck_assert_int_eq(fg_date_format(now - 3600, date, sizeof(date)), FG_DATE_FORMAT_LEN);
+	snprintf(art, sizeof(art), "From: a@b\r\nDate: %s\r\n\r\nbody\r\n", date);
+	hp.now = now;
+	mkdir_tmp();
+	cfg = fg_config_load_text("t", conf, strlen(conf), &errs);
+	ck_assert_ptr_nonnull(cfg);
+	q = open_q(&p, NULL);
+	ck_assert_int_eq(fg_queue_consumer(q, "a", &start), 0);
+	ck_assert_int_eq(fg_queue_consumer(q, "b", &start), 1);
+	s = start_q(q, &d);
+	fill(s, &d, "r", 5, art, false);
+	c.recno = 2;
+	c.pos = 2 * fg_queue_rec_size(6, strlen(art));
+	fg_queue_consumer_ack(q, 1, &c);
+	stop_q(q, s);
+
+	ck_assert_int_eq(fg_queue_inspect(dir, cfg, now + 10, &st), 0);
+	ck_assert(st.present);
+	ck_assert_uint_eq(st.end.recno, 5);
+	ck_assert_uint_eq(st.begin.pos, 0);
+	ck_assert_uint_eq(st.n_consumers, 3);
+	ck_assert(st.consumer[0].found);
+	ck_assert_uint_eq(st.consumer[0].lag_records, 5);
+	ck_assert_uint_eq(st.consumer[1].lag_records, 3);
+	ck_assert_uint_eq(st.consumer[1].lag_bytes, 3 * fg_queue_rec_size(6, strlen(art)));
+	ck_assert_int_ge(st.consumer[0].lag_seconds, 9);
+	ck_assert(!st.consumer[2].found);
+	ck_assert_int_ge(st.oldest_seconds, 9);
+	ck_assert_uint_eq(st.segments, 1);
+
+	/* restore: every ID comes back accepted, with the article's own date */
+	h = fg_history_create(mem, sizeof(mem), &hp);
+	ck_assert_ptr_nonnull(h);
+	ck_assert_int_eq(fg_queue_replay(dir, h, 0, now), 5);
+	ck_assert_int_eq(fg_queue_replay(dir, h, 0, now), 0);
+	fg_history_hash(h, "<r3@t>", 6, &k);
+	ck_assert_int_eq(fg_history_lookup(h, &k, now, &e), FG_HISTORY_ACCEPTED);
+	ck_assert_int_ge(e.article_date, now - 3600);
+	ck_assert_int_lt(e.article_date, now - 3600 + FG_HISTORY_DATE_UNIT);
+	ck_assert_int_ge(e.first_seen, now);
+	fg_history_detach(h);
+	/* records that arrived well before the snapshot are not replayed */
+	h = fg_history_create(mem, sizeof(mem), &hp);
+	ck_assert_int_eq(fg_queue_replay(dir, h, now + FG_QUEUE_REPLAY_SLACK + 60, now), 0);
+	ck_assert_int_eq(fg_queue_replay(dir, h, now + 1, now), 5);
+	fg_history_detach(h);
+	fg_config_free(cfg);
+	rm_tmp();
+}
+END_TEST
+
+START_TEST(segment_at_gaps_and_the_oldest)
+{
+	struct fg_queue_params p = { .commit_ns = 0, .segment_bytes = FG_QUEUE_SEGMENT_MIN };
+	struct fg_queue_cursor start;
+	struct fg_queue_segref a, b, sr;
+	struct fg_queue *q;
+	struct fg_queue_sink *s;
+	static struct drv d;
+	char path[256];
+
+	mkdir_tmp();
+	q = open_q(&p, NULL);
+	ck_assert_int_eq(fg_queue_consumer(q, "x", &start), 0);
+	s = start_q(q, &d);
+	fill(s, &d, "s", 800, ART, false);
+	ck_assert_int_eq(fg_queue_segment_at(q, 0, &a), 0);
+	ck_assert_int_eq(fg_queue_segment_at(q, a.end, &b), 0);
+	stop_q(q, s);
+	/* segment 1 lost (not a crash: an operator, a disk) */
+	fg_queue_segment_path(dir, b.segment, path, sizeof(path));
+	ck_assert_int_eq(unlink(path), 0);
+	q = open_q(&p, NULL);
+	/* inside the gap: the segment after it, whose base says so */
+	ck_assert_int_eq(fg_queue_segment_at(q, b.base + 8, &sr), 0);
+	ck_assert_uint_eq(sr.segment, b.segment + 1);
+	ck_assert_uint_eq(sr.base, b.end);
+	ck_assert_uint_gt(sr.first_recno, b.first_recno);
+	ck_assert_int_eq(fg_queue_segment_at(q, 8, &sr), 0);
+	ck_assert_uint_eq(sr.segment, 0);
+	fg_queue_close(q);
+	/* segment 0 gone too: a position before the oldest is nowhere */
+	fg_queue_segment_path(dir, 0, path, sizeof(path));
+	ck_assert_int_eq(unlink(path), 0);
+	q = open_q(&p, NULL);
+	ck_assert_int_eq(fg_queue_segment_at(q, 8, &sr), -ENOENT);
+	ck_assert_int_eq(fg_queue_segment_at(q, b.base + 8, &sr), -ENOENT);
+	fg_queue_close(q);
+	rm_tmp();
+}
+END_TEST
+
+static Suite *queue_suite(void)
+{
+	Suite *s = suite_create("queue");
+	TCase *f = tcase_create("format"), *w = tcase_create("writer"), *r = tcase_create("read");
+
+	tcase_add_test(f, seg_header_roundtrip_and_every_byte);
+	tcase_add_test(f, record_check_every_byte);
+	tcase_add_test(f, record_id_shape);
+	tcase_add_test(f, scan_positions_and_torn_tails);
+	tcase_add_test(f, slots_pick_newest_sound);
+	tcase_add_test(f, names);
+	tcase_add_test(f, article_date_prefers_injection_date);
+	tcase_set_timeout(w, 60);
+	tcase_add_test(w, write_commit_complete);
+	tcase_add_test(w, bytes_exact_and_reopen_starts_new_segment);
+	tcase_add_test(w, torn_tail_cut_at_open);
+	tcase_add_test(w, bad_and_empty_segments_at_open);
+	tcase_add_test(w, cursors_new_persist_reload_clamp);
+	tcase_add_test(w, deletion_needs_every_cursor_and_the_gate);
+	tcase_add_test(w, deletion_waits_for_completions);
+	tcase_add_test(w, limit_refuses_then_resumes);
+	tcase_add_test(w, disk_full_fails_refuses_and_recovers);
+	tcase_add_test(w, failed_sync_fails_its_articles_only);
+	tcase_add_test(w, sink_limits_and_bad_input);
+	tcase_add_test(w, segment_at_gaps_and_the_oldest);
+	tcase_add_test(r, replay_and_inspect);
+	suite_add_tcase(s, f);
+	suite_add_tcase(s, w);
+	suite_add_tcase(s, r);
+	return s;
+}
+
+FG_TEST_MAIN(queue_suite)

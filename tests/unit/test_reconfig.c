@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_reconfig.c — a running engine switched to a new configuration
+ * (fg_engine_set_config, dataplane/nntp/reconfig.c), as the dataplane
+ * does at a reload: the rules change for sessions already open, sessions
+ * follow their peer by name into the new numbering (counters and
+ * max-connections with them), a session whose peer is gone is answered
+ * 400 and closed, and what open sessions' buffers depend on is refused
+ * without changing anything.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fgtest.h"
+#include "nntp_harness.h"
+
+#define DAY 86400
+
+static struct fg_config *conf(const char *text)
+{
+	struct fg_config_errors errs;
+	struct fg_config *c = fg_config_load_text("<new>", text, strlen(text), &errs);
+
+	ck_assert_msg(c != NULL, "%s", errs.n ? errs.err[0].text : "?");
+	return c;
+}
+
+static const char *article(struct fg_th *t, const char *id, int64_t age)
+{
+	static char buf[1024];
+	char date[64];
+	time_t d = (time_t)(t->now - age);
+
+	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S +0000", gmtime(&d));
+	snprintf(buf, sizeof(buf),
+		 "TAKETHIS %s\r\nPath: a!b\r\nFrom: x@y.example\r\nNewsgroups: t.est\r\n"
+		 "Subject: s\r\nMessage-ID: %s\r\nDate: %s\r\n\r\nbody\r\n.\r\n", id, id, date);
+	return buf;
+}
+
+static void takethis(struct fg_th *t, struct fg_th_conn *c, const char *id, int64_t age,
+		     const char *want)
+{
+	const char *a = article(t, id, age);
+
+	fg_th_out_clear(c);
+	fg_th_send(c, a, strlen(a), 0);
+	fg_th_pump(t, 0);
+	fg_th_settle(t, 1000000, 100);
+	ck_assert_msg(strstr(fg_th_out(c), want) != NULL, "%s: got %s", id, fg_th_out(c));
+}
+
+/* Switch t to text (the base peers and extra lines); returns the old
+ * configuration and counters, which the caller frees. */
+static void swap(struct fg_th *t, const char *text, int expect_rc)
+{
+	struct fg_config *n = conf(text);
+	struct fg_nntp_counters *ps = calloc(n->n_peer + 1, sizeof(*ps));
+	int rc = fg_engine_set_config(t->e, n, ps);
+
+	ck_assert_int_eq(rc, expect_rc);
+	if (rc != 0) {
+		fg_config_free(n);
+		free(ps);
+		return;
+	}
+	fg_config_free(t->cfg);
+	free(t->peer_stats);
+	t->cfg = n;
+	t->peer_stats = ps;
+}
+
+static const char peers_ab[] =
+	"[site]\nserver-name news.test.example\npath-identity filter.test.example\n"
+	"listen 127.0.0.1:1119\n[history]\ncapacity 200000\n"
+	"[peer alpha]\naddress 127.0.0.1\n[peer beta]\naddress 127.0.0.2\n";
+
+START_TEST(test_cutoff_for_open_sessions)
+{
+	struct fg_th t;
+	struct fg_th_conn *c;
+	char text[1024];
+
+	ck_assert_int_eq(fg_th_init(&t, NULL, NULL), 0);
+	c = fg_th_open(&t, "alpha");
+	takethis(&t, c, "<a1@rc.test>", 5 * DAY, "239 <a1@rc.test>");
+	snprintf(text, sizeof(text), "%s[rules]\ncutoff 3d\nretention 4d\n", peers_ab);
+	swap(&t, text, 0);
+	/* the same session, the new rule */
+	takethis(&t, c, "<a2@rc.test>", 5 * DAY, "439 <a2@rc.test>");
+	takethis(&t, c, "<a3@rc.test>", 3600, "239 <a3@rc.test>");
+	ck_assert_uint_eq(t.stats.s.rejected[FG_REASON_TOO_OLD], 1);
+	ck_assert(!c->close_called);
+	fg_th_fini(&t);
+}
+END_TEST
+
+START_TEST(test_peers_follow_by_name)
+{
+	struct fg_th t;
+	struct fg_th_conn *a, *b, *b2;
+	char text[1024];
+
+	ck_assert_int_eq(fg_th_init(&t, NULL, NULL), 0);
+	a = fg_th_open(&t, "alpha");
+	b = fg_th_open(&t, "beta");
+	fg_th_pump(&t, 0);
+	/* alpha leaves; beta moves to index 0 and may have one connection */
+	snprintf(text, sizeof(text),
+		 "[site]\nserver-name news.test.example\npath-identity filter.test.example\n"
+		 "listen 127.0.0.1:1119\n[history]\ncapacity 200000\n[rules]\ncutoff 10d\n"
+		 "retention 11d\n[peer beta]\naddress 127.0.0.2\nmax-connections 1\n"
+		 "[peer gamma]\naddress 127.0.0.3\n");
+	swap(&t, text, 0);
+	fg_th_pump(&t, 0);
+	ck_assert_msg(strstr(fg_th_out(a), "400 No longer a configured peer") != NULL, "%s",
+		      fg_th_out(a));
+	ck_assert(a->close_called);
+	takethis(&t, b, "<b1@rc.test>", 3600, "239 <b1@rc.test>");
+	/* beta's counters are kept in the new array, at beta's new index */
+	ck_assert_uint_eq(t.peer_stats[0].s.ctr[FG_CTR_NNTP_ARTICLES_ACCEPTED], 1);
+	/* max-connections counts the session that was already open */
+	b2 = fg_th_open(&t, "beta");
+	fg_th_pump(&t, 0);
+	ck_assert_msg(strncmp(fg_th_out(b2), "400 ", 4) == 0, "%s", fg_th_out(b2));
+	fg_th_fini(&t);
+}
+END_TEST
+
+START_TEST(test_sizes_refused)
+{
+	struct fg_th t;
+	struct fg_th_conn *c;
+	char text[1024];
+
+	ck_assert_int_eq(fg_th_init(&t, NULL, NULL), 0);
+	c = fg_th_open(&t, "alpha");
+	snprintf(text, sizeof(text), "%s[rules]\ncutoff 3d\nretention 4d\n[session]\nmax-line 1024\n",
+		 peers_ab);
+	swap(&t, text, -EINVAL);
+	/* nothing changed: the old cutoff still rules */
+	takethis(&t, c, "<s1@rc.test>", 5 * DAY, "239 <s1@rc.test>");
+	fg_th_fini(&t);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("reconfig");
+	TCase *tc = tcase_create("reload");
+
+	tcase_add_test(tc, test_cutoff_for_open_sessions);
+	tcase_add_test(tc, test_peers_follow_by_name);
+	tcase_add_test(tc, test_sizes_refused);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+FG_TEST_MAIN(suite)

@@ -1,0 +1,862 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_relay_mt.c — the relay against a scripted downstream on loopback
+ * (the relay's thread, the queue's writer and a server thread per
+ * connection: also run under TSan): handshake variants (streaming, a
+ * server that does not stream, check-first), every answer (239, 439, 431
+ * then 239, 438, IHAVE's 335/235/435/437/436), articles relayed byte for
+ * byte, each exactly once in queue order, a connection dropped with
+ * articles in flight (only those are sent again, at most the window), a
+ * 400 from the server, a restart from the durable cursor that re-sends
+ * nothing, the window bound, the queue's segments deleted once delivered,
+ * and the warm-up questions (answers, timeouts, nobody to ask).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fgtest.h"
+#include "floodgate/datadir.h"
+#include "floodgate/relay.h"
+
+/* ------------------------------------------------------------ the server */
+
+#define MAX_SEEN 4096
+
+struct server {
+	int lfd;
+	uint16_t port;
+	pthread_t th;
+	_Atomic bool stop;
+	/* script */
+	bool streaming;			/* list STREAMING, accept MODE STREAM */
+	int drop_after;			/* close (no answer) after this many articles; -1 never */
+	bool say_400;			/* answer the drop_after-th article with 400 instead */
+	bool mute_checks;		/* never answer a CHECK */
+	/* record */
+	pthread_mutex_t lock;
+	char seen[MAX_SEEN][64];	/* IDs of articles received, in order */
+	unsigned nseen;
+	unsigned later_tries;		/* 431/436 given */
+	_Atomic unsigned checks, conns;
+	pthread_t conn_th[64];
+	int conn_fd[64];
+	bool bytes_ok;
+	int max_in_flight;
+};
+
+static const char *const ART =
+	"Path: a!b\r\nFrom: x@y.example\r\nNewsgroups: t.test\r\nSubject: s\r\n"
+	"Date: Mon, 02 Mar 2026 12:00:00 +0000\r\n\r\nbody\r\n..a dot-stuffed line\r\n";
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Buffered line reading on a blocking socket with a poll timeout. */
+struct rd {
+	int fd;
+	char buf[1 << 16];
+	size_t len;
+};
+
+static int read_line(struct server *s, struct rd *r, char *out, size_t cap)
+{
+	for (;;) {
+		char *nl = memchr(r->buf, '\n', r->len);
+		struct pollfd p = { r->fd, POLLIN, 0 };
+		ssize_t n;
+
+		if (nl) {
+			size_t l = (size_t)(nl - r->buf) + 1;
+
+			if (l >= cap)
+				return -1;
+			memcpy(out, r->buf, l);
+			out[l] = '\0';
+			memmove(r->buf, r->buf + l, r->len - l);
+			r->len -= l;
+			return (int)l;
+		}
+		if (atomic_load(&s->stop))
+			return -1;
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		n = recv(r->fd, r->buf + r->len, sizeof(r->buf) - r->len, 0);
+		if (n <= 0)
+			return -1;
+		r->len += (size_t)n;
+	}
+}
+
+static void say(int fd, const char *fmt, const char *arg)
+{
+	char line[512];
+	int n = snprintf(line, sizeof(line), fmt, arg);
+
+	if (send(fd, line, (size_t)n, MSG_NOSIGNAL) < 0)
+		return;
+}
+
+/* The article up to its terminator; false if the connection ended. The
+ * wire octets must be the queued article's exactly. */
+static bool read_article(struct server *s, struct rd *r)
+{
+	char line[4096], got[4096];
+	size_t gl = 0;
+
+	for (;;) {
+		int n = read_line(s, r, line, sizeof(line));
+
+		if (n < 0)
+			return false;
+		if (strcmp(line, ".\r\n") == 0)
+			break;
+		if (gl + (size_t)n < sizeof(got)) {
+			memcpy(got + gl, line, (size_t)n);
+			gl += (size_t)n;
+		}
+	}
+	if (gl != strlen(ART) || memcmp(got, ART, gl) != 0) {
+		pthread_mutex_lock(&s->lock);
+		s->bytes_ok = false;
+		pthread_mutex_unlock(&s->lock);
+	}
+	return true;
+}
+
+/* 431/436 on the first try of an ID holding "later", and count it. */
+static bool later(struct server *s, const char *id)
+{
+	bool first = true;
+
+	if (!strstr(id, "later"))
+		return false;
+	pthread_mutex_lock(&s->lock);
+	for (unsigned i = 0; i < s->nseen; i++)
+		if (strcmp(s->seen[i], id) == 0)
+			first = false;
+	if (first && s->nseen < MAX_SEEN)
+		snprintf(s->seen[s->nseen++], 64, "%s", id);
+	s->later_tries += first;
+	pthread_mutex_unlock(&s->lock);
+	return first;
+}
+
+/* Record an article; returns how many this connection has taken. */
+static unsigned seen(struct server *s, const char *id)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->nseen < MAX_SEEN)
+		snprintf(s->seen[s->nseen++], 64, "%s%s", strstr(id, "later") ? "+" : "", id);
+	n = s->nseen;
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+static void serve(struct server *s, int fd)
+{
+	struct rd *r = calloc(1, sizeof(*r));
+	char line[1024], id[300];
+	int taken = 0;
+
+	r->fd = fd;
+	say(fd, "200 test server ready%s\r\n", "");
+	while (read_line(s, r, line, sizeof(line)) > 0) {
+		if (strncmp(line, "CAPABILITIES", 12) == 0) {
+			say(fd, "101 caps\r\nVERSION 2\r\nIHAVE\r\n%s.\r\n",
+			    s->streaming ? "STREAMING\r\n" : "");
+		} else if (strncmp(line, "MODE STREAM", 11) == 0) {
+			say(fd, s->streaming ? "203 streaming\r\n%s" : "500 what?\r\n%s", "");
+		} else if (sscanf(line, "CHECK %299s", id) == 1) {
+			atomic_fetch_add(&s->checks, 1);
+			if (s->mute_checks)
+				continue;
+			say(fd, strstr(id, "have") ? "438 %s\r\n" :
+				later(s, id) ? "431 %s\r\n" : "238 %s\r\n", id);
+		} else if (sscanf(line, "TAKETHIS %299s", id) == 1) {
+			if (!read_article(s, r))
+				break;
+			if (s->drop_after >= 0 && ++taken > s->drop_after) {
+				if (s->say_400)
+					say(fd, "400 going away%s\r\n", "");
+				break;
+			}
+			if (later(s, id)) {
+				say(fd, "431 %s\r\n", id);
+				continue;
+			}
+			seen(s, id);
+			say(fd, strstr(id, "rej") ? "439 %s\r\n" : "239 %s\r\n", id);
+		} else if (sscanf(line, "IHAVE %299s", id) == 1) {
+			if (strstr(id, "have")) {
+				say(fd, "435 %s\r\n", id);
+				continue;
+			}
+			if (later(s, id)) {
+				say(fd, "436 %s\r\n", id);
+				continue;
+			}
+			say(fd, "335 %s\r\n", id);
+			if (!read_article(s, r))
+				break;
+			seen(s, id);
+			say(fd, strstr(id, "rej") ? "437 %s\r\n" : "235 %s\r\n", id);
+		} else if (strncmp(line, "QUIT", 4) == 0) {
+			say(fd, "205 bye%s\r\n", "");
+			break;
+		} else {
+			say(fd, "500 unknown%s\r\n", "");
+		}
+	}
+	/* a lingering close: unread input at close() would make it an RST,
+	 * which may destroy answers already sent before the client reads them */
+	shutdown(fd, SHUT_WR);
+	for (int i = 0; i < 100; i++) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		char junk[4096];
+
+		if (poll(&p, 1, 10) > 0 && recv(fd, junk, sizeof(junk), 0) <= 0)
+			break;
+	}
+	close(fd);
+	free(r);
+}
+
+struct conn_arg {
+	struct server *s;
+	int fd;
+};
+
+static void *conn_main(void *arg)
+{
+	struct conn_arg *ca = arg;
+
+	serve(ca->s, ca->fd);
+	free(ca);
+	return NULL;
+}
+
+/* A thread per connection (feeding and asking ones run side by side). */
+static void *server_main(void *arg)
+{
+	struct server *s = arg;
+	unsigned n = 0;
+
+	while (!atomic_load(&s->stop)) {
+		struct pollfd p = { s->lfd, POLLIN, 0 };
+		struct conn_arg *ca;
+		int fd;
+
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		fd = accept(s->lfd, NULL, NULL);
+		if (fd < 0)
+			continue;
+		atomic_fetch_add(&s->conns, 1);
+		ca = malloc(sizeof(*ca));
+		ca->s = s;
+		ca->fd = fd;
+		if (n == 64 || pthread_create(&s->conn_th[n], NULL, conn_main, ca) != 0) {
+			close(fd);
+			free(ca);
+			continue;
+		}
+		n++;
+	}
+	for (unsigned i = 0; i < n; i++)
+		pthread_join(s->conn_th[i], NULL);
+	return NULL;
+}
+
+static void server_start(struct server *s)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sin);
+	int one = 1;
+
+	pthread_mutex_init(&s->lock, NULL);
+	s->bytes_ok = true;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_port = htons(s->port);	/* a restart takes the same port again */
+	s->lfd = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	ck_assert_int_eq(bind(s->lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(listen(s->lfd, 16), 0);
+	getsockname(s->lfd, (struct sockaddr *)&sin, &sl);
+	s->port = ntohs(sin.sin_port);
+	atomic_store(&s->stop, false);
+	ck_assert_int_eq(pthread_create(&s->th, NULL, server_main, s), 0);
+}
+
+static void server_stop(struct server *s)
+{
+	atomic_store(&s->stop, true);
+	pthread_join(s->th, NULL);
+	close(s->lfd);
+}
+
+/* ------------------------------------------------------------ the rig */
+
+static char dir[64];
+static struct fg_config *cfg;
+static struct fg_queue *q;
+static struct fg_queue_sink *sink;
+static struct fg_relay *relay;
+static unsigned done_n;
+
+static void on_done(void *ctx, uint64_t cookie, int status)
+{
+	(void)ctx;
+	(void)cookie;
+	ck_assert_int_eq(status, 0);
+	done_n++;
+}
+
+static void load_cfg(uint16_t port, const char *extra)
+{
+	struct fg_config_errors errs;
+	char text[512];
+
+	snprintf(text, sizeof(text), "[downstream d]\naddress 127.0.0.1:%u\n%s", port, extra);
+	cfg = fg_config_load_text("t", text, strlen(text), &errs);
+	ck_assert_msg(cfg != NULL, "config: %s", errs.n ? errs.err[0].text : "?");
+}
+
+/* Queue, relay, one handle; an asker too when max_asks (before the start). */
+static struct fg_relay_asker *rig_up_with(uint16_t port, const char *extra, unsigned max_asks)
+{
+	struct fg_queue_params qp = { .commit_ns = 1000000, .segment_bytes = FG_QUEUE_SEGMENT_MIN };
+	struct fg_queue_sink_params sp = { 0 };
+	struct fg_relay_params rp = { .reconnect_min_ns = 20000000, .reconnect_max_ns = 200000000,
+				      .retry_min_ns = 20000000, .retry_max_ns = 100000000,
+				      .ask_timeout_ns = 300000000 };
+	struct fg_relay_asker *a = NULL;
+	int err;
+
+	if (!cfg)
+		load_cfg(port, extra);
+	qp.dir = dir;
+	q = fg_queue_open(&qp, NULL, &err);
+	ck_assert_ptr_nonnull(q);
+	rp.cfg = cfg;
+	rp.q = q;
+	relay = fg_relay_create(&rp, &err);
+	ck_assert_msg(relay != NULL, "relay: %s", strerror(-err));
+	if (max_asks)
+		a = fg_relay_asker_create(relay, max_asks, NULL, NULL);
+	fg_queue_set_notify(q, fg_relay_notify, relay);
+	sink = fg_queue_sink_create(q, &sp);
+	ck_assert_ptr_nonnull(sink);
+	ck_assert_int_eq(fg_queue_start(q), 0);
+	ck_assert_int_eq(fg_relay_start(relay), 0);
+	done_n = 0;
+	return a;
+}
+
+static void rig_up(uint16_t port, const char *extra)
+{
+	rig_up_with(port, extra, 0);
+}
+
+static void rig_down(void)
+{
+	fg_relay_stop(relay);
+	fg_queue_stop(q);
+	fg_queue_sink_destroy(sink);
+	fg_relay_destroy(relay);
+	fg_queue_close(q);
+}
+
+static void offer(const char *fmt, unsigned n)
+{
+	unsigned first = done_n;
+	uint64_t until = now_ns() + 10ull * 1000000000;
+	char id[64];
+
+	for (unsigned i = 0; i < n; i++) {
+		struct fg_iov seg = { (const uint8_t *)ART, (uint32_t)strlen(ART), NULL };
+		void *h;
+
+		snprintf(id, sizeof(id), fmt, i);
+		while (fg_queue_sink_ops.begin(sink, id, strlen(id), 0, &h) != 0)
+			fg_queue_sink_ops.poll(sink, now_ns(), on_done, NULL);
+		ck_assert_int_eq(fg_queue_sink_ops.append(sink, h, &seg, false), 0);
+		ck_assert_int_eq(fg_queue_sink_ops.commit(sink, h, i), 0);
+	}
+	while (done_n < first + n && now_ns() < until) {
+		fg_queue_sink_ops.poll(sink, now_ns(), on_done, NULL);
+		usleep(500);
+	}
+	ck_assert_uint_eq(done_n, first + n);
+}
+
+/* Wait until the downstream has acknowledged every queued record. */
+static void wait_delivered(void)
+{
+	uint64_t until = now_ns() + 20ull * 1000000000;
+	struct fg_relay_ds_status st;
+	struct fg_queue_cursor end;
+
+	do {
+		usleep(2000);
+		fg_queue_durable(q, &end);
+		ck_assert_int_eq(fg_relay_status(relay, 0, &st), 0);
+	} while (st.acked.recno < end.recno && now_ns() < until);
+	ck_assert_uint_eq(st.acked.recno, end.recno);
+	ck_assert_uint_eq(st.acked.pos, end.pos);
+}
+
+static void setup(void)
+{
+	strcpy(dir, "/tmp/fgr-unit-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	cfg = NULL;
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	fg_config_free(cfg);
+	cfg = NULL;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Each of ids "<fmt i>" seen exactly once, in order among themselves. */
+static void assert_once_in_order(struct server *s, const char *fmt, unsigned n)
+{
+	unsigned next = 0;
+	char want[64];
+
+	pthread_mutex_lock(&s->lock);
+	for (unsigned i = 0; i < s->nseen; i++) {
+		snprintf(want, sizeof(want), fmt, next);
+		if (next < n && strcmp(s->seen[i], want) == 0) {
+			next++;
+			continue;
+		}
+		for (unsigned k = 0; k < next; k++) {
+			snprintf(want, sizeof(want), fmt, k);
+			ck_assert_msg(strcmp(s->seen[i], want) != 0, "%s relayed twice", want);
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	ck_assert_uint_eq(next, n);
+}
+
+/* ------------------------------------------------------------ tests */
+
+START_TEST(streaming_exactly_once_byte_for_byte)
+{
+	static struct server s = { .streaming = true, .drop_after = -1 };
+	struct fg_relay_ds_status st;
+	uint64_t *nums;
+	size_t nseg;
+
+	server_start(&s);
+	rig_up(s.port, "window 16\n");
+	offer("<a%u@t>", 600);
+	wait_delivered();
+	assert_once_in_order(&s, "<a%u@t>", 600);
+	ck_assert(s.bytes_ok);
+	ck_assert_int_eq(fg_relay_status(relay, 0, &st), 0);
+	ck_assert(st.streaming);
+	ck_assert_uint_eq(st.ready, 1);
+	ck_assert_uint_eq(st.accepted, 600);
+	ck_assert_uint_eq(st.sent, 600);
+	ck_assert_uint_eq(s.checks, 0);
+	/* delivered: the sealed segments go (64 KiB segments, ~120 KiB queued) */
+	usleep(300000);
+	ck_assert_int_eq(fg_datadir_list(dir, FG_QUEUE_SEG_PREFIX, FG_QUEUE_SEG_SUFFIX, &nums, &nseg),
+			 0);
+	free(nums);
+	ck_assert_uint_eq(nseg, 1);
+	rig_down();
+	server_stop(&s);
+}
+END_TEST
+
+START_TEST(answers_refused_deferred)
+{
+	static struct server s = { .streaming = true, .drop_after = -1 };
+	struct fg_relay_ds_status st;
+
+	server_start(&s);
+	rig_up(s.port, "");
+	offer("<b%u@t>", 5);
+	offer("<rej%u@t>", 3);
+	offer("<later%u@t>", 2);
+	offer("<c%u@t>", 5);
+	wait_delivered();
+	ck_assert_int_eq(fg_relay_status(relay, 0, &st), 0);
+	ck_assert_uint_eq(st.accepted, 12);
+	ck_assert_uint_eq(st.refused, 3);
+	ck_assert_uint_eq(st.deferred, 2);
+	ck_assert_uint_eq(s.later_tries, 2);
+	/* the deferred ones were sent again and taken */
+	assert_once_in_order(&s, "+<later%u@t>", 2);
+	assert_once_in_order(&s, "<c%u@t>", 5);
+	rig_down();
+	server_stop(&s);
+}
+END_TEST
+
+START_TEST(check_first)
+{
+	static struct server s = { .streaming = true, .drop_after = -1 };
+	struct fg_relay_ds_status st;
+
+	server_start(&s);
+	rig_up(s.port, "check-first on\n");
+	offer("<e%u@t>", 10);
+	offer("<have%u@t>", 4);
+	offer("<later%u@t>", 1);
+	wait_delivered();
+	ck_assert_int_eq(fg_relay_status(relay, 0, &st), 0);
+	ck_assert_uint_eq(st.accepted, 11);
+	ck_assert_uint_eq(st.not_wanted, 4);
+	ck_assert_uint_eq(st.deferred, 1);
+	ck_assert_uint_ge(s.checks, 16);
+	assert_once_in_order(&s, "<e%u@t>", 10);
+	rig_down();
+	server_stop(&s);
+}
+END_TEST
+
+START_TEST(ihave_when_not_streaming)
+{
+	static struct server s = { .streaming = false, .drop_after = -1 };
+	struct fg_relay_ds_status st;
+
+	server_start(&s);
+	rig_up(s.port, "window 8\n");
+	offer("<f%u@t>", 20);
+	offer("<have%u@t>", 2);
+	offer("<rej%u@t>", 2);
+	offer("<later%u@t>", 1);
+	wait_delivered();
+	ck_assert_int_eq(fg_relay_status(relay, 0, &st), 0);
+	ck_assert(!st.streaming);
+	ck_assert_uint_eq(st.accepted, 21);
+	ck_assert_uint_eq(st.not_wanted, 2);
+	ck_assert_uint_eq(st.refused, 2);
+	ck_assert_uint_eq(st.deferred, 1);
+	assert_once_in_order(&s, "<f%u@t>", 20);
+	ck_assert(s.bytes_ok);
+	rig_down();
+	server_stop(&s);
+}
+END_TEST
+
+START_TEST(dropped_connection_resends_only_in_flight)
+{
+	static struct server s = { .streaming = true, .drop_after = 50 };
+	struct fg_relay_ds_status st;
+	unsigned dup = 0;
+
+	server_start(&s);
+	rig_up(s.port, "window 8\n");
+	offer("<g%u@t>", 200);
+	wait_delivered();
+	ck_assert_int_eq(fg_relay_status(relay, 0, &st), 0);
+	ck_assert_uint_eq(st.accepted, 200);
+	ck_assert_uint_ge(s.conns, 4);
+	/* the server saw each article once: the unanswered one went again */
+	assert_once_in_order(&s, "<g%u@t>", 200);
+	/* at most the window was in flight at each drop */
+	ck_assert_uint_le(st.sent - 200, 8 * (s.conns - 1));
+	(void)dup;
+	rig_down();
+	server_stop(&s);
+}
+END_TEST
+
+START_TEST(server_400_reconnects)
+{
+	static struct server s = { .streaming = true, .drop_after = 30, .say_400 = true };
+	struct fg_relay_ds_status st;
+
+	server_start(&s);
+	rig_up(s.port, "window 4\nconnections 2\n");
+	offer("<h%u@t>", 100);
+	wait_delivered();
+	ck_assert_int_eq(fg_relay_status(relay, 0, &st), 0);
+	ck_assert_uint_eq(st.accepted, 100);
+	ck_assert_uint_ge(st.reconnects, 3);
+	rig_down();
+	server_stop(&s);
+}
+END_TEST
+
+START_TEST(restart_resumes_from_cursor)
+{
+	static struct server s = { .streaming = true, .drop_after = -1 };
+	struct fg_relay_ds_status st;
+
+	server_start(&s);
+	rig_up(s.port, "");
+	offer("<i%u@t>", 50);
+	wait_delivered();
+	rig_down();
+	/* the downstream is away while more arrives */
+	server_stop(&s);
+	rig_up(s.port, "");
+	offer("<j%u@t>", 40);
+	usleep(100000);
+	ck_assert_int_eq(fg_relay_status(relay, 0, &st), 0);
+	ck_assert_uint_eq(st.ready, 0);
+	ck_assert_uint_eq(st.acked.recno, 50);
+	rig_down();
+	/* back: everything not acknowledged goes, nothing twice */
+	server_start(&s);
+	rig_up(s.port, "");
+	wait_delivered();
+	assert_once_in_order(&s, "<i%u@t>", 50);
+	assert_once_in_order(&s, "<j%u@t>", 40);
+	ck_assert_uint_eq(s.nseen, 90);
+	rig_down();
+	server_stop(&s);
+}
+END_TEST
+
+START_TEST(window_bound_from_durable_cursor)
+{
+	struct fg_relay_ds_status st;
+	struct server s = { 0 };
+	int lfd;
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sin);
+
+	/* a server that accepts and never says a word: nothing is taken
+	 * beyond the window, which stays full */
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(listen(lfd, 4), 0);
+	getsockname(lfd, (struct sockaddr *)&sin, &sl);
+	(void)s;
+	rig_up(ntohs(sin.sin_port), "window 5\nconnections 3\n");
+	offer("<k%u@t>", 40);
+	usleep(200000);
+	ck_assert_int_eq(fg_relay_status(relay, 0, &st), 0);
+	ck_assert_uint_eq(st.in_window, 15);
+	ck_assert_uint_eq(st.acked.recno, 0);
+	ck_assert_uint_eq(st.next.recno, 15);
+	rig_down();
+	close(lfd);
+}
+END_TEST
+
+START_TEST(a_lost_segment_is_skipped)
+{
+	static struct server s = { .streaming = true, .drop_after = -1 };
+	struct fg_queue_segref a, b, c;
+	char path[256];
+	unsigned lost = 0;
+
+	/* everything queued while the downstream is away */
+	rig_up(1, "");
+	offer("<n%u@t>", 800);
+	ck_assert_int_eq(fg_queue_segment_at(q, 0, &a), 0);
+	ck_assert_int_eq(fg_queue_segment_at(q, a.end, &b), 0);
+	ck_assert_int_eq(fg_queue_segment_at(q, b.end, &c), 0);
+	rig_down();
+	fg_queue_segment_path(dir, b.segment, path, sizeof(path));
+	ck_assert_int_eq(unlink(path), 0);
+	fg_config_free(cfg);
+	cfg = NULL;
+	server_start(&s);
+	rig_up(s.port, "");
+	wait_delivered();
+	/* what was in segment 1 is gone; the rest arrived, in order */
+	pthread_mutex_lock(&s.lock);
+	ck_assert_uint_eq(s.nseen, 800 - (c.first_recno - b.first_recno));
+	pthread_mutex_unlock(&s.lock);
+	for (uint64_t r = b.first_recno; r < b.first_recno + 10; r++) {
+		char id[32];
+
+		snprintf(id, sizeof(id), "<n%llu@t>", (unsigned long long)r);
+		for (unsigned i = 0; i < s.nseen; i++)
+			lost += strcmp(s.seen[i], id) == 0;
+	}
+	ck_assert_uint_eq(lost, 0);
+	rig_down();
+	server_stop(&s);
+}
+END_TEST
+
+/* ------------------------------------------------------------ warm-up asks */
+
+struct answers {
+	unsigned n;
+	int got[64];
+};
+
+static void on_answer(void *arg, uint64_t cookie, enum fg_relay_answer a)
+{
+	struct answers *x = arg;
+
+	ck_assert_uint_lt(cookie, 64);
+	x->got[cookie] = (int)a;
+	x->n++;
+}
+
+static void wait_answers(struct fg_relay_asker *a, struct answers *x, unsigned want)
+{
+	uint64_t until = now_ns() + 10ull * 1000000000;
+
+	while (x->n < want && now_ns() < until) {
+		fg_relay_answers(a, on_answer, x);
+		usleep(1000);
+	}
+	ck_assert_uint_eq(x->n, want);
+}
+
+/* rig_up, with an asker registered before the relay starts */
+static struct fg_relay_asker *rig_up_asking(uint16_t port, const char *extra, unsigned max)
+{
+	if (cfg) {
+		fg_config_free(cfg);
+		cfg = NULL;
+	}
+	return rig_up_with(port, extra, max);
+}
+
+START_TEST(asks_answered_by_check)
+{
+	static struct server s = { .streaming = true, .drop_after = -1 };
+	static struct answers x;
+	struct fg_relay_asker *a;
+	const char *ids[] = { "<new1@t>", "<have1@t>", "<later1@t>", "<have2@t>", "<new2@t>" };
+	uint64_t until;
+
+	server_start(&s);
+	a = rig_up_asking(s.port, "", 4);
+	ck_assert_ptr_nonnull(a);
+	/* the asking connection comes up; until then questions get UNKNOWN */
+	until = now_ns() + 5ull * 1000000000;
+	do {
+		memset(&x, 0, sizeof(x));
+		ck_assert_int_eq(fg_relay_ask(a, "<probe@t>", 9, 0), 0);
+		wait_answers(a, &x, 1);
+	} while (x.got[0] == FG_RELAY_UNKNOWN && now_ns() < until);
+	ck_assert_int_eq(x.got[0], FG_RELAY_WANTED);
+	memset(&x, 0, sizeof(x));
+	for (unsigned i = 0; i < 4; i++)
+		ck_assert_int_eq(fg_relay_ask(a, ids[i], strlen(ids[i]), i), 0);
+	/* at most max_pending questions open */
+	ck_assert_int_eq(fg_relay_ask(a, ids[4], strlen(ids[4]), 4), -EAGAIN);
+	wait_answers(a, &x, 4);
+	ck_assert_int_eq(fg_relay_ask(a, ids[4], strlen(ids[4]), 4), 0);
+	wait_answers(a, &x, 5);
+	ck_assert_int_eq(x.got[0], FG_RELAY_WANTED);
+	ck_assert_int_eq(x.got[1], FG_RELAY_HAVE);
+	ck_assert_int_eq(x.got[2], FG_RELAY_LATER);
+	ck_assert_int_eq(x.got[3], FG_RELAY_HAVE);
+	ck_assert_int_eq(x.got[4], FG_RELAY_WANTED);
+	/* feeding goes on beside the asking */
+	offer("<m%u@t>", 20);
+	wait_delivered();
+	rig_down();
+	fg_relay_asker_destroy(a);
+	server_stop(&s);
+}
+END_TEST
+
+START_TEST(asks_unknown_when_nobody_answers)
+{
+	static struct server s = { .streaming = true, .drop_after = -1, .mute_checks = true };
+	static struct answers x;
+	struct fg_relay_asker *a;
+	uint64_t t0;
+
+	/* nobody listening: UNKNOWN at once */
+	a = rig_up_asking(1, "", 16);
+	memset(&x, 0, sizeof(x));
+	t0 = now_ns();
+	ck_assert_int_eq(fg_relay_ask(a, "<a@t>", 5, 7), 0);
+	wait_answers(a, &x, 1);
+	ck_assert_int_eq(x.got[7], FG_RELAY_UNKNOWN);
+	ck_assert_uint_lt(now_ns() - t0, 1000000000ull);
+	rig_down();
+	fg_relay_asker_destroy(a);
+	fg_config_free(cfg);
+	cfg = NULL;
+	/* a server that never answers a CHECK: UNKNOWN after the ask timeout */
+	server_start(&s);
+	a = rig_up_asking(s.port, "", 16);
+	while (atomic_load(&s.conns) < 2)
+		usleep(1000);
+	usleep(100000);
+	memset(&x, 0, sizeof(x));
+	t0 = now_ns();
+	ck_assert_int_eq(fg_relay_ask(a, "<b@t>", 5, 3), 0);
+	wait_answers(a, &x, 1);
+	ck_assert_int_eq(x.got[3], FG_RELAY_UNKNOWN);
+	ck_assert_uint_ge(atomic_load(&s.checks), 1);
+	ck_assert_uint_ge(now_ns() - t0, 250000000ull);
+	rig_down();
+	fg_relay_asker_destroy(a);
+	server_stop(&s);
+}
+END_TEST
+
+START_TEST(no_asker_without_a_streaming_downstream)
+{
+	struct fg_relay_params rp = { 0 };
+	struct fg_queue_params qp = { .commit_ns = 0 };
+	int err;
+
+	load_cfg(1, "mode ihave\n");
+	qp.dir = dir;
+	q = fg_queue_open(&qp, NULL, &err);
+	rp.cfg = cfg;
+	rp.q = q;
+	relay = fg_relay_create(&rp, &err);
+	ck_assert_ptr_nonnull(relay);
+	ck_assert_ptr_null(fg_relay_asker_create(relay, 16, NULL, NULL));
+	fg_relay_destroy(relay);
+	fg_queue_close(q);
+}
+END_TEST
+
+static Suite *relay_suite(void)
+{
+	Suite *s = suite_create("relay");
+	TCase *tc = tcase_create("relay");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, streaming_exactly_once_byte_for_byte);
+	tcase_add_test(tc, answers_refused_deferred);
+	tcase_add_test(tc, check_first);
+	tcase_add_test(tc, ihave_when_not_streaming);
+	tcase_add_test(tc, dropped_connection_resends_only_in_flight);
+	tcase_add_test(tc, server_400_reconnects);
+	tcase_add_test(tc, restart_resumes_from_cursor);
+	tcase_add_test(tc, window_bound_from_durable_cursor);
+	tcase_add_test(tc, a_lost_segment_is_skipped);
+	tcase_add_test(tc, asks_answered_by_check);
+	tcase_add_test(tc, asks_unknown_when_nobody_answers);
+	tcase_add_test(tc, no_asker_without_a_streaming_downstream);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+FG_TEST_MAIN(relay_suite)

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_slotlink.c — a session engine's link to its writer slot
+ * (dataplane/slotlink): journal records onto the slot's ring (and -ENOSPC
+ * when it is full, for the engine to defer), verdict-log lines with the
+ * region's peer numbering, counter publication, and per-peer counters
+ * that survive a reload which renumbers the peers.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "ctl_fixture.h"
+#include "floodgate/journal.h"
+#include "floodgate/rules.h"
+#include "floodgate/slotlink.h"
+#include "floodgate/vlog.h"
+#include "fgtest.h"
+
+static const char conf_ab[] = "[peer alpha]\naddress 192.0.2.1\n[peer beta]\naddress 192.0.2.2\n";
+/* reordered, one gone, one new */
+static const char conf_bc[] = "[peer gamma]\naddress 192.0.2.3\n[peer beta]\naddress 192.0.2.2\n";
+
+static struct fg_config *conf(const char *text)
+{
+	struct fg_config_errors errs;
+	struct fg_config *c = fg_config_load_text("t", text, strlen(text), &errs);
+
+	ck_assert_ptr_nonnull(c);
+	return c;
+}
+
+struct world {
+	struct ctl_fixture fx;
+	struct fg_region *r;
+	struct fg_region_writer *w;
+	struct fg_slotlink *sl;
+	struct fg_engine_hooks hooks;
+};
+
+static void up(struct world *W, struct fg_config *cfg, uint32_t jring)
+{
+	static const char *const names[] = { "alpha", "beta", "gamma" };
+	int err;
+
+	memset(W, 0, sizeof(*W));
+	W->r = fx_region(&W->fx, 1000, 2, jring);
+	ck_assert_int_eq(fg_region_add_peers(W->r, names, 3), 3);
+	W->w = fg_region_claim(W->r, "test", &err);
+	ck_assert_ptr_nonnull(W->w);
+	W->sl = fg_slotlink_create(W->w, cfg);
+	ck_assert_ptr_nonnull(W->sl);
+	fg_slotlink_hooks(W->sl, &W->hooks);
+	ck_assert_ptr_eq(W->hooks.ctx, W->sl);
+}
+
+static void down(struct world *W)
+{
+	fg_slotlink_destroy(W->sl);
+	fg_region_release(W->w);
+	fx_cleanup(&W->fx);
+}
+
+START_TEST(test_journal_records)
+{
+	struct fg_config *cfg = conf(conf_ab);
+	struct world W;
+	struct fg_journal_rec r = { .state = FG_HISTORY_ACCEPTED, .article_date = 1700000000,
+				    .first_seen = 1700000100, .date_used = FG_RULES_DATE_INJECTION,
+				    .reason = FG_REASON_NONE, .msgid = "<j@t>", .msgid_len = 5 };
+	const struct fg_jrec *recs;
+	unsigned slot, n = 0;
+
+	up(&W, cfg, 64);
+	slot = fg_region_writer_slot(W.w);
+	fx_key(W.r, "j", 1, &r.key);
+	ck_assert_int_eq(W.hooks.journal(W.hooks.ctx, &r), 0);
+	/* a date the record cannot hold as a 32-bit offset is clamped, not lost */
+	r.state = FG_HISTORY_REJECTED;
+	r.date_used = FG_RULES_DATE_DATE;
+	r.reason = FG_REASON_TOO_FAR_FUTURE;
+	r.article_date = r.first_seen + 100ll * 365 * 86400;
+	ck_assert_int_eq(W.hooks.journal(W.hooks.ctx, &r), 0);
+	ck_assert_uint_eq(fg_region_ring_peek(W.r, slot, FG_RING_JOURNAL, 0, (const void **)&recs, 8), 2);
+	ck_assert_uint_eq(recs[0].key_lo, r.key.lo);
+	ck_assert_uint_eq(recs[0].state, FG_HISTORY_ACCEPTED);
+	ck_assert_int_eq(recs[0].first_seen + recs[0].date_off, 1700000000);
+	/* which header gave the date, and why a reject (floodctl lookup shows both) */
+	ck_assert_uint_eq(recs[0].flags, FG_JREC_F_DATE_INJECTION);
+	ck_assert_uint_eq(recs[0].reason, FG_REASON_NONE);
+	ck_assert_uint_eq(recs[1].state, FG_HISTORY_REJECTED);
+	ck_assert_int_eq(recs[1].date_off, INT32_MAX);
+	ck_assert_uint_eq(recs[1].flags, FG_JREC_F_DATE_DATE);
+	ck_assert_uint_eq(recs[1].reason, FG_REASON_TOO_FAR_FUTURE);
+	/* a full ring says so: the engine keeps the record and defers */
+	while (W.hooks.journal(W.hooks.ctx, &r) == 0)
+		n++;
+	ck_assert_uint_eq(n, 62);
+	ck_assert_int_eq(W.hooks.journal(W.hooks.ctx, &r), -ENOSPC);
+	down(&W);
+	fg_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_verdict_lines)
+{
+	struct fg_config *cfg = conf(conf_ab);
+	struct world W;
+	struct fg_verdict_rec v = { .time = 1700000000, .peer = 1, .peer_name = "beta",
+				    .msgid = "<v@t>", .msgid_len = 5, .verb = FG_NNTP_VERB_TAKETHIS,
+				    .code = 439, .reason = FG_REASON_TOO_OLD, .has_date = true,
+				    .date = 1600000000, .size = 1234 };
+	const struct fg_vrec *recs;
+	unsigned slot;
+
+	up(&W, cfg, 64);
+	slot = fg_region_writer_slot(W.w);
+	/* off: nothing is written */
+	ck_assert_int_eq(W.hooks.verdict(W.hooks.ctx, &v), 0);
+	ck_assert_uint_eq(fg_region_ring_peek(W.r, slot, FG_RING_VLOG, 0, (const void **)&recs, 8), 0);
+	fg_region_set_vlog(W.r, true);
+	ck_assert_int_eq(W.hooks.verdict(W.hooks.ctx, &v), 0);
+	v.code = 400;		/* not a decision: no line */
+	ck_assert_int_eq(W.hooks.verdict(W.hooks.ctx, &v), 0);
+	v.code = 238;
+	v.verb = FG_NNTP_VERB_CHECK;
+	v.peer = -1;
+	v.size = 0;
+	ck_assert_int_eq(W.hooks.verdict(W.hooks.ctx, &v), 0);
+	ck_assert_uint_eq(fg_region_ring_peek(W.r, slot, FG_RING_VLOG, 0, (const void **)&recs, 8), 2);
+	ck_assert_uint_eq(recs[0].verdict, FG_VLOG_REJECT);
+	ck_assert_uint_eq(recs[0].cmd, FG_VLOG_TAKETHIS);
+	ck_assert_uint_eq(recs[0].reason, FG_REASON_TOO_OLD);
+	ck_assert_uint_eq(recs[0].peer, (unsigned)fg_region_peer_index(W.r, "beta"));
+	ck_assert_int_eq(recs[0].article_date, 1600000000);
+	ck_assert_int_eq(recs[0].arrival, 1700000000);
+	ck_assert(memcmp(recs[0].id, "<v@t>", 5) == 0);
+	ck_assert_uint_eq(recs[1].verdict, FG_VLOG_WANT);
+	ck_assert_uint_eq(recs[1].peer, FG_VREC_PEER_NONE);
+	ck_assert_int_eq(recs[1].arrival, 0);
+	down(&W);
+	fg_config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_publish_across_reload)
+{
+	struct fg_config *ab = conf(conf_ab), *bc = conf(conf_bc);
+	struct fg_nntp_counters total = { 0 }, *p1 = calloc(3, sizeof(*p1)),
+				*p2 = calloc(3, sizeof(*p2));
+	struct world W;
+	struct fg_region_wstats *ws;
+	int ia, ib, ig;
+
+	up(&W, ab, 64);
+	ws = fg_region_writer_stats(W.w);
+	ia = fg_region_peer_index(W.r, "alpha");
+	ib = fg_region_peer_index(W.r, "beta");
+	ig = fg_region_peer_index(W.r, "gamma");
+	total.s.ctr[FG_CTR_NNTP_ARTICLES] = 7;
+	total.n.injection_delay.count = 3;
+	p1[0].s.ctr[FG_CTR_NNTP_ARTICLES] = 2;		/* alpha */
+	p1[1].s.ctr[FG_CTR_NNTP_ARTICLES] = 5;		/* beta */
+	fg_slotlink_publish(W.sl, &total, p1, ab->n_peer, true);
+	ck_assert_uint_eq(ws->total.ctr[FG_CTR_NNTP_ARTICLES], 7);
+	ck_assert_uint_eq(ws->injection_delay.count, 3);
+	ck_assert_uint_eq(ws->peer[ia].ctr[FG_CTR_NNTP_ARTICLES], 2);
+	ck_assert_uint_eq(ws->peer[ib].ctr[FG_CTR_NNTP_ARTICLES], 5);
+	ck_assert_int_eq(fg_slotlink_region_peer(W.sl, 1), ib);
+	ck_assert_int_eq(fg_slotlink_region_peer(W.sl, 2), -1);	/* no peer */
+	/* reload: beta moves to index 1 of bc, alpha leaves, gamma comes */
+	fg_slotlink_fold(W.sl, p1, ab->n_peer);
+	fg_slotlink_set_config(W.sl, bc);
+	p2[0].s.ctr[FG_CTR_NNTP_ARTICLES] = 4;		/* gamma */
+	p2[1].s.ctr[FG_CTR_NNTP_ARTICLES] = 1;		/* beta */
+	fg_slotlink_publish(W.sl, &total, p2, bc->n_peer, false);
+	ck_assert_uint_eq(ws->peer[ia].ctr[FG_CTR_NNTP_ARTICLES], 2);	/* kept */
+	ck_assert_uint_eq(ws->peer[ib].ctr[FG_CTR_NNTP_ARTICLES], 6);	/* 5 + 1 */
+	ck_assert_uint_eq(ws->peer[ig].ctr[FG_CTR_NNTP_ARTICLES], 4);
+	ck_assert_int_eq(fg_slotlink_region_peer(W.sl, 0), ig);
+	down(&W);
+	free(p1);
+	free(p2);
+	fg_config_free(ab);
+	fg_config_free(bc);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("slotlink");
+	TCase *t = tcase_create("link");
+
+	tcase_add_test(t, test_journal_records);
+	tcase_add_test(t, test_verdict_lines);
+	tcase_add_test(t, test_publish_across_reload);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+FG_TEST_MAIN(suite)

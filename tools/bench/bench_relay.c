@@ -1,0 +1,546 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_relay.c — the outbound queue and the relay, measured.
+ *
+ *   bench_relay [--quick|--full] [--md FILE] [--dir DIR]
+ *
+ *  1. Queue write throughput with group commit at the default interval
+ *     (10 ms): one engine thread commits articles made of held pieces, as
+ *     floodgate-host does (no copy on the engine's thread); the writer
+ *     thread checksums, appends and fdatasyncs. GB/s of record octets made
+ *     durable, 2 KB and 700 KB articles.
+ *  2. What group commit adds to a 239: one article at a time, commit() to
+ *     done(), at the default interval and, for reference, at 0 (a sync per
+ *     article).
+ *  3. Relay to INN's innd (tools/inn/innd.sh, a throwaway instance): the
+ *     articles are queued first, then the relay starts and the clock runs
+ *     until innd has acknowledged the last one: articles/s and bytes/s.
+ *     Next to it, in the same run, innd's own intake of the same number of
+ *     articles of the same size from feedgen (TAKETHIS, one connection, the
+ *     same window) on a fresh instance.
+ * The data directory is on the disk the queue would use (default under
+ * build/, not /tmp, which may be memory).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "floodgate/date.h"
+#include "floodgate/log.h"
+#include "floodgate/relay.h"
+
+static char datadir[320];
+static char database[256];
+
+/* Every stage starts from an empty queue directory of its own. */
+static void fresh_dir(void)
+{
+	char cmd[600];
+
+	if (datadir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", datadir);
+		if (system(cmd) != 0)
+			exit(1);
+	}
+	snprintf(datadir, sizeof(datadir), "%s/bench-relay.XXXXXX", database);
+	if (!mkdtemp(datadir))
+		exit(1);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t now_ns(void)
+{
+	return (uint64_t)(now_s() * 1e9);
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "bench_relay: %s\n", what);
+	exit(1);
+}
+
+/* An INN-acceptable article of about `size` octets, in wire form. */
+static size_t make_article(char *buf, size_t cap, const char *id, size_t size)
+{
+	char date[40];
+	size_t n;
+	static const char line[] =
+		"0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwx\r\n";
+
+	fg_date_format(time(NULL) - 60, date, sizeof(date));
+	n = (size_t)snprintf(buf, cap,
+			     "Path: bench.fg.test!not-for-mail\r\nFrom: bench@fg.test\r\n"
+			     "Newsgroups: fg.test.text\r\nSubject: relay bench\r\n"
+			     "Message-ID: %s\r\nDate: %s\r\n\r\n", id, date);
+	while (n + sizeof(line) - 1 <= size && n + sizeof(line) - 1 < cap) {
+		memcpy(buf + n, line, sizeof(line) - 1);
+		n += sizeof(line) - 1;
+	}
+	return n;
+}
+
+static double cpu_load(void)
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+	double l = -1;
+
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
+/* ------------------------------------------------------------ queue */
+
+struct qrun {
+	struct fg_queue *q;
+	struct fg_queue_sink *s;
+	uint64_t done, failed;
+	uint64_t *lat;			/* per cookie: commit time, then latency */
+};
+
+static void on_done(void *ctx, uint64_t cookie, int status)
+{
+	struct qrun *r = ctx;
+
+	if (status)
+		r->failed++;
+	if (r->lat)
+		r->lat[cookie] = now_ns() - r->lat[cookie];
+	r->done++;
+}
+
+/* The queue and one handle; the writer is started unless a relay must
+ * register first. */
+static void qrun_open(struct qrun *r, uint64_t commit_ns, unsigned max_articles, bool start)
+{
+	struct fg_queue_params qp = { .dir = datadir, .commit_ns = commit_ns };
+	struct fg_queue_sink_params sp = { .max_articles = max_articles };
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	fresh_dir();
+	r->q = fg_queue_open(&qp, NULL, &err);
+	if (!r->q)
+		die("queue open");
+	r->s = fg_queue_sink_create(r->q, &sp);
+	if (!r->s || (start && fg_queue_start(r->q) != 0))
+		die("queue start");
+}
+
+static void qrun_close(struct qrun *r)
+{
+	fg_queue_stop(r->q);
+	fg_queue_sink_destroy(r->s);
+	fg_queue_close(r->q);
+}
+
+/* Commit one article (held pieces of `piece` octets); false if full. */
+static bool commit_one(struct qrun *r, const char *art, size_t len, unsigned piece, uint64_t cookie)
+{
+	char id[64];
+	void *h;
+
+	snprintf(id, sizeof(id), "<q%llu.%d@bench.fg.test>", (unsigned long long)cookie, getpid());
+	if (fg_queue_sink_ops.begin(r->s, id, strlen(id), 0, &h) != 0)
+		return false;
+	for (size_t off = 0; off < len; off += piece) {
+		struct fg_iov seg = { (const uint8_t *)art + off,
+				      (uint32_t)(len - off < piece ? len - off : piece), NULL };
+
+		fg_queue_sink_ops.append(r->s, h, &seg, true);
+	}
+	if (r->lat)
+		r->lat[cookie] = now_ns();
+	fg_queue_sink_ops.commit(r->s, h, cookie);
+	return true;
+}
+
+struct tput {
+	double seconds, gbps, per_s;
+	uint64_t commits;
+};
+
+static struct tput queue_throughput(size_t size, unsigned n)
+{
+	static char art[1 << 20];
+	size_t len = make_article(art, sizeof(art), "<x@bench.fg.test>", size);
+	uint64_t bytes = (uint64_t)n * fg_queue_rec_size(30, len);
+	struct fg_stats st = { 0 };
+	struct fg_queue_params qp = { .dir = datadir, .commit_ns = 10000000, .stats = &st };
+	struct fg_queue_sink_params sp = { .max_articles = 4096 };
+	struct qrun r;
+	struct tput t;
+	unsigned sent = 0;
+	double t0;
+	int err;
+
+	memset(&r, 0, sizeof(r));
+	fresh_dir();
+	r.q = fg_queue_open(&qp, NULL, &err);
+	r.s = r.q ? fg_queue_sink_create(r.q, &sp) : NULL;
+	if (!r.s || fg_queue_start(r.q) != 0)
+		die("queue start");
+	t0 = now_s();
+	while (r.done < n) {
+		/* 64 KiB pieces: the host's receive chunks */
+		while (sent < n && commit_one(&r, art, len, 65536, sent))
+			sent++;
+		if (!fg_queue_sink_ops.poll(r.s, now_ns(), on_done, &r))
+			usleep(50);
+	}
+	t.seconds = now_s() - t0;
+	t.gbps = (double)bytes / t.seconds / 1e9;
+	t.per_s = n / t.seconds;
+	t.commits = st.ctr[FG_CTR_QUEUE_COMMITS];
+	if (r.failed)
+		die("queue writes failed");
+	qrun_close(&r);
+	return t;
+}
+
+/* The disk itself: sequential 1 MiB writes, one fdatasync at the end. */
+static double disk_mbps(unsigned mib)
+{
+	static char buf[1 << 20];
+	char path[400];
+	double t0;
+	int fd;
+
+	fresh_dir();
+	snprintf(path, sizeof(path), "%s/disk", datadir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		die("disk probe");
+	memset(buf, 'd', sizeof(buf));
+	t0 = now_s();
+	for (unsigned i = 0; i < mib; i++)
+		if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+			die("disk probe write");
+	if (fdatasync(fd) != 0)
+		die("disk probe sync");
+	close(fd);
+	unlink(path);
+	return mib * 1.048576 / (now_s() - t0);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct lat {
+	double p50_ms, p99_ms, mean_ms;
+};
+
+static struct lat commit_latency(uint64_t commit_ns, unsigned n)
+{
+	static char art[4096];
+	size_t len = make_article(art, sizeof(art), "<x@bench.fg.test>", 2048);
+	struct qrun r;
+	struct lat l;
+	double sum = 0;
+
+	qrun_open(&r, commit_ns, 16, true);
+	r.lat = calloc(n, sizeof(*r.lat));
+	for (unsigned i = 0; i < n; i++) {
+		commit_one(&r, art, len, 65536, i);
+		while (r.done <= i)
+			if (!fg_queue_sink_ops.poll(r.s, now_ns(), on_done, &r))
+				usleep(20);
+		/* arrivals are not in step with the commit clock */
+		usleep((useconds_t)(rand() % 3000));
+	}
+	for (unsigned i = 0; i < n; i++)
+		sum += (double)r.lat[i];
+	qsort(r.lat, n, sizeof(*r.lat), cmp_u64);
+	l.p50_ms = (double)r.lat[n / 2] / 1e6;
+	l.p99_ms = (double)r.lat[n * 99 / 100] / 1e6;
+	l.mean_ms = sum / n / 1e6;
+	free(r.lat);
+	qrun_close(&r);
+	return l;
+}
+
+/* ------------------------------------------------------------ innd */
+
+static uint16_t free_port(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sin);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&sin, &sl) != 0)
+		die("no free port");
+	close(fd);
+	return ntohs(sin.sin_port);
+}
+
+static void innd(const char *verb, const char *dir, uint16_t port, unsigned history)
+{
+	char cmd[512];
+
+	if (port)
+		snprintf(cmd, sizeof(cmd), "tools/inn/innd.sh %s %s %u --history %u >/dev/null",
+			 verb, dir, port, history);
+	else
+		snprintf(cmd, sizeof(cmd), "tools/inn/innd.sh %s %s >/dev/null", verb, dir);
+	if (system(cmd) != 0)
+		die(cmd);
+}
+
+struct relayrun {
+	double seconds, per_s, mbps;
+	uint64_t accepted;
+};
+
+static struct relayrun relay_to_innd(const char *innd_dir, size_t size, unsigned n)
+{
+	static char art[1 << 20];
+	uint16_t port = free_port();
+	struct fg_relay_ds_status st;
+	struct fg_config_errors errs;
+	struct fg_queue_cursor end;
+	struct fg_relay_params rp = { 0 };
+	struct fg_relay *rl;
+	struct relayrun out;
+	struct fg_config *cfg;
+	struct qrun r;
+	char conf[256], id[64];
+	uint64_t bytes = 0;
+	unsigned sent = 0;
+	double t0;
+	int err;
+
+	innd("start", innd_dir, port, n * 2 + 1000);
+	snprintf(conf, sizeof(conf), "[downstream innd]\naddress 127.0.0.1:%u\nwindow 64\n", port);
+	cfg = fg_config_load_text("bench", conf, strlen(conf), &errs);
+	if (!cfg)
+		die("config");
+	qrun_open(&r, 10000000, 4096, false);
+	rp.cfg = cfg;
+	rp.q = r.q;
+	rl = fg_relay_create(&rp, &err);
+	if (!rl)
+		die("relay create");
+	fg_queue_set_notify(r.q, fg_relay_notify, rl);
+	if (fg_queue_start(r.q) != 0)
+		die("queue start");
+	while (r.done < n) {
+		while (sent < n) {
+			void *h;
+			size_t len;
+			struct fg_iov seg;
+
+			snprintf(id, sizeof(id), "<rb%u.%d.%ld@bench.fg.test>", sent, getpid(),
+				 (long)time(NULL));
+			len = make_article(art, sizeof(art), id, size);
+			if (fg_queue_sink_ops.begin(r.s, id, strlen(id), 0, &h) != 0)
+				break;
+			seg = (struct fg_iov){ (const uint8_t *)art, (uint32_t)len, NULL };
+			fg_queue_sink_ops.append(r.s, h, &seg, false);
+			fg_queue_sink_ops.commit(r.s, h, sent);
+			bytes += len;
+			sent++;
+		}
+		if (!fg_queue_sink_ops.poll(r.s, now_ns(), on_done, &r))
+			usleep(100);
+	}
+	fg_queue_durable(r.q, &end);
+	t0 = now_s();
+	if (fg_relay_start(rl) != 0)
+		die("relay start");
+	do {
+		usleep(1000);
+		fg_relay_status(rl, 0, &st);
+	} while (st.acked.recno < end.recno && now_s() - t0 < 900);
+	out.seconds = now_s() - t0;
+	out.per_s = n / out.seconds;
+	out.mbps = (double)bytes / out.seconds / 1e6;
+	out.accepted = st.accepted;
+	fg_relay_stop(rl);
+	qrun_close(&r);
+	fg_relay_destroy(rl);
+	fg_config_free(cfg);
+	innd("stop", innd_dir, 0, 0);
+	return out;
+}
+
+/* feedgen's TAKETHIS intake on a fresh innd: articles/s and MB/s. */
+static struct relayrun feedgen_to_innd(const char *innd_dir, size_t size, unsigned n)
+{
+	uint16_t port = free_port();
+	struct relayrun out = { 0 };
+	char cmd[512], json[8192], *p;
+	size_t len;
+	FILE *f;
+
+	innd("start", innd_dir, port, n * 2 + 1000);
+	snprintf(cmd, sizeof(cmd),
+		 "build/release/bin/feedgen --host 127.0.0.1 --port %u --mode takethis --peers 1 "
+		 "--conns 1 --dups 1 --articles %u --size %zuK --window 64 --seed 42 --cutoff 10d "
+		 "--no-progress --json --timeout 600 --id-prefix relaybench%d", port, n, size / 1024,
+		 getpid());
+	f = popen(cmd, "r");
+	len = f ? fread(json, 1, sizeof(json) - 1, f) : 0;
+	if (f)
+		pclose(f);
+	json[len] = '\0';
+	innd("stop", innd_dir, 0, 0);
+	if ((p = strstr(json, "\"articles_per_s\":")))
+		out.per_s = strtod(p + 17, NULL);
+	if ((p = strstr(json, "\"bytes_per_s\":")))
+		out.mbps = strtod(p + 14, NULL) / 1e6;
+	if ((p = strstr(json, "\"accepted\":")))
+		out.accepted = strtoull(p + 11, NULL, 10);
+	if (out.per_s <= 0)
+		die("feedgen gave no rate");
+	out.seconds = n / out.per_s;
+	return out;
+}
+
+/* ------------------------------------------------------------ main */
+
+struct figures {
+	double disk;
+	struct tput q2k, q700k;
+	struct lat l10, l0;
+	struct relayrun r2k, f2k, r700k, f700k;
+	bool big;
+	unsigned nq2k, nq700k, nr2k, nr700k, nlat;
+};
+
+static void report(FILE *f, const struct figures *g, const char *mode, double load, bool md)
+{
+	const char *row = md ? "| %s | %s |\n" : "  %-58s %s\n";
+	char v[160];
+
+	if (md)
+		fprintf(f, "### Outbound queue and relay (`bench_relay`)\n\n"
+			"One engine thread, one writer thread, one relay thread; `--%s`, load average "
+			"%.2f when it started (a shared 2-core machine: other jobs slow every figure). "
+			"The queue writes to the root disk (virtio), the same one innd uses.\n\n"
+			"| what | figure |\n| --- | --- |\n", mode, load);
+	else
+		fprintf(f, "bench_relay (%s), load average %.2f\n", mode, load);
+	snprintf(v, sizeof(v), "%.2f GB/s", g->disk / 1e3);
+	fprintf(f, row, "the disk: sequential 1 MiB writes, then one fdatasync", v);
+	snprintf(v, sizeof(v), "%.2f GB/s, %.0f articles/s, %llu fdatasyncs", g->q2k.gbps, g->q2k.per_s,
+		 (unsigned long long)g->q2k.commits);
+	fprintf(f, row, "queue write, 2 KB articles, commit 10 ms", v);
+	snprintf(v, sizeof(v), "%.2f GB/s, %.0f articles/s, %llu fdatasyncs", g->q700k.gbps,
+		 g->q700k.per_s, (unsigned long long)g->q700k.commits);
+	fprintf(f, row, "queue write, 700 KB articles, commit 10 ms", v);
+	snprintf(v, sizeof(v), "p50 %.2f ms, p99 %.2f ms, mean %.2f ms", g->l10.p50_ms, g->l10.p99_ms,
+		 g->l10.mean_ms);
+	fprintf(f, row, "added latency of a 239, commit 10 ms (default)", v);
+	snprintf(v, sizeof(v), "p50 %.2f ms, p99 %.2f ms, mean %.2f ms", g->l0.p50_ms, g->l0.p99_ms,
+		 g->l0.mean_ms);
+	fprintf(f, row, "added latency of a 239, commit 0 (a sync per article)", v);
+	snprintf(v, sizeof(v), "%.0f articles/s, %.1f MB/s (%llu of %u accepted)", g->r2k.per_s,
+		 g->r2k.mbps, (unsigned long long)g->r2k.accepted, g->nr2k);
+	fprintf(f, row, "relay to innd, 2 KB articles, 1 connection, window 64", v);
+	snprintf(v, sizeof(v), "%.0f articles/s, %.1f MB/s", g->f2k.per_s, g->f2k.mbps);
+	fprintf(f, row, "innd's intake from feedgen, 2 KB, same run", v);
+	if (g->big) {
+		snprintf(v, sizeof(v), "%.0f articles/s, %.1f MB/s (%llu of %u accepted)",
+			 g->r700k.per_s, g->r700k.mbps, (unsigned long long)g->r700k.accepted,
+			 g->nr700k);
+		fprintf(f, row, "relay to innd, 700 KB articles", v);
+		snprintf(v, sizeof(v), "%.0f articles/s, %.1f MB/s", g->f700k.per_s, g->f700k.mbps);
+		fprintf(f, row, "innd's intake from feedgen, 700 KB, same run", v);
+	}
+	if (md)
+		fprintf(f, "\nQueue: %u and %u articles; latency: %u articles one at a time; relay: "
+			"%u articles%s queued before the relay starts. feedgen's workload has a few per "
+			"cent of articles innd refuses (too old, dated ahead, bad IDs): its rate counts "
+			"every article sent.\n",
+			g->nq2k, g->nq700k, g->nlat, g->nr2k,
+			g->big ? " (and the 700 KB run's)" : "");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "quick", no_argument, NULL, 'q' },
+		{ "full", no_argument, NULL, 'f' },
+		{ "md", required_argument, NULL, 'm' },
+		{ "dir", required_argument, NULL, 'd' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *md = NULL, *mode = "quick", *base = "build";
+	struct figures g = { .nq2k = 50000, .nq700k = 300, .nr2k = 20000, .nr700k = 300,
+			     .nlat = 200 };
+	char innd_dir[300], cmd[600];
+	double load = cpu_load();
+	int o;
+
+	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (o == 'q') {
+			mode = "quick";
+		} else if (o == 'f') {
+			mode = "full";
+			g.nq2k = 500000, g.nq700k = 3000, g.nr2k = 100000, g.big = true;
+		} else if (o == 'm') {
+			md = optarg;
+		} else if (o == 'd') {
+			base = optarg;
+		} else {
+			fprintf(stderr, "usage: bench_relay [--quick|--full] [--md FILE] [--dir DIR]\n");
+			return 2;
+		}
+	}
+	fg_log_set_level(FG_LOG_WARN);
+	snprintf(database, sizeof(database), "%s", base);
+	strcpy(innd_dir, "/tmp/fg-bench-relay.XXXXXX");
+	if (!mkdtemp(innd_dir) || chmod(innd_dir, 0755) != 0)
+		die("mkdtemp");
+	strcat(innd_dir, "/innd");
+	g.disk = disk_mbps(g.big ? 1024 : 256);
+	g.q2k = queue_throughput(2048, g.nq2k);
+	g.q700k = queue_throughput(700 * 1024, g.nq700k);
+	g.l10 = commit_latency(10000000, g.nlat);
+	g.l0 = commit_latency(0, g.nlat);
+	g.r2k = relay_to_innd(innd_dir, 2048, g.nr2k);
+	g.f2k = feedgen_to_innd(innd_dir, 2048, g.nr2k);
+	if (g.big) {
+		g.r700k = relay_to_innd(innd_dir, 700 * 1024, g.nr700k);
+		g.f700k = feedgen_to_innd(innd_dir, 700 * 1024, g.nr700k);
+	}
+	report(stdout, &g, mode, load, false);
+	if (md) {
+		FILE *f = fopen(md, "w");
+
+		if (!f) {
+			perror(md);
+			return 1;
+		}
+		report(f, &g, mode, load, true);
+		fclose(f);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s %.*s", datadir, (int)(strlen(innd_dir) - 5), innd_dir);
+	return system(cmd) == 0 ? 0 : 1;
+}

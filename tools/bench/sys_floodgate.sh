@@ -1,0 +1,118 @@
+# sys_floodgate.sh — sourced by run.sh: floodgate, the DPDK dataplane, as a
+# benchmarked system (the contract is in sys_inn.sh).
+#
+# A network namespace of its own (fg-dp-bench-PID-N): floodctld owns the
+# region (history sized FG_BENCH_HISTORY), floodgate runs one worker lcore
+# on a net_tap port (fgb0) with the embedded default's EAL arguments (no
+# hugepages, no PCI), and sys_floodgate_exec makes run.sh start feedgen
+# inside the namespace, so every offer goes feedgen -> the kernel's TCP ->
+# the tap -> floodgate's own TCP, and back. The printed PID is floodgate's:
+# feedgen measures its CPU. floodctld's CPU (the journal drain) is not in
+# that figure; sys_floodgate_stop prints it on stderr. Accepted articles are
+# counted, not kept (--sink null, as floodgate-host's run) until the relay
+# is on main (docs/dataplane.md).
+SYS_floodgate_LABEL="floodgate (DPDK 22.11 net_tap port, 1 worker lcore, feedgen in its netns)"
+
+_sys_fg_ns() { echo "fg-dp-bench-$$-$(basename "$1")"; }
+
+# The processes were started in run.sh's $( ) subshell: not our children.
+_sys_fg_wait_gone() {
+	local i
+	for i in $(seq 300); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -KILL "$1" 2>/dev/null || true
+}
+
+# The benchmark's configuration, sys_host.sh's rules and history (the two
+# are compared): LISTEN-ADDR, PEER-PREFIX and further sections.
+_sys_fg_conf() {
+	cat > "$1" <<-EOF
+		[site]
+		path-identity bench.floodgate.test
+		listen $2:119
+		[rules]
+		cutoff 10d
+		retention 11d
+		[history]
+		capacity ${FG_BENCH_HISTORY:-2000000}
+		[peer bench]
+		address $3
+		$4
+	EOF
+}
+
+# Start floodctld and floodgate in namespace $2 on a port of kind $3: tap
+# (net_tap, the kernel side of the tap is the client's interface) or veth
+# (net_af_packet on one end of a veth pair, the client on the other; the
+# client's end computes its checksums: a packet socket sees them as sent).
+_sys_fg_start() {
+	local dir=$1 ns=$2 kind=$3 B=$FG_TOP/build/release/bin i port dev
+	mkdir -p "$dir/data"
+	if [ "$kind" = veth ]; then port=net_af_packet0,iface=fgv1; dev=fgv0; else
+		port=net_tap0,iface=fgb0; dev=fgb0; fi
+	_sys_fg_conf "$dir/floodgate.conf" 198.18.0.2 198.18.0.0/24 "
+[history]
+shm-path /dev/shm/$ns
+[persistence]
+data-dir $dir/data
+[stats]
+control-socket $dir/control.sock
+[dataplane]
+port $port
+address 198.18.0.2/24
+mac 02:fb:00:00:00:02"
+	ip netns del "$ns" 2>/dev/null || true
+	ip netns add "$ns" && ip netns exec "$ns" ip link set lo up || return 1
+	if [ "$kind" = veth ]; then
+		ip netns exec "$ns" ip link add fgv0 type veth peer name fgv1
+		ip netns exec "$ns" ip link set fgv1 up
+		ip netns exec "$ns" ethtool -K fgv0 tx off > /dev/null
+	fi
+	ip netns exec "$ns" "$B/floodctld" -c "$dir/floodgate.conf" > "$dir/floodctld.log" 2>&1 &
+	echo $! > "$dir/floodctld.pid"
+	for i in $(seq 100); do
+		"$B/floodctl" status -s "$dir/control.sock" > /dev/null 2>&1 && break
+		sleep 0.1
+	done
+	ip netns exec "$ns" "$B/floodgate" -c "$dir/floodgate.conf" --sink null > "$dir/floodgate.out" \
+		2> "$dir/floodgate.log" &
+	echo $! > "$dir/floodgate.pid"
+	for i in $(seq 200); do
+		grep -q '^ready' "$dir/floodgate.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	grep -q '^ready' "$dir/floodgate.out" || { cat "$dir/floodgate.log" >&2; return 1; }
+	ip netns exec "$ns" ip link set "$dev" up
+	ip netns exec "$ns" ip addr add 198.18.0.1/24 dev "$dev"
+	ip netns exec "$ns" sysctl -qw "net.ipv6.conf.$dev.disable_ipv6=1"
+	echo "198.18.0.2 119 $(cat "$dir/floodgate.pid")"
+}
+
+_sys_fg_stop() {
+	local dir=$1 ns=$2 pid ticks
+	pid=$(cat "$dir/floodgate.pid")
+	kill -TERM "$pid" 2>/dev/null
+	_sys_fg_wait_gone "$pid"
+	pid=$(cat "$dir/floodctld.pid")
+	ticks=$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)
+	echo "floodctld used $(awk -v t="$ticks" -v h="$(getconf CLK_TCK)" 'BEGIN{printf "%.2f", t/h}') s CPU" >&2
+	kill -TERM "$pid" 2>/dev/null
+	_sys_fg_wait_gone "$pid"
+	rm -f "/dev/shm/$ns"
+	ip netns del "$ns" 2>/dev/null || true
+}
+
+sys_floodgate_start() {
+	_sys_fg_start "$1" "$(_sys_fg_ns "$1")" tap
+}
+
+# A command prefix run.sh puts before feedgen: the client lives in the namespace.
+sys_floodgate_exec() {
+	echo "ip netns exec $(_sys_fg_ns "$1")"
+}
+
+sys_floodgate_stop() {
+	_sys_fg_stop "$1" "$(_sys_fg_ns "$1")"
+}
