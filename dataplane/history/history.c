@@ -39,6 +39,7 @@ static const char *const error_names[FG_HISTORY_E__COUNT] = {
 	[FG_HISTORY_E_SETTINGS] = "policy or alarm threshold out of range",
 	[FG_HISTORY_E_COUNTS] = "entry counts inconsistent",
 	[FG_HISTORY_E_CHECKSUM] = "checksum mismatch",
+	[FG_HISTORY_E_HASH] = "unknown hash function, or AES without AES-NI",
 };
 
 static const char *const state_names[FG_HISTORY_STATE__COUNT] = {
@@ -120,12 +121,26 @@ size_t fg_history_region_size(uint64_t capacity, uint32_t side_capacity)
 	return FG_HHEADER + m * sizeof(struct fg_hbucket) + side;
 }
 
-static uint64_t seed_check(const uint64_t seed[2])
+/* The check value of a seed under a hash function (a known one, usable
+ * on this CPU: fg_hcheck_header looks first). */
+static uint64_t seed_check(const uint64_t seed[2], unsigned hash)
 {
 	uint64_t out[2];
 
-	fg_siphash13_128(seed, seed_check_text, sizeof(seed_check_text) - 1, out);
+	if (hash == FG_HISTORY_HASH_AES) {
+		struct fg_aeskey k;
+
+		fg_aeskey_init(&k, (const uint8_t *)seed);
+		fg_aeshash128(&k, seed_check_text, sizeof(seed_check_text) - 1, out);
+	} else {
+		fg_siphash13_128(seed, seed_check_text, sizeof(seed_check_text) - 1, out);
+	}
 	return out[0];
+}
+
+static bool hash_usable(unsigned hash)
+{
+	return hash == FG_HISTORY_HASH_SIPHASH || (hash == FG_HISTORY_HASH_AES && fg_aes_cpu_ok());
 }
 
 struct fg_history *fg_hhandle(void *mem, size_t len)
@@ -143,6 +158,9 @@ struct fg_history *fg_hhandle(void *mem, size_t len)
 	h->m = r->n_buckets;
 	h->k[0] = r->seed[0];
 	h->k[1] = r->seed[1];
+	h->hash = r->hash;
+	if (h->hash == FG_HISTORY_HASH_AES)
+		fg_aeskey_init(&h->aes, (const uint8_t *)r->seed);
 	h->side_sets = r->side_capacity / FG_HWAYS;
 	h->len = len;
 	return h;
@@ -153,13 +171,16 @@ struct fg_history *fg_history_create(void *mem, size_t len, const struct fg_hist
 	size_t need = fg_history_region_size(p->capacity, p->side_capacity);
 	struct fg_hregion *r = mem;
 	uint64_t m = buckets_for(p->capacity);
+	unsigned hash = p->hash;
 
+	if (hash == FG_HISTORY_HASH_AUTO)
+		hash = fg_aes_cpu_ok() ? FG_HISTORY_HASH_AES : FG_HISTORY_HASH_SIPHASH;
 	if (need == 0 || len < need || ((uintptr_t)mem & 63) ||
 	    (unsigned)p->full_policy > FG_FULL_EVICT_OLDEST ||
-	    p->alarm_load_pct == 0 || p->alarm_load_pct > 100) {
-		FG_LOG_ERR("history", "create: bad parameters (capacity %llu, region %zu of %zu bytes, policy %d, alarm %u%%)",
+	    p->alarm_load_pct == 0 || p->alarm_load_pct > 100 || !hash_usable(hash)) {
+		FG_LOG_ERR("history", "create: bad parameters (capacity %llu, region %zu of %zu bytes, policy %d, alarm %u%%, hash %d)",
 			   (unsigned long long)p->capacity, len, need, (int)p->full_policy,
-			   p->alarm_load_pct);
+			   p->alarm_load_pct, (int)p->hash);
 		return NULL;
 	}
 	memset(mem, 0, need);
@@ -175,7 +196,8 @@ struct fg_history *fg_history_create(void *mem, size_t len, const struct fg_hist
 	r->slots_per_bucket = FG_HSLOTS;
 	r->bucket_size = sizeof(struct fg_hbucket);
 	memcpy(r->seed, p->seed, sizeof(r->seed));
-	r->seed_check = seed_check(r->seed);
+	r->hash = hash;
+	r->seed_check = seed_check(r->seed, hash);
 	r->created = p->now;
 	atomic_store(&r->full_policy, (uint32_t)p->full_policy);
 	atomic_store(&r->alarm_pct, p->alarm_load_pct);
@@ -206,7 +228,9 @@ enum fg_history_error fg_hcheck_header(const struct fg_hregion *r, size_t len)
 		return FG_HISTORY_E_GEOMETRY;
 	if (len < r->region_size)
 		return FG_HISTORY_E_SHORT;
-	if (r->seed_check != seed_check(r->seed))
+	if (!hash_usable(r->hash))
+		return FG_HISTORY_E_HASH;
+	if (r->seed_check != seed_check(r->seed, r->hash))
 		return FG_HISTORY_E_SEED;
 	if (atomic_load(&r->full_policy) > FG_FULL_EVICT_OLDEST ||
 	    atomic_load(&r->alarm_pct) == 0 || atomic_load(&r->alarm_pct) > 100)
@@ -293,7 +317,7 @@ void fg_history_hash(const struct fg_history *h, const void *id, size_t len,
 {
 	uint64_t o[2];
 
-	fg_siphash13_128(h->k, id, len, o);
+	fg_hhash(h, id, len, o);
 	out->lo = o[0];
 	out->hi = o[1];
 }
@@ -444,8 +468,13 @@ unsigned fg_history_lookup_burst(const struct fg_history *h, const void *const *
 				 const uint16_t *lens, unsigned n, fg_time_t now,
 				 struct fg_history_key *keys, struct fg_history_entry *out)
 {
-	for (unsigned i = 0; i < n; i++)
-		fg_history_hash(h, ids[i], lens[i], &keys[i]);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t o[2];
+
+		fg_hhash(h, ids[i], lens[i], o);
+		keys[i].lo = o[0];
+		keys[i].hi = o[1];
+	}
 	fg_hlookup_keys(h, keys, n, now, out, FG_HLOOKUP_TWO_LINES);
 	return n;
 }

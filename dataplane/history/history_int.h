@@ -16,7 +16,7 @@
  *
  *   off  size  field
  *   0    8     magic "FGHISTRY"
- *   8    4     layout version (1)
+ *   8    4     layout version (2: the hash function is recorded at 104)
  *   12   4     header size (4096)
  *   16   8     region size
  *   24   8     n_buckets (m)
@@ -26,12 +26,14 @@
  *   52   4     side record size (544)
  *   56   4     slots per bucket (5)
  *   60   4     bucket size (64)
- *   64   16    seed (two u64: SipHash key k0, k1)
- *   80   8     seed check: SipHash-1-3 of "floodgate history seed" under the seed
+ *   64   16    seed (two u64: the hash key; for SipHash k0, k1)
+ *   80   8     seed check: low half of the table's hash of "floodgate history
+ *              seed" under the seed
  *   88   8     created (fg_time_t)
  *   96   4     checksum: CRC-32C of the whole image with this field zero
  *   100  4     sealed: 1 in an image written by fg_history_image_copy
- *   104  24    reserved (zero)
+ *   104  4     hash function (enum fg_history_hashfn: 1 AES, 2 SipHash-1-3)
+ *   108  20    reserved (zero)
  *   128  4     full-table policy (atomic)
  *   132  4     alarm threshold, percent (atomic)
  *   136  56    reserved (zero)
@@ -91,9 +93,10 @@
 #include <stdint.h>
 
 #include "floodgate/history.h"
+#include "aeshash.h"
 
 #define FG_HMAGIC 0x5952545349484746ull	/* "FGHISTRY" little-endian */
-#define FG_HLAYOUT 1u
+#define FG_HLAYOUT 2u
 #define FG_HHEADER 4096u
 #define FG_HSLOTS FG_HISTORY_SLOTS_PER_BUCKET
 #define FG_HSTRIPES 32u
@@ -142,7 +145,8 @@ struct fg_hregion {
 	int64_t created;
 	uint32_t checksum;
 	uint32_t sealed;
-	uint8_t reserved0[24];
+	uint32_t hash;
+	uint8_t reserved0[20];
 	_Atomic uint32_t full_policy;
 	_Atomic uint32_t alarm_pct;
 	uint8_t reserved1[56];
@@ -158,6 +162,7 @@ struct fg_hregion {
 	uint8_t reserved4[1536];
 };
 _Static_assert(sizeof(struct fg_hregion) == FG_HHEADER, "header is one page");
+_Static_assert(__builtin_offsetof(struct fg_hregion, hash) == 104, "layout");
 _Static_assert(__builtin_offsetof(struct fg_hregion, full_policy) == 128, "layout");
 _Static_assert(__builtin_offsetof(struct fg_hregion, image_counts) == 192, "layout");
 _Static_assert(__builtin_offsetof(struct fg_hregion, snap) == 256, "layout");
@@ -177,11 +182,13 @@ struct fg_hside_rec {
 _Static_assert(sizeof(struct fg_hside_rec) == 544, "side record size");
 
 struct fg_history {
+	struct fg_aeskey aes;		/* the seed expanded, when hash is AES */
 	struct fg_hregion *hdr;
 	struct fg_hbucket *b;
 	struct fg_hside_rec *side;
 	uint64_t m;
-	uint64_t k[2];
+	uint64_t k[2];			/* the seed as SipHash's key */
+	unsigned hash;			/* enum fg_history_hashfn, never AUTO */
 	uint32_t side_sets;
 	size_t len;
 	fg_history_hook_fn *hook;
@@ -408,6 +415,16 @@ struct fg_history *fg_hhandle(void *mem, size_t len);
 void fg_siphash24_128(const uint64_t key[2], const void *data, size_t len, uint64_t out[2]);
 void fg_siphash13_128(const uint64_t key[2], const void *data, size_t len, uint64_t out[2]);
 uint64_t fg_siphash24_64(const uint64_t key[2], const void *data, size_t len);
+
+/* The table's keyed hash (fg_history_hash; inline for the burst path). */
+static inline void fg_hhash(const struct fg_history *h, const void *id, size_t len,
+			    uint64_t out[2])
+{
+	if (h->hash == FG_HISTORY_HASH_AES)
+		fg_aeshash128(&h->aes, id, len, out);
+	else
+		fg_siphash13_128(h->k, id, len, out);
+}
 
 /* CRC-32C (Castagnoli), as used by iSCSI and ext4: any burst of up to 32
  * flipped bits changes it. */

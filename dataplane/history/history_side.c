@@ -5,8 +5,8 @@
  * that `floodctl lookup` of an old version can name its newest successor.
  *
  * A fixed array of records inside the region (544 bytes each, counted in
- * the region size), 4-way set associative: the set is chosen by SipHash of
- * the base under the table's seed, so a peer cannot crowd one set. A full
+ * the region size), 4-way set associative: the set is chosen by the
+ * table's keyed hash of the base, so a peer cannot crowd one set. A full
  * set replaces its least recently updated record: the index is bounded and
  * forgets the quietest bases first.
  *
@@ -34,7 +34,7 @@ static uint32_t base_tag(const struct fg_history *h, const char *base, size_t le
 {
 	uint64_t o[2];
 
-	fg_siphash13_128(h->k, base, len, o);
+	fg_hhash(h, base, len, o);
 	*set = fg_hrange(o[0], h->side_sets);
 	return (uint32_t)(o[1] >> 32);
 }

@@ -29,6 +29,14 @@
  *     first, see msgid.h). Header errors are sticky states that still
  *     watch for wire errors.
  *
+ *  3. Before the DFA, a vector pass takes the common case whole: an ID of
+ *     at most 128 inner octets, all of them atext, "." or "@", with one
+ *     "@" and no separator ("." or "@") first, last or next to another.
+ *     That is exactly "<" dot-atom-text "@" dot-atom-text ">", a valid
+ *     header-form ID; anything else (valid or not) goes to the DFA, which
+ *     alone names errors. tests/unit/test_msgid.c holds the two to the
+ *     same answers octet by octet, and fuzz_msgid on anything.
+ *
  * The version convention (seed 000) works on header-form IDs only:
  *  - the version number is the leftmost "$v=" 1*DIGIT in a dot-atom
  *    id-left that is a whole dollars-sequence: preceded by at least one
@@ -45,9 +53,11 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <smmintrin.h>
 
 #include "floodgate/common.h"
 #include "floodgate/msgid.h"
+#include "msgid_int.h"
 
 enum msgid_class {
 	C_ATEXT,	/* RFC 5322 atext */
@@ -175,7 +185,102 @@ static enum fg_msgid_error msgid_check_frame(const char *s, size_t len)
 	return FG_MSGID_OK;
 }
 
+/*
+ * Octets that are neither atext nor "." nor "@", by nibbles (SSSE3 PSHUFB
+ * lookups): octet x (< 0x80) is one when lo[x & 15] & hi[x >> 4] != 0,
+ * hi[h] = 1 << h; octets >= 0x80 are caught by their sign bit. Per row:
+ *   0x0_, 0x1_  all (controls)         0x2_  SP " ( ) ,
+ *   0x3_  : ; < >                      0x4_  none (@ is a separator)
+ *   0x5_  [ \ ]                        0x6_  none
+ *   0x7_  DEL
+ */
+static const uint8_t bad_lo[16] = {
+	0x07, 0x03, 0x07, 0x03, 0x03, 0x03, 0x03, 0x03,
+	0x07, 0x07, 0x0b, 0x2b, 0x2f, 0x23, 0x0b, 0x83,
+};
+static const uint8_t bad_hi[16] = {
+	0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80,
+};
+
+/* One step of sixteen octets: the bad ones into *bad (a byte per octet,
+ * 0x80 for 8-bit octets), the masks of separators and of "@" returned. */
+static inline void msgid_step(__m128i x, __m128i *bad, unsigned *sep, unsigned *ats)
+{
+	const __m128i lo_t = _mm_loadu_si128((const __m128i *)(const void *)bad_lo);
+	const __m128i hi_t = _mm_loadu_si128((const __m128i *)(const void *)bad_hi);
+	const __m128i nib = _mm_set1_epi8(0x0f);
+	const __m128i at = _mm_cmpeq_epi8(x, _mm_set1_epi8('@'));
+
+	*bad = _mm_or_si128(*bad, _mm_or_si128(_mm_and_si128(x, _mm_set1_epi8((char)0x80)),
+		_mm_and_si128(_mm_shuffle_epi8(lo_t, _mm_and_si128(x, nib)),
+			      _mm_shuffle_epi8(hi_t, _mm_and_si128(_mm_srli_epi16(x, 4), nib)))));
+	*sep = (unsigned)_mm_movemask_epi8(_mm_or_si128(at, _mm_cmpeq_epi8(x, _mm_set1_epi8('.'))));
+	*ats = (unsigned)_mm_movemask_epi8(at);
+}
+
+/*
+ * The common form, sixteen octets at a time; false: ask the DFA. Whole
+ * steps are loaded in place; the last partial step is the sixteen octets
+ * that end the ID (its first octets seen twice: harmless for the bad
+ * octets, shifted out of the masks), or a copy padded with atext when the
+ * ID is shorter than a step, so nothing past the ID is ever read. The
+ * separator masks, a bit per octet, make two 64-bit words.
+ */
+static bool msgid_fast_ok(const char *s, size_t len)
+{
+	const char *in = s + 1;
+	size_t n = len - 2;	/* the frame is checked: 1..248 */
+	size_t full = n / 16, r = n % 16;
+	uint16_t sepm[8] = { 0 };
+	uint64_t sep0, sep1, last;
+	unsigned sep, ats, n_at = 0;
+	__m128i bad = _mm_setzero_si128();
+
+	if (n > 128)
+		return false;
+	for (size_t k = 0; k < full; k++) {
+		msgid_step(_mm_loadu_si128((const __m128i *)(const void *)(in + 16 * k)), &bad,
+			   &sep, &ats);
+		sepm[k] = (uint16_t)sep;
+		n_at += (unsigned)__builtin_popcount(ats);
+	}
+	if (r) {
+		char tail[16];
+		unsigned drop = 0;
+
+		if (full) {
+			msgid_step(_mm_loadu_si128((const __m128i *)(const void *)(in + n - 16)),
+				   &bad, &sep, &ats);
+			drop = (unsigned)(16 - r);
+		} else {
+			memset(tail, 'a', sizeof(tail));
+			memcpy(tail, in, r);
+			msgid_step(_mm_loadu_si128((const __m128i *)(const void *)tail), &bad, &sep,
+				   &ats);
+		}
+		sepm[full] = (uint16_t)(sep >> drop);
+		n_at += (unsigned)__builtin_popcount(ats >> drop);
+	}
+	memcpy(&sep0, sepm, sizeof(sep0));
+	memcpy(&sep1, sepm + 4, sizeof(sep1));
+	last = (n - 1 < 64 ? sep0 : sep1) >> ((n - 1) % 64);
+	return _mm_testz_si128(bad, bad) && n_at == 1 &&	/* exactly one "@" */
+	       !(sep0 & 1) && !(last & 1) &&		/* none first or last */
+	       !(sep0 & (sep0 >> 1)) && !(sep1 & (sep1 >> 1)) && !(sep0 >> 63 & sep1);
+}
+
 enum fg_msgid_form fg_msgid_classify(const char *s, size_t len, enum fg_msgid_error *why)
+{
+	if (len >= 3 && len <= FG_MSGID_MAX && s[0] == '<' && s[len - 1] == '>' &&
+	    msgid_fast_ok(s, len)) {
+		if (why)
+			*why = FG_MSGID_OK;
+		return FG_MSGID_HEADER;
+	}
+	return fg_msgid_classify_dfa(s, len, why);
+}
+
+enum fg_msgid_form fg_msgid_classify_dfa(const char *s, size_t len, enum fg_msgid_error *why)
 {
 	enum fg_msgid_error err = msgid_check_frame(s, len);
 	unsigned st = M_L0;

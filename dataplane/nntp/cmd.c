@@ -14,6 +14,7 @@
  * argument, so no stray control octet ever goes back out in a response.
  */
 #include <string.h>
+#include <emmintrin.h>
 
 #include "nntp_int.h"
 
@@ -68,34 +69,86 @@ enum fg_nntp_verb fg_nntp_cmd_verb(const char *line, uint32_t len)
 	return lookup(line + s, e - s);
 }
 
+/* Bit i set: p[i] is a blank (SP, HT), for the n <= 64 octets at p;
+ * *bad is set when one of them is a NUL or a CR. Sixteen at a time. */
+static uint64_t blanks64(const char *p, uint32_t n, bool *bad)
+{
+	const __m128i sp = _mm_set1_epi8(' '), ht = _mm_set1_epi8('\t');
+	const __m128i nul = _mm_setzero_si128(), cr = _mm_set1_epi8('\r');
+	uint64_t blank = 0, badm = 0;
+	char tail[16];
+
+	for (uint32_t i = 0; i < n; i += 16) {
+		__m128i x;
+
+		if (n - i >= 16) {
+			x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+		} else {
+			/* never read past the line: the rest is a token octet */
+			memset(tail, 'x', sizeof(tail));
+			memcpy(tail, p + i, n - i);
+			x = _mm_loadu_si128((const __m128i *)(const void *)tail);
+		}
+		blank |= (uint64_t)(unsigned)_mm_movemask_epi8(
+			_mm_or_si128(_mm_cmpeq_epi8(x, sp), _mm_cmpeq_epi8(x, ht))) << i;
+		badm |= (uint64_t)(unsigned)_mm_movemask_epi8(
+			_mm_or_si128(_mm_cmpeq_epi8(x, nul), _mm_cmpeq_epi8(x, cr))) << i;
+	}
+	*bad |= badm != 0;
+	return blank;
+}
+
+static void token(struct fg_nntp_cmd *c, const char *tok, uint32_t len)
+{
+	if (c->verb == FG_NNTP_VERB__COUNT) {
+		c->verb = lookup(tok, len);
+		return;
+	}
+	if (c->argc < FG_NNTP_MAX_ARGS) {
+		c->arg[c->argc] = tok;
+		c->arg_len[c->argc] = len;
+	}
+	if (c->argc <= FG_NNTP_MAX_ARGS)
+		c->argc++;
+}
+
+/*
+ * The line in windows of 64 octets: a mask of its blanks, then the token
+ * boundaries from the mask (a start is a non-blank after a blank, an end
+ * a blank after a non-blank), taken in order with count-trailing-zeros.
+ * Each octet is looked at once, sixteen at a time.
+ */
 void fg_nntp_cmd_parse(const char *line, uint32_t len, struct fg_nntp_cmd *c)
 {
-	uint32_t i = 0, s;
-	bool verb_done = false;
+	bool in_tok = false;
+	uint32_t start = 0;
 
-	c->verb = FG_NNTP_VERB_UNKNOWN;
+	c->verb = FG_NNTP_VERB__COUNT;	/* no token yet */
 	c->argc = 0;
-	c->bad_char = memchr(line, '\0', len) != NULL || memchr(line, '\r', len) != NULL;
-	for (;;) {
-		while (i < len && is_blank(line[i]))
-			i++;
-		if (i == len)
-			break;
-		s = i;
-		while (i < len && !is_blank(line[i]))
-			i++;
-		if (!verb_done) {
-			c->verb = lookup(line + s, i - s);
-			verb_done = true;
-			continue;
+	c->key = NULL;
+	c->bad_char = false;
+	for (uint32_t w = 0; w < len; w += 64) {
+		uint32_t n = len - w < 64 ? len - w : 64;
+		uint64_t valid = n == 64 ? ~0ull : (1ull << n) - 1;
+		uint64_t blank = blanks64(line + w, n, &c->bad_char);
+		uint64_t tok = ~blank & valid, prev = tok << 1 | in_tok;
+		uint64_t events = (tok & ~prev) | (blank & prev);
+
+		while (events) {
+			uint32_t at = w + (uint32_t)__builtin_ctzll(events);
+
+			if (!in_tok)
+				start = at;
+			else
+				token(c, line + start, at - start);
+			in_tok = !in_tok;
+			events &= events - 1;
 		}
-		if (c->argc < FG_NNTP_MAX_ARGS) {
-			c->arg[c->argc] = line + s;
-			c->arg_len[c->argc] = i - s;
-		}
-		if (c->argc <= FG_NNTP_MAX_ARGS)
-			c->argc++;
 	}
+	if (in_tok)
+		token(c, line + start, len - start);
+	if (c->verb == FG_NNTP_VERB__COUNT)
+		c->verb = FG_NNTP_VERB_UNKNOWN;
 }
 
 const char *fg_nntp_verb_name(enum fg_nntp_verb v)

@@ -44,6 +44,8 @@ struct fg_nntp_cmd {
 	const char *arg[FG_NNTP_MAX_ARGS];
 	uint32_t arg_len[FG_NNTP_MAX_ARGS];
 	bool bad_char;			/* a NUL or a CR inside the line */
+	/* the history key of arg[0], when the look-ahead hashed it; else NULL */
+	const struct fg_history_key *key;
 };
 
 /* `line` without its line end. Never fails: an empty or unknown line is
@@ -302,13 +304,18 @@ bool fg_nntp_warmup_ask(struct fg_session *s, const char *arg, uint32_t len,
 void fg_nntp_warmup_drop(struct fg_session *s);
 unsigned fg_nntp_warmup_poll(struct fg_engine *e);
 
-/* prefetch.c: look-ahead over received command lines */
-#define FG_PF_DEPTH 8
+/* prefetch.c: look-ahead over received command lines, refilled in
+ * batches up to DEPTH lines when fewer than LOW are left */
+#define FG_PF_DEPTH 32
+#define FG_PF_LOW 8
 
+/* A complete command line ahead, parsed (and its ID hashed) once. */
 struct fg_nntp_pf_ent {
-	const char *arg;		/* in the caller's buffer */
-	uint32_t len;
-	struct fg_history_key key;
+	const char *line;		/* in the caller's buffer */
+	uint32_t len;			/* up to its LF, which is not included */
+	bool bare;			/* ends with a bare LF (no CR before it) */
+	struct fg_nntp_cmd cmd;		/* of the line without its CR */
+	struct fg_history_key key;	/* cmd.key points here when set */
 };
 
 struct fg_nntp_pf {
@@ -395,8 +402,11 @@ bool fg_nntp_session_idle_check(struct fg_session *s, uint64_t now_ns);
 /* prefetch.c */
 void fg_nntp_pf_reset(struct fg_nntp_pf *pf);
 void fg_nntp_pf_ahead(struct fg_session *s, const uint8_t *base, uint32_t from, uint32_t end);
-void fg_nntp_pf_key(struct fg_session *s, const char *arg, uint32_t len,
-		    struct fg_history_key *k);
+/* The look-ahead's entry for the line starting at `line`, or NULL; the
+ * entries of lines before it (run some other way) are dropped. */
+const struct fg_nntp_pf_ent *fg_nntp_pf_line(struct fg_session *s, const char *line);
+/* Drop the entry fg_nntp_pf_line returned (its line ran). */
+void fg_nntp_pf_pop(struct fg_session *s);
 
 /* xfer.c */
 struct fg_xfer *fg_nntp_xfer_start(struct fg_session *s, enum fg_nntp_verb verb,

@@ -439,7 +439,10 @@ static void do_check(struct fg_session *s, const struct fg_nntp_cmd *c)
 	 * 3.1.3): such an article could only be refused, so it is not wanted.
 	 */
 	if (fg_msgid_valid_header(arg, len)) {
-		fg_nntp_pf_key(s, arg, len, &k);
+		if (c->key)
+			k = *c->key;
+		else
+			fg_history_hash(s->e->h, arg, len, &k);
 		switch (offer(s, arg, len, &k, &ref, &deadline, &reason)) {
 		case 0:
 			track_offer(s, &k, &ref, deadline);
@@ -598,11 +601,15 @@ static void prepare(struct fg_session *s, const struct fg_nntp_cmd *c, struct pr
 	if (!p->syntax_ok)
 		return;
 	/* a syntax error (RFC 3977 3.6) for IHAVE; never wanted (RFC 5536) */
-	p->wire = fg_msgid_valid_wire(c->arg[0], c->arg_len[0]);
-	p->valid = p->wire && fg_msgid_valid_header(c->arg[0], c->arg_len[0]);
+	p->valid = fg_msgid_valid_header(c->arg[0], c->arg_len[0]);
+	/* every header-form ID is a wire-form one (msgid.h): one pass */
+	p->wire = p->valid || fg_msgid_valid_wire(c->arg[0], c->arg_len[0]);
 	if (!p->valid)
 		return;
-	fg_nntp_pf_key(s, c->arg[0], c->arg_len[0], &p->key);
+	if (c->key)
+		p->key = *c->key;
+	else
+		fg_history_hash(s->e->h, c->arg[0], c->arg_len[0], &p->key);
 	final_reason(s->e, fg_history_lookup(s->e->h, &p->key, s->e->now, NULL), &p->known);
 }
 
@@ -732,61 +739,59 @@ static void needs(const struct fg_nntp_cmd *c, uint32_t line_len, uint32_t *byte
 	}
 }
 
-/* One command line (no line end). */
-static enum run run_line(struct fg_session *s, const char *line, uint32_t len)
+/* One parsed command line of `len` octets (no line end). */
+static enum run run_cmd(struct fg_session *s, const struct fg_nntp_cmd *c, uint32_t len)
 {
-	struct fg_nntp_cmd c;
 	struct prep p;
 	uint32_t bytes, entries;
 
-	fg_nntp_cmd_parse(line, len, &c);
-	needs(&c, len, &bytes, &entries);
+	needs(c, len, &bytes, &entries);
 	if (!need_room(s, bytes, entries))
 		return RUN_STALL;
-	if (c.verb == FG_NNTP_VERB_TAKETHIS || c.verb == FG_NNTP_VERB_IHAVE) {
-		prepare(s, &c, &p);
+	if (c->verb == FG_NNTP_VERB_TAKETHIS || c->verb == FG_NNTP_VERB_IHAVE) {
+		prepare(s, c, &p);
 		/* only an article that may go to the sink waits for room */
 		if (p.valid && p.known == FG_REASON_NONE &&
-		    !can_take_article(s, c.verb == FG_NNTP_VERB_IHAVE))
+		    !can_take_article(s, c->verb == FG_NNTP_VERB_IHAVE))
 			return RUN_STALL;
 	}
-	s->e->st->n.verb[c.verb]++;
+	s->e->st->n.verb[c->verb]++;
 	if (s->pst)
-		s->pst->n.verb[c.verb]++;
-	if (c.bad_char && c.verb != FG_NNTP_VERB_TAKETHIS) {
+		s->pst->n.verb[c->verb]++;
+	if (c->bad_char && c->verb != FG_NNTP_VERB_TAKETHIS) {
 		fg_nntp_count(s, FG_CTR_NNTP_BAD_CHAR);
 		PUT(s, C501, FG_L_BAD_CHAR);
 		return RUN_OK;
 	}
-	switch (c.verb) {
+	switch (c->verb) {
 	case FG_NNTP_VERB_CHECK:
-		do_check(s, &c);
+		do_check(s, c);
 		break;
 	case FG_NNTP_VERB_TAKETHIS:
-		if (c.bad_char)
+		if (c->bad_char)
 			fg_nntp_count(s, FG_CTR_NNTP_BAD_CHAR);
-		return do_takethis(s, &c, &p);
+		return do_takethis(s, c, &p);
 	case FG_NNTP_VERB_IHAVE:
-		do_ihave(s, &c, &p);
+		do_ihave(s, c, &p);
 		break;
 	case FG_NNTP_VERB_MODE:
-		do_mode(s, &c);
+		do_mode(s, c);
 		break;
 	case FG_NNTP_VERB_CAPABILITIES:
 		/* RFC 3977 5.2.2: an optional keyword argument */
-		if (c.argc <= 1)
+		if (c->argc <= 1)
 			PUT(s, C101, FG_L_CAPABILITIES);
 		else
 			PUT(s, C501, FG_L_SYNTAX);
 		break;
 	case FG_NNTP_VERB_HELP:
-		if (c.argc == 0)
+		if (c->argc == 0)
 			PUT(s, C100, FG_L_HELP);
 		else
 			PUT(s, C501, FG_L_SYNTAX);
 		break;
 	case FG_NNTP_VERB_QUIT:
-		if (c.argc == 0)
+		if (c->argc == 0)
 			PUT_CLOSE(s, C205, FG_L_BYE);
 		else
 			PUT(s, C501, FG_L_SYNTAX);
@@ -814,15 +819,22 @@ static enum run run_overlong(struct fg_session *s, enum fg_nntp_verb verb)
 	return RUN_OK;
 }
 
-/* A complete line [p, p + len) without its LF, in place or copied. */
-static enum run take_line(struct fg_session *s, const char *p, uint32_t len)
+/* A complete line [p, p + len) without its LF, in place or copied;
+ * `cmd` is its parse when the look-ahead made it (else NULL). */
+static enum run take_line(struct fg_session *s, const char *p, uint32_t len,
+			  const struct fg_nntp_cmd *cmd)
 {
 	bool bare = len == 0 || p[len - 1] != '\r';
+	struct fg_nntp_cmd c;
 	enum run r;
 
 	if (len + 1 > s->e->cfg->max_line)
 		return run_overlong(s, fg_nntp_cmd_verb(p, len));
-	r = run_line(s, p, bare ? len : len - 1);
+	if (!cmd) {
+		fg_nntp_cmd_parse(p, bare ? len : len - 1, &c);
+		cmd = &c;
+	}
+	r = run_cmd(s, cmd, bare ? len : len - 1);
 	if (r == RUN_OK && bare)
 		fg_nntp_count(s, FG_CTR_NNTP_BARE_LF);
 	return r;
@@ -852,7 +864,7 @@ static void append_partial(struct fg_session *s, const uint8_t *p, uint32_t n)
 static enum run run_saved(struct fg_session *s)
 {
 	enum run r = s->line_over ? run_overlong(s, s->over_verb) :
-		     take_line(s, s->line, s->line_len);
+		     take_line(s, s->line, s->line_len, NULL);
 
 	s->line_ready = r == RUN_STALL;
 	if (r == RUN_OK) {
@@ -867,9 +879,23 @@ static enum run command_input(struct fg_session *s, const struct fg_iov *iov, ui
 {
 	const uint8_t *p = iov->base + *off;
 	uint32_t avail = iov->len - *off;
-	const uint8_t *lf = memchr(p, '\n', avail);
+	const struct fg_nntp_pf_ent *e;
+	const uint8_t *lf;
 	uint32_t k;
 
+	if (s->line_len == 0 && !s->line_over) {
+		/* a line the look-ahead prepared: its end and parse are known */
+		fg_nntp_pf_ahead(s, iov->base, *off, iov->len);
+		e = fg_nntp_pf_line(s, (const char *)p);
+		if (e) {
+			if (take_line(s, e->line, e->len, &e->cmd) == RUN_STALL)
+				return RUN_STALL;
+			*off += e->len + 1;
+			fg_nntp_pf_pop(s);
+			return RUN_OK;
+		}
+	}
+	lf = memchr(p, '\n', avail);
 	if (!lf) {
 		append_partial(s, p, avail);
 		*off = iov->len;
@@ -878,8 +904,7 @@ static enum run command_input(struct fg_session *s, const struct fg_iov *iov, ui
 	k = (uint32_t)(lf - p);
 	if (s->line_len == 0 && !s->line_over) {
 		/* the whole line is here: parse it in place */
-		fg_nntp_pf_ahead(s, iov->base, *off, iov->len);
-		if (take_line(s, (const char *)p, k) == RUN_STALL)
+		if (take_line(s, (const char *)p, k, NULL) == RUN_STALL)
 			return RUN_STALL;
 		*off += k + 1;
 		return RUN_OK;

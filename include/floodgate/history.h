@@ -5,7 +5,8 @@
  *
  * What it answers: has this Message-ID been seen, and in which state? Every
  * CHECK, TAKETHIS and IHAVE asks it once. It stores no IDs: a keyed 128-bit
- * hash (SipHash with a per-instance secret seed) of the ID's octets gives a
+ * hash (AES rounds, or SipHash-1-3 on a CPU without AES-NI, under a
+ * per-instance secret seed) of the ID's octets gives a
  * bucket pair and a 54-bit fingerprint; an entry is 12 bytes, five to a
  * 64-byte bucket, and a lookup reads at most the two buckets of its pair.
  * docs/history.md gives the layout byte by byte, the concurrency argument
@@ -130,8 +131,18 @@ struct fg_history_ref {
 	uint32_t token;
 };
 
+/* The keyed hash of a table, chosen at creation and recorded in its header
+ * (so in every image): docs/history.md, "Hash, seed, bucket and
+ * fingerprint". */
+enum fg_history_hashfn {
+	FG_HISTORY_HASH_AUTO = 0,	/* create: AES if the CPU has AES-NI, else SipHash */
+	FG_HISTORY_HASH_AES = 1,	/* four AES rounds per 16-octet block, four lanes */
+	FG_HISTORY_HASH_SIPHASH = 2,	/* SipHash-1-3-128: the reference and the fallback */
+};
+
 struct fg_history_params {
 	uint64_t capacity;		/* slots (entries at 100 % load); rounded up to a multiple of 5 */
+	enum fg_history_hashfn hash;	/* AUTO (0) unless a test or benchmark wants one */
 	uint32_t side_capacity;		/* version side-index records; 0 = no side index */
 	enum fg_full_policy full_policy;
 	unsigned alarm_load_pct;	/* 1..100 */
@@ -151,6 +162,7 @@ enum fg_history_error {
 	FG_HISTORY_E_SETTINGS,		/* policy or alarm threshold out of range */
 	FG_HISTORY_E_COUNTS,		/* entry counts impossible, or not those of the table */
 	FG_HISTORY_E_CHECKSUM,		/* image checksum mismatch */
+	FG_HISTORY_E_HASH,		/* unknown hash function, or AES on a CPU without AES-NI */
 	FG_HISTORY_E__COUNT
 };
 
@@ -165,14 +177,16 @@ size_t fg_history_region_size(uint64_t capacity, uint32_t side_capacity);
 /*
  * Lay out an empty table in `mem` (64-byte aligned, `len` >= region size;
  * its contents are overwritten). Returns a handle, or NULL (logged) for bad
- * parameters. No allocation inside the region ever happens after this.
+ * parameters (FG_HISTORY_HASH_AES on a CPU without AES-NI among them). No
+ * allocation inside the region ever happens after this.
  */
 struct fg_history *fg_history_create(void *mem, size_t len, const struct fg_history_params *p);
 
 /*
  * Attach to a region another process created. Validates the header —
- * magic, layout version, sizes and offsets against `len`, the seed against
- * its check value, settings, entry counts — without reading the table.
+ * magic, layout version, sizes and offsets against `len`, the hash
+ * function, the seed against its check value, settings, entry counts —
+ * without reading the table.
  * NULL with *why set (and logged) when refused.
  */
 struct fg_history *fg_history_attach(void *mem, size_t len, enum fg_history_error *why);
@@ -190,7 +204,8 @@ int fg_history_set_policy(struct fg_history *h, enum fg_full_policy policy,
 /* ---- lookup ---- */
 
 /* Keyed hash of the Message-ID's octets, exactly as given (RFC 3977 3.6:
- * two IDs are the same if and only if their octets are). */
+ * two IDs are the same if and only if their octets are), with the table's
+ * hash function and seed. */
 void fg_history_hash(const struct fg_history *h, const void *id, size_t len,
 		     struct fg_history_key *out);
 

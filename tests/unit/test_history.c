@@ -27,10 +27,10 @@ struct tbl {
 	size_t len;
 };
 
-static void tbl_open_seed(struct tbl *t, uint64_t cap, uint32_t side, enum fg_full_policy pol,
-			  const uint8_t seed[16])
+static void tbl_open_hash(struct tbl *t, uint64_t cap, uint32_t side, enum fg_full_policy pol,
+			  const uint8_t seed[16], enum fg_history_hashfn hash)
 {
-	struct fg_history_params p = { .capacity = cap, .side_capacity = side,
+	struct fg_history_params p = { .capacity = cap, .side_capacity = side, .hash = hash,
 				       .full_policy = pol, .alarm_load_pct = 90, .now = T0 };
 
 	memcpy(p.seed, seed, 16);
@@ -40,6 +40,12 @@ static void tbl_open_seed(struct tbl *t, uint64_t cap, uint32_t side, enum fg_fu
 	ck_assert_ptr_nonnull(t->mem);
 	t->h = fg_history_create(t->mem, t->len, &p);
 	ck_assert_ptr_nonnull(t->h);
+}
+
+static void tbl_open_seed(struct tbl *t, uint64_t cap, uint32_t side, enum fg_full_policy pol,
+			  const uint8_t seed[16])
+{
+	tbl_open_hash(t, cap, side, pol, seed, FG_HISTORY_HASH_AUTO);
 }
 
 static void tbl_open(struct tbl *t, uint64_t cap, uint32_t side, enum fg_full_policy pol)
@@ -117,25 +123,127 @@ START_TEST(test_siphash_vectors)
 }
 END_TEST
 
+/* FIPS-197 appendix C.1 (AES-128): the key schedule and rounds the AES
+ * hash is built from. */
+START_TEST(test_aes128_fips197)
+{
+	static const uint8_t pt[16] = { 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
+					0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff };
+	static const uint8_t ct[16] = { 0x69, 0xc4, 0xe0, 0xd8, 0x6a, 0x7b, 0x04, 0x30,
+					0xd8, 0xcd, 0xb7, 0x80, 0x70, 0xb4, 0xc5, 0x5a };
+	uint8_t key[16], got[16];
+	struct fg_aeskey k;
+
+	for (unsigned i = 0; i < 16; i++)
+		key[i] = (uint8_t)i;
+	fg_aeskey_init(&k, key);
+	fg_aes128_encrypt(&k, pt, got);
+	ck_assert_mem_eq(got, ct, 16);
+}
+END_TEST
+
+/* The construction of aeshash.h written the plain way: block i of the ID
+ * (the last one ending at its end) into lane i mod 4. */
+static void aeshash_reference(const struct fg_aeskey *k, const uint8_t *p, size_t len,
+			      uint64_t out[2])
+{
+	__m128i s[4] = { k->lane[0], k->lane[1], k->lane[2], k->lane[3] }, y;
+	size_t n = (len + 15) / 16;
+	uint8_t b[16];
+
+	for (size_t i = 0; i < n; i++) {
+		memset(b, 0, sizeof(b));
+		if (len < 16)
+			memcpy(b, p, len);
+		else
+			memcpy(b, p + (i + 1 < n ? 16 * i : len - 16), 16);
+		s[i % 4] = fg_aes_r4(s[i % 4], fg_aes_ld(b), k);
+	}
+	y = _mm_xor_si128(_mm_xor_si128(s[0], s[1]), _mm_xor_si128(s[2], s[3]));
+	y = _mm_xor_si128(y, _mm_set_epi64x(0, (long long)len));
+	for (unsigned r = 5; r <= 7; r++)
+		y = _mm_aesenc_si128(y, k->rk[r]);
+	memcpy(out, &y, 16);
+}
+
+START_TEST(test_aeshash_vectors)
+{
+	/* Values of this implementation when it was written (key 00..0f,
+	 * message 00 01 02 ...): a changed function would make every image
+	 * written before unreadable, so a change must be deliberate (and
+	 * bump the layout version). */
+	static const struct { unsigned len; uint64_t lo, hi; } v[] = {
+		{ 0, 0xc116f704c4a12771ull, 0xebcf80146119b754ull },
+		{ 1, 0x6f3913951f7777ebull, 0x685fad7058acf64bull },
+		{ 15, 0x1fa8f31da5e7bf78ull, 0x147842963d71084dull },
+		{ 16, 0xbbbf478d0fe50fc9ull, 0xc2ab4aeafa362822ull },
+		{ 17, 0xa36c6d480be29888ull, 0xb871cd07e91b7929ull },
+		{ 40, 0xfe016b198a83ff47ull, 0x754a02f8185bc36eull },
+		{ 48, 0x6f9d92e2e339cc1cull, 0xf5ee21fb1129b8f2ull },
+		{ 63, 0x2d9dad6142875380ull, 0xfa23f7d76b74664eull },
+		{ 64, 0xefff9ceb7be8aa1dull, 0xa35219b2f42d0897ull },
+		{ 65, 0x7de851fb45f804cfull, 0x265d3c812521b32dull },
+		{ 128, 0x90edf5a99723c9c4ull, 0xac734cfc74ee775eull },
+		{ 250, 0xaa3200575e409597ull, 0x1002c7ac15e44e43ull },
+	};
+	uint8_t key[16], msg[300];
+	struct fg_aeskey k;
+	uint64_t out[2], ref[2];
+	struct tbl t;
+	struct fg_history_key hk;
+
+	for (unsigned i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)i;
+	memcpy(key, msg, 16);
+	fg_aeskey_init(&k, key);
+	for (unsigned i = 0; i < FG_ARRAY_SIZE(v); i++) {
+		fg_aeshash128(&k, msg, v[i].len, out);
+		ck_assert_msg(out[0] == v[i].lo && out[1] == v[i].hi, "length %u", v[i].len);
+	}
+	/* every tail shape of the fast path is the construction */
+	for (size_t len = 0; len <= sizeof(msg); len++) {
+		fg_aeshash128(&k, msg, len, out);
+		aeshash_reference(&k, msg, len, ref);
+		ck_assert_msg(out[0] == ref[0] && out[1] == ref[1], "length %zu", len);
+	}
+	/* an AES table hashes with its seed */
+	tbl_open_hash(&t, 100, 0, FG_FULL_DEFER, key, FG_HISTORY_HASH_AES);
+	fg_history_hash(t.h, msg, 64, &hk);
+	ck_assert(hk.lo == v[8].lo && hk.hi == v[8].hi);
+	ck_assert_uint_eq(((struct fg_hregion *)t.mem)->hash, FG_HISTORY_HASH_AES);
+	tbl_close(&t);
+}
+END_TEST
+
+static const enum fg_history_hashfn hashes[] = { FG_HISTORY_HASH_AES, FG_HISTORY_HASH_SIPHASH };
+
 START_TEST(test_hash_depends_on_seed_and_every_octet)
 {
 	struct tbl a, b;
-	uint8_t seed2[16];
+	uint8_t seed2[16], id[250];
 	struct fg_history_key ka, kb, kc;
-	const char *id = "<abc@example.net>";
+	enum fg_history_hashfn fn = hashes[_i];
 
 	memcpy(seed2, test_seed, 16);
 	seed2[15] ^= 1;
-	tbl_open(&a, 100, 0, FG_FULL_DEFER);
-	tbl_open_seed(&b, 100, 0, FG_FULL_DEFER, seed2);
-	fg_history_hash(a.h, id, strlen(id), &ka);
-	fg_history_hash(b.h, id, strlen(id), &kb);
+	tbl_open_hash(&a, 100, 0, FG_FULL_DEFER, test_seed, fn);
+	tbl_open_hash(&b, 100, 0, FG_FULL_DEFER, seed2, fn);
+	memset(id, 'x', sizeof(id));
+	fg_history_hash(a.h, id, sizeof(id), &ka);
+	fg_history_hash(b.h, id, sizeof(id), &kb);
 	ck_assert(ka.lo != kb.lo && ka.hi != kb.hi);
-	/* case matters (RFC 3977 3.6: octet equality) */
-	fg_history_hash(a.h, "<ABC@example.net>", strlen(id), &kc);
-	ck_assert(ka.lo != kc.lo);
-	fg_history_hash(a.h, id, strlen(id) - 1, &kc);
-	ck_assert(ka.lo != kc.lo);
+	/* each octet, each bit of it (RFC 3977 3.6: octet equality, so case
+	 * matters), and the length */
+	for (unsigned i = 0; i < sizeof(id); i++) {
+		for (unsigned bit = 0; bit < 8; bit++) {
+			id[i] ^= (uint8_t)(1u << bit);
+			fg_history_hash(a.h, id, sizeof(id), &kc);
+			ck_assert(kc.lo != ka.lo && kc.hi != ka.hi);
+			id[i] ^= (uint8_t)(1u << bit);
+		}
+		fg_history_hash(a.h, id, i, &kc);
+		ck_assert(kc.lo != ka.lo && kc.hi != ka.hi);
+	}
 	tbl_close(&a);
 	tbl_close(&b);
 }
@@ -937,9 +1045,19 @@ START_TEST(test_attach_validates_header)
 	r->magic ^= 1;
 	REFUSED(t.len, FG_HISTORY_E_MAGIC);
 	r->magic ^= 1;
-	r->version = 2;
+	r->version = 1;		/* before the hash was recorded: SipHash, not read */
+	REFUSED(t.len, FG_HISTORY_E_VERSION);
+	r->version = FG_HLAYOUT + 1;
 	REFUSED(t.len, FG_HISTORY_E_VERSION);
 	r->version = FG_HLAYOUT;
+	r->hash = FG_HISTORY_HASH_AUTO;
+	REFUSED(t.len, FG_HISTORY_E_HASH);
+	r->hash = 3;
+	REFUSED(t.len, FG_HISTORY_E_HASH);
+	/* the seed check binds the seed to its hash function */
+	r->hash = FG_HISTORY_HASH_SIPHASH;
+	REFUSED(t.len, FG_HISTORY_E_SEED);
+	r->hash = FG_HISTORY_HASH_AES;
 	r->n_buckets++;
 	REFUSED(t.len, FG_HISTORY_E_GEOMETRY);
 	r->n_buckets--;
@@ -992,8 +1110,16 @@ START_TEST(test_create_refuses_bad_parameters)
 	p.alarm_load_pct = 90;
 	p.full_policy = (enum fg_full_policy)5;
 	ck_assert_ptr_null(fg_history_create(mem, len, &p));
+	p.full_policy = FG_FULL_DEFER;
+	p.hash = (enum fg_history_hashfn)3;
+	ck_assert_ptr_null(fg_history_create(mem, len, &p));
 	fg_test_logcap_stop();
-	ck_assert_uint_eq(cap.lines, 4);
+	ck_assert_uint_eq(cap.lines, 5);
+	/* AUTO takes AES where the CPU has it, and the header says which */
+	p.hash = FG_HISTORY_HASH_AUTO;
+	fg_history_detach(fg_history_create(mem, len, &p));
+	ck_assert_uint_eq(((struct fg_hregion *)mem)->hash,
+			  fg_aes_cpu_ok() ? FG_HISTORY_HASH_AES : FG_HISTORY_HASH_SIPHASH);
 	free(mem);
 }
 END_TEST
@@ -1137,7 +1263,7 @@ START_TEST(test_crafted_collisions_spread_under_a_random_seed)
 	double chi;
 
 	/* 320 slots = 64 buckets */
-	tbl_open_seed(&z, 320, 0, FG_FULL_DEFER, zero);
+	tbl_open_hash(&z, 320, 0, FG_FULL_DEFER, zero, hashes[_i]);
 	ck_assert_uint_eq(z.h->m, 64);
 	/* an attacker who knew the seed (zero) picks IDs for bucket 0 */
 	for (unsigned n = 0; found < N; n++) {
@@ -1151,7 +1277,7 @@ START_TEST(test_crafted_collisions_spread_under_a_random_seed)
 			found++;
 	}
 	ck_assert_int_eq(fg_history_seed_random(seed), 0);
-	tbl_open_seed(&r, 320, 0, FG_FULL_DEFER, seed);
+	tbl_open_hash(&r, 320, 0, FG_FULL_DEFER, seed, hashes[_i]);
 	for (unsigned i = 0; i < N; i++) {
 		struct fg_history_key kz, kr;
 		struct fg_hloc lz, lr;
@@ -1173,6 +1299,127 @@ START_TEST(test_crafted_collisions_spread_under_a_random_seed)
 	free(ids);
 	tbl_close(&z);
 	tbl_close(&r);
+}
+END_TEST
+
+/*
+ * Structured families an attacker could send without knowing the seed,
+ * each of which a weak construction maps unevenly: IDs sharing a long
+ * prefix; one-bit neighbours of a few IDs; one octet at every length (for
+ * zero padding or a length mixed in badly); 64-octet IDs with their
+ * blocks permuted (lanes swapped); pairs of lengths 40 and 48 built to
+ * give the AES hash the very same blocks. Each family must spread over 64
+ * buckets as chance would (chi-square, 63 degrees of freedom: < 130 fails
+ * with probability below 1e-6), hold no two equal hashes, and one-bit
+ * neighbours must differ in each output bit about half the time.
+ */
+enum { FAM_PREFIX, FAM_BITS, FAM_LENGTHS, FAM_BLOCKS, FAM_SAME_BLOCKS, FAM__N };
+#define FAM_MAX 4096
+#define FAM_ONE (1 + 8 * 51)	/* an ID and its 408 one-bit neighbours */
+
+/* Member i of a family; its length, 0 past the end. */
+static size_t family_member(unsigned fam, unsigned i, uint8_t *id)
+{
+	static const char base[] = "<part.%08x.%u$v=2$xQ9@news.example-isp.co.uk>";
+	unsigned perm[4] = { 0, 1, 2, 3 };
+	size_t len;
+
+	switch (fam) {
+	case FAM_PREFIX:	/* 200 octets in common, then a counter */
+		memset(id, 'a', 200);
+		return 200 + (size_t)sprintf((char *)id + 200, "%u@x>", i);
+	case FAM_BITS:		/* 8 IDs, and each with every single bit flipped */
+		if (i >= 8 * FAM_ONE)
+			return 0;
+		/* bases far apart: no ID is a one-bit neighbour of two */
+		len = (size_t)sprintf((char *)id, base, (i / FAM_ONE + 1) * 2654435761u,
+				      i / FAM_ONE + 1000);
+		ck_assert_uint_eq(len, 51);
+		if (i % FAM_ONE)
+			id[(i % FAM_ONE - 1) / 8] ^= (uint8_t)(1u << ((i % FAM_ONE - 1) % 8));
+		return len;
+	case FAM_LENGTHS:	/* NUL x i: only the length differs (i = 0 too) */
+		memset(id, 0, i);
+		return i;
+	case FAM_BLOCKS:	/* 170 base IDs x the 24 orders of their 4 blocks */
+		if (i >= 170 * 24)
+			return 0;
+		for (unsigned j = 0, q = i % 24; j < 4; j++) {
+			unsigned t = j + q % (4 - j);
+
+			unsigned tmp = perm[j];
+
+			q /= 4 - j;
+			perm[j] = perm[t];
+			perm[t] = tmp;
+		}
+		for (unsigned j = 0; j < 4; j++)
+			sprintf((char *)id + 16 * j, "<%04u-blk-%u-pad>", i / 24, perm[j]);
+		return 64;
+	case FAM_SAME_BLOCKS:
+		/* "<nnnnn" and q to the end: at 40 octets the blocks are
+		 * [0,16) [16,32) [24,40), at 48 [0,16) [16,32) [32,48): the
+		 * same three */
+		if (i >= 4000)
+			return 0;
+		memset(id, 'q', 48);
+		sprintf((char *)id, "<%05u", i / 2);
+		id[6] = 'q';
+		return i % 2 ? 48 : 40;
+	}
+	return 0;
+}
+
+START_TEST(test_hash_families_spread)
+{
+	enum fg_history_hashfn fn = hashes[_i / 2];
+	uint8_t seed[16], id[FAM_MAX + 64];
+	static struct fg_history_key keys[FAM_MAX];
+	struct tbl t;
+
+	if (_i % 2)
+		ck_assert_int_eq(fg_history_seed_random(seed), 0);
+	else
+		memcpy(seed, test_seed, 16);
+	tbl_open_hash(&t, 320, 0, FG_FULL_DEFER, seed, fn);
+	ck_assert_uint_eq(t.h->m, 64);
+	for (unsigned fam = 0; fam < FAM__N; fam++) {
+		unsigned counts[64] = { 0 }, flips[128] = { 0 }, n, pairs = 0;
+		double chi;
+
+		for (n = 0; n < FAM_MAX; n++) {
+			size_t len = family_member(fam, n, id);
+			struct fg_hloc loc;
+
+			if (len == 0 && !(fam == FAM_LENGTHS && n == 0))
+				break;
+			fg_history_hash(t.h, id, len, &keys[n]);
+			fg_hlocate(t.h, &keys[n], &loc);
+			counts[loc.b1]++;
+			/* (a passing ck_assert costs a write to check's pipe) */
+			for (unsigned j = 0; j < n; j++)
+				if (keys[j].lo == keys[n].lo && keys[j].hi == keys[n].hi)
+					ck_abort_msg("family %u: members %u and %u collide", fam, j, n);
+			if (fam == FAM_BITS && n % FAM_ONE) {
+				const struct fg_history_key *b = &keys[n - n % FAM_ONE];
+
+				for (unsigned bit = 0; bit < 128; bit++)
+					flips[bit] += (unsigned)(((bit < 64 ? b->lo ^ keys[n].lo :
+							   b->hi ^ keys[n].hi) >> (bit % 64)) & 1);
+				pairs++;
+			}
+		}
+		ck_assert_uint_ge(n, 3000);
+		chi = chi_square(counts, 64, n);
+		ck_assert_msg(chi < 130.0, "hash %d family %u: chi-square %.1f over %u IDs", fn, fam,
+			      chi, n);
+		/* each output bit flips with probability 1/2: 3264 pairs give
+		 * 1632 +- 29 (sd); outside +-8 sd is a biased bit */
+		for (unsigned bit = 0; bit < 128 && pairs; bit++)
+			ck_assert_msg(flips[bit] > pairs / 2 - 240 && flips[bit] < pairs / 2 + 240,
+				      "hash %d: output bit %u flips %u of %u", fn, bit, flips[bit], pairs);
+	}
+	tbl_close(&t);
 }
 END_TEST
 
@@ -1226,7 +1473,9 @@ static Suite *history_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_siphash_vectors);
-	tcase_add_test(tc, test_hash_depends_on_seed_and_every_octet);
+	tcase_add_test(tc, test_aes128_fips197);
+	tcase_add_test(tc, test_aeshash_vectors);
+	tcase_add_loop_test(tc, test_hash_depends_on_seed_and_every_octet, 0, FG_ARRAY_SIZE(hashes));
 	tcase_add_test(tc, test_offer_and_expiry_of_the_offer);
 	tcase_add_test(tc, test_release_checks_the_whole_token);
 	tcase_add_test(tc, test_accept_from_absent_and_duplicates);
@@ -1251,7 +1500,9 @@ static Suite *history_suite(void)
 	tcase_add_test(tc, test_create_refuses_bad_parameters);
 	tcase_add_test(tc, test_image_round_trip);
 	tcase_add_test(tc, test_image_any_flipped_byte_is_refused);
-	tcase_add_test(tc, test_crafted_collisions_spread_under_a_random_seed);
+	tcase_add_loop_test(tc, test_crafted_collisions_spread_under_a_random_seed, 0,
+			    FG_ARRAY_SIZE(hashes));
+	tcase_add_loop_test(tc, test_hash_families_spread, 0, 2 * FG_ARRAY_SIZE(hashes));
 	tcase_add_test(tc, test_version_side_index);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_msgid.c — Message-ID forms, errors, boundaries, every octet in every
- * position class, quoted locals and literals, and the $v=N convention
- * (seed 000) with its successor rule.
+ * position class, quoted locals and literals, the vector pass against the
+ * DFA, and the $v=N convention (seed 000) with its successor rule.
  *
  * The octet tests use an oracle written from the RFC text (character sets
  * spelled out as strings), not the module's tables. Every input is copied
@@ -15,6 +15,7 @@
 
 #include "floodgate/common.h"
 #include "floodgate/msgid.h"
+#include "../../dataplane/msgid/msgid_int.h"
 #include "fgtest.h"
 
 /* Exactly-sized copies, freed at the end of each test. */
@@ -273,6 +274,74 @@ START_TEST(test_every_octet)
 		f = classify_n(buf, n, NULL);
 		ck_assert_msg((f != FG_MSGID_INVALID) == want_wire && (f == FG_MSGID_HEADER) == want_header,
 			      "%s, octet 0x%02x: got %s", pc->name, c, fg_msgid_form_str(f));
+	}
+}
+END_TEST
+
+/*
+ * The vector pass for the common form against the DFA alone: the same
+ * form and error for every octet value at every position of IDs whose
+ * inner part ends at, before and past each sixteen-octet step and the
+ * pass's 128-octet limit, and for random strings over the octets that
+ * matter (atext, ".", "@", quotes, brackets, specials, controls, 8-bit).
+ */
+static void same_as_dfa(const char *s, size_t len)
+{
+	char *p = dup_exact(s, len);
+	enum fg_msgid_error w1 = FG_MSGID_E__COUNT, w2 = FG_MSGID_E__COUNT;
+	enum fg_msgid_form f1 = fg_msgid_classify(p, len, &w1);
+	enum fg_msgid_form f2 = fg_msgid_classify_dfa(p, len, &w2);
+
+	/* (a passing ck_assert costs a write to check's pipe) */
+	if (f1 != f2 || w1 != w2)
+		ck_abort_msg("%.*s (%zu octets): %s/%s, the DFA says %s/%s", (int)len, s, len,
+			     fg_msgid_form_str(f1), fg_msgid_error_str(w1), fg_msgid_form_str(f2),
+			     fg_msgid_error_str(w2));
+	free(p);
+}
+
+START_TEST(test_fast_path_is_the_dfa)
+{
+	static const size_t inner[] = { 1, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 200, 248 };
+	static const char alpha[] = "aZ09.@.@\"[]()<>:;,\\ \x01\x7f\x80\xff-_$=!~";
+	char buf[FG_MSGID_MAX + 2];
+	uint64_t rng = 42;
+
+	for (unsigned k = 0; k < FG_ARRAY_SIZE(inner); k++) {
+		size_t n = inner[k], len = n + 2;
+
+		/* "<x.x.x...@y.y...>" with the "@" near the middle */
+		buf[0] = '<';
+		for (size_t i = 0; i < n; i++)
+			buf[1 + i] = i % 3 == 2 ? '.' : (char)('a' + i % 26);
+		if (n >= 3)
+			buf[1 + n / 2] = '@';
+		buf[len - 1] = '>';
+		same_as_dfa(buf, len);
+		for (size_t pos = 0; pos < len; pos++) {
+			char keep = buf[pos];
+
+			for (int c = 0; c < 256; c++) {
+				buf[pos] = (char)c;
+				same_as_dfa(buf, len);
+			}
+			buf[pos] = keep;
+		}
+	}
+	for (unsigned round = 0; round < 200000; round++) {
+		size_t len;
+
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		len = 3 + (rng >> 33) % 140;
+		buf[0] = '<';
+		for (size_t i = 1; i + 1 < len; i++) {
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			/* mostly atext, so that long valid IDs come up */
+			buf[i] = (rng >> 40) % 4 ? (char)('a' + (rng >> 33) % 26)
+						 : alpha[(rng >> 45) % (sizeof(alpha) - 1)];
+		}
+		buf[len - 1] = '>';
+		same_as_dfa(buf, len);
 	}
 }
 END_TEST
@@ -537,6 +606,7 @@ static Suite *msgid_suite(void)
 	tcase_add_test(tc, test_embedded_nul_and_len);
 	tcase_add_test(tc, test_length_boundaries);
 	tcase_add_loop_test(tc, test_every_octet, 0, (int)FG_ARRAY_SIZE(position_classes));
+	tcase_add_test(tc, test_fast_path_is_the_dfa);
 	tcase_add_test(tc, test_names);
 	suite_add_tcase(s, tc);
 	tcase_add_test(tv, test_version_parse);

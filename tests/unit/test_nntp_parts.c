@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_nntp_parts.c — the session engine's pieces on their own: the
- * command parser, the article reader against a reference in every
- * segmentation, the dot-unstuffer, the response queue through wrap-around
- * and partial sends, and the clock-sanity view on the feeds it must and
- * must not alarm on.
+ * command parser (against a plain reference on random lines), the article
+ * reader against a reference in every segmentation, the dot-unstuffer,
+ * the response queue through wrap-around and partial sends, and the
+ * clock-sanity view on the feeds it must and must not alarm on.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +49,84 @@ START_TEST(cmd_parse_cases)
 	ck_assert_int_eq(fg_nntp_cmd_verb("ihave <a@b>", 11), FG_NNTP_VERB_IHAVE);
 	ck_assert_str_eq(fg_nntp_verb_name(FG_NNTP_VERB_CAPABILITIES), "capabilities");
 	ck_assert_uint_eq(fg_nntp_code_number(FG_NNTP_CODE_C439), 439);
+}
+END_TEST
+
+/* The parser as the RFC 3977 3.1 words say it, one octet at a time. */
+static void cmd_reference(const char *line, uint32_t len, struct fg_nntp_cmd *c)
+{
+	uint32_t i = 0, s;
+
+	memset(c, 0, sizeof(*c));
+	c->verb = FG_NNTP_VERB__COUNT;
+	for (uint32_t j = 0; j < len; j++)
+		c->bad_char |= line[j] == '\0' || line[j] == '\r';
+	for (;;) {
+		while (i < len && (line[i] == ' ' || line[i] == '\t'))
+			i++;
+		if (i == len)
+			break;
+		s = i;
+		while (i < len && line[i] != ' ' && line[i] != '\t')
+			i++;
+		if (c->verb == FG_NNTP_VERB__COUNT) {
+			c->verb = fg_nntp_cmd_verb(line + s, i - s);
+			continue;
+		}
+		if (c->argc < FG_NNTP_MAX_ARGS) {
+			c->arg[c->argc] = line + s;
+			c->arg_len[c->argc] = i - s;
+		}
+		if (c->argc <= FG_NNTP_MAX_ARGS)
+			c->argc++;
+	}
+	if (c->verb == FG_NNTP_VERB__COUNT)
+		c->verb = FG_NNTP_VERB_UNKNOWN;
+}
+
+/* Random lines of every length up to 600 (windows of 64, sixteen-octet
+ * steps and tails), of blanks, NUL, CR, verbs and other octets. */
+START_TEST(cmd_parse_matches_reference)
+{
+	static const char *const words[] = { "CHECK", "takethis", "IHAVE", " ", "\t", "  \t",
+					     "<a@b>", "x", "\r", "mode", "QUIT", "\xe9" };
+	uint64_t rng = 0x9e3779b97f4a7c15ull * (uint64_t)(_i + 1);
+	char line[640];
+
+	for (unsigned round = 0; round < 20000; round++) {
+		uint32_t len = 0, want;
+		struct fg_nntp_cmd a, b;
+
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		want = (uint32_t)(rng >> 33) % 600;
+		while (len < want) {
+			uint64_t r;
+			const char *w;
+			size_t n;
+
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			r = rng >> 33;
+			if (r % 7 == 0) {
+				line[len++] = (char)(r >> 8);	/* any octet, NUL too */
+				continue;
+			}
+			w = words[(r >> 3) % FG_ARRAY_SIZE(words)];
+			n = strlen(w);
+			if (len + n > want)
+				n = want - len;
+			memcpy(line + len, w, n);
+			len += (uint32_t)n;
+		}
+		fg_nntp_cmd_parse(line, len, &a);
+		cmd_reference(line, len, &b);
+		/* (a passing ck_assert costs a write to check's pipe) */
+		if (a.verb != b.verb || a.argc != b.argc || a.bad_char != b.bad_char || a.key)
+			ck_abort_msg("line of %u: verb %d/%d argc %u/%u bad %d/%d", len, a.verb, b.verb,
+				     a.argc, b.argc, a.bad_char, b.bad_char);
+		for (unsigned k = 0; k < FG_MIN(a.argc, (unsigned)FG_NNTP_MAX_ARGS); k++)
+			if (a.arg[k] != b.arg[k] || a.arg_len[k] != b.arg_len[k])
+				ck_abort_msg("line of %u: argument %u differs", len, k);
+	}
 }
 END_TEST
 
@@ -352,6 +430,7 @@ static Suite *parts_suite(void)
 	TCase *tc = tcase_create("parts");
 
 	tcase_add_test(tc, cmd_parse_cases);
+	tcase_add_loop_test(tc, cmd_parse_matches_reference, 0, 4);
 	tcase_add_loop_test(tc, reader_matches_reference, 0, 8);
 	tcase_add_test(tc, reader_edges);
 	tcase_add_test(tc, unstuff_any_pieces);
