@@ -13,6 +13,9 @@
  *   ctl.c     the dataplane's control socket (peers, reload, drain,
  *             shutdown, status), served by the main lcore
  *   report.c  counters as "name value" lines, and the peers table
+ *   outbound  (library, outbound.h) --sink queue: the durable queue, its
+ *             writer thread and the relay thread, started from the main
+ *             lcore so that they share its CPUs, never a worker's
  *
  * Threads: the main lcore and one EAL lcore per worker. A worker owns its
  * modules outright (net, TCP, sessions, engine, sink, slot link); the only
@@ -38,6 +41,7 @@
 #include "floodgate/config.h"
 #include "floodgate/history.h"
 #include "floodgate/net.h"
+#include "floodgate/outbound.h"
 #include "floodgate/passive.h"
 #include "floodgate/region.h"
 #include "floodgate/session.h"
@@ -58,6 +62,12 @@
 #define DP_SPIN_NS (20ull * 1000ull)	/* an idle worker polls this long before it sleeps */
 #define DP_PEERS_MAX 4096		/* connections one `peers` snapshot lists per worker */
 
+enum dp_sink {
+	DP_SINK_MEMORY = 0,		/* held in memory and completed (tests) */
+	DP_SINK_NULL = 1,		/* counted, not kept (benchmarks, passive mode) */
+	DP_SINK_QUEUE = 2,		/* the durable queue and the relay (outbound.h) */
+};
+
 struct dp_opts {
 	const char *config;		/* NULL: the embedded default */
 	const char *port;		/* overrides [dataplane] port */
@@ -67,7 +77,8 @@ struct dp_opts {
 	unsigned exit_idle_ms;		/* passive: stop once the port was idle this long */
 	unsigned shutdown_grace_ms;	/* drain time before a shutdown answers 400 to the rest */
 	bool capture_clock;		/* passive: time from the port's receive timestamps */
-	bool null_sink;			/* accepted articles counted, not kept (benchmarks) */
+	enum dp_sink sink;		/* where accepted articles go */
+	bool sink_given;		/* --sink; else queue iff the config has a [downstream] */
 	int log_level;
 };
 
@@ -134,6 +145,7 @@ struct dp_worker {
 	struct fg_engine *e;
 	const struct fg_sink_ops *sink_ops;
 	void *sink;
+	struct fg_outbound_warm *warm;		/* warm-up questions, or NULL */
 	struct fg_region_writer *slot;
 	struct fg_slotlink *link;
 	struct dp_peers_snap *snap;
@@ -169,6 +181,11 @@ struct dp {
 	bool rx_csum, tx_csum, rss, rx_intr;
 	int ts_offset;				/* mbuf timestamp dynfield, -1 none */
 	uint64_t ts_flag;
+	/* --sink queue: the queue, its writer and the relay, whose threads
+	 * run on the main lcore's CPUs; ob_cfg is the configuration they
+	 * were opened with (kept until exit: a reload cannot change them) */
+	struct fg_outbound *ob;
+	struct fg_config *ob_cfg;
 	/* budgets derived from the pool (port.c) */
 	unsigned per_worker_segs, per_worker_holds, per_worker_conns;
 	/* workers */

@@ -4,7 +4,7 @@
  *
  *   floodgate [-c CONFIG] [--port DEV] [--ctl-socket PATH] [--stats-file PATH]
  *             [--fault SPEC] [--clock wall|capture] [--exit-idle MS]
- *             [--shutdown-grace S] [--sink memory|null] [--log-level L]
+ *             [--shutdown-grace S] [--sink queue|memory|null] [--log-level L]
  *
  * Start-up, in this order, each step refusing to go on with a message
  * that says what to do:
@@ -14,8 +14,18 @@
  *      understands); passive mode keeps a private table, since what it
  *      decides must never reach the real history;
  *   3. the EAL (eal.c), the port and its mempool (port.c);
- *   4. the workers: a writer slot each in the region, their modules;
- *   5. the control socket; then the worker lcores are launched.
+ *   4. with --sink queue (the default when the configuration has a
+ *      [downstream]): the outbound side (outbound.h) — the queue in the
+ *      data directory (its recovery runs now), the relay;
+ *   5. the workers: a writer slot each in the region, their modules, a
+ *      queue sink handle each;
+ *   6. the control socket; the queue's writer and relay threads (created
+ *      here, on the main lcore, whose CPU set and blocked signals they
+ *      inherit: never on a polling worker's CPU); then the worker lcores.
+ * Stop, in reverse: the workers end their sessions (transfers in flight
+ * still complete through the writer), then the relay and the writer stop
+ * (the writer finishes what it was handed and makes the cursors durable),
+ * then the workers' modules are torn down.
  * The main lcore then serves the control socket, signals (SIGTERM/SIGINT:
  * shutdown, SIGHUP: reload, SIGUSR1: counters to --stats-file) and the
  * drain/shutdown sequence. Exit status: 0 after a clean shutdown, 1 when
@@ -25,6 +35,7 @@
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,9 +82,10 @@ static void usage(FILE *f)
 		"                           or from the port's receive timestamps (pcap)\n"
 		"      --exit-idle MS       passive mode: exit once no frame came for MS\n"
 		"      --shutdown-grace S   seconds sessions get to end at a shutdown (10)\n"
-		"      --sink memory|null   where accepted articles go until the relay takes\n"
-		"                           them: held in memory and completed (default), or\n"
-		"                           only counted (benchmarks)\n"
+		"      --sink queue|memory|null  where accepted articles go: the durable queue\n"
+		"                           and the relay to [downstream] servers (default when\n"
+		"                           the config has one), held in memory and completed\n"
+		"                           (the default otherwise), or only counted (benchmarks)\n"
 		"      --log-level L        err, warn, notice, info, debug (default notice)\n"
 		"  -h, --help\n");
 }
@@ -115,9 +127,15 @@ static int parse_opts(struct dp_opts *o, int argc, char **argv)
 			o->log_level = lvl;
 			break;
 		case O_SINK:
-			if (strcmp(optarg, "memory") && strcmp(optarg, "null"))
+			if (strcmp(optarg, "queue") == 0)
+				o->sink = DP_SINK_QUEUE;
+			else if (strcmp(optarg, "null") == 0)
+				o->sink = DP_SINK_NULL;
+			else if (strcmp(optarg, "memory") == 0)
+				o->sink = DP_SINK_MEMORY;
+			else
 				return -EINVAL;
-			o->null_sink = strcmp(optarg, "null") == 0;
+			o->sink_given = true;
 			break;
 		case 'h': usage(stdout); return 1;
 		default: return -EINVAL;
@@ -139,6 +157,13 @@ static int load_config(struct dp *dp)
 	if (dp->o.config && !realpath(dp->o.config, dp->config_path))
 		snprintf(dp->config_path, sizeof(dp->config_path), "%s", dp->o.config);
 	dp->passive = dp->cfg->dp_mode == FG_DATAPLANE_PASSIVE;
+	if (!dp->o.sink_given)
+		dp->o.sink = dp->cfg->n_downstream && !dp->passive ? DP_SINK_QUEUE : DP_SINK_MEMORY;
+	if (dp->passive && dp->o.sink == DP_SINK_QUEUE) {
+		/* what passive mode decides must never reach a downstream */
+		FG_LOG_ERR(DP, "--sink queue: passive mode relays nothing");
+		return -EINVAL;
+	}
 	dp->n_workers = dp->cfg->workers;
 	if (dp->o.ctl_socket) {
 		snprintf(dp->ctl_path, sizeof(dp->ctl_path), "%s", dp->o.ctl_socket);
@@ -211,6 +236,53 @@ static void history_close(struct dp *dp)
 	if (dp->hist_mem)
 		munmap(dp->hist_mem, dp->hist_len);
 	dp->hist_mem = NULL;
+}
+
+/* ------------------------------------------------------------ outbound */
+
+/* The queue and the relay (before the workers, which take sink handles). */
+static int outbound_open(struct dp *dp)
+{
+	struct fg_outbound_params op = { 0 };
+	int err = 0;
+
+	if (dp->o.sink != DP_SINK_QUEUE)
+		return 0;
+	if (!dp->cfg->n_downstream)
+		FG_LOG_WARN(DP, "--sink queue without a [downstream]: articles are queued, "
+			    "and kept until a downstream is configured");
+	dp->ob_cfg = dp->cfg;
+	op.cfg = dp->ob_cfg;
+	/* floodctld built the history: it begins the warm-up period */
+	op.cold_start = false;
+	op.region = dp->region;
+	op.slot_name = "floodgate/outbound";
+	op.max_gate = dp->n_workers;
+	dp->ob = fg_outbound_open(&op, &err);
+	return dp->ob ? 0 : err;
+}
+
+/* The writer and relay threads, from this (the main lcore's) thread: they
+ * inherit its CPU set, and — blocked here while they are created — none
+ * of the signals the main loop handles interrupts their system calls. */
+static int outbound_start(struct dp *dp)
+{
+	sigset_t set, old;
+	int rc;
+
+	if (!dp->ob)
+		return 0;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	rc = fg_outbound_start(dp->ob);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		FG_LOG_ERR(DP, "the queue's writer or relay thread: %s", strerror(-rc));
+	return rc;
 }
 
 /* ------------------------------------------------------------ EAL, workers */
@@ -327,6 +399,7 @@ static void main_loop(struct dp *dp)
 	while (!dp->shutdown_asked) {
 		dp_ctl_serve(dp, 50);
 		handle_signals(dp);
+		fg_outbound_publish(dp->ob, dp_now_ns());
 		if (dp->passive && dp->o.exit_idle_ms && all(dp, true))
 			break;
 	}
@@ -341,6 +414,7 @@ static void shutdown_sequence(struct dp *dp)
 	while (!all(dp, true) && dp_now_ns() - t0 < grace) {
 		dp_ctl_serve(dp, 50);
 		handle_signals(dp);
+		fg_outbound_publish(dp->ob, dp_now_ns());
 	}
 	for (unsigned i = 0; i < dp->n_workers; i++)
 		atomic_store(&dp->w[i].mbox.shutdown, true);
@@ -352,6 +426,8 @@ static void shutdown_sequence(struct dp *dp)
 	for (unsigned i = 0; i < dp->n_workers; i++)
 		atomic_store_explicit(&dp->w[i].mbox.stop, true, memory_order_release);
 	rte_eal_mp_wait_lcore();
+	/* after the workers: their last transfers needed the writer */
+	fg_outbound_stop(dp->ob);
 }
 
 void dp_status(struct dp *dp, FILE *f, bool json)
@@ -395,11 +471,15 @@ static int start(struct dp *dp)
 	if (rc == 0)
 		rc = dp_port_setup(dp);
 	if (rc == 0)
+		rc = outbound_open(dp);
+	if (rc == 0)
 		rc = workers_setup(dp);
 	if (rc == 0)
 		rc = dp_port_start(dp);
 	if (rc == 0)
 		rc = dp_ctl_listen(dp);
+	if (rc == 0)
+		rc = outbound_start(dp);
 	return rc;
 }
 
@@ -444,12 +524,16 @@ out:
 	if (dp.o.stats_file && dp.w)
 		dp_write_stats_file(&dp, dp.o.stats_file);
 	dp_ctl_close(&dp);
+	fg_outbound_stop(dp.ob);	/* a failed start: the workers never ran */
 	workers_teardown(&dp);
+	fg_outbound_close(dp.ob);
 	if (dp.pool)
 		dp_port_stop(&dp);
 	history_close(&dp);
 	if (dp.eal_up)
 		rte_eal_cleanup();
+	if (dp.ob_cfg != dp.cfg)
+		fg_config_free(dp.ob_cfg);
 	fg_config_free(dp.cfg);
 	FG_LOG_NOTICE(DP, "stopped");
 	return status;

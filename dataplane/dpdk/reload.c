@@ -49,6 +49,14 @@ static void carry(struct fg_config *n, const struct fg_config *o, FILE *out)
 	CARRY(shm_path, "history shm-path");
 	CARRY(history_capacity, "history capacity");
 	CARRY(control_socket, "stats control-socket");
+	/* the queue and the relay were opened with the first configuration */
+	CARRY(data_dir, "persistence data-dir");
+	CARRY(queue_commit_ms, "persistence queue-commit");
+	CARRY(queue_limit, "persistence queue-limit");
+	CARRY(queue_max_age, "persistence queue-max-age");
+	CARRY(warmup, "persistence warmup");
+	CARRY(downstream, "downstream");
+	CARRY(n_downstream, "downstream");
 #undef CARRY
 }
 
@@ -165,7 +173,8 @@ int dp_reload(struct dp *dp, const char *path, FILE *out)
 	for (unsigned i = 0; i < dp->n_workers; i++)
 		free(atomic_load(&dp->w[i].mbox.peer_stats));
 	dp->cfg = cfg;
-	fg_config_free(old);
+	if (old != dp->ob_cfg)		/* the relay's: kept until exit */
+		fg_config_free(old);
 	if (path && !realpath(path, dp->config_path))
 		snprintf(dp->config_path, sizeof(dp->config_path), "%s", path);
 	dp->reloads++;

@@ -9,7 +9,8 @@
  * "rejected:<reason>", "nntp_command:<verb>", "nntp_response:<code>", the
  * two delay histograms, then "peer:<name>:..." for each peer with a
  * non-zero counter, then the port's own figures ("port_*"), the history's
- * and the worker states. Worker blocks are read while they run: plain
+ * and the worker states; with --sink queue, the queue's and each
+ * downstream's lines (docs/relay.md), as floodgate-host writes them. Worker blocks are read while they run: plain
  * 64-bit loads of counters the workers bump, so a dump is a consistent
  * per-counter snapshot, not an instant of the whole.
  */
@@ -83,6 +84,8 @@ void dp_write_counters(FILE *f, const struct dp *dp)
 	for (unsigned i = 0; i < dp->n_workers; i++)
 		if (dp->w[i].stats)
 			fg_nntp_counters_merge(sum, dp->w[i].stats);
+	/* the queue writer's and the relay's threads count in blocks of their own */
+	fg_outbound_counters(dp->ob, sum);
 	write_block(f, "", sum, true);
 	/* per peer, by name across workers (each worker's array follows
 	 * the configuration it runs, which is the main lcore's between
@@ -103,6 +106,7 @@ void dp_write_counters(FILE *f, const struct dp *dp)
 	fg_history_stats(dp->history, &hs);
 	fprintf(f, "history_entries %" PRIu64 "\nhistory_capacity %" PRIu64 "\n", hs.entries,
 		hs.slots);
+	fg_outbound_write(dp->ob, f);
 	for (unsigned i = 0; i < dp->n_workers; i++) {
 		const struct dp_worker *w = &dp->w[i];
 

@@ -121,10 +121,22 @@ static int parse_faults(const char *spec, struct fg_net_faults *f)
 
 static int sink_setup(struct dp_worker *w)
 {
-	if (w->dp->passive || w->dp->o.null_sink) {
+	struct dp *dp = w->dp;
+
+	if (dp->passive || dp->o.sink == DP_SINK_NULL) {
 		/* decided, counted, never relayed */
 		w->sink_ops = &fg_sink_null_ops;
 		w->sink = fg_sink_null_create(0);
+	} else if (dp->ob) {
+		/* the durable queue: the article's mbufs are held (within the
+		 * engine's max-holds share, the connection's window shrinking
+		 * while they are) until the writer has them on disk; the
+		 * completion comes back through the handle's ring and the
+		 * engine's poll, due within a millisecond while a transfer is
+		 * in flight, so the writer needs no way to wake this lcore */
+		w->sink_ops = &fg_queue_sink_ops;
+		w->sink = fg_outbound_sink(dp->ob, &w->stats->s, NULL, NULL);
+		w->warm = fg_outbound_warm_create(dp->ob, NULL, NULL);
 	} else {
 		struct fg_sink_mem_params mp = { .hold = true, .store_limit = 0 };
 
@@ -134,14 +146,39 @@ static int sink_setup(struct dp_worker *w)
 	return w->sink ? 0 : -ENOMEM;
 }
 
+/* The queue's completions of what the writer finished after this worker's
+ * lcore stopped (fg_outbound_stop hands every one back): delivered, so the
+ * handle is idle before it goes. Main lcore, the worker's lcore ended. */
+static void sink_settle(struct dp_worker *w)
+{
+	fg_time_t now;
+	uint64_t now_ns;
+
+	for (unsigned i = 0; i < 100 && fg_queue_sink_busy(w->sink); i++) {
+		dp_clock(&now, &now_ns);
+		fg_engine_poll(w->e, now, now_ns);
+		if (w->ts)
+			fg_tcpsess_work(w->ts);
+		if (fg_queue_sink_busy(w->sink))
+			usleep(10 * 1000);
+	}
+	if (fg_queue_sink_busy(w->sink))
+		FG_LOG_WARN(DP, "worker %u: %u articles still in the queue's hands at exit",
+			    w->index, fg_queue_sink_busy(w->sink));
+}
+
 static void sink_teardown(struct dp_worker *w)
 {
 	if (!w->sink)
 		return;
 	if (w->sink_ops == &fg_sink_null_ops)
 		fg_sink_null_destroy(w->sink);
+	else if (w->sink_ops == &fg_queue_sink_ops)
+		fg_queue_sink_destroy(w->sink);
 	else
 		fg_sink_mem_destroy(w->sink);
+	fg_outbound_warm_destroy(w->warm);
+	w->warm = NULL;
 	w->sink = NULL;
 }
 
@@ -168,7 +205,10 @@ static int slot_setup(struct dp_worker *w)
 		return err ? err : -EBUSY;
 	}
 	w->link = fg_slotlink_create(w->slot, w->cfg);
-	return w->link ? 0 : -ENOMEM;
+	if (!w->link)
+		return -ENOMEM;
+	/* the queue deletes a segment only once its IDs are in the journal */
+	return w->dp->ob ? fg_outbound_gate_add(w->dp->ob, w->link) : 0;
 }
 
 static int engine_setup(struct dp_worker *w)
@@ -191,6 +231,7 @@ static int engine_setup(struct dp_worker *w)
 	ep.peer_stats = w->peer_stats;
 	ep.max_sessions = w->dp->per_worker_conns;
 	ep.max_holds = w->dp->per_worker_holds;
+	ep.warmup = fg_outbound_warm_hooks(w->warm);
 	ep.token_base = token;
 	w->e = fg_engine_create(&ep);
 	return w->e ? 0 : -EINVAL;
@@ -318,6 +359,8 @@ void dp_worker_teardown(struct dp_worker *w)
 		fg_tcpsess_abort_all(w->ts);
 		fg_tcpsess_work(w->ts);
 	}
+	if (w->e && w->sink_ops == &fg_queue_sink_ops)
+		sink_settle(w);
 	fg_tcp_destroy(w->tcp);
 	fg_tcpsess_destroy(w->ts);
 	fg_net_destroy(w->net);

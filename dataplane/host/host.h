@@ -5,8 +5,11 @@
  *   main.c    options, the history region, threads, signals, counters out
  *   worker.c  one thread: epoll loop, listeners, one engine and its sink
  *   conn.c    one connection: receive chunks, the engine's transport ops
- *   ctlink.c  --floodctld: floodctld's region, a writer slot per thread
- *   outbound.c  the durable queue, its writer and the relay (docs/relay.md)
+ *
+ * With --floodctld each worker claims a writer slot in floodctld's region
+ * and links its engine to it (slotlink.h); accepted articles go to the
+ * outbound side (outbound.h: the queue, its writer, the relay) when the
+ * sink is the queue.
  *
  * Threads share nothing but the configuration (read-only) and the history
  * table; each has its own SO_REUSEPORT listeners, so the kernel spreads
@@ -22,11 +25,12 @@
 
 #include "floodgate/config.h"
 #include "floodgate/history.h"
+#include "floodgate/outbound.h"
 #include "floodgate/queue.h"
 #include "floodgate/region.h"
-#include "floodgate/relay.h"
 #include "floodgate/session.h"
 #include "floodgate/sink.h"
+#include "floodgate/slotlink.h"
 
 #define HOST_COMP "host"
 #define HOST_CHUNK (64u << 10)		/* receive buffer */
@@ -96,56 +100,18 @@ struct host_worker {
 	void *sink;
 	struct fg_nntp_counters *stats;		/* this thread's block */
 	struct fg_nntp_counters *peer_stats;	/* n_peer + 1 */
-	struct fg_relay_asker *asker;		/* warm-up questions (outbound.c) */
-	struct fg_engine_warmup warm;
-	fg_time_t warm_until;
+	struct fg_outbound_warm *warm;		/* warm-up questions, or NULL */
 	struct host_conn *work;			/* connections with deferred work */
 	struct host_conn *all;			/* every live connection */
 	unsigned n_conns;
 	int stop;			/* set by main (atomic) */
 	int rc;
-	/* --floodctld (ctlink.c) */
+	/* --floodctld: its writer slot and the engine's link to it */
 	struct fg_region_writer *slot;
+	struct fg_slotlink *link;
 	struct fg_engine_hooks hooks;
-	int peer_map[FG_CONFIG_MAX_PEERS];	/* config peer -> region peer, -1 */
-	uint64_t next_publish;
-	/* for the queue's journal gate (outbound.c): records placed in the
-	 * slot's journal ring, and whether the last one was refused (the
-	 * engine then holds records back) */
-	_Atomic uint64_t jpushed;
-	_Atomic bool jbacklog;
-};
-
-/* The queue and the relay (outbound.c); their threads' counter blocks. */
-struct host_outbound {
-	struct fg_queue *q;
-	struct fg_relay *relay;
-	fg_time_t warm_until;		/* warm-up on before this; 0: off */
-	struct fg_nntp_counters qstats, rstats;
-	/* --floodctld: the journal gate over the workers' slots, and a slot of
-	 * its own for the queue's and the relay's counters */
-	struct fg_queue_gate gate;
-	struct host_worker *ws;
-	unsigned nw;
-	uint64_t *gate_pushed;		/* per worker, at the last barrier */
-	uint64_t gate_gen;
-	struct fg_region_writer *slot;
-	struct fg_region *region;
 	uint64_t next_publish;
 };
-
-/* outbound.c */
-int host_outbound_open(struct host_outbound *ob, const struct fg_config *cfg, bool cold_start,
-		       struct fg_region *region);
-void host_outbound_workers(struct host_outbound *ob, struct host_worker *ws, unsigned nw);
-void host_outbound_publish(struct host_outbound *ob, uint64_t now_ns);
-const struct fg_engine_warmup *host_outbound_warmup(struct host_outbound *ob,
-						    struct host_worker *w);
-int host_outbound_start(struct host_outbound *ob);
-void host_outbound_stop(struct host_outbound *ob);
-void host_outbound_close(struct host_outbound *ob);
-struct fg_queue_sink *host_outbound_sink(struct host_outbound *ob, struct host_worker *w);
-void host_outbound_write(struct host_outbound *ob, FILE *f);
 
 /* conn.c */
 extern const struct fg_session_transport host_transport;
@@ -157,13 +123,6 @@ void host_conn_work(struct host_conn *c);
 void host_conn_linger_check(struct host_conn *c, uint64_t now_ns);
 void host_conn_force_close(struct host_conn *c);
 
-/* ctlink.c */
-int host_ctl_attach(const struct fg_config *cfg, struct fg_region **out);
-int host_ctl_worker(struct host_worker *w, struct fg_region *region,
-		    struct fg_engine_hooks *hooks);
-void host_ctl_publish(struct host_worker *w, uint64_t now_ns);
-void host_ctl_worker_done(struct host_worker *w);
-
 /* worker.c */
 int host_worker_init(struct host_worker *w);
 void *host_worker_run(void *arg);
@@ -172,5 +131,6 @@ void host_worker_wake(struct host_worker *w);
 void host_worker_defer(struct host_worker *w, struct host_conn *c);
 void host_worker_update(struct host_conn *c);
 void host_clock(fg_time_t *now, uint64_t *now_ns);
+void host_worker_publish(struct host_worker *w, uint64_t now_ns);
 
 #endif /* FLOODGATE_HOST_H */

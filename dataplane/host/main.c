@@ -7,7 +7,7 @@
  * same engine, same counters as the dataplane; the history table lives in
  * memory this process maps itself (private, or a file given by --shm, so
  * that a restart keeps it), until floodctld owns it. Accepted articles go
- * to the durable queue and the relay (outbound.c) when the config has a
+ * to the durable queue and the relay (outbound.h) when the config has a
  * [downstream] or --sink queue says so; else to the in-memory sink.
  *
  * Counters: SIGUSR1 writes them (and at exit) as "name value" lines, to
@@ -212,9 +212,16 @@ static int history_open(struct region *r, const struct host_opts *o, const struc
 	int fd, rc;
 
 	if (o->floodctld) {
-		rc = host_ctl_attach(cfg, &r->ctl);
-		r->h = rc == 0 ? fg_region_history(r->ctl) : NULL;
-		return rc;
+		char msg[512];
+
+		r->ctl = fg_region_attach(cfg->shm_path, msg, sizeof(msg));
+		if (!r->ctl) {
+			FG_LOG_ERR(HOST_COMP, "cannot use floodctld's region: %s", msg);
+			return -ENOENT;
+		}
+		FG_LOG_NOTICE(HOST_COMP, "attached to floodctld's region %s", fg_region_path(r->ctl));
+		r->h = fg_region_history(r->ctl);
+		return 0;
 	}
 	hp.capacity = o->history_capacity ? o->history_capacity : cfg->history_capacity;
 	hp.side_capacity = 65536;
@@ -274,8 +281,8 @@ static void history_close(struct region *r)
 		munmap(r->mem, r->len);
 }
 
-/* The outbound side when the sink is the queue (its q is NULL otherwise). */
-static struct host_outbound outbound;
+/* The outbound side when the sink is the queue (NULL otherwise). */
+static struct fg_outbound *outbound;
 
 /* ------------------------------------------------------------ counters */
 
@@ -321,8 +328,7 @@ static void write_stats(FILE *f, struct host_worker *ws, unsigned nw, const stru
 
 	memset(&sum, 0, sizeof(sum));
 	/* the queue writer's and the relay's threads count in blocks of their own */
-	fg_nntp_counters_merge(&sum, &outbound.qstats);
-	fg_nntp_counters_merge(&sum, &outbound.rstats);
+	fg_outbound_counters(outbound, &sum);
 	for (unsigned i = 0; i < nw; i++) {
 		fg_nntp_counters_merge(&sum, ws[i].stats);
 		if (ws[i].e) {
@@ -349,7 +355,7 @@ static void write_stats(FILE *f, struct host_worker *ws, unsigned nw, const stru
 			(unsigned long long)hs.by_state[i]);
 	fprintf(f, "sessions_open %u\ntransfers_open %u\nclock_suspect %u\n", sessions, xfers,
 		suspect);
-	host_outbound_write(&outbound, f);
+	fg_outbound_write(outbound, f);
 }
 
 static void dump_stats(const struct host_opts *o, struct host_worker *ws, unsigned nw,
@@ -376,6 +382,32 @@ static void dump_stats(const struct host_opts *o, struct host_worker *ws, unsign
 
 /* ------------------------------------------------------------ workers */
 
+static void wake_worker(void *arg)
+{
+	host_worker_wake(arg);
+}
+
+/* --floodctld: a writer slot, the engine's link to it (slotlink.h), and
+ * the link in the outbound queue's journal gate. */
+static int worker_slot(struct host_worker *w, struct fg_region *region)
+{
+	char name[FG_REGION_NAME_MAX];
+	int err = 0;
+
+	snprintf(name, sizeof(name), "floodgate-host-%u", w->index);
+	w->slot = fg_region_claim(region, name, &err);
+	if (!w->slot) {
+		FG_LOG_ERR(HOST_COMP, "worker %u: no writer slot in floodctld's region: %s", w->index,
+			   strerror(-err));
+		return err ? err : -EBUSY;
+	}
+	w->link = fg_slotlink_create(w->slot, w->cfg);
+	if (!w->link)
+		return -ENOMEM;
+	fg_slotlink_hooks(w->link, &w->hooks);
+	return outbound ? fg_outbound_gate_add(outbound, w->link) : 0;
+}
+
 static int worker_setup(struct host_worker *w, unsigned i, const struct host_opts *o,
 			const struct fg_config *cfg, struct region *r)
 {
@@ -390,9 +422,9 @@ static int worker_setup(struct host_worker *w, unsigned i, const struct host_opt
 	w->ep = w->wake = -1;
 	w->stats = calloc(1, sizeof(*w->stats));
 	w->peer_stats = calloc(cfg->n_peer + 1, sizeof(*w->peer_stats));
-	if (outbound.q) {
+	if (outbound) {
 		w->sink_ops = &fg_queue_sink_ops;
-		w->sink = host_outbound_sink(&outbound, w);
+		w->sink = w->stats ? fg_outbound_sink(outbound, &w->stats->s, wake_worker, w) : NULL;
 	} else if (o->sink == HOST_SINK_NULL) {
 		w->sink_ops = &fg_sink_null_ops;
 		w->sink = fg_sink_null_create(0);
@@ -402,8 +434,9 @@ static int worker_setup(struct host_worker *w, unsigned i, const struct host_opt
 	}
 	if (!w->stats || !w->peer_stats || !w->sink)
 		return -ENOMEM;
-	if (r->ctl && (rc = host_ctl_worker(w, r->ctl, &w->hooks)) < 0)
+	if (r->ctl && (rc = worker_slot(w, r->ctl)) < 0)
 		return rc;
+	w->warm = fg_outbound_warm_create(outbound, wake_worker, w);
 	ep.hooks = r->ctl ? &w->hooks : NULL;
 	ep.cfg = cfg;
 	ep.history = h;
@@ -413,7 +446,7 @@ static int worker_setup(struct host_worker *w, unsigned i, const struct host_opt
 	ep.peer_stats = w->peer_stats;
 	ep.max_sessions = o->max_sessions;
 	ep.token_base = i << 20;
-	ep.warmup = host_outbound_warmup(&outbound, w);
+	ep.warmup = fg_outbound_warm_hooks(w->warm);
 	w->e = fg_engine_create(&ep);
 	if (!w->e)
 		return -EINVAL;
@@ -422,10 +455,16 @@ static int worker_setup(struct host_worker *w, unsigned i, const struct host_opt
 
 static void worker_teardown(struct host_worker *w)
 {
-	host_ctl_worker_done(w);
+	if (w->link) {
+		w->next_publish = 0;
+		host_worker_publish(w, 0);
+		fg_slotlink_destroy(w->link);
+	}
+	if (w->slot)
+		fg_region_release(w->slot);
 	host_worker_fini(w);
 	fg_engine_destroy(w->e);
-	fg_relay_asker_destroy(w->asker);
+	fg_outbound_warm_destroy(w->warm);
 	if (w->sink_ops == &fg_queue_sink_ops)
 		fg_queue_sink_destroy(w->sink);
 	else if (w->sink_ops == &fg_sink_null_ops)
@@ -459,7 +498,7 @@ static void signal_loop(const sigset_t *set, const struct host_opts *o, struct h
 		uint64_t now_ns;
 
 		host_clock(&now, &now_ns);
-		host_outbound_publish(&outbound, now_ns);
+		fg_outbound_publish(outbound, now_ns);
 		if (sig == SIGUSR1)
 			dump_stats(o, ws, nw, cfg, h);
 		else if (sig == SIGTERM || sig == SIGINT)
@@ -499,8 +538,15 @@ int main(int argc, char **argv)
 	if (!o.sink_given && cfg->n_downstream)
 		o.sink = HOST_SINK_QUEUE;
 	/* before the workers' sinks; its threads inherit the signal mask */
-	if (o.sink == HOST_SINK_QUEUE && host_outbound_open(&outbound, cfg, r.fresh, r.ctl) != 0)
-		goto out_history;
+	if (o.sink == HOST_SINK_QUEUE) {
+		struct fg_outbound_params op = { .cfg = cfg, .cold_start = r.fresh, .region = r.ctl,
+						 .slot_name = "floodgate-host-outbound",
+						 .max_gate = o.threads };
+
+		outbound = fg_outbound_open(&op, &rc);
+		if (!outbound)
+			goto out_history;
+	}
 	ws = calloc(o.threads, sizeof(*ws));
 	tids = calloc(o.threads, sizeof(*tids));
 	if (!ws || !tids)
@@ -512,8 +558,7 @@ int main(int argc, char **argv)
 			goto out_workers;
 		}
 	}
-	host_outbound_workers(&outbound, ws, o.threads);
-	if (outbound.q && (rc = host_outbound_start(&outbound)) != 0) {
+	if (outbound && (rc = fg_outbound_start(outbound)) != 0) {
 		FG_LOG_ERR(HOST_COMP, "outbound threads: %s", strerror(-rc));
 		goto out_workers;
 	}
@@ -533,17 +578,16 @@ out_stop:
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
 	/* after the workers: their last transfers needed the writer */
-	host_outbound_stop(&outbound);
+	fg_outbound_stop(outbound);
 	dump_stats(&o, ws, o.threads, cfg, r.h);
 out_workers:
-	host_outbound_stop(&outbound);
+	fg_outbound_stop(outbound);
 	for (unsigned i = 0; ws && i < o.threads; i++)
 		if (ws[i].stats)
 			worker_teardown(&ws[i]);
 	free(ws);
 	free(tids);
-	if (outbound.q)
-		host_outbound_close(&outbound);
+	fg_outbound_close(outbound);
 out_history:
 	history_close(&r);
 out:

@@ -28,6 +28,7 @@
 
 #define TAG_WAKE ((void *)1)
 #define STOP_GRACE_NS (5ull * 1000000000ull)
+#define PUBLISH_NS 100000000ull
 
 void host_clock(fg_time_t *now, uint64_t *now_ns)
 {
@@ -37,6 +38,17 @@ void host_clock(fg_time_t *now, uint64_t *now_ns)
 	*now = ts.tv_sec;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	*now_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* --floodctld: the engine's counters into the slot, for floodctld's sums
+ * (one writer: this thread), every 100 ms. */
+void host_worker_publish(struct host_worker *w, uint64_t now_ns)
+{
+	if (!w->link || now_ns < w->next_publish)
+		return;
+	w->next_publish = now_ns + PUBLISH_NS;
+	fg_slotlink_publish(w->link, w->stats, w->peer_stats, w->cfg->n_peer,
+			    fg_engine_clock_suspect(w->e));
 }
 
 /* Listener tags are small integers 2.. so they never look like a conn. */
@@ -224,7 +236,7 @@ static int timeout_ms(struct host_worker *w)
 			next = c->linger_until;
 	if (w->work)
 		return 0;
-	/* --floodctld: wake to publish the counters (ctlink.c) even when idle */
+	/* --floodctld: wake to publish the counters even when idle */
 	if (w->slot && next > now_ns + 100000000ull)
 		next = now_ns + 100000000ull;
 	return next <= now_ns ? 0 : (int)((next - now_ns + 999999) / 1000000);
@@ -282,7 +294,7 @@ static void round_once(struct host_worker *w, int tmo)
 		next = c->all_next;
 		host_conn_linger_check(c, now_ns);
 	}
-	host_ctl_publish(w, now_ns);
+	host_worker_publish(w, now_ns);
 }
 
 /* Stop: 400 to every session, let transfers finish, close the rest. */

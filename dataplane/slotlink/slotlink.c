@@ -6,10 +6,12 @@
  * State: the configuration-to-region peer map (cfg_to_region[i], -1 when
  * the region has no such name) and the per-region-peer base counters that
  * keep per-peer totals across reloads. Everything is touched by the
- * slot's one writer thread only.
+ * slot's one writer thread only, except the two journal-gate atomics
+ * (jpushed, jbacklog), which the outbound queue's writer thread reads.
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -30,6 +32,11 @@ struct fg_slotlink {
 	int region_to_cfg[FG_REGION_PEERS];
 	struct fg_stats base[FG_REGION_PEERS];		/* folded before reloads */
 	struct fg_stats tmp;
+	/* for the outbound queue's journal gate (outbound.h): records placed
+	 * in the slot's journal ring, and whether the last one was refused
+	 * (the engine then holds records back) */
+	_Atomic uint64_t jpushed;
+	_Atomic bool jbacklog;
 };
 
 struct fg_slotlink *fg_slotlink_create(struct fg_region_writer *w, const struct fg_config *cfg)
@@ -131,7 +138,23 @@ static int hook_journal(void *ctx, const struct fg_journal_rec *r)
 	/* anything but a full ring means a state that is not final: an
 	 * engine bug that must not be papered over */
 	FG_ASSERT(rc == 0 || rc == -ENOSPC);
+	if (rc == 0)
+		atomic_fetch_add_explicit(&sl->jpushed, 1, memory_order_release);
+	atomic_store_explicit(&sl->jbacklog, rc != 0, memory_order_release);
 	return rc;
+}
+
+int fg_slotlink_journal_mark(struct fg_slotlink *sl, uint64_t *pushed)
+{
+	if (atomic_load_explicit(&sl->jbacklog, memory_order_acquire))
+		return -EAGAIN;
+	*pushed = atomic_load_explicit(&sl->jpushed, memory_order_acquire);
+	return 0;
+}
+
+bool fg_slotlink_journal_durable(const struct fg_slotlink *sl, uint64_t pushed)
+{
+	return fg_region_writer_committed(sl->w) >= pushed;
 }
 
 static int code_verdict(unsigned code)

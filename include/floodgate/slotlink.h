@@ -61,6 +61,16 @@ void fg_slotlink_publish(struct fg_slotlink *sl, const struct fg_nntp_counters *
 			 const struct fg_nntp_counters *peers, unsigned n_peer,
 			 bool clock_suspect);
 
+/*
+ * The outbound queue's journal gate (outbound.h), from another thread:
+ * mark() gives the count of journal records placed in the slot's ring so
+ * far, or -EAGAIN while the engine holds one back (the ring refused it:
+ * it is in neither count); durable() says whether floodctld has made that
+ * many of this claim's records durable.
+ */
+int fg_slotlink_journal_mark(struct fg_slotlink *sl, uint64_t *pushed);
+bool fg_slotlink_journal_durable(const struct fg_slotlink *sl, uint64_t pushed);
+
 /* Region peer index of configuration peer i (-1: the region does not know
  * the name); i == n_peer (no peer) gives -1. */
 int fg_slotlink_region_peer(const struct fg_slotlink *sl, unsigned i);

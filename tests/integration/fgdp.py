@@ -2,10 +2,10 @@
 """fgdp.py — shared helpers for the dataplane integration tests (not a test).
 
 World(name) makes a private world: a network namespace fg-dp-<name>-<pid>
-(`prefix` names another area's: fg-iop-... for tests/interop) that this
-process moves into (every child follows), a directory under
+(another area's tests give their own prefix)
+that this process moves into (every child follows), a directory under
 build/test-tmp with a floodgate.conf, a data directory and the control
-sockets, and a region file /dev/shm/<namespace>. start_ctld() runs
+sockets, and a region file /dev/shm/fg-dp-<name>-<pid>. start_ctld() runs
 floodctld; start_dp() runs floodgate on a net_tap port (fgd0) and, once it
 says "ready", gives the kernel side of the tap its address (the tap only
 exists while the port is open). The kernel side is 198.18.0.1/24 plus

@@ -155,14 +155,14 @@ def read_stats(path):
 class Client:
     """One NNTP connection, line oriented."""
 
-    def __init__(self, src=None, timeout=20, rcvbuf=0):
+    def __init__(self, src=None, timeout=20, rcvbuf=0, addr=None):
         self.s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         if rcvbuf:
             self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
         if src:
             self.s.bind((src, 0))
         self.s.settimeout(timeout)
-        self.s.connect(("127.0.0.1", PORT))
+        self.s.connect(addr or ("127.0.0.1", PORT))
         self.f = self.s.makefile("rb")
 
     def send(self, data):

@@ -10,6 +10,7 @@ floodgate-host's stats file (the downstream:<name>:* lines). Python stdlib
 only.
 """
 import email.utils
+import hashlib
 import os
 import signal
 import subprocess
@@ -61,6 +62,21 @@ class Countd:
                 self.proc.kill()
                 self.proc.wait()
         self.proc = None
+
+    def restart(self, args=()):
+        self.stop()
+        self.args = list(args)
+        self.start()
+
+    def wait_mid_relay(self, arts, timeout=30):
+        """Until some of arts [(mid, wire)] arrived (the relay may be in a
+        reconnect backoff first); checks that not all did: a kill now
+        lands mid-relay."""
+        end = time.time() + timeout
+        while time.time() < end and not any(m in self.counts() for m, _ in arts):
+            time.sleep(0.05)
+        got = self.counts()
+        check(0 < sum(1 for m, _ in arts if m in got) < len(arts), "the kill lands mid-relay")
 
     def records(self):
         out = []
@@ -114,12 +130,13 @@ def make_article(mid, age=300, size=0):
     return hostlib.article(mid, age=age, inj_age=max(age - 60, 0), body=body)
 
 
-def feed(articles, window=32, answers=None, until_eof=False):
-    """TAKETHIS each (mid, wire) pipelined on one connection; the answers
-    [(mid, code)] in order (appended to `answers` as they come, when
-    given). until_eof: the server may die mid-feed (a crash test): stop
-    there, with the answers that came before."""
-    c = hostlib.Client(timeout=60)
+def feed(articles, window=32, answers=None, until_eof=False, addr=None, src=None):
+    """TAKETHIS each (mid, wire) pipelined on one connection (to
+    floodgate-host, or to addr from src); the answers [(mid, code)] in
+    order (appended to `answers` as they come, when given). until_eof: the
+    server may die mid-feed (a crash test): stop there, with the answers
+    that came before."""
+    c = hostlib.Client(timeout=60, addr=addr, src=src)
     got = c.line()
     check(got.startswith(b"200"), "greeting: %r" % got)
     answers = [] if answers is None else answers
@@ -158,6 +175,22 @@ def first_answers(answers, into=None):
     for mid, code in answers:
         out.setdefault(mid, code)
     return out
+
+
+def expect_exactly_once(countd, answers, wires, allow_twice=()):
+    """Each ID that got 239 (answers: {mid: first code}) reached countd once
+    (twice for those in allow_twice), byte for byte as in wires; no other."""
+    counts = countd.counts()
+    sums = {r[1]: r[3] for r in countd.records()}
+    for mid, code in answers.items():
+        if code == 239:
+            n = counts.get(mid, 0)
+            check(n == 1 or (n == 2 and mid in allow_twice),
+                  "%s got 239 and was relayed %d times" % (mid, n))
+            want = hashlib.sha256(wire_payload(wires[mid])).hexdigest()
+            check(sums.get(mid) == want, "%s relayed with other octets" % mid)
+        else:
+            check(mid not in counts, "%s got %d and was relayed" % (mid, code))
 
 
 def stats_line(stats, name, key):

@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * outbound.c — the queue, its writer, the relay, the journal gate and the
+ * warm-up askers of one dataplane process (outbound.h has the order of
+ * things and the design; docs/relay.md the operator's view).
+ *
+ * State: everything here is set up by the main thread before the writer
+ * and relay threads start. Afterwards the writer thread calls the gate
+ * (gate_begin/gate_passed: only it touches gate_pushed and gate_gen), the
+ * main thread publishes the counters into the slot, and each engine
+ * thread uses its own sink handle and asker.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "floodgate/log.h"
+#include "floodgate/outbound.h"
+
+#define COMP "outbound"
+#define WARM_MAX_ASKS 1024
+
+struct fg_outbound {
+	const struct fg_config *cfg;
+	struct fg_queue *q;
+	struct fg_relay *relay;
+	bool started;
+	fg_time_t warm_until;			/* warm-up on before this; 0: off */
+	struct fg_nntp_counters qstats, rstats;	/* the writer's, the relay's */
+	/* with floodctld's region: the gate over the engines' slot links,
+	 * and a slot of its own for the counters */
+	struct fg_queue_gate gate;
+	struct fg_region *region;
+	struct fg_slotlink **links;
+	uint64_t *gate_pushed;			/* per link, at the last barrier */
+	unsigned n_links, max_links;
+	uint64_t gate_gen;
+	struct fg_region_writer *slot;
+	uint64_t next_publish;
+};
+
+struct fg_outbound_warm {
+	struct fg_relay_asker *asker;
+	fg_time_t until;
+	struct fg_engine_warmup hooks;
+};
+
+/* When the warm-up period ends (0: no warm-up). */
+static fg_time_t warm_until(const struct fg_config *cfg, bool cold_start)
+{
+	fg_time_t now = time(NULL), until = 0;
+	bool streams = false;
+	int rc;
+
+	for (unsigned d = 0; d < cfg->n_downstream; d++)
+		streams |= cfg->downstream[d].mode == FG_DOWNSTREAM_STREAM;
+	if (cfg->warmup <= 0 || !streams)
+		return 0;
+	if (cold_start) {
+		until = now + cfg->warmup;
+		rc = fg_warmup_begin(cfg->data_dir, until);
+		if (rc != 0)
+			FG_LOG_ERR(COMP, "warm-up file in %s: %s", cfg->data_dir, strerror(-rc));
+		FG_LOG_NOTICE(COMP, "cold start (empty history): warm-up for %llds, CHECKs of "
+			      "unknown IDs are asked of the downstream", (long long)cfg->warmup);
+	} else if (fg_warmup_until(cfg->data_dir, &until) == 0 && until > now) {
+		FG_LOG_NOTICE(COMP, "warm-up goes on for %llds", (long long)(until - now));
+	}
+	return until > now ? until : 0;
+}
+
+/* ------------------------------------------------------------ the gate */
+
+/* A slot of a writer that died or left, not yet reaped: its journal
+ * records (a previous run's, perhaps) are not all durable. */
+static bool dead_writer(struct fg_region *r)
+{
+	for (unsigned i = 0; i < fg_region_nslots(r); i++) {
+		struct fg_region_slot_info si;
+
+		if (fg_region_slot_info(r, i, &si) == 0 &&
+		    (si.state == FG_SLOT_DEAD || si.state == FG_SLOT_RELEASED))
+			return true;
+	}
+	return false;
+}
+
+/* A barrier: every engine's journal records so far. -EAGAIN while one
+ * holds records back (its ring was full), since those are not counted,
+ * and while a dead writer's records (floodctld reaps its slot once they
+ * are durable) may still belong to segments this run found on disk. */
+static int gate_begin(void *arg, uint64_t *ticket)
+{
+	struct fg_outbound *ob = arg;
+
+	if (dead_writer(ob->region))
+		return -EAGAIN;
+	for (unsigned i = 0; i < ob->n_links; i++)
+		if (fg_slotlink_journal_mark(ob->links[i], &ob->gate_pushed[i]) != 0)
+			return -EAGAIN;
+	*ticket = ++ob->gate_gen;
+	return 0;
+}
+
+/* Behind the barrier, everything is durable in floodctld's journal. */
+static bool gate_passed(void *arg, uint64_t ticket)
+{
+	struct fg_outbound *ob = arg;
+
+	if (ticket != ob->gate_gen)
+		return false;
+	for (unsigned i = 0; i < ob->n_links; i++)
+		if (!fg_slotlink_journal_durable(ob->links[i], ob->gate_pushed[i]))
+			return false;
+	return true;
+}
+
+int fg_outbound_gate_add(struct fg_outbound *ob, struct fg_slotlink *sl)
+{
+	FG_ASSERT(!ob->started);
+	if (ob->n_links == ob->max_links)
+		return -ENOSPC;
+	ob->links[ob->n_links++] = sl;
+	return 0;
+}
+
+/* ------------------------------------------------------------ counters */
+
+void fg_outbound_publish(struct fg_outbound *ob, uint64_t now_ns)
+{
+	struct fg_region_wstats *ws;
+
+	if (!ob || !ob->slot || now_ns < ob->next_publish)
+		return;
+	ob->next_publish = now_ns + FG_OUTBOUND_PUBLISH_NS;
+	ws = fg_region_writer_stats(ob->slot);
+	ws->total = ob->qstats.s;
+	fg_stats_merge(&ws->total, &ob->rstats.s);
+	fg_region_writer_heartbeat(ob->slot);
+}
+
+void fg_outbound_counters(const struct fg_outbound *ob, struct fg_nntp_counters *sum)
+{
+	if (!ob)
+		return;
+	fg_nntp_counters_merge(sum, &ob->qstats);
+	fg_nntp_counters_merge(sum, &ob->rstats);
+}
+
+fg_time_t fg_outbound_warm_until(const struct fg_outbound *ob)
+{
+	return ob ? ob->warm_until : 0;
+}
+
+static void write_downstream(FILE *f, const struct fg_relay_ds_status *st,
+			     const struct fg_queue_cursor *end)
+{
+	const char *n = st->name;
+
+	fprintf(f, "downstream:%s:ready %u\ndownstream:%s:streaming %d\n"
+		"downstream:%s:acked_records %llu\ndownstream:%s:lag_records %llu\n"
+		"downstream:%s:sent %llu\ndownstream:%s:accepted %llu\n"
+		"downstream:%s:refused %llu\ndownstream:%s:not_wanted %llu\n"
+		"downstream:%s:deferred %llu\ndownstream:%s:connects %llu\n",
+		n, st->ready, n, st->streaming, n, (unsigned long long)st->acked.recno, n,
+		(unsigned long long)(end->recno > st->acked.recno ? end->recno - st->acked.recno : 0),
+		n, (unsigned long long)st->sent, n, (unsigned long long)st->accepted, n,
+		(unsigned long long)st->refused, n, (unsigned long long)st->not_wanted, n,
+		(unsigned long long)st->deferred, n, (unsigned long long)st->reconnects);
+}
+
+void fg_outbound_write(struct fg_outbound *ob, FILE *f)
+{
+	struct fg_queue_cursor end, begin;
+	struct fg_relay_ds_status st;
+
+	if (!ob)
+		return;
+	fg_queue_durable(ob->q, &end);
+	fg_queue_oldest(ob->q, &begin);
+	fprintf(f, "queue_records_on_disk %llu\nqueue_bytes_on_disk %llu\nqueue_refusing %d\n"
+		"warmup_until %lld\nwarmup_active %d\n",
+		(unsigned long long)(end.recno - begin.recno),
+		(unsigned long long)fg_queue_bytes(ob->q), fg_queue_refusing(ob->q, NULL),
+		(long long)ob->warm_until, ob->warm_until > time(NULL));
+	for (unsigned i = 0; fg_relay_status(ob->relay, i, &st) == 0; i++)
+		write_downstream(f, &st, &end);
+}
+
+/* ------------------------------------------------------------ open, close */
+
+/* floodctld's region: the gate and the counters' slot. */
+static int region_setup(struct fg_outbound *ob, const struct fg_outbound_params *p)
+{
+	int err = 0;
+
+	ob->region = p->region;
+	ob->max_links = p->max_gate;
+	ob->links = calloc(FG_MAX(p->max_gate, 1u), sizeof(*ob->links));
+	ob->gate_pushed = calloc(FG_MAX(p->max_gate, 1u), sizeof(*ob->gate_pushed));
+	if (!ob->links || !ob->gate_pushed)
+		return -ENOMEM;
+	ob->gate = (struct fg_queue_gate){ gate_begin, gate_passed, ob };
+	ob->slot = fg_region_claim(p->region, p->slot_name, &err);
+	if (!ob->slot) {
+		FG_LOG_ERR(COMP, "no writer slot in floodctld's region for the queue's counters: %s",
+			   strerror(-err));
+		return err ? err : -ENOSPC;
+	}
+	return 0;
+}
+
+static void region_free(struct fg_outbound *ob)
+{
+	if (ob->slot) {
+		ob->next_publish = 0;
+		fg_outbound_publish(ob, 0);
+		fg_region_release(ob->slot);
+	}
+	free(ob->links);
+	free(ob->gate_pushed);
+}
+
+struct fg_outbound *fg_outbound_open(const struct fg_outbound_params *p, int *err)
+{
+	struct fg_queue_params qp = { 0 };
+	struct fg_relay_params rp = { 0 };
+	struct fg_queue_open_info info;
+	struct fg_outbound *ob = calloc(1, sizeof(*ob));
+
+	*err = ob ? 0 : -ENOMEM;
+	if (!ob)
+		return NULL;
+	ob->cfg = p->cfg;
+	qp.dir = p->cfg->data_dir;
+	qp.commit_ns = (uint64_t)p->cfg->queue_commit_ms * 1000000ull;
+	qp.limit = p->cfg->queue_limit;
+	qp.max_age = p->cfg->queue_max_age;
+	qp.stats = &ob->qstats.s;
+	if (p->region) {
+		*err = region_setup(ob, p);
+		if (*err)
+			goto out_region;
+		qp.gate = &ob->gate;
+	}
+	ob->q = fg_queue_open(&qp, &info, err);
+	if (!ob->q) {
+		FG_LOG_ERR(COMP, "outbound queue in %s: %s", p->cfg->data_dir, strerror(-*err));
+		goto out_region;
+	}
+	rp.cfg = p->cfg;
+	rp.q = ob->q;
+	rp.stats = &ob->rstats.s;
+	ob->relay = fg_relay_create(&rp, err);
+	if (!ob->relay) {
+		FG_LOG_ERR(COMP, "relay: %s", strerror(-*err));
+		goto out_queue;
+	}
+	fg_queue_set_notify(ob->q, fg_relay_notify, ob->relay);
+	ob->warm_until = warm_until(p->cfg, p->cold_start);
+	FG_LOG_NOTICE(COMP, "queue %s: %llu records on disk, %u downstream(s)", p->cfg->data_dir,
+		      (unsigned long long)info.records, p->cfg->n_downstream);
+	return ob;
+out_queue:
+	fg_queue_close(ob->q);
+out_region:
+	region_free(ob);
+	free(ob);
+	return NULL;
+}
+
+int fg_outbound_start(struct fg_outbound *ob)
+{
+	int rc = fg_queue_start(ob->q);
+
+	if (rc == 0 && (rc = fg_relay_start(ob->relay)) != 0)
+		fg_queue_stop(ob->q);
+	ob->started = rc == 0;
+	return rc;
+}
+
+void fg_outbound_stop(struct fg_outbound *ob)
+{
+	if (!ob || !ob->started)
+		return;
+	/* the relay first: the writer then makes its last cursors durable */
+	fg_relay_stop(ob->relay);
+	fg_queue_stop(ob->q);
+	ob->started = false;
+}
+
+void fg_outbound_close(struct fg_outbound *ob)
+{
+	if (!ob)
+		return;
+	fg_outbound_stop(ob);
+	fg_relay_destroy(ob->relay);
+	fg_queue_close(ob->q);
+	region_free(ob);
+	free(ob);
+}
+
+struct fg_queue_sink *fg_outbound_sink(struct fg_outbound *ob, struct fg_stats *stats,
+				       void (*wake)(void *arg), void *wake_arg)
+{
+	struct fg_queue_sink_params sp = { .wake = wake, .wake_arg = wake_arg, .stats = stats };
+
+	return fg_queue_sink_create(ob->q, &sp);
+}
+
+/* ------------------------------------------------------------ warm-up */
+
+struct warm_cb {
+	fg_engine_warm_done_fn *done;
+	void *engine;
+};
+
+static bool warm_active(void *ctx, fg_time_t now)
+{
+	struct fg_outbound_warm *wa = ctx;
+
+	return now < wa->until;
+}
+
+static int warm_ask(void *ctx, const char *id, size_t len, uint64_t cookie)
+{
+	struct fg_outbound_warm *wa = ctx;
+
+	return fg_relay_ask(wa->asker, id, len, cookie);
+}
+
+static void warm_answer(void *arg, uint64_t cookie, enum fg_relay_answer a)
+{
+	struct warm_cb *cb = arg;
+
+	cb->done(cb->engine, cookie, (unsigned)a);
+}
+
+static unsigned warm_poll(void *ctx, fg_engine_warm_done_fn *done, void *engine)
+{
+	struct fg_outbound_warm *wa = ctx;
+	struct warm_cb cb = { done, engine };
+
+	return fg_relay_answers(wa->asker, warm_answer, &cb);
+}
+
+struct fg_outbound_warm *fg_outbound_warm_create(struct fg_outbound *ob,
+						 void (*wake)(void *arg), void *wake_arg)
+{
+	struct fg_outbound_warm *wa;
+
+	if (!ob || !ob->warm_until)
+		return NULL;
+	wa = calloc(1, sizeof(*wa));
+	if (!wa)
+		return NULL;
+	wa->asker = fg_relay_asker_create(ob->relay, WARM_MAX_ASKS, wake, wake_arg);
+	if (!wa->asker) {
+		free(wa);
+		return NULL;
+	}
+	wa->until = ob->warm_until;
+	wa->hooks = (struct fg_engine_warmup){ warm_active, warm_ask, warm_poll, wa,
+					       WARM_MAX_ASKS };
+	return wa;
+}
+
+const struct fg_engine_warmup *fg_outbound_warm_hooks(struct fg_outbound_warm *wa)
+{
+	return wa ? &wa->hooks : NULL;
+}
+
+void fg_outbound_warm_destroy(struct fg_outbound_warm *wa)
+{
+	if (!wa)
+		return;
+	fg_relay_asker_destroy(wa->asker);
+	free(wa);
+}
