@@ -2,9 +2,10 @@
 """report.py — benchmark results to Markdown and PNG (stdlib + gnuplot).
 
   report.py summary FILE.json          one line about one feedgen run
-  report.py annotate FILE.json KEY NUMBER
-                                       add a number to a run's JSON (run.sh: the
-                                       load average as the run began)
+  report.py annotate FILE.json KEY VALUE
+                                       add a number or string to a run's JSON
+                                       (run.sh: the load average as the run
+                                       began, the commands that made it)
   report.py docs --mode M --commands C --common ARGS SYS=LABEL...
                                        tables, plots, docs/benchmarks.md
 
@@ -205,6 +206,18 @@ def gnuplot_histograms(key, plots_text):
     subprocess.run(["gnuplot"], input=script, text=True, check=True)
 
 
+def run_commands(runs):
+    """The commands behind every end-to-end figure, as run.sh ran them."""
+    out = ["### The command behind every run\n",
+           "Each system is started by `sys_<system>_start` in tools/bench/sys_<system>.sh "
+           "(and settled by `sys_<system>_after` where it has one); then:\n", "```sh"]
+    for s in sorted(runs):
+        for w, r in sorted(runs[s].items()):
+            out.append("# %s %s\n%s" % (s, w, r.get("command", "(not recorded)")))
+    out.append("```\n")
+    return "\n".join(out)
+
+
 def path_plot(runs, a="fgpath", b="inn"):
     """CPU seconds per million offers: innd alone against the whole path."""
     if a not in runs:
@@ -234,7 +247,10 @@ plot {plot}
 def annotate(path, key, value):
     with open(path) as f:
         r = json.load(f)
-    r[key] = float(value)
+    try:
+        r[key] = float(value)
+    except ValueError:
+        r[key] = value
     with open(path, "w") as f:
         json.dump(r, f)
 
@@ -302,6 +318,7 @@ def docs(args):
     for p in imgs:
         e2e.append("![%s](img/%s)\n" % (p[:-4], p))
     e2e.append("Raw feedgen JSON of every run: `docs/bench/e2e_<system>_<workload>.json`.\n")
+    e2e.append(run_commands(runs))
     with open(os.path.join(BENCH, "e2e.md"), "w") as f:
         f.write("\n".join(e2e))
     method = open("tools/bench/method.md").read()

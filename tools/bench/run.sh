@@ -98,6 +98,7 @@ for sys in "${systems[@]}"; do
 		$cmd > "$json" || rc=$?
 		# the load average as the run began, kept with its figures
 		python3 tools/bench/report.py annotate "$json" load_avg_1m "$load"
+		python3 tools/bench/report.py annotate "$json" command "${cmd# }"
 		# a system with work left after feedgen's last answer (the relay
 		# delivering downstream) settles it and adds its figures (optional)
 		settled=0
