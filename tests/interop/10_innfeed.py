@@ -51,7 +51,8 @@ import innkit  # noqa: E402
 
 DOWN_PORT, ORIGIN_PORT = 11190, 11191
 N_NEW, N_OLD, N_HELD, N_KNOWN, N_CONTESTED = 120, 10, 8, 150, 400
-INNFEED_ADDR, FEEDGEN_ADDR, HELD_ADDR = "198.18.0.3", "198.18.0.1", "198.18.0.4"
+# feedgen binds no address: it comes from the tap's first, 198.18.0.1
+INNFEED_ADDR, HELD_ADDR = "198.18.0.3", "198.18.0.4"
 # feedgen's articles: all valid and in the window of both innds and floodgate
 FEEDGEN_ALL_WANTED = ["--old", "0", "--future", "0", "--bad-id", "0", "--offline", "0",
                       "--versions", "0", "--near-future", "0", "--size", "2K",
