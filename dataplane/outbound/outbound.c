@@ -14,12 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "floodgate/log.h"
 #include "floodgate/outbound.h"
 
 #define COMP "outbound"
 #define WARM_MAX_ASKS 1024
+#define CLAIM_TRIES 200		/* x 50 ms */
+#define CLAIM_WAIT_US 50000
 
 struct fg_outbound {
 	const struct fg_config *cfg;
@@ -202,7 +205,14 @@ static int region_setup(struct fg_outbound *ob, const struct fg_outbound_params 
 	if (!ob->links || !ob->gate_pushed)
 		return -ENOMEM;
 	ob->gate = (struct fg_queue_gate){ gate_begin, gate_passed, ob };
-	ob->slot = fg_region_claim(p->region, p->slot_name, &err);
+	/* -EAGAIN: floodctld is still clearing what a dead dataplane left
+	 * (this is the process's first claim after a crash) */
+	for (unsigned tries = 0; tries < CLAIM_TRIES; tries++) {
+		ob->slot = fg_region_claim(p->region, p->slot_name, &err);
+		if (ob->slot || err != -EAGAIN)
+			break;
+		usleep(CLAIM_WAIT_US);
+	}
 	if (!ob->slot) {
 		FG_LOG_ERR(COMP, "no writer slot in floodctld's region for the queue's counters: %s",
 			   strerror(-err));

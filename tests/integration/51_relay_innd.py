@@ -19,20 +19,10 @@ relaykit.in_netns()
 
 INND_PORT = 11190
 FEEDGEN = os.path.join(hostlib.BUILD, "bin", "feedgen")
-GREP = "/usr/lib/news/bin/grephistory"
-
-
-def not_in_history(innd_dir, ids):
-    """The IDs innd's history does not have (grephistory -i)."""
-    env = dict(os.environ, INNCONF=os.path.join(innd_dir, "etc", "inn.conf"))
-    r = subprocess.run([GREP, "-i"], input="".join(i + "\n" for i in ids), env=env,
-                       capture_output=True, text=True)
-    check(r.returncode == 0, "grephistory: %s" % r.stderr)
-    return set(r.stdout.split())
 
 
 def main():
-    if not os.access(GREP, os.X_OK):
+    if not os.access(relaykit.GREP, os.X_OK):
         print("SKIP: INN is not installed")
         return
     work = tempfile.mkdtemp(prefix="fg-relay-51-")
@@ -61,9 +51,9 @@ def run(work, innd_dir):
     check(relaykit.stats_line(st, "down", "accepted") == 150,
           "innd accepted the 150: %s" % relaykit.stats_line(st, "down", "accepted"))
     check(relaykit.stats_line(st, "down", "streaming") == 1, "innd streams")
-    missing = not_in_history(innd_dir, acc)
+    missing = relaykit.not_in_history(innd_dir, acc)
     check(not missing, "239'd but not in innd's history: %s" % sorted(missing)[:5])
-    check(not_in_history(innd_dir, ref) == set(ref), "439'd articles reached innd")
+    check(relaykit.not_in_history(innd_dir, ref) == set(ref), "439'd articles reached innd")
 
     # feedgen through the filter, relayed to innd
     r = subprocess.run([FEEDGEN, "--host", "127.0.0.1", "--port", str(hostlib.PORT),

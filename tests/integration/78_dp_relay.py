@@ -20,9 +20,16 @@ queue and its relay (no --sink given), the downstream the counting server
    (4 x connections x window), none more than twice.
 4. floodctld's view: the dataplane's queue and downstream counters reach
    `floodctl stats`, and every 239'd ID is in history.
+5. The journal lags (journal-commit 60 s) and the downstream is away: both
+   floodgate and floodctld are SIGKILLed and the region is wiped, as a
+   reboot would. floodctld's restore re-inserts the IDs of the queue the
+   dataplane wrote; the restarted floodgate answers 438 to a CHECK of every
+   ID that ever got 239, and, the downstream back, delivers what was
+   queued, once.
 """
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -43,6 +50,51 @@ def feed(arts, answers, until_eof=False):
     got = relaykit.feed(arts, addr=DP, src=SRC, until_eof=until_eof)
     relaykit.first_answers(got, answers)
     return got
+
+
+def checks(mids):
+    """CHECK each ID (pipelined, one connection): {mid: code}."""
+    s = fgdp.connect(SRC)
+    r = fgdp.Lines(s)
+    check(r.line().startswith("200 "), "greeting")
+    out = {}
+    for i in range(0, len(mids), 100):
+        part = mids[i:i + 100]
+        s.sendall(b"".join(b"CHECK %s\r\n" % m.encode() for m in part))
+        for m in part:
+            code, _, arg = r.line().partition(" ")
+            check(arg == m, "answer out of order: %s %s" % (code, arg))
+            out[m] = int(code)
+    s.sendall(b"QUIT\r\n")
+    s.close()
+    return out
+
+
+def part_reboot(w, countd, answers, wires):
+    countd.stop()
+    lost = arts("d", 200)
+    wires.update(lost)
+    feed(lost, answers)
+    check(all(answers[m] == 239 for m, _ in lost), "accepted with the downstream away")
+    for p in (w.fg, w.ctld):
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        w.logs.remove(p.logp)
+    os.unlink(w.shm)
+    w.start_ctld()
+    m = re.search(r"the outbound queue: (\d+) IDs re-inserted", fgdp.slurp(w.ctld.logp))
+    accepted = [mid for mid, code in answers.items() if code == 239]
+    check(m and int(m.group(1)) >= len(accepted), "the restore took the IDs from the queue: %s"
+          % (m.group(0) if m else fgdp.slurp(w.ctld.logp)[-2000:]))
+    w.start_dp()
+    got = checks(sorted(accepted))
+    bad = [mid for mid, code in got.items() if code != 438]
+    check(not bad, "%d IDs that got 239 are not in history after the reboot, e.g. %s"
+          % (len(bad), bad[:3]))
+    countd.start()
+    relaykit.wait_drained(w)
+    log("reboot with the journal behind: %s; all %d IDs known, the queued 200 delivered"
+        % (m.group(0), len(accepted)))
 
 
 def arts(prefix, n, **kw):
@@ -75,7 +127,8 @@ def part_feedgen(w, countd):
 
 def main():
     w = fgdp.World("relay", prefix="fg-dpr",
-                   extra="[downstream down]\naddress 127.0.0.1:%d\nwindow %d\n"
+                   extra="[persistence]\njournal-commit 60s\nwarmup 0\n"
+                   "[downstream down]\naddress 127.0.0.1:%d\nwindow %d\n"
                    % (relaykit.DOWN_PORT, WINDOW))
     countd = relaykit.Countd(w.dir)
     countd.start()
@@ -147,6 +200,10 @@ def main():
         rc, out, _ = w.ctl("lookup", mid, "--json")
         check(rc == 0 and json.loads(out).get("state") == "accepted",
               "%s got 239 and is not in history: %s" % (mid, out))
+
+    # 5. a reboot with the journal behind: the queue is history's safety net
+    part_reboot(w, countd, answers, wires)
+    relaykit.expect_exactly_once(countd, answers, wires, allow_twice=set(twice))
     w.stop_dp()
     countd.stop()
     w.check_logs(allow=r"^warn region: writer 'floodgate/(w0|outbound)' .* died; "

@@ -106,6 +106,18 @@ def innd(*args):
         fail("innd.sh %s: %s%s" % (" ".join(args), r.stdout, r.stderr))
 
 
+GREP = "/usr/lib/news/bin/grephistory"
+
+
+def not_in_history(innd_dir, ids):
+    """The IDs innd's history does not have (grephistory -i)."""
+    env = dict(os.environ, INNCONF=os.path.join(innd_dir, "etc", "inn.conf"))
+    r = subprocess.run([GREP, "-i"], input="".join(i + "\n" for i in ids), env=env,
+                       capture_output=True, text=True)
+    check(r.returncode == 0, "grephistory: %s" % r.stderr)
+    return set(r.stdout.split())
+
+
 def with_innd(work, port, run):
     """A throwaway innd in work/innd on port for the length of run(work, dir)."""
     d = os.path.join(work, "innd")

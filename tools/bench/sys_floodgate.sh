@@ -9,8 +9,8 @@
 # the tap -> floodgate's own TCP, and back. The printed PID is floodgate's:
 # feedgen measures its CPU. floodctld's CPU (the journal drain) is not in
 # that figure; sys_floodgate_stop prints it on stderr. Accepted articles are
-# counted, not kept (--sink null, as floodgate-host's run) until the relay
-# is on main (docs/dataplane.md).
+# counted, not kept (--sink null, as floodgate-host's run): the transports
+# are compared, not the relay (bench_relay measures that).
 SYS_floodgate_LABEL="floodgate (DPDK 22.11 net_tap port, 1 worker lcore, feedgen in its netns)"
 
 _sys_fg_ns() { echo "fg-dp-bench-$$-$(basename "$1")"; }
