@@ -345,6 +345,12 @@ def docs(args):
     imgs = (plots(runs) + path_plot(runs)) if runs else []
     for p in imgs:
         e2e.append("![%s](img/%s)\n" % (p[:-4], p))
+    skipped = sorted(glob.glob(os.path.join(BENCH, "e2e_*.skip")))
+    if skipped:
+        e2e.append("Not run:\n")
+        for p in skipped:
+            e2e.append("- `%s`: %s" % (os.path.basename(p)[4:-5], open(p).read().strip()))
+        e2e.append("")
     e2e.append("Raw feedgen JSON of every run: `docs/bench/e2e_<system>_<workload>.json`.\n")
     e2e.append(run_commands(runs))
     with open(os.path.join(BENCH, "e2e.md"), "w") as f:

@@ -12,6 +12,13 @@
 # delivery, delivered articles/s, and the CPU seconds of floodgate (every
 # lcore and thread of the process: worker, main, queue writer, relay),
 # floodctld and innd over that whole time, separately and together.
+# Not run yet: in bench-full's 700 KB workload floodgate with --sink queue
+# stalls on every article larger than a connection's receive window (256
+# KiB): the octets the engine holds for the queue's writer count against
+# that window, which closes before the article can end (found by this
+# benchmark; 250 KB articles pass, 270 KB ones never get an answer).
+SYS_fgpath_SKIP="takethis_700k"
+SYS_fgpath_SKIP_WHY="floodgate with its queue stalls on articles larger than a connection's 256 KiB receive window (held octets close the window before the article ends); found by this benchmark, reported, not yet fixed"
 SYS_fgpath_LABEL="floodgate relaying to innd: the whole path (DPDK net_tap, 1 worker lcore, durable queue, relay to innd on loopback)"
 
 _sys_fgpath_ns() { echo "fg-iop-bench-$$-$(basename "$1")"; }
