@@ -10,7 +10,8 @@ queue and its relay (no --sink given), the downstream the counting server
 1. feedgen through the tap: every article that got 239 reaches countd
    exactly once (its count of distinct accepted IDs equals feedgen's and
    floodgate's 239s, and no ID came twice); a scripted feed of known
-   articles: each 239'd one arrives byte for byte, the 439'd ones never.
+   articles: each 239'd one arrives byte for byte, the 439'd ones never;
+   700 KB articles (larger than the receive window) too.
 2. The downstream goes away: articles are still accepted, the queue and
    the downstream's lag grow by as many; it comes back and they drain,
    still exactly once.
@@ -147,8 +148,15 @@ def main():
     check(all(code == 439 for _, code in got[210:]), "duplicates refused")
     check(sum(answers[m] == 239 for m, _ in first[:200]) == 200, "200 accepted")
     check(all(answers[m] == 439 for m, _ in first[200:]), "too old refused")
+    # articles larger than the receive window (256 KiB): a connection
+    # holds at most half of it for the queue, the rest is copied
+    big = arts("big", 4, size=700 * 1000)
+    wires.update(big)
+    feed(big, answers)
+    check(all(answers[m] == 239 for m, _ in big), "700 KB articles accepted")
     relaykit.wait_drained(w)
     relaykit.expect_exactly_once(countd, answers, wires)
+    log("known articles: 200 relayed byte for byte, 4 of 700 KB too, the refused ones not")
 
     # 2. the downstream goes away and comes back
     countd.stop()

@@ -2,13 +2,19 @@
 """report.py — benchmark results to Markdown and PNG (stdlib + gnuplot).
 
   report.py summary FILE.json          one line about one feedgen run
+  report.py annotate FILE.json KEY VALUE
+                                       add a number or string to a run's JSON
+                                       (run.sh: the load average as the run
+                                       began, the commands that made it)
   report.py docs --mode M --commands C --common ARGS SYS=LABEL...
                                        tables, plots, docs/benchmarks.md
 
 End-to-end results are feedgen's --json objects in docs/bench/
 e2e_<system>_<workload>.json. A second system (floodgate) appears as a
 second table and, for every workload both ran, in the ratio table — no
-change here is needed to add it.
+change here is needed to add it. The whole path (floodgate relaying to
+innd, sys_fgpath.sh) carries a "path" object (tools/bench/path_settle.py)
+and gets its own table beside INN, a ratio table and a CPU plot.
 """
 import glob
 import json
@@ -56,16 +62,109 @@ def load_runs():
 def system_table(sysname, label, runs):
     out = ["### %s\n" % label, "",
            "| workload | offers | offers/s | articles/s (accepted) | MB/s | server CPU s / M offers "
-           "| feedgen CPU s / M offers | feedgen CPU share | latency p50 / p90 / p99 / max (ms) | mismatches |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+           "| feedgen CPU s / M offers | feedgen CPU share | latency p50 / p90 / p99 / max (ms) | mismatches "
+           "| load |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
     for w, r in sorted(runs.items()):
         lat = main_latency(r)
-        out.append("| %s | %d | %.0f | %.0f | %.1f | %.2f | %.2f | %.0f %% | %.2f / %.2f / %.2f / %.2f | %d |" % (
+        out.append("| %s | %d | %.0f | %.0f | %.1f | %.2f | %.2f | %.0f %% | %.2f / %.2f / %.2f / %.2f | %d | %s |" % (
             w, r["offers"], r["offers_per_s"], r["accepted_per_s"], r["bytes_per_s"] / 1e6,
             r["cpu_server_per_m_offers"], r["cpu_self_per_m_offers"], 100 * r["cpu_self_share"],
             lat["p50_us"] / 1e3, lat["p90_us"] / 1e3, lat["p99_us"] / 1e3, lat["max_us"] / 1e3,
-            r["mismatches"]))
+            r["mismatches"], load_text(r)))
     return "\n".join(out) + "\n"
+
+
+def load_text(r):
+    return "%.1f" % r["load_avg_1m"] if "load_avg_1m" in r else "?"
+
+
+def path_row(w, name, r):
+    """One whole-path row: INN alone (no "path") or floodgate -> innd."""
+    lat = main_latency(r)
+    p = r.get("path")
+    if p:
+        c = p["cpu_per_m_offers"]
+        rates = (p["delivered_per_s"], p["bytes_in_per_s"] / 1e6)
+        cpu = "%.2f | %.2f | %.2f | **%.2f**" % (c["floodgate"], c["floodctld"], c["innd"], c["total"])
+    else:
+        rates = (r["accepted_per_s"], r["bytes_per_s"] / 1e6)
+        c = r["cpu_server_per_m_offers"]
+        cpu = "- | - | %.2f | **%.2f**" % (c, c)
+    return "| %s | %s | %.0f | %.0f | %.1f | %.2f / %.2f | %s | %s |" % (
+        w, name, r["offers_per_s"], rates[0], rates[1], lat["p50_us"] / 1e3,
+        lat["p99_us"] / 1e3, cpu, load_text(r))
+
+
+def path_cpu(r):
+    """CPU s per M offers of the whole path: floodgate + floodctld + innd,
+    or innd alone."""
+    return r["path"]["cpu_per_m_offers"]["total"] if "path" in r else r["cpu_server_per_m_offers"]
+
+
+def path_rate(r):
+    return r["path"]["delivered_per_s"] if "path" in r else r["accepted_per_s"]
+
+
+def path_tables(runs, labels, a="fgpath", b="inn"):
+    """The whole path (floodgate relaying to innd) beside innd alone."""
+    if a not in runs:
+        return ""
+    out = ["### The whole path: floodgate relaying to innd, beside innd alone\n",
+           "`%s`: %s. `%s`: %s. Articles/s is what reached innd (for floodgate, the "
+           "articles innd logged, over the time from the start to the last delivery; MB/s the "
+           "article octets feedgen sent over that time); latency is the answer to the peer. "
+           "CPU seconds per million offers from /proc/PID/stat (utime + stime of every "
+           "thread): floodgate's process (worker lcore, main lcore, queue writer, relay), "
+           "floodctld, and the innd behind it, from the start to the last delivery.\n"
+           % (a, labels.get(a, a), b, labels.get(b, b)), "",
+           "| workload | system | offers/s | articles/s to innd | MB/s | latency p50 / p99 (ms) "
+           "| CPU s/M: floodgate | floodctld | innd | together | load |",
+           "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"]
+    for w in sorted(set(runs[a]) | set(runs.get(b, {}))):
+        for s in (b, a):
+            if w in runs.get(s, {}):
+                out.append(path_row(w, s, runs[s][w]))
+    out.append("")
+    if b not in runs:
+        return "\n".join(out) + "\n"
+    out += ["#### whole path / innd alone\n", "",
+            "| workload | offers/s | articles/s to innd | CPU per M offers, together | innd's own CPU "
+            "per M offers | p99 latency |", "|---|---:|---:|---:|---:|---:|"]
+    for w in sorted(set(runs[a]) & set(runs[b])):
+        f, i = runs[a][w], runs[b][w]
+        out.append("| %s | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx |" % (
+            w, f["offers_per_s"] / i["offers_per_s"], path_rate(f) / path_rate(i),
+            path_cpu(f) / path_cpu(i),
+            f["path"]["cpu_per_m_offers"]["innd"] / i["cpu_server_per_m_offers"],
+            main_latency(f)["p99_us"] / main_latency(i)["p99_us"]))
+    out.append("")
+    for w in sorted(set(runs[a]) & set(runs[b])):
+        out.append(path_reading(w, runs[a][w], runs[b][w]))
+    return "\n".join(out) + "\n"
+
+
+def path_reading(w, f, i):
+    """What one workload's whole-path figures say, in words, from the figures."""
+    p = f["path"]
+    share = 100.0 * p["delivered"] / f["offers"] if f["offers"] else 0
+    text = ("- `%s`: innd behind floodgate saw %d articles for %d offers (%.0f %%), and "
+            "spent %.2f CPU s per million offers against %.2f alone; floodgate itself spent "
+            "%.2f (+ %.2f floodctld), so the path took %.2f, %.2fx innd alone. "
+            % (w, p["delivered"], f["offers"], share, p["cpu_per_m_offers"]["innd"],
+               i["cpu_server_per_m_offers"], p["cpu_per_m_offers"]["floodgate"],
+               p["cpu_per_m_offers"]["floodctld"], p["cpu_per_m_offers"]["total"],
+               path_cpu(f) / path_cpu(i)))
+    if share > 50:
+        text += ("Nearly every offer is a new article, so the filter spares innd nothing and "
+                 "its own work (the durable queue's write and fdatasync, the relay) comes on top; "
+                 "the last delivery came %.1f s after feedgen's last answer."
+                 % (p["drain_s"] - f["elapsed_s"]))
+    else:
+        text += ("The filter answers the duplicate offers itself, and innd only takes the "
+                 "new articles; the last delivery came %.1f s after feedgen's last answer."
+                 % (p["drain_s"] - f["elapsed_s"]))
+    return text
 
 
 def ratio_table(runs, a="floodgate", b="inn", title="floodgate / INN"):
@@ -109,13 +208,7 @@ def plots(runs):
     thr = ", ".join("'%s' using %d:xtic(1) title '%s'" % (dat, 2 + 4 * k, s) for k, s in enumerate(systems))
     lat = ", ".join("'%s' using %d:xtic(1) title '%s %s'" % (dat, 3 + 4 * k + j, s, p)
                     for k, s in enumerate(systems) for j, p in enumerate(("p50", "p90", "p99")))
-    script = """
-set terminal png size 900,500 noenhanced
-set style data histograms
-set style histogram clustered gap 1
-set style fill solid 0.8 border -1
-set key top right
-set grid ytics
+    gnuplot_histograms("top right", """
 set output '{img}/e2e_offers.png'
 set title 'offers per second (feedgen, 2 cores shared by client and server)'
 set ylabel 'offers/s'
@@ -127,9 +220,65 @@ set ylabel 'ms (log scale)'
 set logscale y
 set yrange [*:*]
 plot {lat}
-""".format(img=IMG, thr=thr, lat=lat)
-    subprocess.run(["gnuplot"], input=script, text=True, check=True)
+""".format(img=IMG, thr=thr, lat=lat))
     return ["e2e_offers.png", "e2e_latency.png"]
+
+
+def gnuplot_histograms(key, plots_text):
+    """Clustered bar charts with gnuplot's libgd `png` terminal."""
+    script = ("set terminal png size 900,500 noenhanced\nset style data histograms\n"
+              "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
+              "set key %s\nset grid ytics\n" % key) + plots_text
+    subprocess.run(["gnuplot"], input=script, text=True, check=True)
+
+
+def run_commands(runs):
+    """The commands behind every end-to-end figure, as run.sh ran them."""
+    out = ["### The command behind every run\n",
+           "Each system is started by `sys_<system>_start` in tools/bench/sys_<system>.sh "
+           "(and settled by `sys_<system>_after` where it has one); then:\n", "```sh"]
+    for s in sorted(runs):
+        for w, r in sorted(runs[s].items()):
+            out.append("# %s %s\n%s" % (s, w, r.get("command", "(not recorded)")))
+    out.append("```\n")
+    return "\n".join(out)
+
+
+def path_plot(runs, a="fgpath", b="inn"):
+    """CPU seconds per million offers: innd alone against the whole path."""
+    if a not in runs:
+        return []
+    dat = os.path.join(BENCH, "e2e_path_cpu.dat")
+    with open(dat, "w") as f:
+        f.write("# workload innd_alone path_floodgate path_floodctld path_innd path_together\n")
+        for w in sorted(runs[a]):
+            c = runs[a][w]["path"]["cpu_per_m_offers"]
+            alone = runs.get(b, {}).get(w)
+            f.write("%s %s %.3f %.3f %.3f %.3f\n" % (
+                w, "%.3f" % alone["cpu_server_per_m_offers"] if alone else "NaN",
+                c["floodgate"], c["floodctld"], c["innd"], c["total"]))
+    cols = [(2, "innd alone"), (3, "path: floodgate"), (4, "path: floodctld"),
+            (5, "path: innd behind it"), (6, "path: together")]
+    plot = ", ".join("'%s' using %d:xtic(1) title '%s'" % (dat, c, t) for c, t in cols)
+    gnuplot_histograms("top left", """
+set yrange [0:*]
+set output '{img}/e2e_path_cpu.png'
+set title 'CPU seconds per million offers: innd alone, and floodgate relaying to innd'
+set ylabel 'CPU s / M offers'
+plot {plot}
+""".format(img=IMG, plot=plot))
+    return ["e2e_path_cpu.png"]
+
+
+def annotate(path, key, value):
+    with open(path) as f:
+        r = json.load(f)
+    try:
+        r[key] = float(value)
+    except ValueError:
+        r[key] = value
+    with open(path, "w") as f:
+        json.dump(r, f)
 
 
 def machine():
@@ -143,11 +292,18 @@ def machine():
         if line.startswith("MemTotal:"):
             mem = int(line.split()[1]) / 1024 / 1024
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+    # the figures this run is writing under docs/ do not make the code dirty
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                            ".", ":!docs"],
                            capture_output=True, text=True).stdout.strip()
+    load = open("/proc/loadavg").read().split()[:3]
     return ("- machine: %s, %d cores, %.0f GiB RAM, Linux %s\n- date: %s\n- commit: %s%s\n"
+            "- load average (1, 5, 15 min) as this report was written: %s; the machine is "
+            "shared, so every end-to-end table gives each run's 1-minute load as it began "
+            "(`load`)\n"
             % (cpu, os.cpu_count(), mem, platform.release(), time.strftime("%Y-%m-%d %H:%M %Z"),
-               commit or "unknown", " (with uncommitted changes)" if dirty else ""))
+               commit or "unknown", " (with uncommitted changes)" if dirty else "",
+               " ".join(load)))
 
 
 def module_fragments():
@@ -185,10 +341,18 @@ def docs(args):
         e2e.append(ratio_table(runs, "floodgate", "host", "floodgate / floodgate-host"))
     if "fgveth" in runs:
         e2e.append(ratio_table(runs, "fgveth", "inn", "floodgate on a veth (af_packet) / INN"))
-    imgs = plots(runs) if runs else []
+    e2e.append(path_tables(runs, labels))
+    imgs = (plots(runs) + path_plot(runs)) if runs else []
     for p in imgs:
         e2e.append("![%s](img/%s)\n" % (p[:-4], p))
+    skipped = sorted(glob.glob(os.path.join(BENCH, "e2e_*.skip")))
+    if skipped:
+        e2e.append("Not run:\n")
+        for p in skipped:
+            e2e.append("- `%s`: %s" % (os.path.basename(p)[4:-5], open(p).read().strip()))
+        e2e.append("")
     e2e.append("Raw feedgen JSON of every run: `docs/bench/e2e_<system>_<workload>.json`.\n")
+    e2e.append(run_commands(runs))
     with open(os.path.join(BENCH, "e2e.md"), "w") as f:
         f.write("\n".join(e2e))
     method = open("tools/bench/method.md").read()
@@ -212,6 +376,8 @@ def docs(args):
 def main():
     if len(sys.argv) >= 3 and sys.argv[1] == "summary":
         summary(sys.argv[2])
+    elif len(sys.argv) == 5 and sys.argv[1] == "annotate":
+        annotate(*sys.argv[2:])
     elif len(sys.argv) >= 2 and sys.argv[1] == "docs":
         docs(sys.argv[2:])
     else:

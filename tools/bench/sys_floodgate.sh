@@ -43,12 +43,28 @@ _sys_fg_conf() {
 	EOF
 }
 
+# A fresh namespace $1 with loopback up; for a port of kind $2 = veth, the
+# veth pair (the client's end computes its checksums: a packet socket sees
+# them as sent).
+_sys_fg_netns() {
+	local ns=$1 kind=$2
+	ip netns del "$ns" 2>/dev/null || true
+	ip netns add "$ns" && ip netns exec "$ns" ip link set lo up || return 1
+	if [ "$kind" = veth ]; then
+		ip netns exec "$ns" ip link add fgv0 type veth peer name fgv1
+		ip netns exec "$ns" ip link set fgv1 up
+		ip netns exec "$ns" ethtool -K fgv0 tx off > /dev/null
+	fi
+}
+
 # Start floodctld and floodgate in namespace $2 on a port of kind $3: tap
 # (net_tap, the kernel side of the tap is the client's interface) or veth
-# (net_af_packet on one end of a veth pair, the client on the other; the
-# client's end computes its checksums: a packet socket sees them as sent).
+# (net_af_packet on one end of a veth pair, the client on the other).
+# $4: floodgate's --sink (null unless given); $5: more configuration
+# ([downstream] sections). The namespace is made here unless $6 is
+# "keep" (the caller made it and started something in it already).
 _sys_fg_start() {
-	local dir=$1 ns=$2 kind=$3 B=$FG_TOP/build/release/bin i port dev
+	local dir=$1 ns=$2 kind=$3 sink=${4:-null} more=${5:-} B=$FG_TOP/build/release/bin i port dev
 	mkdir -p "$dir/data"
 	if [ "$kind" = veth ]; then port=net_af_packet0,iface=fgv1; dev=fgv0; else
 		port=net_tap0,iface=fgb0; dev=fgb0; fi
@@ -62,21 +78,16 @@ control-socket $dir/control.sock
 [dataplane]
 port $port
 address 198.18.0.2/24
-mac 02:fb:00:00:00:02"
-	ip netns del "$ns" 2>/dev/null || true
-	ip netns add "$ns" && ip netns exec "$ns" ip link set lo up || return 1
-	if [ "$kind" = veth ]; then
-		ip netns exec "$ns" ip link add fgv0 type veth peer name fgv1
-		ip netns exec "$ns" ip link set fgv1 up
-		ip netns exec "$ns" ethtool -K fgv0 tx off > /dev/null
-	fi
+mac 02:fb:00:00:00:02
+$more"
+	[ "${6:-}" = keep ] || _sys_fg_netns "$ns" "$kind" || return 1
 	ip netns exec "$ns" "$B/floodctld" -c "$dir/floodgate.conf" > "$dir/floodctld.log" 2>&1 &
 	echo $! > "$dir/floodctld.pid"
 	for i in $(seq 100); do
 		"$B/floodctl" status -s "$dir/control.sock" > /dev/null 2>&1 && break
 		sleep 0.1
 	done
-	ip netns exec "$ns" "$B/floodgate" -c "$dir/floodgate.conf" --sink null > "$dir/floodgate.out" \
+	ip netns exec "$ns" "$B/floodgate" -c "$dir/floodgate.conf" --sink "$sink" > "$dir/floodgate.out" \
 		2> "$dir/floodgate.log" &
 	echo $! > "$dir/floodgate.pid"
 	for i in $(seq 200); do

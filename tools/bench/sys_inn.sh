@@ -4,7 +4,12 @@
 # To add a system, drop tools/bench/sys_<name>.sh defining the same two
 # functions and a SYS_<name>_LABEL; run.sh picks it up. A system in a
 # network namespace also defines sys_<name>_exec WORKDIR, printing the
-# command prefix that runs feedgen in there (sys_floodgate.sh).
+# command prefix that runs feedgen in there (sys_floodgate.sh). A system
+# with work left after feedgen's last answer defines sys_<name>_after
+# WORKDIR JSON, which waits for it and may add keys to feedgen's JSON
+# (sys_fgpath.sh: the relay's deliveries to innd). SYS_<name>_SKIP lists
+# workloads a system cannot run yet, SYS_<name>_SKIP_WHY says why (the
+# report shows it).
 SYS_inn_LABEL="INN $(dpkg-query -W -f='${Version}' inn2 2>/dev/null) innd (trash storage, no overview)"
 
 sys_inn_start() {
