@@ -3,12 +3,13 @@
  * bench_parsers.c — ns per call of the date and Message-ID parsers, next to
  * INN's own on the same strings.
  *
- *   bench_parsers [--md FILE] [--seconds S]
+ *   bench_parsers [--quick | --full] [--md FILE] [--seconds S]
  *
  * Each row runs both implementations over the same realistic inputs (the
  * forms real feeds carry, all of them valid to both parsers, checked
  * before timing), cycling through them so no single string is learnt by
- * the branch predictor, for about S seconds (default 0.4) per run; the
+ * the branch predictor, for about S seconds (0.4 by default and with
+ * --quick, 2 with --full: the flags tools/bench/run.sh passes) per run; the
  * best of three runs is reported. INN's functions come from libinn.a
  * (inn2-dev): parsedate_rfc5322_lax() is what innd and `convdate -n` use
  * for Date and Injection-Date, IsValidMessageID() what innd uses for
@@ -286,8 +287,13 @@ int main(int argc, char **argv)
 			md = argv[++i];
 		} else if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
 			secs = atof(argv[++i]);
+		} else if (strcmp(argv[i], "--quick") == 0) {
+			secs = 0.4;
+		} else if (strcmp(argv[i], "--full") == 0) {
+			secs = 2.0;
 		} else {
-			fprintf(stderr, "usage: %s [--md FILE] [--seconds S]\n", argv[0]);
+			fprintf(stderr, "usage: %s [--quick | --full] [--md FILE] [--seconds S]\n",
+				argv[0]);
 			return 2;
 		}
 	}
