@@ -29,6 +29,9 @@ BENCH = "docs/bench"
 IMG = "docs/img"
 # module fragments first in this order, then any others by name
 MODULE_ORDER = ["parsers", "msgid", "date", "rules", "history", "session", "nntp", "tcp"]
+# headings for fragments written without one
+FRAGMENT_TITLES = {"tcp": "Userspace TCP, frames from memory",
+                   "dataplane": "Dataplane: one worker core, passive mode, frames from memory"}
 WORKLOAD_TEXT = {
     "check": "CHECK-heavy: 10 peers offer every article (10 offers per article), 2 KB",
     "takethis_2k": "TAKETHIS only, one offer per article, 2 KB articles",
@@ -312,7 +315,16 @@ def module_fragments():
     order = [n for n in MODULE_ORDER if n in names] + sorted(n for n in names if n not in MODULE_ORDER)
     if not order:
         return "No module benchmark (tools/bench/bench_*.c) exists yet.\n"
-    return "\n".join(open(os.path.join(BENCH, n + ".md")).read().rstrip() + "\n" for n in order)
+    return "\n".join(fragment(n) for n in order)
+
+
+def fragment(name):
+    """A module's fragment; one that does not start with its own heading
+    gets one, so it does not read as part of the fragment before it."""
+    text = open(os.path.join(BENCH, name + ".md")).read().rstrip() + "\n"
+    if not text.startswith("#"):
+        text = "### %s (`bench_%s`)\n\n%s" % (FRAGMENT_TITLES.get(name, name), name, text)
+    return text
 
 
 def docs(args):
