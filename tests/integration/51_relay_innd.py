@@ -35,25 +35,7 @@ def run(work, innd_dir):
     data = os.path.join(work, "data")
     host = hostlib.Host(extra=relaykit.host_config(data, down_port=INND_PORT,
                                                    downstream_extra="connections 2\n"))
-    arts = []
-    for i in range(150):
-        mid = "<inn%d@relay.test>" % i
-        arts.append((mid, hostlib.article(mid, groups="fg.test.text")))
-    for i in range(20):
-        mid = "<innold%d@relay.test>" % i
-        arts.append((mid, hostlib.article(mid, age=15 * 86400, inj_age=15 * 86400,
-                                          groups="fg.test.text")))
-    answers = relaykit.first_answers(relaykit.feed(arts))
-    acc = [m for m, c in answers.items() if c == 239]
-    ref = [m for m, c in answers.items() if c == 439]
-    check(len(acc) == 150 and len(ref) == 20, "150 accepted, 20 refused: %s" % answers)
-    st = relaykit.wait_drained(host)
-    check(relaykit.stats_line(st, "down", "accepted") == 150,
-          "innd accepted the 150: %s" % relaykit.stats_line(st, "down", "accepted"))
-    check(relaykit.stats_line(st, "down", "streaming") == 1, "innd streams")
-    missing = relaykit.not_in_history(innd_dir, acc)
-    check(not missing, "239'd but not in innd's history: %s" % sorted(missing)[:5])
-    check(relaykit.not_in_history(innd_dir, ref) == set(ref), "439'd articles reached innd")
+    relaykit.known_batch_to_innd("inn", "relay.test", relaykit.feed, host, innd_dir)
 
     # feedgen through the filter, relayed to innd
     r = subprocess.run([FEEDGEN, "--host", "127.0.0.1", "--port", str(hostlib.PORT),

@@ -18,7 +18,6 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fgdp  # noqa: E402
-import hostlib  # noqa: E402
 import relaykit  # noqa: E402
 from fgdp import check, log  # noqa: E402
 
@@ -28,26 +27,10 @@ INND_PORT = 11190
 def run(w, innd_dir):
     w.start_ctld()
     w.start_dp()
-    arts = []
-    for i in range(150):
-        mid = "<dpinn%d@dprelay.test>" % i
-        arts.append((mid, hostlib.article(mid, groups="fg.test.text")))
-    for i in range(20):
-        mid = "<dpinnold%d@dprelay.test>" % i
-        arts.append((mid, hostlib.article(mid, age=15 * 86400, inj_age=15 * 86400,
-                                          groups="fg.test.text")))
-    answers = relaykit.first_answers(relaykit.feed(arts, addr=(fgdp.DP_ADDR, 119),
-                                                   src=fgdp.KERNEL_ADDRS[0]))
-    acc = [m for m, c in answers.items() if c == 239]
-    ref = [m for m, c in answers.items() if c == 439]
-    check(len(acc) == 150 and len(ref) == 20, "150 accepted, 20 refused: %s" % answers)
-    st = relaykit.wait_drained(w)
-    check(relaykit.stats_line(st, "down", "accepted") == 150,
-          "innd accepted the 150: %s" % relaykit.stats_line(st, "down", "accepted"))
-    check(relaykit.stats_line(st, "down", "streaming") == 1, "innd streams")
-    missing = relaykit.not_in_history(innd_dir, acc)
-    check(not missing, "239'd but not in innd's history: %s" % sorted(missing)[:5])
-    check(relaykit.not_in_history(innd_dir, ref) == set(ref), "439'd articles reached innd")
+    relaykit.known_batch_to_innd(
+        "dpinn", "dprelay.test",
+        lambda arts: relaykit.feed(arts, addr=(fgdp.DP_ADDR, 119), src=fgdp.KERNEL_ADDRS[0]),
+        w, innd_dir)
 
     r = subprocess.run([os.path.join(fgdp.BIN, "feedgen"), "--host", fgdp.DP_ADDR,
                         "--mode", "takethis", "--peers", "2", "--dups", "2", "--articles",

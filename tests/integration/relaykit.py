@@ -249,3 +249,31 @@ def wire_payload(wire):
 
 def old_date(days):
     return email.utils.formatdate(time.time() - days * 86400, usegmt=True)
+
+
+def known_batch_to_innd(prefix, domain, feed, server, innd_dir):
+    """150 new and 20 too-old articles through `feed` (a function taking
+    the [(mid, wire)] list and returning relaykit.feed's answers), then,
+    once `server` (floodgate-host or a floodgate World) has drained: innd
+    accepted and streamed the 150 and has every 239'd ID in its history,
+    none of the 439'd ones. Returns {mid: first answer}."""
+    arts = []
+    for i in range(150):
+        mid = "<%s%d@%s>" % (prefix, i, domain)
+        arts.append((mid, hostlib.article(mid, groups="fg.test.text")))
+    for i in range(20):
+        mid = "<%sold%d@%s>" % (prefix, i, domain)
+        arts.append((mid, hostlib.article(mid, age=15 * 86400, inj_age=15 * 86400,
+                                          groups="fg.test.text")))
+    answers = first_answers(feed(arts))
+    acc = [m for m, c in answers.items() if c == 239]
+    ref = [m for m, c in answers.items() if c == 439]
+    check(len(acc) == 150 and len(ref) == 20, "150 accepted, 20 refused: %s" % answers)
+    st = wait_drained(server)
+    check(stats_line(st, "down", "accepted") == 150,
+          "innd accepted the 150: %s" % stats_line(st, "down", "accepted"))
+    check(stats_line(st, "down", "streaming") == 1, "innd streams")
+    missing = not_in_history(innd_dir, acc)
+    check(not missing, "239'd but not in innd's history: %s" % sorted(missing)[:5])
+    check(not_in_history(innd_dir, ref) == set(ref), "439'd articles reached innd")
+    return answers
