@@ -96,7 +96,7 @@ class Responder:
             if not valid_id(mid) or mid in self.history:
                 return "refuse"
             holder = self.offered.get(mid)
-            if holder is not None and holder is not conn:
+            if (holder is not None and holder is not conn) or self.fault == "deferall":
                 return "defer"
             self.offered[mid] = conn
             return "send"
@@ -190,6 +190,19 @@ def expect(name, fault, want_rc, want_text, *args):
     return ok
 
 
+def per_peer_cap():
+    """The deferral cap is per peer: 4 peers offer each of 400 articles, so
+    with 3 retries each there are more than 3 x 400 retries (a cap per
+    article, shared by the peers, would allow at most that many)."""
+    rc, out = run("deferall", "--max-retries", "3", "--retry-delay", "0.01")
+    m = re.search(r"retries (\d+)", out)
+    retries = int(m.group(1)) if m else 0
+    ok = rc == 1 and retries > 3 * 400
+    print("%s the deferral cap is per peer: %d retries%s" % (
+        "ok  " if ok else "FAIL", retries, "" if ok else "\n" + out))
+    return ok
+
+
 def main():
     if not os.access(FEEDGEN, os.X_OK):
         print("FAIL: %s not built" % FEEDGEN)
@@ -205,6 +218,9 @@ def main():
         expect("a 239 for a duplicate fails", "dup239", 1, "accepted a duplicate",
                "--mode", "takethis"),
         expect("a missing 239 fails", "miss239", 1, "never got a 239"),
+        expect("deferred without end: given up", "deferall", 1, "deferred 3 times; given up",
+               "--max-retries", "3", "--retry-delay", "0.01"),
+        per_peer_cap(),
     ]
     passed = sum(results)
     print("%d passed, %d failed" % (passed, len(results) - passed))

@@ -102,7 +102,7 @@ struct feed {
 	struct conn *c;
 	unsigned n;
 	unsigned done;
-	uint8_t *tries;			/* per article: 431/436 retries so far */
+	uint8_t *tries;			/* per article and peer: 431/436 retries so far */
 	uint64_t retries_pending;
 	struct sockaddr_in addr;
 	uint32_t source;		/* host order; 0 = let the kernel choose */
@@ -480,17 +480,22 @@ static bool names_id(const char *line, size_t len, uint64_t hash)
 	return id_hash(line + 4, end - 4) == hash;
 }
 
+/* The cap is per peer, as a real feeder's is: peers racing for one article
+ * are deferred while the winner sends it, and must not use up each
+ * other's retries. */
 static void on_retry(struct feed *f, struct conn *c, uint32_t art, uint64_t now)
 {
-	if (f->tries[art] >= f->o->max_retries) {
+	uint8_t *tries = &f->tries[(size_t)art * f->o->wl.peers + c->peer];
+
+	if (*tries >= f->o->max_retries) {
 		struct fg_wl_article a;
 
 		fg_wl_article(f->wl, art, &a);
 		fg_wlc_mismatch(f->chk, "peer %u conn %u: %s deferred %u times; given up",
-				c->peer, c->id, a.msgid, f->tries[art]);
+				c->peer, c->id, a.msgid, *tries);
 		return;
 	}
-	f->tries[art]++;
+	(*tries)++;
 	if (aring_push(&c->retry, art, now + (uint64_t)(f->o->retry_delay * 1e9)) == 0)
 		f->retries_pending++;
 }
@@ -743,7 +748,7 @@ static int feed_setup(struct feed *f)
 
 	f->n = o->wl.peers * o->conns;
 	f->c = calloc(f->n, sizeof(*f->c));
-	f->tries = calloc(o->wl.articles, 1);
+	f->tries = calloc((size_t)o->wl.articles * o->wl.peers, 1);
 	f->res->conn_codes = calloc(f->n, sizeof(*f->res->conn_codes));
 	f->res->conn_peer = calloc(f->n, sizeof(unsigned));
 	f->ep = epoll_create1(EPOLL_CLOEXEC);

@@ -31,7 +31,7 @@ static const char usage_text[] =
 "  --capabilities         send CAPABILITIES first, require STREAMING\n"
 "  --no-mode-stream       do not send MODE STREAM\n"
 "  --retry-delay S        seconds before a 431/436 is offered again (0.1)\n"
-"  --max-retries N        deferrals of one article before giving up (50)\n"
+"  --max-retries N        deferrals of one article by one peer before giving up (50)\n"
 "  --max-reconnects N     per connection (5)\n"
 "  --timeout S            give up after S seconds, a mismatch (0 = never)\n"
 "  --server-pid PID       also measure the server's CPU (/proc/PID/stat)\n"
