@@ -3,18 +3,22 @@
  * rings.c — floodctld's rings thread: drains every writer's journal ring
  * into the journal and group-commits it every journal-commit interval,
  * writes the verdict-log rings to their files, reaps writers that died
- * or left, and clears the history's transient entries once a dead
- * writer's sessions are known gone (no writer alive).
+ * or left — a dead writer's transfers settled from the outbound queue, its
+ * other transient history entries dropped, while the other writers run
+ * (region.h) — and clears what no writer names (RESV slots) once none is
+ * alive.
  *
  * It polls: a ring has no doorbell, and a writer must never make a system
  * call to hand over a record. When the rings are empty it sleeps 2 ms, so
  * an idle floodctld costs nothing and a busy one drains continuously.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "floodgate/log.h"
+#include "floodgate/queue.h"
 #include "floodctld.h"
 
 #define IDLE_NS 2000000ull
@@ -65,9 +69,62 @@ static int64_t journal_step(struct ctld *d, uint64_t now, uint64_t *next_commit,
 	return moved;
 }
 
+/* ---- a dead writer's transfers: the queue decides (qread.c) ---- */
+
+struct settle_ctx {
+	struct ctld *d;
+	struct fg_region_writer *w;	/* the dead writer's rings, adopted */
+};
+
+static int settle_reserve(void *arg)
+{
+	struct settle_ctx *c = arg;
+
+	return fg_journal_reserve(c->w) == 0 ? 0 : -EAGAIN;
+}
+
+static void settle_unreserve(void *arg)
+{
+	struct settle_ctx *c = arg;
+
+	fg_journal_unreserve(c->w);
+}
+
+static void settle_done(void *arg, const struct fg_queue_rec *r, const struct fg_history_key *k,
+			fg_time_t article_date)
+{
+	struct settle_ctx *c = arg;
+	struct timespec ts;
+
+	/* the reservation makes the append certain */
+	fg_journal_append(c->w, k, FG_HISTORY_ACCEPTED, article_date, r->arrival, 0,
+			  FG_REASON_NONE);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	fg_vlog_emit(c->w, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, FG_VLOG_RECOVERY, -1,
+		     r->id, r->id_len, FG_VLOG_ACCEPT, FG_REASON_NONE, article_date, 0, 0,
+		     r->arrival);
+	__atomic_fetch_add(&c->d->st->ctr[FG_CTR_HISTORY_SETTLED], 1, __ATOMIC_RELAXED);
+}
+
+static int settle(void *arg, struct fg_region_writer *w, unsigned owner, fg_time_t since)
+{
+	struct settle_ctx c = { arg, w };
+	const struct fg_queue_settle_hooks hooks = {
+		settle_reserve, settle_unreserve, settle_done, &c,
+	};
+	int64_t n = fg_queue_settle(c.d->data_dir, fg_region_history(c.d->r), owner, since,
+				    time(NULL), &hooks);
+
+	if (n > 0)
+		FG_LOG_NOTICE(CTLD, "writer slot %u died: %lld of its transfers were durable in the "
+			      "queue and are recorded as accepted", owner, (long long)n);
+	return n < 0 ? (int)n : 0;
+}
+
 static void reap(struct ctld *d)
 {
-	unsigned dead = 0, freed = fg_region_reap(d->r, &dead);
+	const struct fg_region_resolver res = { settle, d };
+	unsigned dead = 0, freed = fg_region_reap(d->r, &dead, &res);
 	bool clear;
 
 	fg_region_owner_heartbeat(d->r);
@@ -156,5 +213,5 @@ void ctld_rings_flush(struct ctld *d)
 		FG_LOG_ERR(CTLD, "final journal commit failed: %llu records not durable",
 			   (unsigned long long)fg_journal_uncommitted(d->j));
 	pthread_mutex_unlock(&d->jlock);
-	fg_region_reap(d->r, NULL);
+	fg_region_reap(d->r, NULL, &(const struct fg_region_resolver){ settle, d });
 }

@@ -132,8 +132,9 @@ struct fg_rslot {
 	_Atomic uint64_t heartbeat;
 	_Atomic uint64_t generation;
 	_Atomic uint32_t clock_suspect;
-	uint32_t reserved0;
-	uint8_t reserved1[24];
+	_Atomic uint32_t resolved;	/* floodctld settled and dropped a dead owner's entries */
+	_Atomic int64_t claimed;	/* Unix seconds of the claim */
+	uint8_t reserved1[16];
 	char name[FG_REGION_NAME_MAX];
 	uint8_t reserved2[32];
 };

@@ -11,6 +11,19 @@
  * slot is never reset under a consumer, and a new claim always starts with
  * empty rings and zero counters.
  *
+ * A DEAD slot is resolved before it is freed, while the other writers go
+ * on (region.h, history.h "a writer that died"):
+ *  1. floodctld adopts the slot's rings as their producer (the owner is
+ *     dead: nobody else pushes) and the resolver settles the owner's
+ *     ACCEPTING entries whose article the queue holds, journalling each
+ *     there — behind the dead writer's own records, in order;
+ *  2. the owner's remaining transient entries are dropped; `resolved` is
+ *     set, so a floodctld that restarts after step 2 does not redo it
+ *     (redoing step 1 is harmless: a settled entry is ACCEPTING no more);
+ *  3. once the ring is drained, the slot is freed as any other. Its index
+ *     names no new owner before that, so step 2 never meets a live
+ *     writer's entry under a dead writer's name.
+ *
  * The header's `writers` word counts slots that are not FREE; bit 63 bars
  * claims. floodctld sets it only when the count is zero (CAS 0 -> GATE),
  * which is what makes "no writer is alive" a fact it can act on: clearing
@@ -21,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "floodgate/log.h"
@@ -105,6 +119,8 @@ struct fg_region_writer *fg_region_claim(struct fg_region *r, const char *name, 
 		atomic_store(&c->start, fg_region_proc_start(getpid()));
 		atomic_store(&c->heartbeat, fg_rnow_ns());
 		atomic_store(&c->clock_suspect, 0);
+		atomic_store(&c->resolved, 0);
+		atomic_store(&c->claimed, (int64_t)time(NULL));
 		atomic_fetch_add(&c->generation, 1);
 		memset(c->name, 0, sizeof(c->name));
 		memcpy(c->name, name, nl);
@@ -136,6 +152,28 @@ void fg_region_release(struct fg_region_writer *w)
 unsigned fg_region_writer_slot(const struct fg_region_writer *w)
 {
 	return w->idx;
+}
+
+void fg_region_writer_free(struct fg_region_writer *w)
+{
+	free(w);
+}
+
+/* A handle on a dead writer's rings, picking up where it stopped. */
+static struct fg_region_writer *adopt(struct fg_region *r, unsigned slot)
+{
+	struct fg_rslot_lines *s = fg_rslot_at(r, slot);
+	struct fg_region_writer *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->r = r;
+	w->idx = slot;
+	w->head[FG_RING_JOURNAL] = atomic_load(&s->jprod.head);
+	w->tail_seen[FG_RING_JOURNAL] = atomic_load(&s->jcons.tail);
+	w->head[FG_RING_VLOG] = atomic_load(&s->vprod.head);
+	w->tail_seen[FG_RING_VLOG] = atomic_load(&s->vcons.tail);
+	return w;
 }
 
 struct fg_region *fg_region_writer_region(const struct fg_region_writer *w)
@@ -274,6 +312,7 @@ int fg_region_slot_info(const struct fg_region *r, unsigned slot,
 	memcpy(out->name, s->ctl.name, sizeof(out->name));
 	out->name[sizeof(out->name) - 1] = '\0';
 	out->generation = atomic_load(&s->ctl.generation);
+	out->claimed = atomic_load(&s->ctl.claimed);
 	hb = atomic_load(&s->ctl.heartbeat);
 	now = fg_rnow_ns();
 	out->heartbeat_age_ns = hb == 0 ? UINT64_MAX : (now > hb ? now - hb : 0);
@@ -340,6 +379,8 @@ static void free_slot(struct fg_region *r, unsigned i)
 	atomic_store(&s->ctl.start, 0);
 	atomic_store(&s->ctl.heartbeat, 0);
 	atomic_store(&s->ctl.clock_suspect, 0);
+	atomic_store(&s->ctl.claimed, 0);
+	atomic_store(&s->ctl.resolved, 0);
 	atomic_store_explicit(&s->ctl.owner, fg_rowner(FG_SLOT_FREE, 0), memory_order_release);
 	pthread_mutex_unlock(&r->sum_lock);
 	atomic_fetch_sub(&r->hdr->writers, 1);
@@ -357,7 +398,39 @@ static bool owner_alive(const struct fg_rslot *c, uint64_t o)
 	return fg_region_proc_alive(pid, atomic_load(&c->start));
 }
 
-unsigned fg_region_reap(struct fg_region *r, unsigned *dead)
+/* Steps 1 and 2 for DEAD slot i: true once done (now or before). */
+static bool resolve(struct fg_region *r, unsigned i, const struct fg_region_resolver *res)
+{
+	struct fg_rslot_lines *s = fg_rslot_at(r, i);
+	struct fg_history_owned n;
+	struct fg_region_writer *w;
+	int rc = 0;
+
+	if (atomic_load(&s->ctl.resolved))
+		return true;
+	if (res && res->settle) {
+		w = adopt(r, i);
+		rc = w ? res->settle(res->arg, w, i, atomic_load(&s->ctl.claimed)) : -ENOMEM;
+		fg_region_writer_free(w);
+		if (rc == -EAGAIN)
+			return false;
+		if (rc < 0)
+			FG_LOG_ERR(COMP, "writer slot %u: its accepting entries could not be settled "
+				   "from the queue (%s): dropped unsettled", i, strerror(-rc));
+	}
+	fg_history_drop_owned(r->h, i, &n);
+	__atomic_fetch_add(&fg_region_ctld_stats(r)->ctr[FG_CTR_HISTORY_DEAD_DROPPED],
+			   n.offered + n.accepting + n.pending, __ATOMIC_RELAXED);
+	if (n.offered + n.accepting + n.pending)
+		FG_LOG_NOTICE(COMP, "writer slot %u died: dropped %llu offered, %llu accepting and "
+			      "%llu deciding history entries of its sessions", i,
+			      (unsigned long long)n.offered, (unsigned long long)n.accepting,
+			      (unsigned long long)n.pending);
+	atomic_store(&s->ctl.resolved, 1);
+	return true;
+}
+
+unsigned fg_region_reap(struct fg_region *r, unsigned *dead, const struct fg_region_resolver *res)
 {
 	unsigned freed = 0, died = 0;
 
@@ -375,6 +448,8 @@ unsigned fg_region_reap(struct fg_region *r, unsigned *dead)
 			st = FG_SLOT_DEAD;
 		}
 		if (st != FG_SLOT_DEAD && st != FG_SLOT_RELEASED)
+			continue;
+		if (st == FG_SLOT_DEAD && !resolve(r, i, res))
 			continue;
 		if (atomic_load(&s->jprod.head) != atomic_load(&s->jcons.tail))
 			continue;	/* records not yet durable */

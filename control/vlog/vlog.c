@@ -32,6 +32,7 @@ static const char *const cmd_names[] = {
 	[FG_VLOG_CHECK] = "CHECK",
 	[FG_VLOG_TAKETHIS] = "TAKETHIS",
 	[FG_VLOG_IHAVE] = "IHAVE",
+	[FG_VLOG_RECOVERY] = "recovery",
 };
 
 const char *fg_vlog_verdict_name(enum fg_vlog_verdict v)

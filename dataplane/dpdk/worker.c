@@ -233,6 +233,7 @@ static int engine_setup(struct dp_worker *w)
 	ep.max_holds = w->dp->per_worker_holds;
 	ep.warmup = fg_outbound_warm_hooks(w->warm);
 	ep.token_base = token;
+	ep.history_owner = w->slot ? fg_region_writer_slot(w->slot) : FG_HISTORY_OWNER_NONE;
 	w->e = fg_engine_create(&ep);
 	return w->e ? 0 : -EINVAL;
 }

@@ -609,3 +609,26 @@ int fg_history_release(struct fg_history *h, const struct fg_history_ref *ref)
 		return -ESTALE;
 	return fg_hdelete(h, ref->slot, ref->word) ? 0 : -ESTALE;
 }
+
+/* An ACCEPTING entry never moves and only its owner changes it: when the
+ * owner is dead, the entry found is the one to finish, and finish's CAS
+ * on the exact word makes a second settle of it -ESTALE, not a double. */
+int fg_history_settle(struct fg_history *h, const struct fg_history_key *k, unsigned owner,
+		      fg_time_t article_date, fg_time_t first_seen, fg_time_t now)
+{
+	struct fg_history_ref ref;
+	struct fg_hloc loc;
+	struct scan s;
+	int rc;
+
+	if (!fs_ok(first_seen, now))
+		return -EINVAL;
+	fg_hlocate(h, k, &loc);
+	scan_pair(h, &loc, NO_SLOT, &s);
+	if (s.pub == NO_SLOT || fg_hw_state(s.pub_w) != FG_HS_ACCEPTING ||
+	    (owner != FG_HISTORY_OWNER_ANY && fg_hw_x(s.pub_w) != owner))
+		return -ENOENT;
+	ref = (struct fg_history_ref){ .slot = s.pub, .word = s.pub_w };
+	rc = fg_history_finish(h, &ref, FG_HISTORY_ACCEPTED, article_date, first_seen, now);
+	return rc == -ESTALE ? -ENOENT : rc;
+}

@@ -16,6 +16,14 @@
  * Both modes also drop OFFERED entries past their deadline. ACCEPTING
  * entries are never dropped (their transfer decides).
  *
+ * Crash cleanup comes in two strengths. fg_history_clear_transient, when
+ * no writer is alive at all, drops every transient slot, RESV included.
+ * fg_history_drop_owned, beside live writers, drops the transient entries
+ * of one dead owner (history.h, "Owners"): each with a CAS on the word it
+ * saw, so an OFFERED entry a live session takes over meanwhile is left to
+ * it. A RESV slot names no owner and stays until the next full clear; a
+ * killed insert leaves at most one such slot behind.
+ *
  * A step examines a bounded number of buckets and deletes with a CAS on
  * the exact key word it decided on, so it never blocks a writer and never
  * deletes an entry that changed after it looked. An entry moving during a
@@ -162,4 +170,71 @@ uint64_t fg_history_clear_transient(struct fg_history *h)
 	fg_hrecount(h->b, h->m, counts);
 	fg_hset_counts(h->hdr, counts);
 	return n;
+}
+
+static bool owned_by(uint64_t w, unsigned owner)
+{
+	unsigned st = fg_hw_state(w);
+
+	if (st != FG_HS_BUSY && st != FG_HS_OFFERED && st != FG_HS_ACCEPTING)
+		return false;
+	return owner == FG_HISTORY_OWNER_ANY || fg_hw_x(w) == owner;
+}
+
+static void owned_add(struct fg_history_owned *o, unsigned st)
+{
+	if (st == FG_HS_OFFERED)
+		o->offered++;
+	else if (st == FG_HS_ACCEPTING)
+		o->accepting++;
+	else
+		o->pending++;
+}
+
+void fg_history_count_owned(const struct fg_history *h, unsigned owner,
+			    struct fg_history_owned *out)
+{
+	*out = (struct fg_history_owned){ 0 };
+	for (uint64_t j = 0; j < h->m; j++) {
+		const struct fg_hbucket *bk = fg_hbkt(h, j);
+
+		for (unsigned i = 0; i < FG_HSLOTS; i++) {
+			uint64_t w = atomic_load_explicit(&bk->key[i], memory_order_relaxed);
+
+			if (owned_by(w, owner))
+				owned_add(out, fg_hw_state(w));
+		}
+	}
+}
+
+uint64_t fg_history_drop_owned(struct fg_history *h, unsigned owner,
+			       struct fg_history_owned *out)
+{
+	struct fg_history_owned n = { 0 };
+
+	for (uint64_t j = 0; j < h->m; j++) {
+		struct fg_hbucket *bk = fg_hbkt(h, j);
+
+		for (unsigned i = 0; i < FG_HSLOTS; i++) {
+			uint64_t w = atomic_load(&bk->key[i]);
+			unsigned st = fg_hw_state(w);
+			bool gone;
+
+			if (!owned_by(w, owner))
+				continue;
+			if (st == FG_HS_BUSY) {
+				/* never published, so never counted */
+				gone = atomic_compare_exchange_strong(&bk->key[i], &w, 0);
+				if (gone)
+					fg_hbump(bk);
+			} else {
+				gone = fg_hdelete(h, j * FG_HSLOTS + i, w);
+			}
+			if (gone)
+				owned_add(&n, st);
+		}
+	}
+	if (out)
+		*out = n;
+	return n.offered + n.accepting + n.pending;
 }

@@ -256,9 +256,20 @@ static int history_open(struct region *r, const struct host_opts *o, const struc
 	if ((size_t)st.st_size == r->len) {
 		r->h = fg_history_attach(r->mem, r->len, &why);
 		if (r->h) {
-			/* a previous host's sessions are gone: their offers too */
-			FG_LOG_NOTICE(HOST_COMP, "history %s adopted; %llu in-flight entries dropped",
-				      o->shm, (unsigned long long)fg_history_clear_transient(r->h));
+			/* a previous host's sessions are gone: the queue decides what
+			 * they were accepting (history.h, "a writer that died"), the
+			 * rest of their entries go */
+			int64_t settled = fg_queue_settle(cfg->data_dir, r->h, FG_HISTORY_OWNER_ANY,
+							  INT64_MIN, time(NULL), NULL);
+
+			if (settled < 0)
+				FG_LOG_ERR(HOST_COMP, "the queue in %s could not settle the previous "
+					   "run's transfers (%s): dropped unsettled", cfg->data_dir,
+					   strerror((int)-settled));
+			FG_LOG_NOTICE(HOST_COMP, "history %s adopted; %lld transfers in flight were in "
+				      "the queue (accepted), %llu other in-flight entries dropped",
+				      o->shm, (long long)FG_MAX(settled, 0),
+				      (unsigned long long)fg_history_clear_transient(r->h));
 			return 0;
 		}
 		FG_LOG_WARN(HOST_COMP, "history %s not adopted (%s): starting empty", o->shm,
@@ -446,6 +457,7 @@ static int worker_setup(struct host_worker *w, unsigned i, const struct host_opt
 	ep.peer_stats = w->peer_stats;
 	ep.max_sessions = o->max_sessions;
 	ep.token_base = i << 20;
+	ep.history_owner = w->slot ? fg_region_writer_slot(w->slot) : FG_HISTORY_OWNER_NONE;
 	ep.warmup = fg_outbound_warm_hooks(w->warm);
 	w->e = fg_engine_create(&ep);
 	if (!w->e)

@@ -285,6 +285,11 @@ struct fg_engine *fg_engine_create(const struct fg_engine_params *p)
 		FG_LOG_ERR(FG_NNTP_COMP, "engine: config, history, a complete sink and stats are required");
 		return NULL;
 	}
+	if (p->history_owner > FG_HISTORY_OWNER_NONE) {
+		FG_LOG_ERR(FG_NNTP_COMP, "engine: history owner %u is not a writer slot (0..%u)",
+			   p->history_owner, FG_HISTORY_OWNER_NONE - 1);
+		return NULL;
+	}
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
@@ -301,6 +306,7 @@ struct fg_engine *fg_engine_create(const struct fg_engine_params *p)
 	e->max_holds = p->max_holds ? p->max_holds : DEFAULT_MAX_HOLDS;
 	e->response_buffer = p->response_buffer ? p->response_buffer : DEFAULT_RESPONSE_BUFFER;
 	e->token_next = p->token_base;
+	e->history_owner = p->history_owner;
 	e->rules_hist.lookup = rules_lookup;
 	e->rules_hist.newest_version = rules_newest;
 	e->rules_hist.ctx = e;

@@ -239,6 +239,7 @@ struct fg_engine {
 	unsigned n_stalled;		/* sessions with stall != 0 */
 	unsigned *peer_sessions;	/* per config peer, for max-connections */
 	uint32_t token_next;
+	unsigned history_owner;
 	uint32_t response_buffer;
 
 	struct fg_xfer *xfers;

@@ -55,7 +55,6 @@
 
 enum run { RUN_OK = 0, RUN_STALL = 1 };
 
-#define TOKEN_MASK ((1u << FG_HISTORY_TOKEN_BITS) - 1)
 
 /* ------------------------------------------------------------ responses */
 
@@ -1113,7 +1112,7 @@ struct fg_session *fg_session_open(struct fg_engine *e, const struct fg_config_p
 	if (e->peer_st)
 		s->pst = &e->peer_st[peer ? (unsigned)s->peer_idx : e->cfg->n_peer];
 	s->slot = slot;
-	s->token = e->token_next++ & TOKEN_MASK;
+	s->token = fg_history_token(e->token_next++, e->history_owner);
 	s->last_ns = now_ns;
 	e->sess[slot] = s;
 	e->n_sessions++;

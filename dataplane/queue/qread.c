@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * qread.c — the queue as other processes see it: floodctld's restore
- * source (re-insert the IDs of queued articles) and the status behind the
- * queue and relay metrics. Both only read, and both tolerate a writer
+ * source (re-insert the IDs of queued articles), the settling of a dead
+ * writer's transfers, and the status behind the queue and relay metrics. Both only read, and both tolerate a writer
  * appending at the same time: a scan ends at the last sound record, and
  * the head file is read slot by slot with checksums.
  */
@@ -157,6 +157,90 @@ int64_t fg_queue_replay(void *arg, struct fg_history *h, fg_time_t since, fg_tim
 	FG_LOG_INFO(COMP, "queue replay: %lld inserted, %lld already present",
 		    (long long)rp.inserted, (long long)rp.present);
 	return rp.inserted;
+}
+
+/* ------------------------------------------------------------ settle */
+
+struct settle {
+	struct fg_history *h;
+	unsigned owner;
+	fg_time_t since, now;
+	const struct fg_queue_settle_hooks *hooks;
+	uint64_t left;			/* the owner's ACCEPTING entries not yet settled */
+	int64_t settled;
+	fg_time_t newest;		/* newest arrival of the segment being read */
+};
+
+static int settle_one(void *arg, const struct fg_queue_rec *r, uint64_t pos)
+{
+	struct settle *st = arg;
+	const struct fg_queue_settle_hooks *hk = st->hooks;
+	struct fg_history_key k;
+	fg_time_t date;
+	int rc;
+
+	(void)pos;
+	st->newest = FG_MAX(st->newest, r->arrival);
+	if (r->arrival < st->since)
+		return 0;
+	fg_history_hash(st->h, r->id, r->id_len, &k);
+	/* a lookup first: the date parse is for the few that are ACCEPTING */
+	if (fg_history_lookup(st->h, &k, st->now, NULL) != FG_HISTORY_ACCEPTING)
+		return 0;
+	if (hk && (rc = hk->reserve(hk->arg)) != 0)
+		return rc;
+	if (fg_queue_article_date(r->art, r->art_len, &date) != 0)
+		date = r->arrival;
+	if (fg_history_settle(st->h, &k, st->owner, date, r->arrival, st->now) != 0) {
+		if (hk)
+			hk->unreserve(hk->arg);
+		return 0;
+	}
+	if (hk)
+		hk->settled(hk->arg, r, &k, date);
+	st->settled++;
+	return --st->left == 0 ? 1 : 0;
+}
+
+int64_t fg_queue_settle(const char *dir, struct fg_history *h, unsigned owner, fg_time_t since,
+			fg_time_t now, const struct fg_queue_settle_hooks *hooks)
+{
+	struct settle st = { .h = h, .owner = owner, .now = now, .hooks = hooks,
+			     .since = since > INT64_MIN + FG_QUEUE_REPLAY_SLACK
+					      ? since - FG_QUEUE_REPLAY_SLACK : INT64_MIN };
+	struct fg_history_owned owned;
+	uint64_t *nums = NULL;
+	size_t n = 0;
+	int rc;
+
+	fg_history_count_owned(h, owner, &owned);
+	st.left = owned.accepting;
+	if (st.left == 0)
+		return 0;
+	rc = fg_datadir_list(dir, FG_QUEUE_SEG_PREFIX, FG_QUEUE_SEG_SUFFIX, &nums, &n);
+	if (rc != 0)
+		return rc == -ENOENT ? 0 : rc;
+	rc = 0;
+	for (size_t i = n; i-- > 0 && rc == 0 && st.left > 0;) {
+		struct fg_queue_scan sc;
+		struct segmap m;
+
+		if (seg_map(dir, nums[i], &m) != 0 || !m.map) {
+			seg_unmap(&m);
+			continue;
+		}
+		st.newest = INT64_MIN;
+		rc = fg_queue_seg_scan(m.map, m.len, settle_one, &st, &sc);
+		seg_unmap(&m);
+		if (rc == -EINVAL)
+			rc = 0;		/* no sound header: nothing of it was ever durable */
+		if (rc == 0 && st.newest != INT64_MIN && st.newest < st.since)
+			break;		/* this one and all older ones predate the owner */
+	}
+	free(nums);
+	if (rc < 0)
+		return rc;
+	return st.settled;
 }
 
 /* ------------------------------------------------------------ inspect */

@@ -65,6 +65,18 @@
 #define FG_HISTORY_SLOTS_PER_BUCKET 5
 #define FG_HISTORY_FP_BITS 54
 #define FG_HISTORY_TOKEN_BITS 23
+/*
+ * Owners. The low FG_HISTORY_OWNER_BITS of a token name the writer whose
+ * engine handed it out: its writer slot in floodctld's region (0..126), or
+ * FG_HISTORY_OWNER_NONE for an engine without one. Every transient entry
+ * (OFFERED, ACCEPTING, an insert still deciding) keeps exactly these bits
+ * in its key word, so the entries a writer left when it died can be told
+ * from a live writer's: fg_history_settle() and fg_history_drop_owned().
+ */
+#define FG_HISTORY_OWNER_BITS 7
+#define FG_HISTORY_OWNER_NONE ((1u << FG_HISTORY_OWNER_BITS) - 1)
+/* Matches every owner (a process that knows no writer is alive). */
+#define FG_HISTORY_OWNER_ANY UINT32_MAX
 /* Article dates are stored in units of this many seconds, rounded up. */
 #define FG_HISTORY_DATE_UNIT 60
 /* Representable article date, relative to first-seen (seconds). */
@@ -284,6 +296,50 @@ int fg_history_insert_final(struct fg_history *h, const struct fg_history_key *k
  * ACCEPTING and half-done entry (their sessions are gone). Returns the
  * number dropped. Not safe while writers run. */
 uint64_t fg_history_clear_transient(struct fg_history *h);
+
+/* ---- a writer that died (Owners, above) ----
+ *
+ * Its transient entries are resolved in two steps, both safe while other
+ * writers run, provided the owner is dead and cannot hand out tokens again
+ * until both steps are done (floodctld frees its slot only afterwards):
+ *  1. settle: for each article the outbound queue holds, an ACCEPTING entry
+ *     of the dead owner becomes ACCEPTED — the article is durable, so it
+ *     was accepted, whether or not its 239 went out;
+ *  2. drop: every OFFERED, ACCEPTING and deciding entry of the owner that
+ *     is left goes, so the ID is free to be offered again at once.
+ */
+
+/* A token: an engine's sequence number and its owner. */
+static inline uint32_t fg_history_token(uint32_t seq, unsigned owner)
+{
+	return (seq << FG_HISTORY_OWNER_BITS | (owner & FG_HISTORY_OWNER_NONE)) &
+	       ((1u << FG_HISTORY_TOKEN_BITS) - 1);
+}
+
+static inline unsigned fg_history_token_owner(uint32_t token)
+{
+	return token & FG_HISTORY_OWNER_NONE;
+}
+
+/* Step 1 for one ID: 0 the owner's ACCEPTING entry became ACCEPTED with
+ * these dates; -ENOENT the ID has no ACCEPTING entry of that owner
+ * (FG_HISTORY_OWNER_ANY: of any owner); -EINVAL as fg_history_finish. */
+int fg_history_settle(struct fg_history *h, const struct fg_history_key *k, unsigned owner,
+		      fg_time_t article_date, fg_time_t first_seen, fg_time_t now);
+
+/* Transient entries of one owner, by public state (OFFERED, ACCEPTING,
+ * PENDING for an insert still deciding). */
+struct fg_history_owned {
+	uint64_t offered, accepting, pending;
+};
+
+/* Count the owner's transient entries (a full pass over the table). */
+void fg_history_count_owned(const struct fg_history *h, unsigned owner,
+			    struct fg_history_owned *out);
+/* Step 2: drop them; *out (may be NULL) counts what was dropped. Returns
+ * the total. */
+uint64_t fg_history_drop_owned(struct fg_history *h, unsigned owner,
+			       struct fg_history_owned *out);
 
 /* ---- expiry (RFC 5537 3: drop by article date older than the cutoff, or by
  * first-seen older than a retention of at least cutoff + 24 h) ---- */

@@ -358,6 +358,32 @@ extern const struct fg_sink_ops fg_queue_sink_ops;
 #define FG_QUEUE_REPLAY_SLACK 300
 int64_t fg_queue_replay(void *arg, struct fg_history *h, fg_time_t since, fg_time_t now);
 
+/*
+ * A writer died with transfers ACCEPTING (history.h, "a writer that
+ * died"): the queue decides. Every record whose ID has an ACCEPTING entry
+ * of `owner` (FG_HISTORY_OWNER_ANY: of anyone) makes it ACCEPTED — the
+ * article is on disk and the relay will deliver it, whether or not its
+ * 239 went out. Segments are read newest first, each up to its last sound
+ * record (what the writer's next open keeps); the walk ends when every
+ * such entry is settled, or at a segment whose records all arrived before
+ * `since` minus FG_QUEUE_REPLAY_SLACK (the owner's claim: nothing of it
+ * is older).
+ *
+ * Hooks (NULL: none) record each settlement: reserve() before an entry is
+ * settled (0, or -EAGAIN: stop here and return -EAGAIN — call again later,
+ * the settled ones are ACCEPTING no more), unreserve() when it was not
+ * one, settled() after. Returns the number settled, or -errno.
+ */
+struct fg_queue_settle_hooks {
+	int (*reserve)(void *arg);
+	void (*unreserve)(void *arg);
+	void (*settled)(void *arg, const struct fg_queue_rec *r, const struct fg_history_key *k,
+			fg_time_t article_date);
+	void *arg;
+};
+int64_t fg_queue_settle(const char *dir, struct fg_history *h, unsigned owner, fg_time_t since,
+			fg_time_t now, const struct fg_queue_settle_hooks *hooks);
+
 struct fg_queue_status_consumer {
 	char name[FG_CONFIG_NAME_MAX];
 	bool found;			/* a cursor file exists */

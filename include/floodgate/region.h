@@ -25,10 +25,16 @@
  * Writer slots: a writer claims a free slot (-EBUSY when none is free,
  * -EAGAIN while floodctld is clearing a dead dataplane's transient history
  * entries). Its owner is identified by pid and process start time, so a
- * recycled pid is never mistaken for the writer. floodctld reaps slots
- * whose owner died or that were released: it drains the journal ring
- * first (a record is never dropped), folds the slot's counters into a
- * retired block (counters never go backwards), then frees the slot.
+ * recycled pid is never mistaken for the writer. The slot's index is also
+ * the owner its engine writes into its transient history entries
+ * (history.h, "Owners"). floodctld reaps slots whose owner died or that
+ * were released. A dead owner's transient entries are resolved first,
+ * beside the live writers: settled from the outbound queue, journalled
+ * through the dead slot's own ring, the rest dropped (fg_region_reap).
+ * Then the journal ring is drained (a record is never dropped), the
+ * slot's counters are folded into a retired block (counters never go
+ * backwards), and the slot is freed — only then can its index name a new
+ * owner.
  *
  * Rings are single-producer (the slot's writer thread) single-consumer
  * (floodctld's ring thread) queues of fixed-size records with free-running
@@ -51,7 +57,8 @@
 #include "floodgate/stats.h"
 
 #define FG_REGION_LAYOUT 1
-#define FG_REGION_MAX_WRITERS 128
+/* one less than the owners a history token can name: FG_HISTORY_OWNER_NONE */
+#define FG_REGION_MAX_WRITERS FG_HISTORY_OWNER_NONE
 /* Peer names a region can label counters with, over its whole life. */
 #define FG_REGION_PEERS FG_CONFIG_MAX_PEERS
 #define FG_REGION_NAME_MAX 32
@@ -191,6 +198,8 @@ struct fg_region_writer *fg_region_claim(struct fg_region *r, const char *name, 
 /* Give the slot back; floodctld drains its rings, then frees it. */
 void fg_region_release(struct fg_region_writer *w);
 unsigned fg_region_writer_slot(const struct fg_region_writer *w);
+/* Give up a handle without touching the slot (an adopted dead slot's). */
+void fg_region_writer_free(struct fg_region_writer *w);
 struct fg_region *fg_region_writer_region(const struct fg_region_writer *w);
 struct fg_region_wstats *fg_region_writer_stats(struct fg_region_writer *w);
 void fg_region_writer_heartbeat(struct fg_region_writer *w);
@@ -230,6 +239,7 @@ struct fg_region_slot_info {
 	pid_t pid;
 	char name[FG_REGION_NAME_MAX];
 	uint64_t generation;		/* claims of this slot so far */
+	fg_time_t claimed;		/* Unix seconds of the claim */
 	uint64_t heartbeat_age_ns;	/* UINT64_MAX: never */
 	uint64_t pushed[FG_RING__COUNT];
 	uint64_t consumed[FG_RING__COUNT];	/* journal: records durable */
@@ -257,13 +267,30 @@ uint64_t fg_region_ring_tail(const struct fg_region *r, unsigned slot,
 uint64_t fg_region_slot_generation(const struct fg_region *r, unsigned slot);
 
 /*
- * Mark LIVE slots whose owner died as DEAD (logged), and free every DEAD
- * or RELEASED slot whose journal ring is empty, i.e. all its records are
- * durable (undelivered verdict-log lines are dropped and counted). Returns the
- * number of slots freed; *dead (may be NULL) receives how many of them
- * had died rather than been released.
+ * How floodctld settles a dead owner's ACCEPTING entries (history.h, "a
+ * writer that died"): settle(arg, w, owner, since) makes those whose
+ * article is durable ACCEPTED and journals each through `w`, the dead
+ * slot's own rings adopted for the purpose; `since` is when the slot was
+ * claimed (nothing of the owner's is older). It returns 0 when done,
+ * -EAGAIN to be called again at the next reap (its ring was full: the
+ * records ahead must drain first), or another -errno: then the entries
+ * are dropped unsettled, logged as an error.
  */
-unsigned fg_region_reap(struct fg_region *r, unsigned *dead);
+struct fg_region_resolver {
+	int (*settle)(void *arg, struct fg_region_writer *w, unsigned owner, fg_time_t since);
+	void *arg;
+};
+
+/*
+ * Mark LIVE slots whose owner died as DEAD (logged); resolve each DEAD
+ * slot's transient history entries once (`res` may be NULL: drop them
+ * unsettled, for a region without a queue); and free every DEAD or
+ * RELEASED slot that is resolved and whose journal ring is empty, i.e.
+ * all its records are durable (undelivered verdict-log lines are dropped
+ * and counted). Returns the number of slots freed; *dead (may be NULL)
+ * receives how many of them had died rather than been released.
+ */
+unsigned fg_region_reap(struct fg_region *r, unsigned *dead, const struct fg_region_resolver *res);
 
 /* Live (non-free) slots. */
 unsigned fg_region_live_writers(const struct fg_region *r);

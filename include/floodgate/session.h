@@ -199,7 +199,11 @@ struct fg_engine_params {
 	unsigned max_sessions;			/* default 4096 */
 	unsigned max_xfers;			/* articles open or in flight; default 4 * max_sessions */
 	unsigned max_holds;			/* held segments; default 65536 */
-	uint32_t token_base;			/* distinguishes this engine's offers; any value */
+	uint32_t token_base;			/* first sequence number of its tokens; any value */
+	/* Whose transient history entries this engine makes (history.h,
+	 * "Owners"): its writer slot (fg_region_writer_slot), or
+	 * FG_HISTORY_OWNER_NONE without one. 0 is slot 0. */
+	unsigned history_owner;
 	uint32_t response_buffer;		/* per session, octets; default 32 KiB */
 	const struct fg_engine_warmup *warmup;	/* NULL: no warm-up */
 };

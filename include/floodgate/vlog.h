@@ -16,8 +16,11 @@
  *    "article_date":"2026-11-10T00:00:00Z","date":"2026-11-10T00:00:00Z",
  *    "injection_date":null,"arrival":"2026-11-29T16:30:00Z"}
  *
- * verdict: want (238/335), accept (239/235), reject (439/437), refuse
- * (438/435), defer (431/436); reason: a reject reason (tbl/reasons.h) or
+ * cmd: CHECK, TAKETHIS, IHAVE, or "recovery" — an accept floodctld
+ * recorded for a writer that died after the article was durable in the
+ * queue and before it answered (region.h, reaping). verdict: want
+ * (238/335), accept (239/235), reject (439/437), refuse (438/435), defer
+ * (431/436); reason: a reject reason (tbl/reasons.h) or
  * "none"; dates null when absent or unparsed. The three times of seed 002
  * are kept apart: the article's Date, its Injection-Date, and arrival.
  *
@@ -52,6 +55,9 @@ enum fg_vlog_cmd {
 	FG_VLOG_CHECK = 0,
 	FG_VLOG_TAKETHIS,
 	FG_VLOG_IHAVE,
+	/* not a command: floodctld settled a dead writer's transfer from the
+	 * queue (the article was durable; its peer never saw the answer) */
+	FG_VLOG_RECOVERY,
 	FG_VLOG_CMD__COUNT
 };
 

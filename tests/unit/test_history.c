@@ -895,6 +895,118 @@ START_TEST(test_insert_races_at_each_step)
 }
 END_TEST
 
+/* ---- a writer that died: settle, then drop, by owner ---- */
+
+START_TEST(test_settle_and_drop_by_owner)
+{
+	const unsigned dead = 3, live = 5;
+	struct tbl t;
+	struct fg_history_key k[6];
+	struct fg_history_ref ref;
+	struct fg_history_entry e;
+	struct fg_history_owned o;
+
+	tbl_open(&t, 1000, 0, FG_FULL_DEFER);
+	for (unsigned i = 0; i < 6; i++)
+		k[i] = KEY(t.h, i);
+	ck_assert_uint_eq(fg_history_token(1, dead) & FG_HISTORY_OWNER_NONE, dead);
+	ck_assert_uint_eq(fg_history_token_owner(fg_history_token(0x7fffffu, live)), live);
+	/* the dead owner: an offer, two transfers; the live one: one of each */
+	ck_assert_int_eq(fg_history_offer(t.h, &k[0], T0, T0 + 60, fg_history_token(1, dead), &ref, NULL), 0);
+	ck_assert_int_eq(fg_history_begin_accept(t.h, &k[1], T0, fg_history_token(2, dead), &ref, NULL), 0);
+	ck_assert_int_eq(fg_history_begin_accept(t.h, &k[2], T0, fg_history_token(3, dead), &ref, NULL), 0);
+	ck_assert_int_eq(fg_history_offer(t.h, &k[3], T0, T0 + 60, fg_history_token(1, live), &ref, NULL), 0);
+	ck_assert_int_eq(fg_history_begin_accept(t.h, &k[4], T0, fg_history_token(2, live), &ref, NULL), 0);
+	ck_assert_int_eq(fg_history_insert_final(t.h, &k[5], FG_HISTORY_ACCEPTED, T0, T0, T0, NULL), 0);
+	fg_history_count_owned(t.h, dead, &o);
+	ck_assert_uint_eq(o.offered, 1);
+	ck_assert_uint_eq(o.accepting, 2);
+	ck_assert_uint_eq(o.pending, 0);
+	fg_history_count_owned(t.h, FG_HISTORY_OWNER_ANY, &o);
+	ck_assert_uint_eq(o.offered + o.accepting, 5);
+	/* settle: only an ACCEPTING entry of that owner */
+	ck_assert_int_eq(fg_history_settle(t.h, &k[1], live, T0 - 100, T0, T0), -ENOENT);
+	ck_assert_int_eq(fg_history_settle(t.h, &k[0], dead, T0 - 100, T0, T0), -ENOENT);
+	ck_assert_int_eq(fg_history_settle(t.h, &k[5], dead, T0 - 100, T0, T0), -ENOENT);
+	ck_assert_int_eq(fg_history_settle(t.h, &k[1], dead, T0 - 100, T0 + 1000 * 86400LL, T0), -EINVAL);
+	ck_assert_int_eq(fg_history_settle(t.h, &k[1], dead, T0 - 100, T0, T0), 0);
+	ck_assert_int_eq(fg_history_lookup(t.h, &k[1], T0, &e), FG_HISTORY_ACCEPTED);
+	ck_assert_int_eq(e.first_seen, T0);
+	ck_assert_int_le(e.article_date - (T0 - 100), FG_HISTORY_DATE_UNIT);
+	ck_assert_int_eq(fg_history_settle(t.h, &k[1], dead, T0, T0, T0), -ENOENT);	/* once */
+	/* drop: the dead owner's offer and remaining transfer, nothing else */
+	ck_assert_uint_eq(fg_history_drop_owned(t.h, dead, &o), 2);
+	ck_assert_uint_eq(o.offered, 1);
+	ck_assert_uint_eq(o.accepting, 1);
+	ck_assert_int_eq(fg_history_lookup(t.h, &k[0], T0, NULL), FG_HISTORY_ABSENT);
+	ck_assert_int_eq(fg_history_lookup(t.h, &k[2], T0, NULL), FG_HISTORY_ABSENT);
+	ck_assert_int_eq(fg_history_lookup(t.h, &k[1], T0, NULL), FG_HISTORY_ACCEPTED);
+	ck_assert_int_eq(fg_history_lookup(t.h, &k[3], T0, NULL), FG_HISTORY_OFFERED);
+	ck_assert_int_eq(fg_history_lookup(t.h, &k[4], T0, NULL), FG_HISTORY_ACCEPTING);
+	ck_assert_int_eq(fg_history_lookup(t.h, &k[5], T0, NULL), FG_HISTORY_ACCEPTED);
+	ck_assert_uint_eq(fg_history_drop_owned(t.h, dead, NULL), 0);
+	/* the freed IDs are free at once for anyone */
+	ck_assert_int_eq(fg_history_begin_accept(t.h, &k[2], T0, fg_history_token(9, live), &ref, NULL), 0);
+	ck_assert_int_eq(fg_history_offer(t.h, &k[0], T0, T0 + 60, fg_history_token(9, live), &ref, NULL), 0);
+	/* the counts follow: 1 offered + ... as a recount says */
+	{
+		struct fg_history_stats st;
+
+		fg_history_stats(t.h, &st);
+		ck_assert_uint_eq(st.by_state[FG_HISTORY_OFFERED], 2);
+		ck_assert_uint_eq(st.by_state[FG_HISTORY_ACCEPTING], 2);
+		ck_assert_uint_eq(st.by_state[FG_HISTORY_ACCEPTED], 2);
+	}
+	/* everyone at once */
+	ck_assert_uint_eq(fg_history_drop_owned(t.h, FG_HISTORY_OWNER_ANY, NULL), 4);
+	tbl_close(&t);
+}
+END_TEST
+
+/* An insert still deciding when its owner died: the hook freezes one at
+ * its publish step, where a writer that died there would have left it
+ * BUSY. The drop takes it; let go, it cannot publish (its CAS finds the
+ * slot changed) and the ID is free. */
+struct drop_at_publish {
+	struct fg_history *h;
+	unsigned owner;
+	uint64_t dropped;
+	struct fg_history_owned o;
+};
+
+static void drop_hook(void *arg, enum fg_history_hook_point at)
+{
+	struct drop_at_publish *d = arg;
+
+	if (at == FG_HISTORY_HOOK_PUBLISH && !d->dropped)
+		d->dropped = fg_history_drop_owned(d->h, d->owner, &d->o);
+}
+
+START_TEST(test_drop_owned_takes_a_deciding_insert)
+{
+	struct tbl t;
+	struct drop_at_publish d = { 0 };
+	struct fg_history_key k;
+	struct fg_history_ref ref;
+	struct fg_history_entry e;
+
+	tbl_open(&t, 1000, 0, FG_FULL_DEFER);
+	d.h = fg_history_attach(t.mem, t.len, NULL);
+	d.owner = 11;
+	fg_history_set_test_hook(t.h, drop_hook, &d);
+	k = KEY(t.h, 77);
+	ck_assert_int_eq(fg_history_begin_accept(t.h, &k, T0, fg_history_token(4, 11), &ref, &e), -EAGAIN);
+	ck_assert_int_eq(e.state, FG_HISTORY_PENDING);
+	ck_assert_uint_eq(d.dropped, 1);
+	ck_assert_uint_eq(d.o.pending, 1);
+	fg_history_set_test_hook(t.h, NULL, NULL);
+	ck_assert_int_eq(fg_history_lookup(t.h, &k, T0, NULL), FG_HISTORY_ABSENT);
+	ck_assert_int_eq(fg_history_begin_accept(t.h, &k, T0, fg_history_token(5, 11), &ref, &e), 0);
+	fg_history_detach(d.h);
+	tbl_close(&t);
+}
+END_TEST
+
 START_TEST(test_stats_alarm_and_clear_transient)
 {
 	struct tbl t;
@@ -1494,6 +1606,8 @@ static Suite *history_suite(void)
 	tcase_add_test(tc, test_lookup_sees_an_entry_moving_behind_it);
 	tcase_add_test(tc, test_insert_races_at_each_step);
 	tcase_add_test(tc, test_stats_alarm_and_clear_transient);
+	tcase_add_test(tc, test_settle_and_drop_by_owner);
+	tcase_add_test(tc, test_drop_owned_takes_a_deciding_insert);
 	tcase_add_test(tc, test_iterate);
 	tcase_add_test(tc, test_burst_lookup_matches_single);
 	tcase_add_test(tc, test_attach_validates_header);

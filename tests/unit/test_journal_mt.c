@@ -73,10 +73,10 @@ static void *consumer(void *arg)
 		fg_journal_drain(c->j, c->r, 512);
 		if (++passes % 8 == 0)
 			ck_assert_int_eq(fg_journal_commit(c->j, c->r), 0);
-		fg_region_reap(c->r, NULL);
+		fg_region_reap(c->r, NULL, NULL);
 	}
 	ck_assert_int_eq(fg_journal_commit(c->j, c->r), 0);
-	fg_region_reap(c->r, NULL);
+	fg_region_reap(c->r, NULL, NULL);
 	return NULL;
 }
 

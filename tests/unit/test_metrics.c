@@ -208,7 +208,7 @@ START_TEST(test_sums_never_go_backwards)
 
 	/* a released slot's counters move to the retired block */
 	fg_region_release(w[0]);
-	ck_assert_uint_eq(fg_region_reap(r, NULL), 1);
+	ck_assert_uint_eq(fg_region_reap(r, NULL, NULL), 1);
 	t = render(r);
 	ck_assert(has_line(t, "floodgate_rules_accepted_total 20"));
 	ck_assert(has_line(t, "floodgate_injection_delay_seconds_count 6"));

@@ -987,6 +987,128 @@ END_TEST
 
 /* ------------------------------------------------------------ readers */
 
+/* Write segment `num` of records "<PREFIXi@x>", i < n, arrived at `arrival`. */
+static void write_segment(uint64_t num, uint64_t recno, const char *prefix, unsigned n,
+			  fg_time_t arrival)
+{
+	static uint8_t buf[1 << 16];
+	struct fg_queue_seg_info si = { num, recno * 4096, recno, arrival };
+	size_t off = FG_QUEUE_SEG_HEADER;
+	char id[32], path[256];
+	FILE *f;
+
+	fg_queue_seg_header_encode(buf, &si);
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(id, sizeof(id), "<%s%u@x>", prefix, i);
+		off += make_record(buf + off, recno + i, arrival, id, ART);
+	}
+	ck_assert_int_eq(fg_queue_segment_path(dir, num, path, sizeof(path)), 0);
+	f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(buf, 1, off, f), off);
+	fclose(f);
+}
+
+struct settle_log {
+	unsigned reserved, unreserved, settled, room;
+	char last[32];
+};
+
+static int log_reserve(void *arg)
+{
+	struct settle_log *l = arg;
+
+	if (l->reserved - l->unreserved >= l->room)
+		return -EAGAIN;
+	l->reserved++;
+	return 0;
+}
+
+static void log_unreserve(void *arg)
+{
+	((struct settle_log *)arg)->unreserved++;
+}
+
+static void log_settled(void *arg, const struct fg_queue_rec *r, const struct fg_history_key *k,
+			fg_time_t date)
+{
+	struct settle_log *l = arg;
+
+	(void)k;
+	(void)date;
+	l->settled++;
+	snprintf(l->last, sizeof(l->last), "%.*s", (int)r->id_len, r->id);
+}
+
+static void accepting(struct fg_history *h, const char *id, unsigned owner, fg_time_t now)
+{
+	struct fg_history_key k;
+	struct fg_history_ref ref;
+
+	fg_history_hash(h, id, strlen(id), &k);
+	ck_assert_int_eq(fg_history_begin_accept(h, &k, now, fg_history_token(1, owner), &ref, NULL), 0);
+}
+
+static enum fg_history_state state_of(struct fg_history *h, const char *id, fg_time_t now)
+{
+	struct fg_history_key k;
+
+	fg_history_hash(h, id, strlen(id), &k);
+	return fg_history_lookup(h, &k, now, NULL);
+}
+
+/* A dead writer's transfers: the queue decides, newest segments first,
+ * only that owner's, nothing older than its claim, hooks around each. */
+START_TEST(settle_dead_writers_transfers)
+{
+	struct fg_history_params hp = { .capacity = 1000, .alarm_load_pct = 90 };
+	static uint8_t mem[1 << 20] __attribute__((aligned(64)));
+	struct settle_log l = { .room = 100 };
+	const struct fg_queue_settle_hooks hooks = { log_reserve, log_unreserve, log_settled, &l };
+	fg_time_t now = time(NULL);
+	struct fg_history *h;
+
+	hp.now = now;
+	mkdir_tmp();
+	h = fg_history_create(mem, sizeof(mem), &hp);
+	ck_assert_ptr_nonnull(h);
+	/* no queue at all: nothing to settle, not an error */
+	accepting(h, "<s1@x>", 3, now);
+	ck_assert_int_eq(fg_queue_settle(dir, h, 3, now, now, &hooks), 0);
+	/* an old segment (before the owner's claim) and a new one */
+	write_segment(1, 0, "r", 5, now - 1000);
+	write_segment(2, 5, "s", 5, now);
+	accepting(h, "<s3@x>", 3, now);
+	accepting(h, "<s2@x>", 4, now);		/* another owner's */
+	accepting(h, "<r1@x>", 3, now);		/* older than the claim below */
+	accepting(h, "<gone@x>", 3, now);	/* never reached the queue */
+	ck_assert_int_eq(fg_queue_settle(dir, h, 3, now, now, &hooks), 2);
+	ck_assert_uint_eq(l.settled, 2);
+	ck_assert_uint_eq(l.reserved - l.unreserved, 2);	/* one reservation each */
+	ck_assert_int_eq(state_of(h, "<s1@x>", now), FG_HISTORY_ACCEPTED);
+	ck_assert_int_eq(state_of(h, "<s3@x>", now), FG_HISTORY_ACCEPTED);
+	ck_assert_int_eq(state_of(h, "<s2@x>", now), FG_HISTORY_ACCEPTING);
+	ck_assert_int_eq(state_of(h, "<r1@x>", now), FG_HISTORY_ACCEPTING);
+	ck_assert_int_eq(state_of(h, "<gone@x>", now), FG_HISTORY_ACCEPTING);
+	/* the hooks' room runs out: -EAGAIN, and what was settled stays */
+	l = (struct settle_log){ .room = 0 };
+	ck_assert_int_eq(fg_queue_settle(dir, h, 4, INT64_MIN, now, &hooks), -EAGAIN);
+	ck_assert_int_eq(state_of(h, "<s2@x>", now), FG_HISTORY_ACCEPTING);
+	l.room = 1;
+	ck_assert_int_eq(fg_queue_settle(dir, h, 4, INT64_MIN, now, &hooks), 1);
+	ck_assert_str_eq(l.last, "<s2@x>");
+	/* anyone's (a process that knows no writer is alive), no hooks */
+	ck_assert_int_eq(fg_queue_settle(dir, h, FG_HISTORY_OWNER_ANY, INT64_MIN, now, NULL), 1);
+	ck_assert_int_eq(state_of(h, "<r1@x>", now), FG_HISTORY_ACCEPTED);
+	ck_assert_int_eq(state_of(h, "<gone@x>", now), FG_HISTORY_ACCEPTING);
+	/* settled entries are no one's transfers any more: the rest is dropped */
+	ck_assert_uint_eq(fg_history_drop_owned(h, 3, NULL), 1);
+	ck_assert_int_eq(state_of(h, "<gone@x>", now), FG_HISTORY_ABSENT);
+	fg_history_detach(h);
+	rm_tmp();
+}
+END_TEST
+
 START_TEST(replay_and_inspect)
 {
 	struct fg_queue_params p = { .commit_ns = 0 };
@@ -1127,6 +1249,7 @@ static Suite *queue_suite(void)
 	tcase_add_test(w, sink_limits_and_bad_input);
 	tcase_add_test(w, segment_at_gaps_and_the_oldest);
 	tcase_add_test(r, replay_and_inspect);
+	tcase_add_test(r, settle_dead_writers_transfers);
 	suite_add_tcase(s, f);
 	suite_add_tcase(s, w);
 	suite_add_tcase(s, r);

@@ -3,8 +3,9 @@
  * test_region.c — the shared region: what attach and adopt refuse, writer
  * slots (claim, release, a dead owner reaped only after its ring is
  * drained and committed), the rings' reserve/push/peek/release, peers,
- * counter sums that never go backwards, clearing transient entries only
- * when no writer is alive.
+ * counter sums that never go backwards, a dead writer's transient entries
+ * resolved beside live writers, clearing the rest only when no writer is
+ * alive.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "floodgate/journal.h"
@@ -208,11 +210,11 @@ START_TEST(test_claim_until_busy_release_reap)
 	ck_assert_str_eq(si.name, "test");
 	ck_assert_uint_eq(si.generation, 1);
 	/* a live slot is never reaped */
-	ck_assert_uint_eq(fg_region_reap(r, NULL), 0);
+	ck_assert_uint_eq(fg_region_reap(r, NULL, NULL), 0);
 	fg_region_release(w[1]);
 	ck_assert_int_eq(fg_region_slot_info(r, 1, &si), 0);
 	ck_assert_int_eq(si.state, FG_SLOT_RELEASED);
-	ck_assert_uint_eq(fg_region_reap(r, &dead), 1);
+	ck_assert_uint_eq(fg_region_reap(r, &dead, NULL), 1);
 	ck_assert_uint_eq(dead, 0);
 	ck_assert_uint_eq(fg_region_live_writers(r), 2);
 	w[1] = fg_region_claim(r, "again", &err);
@@ -221,7 +223,7 @@ START_TEST(test_claim_until_busy_release_reap)
 	ck_assert_uint_eq(si.generation, 2);
 	for (int i = 0; i < 3; i++)
 		fg_region_release(w[i]);
-	ck_assert_uint_eq(fg_region_reap(r, NULL), 3);
+	ck_assert_uint_eq(fg_region_reap(r, NULL, NULL), 3);
 	ck_assert_uint_eq(fg_region_live_writers(r), 0);
 	fx_cleanup(&fx);
 }
@@ -328,7 +330,7 @@ START_TEST(test_dead_writer_reaped_after_drain_and_commit)
 	fg_region_sum(r, &sum);
 	ck_assert_uint_eq(sum.total.ctr[FG_CTR_RULES_ACCEPTED], 20);
 	/* found dead, but its 20 records are not yet durable: kept */
-	ck_assert_uint_eq(fg_region_reap(r, NULL), 0);
+	ck_assert_uint_eq(fg_region_reap(r, NULL, NULL), 0);
 	ck_assert_int_eq(fg_region_slot_info(r, 0, &si), 0);
 	ck_assert_int_eq(si.state, FG_SLOT_DEAD);
 	ck_assert_uint_eq(si.pushed[FG_RING_JOURNAL], 20);
@@ -337,9 +339,9 @@ START_TEST(test_dead_writer_reaped_after_drain_and_commit)
 	j = fg_journal_open(&jp, fg_region_ctld_stats(r), &err);
 	ck_assert_ptr_nonnull(j);
 	ck_assert_int_eq(fg_journal_drain(j, r, 1000), 20);
-	ck_assert_uint_eq(fg_region_reap(r, NULL), 0);	/* drained, not committed */
+	ck_assert_uint_eq(fg_region_reap(r, NULL, NULL), 0);	/* drained, not committed */
 	ck_assert_int_eq(fg_journal_commit(j, r), 0);
-	ck_assert_uint_eq(fg_region_reap(r, &dead), 1);
+	ck_assert_uint_eq(fg_region_reap(r, &dead, NULL), 1);
 	ck_assert_uint_eq(dead, 1);
 	ck_assert_int_eq(fg_region_slot_info(r, 0, &si), 0);
 	ck_assert_int_eq(si.state, FG_SLOT_FREE);
@@ -369,12 +371,139 @@ START_TEST(test_claim_in_progress_is_not_reaped)
 	atomic_store(&c0->owner, fg_rowner(FG_SLOT_CLAIMING, getpid()));
 	dead_process(&dead, &start);
 	atomic_store(&c1->owner, fg_rowner(FG_SLOT_CLAIMING, dead));
-	ck_assert_uint_eq(fg_region_reap(r, NULL), 1);
+	ck_assert_uint_eq(fg_region_reap(r, NULL, NULL), 1);
 	ck_assert_int_eq(fg_region_slot_info(r, 0, &si), 0);
 	ck_assert_int_eq(si.state, FG_SLOT_CLAIMING);
 	ck_assert_int_eq(si.pid, getpid());
 	ck_assert_int_eq(fg_region_slot_info(r, 1, &si), 0);
 	ck_assert_int_eq(si.state, FG_SLOT_FREE);
+	fx_cleanup(&fx);
+}
+END_TEST
+
+/*
+ * A dead writer's transient entries are resolved beside a live writer:
+ * the resolver settles what "the queue" holds (here: key 1), journalled
+ * through the dead slot's own ring; the rest of the dead owner's entries
+ * go; the live owner's stay; the slot is freed only once the settlement's
+ * record is durable. A resolver that finds the ring full is asked again.
+ */
+struct fake_resolver {
+	struct fg_region *r;
+	unsigned calls, owner;
+	fg_time_t since;
+	int first_rc;
+};
+
+static int fake_settle(void *arg, struct fg_region_writer *w, unsigned owner, fg_time_t since)
+{
+	struct fake_resolver *f = arg;
+	struct fg_history_key k;
+	fg_time_t now = time(NULL);
+
+	f->owner = owner;
+	f->since = since;
+	if (f->calls++ == 0 && f->first_rc)
+		return f->first_rc;
+	fx_key(f->r, "dead", 1, &k);
+	ck_assert_int_eq(fg_journal_reserve(w), 0);
+	ck_assert_int_eq(fg_history_settle(fg_region_history(f->r), &k, owner, now, now, now), 0);
+	ck_assert_int_eq(fg_journal_append(w, &k, FG_HISTORY_ACCEPTED, now, now, 0, 0), 0);
+	return 0;
+}
+
+START_TEST(test_dead_writer_resolved_beside_a_live_one)
+{
+	struct ctl_fixture fx = { 0 };
+	struct fg_region *r = fx_region(&fx, 1000, 3, 64);
+	struct fg_history *h = fg_region_history(r);
+	struct fake_resolver f = { .r = r, .first_rc = -EAGAIN };
+	const struct fg_region_resolver res = { fake_settle, &f };
+	struct fg_region_writer *live;
+	struct fg_region_slot_info si;
+	struct fg_journal_params jp;
+	struct fg_history_ref ref;
+	struct fg_history_key k;
+	struct fg_journal *j;
+	fg_time_t t0 = time(NULL), now;
+	unsigned dead = 0, lo;
+	int err, status;
+	pid_t c;
+
+	live = fg_region_claim(r, "live", &err);
+	ck_assert_ptr_nonnull(live);
+	lo = fg_region_writer_slot(live);
+	fx_key(r, "live", 1, &k);
+	ck_assert_int_eq(fg_history_begin_accept(h, &k, t0, fg_history_token(1, lo), &ref, NULL), 0);
+	fx_key(r, "live", 2, &k);
+	ck_assert_int_eq(fg_history_offer(h, &k, t0, t0 + 600, fg_history_token(2, lo), &ref, NULL), 0);
+	c = fork();
+	if (c == 0) {
+		char why[256];
+		struct fg_region *cr = fg_region_attach(fx.shm, why, sizeof(why));
+		struct fg_region_writer *w = cr ? fg_region_claim(cr, "doomed", &err) : NULL;
+		unsigned me;
+
+		if (!w)
+			_exit(2);
+		me = fg_region_writer_slot(w);
+		for (unsigned i = 1; i <= 3; i++) {
+			fx_key(cr, "dead", i, &k);
+			if (fg_history_begin_accept(fg_region_history(cr), &k, t0, fg_history_token(i, me),
+						    &ref, NULL) != 0)
+				_exit(3);
+		}
+		fx_key(cr, "dead", 4, &k);
+		if (fg_history_offer(fg_region_history(cr), &k, t0, t0 + 600, fg_history_token(4, me),
+				     &ref, NULL) != 0)
+			_exit(4);
+		_exit(0);	/* dies holding all four */
+	}
+	ck_assert_int_eq(waitpid(c, &status, 0), c);
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	/* first reap: found dead, the resolver's ring is full: nothing changes */
+	ck_assert_uint_eq(fg_region_reap(r, NULL, &res), 0);
+	ck_assert_uint_eq(f.calls, 1);
+	ck_assert_uint_eq(f.owner, 1);
+	ck_assert_int_ge(f.since, t0);
+	ck_assert_int_eq(fg_region_slot_info(r, 1, &si), 0);
+	ck_assert_int_eq(si.state, FG_SLOT_DEAD);
+	fx_key(r, "dead", 2, &k);
+	ck_assert_int_eq(fg_history_lookup(h, &k, t0, NULL), FG_HISTORY_ACCEPTING);
+	/* second: settled and dropped, but its record is not durable yet */
+	ck_assert_uint_eq(fg_region_reap(r, NULL, &res), 0);
+	ck_assert_uint_eq(f.calls, 2);
+	now = time(NULL);
+	fx_key(r, "dead", 1, &k);
+	ck_assert_int_eq(fg_history_lookup(h, &k, now, NULL), FG_HISTORY_ACCEPTED);
+	for (unsigned i = 2; i <= 4; i++) {
+		fx_key(r, "dead", i, &k);
+		ck_assert_int_eq(fg_history_lookup(h, &k, now, NULL), FG_HISTORY_ABSENT);
+	}
+	fx_key(r, "live", 1, &k);
+	ck_assert_int_eq(fg_history_lookup(h, &k, now, NULL), FG_HISTORY_ACCEPTING);
+	fx_key(r, "live", 2, &k);
+	ck_assert_int_eq(fg_history_lookup(h, &k, now, NULL), FG_HISTORY_OFFERED);
+	ck_assert_uint_eq(fg_region_ctld_stats(r)->ctr[FG_CTR_HISTORY_DEAD_DROPPED], 3);
+	ck_assert_int_eq(fg_region_slot_info(r, 1, &si), 0);
+	ck_assert_int_eq(si.state, FG_SLOT_DEAD);
+	ck_assert_uint_eq(si.pushed[FG_RING_JOURNAL], 1);
+	/* resolved once: later reaps do not ask again */
+	ck_assert_uint_eq(fg_region_reap(r, NULL, &res), 0);
+	ck_assert_uint_eq(f.calls, 2);
+	memset(&jp, 0, sizeof(jp));
+	jp.dir = fx_dir(&fx);
+	j = fg_journal_open(&jp, fg_region_ctld_stats(r), &err);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_int_eq(fg_journal_drain(j, r, 1000), 1);
+	ck_assert_int_eq(fg_journal_commit(j, r), 0);
+	ck_assert_uint_eq(fg_region_reap(r, &dead, &res), 1);
+	ck_assert_uint_eq(dead, 1);
+	ck_assert_int_eq(fg_region_slot_info(r, 1, &si), 0);
+	ck_assert_int_eq(si.state, FG_SLOT_FREE);
+	ck_assert_int_eq(si.claimed, 0);
+	fg_journal_close(j);
+	fg_region_release(live);
 	fx_cleanup(&fx);
 }
 END_TEST
@@ -397,7 +526,7 @@ START_TEST(test_clear_transient_only_without_writers)
 	ck_assert_int_eq(fg_region_clear_transient(r), -EBUSY);
 	ck_assert_int_eq(fg_history_lookup(h, &k, now, NULL), FG_HISTORY_ACCEPTING);
 	fg_region_release(w);
-	ck_assert_uint_eq(fg_region_reap(r, NULL), 1);
+	ck_assert_uint_eq(fg_region_reap(r, NULL, NULL), 1);
 	ck_assert_int_eq(fg_region_clear_transient(r), 1);
 	ck_assert_int_eq(fg_history_lookup(h, &k, now, NULL), FG_HISTORY_ABSENT);
 	/* claims work again afterwards */
@@ -475,6 +604,7 @@ static Suite *region_suite(void)
 	tcase_add_test(tc, test_dead_writer_reaped_after_drain_and_commit);
 	tcase_add_test(tc, test_claim_in_progress_is_not_reaped);
 	tcase_add_test(tc, test_clear_transient_only_without_writers);
+	tcase_add_test(tc, test_dead_writer_resolved_beside_a_live_one);
 	tcase_add_test(tc, test_peers_append_only);
 	tcase_add_test(tc, test_peer_table_full);
 	tcase_add_test(tc, test_size_parameters);

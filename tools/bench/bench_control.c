@@ -148,7 +148,7 @@ static void journal_tail(struct fg_region *r, const char *dir, uint64_t n, fg_ti
 	fg_journal_drain(j, r, UINT32_MAX);
 	fg_journal_commit(j, r);
 	fg_region_release(w);
-	fg_region_reap(r, NULL);
+	fg_region_reap(r, NULL, NULL);
 	fg_journal_close(j);
 }
 

@@ -81,6 +81,7 @@ static int engine_create(struct th *t)
 	 * of the buffers, beyond that the sink copies */
 	ep.max_holds = FG_MAX(t->o.bufs / 4, 64u);
 	ep.token_base = token;
+	ep.history_owner = FG_HISTORY_OWNER_NONE;
 	t->e = fg_engine_create(&ep);
 	return t->e ? 0 : -EINVAL;
 }

@@ -185,6 +185,8 @@ FG_COUNTER(VLOG_LINES, "verdict_log_lines", "verdict-log lines written to files"
 FG_COUNTER(VLOG_DROPPED, "verdict_log_dropped", "verdict-log lines dropped (ring full, or writer gone first)")
 FG_COUNTER(VLOG_ROTATIONS, "verdict_log_rotations", "verdict-log file rotations")
 FG_COUNTER(WRITERS_REAPED, "writers_reaped", "writer slots freed by floodctld after their writer died or left")
+FG_COUNTER(HISTORY_SETTLED, "history_settled", "accepting history entries of dead writers made accepted: their article was in the queue")
+FG_COUNTER(HISTORY_DEAD_DROPPED, "history_dead_entries_dropped", "offered, accepting and deciding history entries of dead writers dropped, freeing their IDs")
 FG_COUNTER(CTL_REQUESTS, "control_requests", "requests on the control socket")
 FG_COUNTER(CTL_ERRORS, "control_errors", "control requests answered with an error")
 FG_COUNTER(HTTP_REQUESTS, "http_requests", "requests to the stats HTTP endpoint")
