@@ -94,6 +94,42 @@ static void seg_unmap(struct segmap *m)
 		close(m->fd);
 }
 
+/*
+ * A segment copied into memory. Settling reads while a restarted writer
+ * opens the queue and may cut a torn tail off the newest segment: a
+ * mapping would fault (SIGBUS) on pages the cut removed, a copy only
+ * comes out shorter. *buf is NULL for an empty file.
+ */
+static int seg_read(const char *dir, uint64_t num, uint8_t **buf, size_t *len)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	ssize_t n = 0;
+	int fd, rc;
+
+	*buf = NULL;
+	*len = 0;
+	if ((rc = fg_queue_segment_path(dir, num, path, sizeof(path))) != 0)
+		return rc;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		rc = -errno;
+		goto out_close;
+	}
+	if (st.st_size > 0 && !(*buf = malloc((size_t)st.st_size))) {
+		rc = -ENOMEM;
+		goto out_close;
+	}
+	while (*len < (size_t)st.st_size &&
+	       (n = pread(fd, *buf + *len, (size_t)st.st_size - *len, (off_t)*len)) > 0)
+		*len += (size_t)n;
+	rc = n < 0 ? -errno : 0;
+out_close:
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 /* ------------------------------------------------------------ restore */
 
 struct replay {
@@ -223,15 +259,18 @@ int64_t fg_queue_settle(const char *dir, struct fg_history *h, unsigned owner, f
 	rc = 0;
 	for (size_t i = n; i-- > 0 && rc == 0 && st.left > 0;) {
 		struct fg_queue_scan sc;
-		struct segmap m;
+		uint8_t *buf;
+		size_t len;
 
-		if (seg_map(dir, nums[i], &m) != 0 || !m.map) {
-			seg_unmap(&m);
+		rc = seg_read(dir, nums[i], &buf, &len);
+		if (rc != 0 || !buf) {
+			free(buf);
+			rc = rc == -ENOENT ? 0 : rc;	/* deleted meanwhile */
 			continue;
 		}
 		st.newest = INT64_MIN;
-		rc = fg_queue_seg_scan(m.map, m.len, settle_one, &st, &sc);
-		seg_unmap(&m);
+		rc = fg_queue_seg_scan(buf, len, settle_one, &st, &sc);
+		free(buf);
 		if (rc == -EINVAL)
 			rc = 0;		/* no sound header: nothing of it was ever durable */
 		if (rc == 0 && st.newest != INT64_MIN && st.newest < st.since)
