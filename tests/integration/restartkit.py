@@ -1,0 +1,285 @@
+# SPDX-License-Identifier: MIT
+"""restartkit.py — a filter SIGKILLed mid-feed and restarted at once must
+stall no peer (issue 25), shared by 57_host_kill_restart and
+74_dp_kill_restart; not a test.
+
+The shape of one round (run_round):
+  1. four clients stream TAKETHIS of new articles (their own IDs) into the
+     filter, which relays to a real innd. The queue commits every
+     COMMIT_MS, so between two commits every client has articles the
+     filter holds ACCEPTING: written to the queue or not yet, never
+     answered;
+  2. once every client has seen answers and still has TAKETHIS
+     unanswered (both observed, not timed), the filter is SIGKILLed and
+     started again at once — the new process attaches while floodctld
+     may not have reaped the dead one yet;
+  3. every client reconnects and re-offers first what was in flight at
+     the kill (sent, never answered), then what it had not sent yet. The
+     in-flight ones are answered within the offer timeout: 239 (the
+     article had not reached the queue: accepted now) or 439 (it had:
+     settled as accepted from the queue, a "recovery" line in the
+     verdict log);
+  4. innd stores every ID exactly once (its news log's `+` lines), no ID
+     got 239 twice,
+     and, where floodctld keeps a verdict log, each ID has exactly one
+     accept line (its 239, or its recovery).
+Python stdlib only.
+"""
+import json
+import os
+import socket
+import subprocess
+import threading
+import time
+
+import fgdp
+import hostlib
+import relaykit
+from fgdp import check, log
+
+CLIENTS = 4
+PER_CLIENT = 400
+WINDOW = 24
+COMMIT_MS = 400
+OFFER_TIMEOUT = 10		# [session] offer-timeout, seconds (the default)
+INND_PORT = 11190
+
+
+def config_extra(data_dir=None):
+    """What a round adds to fgdp.World's configuration."""
+    return ("[session]\noffer-timeout %ds\n" % OFFER_TIMEOUT +
+            "[persistence]\nqueue-commit %dms\n" % COMMIT_MS +
+            ("data-dir %s\n" % data_dir if data_dir else "") +
+            "[peer local]\naddress 127.0.0.1\n"
+            "[downstream down]\naddress 127.0.0.1:%d\nconnections 1\n" % INND_PORT)
+
+
+def innd_news(innd_dir):
+    """{message-id: [marks]} from innd's news log ('+' accepted, '-' refused)."""
+    out = {}
+    path = os.path.join(innd_dir, "log", "news")
+    if os.path.exists(path):
+        with open(path, errors="replace") as f:
+            for line in f:
+                p = line.split()
+                if len(p) >= 6 and p[3] in ("+", "-"):
+                    out.setdefault(p[5], []).append(p[3])
+    return out
+
+
+class Client:
+    """One peer connection's worth of articles, fed with TAKETHIS."""
+
+    def __init__(self, prefix, addr, src):
+        self.addr, self.src = addr, src
+        self.mids = ["<%s.%d@restart.test>" % (prefix, i) for i in range(PER_CLIENT)]
+        body = ["%070d" % i for i in range(20)]
+        self.wire = {m: hostlib.article(m, groups="fg.test.text", body=body) for m in self.mids}
+        self.codes = {}			# mid -> [codes], over every connection
+        self.sent = []			# mids sent on the current connection
+        self.error = None
+        self.lock = threading.Lock()
+
+    def answered(self):
+        with self.lock:
+            return len(self.codes)
+
+    def pending(self):
+        with self.lock:
+            return [m for m in self.sent if m not in self.codes]
+
+    def feed(self, mids, timeout=5, latency=None):
+        """TAKETHIS each of mids, WINDOW pipelined; stops quietly when the
+        connection dies (the filter was killed). latency: {mid: seconds
+        from its send to its answer}, filled when given."""
+        self.error = None
+        try:
+            s = socket.socket()
+            s.bind((self.src, 0))
+            s.settimeout(timeout)
+            s.connect(self.addr)
+            r = fgdp.Lines(s)
+            check(r.line().startswith("200 "), "greeting")
+            inflight, sent_at, nxt = [], {}, 0
+            while nxt < len(mids) or inflight:
+                while nxt < len(mids) and len(inflight) < WINDOW:
+                    m = mids[nxt]
+                    nxt += 1
+                    with self.lock:
+                        self.sent.append(m)
+                    sent_at[m] = time.time()
+                    s.sendall(b"TAKETHIS " + m.encode() + b"\r\n" + self.wire[m])
+                    inflight.append(m)
+                line = r.line()
+                code, _, arg = line.partition(" ")
+                m = inflight.pop(0)
+                check(arg == m, "answer %r for %s" % (line, m))
+                with self.lock:
+                    self.codes.setdefault(m, []).append(int(code))
+                if latency is not None:
+                    latency[m] = time.time() - sent_at[m]
+            s.sendall(b"QUIT\r\n")
+            s.close()
+        except (OSError, EOFError) as e:
+            self.error = e
+
+
+def start_clients(clients, lists):
+    threads = [threading.Thread(target=c.feed, args=(ms,)) for c, ms in zip(clients, lists)]
+    for t in threads:
+        t.start()
+    return threads
+
+
+def wait_kill_point(clients, threads, timeout=120):
+    """Until every client has answers and TAKETHIS still unanswered."""
+    end = time.time() + timeout
+    while time.time() < end:
+        if all(c.answered() > 0 and c.pending() for c in clients):
+            return
+        check(all(t.is_alive() for t in threads),
+              "a client finished before the kill point: the queue commit did not hold "
+              "articles in flight")
+        time.sleep(0.002)
+    fail_state = [(c.answered(), len(c.pending())) for c in clients]
+    check(False, "no kill point within %ds: (answered, pending) %s" % (timeout, fail_state))
+
+
+def run_round(name, clients, kill, restart, innd_dir, vlog=None):
+    """Steps 1-4 above. kill() SIGKILLs the filter and waits for it to be
+    gone; restart() starts it again (at once)."""
+    threads = start_clients(clients, [c.mids for c in clients])
+    wait_kill_point(clients, threads)
+    kill()
+    restart()
+    for t in threads:
+        t.join(60)
+        check(not t.is_alive(), "a client hung after the kill")
+    inflight = [c.pending() for c in clients]
+    answered_before = sum(c.answered() for c in clients)
+    check(all(inflight), "every client had TAKETHIS in flight at the kill")
+    log("%s: killed with %d answered, %d in flight" % (name, answered_before,
+                                                      sum(len(i) for i in inflight)))
+
+    # 3. re-offer: the in-flight ones first, then what was never sent
+    latency = [dict() for _ in clients]
+    rest = [[m for m in c.mids if m not in c.sent] for c in clients]
+    threads = [threading.Thread(target=c.feed, args=(inf + r,),
+                                kwargs={"timeout": 3 * OFFER_TIMEOUT, "latency": lat})
+               for c, inf, r, lat in zip(clients, inflight, rest, latency)]
+    for c in clients:
+        c.sent = []
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+        check(not t.is_alive(), "a client hung after the restart")
+    for c, inf, lat in zip(clients, inflight, latency):
+        check(c.error is None, "re-offer: %s" % c.error)
+        slow = {m: round(lat[m], 2) for m in inf if lat.get(m, 1e9) >= OFFER_TIMEOUT}
+        check(not slow, "in-flight IDs answered after the offer timeout: %s"
+              % dict(list(slow.items())[:5]))
+        codes = {c.codes[m][-1] for m in inf}
+        check(codes <= {239, 439}, "in-flight IDs answered %s" % codes)
+    worst = max(max(lat[m] for m in inf) for inf, lat in zip(inflight, latency))
+    settled = sum(1 for c, inf in zip(clients, inflight) for m in inf if c.codes[m][-1] == 439)
+    log("%s: the %d in-flight IDs answered within %.2fs (%d accepted now, %d settled from "
+        "the queue)" % (name, sum(len(i) for i in inflight), worst,
+                        sum(len(i) for i in inflight) - settled, settled))
+
+    # 4. exactly once, end to end
+    all_mids = [m for c in clients for m in c.mids]
+    for c in clients:
+        twice = [m for m, cs in c.codes.items() if cs.count(239) > 1]
+        check(not twice, "239 twice: %s" % twice[:5])
+        unsettled = [m for m in c.mids if not {239, 439} & set(c.codes.get(m, []))]
+        check(not unsettled, "IDs never settled: %s" % unsettled[:5])
+    end = time.time() + 180
+    news = {}
+    while time.time() < end:
+        news = innd_news(innd_dir)
+        if all("+" in news.get(m, []) for m in all_mids):
+            break
+        time.sleep(0.2)
+    missing = [m for m in all_mids if "+" not in news.get(m, [])]
+    check(not missing, "%d IDs never reached innd, e.g. %s" % (len(missing), missing[:5]))
+    # innd stores each once; it may be offered one again (a "-" line): the
+    # relay's cursor is made durable after innd's answer, so a kill between
+    # the two has the restarted relay send that record again
+    dups = [m for m in all_mids if news[m].count("+") != 1]
+    check(not dups, "IDs innd stored more than once: %s" % [(m, news[m]) for m in dups[:5]])
+    resent = sum(len(news[m]) - 1 for m in all_mids)
+    if vlog:
+        accepts = {}
+        recovered = 0
+        end = time.time() + 30
+        while time.time() < end:
+            accepts, recovered = vlog_accepts(vlog)
+            if all(m in accepts for m in all_mids):
+                break
+            time.sleep(0.2)
+        bad = [(m, accepts.get(m, 0)) for m in all_mids if accepts.get(m, 0) != 1]
+        check(not bad, "IDs without exactly one accept line in the verdict log: %s" % bad[:5])
+        check(recovered == settled, "recovery lines %d == in-flight IDs answered 439 %d"
+              % (recovered, settled))
+    log("%s: %d IDs, each accepted once: by its 239 or, %d of them, recovered from the "
+        "queue; innd stored each once (%d sent again after the kill)"
+        % (name, len(all_mids), settled, resent))
+    return settled
+
+
+def vlog_accepts(path):
+    """({message-id: accept lines}, recovery lines) of a verdict log."""
+    accepts, recovered = {}, 0
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                try:
+                    r = json.loads(line)
+                except ValueError:
+                    continue
+                if r.get("verdict") == "accept":
+                    accepts[r["id"]] = accepts.get(r["id"], 0) + 1
+                    recovered += r.get("cmd") == "recovery"
+    return accepts, recovered
+
+
+def require_inn():
+    check(os.access(relaykit.GREP, os.X_OK) and os.access("/usr/lib/news/bin/innd", os.X_OK),
+          "INN is not installed (make deps installs it)")
+
+
+def floodctl_counter(w, name):
+    """floodctld's counter floodgate_<name>_total (stats --prom)."""
+    rc, out, err = w.ctl("stats", "--prom")
+    check(rc == 0, "floodctl stats --prom: %s" % err)
+    for line in out.splitlines():
+        p = line.split()
+        if len(p) == 2 and p[0] == "floodgate_%s_total" % name:
+            return int(float(p[1]))
+    check(False, "no counter floodgate_%s_total in:\n%s" % (name, out[:2000]))
+
+
+def spawn_host(w, args):
+    """floodgate-host on 127.0.0.1:1119 with the world's configuration."""
+    p = w._spawn("host", [os.path.join(fgdp.BIN, "floodgate-host"), "-c", w.conf,
+                          "-l", "127.0.0.1:1119", "--log-level", "notice",
+                          "--stats-file", os.path.join(w.dir, "host.stats")] + list(args))
+    end = time.time() + 30
+    while time.time() < end:
+        try:
+            socket.create_connection(("127.0.0.1", 1119), timeout=1).close()
+            return p
+        except OSError:
+            check(p.poll() is None, "floodgate-host exited:\n" + fgdp.slurp(p.logp))
+            time.sleep(0.02)
+    check(False, "floodgate-host did not listen")
+
+
+def sigkill(p):
+    p.kill()
+    p.wait()
+
+
+def quiet(cmd):
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
