@@ -19,8 +19,9 @@ The shape of one round (run_round):
      article had not reached the queue: accepted now) or 439 (it had:
      settled as accepted from the queue, a "recovery" line in the
      verdict log);
-  4. innd stores every ID exactly once (its news log's `+` lines), no ID
-     got 239 twice,
+  4. the queue holds every ID exactly once (its records counted, checksums
+     and all), innd — started only now — stores every ID exactly once (its
+     news log's `+` lines), no ID got 239 twice,
      and, where floodctld keeps a verdict log, each ID has exactly one
      accept line (its 239, or its recovery).
 Python stdlib only.
@@ -28,6 +29,7 @@ Python stdlib only.
 import json
 import os
 import socket
+import struct
 import subprocess
 import threading
 import time
@@ -43,6 +45,17 @@ WINDOW = 24
 COMMIT_MS = 400
 OFFER_TIMEOUT = 10		# [session] offer-timeout, seconds (the default)
 INND_PORT = 11190
+
+
+# log lines a round causes on purpose: innd is away until the feed is over,
+# and stops at the end; the writers the kill leaves behind are reaped
+RELAY_AWAY = (r"^warn relay: down#(\d+|ask): "
+              r"(connect: Connection refused|connection closed by the server)$")
+
+
+def reaped(name):
+    """floodctld's line for a dead writer whose slot name matches `name`."""
+    return r"^warn region: writer '%s' \(slot \d+, pid \d+\) died; draining its journal ring$" % name
 
 
 def config_extra(data_dir=None):
@@ -145,9 +158,55 @@ def wait_kill_point(clients, threads, timeout=120):
     check(False, "no kill point within %ds: (answered, pending) %s" % (timeout, fail_state))
 
 
-def run_round(name, clients, kill, restart, innd_dir, vlog=None):
-    """Steps 1-4 above. kill() SIGKILLs the filter and waits for it to be
-    gone; restart() starts it again (at once)."""
+def _crc32c_table():
+    t = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        t.append(c)
+    return t
+
+
+CRC32C = _crc32c_table()
+
+
+def crc32c(data, crc=0):
+    crc ^= 0xFFFFFFFF
+    for b in data:
+        crc = CRC32C[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+def queue_ids(data_dir):
+    """{message-id: sound records} over every queue segment on disk, read
+    as the queue's own scan does (queue.h): a record counts only whole,
+    with its checksum; the first that is not ends its segment."""
+    out = {}
+    for name in sorted(os.listdir(data_dir)):
+        if not (name.startswith("queue-") and name.endswith(".fgq")):
+            continue
+        with open(os.path.join(data_dir, name), "rb") as f:
+            data = f.read()
+        off = 64
+        while off + 32 <= len(data) and data[off:off + 4] == b"FGQR":
+            crc, = struct.unpack_from("<I", data, off + 4)
+            art_len, id_len = struct.unpack_from("<IH", data, off + 24)
+            end = off + 32 + id_len + art_len
+            if end > len(data) or crc32c(data[off + 8:end]) != crc:
+                break
+            mid = data[off + 32:off + 32 + id_len].decode("latin-1")
+            out[mid] = out.get(mid, 0) + 1
+            off = (end + 7) & ~7
+    return out
+
+
+def run_round(name, w, clients, kill, restart, vlog=None):
+    """Steps 1-4 above, in world w (fgdp.World). kill() SIGKILLs the filter
+    and waits for it to be gone; restart() starts it again (at once). innd
+    starts only once the feed is over, so that the queue still holds every
+    record when it is counted: each ID exactly once."""
+    innd_dir = os.path.join(w.dir, "innd")
     threads = start_clients(clients, [c.mids for c in clients])
     wait_kill_point(clients, threads)
     kill()
@@ -194,21 +253,14 @@ def run_round(name, clients, kill, restart, innd_dir, vlog=None):
         check(not twice, "239 twice: %s" % twice[:5])
         unsettled = [m for m in c.mids if not {239, 439} & set(c.codes.get(m, []))]
         check(not unsettled, "IDs never settled: %s" % unsettled[:5])
-    end = time.time() + 180
-    news = {}
-    while time.time() < end:
-        news = innd_news(innd_dir)
-        if all("+" in news.get(m, []) for m in all_mids):
-            break
-        time.sleep(0.2)
-    missing = [m for m in all_mids if "+" not in news.get(m, [])]
-    check(not missing, "%d IDs never reached innd, e.g. %s" % (len(missing), missing[:5]))
-    # innd stores each once; it may be offered one again (a "-" line): the
-    # relay's cursor is made durable after innd's answer, so a kill between
-    # the two has the restarted relay send that record again
-    dups = [m for m in all_mids if news[m].count("+") != 1]
-    check(not dups, "IDs innd stored more than once: %s" % [(m, news[m]) for m in dups[:5]])
-    resent = sum(len(news[m]) - 1 for m in all_mids)
+    queued = queue_ids(w.data)
+    bad = [(m, queued.get(m, 0)) for m in all_mids if queued.get(m, 0) != 1]
+    check(not bad, "IDs not queued exactly once: %s" % bad[:5])
+    relaykit.innd("start", innd_dir, str(INND_PORT))
+    try:
+        resent = wait_innd(all_mids, innd_dir)
+    finally:
+        relaykit.innd("stop", innd_dir)
     if vlog:
         accepts = {}
         recovered = 0
@@ -226,6 +278,23 @@ def run_round(name, clients, kill, restart, innd_dir, vlog=None):
         "queue; innd stored each once (%d sent again after the kill)"
         % (name, len(all_mids), settled, resent))
     return settled
+
+
+def wait_innd(mids, innd_dir, timeout=180):
+    """Until innd has stored every one of mids; each exactly once. Returns
+    how many were offered to it again (refused as duplicates)."""
+    end = time.time() + timeout
+    news = {}
+    while time.time() < end:
+        news = innd_news(innd_dir)
+        if all("+" in news.get(m, []) for m in mids):
+            break
+        time.sleep(0.2)
+    missing = [m for m in mids if "+" not in news.get(m, [])]
+    check(not missing, "%d IDs never reached innd, e.g. %s" % (len(missing), missing[:5]))
+    dups = [m for m in mids if news[m].count("+") != 1]
+    check(not dups, "IDs innd stored more than once: %s" % [(m, news[m]) for m in dups[:5]])
+    return sum(len(news[m]) - 1 for m in mids)
 
 
 def vlog_accepts(path):
