@@ -4,8 +4,9 @@
  * with ThreadSanitizer): exactly one winner per ID with 2-8 threads,
  * lookups racing relocation and expiry never see a wrong state or a torn
  * entry, ACCEPTING is exclusive and a waiting transfer takes over after
- * an abort, and an image copied while writers relocate entries loses
- * none of them.
+ * an abort, a dead writer's entries are dropped beside a live writer
+ * without touching what the live one took over, and an image copied while
+ * writers relocate entries loses none of them.
  *
  * On a 2-core machine threads rarely collide by themselves, so a test-only
  * hook delays them at the moment that matters (just before the CAS that
@@ -555,6 +556,116 @@ START_TEST(test_accepting_is_exclusive)
 }
 END_TEST
 
+/* ---- a dead writer's entries dropped beside a live writer ---- */
+
+#define DEAD_OWNER 2u
+#define LIVE_OWNER 1u
+#define DEAD_IDS 4000u		/* even: OFFERED, odd: ACCEPTING */
+
+struct dropper {
+	struct tbl *t;
+	atomic_uint live_done;		/* IDs the live writer has finished */
+	atomic_bool live_over;
+	atomic_ulong bad;
+	atomic_ulong taken_over;	/* dead offers the live writer completed */
+	unsigned long dropped, overlapped;
+};
+
+/* The live writer: its own IDs through offer -> accept -> finish, and the
+ * dead writer's offers taken over (RFC 4644: any session may send an
+ * offered ID). Every finish must succeed: a drop never takes an entry a
+ * live session holds. */
+static void *live_writer(void *p)
+{
+	struct dropper *d = p;
+	struct fg_history *h = thread_handle(d->t, 0, 10);
+
+	for (unsigned i = 0; i < DEAD_IDS; i++) {
+		struct fg_history_key k = key_of(h, 5000000 + i);
+		struct fg_history_ref ref;
+		struct fg_history_entry e;
+
+		if (fg_history_offer(h, &k, T0, T0 + 60, fg_history_token(i, LIVE_OWNER), &ref, NULL) ||
+		    fg_history_begin_accept(h, &k, T0, fg_history_token(i, LIVE_OWNER), &ref, NULL) ||
+		    fg_history_finish(h, &ref, FG_HISTORY_ACCEPTED, T0, T0, T0))
+			atomic_fetch_add(&d->bad, 1);
+		if (i % 2 == 0) {
+			k = key_of(h, 6000000 + i);
+			if (fg_history_begin_accept(h, &k, T0, fg_history_token(i, LIVE_OWNER), &ref, &e) ||
+			    fg_history_finish(h, &ref, FG_HISTORY_ACCEPTED, T0, T0, T0))
+				atomic_fetch_add(&d->bad, 1);
+			else if (e.state == FG_HISTORY_OFFERED)
+				atomic_fetch_add(&d->taken_over, 1);
+		}
+		atomic_fetch_add(&d->live_done, 1);
+	}
+	atomic_store(&d->live_over, true);
+	fg_history_detach(h);
+	return NULL;
+}
+
+/* floodctld's side: drop the dead owner's entries, pass after pass, until
+ * a pass is seen to overlap the live writer's work. */
+static void *drop_thread(void *p)
+{
+	struct dropper *d = p;
+	struct fg_history *h = thread_handle(d->t, 1, 10);
+
+	while (!atomic_load(&d->live_over)) {
+		unsigned before = atomic_load(&d->live_done);
+
+		d->dropped += fg_history_drop_owned(h, DEAD_OWNER, NULL);
+		if (atomic_load(&d->live_done) != before && !atomic_load(&d->live_over))
+			d->overlapped++;
+	}
+	fg_history_detach(h);
+	return NULL;
+}
+
+START_TEST(test_drop_owned_beside_a_live_writer)
+{
+	struct tbl t;
+	struct dropper d = { .t = &t };
+	struct fg_history_owned o;
+	struct fg_history_stats st;
+	pthread_t th[2];
+	unsigned long taken;
+
+	tbl_open(&t, 40000);
+	for (unsigned i = 0; i < DEAD_IDS; i++) {
+		struct fg_history_key k = key_of(t.h, 6000000 + i);
+		struct fg_history_ref ref;
+
+		if (i % 2 == 0)
+			ck_assert_int_eq(fg_history_offer(t.h, &k, T0, T0 + 60,
+							  fg_history_token(i, DEAD_OWNER), &ref, NULL), 0);
+		else
+			ck_assert_int_eq(fg_history_begin_accept(t.h, &k, T0,
+								 fg_history_token(i, DEAD_OWNER), &ref,
+								 NULL), 0);
+	}
+	ck_assert_int_eq(pthread_create(&th[0], NULL, live_writer, &d), 0);
+	ck_assert_int_eq(pthread_create(&th[1], NULL, drop_thread, &d), 0);
+	ck_assert_int_eq(pthread_join(th[0], NULL), 0);
+	ck_assert_int_eq(pthread_join(th[1], NULL), 0);
+	d.dropped += fg_history_drop_owned(t.h, DEAD_OWNER, NULL);
+	taken = atomic_load(&d.taken_over);
+	fprintf(stderr, "drop beside a live writer: %lu dropped, %lu offers taken over, %lu "
+		"overlapping passes\n", d.dropped, taken, d.overlapped);
+	ck_assert_uint_eq(atomic_load(&d.bad), 0);
+	ck_assert_uint_gt(d.overlapped, 0);
+	/* each dead offer was either taken over or dropped; every dead
+	 * transfer dropped; nothing of the dead owner is left */
+	ck_assert_uint_eq(d.dropped + taken, DEAD_IDS);
+	fg_history_count_owned(t.h, DEAD_OWNER, &o);
+	ck_assert_uint_eq(o.offered + o.accepting + o.pending, 0);
+	fg_history_stats(t.h, &st);
+	ck_assert_uint_eq(st.by_state[FG_HISTORY_ACCEPTED], DEAD_IDS + DEAD_IDS / 2);
+	ck_assert_uint_eq(st.entries, DEAD_IDS + DEAD_IDS / 2);
+	tbl_close(&t);
+}
+END_TEST
+
 /* ---- an image copied under relocation loses nothing ---- */
 
 struct snap {
@@ -647,6 +758,7 @@ static Suite *history_mt_suite(void)
 	tcase_add_test(tc, test_one_winner_8_threads);
 	tcase_add_test(tc, test_lookups_race_relocation_and_expiry);
 	tcase_add_test(tc, test_accepting_is_exclusive);
+	tcase_add_test(tc, test_drop_owned_beside_a_live_writer);
 	tcase_add_test(tc, test_image_copy_under_relocation);
 	suite_add_tcase(s, tc);
 	return s;
