@@ -439,14 +439,16 @@ static int on_existing(struct fg_history *h, enum op op, const struct scan *s,
 /*
  * Which FREE slot to claim: in the first bucket while it has room (most
  * entries then sit in the bucket a lookup reads first), and among its free
- * slots the one the entry's x bits (token or first-seen) select, so that
- * concurrent inserts into one bucket mostly claim different slots instead
- * of failing each other's CAS.
+ * slots the one `spread` selects — first-seen bits, or the session's whole
+ * token (its owner bits alone would be one value per writer, and would
+ * decide every tie between two writers the same way: the lower slot wins)
+ * — so that concurrent inserts into one bucket mostly claim different
+ * slots instead of failing each other's CAS.
  */
-static uint64_t pick_free(const struct fg_hloc *loc, const struct scan *s, unsigned x)
+static uint64_t pick_free(const struct fg_hloc *loc, const struct scan *s, unsigned spread)
 {
 	unsigned which = s->free_mask[0] ? 0 : 1, mask = s->free_mask[which];
-	unsigned n = x % (unsigned)__builtin_popcount(mask ? mask : 1);
+	unsigned n = spread % (unsigned)__builtin_popcount(mask ? mask : 1);
 
 	if (!mask)
 		return NO_SLOT;
@@ -481,7 +483,7 @@ static int insert(struct fg_history *h, const struct fg_history_key *k, enum op 
 			found->state = FG_HISTORY_PENDING;
 			return -EAGAIN;
 		}
-		gs = pick_free(&loc, &s, fg_hw_x(target));
+		gs = pick_free(&loc, &s, fg_hw_x(target) + (token >> FG_HISTORY_OWNER_BITS));
 		if (gs == NO_SLOT) {
 			r = make_room(h, &loc, now, round++);
 			if (r)
