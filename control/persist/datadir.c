@@ -179,25 +179,6 @@ int fg_datadir_set_aside(const char *path, char *as, size_t aslen)
 	return rc;
 }
 
-bool fg_datadir_skip_fsync(const char *point)
-{
-	const char *env = getenv("FG_TEST_SKIP_FSYNC");
-	size_t pl = strlen(point);
-
-	if (!env)
-		return false;
-	for (const char *p = env; *p;) {
-		size_t wl = strcspn(p, ",");
-
-		if (wl == pl && strncmp(p, point, pl) == 0)
-			return true;
-		p += wl;
-		if (*p == ',')
-			p++;
-	}
-	return false;
-}
-
 int fg_datadir_make(const char *dir)
 {
 	char tmp[PATH_MAX];

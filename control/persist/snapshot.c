@@ -165,13 +165,13 @@ int fg_snapshot_write(const char *dir, uint64_t seq, struct fg_history *h,
 	if (fd < 0)
 		return -errno;
 	rc = fill_file(fd, h, &info);
-	if (rc == 0 && !fg_datadir_skip_fsync("snapshot") && fsync(fd) < 0)
+	if (rc == 0 && fsync(fd) < 0)
 		rc = -errno;
 	if (close(fd) < 0 && rc == 0)
 		rc = -errno;
 	if (rc == 0 && rename(tmp, path) < 0)
 		rc = -errno;
-	if (rc == 0 && !fg_datadir_skip_fsync("snapshot-dir"))
+	if (rc == 0)
 		rc = fg_datadir_fsync(dir);
 	if (rc < 0) {
 		FG_LOG_ERR(COMP, "writing %s failed: %s", path, strerror(-rc));

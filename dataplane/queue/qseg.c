@@ -27,8 +27,6 @@
 
 static int dir_sync(struct fg_queue *q)
 {
-	if (q->skip_dir_sync)
-		return 0;
 	return fg_datadir_fsync(q->dir);
 }
 
@@ -60,7 +58,7 @@ static int cut_tail(struct fg_queue *q, int fd, const char *path, const struct f
 	FG_LOG_WARN(QCOMP, "%s: torn tail after %llu records (%s): %llu octets cut", path,
 		    (unsigned long long)sc->records, sc->why,
 		    (unsigned long long)(size - sc->end));
-	if (ftruncate(fd, (off_t)sc->end) != 0 || (!q->skip_commit_sync && fdatasync(fd) != 0)) {
+	if (ftruncate(fd, (off_t)sc->end) != 0 || fdatasync(fd) != 0) {
 		FG_LOG_ERR(QCOMP, "%s: cutting the torn tail: %s", path, strerror(errno));
 		return -errno;
 	}
@@ -150,11 +148,6 @@ int qseg_recover(struct fg_queue *q, struct fg_queue_open_info *info)
 	size_t n = 0;
 	int rc;
 
-	q->skip_commit_sync = fg_datadir_skip_fsync("queue-commit");
-	q->skip_cursor_sync = fg_datadir_skip_fsync("queue-cursor");
-	q->skip_dir_sync = fg_datadir_skip_fsync("queue-dir");
-	if (q->skip_commit_sync || q->skip_cursor_sync || q->skip_dir_sync)
-		FG_LOG_ERR(QCOMP, "FG_TEST_SKIP_FSYNC is set: the queue is NOT durable");
 	rc = fg_datadir_list(q->dir, FG_QUEUE_SEG_PREFIX, FG_QUEUE_SEG_SUFFIX, &nums, &n);
 	if (rc != 0) {
 		FG_LOG_ERR(QCOMP, "%s: %s", q->dir, strerror(-rc));
@@ -201,7 +194,7 @@ int qseg_start_new(struct fg_queue *q, uint64_t number, const struct fg_queue_cu
 	}
 	fg_queue_seg_header_encode(hdr, &si);
 	rc = fg_datadir_write_all(fd, hdr, sizeof(hdr));
-	if (rc == 0 && !q->skip_commit_sync && fdatasync(fd) != 0)
+	if (rc == 0 && fdatasync(fd) != 0)
 		rc = -errno;
 	if (rc == 0)
 		rc = dir_sync(q);
@@ -394,7 +387,7 @@ int qseg_consumer_open(struct fg_queue *q, struct qconsumer *c, const struct fg_
 		c->durable = *dflt;
 		c->seq = 1;
 		rc = slot_write(c->fd, FG_QUEUE_CURSOR_MAGIC, c->seq, &c->durable, 0);
-		if (rc == 0 && !q->skip_cursor_sync && fdatasync(c->fd) != 0)
+		if (rc == 0 && fdatasync(c->fd) != 0)
 			rc = -errno;
 		if (rc == 0)
 			rc = dir_sync(q);
@@ -435,7 +428,7 @@ void qseg_cursors_persist(struct fg_queue *q, uint64_t now_ns, bool force)
 		if (want[i].pos == c->written.pos)
 			continue;
 		rc = slot_write(c->fd, FG_QUEUE_CURSOR_MAGIC, c->seq + 1, &want[i], 0);
-		if (rc == 0 && !q->skip_cursor_sync && fdatasync(c->fd) != 0)
+		if (rc == 0 && fdatasync(c->fd) != 0)
 			rc = -errno;
 		if (rc != 0) {
 			FG_LOG_ERR(QCOMP, "downstream %s: writing its cursor: %s", c->name,

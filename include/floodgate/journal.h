@@ -133,7 +133,6 @@ struct fg_journal_params {
 	uint8_t seed[FG_HISTORY_SEED_LEN];
 	struct fg_history_key seed_check;
 	uint64_t segment_bytes;		/* rotate once a segment is larger */
-	bool skip_commit_fsync;		/* FG_TEST_SKIP_FSYNC=journal-commit (tests) */
 	int (*sync_fn)(int fd);		/* NULL: fdatasync; tests inject failures */
 };
 

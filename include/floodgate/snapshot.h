@@ -83,8 +83,7 @@ int fg_snapshot_header(const void *buf, size_t len, struct fg_snap_info *out, co
 
 /*
  * Write snapshot `seq` of `h` covering journal position `covers` into dir
- * (temp file, image copy, fsync, rename, fsync dir; sync points
- * "snapshot" and "snapshot-dir" for FG_TEST_SKIP_FSYNC). Runs alongside
+ * (temp file, image copy, fsync, rename, fsync dir). Runs alongside
  * the writers. 0 or -errno (the temp file is removed).
  */
 int fg_snapshot_write(const char *dir, uint64_t seq, struct fg_history *h,
