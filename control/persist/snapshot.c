@@ -83,8 +83,10 @@ int fg_snapshot_header(const void *buf, size_t len, struct fg_snap_info *out, co
 	return 0;
 }
 
-static void header_make(struct snap_hdr *h, const struct fg_snap_info *i)
+void fg_snapshot_header_encode(void *buf, const struct fg_snap_info *i)
 {
+	struct snap_hdr *h = buf;
+
 	memset(h, 0, sizeof(*h));
 	memcpy(h->magic, FG_SNAP_MAGIC, 8);
 	h->version = FG_SNAP_VERSION;
@@ -131,7 +133,7 @@ static int fill_file(int fd, struct fg_history *h, struct fg_snap_info *info)
 		return -errno;
 	rc = fg_history_image_copy(h, map + FG_SNAP_HEADER, info->image_size);
 	if (rc == 0) {
-		header_make(&hdr, info);
+		fg_snapshot_header_encode(&hdr, info);
 		memcpy(map, &hdr, sizeof(hdr));
 	}
 	munmap(map, total);

@@ -293,33 +293,46 @@ static int place_new(struct fg_region *r, const char *shm_path, uint64_t size, c
 	return rc;
 }
 
+_Static_assert(FG_REGION_HEADER == FG_RHEADER, "header page");
+
+int fg_region_header_encode(const struct fg_region_params *p, fg_time_t created, void *out,
+			    size_t len)
+{
+	struct fg_rhdr h;
+
+	memset(&h, 0, sizeof(h));
+	if (len < sizeof(h) || !layout(p, &h))
+		return -EINVAL;
+	memcpy(h.magic, FG_RMAGIC, 8);
+	h.layout = FG_REGION_LAYOUT;
+	h.header_size = FG_RHEADER;
+	h.schema = fg_rschema();
+	h.created = created;
+	memcpy(h.seed, p->seed, sizeof(h.seed));
+	atomic_init(&h.state, FG_RSTATE_BUILDING);
+	memcpy(out, &h, sizeof(h));
+	return 0;
+}
+
 struct fg_region *fg_region_create(const char *shm_path, const struct fg_region_params *p,
 				   char *why, size_t whylen)
 {
 	struct fg_region *r = region_alloc();
 	struct fg_rhdr h;
 
-	memset(&h, 0, sizeof(h));
 	if (!r) {
 		snprintf(why, whylen, "out of memory");
 		return NULL;
 	}
-	if (!layout(p, &h)) {
+	if (fg_region_header_encode(p, time(NULL), &h, sizeof(h)) != 0) {
 		snprintf(why, whylen, "region parameters out of range");
 		goto out_free;
 	}
 	fg_region_unlink(shm_path);
 	if (place_new(r, shm_path, h.region_size, why, whylen) < 0)
 		goto out_free;
-	memcpy(h.magic, FG_RMAGIC, 8);
-	h.layout = FG_REGION_LAYOUT;
-	h.header_size = FG_RHEADER;
 	h.region_size = r->len;
-	h.schema = fg_rschema();
 	h.flags = r->huge ? FG_RFLAG_HUGE : 0;
-	h.created = time(NULL);
-	memcpy(h.seed, p->seed, sizeof(h.seed));
-	atomic_init(&h.state, FG_RSTATE_BUILDING);
 	atomic_init(&h.owner_pid, (int32_t)getpid());
 	atomic_init(&h.owner_start, fg_region_proc_start(getpid()));
 	atomic_init(&h.owner_heartbeat, fg_rnow_ns());

@@ -62,6 +62,9 @@
 #include "floodgate/config.h"
 
 #define FG_HISTORY_SEED_LEN 16
+/* The layout version of the region and its images (history_int.h; an
+ * image of another version is refused: FG_HISTORY_E_VERSION). */
+#define FG_HISTORY_LAYOUT 2u
 #define FG_HISTORY_SLOTS_PER_BUCKET 5
 #define FG_HISTORY_FP_BITS 54
 #define FG_HISTORY_TOKEN_BITS 23

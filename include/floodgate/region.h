@@ -97,6 +97,13 @@ struct fg_region_params {
  * 0 if a parameter is out of range. */
 size_t fg_region_size(const struct fg_region_params *p);
 
+/* The header page (FG_REGION_HEADER octets) fg_region_create writes for
+ * these parameters, state BUILDING, no owner, no seed check yet.
+ * 0, or -EINVAL (parameters out of range, len too small). */
+#define FG_REGION_HEADER 4096u
+int fg_region_header_encode(const struct fg_region_params *p, fg_time_t created, void *out,
+			    size_t len);
+
 /* ---- floodctld: create, adopt, publish ---- */
 
 /*

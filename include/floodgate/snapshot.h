@@ -80,6 +80,9 @@ struct fg_snap_info {
 /* Validate a snapshot header (the first FG_SNAP_HEADER octets, untrusted).
  * 0, or -EINVAL with *why. */
 int fg_snapshot_header(const void *buf, size_t len, struct fg_snap_info *out, const char **why);
+/* The header fg_snapshot_write puts in front of an image (FG_SNAP_HEADER
+ * octets, checksummed). */
+void fg_snapshot_header_encode(void *buf, const struct fg_snap_info *info);
 
 /*
  * Write snapshot `seq` of `h` covering journal position `covers` into dir
