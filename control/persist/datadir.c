@@ -179,6 +179,20 @@ int fg_datadir_set_aside(const char *path, char *as, size_t aslen)
 	return rc;
 }
 
+const char *fg_datadir_version_why(const char *format, uint32_t found, uint32_t oldest,
+				   uint32_t newest)
+{
+	static _Thread_local char msg[160];
+
+	if (oldest == newest)
+		snprintf(msg, sizeof(msg), "%s version %u; this build reads version %u", format,
+			 found, newest);
+	else
+		snprintf(msg, sizeof(msg), "%s version %u; this build reads versions %u..%u", format,
+			 found, oldest, newest);
+	return msg;
+}
+
 int fg_datadir_make(const char *dir)
 {
 	char tmp[PATH_MAX];

@@ -62,8 +62,13 @@ int fg_snapshot_header(const void *buf, size_t len, struct fg_snap_info *out, co
 		*why = "snapshot header checksum mismatch";
 		return -EINVAL;
 	}
-	if (h->version != FG_SNAP_VERSION || h->header_size != FG_SNAP_HEADER) {
-		*why = "a snapshot format version this build does not read";
+	if (h->version != FG_SNAP_VERSION) {
+		*why = fg_datadir_version_why("snapshot format", h->version, FG_SNAP_VERSION,
+					      FG_SNAP_VERSION);
+		return -EPROTONOSUPPORT;
+	}
+	if (h->header_size != FG_SNAP_HEADER) {
+		*why = "header size does not match its version";
 		return -EINVAL;
 	}
 	if (h->image_size == 0 || h->image_size > len - sizeof(*h)) {
@@ -214,9 +219,9 @@ int fg_snapshot_open(const char *path, struct fg_snap_file *f, char *why, size_t
 		snprintf(why, whylen, "mmap: %s", strerror(-rc));
 		goto out_close;
 	}
-	if (fg_snapshot_header(f->map, f->len, &f->info, &bad) < 0) {
+	rc = fg_snapshot_header(f->map, f->len, &f->info, &bad);
+	if (rc < 0) {
 		snprintf(why, whylen, "%s", bad);
-		rc = -EINVAL;
 		goto out_close;
 	}
 	f->img = (const uint8_t *)f->map + FG_SNAP_HEADER;

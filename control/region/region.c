@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floodgate/datadir.h"
 #include "floodgate/log.h"
 #include "region_int.h"
 
@@ -349,25 +350,46 @@ out_free:
 
 /* ---- validation ---- */
 
+int fg_region_header_check(const void *hdr, size_t len, const char **why)
+{
+	const struct fg_rhdr *h = hdr;
+
+	if (len < FG_RHEADER || memcmp(h->magic, FG_RMAGIC, 8) != 0) {
+		*why = "not a floodgate region (bad magic)";
+		return -EINVAL;
+	}
+	if (h->layout != FG_REGION_LAYOUT) {
+		*why = fg_datadir_version_why("region layout", h->layout, FG_REGION_LAYOUT,
+					      FG_REGION_LAYOUT);
+		return -EPROTONOSUPPORT;
+	}
+	if (h->header_size != FG_RHEADER) {
+		*why = "header size does not match its layout";
+		return -EINVAL;
+	}
+	if (h->schema != fg_rschema()) {
+		*why = "its counter tables differ from this build's (built from other sources)";
+		return -EPROTONOSUPPORT;
+	}
+	return 0;
+}
+
 /* Why a mapped header is not one this build reads; NULL if it is. */
 static const char *check_header(const struct fg_rhdr *h, size_t len)
 {
 	struct fg_region_params p;
 	struct fg_rhdr want;
+	const char *why;
 
-	if (len < FG_RHEADER || memcmp(h->magic, FG_RMAGIC, 8) != 0)
-		return "not a floodgate region (bad magic)";
-	if (h->layout != FG_REGION_LAYOUT)
-		return "a region layout version this build does not read";
-	if (h->schema != fg_rschema())
-		return "its counter tables differ from this build's (built from other sources)";
+	if (fg_region_header_check(h, len, &why) != 0)
+		return why;
 	memset(&p, 0, sizeof(p));
 	memset(&want, 0, sizeof(want));
 	p.history_size = h->history_size;
 	p.writers = h->n_slots;
 	p.journal_ring = h->jring;
 	p.vlog_ring = h->vring;
-	if (h->header_size != FG_RHEADER || !layout(&p, &want) ||
+	if (!layout(&p, &want) ||
 	    want.slots_off != h->slots_off || want.slot_size != h->slot_size ||
 	    want.peers_off != h->peers_off || want.retired_off != h->retired_off ||
 	    want.ctld_off != h->ctld_off || want.history_off != h->history_off ||

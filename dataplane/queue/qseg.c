@@ -100,6 +100,12 @@ static int recover_one(struct fg_queue *q, uint64_t num, bool newest,
 	}
 	rc = fg_queue_seg_scan(map, (size_t)st.st_size, NULL, NULL, &sc);
 	munmap(map, (size_t)st.st_size);
+	if (rc == -EPROTONOSUPPORT) {
+		/* a newer build's queue: appending to it would corrupt it */
+		FG_LOG_ERR(QCOMP, "%s: %s: refusing to open the queue (docs/compat.md)", path,
+			   sc.why);
+		goto out_close;
+	}
 	if (rc != 0) {
 		FG_LOG_ERR(QCOMP, "%s: %s: set aside", path, sc.why);
 		info->set_aside++;
@@ -329,7 +335,7 @@ void qseg_delete_done(struct fg_queue *q)
 static int slot_write(int fd, const char magic[8], uint64_t seq, const struct fg_queue_cursor *c,
 		      uint64_t extra)
 {
-	struct fg_queue_slot s = { seq, *c, time(NULL), extra };
+	struct fg_queue_slot s = { .seq = seq, .c = *c, .updated = time(NULL), .extra = extra };
 	uint8_t buf[FG_QUEUE_SLOT];
 	ssize_t w;
 
@@ -373,7 +379,16 @@ int qseg_consumer_open(struct fg_queue *q, struct qconsumer *c, const struct fg_
 		return rc;
 	}
 	r = pread(c->fd, buf, sizeof(buf), 0);
-	if (r > 0 && fg_queue_slots_pick(buf, (size_t)r, FG_QUEUE_CURSOR_MAGIC, &s) == 0) {
+	rc = r > 0 ? fg_queue_slots_pick(buf, (size_t)r, FG_QUEUE_CURSOR_MAGIC, &s) : -ENOENT;
+	if (rc == -EPROTONOSUPPORT) {
+		FG_LOG_ERR(QCOMP, "%s: %s: refusing to open the queue (docs/compat.md)", path,
+			   fg_datadir_version_why("cursor slot format", s.version, 0,
+						  FG_QUEUE_SLOT_VERSION));
+		close(c->fd);
+		c->fd = -1;
+		return rc;
+	}
+	if (rc == 0) {
 		c->seq = s.seq;
 		c->durable = s.c;
 		clamp(q, c, dflt);

@@ -47,6 +47,17 @@ int fg_datadir_pread_all(int fd, void *buf, size_t len, uint64_t off);
  * directory. Writes the new name into `as` if not NULL. 0 or -errno. */
 int fg_datadir_set_aside(const char *path, char *as, size_t aslen);
 
+/*
+ * Formats and versions (docs/compat.md): every file format carries a
+ * version after its magic, checked after its checksum (so a newer version
+ * is told from damage). A reader that meets a version it does not read
+ * returns -EPROTONOSUPPORT with this message: "<format> version <found>;
+ * this build reads version <oldest>[..<newest>]". The text lives in a
+ * thread-local buffer until the thread's next call.
+ */
+const char *fg_datadir_version_why(const char *format, uint32_t found, uint32_t oldest,
+				   uint32_t newest);
+
 /* mkdir -p with mode 0700 for the last component. 0 or -errno. */
 int fg_datadir_make(const char *dir);
 

@@ -377,6 +377,9 @@ int fg_history_image_copy(const struct fg_history *h, void *dst, size_t len);
  * against the table and the checksum). 0 or -EINVAL with *why. */
 int fg_history_image_check(const void *img, size_t len, enum fg_history_error *why);
 
+/* The layout version a region or image says it has (0: not one). */
+uint32_t fg_history_layout_of(const void *mem, size_t len);
+
 /* Recompute an image's checksum in place (tools and tests that edit one). */
 int fg_history_image_seal(void *img, size_t len);
 

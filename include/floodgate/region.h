@@ -103,6 +103,12 @@ size_t fg_region_size(const struct fg_region_params *p);
 #define FG_REGION_HEADER 4096u
 int fg_region_header_encode(const struct fg_region_params *p, fg_time_t created, void *out,
 			    size_t len);
+/* Is this header page one this build shares a region with? 0; -EINVAL
+ * with *why (not a region, damaged); -EPROTONOSUPPORT with *why: another
+ * layout version, or counter tables of another build (docs/compat.md: a
+ * region is only shared by builds that agree on both; floodctld rebuilds
+ * one it cannot adopt from the data directory, writers refuse it). */
+int fg_region_header_check(const void *hdr, size_t len, const char **why);
 
 /* ---- floodctld: create, adopt, publish ---- */
 

@@ -78,7 +78,8 @@ struct fg_snap_info {
 };
 
 /* Validate a snapshot header (the first FG_SNAP_HEADER octets, untrusted).
- * 0, or -EINVAL with *why. */
+ * 0, -EINVAL with *why, or -EPROTONOSUPPORT: another format version
+ * (*why names it: datadir.h). */
 int fg_snapshot_header(const void *buf, size_t len, struct fg_snap_info *out, const char **why);
 /* The header fg_snapshot_write puts in front of an image (FG_SNAP_HEADER
  * octets, checksummed). */
@@ -103,7 +104,7 @@ struct fg_snap_file {
 	size_t img_len;
 };
 
-/* 0, or -errno / -EINVAL with the reason in why. */
+/* 0, or -errno / -EINVAL / -EPROTONOSUPPORT with the reason in why. */
 int fg_snapshot_open(const char *path, struct fg_snap_file *f, char *why, size_t whylen);
 void fg_snapshot_close(struct fg_snap_file *f);
 

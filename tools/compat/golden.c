@@ -33,10 +33,6 @@
 /* Octets 24..31 of the region header: the schema hash of the counter
  * tables, which changes with every counter added (region.h: a region is
  * only shared by builds that agree on it). --check does not compare it. */
-/* The cursor, head and warm-up slots carry no version yet: today's files
- * are version 0. */
-#define SLOT_VERSION 0u
-
 #define REGION_SCHEMA_OFF 24u
 #define REGION_SCHEMA_LEN 8u
 
@@ -190,12 +186,14 @@ static int snapshot(struct out *o, struct fg_history *h, size_t len)
 {
 	struct fg_snap_info info;
 	struct fg_history_stats hs;
-	uint8_t *buf = calloc(1, FG_SNAP_HEADER + len);
-	char name[32];
+	uint8_t *buf = NULL;
+	char name[48];
 	int rc;
 
-	if (!buf)
+	/* the image is copied 64-aligned, as into a snapshot's mapping */
+	if (posix_memalign((void **)&buf, 64, FG_SNAP_HEADER + len) != 0)
 		return -ENOMEM;
+	memset(buf, 0, FG_SNAP_HEADER + len);
 	fg_history_stats(h, &hs);
 	memset(&info, 0, sizeof(info));
 	info.seq = 1;
@@ -293,18 +291,19 @@ static int slots(struct out *o, const char *format, const char *ext, const char 
 	memset(buf, 0, sizeof(buf));
 	fg_queue_slot_encode(buf + (a->seq % 2) * FG_QUEUE_SLOT, magic, a);
 	fg_queue_slot_encode(buf + (b->seq % 2) * FG_QUEUE_SLOT, magic, b);
-	snprintf(name, sizeof(name), "v%u.%s", SLOT_VERSION, ext);
+	snprintf(name, sizeof(name), "v%u.%s", FG_QUEUE_SLOT_VERSION, ext);
 	return emit(o, format, name, buf, sizeof(buf), 0, 0);
 }
 
 static int warmup(struct out *o)
 {
-	struct fg_queue_slot s = { 1, { (uint64_t)GOLDEN_WARMUP_UNTIL, 0 }, GOLDEN_TIME, 0 };
+	struct fg_queue_slot s = { .seq = 1, .c = { (uint64_t)GOLDEN_WARMUP_UNTIL, 0 },
+				   .updated = GOLDEN_TIME };
 	uint8_t buf[FG_QUEUE_SLOT];
 	char name[32];
 
 	fg_queue_slot_encode(buf, FG_WARMUP_MAGIC, &s);
-	snprintf(name, sizeof(name), "v%u.fgw", SLOT_VERSION);
+	snprintf(name, sizeof(name), "v%u.fgw", FG_QUEUE_SLOT_VERSION);
 	return emit(o, "warmup", name, buf, sizeof(buf), 0, 0);
 }
 
@@ -350,11 +349,11 @@ int fg_golden_write(const char *dir, int check, void (*report)(const char *msg))
 		rc = journal(&o, h);
 	if (rc == 0)
 		rc = queue(&o, &first_end, &end);
-	c1 = (struct fg_queue_slot){ 1, { 0, 0 }, GOLDEN_TIME + 10, 0 };
-	c2 = (struct fg_queue_slot){ 2, { first_end, 1 }, GOLDEN_TIME + 20, 0 };
-	h1 = (struct fg_queue_slot){ 1, { 0, 0 }, GOLDEN_TIME, FG_QUEUE_SEG_HEADER };
-	h2 = (struct fg_queue_slot){ 2, { end, GOLDEN_QUEUED }, GOLDEN_TIME + 5,
-				     FG_QUEUE_SEG_HEADER + end };
+	c1 = (struct fg_queue_slot){ .seq = 1, .updated = GOLDEN_TIME + 10 };
+	c2 = (struct fg_queue_slot){ .seq = 2, .c = { first_end, 1 }, .updated = GOLDEN_TIME + 20 };
+	h1 = (struct fg_queue_slot){ .seq = 1, .updated = GOLDEN_TIME, .extra = FG_QUEUE_SEG_HEADER };
+	h2 = (struct fg_queue_slot){ .seq = 2, .c = { end, GOLDEN_QUEUED }, .updated = GOLDEN_TIME + 5,
+				     .extra = FG_QUEUE_SEG_HEADER + end };
 	if (rc == 0)
 		rc = slots(&o, "cursor", "fgc", FG_QUEUE_CURSOR_MAGIC, &c1, &c2);
 	if (rc == 0)
