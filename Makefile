@@ -8,6 +8,7 @@
 #   make bench-full the long benchmarks too
 #   make fuzz       run every libFuzzer target for FUZZ_SECONDS each
 #   make deps       apt-get install what is missing (root)
+#   make compat-golden  write this build's golden files (tests/data/compat)
 #   make all        build the current variant (release; SANITIZE=1, TSAN=1, DEBUG=1)
 #   make clean
 #
@@ -100,7 +101,7 @@ PCAP_LIBS := -lpcap
 # name:directory of every program; the directory's .c files are its own.
 PROGRAMS := floodgate-host:dataplane/host floodctld:control/floodctld \
 	floodctl:control/floodctl feedgen:tools/feedgen fg-taphost:tools/taphost \
-	histwriter:tools/histwriter
+	histwriter:tools/histwriter fg-compatgen:tools/compatgen
 PROG_DIRS := $(foreach p,$(PROGRAMS),$(word 2,$(subst :, ,$(p)))) dataplane/dpdk \
 	tools/bench
 
@@ -148,7 +149,7 @@ endif
 
 # ---------------------------------------------------------------- rules
 .PHONY: all deps test test-long bench bench-full fuzz fuzz-build run clean \
-	test-build tsan-build help
+	test-build tsan-build help compat-golden
 
 all: $(LIB) $(PROG_BINS) $(UNIT_BINS) $(FUZZ_REPLAYS) $(BENCH_BINS) $(PRELOAD_LIBS)
 
@@ -251,8 +252,12 @@ fuzz: deps
 
 fuzz-build: $(FUZZ_REPLAYS)
 
+# docs/compat.md: after a format's version bump, commit what this writes
+compat-golden: $(B)/bin/fg-compatgen
+	$(B)/bin/fg-compatgen tests/data/compat
+
 clean:
 	rm -rf build
 
 help:
-	@sed -n '2,22p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,23p' Makefile | sed 's/^# \{0,1\}//'

@@ -74,6 +74,7 @@ struct ctld {
 	char shm_path[FG_CONFIG_PATH_MAX];
 	char ctl_path[FG_CONFIG_PATH_MAX];
 	int lock_fd;
+	bool queue_newer_logged;	/* the queue's files are a newer build's (said once) */
 	struct fg_region *r;
 	struct fg_stats *st;		/* floodctld's counters, in the region */
 

@@ -306,7 +306,6 @@ static int open_journal(struct ctld *d)
 	fg_region_seed(d->r, jp.seed);
 	fg_region_seed_check(fg_region_history(d->r), &jp.seed_check);
 	jp.segment_bytes = d->opt.segment_bytes;
-	jp.skip_commit_fsync = fg_datadir_skip_fsync("journal-commit");
 	d->j = fg_journal_open(&jp, d->st, &err);
 	return d->j ? 0 : err;
 }
@@ -327,9 +326,6 @@ static int start(struct ctld *d)
 	snprintf(d->data_dir, sizeof(d->data_dir), "%s", d->cfg->data_dir);
 	snprintf(d->shm_path, sizeof(d->shm_path), "%s", d->cfg->shm_path);
 	snprintf(d->ctl_path, sizeof(d->ctl_path), "%s", d->cfg->control_socket);
-	if (getenv("FG_TEST_SKIP_FSYNC"))
-		FG_LOG_ERR(CTLD, "FG_TEST_SKIP_FSYNC=%s: durability deliberately broken (tests only)",
-			   getenv("FG_TEST_SKIP_FSYNC"));
 	rc = lock_data_dir(d);
 	if (rc == 0)
 		rc = open_region(d);

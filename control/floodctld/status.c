@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floodgate/log.h"
 #include "floodgate/msgid.h"
 #include "floodctld.h"
 
@@ -29,6 +30,7 @@
 void ctld_metrics_state(struct ctld *d, struct fg_metrics_state *m)
 {
 	uint64_t now_ns = ctld_now_ns();
+	int rc;
 
 	memset(m, 0, sizeof(*m));
 	pthread_mutex_lock(&d->lock);
@@ -50,7 +52,15 @@ void ctld_metrics_state(struct ctld *d, struct fg_metrics_state *m)
 	m->vlog_on = fg_region_vlog_on(d->r);
 	pthread_mutex_unlock(&d->lock);
 	/* read from the queue's own files: the dataplane writes them */
-	if (fg_queue_inspect(d->data_dir, d->cfg, m->now, &m->queue) != 0)
+	rc = fg_queue_inspect(d->data_dir, d->cfg, m->now, &m->queue);
+
+	if (rc == -EPROTONOSUPPORT && !d->queue_newer_logged) {
+		FG_LOG_ERR(CTLD, "the outbound queue's head or cursor files in %s are of a newer "
+			   "format version than this floodctld reads: no queue metrics (docs/compat.md)",
+			   d->data_dir);
+		d->queue_newer_logged = true;
+	}
+	if (rc != 0)
 		m->queue.present = false;
 }
 

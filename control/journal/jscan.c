@@ -59,8 +59,13 @@ int fg_jseg_header(const void *buf, size_t len, struct fg_jseg_info *out, const 
 		*why = "segment header checksum mismatch";
 		return -EINVAL;
 	}
-	if (h.version != FG_JSEG_VERSION || h.header_size != FG_JSEG_HEADER) {
-		*why = "a segment format version this build does not read";
+	if (h.version != FG_JSEG_VERSION) {
+		*why = fg_datadir_version_why("journal segment format", h.version, FG_JSEG_VERSION,
+					      FG_JSEG_VERSION);
+		return -EPROTONOSUPPORT;
+	}
+	if (h.header_size != FG_JSEG_HEADER) {
+		*why = "header size does not match its version";
 		return -EINVAL;
 	}
 	out->segment = h.segment;
@@ -143,11 +148,13 @@ int fg_jseg_scan(const void *buf, size_t len, uint64_t from, fg_jrec_fn *fn, voi
 {
 	const uint8_t *p = buf;
 	uint64_t off = from < FG_JSEG_HEADER ? FG_JSEG_HEADER : from;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	out->size = len;
-	if (fg_jseg_header(buf, len, &out->info, &out->why) < 0)
-		return -EINVAL;
+	rc = fg_jseg_header(buf, len, &out->info, &out->why);
+	if (rc < 0)
+		return rc;
 	out->end = off > len ? len : off;
 	while (off < len) {
 		uint32_t count = 0;
@@ -160,7 +167,6 @@ int fg_jseg_scan(const void *buf, size_t len, uint64_t from, fg_jrec_fn *fn, voi
 		}
 		for (uint32_t i = 0; i < count; i++) {
 			struct fg_jrec r;
-			int rc;
 
 			memcpy(&r, p + off + FG_JBLOCK_HEADER + (uint64_t)i * sizeof(r), sizeof(r));
 			rc = fn ? fn(arg, &r) : 0;

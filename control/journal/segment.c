@@ -86,9 +86,9 @@ static int segment_create(struct fg_journal *j, uint64_t seg)
 	info.seed_check = j->p.seed_check;
 	fg_jseg_header_make(hdr, &info);
 	rc = fg_datadir_write_all(fd, hdr, sizeof(hdr));
-	if (rc == 0 && !fg_datadir_skip_fsync("journal-create") && fsync(fd) < 0)
+	if (rc == 0 && fsync(fd) < 0)
 		rc = -errno;
-	if (rc == 0 && !fg_datadir_skip_fsync("journal-dir"))
+	if (rc == 0)
 		rc = fg_datadir_fsync(j->dir);
 	if (rc < 0) {
 		close(fd);
@@ -292,7 +292,7 @@ int fg_journal_commit(struct fg_journal *j, struct fg_region *r)
 	if (rc == 0 && j->durable_segment == j->segment && j->durable == j->written &&
 	    !j->uncommitted)
 		return 0;
-	if (rc == 0 && !j->p.skip_commit_fsync)
+	if (rc == 0)
 		rc = sync_segment(j);
 	if (rc < 0) {
 		abandon(j, rc);

@@ -179,23 +179,18 @@ int fg_datadir_set_aside(const char *path, char *as, size_t aslen)
 	return rc;
 }
 
-bool fg_datadir_skip_fsync(const char *point)
+const char *fg_datadir_version_why(const char *format, uint32_t found, uint32_t oldest,
+				   uint32_t newest)
 {
-	const char *env = getenv("FG_TEST_SKIP_FSYNC");
-	size_t pl = strlen(point);
+	static _Thread_local char msg[160];
 
-	if (!env)
-		return false;
-	for (const char *p = env; *p;) {
-		size_t wl = strcspn(p, ",");
-
-		if (wl == pl && strncmp(p, point, pl) == 0)
-			return true;
-		p += wl;
-		if (*p == ',')
-			p++;
-	}
-	return false;
+	if (oldest == newest)
+		snprintf(msg, sizeof(msg), "%s version %u; this build reads version %u", format,
+			 found, newest);
+	else
+		snprintf(msg, sizeof(msg), "%s version %u; this build reads versions %u..%u", format,
+			 found, oldest, newest);
+	return msg;
 }
 
 int fg_datadir_make(const char *dir)

@@ -4,12 +4,18 @@
  * newest sound snapshot, the journal after it, the extra sources; or the
  * journal alone; or nothing (snapshot.h describes the order and why).
  *
+ * A file of a format version this build does not read stops the restore
+ * before anything is touched (docs/compat.md): a newer build wrote it, and
+ * setting it aside or falling back to older files would lose what it
+ * holds. The message names the file and both versions.
+ *
  * Nothing that fails a check is trusted, and nothing is deleted: a bad
  * snapshot, a segment with a bad header or another table's seed is
  * renamed *.bad at once (it holds nothing usable); a segment damaged in
  * its middle still gives the records before the damage, so it is only
  * listed, to be set aside once a new snapshot covers it.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -23,6 +29,8 @@
 
 #include "floodgate/datadir.h"
 #include "floodgate/log.h"
+#include "floodgate/queue.h"
+#include "floodgate/relay.h"
 #include "floodgate/snapshot.h"
 
 #define COMP "restore"
@@ -329,6 +337,155 @@ static struct fg_region *from_snapshots(const struct fg_restore_params *p,
 	return r;
 }
 
+/* Read len octets at off of dir/<prefix><num><suffix> into buf, and the
+ * file's size: false if it cannot be read (a damaged file is the later
+ * checks' job). */
+static bool read_head(const char *dir, const char *prefix, uint64_t num, const char *suffix,
+		      void *buf, size_t len, uint64_t off, char *path, size_t plen, size_t *size)
+{
+	struct stat st;
+	int fd, rc;
+
+	if (fg_datadir_path(dir, prefix, num, suffix, path, plen) != 0)
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	rc = fstat(fd, &st) == 0 ? fg_datadir_pread_all(fd, buf, len, off) : -errno;
+	close(fd);
+	*size = rc == 0 ? (size_t)st.st_size : 0;
+	return rc == 0;
+}
+
+/* The version of each numbered file of one kind; -EPROTONOSUPPORT and why
+ * at the first this build does not read. check() sees the header (hlen
+ * octets, and for a snapshot its image's header after them) and the
+ * file's size. */
+static int check_kind(const char *dir, const char *prefix, const char *suffix, size_t hlen,
+		      int (*check)(const void *buf, size_t len, const char **why, uint8_t *img),
+		      char *why, size_t whylen)
+{
+	uint8_t *buf = malloc(hlen + FG_SNAP_HEADER);
+	uint64_t *nums = NULL;
+	size_t n = 0;
+	int rc = buf ? 0 : -ENOMEM;
+
+	if (rc == 0)
+		fg_datadir_list(dir, prefix, suffix, &nums, &n);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		char path[PATH_MAX];
+		const char *bad = NULL;
+		size_t size;
+
+		if (!read_head(dir, prefix, nums[i], suffix, buf, hlen, 0, path, sizeof(path), &size))
+			continue;
+		/* a snapshot's image carries a layout of its own */
+		if (hlen == FG_SNAP_HEADER &&
+		    !read_head(dir, prefix, nums[i], suffix, buf + hlen, FG_SNAP_HEADER, hlen, path,
+			       sizeof(path), &size))
+			memset(buf + hlen, 0, FG_SNAP_HEADER);
+		if (check(buf, size, &bad, buf + hlen) == -EPROTONOSUPPORT) {
+			snprintf(why, whylen, "%s: %s", path, bad);
+			rc = -EPROTONOSUPPORT;
+		}
+	}
+	free(nums);
+	free(buf);
+	return rc;
+}
+
+static int snap_version(const void *buf, size_t len, const char **why, uint8_t *img)
+{
+	struct fg_snap_info info;
+	uint32_t layout;
+	int rc = fg_snapshot_header(buf, len, &info, why);
+
+	if (rc != 0)
+		return rc;
+	layout = fg_history_layout_of(img, FG_SNAP_HEADER);
+	if (layout && layout != FG_HISTORY_LAYOUT) {
+		*why = fg_datadir_version_why("snapshot's history image layout", layout,
+					      FG_HISTORY_LAYOUT, FG_HISTORY_LAYOUT);
+		return -EPROTONOSUPPORT;
+	}
+	return 0;
+}
+
+static int jseg_version(const void *buf, size_t len, const char **why, uint8_t *img)
+{
+	struct fg_jseg_info info;
+
+	(void)img;
+	return fg_jseg_header(buf, len, &info, why);
+}
+
+static int qseg_version(const void *buf, size_t len, const char **why, uint8_t *img)
+{
+	struct fg_queue_seg_info info;
+
+	(void)img;
+	return fg_queue_seg_header_decode(buf, len, &info, why);
+}
+
+/* The cursor files: names that are not numbered. */
+static int check_cursors(const char *dir, char *why, size_t whylen)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int rc = 0;
+
+	while (d && rc == 0 && (e = readdir(d)) != NULL) {
+		uint8_t buf[2 * FG_QUEUE_SLOT];
+		struct fg_queue_slot s;
+		char path[PATH_MAX];
+		size_t nl = strlen(e->d_name);
+		ssize_t r;
+		int fd;
+
+		if (nl < 12 || strncmp(e->d_name, "cursor-", 7) != 0 ||
+		    strcmp(e->d_name + nl - 4, ".fgc") != 0 ||
+		    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= (int)sizeof(path))
+			continue;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		r = pread(fd, buf, sizeof(buf), 0);
+		close(fd);
+		if (r > 0 && fg_queue_slots_pick(buf, (size_t)r, FG_QUEUE_CURSOR_MAGIC, &s) ==
+				     -EPROTONOSUPPORT) {
+			snprintf(why, whylen, "%s: %s", path,
+				 fg_datadir_version_why("cursor slot format", s.version, 0,
+							FG_QUEUE_SLOT_VERSION));
+			rc = -EPROTONOSUPPORT;
+		}
+	}
+	if (d)
+		closedir(d);
+	return rc;
+}
+
+/* Every file of the data directory in a format version this build reads? */
+static int check_versions(const char *dir, char *why, size_t whylen)
+{
+	fg_time_t until;
+	int rc;
+
+	rc = check_kind(dir, "snapshot-", ".fgs", FG_SNAP_HEADER, snap_version, why, whylen);
+	if (rc == 0)
+		rc = check_kind(dir, "journal-", ".fgj", FG_JSEG_HEADER, jseg_version, why, whylen);
+	if (rc == 0)
+		rc = check_kind(dir, FG_QUEUE_SEG_PREFIX, FG_QUEUE_SEG_SUFFIX, FG_QUEUE_SEG_HEADER,
+				qseg_version, why, whylen);
+	if (rc == 0)
+		rc = check_cursors(dir, why, whylen);
+	if (rc == 0 && fg_warmup_until(dir, &until) == -EPROTONOSUPPORT) {
+		snprintf(why, whylen, "%s/warmup.fgw: a warm-up file format version this build "
+			 "does not read (logged above)", dir);
+		rc = -EPROTONOSUPPORT;
+	}
+	return rc;
+}
+
 /* Remove temp files of snapshots whose write was interrupted. */
 static void remove_temps(const char *dir)
 {
@@ -427,6 +584,14 @@ struct fg_region *fg_restore(const struct fg_restore_params *p, struct fg_restor
 	int err;
 
 	memset(res, 0, sizeof(*res));
+	err = check_versions(p->data_dir, why, whylen);
+	if (err != 0) {
+		size_t l = strlen(why);
+
+		snprintf(why + l, whylen - l, ": a newer floodgate wrote it; refusing to restore "
+			 "(docs/compat.md)");
+		return NULL;
+	}
 	remove_temps(p->data_dir);
 	fg_journal_list(p->data_dir, &segs, &nsegs);
 	r = from_snapshots(p, res, &err);

@@ -62,8 +62,13 @@ int fg_snapshot_header(const void *buf, size_t len, struct fg_snap_info *out, co
 		*why = "snapshot header checksum mismatch";
 		return -EINVAL;
 	}
-	if (h->version != FG_SNAP_VERSION || h->header_size != FG_SNAP_HEADER) {
-		*why = "a snapshot format version this build does not read";
+	if (h->version != FG_SNAP_VERSION) {
+		*why = fg_datadir_version_why("snapshot format", h->version, FG_SNAP_VERSION,
+					      FG_SNAP_VERSION);
+		return -EPROTONOSUPPORT;
+	}
+	if (h->header_size != FG_SNAP_HEADER) {
+		*why = "header size does not match its version";
 		return -EINVAL;
 	}
 	if (h->image_size == 0 || h->image_size > len - sizeof(*h)) {
@@ -83,8 +88,10 @@ int fg_snapshot_header(const void *buf, size_t len, struct fg_snap_info *out, co
 	return 0;
 }
 
-static void header_make(struct snap_hdr *h, const struct fg_snap_info *i)
+void fg_snapshot_header_encode(void *buf, const struct fg_snap_info *i)
 {
+	struct snap_hdr *h = buf;
+
 	memset(h, 0, sizeof(*h));
 	memcpy(h->magic, FG_SNAP_MAGIC, 8);
 	h->version = FG_SNAP_VERSION;
@@ -131,7 +138,7 @@ static int fill_file(int fd, struct fg_history *h, struct fg_snap_info *info)
 		return -errno;
 	rc = fg_history_image_copy(h, map + FG_SNAP_HEADER, info->image_size);
 	if (rc == 0) {
-		header_make(&hdr, info);
+		fg_snapshot_header_encode(&hdr, info);
 		memcpy(map, &hdr, sizeof(hdr));
 	}
 	munmap(map, total);
@@ -165,13 +172,13 @@ int fg_snapshot_write(const char *dir, uint64_t seq, struct fg_history *h,
 	if (fd < 0)
 		return -errno;
 	rc = fill_file(fd, h, &info);
-	if (rc == 0 && !fg_datadir_skip_fsync("snapshot") && fsync(fd) < 0)
+	if (rc == 0 && fsync(fd) < 0)
 		rc = -errno;
 	if (close(fd) < 0 && rc == 0)
 		rc = -errno;
 	if (rc == 0 && rename(tmp, path) < 0)
 		rc = -errno;
-	if (rc == 0 && !fg_datadir_skip_fsync("snapshot-dir"))
+	if (rc == 0)
 		rc = fg_datadir_fsync(dir);
 	if (rc < 0) {
 		FG_LOG_ERR(COMP, "writing %s failed: %s", path, strerror(-rc));
@@ -212,9 +219,9 @@ int fg_snapshot_open(const char *path, struct fg_snap_file *f, char *why, size_t
 		snprintf(why, whylen, "mmap: %s", strerror(-rc));
 		goto out_close;
 	}
-	if (fg_snapshot_header(f->map, f->len, &f->info, &bad) < 0) {
+	rc = fg_snapshot_header(f->map, f->len, &f->info, &bad);
+	if (rc < 0) {
 		snprintf(why, whylen, "%s", bad);
-		rc = -EINVAL;
 		goto out_close;
 	}
 	f->img = (const uint8_t *)f->map + FG_SNAP_HEADER;

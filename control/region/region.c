@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floodgate/datadir.h"
 #include "floodgate/log.h"
 #include "region_int.h"
 
@@ -293,33 +294,46 @@ static int place_new(struct fg_region *r, const char *shm_path, uint64_t size, c
 	return rc;
 }
 
+_Static_assert(FG_REGION_HEADER == FG_RHEADER, "header page");
+
+int fg_region_header_encode(const struct fg_region_params *p, fg_time_t created, void *out,
+			    size_t len)
+{
+	struct fg_rhdr h;
+
+	memset(&h, 0, sizeof(h));
+	if (len < sizeof(h) || !layout(p, &h))
+		return -EINVAL;
+	memcpy(h.magic, FG_RMAGIC, 8);
+	h.layout = FG_REGION_LAYOUT;
+	h.header_size = FG_RHEADER;
+	h.schema = fg_rschema();
+	h.created = created;
+	memcpy(h.seed, p->seed, sizeof(h.seed));
+	atomic_init(&h.state, FG_RSTATE_BUILDING);
+	memcpy(out, &h, sizeof(h));
+	return 0;
+}
+
 struct fg_region *fg_region_create(const char *shm_path, const struct fg_region_params *p,
 				   char *why, size_t whylen)
 {
 	struct fg_region *r = region_alloc();
 	struct fg_rhdr h;
 
-	memset(&h, 0, sizeof(h));
 	if (!r) {
 		snprintf(why, whylen, "out of memory");
 		return NULL;
 	}
-	if (!layout(p, &h)) {
+	if (fg_region_header_encode(p, time(NULL), &h, sizeof(h)) != 0) {
 		snprintf(why, whylen, "region parameters out of range");
 		goto out_free;
 	}
 	fg_region_unlink(shm_path);
 	if (place_new(r, shm_path, h.region_size, why, whylen) < 0)
 		goto out_free;
-	memcpy(h.magic, FG_RMAGIC, 8);
-	h.layout = FG_REGION_LAYOUT;
-	h.header_size = FG_RHEADER;
 	h.region_size = r->len;
-	h.schema = fg_rschema();
 	h.flags = r->huge ? FG_RFLAG_HUGE : 0;
-	h.created = time(NULL);
-	memcpy(h.seed, p->seed, sizeof(h.seed));
-	atomic_init(&h.state, FG_RSTATE_BUILDING);
 	atomic_init(&h.owner_pid, (int32_t)getpid());
 	atomic_init(&h.owner_start, fg_region_proc_start(getpid()));
 	atomic_init(&h.owner_heartbeat, fg_rnow_ns());
@@ -336,25 +350,46 @@ out_free:
 
 /* ---- validation ---- */
 
+int fg_region_header_check(const void *hdr, size_t len, const char **why)
+{
+	const struct fg_rhdr *h = hdr;
+
+	if (len < FG_RHEADER || memcmp(h->magic, FG_RMAGIC, 8) != 0) {
+		*why = "not a floodgate region (bad magic)";
+		return -EINVAL;
+	}
+	if (h->layout != FG_REGION_LAYOUT) {
+		*why = fg_datadir_version_why("region layout", h->layout, FG_REGION_LAYOUT,
+					      FG_REGION_LAYOUT);
+		return -EPROTONOSUPPORT;
+	}
+	if (h->header_size != FG_RHEADER) {
+		*why = "header size does not match its layout";
+		return -EINVAL;
+	}
+	if (h->schema != fg_rschema()) {
+		*why = "its counter tables differ from this build's (built from other sources)";
+		return -EPROTONOSUPPORT;
+	}
+	return 0;
+}
+
 /* Why a mapped header is not one this build reads; NULL if it is. */
 static const char *check_header(const struct fg_rhdr *h, size_t len)
 {
 	struct fg_region_params p;
 	struct fg_rhdr want;
+	const char *why;
 
-	if (len < FG_RHEADER || memcmp(h->magic, FG_RMAGIC, 8) != 0)
-		return "not a floodgate region (bad magic)";
-	if (h->layout != FG_REGION_LAYOUT)
-		return "a region layout version this build does not read";
-	if (h->schema != fg_rschema())
-		return "its counter tables differ from this build's (built from other sources)";
+	if (fg_region_header_check(h, len, &why) != 0)
+		return why;
 	memset(&p, 0, sizeof(p));
 	memset(&want, 0, sizeof(want));
 	p.history_size = h->history_size;
 	p.writers = h->n_slots;
 	p.journal_ring = h->jring;
 	p.vlog_ring = h->vring;
-	if (h->header_size != FG_RHEADER || !layout(&p, &want) ||
+	if (!layout(&p, &want) ||
 	    want.slots_off != h->slots_off || want.slot_size != h->slot_size ||
 	    want.peers_off != h->peers_off || want.retired_off != h->retired_off ||
 	    want.ctld_off != h->ctld_off || want.history_off != h->history_off ||

@@ -204,6 +204,13 @@ struct fg_history *fg_history_create(void *mem, size_t len, const struct fg_hist
 	return fg_hhandle(mem, len);
 }
 
+uint32_t fg_history_layout_of(const void *mem, size_t len)
+{
+	const struct fg_hregion *r = mem;
+
+	return len >= FG_HHEADER && r->magic == FG_HMAGIC ? r->version : 0;
+}
+
 /* Everything attach can check without reading the table. */
 enum fg_history_error fg_hcheck_header(const struct fg_hregion *r, size_t len)
 {

@@ -96,7 +96,7 @@
 #include "aeshash.h"
 
 #define FG_HMAGIC 0x5952545349484746ull	/* "FGHISTRY" little-endian */
-#define FG_HLAYOUT 2u
+#define FG_HLAYOUT FG_HISTORY_LAYOUT
 #define FG_HHEADER 4096u
 #define FG_HSLOTS FG_HISTORY_SLOTS_PER_BUCKET
 #define FG_HSTRIPES 32u

@@ -49,13 +49,15 @@ struct fg_outbound_warm {
 	struct fg_engine_warmup hooks;
 };
 
-/* When the warm-up period ends (0: no warm-up). */
-static fg_time_t warm_until(const struct fg_config *cfg, bool cold_start)
+/* When the warm-up period ends (*out, 0: no warm-up). 0, or
+ * -EPROTONOSUPPORT: the warm-up file is a newer build's (logged). */
+static int warm_until(const struct fg_config *cfg, bool cold_start, fg_time_t *out)
 {
 	fg_time_t now = time(NULL), until = 0;
 	bool streams = false;
 	int rc;
 
+	*out = 0;
 	for (unsigned d = 0; d < cfg->n_downstream; d++)
 		streams |= cfg->downstream[d].mode == FG_DOWNSTREAM_STREAM;
 	if (cfg->warmup <= 0 || !streams)
@@ -67,10 +69,13 @@ static fg_time_t warm_until(const struct fg_config *cfg, bool cold_start)
 			FG_LOG_ERR(COMP, "warm-up file in %s: %s", cfg->data_dir, strerror(-rc));
 		FG_LOG_NOTICE(COMP, "cold start (empty history): warm-up for %llds, CHECKs of "
 			      "unknown IDs are asked of the downstream", (long long)cfg->warmup);
-	} else if (fg_warmup_until(cfg->data_dir, &until) == 0 && until > now) {
+	} else if ((rc = fg_warmup_until(cfg->data_dir, &until)) == -EPROTONOSUPPORT) {
+		return rc;
+	} else if (rc == 0 && until > now) {
 		FG_LOG_NOTICE(COMP, "warm-up goes on for %llds", (long long)(until - now));
 	}
-	return until > now ? until : 0;
+	*out = until > now ? until : 0;
+	return 0;
 }
 
 /* ------------------------------------------------------------ the gate */
@@ -268,10 +273,17 @@ struct fg_outbound *fg_outbound_open(const struct fg_outbound_params *p, int *er
 		goto out_queue;
 	}
 	fg_queue_set_notify(ob->q, fg_relay_notify, ob->relay);
-	ob->warm_until = warm_until(p->cfg, p->cold_start);
+	*err = warm_until(p->cfg, p->cold_start, &ob->warm_until);
+	if (*err) {
+		FG_LOG_ERR(COMP, "refusing to start: the warm-up file in %s is a newer build's",
+			   p->cfg->data_dir);
+		goto out_relay;
+	}
 	FG_LOG_NOTICE(COMP, "queue %s: %llu records on disk, %u downstream(s)", p->cfg->data_dir,
 		      (unsigned long long)info.records, p->cfg->n_downstream);
 	return ob;
+out_relay:
+	fg_relay_destroy(ob->relay);
 out_queue:
 	fg_queue_close(ob->q);
 out_region:

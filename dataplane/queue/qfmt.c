@@ -84,8 +84,13 @@ int fg_queue_seg_header_decode(const void *buf, size_t len, struct fg_queue_seg_
 		*why = "segment header checksum mismatch";
 		return -EINVAL;
 	}
-	if (get32(p + 8) != FG_QUEUE_VERSION || get32(p + 12) != FG_QUEUE_SEG_HEADER) {
-		*why = "a segment format version this build does not read";
+	if (get32(p + 8) != FG_QUEUE_VERSION) {
+		*why = fg_datadir_version_why("queue segment format", get32(p + 8), FG_QUEUE_VERSION,
+					      FG_QUEUE_VERSION);
+		return -EPROTONOSUPPORT;
+	}
+	if (get32(p + 12) != FG_QUEUE_SEG_HEADER) {
+		*why = "header size does not match its version";
 		return -EINVAL;
 	}
 	out->segment = get64(p + 16);
@@ -213,8 +218,9 @@ int fg_queue_seg_scan(const void *buf, size_t len, fg_queue_rec_fn *fn, void *ar
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (fg_queue_seg_header_decode(buf, len, &out->info, &out->why) != 0)
-		return -EINVAL;
+	rc = fg_queue_seg_header_decode(buf, len, &out->info, &out->why);
+	if (rc != 0)
+		return rc;
 	out->next_recno = out->info.first_recno;
 	out->end = off;
 	while (off < len) {
@@ -250,6 +256,7 @@ void fg_queue_slot_encode(uint8_t out[FG_QUEUE_SLOT], const char magic[8],
 	put64(out + 24, s->c.recno);
 	put64(out + 32, (uint64_t)s->updated);
 	put64(out + 40, s->extra);
+	put32(out + 48, FG_QUEUE_SLOT_VERSION);
 	put32(out + 60, fg_crc32c(0, out, 60));
 }
 
@@ -259,6 +266,10 @@ int fg_queue_slot_decode(const void *buf, const char magic[8], struct fg_queue_s
 
 	if (memcmp(p, magic, 8) != 0 || get32(p + 60) != fg_crc32c(0, p, 60))
 		return -EINVAL;
+	/* 0: written before the slots had a version, the layout of 1 */
+	out->version = get32(p + 48);
+	if (out->version > FG_QUEUE_SLOT_VERSION)
+		return -EPROTONOSUPPORT;
 	out->seq = get64(p + 8);
 	out->c.pos = get64(p + 16);
 	out->c.recno = get64(p + 24);
@@ -274,9 +285,17 @@ int fg_queue_slots_pick(const void *buf, size_t len, const char magic[8],
 	struct fg_queue_slot s[2];
 	bool ok[2] = { false, false };
 
-	for (unsigned i = 0; i < 2; i++)
-		ok[i] = len >= (i + 1) * FG_QUEUE_SLOT &&
-			fg_queue_slot_decode(p + i * FG_QUEUE_SLOT, magic, &s[i]) == 0;
+	for (unsigned i = 0; i < 2; i++) {
+		int rc = len >= (i + 1) * FG_QUEUE_SLOT ?
+				 fg_queue_slot_decode(p + i * FG_QUEUE_SLOT, magic, &s[i]) : -EINVAL;
+
+		/* a newer build wrote it: its other slot is no safer to use */
+		if (rc == -EPROTONOSUPPORT) {
+			*out = s[i];
+			return rc;
+		}
+		ok[i] = rc == 0;
+	}
 	if (!ok[0] && !ok[1])
 		return -ENOENT;
 	if (ok[0] && ok[1])

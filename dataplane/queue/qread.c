@@ -387,7 +387,10 @@ int fg_queue_inspect(const char *dir, const struct fg_config *cfg, fg_time_t now
 	memset(out, 0, sizeof(*out));
 	if ((rc = fg_queue_head_path(dir, path, sizeof(path))) != 0)
 		return rc;
-	if (read_slots(path, FG_QUEUE_HEAD_MAGIC, &head) != 0)
+	rc = read_slots(path, FG_QUEUE_HEAD_MAGIC, &head);
+	if (rc == -EPROTONOSUPPORT)
+		return rc;	/* a newer dataplane's: its figures are not ours to read */
+	if (rc != 0)
 		return 0;
 	out->present = true;
 	out->end = head.c;
@@ -402,8 +405,14 @@ int fg_queue_inspect(const char *dir, const struct fg_config *cfg, fg_time_t now
 		fg_time_t arrival = now;
 
 		strcpy(c->name, cfg->downstream[d].name);
-		if (fg_queue_cursor_path(dir, c->name, path, sizeof(path)) != 0 ||
-		    read_slots(path, FG_QUEUE_CURSOR_MAGIC, &cs) != 0)
+		if (fg_queue_cursor_path(dir, c->name, path, sizeof(path)) != 0)
+			continue;
+		rc = read_slots(path, FG_QUEUE_CURSOR_MAGIC, &cs);
+		if (rc == -EPROTONOSUPPORT) {
+			free(sh);
+			return rc;
+		}
+		if (rc != 0)
 			continue;
 		c->found = true;
 		c->c = cs.c;

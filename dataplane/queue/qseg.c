@@ -27,8 +27,6 @@
 
 static int dir_sync(struct fg_queue *q)
 {
-	if (q->skip_dir_sync)
-		return 0;
 	return fg_datadir_fsync(q->dir);
 }
 
@@ -60,7 +58,7 @@ static int cut_tail(struct fg_queue *q, int fd, const char *path, const struct f
 	FG_LOG_WARN(QCOMP, "%s: torn tail after %llu records (%s): %llu octets cut", path,
 		    (unsigned long long)sc->records, sc->why,
 		    (unsigned long long)(size - sc->end));
-	if (ftruncate(fd, (off_t)sc->end) != 0 || (!q->skip_commit_sync && fdatasync(fd) != 0)) {
+	if (ftruncate(fd, (off_t)sc->end) != 0 || fdatasync(fd) != 0) {
 		FG_LOG_ERR(QCOMP, "%s: cutting the torn tail: %s", path, strerror(errno));
 		return -errno;
 	}
@@ -102,6 +100,12 @@ static int recover_one(struct fg_queue *q, uint64_t num, bool newest,
 	}
 	rc = fg_queue_seg_scan(map, (size_t)st.st_size, NULL, NULL, &sc);
 	munmap(map, (size_t)st.st_size);
+	if (rc == -EPROTONOSUPPORT) {
+		/* a newer build's queue: appending to it would corrupt it */
+		FG_LOG_ERR(QCOMP, "%s: %s: refusing to open the queue (docs/compat.md)", path,
+			   sc.why);
+		goto out_close;
+	}
 	if (rc != 0) {
 		FG_LOG_ERR(QCOMP, "%s: %s: set aside", path, sc.why);
 		info->set_aside++;
@@ -150,11 +154,6 @@ int qseg_recover(struct fg_queue *q, struct fg_queue_open_info *info)
 	size_t n = 0;
 	int rc;
 
-	q->skip_commit_sync = fg_datadir_skip_fsync("queue-commit");
-	q->skip_cursor_sync = fg_datadir_skip_fsync("queue-cursor");
-	q->skip_dir_sync = fg_datadir_skip_fsync("queue-dir");
-	if (q->skip_commit_sync || q->skip_cursor_sync || q->skip_dir_sync)
-		FG_LOG_ERR(QCOMP, "FG_TEST_SKIP_FSYNC is set: the queue is NOT durable");
 	rc = fg_datadir_list(q->dir, FG_QUEUE_SEG_PREFIX, FG_QUEUE_SEG_SUFFIX, &nums, &n);
 	if (rc != 0) {
 		FG_LOG_ERR(QCOMP, "%s: %s", q->dir, strerror(-rc));
@@ -201,7 +200,7 @@ int qseg_start_new(struct fg_queue *q, uint64_t number, const struct fg_queue_cu
 	}
 	fg_queue_seg_header_encode(hdr, &si);
 	rc = fg_datadir_write_all(fd, hdr, sizeof(hdr));
-	if (rc == 0 && !q->skip_commit_sync && fdatasync(fd) != 0)
+	if (rc == 0 && fdatasync(fd) != 0)
 		rc = -errno;
 	if (rc == 0)
 		rc = dir_sync(q);
@@ -336,7 +335,7 @@ void qseg_delete_done(struct fg_queue *q)
 static int slot_write(int fd, const char magic[8], uint64_t seq, const struct fg_queue_cursor *c,
 		      uint64_t extra)
 {
-	struct fg_queue_slot s = { seq, *c, time(NULL), extra };
+	struct fg_queue_slot s = { .seq = seq, .c = *c, .updated = time(NULL), .extra = extra };
 	uint8_t buf[FG_QUEUE_SLOT];
 	ssize_t w;
 
@@ -380,7 +379,16 @@ int qseg_consumer_open(struct fg_queue *q, struct qconsumer *c, const struct fg_
 		return rc;
 	}
 	r = pread(c->fd, buf, sizeof(buf), 0);
-	if (r > 0 && fg_queue_slots_pick(buf, (size_t)r, FG_QUEUE_CURSOR_MAGIC, &s) == 0) {
+	rc = r > 0 ? fg_queue_slots_pick(buf, (size_t)r, FG_QUEUE_CURSOR_MAGIC, &s) : -ENOENT;
+	if (rc == -EPROTONOSUPPORT) {
+		FG_LOG_ERR(QCOMP, "%s: %s: refusing to open the queue (docs/compat.md)", path,
+			   fg_datadir_version_why("cursor slot format", s.version, 0,
+						  FG_QUEUE_SLOT_VERSION));
+		close(c->fd);
+		c->fd = -1;
+		return rc;
+	}
+	if (rc == 0) {
 		c->seq = s.seq;
 		c->durable = s.c;
 		clamp(q, c, dflt);
@@ -394,7 +402,7 @@ int qseg_consumer_open(struct fg_queue *q, struct qconsumer *c, const struct fg_
 		c->durable = *dflt;
 		c->seq = 1;
 		rc = slot_write(c->fd, FG_QUEUE_CURSOR_MAGIC, c->seq, &c->durable, 0);
-		if (rc == 0 && !q->skip_cursor_sync && fdatasync(c->fd) != 0)
+		if (rc == 0 && fdatasync(c->fd) != 0)
 			rc = -errno;
 		if (rc == 0)
 			rc = dir_sync(q);
@@ -435,7 +443,7 @@ void qseg_cursors_persist(struct fg_queue *q, uint64_t now_ns, bool force)
 		if (want[i].pos == c->written.pos)
 			continue;
 		rc = slot_write(c->fd, FG_QUEUE_CURSOR_MAGIC, c->seq + 1, &want[i], 0);
-		if (rc == 0 && !q->skip_cursor_sync && fdatasync(c->fd) != 0)
+		if (rc == 0 && fdatasync(c->fd) != 0)
 			rc = -errno;
 		if (rc != 0) {
 			FG_LOG_ERR(QCOMP, "downstream %s: writing its cursor: %s", c->name,

@@ -158,7 +158,6 @@ struct fg_queue {
 	uint64_t pend_since_ns;
 	uint64_t cursor_dirty_ns;		/* 0: clean */
 	bool broken;				/* a write failed: rotate before the next */
-	bool skip_commit_sync, skip_cursor_sync, skip_dir_sync;	/* FG_TEST_SKIP_FSYNC */
 	bool need_wake;				/* completions pushed since the last wake */
 	bool disk_full;
 	uint64_t probe_ns;

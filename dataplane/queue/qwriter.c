@@ -464,7 +464,7 @@ static void commit(struct fg_queue *q)
 	if (q->npend == 0)
 		return;
 	rc = fault(q, FG_QUEUE_FAULT_SYNC);
-	if (rc == 0 && !q->skip_commit_sync && fdatasync(q->fd) != 0)
+	if (rc == 0 && fdatasync(q->fd) != 0)
 		rc = -errno;
 	if (rc == 0) {
 		qcount(q, FG_CTR_QUEUE_COMMITS, 1);

@@ -2,7 +2,7 @@
 /*
  * warmfile.c — where the warm-up period ends: <data-dir>/warmup.fgw, one
  * 64-octet checksummed slot (queue.h's slot layout, magic "FGWARMUP", the
- * end in Unix seconds as its position). Written to warmup.fgw.tmp, synced,
+ * end in Unix seconds as its position, its version at 48). Written to warmup.fgw.tmp, synced,
  * renamed, the directory synced: a crash leaves the old end or the new one.
  */
 #include <errno.h>
@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "floodgate/datadir.h"
+#include "floodgate/log.h"
 #include "floodgate/relay.h"
 
 static int path_of(const char *dir, const char *suffix, char *out, size_t len)
@@ -24,7 +25,7 @@ static int path_of(const char *dir, const char *suffix, char *out, size_t len)
 
 int fg_warmup_begin(const char *dir, fg_time_t until)
 {
-	struct fg_queue_slot s = { 1, { (uint64_t)until, 0 }, time(NULL), 0 };
+	struct fg_queue_slot s = { .seq = 1, .c = { (uint64_t)until, 0 }, .updated = time(NULL) };
 	uint8_t buf[FG_QUEUE_SLOT];
 	char tmp[PATH_MAX], path[PATH_MAX];
 	int fd, rc;
@@ -63,7 +64,15 @@ int fg_warmup_until(const char *dir, fg_time_t *until)
 		return -ENOENT;
 	rc = fg_datadir_pread_all(fd, buf, sizeof(buf), 0);
 	close(fd);
-	if (rc != 0 || fg_queue_slot_decode(buf, FG_WARMUP_MAGIC, &s) != 0)
+	if (rc == 0)
+		rc = fg_queue_slot_decode(buf, FG_WARMUP_MAGIC, &s);
+	if (rc == -EPROTONOSUPPORT) {
+		FG_LOG_ERR("relay", "%s: %s (docs/compat.md)", path,
+			   fg_datadir_version_why("warm-up file format", s.version, 0,
+						  FG_QUEUE_SLOT_VERSION));
+		return rc;
+	}
+	if (rc != 0)
 		return -ENOENT;
 	*until = (fg_time_t)s.c.pos;
 	return 0;

@@ -15,12 +15,9 @@
  * Durability follows POSIX to the letter: data is durable after fsync or
  * fdatasync of its file; a new name, a rename or an unlink only after
  * fsync of the directory. The tests' power-loss simulation
- * (tests/preload/powerloss.c) enforces exactly that.
- *
- * Test knob: FG_TEST_SKIP_FSYNC, a comma-separated list of sync points to
- * skip (docs/operations.md lists them). It exists so the suite can show
- * that removing one fsync loses data under the simulation. floodctld logs
- * an error at start when it is set.
+ * (tests/preload/powerloss.c) enforces exactly that, and removes single
+ * syncs by path (FG_PL_SKIP_SYNC) to show what each one protects: the
+ * binaries under test are the ones shipped, with no test-only knob.
  */
 #ifndef FLOODGATE_DATADIR_H
 #define FLOODGATE_DATADIR_H
@@ -50,8 +47,16 @@ int fg_datadir_pread_all(int fd, void *buf, size_t len, uint64_t off);
  * directory. Writes the new name into `as` if not NULL. 0 or -errno. */
 int fg_datadir_set_aside(const char *path, char *as, size_t aslen);
 
-/* Whether FG_TEST_SKIP_FSYNC names this sync point. */
-bool fg_datadir_skip_fsync(const char *point);
+/*
+ * Formats and versions (docs/compat.md): every file format carries a
+ * version after its magic, checked after its checksum (so a newer version
+ * is told from damage). A reader that meets a version it does not read
+ * returns -EPROTONOSUPPORT with this message: "<format> version <found>;
+ * this build reads version <oldest>[..<newest>]". The text lives in a
+ * thread-local buffer until the thread's next call.
+ */
+const char *fg_datadir_version_why(const char *format, uint32_t found, uint32_t oldest,
+				   uint32_t newest);
 
 /* mkdir -p with mode 0700 for the last component. 0 or -errno. */
 int fg_datadir_make(const char *dir);

@@ -62,6 +62,9 @@
 #include "floodgate/config.h"
 
 #define FG_HISTORY_SEED_LEN 16
+/* The layout version of the region and its images (history_int.h; an
+ * image of another version is refused: FG_HISTORY_E_VERSION). */
+#define FG_HISTORY_LAYOUT 2u
 #define FG_HISTORY_SLOTS_PER_BUCKET 5
 #define FG_HISTORY_FP_BITS 54
 #define FG_HISTORY_TOKEN_BITS 23
@@ -429,6 +432,9 @@ int fg_history_image_copy(const struct fg_history *h, void *dst, size_t len);
 /* Full integrity check of an image (header as attach, then the counts
  * against the table and the checksum). 0 or -EINVAL with *why. */
 int fg_history_image_check(const void *img, size_t len, enum fg_history_error *why);
+
+/* The layout version a region or image says it has (0: not one). */
+uint32_t fg_history_layout_of(const void *mem, size_t len);
 
 /* Recompute an image's checksum in place (tools and tests that edit one). */
 int fg_history_image_seal(void *img, size_t len);

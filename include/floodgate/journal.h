@@ -133,7 +133,6 @@ struct fg_journal_params {
 	uint8_t seed[FG_HISTORY_SEED_LEN];
 	struct fg_history_key seed_check;
 	uint64_t segment_bytes;		/* rotate once a segment is larger */
-	bool skip_commit_fsync;		/* FG_TEST_SKIP_FSYNC=journal-commit (tests) */
 	int (*sync_fn)(int fd);		/* NULL: fdatasync; tests inject failures */
 };
 
@@ -190,7 +189,8 @@ struct fg_jseg_scan {
 	const char *why;	/* what stopped the scan, when torn */
 };
 
-/* Validate a segment header: 0, or -EINVAL with *why. */
+/* Validate a segment header: 0, or -EINVAL with *why, or -EPROTONOSUPPORT
+ * (another format version, named in *why: datadir.h). */
 int fg_jseg_header(const void *buf, size_t len, struct fg_jseg_info *out, const char **why);
 
 typedef int fg_jrec_fn(void *arg, const struct fg_jrec *r);
@@ -199,8 +199,9 @@ typedef int fg_jrec_fn(void *arg, const struct fg_jrec *r);
  * Walk the sound blocks of a segment image from `from` (an offset at a
  * block boundary; FG_JSEG_HEADER for the start), calling fn for each
  * record. Stops at the first unsound block (out->torn, out->why). Returns
- * 0, -EINVAL for a bad header (nothing read), or fn's first negative
- * return (which stops the walk).
+ * 0, -EINVAL for a bad header or -EPROTONOSUPPORT for another version
+ * (nothing read; out->why), or fn's first negative return (which stops
+ * the walk).
  */
 int fg_jseg_scan(const void *buf, size_t len, uint64_t from, fg_jrec_fn *fn, void *arg,
 		 struct fg_jseg_scan *out);

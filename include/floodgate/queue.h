@@ -27,7 +27,7 @@
  *
  *   queue-<16 hex>.fgq   segments, numbered upwards. Header, 64 octets:
  *     0   8  magic "FGQSEGMT"
- *     8   4  format version (1)
+ *     8   4  format version (1; another is refused, the queue does not open)
  *     12  4  header size (64)
  *     16  8  segment number
  *     24  8  base: queue position of its first record
@@ -51,9 +51,12 @@
  *   cursor-<name>.fgc    one per downstream: where its deliveries stand.
  *     Two 64-octet slots (at 0 and 64), written alternately, each:
  *     0 magic "FGQCURSR", 8 sequence, 16 position, 24 record number,
- *     32 updated (Unix seconds), 40 reserved, 60 CRC-32C of 0..59.
+ *     32 updated (Unix seconds), 40 reserved, 48 slot format version
+ *     (FG_QUEUE_SLOT_VERSION, 1; 0 in files written before the field: the
+ *     same layout), 52 reserved, 60 CRC-32C of 0..59.
  *     The sound slot with the higher sequence wins, so a torn write of
- *     one slot falls back to the previous cursor.
+ *     one slot falls back to the previous cursor. A slot of a newer
+ *     version is refused (the queue does not open): docs/compat.md.
  *
  *   queue-head.fgh       the writer's view for readers in other processes
  *     (same layout as a cursor slot, magic "FGQHEAD\0", position and
@@ -106,6 +109,7 @@
 
 #define FG_QUEUE_SEG_MAGIC "FGQSEGMT"
 #define FG_QUEUE_VERSION 1
+#define FG_QUEUE_SLOT_VERSION 1	/* cursor, head and warm-up slots */
 #define FG_QUEUE_SEG_HEADER 64u
 #define FG_QUEUE_REC_MAGIC 0x52514746u	/* "FGQR" */
 #define FG_QUEUE_REC_HEADER 32u
@@ -150,7 +154,8 @@ static inline uint64_t fg_queue_rec_size(size_t id_len, uint64_t art_len)
 
 void fg_queue_seg_header_encode(uint8_t out[FG_QUEUE_SEG_HEADER],
 				const struct fg_queue_seg_info *si);
-/* 0, or -EINVAL with *why (untrusted input). */
+/* 0, -EINVAL with *why (untrusted input), or -EPROTONOSUPPORT (another
+ * format version, named in *why). */
 int fg_queue_seg_header_decode(const void *buf, size_t len, struct fg_queue_seg_info *out,
 			       const char **why);
 
@@ -193,7 +198,8 @@ typedef int fg_queue_rec_fn(void *arg, const struct fg_queue_rec *r, uint64_t po
  * Walk a segment image (the whole file in memory): the header, then every
  * sound record, calling fn with its queue position (may be NULL). Stops at
  * the first unsound record (out->torn). Returns 0, -EINVAL for a bad header
- * (nothing walked), or fn's negative return.
+ * or -EPROTONOSUPPORT for another version (nothing walked; out->why), or
+ * fn's negative return.
  */
 int fg_queue_seg_scan(const void *buf, size_t len, fg_queue_rec_fn *fn, void *arg,
 		      struct fg_queue_scan *out);
@@ -209,14 +215,17 @@ struct fg_queue_slot {
 	struct fg_queue_cursor c;
 	fg_time_t updated;
 	uint64_t extra;			/* head: octets on disk; cursors: 0 */
+	uint32_t version;		/* decode: as found (0: before versions) */
 };
 
 void fg_queue_slot_encode(uint8_t out[FG_QUEUE_SLOT], const char magic[8],
 			  const struct fg_queue_slot *s);
-/* 0, or -EINVAL (bad magic or checksum). */
+/* 0, -EINVAL (bad magic or checksum), or -EPROTONOSUPPORT: a version
+ * newer than FG_QUEUE_SLOT_VERSION (out->version names it). */
 int fg_queue_slot_decode(const void *buf, const char magic[8], struct fg_queue_slot *out);
 /* Of two slots (128 octets), the sound one with the higher sequence:
- * 0, or -ENOENT when neither is sound. */
+ * 0, -ENOENT when neither is sound, -EPROTONOSUPPORT when either has a
+ * newer version (out->version). */
 int fg_queue_slots_pick(const void *buf, size_t len, const char magic[8],
 			struct fg_queue_slot *out);
 
@@ -403,7 +412,8 @@ struct fg_queue_status {
 };
 
 /* The queue as its files say now, with the lag of each configured
- * downstream. 0 or -errno. */
+ * downstream. 0, -EPROTONOSUPPORT (a head or cursor file of a newer
+ * format version), or -errno. */
 int fg_queue_inspect(const char *dir, const struct fg_config *cfg, fg_time_t now,
 		     struct fg_queue_status *out);
 

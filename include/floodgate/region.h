@@ -104,6 +104,19 @@ struct fg_region_params {
  * 0 if a parameter is out of range. */
 size_t fg_region_size(const struct fg_region_params *p);
 
+/* The header page (FG_REGION_HEADER octets) fg_region_create writes for
+ * these parameters, state BUILDING, no owner, no seed check yet.
+ * 0, or -EINVAL (parameters out of range, len too small). */
+#define FG_REGION_HEADER 4096u
+int fg_region_header_encode(const struct fg_region_params *p, fg_time_t created, void *out,
+			    size_t len);
+/* Is this header page one this build shares a region with? 0; -EINVAL
+ * with *why (not a region, damaged); -EPROTONOSUPPORT with *why: another
+ * layout version, or counter tables of another build (docs/compat.md: a
+ * region is only shared by builds that agree on both; floodctld rebuilds
+ * one it cannot adopt from the data directory, writers refuse it). */
+int fg_region_header_check(const void *hdr, size_t len, const char **why);
+
 /* ---- floodctld: create, adopt, publish ---- */
 
 /*

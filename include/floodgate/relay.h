@@ -131,7 +131,8 @@ unsigned fg_relay_answers(struct fg_relay_asker *a, fg_relay_answer_fn *fn, void
  */
 #define FG_WARMUP_MAGIC "FGWARMUP"
 int fg_warmup_begin(const char *dir, fg_time_t until);
-/* 0 and *until, or -ENOENT (no warm-up was ever started here). */
+/* 0 and *until, -ENOENT (no warm-up was ever started here), or
+ * -EPROTONOSUPPORT: a newer build wrote it (logged; refuse to start). */
 int fg_warmup_until(const char *dir, fg_time_t *until);
 
 #endif /* FLOODGATE_RELAY_H */

@@ -78,13 +78,16 @@ struct fg_snap_info {
 };
 
 /* Validate a snapshot header (the first FG_SNAP_HEADER octets, untrusted).
- * 0, or -EINVAL with *why. */
+ * 0, -EINVAL with *why, or -EPROTONOSUPPORT: another format version
+ * (*why names it: datadir.h). */
 int fg_snapshot_header(const void *buf, size_t len, struct fg_snap_info *out, const char **why);
+/* The header fg_snapshot_write puts in front of an image (FG_SNAP_HEADER
+ * octets, checksummed). */
+void fg_snapshot_header_encode(void *buf, const struct fg_snap_info *info);
 
 /*
  * Write snapshot `seq` of `h` covering journal position `covers` into dir
- * (temp file, image copy, fsync, rename, fsync dir; sync points
- * "snapshot" and "snapshot-dir" for FG_TEST_SKIP_FSYNC). Runs alongside
+ * (temp file, image copy, fsync, rename, fsync dir). Runs alongside
  * the writers. 0 or -errno (the temp file is removed).
  */
 int fg_snapshot_write(const char *dir, uint64_t seq, struct fg_history *h,
@@ -101,7 +104,7 @@ struct fg_snap_file {
 	size_t img_len;
 };
 
-/* 0, or -errno / -EINVAL with the reason in why. */
+/* 0, or -errno / -EINVAL / -EPROTONOSUPPORT with the reason in why. */
 int fg_snapshot_open(const char *path, struct fg_snap_file *f, char *why, size_t whylen);
 void fg_snapshot_close(struct fg_snap_file *f);
 

@@ -10,9 +10,17 @@ segments (so snapshots, renames, rotations and pruning all happen under
 load); both processes are SIGKILLed at once, the data directory is reverted
 to its durable state, the shared memory is wiped as a reboot would, and
 floodctld restarts: every ID whose journal record was committed is in
-history, each one checked. Twice in a row, so the second crash lands on a
-history that was itself restored.
+history, each one checked. Four times in a row, so each crash lands on a
+history that was itself restored: the first two in the shim's worst case
+(every unsynced write and directory change lost), the last two with a
+seeded outcome (unsynced writes kept, torn or zero-tailed at random,
+directory changes kept or undone: FG_PL_SEED; a random seed unless the
+environment names one). The log names each seed and keeps the crash
+image (the shim's FG_PL_SAVE) so a failure replays exactly.
 """
+import os
+import random
+
 from ctlkit import Ctl, check, committed_ids, crash_round, log, passed
 
 
@@ -21,8 +29,16 @@ def main():
     c.config("[persistence]\nsnapshot-interval 1s\nsnapshot-keep 2\njournal-commit 250ms\n")
     args = ["--journal-segment-size", "64K", "--expire-interval", "3600"]
     rounds = []
-    for i, secs in enumerate((3.0, 2.5)):
+    base = int(os.environ.get("FG_PL_SEED") or random.randrange(1, 1 << 30))
+    for i, secs in enumerate((3.0, 2.5, 2.5, 2.5)):
+        os.environ.pop("FG_PL_SEED", None)
+        if i >= 2:
+            os.environ["FG_PL_SEED"] = str(base + i)
+            os.environ["FG_PL_SAVE"] = os.path.join(c.dir, "crash-image-%d" % i)
+            log("round %d: the crash's outcome from FG_PL_SEED=%d (image in %s)" %
+                (i, base + i, os.environ["FG_PL_SAVE"]))
         ids, committed = crash_round(c, "p%d" % i, secs, args=args)
+        os.environ.pop("FG_PL_SAVE", None)
         want = committed_ids(ids, committed)
         log("round %d: %d IDs journaled, %d committed" % (i, len(ids), len(want)))
         check(len(want) > 1000, "round %d: enough committed IDs to mean something" % i)

@@ -349,7 +349,8 @@ END_TEST
 START_TEST(slots_pick_newest_sound)
 {
 	uint8_t buf[2 * FG_QUEUE_SLOT];
-	struct fg_queue_slot a = { 4, { 100, 10 }, 1, 0 }, b = { 5, { 200, 20 }, 2, 0 }, out;
+	struct fg_queue_slot a = { .seq = 4, .c = { 100, 10 }, .updated = 1 },
+			     b = { .seq = 5, .c = { 200, 20 }, .updated = 2 }, out;
 
 	fg_queue_slot_encode(buf, FG_QUEUE_CURSOR_MAGIC, &a);
 	fg_queue_slot_encode(buf + FG_QUEUE_SLOT, FG_QUEUE_CURSOR_MAGIC, &b);
