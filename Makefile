@@ -12,9 +12,14 @@
 #   make all        build the current variant (release; SANITIZE=1, TSAN=1, DEBUG=1)
 #   make clean
 #
-# Sources are found by convention, so adding a module never edits this file:
-#   dataplane/<component>/*.c, control/<component>/*.c,
-#   tools/<component>/*.c                  -> build/<v>/libfg.a
+# Sources are found by convention; a module's directory belongs to a tier
+# (TIERS below: the one table of what may use what), so a new module edits
+# this file only when it joins the engine:
+#   lib/<component>/*.c                    -> build/<v>/libfg-lib.a
+#   dataplane/<component>/*.c              -> libfg-engine.a (ENGINE_DIRS)
+#                                             or libfg-dataplane.a
+#   control/<component>/*.c                -> libfg-control.a
+#   tools/<component>/*.c                  -> libfg-tools.a
 #     except the program directories listed in PROGRAMS below;
 #   dataplane/dpdk/*.c                     -> floodgate (with DPDK)
 #   tests/unit/test_*.c                    -> one libcheck binary each;
@@ -61,7 +66,11 @@ endif
 ARCH_FLAGS ?= -march=corei7 -maes -mpclmul
 WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes \
 	-Wstrict-prototypes -Wundef -Wcast-qual -Wwrite-strings -Wvla
-CPPFLAGS := -Iinclude -Itests/lib -D_GNU_SOURCE -MMD -MP
+CPPFLAGS := -Iinclude -D_GNU_SOURCE -MMD -MP
+# tools' own headers (tools/workload/*.h) for tools and tests; the test
+# library's for tests only
+TOOLS_CPPFLAGS := -Itools
+TEST_CPPFLAGS := -Itests/lib $(TOOLS_CPPFLAGS)
 CFLAGS := -std=gnu11 -g -pipe -fno-common $(ARCH_FLAGS) $(WARN)
 LDFLAGS :=
 LDLIBS := -lpthread -lm -lrt
@@ -105,10 +114,35 @@ PROGRAMS := floodgate-host:dataplane/host floodctld:control/floodctld \
 PROG_DIRS := $(foreach p,$(PROGRAMS),$(word 2,$(subst :, ,$(p)))) dataplane/dpdk \
 	tools/bench
 
-LIB_SRCS := $(filter-out $(addsuffix /%,$(PROG_DIRS)), \
-	$(wildcard dataplane/*/*.c control/*/*.c tools/*/*.c))
-LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
-LIB := $(B)/libfg.a
+# The tiers, lowest first. A tier's objects may use only the tiers before
+# it; dataplane and control are siblings and use nothing of each other.
+# tools/check-layers.sh enforces it over the objects' symbols (nm) and the
+# includes, in `make test`; docs/architecture.md draws it.
+#   engine     the pure engine: parsers, rules, history, the NNTP sessions
+#   lib        what both planes share: the region and its writer slots, the
+#              journal, the verdict log, the data directory, the control
+#              protocol, text buffers, the queue's files, the warm-up file
+#   dataplane  transports, the queue's writer, the relay, the programs
+#   control    floodctld, floodctl and what only they use
+#   tools      feedgen, benchmarks, test helpers
+TIERS := engine lib dataplane control tools
+ENGINE_DIRS := dataplane/core dataplane/article dataplane/config dataplane/date \
+	dataplane/history dataplane/msgid dataplane/nntp dataplane/rules dataplane/wildmat
+module_dirs = $(filter-out $(PROG_DIRS) $(2),$(patsubst %/,%,$(dir $(wildcard $(1)/*/*.c))))
+TIER_DIRS_engine := $(ENGINE_DIRS)
+TIER_DIRS_lib := $(call module_dirs,lib)
+TIER_DIRS_dataplane := $(call module_dirs,dataplane,$(ENGINE_DIRS))
+TIER_DIRS_control := $(call module_dirs,control)
+TIER_DIRS_tools := $(call module_dirs,tools)
+tier_objs = $(patsubst %.c,$(B)/obj/%.o,$(wildcard $(addsuffix /*.c,$(sort $(TIER_DIRS_$(1))))))
+tier_lib = $(B)/libfg-$(1).a
+# what a program of a tier links, highest first (static archives: order matters)
+LINK_engine := $(call tier_lib,engine)
+LINK_lib := $(call tier_lib,lib) $(LINK_engine)
+LINK_dataplane := $(call tier_lib,dataplane) $(LINK_lib)
+LINK_control := $(call tier_lib,control) $(LINK_lib)
+LINK_tools := $(call tier_lib,tools) $(call tier_lib,control) $(LINK_dataplane)
+LIBS_ALL := $(foreach t,$(TIERS),$(call tier_lib,$(t)))
 
 DPDK_SRCS := $(wildcard dataplane/dpdk/*.c)
 DPDK_OBJS := $(DPDK_SRCS:%.c=$(B)/obj/%.o)
@@ -131,11 +165,13 @@ BENCH_SRCS := $(wildcard tools/bench/bench_*.c)
 BENCH_BINS := $(BENCH_SRCS:tools/bench/%.c=$(B)/bench/%)
 
 PROG_BINS :=
+# a program links the tiers its directory's top folder names (dataplane/host
+# is a dataplane program, control/floodctl a control one)
 define program_template
 $(1)_SRCS := $$(wildcard $(2)/*.c)
 ifneq ($$($(1)_SRCS),)
 PROG_BINS += $(B)/bin/$(1)
-$(B)/bin/$(1): $$($(1)_SRCS:%.c=$(B)/obj/%.o) $(LIB)
+$(B)/bin/$(1): $$($(1)_SRCS:%.c=$(B)/obj/%.o) $$(LINK_$(firstword $(subst /, ,$(2))))
 	@mkdir -p $$(@D)
 	@echo '  LD     $$@'
 	$(Q)$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(PCAP_LIBS) $$(JEMALLOC) $$(LDLIBS)
@@ -151,7 +187,7 @@ endif
 .PHONY: all deps test test-long bench bench-full fuzz fuzz-build run clean \
 	test-build tsan-build help compat-golden
 
-all: $(LIB) $(PROG_BINS) $(UNIT_BINS) $(FUZZ_REPLAYS) $(BENCH_BINS) $(PRELOAD_LIBS)
+all: $(LIBS_ALL) $(PROG_BINS) $(UNIT_BINS) $(FUZZ_REPLAYS) $(BENCH_BINS) $(PRELOAD_LIBS)
 
 $(B)/tests/preload/%.so: tests/preload/%.c
 	@mkdir -p $(@D)
@@ -166,36 +202,49 @@ $(B)/obj/dataplane/dpdk/%.o: dataplane/dpdk/%.c
 $(B)/obj/tools/bench/%.o: tools/bench/%.c
 	@mkdir -p $(@D)
 	@echo '  CC     $<'
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(DPDK_CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(TOOLS_CPPFLAGS) $(CFLAGS) $(DPDK_CFLAGS) -c -o $@ $<
+
+$(B)/obj/tools/%.o: tools/%.c
+	@mkdir -p $(@D)
+	@echo '  CC     $<'
+	$(Q)$(CC) $(CPPFLAGS) $(TOOLS_CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(B)/obj/tests/%.o: tests/%.c
+	@mkdir -p $(@D)
+	@echo '  CC     $<'
+	$(Q)$(CC) $(CPPFLAGS) $(TEST_CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	@echo '  CC     $<'
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(LIB): $(LIB_OBJS)
-	@mkdir -p $(@D)
-	@echo '  AR     $@'
-	$(Q)rm -f $@ && ar rcsT $@ $^
+define tier_template
+$(call tier_lib,$(1)): $(call tier_objs,$(1))
+	@mkdir -p $$(@D)
+	@echo '  AR     $$@'
+	$(Q)rm -f $$@ && ar rcsT $$@ $$^
+endef
+$(foreach t,$(TIERS),$(eval $(call tier_template,$(t))))
 
-$(B)/bin/floodgate: $(DPDK_OBJS) $(LIB)
+$(B)/bin/floodgate: $(DPDK_OBJS) $(LINK_dataplane)
 	@mkdir -p $(@D)
 	@echo '  LD     $@'
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(DPDK_LIBS) $(JEMALLOC) $(LDLIBS)
 
-$(B)/tests/unit/%: $(B)/obj/tests/unit/%.o $(TESTLIB_OBJS) $(LIB)
+$(B)/tests/unit/%: $(B)/obj/tests/unit/%.o $(TESTLIB_OBJS) $(LINK_tools)
 	@mkdir -p $(@D)
 	@echo '  LD     $@'
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(PCAP_LIBS) $(LDLIBS)
 
 ifeq ($(VARIANT),fuzz)
 # libFuzzer's own main drives the target
-$(B)/tests/fuzz/%: $(B)/obj/tests/fuzz/%.o $(LIB)
+$(B)/tests/fuzz/%: $(B)/obj/tests/fuzz/%.o $(LINK_tools)
 	@mkdir -p $(@D)
 	@echo '  LD     $@'
 	$(Q)$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 else
-$(B)/tests/fuzz/%: $(B)/obj/tests/fuzz/%.o $(B)/obj/tests/fuzz/replay.o $(LIB)
+$(B)/tests/fuzz/%: $(B)/obj/tests/fuzz/%.o $(B)/obj/tests/fuzz/replay.o $(LINK_tools)
 	@mkdir -p $(@D)
 	@echo '  LD     $@'
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -205,12 +254,21 @@ endif
 # for bench_parsers, to time INN's parsers on the same strings).
 BENCH_LIBS_bench_parsers := /usr/lib/news/libinn.a
 
-$(B)/bench/%: $(B)/obj/tools/bench/%.o $(LIB)
+$(B)/bench/%: $(B)/obj/tools/bench/%.o $(LINK_tools)
 	@mkdir -p $(@D)
 	@echo '  LD     $@'
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(BENCH_LIBS_$*) $(DPDK_LIBS) $(PCAP_LIBS) $(JEMALLOC) $(LDLIBS)
 
 -include $(shell find build/$(VARIANT) -name '*.d' 2>/dev/null)
+
+# for tools/check-layers.sh: the tiers, a tier's module and program directories
+.PHONY: print-tiers print-tier-dirs print-tier-progs
+print-tiers:
+	@echo $(TIERS)
+print-tier-dirs:
+	@echo $(sort $(TIER_DIRS_$(TIER)))
+print-tier-progs:
+	@echo $(filter $(TIER)/%,$(PROG_DIRS))
 
 # ---------------------------------------------------------------- top level
 # Each top-level job first installs what is missing, then re-enters make so

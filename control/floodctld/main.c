@@ -26,7 +26,7 @@
 #include "floodgate/datadir.h"
 #include "floodgate/log.h"
 #include "floodgate/queue.h"
-#include "floodgate/relay.h"
+#include "floodgate/warmup.h"
 #include "floodctld.h"
 
 static const char usage_text[] =

@@ -30,7 +30,7 @@
 #include "floodgate/datadir.h"
 #include "floodgate/log.h"
 #include "floodgate/queue.h"
-#include "floodgate/relay.h"
+#include "floodgate/warmup.h"
 #include "floodgate/snapshot.h"
 
 #define COMP "restore"

@@ -26,7 +26,7 @@
 #include "floodgate/config.h"
 #include "floodgate/history.h"
 #include "floodgate/outbound.h"
-#include "floodgate/queue.h"
+#include "floodgate/qwriter.h"
 #include "floodgate/region.h"
 #include "floodgate/session.h"
 #include "floodgate/sink.h"

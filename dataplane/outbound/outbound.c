@@ -18,6 +18,7 @@
 
 #include "floodgate/log.h"
 #include "floodgate/outbound.h"
+#include "floodgate/warmup.h"
 
 #define COMP "outbound"
 #define WARM_MAX_ASKS 1024

@@ -18,7 +18,7 @@
 #include <stdatomic.h>
 #include <sys/uio.h>
 
-#include "floodgate/queue.h"
+#include "floodgate/qwriter.h"
 
 #define QCOMP "queue"
 #define Q_NONE UINT32_MAX

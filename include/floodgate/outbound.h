@@ -47,7 +47,7 @@
 #include <stdio.h>
 
 #include "floodgate/config.h"
-#include "floodgate/queue.h"
+#include "floodgate/qwriter.h"
 #include "floodgate/region.h"
 #include "floodgate/relay.h"
 #include "floodgate/session.h"

@@ -44,7 +44,7 @@
 #include <stdint.h>
 
 #include "floodgate/config.h"
-#include "floodgate/queue.h"
+#include "floodgate/qwriter.h"
 #include "floodgate/stats.h"
 
 struct fg_relay;
@@ -121,18 +121,5 @@ int fg_relay_ask(struct fg_relay_asker *a, const char *id, size_t len, uint64_t 
 typedef void fg_relay_answer_fn(void *arg, uint64_t cookie, enum fg_relay_answer answer);
 /* Deliver the answers that came (engine thread); returns how many. */
 unsigned fg_relay_answers(struct fg_relay_asker *a, fg_relay_answer_fn *fn, void *arg);
-
-/*
- * The warm-up period (docs/relay.md): it starts at a cold start — an empty
- * history and no snapshot — and lasts [persistence] warmup. Its end is kept
- * in <data-dir>/warmup.fgw (a checksummed slot, written to a temporary name,
- * synced and renamed), so that a restart during the period goes on with it
- * and a restart after it does not begin another.
- */
-#define FG_WARMUP_MAGIC "FGWARMUP"
-int fg_warmup_begin(const char *dir, fg_time_t until);
-/* 0 and *until, -ENOENT (no warm-up was ever started here), or
- * -EPROTONOSUPPORT: a newer build wrote it (logged; refuse to start). */
-int fg_warmup_until(const char *dir, fg_time_t *until);
 
 #endif /* FLOODGATE_RELAY_H */

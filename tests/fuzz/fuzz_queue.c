@@ -27,7 +27,7 @@
 
 #include "floodgate/crc32c.h"
 #include "floodgate/log.h"
-#include "floodgate/queue.h"
+#include "floodgate/qwriter.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);

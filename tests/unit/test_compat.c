@@ -27,9 +27,9 @@
 #include "floodgate/datadir.h"
 #include "floodgate/journal.h"
 #include "floodgate/log.h"
-#include "floodgate/queue.h"
+#include "floodgate/qwriter.h"
 #include "floodgate/region.h"
-#include "floodgate/relay.h"
+#include "floodgate/warmup.h"
 #include "floodgate/snapshot.h"
 #include "ctl_fixture.h"
 

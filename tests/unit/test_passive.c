@@ -21,9 +21,9 @@
 
 #include "floodgate/memport.h"
 #include "floodgate/passive.h"
-#include "floodgate/pcapgen.h"
+#include "workload/pcapgen.h"
 #include "floodgate/session.h"
-#include "floodgate/workload.h"
+#include "workload/workload.h"
 #include "fgtest.h"
 
 #define NOW ((fg_time_t)1790000000)

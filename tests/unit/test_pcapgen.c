@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "floodgate/pcapgen.h"
-#include "floodgate/workload.h"
+#include "workload/pcapgen.h"
+#include "workload/workload.h"
 #include "fgtest.h"
 
 #define MAX_FLOWS 16

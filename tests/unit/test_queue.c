@@ -21,7 +21,7 @@
 #include "floodgate/crc32c.h"
 #include "floodgate/datadir.h"
 #include "floodgate/date.h"
-#include "floodgate/queue.h"
+#include "floodgate/qwriter.h"
 
 /* ------------------------------------------------------------ helpers */
 

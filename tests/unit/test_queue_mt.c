@@ -20,7 +20,7 @@
 
 #include "fgtest.h"
 #include "floodgate/datadir.h"
-#include "floodgate/queue.h"
+#include "floodgate/qwriter.h"
 
 #define THREADS 3
 #define PER_THREAD 1500

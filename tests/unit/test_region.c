@@ -19,7 +19,7 @@
 
 #include "floodgate/journal.h"
 #include "floodgate/region.h"
-#include "../../control/region/region_int.h"
+#include "../../lib/region/region_int.h"
 #include "ctl_fixture.h"
 #include "fgtest.h"
 

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "floodgate/lathist.h"
-#include "floodgate/wlcheck.h"
-#include "floodgate/workload.h"
+#include "workload/lathist.h"
+#include "workload/wlcheck.h"
+#include "workload/workload.h"
 #include "fgtest.h"
 
 #define NOW ((fg_time_t)1700000000)

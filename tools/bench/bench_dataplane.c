@@ -44,9 +44,9 @@
 
 #include "floodgate/config.h"
 #include "floodgate/passive.h"
-#include "floodgate/pcapgen.h"
+#include "workload/pcapgen.h"
 #include "floodgate/session.h"
-#include "floodgate/workload.h"
+#include "workload/workload.h"
 
 #define BURST 32
 #define NOW ((fg_time_t)1790000000)

@@ -8,7 +8,7 @@
  * wall clock (segment and snapshot creation, cursor updates) and the
  * journal's and queue's writers need a running region or engine; the
  * encoders are what they call to lay out every octet. The journal's
- * encoders are private to control/journal (journal_int.h): this tool
+ * encoders are private to lib/journal (journal_int.h): this tool
  * borrows them, as the tests do.
  */
 #include <errno.h>
@@ -20,13 +20,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../control/journal/journal_int.h"
+#include "../../lib/journal/journal_int.h"
 #include "floodgate/crc32c.h"
 #include "floodgate/datadir.h"
 #include "floodgate/journal.h"
 #include "floodgate/queue.h"
 #include "floodgate/region.h"
-#include "floodgate/relay.h"
+#include "floodgate/warmup.h"
 #include "floodgate/snapshot.h"
 #include "golden.h"
 

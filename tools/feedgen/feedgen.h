@@ -9,9 +9,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "floodgate/lathist.h"
-#include "floodgate/wlcheck.h"
-#include "floodgate/workload.h"
+#include "workload/lathist.h"
+#include "workload/wlcheck.h"
+#include "workload/workload.h"
 
 enum fg_feed_mode {
 	FEED_CHECK = 0,		/* CHECK, TAKETHIS after 238 */

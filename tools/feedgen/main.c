@@ -17,7 +17,7 @@
 
 #include "feedgen.h"
 #include "floodgate/log.h"
-#include "floodgate/pcapgen.h"
+#include "workload/pcapgen.h"
 
 static const char usage_text[] =
 "usage: feedgen [options]\n"

@@ -29,7 +29,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "floodgate/workload.h"
+#include "workload/workload.h"
 #include "wl_int.h"
 
 #define POOL_SIZE (4u << 20)

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "floodgate/wlcheck.h"
+#include "workload/wlcheck.h"
 
 struct fg_wlc {
 	const struct fg_wl *wl;

@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "floodgate/lathist.h"
+#include "workload/lathist.h"
 
 void fg_lathist_init(struct fg_lathist *h)
 {

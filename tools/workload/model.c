@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "floodgate/log.h"
-#include "floodgate/workload.h"
+#include "workload/workload.h"
 #include "wl_int.h"
 
 enum salt {

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "floodgate/pcapgen.h"
+#include "workload/pcapgen.h"
 
 #define GREETING_LEN 40		/* "200 news.example.net ... ready\r\n" */
 #define CAPS_LEN 64		/* 101 + VERSION 2, IHAVE, STREAMING, "." */

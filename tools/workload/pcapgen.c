@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "floodgate/pcapgen.h"
+#include "workload/pcapgen.h"
 
 #define ETH_LEN 14
 #define IP_LEN 20

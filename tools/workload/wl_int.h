@@ -6,7 +6,7 @@
 #ifndef FLOODGATE_WL_INT_H
 #define FLOODGATE_WL_INT_H
 
-#include "floodgate/workload.h"
+#include "workload/workload.h"
 
 /* Pregenerated body lines, already dot-stuffed (wire form), CRLF-ended. */
 struct fg_wl_pool {

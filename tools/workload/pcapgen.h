@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "floodgate/workload.h"
+#include "workload/workload.h"
 
 #define FG_PCAP_MSS 1460
 

@@ -14,7 +14,8 @@
 
 #include "floodgate/datadir.h"
 #include "floodgate/log.h"
-#include "floodgate/relay.h"
+#include "floodgate/queue.h"
+#include "floodgate/warmup.h"
 
 static int path_of(const char *dir, const char *suffix, char *out, size_t len)
 {

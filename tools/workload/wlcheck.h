@@ -30,7 +30,7 @@
 
 #include <stdint.h>
 
-#include "floodgate/workload.h"
+#include "workload/workload.h"
 
 enum fg_wlc_cmd {
 	FG_WLC_CHECK = 0,
