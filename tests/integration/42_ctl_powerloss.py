@@ -7,13 +7,17 @@ which really drops every write not made durable by fsync/fdatasync, and
 every name not made durable by an fsync of the directory. A writer
 inserts at 3000 IDs/s with snapshots every second and small journal
 segments (so snapshots, renames, rotations and pruning all happen under
-load); both processes are SIGKILLed at once, the data directory is reverted
+load); once floodctld has written two snapshots in this run and the
+writer has seen 3000 IDs committed, both processes are SIGKILLed at once, the data directory is reverted
 to its durable state, the shared memory is wiped as a reboot would, and
 floodctld restarts: every ID whose journal record was committed is in
 history, each one checked. Twice in a row, so the second crash lands on a
 history that was itself restored.
 """
-from ctlkit import Ctl, check, committed_ids, crash_round, log, passed
+from ctlkit import Ctl, check, committed_ids, crash_round, log, passed, snapshots_logged
+
+COMMITTED = 3000        # IDs the writer has seen committed before the crash
+SNAPSHOTS = 2           # snapshots floodctld has written in the round
 
 
 def main():
@@ -21,8 +25,10 @@ def main():
     c.config("[persistence]\nsnapshot-interval 1s\nsnapshot-keep 2\njournal-commit 250ms\n")
     args = ["--journal-segment-size", "64K", "--expire-interval", "3600"]
     rounds = []
-    for i, secs in enumerate((3.0, 2.5)):
-        ids, committed = crash_round(c, "p%d" % i, secs, args=args)
+    for i in range(2):
+        ids, committed = crash_round(
+            c, "p%d" % i, lambda w: w.committed() >= COMMITTED and
+            snapshots_logged(c) >= SNAPSHOTS, args=args)
         want = committed_ids(ids, committed)
         log("round %d: %d IDs journaled, %d committed" % (i, len(ids), len(want)))
         check(len(want) > 1000, "round %d: enough committed IDs to mean something" % i)

@@ -16,7 +16,8 @@ def main():
     c = Ctl("plknob")
     c.config("[persistence]\nsnapshot-interval 1h\njournal-commit 250ms\n")
     env = {"FG_TEST_SKIP_FSYNC": "journal-commit"}
-    ids, committed = crash_round(c, "k", 2.5, env=env, args=["--expire-interval", "3600"])
+    ids, committed = crash_round(c, "k", lambda w: w.committed() >= 3000, env=env,
+                                 args=["--expire-interval", "3600"])
     want = committed_ids(ids, committed)
     check(len(want) > 1000, "the writer saw %d IDs committed" % len(want))
     check("durability deliberately broken" in c.log(), "floodctld said the knob is set")
