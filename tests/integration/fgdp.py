@@ -26,7 +26,7 @@ import time
 
 import fgkit
 from fgkit import (BIN, BUILD, TOP, Lines, check, cpu_ticks, fail, log, passed,  # noqa: F401
-                   slurp, wait_until)
+                   poll_until, slurp, wait_until)
 
 DP_ADDR = "198.18.0.2"
 KERNEL_ADDRS = ["198.18.0.1", "198.18.0.3", "198.18.0.4"]

@@ -142,11 +142,11 @@ def wait_until(pred, timeout, what, step=POLL_STEP):
 PROCS = []
 
 
-def spawn(cmd, log_path=None, **kw):
-    """Popen(cmd), stdout and stderr into log_path (appended) unless kw says
-    otherwise; killed at exit if still running."""
+def spawn(cmd, log_path=None, append=False, **kw):
+    """Popen(cmd), stdout and stderr into log_path (a new file, or appended
+    to) unless kw says otherwise; killed at exit if still running."""
     if log_path is not None:
-        out = open(log_path, "a")
+        out = open(log_path, "a" if append else "w")
         kw.setdefault("stdout", out)
         kw.setdefault("stderr", subprocess.STDOUT)
     p = subprocess.Popen(cmd, **kw)
@@ -206,7 +206,8 @@ def read_counters(path):
     return parse_counters(slurp(path))
 
 
-def _identity(path):
+def file_identity(path):
+    """What changes when path is rewritten or replaced (None: no file)."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -233,13 +234,13 @@ def wait_counters(read, pred, timeout, what):
 def fresh_stats_file(proc, path, what="the stats file", timeout=30):
     """SIGUSR1 to proc, then its counters once path has been replaced (the
     programs write path.tmp and rename it, so a new file is a whole one)."""
-    before = _identity(path)
+    before = file_identity(path)
     proc.send_signal(signal.SIGUSR1)
 
     def replaced():
         if proc.poll() is not None:
             fail("%s: the process exited (%s) instead of writing it" % (what, proc.returncode))
-        now = _identity(path)
+        now = file_identity(path)
         return now is not None and now != before
     wait_until(replaced, timeout, "%s to be rewritten after SIGUSR1" % what, step=0.01)
     return read_counters(path)

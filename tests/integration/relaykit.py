@@ -44,7 +44,7 @@ class Countd:
     def start(self):
         self.proc = fgkit.spawn(
             [sys.executable, COUNTD, "--port", str(self.port), "--record", self.record_path]
-            + self.args, self.log)
+            + self.args, self.log, append=True)
 
         def listening():
             if self.proc.poll() is not None:
