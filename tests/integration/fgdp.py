@@ -43,6 +43,7 @@ read_stats_text = fgkit.parse_counters
 
 class World:
     def __init__(self, name, workers=1, rx_queues=None, extra="", prefix="fg-dp"):
+        fgkit.need_root()
         self.name = "%s-%s-%d" % (prefix, name, os.getpid())
         self.dir = os.path.join(TOP, "build/test-tmp", self.name)
         shutil.rmtree(self.dir, ignore_errors=True)

@@ -39,6 +39,7 @@ def sh(*cmd):
 
 class Harness:
     def __init__(self, name, *args, rules=""):
+        fgkit.need_root()
         self.ns = "fg-tcp-%s-%d" % (name, os.getpid())
         self.dir = os.path.join(TOP, "build/test-tmp", self.ns)
         os.makedirs(self.dir, exist_ok=True)
