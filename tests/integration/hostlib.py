@@ -31,7 +31,7 @@ def _stop_everything():
     """On a failed check: keep the directories, stop every process, and
     leave at once (threads included: os._exit)."""
     for d in KEEP:
-        print("kept for inspection: " + d)
+        log("kept for inspection: " + d)
     fgkit.kill_all(PROCS)
     fgkit.kill_all()
     os._exit(1)
