@@ -26,9 +26,9 @@
 # FG_TEST_HOG=1: a busy loop runs on one core for the whole run (started
 # and stopped here), so a green run proves the suite under load.
 #
-# The summary ends with one line per suite, "suites: N, passed: N, failed:
-# N, skipped: N (...)" and, alone on the last line, "N passed, N failed,
-# N skipped" (CI reads it).
+# The summary lists one line per suite, then "suites: N, passed: N,
+# failed: N, skipped: N (...)" and, alone on the last line, "N passed,
+# N failed, N skipped" (CI reads it).
 set -u
 mode=${1:-quick}
 top=$(cd "$(dirname "$0")/.." && pwd)
