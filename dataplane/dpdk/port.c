@@ -5,11 +5,13 @@
  *
  * Queues: rx-queues RX queues (worker i polls queues i, i + W, ...) and
  * one TX queue per worker. With more than one RX queue, RSS on the TCP
- * 4-tuple is asked for when the port offers it (a symmetric key, so both
- * directions of a connection hash alike); a port without RSS (net_tap:
- * the kernel's tun driver spreads flows over the queues itself and keeps
- * a flow on the queue its replies came from) is used as it is. Either way
- * a connection stays on one queue, hence on one worker.
+ * 4-tuple is asked for when the port lists those hash types (a symmetric
+ * key, so both directions of a connection hash alike), and the start-up
+ * log says "(RSS)"; a port that lists none is used as it is. net_tap lists
+ * them and takes the request, but no hash of ours fills its queues: the
+ * kernel's tun driver picks the queue for a frame (its own flow hash, then
+ * the queue the flow's replies were written on, which is the replying
+ * worker's). Either way every segment of a connection reaches one worker.
  *
  * Offloads are used when the port has them, and done in software when it
  * has not: IPv4 + TCP receive checksums (frames are marked verified),

@@ -305,8 +305,12 @@ void qseg_delete_done(struct fg_queue *q)
 	while (q->nseg > 1 && q->segs[0].sealed) {
 		struct qseg *s = &q->segs[0];
 
-		if (s->end > mpos || !completions_delivered(q, s) || !gate_open(q, s))
+		if (s->end > mpos || !completions_delivered(q, s))
 			break;
+		if (!gate_open(q, s)) {
+			qcount(q, FG_CTR_QUEUE_GATE_HELD, 1);
+			break;
+		}
 		if (fg_queue_segment_path(q->dir, s->number, path, sizeof(path)) != 0 ||
 		    (unlink(path) != 0 && errno != ENOENT)) {
 			FG_LOG_ERR(QCOMP, "%s: %s", path, strerror(errno));

@@ -164,10 +164,10 @@ def slow_reader(host):
 
     w = threading.Thread(target=writer)
     w.start()
-    time.sleep(2)
+    # the host stops reading once its answers back up (the condition, with a
+    # deadline only as the failure bound); memory is measured after that
+    host.wait_stats(lambda st: st["nntp_stall_responses"] >= 1, "the host to stop reading")
     rss1 = host.rss_kb()
-    st = host.stats()
-    check(st["nntp_stall_responses"] >= 1, "the host stopped reading")
     check(rss1 - rss0 < 20000, "memory grew by %d kB while the peer did not read" % (rss1 - rss0))
     for i in range(n):
         got = c.line()

@@ -17,6 +17,7 @@ import email.utils
 import os
 import atexit
 import pwd
+import re
 import shutil
 import signal
 import subprocess
@@ -25,6 +26,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fgkit import file_identity, poll_until, wait_until  # noqa: E402
 from hostlib import (GREETING, KEEP, PORT, PROCS, Client, Host, article, check,  # noqa: E402
                      fail, in_netns)
 
@@ -85,17 +87,20 @@ def chown_tree(d):
     os.chown(d, NEWS.pw_uid, NEWS.pw_gid)
 
 
-def peer_status(d):
-    """innfeed's counters for peer "local" from its status file."""
-    out = {}
+def peer_text(d):
+    """The peer "local" section of innfeed's status file ('' before it)."""
     try:
         text = open(os.path.join(d, "log", "innfeed.status")).read()
     except OSError:
-        return out
+        return ""
     sect = text.split("\nlocal\n", 1)
-    if len(sect) < 2:
-        return out
-    for line in sect[1].splitlines():
+    return sect[1] if len(sect) == 2 else ""
+
+
+def peer_status(d):
+    """innfeed's counters for peer "local" from its status file."""
+    out = {}
+    for line in peer_text(d).splitlines():
         parts = line.split()
         key = parts[0].rstrip(":") if parts else ""
         if (len(parts) >= 2 and key not in out and parts[1].isdigit() and
@@ -125,28 +130,33 @@ def run_innfeed(host, streaming, batch, want_answers):
                           INNBIN + "/innfeed", "-c", os.path.join(d, "etc", "innfeed.conf"),
                           funnel], stdin=subprocess.DEVNULL, env=env, stderr=subprocess.PIPE)
     PROCS.append(p)
-    for _ in range(100):
-        if host.stats()["nntp_sessions_opened"] > before:
-            break
-        time.sleep(0.1)
-    time.sleep(0.5)
+    host.wait_stats(lambda st: st["nntp_sessions_opened"] > before, "innfeed's session")
+    # innfeed's own word that its connection is up (its status file, every
+    # stats-period): "active cxns: 1", and "is streaming: yes" if streaming
+    def connected():
+        text = peer_text(d)
+        m = re.search(r"active cxns: (\d+)", text)
+        return m and int(m.group(1)) >= 1 and (
+            not streaming or re.search(r"is streaming: yes", text))
+    wait_until(connected, 60, lambda: "innfeed to report its connection up:\n" + peer_text(d))
     # streaming takes the batch at once; lock-step IHAVE queues little, so
     # the lines come as innd would write them, one at a time
     for n in range(0, len(lines), len(lines) if streaming else 1):
         with open(funnel, "a") as f:
             f.write("".join(lines[n:n + (len(lines) if streaming else 1)]))
         if not streaming:
-            time.sleep(0.2)
-    deadline = time.time() + 60
-    st = {}
-    while time.time() < deadline:
+            time.sleep(0.2)     # pacing only, as innd's writes; nothing waits on it
+
+    def answered():
         st = peer_status(d)
-        if sum(st.get(k, 0) for k in ("accepted", "refused", "rejected")) >= want_answers:
-            break
-        if p.poll() is not None:
-            break
-        time.sleep(0.5)
-    time.sleep(1.5)            # one more status period, then stop it
+        return p.poll() is not None or \
+            sum(st.get(k, 0) for k in ("accepted", "refused", "rejected")) >= want_answers
+    poll_until(answered, 60, step=0.2)
+    # the counters of one more status period written after that, so that
+    # offered, deferred and missing are complete too
+    status = os.path.join(d, "log", "innfeed.status")
+    seen = file_identity(status)
+    poll_until(lambda: p.poll() is not None or file_identity(status) != seen, 30, step=0.1)
     st = peer_status(d)
     if p.poll() is None:
         p.send_signal(signal.SIGTERM)

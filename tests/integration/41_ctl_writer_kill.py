@@ -11,9 +11,8 @@ restarted: it adopts the region (the shared memory outlived it) with
 every ID still there. Last, a clean stop, the region wiped as a reboot
 would, and a restart from the journal: every ID again.
 """
-import time
 
-from ctlkit import Ctl, check, log, passed
+from ctlkit import Ctl, check, log, passed, wait_until
 
 
 def main():
@@ -32,20 +31,15 @@ def main():
     check(not missing, "IDs of the killed writer missing: %d, e.g. %s" % (len(missing), missing[:5]))
 
     # the dead slot is reaped once its ring is drained and committed
-    end = time.time() + 10
-    writers = None
-    while time.time() < end:
-        _, st = c.ctl_json("status")
-        writers = st["writers"]
-        if len(writers) == 1:
-            break
-        time.sleep(0.1)
+    def one_writer():
+        ws = c.ctl_json("status")[1]["writers"]
+        return ws if len(ws) == 1 else None
+    writers = wait_until(one_writer, 60, "the dead writer's slot to be reaped")
     check(len(writers) == 1 and writers[0]["pid"] == b.p.pid, "only writer b left: %r" % writers)
     check("died; draining its journal ring" in c.log(), "the death was logged")
 
     # floodctld SIGKILLed while b writes: b keeps going, the region survives
-    c.kill()
-    time.sleep(0.5)
+    c.kill()		# waits for its end
     c.start()
     check("adopted the region" in c.log(), "restarted floodctld adopted the region")
     b.wait_ids(len(b.ids()) + 500)

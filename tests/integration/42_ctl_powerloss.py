@@ -7,7 +7,8 @@ which really drops every write not made durable by fsync/fdatasync, and
 every name not made durable by an fsync of the directory. A writer
 inserts at 3000 IDs/s with snapshots every second and small journal
 segments (so snapshots, renames, rotations and pruning all happen under
-load); both processes are SIGKILLed at once, the data directory is reverted
+load); once floodctld has written two snapshots in this run and the
+writer has seen 3000 IDs committed, both processes are SIGKILLed at once, the data directory is reverted
 to its durable state, the shared memory is wiped as a reboot would, and
 floodctld restarts: every ID whose journal record was committed is in
 history, each one checked. Four times in a row, so each crash lands on a
@@ -21,7 +22,10 @@ image (the shim's FG_PL_SAVE) so a failure replays exactly.
 import os
 import random
 
-from ctlkit import Ctl, check, committed_ids, crash_round, log, passed
+from ctlkit import Ctl, check, committed_ids, crash_round, log, passed, snapshots_logged
+
+COMMITTED = 3000        # IDs the writer has seen committed before the crash
+SNAPSHOTS = 2           # snapshots floodctld has written in the round
 
 
 def main():
@@ -30,14 +34,16 @@ def main():
     args = ["--journal-segment-size", "64K", "--expire-interval", "3600"]
     rounds = []
     base = int(os.environ.get("FG_PL_SEED") or random.randrange(1, 1 << 30))
-    for i, secs in enumerate((3.0, 2.5, 2.5, 2.5)):
+    for i in range(4):
         os.environ.pop("FG_PL_SEED", None)
         if i >= 2:
             os.environ["FG_PL_SEED"] = str(base + i)
             os.environ["FG_PL_SAVE"] = os.path.join(c.dir, "crash-image-%d" % i)
             log("round %d: the crash's outcome from FG_PL_SEED=%d (image in %s)" %
                 (i, base + i, os.environ["FG_PL_SAVE"]))
-        ids, committed = crash_round(c, "p%d" % i, secs, args=args)
+        ids, committed = crash_round(
+            c, "p%d" % i, lambda w: w.committed() >= COMMITTED and
+            snapshots_logged(c) >= SNAPSHOTS, args=args)
         os.environ.pop("FG_PL_SAVE", None)
         want = committed_ids(ids, committed)
         log("round %d: %d IDs journaled, %d committed" % (i, len(ids), len(want)))

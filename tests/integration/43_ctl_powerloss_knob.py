@@ -21,7 +21,7 @@ checks that the shim announced the skip (the rule met its sync):
 import os
 import re
 
-from ctlkit import TOP, Ctl, check, committed_ids, crash_round, log, passed
+from ctlkit import TOP, Ctl, check, committed_ids, crash_round, log, passed, snapshots_logged
 
 SEGMENTS = ["--journal-segment-size", "64K", "--expire-interval", "3600"]
 CASES = [
@@ -62,7 +62,10 @@ def main():
     for name, rule, persistence, args, loses in CASES:
         c = Ctl("plskip-" + name)
         c.config("[persistence]\n" + persistence)
-        ids, committed = crash_round(c, "k", 2.5, env={"FG_PL_SKIP_SYNC": rule}, args=args)
+        ids, committed = crash_round(
+            c, "k", lambda w: w.committed() >= 3000 and (
+                snapshots_logged(c) >= 2 if "snapshot-interval 1s" in persistence else True),
+            env={"FG_PL_SKIP_SYNC": rule}, args=args)
         want = committed_ids(ids, committed)
         check(len(want) > 1000, "%s: the writer saw %d IDs committed" % (name, len(want)))
         said = re.findall(r"powerloss: skipping the sync of .*", c.log())

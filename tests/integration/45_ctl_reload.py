@@ -11,9 +11,9 @@ same refusal for a broken one. The reload counters count all of it.
 """
 import os
 import signal
-import time
 
 from ctlkit import Ctl, check, log, passed
+from fgkit import poll_until
 
 BROKEN = """[rules]
 cutoff forever
@@ -67,26 +67,19 @@ def main():
     check(after == (600, "article-date", 7 * 86400, 500, vlog), "new settings %r" % (after,))
     # the verdict log is on now: a writer's lines land in the file
     c.run_writer("--count", "20", "--vlog")
-    end = time.time() + 10
-    while time.time() < end and (not os.path.exists(vlog) or
-                                 open(vlog).read().count("\n") < 20):
-        time.sleep(0.1)
+    poll_until(lambda: os.path.exists(vlog) and open(vlog).read().count("\n") >= 20, 60, 0.1)
     check(os.path.exists(vlog) and open(vlog).read().count("\n") == 20, "verdict log written")
 
     # SIGHUP re-reads the running file (now good.conf)
     with open(good, "w") as f:
         f.write(text.replace("snapshot-interval 10m", "snapshot-interval 20m"))
     c.d.send_signal(signal.SIGHUP)
-    end = time.time() + 10
-    while time.time() < end and settings(c)[0] != 1200:
-        time.sleep(0.1)
+    poll_until(lambda: settings(c)[0] == 1200, 60, 0.1)
     check(settings(c)[0] == 1200, "SIGHUP applied the edited file")
     with open(good, "a") as f:
         f.write("[history]\nfull-policy sometimes\n")
     c.d.send_signal(signal.SIGHUP)
-    end = time.time() + 10
-    while time.time() < end and "reload of %s refused" % good not in c.log():
-        time.sleep(0.1)
+    poll_until(lambda: "reload of %s refused" % good in c.log(), 60, 0.1)
     check("reload of %s refused" % good in c.log() and "full-policy" in c.log(),
           "SIGHUP with a broken file: refused and logged")
     check(settings(c)[0] == 1200, "and the running configuration kept")

@@ -12,6 +12,7 @@ import subprocess
 import tempfile
 
 import hostlib
+import fgkit
 import relaykit
 from hostlib import check
 
@@ -22,9 +23,7 @@ FEEDGEN = os.path.join(hostlib.BUILD, "bin", "feedgen")
 
 
 def main():
-    if not os.access(relaykit.GREP, os.X_OK):
-        print("SKIP: INN is not installed")
-        return
+    fgkit.need_inn()
     work = tempfile.mkdtemp(prefix="fg-relay-51-")
     os.chmod(work, 0o755)
     hostlib.KEEP.append(work)

@@ -19,6 +19,7 @@ from hostlib import check
 relaykit.in_netns()
 
 INND_PORT = 11191
+PERIOD = 5              # seconds of the short warm-up period
 
 
 def preload(ids):
@@ -76,11 +77,8 @@ def run(work, innd_dir):
     st = host.stats()
     check(st.get("warmup_active") == 1, "warm-up is on after a cold start")
     # until the asking connection is up, questions get no answer (238)
-    for _ in range(200):
-        if host.stats().get("relay_connects", 0) >= 2:
-            break
-        time.sleep(0.05)
-    check(host.stats().get("relay_connects", 0) >= 2, "feeding and asking connections up")
+    host.wait_stats(lambda st: st.get("relay_connects", 0) >= 2,
+                    "the feeding and the asking connection to be up")
     got = dict((m, c) for c, m in checks(held[:30] + new))
     check(all(got[m] == 438 for m in held[:30]), "innd's articles get 438: %s" % got)
     check(all(got[m] == 238 for m in new), "new articles get 238: %s" % got)
@@ -93,10 +91,16 @@ def run(work, innd_dir):
     check(st["relay_asked"] >= 50, "asked innd: %d" % st["relay_asked"])
     host.stop()
 
-    # a short period: on at first, off once it has passed
-    host = start(work, "d2", "warmup 2s\n")
-    check(host.stats().get("warmup_active") == 1, "on at the start of the period")
-    time.sleep(2.5)
+    # a short period: on at first, off once it has passed. The first look
+    # must come inside the period, which is long enough for a slow start
+    t0 = time.time()
+    host = start(work, "d2", "warmup %ds\n" % PERIOD)
+    st = host.stats()
+    check(st.get("warmup_active") == 1, "on at the start of the period (the host took "
+          "%.1f s to start and answer; the period is %d s)" % (time.time() - t0, PERIOD))
+    # the period's end, seen by the host itself, not by a sleep of ours
+    host.wait_stats(lambda st: st.get("warmup_active") == 0, "the warm-up period to end",
+                    timeout=PERIOD + 60)
     got = checks(held[30:35])
     check(all(c == 238 for c, _ in got), "after the period the filter answers alone: %s" % got)
     check(host.stats().get("nntp_warmup_asked", 0) == 0, "nothing asked after the period")

@@ -12,8 +12,8 @@ each is delivered exactly once."""
 import os
 import tempfile
 import threading
-import time
 
+import fgkit
 import hostlib
 import relaykit
 from hostlib import check
@@ -43,21 +43,24 @@ def main():
     answers = []
     t = threading.Thread(target=lambda: relaykit.feed(arts, window=8, answers=answers))
     t.start()
-    end = time.time() + 30
-    while time.time() < end and host.stats().get("queue_refusing") != 1:
-        time.sleep(0.05)
-    st = host.stats()
+    st = host.wait_stats(lambda st: st.get("queue_refusing") == 1 and st["nntp_stall_sink"] >= 1,
+                         "the queue to refuse at its limit and the feed to stall", timeout=60)
     check(st.get("queue_refusing") == 1, "the queue refuses at its limit")
     check(st["queue_bytes_on_disk"] >= 1 << 20, "1 MiB queued: %d" % st["queue_bytes_on_disk"])
-    time.sleep(0.5)
+    # the feed has read every answer the host gave (the host's own count)
+    fgkit.wait_until(lambda: len(answers) >= host.stats()["nntp_response:239"], 30,
+                     "the feed to read the answers the host gave")
     stalled = len(answers)
     check(stalled < 400, "the feed is held back (%d answered)" % stalled)
     check(all(c == 239 for _, c in answers), "only 239 so far: %s" %
           [a for a in answers if a[1] != 239][:3])
+    # the engine goes on answering (a CHECK on another connection) while the
+    # stalled feed gets nothing more: the host's count of 239s stands still
     check(check_answer("<new@limit.test>") == 431, "CHECK of a new ID: 431 while full")
-    time.sleep(0.5)
-    check(len(answers) == stalled, "still held back")
     st = host.stats()
+    check(st["nntp_response:239"] == stalled and len(answers) == stalled,
+          "still held back: %d 239s, %d answers, %d before" % (
+              st["nntp_response:239"], len(answers), stalled))
     check(st["nntp_defer_sink"] >= 1 and st["nntp_stall_sink"] >= 1,
           "deferred and stalled for the sink: %d %d" % (st["nntp_defer_sink"],
                                                         st["nntp_stall_sink"]))

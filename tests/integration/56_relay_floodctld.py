@@ -17,19 +17,19 @@ delivered. /metrics shows the queue's gauges and the relay's counters
 """
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
 import threading
-import time
 
 import relaykit
 
 relaykit.in_netns()
 
 import hostlib  # noqa: E402 (after the namespace switch)
+import fgkit  # noqa: E402
 from ctlkit import BUILD, Ctl, check, http_get, log, passed, prom_parse, prom_value  # noqa: E402
+from fgkit import wait_until  # noqa: E402
 
 HOST = os.path.join(BUILD, "bin/floodgate-host")
 PORT = hostlib.PORT
@@ -44,14 +44,21 @@ def start_host(c, env=None):
                           os.path.join(c.dir, "host.stats")], stdout=subprocess.DEVNULL,
                          stderr=open(logp, "w"), env=e)
     c.procs.append(p)
-    for _ in range(300):
+
+    def listening():
+        check(p.poll() is None, "floodgate-host exited:\n" + open(logp).read())
         try:
             socket.create_connection(("127.0.0.1", PORT), timeout=1).close()
-            return p
+            return True
         except OSError:
-            check(p.poll() is None, "floodgate-host exited:\n" + open(logp).read())
-            time.sleep(0.02)
-    check(False, "floodgate-host did not listen")
+            return False
+    wait_until(listening, 30, "floodgate-host to listen", step=0.02)
+    return p
+
+
+def host_stats(c, host):
+    return fgkit.fresh_stats_file(host, os.path.join(c.dir, "host.stats"),
+                                  "floodgate-host's stats")
 
 
 def checks(ids):
@@ -89,8 +96,8 @@ def main():
     answers = []
     t = threading.Thread(target=lambda: relaykit.feed(arts, answers=answers, until_eof=True))
     t.start()
-    while len(answers) < 1500 and t.is_alive():
-        time.sleep(0.01)
+    wait_until(lambda: len(answers) >= 1500 or not t.is_alive(), 120,
+               "1500 answers before the kill", step=0.01)
     host.send_signal(signal.SIGKILL)
     c.kill()
     host.wait()
@@ -116,12 +123,7 @@ def main():
 
     countd.args = []
     countd.start()
-    end = time.time() + 60
-    while time.time() < end:
-        counts = countd.counts()
-        if all(i in counts for i in accepted):
-            break
-        time.sleep(0.2)
+    fgkit.poll_until(lambda: all(i in countd.counts() for i in accepted), 60, step=0.2)
     counts = countd.counts()
     lost = [i for i in accepted if i not in counts]
     check(not lost, "%d articles that got 239 were never delivered, e.g. %s" % (len(lost), lost[:3]))
@@ -135,13 +137,15 @@ def main():
         st, body = http_get(METRICS)
         s = prom_parse(body) if st == 200 else {}
         return body, s
-    end = time.time() + 20
-    while time.time() < end:
-        body, s = scraped()
-        if prom_value(s, "floodgate_relay_lag_records", downstream="down") == 0 and \
-                (prom_value(s, "floodgate_relay_accepted_total") or 0) > 0:
-            break
-        time.sleep(0.2)
+    last = {}
+
+    def drained_scrape():
+        last["body"], last["s"] = scraped()
+        s = last["s"]
+        return prom_value(s, "floodgate_relay_lag_records", downstream="down") == 0 and \
+            (prom_value(s, "floodgate_relay_accepted_total") or 0) > 0
+    fgkit.poll_until(drained_scrape, 20, step=0.2)
+    body, s = last["body"], last["s"]
     check(prom_value(s, "floodgate_relay_lag_records", downstream="down") == 0,
           "lag 0: %s" % [l for l in body.splitlines() if "queue" in l or "lag" in l][-12:])
     check(prom_value(s, "floodgate_relay_lag_seconds", downstream="down") == 0, "no age")
@@ -149,10 +153,9 @@ def main():
     check(prom_value(s, "floodgate_queue_records") is not None, "queue records")
     check((prom_value(s, "floodgate_relay_accepted_total") or 0) > 0, "relay counters exported")
     check((prom_value(s, "floodgate_queue_segments_total") or 0) > 0, "queue counters exported")
-    if shutil.which("promtool"):
-        p = subprocess.run(["promtool", "check", "metrics"], input=body.encode(),
-                           capture_output=True)
-        check(p.returncode == 0, "promtool: %s" % p.stderr.decode()[-500:])
+    p = subprocess.run(["promtool", "check", "metrics"], input=body.encode(),
+                       capture_output=True)
+    check(p.returncode == 0, "promtool: %s" % p.stderr.decode()[-500:])
 
     # the journal gate: a delivered segment stays until the journal holds
     # its IDs (commit every 60 s here; a snapshot commits the journal)
@@ -161,18 +164,20 @@ def main():
     got = relaykit.feed(more)
     check(all(code == 239 for _, code in got), "accepted")
     segs = lambda: sorted(f for f in os.listdir(c.data) if f.startswith("queue-0"))
-    end = time.time() + 30
-    while time.time() < end and any(i not in countd.counts() for i, _ in more):
-        time.sleep(0.2)
+    wait_until(lambda: all(i in countd.counts() for i, _ in more), 30,
+               "countd to receive the 800", step=0.2)
     before = segs()
     check(len(before) >= 2, "a sealed, delivered segment: %s" % before)
-    time.sleep(1.5)
+    # the positive sign that deletion had its chance: the queue's
+    # housekeeping found the delivered segment and the gate held it, twice
+    held = host_stats(c, host)["queue_gate_held"]
+    fgkit.wait_counters(lambda: host_stats(c, host),
+                        lambda st: st["queue_gate_held"] >= held + 2, 30,
+                        "the queue's housekeeping to meet the gate twice")
     check(segs() == before, "kept while the journal lags: %s" % segs())
     rc, out, err = c.ctl("snapshot")
     check(rc == 0, "floodctl snapshot: %s" % err)
-    end = time.time() + 10
-    while time.time() < end and segs() == before:
-        time.sleep(0.1)
+    fgkit.poll_until(lambda: segs() != before, 30, step=0.1)
     check(len(segs()) < len(before), "deleted once the journal committed: %s" % segs())
     host.send_signal(signal.SIGTERM)
     check(host.wait(timeout=30) == 0, "host stops cleanly")

@@ -13,7 +13,6 @@ import socket
 import struct
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fgtcp import (NOT_PEER, Harness, Lines, MODULE_ADDR, article, check, connect, log,  # noqa: E402
@@ -107,11 +106,14 @@ def main():
             s.shutdown(socket.SHUT_WR)
             check(r.line() == "238 <half@test>", "answer after half-close")
             check(s.recv(10) == b"", "no FIN after half-close")
-        time.sleep(0.3)
-        st = h.stats()
-        for k in ("tcp_to_established", "tcp_close_fin", "tcp_to_time_wait", "tcp_to_close_wait",
-                  "tcp_to_last_ack", "tcp_rx_no_conn", "tcp_tx_rst", "net_icmp_echo",
-                  "net_arp_replies", "tcp_rtt_samples"):
+        moved = ("tcp_to_established", "tcp_close_fin", "tcp_to_time_wait", "tcp_to_close_wait",
+                 "tcp_to_last_ack", "tcp_rx_no_conn", "tcp_tx_rst", "net_icmp_echo",
+                 "net_arp_replies", "tcp_rtt_samples")
+        # the last close runs to its end (LAST-ACK, every record freed)
+        st = h.wait_stats(lambda st: all(st.get(k, 0) > 0 for k in moved) and
+                          st["sessions_open"] == 0 and st["connections"] == 0,
+                          "the counters to move and the last connection to close")
+        for k in moved:
             check(st.get(k, 0) > 0, "counter %s did not move: %s" % (k, st.get(k)))
         check(st["tcp_accepted"] == 7, "accepted %d" % st["tcp_accepted"])
         check(st["sessions_open"] == 0 and st["connections"] == 0,

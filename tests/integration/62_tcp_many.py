@@ -10,7 +10,6 @@ left."""
 import os
 import resource
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fgtcp import Harness, Lines, check, connect, log  # noqa: E402
@@ -52,11 +51,8 @@ def main():
             check(socks[i].recv(10) == b"", "FIN on connection %d" % i)
         for s in socks:
             s.close()
-        for _ in range(100):
-            st = h.stats()
-            if st["sessions_open"] == 0 and st["connections"] == 0:
-                break
-            time.sleep(0.1)
+        st = h.wait_stats(lambda st: st["sessions_open"] == 0 and st["connections"] == 0,
+                          "every session and connection to close", timeout=60)
         check(st["sessions_open"] == 0, "sessions open: %d" % st["sessions_open"])
         check(st["connections"] == 0, "connection records in use: %d" % st["connections"])
         check(st["history_state:offered"] == 0 and st["nntp_offers_released"] == N,

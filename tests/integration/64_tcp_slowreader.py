@@ -12,7 +12,6 @@ import os
 import socket
 import sys
 import threading
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fgtcp import MODULE_ADDR, Harness, Lines, check, log  # noqa: E402
@@ -39,10 +38,23 @@ def main():
 
         th = threading.Thread(target=sender)
         th.start()
-        time.sleep(3)
-        a = h.stats()
-        time.sleep(1.5)
-        b = h.stats()
+        # the stall, as the counters show it: the engine stopped reading,
+        # a zero window went out, and the bytes received stand still
+        # between two looks
+        last = {}
+
+        def stalled(st):
+            still = last.get("rx") == st["tcp_rx_bytes"]
+            last["rx"] = st["tcp_rx_bytes"]
+            return (st["tcp_tx_zero_window"] > 0 and st["nntp_stall_responses"] > 0 and still) \
+                or done.is_set()
+        a = h.wait_stats(stalled, "the window to close and the engine to stop reading",
+                         timeout=120)
+        # the positive sign that the client had its chance to send more:
+        # another zero-window segment (an answer to the client's probe, or
+        # our own persist probe) after the first look
+        b = h.wait_stats(lambda st: st["tcp_tx_zero_window"] > a["tcp_tx_zero_window"] or
+                         done.is_set(), "another zero-window segment", timeout=180)
         check(not done.is_set(), "the whole pipeline was taken: the window never closed")
         check(b["tcp_tx_zero_window"] > 0, "no zero window advertised")
         check(b["nntp_stall_responses"] > 0, "the engine never stopped reading")

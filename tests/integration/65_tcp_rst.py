@@ -11,20 +11,13 @@ import os
 import socket
 import struct
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fgtcp import Harness, Lines, article, check, connect, log  # noqa: E402
 
 
 def wait_for(h, cond, what):
-    for _ in range(100):
-        st = h.stats()
-        if cond(st):
-            return st
-        time.sleep(0.05)
-    check(False, "%s: %s" % (what, {k: v for k, v in st.items() if v and not k.startswith(
-        ("rejected:", "nntp_command:"))}))
+    return h.wait_stats(cond, what)
 
 
 def main():

@@ -75,14 +75,14 @@ def main():
     ok, body = w.dp("status")
     check(ok and "active" in body, "status: %s" % body)
     accepted, old = session(w)
-    time.sleep(0.3)		# counters reach the region slot every 100 ms
-    rc, out, err = w.ctl("lookup", accepted)
+    def looked_up():
+        r = w.ctl("lookup", accepted)
+        return r if r[0] == 0 and "accepted" in r[1] else None
+    rc, out, err = fgdp.poll_until(looked_up, 30) or w.ctl("lookup", accepted)
     check(rc == 0 and "accepted" in out, "floodctl lookup %s: %s %s" % (accepted, out, err))
     # the journal records name the date header and the reject reason
     lookup = lambda i: __import__("json").loads(w.ctl("lookup", "--json", i)[1])
-    deadline = time.time() + 10
-    while not lookup(old).get("in_retained_journal") and time.time() < deadline:
-        time.sleep(0.1)
+    fgdp.poll_until(lambda: lookup(old).get("in_retained_journal"), 60, step=0.1)
     j = lookup(old)
     check(j.get("state") == "rejected" and j.get("reason") == "too-old" and
           j.get("date_header") == "Injection-Date", "lookup of the too-old reject: %r" % j)

@@ -90,7 +90,7 @@ def main():
     case(d, "takethis", ["--articles", "3000", "--mode", "takethis", "--dups", "4"])
     case(d, "binaries", ["--articles", "800", "--size", "mix", "--binary-size", "300K",
                          "--binary-share", "0.1", "--peers", "4"])
-    if not fgdp.failed and not os.environ.get("FG_KEEP_TMP"):
+    if not fgdp.fgkit.failed and not os.environ.get("FG_KEEP_TMP"):
         shutil.rmtree(d, ignore_errors=True)
     fgdp.passed("73_dp_passive")
 

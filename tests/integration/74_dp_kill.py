@@ -5,7 +5,9 @@
 
 Four clients (two peers, two connections each) offer their own Message-
 IDs, CHECK then TAKETHIS, as fast as they can. floodgate is killed with
-SIGKILL in the middle; the history lives on in floodctld's region, which
+SIGKILL in the middle — once the clients have settled a tenth of their
+offers, a point measured on their own counters, not a time, so the kill
+cuts every session on a fast machine as on a slow one; the history lives on in floodctld's region, which
 reaps the dead dataplane's writer slots (its journal records drained,
 its half-done offers cleared). A new floodgate starts on the same region;
 the clients reconnect and offer every ID of theirs again: each ID that got
@@ -19,14 +21,16 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fgdp  # noqa: E402
+import fgkit  # noqa: E402
 from fgdp import check, log  # noqa: E402
 
 PER_CLIENT = 20000
 BATCH = 50
+KILL_AT = 0.10          # the share of all offers settled when floodgate is killed
+KILL_BEFORE = 0.90      # ... and no client may be further on than this
 
 
 def mid(prefix, n):
@@ -41,6 +45,7 @@ class Client:
         self.numbers = list(range(first, first + PER_CLIENT))
         self.accepted = set()		# numbers that got 239
         self.refused = set()		# numbers that got 438 on the second round
+        self.settled = 0		# offers of this round with their final answer
         self.error = None
 
     def round(self, stop):
@@ -50,10 +55,12 @@ class Client:
             s = fgdp.connect(self.src, timeout=5)
             r = fgdp.Lines(s)
             check(r.line().startswith("200 "), "greeting")
+            self.settled = 0
             for i in range(0, len(self.numbers), BATCH):
                 if stop.is_set():
                     break
                 self.batch(s, r, self.numbers[i:i + BATCH])
+                self.settled += len(self.numbers[i:i + BATCH])
             s.sendall(b"QUIT\r\n")
             r.line()
             s.close()
@@ -82,13 +89,23 @@ class Client:
                 self.accepted.add(n)
 
 
-def run_round(clients, seconds=None):
+def run_round(clients, kill_at=None):
+    """Every client's round in its own thread. kill_at: return as soon as
+    that share of all offers is settled (the clients still running)."""
     stop = threading.Event()
     threads = [threading.Thread(target=c.round, args=(stop,)) for c in clients]
     for t in threads:
         t.start()
-    if seconds:
-        time.sleep(seconds)
+    if kill_at:
+        total = len(clients) * PER_CLIENT
+
+        def far_enough():
+            for c in clients:
+                check(c.error is None, "a client stopped before the kill: %s" % c.error)
+            return sum(c.settled for c in clients) >= kill_at * total
+        fgkit.wait_until(far_enough, 120, lambda: "the clients to settle %d%% of their offers "
+                         "(they have %s)" % (100 * kill_at, [c.settled for c in clients]),
+                         step=0.002)
         return threads
     for t in threads:
         t.join(120)
@@ -102,16 +119,21 @@ def main():
     w.start_dp()
     clients = [Client(src, "dpk%d" % k, k * PER_CLIENT)
                for k, src in enumerate(["198.18.0.1", "198.18.0.1", "198.18.0.3", "198.18.0.3"])]
-    threads = run_round(clients, seconds=1.0)
+    threads = run_round(clients, kill_at=KILL_AT)
     w.fg.send_signal(signal.SIGKILL)
+    at_kill = [c.settled for c in clients]
     w.fg.wait()
+    check(max(at_kill) < KILL_BEFORE * PER_CLIENT,
+          "every client had work left at the kill: settled %s of %d each" % (at_kill, PER_CLIENT))
+    log("killed with %s of %d offers settled per client" % (at_kill, PER_CLIENT))
     for t in threads:
         t.join(60)
         check(not t.is_alive(), "a client hung after the kill")
     before = {c.prefix: set(c.accepted) for c in clients}
     n_before = sum(len(v) for v in before.values())
     check(n_before > 0, "nothing was accepted before the kill")
-    check(any(c.error for c in clients), "the kill did not cut a session")
+    check(all(c.error for c in clients), "the kill cut every session: %s"
+          % [str(c.error) for c in clients])
     log("before the kill: %d accepted" % n_before)
     w.logs.remove(w.fg.logp)		# a killed process's log ends anywhere
     w.start_dp()			# the same region; slots reaped, offers cleared

@@ -82,7 +82,8 @@ def main():
                                                             "198.18.0.4", "198.18.0.4"])]
     for t in load:
         t.start()
-    time.sleep(0.5)
+    # the reloads come under load: once the clients have articles accepted
+    fgdp.wait_until(lambda: sum(t.n for t in load) > 0, 60, "the load clients to get going")
     # a broken file: refused, every error named, nothing changed
     bad = os.path.join(w.dir, "bad.conf")
     with open(bad, "w") as f:
@@ -101,7 +102,10 @@ def main():
     log(body.strip().splitlines()[-1])
     offer(s, r, "<old3.%d@reload.test>" % pid, 5 * DAY, "439")
     offer(s, r, "<new3.%d@reload.test>" % pid, 3600, "239")
-    time.sleep(0.5)
+    # and the load goes on after it: more articles accepted since
+    mark = sum(t.n for t in load)
+    fgdp.wait_until(lambda: sum(t.n for t in load) > mark or any(t.error for t in load), 60,
+                    "the load clients to go on after the reload")
     for t in load:
         t.stop.set()
     for t in load:

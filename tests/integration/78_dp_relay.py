@@ -197,10 +197,13 @@ def main():
     log("SIGKILL mid-relay: everything delivered, %d re-sent (bound %d)" % (len(twice), BOUND))
 
     # 4. floodctld sees the queue's and the relay's counters; history has every ID
-    time.sleep(0.3)
-    rc, out, err = w.ctl("stats", "--json")
-    check(rc == 0, "floodctl stats: %s" % err)
-    c = json.loads(out)["counters"]
+    # the dataplane's counters reach its region slot every 100 ms
+    def ctl_counters():
+        rc, out, err = w.ctl("stats", "--json")
+        check(rc == 0, "floodctl stats: %s" % err)
+        c = json.loads(out)["counters"]
+        return c if c.get("relay_accepted", 0) > 0 and c.get("queue_records", 0) > 0 else None
+    c = fgdp.poll_until(ctl_counters, 30) or json.loads(w.ctl("stats", "--json")[1])["counters"]
     check(c.get("relay_accepted", 0) > 0 and c.get("queue_records", 0) > 0,
           "floodctld lacks the dataplane's queue/relay counters: relay_accepted %s "
           "queue_records %s" % (c.get("relay_accepted"), c.get("queue_records")))

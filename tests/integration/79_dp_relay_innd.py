@@ -18,6 +18,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fgdp  # noqa: E402
+import fgkit  # noqa: E402
 import relaykit  # noqa: E402
 from fgdp import check, log  # noqa: E402
 
@@ -59,9 +60,7 @@ def run(w, innd_dir):
 
 
 def main():
-    if not os.access(relaykit.GREP, os.X_OK):
-        print("SKIP: INN is not installed")
-        return
+    fgkit.need_inn()
     w = fgdp.World("innd", prefix="fg-dpr",
                    extra="[downstream down]\naddress 127.0.0.1:%d\nconnections 2\n" % INND_PORT)
     os.chmod(w.dir, 0o755)

@@ -12,49 +12,20 @@ reboot would. netns() moves this process into a fresh network namespace
 Everything is removed at exit.
 """
 import atexit
-import ctypes
 import json
 import os
 import shutil
 import signal
 import subprocess
-import sys
-import time
 
-TOP = os.environ.get("FG_TOP") or os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
-BUILD = os.environ.get("FG_BUILD") or os.path.join(TOP, "build/release")
+import fgkit
+from fgkit import BUILD, TOP, check, fail, log, passed, wait_until  # noqa: F401 (the tests' names)
+
 FLOODCTLD = os.path.join(BUILD, "bin/floodctld")
 FLOODCTL = os.path.join(BUILD, "bin/floodctl")
 HISTWRITER = os.path.join(BUILD, "bin/histwriter")
 POWERLOSS = os.path.join(BUILD, "tests/preload/powerloss.so")
-CLONE_NEWNET = 0x40000000
 DAY = 86400
-
-checks = 0
-failed = False
-
-
-def log(*a):
-    print(*a, flush=True)
-
-
-def fail(msg):
-    global failed
-    failed = True
-    log("FAIL " + msg)
-    sys.exit(1)
-
-
-def check(cond, msg):
-    global checks
-    checks += 1
-    if not cond:
-        fail(msg)
-
-
-def passed(name):
-    log("PASS %s: %d checks" % (name, checks))
-    sys.exit(0)
 
 
 class Writer:
@@ -63,8 +34,8 @@ class Writer:
     def __init__(self, ctl, args, name):
         self.out_path = os.path.join(ctl.dir, "%s.out" % name)
         self.err_path = os.path.join(ctl.dir, "%s.err" % name)
-        self.p = subprocess.Popen([HISTWRITER, "-c", ctl.conf] + list(args),
-                                  stdout=open(self.out_path, "w"), stderr=open(self.err_path, "w"))
+        self.p = fgkit.spawn([HISTWRITER, "-c", ctl.conf] + list(args),
+                             stdout=open(self.out_path, "w"), stderr=open(self.err_path, "w"))
         ctl.procs.append(self.p)
 
     def lines(self):
@@ -80,12 +51,8 @@ class Writer:
         return c[-1] if c else 0
 
     def wait_ids(self, n, timeout=30):
-        end = time.time() + timeout
-        while time.time() < end:
-            if len(self.ids()) >= n:
-                return
-            time.sleep(0.05)
-        fail("writer printed only %d ids (wanted %d)" % (len(self.ids()), n))
+        wait_until(lambda: len(self.ids()) >= n, timeout,
+                   lambda: "the writer to print %d ids (it has %d)" % (n, len(self.ids())))
 
     def wait(self, timeout=60):
         rc = self.p.wait(timeout=timeout)
@@ -141,15 +108,11 @@ class Ctl:
         return self.d
 
     def wait_ready(self, timeout=30):
-        end = time.time() + timeout
-        while time.time() < end:
+        def ready():
             if self.d.poll() is not None:
                 fail("floodctld exited %s:\n%s" % (self.d.returncode, self.log()))
-            rc, _, _ = self.ctl("status", timeout=5)
-            if rc == 0:
-                return
-            time.sleep(0.05)
-        fail("floodctld not ready:\n" + self.log())
+            return self.ctl("status", timeout=5)[0] == 0
+        wait_until(ready, timeout, lambda: "floodctld to be ready:\n" + self.log())
 
     def log(self, i=-1):
         with open(self.logs[i]) as f:
@@ -225,14 +188,7 @@ class Ctl:
     def netns(self):
         """Move this process (and so every child) into a new network namespace."""
         self.ns = self.name
-        subprocess.run(["ip", "netns", "del", self.ns], stderr=subprocess.DEVNULL)
-        subprocess.run(["ip", "netns", "add", self.ns], check=True)
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        fd = os.open("/var/run/netns/" + self.ns, os.O_RDONLY)
-        if libc.setns(fd, CLONE_NEWNET) != 0:
-            fail("setns: errno %d" % ctypes.get_errno())
-        os.close(fd)
-        subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+        fgkit.enter_netns(self.ns)
 
     def data_files(self, suffix):
         return sorted(f for f in os.listdir(self.data) if f.endswith(suffix))
@@ -244,21 +200,28 @@ class Ctl:
                 p.wait()
         self.wipe_shm()
         if self.ns:
-            subprocess.run(["ip", "netns", "del", self.ns], stderr=subprocess.DEVNULL)
-        if failed or os.environ.get("FG_KEEP_TMP"):
+            fgkit.del_netns(self.ns)
+        if fgkit.failed or os.environ.get("FG_KEEP_TMP"):
             log("kept %s" % self.dir)
         else:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def crash_round(c, prefix, seconds, rate=3000, env=None, args=()):
+def crash_round(c, prefix, until, rate=3000, env=None, args=(), timeout=120):
     """Run floodctld under the power-loss shim with a writer inserting at
-    `rate`, SIGKILL both at once after `seconds`, drop what was not
-    durable, wipe the region (a reboot). Returns (ids, committed): every
-    ID the writer journaled {n: seq} and the last committed count it saw."""
+    `rate`; once until(writer) holds (a state the crash must land in, not
+    an amount of time), SIGKILL both at once, drop what was not durable,
+    wipe the region (a reboot). Returns (ids, committed): every ID the
+    writer journaled {n: seq} and the last committed count it saw."""
     c.start(powerloss=True, env=env, args=args)
     w = c.writer("--prefix", prefix, "--count", "0", "--rate", str(rate), name=prefix)
-    time.sleep(seconds)
+
+    def ready():
+        if w.p.poll() is not None:
+            fail("histwriter exited %s: %s" % (w.p.returncode, fgkit.slurp(w.err_path)))
+        return until(w)
+    wait_until(ready, timeout, lambda: "the crash point of round %s (committed %d; "
+               "floodctld's log:\n%s)" % (prefix, w.committed(), c.log()[-2000:]))
     w.p.send_signal(signal.SIGKILL)
     c.d.send_signal(signal.SIGKILL)
     w.p.wait()
@@ -266,6 +229,12 @@ def crash_round(c, prefix, seconds, rate=3000, env=None, args=()):
     c.powerloss()
     c.wipe_shm()
     return w.ids(), w.committed()
+
+
+def snapshots_logged(c):
+    """How many snapshots the running floodctld has written (its log)."""
+    return sum(1 for line in c.log().splitlines() if " snapshot " in line and
+               "entries, covers journal" in line)
 
 
 def committed_ids(ids, committed):
@@ -307,9 +276,4 @@ def prom_value(samples, name, **labels):
 
 def wait_for(fn, what, timeout=15):
     """Poll fn() until it is true; fail after `timeout` seconds."""
-    end = time.time() + timeout
-    while time.time() < end:
-        if fn():
-            return
-        time.sleep(0.1)
-    check(False, "timed out waiting for " + what)
+    wait_until(fn, timeout, what, step=0.1)

@@ -15,7 +15,6 @@ checked at the end: no error line, no sanitizer report. Everything is
 removed at exit.
 """
 import atexit
-import ctypes
 import json
 import os
 import re
@@ -23,19 +22,15 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 
-TOP = os.environ.get("FG_TOP") or os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
-BUILD = os.environ.get("FG_BUILD") or os.path.join(TOP, "build/release")
-BIN = os.path.join(BUILD, "bin")
+import fgkit
+from fgkit import (BIN, BUILD, TOP, Lines, check, cpu_ticks, fail, log, passed,  # noqa: F401
+                   poll_until, slurp, wait_until)
+
 DP_ADDR = "198.18.0.2"
 KERNEL_ADDRS = ["198.18.0.1", "198.18.0.3", "198.18.0.4"]
-CLONE_NEWNET = 0x40000000
 CLIENT_PORT = 119
-
-checks = 0
-failed = False
 
 # DPDK's own chatter on a tap port in a container: notices, not problems
 DPDK_NOISE = re.compile(r"^(EAL: |TELEMETRY: |tap_nl_dump_ext_ack|qdisc_create_multiq|"
@@ -43,51 +38,12 @@ DPDK_NOISE = re.compile(r"^(EAL: |TELEMETRY: |tap_nl_dump_ext_ack|qdisc_create_m
                         r"(notice|info) |warn config: .*no \[downstream\] sections|"
                         r"warn restore: no snapshot and no journal)")
 
-
-def _excepthook(*exc):
-    # an uncaught exception is a failure: keep the world for a look
-    global failed
-    failed = True
-    sys.__excepthook__(*exc)
-
-
-sys.excepthook = _excepthook
-
-
-def log(*a):
-    print(*a, flush=True)
-
-
-def fail(msg):
-    global failed
-    failed = True
-    log("FAIL " + msg)
-    sys.exit(1)
-
-
-def check(cond, msg):
-    global checks
-    checks += 1
-    if not cond:
-        fail(msg)
-
-
-def passed(name):
-    log("PASS %s: %d checks" % (name, checks))
-    sys.exit(0)
-
-
-def read_stats_text(text):
-    out = {}
-    for line in text.splitlines():
-        k, _, v = line.strip().partition(" ")
-        if k and v.lstrip("-").isdigit():
-            out[k] = int(v)
-    return out
+read_stats_text = fgkit.parse_counters
 
 
 class World:
     def __init__(self, name, workers=1, rx_queues=None, extra="", prefix="fg-dp"):
+        fgkit.need_root()
         self.name = "%s-%s-%d" % (prefix, name, os.getpid())
         self.dir = os.path.join(TOP, "build/test-tmp", self.name)
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -126,34 +82,25 @@ class World:
         return path or self.conf
 
     def enter_netns(self):
-        subprocess.run(["ip", "netns", "del", self.ns], stderr=subprocess.DEVNULL)
-        subprocess.run(["ip", "netns", "add", self.ns], check=True)
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        fd = os.open("/var/run/netns/" + self.ns, os.O_RDONLY)
-        if libc.setns(fd, CLONE_NEWNET) != 0:
-            fail("setns: errno %d" % ctypes.get_errno())
-        os.close(fd)
-        subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+        fgkit.enter_netns(self.ns)
 
     def _spawn(self, tag, cmd):
         logp = os.path.join(self.dir, "%s.%d.log" % (tag, len(self.logs)))
         self.logs.append(logp)
-        p = subprocess.Popen(cmd, stdout=open(logp, "w"), stderr=subprocess.STDOUT)
-        p.logp = logp
+        p = fgkit.spawn(cmd, logp)
         self.procs.append(p)
         return p
 
     def start_ctld(self):
         self.ctld = self._spawn("floodctld", [os.path.join(BIN, "floodctld"), "-c", self.conf,
                                               "--log-level", "notice"])
-        end = time.time() + 30
-        while time.time() < end:
+
+        def ready():
             if self.ctld.poll() is not None:
                 fail("floodctld exited %s:\n%s" % (self.ctld.returncode, slurp(self.ctld.logp)))
-            if self.ctl("status")[0] == 0:
-                return self.ctld
-            time.sleep(0.05)
-        fail("floodctld not ready")
+            return self.ctl("status")[0] == 0
+        wait_until(ready, 30, "floodctld to answer `floodctl status`")
+        return self.ctld
 
     def start_dp(self, args=(), build=None, expect_ready=True):
         # FG_DP_BUILD: run this build's floodgate (the ASan pass) with the
@@ -182,16 +129,15 @@ class World:
         return p
 
     def wait_tcp(self, timeout=20):
-        end = time.time() + timeout
-        while time.time() < end:
+        def greets():
             try:
                 s = socket.create_connection((DP_ADDR, 119), timeout=1)
                 s.recv(512)
                 s.close()
-                return
+                return True
             except OSError:
-                time.sleep(0.05)
-        fail("the dataplane never answered on %s:119" % DP_ADDR)
+                return False
+        wait_until(greets, timeout, "the dataplane to answer on %s:119" % DP_ADDR)
 
     # ---------------------------------------------------------- talk
     def ctl(self, *args, timeout=30):
@@ -225,6 +171,10 @@ class World:
         check(ok, "dataplane stats: %s" % body)
         return read_stats_text(body)
 
+    def wait_stats(self, pred, what, timeout=30):
+        """The first counters for which pred(counters) holds."""
+        return fgkit.wait_counters(self.stats, pred, timeout, what)
+
     def stop_dp(self, grace=None):
         """A clean shutdown: exit 0 within the grace period."""
         if grace is None:
@@ -252,42 +202,14 @@ class World:
                 p.wait()
         if os.path.exists(self.shm):
             os.unlink(self.shm)
-        subprocess.run(["ip", "netns", "del", self.ns], stderr=subprocess.DEVNULL)
-        if failed or os.environ.get("FG_KEEP_TMP"):
+        fgkit.del_netns(self.ns)
+        if fgkit.failed or os.environ.get("FG_KEEP_TMP"):
             log("kept %s" % self.dir)
         else:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def slurp(path):
-    with open(path) as f:
-        return f.read()
-
-
-def cpu_ticks(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
-
-
 # ---------------------------------------------------------- NNTP clients
-
-class Lines:
-    """CRLF lines from a socket."""
-
-    def __init__(self, sock):
-        self.s = sock
-        self.buf = b""
-
-    def line(self):
-        while b"\r\n" not in self.buf:
-            d = self.s.recv(65536)
-            if not d:
-                raise EOFError("connection closed; partial %r" % self.buf[:80])
-            self.buf += d
-        line, _, self.buf = self.buf.partition(b"\r\n")
-        return line.decode()
-
 
 def connect(src=None, timeout=30):
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

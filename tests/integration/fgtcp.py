@@ -12,40 +12,25 @@ plus 198.18.0.3 (NOT_PEER, an address no peer has), the module at
 198.18.0.2. Every socket the test opens afterwards is a real Linux TCP
 client talking to the userspace stack and the engine. stats() asks the
 harness for its counters (SIGUSR1 -> "name value" lines); close() stops
-it, checks its log is clean and deletes the namespace.
+it, checks its log is clean and deletes the namespace. Verdicts, waiting
+and the namespace come from fgkit.
 """
-import ctypes
 import email.utils
 import os
 import re
 import signal
 import socket
 import subprocess
-import sys
 import time
 
-TOP = os.environ.get("FG_TOP") or os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
-BUILD = os.environ.get("FG_BUILD") or os.path.join(TOP, "build/release")
+import fgkit
+from fgkit import BUILD, TOP, Lines, check, fail, log, wait_until  # noqa: F401 (the tests' names)
+
 TAPHOST = os.path.join(BUILD, "bin/fg-taphost")
 KERNEL_ADDR = "198.18.0.1"
 MODULE_ADDR = "198.18.0.2"
 NOT_PEER = "198.18.0.3"
-CLONE_NEWNET = 0x40000000
 NO_DOWNSTREAM = re.compile(r"^warn config: .*no \[downstream\] sections")
-
-
-def log(*a):
-    print(*a, flush=True)
-
-
-def fail(msg):
-    log("FAIL " + msg)
-    sys.exit(1)
-
-
-def check(cond, msg):
-    if not cond:
-        fail(msg)
 
 
 def sh(*cmd):
@@ -54,6 +39,7 @@ def sh(*cmd):
 
 class Harness:
     def __init__(self, name, *args, rules=""):
+        fgkit.need_root()
         self.ns = "fg-tcp-%s-%d" % (name, os.getpid())
         self.dir = os.path.join(TOP, "build/test-tmp", self.ns)
         os.makedirs(self.dir, exist_ok=True)
@@ -67,10 +53,7 @@ class Harness:
                     "listen 0.0.0.0:119\n[rules]\n%s\n[session]\nclock-skew-limit 0\n"
                     "[history]\ncapacity 400000\n[peer kernel]\naddress %s\n" % (
                         rules, KERNEL_ADDR))
-        subprocess.run(["ip", "netns", "del", self.ns], stderr=subprocess.DEVNULL)
-        sh("ip", "netns", "add", self.ns)
-        self._enter()
-        sh("ip", "link", "set", "lo", "up")
+        fgkit.enter_netns(self.ns)
         cmd = [TAPHOST, "--tap", "fgt0", "--addr", MODULE_ADDR, "--config", self.config,
                "--stats-file", self.stats_file] + list(args)
         self.logf = open(self.log_file, "w")
@@ -93,35 +76,26 @@ class Harness:
             time.sleep(0.5)
         self.wait_ready()
 
-    def _enter(self):
-        libc = ctypes.CDLL(None, use_errno=True)
-        fd = os.open("/run/netns/" + self.ns, os.O_RDONLY)
-        if libc.setns(fd, CLONE_NEWNET) != 0:
-            fail("setns: errno %d" % ctypes.get_errno())
-        os.close(fd)
-
     def wait_ready(self):
         # the tap carrier comes up once the harness holds the device open
-        for _ in range(100):
+        def answers():
             try:
-                s = socket.create_connection((MODULE_ADDR, 9), timeout=0.5)
-                s.close()
-                return
+                socket.create_connection((MODULE_ADDR, 9), timeout=0.5).close()
+                return True
             except ConnectionRefusedError:
-                return          # the module answered with a RST: it is up
+                return True     # the module answered with a RST: it is up
             except OSError:
-                time.sleep(0.05)
-        fail("module never answered at %s" % MODULE_ADDR)
+                return False
+        wait_until(answers, 30, "the module to answer at %s" % MODULE_ADDR)
 
     def stats(self):
-        before = os.stat(self.stats_file).st_mtime_ns if os.path.exists(self.stats_file) else 0
-        self.proc.send_signal(signal.SIGUSR1)
-        for _ in range(200):
-            if os.path.exists(self.stats_file) and os.stat(self.stats_file).st_mtime_ns != before:
-                break
-            time.sleep(0.01)
-        time.sleep(0.02)
-        return read_stats(self.stats_file)
+        """Fresh counters (SIGUSR1, then the file is replaced); fails the
+        test if no new file comes."""
+        return fgkit.fresh_stats_file(self.proc, self.stats_file, "fg-taphost's stats")
+
+    def wait_stats(self, pred, what, timeout=30):
+        """The first fresh counters for which pred(counters) holds."""
+        return fgkit.wait_counters(self.stats, pred, timeout, what)
 
     def close(self, check_log=True):
         final = None
@@ -138,7 +112,7 @@ class Harness:
         if self.pcap:
             self.pcap.terminate()
             self.pcap.wait()
-        subprocess.run(["ip", "netns", "del", self.ns], stderr=subprocess.DEVNULL)
+        fgkit.del_netns(self.ns)
         if check_log:
             with open(self.log_file) as f:
                 # the harness relays nowhere, and knows it (as fgdp.py)
@@ -148,14 +122,7 @@ class Harness:
         return final
 
 
-def read_stats(path):
-    out = {}
-    with open(path) as f:
-        for line in f:
-            k, _, v = line.strip().partition(" ")
-            if k:
-                out[k] = int(v)
-    return out
+read_stats = fgkit.read_counters
 
 
 def connect(timeout=30, source=None):
@@ -163,23 +130,6 @@ def connect(timeout=30, source=None):
                                  source_address=(source, 0) if source else None)
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return s
-
-
-class Lines:
-    """Reads CRLF lines from a socket."""
-
-    def __init__(self, sock):
-        self.s = sock
-        self.buf = b""
-
-    def line(self):
-        while b"\r\n" not in self.buf:
-            d = self.s.recv(65536)
-            if not d:
-                raise EOFError("connection closed; partial %r" % self.buf[:80])
-            self.buf += d
-        line, _, self.buf = self.buf.partition(b"\r\n")
-        return line.decode()
 
 
 def article(msgid, body_bytes, date=None):

@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: MIT
-"""Helpers for the floodgate-host integration tests (3N_host_*.py).
+"""Helpers for the floodgate-host integration tests (3N_host_*.py), on
+fgkit's base (verdicts, waiting, processes, netns).
 
 Every test runs inside a network namespace it creates (fg-eng-<pid>), so
 loopback addresses and ports are its own: 127.0.0.1 is a configured peer,
-127.0.0.2 is not. Python stdlib only.
+127.0.0.2 is not. A failed check here stops every process at once and
+keeps the scratch directories for a look. Python stdlib only.
 """
 import atexit
 import email.utils
@@ -12,56 +14,39 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 
-TOP = os.environ.get("FG_TOP") or os.path.abspath(
-    os.path.join(os.path.dirname(__file__), "..", ".."))
-BUILD = os.environ.get("FG_BUILD") or os.path.join(TOP, "build", "release")
+import fgkit
+from fgkit import BUILD, TOP, check, fail, log, wait_until  # noqa: F401 (the tests' names)
+
 HOST_BIN = os.path.join(BUILD, "bin", "floodgate-host")
 PORT = 1119
-
-
-def in_netns(prefix="fg-eng"):
-    """Re-run this script inside a fresh namespace (prefix-<pid>: each area
-    names its own) with loopback up."""
-    if os.environ.get("FG_NETNS"):
-        return
-    if os.geteuid() != 0:
-        print("SKIP: needs root for ip netns")
-        sys.exit(0)
-    name = "%s-%d" % (prefix, os.getpid())
-    subprocess.run(["ip", "netns", "add", name], check=True)
-    rc = 1
-    try:
-        subprocess.run(["ip", "netns", "exec", name, "ip", "link", "set", "lo", "up"],
-                       check=True)
-        env = dict(os.environ, FG_NETNS=name)
-        rc = subprocess.call(["ip", "netns", "exec", name, sys.executable] + sys.argv, env=env)
-    finally:
-        subprocess.run(["ip", "netns", "del", name], check=False)
-    sys.exit(rc)
-
 
 KEEP = []      # directories kept for inspection after a failure
 PROCS = []     # processes to stop, whatever happens
 
 
-def fail(msg):
-    print("FAIL: " + msg)
+def _stop_everything():
+    """On a failed check: keep the directories, stop every process, and
+    leave at once (threads included: os._exit)."""
     for d in KEEP:
-        print("kept for inspection: " + d)
-    for p in PROCS:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+        log("kept for inspection: " + d)
+    fgkit.kill_all(PROCS)
+    fgkit.kill_all()
     os._exit(1)
 
 
-def check(cond, msg):
-    if not cond:
-        fail(msg)
+def in_netns(prefix="fg-eng"):
+    """Re-run this script inside a fresh namespace (prefix-<pid>: each area
+    names its own) with loopback up."""
+    fgkit.on_fail(_stop_everything)
+    fgkit.rerun_in_netns(prefix)
+
+
+def _rmtree_unless_failed(d):
+    if not fgkit.failed:
+        shutil.rmtree(d, True)
 
 
 CONFIG = """[site]
@@ -88,7 +73,8 @@ class Host:
     def __init__(self, args=(), session="", extra="", env=None):
         self.dir = tempfile.mkdtemp(prefix="fg-eng-host-")
         KEEP.append(self.dir)
-        atexit.register(shutil.rmtree, self.dir, True)
+        fgkit.on_fail(_stop_everything)
+        atexit.register(_rmtree_unless_failed, self.dir)
         os.chmod(self.dir, 0o755)
         self.conf = os.path.join(self.dir, "floodgate.conf")
         self.stats_file = os.path.join(self.dir, "stats")
@@ -100,25 +86,25 @@ class Host:
             stdout=subprocess.DEVNULL, stderr=open(self.log, "w"),
             env=dict(os.environ, **env) if env else None)
         PROCS.append(self.proc)
-        for _ in range(200):
+
+        def listening():
+            if self.proc.poll() is not None:
+                fail("floodgate-host exited at start:\n" + open(self.log).read())
             try:
                 socket.create_connection(("127.0.0.1", PORT), timeout=1).close()
-                return
+                return True
             except OSError:
-                if self.proc.poll() is not None:
-                    fail("floodgate-host exited at start:\n" + open(self.log).read())
-                time.sleep(0.02)
-        fail("floodgate-host did not start listening")
+                return False
+        wait_until(listening, 30, "floodgate-host to listen on port %d" % PORT, step=0.02)
 
     def stats(self):
-        """Counters as a dict, fresh (SIGUSR1, then the file is replaced)."""
-        before = os.stat(self.stats_file).st_mtime_ns if os.path.exists(self.stats_file) else 0
-        self.proc.send_signal(signal.SIGUSR1)
-        for _ in range(200):
-            if os.path.exists(self.stats_file) and os.stat(self.stats_file).st_mtime_ns != before:
-                break
-            time.sleep(0.01)
-        return read_stats(self.stats_file)
+        """Counters as a dict, fresh (SIGUSR1, then the file is replaced);
+        fails the test if no new file comes."""
+        return fgkit.fresh_stats_file(self.proc, self.stats_file, "floodgate-host's stats")
+
+    def wait_stats(self, pred, what, timeout=30):
+        """The first fresh counters for which pred(counters) holds."""
+        return fgkit.wait_counters(self.stats, pred, timeout, what)
 
     def rss_kb(self):
         with open("/proc/%d/status" % self.proc.pid) as f:
@@ -143,13 +129,7 @@ class Host:
         return read_stats(self.stats_file)
 
 
-def read_stats(path):
-    out = {}
-    with open(path) as f:
-        for line in f:
-            k, v = line.rsplit(" ", 1)
-            out[k] = int(v)
-    return out
+read_stats = fgkit.read_counters
 
 
 class Client:

@@ -17,8 +17,9 @@ import subprocess
 import sys
 import time
 
+import fgkit
 import hostlib
-from hostlib import check, fail
+from fgkit import check, fail, wait_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 COUNTD = os.path.join(HERE, "countd.py")
@@ -41,26 +42,19 @@ class Countd:
         self.proc = None
 
     def start(self):
-        self.proc = subprocess.Popen(
+        self.proc = fgkit.spawn(
             [sys.executable, COUNTD, "--port", str(self.port), "--record", self.record_path]
-            + self.args, stdout=open(self.log, "a"), stderr=subprocess.STDOUT)
-        for _ in range(200):
-            with open(self.log) as f:
-                if "listening" in f.read():
-                    return
+            + self.args, self.log, append=True)
+
+        def listening():
             if self.proc.poll() is not None:
-                fail("countd exited at start:\n" + open(self.log).read())
-            time.sleep(0.02)
-        fail("countd did not start")
+                fail("countd exited at start:\n" + fgkit.slurp(self.log))
+            return "listening" in fgkit.slurp(self.log)
+        wait_until(listening, 30, "countd to listen", step=0.02)
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc:
+            fgkit.stop(self.proc, signal.SIGTERM, timeout=10)
         self.proc = None
 
     def restart(self, args=()):
@@ -72,10 +66,10 @@ class Countd:
         """Until some of arts [(mid, wire)] arrived (the relay may be in a
         reconnect backoff first); checks that not all did: a kill now
         lands mid-relay."""
-        end = time.time() + timeout
-        while time.time() < end and not any(m in self.counts() for m, _ in arts):
-            time.sleep(0.05)
-        got = self.counts()
+        def arrived():
+            got = self.counts()
+            return got if any(m in got for m, _ in arts) else None
+        got = wait_until(arrived, timeout, "the first of the articles to reach countd")
         check(0 < sum(1 for m, _ in arts if m in got) < len(arts), "the kill lands mid-relay")
 
     def records(self):
@@ -229,16 +223,8 @@ def powerloss(data, state):
 
 def wait_drained(host, name="down", timeout=60):
     """Until the downstream has acknowledged everything queued."""
-    end = time.time() + timeout
-    st = {}
-    while time.time() < end:
-        st = host.stats()
-        if stats_line(st, name, "lag_records") == 0:
-            return st
-        time.sleep(0.1)
-    fail("downstream %s did not drain: %s" % (
-        name, {k: v for k, v in st.items() if k.startswith("downstream:") or
-               k.startswith("queue_")}))
+    return fgkit.wait_counters(host.stats, lambda st: stats_line(st, name, "lag_records") == 0,
+                               timeout, "downstream %s to drain" % name)
 
 
 def wire_payload(wire):

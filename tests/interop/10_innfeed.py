@@ -25,9 +25,16 @@ be answered, by group (its debug log has every response):
              during innfeed's first run              or 431
   (feedgen's articles all in the window and valid: both sides must want them)
 
+innfeed offers a deferred article again after a few seconds. The test
+stops it once every offer has an answer, but on a slow machine the retry
+may come first: a held article is then deferred again (its peer keeps the
+238 through the whole first run), a contested one answered as feedgen's
+transfer left it. So any answer may come after a run of 431s; only what
+comes after them is checked against the table.
+
 Checks: every answer as above and every code seen; innfeed's backlog after
 its first run (stopped with SIGTERM once every offer has its answer) is
-exactly the articles answered 431, as many as the 431s; the held ones are
+exactly the articles whose last answer was 431, each once; the held ones are
 then sent by their peer (239); a second innfeed run drains the backlog to
 zero (438 each: floodgate has them all by then) and exits by itself; every
 wanted article reaches the downstream innd exactly once (its news log) and
@@ -46,6 +53,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 sys.path.insert(0, HERE)
 import fgdp  # noqa: E402
+import fgkit  # noqa: E402
 from fgdp import BIN, DP_ADDR, check, log  # noqa: E402
 import innkit  # noqa: E402
 
@@ -119,6 +127,15 @@ EXPECT = {"new": [[238, 239]], "old": [[238, 439]], "known": [[438]], "held": [[
           "contested": [[238, 239], [238, 439], [438], [431]]}
 
 
+def after_deferrals(codes):
+    """The answers after innfeed's retries of a 431: [431] if it was never
+    answered otherwise."""
+    i = 0
+    while i < len(codes) - 1 and codes[i] == 431:
+        i += 1
+    return codes[i:]
+
+
 def hold(mids):
     """A third peer CHECKs the held IDs (238 each) and keeps its session."""
     s = fgdp.connect(HELD_ADDR)
@@ -163,8 +180,8 @@ def first_run(feed, batch, arts):
         got = feed.answers()
         return all(got.get(m, [0])[-1] in final for _, m in batch)
     done = innkit.wait_for(answered, 60, step=0.1)
-    # innfeed retries a 431 after 5 s: the stop must come before that
-    # (answers within ~1 s here) for its backlog to hold every deferral
+    # innfeed retries a 431 after a few seconds; whether the stop comes
+    # before that or not, what it has not delivered goes to its backlog
     log("innfeed's first run: every offer answered %.1f s after its start" % (time.time() - t0))
     rc = feed.stop()
     out, err = fg.communicate(timeout=180)
@@ -178,7 +195,8 @@ def check_answers(answers, batch):
     seen = set()
     for _, m in batch:
         codes = answers.get(m)
-        check(codes in EXPECT[group_of(m)], "innfeed got %s for %s (%s), want one of %s"
+        check(codes and after_deferrals(codes) in EXPECT[group_of(m)],
+              "innfeed got %s for %s (%s), want one of %s after any 431s"
               % (codes, m, group_of(m), EXPECT[group_of(m)]))
         seen.update(codes)
     check(seen >= {238, 239, 431, 438, 439}, "innfeed saw only %s" % sorted(seen))
@@ -187,7 +205,8 @@ def check_answers(answers, batch):
 
 def check_feedgen(fg, answers):
     """feedgen's only complaint: the contested articles innfeed won."""
-    won = [m for m, c in answers.items() if group_of(m) == "contested" and c == [238, 239]]
+    won = [m for m, c in answers.items()
+           if group_of(m) == "contested" and after_deferrals(c) == [238, 239]]
     check(fg["accepted"] + len(won) == N_CONTESTED,
           "feedgen %d + innfeed %d != %d contested" % (fg["accepted"], len(won), N_CONTESTED))
     check(fg["mismatches"] == len(won) and
@@ -197,8 +216,6 @@ def check_feedgen(fg, answers):
 
 
 def main():
-    if not os.access(innkit.INNBIN + "/innfeed", os.X_OK):
-        check(False, "INN's innfeed is missing (tools/deps.sh installs inn2)")
     w = fgdp.World("innfeed", prefix="fg-iop", extra=CONFIG)
     work = tempfile.mkdtemp(prefix="fg-iop-")
     os.chmod(work, 0o755)
@@ -210,7 +227,7 @@ def main():
         scenario(w, work, batch, arts, down)
     finally:
         innkit.innd_sh("stop", down)
-        if fgdp.failed or os.environ.get("FG_KEEP_TMP"):
+        if fgkit.failed or os.environ.get("FG_KEEP_TMP"):
             log("kept %s" % work)
         else:
             shutil.rmtree(work, ignore_errors=True)
@@ -229,17 +246,18 @@ def scenario(w, work, batch, arts, down):
     held, fgc, fg_err = first_run(feed, batch, arts)
     answers = feed.answers()
     check_answers(answers, batch)
-    deferred = sorted(m for m, c in answers.items() if c == [431])
+    deferred = sorted(m for m, c in answers.items() if c[-1] == 431)
     n431 = sum(c.count(431) for c in answers.values())
     left = feed.backlog()
-    check(sorted(left) == deferred and len(left) == n431,
-          "innfeed's backlog holds %d articles, it got %d 431s: %s vs %s"
-          % (len(left), n431, sorted(left)[:5], deferred[:5]))
+    check(sorted(left) == deferred and len(left) == len(set(left)),
+          "innfeed's backlog holds %d articles, %d ended with a 431 (%d 431s in all): "
+          "%s vs %s" % (len(left), len(deferred), n431, sorted(left)[:5], deferred[:5]))
+    check(len(deferred) >= N_HELD, "every held article was deferred: %d" % len(deferred))
     won = check_feedgen(fgc, answers)
     log("first run: %d offers; 239 %d (%d contested won), 439 %d, 438 %d, 431 %d -> backlog %d"
         % (len(batch), sum(c[-1] == 239 for c in answers.values()), len(won),
            sum(c[-1] == 439 for c in answers.values()),
-           sum(c == [438] for c in answers.values()), n431, len(left)))
+           sum(c[-1] == 438 for c in answers.values()), n431, len(left)))
 
     release(held, arts["held"])
     feed.start()
@@ -252,8 +270,14 @@ def scenario(w, work, batch, arts, down):
 
     want = sorted(m for _, m in batch if group_of(m) != "old")
     news = innkit.NewsLog(os.path.join(down, "log", "news"))
-    innkit.wait_for(lambda: len(news.accepted()) >= len(want), 60, step=0.2)
-    time.sleep(1)
+    # every transfer the relay will make has its answer (nothing left in its
+    # queue) and innd logged at least what is wanted: a second copy, had
+    # there been one, would be in the log by now
+    fgkit.wait_counters(w.stats, lambda st: st.get("downstream:inn:lag_records") == 0,
+                        120, "floodgate's relay to innd to drain")
+    fgkit.wait_until(lambda: len(news.accepted()) >= len(want), 60,
+                     lambda: "innd's news log to show the %d wanted articles (it has %d)"
+                     % (len(want), len(news.accepted())), step=0.2)
     got = news.accepted()
     check(sorted(got) == want, "downstream accepted %d (%d distinct), want %d: missing %s, "
           "extra %s" % (len(got), len(set(got)), len(want), sorted(set(want) - set(got))[:5],

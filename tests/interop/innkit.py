@@ -23,12 +23,15 @@ import pwd
 import re
 import signal
 import subprocess
-import time
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.environ.get("FG_TOP") or os.path.abspath(os.path.join(HERE, "../.."))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+import fgkit  # noqa: E402
+from fgkit import INNBIN, TOP  # noqa: E402,F401
+
 INNSH = os.path.join(TOP, "tools", "inn", "innd.sh")
-INNBIN = "/usr/lib/news/bin"
+fgkit.need_inn("innfeed")
 NEWS = pwd.getpwnam("news")
 
 RESPONSE = re.compile(r"innfeed\[\d+\]: (\S+):\d+ Response (\d{3}): \d{3} (<[^> ]+>)")
@@ -159,7 +162,7 @@ class Innfeed:
         self.log = os.path.join(self.dir, "innfeed.%d.log" % self.runs)
         pre, env = as_news(self.inn_conf)
         d = self.dir
-        self.proc = subprocess.Popen(
+        self.proc = fgkit.spawn(
             pre + [INNBIN + "/innfeed", "-x", "-d", "5", "-c", self.conf, "-l", self.log,
                    "-S", os.path.join(d, "innfeed.status"), "-p", os.path.join(d, "innfeed.pid"),
                    "-b", self.backlog_dir],
@@ -169,11 +172,11 @@ class Innfeed:
 
     def stop(self, timeout=30):
         """An orderly shutdown (SIGTERM): what is unsent goes to the backlog."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        return self.wait(timeout)
+        return fgkit.stop(self.proc, signal.SIGTERM, timeout)
 
     def wait(self, timeout=60):
+        """Its exit status once it ends by itself; None if it had to be
+        killed after timeout s."""
         try:
             return self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -211,10 +214,4 @@ class Innfeed:
         return ids
 
 
-def wait_for(cond, timeout, step=0.05):
-    end = time.time() + timeout
-    while time.time() < end:
-        if cond():
-            return True
-        time.sleep(step)
-    return cond()
+wait_for = fgkit.poll_until

@@ -100,9 +100,13 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Deadlines of the waits: a bound on failure only (ASan on a loaded
+ * machine), never a measurement. */
+#define WAIT_NS (60ull * 1000000000)
+
 static void wait_done(struct fg_queue_sink *s, struct drv *d, unsigned want)
 {
-	uint64_t until = now_ns() + 10ull * 1000000000;
+	uint64_t until = now_ns() + WAIT_NS;
 
 	while (d->done < want && now_ns() < until) {
 		fg_queue_sink_ops.poll(s, now_ns(), on_done, d);
@@ -223,7 +227,7 @@ static size_t nsegments(void)
 
 static void wait_for(bool (*cond)(struct fg_queue *), struct fg_queue *q, const char *what)
 {
-	uint64_t until = now_ns() + 10ull * 1000000000;
+	uint64_t until = now_ns() + WAIT_NS;
 
 	while (!cond(q) && now_ns() < until)
 		usleep(1000);
@@ -645,17 +649,21 @@ START_TEST(cursors_new_persist_reload_clamp)
 }
 END_TEST
 
-/* A gate the test opens by hand. */
+/* A gate the test opens by hand. It counts the writer's questions: a
+ * question is the writer's proof that it looked at a segment it could
+ * otherwise delete, so "nothing went" after one means the gate held it. */
 struct gate {
 	_Atomic int begun;
 	_Atomic bool open;
 	_Atomic bool again;
+	_Atomic unsigned asked;		/* calls of gate_begin and gate_passed */
 };
 
 static int gate_begin(void *arg, uint64_t *ticket)
 {
 	struct gate *g = arg;
 
+	atomic_fetch_add(&g->asked, 1);
 	if (atomic_load(&g->again))
 		return -EAGAIN;
 	*ticket = (uint64_t)atomic_fetch_add(&g->begun, 1);
@@ -667,6 +675,7 @@ static bool gate_passed(void *arg, uint64_t ticket)
 	struct gate *g = arg;
 
 	(void)ticket;
+	atomic_fetch_add(&g->asked, 1);
 	return atomic_load(&g->open);
 }
 
@@ -693,6 +702,16 @@ static bool gate_asked(struct fg_queue *q)
 {
 	(void)q;
 	return atomic_load(&g.begun) > 0;
+}
+
+/* Two more questions to the gate than `asked_mark`: two housekeeping rounds
+ * that reached the gate and were held by it. */
+static unsigned asked_mark;
+
+static bool asked_twice_more(struct fg_queue *q)
+{
+	(void)q;
+	return atomic_load(&g.asked) >= asked_mark + 2;
 }
 
 START_TEST(deletion_needs_every_cursor_and_the_gate)
@@ -738,23 +757,36 @@ START_TEST(deletion_needs_every_cursor_and_the_gate)
 	ck_assert_int_eq(fg_queue_segment_at(q, end.pos + 8, &sr), 0);
 	ck_assert_uint_eq(sr.end, UINT64_MAX);
 
-	/* one consumer done with everything: nothing goes */
+	/* x done with everything, y only with segment 0: the writer may
+	 * delete segment 0 (and asks the gate about it), nothing after it.
+	 * Gate shut (no ticket yet): nothing goes, after two questions */
+	ck_assert_int_eq(fg_queue_segment_at(q, 0, &sr), 0);
+	c = (struct fg_queue_cursor){ .pos = sr.end, .recno = 0 };
+	ck_assert_int_eq(fg_queue_segment_at(q, sr.end, &sr), 0);
+	c.recno = sr.first_recno;
 	fg_queue_consumer_ack(q, 0, &end);
-	usleep(100000);
+	fg_queue_consumer_ack(q, 1, &c);
+	asked_mark = atomic_load(&g.asked);
+	wait_for(asked_twice_more, q, "two questions to the gate");
 	ck_assert_uint_eq(nsegments(), before);
-	/* both done, gate shut: nothing goes */
-	fg_queue_consumer_ack(q, 1, &end);
-	usleep(100000);
-	ck_assert_uint_eq(nsegments(), before);
+	/* a ticket, not passed yet: nothing goes, after two more questions */
 	atomic_store(&g.again, false);
 	wait_for(gate_asked, q, "the gate asked");
-	usleep(100000);
+	asked_mark = atomic_load(&g.asked);
+	wait_for(asked_twice_more, q, "two questions to the gate");
 	ck_assert_uint_eq(nsegments(), before);
-	/* the gate opens: every sealed segment goes, the current one stays */
+	/* the gate opens: segment 0 goes; the same round, walking the
+	 * segments in order, found y had not taken segment 1 and stopped:
+	 * one cursor behind keeps everything from its position on */
 	atomic_store(&g.open, true);
+	want_segs = before - 1;
+	wait_for(segs_are, q, "segment 0 deleted");
+	wait_for(zero_gone, q, "segment list updated");
+	ck_assert_uint_eq(nsegments(), before - 1);
+	/* y done too: every sealed segment goes, the current one stays */
+	fg_queue_consumer_ack(q, 1, &end);
 	want_segs = 1;
 	wait_for(segs_are, q, "segments deleted");
-	wait_for(zero_gone, q, "segment list updated");
 	fg_queue_oldest(q, &c);
 	ck_assert_uint_le(c.pos, end.pos);
 	stop_q(q, s);
@@ -762,14 +794,22 @@ START_TEST(deletion_needs_every_cursor_and_the_gate)
 }
 END_TEST
 
-/* Group commit of 600 records: well within wait_for's 10 s, even under
- * ASan on a loaded machine (a 1 s bound was not). */
-static bool all_600_durable(struct fg_queue *q)
+/* Group commit of every record put: well within wait_for's deadline,
+ * even under ASan on a loaded machine (a 1 s bound was not). */
+static uint64_t want_recno;
+
+static bool all_durable(struct fg_queue *q)
 {
 	struct fg_queue_cursor c;
 
 	fg_queue_durable(q, &c);
-	return c.recno == 600;
+	return c.recno == want_recno;
+}
+
+static bool fewer_segments(struct fg_queue *q)
+{
+	(void)q;
+	return nsegments() < want_segs;
 }
 
 START_TEST(deletion_waits_for_completions)
@@ -780,6 +820,7 @@ START_TEST(deletion_waits_for_completions)
 	struct fg_queue *q;
 	struct fg_queue_sink *s;
 	static struct drv d;
+	unsigned n, delivered;
 	char id[32];
 
 	mkdir_tmp();
@@ -787,19 +828,38 @@ START_TEST(deletion_waits_for_completions)
 	ck_assert_int_eq(fg_queue_consumer(q, "x", &start), 0);
 	s = fg_queue_sink_create(q, &sp);
 	ck_assert_int_eq(fg_queue_start(q), 0);
-	for (unsigned i = 0; i < 600; i++) {
-		snprintf(id, sizeof(id), "<f%u@t>", i);
-		ck_assert_int_eq(put(s, id, ART, i, false), 0);
-	}
-	/* durable, acknowledged downstream, but the engine has not polled */
-	wait_for(all_600_durable, q, "600 records durable");
-	fg_queue_durable(q, &end);
-	ck_assert_uint_eq(end.recno, 600);
-	fg_queue_consumer_ack(q, 0, &end);
-	usleep(150000);
-	ck_assert_uint_ge(nsegments(), 2);
 	memset(&d, 0, sizeof(d));
-	wait_done(s, &d, 600);
+	/* records with their completions taken by the engine until segment 0
+	 * is sealed ... */
+	n = 0;
+	while (nsegments() < 2) {
+		for (unsigned k = 0; k < 50; k++, n++) {
+			snprintf(id, sizeof(id), "<f%u@t>", n);
+			ck_assert_int_eq(put(s, id, ART, n, false), 0);
+		}
+		wait_done(s, &d, n);
+	}
+	delivered = n;
+	/* ... then records durable, acknowledged downstream, whose completions
+	 * the engine has not polled, until segment 1 is sealed too */
+	while (nsegments() < 3) {
+		for (unsigned k = 0; k < 50; k++, n++) {
+			snprintf(id, sizeof(id), "<f%u@t>", n);
+			ck_assert_int_eq(put(s, id, ART, n, false), 0);
+		}
+		want_recno = n;
+		wait_for(all_durable, q, "the records durable");
+	}
+	fg_queue_durable(q, &end);
+	ck_assert_uint_eq(end.recno, n);
+	ck_assert_uint_eq(d.done, delivered);
+	want_segs = nsegments();
+	fg_queue_consumer_ack(q, 0, &end);
+	/* segment 0 goes; the same round, walking the segments in order, met
+	 * the first one with undelivered completions and stopped there */
+	wait_for(fewer_segments, q, "the delivered segment deleted");
+	ck_assert_uint_ge(nsegments(), 2);
+	wait_done(s, &d, n);
 	want_segs = 1;
 	wait_for(segs_are, q, "segments deleted");
 	stop_q(q, s);
@@ -1236,7 +1296,7 @@ static Suite *queue_suite(void)
 	tcase_add_test(f, slots_pick_newest_sound);
 	tcase_add_test(f, names);
 	tcase_add_test(f, article_date_prefers_injection_date);
-	tcase_set_timeout(w, 60);
+	tcase_set_timeout(w, 300);
 	tcase_add_test(w, write_commit_complete);
 	tcase_add_test(w, bytes_exact_and_reopen_starts_new_segment);
 	tcase_add_test(w, torn_tail_cut_at_open);

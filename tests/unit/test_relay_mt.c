@@ -337,6 +337,10 @@ static void load_cfg(uint16_t port, const char *extra)
 	ck_assert_msg(cfg != NULL, "config: %s", errs.n ? errs.err[0].text : "?");
 }
 
+/* The warm-up questions' timeout of the next rig_up. */
+#define ASK_TIMEOUT_NS 300000000ull
+static uint64_t ask_timeout_ns = ASK_TIMEOUT_NS;
+
 /* Queue, relay, one handle; an asker too when max_asks (before the start). */
 static struct fg_relay_asker *rig_up_with(uint16_t port, const char *extra, unsigned max_asks)
 {
@@ -344,7 +348,7 @@ static struct fg_relay_asker *rig_up_with(uint16_t port, const char *extra, unsi
 	struct fg_queue_sink_params sp = { 0 };
 	struct fg_relay_params rp = { .reconnect_min_ns = 20000000, .reconnect_max_ns = 200000000,
 				      .retry_min_ns = 20000000, .retry_max_ns = 100000000,
-				      .ask_timeout_ns = 300000000 };
+				      .ask_timeout_ns = ask_timeout_ns };
 	struct fg_relay_asker *a = NULL;
 	int err;
 
@@ -385,7 +389,7 @@ static void rig_down(void)
 static void offer(const char *fmt, unsigned n)
 {
 	unsigned first = done_n;
-	uint64_t until = now_ns() + 10ull * 1000000000;
+	uint64_t until = now_ns() + 60ull * 1000000000;
 	char id[64];
 
 	for (unsigned i = 0; i < n; i++) {
@@ -405,10 +409,24 @@ static void offer(const char *fmt, unsigned n)
 	ck_assert_uint_eq(done_n, first + n);
 }
 
+/* Until cond() holds; fails naming `what` after a generous deadline (a
+ * bound on failure only: under ASan or TSan on a loaded machine the relay
+ * and the queue's writer may take a while). */
+#define WAIT_NS (60ull * 1000000000)
+
+static void wait_until(bool (*cond)(void), const char *what)
+{
+	uint64_t until = now_ns() + WAIT_NS;
+
+	while (!cond() && now_ns() < until)
+		usleep(1000);
+	ck_assert_msg(cond(), "timed out waiting for %s", what);
+}
+
 /* Wait until the downstream has acknowledged every queued record. */
 static void wait_delivered(void)
 {
-	uint64_t until = now_ns() + 20ull * 1000000000;
+	uint64_t until = now_ns() + WAIT_NS;
 	struct fg_relay_ds_status st;
 	struct fg_queue_cursor end;
 
@@ -462,12 +480,29 @@ static void assert_once_in_order(struct server *s, const char *fmt, unsigned n)
 
 /* ------------------------------------------------------------ tests */
 
+static bool one_segment_left(void)
+{
+	uint64_t *nums;
+	size_t nseg;
+
+	ck_assert_int_eq(fg_datadir_list(dir, FG_QUEUE_SEG_PREFIX, FG_QUEUE_SEG_SUFFIX, &nums,
+					 &nseg), 0);
+	free(nums);
+	return nseg == 1;
+}
+
+static bool window_full(void)
+{
+	struct fg_relay_ds_status st;
+
+	ck_assert_int_eq(fg_relay_status(relay, 0, &st), 0);
+	return st.in_window == 15;
+}
+
 START_TEST(streaming_exactly_once_byte_for_byte)
 {
 	static struct server s = { .streaming = true, .drop_after = -1 };
 	struct fg_relay_ds_status st;
-	uint64_t *nums;
-	size_t nseg;
 
 	server_start(&s);
 	rig_up(s.port, "window 16\n");
@@ -482,11 +517,7 @@ START_TEST(streaming_exactly_once_byte_for_byte)
 	ck_assert_uint_eq(st.sent, 600);
 	ck_assert_uint_eq(s.checks, 0);
 	/* delivered: the sealed segments go (64 KiB segments, ~120 KiB queued) */
-	usleep(300000);
-	ck_assert_int_eq(fg_datadir_list(dir, FG_QUEUE_SEG_PREFIX, FG_QUEUE_SEG_SUFFIX, &nums, &nseg),
-			 0);
-	free(nums);
-	ck_assert_uint_eq(nseg, 1);
+	wait_until(one_segment_left, "the delivered segments to be deleted");
 	rig_down();
 	server_stop(&s);
 }
@@ -618,7 +649,8 @@ START_TEST(restart_resumes_from_cursor)
 	server_stop(&s);
 	rig_up(s.port, "");
 	offer("<j%u@t>", 40);
-	usleep(100000);
+	/* nobody listens on the port: no connection can be ready and nothing
+	 * be acknowledged, whenever we look */
 	ck_assert_int_eq(fg_relay_status(relay, 0, &st), 0);
 	ck_assert_uint_eq(st.ready, 0);
 	ck_assert_uint_eq(st.acked.recno, 50);
@@ -653,7 +685,9 @@ START_TEST(window_bound_from_durable_cursor)
 	(void)s;
 	rig_up(ntohs(sin.sin_port), "window 5\nconnections 3\n");
 	offer("<k%u@t>", 40);
-	usleep(200000);
+	/* the three windows fill at once from the 40 queued records; taking
+	 * more would happen in the same pass, so once full it stays at 15 */
+	wait_until(window_full, "three windows of 5 in flight");
 	ck_assert_int_eq(fg_relay_status(relay, 0, &st), 0);
 	ck_assert_uint_eq(st.in_window, 15);
 	ck_assert_uint_eq(st.acked.recno, 0);
@@ -719,7 +753,7 @@ static void on_answer(void *arg, uint64_t cookie, enum fg_relay_answer a)
 
 static void wait_answers(struct fg_relay_asker *a, struct answers *x, unsigned want)
 {
-	uint64_t until = now_ns() + 10ull * 1000000000;
+	uint64_t until = now_ns() + WAIT_NS;
 
 	while (x->n < want && now_ns() < until) {
 		fg_relay_answers(a, on_answer, x);
@@ -750,7 +784,7 @@ START_TEST(asks_answered_by_check)
 	a = rig_up_asking(s.port, "", 4);
 	ck_assert_ptr_nonnull(a);
 	/* the asking connection comes up; until then questions get UNKNOWN */
-	until = now_ns() + 5ull * 1000000000;
+	until = now_ns() + WAIT_NS;
 	do {
 		memset(&x, 0, sizeof(x));
 		ck_assert_int_eq(fg_relay_ask(a, "<probe@t>", 9, 0), 0);
@@ -779,38 +813,62 @@ START_TEST(asks_answered_by_check)
 }
 END_TEST
 
+static struct server *mute;
+static unsigned checks_want;
+
+static bool mute_server_checked(void)
+{
+	return atomic_load(&mute->checks) >= checks_want;
+}
+
 START_TEST(asks_unknown_when_nobody_answers)
 {
 	static struct server s = { .streaming = true, .drop_after = -1, .mute_checks = true };
 	static struct answers x;
 	struct fg_relay_asker *a;
-	uint64_t t0;
+	uint64_t t0, until;
+	unsigned checks;
 
-	/* nobody listening: UNKNOWN at once */
+	/* nobody listening: UNKNOWN at once, not by the timeout: with a
+	 * timeout longer than wait_answers waits, an answer at all is one
+	 * that did not wait for it */
+	ask_timeout_ns = 2 * WAIT_NS;
 	a = rig_up_asking(1, "", 16);
+	ask_timeout_ns = ASK_TIMEOUT_NS;
 	memset(&x, 0, sizeof(x));
 	t0 = now_ns();
 	ck_assert_int_eq(fg_relay_ask(a, "<a@t>", 5, 7), 0);
 	wait_answers(a, &x, 1);
 	ck_assert_int_eq(x.got[7], FG_RELAY_UNKNOWN);
-	ck_assert_uint_lt(now_ns() - t0, 1000000000ull);
+	ck_assert_uint_lt(now_ns() - t0, 2 * WAIT_NS);
 	rig_down();
 	fg_relay_asker_destroy(a);
 	fg_config_free(cfg);
 	cfg = NULL;
-	/* a server that never answers a CHECK: UNKNOWN after the ask timeout */
+	/* a server that never answers a CHECK: UNKNOWN after the ask timeout.
+	 * The asking connection is up once a question reaches the server
+	 * (before that, a question is answered UNKNOWN at once, unsent) */
 	server_start(&s);
 	a = rig_up_asking(s.port, "", 16);
-	while (atomic_load(&s.conns) < 2)
-		usleep(1000);
-	usleep(100000);
+	until = now_ns() + WAIT_NS;
+	do {
+		memset(&x, 0, sizeof(x));
+		ck_assert_int_eq(fg_relay_ask(a, "<probe@t>", 9, 0), 0);
+		wait_answers(a, &x, 1);
+		ck_assert_int_eq(x.got[0], FG_RELAY_UNKNOWN);
+	} while (atomic_load(&s.checks) == 0 && now_ns() < until);
+	checks = atomic_load(&s.checks);
+	ck_assert_uint_ge(checks, 1);
 	memset(&x, 0, sizeof(x));
 	t0 = now_ns();
 	ck_assert_int_eq(fg_relay_ask(a, "<b@t>", 5, 3), 0);
 	wait_answers(a, &x, 1);
 	ck_assert_int_eq(x.got[3], FG_RELAY_UNKNOWN);
-	ck_assert_uint_ge(atomic_load(&s.checks), 1);
-	ck_assert_uint_ge(now_ns() - t0, 250000000ull);
+	ck_assert_uint_ge(now_ns() - t0, ASK_TIMEOUT_NS - 50000000ull);
+	/* it was asked: the server reads the CHECK (in its own time) */
+	mute = &s;
+	checks_want = checks + 1;
+	wait_until(mute_server_checked, "the server to read the CHECK");
 	rig_down();
 	fg_relay_asker_destroy(a);
 	server_stop(&s);
@@ -842,7 +900,7 @@ static Suite *relay_suite(void)
 	TCase *tc = tcase_create("relay");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
+	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, streaming_exactly_once_byte_for_byte);
 	tcase_add_test(tc, answers_refused_deferred);
 	tcase_add_test(tc, check_first);

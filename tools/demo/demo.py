@@ -217,6 +217,28 @@ class Demo:
             run(["ip", "addr", "add", a + "/24", "dev", TAP])
         self.wait_for("floodgate on %s:119" % DP_ADDR, lambda: tcp_greets(DP_ADDR, 119), 30, p)
 
+    def idle_setting(self):
+        """How an idle worker waits, as this run has it: [dataplane]
+        idle-backoff from the configuration (0: it spins) and what floodgate
+        said at start about the port ("idle interrupts": it blocks on
+        receive interrupts, "idle sleeps": it sleeps in steps up to it)."""
+        section, backoff = None, None
+        with open(self.conf) as f:
+            for line in f:
+                m = re.match(r"^\[(\w+)", line)
+                if m:
+                    section = m.group(1)
+                m = re.match(r"^idle-backoff\s+(\S+)", line)
+                if m and section == "dataplane":
+                    backoff = m.group(1)
+        if backoff is not None and re.fullmatch(r"0+(us|ms|s)?", backoff):
+            return "spins (idle-backoff 0)"
+        with open(self.procs["floodgate"].log, errors="replace") as f:
+            m = re.search(r"idle (interrupts|sleeps)", f.read())
+        how = {"interrupts": "blocks on receive interrupts",
+               "sleeps": "sleeps"}.get(m.group(1) if m else "", "as floodgate's log says")
+        return "%s, idle-backoff %s" % (how, backoff or "not set (the default)")
+
     def start(self):
         self.preflight()
         say("floodgate demo: scratch directory %s" % self.dir)
@@ -325,8 +347,9 @@ class Demo:
             say("  %-25s %5d" % (label, n))
         say("  history               %9d entries of %d" % (st["history"]["entries"],
                                                           st["history"]["capacity"]))
-        say("  floodgate's CPU       %9.1f s over the feed (%.0f %% of one core; idle back-off on)"
-            % (fr["cpu_server_s"], 100 * fr["cpu_server_s"] / max(fr["elapsed_s"], 0.001)))
+        say("  floodgate's CPU       %9.1f s over the feed (%.0f %% of one core; idle: %s)"
+            % (fr["cpu_server_s"], 100 * fr["cpu_server_s"] / max(fr["elapsed_s"], 0.001),
+               self.idle_setting()))
         say("  feedgen's model       %9d mismatches (every answer checked)" % fr["mismatches"])
         self.consistent = (len({n for _, n in rows}) == 1 and fr["mismatches"] == 0 and
                            fr["accepted"] == fr["expected_accepted"] and not fr["timed_out"])

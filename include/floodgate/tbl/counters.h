@@ -205,6 +205,7 @@ FG_COUNTER(QUEUE_REFUSALS, "queue_refusals", "times the queue began refusing new
 FG_COUNTER(QUEUE_DISK_FULL, "queue_disk_full", "times a queue write found the disk full")
 FG_COUNTER(QUEUE_SEGMENTS, "queue_segments", "queue segment files started")
 FG_COUNTER(QUEUE_SEGMENTS_DELETED, "queue_segments_deleted", "queue segments deleted once every downstream had them")
+FG_COUNTER(QUEUE_GATE_HELD, "queue_gate_held", "housekeeping rounds that kept a delivered queue segment because floodctld's journal did not yet hold its IDs (the gate)")
 FG_COUNTER(QUEUE_BYTES_DELETED, "queue_bytes_deleted", "octets of queue segments deleted (queued now = queue_bytes - this, roughly)")
 FG_COUNTER(QUEUE_CURSOR_WRITES, "queue_cursor_writes", "downstream cursors made durable")
 FG_COUNTER(QUEUE_TORN_CUT, "queue_torn_cut", "torn queue tails cut at start (the trace of a crash)")
