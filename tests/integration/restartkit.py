@@ -35,6 +35,7 @@ import threading
 import time
 
 import fgdp
+import fgkit
 import hostlib
 import relaykit
 from fgdp import check, log
@@ -146,16 +147,14 @@ def start_clients(clients, lists):
 
 def wait_kill_point(clients, threads, timeout=120):
     """Until every client has answers and TAKETHIS still unanswered."""
-    end = time.time() + timeout
-    while time.time() < end:
-        if all(c.answered() > 0 and c.pending() for c in clients):
-            return
+    def there():
         check(all(t.is_alive() for t in threads),
               "a client finished before the kill point: the queue commit did not hold "
               "articles in flight")
-        time.sleep(0.002)
-    fail_state = [(c.answered(), len(c.pending())) for c in clients]
-    check(False, "no kill point within %ds: (answered, pending) %s" % (timeout, fail_state))
+        return all(c.answered() > 0 and c.pending() for c in clients)
+
+    fgkit.wait_until(there, timeout, lambda: "the kill point: (answered, pending) %s"
+                     % [(c.answered(), len(c.pending())) for c in clients], step=0.002)
 
 
 def _crc32c_table():
@@ -262,14 +261,12 @@ def run_round(name, w, clients, kill, restart, vlog=None):
     finally:
         relaykit.innd("stop", innd_dir)
     if vlog:
-        accepts = {}
-        recovered = 0
-        end = time.time() + 30
-        while time.time() < end:
-            accepts, recovered = vlog_accepts(vlog)
-            if all(m in accepts for m in all_mids):
-                break
-            time.sleep(0.2)
+        def all_logged():
+            accepts = vlog_accepts(vlog)[0]
+            return all(m in accepts for m in all_mids)
+
+        fgkit.poll_until(all_logged, 30)	# the checks below say what failed
+        accepts, recovered = vlog_accepts(vlog)
         bad = [(m, accepts.get(m, 0)) for m in all_mids if accepts.get(m, 0) != 1]
         check(not bad, "IDs without exactly one accept line in the verdict log: %s" % bad[:5])
         check(recovered == settled, "recovery lines %d == in-flight IDs answered 439 %d"
@@ -283,13 +280,12 @@ def run_round(name, w, clients, kill, restart, vlog=None):
 def wait_innd(mids, innd_dir, timeout=180):
     """Until innd has stored every one of mids; each exactly once. Returns
     how many were offered to it again (refused as duplicates)."""
-    end = time.time() + timeout
-    news = {}
-    while time.time() < end:
+    def all_stored():
         news = innd_news(innd_dir)
-        if all("+" in news.get(m, []) for m in mids):
-            break
-        time.sleep(0.2)
+        return all("+" in news.get(m, []) for m in mids)
+
+    fgkit.poll_until(all_stored, timeout, step=0.2)	# the checks below say what failed
+    news = innd_news(innd_dir)
     missing = [m for m in mids if "+" not in news.get(m, [])]
     check(not missing, "%d IDs never reached innd, e.g. %s" % (len(missing), missing[:5]))
     dups = [m for m in mids if news[m].count("+") != 1]
@@ -314,8 +310,8 @@ def vlog_accepts(path):
 
 
 def require_inn():
-    check(os.access(relaykit.GREP, os.X_OK) and os.access("/usr/lib/news/bin/innd", os.X_OK),
-          "INN is not installed (make deps installs it)")
+    fgkit.need_inn("innd")
+    fgkit.need_inn("grephistory")
 
 
 def floodctl_counter(w, name):
@@ -334,15 +330,16 @@ def spawn_host(w, args):
     p = w._spawn("host", [os.path.join(fgdp.BIN, "floodgate-host"), "-c", w.conf,
                           "-l", "127.0.0.1:1119", "--log-level", "notice",
                           "--stats-file", os.path.join(w.dir, "host.stats")] + list(args))
-    end = time.time() + 30
-    while time.time() < end:
+    def listening():
+        check(p.poll() is None, "floodgate-host exited:\n" + fgdp.slurp(p.logp))
         try:
             socket.create_connection(("127.0.0.1", 1119), timeout=1).close()
-            return p
+            return True
         except OSError:
-            check(p.poll() is None, "floodgate-host exited:\n" + fgdp.slurp(p.logp))
-            time.sleep(0.02)
-    check(False, "floodgate-host did not listen")
+            return False
+
+    fgkit.wait_until(listening, 30, "floodgate-host to listen on 127.0.0.1:1119")
+    return p
 
 
 def sigkill(p):
