@@ -9,6 +9,7 @@
 #   make fuzz       run every libFuzzer target for FUZZ_SECONDS each
 #   make deps       apt-get install what is missing (root)
 #   make compat-golden  write this build's golden files (tests/data/compat)
+#   tools/check-layers.sh  the tiers hold (run by make test)
 #   make all        build the current variant (release; SANITIZE=1, TSAN=1, DEBUG=1)
 #   make clean
 #

@@ -49,18 +49,15 @@ err() {
 	fail=1
 }
 
-# the directories of a tier, and of its programs
-dirs_of() { make -s --no-print-directory print-tier-dirs TIER="$1"; }
-
-tier_of_dir() {
-	local d=$1 t
-	for t in $tiers; do
-		for x in $(dirs_of "$t"); do
-			[ "$d" = "$x" ] && { echo "$t"; return; }
-		done
+# the module directories of each tier, and its program directories
+declare -A DIRS PROGS DIRTIER
+for t in $tiers; do
+	DIRS[$t]=$(make -s --no-print-directory print-tier-dirs TIER="$t")
+	PROGS[$t]=$(make -s --no-print-directory print-tier-progs TIER="$t")
+	for d in ${DIRS[$t]} ${PROGS[$t]}; do
+		DIRTIER[$d]=$t
 	done
-	echo ""
-}
+done
 
 allowed() {	# allowed USER_TIER TIER
 	local t
@@ -75,7 +72,7 @@ for h in include/floodgate/*.h include/floodgate/tbl/*.h; do
 	[ -n "${HEADER[$n]:-}" ] || err "$h has no tier in tools/check-layers.sh's HEADER table"
 done
 for t in $tiers; do
-	for d in $(dirs_of "$t"); do
+	for d in ${DIRS[$t]} ${PROGS[$t]}; do
 		for f in "$d"/*.[ch]; do
 			[ -e "$f" ] || continue
 			while IFS= read -r inc; do
@@ -87,8 +84,8 @@ for t in $tiers; do
 					[ -n "$ht" ] || continue
 					;;
 				../*)
-					rd=$(cd "$(dirname "$f")" && realpath -m --relative-to="$OLDPWD" "$(dirname "$inc")")
-					ht=$(tier_of_dir "$rd")
+					rd=$(realpath -m --relative-to=. "$(dirname "$f")/$(dirname "$inc")")
+					ht=${DIRTIER[$rd]:-}
 					[ -n "$ht" ] || continue
 					;;
 				*) continue ;;
@@ -110,7 +107,7 @@ for t in $tiers; do
 done
 for t in $tiers; do
 	objs=()
-	for d in $(dirs_of "$t") $(make -s --no-print-directory print-tier-progs TIER="$t"); do
+	for d in ${DIRS[$t]} ${PROGS[$t]}; do
 		for o in "$B/obj/$d"/*.o; do
 			[ -e "$o" ] && objs+=("$o")
 		done

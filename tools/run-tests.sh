@@ -4,6 +4,7 @@
 # summary line per suite. Exit status 0 only if every suite passed.
 #
 # Suites, in order:
+#   layers/check           the tiers hold (tools/check-layers.sh: symbols, includes)
 #   unit/<name>            libcheck binaries, release build
 #   unit-asan/<name>       the same under ASan+UBSan
 #   unit-tsan/<name>       concurrency tests (*_mt) under ThreadSanitizer
@@ -124,6 +125,7 @@ script_timeout() {
 	echo "${t:-900}"
 }
 
+run_bg "layers/check" 300 tools/check-layers.sh build/release
 for t in build/release/tests/unit/test_*; do
 	[ -x "$t" ] || continue
 	run_bg "unit/$(basename "$t")" 600 "$t"
