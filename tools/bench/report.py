@@ -8,7 +8,7 @@
                                        began, the command, the run's mode,
                                        commit and date, innd's news log)
   report.py docs --mode M --commit C --date D --load "L1 L5 L15" --commands C
-                 --common ARGS [--machine TEXT] SYS=LABEL...
+                 --common ARGS [--machine TEXT] [--note TEXT] SYS=LABEL...
                                        tables, plots, docs/benchmarks.md
 
 Every figure carries the run that made it: module fragments start with
@@ -387,6 +387,8 @@ def machine(opts, earlier):
             % (opts.get("machine", here), opts.get("mode", "?"),
                opts.get("date", "?"), commit.rstrip("+"),
                " (with uncommitted changes)" if commit.endswith("+") else "", load))
+    if opts.get("note"):
+        text += "- note: %s\n" % opts["note"]
     if earlier:
         text += ("- made by an earlier run, not this one (kept by a partial run: "
                  "FG_BENCH_MODULES=0 or FG_BENCH_SYSTEMS; each says its own run): %s\n"
