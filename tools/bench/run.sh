@@ -133,8 +133,11 @@ for sys in "${systems[@]}"; do
 			printf '%s\n' "${!why:-}" > "$stage/e2e_${sys}_${wname}.skip"
 			continue
 		fi
-		read -r host port pid < <("sys_${sys}_start" "$work/$sys-$wname") ||
-			die "could not start $sys"
+		if ! read -r host port pid < <("sys_${sys}_start" "$work/$sys-$wname"); then
+			# what did start (a namespace, floodctld, innd) goes again
+			"sys_${sys}_stop" "$work/$sys-$wname" > /dev/null 2>&1 || true
+			die "could not start $sys ($wname); docs/ left as it was"
+		fi
 		# a system in a network namespace of its own names a prefix that
 		# starts feedgen in there (sys_<name>_exec, optional)
 		run_in=""
