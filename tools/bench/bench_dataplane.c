@@ -8,7 +8,12 @@
  *
  * Each workload is feedgen's model (tools/workload) written as a capture
  * (fg_pcapfeed_write), read back once into DPDK mbufs from an rte_mempool
- * (EAL started with --no-huge --no-pci, one lcore). A run gives every mbuf
+ * of its own (EAL started with --no-huge --no-pci, one lcore). The
+ * captures are written before the EAL starts, because they decide its
+ * memory: a pool holds one mbuf per frame with room for the largest frame,
+ * and -m is the largest pool as DPDK lays it out on 4 KiB pages (an
+ * IOVA-contiguous mbuf never straddles a page, so a page holds only as
+ * many whole mbufs as fit) plus the EAL's own share. A run gives every mbuf
  * an extra reference (so the worker's releases leave them for the next
  * run), builds a fresh history table, engine (null sink) and passive
  * reassembler — exactly what a passive worker lcore runs — and feeds the
@@ -41,6 +46,7 @@
 #include <rte_errno.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
+#include <rte_ring.h>
 
 #include "floodgate/config.h"
 #include "floodgate/passive.h"
@@ -50,6 +56,11 @@
 
 #define BURST 32
 #define NOW ((fg_time_t)1790000000)
+#define POOL_CACHE 256
+#define POOL_SPARE 1024			/* mbufs beyond one per frame */
+#define PAGE_SHIFT_4K 12		/* --no-huge: the EAL's pages are the kernel's */
+#define POOL_SLACK_SHIFT 5		/* + 1/32 for the heap's element headers */
+#define EAL_OWN_MB 64			/* the EAL's own memzones and heap */
 
 struct wl_def {
 	const char *name;
@@ -59,10 +70,13 @@ struct wl_def {
 };
 
 struct capture {
+	char path[32];			/* the capture file, while it exists */
+	struct fg_pcapfeed_stats model;
+	uint32_t max_frame;		/* its largest frame, octets */
+	struct rte_mempool *mp;		/* its frames, loaded: */
 	struct rte_mbuf **m;
 	uint64_t *ts;
 	unsigned n;
-	struct fg_pcapfeed_stats model;
 };
 
 struct result {
@@ -151,22 +165,27 @@ static const char *loadavg(void)
 	return buf;
 }
 
-/* Write the workload as a capture and load its frames into mbufs. */
-static int load(const struct wl_def *d, struct rte_mempool *mp, struct capture *c)
+/* Write the workload as a capture file (before the EAL starts: its size
+ * decides the EAL's memory) and note its largest frame. */
+static int capture_write(const struct wl_def *d, struct capture *c)
 {
 	struct fg_wl_params wp;
 	struct fg_pcapfeed_opts o = { .conns = 1, .window = d->window, .mode = d->mode,
 				      .mode_stream = true, .server_addr = 0xc6130001,
 				      .server_port = 119 };
-	char path[] = "/tmp/fg_bench_dp_XXXXXX", err[PCAP_ERRBUF_SIZE];
+	char err[PCAP_ERRBUF_SIZE];
 	struct pcap_pkthdr *h;
 	const u_char *data;
 	struct fg_wl *wl;
 	pcap_t *pc;
-	int fd = mkstemp(path), rc = -ENOMEM;
+	int fd, rc;
 
-	if (fd < 0)
+	snprintf(c->path, sizeof(c->path), "/tmp/fg_bench_dp_XXXXXX");
+	fd = mkstemp(c->path);
+	if (fd < 0) {
+		c->path[0] = '\0';
 		return -errno;
+	}
 	close(fd);
 	fg_wl_params_default(&wp);
 	wp.articles = d->articles;
@@ -175,28 +194,126 @@ static int load(const struct wl_def *d, struct rte_mempool *mp, struct capture *
 	wp.size = d->size;
 	wp.now = NOW;
 	wl = fg_wl_create(&wp);
-	if (!wl || fg_pcapfeed_write(wl, &o, path, &c->model) != 0)
-		goto out_unlink;
+	if (!wl)
+		return -ENOMEM;
+	rc = fg_pcapfeed_write(wl, &o, c->path, &c->model);
+	fg_wl_free(wl);
+	if (rc != 0)
+		return rc;
+	pc = pcap_open_offline(c->path, err);
+	if (!pc) {
+		fprintf(stderr, "bench_dataplane: %s: %s\n", c->path, err);
+		return -EIO;
+	}
+	while (pcap_next_ex(pc, &h, &data) == 1)
+		c->max_frame = FG_MAX(c->max_frame, h->caplen);
+	pcap_close(pc);
+	return 0;
+}
+
+static void capture_remove(struct capture *c)
+{
+	if (c->path[0])
+		unlink(c->path);
+	c->path[0] = '\0';
+}
+
+/* The mbuf pool a capture needs: one mbuf per frame, each with room for
+ * the largest frame behind the usual headroom. */
+static unsigned pool_mbufs(const struct capture *c)
+{
+	return (unsigned)c->model.packets + POOL_SPARE;
+}
+
+static uint16_t pool_data_room(const struct capture *c)
+{
+	return (uint16_t)(RTE_PKTMBUF_HEADROOM + c->max_frame);
+}
+
+/*
+ * The EAL memory that pool takes, by DPDK's own arithmetic: with
+ * --no-huge the pages are 4 KiB and an IOVA-contiguous mbuf never straddles
+ * a page (rte_mempool_op_calc_mem_size_helper), plus the mempool's
+ * header with its per-lcore caches and its ring.
+ */
+static size_t pool_bytes(const struct capture *c)
+{
+	struct rte_mempool_objsz sz;
+	struct rte_mempool mp = { 0 };
+	size_t min_chunk, align;
+	unsigned n = pool_mbufs(c);
+	ssize_t objs;
+
+	rte_mempool_calc_obj_size((uint32_t)(sizeof(struct rte_mbuf) + pool_data_room(c)), 0, &sz);
+	mp.header_size = sz.header_size;
+	mp.elt_size = sz.elt_size;
+	mp.trailer_size = sz.trailer_size;
+	objs = rte_mempool_op_calc_mem_size_helper(&mp, n, PAGE_SHIFT_4K, 0, &min_chunk, &align);
+	return (size_t)FG_MAX(objs, (ssize_t)0) + align + sizeof(struct rte_mempool) +
+	       RTE_MAX_LCORE * sizeof(struct rte_mempool_cache) +
+	       rte_ring_get_memsize((unsigned)rte_align32pow2(n + 1));
+}
+
+/* -m for the EAL: the largest pool (one workload's pool at a time) and
+ * what the EAL itself keeps, in MB. */
+static unsigned eal_memory_mb(const struct capture *c, unsigned n)
+{
+	size_t most = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		most = FG_MAX(most, pool_bytes(&c[i]));
+	return (unsigned)((most + (most >> POOL_SLACK_SHIFT)) >> 20) + EAL_OWN_MB;
+}
+
+/* Read the capture back into mbufs of its own pool. */
+static int capture_load(const char *name, struct capture *c)
+{
+	char err[PCAP_ERRBUF_SIZE];
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	pcap_t *pc;
+
+	c->mp = rte_pktmbuf_pool_create(name, pool_mbufs(c), POOL_CACHE, 0, pool_data_room(c),
+					SOCKET_ID_ANY);
+	if (!c->mp) {
+		fprintf(stderr, "bench_dataplane: %s: a pool of %u mbufs: %s\n", name,
+			pool_mbufs(c), rte_strerror(rte_errno));
+		return -ENOMEM;
+	}
 	c->m = calloc(c->model.packets, sizeof(*c->m));
 	c->ts = calloc(c->model.packets, sizeof(*c->ts));
-	pc = pcap_open_offline(path, err);
-	if (!c->m || !c->ts || !pc)
-		goto out_unlink;
-	for (c->n = 0; pcap_next_ex(pc, &h, &data) == 1 && c->n < c->model.packets; c->n++) {
-		struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+	pc = pcap_open_offline(c->path, err);
+	if (!c->m || !c->ts || !pc) {
+		if (pc)
+			pcap_close(pc);
+		return -ENOMEM;
+	}
+	for (c->n = 0; c->n < c->model.packets && pcap_next_ex(pc, &h, &data) == 1; c->n++) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(c->mp);
 
-		if (!m || h->caplen > rte_pktmbuf_tailroom(m))
+		if (!m || h->caplen > rte_pktmbuf_tailroom(m)) {
+			rte_pktmbuf_free(m);
 			break;
+		}
 		memcpy(rte_pktmbuf_append(m, (uint16_t)h->caplen), data, h->caplen);
 		c->m[c->n] = m;
 		c->ts[c->n] = (uint64_t)h->ts.tv_sec * 1000000000ull + (uint64_t)h->ts.tv_usec * 1000ull;
 	}
 	pcap_close(pc);
-	rc = c->n == c->model.packets ? 0 : -ENOBUFS;
-out_unlink:
-	fg_wl_free(wl);
-	unlink(path);
-	return rc;
+	return c->n == c->model.packets ? 0 : -ENOBUFS;
+}
+
+static void capture_unload(struct capture *c)
+{
+	for (unsigned i = 0; i < c->n; i++)
+		rte_pktmbuf_free(c->m[i]);
+	free(c->m);
+	free(c->ts);
+	rte_mempool_free(c->mp);
+	c->m = NULL;
+	c->ts = NULL;
+	c->mp = NULL;
+	c->n = 0;
 }
 
 /* ------------------------------------------------------------ one run */
@@ -333,6 +450,65 @@ static void print(FILE *f, const struct result *r, unsigned n, double hz, bool m
 	}
 }
 
+static int eal_start(unsigned memory_mb)
+{
+	static char args[192];
+	char *eal[16], *save = NULL;
+	int n = 0;
+
+	snprintf(args, sizeof(args), "bench_dataplane --no-huge -m %u --no-pci --no-shconf "
+		 "--no-telemetry -l 0 --log-level lib.eal:error", memory_mb);
+	for (char *t = strtok_r(args, " ", &save); t && n < 15; t = strtok_r(NULL, " ", &save))
+		eal[n++] = t;
+	eal[n] = NULL;
+	if (rte_eal_init(n, eal) < 0) {
+		fprintf(stderr, "bench_dataplane: EAL (-m %u): %s\n", memory_mb,
+			rte_strerror(rte_errno));
+		return -rte_errno;
+	}
+	return 0;
+}
+
+/* One workload: its frames into mbufs, R runs, the fastest kept. */
+static int measure(const struct wl_def *d, struct capture *c, unsigned runs, struct result *best)
+{
+	uint64_t cap = (uint64_t)d->articles * 2 + 1000;
+	int rc = capture_load(d->name, c);
+
+	for (unsigned k = 0; k < runs && rc == 0; k++) {
+		struct result r;
+
+		rc = run(d->name, c, cap, &r);
+		if (rc == 0 && (k == 0 || r.ns < best->ns))
+			*best = r;
+	}
+	capture_unload(c);
+	return rc;
+}
+
+static int write_md(const char *md, const struct result *res, unsigned n, double hz,
+		    unsigned runs, unsigned memory_mb)
+{
+	FILE *f = fopen(md, "w");
+
+	if (!f) {
+		perror(md);
+		return -errno;
+	}
+	print(f, res, n, hz, true);
+	fprintf(f, "\nThread CPU time, TSC %.2f GHz, best of %u runs, load average %s. Frames are "
+		   "feedgen's model written as a capture (one connection per peer) in "
+		   "DPDK mbufs (EAL --no-huge -m %u, sized to the largest capture); every run's "
+		   "answers equal the model's.\n", hz / 1e9, runs, loadavg(), memory_mb);
+	return fclose(f) == 0 ? 0 : -errno;
+}
+
+/*
+ * The set-up is a chain: every capture is written first, because their
+ * frame counts and largest frame decide the EAL's memory (-m); then the
+ * EAL; then each workload in turn gets a pool of its own size, its runs,
+ * and gives the pool back before the next.
+ */
 int main(int argc, char **argv)
 {
 	static const struct wl_def quick[] = {
@@ -344,13 +520,9 @@ int main(int argc, char **argv)
 		{ "big", FG_PCAPFEED_TAKETHIS, 1500, 4, 1, 8, 700 * 1024 },
 	};
 	const struct wl_def *defs = quick;
-	unsigned n_defs = FG_ARRAY_SIZE(quick), runs = 3;
-	static char eal_args[] = "bench_dataplane --no-huge -m 3072 --no-pci --no-shconf "
-				 "--no-telemetry -l 0 --log-level lib.eal:error";
-	char *eal[16], *save = NULL;
-	int eal_n = 0;
-	struct result res[3];
-	struct rte_mempool *mp;
+	unsigned n_defs = FG_ARRAY_SIZE(quick), runs = 3, memory_mb = 0;
+	struct capture caps[FG_ARRAY_SIZE(full)] = { 0 };
+	struct result res[FG_ARRAY_SIZE(full)];
 	const char *md = NULL;
 	double hz;
 	int rc = 0;
@@ -369,53 +541,33 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	for (char *t = strtok_r(eal_args, " ", &save); t && eal_n < 15; t = strtok_r(NULL, " ", &save))
-		eal[eal_n++] = t;
-	eal[eal_n] = NULL;
-	if (rte_eal_init(eal_n, eal) < 0) {
-		fprintf(stderr, "bench_dataplane: EAL: %s\n", rte_strerror(rte_errno));
-		return 1;
+	for (unsigned d = 0; d < n_defs && rc == 0; d++) {
+		rc = capture_write(&defs[d], &caps[d]);
+		if (rc != 0)
+			fprintf(stderr, "bench_dataplane: %s: the capture: %s\n", defs[d].name,
+				strerror(-rc));
 	}
+	if (rc != 0)
+		goto out_remove_captures;
+	memory_mb = eal_memory_mb(caps, n_defs);
+	rc = eal_start(memory_mb);
+	if (rc != 0)
+		goto out_remove_captures;
 	hz = tsc_hz();
 	for (unsigned d = 0; d < n_defs && rc == 0; d++) {
-		struct capture c = { 0 };
-		uint64_t cap = (uint64_t)defs[d].articles * 2 + 1000;
-
-		mp = rte_pktmbuf_pool_create(defs[d].name, (unsigned)(defs[d].articles *
-			(defs[d].size / 1400 + 2) + 200000), 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
-		rc = mp ? load(&defs[d], mp, &c) : -ENOMEM;
-		for (unsigned k = 0; k < runs && rc == 0; k++) {
-			struct result r;
-
-			rc = run(defs[d].name, &c, cap, &r);
-			if (rc == 0 && (k == 0 || r.ns < res[d].ns))
-				res[d] = r;
-		}
-		for (unsigned i = 0; i < c.n; i++)
-			rte_pktmbuf_free(c.m[i]);
-		free(c.m);
-		free(c.ts);
-		rte_mempool_free(mp);
+		rc = measure(&defs[d], &caps[d], runs, &res[d]);
 		if (rc != 0)
 			fprintf(stderr, "bench_dataplane: %s: %s\n", defs[d].name, strerror(-rc));
 	}
 	if (rc == 0) {
 		print(stdout, res, n_defs, hz, false);
-		if (md) {
-			FILE *f = fopen(md, "w");
-
-			if (!f) {
-				perror(md);
-				return 1;
-			}
-			print(f, res, n_defs, hz, true);
-			fprintf(f, "\nThread CPU time, TSC %.2f GHz, best of %u runs, load average %s. Frames are "
-				   "feedgen's model written as a capture (one connection per peer) in "
-				   "DPDK mbufs; every run's answers equal the model's.\n",
-				hz / 1e9, runs, loadavg());
-			fclose(f);
-		}
+		printf("EAL memory: -m %u (--no-huge)\n", memory_mb);
+		if (md)
+			rc = write_md(md, res, n_defs, hz, runs, memory_mb);
 	}
 	rte_eal_cleanup();
+out_remove_captures:
+	for (unsigned d = 0; d < n_defs; d++)
+		capture_remove(&caps[d]);
 	return rc == 0 ? 0 : 1;
 }

@@ -6,14 +6,25 @@
                                   floodgate, floodctld and innd (their pids
                                   in DIR/{floodgate,floodctld,innd}.pid) in
                                   DIR/path.start, just before feedgen starts
-  path_settle.py after DIR JSON   wait until innd has logged (DIR/inn/log/news)
-                                  an outcome for every article feedgen saw
-                                  accepted, then add "path" to feedgen's JSON
+  path_settle.py after DIR JSON   wait until innd has answered every article
+                                  feedgen saw accepted, then count innd's news
+                                  log and add "path" to feedgen's JSON
+
+innd keeps its news log buffered, as in production (innd.sh --buffered-log:
+its last lines reach DIR/inn/log/news only when innd flushes), so the end of
+the delivery is read from floodgate's side: the relay's counters of innd's
+answers (239, 439, 437, 438, given up), from `floodctl stats --json` every
+POLL_S (floodgate publishes them every 100 ms; floodctld's work answering
+is in its CPU figure). Then the CPU counters are read, innd is told to
+flush (innd.sh flush: ctlinnd flush ''), and its news log is counted: every
+article floodgate accepted must have an outcome there.
 
 The "path" object:
-  drain_s                  start -> innd's last outcome (>= feedgen's elapsed_s:
-                           the relay may still be delivering when feedgen ends)
-  delivered                articles innd accepted ("+" lines)
+  drain_s                  start -> the poll that saw innd's last answer
+                           (>= feedgen's elapsed_s: the relay may still be
+                           delivering when feedgen ends; up to POLL_S plus
+                           the 100 ms publication late)
+  delivered                articles innd accepted ("+" lines of its news log)
   innd_refused             articles innd refused after floodgate accepted them
                            ("-" lines: rules the two do not share)
   delivered_per_s          delivered / drain_s
@@ -21,17 +32,23 @@ The "path" object:
   cpu_s                    {floodgate, floodctld, innd, total}: CPU seconds
                            (utime + stime, every thread) from start to drain
   cpu_per_m_offers         the same per million offers
-A run whose deliveries do not all arrive within the timeout gets
-"complete": false and the figures so far (run.sh then fails the run).
+A run whose deliveries do not all arrive within the timeout, or whose
+news log then lacks an outcome, gets "complete": false and the figures so
+far (run.sh then fails the run).
 """
 import json
 import os
+import subprocess
 import sys
 import time
 
 CLK = os.sysconf("SC_CLK_TCK")
 PROCS = ("floodgate", "floodctld", "innd")
 TIMEOUT = 900
+POLL_S = 0.1
+# the relay's counters of innd's answers that settle an article
+ANSWERED = ("relay_accepted", "relay_refused_439", "relay_refused_437", "relay_not_wanted",
+            "relay_given_up")
 
 
 def ticks(pid):
@@ -87,21 +104,38 @@ class NewsTail:
                 self.minus += p[3] == b"-"
 
 
+def relay_answered(d):
+    """Articles innd has answered, by floodgate's relay counters; None when
+    floodctld does not answer."""
+    floodctl = os.path.join(os.environ.get("FG_TOP", "."), "build", "release", "bin", "floodctl")
+    r = subprocess.run([floodctl, "stats", "-s", os.path.join(d, "control.sock"), "--json",
+                        "--timeout", "5"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return None
+    c = json.loads(r.stdout)["counters"]
+    return sum(c.get(k, 0) for k in ANSWERED)
+
+
+def innd_flush(d):
+    top = os.environ.get("FG_TOP", ".")
+    return subprocess.run([os.path.join(top, "tools", "inn", "innd.sh"), "flush",
+                           os.path.join(d, "inn")]).returncode == 0
+
+
 def after(d, json_path):
     with open(json_path) as f:
         run = json.load(f)
     with open(os.path.join(d, "path.start")) as f:
         begin = json.load(f)
     ps = pids(d)
-    news = NewsTail(os.path.join(d, "inn", "log", "news"))
     want = run["accepted"]
     end = time.time() + TIMEOUT
     while True:
-        news.poll()
-        complete = news.plus + news.minus >= want
+        answered = relay_answered(d)
+        complete = answered is not None and answered >= want
         if complete or time.time() > end:
             break
-        time.sleep(0.02)
+        time.sleep(POLL_S)
     t = time.time()
     cpu = {}
     for n in PROCS:
@@ -109,6 +143,14 @@ def after(d, json_path):
         cpu[n] = (now - begin["ticks"][n]) / CLK if now is not None else None
     cpu["total"] = sum(v for v in cpu.values() if v is not None)
     drain = t - begin["t"]
+    news = NewsTail(os.path.join(d, "inn", "log", "news"))
+    if not innd_flush(d):
+        complete = False
+    news.poll()
+    if news.plus + news.minus < want:
+        sys.stderr.write("path_settle: innd's news log has %d outcomes for %d articles\n"
+                         % (news.plus + news.minus, want))
+        complete = False
     m = run["offers"] / 1e6 if run["offers"] else 1
     run["path"] = {
         "complete": complete, "drain_s": round(drain, 3), "delivered": news.plus,

@@ -2,12 +2,20 @@
 """report.py — benchmark results to Markdown and PNG (stdlib + gnuplot).
 
   report.py summary FILE.json          one line about one feedgen run
-  report.py annotate FILE.json KEY VALUE
-                                       add a number or string to a run's JSON
+  report.py annotate FILE.json KEY VALUE [KEY VALUE...]
+                                       add numbers or strings to a run's JSON
                                        (run.sh: the load average as the run
-                                       began, the commands that made it)
-  report.py docs --mode M --commands C --common ARGS SYS=LABEL...
+                                       began, the command, the run's mode,
+                                       commit and date, innd's news log)
+  report.py docs --mode M --commit C --date D --load "L1 L5 L15" --commands C
+                 --common ARGS [--machine TEXT] [--note TEXT] SYS=LABEL...
                                        tables, plots, docs/benchmarks.md
+
+Every figure carries the run that made it: module fragments start with
+run.sh's stamp (<!-- fg-bench mode=M commit=C date=D load=L -->), end-to-end
+JSON has the same keys. The report shows each section's own run, and its
+head lists every section that an earlier run made (run.sh keeps them when
+told to run only part: FG_BENCH_MODULES=0, FG_BENCH_SYSTEMS).
 
 End-to-end results are feedgen's --json objects in docs/bench/
 e2e_<system>_<workload>.json. A second system (floodgate) appears as a
@@ -23,7 +31,6 @@ import platform
 import re
 import subprocess
 import sys
-import time
 
 BENCH = "docs/bench"
 IMG = "docs/img"
@@ -32,6 +39,10 @@ MODULE_ORDER = ["parsers", "msgid", "date", "rules", "history", "session", "nntp
 # headings for fragments written without one
 FRAGMENT_TITLES = {"tcp": "Userspace TCP, frames from memory",
                    "dataplane": "Dataplane: one worker core, passive mode, frames from memory"}
+# feedgen (kernel sockets, on the same 2 cores) above this share of one
+# core may be what limits the rate: such a run is marked client-bound
+CLIENT_BOUND_SHARE = 0.60
+STAMP = re.compile(r"^<!-- fg-bench ((?:\w+=\S+ ?)+)-->\n")
 WORKLOAD_TEXT = {
     "check": "CHECK-heavy: 10 peers offer every article (10 offers per article), 2 KB",
     "takethis_2k": "TAKETHIS only, one offer per article, 2 KB articles",
@@ -51,6 +62,9 @@ def summary(path):
           % (r["offers_per_s"], r["accepted_per_s"], r["bytes_per_s"] / 1e6,
              r["cpu_server_per_m_offers"], r["cpu_self_per_m_offers"],
              lat["p50_us"] / 1e3, lat["p99_us"] / 1e3, r["mismatches"]))
+    if client_bound(r):
+        print("   client-bound: feedgen used %.0f %% of a core (over %.0f %%)"
+              % (100 * r["cpu_self_share"], 100 * CLIENT_BOUND_SHARE))
 
 
 def load_runs():
@@ -70,12 +84,44 @@ def system_table(sysname, label, runs):
            "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
     for w, r in sorted(runs.items()):
         lat = main_latency(r)
-        out.append("| %s | %d | %.0f | %.0f | %.1f | %.2f | %.2f | %.0f %% | %.2f / %.2f / %.2f / %.2f | %d | %s |" % (
+        out.append("| %s | %d | %.0f | %.0f | %.1f | %.2f | %.2f | %s | %.2f / %.2f / %.2f / %.2f | %d | %s |" % (
             w, r["offers"], r["offers_per_s"], r["accepted_per_s"], r["bytes_per_s"] / 1e6,
-            r["cpu_server_per_m_offers"], r["cpu_self_per_m_offers"], 100 * r["cpu_self_share"],
+            r["cpu_server_per_m_offers"], r["cpu_self_per_m_offers"], share_text(r),
             lat["p50_us"] / 1e3, lat["p90_us"] / 1e3, lat["p99_us"] / 1e3, lat["max_us"] / 1e3,
             r["mismatches"], load_text(r)))
+    notes = innd_log_notes(runs)
+    if notes:
+        out += ["", notes]
     return "\n".join(out) + "\n"
+
+
+def client_bound(r):
+    return r.get("cpu_self_share", 0) > CLIENT_BOUND_SHARE
+
+
+def share_text(r):
+    """feedgen's share of one core; past CLIENT_BOUND_SHARE the rate may be
+    feedgen's, not the server's, and the cell says so."""
+    text = "%.0f %%" % (100 * r["cpu_self_share"])
+    return text + " **client-bound**" if client_bound(r) else text
+
+
+def bound_mark(*rs):
+    """A workload cell's mark when a run behind a ratio was client-bound."""
+    return " (client-bound)" if any(client_bound(r) for r in rs) else ""
+
+
+def innd_log_notes(runs):
+    """How innd kept its news log, for the runs that had an innd in them;
+    "" when none had."""
+    how = {"buffered": "buffered, as a production innd keeps it",
+           "unbuffered": "unbuffered (innd -u: one write per article, charged to innd)"}
+    by = {}
+    for w, r in sorted(runs.items()):
+        if "innd_news_log" in r:
+            by.setdefault(r["innd_news_log"], []).append("`%s`" % w)
+    return "; ".join("innd's news log %s: %s" % (how.get(m, m), ", ".join(ws))
+                     for m, ws in sorted(by.items())) + ("." if by else "")
 
 
 def load_text(r):
@@ -94,8 +140,8 @@ def path_row(w, name, r):
         rates = (r["accepted_per_s"], r["bytes_per_s"] / 1e6)
         c = r["cpu_server_per_m_offers"]
         cpu = "- | - | %.2f | **%.2f**" % (c, c)
-    return "| %s | %s | %.0f | %.0f | %.1f | %.2f / %.2f | %s | %s |" % (
-        w, name, r["offers_per_s"], rates[0], rates[1], lat["p50_us"] / 1e3,
+    return "| %s%s | %s | %.0f | %.0f | %.1f | %.2f / %.2f | %s | %s |" % (
+        w, bound_mark(r), name, r["offers_per_s"], rates[0], rates[1], lat["p50_us"] / 1e3,
         lat["p99_us"] / 1e3, cpu, load_text(r))
 
 
@@ -129,6 +175,9 @@ def path_tables(runs, labels, a="fgpath", b="inn"):
             if w in runs.get(s, {}):
                 out.append(path_row(w, s, runs[s][w]))
     out.append("")
+    notes = innd_log_notes({"%s %s" % (w, s): r for s in (a, b) for w, r in runs.get(s, {}).items()})
+    if notes:
+        out += [notes, ""]
     if b not in runs:
         return "\n".join(out) + "\n"
     out += ["#### whole path / innd alone\n", "",
@@ -136,8 +185,8 @@ def path_tables(runs, labels, a="fgpath", b="inn"):
             "per M offers | p99 latency |", "|---|---:|---:|---:|---:|---:|"]
     for w in sorted(set(runs[a]) & set(runs[b])):
         f, i = runs[a][w], runs[b][w]
-        out.append("| %s | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx |" % (
-            w, f["offers_per_s"] / i["offers_per_s"], path_rate(f) / path_rate(i),
+        out.append("| %s%s | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx |" % (
+            w, bound_mark(f, i), f["offers_per_s"] / i["offers_per_s"], path_rate(f) / path_rate(i),
             path_cpu(f) / path_cpu(i),
             f["path"]["cpu_per_m_offers"]["innd"] / i["cpu_server_per_m_offers"],
             main_latency(f)["p99_us"] / main_latency(i)["p99_us"]))
@@ -182,8 +231,8 @@ def ratio_table(runs, a="floodgate", b="inn", title="floodgate / INN"):
 
         def q(a, b):
             return "%.2fx" % (a / b) if b else "n/a"
-        out.append("| %s | %s | %s | %s | %s | %s |" % (
-            w, q(f["offers_per_s"], i["offers_per_s"]), q(f["accepted_per_s"], i["accepted_per_s"]),
+        out.append("| %s%s | %s | %s | %s | %s | %s |" % (
+            w, bound_mark(f, i), q(f["offers_per_s"], i["offers_per_s"]), q(f["accepted_per_s"], i["accepted_per_s"]),
             q(f["bytes_per_s"], i["bytes_per_s"]),
             q(f["cpu_server_per_m_offers"], i["cpu_server_per_m_offers"]),
             q(main_latency(f)["p99_us"], main_latency(i)["p99_us"])))
@@ -242,7 +291,8 @@ def run_commands(runs):
            "(and settled by `sys_<system>_after` where it has one); then:\n", "```sh"]
     for s in sorted(runs):
         for w, r in sorted(runs[s].items()):
-            out.append("# %s %s\n%s" % (s, w, r.get("command", "(not recorded)")))
+            out.append("# %s %s (%s)\n%s" % (s, w, stamp_text(run_stamp(r)),
+                                              r.get("command", "(not recorded)")))
     out.append("```\n")
     return "\n".join(out)
 
@@ -273,18 +323,51 @@ plot {plot}
     return ["e2e_path_cpu.png"]
 
 
-def annotate(path, key, value):
+def annotate(path, pairs):
     with open(path) as f:
         r = json.load(f)
-    try:
-        r[key] = float(value)
-    except ValueError:
-        r[key] = value
+    for key, value in zip(pairs[::2], pairs[1::2]):
+        try:
+            r[key] = float(value)
+        except ValueError:
+            r[key] = value
     with open(path, "w") as f:
         json.dump(r, f)
 
 
-def machine():
+# ------------------------------------------------------------ provenance
+
+def run_stamp(r):
+    """The run that made an end-to-end result: mode, commit, date."""
+    return {k: r.get(k) for k in ("mode", "commit", "date")}
+
+
+def fragment_stamp(text):
+    """A module fragment's stamp (run.sh's first line) and the text after it."""
+    m = STAMP.match(text)
+    if not m:
+        return {"mode": None, "commit": None, "date": None}, text
+    kv = dict(p.split("=", 1) for p in m.group(1).split())
+    return kv, text[m.end():]
+
+
+def stamp_text(st):
+    if not st.get("commit"):
+        return "run not recorded"
+    text = "%s, commit %s, %s" % (st.get("mode"), st["commit"], st.get("date"))
+    if st.get("load"):
+        text += ", load %s as it began" % st["load"]
+    return text
+
+
+def same_run(st, opts):
+    return (st.get("commit"), st.get("date"), st.get("mode")) == \
+        (opts.get("commit"), opts.get("date"), opts.get("mode"))
+
+
+def machine(opts, earlier):
+    """The report's head; --machine gives the machine's line when the
+    figures are rendered again away from the machine that made them."""
     cpu = "unknown"
     for line in open("/proc/cpuinfo"):
         if line.startswith("model name"):
@@ -294,37 +377,46 @@ def machine():
     for line in open("/proc/meminfo"):
         if line.startswith("MemTotal:"):
             mem = int(line.split()[1]) / 1024 / 1024
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    # the figures this run is writing under docs/ do not make the code dirty
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
-                            ".", ":!docs"],
-                           capture_output=True, text=True).stdout.strip()
-    load = open("/proc/loadavg").read().split()[:3]
-    return ("- machine: %s, %d cores, %.0f GiB RAM, Linux %s\n- date: %s\n- commit: %s%s\n"
-            "- load average (1, 5, 15 min) as this report was written: %s; the machine is "
-            "shared, so every end-to-end table gives each run's 1-minute load as it began "
-            "(`load`)\n"
-            % (cpu, os.cpu_count(), mem, platform.release(), time.strftime("%Y-%m-%d %H:%M %Z"),
-               commit or "unknown", " (with uncommitted changes)" if dirty else "",
-               " ".join(load)))
+    commit = opts.get("commit", "unknown")
+    load = opts.get("load", "?")
+    here = "%s, %d cores, %.0f GiB RAM, Linux %s" % (cpu, os.cpu_count(), mem, platform.release())
+    text = ("- machine: %s\n- run: %s, %s\n- commit: %s%s\n"
+            "- load average (1, 5, 15 min) as the run ended: %s; the machine is "
+            "shared, so every module fragment and every end-to-end table gives each run's "
+            "1-minute load as it began (`load`)\n"
+            % (opts.get("machine", here), opts.get("mode", "?"),
+               opts.get("date", "?"), commit.rstrip("+"),
+               " (with uncommitted changes)" if commit.endswith("+") else "", load))
+    if opts.get("note"):
+        text += "- note: %s\n" % opts["note"]
+    if earlier:
+        text += ("- made by an earlier run, not this one (kept by a partial run: "
+                 "FG_BENCH_MODULES=0 or FG_BENCH_SYSTEMS; each says its own run): %s\n"
+                 % ", ".join(earlier))
+    return text
 
 
-def module_fragments():
+def module_fragments(opts, earlier):
     names = [os.path.basename(p)[:-3] for p in glob.glob(os.path.join(BENCH, "*.md"))
              if not os.path.basename(p).startswith("e2e")]
     order = [n for n in MODULE_ORDER if n in names] + sorted(n for n in names if n not in MODULE_ORDER)
     if not order:
         return "No module benchmark (tools/bench/bench_*.c) exists yet.\n"
-    return "\n".join(fragment(n) for n in order)
+    return "\n".join(fragment(n, opts, earlier) for n in order)
 
 
-def fragment(name):
-    """A module's fragment; one that does not start with its own heading
-    gets one, so it does not read as part of the fragment before it."""
-    text = open(os.path.join(BENCH, name + ".md")).read().rstrip() + "\n"
+def fragment(name, opts, earlier):
+    """A module's fragment under its heading (one that has none gets one,
+    so it does not read as part of the fragment before it), and the run
+    that made it right below the heading."""
+    st, text = fragment_stamp(open(os.path.join(BENCH, name + ".md")).read())
+    text = text.rstrip() + "\n"
     if not text.startswith("#"):
         text = "### %s (`bench_%s`)\n\n%s" % (FRAGMENT_TITLES.get(name, name), name, text)
-    return text
+    if not same_run(st, opts):
+        earlier.append("module %s" % name)
+    head, _, body = text.partition("\n")
+    return "%s\n\nMeasured by: %s.\n%s" % (head, stamp_text(st), body)
 
 
 def docs(args):
@@ -339,6 +431,9 @@ def docs(args):
             labels[k] = v
             i += 1
     runs = load_runs()
+    earlier = ["end to end %s %s" % (sy, w) for sy in sorted(runs) for w, r in sorted(runs[sy].items())
+               if not same_run(run_stamp(r), opts)]
+    modules = module_fragments(opts, earlier)
     e2e = ["## End to end: feedgen against each system\n",
            "Workloads (%s):\n" % opts.get("mode", "?")]
     for w in sorted({w for s in runs for w in runs[s]}):
@@ -371,7 +466,7 @@ def docs(args):
     doc = ["# Benchmarks\n",
            "Generated by `tools/bench/run.sh` — do not edit by hand (the method section lives in "
            "tools/bench/method.md).\n",
-           machine(),
+           machine(opts, earlier),
            "## Commands\n",
            "```sh\n%s\n```\n" % opts.get("commands", ""),
            "Every end-to-end run is `feedgen --host H --port P --server-pid PID <workload> %s "
@@ -379,7 +474,7 @@ def docs(args):
            "printed by run.sh and the parameters are in each JSON file.\n" % opts.get("common", ""),
            method.rstrip() + "\n",
            "## Module benchmarks\n",
-           module_fragments(),
+           modules,
            "\n".join(e2e)]
     with open("docs/benchmarks.md", "w") as f:
         f.write("\n".join(doc))
@@ -388,8 +483,8 @@ def docs(args):
 def main():
     if len(sys.argv) >= 3 and sys.argv[1] == "summary":
         summary(sys.argv[2])
-    elif len(sys.argv) == 5 and sys.argv[1] == "annotate":
-        annotate(*sys.argv[2:])
+    elif len(sys.argv) >= 5 and len(sys.argv) % 2 == 1 and sys.argv[1] == "annotate":
+        annotate(sys.argv[2], sys.argv[3:])
     elif len(sys.argv) >= 2 and sys.argv[1] == "docs":
         docs(sys.argv[2:])
     else:

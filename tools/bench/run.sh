@@ -2,14 +2,21 @@
 # run.sh quick|full — every benchmark, then docs/benchmarks.md.
 #
 #  1. every build/release/bench/bench_* binary with --quick or --full and
-#     --md docs/bench/<name>.md (the modules write their own fragment);
+#     --md STAGE/<name>.md (the modules write their own fragment); run.sh
+#     stamps each fragment with this run (mode, commit, date, load average
+#     as the module began);
 #  2. the end-to-end runs: feedgen against each system (tools/bench/
 #     sys_<name>.sh), each workload on a fresh instance, raw feedgen JSON
-#     kept as docs/bench/e2e_<system>_<workload>.json (plus load_avg_1m as
-#     the run began, and "path" from systems with a downstream: fgpath);
-#  3. tools/bench/report.py: the per-system tables, the floodgate/INN
-#     ratios when both ran, the PNG plots (gnuplot) and docs/benchmarks.md.
-# `make bench` (quick) must stay under 15 minutes on the 2-core machine.
+#     kept as STAGE/e2e_<system>_<workload>.json (plus the same stamp,
+#     load_avg_1m as the run began, the command, and "path" from systems
+#     with a downstream: fgpath);
+#  3. only when every step succeeded: the staged files replace their old
+#     versions in docs/bench/, and tools/bench/report.py writes the tables,
+#     the ratios, the PNG plots and docs/benchmarks.md.
+# A benchmark that fails stops the run with a non-zero status before
+# anything under docs/ changes: an old figure is never published again
+# under this run's date and commit. `make bench` (quick) must stay under
+# 15 minutes on the 2-core machine.
 set -euo pipefail
 mode=${1:-quick}
 case $mode in quick|full) ;; *) echo "usage: $0 quick|full" >&2; exit 2 ;; esac
@@ -18,11 +25,21 @@ export FG_TOP
 cd "$FG_TOP"
 B=build/release
 feedgen=$B/bin/feedgen
-mkdir -p docs/bench docs/img
 work=$(mktemp -d /tmp/fg-bench.XXXXXX)
 chmod 0755 "$work"
 trap 'rm -rf "$work"' EXIT
+stage=$work/stage
+mkdir -p "$stage"
 t_start=$(date +%s)
+
+die() { echo "run.sh: $*" >&2; exit 1; }
+
+# The code this run measures: the commit as the run starts, "+" when the
+# tree (docs/ aside: the figures themselves) has uncommitted changes.
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+[ -z "$(git status --porcelain --untracked-files=no -- . ':!docs' 2>/dev/null)" ] || commit="$commit+"
+run_date=$(date -u +%Y-%m-%dT%H:%MZ)
+loadavg() { cut -d' ' -f1 /proc/loadavg; }
 
 # ------------------------------------------------------------ workloads
 # name|feedgen arguments. CHECK-heavy: 10 peers each offering every
@@ -44,23 +61,53 @@ else
 	)
 fi
 COMMON="--seed 42 --cutoff 10d --no-progress --json --timeout 600"
+# innd's news log as a production innd keeps it: buffered (innd.sh
+# --buffered-log); FG_BENCH_INND_LOG=unbuffered measures innd -u instead
+# (one write per article), and the run's JSON says which.
+export FG_BENCH_INND_LOG=${FG_BENCH_INND_LOG:-buffered}
+case $FG_BENCH_INND_LOG in buffered|unbuffered) ;;
+*) die "FG_BENCH_INND_LOG must be buffered or unbuffered" ;; esac
 
 # FG_BENCH_SYSTEMS="inn fgpath": only these end-to-end systems (their old
-# results are replaced, the others' kept for the report); FG_BENCH_MODULES=0
-# skips the module benchmarks. Both for working on one system; a published
-# run is a whole one.
+# results are replaced, the others' kept, each with its own stamp, for the
+# report); FG_BENCH_MODULES=0 skips the module benchmarks (their fragments
+# are kept, with their own stamps). Both for working on one system; a
+# published run is a whole one.
 echo "== module benchmarks ($mode)"
 shopt -s nullglob
-[ "${FG_BENCH_MODULES:-1}" = 0 ] && echo "(skipped: FG_BENCH_MODULES=0)"
-for b in "$B"/bench/bench_*; do
-	[ "${FG_BENCH_MODULES:-1}" = 0 ] && break
-	name=${b##*/bench_}
-	echo "-- $name"
-	"$b" "--$mode" --md "docs/bench/$name.md" || echo "bench_$name failed (exit $?)" >&2
-done
+failed=()
+modules=0
+if [ "${FG_BENCH_MODULES:-1}" = 0 ]; then
+	echo "(skipped: FG_BENCH_MODULES=0)"
+else
+	for b in "$B"/bench/bench_*; do
+		name=${b##*/bench_}
+		frag=$stage/$name.md
+		load=$(loadavg)
+		echo "-- $name"
+		rc=0
+		"$b" "--$mode" --md "$frag.raw" || rc=$?
+		if [ $rc -ne 0 ]; then
+			failed+=("bench_$name (exit $rc)")
+		elif [ ! -s "$frag.raw" ]; then
+			failed+=("bench_$name (exit 0 but no fragment)")
+		else
+			printf '<!-- fg-bench mode=%s commit=%s date=%s load=%s -->\n' \
+				"$mode" "$commit" "$run_date" "$load" > "$frag"
+			cat "$frag.raw" >> "$frag"
+			rm -f "$frag.raw"
+			modules=$((modules + 1))
+		fi
+	done
+	[ $modules -gt 0 ] || [ ${#failed[@]} -gt 0 ] || die "no module benchmark in $B/bench (make all)"
+	if [ ${#failed[@]} -gt 0 ]; then
+		echo "run.sh: FAILED: ${failed[*]}" >&2
+		die "docs/ left as it was; no figure of this run is published"
+	fi
+fi
 
 echo "== end to end ($mode)"
-[ -x "$feedgen" ] || { echo "run.sh: $feedgen not built (make all)" >&2; exit 1; }
+[ -x "$feedgen" ] || die "$feedgen not built (make all)"
 systems=()
 for s in tools/bench/sys_*.sh; do
 	# shellcheck source=/dev/null
@@ -75,9 +122,6 @@ for sys in "${systems[@]}"; do
 done
 [ -n "${FG_BENCH_SYSTEMS:-}" ] && read -r -a systems <<< "$FG_BENCH_SYSTEMS"
 for sys in "${systems[@]}"; do
-	rm -f docs/bench/e2e_"$sys"_*.json docs/bench/e2e_"$sys"_*.skip
-done
-for sys in "${systems[@]}"; do
 	for w in "${WORKLOADS[@]}"; do
 		wname=${w%%|*}
 		wargs=${w#*|}
@@ -86,11 +130,14 @@ for sys in "${systems[@]}"; do
 		skip="SYS_${sys}_SKIP" why="SYS_${sys}_SKIP_WHY"
 		if [[ " ${!skip:-} " == *" $wname "* ]]; then
 			echo "-- $sys $wname: not run: ${!why:-}"
-			printf '%s\n' "${!why:-}" > "docs/bench/e2e_${sys}_${wname}.skip"
+			printf '%s\n' "${!why:-}" > "$stage/e2e_${sys}_${wname}.skip"
 			continue
 		fi
-		read -r host port pid < <("sys_${sys}_start" "$work/$sys-$wname") || {
-			echo "run.sh: could not start $sys" >&2; exit 1; }
+		if ! read -r host port pid < <("sys_${sys}_start" "$work/$sys-$wname"); then
+			# what did start (a namespace, floodctld, innd) goes again
+			"sys_${sys}_stop" "$work/$sys-$wname" > /dev/null 2>&1 || true
+			die "could not start $sys ($wname); docs/ left as it was"
+		fi
 		# a system in a network namespace of its own names a prefix that
 		# starts feedgen in there (sys_<name>_exec, optional)
 		run_in=""
@@ -100,13 +147,20 @@ for sys in "${systems[@]}"; do
 		cmd="$run_in $feedgen --host $host --port $port --server-pid $pid $wargs $COMMON --id-prefix $sys$wname"
 		echo "-- $sys $wname: $cmd"
 		rc=0
-		json=docs/bench/e2e_${sys}_${wname}.json
-		load=$(cut -d' ' -f1 /proc/loadavg)
+		json=$stage/e2e_${sys}_${wname}.json
+		load=$(loadavg)
 		# shellcheck disable=SC2086
 		$cmd > "$json" || rc=$?
-		# the load average as the run began, kept with its figures
-		python3 tools/bench/report.py annotate "$json" load_avg_1m "$load"
-		python3 tools/bench/report.py annotate "$json" command "${cmd# }"
+		# the load average as the run began, kept with its figures, and
+		# the run that made them
+		python3 tools/bench/report.py annotate "$json" load_avg_1m "$load" command "${cmd# }" \
+			mode "$mode" commit "$commit" date "$run_date"
+		# a system with innd in it (SYS_<name>_INND=1) says how innd kept
+		# its news log
+		innd="SYS_${sys}_INND"
+		if [ "${!innd:-0}" = 1 ]; then
+			python3 tools/bench/report.py annotate "$json" innd_news_log "$FG_BENCH_INND_LOG"
+		fi
 		# a system with work left after feedgen's last answer (the relay
 		# delivering downstream) settles it and adds its figures (optional)
 		settled=0
@@ -115,12 +169,29 @@ for sys in "${systems[@]}"; do
 		fi
 		"sys_${sys}_stop" "$work/$sys-$wname"
 		python3 tools/bench/report.py summary "$json"
-		[ $rc -eq 0 ] || { echo "run.sh: feedgen found mismatches against $sys ($wname)" >&2; exit 1; }
-		[ $settled -eq 0 ] || { echo "run.sh: $sys did not settle ($wname)" >&2; exit 1; }
+		[ $rc -eq 0 ] || die "feedgen found mismatches against $sys ($wname); docs/ left as it was"
+		[ $settled -eq 0 ] || die "$sys did not settle ($wname); docs/ left as it was"
 	done
 done
 
-python3 tools/bench/report.py docs --mode "$mode" --commands "make bench$([ "$mode" = full ] && echo -full) (tools/bench/run.sh $mode)" \
+# ------------------------------------------------------------ publish
+# Every step succeeded: this run's files replace their old versions. A
+# module run replaces every module fragment (one of a benchmark that no
+# longer exists goes too); an end-to-end system replaces all its results.
+mkdir -p docs/bench docs/img
+if [ $modules -gt 0 ]; then
+	for f in docs/bench/*.md; do
+		case ${f##*/} in e2e*) ;; *) rm -f "$f" ;; esac
+	done
+fi
+for sys in "${systems[@]}"; do
+	rm -f docs/bench/e2e_"$sys"_*.json docs/bench/e2e_"$sys"_*.skip
+done
+staged=("$stage"/*)
+[ ${#staged[@]} -eq 0 ] || cp "${staged[@]}" docs/bench/
+python3 tools/bench/report.py docs --mode "$mode" --commit "$commit" --date "$run_date" \
+	--load "$(cut -d' ' -f1-3 /proc/loadavg)" \
+	--commands "make bench$([ "$mode" = full ] && echo -full) (tools/bench/run.sh $mode)" \
 	--common "$COMMON" "${labels[@]}"
 grep -E "^(###|\|)" docs/bench/e2e.md || true
 echo "== done in $(( $(date +%s) - t_start )) s: docs/benchmarks.md"

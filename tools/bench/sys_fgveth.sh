@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # (sourced by run.sh, which reads the SYS_* settings)
 # sys_fgveth.sh — sourced by run.sh: floodgate once more, on a veth pair
 # through DPDK's net_af_packet (packet-socket rings: no system call and no
 # signal per frame, unlike the tap). Everything else as sys_floodgate.sh,

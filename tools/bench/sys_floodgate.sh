@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # (sourced by run.sh, which reads the SYS_* settings)
 # sys_floodgate.sh — sourced by run.sh: floodgate, the DPDK dataplane, as a
 # benchmarked system (the contract is in sys_inn.sh).
 #
@@ -64,7 +65,7 @@ _sys_fg_netns() {
 # ([downstream] sections). The namespace is made here unless $6 is
 # "keep" (the caller made it and started something in it already).
 _sys_fg_start() {
-	local dir=$1 ns=$2 kind=$3 sink=${4:-null} more=${5:-} B=$FG_TOP/build/release/bin i port dev
+	local dir=$1 ns=$2 kind=$3 sink=${4:-null} more=${5:-} B=$FG_TOP/build/release/bin port dev
 	mkdir -p "$dir/data"
 	if [ "$kind" = veth ]; then port=net_af_packet0,iface=fgv1; dev=fgv0; else
 		port=net_tap0,iface=fgb0; dev=fgb0; fi
@@ -83,14 +84,14 @@ $more"
 	[ "${6:-}" = keep ] || _sys_fg_netns "$ns" "$kind" || return 1
 	ip netns exec "$ns" "$B/floodctld" -c "$dir/floodgate.conf" > "$dir/floodctld.log" 2>&1 &
 	echo $! > "$dir/floodctld.pid"
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		"$B/floodctl" status -s "$dir/control.sock" > /dev/null 2>&1 && break
 		sleep 0.1
 	done
 	ip netns exec "$ns" "$B/floodgate" -c "$dir/floodgate.conf" --sink "$sink" > "$dir/floodgate.out" \
 		2> "$dir/floodgate.log" &
 	echo $! > "$dir/floodgate.pid"
-	for i in $(seq 200); do
+	for _ in $(seq 200); do
 		grep -q '^ready' "$dir/floodgate.out" 2>/dev/null && break
 		sleep 0.1
 	done

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # (sourced by run.sh, which reads the SYS_* settings)
 # sys_host.sh — sourced by run.sh: floodgate-host (the session engine on
 # kernel sockets) as a benchmarked system, next to INN. One worker thread,
 # the null sink (accepted articles are counted, not stored), a history of
@@ -5,7 +6,7 @@
 SYS_host_LABEL="floodgate-host (kernel sockets, 1 thread, null sink)"
 
 sys_host_start() {
-	local dir=$1 port=${FG_BENCH_HOST_PORT:-11120} i
+	local dir=$1 port=${FG_BENCH_HOST_PORT:-11120}
 	mkdir -p "$dir"
 	cat > "$dir/floodgate.conf" <<CONF
 [site]
@@ -23,7 +24,7 @@ CONF
 	"$FG_TOP/build/release/bin/floodgate-host" -c "$dir/floodgate.conf" --sink null \
 		--stats-file "$dir/stats" 2>"$dir/host.log" &
 	echo $! > "$dir/host.pid"
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
 		sleep 0.05
 	done

@@ -6,6 +6,8 @@
 #   tools/inn/innd.sh stop DIR                   stop innd (and the syslog listener)
 #   tools/inn/innd.sh status DIR                 exit 0 if innd is running; print its pid
 #   tools/inn/innd.sh pid DIR                    print innd's pid
+#   tools/inn/innd.sh flush DIR                  ctlinnd flush '': innd writes out its
+#                                                news log, active file and history
 #
 # start options:
 #   --cutoff DAYS        artcutoff (default 10, INN's and floodgate's default)
@@ -23,6 +25,12 @@
 #                        feeding innfeed does: newsfeeds "NAME:*:Tf,Wnm:"
 #                        writes "@token@ <message-id>" lines to
 #                        DIR/spool/outgoing/NAME (flushed when innd stops)
+#   --buffered-log       keep the news log (DIR/log/news) buffered, as a
+#                        production innd does (benchmarks): its lines reach
+#                        the file a buffer at a time, and the last ones only
+#                        with `innd.sh flush DIR` or when innd stops. Without
+#                        it innd runs with -u, one write per article, so a
+#                        test that reads the log sees each line at once.
 #
 # Everything innd reads or writes lives under DIR: INNCONF points at
 # DIR/etc/inn.conf, whose path* keys all point inside DIR, so /etc/news and
@@ -35,7 +43,7 @@ INNBIN=/usr/lib/news/bin
 
 die() { echo "innd.sh: $*" >&2; exit 1; }
 
-usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 pid_of() {
 	local f=$1/run/innd.pid p
@@ -193,7 +201,7 @@ cmd_start() {
 	local dir=$1 port=$2
 	shift 2
 	local cutoff=10 groups=fg.test.text,fg.test.binaries pathhost=inn.fg.test
-	local hist=1000000 maxart=1000000 syslog=0 store=0 site=
+	local hist=1000000 maxart=1000000 syslog=0 store=0 site='' logmode=-u
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--cutoff) cutoff=$2; shift 2 ;;
@@ -204,6 +212,7 @@ cmd_start() {
 		--syslog) syslog=1; shift ;;
 		--store) store=1; shift ;;
 		--batch-site) site=$2; shift 2 ;;
+		--buffered-log) logmode=; shift ;;
 		*) usage ;;
 		esac
 	done
@@ -228,8 +237,10 @@ cmd_start() {
 	chmod 0755 "$dir"
 	[ $syslog = 1 ] && start_syslog "$dir"
 	# -f: no fork, so this shell knows the pid; -N: no Perl/Python filters;
-	# -c: artcutoff (again, explicitly); -u: unbuffered news log.
-	as_news "$dir" "$INNBIN/innd" -f -N -u -c "$cutoff" -P "$port" \
+	# -c: artcutoff (again, explicitly); -u (unless --buffered-log):
+	# unbuffered news log.
+	# shellcheck disable=SC2086
+	as_news "$dir" "$INNBIN/innd" -f -N $logmode -c "$cutoff" -P "$port" \
 		>"$dir/log/innd.out" 2>&1 </dev/null &
 	local launcher=$!
 	for _ in $(seq 100); do
@@ -244,6 +255,13 @@ cmd_start() {
 	cat "$dir/log/innd.out" "$dir/log/errlog" "$dir/log/syslog" 2>/dev/null | tail -20 >&2
 	stop_syslog "$dir"
 	return 1
+}
+
+cmd_flush() {
+	local dir=$1
+	[ -f "$dir/.innd.sh" ] || die "$dir is not an innd.sh directory"
+	pid_of "$dir" > /dev/null || die "innd is not running in $dir"
+	as_news "$dir" "$INNBIN/ctlinnd" -s flush '' || die "ctlinnd flush failed"
 }
 
 cmd_stop() {
@@ -262,6 +280,7 @@ cmd_stop() {
 case $1 in
 start) [ $# -ge 3 ] || usage; shift; cmd_start "$@" ;;
 stop) cmd_stop "$2" ;;
+flush) cmd_flush "$2" ;;
 status|pid) pid_of "$2" ;;
 *) usage ;;
 esac
