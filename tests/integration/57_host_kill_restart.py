@@ -97,10 +97,7 @@ def main():
     rounds = (("ctld", ctld_round), ("ctld-race", lambda w: ctld_round(w, race=True)),
               ("shm", shm_round))
     for name, run in rounds:
-        w = fgdp.World("restart-" + name, prefix="fg-kr")
-        w.write_config(extra=rk.config_extra() +
-                       "[stats]\nverdict-log %s\n" % os.path.join(w.dir, "verdicts.log"))
-        os.chmod(w.dir, 0o755)
+        w = rk.world("restart-" + name, "fg-kr")
         run(w)
         w.cleanup()
         log("%s round passed" % name)

@@ -46,11 +46,7 @@ def run(w):
 
 def main():
     rk.require_inn()
-    w = fgdp.World("restart", prefix="fg-dkr")
-    w.write_config(extra=rk.config_extra() +
-                   "[stats]\nverdict-log %s\n" % os.path.join(w.dir, "verdicts.log"))
-    os.chmod(w.dir, 0o755)
-    run(w)
+    run(rk.world("restart", "fg-dkr"))
     fgdp.passed("74_dp_kill_restart")
 
 

@@ -59,13 +59,18 @@ def reaped(name):
     return r"^warn region: writer '%s' \(slot \d+, pid \d+\) died; draining its journal ring$" % name
 
 
-def config_extra(data_dir=None):
-    """What a round adds to fgdp.World's configuration."""
-    return ("[session]\noffer-timeout %ds\n" % OFFER_TIMEOUT +
-            "[persistence]\nqueue-commit %dms\n" % COMMIT_MS +
-            ("data-dir %s\n" % data_dir if data_dir else "") +
-            "[peer local]\naddress 127.0.0.1\n"
-            "[downstream down]\naddress 127.0.0.1:%d\nconnections 1\n" % INND_PORT)
+def world(name, prefix, commit_ms=COMMIT_MS):
+    """An fgdp.World for a round: innd as the downstream (started later),
+    127.0.0.1 a peer too (for floodgate-host), the queue committing every
+    commit_ms, floodctld's verdict log in the world's directory."""
+    w = fgdp.World(name, prefix=prefix)
+    w.write_config(extra="[session]\noffer-timeout %ds\n" % OFFER_TIMEOUT +
+                   "[persistence]\nqueue-commit %dms\n" % commit_ms +
+                   "[peer local]\naddress 127.0.0.1\n"
+                   "[downstream down]\naddress 127.0.0.1:%d\nconnections 1\n" % INND_PORT +
+                   "[stats]\nverdict-log %s\n" % os.path.join(w.dir, "verdicts.log"))
+    os.chmod(w.dir, 0o755)		# innd runs as news
+    return w
 
 
 def innd_news(innd_dir):

@@ -196,12 +196,7 @@ def run(w):
 
 def main():
     rk.require_inn()
-    w = fgdp.World("soak", prefix="fg-soak")
-    w.write_config(extra=rk.config_extra().replace(
-        "queue-commit %dms" % rk.COMMIT_MS, "queue-commit 10ms") +
-        "[stats]\nverdict-log %s\n" % os.path.join(w.dir, "verdicts.log"))
-    os.chmod(w.dir, 0o755)
-    run(w)
+    run(rk.world("soak", "fg-soak", commit_ms=10))
     fgdp.passed("10_soak_kills")
 
 
