@@ -68,6 +68,7 @@ struct qs_art {
 	uint16_t peer;
 	uint32_t next_free;
 	bool busy;
+	struct fg_feeds_set route;	/* set by the engine's route(); all when it does not */
 	char id[FG_QUEUE_ID_MAX];
 };
 

@@ -371,12 +371,14 @@ static struct iovec *rec_iov(struct fg_queue *q, struct qs_art *a, uint8_t *hdr,
 	}
 	v = q->iov;
 	*n = 0;
-	v[(*n)++] = (struct iovec){ hdr, FG_QUEUE_REC_HEADER };
+	uint32_t hdr_len = fg_queue_rec_hdr_len(&a->route);
+
+	v[(*n)++] = (struct iovec){ hdr, hdr_len };
 	v[(*n)++] = (struct iovec){ a->id, a->id_len };
 	for (struct qs_block *b = a->blocks; b; b = b->next)
 		for (unsigned i = 0; i < b->n; i++)
 			v[(*n)++] = b->v[i];
-	pad = fg_queue_rec_size(a->id_len, a->art_len) - FG_QUEUE_REC_HEADER - a->id_len -
+	pad = fg_queue_rec_size(hdr_len, a->id_len, a->art_len) - hdr_len - a->id_len -
 	      a->art_len;
 	if (pad)
 		v[(*n)++] = (struct iovec){ (void *)(uintptr_t)zero, (size_t)pad };
@@ -406,9 +408,12 @@ static void write_failed(struct fg_queue *q, int rc)
 static void append(struct fg_queue *q, struct fg_queue_sink *s, uint32_t ai, uint64_t now_ns)
 {
 	struct qs_art *a = &s->arts[ai];
-	uint64_t size = fg_queue_rec_size(a->id_len, a->art_len);
-	fg_time_t arrival = time(NULL);
-	uint8_t hdr[FG_QUEUE_REC_HEADER];
+	uint64_t size = fg_queue_rec_size(fg_queue_rec_hdr_len(&a->route), a->id_len, a->art_len);
+	struct fg_queue_rec_fields f = {
+		.recno = q->written.recno, .arrival = time(NULL), .art_len = (uint32_t)a->art_len,
+		.id_len = a->id_len, .peer = a->peer, .route = &a->route,
+	};
+	uint8_t hdr[FG_QUEUE_REC_HEADER_MAX];
 	struct iovec *v;
 	unsigned n;
 	uint32_t crc;
@@ -418,14 +423,12 @@ static void append(struct fg_queue *q, struct fg_queue_sink *s, uint32_t ai, uin
 		complete(q, s, ai, -ENOSPC);
 		return;
 	}
-	crc = fg_queue_rec_crc_start(q->written.recno, arrival, (uint32_t)a->art_len, a->id_len,
-				     a->peer);
+	crc = fg_queue_rec_crc_start(&f);
 	crc = fg_crc32c(crc, a->id, a->id_len);
 	for (struct qs_block *b = a->blocks; b; b = b->next)
 		for (unsigned i = 0; i < b->n; i++)
 			crc = fg_crc32c(crc, b->v[i].iov_base, b->v[i].iov_len);
-	fg_queue_rec_header_encode(hdr, q->written.recno, arrival, (uint32_t)a->art_len,
-				   a->id_len, a->peer, crc);
+	fg_queue_rec_header_encode(hdr, &f, crc);
 	v = rec_iov(q, a, hdr, &n);
 	rc = v ? fault(q, FG_QUEUE_FAULT_WRITE) : -ENOMEM;
 	if (rc == 0)
@@ -571,7 +574,8 @@ static unsigned drain(struct fg_queue *q, uint64_t now_ns)
 			continue;
 		while (qring_pop(&s->commits, &art)) {
 			struct qs_art *a = &s->arts[art];
-			uint64_t size = fg_queue_rec_size(a->id_len, a->art_len);
+			uint64_t size = fg_queue_rec_size(fg_queue_rec_hdr_len(&a->route),
+							  a->id_len, a->art_len);
 
 			/* a sealed segment is durable to its end: commit, then rotate */
 			if (q->broken || (q->off > FG_QUEUE_SEG_HEADER &&

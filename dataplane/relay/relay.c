@@ -133,7 +133,7 @@ void rds_done(struct rds *d, struct rec *e)
 
 		if (f->state != REC_DONE)
 			break;
-		d->low.pos += fg_queue_rec_size(f->id_len, f->art_len);
+		d->low.pos += f->size;
 		d->low.recno++;
 		d->first_ready = d->first_ready ? d->first_ready - 1 : 0;
 	}
@@ -202,9 +202,9 @@ static int take_one(struct rds *d, const struct fg_queue_cursor *end)
 		return 0;
 	n = pread(fd, hdr, sizeof(hdr), (off_t)(FG_QUEUE_SEG_HEADER + d->next.pos - sr.base));
 	relay_segfd_put(r, sr.segment);
-	if (n < (ssize_t)FG_QUEUE_REC_HEADER ||
+	if (n < (ssize_t)FG_QUEUE_REC_HEADER_V1 ||
 	    fg_queue_rec_header_decode(hdr, (size_t)n, &rec, &why) != 0 ||
-	    (size_t)n < FG_QUEUE_REC_HEADER + rec.id_len || rec.recno != d->next.recno ||
+	    (size_t)n < rec.hdr_len + rec.id_len || rec.recno != d->next.recno ||
 	    d->next.pos + rec.size > end->pos) {
 		FG_LOG_ERR(RCOMP, "%s: no record at queue position %llu (record %llu)",
 			   d->cfg->name, (unsigned long long)d->next.pos,
@@ -216,15 +216,21 @@ static int take_one(struct rds *d, const struct fg_queue_cursor *end)
 	e->pos = d->next.pos;
 	e->recno = d->next.recno;
 	e->seg = sr.segment;
-	e->art_off = FG_QUEUE_SEG_HEADER + (d->next.pos - sr.base) + FG_QUEUE_REC_HEADER +
-		     rec.id_len;
+	e->size = rec.size;
+	e->art_off = FG_QUEUE_SEG_HEADER + (d->next.pos - sr.base) + rec.hdr_len + rec.id_len;
 	e->art_len = rec.art_len;
 	e->id_len = rec.id_len;
-	memcpy(e->id, hdr + FG_QUEUE_REC_HEADER, rec.id_len);
+	memcpy(e->id, hdr + rec.hdr_len, rec.id_len);
 	e->id[rec.id_len] = '\0';
 	d->next.pos += rec.size;
 	d->next.recno++;
-	ready_at(d, e, 0);
+	if (fg_feeds_has(&rec.route, d->cfg->ident)) {
+		ready_at(d, e, 0);
+	} else {
+		/* its feed did not select it when it was queued */
+		d->not_routed++;
+		rds_done(d, e);
+	}
 	return 1;
 }
 
@@ -302,6 +308,7 @@ static void publish(struct rds *d)
 	s->not_wanted = d->not_wanted;
 	s->deferred = d->deferred;
 	s->reconnects = d->reconnects;
+	s->not_routed = d->not_routed;
 	pthread_mutex_unlock(&d->r->status_lock);
 }
 
@@ -428,7 +435,7 @@ static void params_defaults(struct fg_relay_params *p)
 static int ds_init(struct fg_relay *r, struct rds *d, const struct fg_config_downstream *cfg)
 {
 	struct fg_queue_cursor start;
-	int idx = fg_queue_consumer(r->p.q, cfg->name, &start);
+	int idx = fg_queue_consumer(r->p.q, cfg->id, &start);
 
 	if (idx < 0)
 		return idx;

@@ -25,6 +25,9 @@
  *   400, a dropped connection, a timeout, a protocol error
  *                        the connection is closed; what it had in flight
  *                        is retried (reconnect with exponential backoff)
+ * Each downstream reads every record and sends those whose route (queue.h,
+ * decided at queue time by feeds.h) names its identifier; the others are
+ * passed over, counted as not routed.
  * Each downstream has its own cursor (queue.h): the lowest record it has
  * not acknowledged. A record is sent only while it lies within
  * connections x window records of the cursor as last made durable, so a
@@ -85,6 +88,7 @@ struct fg_relay_ds_status {
 	struct fg_queue_cursor next;	/* the next record not yet taken into the window */
 	unsigned in_window;		/* records between acked and next */
 	uint64_t sent, accepted, refused, not_wanted, deferred, reconnects;
+	uint64_t not_routed;		/* queued articles its feed does not select (feeds.h) */
 };
 
 /* A downstream's state as the relay thread last published it (any thread).

@@ -184,7 +184,7 @@ static struct tput queue_throughput(size_t size, unsigned n)
 {
 	static char art[1 << 20];
 	size_t len = make_article(art, sizeof(art), "<x@bench.fg.test>", size);
-	uint64_t bytes = (uint64_t)n * fg_queue_rec_size(30, len);
+	uint64_t bytes = (uint64_t)n * fg_queue_rec_size(FG_QUEUE_REC_HEADER, 30, len);
 	struct fg_stats st = { 0 };
 	struct fg_queue_params qp = { .dir = datadir, .commit_ns = 10000000, .stats = &st };
 	struct fg_queue_sink_params sp = { .max_articles = 4096 };
