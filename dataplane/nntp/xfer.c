@@ -424,6 +424,11 @@ static void note_dates(struct fg_session *s, struct fg_xfer *x, const struct fg_
 	hist_add(s, true, e->now - x->inj);
 	if (x->has_date)
 		hist_add(s, false, x->inj - x->date);
+	/* a guessed or misread zone says nothing about our clock */
+	if (!fg_date_reading_trusted(&v->injection_date.reading)) {
+		fg_nntp_count(s, FG_CTR_NNTP_CLOCK_UNTRUSTED);
+		return;
+	}
 	turned = fg_nntp_clock_sample(&e->clock, e->now - x->inj);
 	if (turned > 0) {
 		fg_nntp_count(s, FG_CTR_NNTP_CLOCK_SUSPECT_ENTERED);

@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "floodgate/common.h"
+#include "floodgate/date.h"
 
 #define FG_CONFIG_MAX_PATH_IDS 8
 #define FG_CONFIG_MAX_LISTEN 8
@@ -117,6 +118,7 @@ struct fg_config {
 	/* [rules] — seconds and octets */
 	int64_t cutoff;			/* default 10 d (INN artcutoff) */
 	int64_t future_margin;		/* default 24 h, never more */
+	enum fg_date_syntax date_syntax;/* default inn: innd's accept/refuse set */
 	enum fg_expiry_mode expiry;	/* default first-seen */
 	int64_t retention;		/* default cutoff + 1 d */
 	uint64_t max_article_size;	/* default 1,000,000 (INN maxartsize) */

@@ -130,6 +130,9 @@ struct fg_rules_date {
 	bool parsed;			/* a parse was attempted */
 	enum fg_date_error err;		/* of the first occurrence; FG_DATE_OK when it parsed */
 	fg_time_t t;			/* when parsed and err == FG_DATE_OK */
+	/* date-syntax inn: how it was read (offsets index `text`); all zero
+	 * with rfc5322. Only a trusted reading feeds the clock guard. */
+	struct fg_date_reading reading;
 };
 
 struct fg_rules_verdict {
