@@ -353,11 +353,10 @@ static bool final_reason(const struct fg_engine *e, enum fg_history_state st, en
 	}
 }
 
-/* Why new IDs are deferred right now, or 0. */
+/* Why new IDs are deferred right now, or 0. Never the clock view: a CHECK
+ * answer depends on history alone, and articles are what clears the view. */
 static enum fg_counter defer_cause(const struct fg_engine *e)
 {
-	if (e->clock.suspect)
-		return FG_CTR_NNTP_DEFER_CLOCK;
 	if (fg_nntp_journal_blocked(e))
 		return FG_CTR_NNTP_DEFER_JOURNAL;
 	if (fg_nntp_sink_full(e))
@@ -398,7 +397,7 @@ static int offer(struct fg_session *s, const char *arg, uint32_t len,
 		return 1;
 	defer = defer_cause(e);
 	if (defer) {
-		/* a known ID is refused whatever the state of the clock */
+		/* a known ID is refused whatever else holds new ones back */
 		if (final_reason(e, fg_history_lookup(e->h, k, e->now, NULL), reason))
 			return 1;
 		fg_nntp_count(s, defer);

@@ -566,11 +566,16 @@ enum fg_reason fg_rules_decide(const struct fg_rules *r, const struct fg_rules_i
 	/* the session engine needs the Supersedes target of an accepted article */
 	if (in->explain || reason == FG_REASON_NONE)
 		complete_verdict(&c);
-	if (!stats)
-		return reason;
-	if (c.dates_done && v->date_used == FG_RULES_DATE_INJECTION)
+	if (stats)
+		fg_rules_count(v, stats);
+	return reason;
+}
+
+void fg_rules_count(const struct fg_rules_verdict *v, struct fg_stats *stats)
+{
+	if (v->date_used == FG_RULES_DATE_INJECTION)
 		fg_stats_inc(stats, FG_CTR_RULES_DATE_FROM_INJECTION);
-	else if (c.dates_done && v->date_used == FG_RULES_DATE_DATE)
+	else if (v->date_used == FG_RULES_DATE_DATE)
 		fg_stats_inc(stats, FG_CTR_RULES_DATE_FROM_DATE);
 	if (v->date_used != FG_RULES_DATE_NONE) {
 		const struct fg_date_reading *rd = v->date_used == FG_RULES_DATE_INJECTION ?
@@ -581,13 +586,12 @@ enum fg_reason fg_rules_decide(const struct fg_rules *r, const struct fg_rules_i
 		if (rd->notes & FG_DATE_NOTES_MISREAD)
 			fg_stats_inc(stats, FG_CTR_RULES_DATE_MISREAD);
 	}
-	if (reason == FG_REASON_NONE) {
+	if (v->reason == FG_REASON_NONE) {
 		fg_stats_inc(stats, FG_CTR_RULES_ACCEPTED);
 	} else {
 		fg_stats_inc(stats, FG_CTR_RULES_REJECTED);
-		stats->rejected[reason]++;
+		stats->rejected[v->reason]++;
 	}
-	return reason;
 }
 
 enum fg_reason fg_rules_offer(const struct fg_rules *r, const char *arg, size_t arg_len,

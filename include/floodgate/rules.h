@@ -169,6 +169,10 @@ struct fg_rules_verdict {
 enum fg_reason fg_rules_decide(const struct fg_rules *r, const struct fg_rules_input *in,
 			       struct fg_rules_verdict *v, struct fg_stats *stats);
 
+/* Count a decided verdict into `stats` as fg_rules_decide does with stats:
+ * for a caller that decides twice and counts the verdict it acts on. */
+void fg_rules_count(const struct fg_rules_verdict *v, struct fg_stats *stats);
+
 /*
  * Decide an offer (CHECK, IHAVE, or TAKETHIS before its article): the
  * steps that need no article (argument, history, superseded). Returns

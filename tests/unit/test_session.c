@@ -690,7 +690,7 @@ END_TEST
 
 /* ------------------------------------------------------------ clock, versions, supersedes */
 
-START_TEST(clock_suspect_defers)
+START_TEST(clock_suspect_never_stalls)
 {
 	struct fg_th_conn *c = peer();
 	char id[64], *art;
@@ -707,23 +707,78 @@ START_TEST(clock_suspect_defers)
 	}
 	fg_th_settle(&T, MS, 100);
 	ck_assert(fg_engine_clock_suspect(T.e));
+	ck_assert_int_eq(fg_engine_clock_offset(T.e), 3 * 3600);
 	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_CLOCK_SUSPECT_ENTERED), 1);
 	fg_th_out_clear(c);
-	line(c, "CHECK <ck0@x.example>\r\nCHECK <fresh@x.example>\r\n");
+	/* a CHECK answer depends on history alone: known refused, new wanted */
+	line(c, "CHECK <ck0@x.example>\r\nCHECK <edge@x.example>\r\n");
 	fg_th_pump(&T, 0);
-	/* known IDs are still refused; new ones wait */
-	expect(c, "438 <ck0@x.example>\r\n431 <fresh@x.example>\r\n");
-	/* an article refused only for its date: 400 and close, not remembered */
+	expect(c, "438 <ck0@x.example>\r\n238 <edge@x.example>\r\n");
+	fg_th_out_clear(c);
+	/* too old by our clock (cutoff + 1 h), not at the time the view
+	 * estimates (cutoff - 2 h): passed on */
+	art = article_x("<edge@x.example>", "<edge@x.example>", 10 * 86400 + 3600,
+			10 * 86400 + 3600, NULL, "b\r\n");
+	takethis(c, "<edge@x.example>", art, 0);
+	free(art);
+	fg_th_settle(&T, MS, 100);
+	expect(c, "239 <edge@x.example>\r\n");
+	ck_assert_int_eq(fg_th_state(&T, "<edge@x.example>"), FG_HISTORY_ACCEPTED);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_CLOCK_PASSED), 1);
+	fg_th_out_clear(c);
+	/* too old at either time: refused, never 400, never remembered */
 	art = article_x("<ancient@x.example>", "<ancient@x.example>", 30 * 86400, 30 * 86400, NULL,
 			"b\r\n");
 	takethis(c, "<ancient@x.example>", art, 0);
-	fg_th_settle(&T, MS, 100);
-	expect(c, "400 Local clock looks wrong, try again later\r\n");
-	ck_assert_int_eq(fg_th_state(&T, "<ancient@x.example>"), FG_HISTORY_ABSENT);
-	ck_assert_uint_ge(fg_th_ctr(&T, FG_CTR_NNTP_DEFER_CLOCK), 2);
-	ck_assert_uint_eq(T.stats.n.arrival_delay.count, 1031);
-	ck_assert_uint_eq(T.stats.n.injection_delay.count, 1031);
 	free(art);
+	fg_th_settle(&T, MS, 100);
+	expect(c, "439 <ancient@x.example>\r\n");
+	ck_assert(!c->closed_reported);
+	ck_assert_int_eq(fg_th_state(&T, "<ancient@x.example>"), FG_HISTORY_ABSENT);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_CLOCK_NOT_REMEMBERED), 1);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_CLOCK_PASSED), 1);
+	ck_assert_uint_eq(T.stats.n.arrival_delay.count, 1032);
+	ck_assert_uint_eq(T.stats.n.injection_delay.count, 1032);
+	/* the clock is set right: the next fresh article clears the view */
+	fg_th_out_clear(c);
+	art = article_x("<now@x.example>", "<now@x.example>", 60, 0, NULL, "b\r\n");
+	takethis(c, "<now@x.example>", art, 0);
+	free(art);
+	fg_th_settle(&T, MS, 100);
+	expect(c, "239 <now@x.example>\r\n");
+	ck_assert(!fg_engine_clock_suspect(T.e));
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_CLOCK_SUSPECT_CLEARED), 1);
+	/* and a date verdict is remembered again */
+	art = article_x("<old2@x.example>", "<old2@x.example>", 30 * 86400, 30 * 86400, NULL,
+			"b\r\n");
+	takethis(c, "<old2@x.example>", art, 0);
+	free(art);
+	fg_th_settle(&T, MS, 100);
+	ck_assert_int_eq(fg_th_state(&T, "<old2@x.example>"), FG_HISTORY_REJECTED);
+}
+END_TEST
+
+/* An Injection-Date with a guessed or misread zone is no clock sample. */
+START_TEST(clock_untrusted_dates_not_sampled)
+{
+	struct fg_th_conn *c = peer();
+	char id[64], date[64], extra[128], *art;
+
+	fg_date_format(T.now - 3 * 3600, date, sizeof(date));
+	date[strlen(date) - 6] = '\0';		/* "... 16:02:50": no zone */
+	snprintf(extra, sizeof(extra), "Injection-Date: %s\r\n", date);
+	for (int i = 0; i < 1030; i++) {
+		snprintf(id, sizeof(id), "<nz%d@x.example>", i);
+		art = article_x(id, id, 4 * 3600, -1, extra, "b\r\n");
+		takethis(c, id, art, 0);
+		free(art);
+		if (i % 100 == 99)
+			fg_th_settle(&T, MS, 100);
+	}
+	fg_th_settle(&T, MS, 100);
+	ck_assert(!fg_engine_clock_suspect(T.e));
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_CLOCK_UNTRUSTED), 1030);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_ARTICLES_ACCEPTED), 1030);
 }
 END_TEST
 
@@ -840,7 +895,8 @@ static Suite *session_suite(void)
 	tcase_add_test(tc, sink_full_stalls_takethis);
 	tcase_add_test(tc, idle_timeout);
 	tcase_add_test(tc, max_connections);
-	tcase_add_test(tc, clock_suspect_defers);
+	tcase_add_test(tc, clock_suspect_never_stalls);
+	tcase_add_test(tc, clock_untrusted_dates_not_sampled);
 	tcase_add_test(tc, supersedes_and_versions);
 	tcase_add_test(tc, holds_survive_until_done);
 	tcase_add_test(tc, verdicts_logged);
