@@ -78,6 +78,12 @@ def main():
     rc, st = c.ctl_json("status")
     check(st["startup"] == "empty" and st["history"]["entries"] == 0, "status json: %r" % st)
     check(st["pid"] == c.d.pid, "status names the daemon's pid")
+    # the kernel's clock view (adjtimex), shown and not acted on
+    kc = st.get("kernel_clock") or {}
+    check(isinstance(kc.get("synchronized"), bool) and kc.get("estimated_error_seconds", -1) >= 0
+          and kc.get("max_error_seconds", -1) >= 0, "status json kernel_clock: %r" % kc)
+    check("kernel clock: " in out and "(adjtimex; not acted on)" in out,
+          "status text shows the kernel clock: %r" % out)
     check(oct(os.stat(c.sock).st_mode & 0o777) == "0o600", "control socket mode 0600")
 
     w = c.run_writer("--count", "30", "--state", "mixed", "--peer", "alpha")
