@@ -217,6 +217,16 @@ static int run_lookup(int argc, char **argv)
 	return simple(&fg_ctl_cmd_lookup, FG_CTL_LOOKUP, 0, DEFAULT_TIMEOUT_S, 1, 1, argc, argv);
 }
 
+static int run_forget(int argc, char **argv)
+{
+	return simple(&fg_ctl_cmd_forget, FG_CTL_FORGET, 0, DEFAULT_TIMEOUT_S, 1, 1, argc, argv);
+}
+
+static int run_remember(int argc, char **argv)
+{
+	return simple(&fg_ctl_cmd_remember, FG_CTL_REMEMBER, 0, DEFAULT_TIMEOUT_S, 1, 2, argc, argv);
+}
+
 static int run_expire(int argc, char **argv)
 {
 	return simple(&fg_ctl_cmd_expire, FG_CTL_EXPIRE, FG_CTL_F_DRY_RUN, LONG_TIMEOUT_S, 0, 0,
@@ -276,6 +286,29 @@ const struct fg_ctl_command fg_ctl_cmd_lookup = {
 	"reject's reason. For a version-number ID, the newest known version, marked\n"
 	"when it differs from the ID asked. Exit 1 when the ID is not in history.\n",
 	.run = run_lookup,
+};
+
+const struct fg_ctl_command fg_ctl_cmd_forget = {
+	.name = "forget",
+	.args = "[-s SOCKET|-c CONFIG] [--json] '<ID>'",
+	.summary = "drop a Message-ID from history (e.g. a wrongly remembered refusal); journaled",
+	.help = COMMON_HELP
+	"\nThe next offer of the ID is judged afresh. The change is journaled as a\n"
+	"tombstone before the answer, so a restart keeps the ID forgotten, even when\n"
+	"the outbound queue still holds its article (unless it came again after the\n"
+	"forget). Exit 1 when the ID is not in history, or is in flight right now.\n",
+	.run = run_forget,
+};
+
+const struct fg_ctl_command fg_ctl_cmd_remember = {
+	.name = "remember",
+	.args = "[-s SOCKET|-c CONFIG] [--json] '<ID>' [accepted|rejected]",
+	.summary = "put a Message-ID in history, accepted (default) or rejected; journaled",
+	.help = COMMON_HELP
+	"\nAs INN's `ctlinnd addhist`: offers of the ID are then refused (438,\n"
+	"duplicate). The first-seen and article date are now. Exit 1 when the ID is\n"
+	"already in history (forget it first).\n",
+	.run = run_remember,
 };
 
 const struct fg_ctl_command fg_ctl_cmd_expire = {

@@ -44,6 +44,8 @@ extern const struct fg_ctl_command fg_ctl_cmd_msgid;
 extern const struct fg_ctl_command fg_ctl_cmd_status;
 extern const struct fg_ctl_command fg_ctl_cmd_stats;
 extern const struct fg_ctl_command fg_ctl_cmd_lookup;
+extern const struct fg_ctl_command fg_ctl_cmd_forget;
+extern const struct fg_ctl_command fg_ctl_cmd_remember;
 extern const struct fg_ctl_command fg_ctl_cmd_expire;
 extern const struct fg_ctl_command fg_ctl_cmd_snapshot;
 extern const struct fg_ctl_command fg_ctl_cmd_reload;

@@ -59,7 +59,7 @@ int fg_jseg_header(const void *buf, size_t len, struct fg_jseg_info *out, const 
 		*why = "segment header checksum mismatch";
 		return -EINVAL;
 	}
-	if (h.version != FG_JSEG_VERSION || h.header_size != FG_JSEG_HEADER) {
+	if (h.version < 1 || h.version > FG_JSEG_VERSION || h.header_size != FG_JSEG_HEADER) {
 		*why = "a segment format version this build does not read";
 		return -EINVAL;
 	}

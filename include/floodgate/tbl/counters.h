@@ -191,6 +191,8 @@ FG_COUNTER(VLOG_ROTATIONS, "verdict_log_rotations", "verdict-log file rotations"
 FG_COUNTER(WRITERS_REAPED, "writers_reaped", "writer slots freed by floodctld after their writer died or left")
 FG_COUNTER(CTL_REQUESTS, "control_requests", "requests on the control socket")
 FG_COUNTER(CTL_ERRORS, "control_errors", "control requests answered with an error")
+FG_COUNTER(CTL_FORGOTTEN, "control_forgotten", "IDs removed from history by floodctl forget (journaled tombstones)")
+FG_COUNTER(CTL_REMEMBERED, "control_remembered", "IDs put in history by floodctl remember")
 FG_COUNTER(HTTP_REQUESTS, "http_requests", "requests to the stats HTTP endpoint")
 FG_COUNTER(CONFIG_RELOADS, "config_reloads", "configuration reloads applied")
 FG_COUNTER(CONFIG_RELOAD_FAILURES, "config_reload_failures", "configuration reloads refused (the running configuration was kept)")
