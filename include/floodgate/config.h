@@ -183,7 +183,10 @@ struct fg_config {
 
 /* One problem found while loading: "file:line: key: message". */
 struct fg_config_error {
-	char text[512];
+	char text[512];		/* "FILE:LINE: KEY: MESSAGE" (no LINE: when 0) */
+	unsigned line;		/* 0: not one line's */
+	uint16_t key_off, key_len;	/* the key (or section) within text */
+	uint16_t msg_off;	/* the message within text */
 };
 
 struct fg_config_errors {
