@@ -63,6 +63,7 @@
 #define FG_L_SINK_FAILED "400 Article could not be stored, try again later\r\n"
 #define FG_L_IDLE "400 Idle timeout, closing connection\r\n"
 #define FG_L_SHUTDOWN "400 Server shutting down, try again later\r\n"
+#define FG_L_PAUSED "400 Feed paused by the operator, try again later\r\n"
 
 /* "<code> " before the echoed argument */
 #define FG_L_ECHO_238 "238 "

@@ -6,6 +6,7 @@
  *   reader.c   article terminator search, dot-unstuffing
  *   respq.c    the per-session response queue (ordered, some lines late)
  *   clock.c    the clock-sanity view over arrival - Injection-Date
+ *   levers.c   the operator's throttle and per-peer pause
  *   engine.c   per-thread context: pools, poll, journal backlog, counters
  *   session.c  the per-connection state machine and the commands
  *   xfer.c     one article transfer: sink, rules, history, completion
@@ -130,6 +131,11 @@ uint32_t fg_respq_entries(const struct fg_respq *q);
 uint32_t fg_respq_unsent(const struct fg_respq *q);
 /* Drop every entry (the session closes after a CLOSE line). */
 void fg_respq_clear(struct fg_respq *q);
+
+/* ------------------------------------------------------------ levers.c */
+
+/* The session's peer is paused right now. */
+bool fg_nntp_peer_paused(const struct fg_session *s);
 
 /* ------------------------------------------------------------ clock.c */
 
@@ -258,6 +264,15 @@ struct fg_engine {
 	uint64_t next_scan_ns;
 	bool shutting_down;
 
+	/* the operator's levers (levers.c) */
+	char throttle_line[FG_ENGINE_REASON_MAX + 8];	/* "400 REASON\r\n" */
+	uint16_t throttle_len;				/* 0: not throttled */
+	unsigned n_pauses;
+	struct {
+		char peer[FG_CONFIG_NAME_MAX];
+		fg_time_t until;
+	} pauses[FG_CONFIG_MAX_PEERS];
+
 	/* warm-up questions (warmup.c) */
 	struct fg_engine_warmup warm;
 	struct fg_nntp_ask *asks;
@@ -271,6 +286,7 @@ enum fg_art_kind {
 	FG_ART_TAKETHIS,	/* answer 239/439 (or 400) */
 	FG_ART_IHAVE,		/* answer 235/437/436 */
 	FG_ART_TAKETHIS_501,	/* TAKETHIS with a bad line: drain, then 501 */
+	FG_ART_TAKETHIS_PAUSED,	/* the peer is paused: drain, then 400 and close */
 };
 
 struct fg_session_art {

@@ -355,8 +355,12 @@ static bool final_reason(const struct fg_engine *e, enum fg_history_state st, en
 
 /* Why new IDs are deferred right now, or 0. Never the clock view: a CHECK
  * answer depends on history alone, and articles are what clears the view. */
-static enum fg_counter defer_cause(const struct fg_engine *e)
+static enum fg_counter defer_cause(const struct fg_session *s)
 {
+	const struct fg_engine *e = s->e;
+
+	if (fg_nntp_peer_paused(s))
+		return FG_CTR_NNTP_DEFER_PAUSED;
 	if (fg_nntp_journal_blocked(e))
 		return FG_CTR_NNTP_DEFER_JOURNAL;
 	if (fg_nntp_sink_full(e))
@@ -395,7 +399,7 @@ static int offer(struct fg_session *s, const char *arg, uint32_t len,
 	*reason = version_check(e, arg, len, k);
 	if (*reason != FG_REASON_NONE)
 		return 1;
-	defer = defer_cause(e);
+	defer = defer_cause(s);
 	if (defer) {
 		/* a known ID is refused whatever else holds new ones back */
 		if (final_reason(e, fg_history_lookup(e->h, k, e->now, NULL), reason))
@@ -501,6 +505,15 @@ static void start_drain(struct fg_session *s, enum fg_reason reason, const char 
 	start_article(s, line ? FG_ART_TAKETHIS_501 : FG_ART_TAKETHIS, NULL);
 }
 
+/* A paused peer's TAKETHIS: its article is read to the end, then 400 and
+ * close (RFC 4644 2.5.2: the peer sends it again later). */
+static void start_paused_drain(struct fg_session *s)
+{
+	s->a.drain_reason = FG_REASON_NONE;
+	s->a.drain_line = NULL;
+	start_article(s, FG_ART_TAKETHIS_PAUSED, NULL);
+}
+
 /* Copy the header section as it arrives, for the rules (at most 64 KiB). */
 static void header_copy(struct fg_session_art *a, const uint8_t *p, uint32_t n)
 {
@@ -544,6 +557,12 @@ static void end_article(struct fg_session *s)
 	fg_nntp_count_n(s, FG_CTR_NNTP_ARTICLE_BYTES, a->size);
 	if (a->kind == FG_ART_TAKETHIS_501) {
 		put(s, FG_NNTP_CODE_C501, a->drain_line, (uint32_t)strlen(a->drain_line), FG_RQ_READY);
+		return;
+	}
+	if (a->kind == FG_ART_TAKETHIS_PAUSED) {
+		offer_verdict(s, FG_NNTP_VERB_TAKETHIS, FG_NNTP_CODE_C400, FG_REASON_NONE, a->arg,
+			      a->arg_len, a->size);
+		fg_nntp_session_close_now(s, FG_L_PAUSED, sizeof(FG_L_PAUSED) - 1);
 		return;
 	}
 	if (a->x) {
@@ -632,6 +651,11 @@ static enum run do_takethis(struct fg_session *s, const struct fg_nntp_cmd *c,
 	}
 	if (p->known != FG_REASON_NONE) {
 		start_drain(s, p->known, NULL);
+		return RUN_OK;
+	}
+	if (fg_nntp_peer_paused(s)) {
+		fg_nntp_count(s, FG_CTR_NNTP_DEFER_PAUSED);
+		start_paused_drain(s);
 		return RUN_OK;
 	}
 	x = fg_nntp_xfer_start(s, FG_NNTP_VERB_TAKETHIS, c->arg[0], c->arg_len[0], &p->key, &err);
@@ -1122,6 +1146,10 @@ struct fg_session *fg_session_open(struct fg_engine *e, const struct fg_config_p
 		/* RFC-NOTES: a host that is not a configured peer gets 502 */
 		fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_NOT_PEER);
 		PUT_CLOSE(s, C502, FG_L_NOT_PEER);
+	} else if (e->throttle_len) {
+		/* innd's throttle: greeted with its reason, closed */
+		fg_nntp_count(s, FG_CTR_NNTP_THROTTLE_CLOSED);
+		put(s, FG_NNTP_CODE_C400, e->throttle_line, e->throttle_len, FG_RQ_CLOSE);
 	} else if (peer->max_connections &&
 		   e->peer_sessions[s->peer_idx] >= peer->max_connections) {
 		fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_TOO_MANY);

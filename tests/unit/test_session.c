@@ -5,6 +5,7 @@
  * from the engine's constants), plus the bad-input cases, the limits and
  * the asynchronous sink paths.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -782,6 +783,82 @@ START_TEST(clock_untrusted_dates_not_sampled)
 }
 END_TEST
 
+/* ------------------------------------------------------------ the operator's levers */
+
+/* innd's throttle: open sessions answered "400 REASON" and closed, new ones
+ * greeted so; `go` ends it. */
+START_TEST(throttle_and_go)
+{
+	struct fg_th_conn *a = peer(), *b;
+
+	ck_assert_ptr_null(fg_engine_throttled(T.e));
+	ck_assert_int_eq(fg_engine_throttle(T.e, "bad\r\nline"), -EINVAL);
+	ck_assert_int_eq(fg_engine_throttle(T.e, "disk full, back soon"), 0);
+	ck_assert_str_eq(fg_engine_throttled(T.e), "disk full, back soon\r\n");
+	fg_th_pump(&T, 0);
+	expect(a, "400 disk full, back soon\r\n");
+	ck_assert(a->close_called);
+	b = fg_th_open(&T, "alpha");
+	fg_th_pump(&T, 0);
+	ck_assert_str_eq(fg_th_out(b), "400 disk full, back soon\r\n");
+	ck_assert(b->close_called);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_THROTTLE_CLOSED), 2);
+	ck_assert_int_eq(fg_engine_throttle(T.e, NULL), 0);
+	ck_assert_ptr_null(fg_engine_throttled(T.e));
+	b = peer();
+	line(b, "CHECK <after@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(b, "238 <after@x.example>\r\n");
+}
+END_TEST
+
+/* A paused peer: new offers deferred (CHECK 431, IHAVE 436, TAKETHIS read,
+ * then 400 and close), known ones refused, other peers untouched; the
+ * pause ends by itself, or on resume. */
+START_TEST(pause_and_resume)
+{
+	struct fg_th_conn *a = peer(), *b = fg_th_open(&T, "beta");
+	char *art = article("<p2@x.example>"), *known = article("<k@x.example>");
+	fg_time_t until;
+
+	fg_th_pump(&T, 0);
+	fg_th_out_clear(b);
+	takethis(a, "<k@x.example>", known, 0);
+	fg_th_settle(&T, MS, 100);
+	expect(a, "239 <k@x.example>\r\n");
+	ck_assert_int_eq(fg_engine_pause(T.e, "alpha", T.now + 3600), 0);
+	ck_assert(fg_engine_paused(T.e, "alpha", &until) && until == T.now + 3600);
+	ck_assert(!fg_engine_paused(T.e, "beta", NULL));
+	line(a, "CHECK <p1@x.example>\r\nCHECK <k@x.example>\r\nIHAVE <p3@x.example>\r\n");
+	line(b, "CHECK <p1@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(a, "431 <p1@x.example>\r\n438 <k@x.example>\r\n436 Try again later\r\n");
+	expect(b, "238 <p1@x.example>\r\n");
+	takethis(a, "<p2@x.example>", art, 7);
+	fg_th_settle(&T, MS, 100);
+	expect(a, "400 Feed paused by the operator, try again later\r\n");
+	ck_assert(a->close_called);
+	ck_assert_int_eq(fg_th_state(&T, "<p2@x.example>"), FG_HISTORY_ABSENT);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_DEFER_PAUSED), 3);
+	/* the pause ends at its time by itself */
+	a = peer();
+	T.now += 3600;
+	line(a, "CHECK <p4@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(a, "238 <p4@x.example>\r\n");
+	ck_assert(!fg_engine_paused(T.e, "alpha", NULL));
+	/* resume ends it before */
+	ck_assert_int_eq(fg_engine_pause(T.e, "alpha", T.now + 60), 0);
+	ck_assert_int_eq(fg_engine_pause(T.e, "alpha", 0), 0);
+	ck_assert_int_eq(fg_engine_pause(T.e, "alpha", 0), -ENOENT);
+	line(a, "CHECK <p5@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(a, "238 <p5@x.example>\r\n");
+	free(art);
+	free(known);
+}
+END_TEST
+
 START_TEST(supersedes_and_versions)
 {
 	struct fg_th_conn *c;
@@ -896,6 +973,8 @@ static Suite *session_suite(void)
 	tcase_add_test(tc, idle_timeout);
 	tcase_add_test(tc, max_connections);
 	tcase_add_test(tc, clock_suspect_never_stalls);
+	tcase_add_test(tc, throttle_and_go);
+	tcase_add_test(tc, pause_and_resume);
 	tcase_add_test(tc, clock_untrusted_dates_not_sampled);
 	tcase_add_test(tc, supersedes_and_versions);
 	tcase_add_test(tc, holds_survive_until_done);

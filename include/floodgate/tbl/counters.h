@@ -53,6 +53,8 @@ FG_COUNTER(NNTP_STALL_XFERS, "nntp_stall_xfers", "reading stopped before an arti
 FG_COUNTER(NNTP_WAIT_ACCEPTING, "nntp_wait_accepting", "complete articles that waited for another transfer of their ID")
 FG_COUNTER(NNTP_HISTORY_FULL, "nntp_history_full", "history inserts refused because the table is full (defer policy)")
 FG_COUNTER(NNTP_DEFER_INFLIGHT, "nntp_defer_inflight", "431/436: the ID is offered to, or being accepted from, another transfer")
+FG_COUNTER(NNTP_DEFER_PAUSED, "nntp_defer_paused", "431/436/400: the peer is paused by the operator (floodctl pause)")
+FG_COUNTER(NNTP_THROTTLE_CLOSED, "nntp_throttle_closed", "sessions answered 400 and closed, or greeted so, while throttled (floodctl throttle)")
 FG_COUNTER(NNTP_DEFER_JOURNAL, "nntp_defer_journal", "431/436: deferred because the journal ring is full")
 FG_COUNTER(NNTP_DEFER_SINK, "nntp_defer_sink", "431/436: deferred because the sink is full")
 FG_COUNTER(NNTP_CLOCK_SUSPECT_ENTERED, "nntp_clock_suspect_entered", "times the clock view turned suspect (entered - cleared = alarm on)")
