@@ -41,6 +41,7 @@ int fg_engine_throttle(struct fg_engine *e, const char *reason)
 			return -EINVAL;	/* one printable line, nothing that breaks NNTP */
 	e->throttle_len = (uint16_t)snprintf(e->throttle_line, sizeof(e->throttle_line),
 					     "400 %s\r\n", reason);
+	snprintf(e->throttle_reason, sizeof(e->throttle_reason), "%s", reason);
 	for (unsigned i = 0; i < e->max_sessions; i++) {
 		struct fg_session *s = e->sess[i];
 
@@ -54,7 +55,7 @@ int fg_engine_throttle(struct fg_engine *e, const char *reason)
 
 const char *fg_engine_throttled(const struct fg_engine *e)
 {
-	return e->throttle_len ? e->throttle_line + 4 : NULL;
+	return e->throttle_len ? e->throttle_reason : NULL;
 }
 
 static int pause_find(const struct fg_engine *e, const char *peer)
@@ -86,6 +87,11 @@ int fg_engine_pause(struct fg_engine *e, const char *peer, fg_time_t until)
 	}
 	e->pauses[i].until = until;
 	return 0;
+}
+
+void fg_engine_pauses_clear(struct fg_engine *e)
+{
+	e->n_pauses = 0;
 }
 
 bool fg_engine_paused(const struct fg_engine *e, const char *peer, fg_time_t *until)

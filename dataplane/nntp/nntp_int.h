@@ -266,6 +266,7 @@ struct fg_engine {
 
 	/* the operator's levers (levers.c) */
 	char throttle_line[FG_ENGINE_REASON_MAX + 8];	/* "400 REASON\r\n" */
+	char throttle_reason[FG_ENGINE_REASON_MAX + 1];
 	uint16_t throttle_len;				/* 0: not throttled */
 	unsigned n_pauses;
 	struct {

@@ -241,6 +241,7 @@ int fg_engine_throttle(struct fg_engine *e, const char *reason);
 const char *fg_engine_throttled(const struct fg_engine *e);	/* the reason, or NULL */
 int fg_engine_pause(struct fg_engine *e, const char *peer, fg_time_t until);
 bool fg_engine_paused(const struct fg_engine *e, const char *peer, fg_time_t *until);
+void fg_engine_pauses_clear(struct fg_engine *e);
 
 /* Reload: switch to `cfg` (rules, peer policies, timeouts for open
  * sessions too) with `peer_stats` (cfg->n_peer + 1 blocks, or NULL)

@@ -794,7 +794,7 @@ START_TEST(throttle_and_go)
 	ck_assert_ptr_null(fg_engine_throttled(T.e));
 	ck_assert_int_eq(fg_engine_throttle(T.e, "bad\r\nline"), -EINVAL);
 	ck_assert_int_eq(fg_engine_throttle(T.e, "disk full, back soon"), 0);
-	ck_assert_str_eq(fg_engine_throttled(T.e), "disk full, back soon\r\n");
+	ck_assert_str_eq(fg_engine_throttled(T.e), "disk full, back soon");
 	fg_th_pump(&T, 0);
 	expect(a, "400 disk full, back soon\r\n");
 	ck_assert(a->close_called);
