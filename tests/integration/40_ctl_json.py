@@ -9,7 +9,8 @@ daemon's commands; explain, msgid and config need none. `top --json` must
 give one object per sample, a line each; `config --check --json` each
 problem with its file, line, key and message. The dataplane's verbs (peers,
 drain, shutdown) find no dataplane here: floodctld's error reply must be
-JSON too. A negative answer (exit 1) is JSON like a positive one.
+JSON too (tests/interop/30_levers.py has them with a dataplane). A negative
+answer (exit 1) is JSON like a positive one.
 """
 import json
 import os
@@ -71,6 +72,10 @@ def main():
         "peers": (s + ["--json"], (1,), 1),
         "drain": (s + ["--json"], (1,), 1),
         "shutdown": (s + ["--json"], (1,), 1),
+        "throttle": (s + ["--json", "maintenance"], (1,), 1),
+        "go": (s + ["--json"], (1,), 1),
+        "pause": (s + ["--json", "--for", "1h", "alpha"], (1,), 1),
+        "resume": (s + ["--json", "alpha"], (1,), 1),
         "config": (["--check", bad, "--json"], (1,), 1),
     }
     out = run(["--help"])[1]
@@ -94,7 +99,7 @@ def main():
     check(got["remember"][0].get("state") == "rejected", "remember %r" % got["remember"])
     check(got["explain"][0].get("date", {}).get("reading", {}).get("notes") == "zone-name",
           "explain %r" % got["explain"])
-    for name in ("peers", "drain", "shutdown"):
+    for name in ("peers", "drain", "shutdown", "throttle", "go", "pause", "resume"):
         check("error" in got[name][0], "%s without a dataplane: %r" % (name, got[name]))
     cfg = got["config"][0]
     errs = cfg.get("errors", [])
