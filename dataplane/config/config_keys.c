@@ -78,6 +78,7 @@ const struct cfg_key cfg_keys[] = {
 	{ SEC_RULES, T_BOOL, 0, "honor-versions", GF(honor_versions), .def = "off" },
 	{ SEC_RULES, T_BOOL, 0, "honor-supersedes", GF(honor_supersedes), .def = "off" },
 	{ SEC_RULES, T_BOOL, 0, "remember-rejects", GF(remember_rejects), .def = "on" },
+	{ SEC_RULES, T_BOOL, 0, "refuse-cyber-cancels", GF(refuse_cyber_cancels), .def = "off" },
 	{ SEC_RULES, T_HEADERS, 0, "required-headers", GF(required_headers),
 	  .cnt = offsetof(struct fg_config, n_required_headers),
 	  .def = "From Newsgroups Path Subject" },

@@ -396,6 +396,10 @@ static int offer(struct fg_session *s, const char *arg, uint32_t len,
 	enum fg_counter defer;
 	int rc;
 
+	if (e->cfg->refuse_cyber_cancels && fg_rules_is_cyber_cancel(arg, len)) {
+		*reason = FG_REASON_CYBER_CANCEL;
+		return 1;
+	}
 	*reason = version_check(e, arg, len, k);
 	if (*reason != FG_REASON_NONE)
 		return 1;
@@ -628,6 +632,10 @@ static void prepare(struct fg_session *s, const struct fg_nntp_cmd *c, struct pr
 		p->key = *c->key;
 	else
 		fg_history_hash(s->e->h, c->arg[0], c->arg_len[0], &p->key);
+	if (s->e->cfg->refuse_cyber_cancels && fg_rules_is_cyber_cancel(c->arg[0], c->arg_len[0])) {
+		p->known = FG_REASON_CYBER_CANCEL;	/* refused at once, as a known ID */
+		return;
+	}
 	final_reason(s->e, fg_history_lookup(s->e->h, &p->key, s->e->now, NULL), &p->known);
 }
 

@@ -155,6 +155,20 @@ static bool step_argument(struct ctx *c)
 	return false;
 }
 
+/* INN's refusecybercancels: the IDs cancel-bots give their cancels. */
+static bool step_cyber_cancel(struct ctx *c)
+{
+	if (!c->r->cfg->refuse_cyber_cancels || !fg_rules_is_cyber_cancel(c->id, c->id_len))
+		return true;
+	fail(c, "a <cancel.*> Message-ID, refused with refuse-cyber-cancels on", NULL);
+	return false;
+}
+
+bool fg_rules_is_cyber_cancel(const char *id, size_t len)
+{
+	return id && len >= 8 && memcmp(id, "<cancel.", 8) == 0;
+}
+
 /* The history's answer for the offered ID: asked once. */
 static enum fg_rules_id_state history_state(struct ctx *c)
 {
@@ -452,6 +466,7 @@ struct step {
 /* The order of checks. docs/rules.md lists these rows, in this order. */
 static const struct step steps[FG_RULES_STEP__COUNT] = {
 	[FG_RULES_STEP_ARGUMENT] = { "argument", FG_REASON_BAD_MESSAGE_ID, true, step_argument },
+	[FG_RULES_STEP_CYBER_CANCEL] = { "cyber-cancel", FG_REASON_CYBER_CANCEL, true, step_cyber_cancel },
 	[FG_RULES_STEP_HISTORY] = { "history", FG_REASON_DUPLICATE, true, step_history },
 	[FG_RULES_STEP_SUPERSEDED] = { "superseded", FG_REASON_SUPERSEDED, true, step_superseded },
 	[FG_RULES_STEP_HEADER_BOUNDS] = { "header-bounds", FG_REASON_OVERSIZE, false, step_header_bounds },

@@ -126,6 +126,7 @@ struct fg_config {
 	bool honor_versions;		/* a newer $v=N makes older ones unwanted; default off */
 	bool honor_supersedes;		/* Supersedes makes the named ID unwanted; default off */
 	bool remember_rejects;		/* INN remembertrash; default on */
+	bool refuse_cyber_cancels;	/* INN refusecybercancels: refuse <cancel.*> IDs; default off */
 	char required_headers[FG_CONFIG_MAX_REQUIRED_HEADERS][32];
 	unsigned n_required_headers;	/* default From Newsgroups Path Subject */
 

@@ -65,6 +65,7 @@ struct fg_rules_history {
 enum fg_rules_step {
 	FG_RULES_STEP_NONE = 0,		/* accepted: no step failed */
 	FG_RULES_STEP_ARGUMENT,		/* bad-message-id: argument not wire form */
+	FG_RULES_STEP_CYBER_CANCEL,	/* cyber-cancel: <cancel.*> with refuse-cyber-cancels */
 	FG_RULES_STEP_HISTORY,		/* duplicate */
 	FG_RULES_STEP_SUPERSEDED,	/* superseded */
 	FG_RULES_STEP_HEADER_BOUNDS,	/* oversize: header section past the scanner's bounds */
@@ -193,5 +194,8 @@ enum fg_reason fg_rules_offer(const struct fg_rules *r, const char *arg, size_t 
  * path-loop), nor for too-far-future (time cures it).
  */
 bool fg_rules_remember(const struct fg_rules *r, const struct fg_rules_verdict *v);
+
+/* An ID that starts with "<cancel." (refuse-cyber-cancels). */
+bool fg_rules_is_cyber_cancel(const char *id, size_t len);
 
 #endif /* FLOODGATE_RULES_H */

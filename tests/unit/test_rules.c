@@ -794,6 +794,11 @@ struct fault {
 static char long_extra[FG_ARTICLE_MAX_LINE + 32];
 
 static void f_argument(struct spec *s) { s->arg = "not-an-id"; }
+static void f_cyber(struct spec *s)
+{
+	cfg->refuse_cyber_cancels = true;
+	s->arg = s->msgid = "<cancel.1@example.com>";
+}
 static void f_history(struct spec *s) { (void)s; fake.know_all = true; }
 static void f_superseded(struct spec *s)
 {
@@ -823,6 +828,7 @@ static void f_groups(struct spec *s) { s->newsgroups = "rec.food"; }
 
 static const struct fault faults[] = {
 	{ FG_RULES_STEP_ARGUMENT, "arg", f_argument },
+	{ FG_RULES_STEP_CYBER_CANCEL, "arg", f_cyber },
 	{ FG_RULES_STEP_HISTORY, "history", f_history },
 	{ FG_RULES_STEP_SUPERSEDED, "versions", f_superseded },
 	{ FG_RULES_STEP_HEADER_BOUNDS, "extra", f_bounds },
@@ -843,6 +849,7 @@ static void reset_world(void)
 {
 	memset(&fake, 0, sizeof(fake));
 	cfg->honor_versions = false;
+	cfg->refuse_cyber_cancels = false;
 }
 
 START_TEST(test_every_step_has_a_fault)

@@ -859,6 +859,31 @@ START_TEST(pause_and_resume)
 }
 END_TEST
 
+/* INN's refusecybercancels: <cancel.*> IDs refused at every command,
+ * counted per peer; off by default. */
+START_TEST(cyber_cancels)
+{
+	struct fg_th_conn *c = peer();
+	char *art = article("<cancel.2@x.example>");
+
+	line(c, "CHECK <cancel.1@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(c, "238 <cancel.1@x.example>\r\n");
+	teardown();
+	setup_with("[rules]\nrefuse-cyber-cancels on\n", NULL);
+	c = peer();
+	line(c, "CHECK <cancel.1@x.example>\r\nIHAVE <cancel.3@x.example>\r\n"
+		"CHECK <cancelled@x.example>\r\n");
+	takethis(c, "<cancel.2@x.example>", art, 0);
+	fg_th_settle(&T, MS, 100);
+	expect(c, "438 <cancel.1@x.example>\r\n435 Article not wanted\r\n"
+		  "238 <cancelled@x.example>\r\n439 <cancel.2@x.example>\r\n");
+	ck_assert_uint_eq(T.stats.s.rejected[FG_REASON_CYBER_CANCEL], 3);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_DRAINED_KNOWN), 1);
+	free(art);
+}
+END_TEST
+
 START_TEST(supersedes_and_versions)
 {
 	struct fg_th_conn *c;
@@ -975,6 +1000,7 @@ static Suite *session_suite(void)
 	tcase_add_test(tc, clock_suspect_never_stalls);
 	tcase_add_test(tc, throttle_and_go);
 	tcase_add_test(tc, pause_and_resume);
+	tcase_add_test(tc, cyber_cancels);
 	tcase_add_test(tc, clock_untrusted_dates_not_sampled);
 	tcase_add_test(tc, supersedes_and_versions);
 	tcase_add_test(tc, holds_survive_until_done);
