@@ -223,6 +223,14 @@ struct fg_nntp_jrec {
 	char id[FG_MSGID_MAX + 1];
 };
 
+/* A peer's budgets, token buckets of one second: offers in millionths,
+ * octets as they are (negative: a debt the next refills pay first). */
+struct fg_nntp_rate {
+	int64_t offers_u;
+	int64_t bytes;
+	uint64_t at_ns;		/* last refill; 0: full, never used */
+};
+
 struct fg_engine {
 	const struct fg_config *cfg;
 	struct fg_history *h;
@@ -244,6 +252,8 @@ struct fg_engine {
 	unsigned max_sessions, n_sessions;
 	unsigned n_stalled;		/* sessions with stall != 0 */
 	unsigned *peer_sessions;	/* per config peer, for max-connections */
+	struct fg_nntp_rate *rate;	/* per config peer: max-offer-rate, max-byte-rate */
+	unsigned n_rate_stalled;	/* sessions with FG_STALL_RATE: poll soon */
 	uint32_t token_next;
 	uint32_t response_buffer;
 
@@ -349,6 +359,7 @@ struct fg_nntp_pf {
 #define FG_STALL_SINK 0x04u
 #define FG_STALL_JOURNAL 0x08u
 #define FG_STALL_XFERS 0x10u
+#define FG_STALL_RATE 0x20u	/* the peer's max-offer-rate or max-byte-rate */
 
 struct fg_session {
 	struct fg_engine *e;

@@ -138,8 +138,11 @@ static void drop_article(struct fg_session *s)
 
 static void set_stall(struct fg_session *s, unsigned bit, enum fg_counter c)
 {
-	if (!(s->stall & bit))
+	if (!(s->stall & bit)) {
 		fg_nntp_count(s, c);
+		if (bit == FG_STALL_RATE)
+			s->e->n_rate_stalled++;
+	}
 	if (!s->stall)
 		s->e->n_stalled++;
 	s->stall |= bit;
@@ -149,7 +152,77 @@ static void clear_stall(struct fg_session *s)
 {
 	if (s->stall)
 		s->e->n_stalled--;
+	if (s->stall & FG_STALL_RATE)
+		s->e->n_rate_stalled--;
 	s->stall = 0;
+}
+
+/* ------------------------------------------------------------ peer budgets */
+
+/* The peer's budgets refilled to now; NULL when it has none. Each holds a
+ * second's worth at most (max-offer-rate, max-byte-rate). */
+static struct fg_nntp_rate *budget(const struct fg_session *s)
+{
+	const struct fg_config_peer *p = s->peer;
+	struct fg_nntp_rate *r;
+	uint64_t now = s->e->now_ns;
+
+	if (!p || (!p->max_offer_rate && !p->max_byte_rate))
+		return NULL;
+	r = &s->e->rate[s->peer_idx];
+	if (r->at_ns == 0 || now < r->at_ns) {
+		r->offers_u = (int64_t)p->max_offer_rate * 1000000;
+		r->bytes = (int64_t)p->max_byte_rate;
+	} else {
+		/* a second refills the rate; what is beyond a second's worth
+		 * (an idle peer's) is not kept */
+		unsigned __int128 dt = now - r->at_ns;
+		unsigned __int128 offers = dt * p->max_offer_rate / 1000;	/* millionths */
+		unsigned __int128 bytes = dt * p->max_byte_rate / 1000000000u;
+		int64_t cap_o = (int64_t)p->max_offer_rate * 1000000, cap_b = (int64_t)p->max_byte_rate;
+
+		r->offers_u = offers >= (unsigned __int128)(cap_o - r->offers_u) ? cap_o
+			      : r->offers_u + (int64_t)offers;
+		r->bytes = bytes >= (unsigned __int128)(cap_b - r->bytes) ? cap_b
+			   : r->bytes + (int64_t)bytes;
+	}
+	r->at_ns = now;
+	return r;
+}
+
+/* Room for one more offer: taken, or false (stop reading until there is). */
+static bool take_offer(struct fg_session *s)
+{
+	struct fg_nntp_rate *r = budget(s);
+
+	if (!r || !s->peer->max_offer_rate)
+		return true;
+	if (r->offers_u < 1000000)
+		return false;
+	r->offers_u -= 1000000;
+	return true;
+}
+
+/* The peer's byte budget is spent (octets already read are a debt). */
+static bool bytes_spent(const struct fg_session *s)
+{
+	const struct fg_nntp_rate *r = budget(s);
+
+	return r && s->peer->max_byte_rate && r->bytes <= 0;
+}
+
+static void charge_bytes(const struct fg_session *s, uint64_t n)
+{
+	if (s->peer && s->peer->max_byte_rate)
+		s->e->rate[s->peer_idx].bytes -= (int64_t)n;
+}
+
+static bool budget_ok(const struct fg_session *s)
+{
+	struct fg_nntp_rate *r = budget(s);
+
+	return !r || ((!s->peer->max_offer_rate || r->offers_u >= 1000000) &&
+		      (!s->peer->max_byte_rate || r->bytes > 0));
 }
 
 void fg_nntp_session_flush(struct fg_session *s)
@@ -323,6 +396,8 @@ static bool stall_cleared(const struct fg_session *s)
 	if ((s->stall & FG_STALL_SINK) && fg_nntp_sink_full(e))
 		return false;
 	if ((s->stall & FG_STALL_XFERS) && e->xfer_free == FG_NNTP_NONE)
+		return false;
+	if ((s->stall & FG_STALL_RATE) && !budget_ok(s))
 		return false;
 	return true;
 }
@@ -786,6 +861,12 @@ static enum run run_cmd(struct fg_session *s, const struct fg_nntp_cmd *c, uint3
 		    !can_take_article(s, c->verb == FG_NNTP_VERB_IHAVE))
 			return RUN_STALL;
 	}
+	/* the peer's max-offer-rate: stop reading, never another answer */
+	if ((c->verb == FG_NNTP_VERB_CHECK || c->verb == FG_NNTP_VERB_TAKETHIS ||
+	     c->verb == FG_NNTP_VERB_IHAVE) && !take_offer(s)) {
+		set_stall(s, FG_STALL_RATE, FG_CTR_NNTP_STALL_RATE);
+		return RUN_STALL;
+	}
 	s->e->st->n.verb[c->verb]++;
 	if (s->pst)
 		s->pst->n.verb[c->verb]++;
@@ -967,11 +1048,17 @@ uint32_t fg_session_input(struct fg_session *s, const struct fg_iov *iov, unsign
 		uint32_t off = 0;
 
 		while (off < iov[i].len && !s->stall && !s->closing) {
+			/* the peer's max-byte-rate: what was read is a debt */
+			if (bytes_spent(s)) {
+				set_stall(s, FG_STALL_RATE, FG_CTR_NNTP_STALL_RATE);
+				break;
+			}
 			if (s->in_article)
 				off += article_input(s, &iov[i], off);
 			else if (command_input(s, &iov[i], &off) == RUN_STALL)
 				break;
 		}
+		charge_bytes(s, off);
 		if (s->closing) {
 			consumed = total;	/* the rest is ignored */
 			goto out;

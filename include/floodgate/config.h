@@ -95,6 +95,8 @@ struct fg_config_peer {
 	/* RFC 3977 4 wildmat, as written (default "*"); see wildmat.h */
 	char newsgroups[FG_CONFIG_WILDMAT_MAX];
 	unsigned max_connections;	/* 0 = unlimited */
+	unsigned max_offer_rate;	/* CHECK/IHAVE/TAKETHIS a second, per engine thread; 0 = unlimited */
+	uint64_t max_byte_rate;		/* input octets a second, per engine thread; 0 = unlimited */
 	uint64_t max_article_size;	/* 0 = rules.max_article_size */
 };
 

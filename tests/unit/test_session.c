@@ -884,6 +884,82 @@ START_TEST(cyber_cancels)
 }
 END_TEST
 
+/* Count the lines of a connection's output so far. */
+static unsigned out_lines(struct fg_th_conn *c)
+{
+	unsigned n = 0;
+
+	for (const char *p = fg_th_out(c); (p = strstr(p, "\r\n")) != NULL; p += 2)
+		n++;
+	return n;
+}
+
+/* max-offer-rate: over it the session stops reading; every answer comes,
+ * in order, as the budget refills (a second's worth as burst). */
+START_TEST(offer_rate_paces_a_peer)
+{
+	struct fg_th_conn *c, *a;
+	char lines[25 * 32] = "", want[25 * 32] = "";
+
+	teardown();
+	setup_with("[peer gamma]\naddress 127.0.0.3\nmax-offer-rate 10\n", NULL);
+	c = fg_th_open(&T, "gamma");
+	a = peer();
+	fg_th_pump(&T, 0);
+	fg_th_out_clear(c);
+	for (int i = 0; i < 25; i++) {
+		snprintf(lines + strlen(lines), sizeof(lines) - strlen(lines), "CHECK <r%d@x>\r\n", i);
+		snprintf(want + strlen(want), sizeof(want) - strlen(want), "238 <r%d@x>\r\n", i);
+	}
+	line(c, lines);
+	line(a, "CHECK <free@x>\r\n");
+	fg_th_pump(&T, 0);
+	ck_assert_uint_eq(out_lines(c), 10);		/* the burst */
+	ck_assert(c->paused);
+	expect(a, "238 <free@x>\r\n");		/* other peers are not held */
+	T.now_ns += 500 * MS;
+	fg_th_pump(&T, 0);
+	ck_assert_uint_eq(out_lines(c), 15);
+	T.now_ns += 1000 * MS;
+	fg_th_pump(&T, 0);
+	ck_assert_str_eq(fg_th_out(c), want);		/* every answer, in order */
+	ck_assert_uint_ge(fg_th_ctr(&T, FG_CTR_NNTP_STALL_RATE), 1);
+}
+END_TEST
+
+/* max-byte-rate: what was read is a debt; an article arrives at the rate,
+ * and is answered as any other. */
+START_TEST(byte_rate_paces_a_peer)
+{
+	struct fg_th_conn *c;
+	char *art = article_x("<big@x.example>", "<big@x.example>", 3600, 3000, NULL,
+			      "0123456789012345678901234567890123456789\r\n"
+			      "0123456789012345678901234567890123456789\r\n");
+	size_t len = strlen(art) + strlen("TAKETHIS <big@x.example>\r\n");
+	uint64_t t0;
+
+	teardown();
+	setup_with("[peer gamma]\naddress 127.0.0.3\nmax-byte-rate 100\n", NULL);
+	c = fg_th_open(&T, "gamma");
+	fg_th_pump(&T, 0);
+	fg_th_out_clear(c);
+	ck_assert_uint_gt(len, 300);
+	takethis(c, "<big@x.example>", art, 50);
+	t0 = T.now_ns;
+	fg_th_pump(&T, 0);
+	ck_assert_str_eq(fg_th_out(c), "");		/* 100 octets read, then a stop */
+	for (int i = 0; i < 20 && !strstr(fg_th_out(c), "239"); i++) {
+		T.now_ns += 500 * MS;
+		fg_th_settle(&T, MS, 10);
+	}
+	expect(c, "239 <big@x.example>\r\n");
+	/* at 100 octets a second, len octets take (len - 100) / 100 s at least */
+	ck_assert_uint_ge(T.now_ns - t0, (len - 100 - 50) * 10 * MS);
+	ck_assert_uint_ge(fg_th_ctr(&T, FG_CTR_NNTP_STALL_RATE), 1);
+	free(art);
+}
+END_TEST
+
 START_TEST(supersedes_and_versions)
 {
 	struct fg_th_conn *c;
@@ -1001,6 +1077,8 @@ static Suite *session_suite(void)
 	tcase_add_test(tc, throttle_and_go);
 	tcase_add_test(tc, pause_and_resume);
 	tcase_add_test(tc, cyber_cancels);
+	tcase_add_test(tc, offer_rate_paces_a_peer);
+	tcase_add_test(tc, byte_rate_paces_a_peer);
 	tcase_add_test(tc, clock_untrusted_dates_not_sampled);
 	tcase_add_test(tc, supersedes_and_versions);
 	tcase_add_test(tc, holds_survive_until_done);

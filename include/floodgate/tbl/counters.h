@@ -49,6 +49,7 @@ FG_COUNTER(NNTP_STALL_RESPONSES, "nntp_stall_responses", "reading stopped: respo
 FG_COUNTER(NNTP_STALL_BYTES, "nntp_stall_bytes", "reading stopped: article bytes waiting for the sink at max-pending-bytes")
 FG_COUNTER(NNTP_STALL_SINK, "nntp_stall_sink", "reading stopped before an article: the sink is full")
 FG_COUNTER(NNTP_STALL_JOURNAL, "nntp_stall_journal", "reading stopped before an article: the journal ring is full")
+FG_COUNTER(NNTP_STALL_RATE, "nntp_stall_rate", "reading stopped: the peer's max-offer-rate or max-byte-rate (TCP back-pressure)")
 FG_COUNTER(NNTP_STALL_XFERS, "nntp_stall_xfers", "reading stopped before an article: no transfer slot free")
 FG_COUNTER(NNTP_WAIT_ACCEPTING, "nntp_wait_accepting", "complete articles that waited for another transfer of their ID")
 FG_COUNTER(NNTP_HISTORY_FULL, "nntp_history_full", "history inserts refused because the table is full (defer policy)")
