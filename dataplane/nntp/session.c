@@ -137,8 +137,11 @@ static void drop_article(struct fg_session *s)
 
 static void set_stall(struct fg_session *s, unsigned bit, enum fg_counter c)
 {
-	if (!(s->stall & bit))
+	if (!(s->stall & bit)) {
 		fg_nntp_count(s, c);
+		if (bit == FG_STALL_RATE)
+			s->e->n_rate_stalled++;
+	}
 	if (!s->stall)
 		s->e->n_stalled++;
 	s->stall |= bit;
@@ -148,7 +151,77 @@ static void clear_stall(struct fg_session *s)
 {
 	if (s->stall)
 		s->e->n_stalled--;
+	if (s->stall & FG_STALL_RATE)
+		s->e->n_rate_stalled--;
 	s->stall = 0;
+}
+
+/* ------------------------------------------------------------ peer budgets */
+
+/* The peer's budgets refilled to now; NULL when it has none. Each holds a
+ * second's worth at most (max-offer-rate, max-byte-rate). */
+static struct fg_nntp_rate *budget(const struct fg_session *s)
+{
+	const struct fg_config_peer *p = s->peer;
+	struct fg_nntp_rate *r;
+	uint64_t now = s->e->now_ns;
+
+	if (!p || (!p->max_offer_rate && !p->max_byte_rate))
+		return NULL;
+	r = &s->e->rate[s->peer_idx];
+	if (r->at_ns == 0 || now < r->at_ns) {
+		r->offers_u = (int64_t)p->max_offer_rate * 1000000;
+		r->bytes = (int64_t)p->max_byte_rate;
+	} else {
+		/* a second refills the rate; what is beyond a second's worth
+		 * (an idle peer's) is not kept */
+		unsigned __int128 dt = now - r->at_ns;
+		unsigned __int128 offers = dt * p->max_offer_rate / 1000;	/* millionths */
+		unsigned __int128 bytes = dt * p->max_byte_rate / 1000000000u;
+		int64_t cap_o = (int64_t)p->max_offer_rate * 1000000, cap_b = (int64_t)p->max_byte_rate;
+
+		r->offers_u = offers >= (unsigned __int128)(cap_o - r->offers_u) ? cap_o
+			      : r->offers_u + (int64_t)offers;
+		r->bytes = bytes >= (unsigned __int128)(cap_b - r->bytes) ? cap_b
+			   : r->bytes + (int64_t)bytes;
+	}
+	r->at_ns = now;
+	return r;
+}
+
+/* Room for one more offer: taken, or false (stop reading until there is). */
+static bool take_offer(struct fg_session *s)
+{
+	struct fg_nntp_rate *r = budget(s);
+
+	if (!r || !s->peer->max_offer_rate)
+		return true;
+	if (r->offers_u < 1000000)
+		return false;
+	r->offers_u -= 1000000;
+	return true;
+}
+
+/* The peer's byte budget is spent (octets already read are a debt). */
+static bool bytes_spent(const struct fg_session *s)
+{
+	const struct fg_nntp_rate *r = budget(s);
+
+	return r && s->peer->max_byte_rate && r->bytes <= 0;
+}
+
+static void charge_bytes(const struct fg_session *s, uint64_t n)
+{
+	if (s->peer && s->peer->max_byte_rate)
+		s->e->rate[s->peer_idx].bytes -= (int64_t)n;
+}
+
+static bool budget_ok(const struct fg_session *s)
+{
+	struct fg_nntp_rate *r = budget(s);
+
+	return !r || ((!s->peer->max_offer_rate || r->offers_u >= 1000000) &&
+		      (!s->peer->max_byte_rate || r->bytes > 0));
 }
 
 void fg_nntp_session_flush(struct fg_session *s)
@@ -323,6 +396,8 @@ static bool stall_cleared(const struct fg_session *s)
 		return false;
 	if ((s->stall & FG_STALL_XFERS) && e->xfer_free == FG_NNTP_NONE)
 		return false;
+	if ((s->stall & FG_STALL_RATE) && !budget_ok(s))
+		return false;
 	return true;
 }
 
@@ -352,11 +427,14 @@ static bool final_reason(const struct fg_engine *e, enum fg_history_state st, en
 	}
 }
 
-/* Why new IDs are deferred right now, or 0. */
-static enum fg_counter defer_cause(const struct fg_engine *e)
+/* Why new IDs are deferred right now, or 0. Never the clock view: a CHECK
+ * answer depends on history alone, and articles are what clears the view. */
+static enum fg_counter defer_cause(const struct fg_session *s)
 {
-	if (e->clock.suspect)
-		return FG_CTR_NNTP_DEFER_CLOCK;
+	const struct fg_engine *e = s->e;
+
+	if (fg_nntp_peer_paused(s))
+		return FG_CTR_NNTP_DEFER_PAUSED;
 	if (fg_nntp_journal_blocked(e))
 		return FG_CTR_NNTP_DEFER_JOURNAL;
 	if (fg_nntp_sink_full(e))
@@ -392,12 +470,16 @@ static int offer(struct fg_session *s, const char *arg, uint32_t len,
 	enum fg_counter defer;
 	int rc;
 
+	if (e->cfg->refuse_cyber_cancels && fg_rules_is_cyber_cancel(arg, len)) {
+		*reason = FG_REASON_CYBER_CANCEL;
+		return 1;
+	}
 	*reason = version_check(e, arg, len, k);
 	if (*reason != FG_REASON_NONE)
 		return 1;
-	defer = defer_cause(e);
+	defer = defer_cause(s);
 	if (defer) {
-		/* a known ID is refused whatever the state of the clock */
+		/* a known ID is refused whatever else holds new ones back */
 		if (final_reason(e, fg_history_lookup(e->h, k, e->now, NULL), reason))
 			return 1;
 		fg_nntp_count(s, defer);
@@ -501,6 +583,15 @@ static void start_drain(struct fg_session *s, enum fg_reason reason, const char 
 	start_article(s, line ? FG_ART_TAKETHIS_501 : FG_ART_TAKETHIS, NULL);
 }
 
+/* A paused peer's TAKETHIS: its article is read to the end, then 400 and
+ * close (RFC 4644 2.5.2: the peer sends it again later). */
+static void start_paused_drain(struct fg_session *s)
+{
+	s->a.drain_reason = FG_REASON_NONE;
+	s->a.drain_line = NULL;
+	start_article(s, FG_ART_TAKETHIS_PAUSED, NULL);
+}
+
 /* Copy the header section as it arrives, for the rules (at most 64 KiB). */
 static void header_copy(struct fg_session_art *a, const uint8_t *p, uint32_t n)
 {
@@ -544,6 +635,12 @@ static void end_article(struct fg_session *s)
 	fg_nntp_count_n(s, FG_CTR_NNTP_ARTICLE_BYTES, a->size);
 	if (a->kind == FG_ART_TAKETHIS_501) {
 		put(s, FG_NNTP_CODE_C501, a->drain_line, (uint32_t)strlen(a->drain_line), FG_RQ_READY);
+		return;
+	}
+	if (a->kind == FG_ART_TAKETHIS_PAUSED) {
+		offer_verdict(s, FG_NNTP_VERB_TAKETHIS, FG_NNTP_CODE_C400, FG_REASON_NONE, a->arg,
+			      a->arg_len, a->size);
+		fg_nntp_session_close_now(s, FG_L_PAUSED, sizeof(FG_L_PAUSED) - 1);
 		return;
 	}
 	if (a->x) {
@@ -609,6 +706,10 @@ static void prepare(struct fg_session *s, const struct fg_nntp_cmd *c, struct pr
 		p->key = *c->key;
 	else
 		fg_history_hash(s->e->h, c->arg[0], c->arg_len[0], &p->key);
+	if (s->e->cfg->refuse_cyber_cancels && fg_rules_is_cyber_cancel(c->arg[0], c->arg_len[0])) {
+		p->known = FG_REASON_CYBER_CANCEL;	/* refused at once, as a known ID */
+		return;
+	}
 	final_reason(s->e, fg_history_lookup(s->e->h, &p->key, s->e->now, NULL), &p->known);
 }
 
@@ -632,6 +733,11 @@ static enum run do_takethis(struct fg_session *s, const struct fg_nntp_cmd *c,
 	}
 	if (p->known != FG_REASON_NONE) {
 		start_drain(s, p->known, NULL);
+		return RUN_OK;
+	}
+	if (fg_nntp_peer_paused(s)) {
+		fg_nntp_count(s, FG_CTR_NNTP_DEFER_PAUSED);
+		start_paused_drain(s);
 		return RUN_OK;
 	}
 	x = fg_nntp_xfer_start(s, FG_NNTP_VERB_TAKETHIS, c->arg[0], c->arg_len[0], &p->key, &err);
@@ -753,6 +859,12 @@ static enum run run_cmd(struct fg_session *s, const struct fg_nntp_cmd *c, uint3
 		if (p.valid && p.known == FG_REASON_NONE &&
 		    !can_take_article(s, c->verb == FG_NNTP_VERB_IHAVE))
 			return RUN_STALL;
+	}
+	/* the peer's max-offer-rate: stop reading, never another answer */
+	if ((c->verb == FG_NNTP_VERB_CHECK || c->verb == FG_NNTP_VERB_TAKETHIS ||
+	     c->verb == FG_NNTP_VERB_IHAVE) && !take_offer(s)) {
+		set_stall(s, FG_STALL_RATE, FG_CTR_NNTP_STALL_RATE);
+		return RUN_STALL;
 	}
 	s->e->st->n.verb[c->verb]++;
 	if (s->pst)
@@ -935,11 +1047,17 @@ uint32_t fg_session_input(struct fg_session *s, const struct fg_iov *iov, unsign
 		uint32_t off = 0;
 
 		while (off < iov[i].len && !s->stall && !s->closing) {
+			/* the peer's max-byte-rate: what was read is a debt */
+			if (bytes_spent(s)) {
+				set_stall(s, FG_STALL_RATE, FG_CTR_NNTP_STALL_RATE);
+				break;
+			}
 			if (s->in_article)
 				off += article_input(s, &iov[i], off);
 			else if (command_input(s, &iov[i], &off) == RUN_STALL)
 				break;
 		}
+		charge_bytes(s, off);
 		if (s->closing) {
 			consumed = total;	/* the rest is ignored */
 			goto out;
@@ -1122,6 +1240,10 @@ struct fg_session *fg_session_open(struct fg_engine *e, const struct fg_config_p
 		/* RFC-NOTES: a host that is not a configured peer gets 502 */
 		fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_NOT_PEER);
 		PUT_CLOSE(s, C502, FG_L_NOT_PEER);
+	} else if (e->throttle_len) {
+		/* innd's throttle: greeted with its reason, closed */
+		fg_nntp_count(s, FG_CTR_NNTP_THROTTLE_CLOSED);
+		put(s, FG_NNTP_CODE_C400, e->throttle_line, e->throttle_len, FG_RQ_CLOSE);
 	} else if (peer->max_connections &&
 		   e->peer_sessions[s->peer_idx] >= peer->max_connections) {
 		fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_TOO_MANY);
