@@ -143,18 +143,6 @@ bool fg_nntp_sink_full(const struct fg_engine *e)
 	return e->sink_ops->full && e->sink_ops->full(e->sink);
 }
 
-void fg_nntp_verdict(struct fg_session *s, const struct fg_verdict_rec *r)
-{
-	struct fg_engine *e = s->e;
-
-	if (!e->hooks.verdict)
-		return;
-	if (e->hooks.verdict(e->hooks.ctx, r) == 0)
-		fg_nntp_count(s, FG_CTR_NNTP_VERDICTS_LOGGED);
-	else
-		fg_nntp_count(s, FG_CTR_NNTP_VERDICTS_DROPPED);
-}
-
 /* ------------------------------------------------------------ pools */
 
 struct fg_xfer *fg_nntp_xfer_alloc(struct fg_engine *e)

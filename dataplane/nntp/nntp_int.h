@@ -413,12 +413,34 @@ void fg_nntp_journal(struct fg_engine *e, const struct fg_history_key *k,
 		     unsigned date_used, enum fg_reason reason, const char *id, size_t id_len);
 bool fg_nntp_journal_blocked(const struct fg_engine *e);
 bool fg_nntp_sink_full(const struct fg_engine *e);
-void fg_nntp_verdict(struct fg_session *s, const struct fg_verdict_rec *r);
 struct fg_xfer *fg_nntp_xfer_alloc(struct fg_engine *e);
 void fg_nntp_xfer_free(struct fg_engine *e, struct fg_xfer *x);
 void fg_nntp_wait_add(struct fg_engine *e, struct fg_xfer *x);
 uint32_t fg_nntp_hold_alloc(struct fg_engine *e);
 uint32_t fg_nntp_xfer_index(const struct fg_engine *e, const struct fg_xfer *x);
+
+/* resp.c: answers (now, or into a place reserved in command order) and
+ * verdict records */
+#define FG_NNTP_ECHO_LEN(id_len) (4u + (id_len) + 2u)	/* "<code> <id>\r\n" */
+void fg_nntp_put(struct fg_session *s, enum fg_nntp_code code, const char *text, uint32_t len,
+		 enum fg_respq_state st);
+void fg_nntp_put_echo(struct fg_session *s, enum fg_nntp_code code, const char *prefix,
+		      const char *id, uint32_t len);
+void fg_nntp_fill(struct fg_session *s, uint32_t seq, enum fg_nntp_code code, const char *text,
+		  uint32_t len, enum fg_respq_state st);
+void fg_nntp_fill_echo(struct fg_session *s, uint32_t seq, enum fg_nntp_code code,
+		       const char *prefix, const char *id, uint32_t len);
+void fg_nntp_drop_responses(struct fg_session *s);
+void fg_nntp_verdict_init(struct fg_verdict_rec *r, const struct fg_session *s,
+			  enum fg_nntp_verb verb, enum fg_nntp_code code, enum fg_reason reason,
+			  const char *id, uint32_t len);
+void fg_nntp_verdict_of(struct fg_session *s, enum fg_nntp_verb verb, enum fg_nntp_code code,
+			enum fg_reason reason, const char *id, uint32_t len, uint64_t size);
+void fg_nntp_verdict(struct fg_session *s, const struct fg_verdict_rec *r);
+#define FG_NNTP_PUT(s, code, lit) \
+	fg_nntp_put(s, FG_NNTP_CODE_##code, lit, sizeof(lit) - 1, FG_RQ_READY)
+#define FG_NNTP_PUT_CLOSE(s, code, lit) \
+	fg_nntp_put(s, FG_NNTP_CODE_##code, lit, sizeof(lit) - 1, FG_RQ_CLOSE)
 
 /* session.c */
 void fg_nntp_session_flush(struct fg_session *s);

@@ -56,72 +56,6 @@
 enum run { RUN_OK = 0, RUN_STALL = 1 };
 
 
-/* ------------------------------------------------------------ responses */
-
-static void put(struct fg_session *s, enum fg_nntp_code code, const char *text, uint32_t len,
-		enum fg_respq_state st)
-{
-	uint32_t seq;
-	char *p = fg_respq_push(&s->q, len, st, &seq);
-
-	/* every command checked for room before it ran */
-	FG_ASSERT(p != NULL);
-	memcpy(p, text, len);
-	fg_nntp_count_code(s, code);
-	if (st == FG_RQ_CLOSE)
-		s->closing = true;
-}
-
-#define PUT(s, code, lit) put(s, FG_NNTP_CODE_##code, lit, sizeof(lit) - 1, FG_RQ_READY)
-#define PUT_CLOSE(s, code, lit) put(s, FG_NNTP_CODE_##code, lit, sizeof(lit) - 1, FG_RQ_CLOSE)
-
-/* RFC 4644 2.4.1/2.5.1: "<code> <the client's argument>" */
-static void put_echo(struct fg_session *s, enum fg_nntp_code code, const char *prefix,
-		     const char *arg, uint32_t len)
-{
-	uint32_t seq;
-	char *p = fg_respq_push(&s->q, 4 + len + 2, FG_RQ_READY, &seq);
-
-	FG_ASSERT(p != NULL);
-	memcpy(p, prefix, 4);
-	memcpy(p + 4, arg, len);
-	memcpy(p + 4 + len, "\r\n", 2);
-	fg_nntp_count_code(s, code);
-}
-
-static void offer_verdict(struct fg_session *s, enum fg_nntp_verb verb, enum fg_nntp_code code,
-			  enum fg_reason reason, const char *arg, uint32_t len, uint64_t size)
-{
-	struct fg_verdict_rec r;
-
-	if (!s->e->hooks.verdict)
-		return;
-	memset(&r, 0, sizeof(r));
-	r.time = s->e->now;
-	r.peer = s->peer_idx;
-	r.peer_name = s->peer ? s->peer->name : "";
-	r.msgid = arg;
-	r.msgid_len = (uint16_t)FG_MIN(len, (uint32_t)UINT16_MAX);
-	r.verb = verb;
-	r.code = fg_nntp_code_number(code);
-	r.reason = reason;
-	r.size = size;
-	fg_nntp_verdict(s, &r);
-}
-
-/* Drop every queued response: the session closes after a CLOSE line or
- * when the transport can no longer send. */
-static void drop_responses(struct fg_session *s)
-{
-	struct fg_engine *e = s->e;
-
-	fg_respq_clear(&s->q);
-	for (unsigned i = 0; i < e->max_xfers && s->n_xfers; i++)
-		if (e->xfers[i].state != FG_X_FREE && e->xfers[i].s == s)
-			e->xfers[i].resp = false;
-	fg_nntp_warmup_drop(s);
-}
-
 static void drop_article(struct fg_session *s)
 {
 	struct fg_xfer *x = s->a.x;
@@ -235,7 +169,7 @@ void fg_nntp_session_flush(struct fg_session *s)
 	if (rc > 0)
 		fg_nntp_count_n(s, FG_CTR_NNTP_BYTES_OUT, (uint64_t)rc);
 	if (rc < 0 || closed_line) {
-		drop_responses(s);
+		fg_nntp_drop_responses(s);
 		s->closing = true;
 	}
 	if (!s->closing || fg_respq_entries(&s->q) != 0)
@@ -256,9 +190,9 @@ void fg_nntp_session_close_now(struct fg_session *s, const char *line, size_t le
 	s->line_ready = false;
 	clear_stall(s);
 	if (fg_respq_room(&s->q, (uint32_t)len))
-		put(s, FG_NNTP_CODE_C400, line, (uint32_t)len, FG_RQ_CLOSE);
+		fg_nntp_put(s, FG_NNTP_CODE_C400, line, (uint32_t)len, FG_RQ_CLOSE);
 	else
-		drop_responses(s);	/* the peer reads nothing: just close */
+		fg_nntp_drop_responses(s);	/* the peer reads nothing: just close */
 	s->closing = true;
 	fg_nntp_session_flush(s);
 }
@@ -511,7 +445,7 @@ static void do_check(struct fg_session *s, const struct fg_nntp_cmd *c)
 	fg_time_t deadline;
 
 	if (c->argc != 1) {
-		PUT(s, C501, FG_L_SYNTAX);
+		FG_NNTP_PUT(s, C501, FG_L_SYNTAX);
 		return;
 	}
 	/*
@@ -530,20 +464,20 @@ static void do_check(struct fg_session *s, const struct fg_nntp_cmd *c)
 			/* warm-up: the downstream is asked first (warmup.c) */
 			if (fg_nntp_warmup_ask(s, arg, len, &k))
 				return;
-			put_echo(s, FG_NNTP_CODE_C238, FG_L_ECHO_238, arg, len);
-			offer_verdict(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C238, FG_REASON_NONE, arg, len, 0);
+			fg_nntp_put_echo(s, FG_NNTP_CODE_C238, FG_L_ECHO_238, arg, len);
+			fg_nntp_verdict_of(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C238, FG_REASON_NONE, arg, len, 0);
 			return;
 		case 2:
-			put_echo(s, FG_NNTP_CODE_C431, FG_L_ECHO_431, arg, len);
-			offer_verdict(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C431, FG_REASON_NONE, arg, len, 0);
+			fg_nntp_put_echo(s, FG_NNTP_CODE_C431, FG_L_ECHO_431, arg, len);
+			fg_nntp_verdict_of(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C431, FG_REASON_NONE, arg, len, 0);
 			return;
 		default:
 			break;
 		}
 	}
 	fg_nntp_count_reason(s, reason);
-	put_echo(s, FG_NNTP_CODE_C438, FG_L_ECHO_438, arg, len);
-	offer_verdict(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C438, reason, arg, len, 0);
+	fg_nntp_put_echo(s, FG_NNTP_CODE_C438, FG_L_ECHO_438, arg, len);
+	fg_nntp_verdict_of(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C438, reason, arg, len, 0);
 }
 
 /* ------------------------------------------------------------ articles */
@@ -634,11 +568,11 @@ static void end_article(struct fg_session *s)
 	fg_nntp_count(s, FG_CTR_NNTP_ARTICLES);
 	fg_nntp_count_n(s, FG_CTR_NNTP_ARTICLE_BYTES, a->size);
 	if (a->kind == FG_ART_TAKETHIS_501) {
-		put(s, FG_NNTP_CODE_C501, a->drain_line, (uint32_t)strlen(a->drain_line), FG_RQ_READY);
+		fg_nntp_put(s, FG_NNTP_CODE_C501, a->drain_line, (uint32_t)strlen(a->drain_line), FG_RQ_READY);
 		return;
 	}
 	if (a->kind == FG_ART_TAKETHIS_PAUSED) {
-		offer_verdict(s, FG_NNTP_VERB_TAKETHIS, FG_NNTP_CODE_C400, FG_REASON_NONE, a->arg,
+		fg_nntp_verdict_of(s, FG_NNTP_VERB_TAKETHIS, FG_NNTP_CODE_C400, FG_REASON_NONE, a->arg,
 			      a->arg_len, a->size);
 		fg_nntp_session_close_now(s, FG_L_PAUSED, sizeof(FG_L_PAUSED) - 1);
 		return;
@@ -654,8 +588,8 @@ static void end_article(struct fg_session *s)
 	fg_nntp_count(s, FG_CTR_NNTP_DRAINED_KNOWN);
 	fg_nntp_count(s, FG_CTR_NNTP_ARTICLES_REFUSED);
 	fg_nntp_count_reason(s, a->drain_reason);
-	put_echo(s, FG_NNTP_CODE_C439, FG_L_ECHO_439, a->arg, a->arg_len);
-	offer_verdict(s, FG_NNTP_VERB_TAKETHIS, FG_NNTP_CODE_C439, a->drain_reason, a->arg,
+	fg_nntp_put_echo(s, FG_NNTP_CODE_C439, FG_L_ECHO_439, a->arg, a->arg_len);
+	fg_nntp_verdict_of(s, FG_NNTP_VERB_TAKETHIS, FG_NNTP_CODE_C439, a->drain_reason, a->arg,
 		      a->arg_len, a->size);
 }
 
@@ -762,7 +696,7 @@ static void do_ihave(struct fg_session *s, const struct fg_nntp_cmd *c, const st
 	int err = 0;
 
 	if (!p->syntax_ok || !p->wire) {
-		PUT(s, C501, FG_L_SYNTAX);
+		FG_NNTP_PUT(s, C501, FG_L_SYNTAX);
 		return;
 	}
 	if (!p->valid)
@@ -779,8 +713,8 @@ static void do_ihave(struct fg_session *s, const struct fg_nntp_cmd *c, const st
 			track_offer(s, &p->key, &ref, deadline);
 			memcpy(s->a.arg, arg, len);
 			s->a.arg_len = len;
-			PUT(s, C335, FG_L_SEND_IT);
-			offer_verdict(s, FG_NNTP_VERB_IHAVE, FG_NNTP_CODE_C335, FG_REASON_NONE, arg, len, 0);
+			FG_NNTP_PUT(s, C335, FG_L_SEND_IT);
+			fg_nntp_verdict_of(s, FG_NNTP_VERB_IHAVE, FG_NNTP_CODE_C335, FG_REASON_NONE, arg, len, 0);
 			start_article(s, FG_ART_IHAVE, x);
 			return;
 		case 2:
@@ -790,12 +724,12 @@ static void do_ihave(struct fg_session *s, const struct fg_nntp_cmd *c, const st
 		}
 	}
 	fg_nntp_count_reason(s, reason);
-	PUT(s, C435, FG_L_NOT_WANTED);
-	offer_verdict(s, FG_NNTP_VERB_IHAVE, FG_NNTP_CODE_C435, reason, arg, len, 0);
+	FG_NNTP_PUT(s, C435, FG_L_NOT_WANTED);
+	fg_nntp_verdict_of(s, FG_NNTP_VERB_IHAVE, FG_NNTP_CODE_C435, reason, arg, len, 0);
 	return;
 later:
-	PUT(s, C436, FG_L_LATER);
-	offer_verdict(s, FG_NNTP_VERB_IHAVE, FG_NNTP_CODE_C436, FG_REASON_NONE, arg, len, 0);
+	FG_NNTP_PUT(s, C436, FG_L_LATER);
+	fg_nntp_verdict_of(s, FG_NNTP_VERB_IHAVE, FG_NNTP_CODE_C436, FG_REASON_NONE, arg, len, 0);
 }
 
 /* ------------------------------------------------------------ other commands */
@@ -805,7 +739,7 @@ static void do_greeting(struct fg_session *s)
 	char buf[sizeof(FG_L_GREETING_FMT) + FG_CONFIG_NAME_MAX];
 	int n = snprintf(buf, sizeof(buf), FG_L_GREETING_FMT, s->e->cfg->server_name);
 
-	put(s, FG_NNTP_CODE_C200, buf, (uint32_t)FG_MIN((size_t)n, sizeof(buf) - 1), FG_RQ_READY);
+	fg_nntp_put(s, FG_NNTP_CODE_C200, buf, (uint32_t)FG_MIN((size_t)n, sizeof(buf) - 1), FG_RQ_READY);
 }
 
 /* RFC 4644 2.3, RFC 3977 5.3: MODE STREAM -> 203; MODE READER -> 502. */
@@ -814,11 +748,11 @@ static void do_mode(struct fg_session *s, const struct fg_nntp_cmd *c)
 	static const char stream[] = "stream", reader[] = "reader";
 
 	if (c->argc == 1 && c->arg_len[0] == 6 && strncasecmp(c->arg[0], stream, 6) == 0)
-		PUT(s, C203, FG_L_STREAMING);
+		FG_NNTP_PUT(s, C203, FG_L_STREAMING);
 	else if (c->argc == 1 && c->arg_len[0] == 6 && strncasecmp(c->arg[0], reader, 6) == 0)
-		PUT_CLOSE(s, C502, FG_L_NO_READER);	/* transit only */
+		FG_NNTP_PUT_CLOSE(s, C502, FG_L_NO_READER);	/* transit only */
 	else
-		PUT(s, C501, FG_L_SYNTAX);
+		FG_NNTP_PUT(s, C501, FG_L_SYNTAX);
 }
 
 /* How much response room a command needs before it may run. */
@@ -871,7 +805,7 @@ static enum run run_cmd(struct fg_session *s, const struct fg_nntp_cmd *c, uint3
 		s->pst->n.verb[c->verb]++;
 	if (c->bad_char && c->verb != FG_NNTP_VERB_TAKETHIS) {
 		fg_nntp_count(s, FG_CTR_NNTP_BAD_CHAR);
-		PUT(s, C501, FG_L_BAD_CHAR);
+		FG_NNTP_PUT(s, C501, FG_L_BAD_CHAR);
 		return RUN_OK;
 	}
 	switch (c->verb) {
@@ -891,24 +825,24 @@ static enum run run_cmd(struct fg_session *s, const struct fg_nntp_cmd *c, uint3
 	case FG_NNTP_VERB_CAPABILITIES:
 		/* RFC 3977 5.2.2: an optional keyword argument */
 		if (c->argc <= 1)
-			PUT(s, C101, FG_L_CAPABILITIES);
+			FG_NNTP_PUT(s, C101, FG_L_CAPABILITIES);
 		else
-			PUT(s, C501, FG_L_SYNTAX);
+			FG_NNTP_PUT(s, C501, FG_L_SYNTAX);
 		break;
 	case FG_NNTP_VERB_HELP:
 		if (c->argc == 0)
-			PUT(s, C100, FG_L_HELP);
+			FG_NNTP_PUT(s, C100, FG_L_HELP);
 		else
-			PUT(s, C501, FG_L_SYNTAX);
+			FG_NNTP_PUT(s, C501, FG_L_SYNTAX);
 		break;
 	case FG_NNTP_VERB_QUIT:
 		if (c->argc == 0)
-			PUT_CLOSE(s, C205, FG_L_BYE);
+			FG_NNTP_PUT_CLOSE(s, C205, FG_L_BYE);
 		else
-			PUT(s, C501, FG_L_SYNTAX);
+			FG_NNTP_PUT(s, C501, FG_L_SYNTAX);
 		break;
 	default:
-		PUT(s, C500, FG_L_UNKNOWN);
+		FG_NNTP_PUT(s, C500, FG_L_UNKNOWN);
 		break;
 	}
 	return RUN_OK;
@@ -926,7 +860,7 @@ static enum run run_overlong(struct fg_session *s, enum fg_nntp_verb verb)
 	if (verb == FG_NNTP_VERB_TAKETHIS)
 		start_drain(s, FG_REASON_NONE, FG_L_LINE_TOO_LONG);
 	else
-		PUT(s, C501, FG_L_LINE_TOO_LONG);
+		FG_NNTP_PUT(s, C501, FG_L_LINE_TOO_LONG);
 	return RUN_OK;
 }
 
@@ -1179,7 +1113,7 @@ void fg_session_closed(struct fg_session *s)
 		drop_article(s);
 	}
 	release_offers(s);
-	drop_responses(s);
+	fg_nntp_drop_responses(s);
 	clear_stall(s);
 	fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_CLOSED);
 	if (s->peer_idx >= 0 && e->peer_sessions[s->peer_idx] > 0 && s->greeted)
@@ -1239,15 +1173,15 @@ struct fg_session *fg_session_open(struct fg_engine *e, const struct fg_config_p
 	if (!peer) {
 		/* RFC-NOTES: a host that is not a configured peer gets 502 */
 		fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_NOT_PEER);
-		PUT_CLOSE(s, C502, FG_L_NOT_PEER);
+		FG_NNTP_PUT_CLOSE(s, C502, FG_L_NOT_PEER);
 	} else if (e->throttle_len) {
 		/* innd's throttle: greeted with its reason, closed */
 		fg_nntp_count(s, FG_CTR_NNTP_THROTTLE_CLOSED);
-		put(s, FG_NNTP_CODE_C400, e->throttle_line, e->throttle_len, FG_RQ_CLOSE);
+		fg_nntp_put(s, FG_NNTP_CODE_C400, e->throttle_line, e->throttle_len, FG_RQ_CLOSE);
 	} else if (peer->max_connections &&
 		   e->peer_sessions[s->peer_idx] >= peer->max_connections) {
 		fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_TOO_MANY);
-		PUT_CLOSE(s, C400, FG_L_TOO_MANY);
+		FG_NNTP_PUT_CLOSE(s, C400, FG_L_TOO_MANY);
 	} else {
 		fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_OPENED);
 		e->peer_sessions[s->peer_idx]++;

@@ -154,19 +154,10 @@ static bool can_answer(const struct fg_xfer *x)
 static void answer(struct fg_xfer *x, enum fg_nntp_code code, const char *text, uint32_t len,
 		   enum fg_respq_state st)
 {
-	uint32_t cap;
-	char *p;
-
 	if (!can_answer(x))
 		return;
-	p = fg_respq_slot(&x->s->q, x->seq, &cap);
-	FG_ASSERT(len <= cap);
-	memcpy(p, text, len);
-	fg_respq_fill(&x->s->q, x->seq, len, st);
-	fg_nntp_count_code(x->s, code);
+	fg_nntp_fill(x->s, x->seq, code, text, len, st);
 	x->resp = false;
-	if (st == FG_RQ_CLOSE)
-		x->s->closing = true;
 }
 
 #define ANSWER(x, code, lit, st) answer(x, FG_NNTP_CODE_##code, lit, sizeof(lit) - 1, st)
@@ -174,27 +165,24 @@ static void answer(struct fg_xfer *x, enum fg_nntp_code code, const char *text, 
 /* "<code> <id>" for TAKETHIS */
 static void answer_echo(struct fg_xfer *x, enum fg_nntp_code code, const char *prefix)
 {
-	char line[4 + FG_MSGID_MAX + 2];
-
-	memcpy(line, prefix, 4);
-	memcpy(line + 4, x->id, x->id_len);
-	memcpy(line + 4 + x->id_len, "\r\n", 2);
-	answer(x, code, line, 4u + x->id_len + 2u, FG_RQ_READY);
+	if (!can_answer(x))
+		return;
+	fg_nntp_fill_echo(x->s, x->seq, code, prefix, x->id, x->id_len);
+	x->resp = false;
 }
 
 static void verdict(struct fg_xfer *x, enum fg_nntp_code code, enum fg_reason reason,
 		    uint64_t size)
 {
-	struct fg_session *s = x->s;
-	struct fg_verdict_rec r = {
-		.time = s->e->now, .peer = s->peer_idx, .peer_name = s->peer ? s->peer->name : "",
-		.msgid = x->id, .msgid_len = x->id_len, .verb = x->verb,
-		.code = fg_nntp_code_number(code), .reason = reason,
-		.has_date = x->has_date, .has_injection_date = x->has_inj,
-		.date = x->date, .injection_date = x->inj, .size = size,
-	};
+	struct fg_verdict_rec r;
 
-	fg_nntp_verdict(s, &r);
+	fg_nntp_verdict_init(&r, x->s, x->verb, code, reason, x->id, x->id_len);
+	r.has_date = x->has_date;
+	r.has_injection_date = x->has_inj;
+	r.date = x->date;
+	r.injection_date = x->inj;
+	r.size = size;
+	fg_nntp_verdict(x->s, &r);
 }
 
 /* The transfer's end: its session may be freed here. */
