@@ -234,22 +234,30 @@ $(B)/bin/floodgate: $(DPDK_OBJS) $(LINK_dataplane)
 	@echo '  LD     $@'
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(DPDK_LIBS) $(JEMALLOC) $(LDLIBS)
 
+# A unit test's own extra libraries: UNIT_LIBS_<name> (INN's libinn.a for
+# test_date_inn, INN's date parser as the oracle).
+UNIT_LIBS_test_date_inn := /usr/lib/news/libinn.a
+
 $(B)/tests/unit/%: $(B)/obj/tests/unit/%.o $(TESTLIB_OBJS) $(LINK_tools)
 	@mkdir -p $(@D)
 	@echo '  LD     $@'
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(PCAP_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(UNIT_LIBS_$*) $(CHECK_LIBS) $(PCAP_LIBS) $(LDLIBS)
+
+# A fuzz target's own extra libraries: FUZZ_LIBS_<name> (INN's libinn.a for
+# fuzz_date, which holds the inn reading to INN's parser on every input).
+FUZZ_LIBS_fuzz_date := /usr/lib/news/libinn.a
 
 ifeq ($(VARIANT),fuzz)
 # libFuzzer's own main drives the target
 $(B)/tests/fuzz/%: $(B)/obj/tests/fuzz/%.o $(LINK_tools)
 	@mkdir -p $(@D)
 	@echo '  LD     $@'
-	$(Q)$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(FUZZ_LIBS_$*) $(LDLIBS)
 else
 $(B)/tests/fuzz/%: $(B)/obj/tests/fuzz/%.o $(B)/obj/tests/fuzz/replay.o $(LINK_tools)
 	@mkdir -p $(@D)
 	@echo '  LD     $@'
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(FUZZ_LIBS_$*) $(LDLIBS)
 endif
 
 # A benchmark's own extra libraries: BENCH_LIBS_<name> (e.g. INN's libinn.a

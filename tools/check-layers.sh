@@ -38,7 +38,7 @@ declare -A HEADER=(
 	[queue]=lib [warmup]=lib
 	[net]=dataplane [tcp]=dataplane [tcpsess]=dataplane [memport]=dataplane
 	[passive]=dataplane [qwriter]=dataplane [relay]=dataplane [outbound]=dataplane
-	[slotlink]=dataplane
+	[slotlink]=dataplane [levers]=dataplane
 	[expiry]=control [metrics]=control [snapshot]=control
 )
 

@@ -258,7 +258,15 @@ static const char *dispatch(struct ctld *d, const struct fg_ctl_req *q, struct f
 	case FG_CTL_PEERS:
 	case FG_CTL_DRAIN:
 	case FG_CTL_SHUTDOWN:
+	case FG_CTL_THROTTLE:
+	case FG_CTL_GO:
+	case FG_CTL_PAUSE:
+	case FG_CTL_RESUME:
 		return ctld_dataplane_forward(d, q, out);
+	case FG_CTL_FORGET:
+		return ctld_forget(d, q->argv[0], json, out);
+	case FG_CTL_REMEMBER:
+		return ctld_remember(d, q->argv[0], q->argc > 1 ? q->argv[1] : NULL, json, out);
 	default:
 		return "bad-request";
 	}

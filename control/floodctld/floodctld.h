@@ -167,6 +167,10 @@ void ctld_status(struct ctld *d, bool json, struct fg_sbuf *out);
 /* 0 found, -ENOENT absent, -EINVAL not a Message-ID */
 int ctld_lookup(struct ctld *d, const char *id, bool json, struct fg_sbuf *out);
 
+/* levers.c: floodctl forget / remember; the reply head's error code, or NULL */
+const char *ctld_forget(struct ctld *d, const char *id, bool json, struct fg_sbuf *out);
+const char *ctld_remember(struct ctld *d, const char *id, const char *as, bool json,
+			  struct fg_sbuf *out);
 /* reload.c */
 /* 0 applied; -EINVAL refused (errors in out) */
 int ctld_reload(struct ctld *d, const char *path, bool json, struct fg_sbuf *out);

@@ -44,12 +44,14 @@ static const char *const expiry_names[] = { "first-seen", "article-date", NULL }
 static const char *const full_names[] = { "defer", "evict-oldest", NULL };
 static const char *const dsmode_names[] = { "stream", "ihave", NULL };
 static const char *const dpmode_names[] = { "active", "passive", NULL };
+static const char *const date_syntax_names[] = { "inn", "rfc5322", NULL };
 
 /* Enums are stored through an int. */
 _Static_assert(sizeof(enum fg_expiry_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_full_policy) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_downstream_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_dataplane_mode) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum fg_date_syntax) == sizeof(int), "enum size");
 
 const struct cfg_key cfg_keys[] = {
 	/* [site] */
@@ -64,6 +66,8 @@ const struct cfg_key cfg_keys[] = {
 	  .min = 1, .max = INT64_MAX, .def = "10d" },
 	{ SEC_RULES, T_DURATION, 0, "future-margin", GF(future_margin), .unit = NS_S,
 	  .min = 0, .max = INT64_MAX, .def = "24h" },
+	{ SEC_RULES, T_ENUM, 0, "date-syntax", GF(date_syntax), .names = date_syntax_names,
+	  .def = "inn" },
 	{ SEC_RULES, T_ENUM, 0, "expiry", GF(expiry), .names = expiry_names,
 	  .def = "first-seen" },
 	{ SEC_RULES, T_DURATION, 0, "retention", GF(retention), .unit = NS_S,
@@ -74,6 +78,7 @@ const struct cfg_key cfg_keys[] = {
 	{ SEC_RULES, T_BOOL, 0, "honor-versions", GF(honor_versions), .def = "off" },
 	{ SEC_RULES, T_BOOL, 0, "honor-supersedes", GF(honor_supersedes), .def = "off" },
 	{ SEC_RULES, T_BOOL, 0, "remember-rejects", GF(remember_rejects), .def = "on" },
+	{ SEC_RULES, T_BOOL, 0, "refuse-cyber-cancels", GF(refuse_cyber_cancels), .def = "off" },
 	{ SEC_RULES, T_HEADERS, 0, "required-headers", GF(required_headers),
 	  .cnt = offsetof(struct fg_config, n_required_headers),
 	  .def = "From Newsgroups Path Subject" },
@@ -152,6 +157,10 @@ const struct cfg_key cfg_keys[] = {
 	{ SEC_PEER, T_WILDMAT, F_REPEAT, "newsgroups", PF(newsgroups), .def = "*" },
 	{ SEC_PEER, T_UINT, 0, "max-connections", PF(max_connections), .min = 0,
 	  .max = 1 << 16, .def = "0" },
+	{ SEC_PEER, T_UINT, 0, "max-offer-rate", PF(max_offer_rate), .min = 0,
+	  .max = 100000000, .def = "0" },
+	{ SEC_PEER, T_SIZE, 0, "max-byte-rate", PF(max_byte_rate), .min = 0,
+	  .max = INT64_C(1) << 40, .def = "0" },
 	{ SEC_PEER, T_SIZE, 0, "max-article-size", PF(max_article_size), .min = 0,
 	  .max = INT64_MAX, .def = "0" },
 

@@ -396,9 +396,18 @@ static void handle_signals(struct dp *dp)
 /* Serve until a shutdown is asked (or a passive replay is over). */
 static void main_loop(struct dp *dp)
 {
+	fg_time_t last_tick = 0;
+
 	while (!dp->shutdown_asked) {
+		fg_time_t now;
+
 		dp_ctl_serve(dp, 50);
 		handle_signals(dp);
+		now = time(NULL);
+		if (now != last_tick) {
+			dp_levers_tick(dp, now);
+			last_tick = now;
+		}
 		fg_outbound_publish(dp->ob, dp_now_ns());
 		if (dp->passive && dp->o.exit_idle_ms && all(dp, true))
 			break;
@@ -441,13 +450,15 @@ void dp_status(struct dp *dp, FILE *f, bool json)
 	if (json) {
 		fprintf(f, "{\"mode\":\"%s\",\"pid\":%d,\"uptime_s\":%.1f,\"workers\":%u,"
 			   "\"rx_queues\":%u,\"sessions\":%u,\"connections\":%u,\"draining\":%s,"
-			   "\"shutting_down\":%s,\"config\":\"%s\",\"reloads\":%llu}\n",
+			   "\"shutting_down\":%s,\"config\":\"%s\",\"reloads\":%llu",
 			dp->passive ? "passive" : "active", (int)getpid(),
 			(double)(dp_now_ns() - dp->started_ns) / 1e9, dp->n_workers, dp->n_rxq,
 			sessions, conns, dp->draining ? "true" : "false",
 			dp->shutdown_asked ? "true" : "false",
 			dp->config_path[0] ? dp->config_path : "<default>",
 			(unsigned long long)dp->reloads);
+		dp_levers_json(dp, f, false);
+		fputs("}\n", f);
 		return;
 	}
 	fprintf(f, "floodgate %s, pid %d, up %.1f s\n", dp->passive ? "passive" : "active",
@@ -458,12 +469,15 @@ void dp_status(struct dp *dp, FILE *f, bool json)
 		dp->n_workers);
 	fprintf(f, "sessions   %u on %u connections%s%s\n", sessions, conns,
 		dp->draining ? ", draining" : "", dp->shutdown_asked ? ", shutting down" : "");
+	dp_levers_text(dp, f);
 }
 
 static int start(struct dp *dp)
 {
 	int rc = load_config(dp);
 
+	if (rc == 0)
+		rc = dp_levers_load(dp);
 	if (rc == 0)
 		rc = history_open(dp);
 	if (rc == 0)

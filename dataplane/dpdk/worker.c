@@ -454,6 +454,7 @@ static void lifecycle(struct dp_worker *w, uint64_t now_ns)
 
 	if (w->ts)
 		fg_tcpsess_set_draining(w->ts, atomic_load(&m->draining));
+	dp_levers_worker(w);
 	if (atomic_load(&m->shutdown) && !w->shutdown_deadline_ns) {
 		w->shutdown_deadline_ns = now_ns + DP_ABORT_NS;
 		if (w->pv)

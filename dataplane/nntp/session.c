@@ -56,72 +56,6 @@
 enum run { RUN_OK = 0, RUN_STALL = 1 };
 
 
-/* ------------------------------------------------------------ responses */
-
-static void put(struct fg_session *s, enum fg_nntp_code code, const char *text, uint32_t len,
-		enum fg_respq_state st)
-{
-	uint32_t seq;
-	char *p = fg_respq_push(&s->q, len, st, &seq);
-
-	/* every command checked for room before it ran */
-	FG_ASSERT(p != NULL);
-	memcpy(p, text, len);
-	fg_nntp_count_code(s, code);
-	if (st == FG_RQ_CLOSE)
-		s->closing = true;
-}
-
-#define PUT(s, code, lit) put(s, FG_NNTP_CODE_##code, lit, sizeof(lit) - 1, FG_RQ_READY)
-#define PUT_CLOSE(s, code, lit) put(s, FG_NNTP_CODE_##code, lit, sizeof(lit) - 1, FG_RQ_CLOSE)
-
-/* RFC 4644 2.4.1/2.5.1: "<code> <the client's argument>" */
-static void put_echo(struct fg_session *s, enum fg_nntp_code code, const char *prefix,
-		     const char *arg, uint32_t len)
-{
-	uint32_t seq;
-	char *p = fg_respq_push(&s->q, 4 + len + 2, FG_RQ_READY, &seq);
-
-	FG_ASSERT(p != NULL);
-	memcpy(p, prefix, 4);
-	memcpy(p + 4, arg, len);
-	memcpy(p + 4 + len, "\r\n", 2);
-	fg_nntp_count_code(s, code);
-}
-
-static void offer_verdict(struct fg_session *s, enum fg_nntp_verb verb, enum fg_nntp_code code,
-			  enum fg_reason reason, const char *arg, uint32_t len, uint64_t size)
-{
-	struct fg_verdict_rec r;
-
-	if (!s->e->hooks.verdict)
-		return;
-	memset(&r, 0, sizeof(r));
-	r.time = s->e->now;
-	r.peer = s->peer_idx;
-	r.peer_name = s->peer ? s->peer->name : "";
-	r.msgid = arg;
-	r.msgid_len = (uint16_t)FG_MIN(len, (uint32_t)UINT16_MAX);
-	r.verb = verb;
-	r.code = fg_nntp_code_number(code);
-	r.reason = reason;
-	r.size = size;
-	fg_nntp_verdict(s, &r);
-}
-
-/* Drop every queued response: the session closes after a CLOSE line or
- * when the transport can no longer send. */
-static void drop_responses(struct fg_session *s)
-{
-	struct fg_engine *e = s->e;
-
-	fg_respq_clear(&s->q);
-	for (unsigned i = 0; i < e->max_xfers && s->n_xfers; i++)
-		if (e->xfers[i].state != FG_X_FREE && e->xfers[i].s == s)
-			e->xfers[i].resp = false;
-	fg_nntp_warmup_drop(s);
-}
-
 static void drop_article(struct fg_session *s)
 {
 	struct fg_xfer *x = s->a.x;
@@ -137,8 +71,11 @@ static void drop_article(struct fg_session *s)
 
 static void set_stall(struct fg_session *s, unsigned bit, enum fg_counter c)
 {
-	if (!(s->stall & bit))
+	if (!(s->stall & bit)) {
 		fg_nntp_count(s, c);
+		if (bit == FG_STALL_RATE)
+			s->e->n_rate_stalled++;
+	}
 	if (!s->stall)
 		s->e->n_stalled++;
 	s->stall |= bit;
@@ -148,7 +85,77 @@ static void clear_stall(struct fg_session *s)
 {
 	if (s->stall)
 		s->e->n_stalled--;
+	if (s->stall & FG_STALL_RATE)
+		s->e->n_rate_stalled--;
 	s->stall = 0;
+}
+
+/* ------------------------------------------------------------ peer budgets */
+
+/* The peer's budgets refilled to now; NULL when it has none. Each holds a
+ * second's worth at most (max-offer-rate, max-byte-rate). */
+static struct fg_nntp_rate *budget(const struct fg_session *s)
+{
+	const struct fg_config_peer *p = s->peer;
+	struct fg_nntp_rate *r;
+	uint64_t now = s->e->now_ns;
+
+	if (!p || (!p->max_offer_rate && !p->max_byte_rate))
+		return NULL;
+	r = &s->e->rate[s->peer_idx];
+	if (r->at_ns == 0 || now < r->at_ns) {
+		r->offers_u = (int64_t)p->max_offer_rate * 1000000;
+		r->bytes = (int64_t)p->max_byte_rate;
+	} else {
+		/* a second refills the rate; what is beyond a second's worth
+		 * (an idle peer's) is not kept */
+		unsigned __int128 dt = now - r->at_ns;
+		unsigned __int128 offers = dt * p->max_offer_rate / 1000;	/* millionths */
+		unsigned __int128 bytes = dt * p->max_byte_rate / 1000000000u;
+		int64_t cap_o = (int64_t)p->max_offer_rate * 1000000, cap_b = (int64_t)p->max_byte_rate;
+
+		r->offers_u = offers >= (unsigned __int128)(cap_o - r->offers_u) ? cap_o
+			      : r->offers_u + (int64_t)offers;
+		r->bytes = bytes >= (unsigned __int128)(cap_b - r->bytes) ? cap_b
+			   : r->bytes + (int64_t)bytes;
+	}
+	r->at_ns = now;
+	return r;
+}
+
+/* Room for one more offer: taken, or false (stop reading until there is). */
+static bool take_offer(struct fg_session *s)
+{
+	struct fg_nntp_rate *r = budget(s);
+
+	if (!r || !s->peer->max_offer_rate)
+		return true;
+	if (r->offers_u < 1000000)
+		return false;
+	r->offers_u -= 1000000;
+	return true;
+}
+
+/* The peer's byte budget is spent (octets already read are a debt). */
+static bool bytes_spent(const struct fg_session *s)
+{
+	const struct fg_nntp_rate *r = budget(s);
+
+	return r && s->peer->max_byte_rate && r->bytes <= 0;
+}
+
+static void charge_bytes(const struct fg_session *s, uint64_t n)
+{
+	if (s->peer && s->peer->max_byte_rate)
+		s->e->rate[s->peer_idx].bytes -= (int64_t)n;
+}
+
+static bool budget_ok(const struct fg_session *s)
+{
+	struct fg_nntp_rate *r = budget(s);
+
+	return !r || ((!s->peer->max_offer_rate || r->offers_u >= 1000000) &&
+		      (!s->peer->max_byte_rate || r->bytes > 0));
 }
 
 void fg_nntp_session_flush(struct fg_session *s)
@@ -162,7 +169,7 @@ void fg_nntp_session_flush(struct fg_session *s)
 	if (rc > 0)
 		fg_nntp_count_n(s, FG_CTR_NNTP_BYTES_OUT, (uint64_t)rc);
 	if (rc < 0 || closed_line) {
-		drop_responses(s);
+		fg_nntp_drop_responses(s);
 		s->closing = true;
 	}
 	if (!s->closing || fg_respq_entries(&s->q) != 0)
@@ -183,9 +190,9 @@ void fg_nntp_session_close_now(struct fg_session *s, const char *line, size_t le
 	s->line_ready = false;
 	clear_stall(s);
 	if (fg_respq_room(&s->q, (uint32_t)len))
-		put(s, FG_NNTP_CODE_C400, line, (uint32_t)len, FG_RQ_CLOSE);
+		fg_nntp_put(s, FG_NNTP_CODE_C400, line, (uint32_t)len, FG_RQ_CLOSE);
 	else
-		drop_responses(s);	/* the peer reads nothing: just close */
+		fg_nntp_drop_responses(s);	/* the peer reads nothing: just close */
 	s->closing = true;
 	fg_nntp_session_flush(s);
 }
@@ -323,6 +330,8 @@ static bool stall_cleared(const struct fg_session *s)
 		return false;
 	if ((s->stall & FG_STALL_XFERS) && e->xfer_free == FG_NNTP_NONE)
 		return false;
+	if ((s->stall & FG_STALL_RATE) && !budget_ok(s))
+		return false;
 	return true;
 }
 
@@ -352,11 +361,14 @@ static bool final_reason(const struct fg_engine *e, enum fg_history_state st, en
 	}
 }
 
-/* Why new IDs are deferred right now, or 0. */
-static enum fg_counter defer_cause(const struct fg_engine *e)
+/* Why new IDs are deferred right now, or 0. Never the clock view: a CHECK
+ * answer depends on history alone, and articles are what clears the view. */
+static enum fg_counter defer_cause(const struct fg_session *s)
 {
-	if (e->clock.suspect)
-		return FG_CTR_NNTP_DEFER_CLOCK;
+	const struct fg_engine *e = s->e;
+
+	if (fg_nntp_peer_paused(s))
+		return FG_CTR_NNTP_DEFER_PAUSED;
 	if (fg_nntp_journal_blocked(e))
 		return FG_CTR_NNTP_DEFER_JOURNAL;
 	if (fg_nntp_sink_full(e))
@@ -392,12 +404,16 @@ static int offer(struct fg_session *s, const char *arg, uint32_t len,
 	enum fg_counter defer;
 	int rc;
 
+	if (e->cfg->refuse_cyber_cancels && fg_rules_is_cyber_cancel(arg, len)) {
+		*reason = FG_REASON_CYBER_CANCEL;
+		return 1;
+	}
 	*reason = version_check(e, arg, len, k);
 	if (*reason != FG_REASON_NONE)
 		return 1;
-	defer = defer_cause(e);
+	defer = defer_cause(s);
 	if (defer) {
-		/* a known ID is refused whatever the state of the clock */
+		/* a known ID is refused whatever else holds new ones back */
 		if (final_reason(e, fg_history_lookup(e->h, k, e->now, NULL), reason))
 			return 1;
 		fg_nntp_count(s, defer);
@@ -429,7 +445,7 @@ static void do_check(struct fg_session *s, const struct fg_nntp_cmd *c)
 	fg_time_t deadline;
 
 	if (c->argc != 1) {
-		PUT(s, C501, FG_L_SYNTAX);
+		FG_NNTP_PUT(s, C501, FG_L_SYNTAX);
 		return;
 	}
 	/*
@@ -448,20 +464,20 @@ static void do_check(struct fg_session *s, const struct fg_nntp_cmd *c)
 			/* warm-up: the downstream is asked first (warmup.c) */
 			if (fg_nntp_warmup_ask(s, arg, len, &k))
 				return;
-			put_echo(s, FG_NNTP_CODE_C238, FG_L_ECHO_238, arg, len);
-			offer_verdict(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C238, FG_REASON_NONE, arg, len, 0);
+			fg_nntp_put_echo(s, FG_NNTP_CODE_C238, FG_L_ECHO_238, arg, len);
+			fg_nntp_verdict_of(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C238, FG_REASON_NONE, arg, len, 0);
 			return;
 		case 2:
-			put_echo(s, FG_NNTP_CODE_C431, FG_L_ECHO_431, arg, len);
-			offer_verdict(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C431, FG_REASON_NONE, arg, len, 0);
+			fg_nntp_put_echo(s, FG_NNTP_CODE_C431, FG_L_ECHO_431, arg, len);
+			fg_nntp_verdict_of(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C431, FG_REASON_NONE, arg, len, 0);
 			return;
 		default:
 			break;
 		}
 	}
 	fg_nntp_count_reason(s, reason);
-	put_echo(s, FG_NNTP_CODE_C438, FG_L_ECHO_438, arg, len);
-	offer_verdict(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C438, reason, arg, len, 0);
+	fg_nntp_put_echo(s, FG_NNTP_CODE_C438, FG_L_ECHO_438, arg, len);
+	fg_nntp_verdict_of(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C438, reason, arg, len, 0);
 }
 
 /* ------------------------------------------------------------ articles */
@@ -499,6 +515,15 @@ static void start_drain(struct fg_session *s, enum fg_reason reason, const char 
 	s->a.drain_reason = reason;
 	s->a.drain_line = line;
 	start_article(s, line ? FG_ART_TAKETHIS_501 : FG_ART_TAKETHIS, NULL);
+}
+
+/* A paused peer's TAKETHIS: its article is read to the end, then 400 and
+ * close (RFC 4644 2.5.2: the peer sends it again later). */
+static void start_paused_drain(struct fg_session *s)
+{
+	s->a.drain_reason = FG_REASON_NONE;
+	s->a.drain_line = NULL;
+	start_article(s, FG_ART_TAKETHIS_PAUSED, NULL);
 }
 
 /* Copy the header section as it arrives, for the rules (at most 64 KiB). */
@@ -543,7 +568,13 @@ static void end_article(struct fg_session *s)
 	fg_nntp_count(s, FG_CTR_NNTP_ARTICLES);
 	fg_nntp_count_n(s, FG_CTR_NNTP_ARTICLE_BYTES, a->size);
 	if (a->kind == FG_ART_TAKETHIS_501) {
-		put(s, FG_NNTP_CODE_C501, a->drain_line, (uint32_t)strlen(a->drain_line), FG_RQ_READY);
+		fg_nntp_put(s, FG_NNTP_CODE_C501, a->drain_line, (uint32_t)strlen(a->drain_line), FG_RQ_READY);
+		return;
+	}
+	if (a->kind == FG_ART_TAKETHIS_PAUSED) {
+		fg_nntp_verdict_of(s, FG_NNTP_VERB_TAKETHIS, FG_NNTP_CODE_C400, FG_REASON_NONE, a->arg,
+			      a->arg_len, a->size);
+		fg_nntp_session_close_now(s, FG_L_PAUSED, sizeof(FG_L_PAUSED) - 1);
 		return;
 	}
 	if (a->x) {
@@ -557,8 +588,8 @@ static void end_article(struct fg_session *s)
 	fg_nntp_count(s, FG_CTR_NNTP_DRAINED_KNOWN);
 	fg_nntp_count(s, FG_CTR_NNTP_ARTICLES_REFUSED);
 	fg_nntp_count_reason(s, a->drain_reason);
-	put_echo(s, FG_NNTP_CODE_C439, FG_L_ECHO_439, a->arg, a->arg_len);
-	offer_verdict(s, FG_NNTP_VERB_TAKETHIS, FG_NNTP_CODE_C439, a->drain_reason, a->arg,
+	fg_nntp_put_echo(s, FG_NNTP_CODE_C439, FG_L_ECHO_439, a->arg, a->arg_len);
+	fg_nntp_verdict_of(s, FG_NNTP_VERB_TAKETHIS, FG_NNTP_CODE_C439, a->drain_reason, a->arg,
 		      a->arg_len, a->size);
 }
 
@@ -609,6 +640,10 @@ static void prepare(struct fg_session *s, const struct fg_nntp_cmd *c, struct pr
 		p->key = *c->key;
 	else
 		fg_history_hash(s->e->h, c->arg[0], c->arg_len[0], &p->key);
+	if (s->e->cfg->refuse_cyber_cancels && fg_rules_is_cyber_cancel(c->arg[0], c->arg_len[0])) {
+		p->known = FG_REASON_CYBER_CANCEL;	/* refused at once, as a known ID */
+		return;
+	}
 	final_reason(s->e, fg_history_lookup(s->e->h, &p->key, s->e->now, NULL), &p->known);
 }
 
@@ -634,6 +669,11 @@ static enum run do_takethis(struct fg_session *s, const struct fg_nntp_cmd *c,
 		start_drain(s, p->known, NULL);
 		return RUN_OK;
 	}
+	if (fg_nntp_peer_paused(s)) {
+		fg_nntp_count(s, FG_CTR_NNTP_DEFER_PAUSED);
+		start_paused_drain(s);
+		return RUN_OK;
+	}
 	x = fg_nntp_xfer_start(s, FG_NNTP_VERB_TAKETHIS, c->arg[0], c->arg_len[0], &p->key, &err);
 	if (!x) {
 		/* never a 431 to TAKETHIS: stop reading instead */
@@ -656,7 +696,7 @@ static void do_ihave(struct fg_session *s, const struct fg_nntp_cmd *c, const st
 	int err = 0;
 
 	if (!p->syntax_ok || !p->wire) {
-		PUT(s, C501, FG_L_SYNTAX);
+		FG_NNTP_PUT(s, C501, FG_L_SYNTAX);
 		return;
 	}
 	if (!p->valid)
@@ -673,8 +713,8 @@ static void do_ihave(struct fg_session *s, const struct fg_nntp_cmd *c, const st
 			track_offer(s, &p->key, &ref, deadline);
 			memcpy(s->a.arg, arg, len);
 			s->a.arg_len = len;
-			PUT(s, C335, FG_L_SEND_IT);
-			offer_verdict(s, FG_NNTP_VERB_IHAVE, FG_NNTP_CODE_C335, FG_REASON_NONE, arg, len, 0);
+			FG_NNTP_PUT(s, C335, FG_L_SEND_IT);
+			fg_nntp_verdict_of(s, FG_NNTP_VERB_IHAVE, FG_NNTP_CODE_C335, FG_REASON_NONE, arg, len, 0);
 			start_article(s, FG_ART_IHAVE, x);
 			return;
 		case 2:
@@ -684,12 +724,12 @@ static void do_ihave(struct fg_session *s, const struct fg_nntp_cmd *c, const st
 		}
 	}
 	fg_nntp_count_reason(s, reason);
-	PUT(s, C435, FG_L_NOT_WANTED);
-	offer_verdict(s, FG_NNTP_VERB_IHAVE, FG_NNTP_CODE_C435, reason, arg, len, 0);
+	FG_NNTP_PUT(s, C435, FG_L_NOT_WANTED);
+	fg_nntp_verdict_of(s, FG_NNTP_VERB_IHAVE, FG_NNTP_CODE_C435, reason, arg, len, 0);
 	return;
 later:
-	PUT(s, C436, FG_L_LATER);
-	offer_verdict(s, FG_NNTP_VERB_IHAVE, FG_NNTP_CODE_C436, FG_REASON_NONE, arg, len, 0);
+	FG_NNTP_PUT(s, C436, FG_L_LATER);
+	fg_nntp_verdict_of(s, FG_NNTP_VERB_IHAVE, FG_NNTP_CODE_C436, FG_REASON_NONE, arg, len, 0);
 }
 
 /* ------------------------------------------------------------ other commands */
@@ -699,7 +739,7 @@ static void do_greeting(struct fg_session *s)
 	char buf[sizeof(FG_L_GREETING_FMT) + FG_CONFIG_NAME_MAX];
 	int n = snprintf(buf, sizeof(buf), FG_L_GREETING_FMT, s->e->cfg->server_name);
 
-	put(s, FG_NNTP_CODE_C200, buf, (uint32_t)FG_MIN((size_t)n, sizeof(buf) - 1), FG_RQ_READY);
+	fg_nntp_put(s, FG_NNTP_CODE_C200, buf, (uint32_t)FG_MIN((size_t)n, sizeof(buf) - 1), FG_RQ_READY);
 }
 
 /* RFC 4644 2.3, RFC 3977 5.3: MODE STREAM -> 203; MODE READER -> 502. */
@@ -708,11 +748,11 @@ static void do_mode(struct fg_session *s, const struct fg_nntp_cmd *c)
 	static const char stream[] = "stream", reader[] = "reader";
 
 	if (c->argc == 1 && c->arg_len[0] == 6 && strncasecmp(c->arg[0], stream, 6) == 0)
-		PUT(s, C203, FG_L_STREAMING);
+		FG_NNTP_PUT(s, C203, FG_L_STREAMING);
 	else if (c->argc == 1 && c->arg_len[0] == 6 && strncasecmp(c->arg[0], reader, 6) == 0)
-		PUT_CLOSE(s, C502, FG_L_NO_READER);	/* transit only */
+		FG_NNTP_PUT_CLOSE(s, C502, FG_L_NO_READER);	/* transit only */
 	else
-		PUT(s, C501, FG_L_SYNTAX);
+		FG_NNTP_PUT(s, C501, FG_L_SYNTAX);
 }
 
 /* How much response room a command needs before it may run. */
@@ -754,12 +794,18 @@ static enum run run_cmd(struct fg_session *s, const struct fg_nntp_cmd *c, uint3
 		    !can_take_article(s, c->verb == FG_NNTP_VERB_IHAVE))
 			return RUN_STALL;
 	}
+	/* the peer's max-offer-rate: stop reading, never another answer */
+	if ((c->verb == FG_NNTP_VERB_CHECK || c->verb == FG_NNTP_VERB_TAKETHIS ||
+	     c->verb == FG_NNTP_VERB_IHAVE) && !take_offer(s)) {
+		set_stall(s, FG_STALL_RATE, FG_CTR_NNTP_STALL_RATE);
+		return RUN_STALL;
+	}
 	s->e->st->n.verb[c->verb]++;
 	if (s->pst)
 		s->pst->n.verb[c->verb]++;
 	if (c->bad_char && c->verb != FG_NNTP_VERB_TAKETHIS) {
 		fg_nntp_count(s, FG_CTR_NNTP_BAD_CHAR);
-		PUT(s, C501, FG_L_BAD_CHAR);
+		FG_NNTP_PUT(s, C501, FG_L_BAD_CHAR);
 		return RUN_OK;
 	}
 	switch (c->verb) {
@@ -779,24 +825,24 @@ static enum run run_cmd(struct fg_session *s, const struct fg_nntp_cmd *c, uint3
 	case FG_NNTP_VERB_CAPABILITIES:
 		/* RFC 3977 5.2.2: an optional keyword argument */
 		if (c->argc <= 1)
-			PUT(s, C101, FG_L_CAPABILITIES);
+			FG_NNTP_PUT(s, C101, FG_L_CAPABILITIES);
 		else
-			PUT(s, C501, FG_L_SYNTAX);
+			FG_NNTP_PUT(s, C501, FG_L_SYNTAX);
 		break;
 	case FG_NNTP_VERB_HELP:
 		if (c->argc == 0)
-			PUT(s, C100, FG_L_HELP);
+			FG_NNTP_PUT(s, C100, FG_L_HELP);
 		else
-			PUT(s, C501, FG_L_SYNTAX);
+			FG_NNTP_PUT(s, C501, FG_L_SYNTAX);
 		break;
 	case FG_NNTP_VERB_QUIT:
 		if (c->argc == 0)
-			PUT_CLOSE(s, C205, FG_L_BYE);
+			FG_NNTP_PUT_CLOSE(s, C205, FG_L_BYE);
 		else
-			PUT(s, C501, FG_L_SYNTAX);
+			FG_NNTP_PUT(s, C501, FG_L_SYNTAX);
 		break;
 	default:
-		PUT(s, C500, FG_L_UNKNOWN);
+		FG_NNTP_PUT(s, C500, FG_L_UNKNOWN);
 		break;
 	}
 	return RUN_OK;
@@ -814,7 +860,7 @@ static enum run run_overlong(struct fg_session *s, enum fg_nntp_verb verb)
 	if (verb == FG_NNTP_VERB_TAKETHIS)
 		start_drain(s, FG_REASON_NONE, FG_L_LINE_TOO_LONG);
 	else
-		PUT(s, C501, FG_L_LINE_TOO_LONG);
+		FG_NNTP_PUT(s, C501, FG_L_LINE_TOO_LONG);
 	return RUN_OK;
 }
 
@@ -935,11 +981,17 @@ uint32_t fg_session_input(struct fg_session *s, const struct fg_iov *iov, unsign
 		uint32_t off = 0;
 
 		while (off < iov[i].len && !s->stall && !s->closing) {
+			/* the peer's max-byte-rate: what was read is a debt */
+			if (bytes_spent(s)) {
+				set_stall(s, FG_STALL_RATE, FG_CTR_NNTP_STALL_RATE);
+				break;
+			}
 			if (s->in_article)
 				off += article_input(s, &iov[i], off);
 			else if (command_input(s, &iov[i], &off) == RUN_STALL)
 				break;
 		}
+		charge_bytes(s, off);
 		if (s->closing) {
 			consumed = total;	/* the rest is ignored */
 			goto out;
@@ -1061,7 +1113,7 @@ void fg_session_closed(struct fg_session *s)
 		drop_article(s);
 	}
 	release_offers(s);
-	drop_responses(s);
+	fg_nntp_drop_responses(s);
 	clear_stall(s);
 	fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_CLOSED);
 	if (s->peer_idx >= 0 && e->peer_sessions[s->peer_idx] > 0 && s->greeted)
@@ -1121,11 +1173,15 @@ struct fg_session *fg_session_open(struct fg_engine *e, const struct fg_config_p
 	if (!peer) {
 		/* RFC-NOTES: a host that is not a configured peer gets 502 */
 		fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_NOT_PEER);
-		PUT_CLOSE(s, C502, FG_L_NOT_PEER);
+		FG_NNTP_PUT_CLOSE(s, C502, FG_L_NOT_PEER);
+	} else if (e->throttle_len) {
+		/* innd's throttle: greeted with its reason, closed */
+		fg_nntp_count(s, FG_CTR_NNTP_THROTTLE_CLOSED);
+		fg_nntp_put(s, FG_NNTP_CODE_C400, e->throttle_line, e->throttle_len, FG_RQ_CLOSE);
 	} else if (peer->max_connections &&
 		   e->peer_sessions[s->peer_idx] >= peer->max_connections) {
 		fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_TOO_MANY);
-		PUT_CLOSE(s, C400, FG_L_TOO_MANY);
+		FG_NNTP_PUT_CLOSE(s, C400, FG_L_TOO_MANY);
 	} else {
 		fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_OPENED);
 		e->peer_sessions[s->peer_idx]++;

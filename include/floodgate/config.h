@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "floodgate/common.h"
+#include "floodgate/date.h"
 
 #define FG_CONFIG_MAX_PATH_IDS 8
 #define FG_CONFIG_MAX_LISTEN 8
@@ -96,6 +97,8 @@ struct fg_config_peer {
 	/* RFC 3977 4 wildmat, as written (default "*"); see wildmat.h */
 	char newsgroups[FG_CONFIG_WILDMAT_MAX];
 	unsigned max_connections;	/* 0 = unlimited */
+	unsigned max_offer_rate;	/* CHECK/IHAVE/TAKETHIS a second, per engine thread; 0 = unlimited */
+	uint64_t max_byte_rate;		/* input octets a second, per engine thread; 0 = unlimited */
 	uint64_t max_article_size;	/* 0 = rules.max_article_size */
 };
 
@@ -132,6 +135,7 @@ struct fg_config {
 	/* [rules] — seconds and octets */
 	int64_t cutoff;			/* default 10 d (INN artcutoff) */
 	int64_t future_margin;		/* default 24 h, never more */
+	enum fg_date_syntax date_syntax;/* default inn: innd's accept/refuse set */
 	enum fg_expiry_mode expiry;	/* default first-seen */
 	int64_t retention;		/* default cutoff + 1 d */
 	uint64_t max_article_size;	/* default 1,000,000 (INN maxartsize) */
@@ -139,6 +143,7 @@ struct fg_config {
 	bool honor_versions;		/* a newer $v=N makes older ones unwanted; default off */
 	bool honor_supersedes;		/* Supersedes makes the named ID unwanted; default off */
 	bool remember_rejects;		/* INN remembertrash; default on */
+	bool refuse_cyber_cancels;	/* INN refusecybercancels: refuse <cancel.*> IDs; default off */
 	char required_headers[FG_CONFIG_MAX_REQUIRED_HEADERS][32];
 	unsigned n_required_headers;	/* default From Newsgroups Path Subject */
 
@@ -196,7 +201,10 @@ struct fg_config {
 
 /* One problem found while loading: "file:line: key: message". */
 struct fg_config_error {
-	char text[512];
+	char text[512];		/* "FILE:LINE: KEY: MESSAGE" (no LINE: when 0) */
+	unsigned line;		/* 0: not one line's */
+	uint16_t key_off, key_len;	/* the key (or section) within text */
+	uint16_t msg_off;	/* the message within text */
 };
 
 struct fg_config_errors {

@@ -65,6 +65,7 @@ struct fg_rules_history {
 enum fg_rules_step {
 	FG_RULES_STEP_NONE = 0,		/* accepted: no step failed */
 	FG_RULES_STEP_ARGUMENT,		/* bad-message-id: argument not wire form */
+	FG_RULES_STEP_CYBER_CANCEL,	/* cyber-cancel: <cancel.*> with refuse-cyber-cancels */
 	FG_RULES_STEP_HISTORY,		/* duplicate */
 	FG_RULES_STEP_SUPERSEDED,	/* superseded */
 	FG_RULES_STEP_HEADER_BOUNDS,	/* oversize: header section past the scanner's bounds */
@@ -130,6 +131,9 @@ struct fg_rules_date {
 	bool parsed;			/* a parse was attempted */
 	enum fg_date_error err;		/* of the first occurrence; FG_DATE_OK when it parsed */
 	fg_time_t t;			/* when parsed and err == FG_DATE_OK */
+	/* date-syntax inn: how it was read (offsets index `text`); all zero
+	 * with rfc5322. Only a trusted reading feeds the clock guard. */
+	struct fg_date_reading reading;
 };
 
 struct fg_rules_verdict {
@@ -166,6 +170,10 @@ struct fg_rules_verdict {
 enum fg_reason fg_rules_decide(const struct fg_rules *r, const struct fg_rules_input *in,
 			       struct fg_rules_verdict *v, struct fg_stats *stats);
 
+/* Count a decided verdict into `stats` as fg_rules_decide does with stats:
+ * for a caller that decides twice and counts the verdict it acts on. */
+void fg_rules_count(const struct fg_rules_verdict *v, struct fg_stats *stats);
+
 /*
  * Decide an offer (CHECK, IHAVE, or TAKETHIS before its article): the
  * steps that need no article (argument, history, superseded). Returns
@@ -186,5 +194,8 @@ enum fg_reason fg_rules_offer(const struct fg_rules *r, const char *arg, size_t 
  * path-loop), nor for too-far-future (time cures it).
  */
 bool fg_rules_remember(const struct fg_rules *r, const struct fg_rules_verdict *v);
+
+/* An ID that starts with "<cancel." (refuse-cyber-cancels). */
+bool fg_rules_is_cyber_cancel(const char *id, size_t len);
 
 #endif /* FLOODGATE_RULES_H */

@@ -266,6 +266,29 @@ int64_t fg_journal_drain(struct fg_journal *j, struct fg_region *r, unsigned max
 	return total;
 }
 
+int fg_journal_add(struct fg_journal *j, const struct fg_jrec *recs, unsigned n)
+{
+	size_t bytes = (size_t)n * sizeof(struct fg_jrec);
+	int rc;
+
+	if (n == 0 || n > FG_JBLOCK_MAX)
+		return -EINVAL;
+	for (unsigned i = 0; i < n; i++)
+		if (!fg_jrec_valid(&recs[i]))
+			return -EINVAL;
+	if (j->fd < 0 && (rc = segment_create(j, j->segment + 1)) < 0)
+		return rc;	/* abandoned before, and no new segment yet */
+	if (j->buf_len + FG_JBLOCK_HEADER + bytes > JBUF_CAP && (rc = flush(j)) < 0)
+		return rc;
+	memcpy(j->buf + j->buf_len + FG_JBLOCK_HEADER, recs, bytes);
+	fg_jblock_seal(j->buf + j->buf_len, n, FG_JBLOCK_SLOT_CTLD, j->commit_seq);
+	j->buf_len += FG_JBLOCK_HEADER + bytes;
+	j->uncommitted += n;
+	fg_stats_add(j->st, FG_CTR_JOURNAL_RECORDS, n);
+	fg_stats_inc(j->st, FG_CTR_JOURNAL_BLOCKS);
+	return 0;
+}
+
 static int sync_segment(struct fg_journal *j)
 {
 	int rc = j->p.sync_fn ? j->p.sync_fn(j->fd) : fdatasync(j->fd);

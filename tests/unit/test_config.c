@@ -829,6 +829,14 @@ START_TEST(test_error_collection)
 			 "RFC 5537 3.6 rejects articles dated more than 24 hours ahead; only a "
 			 "smaller margin is allowed");
 	ck_assert_str_eq(errs.err[5].text, "t.conf:8: address: peer p has no address");
+	/* the parts, for `floodctl config --check --json` */
+	ck_assert_uint_eq(errs.err[2].line, 5);
+	ck_assert_int_eq(errs.err[2].key_len, 6);
+	ck_assert_int_eq(strncmp(errs.err[2].text + errs.err[2].key_off, "[peer]", 6), 0);
+	ck_assert_str_eq(errs.err[2].text + errs.err[2].msg_off, "needs exactly one name: [peer NAME]");
+	ck_assert_uint_eq(errs.err[4].line, 3);
+	ck_assert_int_eq(strncmp(errs.err[4].text + errs.err[4].key_off, "future-margin",
+				 errs.err[4].key_len), 0);
 
 	/* more than the struct keeps: all counted, the first 32 kept */
 	for (int i = 0; i < 40; i++)
