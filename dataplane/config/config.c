@@ -496,6 +496,12 @@ static void apply_derived_defaults(struct parse *ps)
 		if (unset(ps, SEC_DOWNSTREAM, d, "id"))
 			memcpy(ds->id, ds->name, sizeof(ds->id));
 		ds->ident = fg_config_ident(ds->id);
+		/* a quarter of the shared queue behind: parked; kept for it while
+		 * parked: as much again as the shared queue */
+		if (unset(ps, SEC_DOWNSTREAM, d, "backlog-bytes"))
+			ds->backlog_bytes = cfg->queue_limit / 4;
+		if (unset(ps, SEC_DOWNSTREAM, d, "backlog-disk"))
+			ds->backlog_disk = cfg->queue_limit;
 	}
 }
 
@@ -649,6 +655,11 @@ static void check_downstreams(struct parse *ps)
 					 "downstream %s has the id \"%s\" of downstream %s "
 					 "(ids name the queue's routes: each its own)", ds->name,
 					 ds->id, cfg->downstream[e].name);
+		if (ds->backlog_bytes && cfg->queue_limit && ds->backlog_bytes >= cfg->queue_limit &&
+		    cfg->n_downstream > 1)
+			warn_at(ps, line_of(ps, SEC_DOWNSTREAM, d, "backlog-bytes"), "backlog-bytes",
+				"downstream %s: not under queue-limit: the shared queue defers the "
+				"peers before this downstream is ever parked", ds->name);
 		if (ds->max_article_size && ds->min_article_size > ds->max_article_size)
 			error_at(ps, line_of(ps, SEC_DOWNSTREAM, d, "min-article-size"),
 				 "min-article-size", "above max-article-size: downstream %s "

@@ -44,6 +44,7 @@ static const char *const expiry_names[] = { "first-seen", "article-date", NULL }
 static const char *const full_names[] = { "defer", "evict-oldest", NULL };
 static const char *const dsmode_names[] = { "stream", "ihave", NULL };
 static const char *const dpmode_names[] = { "active", "passive", NULL };
+static const char *const full_action_names[] = { "defer", "drop", NULL };
 static const char *const date_syntax_names[] = { "inn", "rfc5322", NULL };
 
 /* Enums are stored through an int. */
@@ -51,6 +52,7 @@ _Static_assert(sizeof(enum fg_expiry_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_full_policy) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_downstream_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_dataplane_mode) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum fg_backlog_full) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_date_syntax) == sizeof(int), "enum size");
 
 const struct cfg_key cfg_keys[] = {
@@ -183,6 +185,16 @@ const struct cfg_key cfg_keys[] = {
 	  .max = INT64_MAX, .def = "0" },
 	{ SEC_DOWNSTREAM, T_PATH_IDS, F_REPEAT | F_NONE, "exclude-path", DF(exclude_path),
 	  .cnt = offsetof(struct fg_config_downstream, n_exclude_path), .def = "none" },
+	{ SEC_DOWNSTREAM, T_SIZE, 0, "backlog-articles", DF(backlog_articles), .min = 0,
+	  .max = INT64_MAX, .def = "0" },
+	{ SEC_DOWNSTREAM, T_SIZE, 0, "backlog-bytes", DF(backlog_bytes), .min = 0,
+	  .max = INT64_MAX },
+	{ SEC_DOWNSTREAM, T_DURATION, 0, "backlog-age", DF(backlog_age), .unit = NS_S,
+	  .min = 0, .max = INT64_MAX, .def = "0" },
+	{ SEC_DOWNSTREAM, T_SIZE, 0, "backlog-disk", DF(backlog_disk), .min = 0,
+	  .max = INT64_MAX },
+	{ SEC_DOWNSTREAM, T_ENUM, 0, "backlog-full", DF(backlog_full), .names = full_action_names,
+	  .def = "defer" },
 };
 
 const unsigned cfg_n_keys = FG_ARRAY_SIZE(cfg_keys);

@@ -192,7 +192,8 @@ bool fg_queue_refusing(struct fg_queue *q, const char **why)
 
 	if (why)
 		*why = r & QR_DISK ? "disk full" : r & QR_LIMIT ? "queue-limit reached"
-			: r & QR_AGE ? "queue-max-age reached" : "";
+			: r & QR_AGE ? "queue-max-age reached"
+			: r & QR_BACKLOG ? "a parked downstream's backlog is at its cap" : "";
 	return r != 0;
 }
 
@@ -528,14 +529,15 @@ static void probe(struct fg_queue *q, uint64_t now_ns)
 static void refusal(struct fg_queue *q, uint64_t now_ns)
 {
 	unsigned old = atomic_load(&q->refuse), r = old & QR_DISK;
-	uint64_t bytes = fg_queue_bytes(q), mpos;
+	/* what is kept only for parked downstreams is theirs (qbacklog.c) */
+	uint64_t bytes = fg_queue_bytes(q) - FG_MIN(q->parked_bytes, fg_queue_bytes(q)), mpos;
 	fg_time_t now = time(NULL);
 
 	/* hysteresis: refuse at the limit, take again under 90 % of it */
 	if (q->p.limit && (bytes >= q->p.limit || ((old & QR_LIMIT) && bytes >= q->p.limit / 10 * 9)))
 		r |= QR_LIMIT;
 	if (q->p.max_age) {
-		mpos = min_consumer_pos(q);
+		mpos = q->shared_low;
 		if (mpos != q->oldest_pos) {
 			q->oldest_pos = mpos;
 			q->oldest_arrival = 0;
@@ -545,6 +547,8 @@ static void refusal(struct fg_queue *q, uint64_t now_ns)
 		if (q->oldest_arrival && now - q->oldest_arrival > q->p.max_age)
 			r |= QR_AGE;
 	}
+	if (q->full_name)
+		r |= QR_BACKLOG;
 	if ((r & ~old & (QR_LIMIT | QR_AGE)) != 0) {
 		qcount(q, FG_CTR_QUEUE_REFUSALS, 1);
 		FG_LOG_WARN(QCOMP, "%s: new articles are deferred (%llu octets queued)",
@@ -613,6 +617,7 @@ static void housekeeping(struct fg_queue *q, uint64_t now_ns)
 	if (rotate_early(q) && qseg_rotate(q) != 0)
 		q->broken = true;
 	qseg_delete_done(q);
+	qbacklog_pass(q);
 	refusal(q, now_ns);
 	q->tick_ns = now_ns + TICK_NS;
 }

@@ -167,6 +167,8 @@ struct rds {
 	struct fg_relay_ds_status pub;
 	uint64_t sent, accepted, refused, not_wanted, deferred, reconnects;
 	uint64_t not_routed;		/* records whose route does not name it */
+	uint64_t dropped, drops;	/* backlog-full drop: articles, times */
+	_Atomic bool paused;
 };
 
 struct fg_relay {

@@ -71,6 +71,11 @@ enum fg_downstream_mode {
 	FG_DOWNSTREAM_IHAVE = 1,	/* IHAVE, for servers that do not stream */
 };
 
+enum fg_backlog_full {
+	FG_BACKLOG_DEFER = 0,		/* defer the peers: nothing is lost */
+	FG_BACKLOG_DROP = 1,		/* drop the parked downstream's oldest */
+};
+
 enum fg_dataplane_mode {
 	FG_DATAPLANE_ACTIVE = 0,	/* terminate TCP, answer, relay */
 	FG_DATAPLANE_PASSIVE = 1,	/* reassemble a captured stream, count, send nothing */
@@ -122,6 +127,12 @@ struct fg_config_downstream {
 	uint64_t min_article_size;	/* octets; 0 = no limit */
 	char exclude_path[FG_CONFIG_MAX_PATH_IDS][FG_CONFIG_NAME_MAX];	/* in Path: it has it */
 	unsigned n_exclude_path;
+	/* Backlog limits (qwriter.h, docs/relay.md): past one it is parked */
+	uint64_t backlog_articles;	/* 0 = none */
+	uint64_t backlog_bytes;		/* default queue-limit / 4; 0 = none */
+	int64_t backlog_age;		/* seconds; 0 = none */
+	uint64_t backlog_disk;		/* kept for it while parked; default queue-limit; 0 = no cap */
+	enum fg_backlog_full backlog_full;	/* at backlog-disk; default defer */
 };
 
 struct fg_config {

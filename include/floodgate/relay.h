@@ -89,11 +89,23 @@ struct fg_relay_ds_status {
 	unsigned in_window;		/* records between acked and next */
 	uint64_t sent, accepted, refused, not_wanted, deferred, reconnects;
 	uint64_t not_routed;		/* queued articles its feed does not select (feeds.h) */
+	bool paused;			/* fg_relay_pause: nothing is sent to it */
+	struct fg_queue_consumer_state q;	/* parked, lag, backlog (qwriter.h) */
+	uint64_t dropped;		/* its articles given up at its backlog cap (drop) */
+	uint64_t drops;			/* times that happened */
 };
 
 /* A downstream's state as the relay thread last published it (any thread).
  * 0, or -ENOENT past the last downstream. */
 int fg_relay_status(struct fg_relay *r, unsigned idx, struct fg_relay_ds_status *out);
+/* The index of the downstream with this section name, or -ENOENT. */
+int fg_relay_find(struct fg_relay *r, const char *name);
+
+/* Pause (true) or resume (false) feeding a downstream (any thread): while
+ * paused nothing new is sent to it (answers to what is in flight are still
+ * read); its lag grows and its backlog limits apply (it may be parked).
+ * Not remembered across a restart. 0, or -ENOENT. */
+int fg_relay_pause(struct fg_relay *r, unsigned idx, bool pause);
 
 /* ---- warm-up lookups ---- */
 

@@ -981,6 +981,233 @@ START_TEST(limit_refuses_then_resumes)
 }
 END_TEST
 
+/* ------------------------------------------------------------ backlog */
+
+/* Two consumers: "slow" (0) never acknowledges, "fed" (1) takes all. */
+static struct fg_queue *two_consumers(struct fg_queue_params *p, const struct fg_queue_backlog *b)
+{
+	struct fg_queue_cursor start;
+	struct fg_queue *q = open_q(p, NULL);
+
+	ck_assert_int_eq(fg_queue_consumer(q, "slow", &start), 0);
+	ck_assert_int_eq(fg_queue_consumer(q, "fed", &start), 1);
+	ck_assert_int_eq(fg_queue_consumer_backlog(q, 0, b), 0);
+	return q;
+}
+
+static bool fed_durable_at_end(struct fg_queue *q);
+
+/* One article of `len` octets, routed to `route` (NULL: every consumer);
+ * "fed" acknowledges everything once it is durable. */
+static void put_fed(struct fg_queue *q, struct fg_queue_sink *s, struct drv *d, unsigned i,
+		    const char *art, const struct fg_feeds_set *route)
+{
+	struct fg_iov seg = { (const uint8_t *)art, (uint32_t)strlen(art), NULL };
+	struct fg_queue_cursor end;
+	char id[32];
+	void *h;
+
+	snprintf(id, sizeof(id), "<k%u@t>", i);
+	ck_assert_int_eq(fg_queue_sink_ops.begin(s, id, strlen(id), 0, &h), 0);
+	ck_assert_int_eq(fg_queue_sink_ops.append(s, h, &seg, false), 0);
+	if (route)
+		fg_queue_sink_ops.route(s, h, route);
+	ck_assert_int_eq(fg_queue_sink_ops.commit(s, h, i), 0);
+	wait_done(s, d, i + 1);
+	fg_queue_durable(q, &end);
+	fg_queue_consumer_ack(q, 1, &end);
+	wait_for(fed_durable_at_end, q, "the fed consumer's cursor");
+}
+
+/* Articles of `art` from *i on (every consumer's), until cond() holds or
+ * `max` went; with `never_refused`, the queue must take each one. */
+static void feed_until(struct fg_queue *q, struct fg_queue_sink *s, struct drv *d, unsigned *i,
+		       const char *art, bool (*cond)(struct fg_queue *), unsigned max,
+		       bool never_refused)
+{
+	for (; !cond(q) && *i < max; (*i)++) {
+		put_fed(q, s, d, *i, art, NULL);
+		ck_assert_msg(!never_refused || !fg_queue_refusing(q, NULL),
+			      "refusing at %llu octets", (unsigned long long)fg_queue_bytes(q));
+	}
+	wait_for(cond, q, "the condition fed for");
+}
+
+static bool slow_parked(struct fg_queue *q)
+{
+	struct fg_queue_consumer_state st;
+
+	fg_queue_consumer_state(q, 0, &st);
+	return st.parked;
+}
+
+static bool slow_unparked(struct fg_queue *q)
+{
+	return !slow_parked(q);
+}
+
+static bool fed_durable_at_end(struct fg_queue *q)
+{
+	struct fg_queue_cursor end, c;
+
+	fg_queue_durable(q, &end);
+	fg_queue_consumer_durable(q, 1, &c);
+	return c.pos == end.pos;
+}
+
+static bool past_one_and_a_half_limits(struct fg_queue *q)
+{
+	return fg_queue_bytes(q) >= (3u << 20) / 2;
+}
+
+static bool under_the_limit(struct fg_queue *q)
+{
+	return fg_queue_bytes(q) <= 1u << 20;
+}
+
+static bool refusing_for_backlog(struct fg_queue *q)
+{
+	const char *why = "";
+
+	return fg_queue_refusing(q, &why) && strstr(why, "parked downstream");
+}
+
+/* A parked consumer's backlog is kept for it and does not count against
+ * queue-limit: the one that is fed keeps being fed, nothing is refused,
+ * until its backlog reaches its cap (defer: then the peers are deferred).
+ * When it catches up it is unparked and its segments go. */
+START_TEST(parked_consumer_spares_the_peers)
+{
+	struct fg_queue_params p = { .commit_ns = 0, .limit = 1 << 20 };
+	const struct fg_queue_backlog b = { .bytes = 256 << 10, .disk = 2 << 20 };
+	struct fg_queue_consumer_state st;
+	struct fg_queue_cursor end;
+	struct fg_queue *q;
+	struct fg_queue_sink *s;
+	static struct drv d;
+	static char art[16 << 10];
+	unsigned i;
+
+	memset(art, 'x', sizeof(art) - 1);
+	mkdir_tmp();
+	q = two_consumers(&p, &b);
+	s = start_q(q, &d);
+	i = 0;
+	feed_until(q, s, &d, &i, art, slow_parked, 100, false);
+	fg_queue_consumer_state(q, 0, &st);
+	ck_assert_uint_gt(st.lag_bytes, 256 << 10);
+	ck_assert_uint_eq(st.parks, 1);
+	/* past queue-limit on disk: no refusal, the fed one goes on */
+	feed_until(q, s, &d, &i, art, past_one_and_a_half_limits, 400, true);
+	/* its backlog at its cap: deferred, nothing lost */
+	feed_until(q, s, &d, &i, art, refusing_for_backlog, 400, false);
+	fg_queue_consumer_state(q, 0, &st);
+	ck_assert(st.parked && st.full);
+	ck_assert_uint_gt(st.held_bytes, 2 << 20);
+	ck_assert_uint_eq(st.drop_to.pos, 0);
+	/* it returns and takes everything: unparked, not refusing, its
+	 * segments deleted */
+	fg_queue_durable(q, &end);
+	fg_queue_consumer_ack(q, 0, &end);
+	wait_for(slow_unparked, q, "the slow consumer to be unparked");
+	wait_for(not_refusing, q, "the refusal to end");
+	ck_assert_uint_lt(fg_queue_bytes(q), 1 << 20);
+	stop_q(q, s);
+	rm_tmp();
+}
+END_TEST
+
+/* With one consumer, or every one parked, the shared limits defer the
+ * peers as they always did. */
+START_TEST(parking_alone_changes_nothing)
+{
+	struct fg_queue_params p = { .commit_ns = 0, .limit = 1 << 20 };
+	const struct fg_queue_backlog b = { .bytes = 64 << 10, .disk = 8 << 20 };
+	struct fg_queue_consumer_state st;
+	struct fg_queue_cursor start;
+	struct fg_queue *q;
+	struct fg_queue_sink *s;
+	static struct drv d;
+	static char art[16 << 10];
+	const char *why;
+	char id[32];
+	unsigned i;
+
+	memset(art, 'y', sizeof(art) - 1);
+	mkdir_tmp();
+	q = open_q(&p, NULL);
+	ck_assert_int_eq(fg_queue_consumer(q, "only", &start), 0);
+	ck_assert_int_eq(fg_queue_consumer_backlog(q, 0, &b), 0);
+	s = start_q(q, &d);
+	for (i = 0; !fg_queue_refusing(q, NULL) && i < 200; i++) {
+		snprintf(id, sizeof(id), "<o%u@t>", i);
+		ck_assert_int_eq(put(s, id, art, i, false), 0);
+		wait_done(s, &d, i + 1);
+	}
+	wait_for(refusing, q, "refusal");
+	ck_assert(fg_queue_refusing(q, &why));
+	ck_assert_str_eq(why, "queue-limit reached");
+	fg_queue_consumer_state(q, 0, &st);
+	ck_assert(st.parked);		/* parked, and it changes nothing */
+	ck_assert_uint_eq(st.held_bytes, 0);
+	ck_assert_int_eq(fg_queue_consumer_backlog(q, 0, &b), -EBUSY);
+	stop_q(q, s);
+	rm_tmp();
+}
+END_TEST
+
+static bool slow_asked_to_drop(struct fg_queue *q)
+{
+	struct fg_queue_cursor to;
+
+	fg_queue_consumer_drop_to(q, 0, &to);
+	return to.pos > 0;
+}
+
+/* backlog-full drop: past its cap, a parked consumer is asked to give up
+ * its oldest segments (drop_to: a segment's start, the end of the last one
+ * given up; the relay logs what it never delivered and acknowledges it);
+ * what is kept for it is then under its cap, and nothing is refused. */
+START_TEST(parked_consumer_drops_its_oldest)
+{
+	struct fg_queue_params p = { .commit_ns = 0, .limit = 1 << 20 };
+	const struct fg_queue_backlog b = { .bytes = 128 << 10, .disk = 512 << 10, .drop = true,
+					    .ident = 0x51 };
+	struct fg_queue_consumer_state st;
+	struct fg_queue_cursor to, first;
+	struct fg_queue_segref sr;
+	struct fg_queue *q;
+	struct fg_queue_sink *s;
+	static struct drv d;
+	static char art[16 << 10];
+	unsigned i;
+
+	memset(art, 'z', sizeof(art) - 1);
+	mkdir_tmp();
+	q = two_consumers(&p, &b);
+	s = start_q(q, &d);
+	i = 0;
+	feed_until(q, s, &d, &i, art, slow_asked_to_drop, 300, true);
+	fg_queue_consumer_state(q, 0, &st);
+	fg_queue_consumer_drop_to(q, 0, &to);
+	ck_assert(st.parked && !st.full);
+	ck_assert_uint_le(st.held_bytes, 512 << 10);
+	ck_assert_int_eq(fg_queue_segment_at(q, to.pos, &sr), 0);
+	ck_assert_uint_eq(sr.base, to.pos);
+	ck_assert_uint_eq(sr.first_recno, to.recno);
+	/* not applied yet: nothing else is asked for while the backlog stays
+	 * under its cap; once acknowledged, the segments before it go */
+	first = to;
+	put_fed(q, s, &d, i++, art, NULL);
+	fg_queue_consumer_drop_to(q, 0, &to);
+	ck_assert_uint_eq(to.pos, first.pos);
+	fg_queue_consumer_ack(q, 0, &to);
+	feed_until(q, s, &d, &i, art, under_the_limit, 300, true);
+	stop_q(q, s);
+	rm_tmp();
+}
+END_TEST
+
 /* Fault injection: the next `n` operations at `where` fail with `err`. */
 struct faults {
 	_Atomic int n[3];
@@ -1366,6 +1593,9 @@ static Suite *queue_suite(void)
 	tcase_add_test(w, deletion_needs_every_cursor_and_the_gate);
 	tcase_add_test(w, deletion_waits_for_completions);
 	tcase_add_test(w, limit_refuses_then_resumes);
+	tcase_add_test(w, parked_consumer_spares_the_peers);
+	tcase_add_test(w, parking_alone_changes_nothing);
+	tcase_add_test(w, parked_consumer_drops_its_oldest);
 	tcase_add_test(w, disk_full_fails_refuses_and_recovers);
 	tcase_add_test(w, failed_sync_fails_its_articles_only);
 	tcase_add_test(w, sink_limits_and_bad_input);

@@ -869,6 +869,75 @@ START_TEST(routes_pick_downstreams)
 }
 END_TEST
 
+/* A paused downstream falls behind past its backlog limit and is parked;
+ * past its cap (backlog-full drop) its oldest is given up; the other is
+ * fed all along and nothing is refused; resumed, it gets what is left,
+ * in order, and is unparked. */
+static bool a_done_b_dropped(void)
+{
+	struct fg_relay_ds_status sa_st, sb_st;
+	struct fg_queue_cursor end;
+
+	fg_queue_durable(q, &end);
+	ck_assert_int_eq(fg_relay_status(relay, 0, &sa_st), 0);
+	ck_assert_int_eq(fg_relay_status(relay, 1, &sb_st), 0);
+	return sa_st.acked.pos == end.pos && sb_st.q.parked && sb_st.dropped > 0;
+}
+
+static bool b_caught_up(void)
+{
+	struct fg_relay_ds_status st;
+	struct fg_queue_cursor end;
+
+	fg_queue_durable(q, &end);
+	ck_assert_int_eq(fg_relay_status(relay, 1, &st), 0);
+	return st.acked.pos == end.pos && !st.q.parked;
+}
+
+START_TEST(paused_parked_dropped_resumed)
+{
+	static struct server sa = { .streaming = true, .drop_after = -1 };
+	static struct server sb = { .streaming = true, .drop_after = -1 };
+	struct fg_relay_ds_status st;
+	uint64_t dropped;
+	char want[32];
+
+	server_start(&sa);
+	server_start(&sb);
+	rig_up_text("[downstream a]\naddress 127.0.0.1:%u\n[downstream b]\naddress 127.0.0.1:%u\n"
+		    "backlog-bytes 64K\nbacklog-disk 256K\nbacklog-full drop\n", sa.port, sb.port);
+	ck_assert_int_eq(fg_relay_find(relay, "b"), 1);
+	ck_assert_int_eq(fg_relay_find(relay, "nope"), -ENOENT);
+	ck_assert_int_eq(fg_relay_pause(relay, 1, true), 0);
+	ck_assert_int_eq(fg_relay_pause(relay, 7, true), -ENOENT);
+	offer("<p%u@t>", 3000);
+	wait_until(a_done_b_dropped, "a fed to the end, b parked and past its cap");
+	ck_assert(!fg_queue_refusing(q, NULL));
+	ck_assert_int_eq(fg_relay_status(relay, 1, &st), 0);
+	ck_assert(st.paused);
+	ck_assert_uint_eq(st.sent, 0);
+	ck_assert_uint_le(st.q.held_bytes, 256 << 10);
+	ck_assert_int_eq(fg_relay_pause(relay, 1, false), 0);
+	wait_until(b_caught_up, "b to catch up and be unparked");
+	ck_assert_int_eq(fg_relay_status(relay, 1, &st), 0);
+	dropped = st.dropped;
+	ck_assert_uint_ge(st.drops, 1);
+	ck_assert_uint_eq(st.accepted, 3000 - dropped);
+	/* b: exactly what was not dropped, in order; a: everything */
+	pthread_mutex_lock(&sb.lock);
+	ck_assert_uint_eq(sb.nseen, 3000 - dropped);
+	for (unsigned i = 0; i < sb.nseen; i++) {
+		snprintf(want, sizeof(want), "<p%llu@t>", (unsigned long long)(dropped + i));
+		ck_assert_str_eq(sb.seen[i], want);
+	}
+	pthread_mutex_unlock(&sb.lock);
+	assert_once_in_order(&sa, "<p%u@t>", 3000);
+	rig_down();
+	server_stop(&sa);
+	server_stop(&sb);
+}
+END_TEST
+
 /* ------------------------------------------------------------ warm-up asks */
 
 struct answers {
@@ -1045,6 +1114,7 @@ static Suite *relay_suite(void)
 	tcase_add_test(tc, window_bound_from_durable_cursor);
 	tcase_add_test(tc, a_lost_segment_is_skipped);
 	tcase_add_test(tc, routes_pick_downstreams);
+	tcase_add_test(tc, paused_parked_dropped_resumed);
 	tcase_add_test(tc, asks_answered_by_check);
 	tcase_add_test(tc, asks_unknown_when_nobody_answers);
 	tcase_add_test(tc, no_asker_without_a_streaming_downstream);
