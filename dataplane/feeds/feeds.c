@@ -218,8 +218,10 @@ static enum fg_feeds_why step_distributions(const struct fg_config_downstream *d
 				negated |= neg;
 			}
 		}
-		if (listed || (!negated && negations))
+		if (listed || (!negated && negations)) {
+			d->item = val(NULL, 0);	/* the refused words before it decided nothing */
 			return FG_FEEDS_SENT;
+		}
 		if (!d->item.ptr)
 			d->item = val(s, len);
 	}

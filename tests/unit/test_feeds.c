@@ -278,6 +278,9 @@ START_TEST(distribution_rules)
 	run_fcases(k, FG_ARRAY_SIZE(k));
 	ck_assert_int_eq(why1(c, "Newsgroups: a.b\nDistribution: world", 100, &d), DIST);
 	ck_assert(value_is(d.item, "world"));
+	/* a word that sends it: the refused ones before it are not its reason */
+	ck_assert_int_eq(why1(c, "Newsgroups: a.b\nDistribution: world,local", 100, &d), SENT);
+	ck_assert_ptr_null(d.item.ptr);
 	fg_config_free(c);
 }
 END_TEST
