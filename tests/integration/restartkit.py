@@ -193,13 +193,16 @@ def queue_ids(data_dir):
         with open(os.path.join(data_dir, name), "rb") as f:
             data = f.read()
         off = 64
-        while off + 32 <= len(data) and data[off:off + 4] == b"FGQR":
+        # version 1 records ("FGQR", 32-octet header) or version 2 ("FGQD":
+        # 40 octets, then 8 per downstream of its route)
+        while off + 32 <= len(data) and data[off:off + 4] in (b"FGQR", b"FGQD"):
             crc, = struct.unpack_from("<I", data, off + 4)
             art_len, id_len = struct.unpack_from("<IH", data, off + 24)
-            end = off + 32 + id_len + art_len
-            if end > len(data) or crc32c(data[off + 8:end]) != crc:
+            hdr = 32 if data[off:off + 4] == b"FGQR" else 40 + 8 * data[off + 32]
+            end = off + hdr + id_len + art_len
+            if off + hdr > len(data) or end > len(data) or crc32c(data[off + 8:end]) != crc:
                 break
-            mid = data[off + 32:off + 32 + id_len].decode("latin-1")
+            mid = data[off + hdr:off + hdr + id_len].decode("latin-1")
             out[mid] = out.get(mid, 0) + 1
             off = (end + 7) & ~7
     return out
