@@ -245,8 +245,6 @@ struct fg_engine {
 	uint64_t now_ns;
 
 	/* the rules' history callback: the ID whose key is at hand */
-	const char *cur_id;
-	struct fg_history_key cur_key;
 
 	struct fg_session **sess;
 	unsigned max_sessions, n_sessions;

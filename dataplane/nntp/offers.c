@@ -223,10 +223,7 @@ static enum fg_reason version_check(struct fg_engine *e, const char *arg, uint32
 
 	if (!e->cfg->honor_versions || !e->cfg->version_numbers)
 		return FG_REASON_NONE;
-	e->cur_id = arg;
-	e->cur_key = *k;
-	r = fg_rules_offer(&e->rules, arg, len, NULL, NULL);
-	e->cur_id = NULL;
+	r = fg_rules_offer(&e->rules, arg, len, k, NULL, NULL);
 	return r;
 }
 

@@ -472,12 +472,12 @@ void fg_nntp_xfer_end(struct fg_session *s, struct fg_xfer *x)
 	struct fg_engine *e = s->e;
 	struct fg_session_art *a = &s->a;
 	struct fg_rules_input in = {
-		.art = &a->scan, .arg = x->id, .arg_len = x->id_len, .size = a->size,
-		.now = e->now, .peer = s->peer,
+		.art = &a->scan, .arg = x->id, .arg_len = x->id_len, .arg_key = &x->key,
+		.size = a->size, .now = e->now, .peer = s->peer,
 	};
 	struct fg_rules_verdict v;
 	enum fg_reason reason;
-	uint32_t cap = FG_MAX(4u + x->id_len + 2u, (uint32_t)FG_L_FIXED_MAX);
+	uint32_t cap = FG_MAX(FG_NNTP_ECHO_LEN(x->id_len), (uint32_t)FG_L_FIXED_MAX);
 
 	char *slot;
 
@@ -490,11 +490,8 @@ void fg_nntp_xfer_end(struct fg_session *s, struct fg_xfer *x)
 		a->scan.error = FG_ARTICLE_E_HEADER_TOO_LONG;	/* no memory for it */
 	else
 		finish_header(a);
-	e->cur_id = x->id;
-	e->cur_key = x->key;
 	reason = fg_rules_decide(&e->rules, &in, &v, NULL);
 	reason = clock_second_look(s, &in, &v, reason);
-	e->cur_id = NULL;
 	count_rules(s, &v);
 	note_dates(s, x, &v);
 	if (reason == FG_REASON_NONE) {
