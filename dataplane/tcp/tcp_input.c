@@ -27,7 +27,7 @@
 #include <sys/socket.h>
 
 #include "floodgate/log.h"
-#include "../net/net_int.h"
+#include "floodgate/wire.h"
 #include "tcp_int.h"
 
 struct seg_in {
@@ -860,7 +860,7 @@ void fg_tcp_input(struct fg_tcp *t, struct fg_rx_frame *f, const uint8_t *ip,
 		return;
 	}
 	if (!(f->flags & FG_RX_L4_CSUM_OK) &&
-	    fg_csum_fold(fg_csum_add(fg_pseudo_sum(s.raddr, s.laddr, FG_IP_PROTO_TCP, l4_len),
+	    fg_csum_fold(fg_csum_add(fg_ipv4_pseudo_sum(s.raddr, s.laddr, FG_IP_PROTO_TCP, l4_len),
 				     l4, l4_len)) != 0) {
 		fg_stats_inc(t->st, FG_CTR_TCP_RX_BAD_CSUM);
 		return;

@@ -42,14 +42,10 @@
 #include "floodgate/common.h"
 #include "floodgate/iov.h"
 #include "floodgate/stats.h"
+#include "floodgate/wire.h"
 
 #define FG_NET_MAX_ADDRS 8
 #define FG_NET_TX_BURST 32
-#define FG_ETH_HLEN 14
-#define FG_ETH_ALEN 6
-#define FG_ETHERTYPE_IPV4 0x0800
-#define FG_ETHERTYPE_ARP 0x0806
-#define FG_ETHERTYPE_IPV6 0x86dd
 
 /* Received-frame flags, set by the port layer. */
 #define FG_RX_IP_CSUM_OK 0x1u	/* the NIC verified the IPv4 header checksum */
@@ -159,13 +155,13 @@ void fg_net_tx_discard(struct fg_net *net, void *handle);
 /* Queue a finished frame (faults apply to TCP frames: `is_tcp`). */
 void fg_net_tx_queue(struct fg_net *net, uint8_t *data, uint32_t len, void *handle,
 		     uint32_t flags, bool is_tcp);
+/* Write an Ethernet + IPv4 header (20 bytes, DF, TTL 64) for `l4_len`
+ * bytes of payload; the header checksum is filled unless `offload`. */
+void fg_net_build_ipv4(uint8_t *frame, const uint8_t *dst_mac, const uint8_t *src_mac,
+		       uint32_t src, uint32_t dst, uint8_t proto, uint32_t l4_len,
+		       uint16_t ip_id, int offload);
 
 /* Called by fg_tcp_create(): the instance that receives TCP segments. */
 void fg_net_attach_tcp(struct fg_net *net, struct fg_tcp *tcp);
-
-/* Internet checksum (RFC 1071) helpers: a running 32-bit sum, folded.
- * Sums may be chained; every chunk but the last must have an even length. */
-uint32_t fg_csum_add(uint32_t sum, const void *data, size_t len);
-uint16_t fg_csum_fold(uint32_t sum);
 
 #endif /* FLOODGATE_NET_H */
