@@ -5,10 +5,15 @@
  * demand), IPv4 validation (checksum, lengths, options skipped, fragments
  * dropped), ICMP echo, the TX burst queue and the fault knob.
  *
- * Receive path: every frame of a burst is classified and handed on (TCP
- * segments to fg_tcp_input) with the instance's reference dropped at the
- * end; TCP takes its own references on payload it keeps. After the burst
- * TCP runs its end-of-burst pass, then queued TX frames are flushed.
+ * Receive path: every frame of a burst is classified and handed on (an
+ * IP packet to the L4 handler registered for its protocol number: TCP's
+ * segments to TCP) with the instance's reference dropped at the end; the
+ * handler takes its own references on payload it keeps. After the burst
+ * every handler runs its end-of-burst pass, then queued TX frames are
+ * flushed.
+ *
+ * L4 handlers: at most FG_NET_MAX_L4, in registration order; a 256-entry
+ * map from protocol number to slot makes the dispatch one load.
  *
  * Faults (tests only): a seeded xorshift PRNG decides per TCP segment.
  * A received segment may be dropped, processed twice, or held back and
@@ -22,10 +27,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "floodgate/log.h"
 #include "floodgate/net.h"
-#include "floodgate/tcp.h"
 
 #define ARP_WAYS 4
 #define ARP_REQ_INTERVAL_NS 1000000000ull
@@ -44,12 +49,17 @@ struct fault_dir {
 	uint32_t drop, dup, reorder;	/* ppm */
 };
 
+struct l4_handler {
+	const struct fg_net_l4_ops *ops;
+	void *ctx;
+	uint8_t proto;
+};
+
 struct fg_net {
 	struct fg_net_config cfg;
 	const struct fg_port_ops *ops;
 	void *port;
 	struct fg_stats *st;
-	struct fg_tcp *tcp;
 	uint64_t now;
 	uint16_t ip_id;
 
@@ -58,6 +68,10 @@ struct fg_net {
 
 	struct arp_entry *arp;
 	unsigned arp_mask;
+
+	struct l4_handler l4[FG_NET_MAX_L4];
+	unsigned n_l4;
+	uint8_t l4_slot[FG_IP_PROTO_MAX + 1];	/* protocol -> slot + 1; 0: none */
 
 	bool faults_on;
 	struct fault_dir f_rx, f_tx;
@@ -118,9 +132,42 @@ void fg_net_destroy(struct fg_net *net)
 	free(net);
 }
 
-void fg_net_attach_tcp(struct fg_net *net, struct fg_tcp *tcp)
+/* ---------------------------------------------------------------- L4 */
+
+int fg_net_l4_register(struct fg_net *net, uint8_t proto, const struct fg_net_l4_ops *ops,
+		       void *ctx)
 {
-	net->tcp = tcp;
+	if (!ops || !ops->input || proto == FG_IP_PROTO_ICMP)
+		return -EINVAL;
+	if (net->l4_slot[proto])
+		return -EEXIST;
+	if (net->n_l4 == FG_NET_MAX_L4)
+		return -ENOSPC;
+	net->l4[net->n_l4] = (struct l4_handler){ ops, ctx, proto };
+	net->l4_slot[proto] = (uint8_t)++net->n_l4;
+	return 0;
+}
+
+void fg_net_l4_unregister(struct fg_net *net, uint8_t proto)
+{
+	unsigned slot = net->l4_slot[proto];
+
+	if (!slot)
+		return;
+	net->l4_slot[proto] = 0;
+	/* the last handler moves into the freed slot */
+	if (slot != net->n_l4) {
+		net->l4[slot - 1] = net->l4[net->n_l4 - 1];
+		net->l4_slot[net->l4[slot - 1].proto] = (uint8_t)slot;
+	}
+	net->n_l4--;
+}
+
+static void l4_end_of_burst(struct fg_net *net, uint64_t now_ns)
+{
+	for (unsigned i = 0; i < net->n_l4; i++)
+		if (net->l4[i].ops->end_of_burst)
+			net->l4[i].ops->end_of_burst(net->l4[i].ctx, now_ns);
 }
 
 /* ---------------------------------------------------------------- helpers */
@@ -539,31 +586,28 @@ static void ipv4_input(struct fg_net *net, struct fg_rx_frame *f, bool faults)
 {
 	uint8_t *ip = f->data + FG_ETH_HLEN;
 	uint32_t tot = 0, hl;
+	unsigned slot;
 
 	fg_stats_inc(net->st, FG_CTR_NET_IP_RX);
 	hl = ipv4_check(net, f, ip, f->len - FG_ETH_HLEN, &tot);
 	if (!hl)
 		goto out_unref;
-	switch (ip[9]) {
-	case FG_IP_PROTO_TCP:
-		if (!net->tcp) {
-			fg_stats_inc(net->st, FG_CTR_NET_IP_PROTO);
-			break;
-		}
+	slot = net->l4_slot[ip[9]];
+	if (slot) {
+		const struct l4_handler *h = &net->l4[slot - 1];
+		struct fg_net_l3 l3 = { AF_INET, ip, ip + 12, ip + 16 };
+
 		if (faults && net->faults_on && rx_fault(net, f)) {
 			/* consumed by the fault; a held frame keeps its reference */
 			return;
 		}
-		fg_tcp_input(net->tcp, f, ip, ip + hl, tot - hl, net->now);
+		h->ops->input(h->ctx, f, &l3, ip + hl, tot - hl, net->now);
 		if (faults)
 			rx_release_held(net);
-		break;
-	case FG_IP_PROTO_ICMP:
+	} else if (ip[9] == FG_IP_PROTO_ICMP) {
 		icmp_input(net, f, ip, ip + hl, tot - hl);
-		break;
-	default:
+	} else {
 		fg_stats_inc(net->st, FG_CTR_NET_IP_PROTO);
-		break;
 	}
 out_unref:
 	net->ops->buf_unref(net->port, f->handle);
@@ -608,8 +652,7 @@ unsigned fg_net_rx(struct fg_net *net, struct fg_rx_frame *frames, unsigned n,
 		fg_stats_add(net->st, FG_CTR_NET_RX_BYTES, frames[i].len);
 		process_frame(net, &frames[i], true);
 	}
-	if (net->tcp)
-		fg_tcp_end_burst(net->tcp, now_ns);
+	l4_end_of_burst(net, now_ns);
 	fg_net_flush(net);
 	return n;
 }
@@ -619,10 +662,10 @@ void fg_net_poll(struct fg_net *net, uint64_t now_ns)
 	net->now = now_ns;
 	/* a segment held back by the reorder fault goes in now */
 	rx_release_held(net);
-	if (net->tcp) {
-		fg_tcp_timers(net->tcp, now_ns);
-		fg_tcp_end_burst(net->tcp, now_ns);
-	}
+	for (unsigned i = 0; i < net->n_l4; i++)
+		if (net->l4[i].ops->timers)
+			net->l4[i].ops->timers(net->l4[i].ctx, now_ns);
+	l4_end_of_burst(net, now_ns);
 	if (net->tx_held) {
 		net->tx_held = false;
 		txq_push(net, &net->tx_held_frame);
@@ -632,7 +675,12 @@ void fg_net_poll(struct fg_net *net, uint64_t now_ns)
 
 uint64_t fg_net_next_deadline(const struct fg_net *net)
 {
+	uint64_t next = UINT64_MAX;
+
 	if (net->rx_held || net->tx_held || net->n_txq)
 		return net->now;
-	return net->tcp ? fg_tcp_next_deadline(net->tcp) : UINT64_MAX;
+	for (unsigned i = 0; i < net->n_l4; i++)
+		if (net->l4[i].ops->next_deadline)
+			next = FG_MIN(next, net->l4[i].ops->next_deadline(net->l4[i].ctx));
+	return next;
 }

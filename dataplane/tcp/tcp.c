@@ -126,6 +126,11 @@ static uint64_t mix64(uint64_t x)
 	return x ^ (x >> 31);
 }
 
+static const struct fg_net_l4_ops tcp_l4_ops = {
+	.input = tcp_input, .end_of_burst = tcp_end_burst, .timers = tcp_timers,
+	.next_deadline = tcp_next_deadline,
+};
+
 static int alloc_pools(struct fg_tcp *t)
 {
 	const struct fg_tcp_config *c = &t->cfg;
@@ -197,7 +202,10 @@ struct fg_tcp *fg_tcp_create(struct fg_net *net, const struct fg_tcp_config *cfg
 		t->rcv_wscale++;
 	t->sip_k0 = mix64(t->cfg.secret ^ 0x6a09e667f3bcc908ull);
 	t->sip_k1 = mix64(t->cfg.secret ^ 0xbb67ae8584caa73bull);
-	fg_net_attach_tcp(net, t);
+	if (fg_net_l4_register(net, FG_IP_PROTO_TCP, &tcp_l4_ops, t) < 0) {
+		FG_LOG_ERR("tcp", "the net instance has a TCP handler already");
+		goto out_free_pools;
+	}
 	return t;
 
 out_free_pools:
@@ -213,7 +221,7 @@ void fg_tcp_destroy(struct fg_tcp *t)
 		return;
 	for (unsigned i = 0; i < t->cfg.max_conns; i++)
 		tcp_rxq_flush(&t->conns[i]);
-	fg_net_attach_tcp(t->net, NULL);
+	fg_net_l4_unregister(t->net, FG_IP_PROTO_TCP);
 	free_pools(t);
 	free(t);
 }
@@ -434,8 +442,9 @@ static void reap(struct fg_tcp *t)
 	}
 }
 
-void fg_tcp_end_burst(struct fg_tcp *t, uint64_t now)
+void tcp_end_burst(void *ctx, uint64_t now)
 {
+	struct fg_tcp *t = ctx;
 	struct fg_tcp_conn *c;
 
 	t->now = now;

@@ -842,19 +842,21 @@ static void passive_input(struct fg_tcp *t, struct fg_tcp_conn *c, struct seg_in
 	tcp_timer_update(c);
 }
 
-void fg_tcp_input(struct fg_tcp *t, struct fg_rx_frame *f, const uint8_t *ip,
-		  const uint8_t *l4, uint32_t l4_len, uint64_t now)
+void tcp_input(void *ctx, struct fg_rx_frame *f, const struct fg_net_l3 *l3,
+	       const uint8_t *l4, uint32_t l4_len, uint64_t now)
 {
+	struct fg_tcp *t = ctx;
 	struct seg_in s = { .f = f, .ws = -1 };
 	struct fg_tcp_conn *c;
 	uint32_t doff;
 
 	t->now = now;
 	fg_stats_inc(t->st, FG_CTR_TCP_RX_SEGS);
-	s.laddr = fg_rdaddr(ip + 16);
-	s.raddr = fg_rdaddr(ip + 12);
-	if (l4_len < FG_TCP_HLEN || (doff = (uint32_t)(l4[12] >> 4) * 4) < FG_TCP_HLEN ||
-	    doff > l4_len || ip[12] == 0 || ip[12] >= 224 || s.raddr == 0xffffffffu) {
+	s.laddr = fg_rdaddr(l3->dst);
+	s.raddr = fg_rdaddr(l3->src);
+	if (l3->family != AF_INET || l4_len < FG_TCP_HLEN ||
+	    (doff = (uint32_t)(l4[12] >> 4) * 4) < FG_TCP_HLEN || doff > l4_len ||
+	    l3->src[0] == 0 || l3->src[0] >= 224 || s.raddr == 0xffffffffu) {
 		/* short, bad data offset, or a source no connection can have */
 		fg_stats_inc(t->st, FG_CTR_TCP_RX_BAD);
 		return;

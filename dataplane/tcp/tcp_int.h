@@ -184,6 +184,14 @@ static inline bool tcp_state_live(const struct fg_tcp_conn *c)
 	return c->state >= FG_TCP_ESTABLISHED && c->state <= FG_TCP_CLOSING;
 }
 
+/* The L4 handler net calls (net.h, struct fg_net_l4_ops); ctx is the
+ * struct fg_tcp. */
+void tcp_input(void *ctx, struct fg_rx_frame *f, const struct fg_net_l3 *l3,
+	       const uint8_t *l4, uint32_t l4_len, uint64_t now_ns);	/* tcp_input.c */
+void tcp_end_burst(void *ctx, uint64_t now_ns);				/* tcp.c */
+void tcp_timers(void *ctx, uint64_t now_ns);				/* tcp_timer.c */
+uint64_t tcp_next_deadline(const void *ctx);				/* tcp_timer.c */
+
 /* tcp.c */
 void tcp_set_state(struct fg_tcp_conn *c, enum fg_tcp_state s);
 struct fg_tcp_conn *tcp_lookup(struct fg_tcp *t, uint32_t laddr, uint16_t lport,
