@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tcp_int.h — the TCP module's private layout, shared by its files:
- *   tcp.c        instance, pools, connection table, app calls
- *   tcp_input.c  segment arrival (RFC 9293 3.10.7), reassembly, ACKs
- *   tcp_output.c segment building, send path, retransmission, persist
- *   tcp_timer.c  the timer wheel and per-connection deadlines
- *   tcp_cookie.c SipHash, the connection hash and SYN cookies
+ *   tcp.c         instance, pools, connection table, app calls
+ *   tcp_input.c   segment arrival (RFC 9293 3.10.7): LISTEN, the checks, ACKs, FIN
+ *   tcp_reass.c   segment text: receive queue, out-of-order list, delivery
+ *   tcp_passive.c segment arrival when the instance only observes
+ *   tcp_output.c  segment building, send path, retransmission, persist
+ *   tcp_timer.c   the timer wheel and per-connection deadlines
+ *   tcp_cookie.c  SipHash, the connection hash and SYN cookies
  *
  * Sequence space of a connection (send side):
  *
@@ -69,6 +71,21 @@
 #define CF_DATA_NEW 0x10000	/* new in-order data since the last on_data */
 #define CF_IN_DATA 0x20000	/* inside on_data: the queue is the app's view */
 #define CF_SACK_OK 0x40000	/* the peer sent SACK-permitted: our ACKs carry SACK blocks */
+
+/* A received segment, parsed (tcp_input) for the arrival rules. */
+struct tcp_seg_in {
+	struct fg_rx_frame *f;
+	uint32_t laddr, raddr;		/* network order */
+	uint16_t lport, rport;
+	uint32_t seq, ack;
+	uint16_t wnd;
+	uint8_t flags;
+	const uint8_t *data;
+	uint32_t len;
+	uint32_t mss;		/* SYN option, 0 = none */
+	int ws;			/* SYN option, -1 = none */
+	bool sack;		/* SYN option SACK-permitted */
+};
 
 struct tcp_seg {
 	struct tcp_seg *next;
@@ -208,7 +225,24 @@ uint32_t tcp_rx_used(const struct fg_tcp_conn *c);
 void tcp_syn_peer_dec(struct fg_tcp *t, uint32_t raddr);
 
 /* tcp_input.c */
+bool tcp_listening(const struct fg_tcp *t, uint32_t laddr, uint16_t lport);
+/* A new block for the segment's 4-tuple: addresses, MSS, options, cwnd. */
+void tcp_conn_init(struct fg_tcp_conn *c, const struct tcp_seg_in *s, uint32_t peer_mss,
+		   int peer_ws, bool sack);
+/* ESTABLISHED and the app's on_accept; -1 when the block is gone. */
+int tcp_establish(struct fg_tcp_conn *c);
+/* The FIN at RCV.NXT (RFC 9293 3.10.7.4, eighth check). */
+void tcp_fin_input(struct fg_tcp_conn *c);
+
+/* tcp_reass.c */
+/* The segment's text (seventh check): queued in order, or out of order. */
+void tcp_data_input(struct fg_tcp_conn *c, const struct tcp_seg_in *s);
+/* Offer the queued in-order payload to the app (end of burst). */
 void tcp_deliver(struct fg_tcp_conn *c);
+
+/* tcp_passive.c */
+/* A segment to a passive instance; `c` its connection, if any. */
+void tcp_passive_input(struct fg_tcp *t, struct fg_tcp_conn *c, struct tcp_seg_in *s);
 
 /* tcp_output.c */
 void tcp_output(struct fg_tcp_conn *c);
