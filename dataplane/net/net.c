@@ -15,6 +15,15 @@
  * L4 handlers: at most FG_NET_MAX_L4, in registration order; a 256-entry
  * map from protocol number to slot makes the dispatch one load.
  *
+ * Passive mode (an instance that only observes a capture or a mirror
+ * port): frames addressed anywhere are taken (the observed server's, not
+ * ours), one 802.1Q tag is allowed, checksums count as verified (a capture
+ * taken on the sending host holds checksums its NIC had not filled in yet;
+ * a mirror's frames were checked on the wire), the destination address is
+ * left to the L4 handler (TCP's listen endpoints), nothing but IPv4 is
+ * looked at, and nothing is sent. Its drops are counted as passive mode's
+ * own (passive_not_tcp, passive_bad) instead of net's.
+ *
  * Faults (tests only): a seeded xorshift PRNG decides per TCP segment.
  * A received segment may be dropped, processed twice, or held back and
  * processed after the next one (or at the next poll); a transmitted one
@@ -485,6 +494,13 @@ int fg_net_arp_resolve(struct fg_net *net, uint32_t ip, uint8_t mac[FG_ETH_ALEN]
 
 /* ---------------------------------------------------------------- IPv4 */
 
+/* A frame dropped for `live`, or in passive mode for `passive`: one
+ * counter per drop, the names each mode's operators read. */
+static void count_drop(struct fg_net *net, enum fg_counter live, enum fg_counter passive)
+{
+	fg_stats_inc(net->st, net->cfg.passive ? passive : live);
+}
+
 static void icmp_input(struct fg_net *net, const struct fg_rx_frame *f,
 		       const uint8_t *ip, const uint8_t *l4, uint32_t l4_len)
 {
@@ -525,20 +541,20 @@ static uint32_t ipv4_check(struct fg_net *net, const struct fg_rx_frame *f,
 
 	if (avail < FG_IP_HLEN || (ip[0] >> 4) != 4 || (hl = (ip[0] & 15u) * 4) < FG_IP_HLEN ||
 	    avail < hl || (*tot = fg_rd16(ip + 2)) < hl || *tot > avail) {
-		fg_stats_inc(net->st, FG_CTR_NET_IP_BAD);
+		count_drop(net, FG_CTR_NET_IP_BAD, FG_CTR_PASSIVE_BAD);
 		return 0;
 	}
 	if (!(f->flags & FG_RX_IP_CSUM_OK) && fg_csum_fold(fg_csum_add(0, ip, hl)) != 0) {
 		fg_stats_inc(net->st, FG_CTR_NET_IP_BAD_CSUM);
 		return 0;
 	}
-	if (!fg_net_is_local_ipv4(net, fg_rdaddr(ip + 16))) {
+	if (!net->cfg.passive && !fg_net_is_local_ipv4(net, fg_rdaddr(ip + 16))) {
 		fg_stats_inc(net->st, FG_CTR_NET_IP_NOT_OURS);
 		return 0;
 	}
 	/* MF set or a non-zero offset: a fragment */
 	if (fg_rd16(ip + 6) & 0x3fff) {
-		fg_stats_inc(net->st, FG_CTR_NET_IP_FRAGMENT);
+		count_drop(net, FG_CTR_NET_IP_FRAGMENT, FG_CTR_PASSIVE_BAD);
 		return 0;
 	}
 	if (hl > FG_IP_HLEN)
@@ -582,14 +598,15 @@ static void rx_release_held(struct fg_net *net)
 	}
 }
 
-static void ipv4_input(struct fg_net *net, struct fg_rx_frame *f, bool faults)
+/* The IPv4 packet after `l2` octets of link header. */
+static void ipv4_input(struct fg_net *net, struct fg_rx_frame *f, uint32_t l2, bool faults)
 {
-	uint8_t *ip = f->data + FG_ETH_HLEN;
+	uint8_t *ip = f->data + l2;
 	uint32_t tot = 0, hl;
 	unsigned slot;
 
 	fg_stats_inc(net->st, FG_CTR_NET_IP_RX);
-	hl = ipv4_check(net, f, ip, f->len - FG_ETH_HLEN, &tot);
+	hl = ipv4_check(net, f, ip, f->len - l2, &tot);
 	if (!hl)
 		goto out_unref;
 	slot = net->l4_slot[ip[9]];
@@ -604,24 +621,51 @@ static void ipv4_input(struct fg_net *net, struct fg_rx_frame *f, bool faults)
 		h->ops->input(h->ctx, f, &l3, ip + hl, tot - hl, net->now);
 		if (faults)
 			rx_release_held(net);
-	} else if (ip[9] == FG_IP_PROTO_ICMP) {
+	} else if (ip[9] == FG_IP_PROTO_ICMP && !net->cfg.passive) {
 		icmp_input(net, f, ip, ip + hl, tot - hl);
 	} else {
-		fg_stats_inc(net->st, FG_CTR_NET_IP_PROTO);
+		count_drop(net, FG_CTR_NET_IP_PROTO, FG_CTR_PASSIVE_NOT_TCP);
 	}
 out_unref:
 	net->ops->buf_unref(net->port, f->handle);
+}
+
+/* Passive mode's link layer (see the head comment): the length of the
+ * link header before an IPv4 packet, or 0 (counted) for anything else. */
+static uint32_t observed_l2(struct fg_net *net, struct fg_rx_frame *f)
+{
+	uint32_t l2 = FG_ETH_HLEN;
+	uint16_t type = fg_rd16(f->data + 12);
+
+	if (type == FG_ETHERTYPE_VLAN && f->len >= FG_ETH_HLEN + FG_VLAN_HLEN) {
+		type = fg_rd16(f->data + 16);
+		l2 += FG_VLAN_HLEN;
+	}
+	if (type != FG_ETHERTYPE_IPV4) {
+		fg_stats_inc(net->st, FG_CTR_PASSIVE_NOT_TCP);
+		return 0;
+	}
+	f->flags |= FG_RX_IP_CSUM_OK | FG_RX_L4_CSUM_OK;
+	return l2;
 }
 
 /* One frame; drops the reference it was given. */
 static void process_frame(struct fg_net *net, struct fg_rx_frame *f, bool faults)
 {
 	const uint8_t *d = f->data;
+	uint32_t l2;
 	uint16_t type;
 
 	if (f->len < FG_ETH_HLEN) {
-		fg_stats_inc(net->st, FG_CTR_NET_RX_RUNT);
+		count_drop(net, FG_CTR_NET_RX_RUNT, FG_CTR_PASSIVE_NOT_TCP);
 		goto out_unref;
+	}
+	if (net->cfg.passive) {
+		l2 = observed_l2(net, f);
+		if (!l2)
+			goto out_unref;
+		ipv4_input(net, f, l2, faults);
+		return;
 	}
 	/* ours, broadcast or multicast (group bit) */
 	if (!(d[0] & 1) && memcmp(d, net->cfg.mac, FG_ETH_ALEN) != 0) {
@@ -630,7 +674,7 @@ static void process_frame(struct fg_net *net, struct fg_rx_frame *f, bool faults
 	}
 	type = fg_rd16(d + 12);
 	if (type == FG_ETHERTYPE_IPV4) {
-		ipv4_input(net, f, faults);
+		ipv4_input(net, f, FG_ETH_HLEN, faults);
 		return;
 	}
 	if (type == FG_ETHERTYPE_ARP)

@@ -371,6 +371,8 @@ void tcp_rxq_flush(struct fg_tcp_conn *c)
 	c->rxq = c->rxq_tail = c->ooo = NULL;
 	c->rxq_off = c->rxq_bytes = c->ooo_bytes = 0;
 	c->n_segs = c->n_ooo = 0;
+	if (c->flags & CF_BACKLOG)
+		tcp_passive_backlog(c);
 }
 
 void tcp_app_close_notify(struct fg_tcp_conn *c, enum fg_tcp_close_reason why)
@@ -460,7 +462,7 @@ void tcp_end_burst(void *ctx, uint64_t now)
 		if (!t->passive)
 			tcp_output(c);
 		else if (c->flags & CF_APP_CLOSED)
-			tcp_conn_drop(c, FG_TCP_CLOSE_FIN, true);	/* nothing to wait for */
+			tcp_passive_closed(c);
 	}
 	reap(t);
 }
@@ -475,6 +477,21 @@ unsigned fg_tcp_segs_in_use(const struct fg_tcp *t)
 	return t->n_segs_used;
 }
 
+unsigned fg_tcp_drop_all(struct fg_tcp *t)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < t->cfg.max_conns; i++) {
+		struct fg_tcp_conn *c = &t->conns[i];
+
+		if (c->state == FG_TCP_CLOSED || (c->flags & CF_FREEING))
+			continue;
+		tcp_conn_drop(c, FG_TCP_CLOSE_RST, true);
+		n++;
+	}
+	return n;
+}
+
 /* ---------------------------------------------------------------- app */
 
 int fg_tcp_send(struct fg_tcp_conn *c, const void *buf, uint32_t len)
@@ -484,8 +501,11 @@ int fg_tcp_send(struct fg_tcp_conn *c, const void *buf, uint32_t len)
 	if ((c->flags & (CF_APP_CLOSED | CF_FREEING)) ||
 	    (c->state != FG_TCP_ESTABLISHED && c->state != FG_TCP_CLOSE_WAIT))
 		return -ENOTCONN;
-	if (c->tcp->passive)
-		return (int)len;	/* observe only: answers go nowhere */
+	if (c->tcp->passive) {
+		/* observe only: answers are decided, counted, sent nowhere */
+		fg_stats_add(c->tcp->st, FG_CTR_PASSIVE_ANSWER_BYTES, len);
+		return (int)len;
+	}
 	n = FG_MIN(len, size - c->sb_len);
 	tail = (c->sb_head + c->sb_len) % size;
 	first = FG_MIN(n, size - tail);

@@ -582,7 +582,7 @@ void tcp_input(void *ctx, struct fg_rx_frame *f, const struct fg_net_l3 *l3,
 	    (doff = (uint32_t)(l4[12] >> 4) * 4) < FG_TCP_HLEN || doff > l4_len ||
 	    l3->src[0] == 0 || l3->src[0] >= 224 || s.raddr == 0xffffffffu) {
 		/* short, bad data offset, or a source no connection can have */
-		fg_stats_inc(t->st, FG_CTR_TCP_RX_BAD);
+		fg_stats_inc(t->st, t->passive ? FG_CTR_PASSIVE_BAD : FG_CTR_TCP_RX_BAD);
 		return;
 	}
 	if (!(f->flags & FG_RX_L4_CSUM_OK) &&
@@ -601,13 +601,12 @@ void tcp_input(void *ctx, struct fg_rx_frame *f, const struct fg_net_l3 *l3,
 	s.len = l4_len - doff;
 	if (s.flags & TH_SYN)
 		parse_options(&s, l4 + FG_TCP_HLEN, doff - FG_TCP_HLEN);
-	c = tcp_lookup(t, s.laddr, s.lport, s.raddr, s.rport);
 	if (t->passive) {
-		if (c || tcp_listening(t, s.laddr, s.lport))
-			tcp_passive_input(t, c, &s);
-		else
-			fg_stats_inc(t->st, FG_CTR_TCP_RX_NO_CONN);
-	} else if (c) {
+		tcp_passive_input(t, &s);
+		return;
+	}
+	c = tcp_lookup(t, s.laddr, s.lport, s.raddr, s.rport);
+	if (c) {
 		conn_input(c, &s);
 	} else if (tcp_listening(t, s.laddr, s.lport)) {
 		listen_input(t, &s);

@@ -71,6 +71,8 @@
 #define CF_DATA_NEW 0x10000	/* new in-order data since the last on_data */
 #define CF_IN_DATA 0x20000	/* inside on_data: the queue is the app's view */
 #define CF_SACK_OK 0x40000	/* the peer sent SACK-permitted: our ACKs carry SACK blocks */
+#define CF_GAP 0x80000		/* passive: octets were lost, the stream cannot go on */
+#define CF_BACKLOG 0x100000	/* passive: counted in n_backlogged */
 
 /* A received segment, parsed (tcp_input) for the arrival rules. */
 struct tcp_seg_in {
@@ -193,6 +195,7 @@ struct fg_tcp {
 
 	uint64_t sip_k0, sip_k1;
 	bool passive;			/* observe only (fg_net_config.passive) */
+	unsigned n_backlogged;		/* passive: connections at rx_segs_per_conn */
 };
 
 /* Synchronized and not yet in TIME-WAIT: data, ACKs and idle apply. */
@@ -241,8 +244,17 @@ void tcp_data_input(struct fg_tcp_conn *c, const struct tcp_seg_in *s);
 void tcp_deliver(struct fg_tcp_conn *c);
 
 /* tcp_passive.c */
-/* A segment to a passive instance; `c` its connection, if any. */
-void tcp_passive_input(struct fg_tcp *t, struct fg_tcp_conn *c, struct tcp_seg_in *s);
+/* A segment to an instance that only observes. */
+void tcp_passive_input(struct fg_tcp *t, struct tcp_seg_in *s);
+/* End of burst for a connection whose app closed: over, or lingering. */
+void tcp_passive_closed(struct fg_tcp_conn *c);
+/* After the connection's descriptor count changed: the backlog bound. */
+void tcp_passive_backlog(struct fg_tcp_conn *c);
+/* `n` octets the stream had already: trimmed (passive_dup_bytes). */
+void tcp_passive_dup(struct fg_tcp_conn *c, uint32_t n);
+/* Octets the stream needs are lost (no descriptor, out-of-order list
+ * full): a live peer would send them again, a capture will not. */
+void tcp_passive_gap(struct fg_tcp_conn *c);
 
 /* tcp_output.c */
 void tcp_output(struct fg_tcp_conn *c);

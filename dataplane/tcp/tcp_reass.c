@@ -11,10 +11,32 @@
  * second in-order data segment, at once for out-of-order data, a filled
  * hole or a FIN (RFC 5681 4.2), otherwise after delack_ns (RFC 9293
  * 3.8.6.3).
+ *
+ * The same code reassembles a passive instance's streams (tcp_passive.c):
+ * there octets that cannot be kept are a gap, not something the peer
+ * will send again, the per-connection descriptor bound only pauses the
+ * caller (fg_tcp_backlogged), and trimmed octets are counted.
  */
 #include "tcp_int.h"
 
 /* ---------------------------------------------------------------- receive queues */
+
+/* Octets that could not be kept: a live peer sends them again (counted
+ * `why`); to an observer they are a gap in the stream. */
+static void rx_lost(struct fg_tcp_conn *c, enum fg_counter why)
+{
+	if (c->tcp->passive)
+		tcp_passive_gap(c);
+	else
+		fg_stats_inc(c->tcp->st, why);
+}
+
+/* `n` octets the connection had already, trimmed. */
+static void rx_dup(struct fg_tcp_conn *c, uint32_t n)
+{
+	if (c->tcp->passive)
+		tcp_passive_dup(c, n);
+}
 
 /* A descriptor for [seq, seq+len) at `data` in the frame's buffer, with
  * a reference on that buffer; NULL (counted) when none may be had. */
@@ -24,13 +46,15 @@ static struct tcp_seg *seg_get(struct fg_tcp_conn *c, const struct tcp_seg_in *s
 	struct fg_tcp *t = c->tcp;
 	struct tcp_seg *g = t->free_segs;
 
-	if (!g || c->n_segs >= t->cfg.rx_segs_per_conn) {
-		fg_stats_inc(t->st, FG_CTR_TCP_RX_SEGS_FULL);
+	if (!g || (c->n_segs >= t->cfg.rx_segs_per_conn && !t->passive)) {
+		rx_lost(c, FG_CTR_TCP_RX_SEGS_FULL);
 		return NULL;
 	}
 	t->free_segs = g->next;
 	t->n_segs_used++;
 	c->n_segs++;
+	if (t->passive)
+		tcp_passive_backlog(c);
 	g->next = NULL;
 	g->seq = seq;
 	g->data = data;
@@ -49,6 +73,8 @@ static void seg_put(struct fg_tcp_conn *c, struct tcp_seg *g)
 	t->free_segs = g;
 	t->n_segs_used--;
 	c->n_segs--;
+	if (t->passive)
+		tcp_passive_backlog(c);
 }
 
 static void rxq_append(struct fg_tcp_conn *c, struct tcp_seg *g)
@@ -76,6 +102,7 @@ static bool ooo_pull(struct fg_tcp_conn *c)
 		c->ooo = g->next;
 		c->n_ooo--;
 		c->ooo_bytes -= g->len;
+		rx_dup(c, FG_MIN(skip, g->len));
 		if (skip >= g->len) {
 			seg_put(c, g);
 			continue;
@@ -104,6 +131,7 @@ static void ooo_insert(struct fg_tcp_conn *c, const struct tcp_seg_in *s, uint32
 	if (prev && SEQ_GT(prev->seq + prev->len, seq)) {
 		uint32_t over = prev->seq + prev->len - seq;
 
+		rx_dup(c, FG_MIN(over, len));
 		if (over >= len)
 			return;	/* all seen already */
 		seq += over;
@@ -115,14 +143,17 @@ static void ooo_insert(struct fg_tcp_conn *c, const struct tcp_seg_in *s, uint32
 		*pp = g->next;
 		c->n_ooo--;
 		c->ooo_bytes -= g->len;
+		rx_dup(c, g->len);
 		seg_put(c, g);
 	}
-	if (*pp && SEQ_GT(seq + len, (*pp)->seq))
+	if (*pp && SEQ_GT(seq + len, (*pp)->seq)) {
+		rx_dup(c, seq + len - (*pp)->seq);
 		len = (*pp)->seq - seq;
+	}
 	if (!len)
 		return;
 	if (c->n_ooo >= t->cfg.ooo_segs_per_conn) {
-		fg_stats_inc(t->st, FG_CTR_TCP_RX_OOO_FULL);
+		rx_lost(c, FG_CTR_TCP_RX_OOO_FULL);
 		return;
 	}
 	g = seg_get(c, s, seq, data, len);
@@ -133,7 +164,7 @@ static void ooo_insert(struct fg_tcp_conn *c, const struct tcp_seg_in *s, uint32
 	c->last_ooo_seq = seq;
 	c->n_ooo++;
 	c->ooo_bytes += len;
-	fg_stats_inc(t->st, FG_CTR_TCP_RX_OOO);
+	fg_stats_inc(t->st, t->passive ? FG_CTR_PASSIVE_OOO : FG_CTR_TCP_RX_OOO);
 }
 
 /* ---------------------------------------------------------------- text */
@@ -148,6 +179,7 @@ void tcp_data_input(struct fg_tcp_conn *c, const struct tcp_seg_in *s)
 	if (SEQ_LT(seq, c->rcv_nxt)) {
 		uint32_t d = c->rcv_nxt - seq;
 
+		rx_dup(c, FG_MIN(d, len));
 		if (d >= len) {
 			fg_stats_inc(t->st, FG_CTR_TCP_RX_DUP_DATA);
 			c->flags |= CF_ACK_NOW;
@@ -168,7 +200,8 @@ void tcp_data_input(struct fg_tcp_conn *c, const struct tcp_seg_in *s)
 		/* the app is gone: keep the sequence space moving, drop the bytes */
 		if (seq == c->rcv_nxt) {
 			c->rcv_nxt += len;
-			fg_stats_add(t->st, FG_CTR_TCP_RX_AFTER_CLOSE, len);
+			fg_stats_add(t->st, t->passive ? FG_CTR_PASSIVE_AFTER_CLOSE_BYTES :
+				      FG_CTR_TCP_RX_AFTER_CLOSE, len);
 		}
 		c->flags |= CF_ACK_NOW;
 		tcp_mark_pending(c);

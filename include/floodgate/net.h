@@ -101,9 +101,12 @@ struct fg_net_config {
 	uint64_t arp_ttl_ns;		/* 0 = 300 s */
 	bool tx_csum_offload;		/* the port computes checksums */
 	uint64_t hash_seed;		/* keys the ARP cache (and TCP's tables) */
-	/* Observe only (issue 9's passive mode: a recorded or mirrored feed):
-	 * nothing is ever transmitted, TCP reassembles the client streams
-	 * sent to its listen endpoints without a handshake of its own. */
+	/* Observe only (passive mode: a recorded or mirrored feed): nothing
+	 * is ever transmitted; frames addressed anywhere are taken (one
+	 * 802.1Q tag allowed), checksums count as verified, the destination
+	 * is left to the L4 handler, drops count as passive_not_tcp and
+	 * passive_bad; TCP reassembles the client streams sent to its listen
+	 * endpoints without a handshake of its own (docs/tcp.md). */
 	bool passive;
 };
 

@@ -177,4 +177,16 @@ unsigned fg_tcp_conns_in_use(const struct fg_tcp *tcp);
 /* Segment descriptors in use. */
 unsigned fg_tcp_segs_in_use(const struct fg_tcp *tcp);
 
+/* End every connection now, sending nothing, as if each had been reset:
+ * on_close(rst) for the accepted ones; the blocks are freed at the next
+ * end of burst (fg_net_poll). Passive mode's end of a replay, or of a
+ * shutdown. Returns how many. */
+unsigned fg_tcp_drop_all(struct fg_tcp *tcp);
+
+/* Passive mode: a connection's queued and out-of-order segments reached
+ * rx_segs_per_conn (its app stopped reading), or the descriptor pool is
+ * nearly empty. The caller should stop receiving until the app has read:
+ * a capture's segments are never sent again, so none may be dropped. */
+bool fg_tcp_backlogged(const struct fg_tcp *tcp);
+
 #endif /* FLOODGATE_TCP_H */
