@@ -649,40 +649,44 @@ static uint32_t observed_l2(struct fg_net *net, struct fg_rx_frame *f)
 	return l2;
 }
 
-/* One frame; drops the reference it was given. */
-static void process_frame(struct fg_net *net, struct fg_rx_frame *f, bool faults)
+/* The live link layer: the length of the Ethernet header before an IPv4
+ * packet, or 0 when the frame was something else (handled or counted). */
+static uint32_t link_input(struct fg_net *net, const struct fg_rx_frame *f)
 {
 	const uint8_t *d = f->data;
-	uint32_t l2;
 	uint16_t type;
 
-	if (f->len < FG_ETH_HLEN) {
-		count_drop(net, FG_CTR_NET_RX_RUNT, FG_CTR_PASSIVE_NOT_TCP);
-		goto out_unref;
-	}
-	if (net->cfg.passive) {
-		l2 = observed_l2(net, f);
-		if (!l2)
-			goto out_unref;
-		ipv4_input(net, f, l2, faults);
-		return;
-	}
 	/* ours, broadcast or multicast (group bit) */
 	if (!(d[0] & 1) && memcmp(d, net->cfg.mac, FG_ETH_ALEN) != 0) {
 		fg_stats_inc(net->st, FG_CTR_NET_RX_NOT_OURS);
-		goto out_unref;
+		return 0;
 	}
 	type = fg_rd16(d + 12);
-	if (type == FG_ETHERTYPE_IPV4) {
-		ipv4_input(net, f, FG_ETH_HLEN, faults);
-		return;
-	}
+	if (type == FG_ETHERTYPE_IPV4)
+		return FG_ETH_HLEN;
 	if (type == FG_ETHERTYPE_ARP)
 		arp_input(net, d + FG_ETH_HLEN, f->len - FG_ETH_HLEN);
 	else if (type == FG_ETHERTYPE_IPV6)
 		fg_stats_inc(net->st, FG_CTR_NET_RX_IPV6);
 	else
 		fg_stats_inc(net->st, FG_CTR_NET_RX_ETHERTYPE);
+	return 0;
+}
+
+/* One frame; drops the reference it was given. */
+static void process_frame(struct fg_net *net, struct fg_rx_frame *f, bool faults)
+{
+	uint32_t l2;
+
+	if (f->len < FG_ETH_HLEN) {
+		count_drop(net, FG_CTR_NET_RX_RUNT, FG_CTR_PASSIVE_NOT_TCP);
+		goto out_unref;
+	}
+	l2 = net->cfg.passive ? observed_l2(net, f) : link_input(net, f);
+	if (!l2)
+		goto out_unref;
+	ipv4_input(net, f, l2, faults);	/* drops the reference */
+	return;
 out_unref:
 	net->ops->buf_unref(net->port, f->handle);
 }

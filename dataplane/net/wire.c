@@ -49,10 +49,3 @@ uint32_t fg_csum_add(uint32_t sum, const void *data, size_t len)
 		s = (s & 0xffffffffu) + (s >> 32);
 	return (uint32_t)s;
 }
-
-uint16_t fg_csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}

@@ -46,14 +46,13 @@ static struct tcp_seg *seg_get(struct fg_tcp_conn *c, const struct tcp_seg_in *s
 	struct fg_tcp *t = c->tcp;
 	struct tcp_seg *g = t->free_segs;
 
-	if (!g || (c->n_segs >= t->cfg.rx_segs_per_conn && !t->passive)) {
+	if (!g || c->n_segs >= t->segs_cap) {
 		rx_lost(c, FG_CTR_TCP_RX_SEGS_FULL);
 		return NULL;
 	}
 	t->free_segs = g->next;
 	t->n_segs_used++;
-	c->n_segs++;
-	if (t->passive)
+	if (__builtin_expect(++c->n_segs == t->backlog_at, 0))
 		tcp_passive_backlog(c);
 	g->next = NULL;
 	g->seq = seq;
@@ -72,8 +71,7 @@ static void seg_put(struct fg_tcp_conn *c, struct tcp_seg *g)
 	g->next = t->free_segs;
 	t->free_segs = g;
 	t->n_segs_used--;
-	c->n_segs--;
-	if (t->passive)
+	if (__builtin_expect(c->n_segs-- == t->backlog_at, 0))
 		tcp_passive_backlog(c);
 }
 

@@ -80,7 +80,13 @@ static inline void fg_wraddr(uint8_t *p, uint32_t a)
  * an even length. A received header or segment checks out when
  * fg_csum_fold() of its sum is 0. */
 uint32_t fg_csum_add(uint32_t sum, const void *data, size_t len);
-uint16_t fg_csum_fold(uint32_t sum);
+
+static inline uint16_t fg_csum_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
 
 /* Sum of the IPv4 pseudo-header (RFC 9293 3.1), unfolded: the start of a
  * TCP checksum. `src` and `dst` in network order. */
