@@ -63,7 +63,7 @@ static struct tcp_seg *seg_get(struct fg_tcp_conn *c, const struct tcp_seg_in *s
 	return g;
 }
 
-static void seg_put(struct fg_tcp_conn *c, struct tcp_seg *g)
+static inline void seg_put(struct fg_tcp_conn *c, struct tcp_seg *g)
 {
 	struct fg_tcp *t = c->tcp;
 
