@@ -24,8 +24,8 @@
  *       polling first covers a peer's round trip: a sleep and its wake-up
  *       cost more than 50 us of polling, more still on a virtual machine.
  *
- * Passive mode: rx burst -> fg_passive_rx (stream reassembly -> engine),
- * engine poll, passive work; no TX at all.
+ * Passive mode: rx burst -> fg_passive_rx (per frame: net, TCP's passive
+ * reassembly, tcpsess -> engine), engine poll, passive work; no TX at all.
  *
  * Shutdown: the main lcore sets `draining` (new connections are answered
  * 400), then `shutdown` once its grace period is over (the engine answers
