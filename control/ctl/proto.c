@@ -28,6 +28,7 @@ static const struct verb_def verbs[FG_CTL_VERB__COUNT] = {
 	[FG_CTL_PEERS] = { "peers", 0, 0, 0 },
 	[FG_CTL_DRAIN] = { "drain", 0, 1, 0 },
 	[FG_CTL_SHUTDOWN] = { "shutdown", 0, 1, 0 },
+	[FG_CTL_REOPEN_LOGS] = { "reopen-logs", 0, 0, 0 },
 };
 
 static const struct {

@@ -25,6 +25,7 @@ static const struct fg_ctl_command *const commands[] = {
 	&fg_ctl_cmd_expire,
 	&fg_ctl_cmd_snapshot,
 	&fg_ctl_cmd_reload,
+	&fg_ctl_cmd_reopen_logs,
 	&fg_ctl_cmd_peers,
 	&fg_ctl_cmd_drain,
 	&fg_ctl_cmd_shutdown,

@@ -207,6 +207,14 @@ static void done(struct fg_engine *e, struct fg_xfer *x)
 
 /* ------------------------------------------------------------ outcomes */
 
+/* The peer and Message-ID of a transfer, for the journal's fields (log.h). */
+static const struct fg_log_ctx *xfer_log_ctx(const struct fg_xfer *x, struct fg_log_ctx *lc)
+{
+	lc->peer = x->s->peer ? x->s->peer->name : NULL;
+	lc->msgid = x->id;
+	return lc;
+}
+
 /* The article could not be made safe: the peer must retry it later. */
 static void fail(struct fg_engine *e, struct fg_xfer *x)
 {
@@ -247,12 +255,14 @@ static void refuse(struct fg_xfer *x, enum fg_reason reason, uint64_t size)
 static void succeed(struct fg_engine *e, struct fg_xfer *x)
 {
 	struct fg_history_key k;
+	struct fg_log_ctx lc;
 	int rc;
 
 	rc = fg_history_finish(e->h, &x->ref, FG_HISTORY_ACCEPTED, x->article_date, x->first_seen,
 			       e->now);
 	if (rc != 0)
-		FG_LOG_ERR(FG_NNTP_COMP, "history finish(accepted) of %s: %d", x->id, rc);
+		fg_log_about(FG_LOG_ERR, FG_NNTP_COMP, xfer_log_ctx(x, &lc),
+			     "history finish(accepted) of %s: %d", x->id, rc);
 	/* the article is safe whatever happened to the entry: journal it */
 	fg_nntp_journal(e, &x->key, FG_HISTORY_ACCEPTED, x->article_date, x->first_seen,
 			x->date_used, FG_REASON_NONE, x->id, x->id_len);
@@ -286,6 +296,7 @@ static void succeed(struct fg_engine *e, struct fg_xfer *x)
 static void try_accept(struct fg_engine *e, struct fg_xfer *x)
 {
 	struct fg_history_entry found;
+	struct fg_log_ctx lc;
 	enum fg_reason reason;
 	int rc;
 
@@ -321,7 +332,8 @@ static void try_accept(struct fg_engine *e, struct fg_xfer *x)
 		done(e, x);
 		return;
 	}
-	FG_LOG_ERR(FG_NNTP_COMP, "history begin_accept of %s: %d", x->id, rc);
+	fg_log_about(FG_LOG_ERR, FG_NNTP_COMP, xfer_log_ctx(x, &lc),
+		     "history begin_accept of %s: %d", x->id, rc);
 	fail(e, x);
 }
 

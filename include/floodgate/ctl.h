@@ -22,6 +22,7 @@
  *
  * Verbs (docs/floodctl.md): ping; status; stats [--json|--prom];
  * lookup <message-id>; expire [--dry-run]; snapshot; reload [path];
+ * reopen-logs;
  * and the dataplane's, which floodctld forwards to it (docs/dataplane.md):
  * peers; drain [off]; shutdown [seconds]. --json is accepted by every
  * verb. The dataplane's own socket speaks the same protocol.
@@ -53,6 +54,7 @@ enum fg_ctl_verb {
 	FG_CTL_PEERS,		/* the dataplane's peers and connections */
 	FG_CTL_DRAIN,		/* refuse new sessions ("off": accept again) */
 	FG_CTL_SHUTDOWN,	/* drain, end the sessions left, exit */
+	FG_CTL_REOPEN_LOGS,	/* floodctld reopens its log files (logrotate) */
 	FG_CTL_VERB__COUNT
 };
 
