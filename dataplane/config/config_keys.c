@@ -196,6 +196,11 @@ bool fg_config_key_at(unsigned i, const char **section, const char **key)
 	return true;
 }
 
+const char *fg_config_key_default(unsigned i)
+{
+	return i < cfg_n_keys ? cfg_keys[i].def : NULL;
+}
+
 void *cfg_key_base(struct fg_config *cfg, enum cfg_section sec, unsigned idx)
 {
 	if (sec == SEC_PEER)

@@ -231,6 +231,9 @@ int fg_config_log_open(const struct fg_config *cfg, const char *ident);
 /* The i-th key the parser knows, with its section ("site", "peer", ...);
  * false past the last. The documentation test walks this list. */
 bool fg_config_key_at(unsigned i, const char **section, const char **key);
+/* The i-th key's default as file text; NULL when it is derived from other
+ * keys or required (docs/configuration.md says which). */
+const char *fg_config_key_default(unsigned i);
 
 /*
  * Split cfg->eal_args (stored as words, quoted where needed) into argv:
