@@ -44,7 +44,7 @@ static void usage(FILE *f)
 	      "\n"
 	      "Commands:\n", f);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-10s %s\n  %-10s   floodctl %s %s\n", commands[i]->name,
+		fprintf(f, "  %-11s %s\n  %-11s   floodctl %s %s\n", commands[i]->name,
 			commands[i]->summary, "", commands[i]->name, commands[i]->args);
 }
 

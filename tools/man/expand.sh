@@ -34,7 +34,7 @@ help_of() {
 }
 
 floodctl_commands() {
-	names=$("$bin/floodctl" --help | sed -n 's/^  \([a-z][a-z-]*\)  .*/\1/p')
+	names=$("$bin/floodctl" --help | sed -n 's/^ *floodctl \([a-z][a-z-]*\) .*/\1/p')
 	[ -n "$names" ] || { echo "expand.sh: floodctl --help lists no commands" >&2; exit 1; }
 	for n in $names; do
 		printf '## %s\n\n' "$n"
