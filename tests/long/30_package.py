@@ -30,7 +30,9 @@
    the new floodctld rebuilds the history from the old files, every ID of
    the verdict log is in it, and once a downstream (countd.py on the
    default's 127.0.0.1:11119) is there the relay delivers the 20 articles
-   queued before the upgrade, each once.
+   queued before the upgrade, each once. floodgate.service's ExecStart
+   (the DPDK dataplane, as floodgate with CAP_NET_ADMIN only) comes up on
+   the default tap port and answers 438 for an ID from before the upgrade.
 6. dpkg --purge: no file of the package, no data, log or runtime
    directory, no region left. The user and group stay (Debian keeps
    system users); this test removes them if it created them.
@@ -58,6 +60,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+import ctlkit  # noqa: E402
 from ctlkit import TOP, check, fail, log, passed  # noqa: E402
 
 CLONE_NEWNET = 0x40000000
@@ -138,7 +141,9 @@ def cleanup():
         subprocess.run(["deluser", "--system", "--quiet", "floodgate"], capture_output=True)
         subprocess.run(["delgroup", "--system", "--quiet", "floodgate"], capture_output=True)
         created_user = False
-    if not os.environ.get("FG_KEEP_TMP"):
+    if ctlkit.failed or os.environ.get("FG_KEEP_TMP"):
+        log("kept %s" % WORK)
+    else:
         shutil.rmtree(WORK, ignore_errors=True)
 
 
@@ -338,6 +343,40 @@ def stop(p, what):
     check("runtime error" not in text and "assertion failed" not in text, "%s log:\n%s" % (what, text))
 
 
+def dataplane_on_tap(ids):
+    """floodgate.service's own ExecStart, as the user floodgate with the unit's
+    one capability (CAP_NET_ADMIN), on the default configuration's tap port:
+    it comes up, and a peer on the tap's host side gets 438 for an ID
+    accepted before the upgrade."""
+    run(["ip", "addr", "del", "10.99.0.1/24", "dev", "lo"])
+    caps = unit("floodgate.service")["AmbientCapabilities"]
+    check(caps == ["CAP_NET_ADMIN"], "floodgate.service holds CAP_NET_ADMIN only: %s" % caps)
+    fg = as_unit("floodgate.service")
+
+    def tap_up():
+        if fg.poll() is not None:
+            fail("floodgate exited %s:\n%s" % (fg.returncode, slurp(fg.logp)))
+        # /sys shows the namespace that mounted it, not ours: ask ip
+        return "ready" in slurp(fg.logp) and subprocess.run(
+            ["ip", "link", "show", "fg0"], capture_output=True).returncode == 0
+    wait_for("floodgate ready on fg0", tap_up)
+    run(["ip", "addr", "add", "10.99.0.2/24", "dev", "fg0"])
+    run(["ip", "link", "set", "fg0", "up"])
+    one = sorted(ids)[0]
+    s = socket.create_connection(("10.99.0.1", 119), timeout=30)
+    f = s.makefile("rwb")
+    greeting = f.readline()
+    f.write(b"MODE STREAM\r\nCHECK " + one.encode() + b"\r\n")
+    f.flush()
+    mode, ans = f.readline(), f.readline()
+    s.close()
+    check(greeting.startswith(b"200 ") and mode.startswith(b"203 ") and
+          ans.strip() == b"438 " + one.encode(),
+          "floodgate on the tap: %r %r %r" % (greeting, mode, ans))
+    stop(fg, "floodgate")
+    log("floodgate.service as floodgate with CAP_NET_ADMIN only: up on fg0, 438 for %s" % one)
+
+
 def verdict_ids(path="/var/log/floodgate/verdict.log"):
     ids = set()
     if not os.path.exists(path):
@@ -445,6 +484,7 @@ def main():
         log("after the upgrade: all %d IDs in history, the %d queued articles relayed once each"
             % (len(ids), len(got_ids)))
         stop(h, "floodgate-host")
+        dataplane_on_tap(ids)
         stop(d, "floodctld")
         cd.send_signal(signal.SIGTERM)
         cd.wait(timeout=30)
