@@ -3,12 +3,14 @@
 #   make run        install what is missing, build, run the live demo
 #                   (RUN_ARGS=--once: end after its summary)
 #   make test       install what is missing, build every variant, run every test
-#   make test-long  the long-running tests (soak, 100 M entries, big articles)
+#   make test-long  the long-running tests (soak, 100 M entries, big articles,
+#                   the Debian package installed, upgraded and purged here)
 #   make bench      quick benchmarks; figures to stdout and docs/benchmarks.md
 #   make bench-full the long benchmarks too
 #   make fuzz       run every libFuzzer target for FUZZ_SECONDS each
 #   make deps       apt-get install what is missing (root)
-#   make all        build the current variant (release; SANITIZE=1, TSAN=1, DEBUG=1)
+#   make all        build the current variant (release; SANITIZE=1, TSAN=1, DEBUG=1;
+#                   PACKAGE=1 is debian/rules' release build, into build/package)
 #   make man        the man pages of the current variant (needs scdoc)
 #   make install    programs, man pages, units, default config into DESTDIR
 #   make deb        the Debian packages into build/deb/ (debian/, dpkg-buildpackage)
@@ -314,8 +316,8 @@ install: programs man $(B)/floodgate.conf
 # The packages, built from a copy of the tree (so debian/rules' clean never
 # touches build/ here) into build/deb/; DEB_VERSION=x.y adds a changelog
 # entry of that version to the copy (the package test's upgrade).
-deb:
+deb: deps
 	tools/deb/build.sh $(DEB_VERSION)
 
 help:
-	@sed -n '2,22p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,27p' Makefile | sed 's/^# \{0,1\}//'
