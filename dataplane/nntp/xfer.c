@@ -61,6 +61,14 @@ static void release_holds(struct fg_engine *e, struct fg_xfer *x)
 	x->n_holds = 0;
 }
 
+/* The peer and Message-ID of a transfer, for the journal's fields (log.h). */
+static const struct fg_log_ctx *xfer_log_ctx(const struct fg_xfer *x, struct fg_log_ctx *lc)
+{
+	lc->peer = x->s->peer ? x->s->peer->name : NULL;
+	lc->msgid = x->id;
+	return lc;
+}
+
 /* The sink is done with the article's octets (discarded or completed). */
 static void settle(struct fg_engine *e, struct fg_xfer *x)
 {
@@ -106,10 +114,14 @@ struct fg_xfer *fg_nntp_xfer_start(struct fg_session *s, enum fg_nntp_verb verb,
 	x->art = art;
 	x->sink_open = rc == 0;
 	x->failed = rc != 0;
-	if (rc != 0)
-		FG_LOG_WARN(FG_NNTP_COMP, "sink refused an article: %d", rc);
 	memcpy(x->id, id, id_len);
 	x->id[id_len] = '\0';
+	if (rc != 0) {
+		struct fg_log_ctx lc;
+
+		fg_log_about(FG_LOG_WARN, FG_NNTP_COMP, xfer_log_ctx(x, &lc),
+			     "sink refused %s: %d", x->id, rc);
+	}
 	x->id_len = (uint16_t)id_len;
 	return x;
 }
@@ -206,14 +218,6 @@ static void done(struct fg_engine *e, struct fg_xfer *x)
 }
 
 /* ------------------------------------------------------------ outcomes */
-
-/* The peer and Message-ID of a transfer, for the journal's fields (log.h). */
-static const struct fg_log_ctx *xfer_log_ctx(const struct fg_xfer *x, struct fg_log_ctx *lc)
-{
-	lc->peer = x->s->peer ? x->s->peer->name : NULL;
-	lc->msgid = x->id;
-	return lc;
-}
 
 /* The article could not be made safe: the peer must retry it later. */
 static void fail(struct fg_engine *e, struct fg_xfer *x)
