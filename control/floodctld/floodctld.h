@@ -89,6 +89,9 @@ struct ctld {
 	fg_time_t config_loaded;
 	bool http_rebind;		/* the http thread re-listens */
 	bool vlog_reopen;		/* the rings thread reopens the verdict log */
+	/* reopen-logs: requests, and the last one the rings thread served by
+	 * closing and opening the file again (rings.c) */
+	uint64_t vlog_reopen_req, vlog_reopen_done;
 
 	/* start-up */
 	fg_time_t started;
@@ -138,6 +141,10 @@ void ctld_wait(struct ctld *d, int64_t ms);
 void *ctld_rings_main(void *arg);
 /* Drain everything and commit (shutdown; start-up after adopt). */
 void ctld_rings_flush(struct ctld *d);
+
+/* Close and open the verdict log again (reopen-logs); waits for the
+ * rings thread: 0, or -ETIMEDOUT. *path gets the file ("" when off). */
+int ctld_vlog_reopen(struct ctld *d, int timeout_ms, char *path, size_t len);
 
 /* snapper.c */
 void *ctld_snap_main(void *arg);

@@ -25,6 +25,7 @@
 
 #include "floodgate/datadir.h"
 #include "floodgate/log.h"
+#include "floodgate/notify.h"
 #include "floodgate/queue.h"
 #include "floodgate/warmup.h"
 #include "floodctld.h"
@@ -152,6 +153,9 @@ static struct fg_config *load_config(const char *path)
 
 	memset(&errs, 0, sizeof(errs));
 	cfg = path ? fg_config_load_file(path, &errs) : fg_config_load_default(&errs);
+	/* the file's warnings already go where its [log] says */
+	if (cfg)
+		fg_config_log_open(cfg, CTLD);
 	fg_config_errors_log(&errs);
 	if (!cfg)
 		FG_LOG_ERR(CTLD, "%s: %u errors; not starting", path ? path : "<default>", errs.total);
@@ -367,12 +371,24 @@ static int start_threads(struct ctld *d)
 	return 0;
 }
 
+/* systemd's Type=notify (notify.h): READY=1 once the region is published
+ * and the control socket listens, so `systemctl start floodctld` returns
+ * when floodctl and the dataplane can use it. */
+static void notify(const char *state)
+{
+	int rc = fg_notify(state);
+
+	if (rc < 0)
+		FG_LOG_WARN(CTLD, "%s to $NOTIFY_SOCKET: %s", state, strerror(-rc));
+}
+
 static void serve(struct ctld *d, const sigset_t *set)
 {
 	int sig;
 
 	FG_LOG_NOTICE(CTLD, "ready: region %s, data %s, control %s", fg_region_path(d->r),
 		      d->data_dir, d->ctl_path);
+	notify("READY=1");
 	while (sigwait(set, &sig) == 0) {
 		if (sig == SIGHUP) {
 			struct fg_sbuf out;
@@ -383,6 +399,7 @@ static void serve(struct ctld *d, const sigset_t *set)
 			continue;
 		}
 		FG_LOG_NOTICE(CTLD, "signal %d: stopping", sig);
+		notify("STOPPING=1");
 		break;
 	}
 }

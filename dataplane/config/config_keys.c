@@ -36,6 +36,7 @@ const char *const cfg_section_names[SEC__COUNT] = {
 	[SEC_PERSISTENCE] = "persistence",
 	[SEC_STATS] = "stats",
 	[SEC_DATAPLANE] = "dataplane",
+	[SEC_LOG] = "log",
 	[SEC_PEER] = "peer",
 	[SEC_DOWNSTREAM] = "downstream",
 };
@@ -45,6 +46,8 @@ static const char *const full_names[] = { "defer", "evict-oldest", NULL };
 static const char *const dsmode_names[] = { "stream", "ihave", NULL };
 static const char *const dpmode_names[] = { "active", "passive", NULL };
 static const char *const date_syntax_names[] = { "inn", "rfc5322", NULL };
+static const char *const logto_names[] = { "stderr", "journal", "syslog", NULL };
+static const char *const logtime_names[] = { "auto", "on", "off", NULL };
 
 /* Enums are stored through an int. */
 _Static_assert(sizeof(enum fg_expiry_mode) == sizeof(int), "enum size");
@@ -52,6 +55,8 @@ _Static_assert(sizeof(enum fg_full_policy) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_downstream_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_dataplane_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_date_syntax) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum fg_log_target) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum fg_log_timestamps) == sizeof(int), "enum size");
 
 const struct cfg_key cfg_keys[] = {
 	/* [site] */
@@ -151,6 +156,12 @@ const struct cfg_key cfg_keys[] = {
 	{ SEC_DATAPLANE, T_DURATION, 0, "idle-backoff", GF(idle_backoff_us),
 	  .unit = NS_US, .min = 0, .max = 1000000, .def = "100us" },
 
+	/* [log] */
+	{ SEC_LOG, T_ENUM, 0, "target", GF(log_target), .names = logto_names,
+	  .def = "stderr" },
+	{ SEC_LOG, T_ENUM, 0, "timestamps", GF(log_timestamps), .names = logtime_names,
+	  .def = "auto" },
+
 	/* [peer NAME] */
 	{ SEC_PEER, T_PEER_ADDRS, F_REPEAT, "address", PF(addr),
 	  .cnt = offsetof(struct fg_config_peer, n_addr) },
@@ -192,6 +203,11 @@ bool fg_config_key_at(unsigned i, const char **section, const char **key)
 	*section = cfg_section_names[cfg_keys[i].section];
 	*key = cfg_keys[i].name;
 	return true;
+}
+
+const char *fg_config_key_default(unsigned i)
+{
+	return i < cfg_n_keys ? cfg_keys[i].def : NULL;
 }
 
 void *cfg_key_base(struct fg_config *cfg, enum cfg_section sec, unsigned idx)

@@ -151,6 +151,8 @@ static int load_config(struct dp *dp)
 	memset(&errs, 0, sizeof(errs));
 	dp->cfg = dp->o.config ? fg_config_load_file(dp->o.config, &errs)
 			       : fg_config_load_default(&errs);
+	if (dp->cfg)
+		fg_config_log_open(dp->cfg, "floodgate");
 	fg_config_errors_log(&errs);
 	if (!dp->cfg)
 		return -EINVAL;

@@ -493,6 +493,8 @@ static struct fg_config *load_config(const struct host_opts *o)
 	struct fg_config *cfg = o->config ? fg_config_load_file(o->config, &errs) :
 					    fg_config_load_default(&errs);
 
+	if (cfg)
+		fg_config_log_open(cfg, "floodgate-host");
 	fg_config_errors_log(&errs);
 	return cfg;
 }
