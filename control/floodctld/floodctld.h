@@ -133,7 +133,6 @@ static inline void ctld_count(struct ctld *d, enum fg_counter c)
 
 /* main.c */
 void ctld_settings_from(struct ctld_settings *s, const struct fg_config *cfg);
-uint64_t ctld_now_ns(void);
 /* Wait on `cond` until woken or `ms` pass; called with `lock` held. */
 void ctld_wait(struct ctld *d, int64_t ms);
 

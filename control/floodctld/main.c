@@ -48,14 +48,6 @@ static const char usage_text[] =
 	"Signals: SIGHUP reloads the config file, SIGTERM and SIGINT stop.\n"
 	"Exit status: 0 clean stop, 1 start-up failed, 2 bad usage or configuration.\n";
 
-uint64_t ctld_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void ctld_wait(struct ctld *d, int64_t ms)
 {
 	struct timespec ts;
@@ -273,7 +265,7 @@ static void newest_snapshot(struct ctld *d)
 
 static int open_region(struct ctld *d)
 {
-	double t0 = (double)ctld_now_ns() / 1e9;
+	double t0 = (double)fg_mono_ns() / 1e9;
 	char why[512];
 	int err;
 
@@ -284,7 +276,7 @@ static int open_region(struct ctld *d)
 		fg_history_stats(fg_region_history(d->r), &hs);
 		d->startup = "adopted";
 		d->transient_dirty = true;
-		d->restore_seconds = (double)ctld_now_ns() / 1e9 - t0;
+		d->restore_seconds = (double)fg_mono_ns() / 1e9 - t0;
 		newest_snapshot(d);
 		FG_LOG_NOTICE(CTLD, "adopted the region at %s: %llu entries, %u writers alive",
 			      fg_region_path(d->r), (unsigned long long)hs.entries,

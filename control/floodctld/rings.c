@@ -181,7 +181,7 @@ static struct fg_vlog_file *vlog_open(struct ctld *d, struct fg_vlog_file *old)
 
 int ctld_vlog_reopen(struct ctld *d, int timeout_ms, char *path, size_t len)
 {
-	uint64_t deadline = ctld_now_ns() + (uint64_t)timeout_ms * 1000000u, req;
+	uint64_t deadline = fg_mono_ns() + (uint64_t)timeout_ms * 1000000u, req;
 	int rc = 0;
 
 	pthread_mutex_lock(&d->lock);
@@ -189,7 +189,7 @@ int ctld_vlog_reopen(struct ctld *d, int timeout_ms, char *path, size_t len)
 	d->vlog_reopen = true;
 	snprintf(path, len, "%s", d->set.verdict_log);
 	while (d->vlog_reopen_done < req && rc == 0) {
-		uint64_t now = ctld_now_ns();
+		uint64_t now = fg_mono_ns();
 
 		if (now >= deadline || atomic_load(&d->stop))
 			rc = -ETIMEDOUT;
@@ -207,7 +207,7 @@ void *ctld_rings_main(void *arg)
 	uint64_t next_commit = 0, next_reap = 0;
 
 	while (!atomic_load(&d->stop)) {
-		uint64_t now = ctld_now_ns();
+		uint64_t now = fg_mono_ns();
 		int64_t commit_ms, moved, lines;
 		bool reopen;
 

@@ -66,21 +66,13 @@ void dp_io_signals(bool block)
 	pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
 }
 
-uint64_t dp_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void dp_clock(fg_time_t *now, uint64_t *now_ns)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
 	*now = ts.tv_sec;
-	*now_ns = dp_now_ns();
+	*now_ns = fg_mono_ns();
 }
 
 /* ------------------------------------------------------------ set-up */
@@ -218,7 +210,7 @@ static int engine_setup(struct dp_worker *w)
 	uint32_t token;
 
 	if (getrandom(&token, sizeof(token), 0) != sizeof(token))
-		token = (uint32_t)dp_now_ns();
+		token = (uint32_t)fg_mono_ns();
 	ep.cfg = w->cfg;
 	ep.history = w->dp->history;
 	ep.sink_ops = w->sink_ops;
@@ -618,7 +610,7 @@ static bool iteration(struct dp_worker *w)
 	}
 	/* the engine may run on the capture's clock; the worker's own
 	 * deadlines (publication, exit-idle, shutdown) use the monotonic one */
-	mono_ns = dp_now_ns();
+	mono_ns = fg_mono_ns();
 	if (got)
 		w->last_rx_ns = mono_ns;
 	publish(w, mono_ns);

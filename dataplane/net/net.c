@@ -40,6 +40,7 @@
 
 #include "floodgate/log.h"
 #include "floodgate/net.h"
+#include "floodgate/siphash.h"
 
 #define ARP_WAYS 4
 #define ARP_REQ_INTERVAL_NS 1000000000ull
@@ -180,15 +181,6 @@ static void l4_end_of_burst(struct fg_net *net, uint64_t now_ns)
 }
 
 /* ---------------------------------------------------------------- helpers */
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	return x ^ (x >> 33);
-}
 
 static uint32_t rng_ppm(struct fg_net *net)
 {
@@ -384,7 +376,7 @@ void fg_net_build_ipv4(uint8_t *frame, const uint8_t *dst_mac, const uint8_t *sr
 
 static struct arp_entry *arp_find(struct fg_net *net, uint32_t ip, bool create)
 {
-	unsigned base = (unsigned)mix64(ip ^ net->cfg.hash_seed) & net->arp_mask;
+	unsigned base = (unsigned)fg_mix64_murmur3(ip ^ net->cfg.hash_seed) & net->arp_mask;
 	struct arp_entry *victim = NULL;
 
 	for (unsigned i = 0; i < ARP_WAYS; i++) {

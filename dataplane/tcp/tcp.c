@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "floodgate/log.h"
+#include "floodgate/siphash.h"
 #include "tcp_int.h"
 
 static const char *const state_names[FG_TCP_STATE__COUNT] = {
@@ -117,15 +118,6 @@ static int config_defaults(struct fg_tcp_config *c)
 	return 0;
 }
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 static const struct fg_net_l4_ops tcp_l4_ops = {
 	.input = tcp_input, .end_of_burst = tcp_end_burst, .timers = tcp_timers,
 	.next_deadline = tcp_next_deadline,
@@ -202,8 +194,8 @@ struct fg_tcp *fg_tcp_create(struct fg_net *net, const struct fg_tcp_config *cfg
 	/* RFC 7323 2.3: the smallest shift that lets rcvbuf be advertised */
 	while (t->rcv_wscale < TCP_MAX_WSCALE && (t->cfg.rcvbuf >> t->rcv_wscale) > 65535)
 		t->rcv_wscale++;
-	t->sip_k0 = mix64(t->cfg.secret ^ 0x6a09e667f3bcc908ull);
-	t->sip_k1 = mix64(t->cfg.secret ^ 0xbb67ae8584caa73bull);
+	t->sip_k0 = fg_mix64_splitmix(t->cfg.secret ^ 0x6a09e667f3bcc908ull);
+	t->sip_k1 = fg_mix64_splitmix(t->cfg.secret ^ 0xbb67ae8584caa73bull);
 	if (fg_net_l4_register(net, FG_IP_PROTO_TCP, &tcp_l4_ops, t) < 0) {
 		FG_LOG_ERR("tcp", "the net instance has a TCP handler already");
 		goto out_free_pools;

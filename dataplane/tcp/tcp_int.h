@@ -292,7 +292,6 @@ void tcp_timer_cancel(struct fg_tcp_conn *c);
 uint64_t tcp_idle_deadline(const struct fg_tcp_conn *c);
 
 /* tcp_cookie.c */
-uint64_t tcp_siphash(uint64_t k0, uint64_t k1, const void *data, size_t len);
 uint32_t tcp_conn_hash(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
 		       uint32_t raddr, uint16_t rport);
 uint32_t tcp_cookie_make(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
