@@ -163,12 +163,7 @@ static void sink_teardown(struct dp_worker *w)
 {
 	if (!w->sink)
 		return;
-	if (w->sink_ops == &fg_sink_null_ops)
-		fg_sink_null_destroy(w->sink);
-	else if (w->sink_ops == &fg_queue_sink_ops)
-		fg_queue_sink_destroy(w->sink);
-	else
-		fg_sink_mem_destroy(w->sink);
+	w->sink_ops->destroy(w->sink);
 	fg_outbound_warm_destroy(w->warm);
 	w->warm = NULL;
 	w->sink = NULL;

@@ -477,12 +477,8 @@ static void worker_teardown(struct host_worker *w)
 	host_worker_fini(w);
 	fg_engine_destroy(w->e);
 	fg_outbound_warm_destroy(w->warm);
-	if (w->sink_ops == &fg_queue_sink_ops)
-		fg_queue_sink_destroy(w->sink);
-	else if (w->sink_ops == &fg_sink_null_ops)
-		fg_sink_null_destroy(w->sink);
-	else
-		fg_sink_mem_destroy(w->sink);
+	if (w->sink)
+		w->sink_ops->destroy(w->sink);
 	free(w->stats);
 	free(w->peer_stats);
 }
