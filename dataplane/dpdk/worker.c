@@ -77,40 +77,6 @@ void dp_clock(fg_time_t *now, uint64_t *now_ns)
 
 /* ------------------------------------------------------------ set-up */
 
-/* "rx-drop=1,tx-dup=0.5,seed=7": percent of TCP segments (net.h knob). */
-static int parse_faults(const char *spec, struct fg_net_faults *f)
-{
-	char buf[256], *save = NULL;
-
-	if (strlen(spec) >= sizeof(buf))
-		return -EINVAL;
-	snprintf(buf, sizeof(buf), "%s", spec);
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		static const char *const keys[] = { "rx-drop", "rx-dup", "rx-reorder",
-						    "tx-drop", "tx-dup", "tx-reorder" };
-		uint32_t *fields[] = { &f->rx_drop_ppm, &f->rx_dup_ppm, &f->rx_reorder_ppm,
-				       &f->tx_drop_ppm, &f->tx_dup_ppm, &f->tx_reorder_ppm };
-		char *eq = strchr(tok, '=');
-		unsigned k;
-		double pct;
-
-		if (!eq)
-			return -EINVAL;
-		*eq++ = 0;
-		if (!strcmp(tok, "seed")) {
-			f->seed = strtoull(eq, NULL, 0);
-			continue;
-		}
-		for (k = 0; k < FG_ARRAY_SIZE(keys) && strcmp(tok, keys[k]); k++)
-			;
-		pct = strtod(eq, NULL);
-		if (k == FG_ARRAY_SIZE(keys) || pct < 0 || pct > 100)
-			return -EINVAL;
-		*fields[k] = (uint32_t)(pct * 10000.0 + 0.5);
-	}
-	return 0;
-}
-
 static int sink_setup(struct dp_worker *w)
 {
 	struct dp *dp = w->dp;
@@ -246,7 +212,7 @@ static int net_setup(struct dp_worker *w)
 	if (!w->net)
 		return -EINVAL;
 	if (dp->o.fault) {
-		if (parse_faults(dp->o.fault, &faults) != 0)
+		if (fg_net_faults_parse(dp->o.fault, &faults) != 0)
 			return -EINVAL;
 		faults.seed += w->index;
 		fg_net_set_faults(w->net, &faults);

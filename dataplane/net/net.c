@@ -34,6 +34,7 @@
  * from ARP requests and replies addressed to us (RFC 826's merge step).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -232,6 +233,39 @@ void fg_net_buf_ref(struct fg_net *net, void *handle)
 void fg_net_buf_unref(struct fg_net *net, void *handle)
 {
 	net->ops->buf_unref(net->port, handle);
+}
+
+int fg_net_faults_parse(const char *spec, struct fg_net_faults *f)
+{
+	char buf[256], *save = NULL;
+
+	if (strlen(spec) >= sizeof(buf))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		static const char *const keys[] = { "rx-drop", "rx-dup", "rx-reorder",
+						    "tx-drop", "tx-dup", "tx-reorder" };
+		uint32_t *fields[] = { &f->rx_drop_ppm, &f->rx_dup_ppm, &f->rx_reorder_ppm,
+				       &f->tx_drop_ppm, &f->tx_dup_ppm, &f->tx_reorder_ppm };
+		char *eq = strchr(tok, '=');
+		unsigned k;
+		double pct;
+
+		if (!eq)
+			return -EINVAL;
+		*eq++ = 0;
+		if (!strcmp(tok, "seed")) {
+			f->seed = strtoull(eq, NULL, 0);
+			continue;
+		}
+		for (k = 0; k < FG_ARRAY_SIZE(keys) && strcmp(tok, keys[k]); k++)
+			;
+		pct = strtod(eq, NULL);
+		if (k == FG_ARRAY_SIZE(keys) || pct < 0 || pct > 100)
+			return -EINVAL;
+		*fields[k] = (uint32_t)(pct * 10000.0 + 0.5);
+	}
+	return 0;
 }
 
 int fg_net_set_faults(struct fg_net *net, const struct fg_net_faults *f)

@@ -144,6 +144,12 @@ uint64_t fg_net_next_deadline(const struct fg_net *net);
 void fg_net_flush(struct fg_net *net);
 
 int fg_net_set_faults(struct fg_net *net, const struct fg_net_faults *f);
+/* "rx-drop=1,tx-dup=0.5,seed=7": percentages (0..100) of TCP segments for
+ * each of rx-drop, rx-dup, rx-reorder, tx-drop, tx-dup, tx-reorder, and
+ * the PRNG's seed; keys not given keep their value in *f. 0, or -EINVAL
+ * (an unknown key, no `=`, a share outside 0..100, a spec over 255
+ * octets). */
+int fg_net_faults_parse(const char *spec, struct fg_net_faults *f);
 
 /* Peer MAC for `ip` (network order): 0 and *mac set, or -EAGAIN after an
  * ARP request has been queued (at most one a second per address). */

@@ -119,6 +119,29 @@ static void rx_ip(uint8_t proto, uint8_t first, uint32_t len, uint64_t now)
 	fg_net_rx(X.net, &fr, 1, now);
 }
 
+/* The fault knob's spec, as floodgate --fault and fg-taphost take it. */
+START_TEST(test_faults_parse)
+{
+	struct fg_net_faults f = { .tx_dup_ppm = 7 };
+	char big[300];
+
+	ck_assert_int_eq(fg_net_faults_parse("rx-drop=1,rx-reorder=0.5,tx-drop=100,seed=0x10", &f), 0);
+	ck_assert_uint_eq(f.rx_drop_ppm, 10000);
+	ck_assert_uint_eq(f.rx_reorder_ppm, 5000);
+	ck_assert_uint_eq(f.tx_drop_ppm, 1000000);
+	ck_assert_uint_eq(f.tx_dup_ppm, 7);		/* not named: kept */
+	ck_assert_uint_eq(f.seed, 16);
+	ck_assert_int_eq(fg_net_faults_parse("", &f), 0);
+	ck_assert_int_eq(fg_net_faults_parse("rx-drop", &f), -EINVAL);
+	ck_assert_int_eq(fg_net_faults_parse("rx-lose=1", &f), -EINVAL);
+	ck_assert_int_eq(fg_net_faults_parse("tx-dup=101", &f), -EINVAL);
+	ck_assert_int_eq(fg_net_faults_parse("tx-dup=-1", &f), -EINVAL);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	ck_assert_int_eq(fg_net_faults_parse(big, &f), -EINVAL);
+}
+END_TEST
+
 START_TEST(test_register_refusals)
 {
 	struct rec a = { 0 }, b = { 0 };
@@ -267,6 +290,7 @@ static Suite *net_suite(void)
 	TCase *t = tcase_create("l4-handlers");
 
 	tcase_add_test(t, test_register_refusals);
+	tcase_add_test(t, test_faults_parse);
 	tcase_add_test(t, test_dispatch_by_protocol);
 	tcase_add_test(t, test_poll_timers_and_deadline);
 	tcase_add_test(t, test_tcp_registers_itself);
