@@ -63,15 +63,16 @@ def fill(data):
 
 
 def bump(path, off, crc_end):
-    """Version + 1 at off in every slot (two-slot files), checksums good again."""
+    """A version newer than this build reads, at off in every slot (two-slot
+    files), checksums good again."""
     b = bytearray(open(path, "rb").read())
     step = 64 if off == 48 else len(b)
     found = None
     for base in range(0, len(b), step):
         if b[base:base + 4] == b"\0\0\0\0":
             continue
-        v = struct.unpack_from("<I", b, base + off)[0] + 1
-        v = max(v, 2)                   # a v0 slot bumped past what this build reads
+        # far past any version this build reads (a format may read several)
+        v = struct.unpack_from("<I", b, base + off)[0] + 100
         struct.pack_into("<I", b, base + off, v)
         struct.pack_into("<I", b, base + crc_end, crc32c(bytes(b[base:base + crc_end])))
         found = v

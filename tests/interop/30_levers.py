@@ -23,7 +23,7 @@ articles posted through rnews, whose batch innfeed (innkit.Innfeed, from
 Checks: innfeed's answers per ID; the
 dataplane's counters (nntp_defer_paused, nntp_throttle_closed, 431 and 400
 answers); status and peers in JSON name the throttle and the pause; every
-change in the dataplane's log; the levers journal holds the five changes;
+change in the dataplane's log; the levers journal names its version and holds the changes;
 the logs are otherwise clean.
 """
 import os
@@ -201,7 +201,9 @@ def main():
               "counters: paused %d, throttle %d" % (st["nntp_defer_paused"],
                                                     st["nntp_throttle_closed"]))
         journal = open(os.path.join(w.data, "levers.journal")).read().splitlines()
-        verbs = [ln.split()[1] for ln in journal]
+        check(journal and journal[0] == "floodgate-levers 1",
+              "levers.journal names its format's version first: %r" % journal[:1])
+        verbs = [ln.split()[1] for ln in journal[1:]]
         check(verbs == ["pause", "resume", "throttle", "go"], "levers.journal: %r" % journal)
         text = "".join(fgdp.slurp(p) for p in w.logs)
         for want in ("peer feeder-b paused until", "(from the levers journal)",
