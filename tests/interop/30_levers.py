@@ -36,6 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 sys.path.insert(0, HERE)
 import fgdp  # noqa: E402
+import fgkit  # noqa: E402
 from fgdp import DP_ADDR, check, log  # noqa: E402
 import innkit  # noqa: E402
 
@@ -214,7 +215,7 @@ def main():
         w.check_logs(allow=r"(peer feeder-b paused until \d+|throttled: maintenance window) "
                            r"\((journaled|from the levers journal)\)")
     finally:
-        if fgdp.failed or os.environ.get("FG_KEEP_TMP"):
+        if fgkit.failed or os.environ.get("FG_KEEP_TMP"):
             log("kept %s" % work)
         else:
             shutil.rmtree(work, ignore_errors=True)
