@@ -60,7 +60,6 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-import ctlkit  # noqa: E402
 import fgkit  # noqa: E402
 from ctlkit import TOP, check, fail, log, passed  # noqa: E402
 
