@@ -717,6 +717,8 @@ int fg_queue_start(struct fg_queue *q)
 	rc = pthread_create(&q->thread, NULL, writer_main, q);
 	if (rc != 0)
 		return -rc;
+	/* named for top, perf and docs/benchmarks.md's cost table */
+	pthread_setname_np(q->thread, "fg-qwriter");
 	q->started = true;
 	return 0;
 }
