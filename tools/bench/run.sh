@@ -53,6 +53,7 @@ if [ "$mode" = quick ]; then
 	WORKLOADS=(
 		"check|--mode check --peers 10 --dups 10 --articles 30000 --size 2K --window 64"
 		"takethis_2k|--mode takethis --peers 4 --conns 2 --dups 1 --articles 60000 --size 2K --window 32"
+		"takethis_700k|--mode takethis --peers 4 --conns 2 --dups 1 --articles 400 --size 700K --window 8"
 	)
 else
 	export FG_BENCH_HISTORY=20000000
