@@ -22,12 +22,15 @@ STAGES = [
     ("port: a SIGIO for every frame the tap receives (net_tap's rx trigger), its delivery and return",
      WORKER, r"__restore_rt|get_signal|x64_setup_rt_frame|copy_fpstate_to_sigframe|"
      r"__fpu_restore_sig|fpu__clear_user_states|arch_do_signal_or_restart|restore_sigcontext"),
-    ("port: waiting for frames (epoll on the rx interrupt)", WORKER, r"epoll_wait"),
+    ("port: waiting for frames (epoll on the rx interrupt, or sleeping in short steps)", WORKER,
+     r"epoll_wait|idle_backoff"),
     ("port: reading frames from the tap (readv, the kernel's copy out)", WORKER,
      r"readv|tun_chr_read_iter"),
     ("port: writing frames to the tap (writev: the kernel's TCP on feedgen's side takes our ACKs)",
      WORKER, r"writev|tun_chr_write_iter"),
     ("port: net_tap PMD, user side", WORKER, r"librte_net_tap"),
+    ("port: net_af_packet PMD (the ring's copy into mbufs, sendto)", WORKER,
+     r"librte_net_af_packet|__libc_sendto"),
     ("queue sink: copying article bytes past the hold budget (copy_in)", WORKER, r"\bcopy_in\b"),
     ("queue sink: holding buffers, freeing pieces", WORKER,
      r"\bsink_\w+|art_release|piece_add|iov_next|qring_|fg_nntp_xfer_append|fg_nntp_hold|"
@@ -80,6 +83,11 @@ def classify(path, stages):
     total = 0
     for comm, chain in samples(path):
         total += 1
+        # a worker's frames below its loop (the EAL's launcher) say nothing
+        for i, fr in enumerate(chain):
+            if "dp_worker_main" in fr:
+                chain = chain[:i + 1]
+                break
         for name, tre, pre in compiled:
             if tre.search(comm) and any(pre.search(fr) for fr in chain):
                 counts[name] += 1
