@@ -32,6 +32,7 @@ struct explain {
 	const char *config_path, *peer_name, *arg, *path;
 	int64_t now;
 	bool json;
+	int date_syntax;	/* enum fg_date_syntax, or -1: the config's */
 	/* input */
 	char *buf;
 	size_t len;		/* octets read */
@@ -57,6 +58,7 @@ static int parse_explain_args(int argc, char **argv, struct explain *e)
 		{ "peer", required_argument, NULL, 'p' },
 		{ "msgid", required_argument, NULL, 'm' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "date-syntax", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -64,6 +66,7 @@ static int parse_explain_args(int argc, char **argv, struct explain *e)
 	int c;
 
 	e->now = time(NULL);
+	e->date_syntax = -1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -82,6 +85,14 @@ static int parse_explain_args(int argc, char **argv, struct explain *e)
 			break;
 		case 'j':
 			e->json = true;
+			break;
+		case 'd':
+			if (strcmp(optarg, "inn") == 0)
+				e->date_syntax = FG_DATE_SYNTAX_INN;
+			else if (strcmp(optarg, "rfc5322") == 0)
+				e->date_syntax = FG_DATE_SYNTAX_RFC5322;
+			else
+				return fg_ctl_fail(cmd, "--date-syntax: inn or rfc5322, not %s", optarg);
 			break;
 		case 'h':
 			fg_ctl_usage(cmd, stdout);
@@ -205,6 +216,12 @@ static void text_date(const char *label, const struct fg_rules_date *d)
 		printf("  (%" PRId64 "%s%s)", d->t, same ? "" : " = ", same ? "" : when);
 	}
 	putchar('\n');
+	if (d->count && d->reading.notes) {
+		char words[512];
+
+		fg_date_reading_describe(&d->reading, d->text.ptr, d->text.len, words, sizeof(words));
+		printf("%-16s%s\n", "  read:", words);
+	}
 }
 
 static void text_reason(const struct explain *e)
@@ -254,6 +271,7 @@ static void print_text(const struct explain *e)
 	text_msgid(e);
 	text_date("date:", &v->date);
 	text_date("injection-date:", &v->injection_date);
+	printf("%-16s%s\n", "date syntax:", fg_date_syntax_name(e->cfg->date_syntax));
 	printf("%-16s%s\n", "date used:", v->date_used ? date_used_name(v->date_used) : "none");
 	if (v->date_used) {
 		fg_date_format(v->article_date, when, sizeof(when));
@@ -280,7 +298,30 @@ static void print_text(const struct explain *e)
 		printf("%-16s%s\n", "remembered:", e->remember ? "yes (with remember-rejects on)" : "no");
 }
 
-static void json_date(struct fg_ctl_json *j, const char *key, const struct fg_rules_date *d)
+/* How an inn reading went: its notes (space-separated names), in words,
+ * the zone used and innd's, and whether it may feed the clock guard. */
+static void json_reading(struct fg_ctl_json *j, const struct fg_rules_date *d)
+{
+	const struct fg_date_reading *r = &d->reading;
+	char names[256] = "", words[512];
+	size_t n = 0;
+
+	for (uint32_t bit = 1; bit && bit <= r->notes; bit <<= 1)
+		if (r->notes & bit)
+			n += (size_t)snprintf(names + n, sizeof(names) - FG_MIN(n, sizeof(names)), "%s%s",
+					      n ? " " : "", fg_date_note_name(bit));
+	fg_date_reading_describe(r, d->text.ptr, d->text.len, words, sizeof(words));
+	fg_ctl_json_open(j, "reading");
+	fg_ctl_json_cstr(j, "notes", names);
+	fg_ctl_json_cstr(j, "words", words);
+	fg_ctl_json_int(j, "zone", r->zone);
+	fg_ctl_json_int(j, "innd_zone", r->inn_zone);
+	fg_ctl_json_bool(j, "clock_sample", fg_date_reading_trusted(r));
+	fg_ctl_json_close(j);
+}
+
+static void json_date(struct fg_ctl_json *j, const char *key, const struct fg_rules_date *d,
+		      enum fg_date_syntax syntax)
 {
 	if (!d->count) {
 		fg_ctl_json_null(j, key);
@@ -296,6 +337,10 @@ static void json_date(struct fg_ctl_json *j, const char *key, const struct fg_ru
 		fg_ctl_json_null(j, "epoch");
 		fg_ctl_json_cstr(j, "error", fg_date_error_str(d->err));
 	}
+	if (syntax == FG_DATE_SYNTAX_INN && d->err == FG_DATE_OK)
+		json_reading(j, d);
+	else
+		fg_ctl_json_null(j, "reading");
 	fg_ctl_json_close(j);
 }
 
@@ -341,8 +386,9 @@ static void print_json(const struct explain *e)
 		fg_ctl_json_null(&j, "age");
 	}
 	fg_ctl_json_int(&j, "now", e->now);
-	json_date(&j, "date", &v->date);
-	json_date(&j, "injection_date", &v->injection_date);
+	fg_ctl_json_cstr(&j, "date_syntax", fg_date_syntax_name(e->cfg->date_syntax));
+	json_date(&j, "date", &v->date, e->cfg->date_syntax);
+	json_date(&j, "injection_date", &v->injection_date, e->cfg->date_syntax);
 	json_msgid(&j, e);
 	fg_ctl_json_cstr(&j, "peer", e->peer ? e->peer->name : NULL);
 	fg_ctl_json_cstr(&j, "file", e->path);
@@ -372,6 +418,8 @@ static int explain_run(int argc, char **argv)
 		goto out_free;
 	rc = FG_CTL_EXIT_USAGE;
 	e->cfg = load_config(e->config_path);
+	if (e->cfg && e->date_syntax >= 0)
+		e->cfg->date_syntax = (enum fg_date_syntax)e->date_syntax;
 	if (!e->cfg)
 		goto out_free;
 	if (e->peer_name && !(e->peer = fg_config_peer_by_name(e->cfg, e->peer_name))) {
@@ -415,13 +463,15 @@ out_free:
 
 const struct fg_ctl_command fg_ctl_cmd_explain = {
 	.name = "explain",
-	.args = "[-c CONFIG] [--now RFC5322-DATE|EPOCH] [--peer NAME] [--msgid ID] [--json] [FILE|-]",
+	.args = "[-c CONFIG] [--now RFC5322-DATE|EPOCH] [--peer NAME] [--msgid ID] [--date-syntax inn|rfc5322] [--json] [FILE|-]",
 	.summary = "run the admission rules on one article and show the verdict and why",
 	.help =
 	"  -c, --config FILE  floodgate.conf to use (default: the embedded default)\n"
 	"  --now DATE|EPOCH   decide at this time (default: now)\n"
 	"  --peer NAME        as if sent by this configured peer (its newsgroups, size limit)\n"
 	"  --msgid ID         the command's argument (as after TAKETHIS); default: none\n"
+	"  --date-syntax S    read dates as inn (innd's set) or rfc5322 (strict);\n"
+	"                     default: the config's date-syntax (inn)\n"
 	"  --json             one JSON object instead of text\n"
 	"  FILE               the article, wire form (CRLF, dot-stuffed) or plain (LF);\n"
 	"                     \"-\" or nothing reads standard input\n"
@@ -481,6 +531,7 @@ static int msgid_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "date-syntax", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};

@@ -9,7 +9,8 @@
  *                                   of the demo's (tools/demo)
  *   floodctl config --check FILE    load FILE as floodctld would: every
  *                                   error and warning with file:line; exit 1
- *                                   when it has errors
+ *                                   when it has errors; --json: one object,
+ *                                   each problem {file, line, key, message}
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -17,6 +18,45 @@
 
 #include "floodgate/config.h"
 #include "floodctl.h"
+
+/* Each problem as {"file", "line", "key", "message"}; line null when the
+ * problem is not one line's. */
+static void json_problems(struct fg_ctl_json *j, const char *key, const char *path,
+			  const struct fg_config_error *e, unsigned n)
+{
+	fg_ctl_json_array(j, key);
+	for (unsigned i = 0; i < n; i++) {
+		fg_ctl_json_open(j, NULL);
+		fg_ctl_json_cstr(j, "file", path);
+		if (e[i].line)
+			fg_ctl_json_uint(j, "line", e[i].line);
+		else
+			fg_ctl_json_null(j, "line");
+		fg_ctl_json_str(j, "key", e[i].key_len ? e[i].text + e[i].key_off : NULL, e[i].key_len);
+		fg_ctl_json_cstr(j, "message", e[i].text + e[i].msg_off);
+		fg_ctl_json_close(j);
+	}
+	fg_ctl_json_close(j);
+}
+
+static int check_file_json(const char *path)
+{
+	struct fg_config_errors errs;
+	struct fg_config *cfg;
+	struct fg_ctl_json j;
+
+	memset(&errs, 0, sizeof(errs));
+	cfg = fg_config_load_file(path, &errs);
+	fg_ctl_json_begin(&j, stdout);
+	fg_ctl_json_cstr(&j, "file", path);
+	fg_ctl_json_bool(&j, "ok", cfg != NULL);
+	json_problems(&j, "errors", path, errs.err, errs.n);
+	fg_ctl_json_uint(&j, "errors_total", errs.total);
+	json_problems(&j, "warnings", path, errs.warn, errs.n_warn);
+	fg_ctl_json_end(&j);
+	fg_config_free(cfg);
+	return cfg ? FG_CTL_EXIT_OK : FG_CTL_EXIT_NO;
+}
 
 static int check_file(const char *path)
 {
@@ -43,11 +83,12 @@ static int run_config(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "default", no_argument, NULL, 'd' },
 		{ "check", required_argument, NULL, 'k' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *check = NULL;
-	bool def = false;
+	bool def = false, json = false;
 	int o;
 
 	optind = 1;
@@ -59,6 +100,9 @@ static int run_config(int argc, char **argv)
 		case 'k':
 			check = optarg;
 			break;
+		case 'j':
+			json = true;
+			break;
 		case 'h':
 			fg_ctl_usage(&fg_ctl_cmd_config, stdout);
 			return FG_CTL_EXIT_OK;
@@ -66,10 +110,10 @@ static int run_config(int argc, char **argv)
 			goto usage;
 		}
 	}
-	if (optind != argc || def == (check != NULL))
+	if (optind != argc || def == (check != NULL) || (json && def))
 		goto usage;
 	if (check)
-		return check_file(check);
+		return json ? check_file_json(check) : check_file(check);
 	fputs(fg_config_default_text, stdout);
 	return FG_CTL_EXIT_OK;
 usage:
@@ -79,10 +123,12 @@ usage:
 
 const struct fg_ctl_command fg_ctl_cmd_config = {
 	.name = "config",
-	.args = "--default | --check FILE",
+	.args = "--default | --check FILE [--json]",
 	.summary = "print the embedded default configuration, or check a file",
 	.help = "  --default          print the embedded floodgate.conf (what runs without -c)\n"
 		"  --check FILE       load FILE as floodctld would; its errors and warnings\n"
-		"                     on stderr with file:line; exit 1 if it has errors\n",
+		"                     on stderr with file:line; exit 1 if it has errors\n"
+		"  --json             with --check: one object, each problem with its file,\n"
+		"                     line, key and message\n",
 	.run = run_config,
 };

@@ -39,7 +39,11 @@ struct call {
 	struct fg_ctl_req req;
 	char socket[FG_CONFIG_PATH_MAX];
 	int timeout_s;
+	int64_t for_s;		/* pause --for, seconds; 0: not given */
 };
+
+/* An option of floodctl's own, not a request flag: pause --for DURATION. */
+#define OWN_FOR 0x10000u
 
 /* The control socket named by -c FILE, or by the embedded default. */
 int fg_ctl_socket_from_config(const struct fg_ctl_command *cmd, const char *file, char *out,
@@ -71,6 +75,7 @@ static int parse(struct call *c, int argc, char **argv, unsigned own_flags)
 		{ "json", no_argument, NULL, 'j' },
 		{ "prom", no_argument, NULL, 'p' },
 		{ "dry-run", no_argument, NULL, 'd' },
+		{ "for", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -93,6 +98,12 @@ static int parse(struct call *c, int argc, char **argv, unsigned own_flags)
 			break;
 		case 'j':
 			c->req.flags |= FG_CTL_F_JSON;
+			break;
+		case 'f':
+			if (!(own_flags & OWN_FOR))
+				goto usage;
+			if (fg_parse_duration(optarg, &c->for_s) < 0 || c->for_s <= 0)
+				return fg_ctl_fail(c->cmd, "--for wants a duration (90, 30m, 2h, 1d)");
 			break;
 		case 'p':
 		case 'd':
@@ -181,6 +192,8 @@ static int simple(const struct fg_ctl_command *cmd, enum fg_ctl_verb verb, unsig
 	rc = parse(&c, argc, argv, own);
 	if (rc)
 		return rc;
+	if (c.for_s && c.req.argc < FG_CTL_ARGS_MAX)
+		snprintf(c.req.argv[c.req.argc++], FG_CTL_ARG_MAX, "%lld", (long long)c.for_s);
 	if (c.req.argc < min_args || c.req.argc > max_args) {
 		fg_ctl_usage(cmd, stderr);
 		return FG_CTL_EXIT_USAGE;
@@ -217,6 +230,38 @@ static int run_lookup(int argc, char **argv)
 	return simple(&fg_ctl_cmd_lookup, FG_CTL_LOOKUP, 0, DEFAULT_TIMEOUT_S, 1, 1, argc, argv);
 }
 
+static int run_forget(int argc, char **argv)
+{
+	return simple(&fg_ctl_cmd_forget, FG_CTL_FORGET, 0, DEFAULT_TIMEOUT_S, 1, 1, argc, argv);
+}
+
+static int run_remember(int argc, char **argv)
+{
+	return simple(&fg_ctl_cmd_remember, FG_CTL_REMEMBER, 0, DEFAULT_TIMEOUT_S, 1, 2, argc, argv);
+}
+
+static int run_throttle(int argc, char **argv)
+{
+	return simple(&fg_ctl_cmd_throttle, FG_CTL_THROTTLE, 0, DEFAULT_TIMEOUT_S, 1,
+		      FG_CTL_ARGS_MAX, argc, argv);
+}
+
+static int run_go(int argc, char **argv)
+{
+	return simple(&fg_ctl_cmd_go, FG_CTL_GO, 0, DEFAULT_TIMEOUT_S, 0, 0, argc, argv);
+}
+
+static int run_pause(int argc, char **argv)
+{
+	/* PEER, and the --for seconds appended after the words */
+	return simple(&fg_ctl_cmd_pause, FG_CTL_PAUSE, OWN_FOR, DEFAULT_TIMEOUT_S, 1, 2, argc, argv);
+}
+
+static int run_resume(int argc, char **argv)
+{
+	return simple(&fg_ctl_cmd_resume, FG_CTL_RESUME, 0, DEFAULT_TIMEOUT_S, 1, 1, argc, argv);
+}
+
 static int run_expire(int argc, char **argv)
 {
 	return simple(&fg_ctl_cmd_expire, FG_CTL_EXPIRE, FG_CTL_F_DRY_RUN, LONG_TIMEOUT_S, 0, 0,
@@ -226,6 +271,12 @@ static int run_expire(int argc, char **argv)
 static int run_snapshot(int argc, char **argv)
 {
 	return simple(&fg_ctl_cmd_snapshot, FG_CTL_SNAPSHOT, 0, LONG_TIMEOUT_S, 0, 0, argc, argv);
+}
+
+static int run_reopen_logs(int argc, char **argv)
+{
+	return simple(&fg_ctl_cmd_reopen_logs, FG_CTL_REOPEN_LOGS, 0, DEFAULT_TIMEOUT_S, 0, 0,
+		      argc, argv);
 }
 
 static int run_reload(int argc, char **argv)
@@ -278,6 +329,29 @@ const struct fg_ctl_command fg_ctl_cmd_lookup = {
 	.run = run_lookup,
 };
 
+const struct fg_ctl_command fg_ctl_cmd_forget = {
+	.name = "forget",
+	.args = "[-s SOCKET|-c CONFIG] [--json] '<ID>'",
+	.summary = "drop a Message-ID from history (e.g. a wrongly remembered refusal); journaled",
+	.help = COMMON_HELP
+	"\nThe next offer of the ID is judged afresh. The change is journaled as a\n"
+	"tombstone before the answer, so a restart keeps the ID forgotten, even when\n"
+	"the outbound queue still holds its article (unless it came again after the\n"
+	"forget). Exit 1 when the ID is not in history, or is in flight right now.\n",
+	.run = run_forget,
+};
+
+const struct fg_ctl_command fg_ctl_cmd_remember = {
+	.name = "remember",
+	.args = "[-s SOCKET|-c CONFIG] [--json] '<ID>' [accepted|rejected]",
+	.summary = "put a Message-ID in history, accepted (default) or rejected; journaled",
+	.help = COMMON_HELP
+	"\nAs INN's `ctlinnd addhist`: offers of the ID are then refused (438,\n"
+	"duplicate). The first-seen and article date are now. Exit 1 when the ID is\n"
+	"already in history (forget it first).\n",
+	.run = run_remember,
+};
+
 const struct fg_ctl_command fg_ctl_cmd_expire = {
 	.name = "expire",
 	.args = "[-s SOCKET|-c CONFIG] [--json] [--dry-run]",
@@ -306,6 +380,16 @@ const struct fg_ctl_command fg_ctl_cmd_reload = {
 	.run = run_reload,
 };
 
+const struct fg_ctl_command fg_ctl_cmd_reopen_logs = {
+	.name = "reopen-logs",
+	.args = "[-s SOCKET|-c CONFIG] [--json]",
+	.summary = "floodctld closes and reopens the verdict log file (after logrotate moved it)",
+	.help = COMMON_HELP
+	"\nThe reply comes once the file is open again. SIGHUP is not this: it reloads\n"
+	"the configuration. The package's /etc/logrotate.d/floodgate runs it.\n",
+	.run = run_reopen_logs,
+};
+
 const struct fg_ctl_command fg_ctl_cmd_peers = {
 	.name = "peers",
 	.args = "[-s SOCKET|-c CONFIG] [--json]",
@@ -324,6 +408,46 @@ const struct fg_ctl_command fg_ctl_cmd_drain = {
 	.summary = "the dataplane refuses new sessions (400), open ones finish; off: accept again",
 	.help = COMMON_HELP,
 	.run = run_drain,
+};
+
+const struct fg_ctl_command fg_ctl_cmd_throttle = {
+	.name = "throttle",
+	.args = "[-s SOCKET|-c CONFIG] [--json] REASON...",
+	.summary = "innd's throttle: every session answered 400 REASON and closed, until go",
+	.help = COMMON_HELP
+	"\nEvery open session of the dataplane is answered \"400 REASON\" and closed;\n"
+	"new connections are greeted so and closed (peers retry later). Journaled:\n"
+	"a restarted dataplane is still throttled. `floodctl go` ends it.\n",
+	.run = run_throttle,
+};
+
+const struct fg_ctl_command fg_ctl_cmd_go = {
+	.name = "go",
+	.args = "[-s SOCKET|-c CONFIG] [--json]",
+	.summary = "end a throttle: sessions are greeted and served again",
+	.help = COMMON_HELP,
+	.run = run_go,
+};
+
+const struct fg_ctl_command fg_ctl_cmd_pause = {
+	.name = "pause",
+	.args = "[-s SOCKET|-c CONFIG] [--json] [--for DURATION] PEER",
+	.summary = "defer every new offer of one peer (431/436/400) for DURATION (24h)",
+	.help = COMMON_HELP
+	"  --for DURATION     how long (90, 30m, 2h, 1d; default 24h): it ends by itself\n"
+	"\nAs innd's paused channel, for one peer: its CHECKs of new IDs get 431, its\n"
+	"IHAVEs 436, and a TAKETHIS is read and answered 400 with the session\n"
+	"closed; known IDs are refused as ever. Journaled; logged as a warning while\n"
+	"it lasts. `floodctl resume PEER` ends it before its time.\n",
+	.run = run_pause,
+};
+
+const struct fg_ctl_command fg_ctl_cmd_resume = {
+	.name = "resume",
+	.args = "[-s SOCKET|-c CONFIG] [--json] PEER",
+	.summary = "end a peer's pause",
+	.help = COMMON_HELP,
+	.run = run_resume,
 };
 
 const struct fg_ctl_command fg_ctl_cmd_shutdown = {

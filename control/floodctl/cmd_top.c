@@ -58,6 +58,7 @@ struct top_opts {
 	uint64_t count;			/* samples; 0 = until a signal */
 	uint64_t total;			/* offers expected, for the progress line */
 	bool lines;			/* one line per sample even on a terminal */
+	bool json;			/* one JSON object per sample, a line each */
 };
 
 static volatile sig_atomic_t top_stop;
@@ -340,6 +341,54 @@ static void put_line(FILE *f, const struct top_opts *o, const struct top_sample 
 	fputc('\n', f);
 }
 
+/* One sample as one JSON object on one line: what the text shows, in
+ * numbers; `offers` and the answers null without a dataplane. */
+static void put_json(FILE *f, const struct top_sample *s, double rate, double elapsed)
+{
+	struct fg_ctl_json j;
+
+	fg_ctl_json_begin(&j, f);
+	fg_ctl_json_int(&j, "elapsed_ms", (int64_t)(elapsed * 1000));
+	fg_ctl_json_bool(&j, "dataplane", s->have_peers);
+	if (s->have_peers) {
+		fg_ctl_json_uint(&j, "offers", offers_of(s));
+		fg_ctl_json_int(&j, "offers_per_second", (int64_t)(rate + 0.5));
+		fg_ctl_json_uint(&j, "sessions", s->sessions);
+		fg_ctl_json_open(&j, "answers");
+		fg_ctl_json_uint(&j, "238", s->c238);
+		fg_ctl_json_uint(&j, "431", s->c431);
+		fg_ctl_json_uint(&j, "438", s->c438);
+		fg_ctl_json_uint(&j, "239", s->c239);
+		fg_ctl_json_uint(&j, "439", s->c439);
+		fg_ctl_json_close(&j);
+	} else {
+		fg_ctl_json_null(&j, "offers");
+		fg_ctl_json_null(&j, "answers");
+	}
+	fg_ctl_json_uint(&j, "accepted", s->accepted);
+	fg_ctl_json_uint(&j, "relayed", s->relayed);
+	fg_ctl_json_uint(&j, "refused", refused_of(s));
+	fg_ctl_json_open(&j, "refused_by_reason");
+	for (unsigned r = FG_REASON_NONE + 1; r < FG_REASON__COUNT; r++)
+		if (s->reason[r])
+			fg_ctl_json_uint(&j, fg_reason_name(r), s->reason[r]);
+	fg_ctl_json_close(&j);
+	if (s->have_queue) {
+		fg_ctl_json_open(&j, "queue");
+		fg_ctl_json_uint(&j, "records", s->q_records);
+		fg_ctl_json_uint(&j, "lag_records", s->lag_records);
+		fg_ctl_json_int(&j, "oldest_ms", (int64_t)(s->q_oldest_s * 1000));
+		fg_ctl_json_close(&j);
+	} else {
+		fg_ctl_json_null(&j, "queue");
+	}
+	fg_ctl_json_open(&j, "history");
+	fg_ctl_json_uint(&j, "entries", s->hist_entries);
+	fg_ctl_json_uint(&j, "capacity", s->hist_capacity);
+	fg_ctl_json_close(&j);
+	fg_ctl_json_end(&j);
+}
+
 /* ---------------------------------------------------------------- the loop */
 
 static void nap(double s)
@@ -359,7 +408,9 @@ struct top_screen {
 static void draw(struct top_screen *scr, const struct top_opts *o, const struct top_sample *s,
 		 double rate)
 {
-	if (scr->tty) {
+	if (o->json) {
+		put_json(stdout, s, rate, s->t - scr->t0);
+	} else if (scr->tty) {
 		if (scr->drawn)
 			printf("\033[%uA\033[J", scr->drawn);
 		scr->drawn = put_block(stdout, o, s, rate, s->t - scr->t0);
@@ -371,7 +422,8 @@ static void draw(struct top_screen *scr, const struct top_opts *o, const struct 
 
 static int top_loop(const struct top_opts *o)
 {
-	struct top_screen scr = { .tty = !o->lines && isatty(STDOUT_FILENO), .t0 = mono_now() };
+	struct top_screen scr = { .tty = !o->lines && !o->json && isatty(STDOUT_FILENO),
+				  .t0 = mono_now() };
 	struct top_sample prev, s;
 	uint64_t n = 1;
 	int rc = sample(o, &prev);
@@ -400,6 +452,7 @@ static int parse_top(struct top_opts *o, int argc, char **argv)
 		{ "count", required_argument, NULL, 'n' },
 		{ "total", required_argument, NULL, 't' },
 		{ "lines", no_argument, NULL, 'l' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -431,6 +484,9 @@ static int parse_top(struct top_opts *o, int argc, char **argv)
 			break;
 		case 'l':
 			o->lines = true;
+			break;
+		case 'j':
+			o->json = true;
 			break;
 		case 'h':
 			fg_ctl_usage(&fg_ctl_cmd_top, stdout);
@@ -466,7 +522,7 @@ static int run_top(int argc, char **argv)
 
 const struct fg_ctl_command fg_ctl_cmd_top = {
 	.name = "top",
-	.args = "[-s SOCKET|-c CONFIG] [--interval S] [--count N] [--total OFFERS] [--lines]",
+	.args = "[-s SOCKET|-c CONFIG] [--interval S] [--count N] [--total OFFERS] [--lines|--json]",
 	.summary = "live figures: offers/s, answers, accepted, refused by reason, queue, history",
 	.help = "  -s, --socket PATH  floodctld's control socket\n"
 		"  -c, --config FILE  take the control socket from this floodgate.conf\n"
@@ -475,6 +531,7 @@ const struct fg_ctl_command fg_ctl_cmd_top = {
 		"  --total OFFERS     offers the feed holds: adds a progress line (offers\n"
 		"                     answered 431 are made again and do not count)\n"
 		"  --lines            one line per sample even on a terminal\n"
+		"  --json             one JSON object per sample, a line each\n"
 		"\nOn a terminal one block is redrawn in place; otherwise one line per\n"
 		"sample. Offers and answers come from the dataplane (floodctld asks it,\n"
 		"as for `floodctl peers`): \"-\" when no dataplane runs.\n",

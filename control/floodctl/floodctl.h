@@ -44,9 +44,16 @@ extern const struct fg_ctl_command fg_ctl_cmd_msgid;
 extern const struct fg_ctl_command fg_ctl_cmd_status;
 extern const struct fg_ctl_command fg_ctl_cmd_stats;
 extern const struct fg_ctl_command fg_ctl_cmd_lookup;
+extern const struct fg_ctl_command fg_ctl_cmd_forget;
+extern const struct fg_ctl_command fg_ctl_cmd_remember;
+extern const struct fg_ctl_command fg_ctl_cmd_throttle;
+extern const struct fg_ctl_command fg_ctl_cmd_go;
+extern const struct fg_ctl_command fg_ctl_cmd_pause;
+extern const struct fg_ctl_command fg_ctl_cmd_resume;
 extern const struct fg_ctl_command fg_ctl_cmd_expire;
 extern const struct fg_ctl_command fg_ctl_cmd_snapshot;
 extern const struct fg_ctl_command fg_ctl_cmd_reload;
+extern const struct fg_ctl_command fg_ctl_cmd_reopen_logs;
 extern const struct fg_ctl_command fg_ctl_cmd_peers;
 extern const struct fg_ctl_command fg_ctl_cmd_drain;
 extern const struct fg_ctl_command fg_ctl_cmd_shutdown;
@@ -77,12 +84,14 @@ struct fg_ctl_json {
 	FILE *f;
 	unsigned depth;
 	bool need_comma[8];
+	bool array[8];		/* the level is an array: values without keys */
 };
 
 void fg_ctl_json_begin(struct fg_ctl_json *j, FILE *f);
 void fg_ctl_json_end(struct fg_ctl_json *j);
-/* Nested object under `key`. */
+/* Nested object / array under `key` (ignored inside an array). */
 void fg_ctl_json_open(struct fg_ctl_json *j, const char *key);
+void fg_ctl_json_array(struct fg_ctl_json *j, const char *key);
 void fg_ctl_json_close(struct fg_ctl_json *j);
 /* A string value; ptr NULL writes null. */
 void fg_ctl_json_str(struct fg_ctl_json *j, const char *key, const char *ptr, size_t len);

@@ -20,12 +20,19 @@ static const struct fg_ctl_command *const commands[] = {
 	&fg_ctl_cmd_stats,
 	&fg_ctl_cmd_top,
 	&fg_ctl_cmd_lookup,
+	&fg_ctl_cmd_forget,
+	&fg_ctl_cmd_remember,
 	&fg_ctl_cmd_explain,
 	&fg_ctl_cmd_msgid,
 	&fg_ctl_cmd_expire,
 	&fg_ctl_cmd_snapshot,
 	&fg_ctl_cmd_reload,
+	&fg_ctl_cmd_reopen_logs,
 	&fg_ctl_cmd_peers,
+	&fg_ctl_cmd_throttle,
+	&fg_ctl_cmd_go,
+	&fg_ctl_cmd_pause,
+	&fg_ctl_cmd_resume,
 	&fg_ctl_cmd_drain,
 	&fg_ctl_cmd_shutdown,
 	&fg_ctl_cmd_config,
@@ -43,7 +50,7 @@ static void usage(FILE *f)
 	      "\n"
 	      "Commands:\n", f);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-10s %s\n  %-10s   floodctl %s %s\n", commands[i]->name,
+		fprintf(f, "  %-11s %s\n  %-11s   floodctl %s %s\n", commands[i]->name,
 			commands[i]->summary, "", commands[i]->name, commands[i]->args);
 }
 

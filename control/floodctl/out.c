@@ -55,13 +55,26 @@ static void json_escaped(FILE *f, const char *s, size_t len)
 	fputc('"', f);
 }
 
+/* A member's key; inside an array, only the comma. */
 static void json_key(struct fg_ctl_json *j, const char *key)
 {
 	if (j->need_comma[j->depth])
 		fputc(',', j->f);
 	j->need_comma[j->depth] = true;
+	if (j->array[j->depth])
+		return;
 	json_escaped(j->f, key, strlen(key));
 	fputc(':', j->f);
+}
+
+static void json_open(struct fg_ctl_json *j, const char *key, bool array)
+{
+	json_key(j, key);
+	fputc(array ? '[' : '{', j->f);
+	FG_ASSERT(j->depth + 1 < sizeof(j->need_comma));
+	j->depth++;
+	j->need_comma[j->depth] = false;
+	j->array[j->depth] = array;
 }
 
 void fg_ctl_json_begin(struct fg_ctl_json *j, FILE *f)
@@ -78,18 +91,19 @@ void fg_ctl_json_end(struct fg_ctl_json *j)
 
 void fg_ctl_json_open(struct fg_ctl_json *j, const char *key)
 {
-	json_key(j, key);
-	fputc('{', j->f);
-	if (j->depth + 1 < sizeof(j->need_comma))
-		j->depth++;
-	j->need_comma[j->depth] = false;
+	json_open(j, key, false);
+}
+
+void fg_ctl_json_array(struct fg_ctl_json *j, const char *key)
+{
+	json_open(j, key, true);
 }
 
 void fg_ctl_json_close(struct fg_ctl_json *j)
 {
-	fputc('}', j->f);
-	if (j->depth)
-		j->depth--;
+	FG_ASSERT(j->depth > 0);
+	fputc(j->array[j->depth] ? ']' : '}', j->f);
+	j->depth--;
 }
 
 void fg_ctl_json_str(struct fg_ctl_json *j, const char *key, const char *ptr, size_t len)

@@ -29,7 +29,7 @@
 
 void ctld_metrics_state(struct ctld *d, struct fg_metrics_state *m)
 {
-	uint64_t now_ns = ctld_now_ns();
+	uint64_t now_ns = fg_mono_ns();
 	int rc;
 
 	memset(m, 0, sizeof(*m));
@@ -93,6 +93,7 @@ static void status_writers_json(struct ctld *d, struct fg_json *j)
 static void status_json(struct ctld *d, const struct fg_metrics_state *m,
 			const struct fg_history_stats *hs, struct fg_sbuf *out)
 {
+	struct fg_kclock kc;
 	struct fg_json j;
 
 	fg_json_begin(&j, out);
@@ -139,6 +140,8 @@ static void status_json(struct ctld *d, const struct fg_metrics_state *m,
 	fg_json_str(&j, "verdict_log", d->set.verdict_log[0] ? d->set.verdict_log : NULL);
 	pthread_mutex_unlock(&d->lock);
 	fg_json_bool(&j, "clock_suspect", fg_metrics_clock_suspect(d->r));
+	fg_kclock_read(&kc);
+	fg_metrics_kclock_json(&j, &kc);
 	fg_json_end(&j);
 	fg_sbuf_puts(out, "\n");
 }
@@ -156,6 +159,8 @@ static void ago(struct fg_sbuf *b, fg_time_t now, fg_time_t t)
 static void status_text(struct ctld *d, const struct fg_metrics_state *m,
 			const struct fg_history_stats *hs, struct fg_sbuf *b)
 {
+	struct fg_kclock kc;
+
 	fg_sbuf_printf(b, "floodctld pid %d, up %llds, history %s\n", (int)getpid(),
 		       (long long)(m->now - m->started), m->startup);
 	fg_sbuf_printf(b, "config      %s\n", d->config_path[0] ? d->config_path : "<default>");
@@ -193,7 +198,10 @@ static void status_text(struct ctld *d, const struct fg_metrics_state *m,
 	fg_sbuf_printf(b, "verdict log %s\n", d->set.verdict_log[0] ? d->set.verdict_log : "off");
 	pthread_mutex_unlock(&d->lock);
 	if (fg_metrics_clock_suspect(d->r))
-		fg_sbuf_puts(b, "CLOCK SUSPECT: a writer defers offers until the clock looks right\n");
+		fg_sbuf_puts(b, "CLOCK SUSPECT: a writer's recent Injection-Dates sit hours away from the "
+			     "local clock; date verdicts it could flip are passed on, none remembered\n");
+	fg_kclock_read(&kc);
+	fg_metrics_kclock_text(b, &kc);
 }
 
 void ctld_status(struct ctld *d, bool json, struct fg_sbuf *out)

@@ -26,6 +26,7 @@ struct sample {
 	unsigned npeers;
 	unsigned writers;
 	bool clock_suspect;
+	struct fg_kclock kclock;
 };
 
 static bool sample_take(struct fg_region *r, struct sample *s)
@@ -39,7 +40,31 @@ static bool sample_take(struct fg_region *r, struct sample *s)
 	s->npeers = fg_region_npeers(r);
 	s->writers = fg_region_live_writers(r);
 	s->clock_suspect = fg_metrics_clock_suspect(r);
+	fg_kclock_read(&s->kclock);
 	return true;
+}
+
+void fg_metrics_kclock_json(struct fg_json *j, const struct fg_kclock *k)
+{
+	fg_json_obj(j, "kernel_clock");
+	if (k->ok)
+		fg_json_bool(j, "synchronized", k->synchronised);
+	else
+		fg_json_null(j, "synchronized");
+	fg_json_f64(j, "estimated_error_seconds", k->ok ? k->est_error : NAN);
+	fg_json_f64(j, "max_error_seconds", k->ok ? k->max_error : NAN);
+	fg_json_close(j);
+}
+
+void fg_metrics_kclock_text(struct fg_sbuf *b, const struct fg_kclock *k)
+{
+	if (!k->ok) {
+		fg_sbuf_puts(b, "kernel clock: adjtimex failed\n");
+		return;
+	}
+	fg_sbuf_printf(b, "kernel clock: %s, estimated error %.6f s, maximum %.6f s (adjtimex; "
+		       "not acted on)\n", k->synchronised ? "synchronised" : "NOT SYNCHRONISED",
+		       k->est_error, k->max_error);
 }
 
 bool fg_metrics_clock_suspect(const struct fg_region *r)
@@ -244,8 +269,17 @@ static void prom_state(struct fg_sbuf *b, const struct fg_metrics_state *m, cons
 	prom_gauge(b, "floodgate_expiry_last_pass_timestamp_seconds", "when the last expiry sweep ended",
 		   m->expiry_last_end ? (double)m->expiry_last_end : NAN);
 	prom_gauge(b, "floodgate_clock_suspect",
-		   "1 while a writer finds the local clock hours away from recent Injection-Dates (offers deferred)",
+		   "1 while a writer finds the local clock hours away from recent Injection-Dates",
 		   s->clock_suspect);
+	prom_gauge(b, "floodgate_kernel_clock_synchronized",
+		   "1 while the kernel says its clock is synchronised (adjtimex; shown, not acted on)",
+		   s->kclock.ok ? s->kclock.synchronised : NAN);
+	prom_gauge(b, "floodgate_kernel_clock_estimated_error_seconds",
+		   "the kernel's estimated error of its clock (adjtimex esterror)",
+		   s->kclock.ok ? s->kclock.est_error : NAN);
+	prom_gauge(b, "floodgate_kernel_clock_max_error_seconds",
+		   "the kernel's maximum error of its clock (adjtimex maxerror)",
+		   s->kclock.ok ? s->kclock.max_error : NAN);
 	prom_gauge(b, "floodgate_writers", "writer slots in use (dataplane workers, hosts)", s->writers);
 	prom_gauge(b, "floodgate_verdict_log_enabled", "1 when the verdict log is written", m->vlog_on);
 	prom_gauge(b, "floodgate_start_time_seconds", "when floodctld started (Unix time)",
@@ -394,6 +428,7 @@ static void json_state(struct fg_json *j, const struct fg_metrics_state *m, cons
 	fg_json_u64(j, "last_pass_expired", m->expiry_last_expired);
 	fg_json_close(j);
 	fg_json_bool(j, "clock_suspect", s->clock_suspect);
+	fg_metrics_kclock_json(j, &s->kclock);
 	fg_json_u64(j, "writers", s->writers);
 	fg_json_bool(j, "verdict_log", m->vlog_on);
 	fg_json_time(j, "started", m->started);
@@ -499,7 +534,9 @@ void fg_metrics_table(struct fg_region *r, const struct fg_metrics_state *m, str
 		       (unsigned long long)s.hs.entries, (unsigned long long)s.hs.slots,
 		       s.hs.load_ppm / 1e4, s.hs.alarm ? "  ALARM: near full" : "");
 	if (s.clock_suspect)
-		fg_sbuf_puts(out, "CLOCK SUSPECT: a writer defers offers\n");
+		fg_sbuf_puts(out, "CLOCK SUSPECT: a writer's recent Injection-Dates sit hours away from "
+			     "the local clock\n");
+	fg_metrics_kclock_text(out, &s.kclock);
 	if (m->queue.present) {
 		fg_sbuf_printf(out, "outbound queue: %llu articles, %llu octets in %llu segments, "
 			       "oldest undelivered %llds\n",

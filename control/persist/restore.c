@@ -159,19 +159,68 @@ static bool journal_seed(const char *dir, const uint64_t *segs, size_t n,
  * and overlapping those misses is most of what replay speed is. */
 #define REPLAY_AHEAD 8
 
+/* The tombstones met in the journal, applied again after the queue's
+ * records are re-inserted (restore's own memory: the control plane). */
+struct tombstones {
+	struct fg_jrec *v;
+	size_t n, cap;
+};
+
 struct replay {
 	struct fg_history *h;
 	fg_time_t now;
 	struct fg_restore_result *res;
+	struct tombstones *tomb;
 	struct fg_jrec win[REPLAY_AHEAD];	/* read and prefetched, not yet inserted */
 	unsigned head, n;
 };
 
+static void replay_forget(struct replay *rp, const struct fg_jrec *r)
+{
+	struct fg_history_key k = { .lo = r->key_lo, .hi = r->key_hi };
+	struct tombstones *t = rp->tomb;
+
+	rp->res->records++;
+	if (fg_history_forget(rp->h, &k, rp->now, NULL) == 0)
+		rp->res->forgotten++;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 64;
+		struct fg_jrec *v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v) {
+			FG_LOG_ERR(COMP, "out of memory keeping a tombstone: it is not applied after "
+				   "the queue's records");
+			return;
+		}
+		t->v = v;
+		t->cap = cap;
+	}
+	t->v[t->n++] = *r;
+}
+
+/* A record after a tombstone of its key (`floodctl remember` after a
+ * forget, or the article accepted again): the journal decides, not the
+ * tombstone. Tombstones are few: a scan. */
+static void cancel_tombstones(struct tombstones *t, const struct fg_jrec *r)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i].key_lo == r->key_lo && t->v[i].key_hi == r->key_hi)
+			t->v[i].flags = 0;
+}
+
 static void replay_insert(struct replay *rp, const struct fg_jrec *r)
 {
 	struct fg_history_key k = { .lo = r->key_lo, .hi = r->key_hi };
-	int rc = fg_history_insert_final(rp->h, &k, (enum fg_history_state)r->state,
-					 r->first_seen + r->date_off, r->first_seen, rp->now, NULL);
+	int rc;
+
+	if (fg_jrec_is_forget(r)) {
+		replay_forget(rp, r);
+		return;
+	}
+	if (rp->tomb->n)
+		cancel_tombstones(rp->tomb, r);
+	rc = fg_history_insert_final(rp->h, &k, (enum fg_history_state)r->state,
+				     r->first_seen + r->date_off, r->first_seen, rp->now, NULL);
 
 	rp->res->records++;
 	if (rc == 0)
@@ -504,9 +553,10 @@ static void remove_temps(const char *dir)
 }
 
 static void replay_journal(const struct fg_restore_params *p, struct fg_region *r,
-			   struct fg_restore_result *res, const uint64_t *segs, size_t n)
+			   struct fg_restore_result *res, const uint64_t *segs, size_t n,
+			   struct tombstones *tomb)
 {
-	struct replay rp = { .h = fg_region_history(r), .now = p->now, .res = res };
+	struct replay rp = { .h = fg_region_history(r), .now = p->now, .res = res, .tomb = tomb };
 	struct fg_history_key chk;
 
 	fg_region_seed_check(rp.h, &chk);
@@ -544,6 +594,25 @@ static void replay_sources(const struct fg_restore_params *p, struct fg_region *
 	}
 }
 
+/* A tombstone the journal did not overrule wins over the queue's
+ * re-inserted records as old as it or older: a forgotten ID stays
+ * forgotten unless its article came again after. */
+static void reapply_tombstones(const struct fg_restore_params *p, struct fg_region *r,
+			       struct fg_restore_result *res, const struct tombstones *t)
+{
+	struct fg_history *h = fg_region_history(r);
+
+	for (size_t i = 0; i < t->n; i++) {
+		struct fg_history_key k = { .lo = t->v[i].key_lo, .hi = t->v[i].key_hi };
+		struct fg_history_entry e;
+
+		if (fg_jrec_is_forget(&t->v[i]) &&
+		    fg_history_lookup(h, &k, p->now, &e) >= FG_HISTORY_ACCEPTED &&
+		    e.first_seen <= t->v[i].first_seen && fg_history_forget(h, &k, p->now, NULL) == 0)
+			res->forgotten_again++;
+	}
+}
+
 static void log_result(const struct fg_restore_params *p, struct fg_region *r,
 		       const struct fg_restore_result *res)
 {
@@ -571,6 +640,10 @@ static void log_result(const struct fg_restore_params *p, struct fg_region *r,
 		      (unsigned long long)res->records, (unsigned long long)res->inserted,
 		      (unsigned long long)res->duplicates, (unsigned long long)res->out_of_range,
 		      res->seconds, res->table_seconds, res->journal_seconds);
+	if (res->forgotten || res->forgotten_again)
+		FG_LOG_NOTICE(COMP, "tombstones (floodctl forget): %llu IDs removed, %llu of them again "
+			      "after the outbound queue's records", (unsigned long long)res->forgotten,
+			      (unsigned long long)res->forgotten_again);
 }
 
 struct fg_region *fg_restore(const struct fg_restore_params *p, struct fg_restore_result *res,
@@ -578,6 +651,7 @@ struct fg_region *fg_restore(const struct fg_restore_params *p, struct fg_restor
 {
 	double t0 = now_s();
 	uint8_t seed[FG_HISTORY_SEED_LEN];
+	struct tombstones tomb = { 0 };
 	uint64_t *segs = NULL;
 	size_t nsegs = 0;
 	struct fg_region *r;
@@ -619,12 +693,14 @@ struct fg_region *fg_restore(const struct fg_restore_params *p, struct fg_restor
 	}
 	res->table_seconds = now_s() - t0;
 	if (res->from != FG_RESTORE_EMPTY)
-		replay_journal(p, r, res, segs, nsegs);
+		replay_journal(p, r, res, segs, nsegs, &tomb);
 	res->journal_seconds = now_s() - t0 - res->table_seconds;
 	replay_sources(p, r, res);
+	reapply_tombstones(p, r, res, &tomb);
 	res->seconds = now_s() - t0;
 	log_result(p, r, res);
 out_free:
+	free(tomb.v);
 	free(segs);
 	return r;
 }

@@ -69,6 +69,8 @@ static void add_msg(struct parse *ps, bool warn, unsigned line, const char *key,
 	struct fg_config_errors *e = ps->errs;
 	struct fg_config_error *slot = NULL;
 	char msg[400];
+	size_t n;
+	int w;
 
 	if (warn && e->n_warn < FG_ARRAY_SIZE(e->warn))
 		slot = &e->warn[e->n_warn++];
@@ -79,10 +81,14 @@ static void add_msg(struct parse *ps, bool warn, unsigned line, const char *key,
 	if (!slot)
 		return;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (line)
-		snprintf(slot->text, sizeof(slot->text), "%s:%u: %s: %s", ps->name, line, key, msg);
-	else
-		snprintf(slot->text, sizeof(slot->text), "%s: %s: %s", ps->name, key, msg);
+	w = line ? snprintf(slot->text, sizeof(slot->text), "%s:%u: ", ps->name, line)
+		 : snprintf(slot->text, sizeof(slot->text), "%s: ", ps->name);
+	n = w < 0 ? 0 : FG_MIN((size_t)w, sizeof(slot->text) - 1);
+	slot->line = line;
+	slot->key_off = (uint16_t)n;
+	slot->key_len = (uint16_t)FG_MIN(strlen(key), sizeof(slot->text) - 1 - n);
+	snprintf(slot->text + n, sizeof(slot->text) - n, "%s: %s", key, msg);
+	slot->msg_off = (uint16_t)FG_MIN(n + strlen(key) + 2, strlen(slot->text));
 }
 
 static void error_at(struct parse *ps, unsigned line, const char *key, const char *fmt, ...)
@@ -115,6 +121,15 @@ void fg_config_errors_log(const struct fg_config_errors *errs)
 		FG_LOG_ERR("config", "... and %u more errors", errs->total - errs->n);
 	for (unsigned i = 0; i < errs->n_warn; i++)
 		FG_LOG_WARN("config", "%s", errs->warn[i].text);
+}
+
+int fg_config_log_open(const struct fg_config *cfg, const char *ident)
+{
+	int rc = fg_log_open(cfg->log_target, cfg->log_timestamps, ident, NULL);
+
+	if (rc < 0)
+		FG_LOG_ERR("config", "[log] target: %s; logging to stderr", strerror(-rc));
+	return rc;
 }
 
 /* ---------------------------------------------------------------- words */

@@ -24,6 +24,7 @@ const char fg_config_default_text[] =
 "[rules]\n"
 "cutoff           10d          # INN's artcutoff; under 7d is warned about\n"
 "future-margin    24h          # RFC 5537 3.6: never more than 24h\n"
+"date-syntax      inn          # innd's accept/refuse set (or rfc5322)\n"
 "expiry           first-seen   # or article-date\n"
 "retention        11d          # first-seen needs at least cutoff + 24h\n"
 "max-article-size 1000000      # INN's maxartsize\n"

@@ -36,6 +36,7 @@ const char *const cfg_section_names[SEC__COUNT] = {
 	[SEC_PERSISTENCE] = "persistence",
 	[SEC_STATS] = "stats",
 	[SEC_DATAPLANE] = "dataplane",
+	[SEC_LOG] = "log",
 	[SEC_PEER] = "peer",
 	[SEC_DOWNSTREAM] = "downstream",
 };
@@ -44,12 +45,18 @@ static const char *const expiry_names[] = { "first-seen", "article-date", NULL }
 static const char *const full_names[] = { "defer", "evict-oldest", NULL };
 static const char *const dsmode_names[] = { "stream", "ihave", NULL };
 static const char *const dpmode_names[] = { "active", "passive", NULL };
+static const char *const date_syntax_names[] = { "inn", "rfc5322", NULL };
+static const char *const logto_names[] = { "stderr", "journal", "syslog", NULL };
+static const char *const logtime_names[] = { "auto", "on", "off", NULL };
 
 /* Enums are stored through an int. */
 _Static_assert(sizeof(enum fg_expiry_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_full_policy) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_downstream_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_dataplane_mode) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum fg_date_syntax) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum fg_log_target) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum fg_log_timestamps) == sizeof(int), "enum size");
 
 const struct cfg_key cfg_keys[] = {
 	/* [site] */
@@ -64,6 +71,8 @@ const struct cfg_key cfg_keys[] = {
 	  .min = 1, .max = INT64_MAX, .def = "10d" },
 	{ SEC_RULES, T_DURATION, 0, "future-margin", GF(future_margin), .unit = NS_S,
 	  .min = 0, .max = INT64_MAX, .def = "24h" },
+	{ SEC_RULES, T_ENUM, 0, "date-syntax", GF(date_syntax), .names = date_syntax_names,
+	  .def = "inn" },
 	{ SEC_RULES, T_ENUM, 0, "expiry", GF(expiry), .names = expiry_names,
 	  .def = "first-seen" },
 	{ SEC_RULES, T_DURATION, 0, "retention", GF(retention), .unit = NS_S,
@@ -74,6 +83,7 @@ const struct cfg_key cfg_keys[] = {
 	{ SEC_RULES, T_BOOL, 0, "honor-versions", GF(honor_versions), .def = "off" },
 	{ SEC_RULES, T_BOOL, 0, "honor-supersedes", GF(honor_supersedes), .def = "off" },
 	{ SEC_RULES, T_BOOL, 0, "remember-rejects", GF(remember_rejects), .def = "on" },
+	{ SEC_RULES, T_BOOL, 0, "refuse-cyber-cancels", GF(refuse_cyber_cancels), .def = "off" },
 	{ SEC_RULES, T_HEADERS, 0, "required-headers", GF(required_headers),
 	  .cnt = offsetof(struct fg_config, n_required_headers),
 	  .def = "From Newsgroups Path Subject" },
@@ -147,12 +157,22 @@ const struct cfg_key cfg_keys[] = {
 	{ SEC_DATAPLANE, T_DURATION, 0, "idle-backoff", GF(idle_backoff_us),
 	  .unit = NS_US, .min = 0, .max = 1000000, .def = "100us" },
 
+	/* [log] */
+	{ SEC_LOG, T_ENUM, 0, "target", GF(log_target), .names = logto_names,
+	  .def = "stderr" },
+	{ SEC_LOG, T_ENUM, 0, "timestamps", GF(log_timestamps), .names = logtime_names,
+	  .def = "auto" },
+
 	/* [peer NAME] */
 	{ SEC_PEER, T_PEER_ADDRS, F_REPEAT, "address", PF(addr),
 	  .cnt = offsetof(struct fg_config_peer, n_addr) },
 	{ SEC_PEER, T_WILDMAT, F_REPEAT, "newsgroups", PF(newsgroups), .def = "*" },
 	{ SEC_PEER, T_UINT, 0, "max-connections", PF(max_connections), .min = 0,
 	  .max = 1 << 16, .def = "0" },
+	{ SEC_PEER, T_UINT, 0, "max-offer-rate", PF(max_offer_rate), .min = 0,
+	  .max = 100000000, .def = "0" },
+	{ SEC_PEER, T_SIZE, 0, "max-byte-rate", PF(max_byte_rate), .min = 0,
+	  .max = INT64_C(1) << 40, .def = "0" },
 	{ SEC_PEER, T_SIZE, 0, "max-article-size", PF(max_article_size), .min = 0,
 	  .max = INT64_MAX, .def = "0" },
 
@@ -184,6 +204,11 @@ bool fg_config_key_at(unsigned i, const char **section, const char **key)
 	*section = cfg_section_names[cfg_keys[i].section];
 	*key = cfg_keys[i].name;
 	return true;
+}
+
+const char *fg_config_key_default(unsigned i)
+{
+	return i < cfg_n_keys ? cfg_keys[i].def : NULL;
 }
 
 void *cfg_key_base(struct fg_config *cfg, enum cfg_section sec, unsigned idx)

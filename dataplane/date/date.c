@@ -55,6 +55,8 @@ static const char *const date_error_names[FG_DATE_E__COUNT] = {
 	[FG_DATE_E_TRAILING] = "trailing-garbage",
 	[FG_DATE_E_COMMENT] = "bad-comment",
 	[FG_DATE_E_TOO_LONG] = "too-long",
+	[FG_DATE_E_NUL] = "nul-octet",
+	[FG_DATE_E_INN_MINUS_ONE] = "inn-minus-one",
 };
 
 const char *fg_date_error_str(enum fg_date_error e)

@@ -21,6 +21,9 @@
  *                         --shutdown-grace), answer 400 to the rest, exit
  *   reload [FILE]         load FILE (default: the file started with), switch
  *                         every worker to it between two bursts
+ *   throttle REASON / go  innd's throttle: every session 400 REASON, closed
+ *   pause PEER [SECONDS] / resume PEER
+ *                         a peer's new offers deferred (levers.c)
  * One request is served at a time, between the main loop's other duties.
  */
 #include <errno.h>
@@ -228,6 +231,11 @@ static const char *run(struct dp *dp, const struct fg_ctl_req *q, FILE *f)
 		return NULL;
 	case FG_CTL_RELOAD:
 		return do_reload(dp, q, f);
+	case FG_CTL_THROTTLE:
+	case FG_CTL_GO:
+	case FG_CTL_PAUSE:
+	case FG_CTL_RESUME:
+		return dp_levers_ctl(dp, q, f);
 	default:
 		fprintf(f, "%s is floodctld's, not the dataplane's\n", fg_ctl_verb_name(q->verb));
 		return "bad-request";

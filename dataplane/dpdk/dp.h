@@ -10,6 +10,7 @@
  *             ops the net module and passive mode use
  *   worker.c  one worker lcore: its modules, its loop, idle back-off
  *   mailbox.c main <-> worker requests (reload, drain, snapshots)
+ *   levers.c  the operator's throttle and per-peer pause, journaled
  *   ctl.c     the dataplane's control socket (peers, reload, drain,
  *             shutdown, status), served by the main lcore
  *   report.c  counters as "name value" lines, and the peers table
@@ -39,7 +40,9 @@
 #include <rte_mempool.h>
 
 #include "floodgate/config.h"
+#include "floodgate/ctl.h"
 #include "floodgate/history.h"
+#include "floodgate/levers.h"
 #include "floodgate/net.h"
 #include "floodgate/outbound.h"
 #include "floodgate/passive.h"
@@ -158,6 +161,7 @@ struct dp_worker {
 	uint64_t idle_since_ns;			/* first empty poll of this idle spell, 0: busy */
 	uint64_t sleep_ns;
 	uint64_t shutdown_deadline_ns;
+	unsigned long levers_seen;		/* the levers generation applied */
 	int epfd;				/* RX interrupts of its queues, -1: none */
 };
 
@@ -197,6 +201,10 @@ struct dp {
 	uint64_t started_ns;
 	fg_time_t started;
 	bool draining;				/* the operator asked for a drain */
+	/* the operator's throttle and pauses (levers.c): the main lcore's,
+	 * published to the workers under a sequence lock */
+	struct fg_levers levers;
+	atomic_ulong levers_gen;		/* odd while being written */
 	bool shutdown_asked;
 	unsigned shutdown_grace_ms;
 	uint64_t reloads, reload_failures;
@@ -224,7 +232,6 @@ void dp_tx_drain(struct dp_txq *q);
 int dp_worker_setup(struct dp_worker *w);
 void dp_worker_teardown(struct dp_worker *w);
 int dp_worker_main(void *arg);		/* lcore entry */
-uint64_t dp_now_ns(void);
 void dp_clock(fg_time_t *now, uint64_t *now_ns);
 /* Block (main lcore, before the EAL starts its threads) or unblock
  * (worker lcores) the I/O signals PMDs raise. */
@@ -250,6 +257,15 @@ void dp_ctl_close(struct dp *dp);
 void dp_request_drain(struct dp *dp, bool on);
 void dp_request_shutdown(struct dp *dp, unsigned grace_ms);
 void dp_status(struct dp *dp, FILE *f, bool json);
+
+/* levers.c: the operator's throttle and pauses */
+int dp_levers_load(struct dp *dp);			/* at start, before the workers */
+void dp_levers_worker(struct dp_worker *w);		/* each worker loop */
+void dp_levers_tick(struct dp *dp, fg_time_t now);	/* the main loop, once a second */
+const char *dp_levers_ctl(struct dp *dp, const struct fg_ctl_req *q, FILE *f);
+/* "throttled" and "paused" as a whole object, or as members to append */
+void dp_levers_json(const struct dp *dp, FILE *f, bool whole);
+void dp_levers_text(const struct dp *dp, FILE *f);
 
 /* report.c */
 void dp_write_counters(FILE *f, const struct dp *dp);

@@ -209,9 +209,18 @@ static void conn_line(FILE *f, const struct fg_tcpsess_info *c, unsigned worker,
 		c->queued);
 }
 
+/* Until when the operator paused this peer; 0: not paused. */
+static fg_time_t paused_until(const struct dp *dp, const char *name)
+{
+	for (unsigned i = 0; i < dp->levers.n_pauses; i++)
+		if (strcmp(dp->levers.pause[i].peer, name) == 0)
+			return dp->levers.pause[i].until;
+	return 0;
+}
+
 static void peers_json(FILE *f, const struct dp *dp, const struct peer_row *rows, unsigned n)
 {
-	uint64_t now = dp_now_ns();
+	uint64_t now = fg_mono_ns();
 	bool first = true;
 
 	fprintf(f, "{\"peers\":[");
@@ -225,6 +234,10 @@ static void peers_json(FILE *f, const struct dp *dp, const struct peer_row *rows
 			c->n.verb[FG_NNTP_VERB_IHAVE], c->s.ctr[FG_CTR_NNTP_ARTICLE_BYTES]);
 		for (unsigned k = 0; k < FG_ARRAY_SIZE(shown_codes); k++)
 			fprintf(f, ",\"%u\":%" PRIu64, shown_codes[k], code_count(c, shown_codes[k]));
+		if (paused_until(dp, rows[i].name))
+			fprintf(f, ",\"paused_until\":%" PRId64, paused_until(dp, rows[i].name));
+		else
+			fprintf(f, ",\"paused_until\":null");
 		fprintf(f, "}");
 	}
 	fprintf(f, "],\"connections\":[");
@@ -233,12 +246,14 @@ static void peers_json(FILE *f, const struct dp *dp, const struct peer_row *rows
 			conn_line(f, &dp->w[i].snap->conn[k], i, now, true, first);
 			first = false;
 		}
-	fprintf(f, "]}\n");
+	fprintf(f, "]");
+	dp_levers_json(dp, f, false);
+	fprintf(f, "}\n");
 }
 
 static void peers_text(FILE *f, const struct dp *dp, const struct peer_row *rows, unsigned n)
 {
-	uint64_t now = dp_now_ns();
+	uint64_t now = fg_mono_ns();
 
 	fprintf(f, "%-16s %8s %10s %10s %10s %10s %10s %10s %10s\n", "peer", "sessions", "check",
 		"238", "431", "438", "takethis", "239", "439");
@@ -256,6 +271,9 @@ static void peers_text(FILE *f, const struct dp *dp, const struct peer_row *rows
 	for (unsigned i = 0; i < dp->n_workers; i++)
 		for (unsigned k = 0; k < dp->w[i].snap->n_conns; k++)
 			conn_line(f, &dp->w[i].snap->conn[k], i, now, false, true);
+	if (dp->levers.throttle[0] || dp->levers.n_pauses)
+		fputc('\n', f);
+	dp_levers_text(dp, f);
 }
 
 int dp_peers(struct dp *dp, FILE *f, bool json)

@@ -95,6 +95,55 @@ int fg_history_sweep_step(struct fg_history *h, struct fg_history_sweep *s, unsi
 	return !s->done;
 }
 
+/* Delete every published final entry of loc in bucket b; how many. An
+ * in-flight entry of it sets *busy. */
+static unsigned forget_in(struct fg_history *h, const struct fg_hloc *loc, uint64_t b,
+			  fg_time_t now, struct fg_history_entry *was, bool *busy)
+{
+	struct fg_hbucket *bk = fg_hbkt(h, b);
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < FG_HSLOTS; i++) {
+		uint64_t w;
+		uint32_t a;
+
+		if (!fg_hread_slot(bk, i, &w, &a) || fg_hw_fp(w) != loc->fp ||
+		    !fg_hs_published(fg_hw_state(w)))
+			continue;
+		if (!fg_hs_final(fg_hw_state(w))) {
+			*busy = true;
+			continue;
+		}
+		fg_hdecode(w, a, now, was);
+		n += fg_hdelete(h, b * FG_HSLOTS + i, w);
+	}
+	return n;
+}
+
+/* A relocation copies an entry before it clears the source, so a pass may
+ * meet it twice or miss it once: look again until a pass deletes nothing. */
+#define FORGET_PASSES 8
+
+int fg_history_forget(struct fg_history *h, const struct fg_history_key *k, fg_time_t now,
+		      struct fg_history_entry *was)
+{
+	struct fg_history_entry tmp;
+	struct fg_hloc loc;
+	unsigned total = 0, n = 1;
+	bool busy = false;
+
+	fg_hlocate(h, k, &loc);
+	for (unsigned pass = 0; pass < FORGET_PASSES && n; pass++) {
+		n = forget_in(h, &loc, loc.b1, now, was ? was : &tmp, &busy);
+		if (loc.b2 != loc.b1)
+			n += forget_in(h, &loc, loc.b2, now, was ? was : &tmp, &busy);
+		total += n;
+	}
+	if (total)
+		return 0;
+	return busy ? -EBUSY : -ENOENT;
+}
+
 int fg_history_iterate(const struct fg_history *h, uint64_t *cursor, unsigned budget,
 		       fg_history_iter_fn *fn, void *arg, fg_time_t now)
 {

@@ -143,18 +143,6 @@ bool fg_nntp_sink_full(const struct fg_engine *e)
 	return e->sink_ops->full && e->sink_ops->full(e->sink);
 }
 
-void fg_nntp_verdict(struct fg_session *s, const struct fg_verdict_rec *r)
-{
-	struct fg_engine *e = s->e;
-
-	if (!e->hooks.verdict)
-		return;
-	if (e->hooks.verdict(e->hooks.ctx, r) == 0)
-		fg_nntp_count(s, FG_CTR_NNTP_VERDICTS_LOGGED);
-	else
-		fg_nntp_count(s, FG_CTR_NNTP_VERDICTS_DROPPED);
-}
-
 /* ------------------------------------------------------------ pools */
 
 struct fg_xfer *fg_nntp_xfer_alloc(struct fg_engine *e)
@@ -206,21 +194,16 @@ uint32_t fg_nntp_hold_alloc(struct fg_engine *e)
 
 /* ------------------------------------------------------------ rules' view of history */
 
-static const struct fg_history_key *key_of(struct fg_engine *e, const char *id, size_t len,
-					   struct fg_history_key *tmp)
-{
-	if (id == e->cur_id)
-		return &e->cur_key;
-	fg_history_hash(e->h, id, len, tmp);
-	return tmp;
-}
-
-static enum fg_rules_id_state rules_lookup(void *ctx, const char *id, size_t len)
+/* `key`: the engine's own key of the offered ID, when the rules ask about
+ * the command's argument (saves hashing it again). */
+static enum fg_rules_id_state rules_lookup(void *ctx, const char *id, size_t len, const void *key)
 {
 	struct fg_engine *e = ctx;
 	struct fg_history_key tmp;
 
-	switch (fg_history_lookup(e->h, key_of(e, id, len, &tmp), e->now, NULL)) {
+	if (!key)
+		fg_history_hash(e->h, id, len, &tmp);
+	switch (fg_history_lookup(e->h, key ? key : &tmp, e->now, NULL)) {
 	case FG_HISTORY_ACCEPTED:
 	case FG_HISTORY_REJECTED:
 		return FG_RULES_ID_KNOWN;
@@ -251,7 +234,8 @@ static int alloc_pools(struct fg_engine *e, const struct fg_engine_warmup *warmu
 	e->jq_cap = 2 * e->max_xfers + 16;
 	e->jq = calloc(e->jq_cap, sizeof(*e->jq));
 	e->peer_sessions = calloc(e->cfg->n_peer + 1, sizeof(*e->peer_sessions));
-	if (!e->sess || !e->xfers || !e->holds || !e->jq || !e->peer_sessions)
+	e->rate = calloc(e->cfg->n_peer + 1, sizeof(*e->rate));
+	if (!e->sess || !e->xfers || !e->holds || !e->jq || !e->peer_sessions || !e->rate)
 		return -ENOMEM;
 	if (fg_nntp_warmup_init(e, warmup) != 0)
 		return -ENOMEM;
@@ -272,6 +256,7 @@ static void free_pools(struct fg_engine *e)
 	free(e->holds);
 	free(e->jq);
 	free(e->peer_sessions);
+	free(e->rate);
 	fg_nntp_warmup_fini(e);
 }
 
@@ -414,7 +399,8 @@ unsigned fg_engine_poll(struct fg_engine *e, fg_time_t now, uint64_t now_ns)
 uint64_t fg_engine_next_poll(const struct fg_engine *e, uint64_t now_ns)
 {
 	/* work in flight is driven by poll(): come back soon */
-	if (e->n_xfers || e->n_asks || e->jq_n || e->wait_head != FG_NNTP_NONE)
+	if (e->n_xfers || e->n_asks || e->jq_n || e->wait_head != FG_NNTP_NONE ||
+	    e->n_rate_stalled)
 		return now_ns + NS_PER_SEC / 1000;
 	return FG_MIN(now_ns + NS_PER_SEC, FG_MAX(e->next_scan_ns, now_ns));
 }

@@ -61,9 +61,9 @@
 
 /* RFC 4644 2.5.2: the article could not be made safe; the peer retries. */
 #define FG_L_SINK_FAILED "400 Article could not be stored, try again later\r\n"
-#define FG_L_CLOCK "400 Local clock looks wrong, try again later\r\n"
 #define FG_L_IDLE "400 Idle timeout, closing connection\r\n"
 #define FG_L_SHUTDOWN "400 Server shutting down, try again later\r\n"
+#define FG_L_PAUSED "400 Feed paused by the operator, try again later\r\n"
 
 /* "<code> " before the echoed argument */
 #define FG_L_ECHO_238 "238 "

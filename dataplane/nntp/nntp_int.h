@@ -6,6 +6,7 @@
  *   reader.c   article terminator search, dot-unstuffing
  *   respq.c    the per-session response queue (ordered, some lines late)
  *   clock.c    the clock-sanity view over arrival - Injection-Date
+ *   levers.c   the operator's throttle and per-peer pause
  *   engine.c   per-thread context: pools, poll, journal backlog, counters
  *   session.c  the per-connection state machine and the commands
  *   xfer.c     one article transfer: sink, rules, history, completion
@@ -131,6 +132,11 @@ uint32_t fg_respq_unsent(const struct fg_respq *q);
 /* Drop every entry (the session closes after a CLOSE line). */
 void fg_respq_clear(struct fg_respq *q);
 
+/* ------------------------------------------------------------ levers.c */
+
+/* The session's peer is paused right now. */
+bool fg_nntp_peer_paused(const struct fg_session *s);
+
 /* ------------------------------------------------------------ clock.c */
 
 #define FG_CLOCK_WINDOW 4096	/* recent samples kept */
@@ -217,6 +223,14 @@ struct fg_nntp_jrec {
 	char id[FG_MSGID_MAX + 1];
 };
 
+/* A peer's budgets, token buckets of one second: offers in millionths,
+ * octets as they are (negative: a debt the next refills pay first). */
+struct fg_nntp_rate {
+	int64_t offers_u;
+	int64_t bytes;
+	uint64_t at_ns;		/* last refill; 0: full, never used */
+};
+
 struct fg_engine {
 	const struct fg_config *cfg;
 	struct fg_history *h;
@@ -231,13 +245,13 @@ struct fg_engine {
 	uint64_t now_ns;
 
 	/* the rules' history callback: the ID whose key is at hand */
-	const char *cur_id;
-	struct fg_history_key cur_key;
 
 	struct fg_session **sess;
 	unsigned max_sessions, n_sessions;
 	unsigned n_stalled;		/* sessions with stall != 0 */
 	unsigned *peer_sessions;	/* per config peer, for max-connections */
+	struct fg_nntp_rate *rate;	/* per config peer: max-offer-rate, max-byte-rate */
+	unsigned n_rate_stalled;	/* sessions with FG_STALL_RATE: poll soon */
 	uint32_t token_next;
 	unsigned history_owner;
 	uint32_t response_buffer;
@@ -259,6 +273,16 @@ struct fg_engine {
 	uint64_t next_scan_ns;
 	bool shutting_down;
 
+	/* the operator's levers (levers.c) */
+	char throttle_line[FG_ENGINE_REASON_MAX + 8];	/* "400 REASON\r\n" */
+	char throttle_reason[FG_ENGINE_REASON_MAX + 1];
+	uint16_t throttle_len;				/* 0: not throttled */
+	unsigned n_pauses;
+	struct {
+		char peer[FG_CONFIG_NAME_MAX];
+		fg_time_t until;
+	} pauses[FG_CONFIG_MAX_PEERS];
+
 	/* warm-up questions (warmup.c) */
 	struct fg_engine_warmup warm;
 	struct fg_nntp_ask *asks;
@@ -272,6 +296,7 @@ enum fg_art_kind {
 	FG_ART_TAKETHIS,	/* answer 239/439 (or 400) */
 	FG_ART_IHAVE,		/* answer 235/437/436 */
 	FG_ART_TAKETHIS_501,	/* TAKETHIS with a bad line: drain, then 501 */
+	FG_ART_TAKETHIS_PAUSED,	/* the peer is paused: drain, then 400 and close */
 };
 
 struct fg_session_art {
@@ -333,6 +358,7 @@ struct fg_nntp_pf {
 #define FG_STALL_SINK 0x04u
 #define FG_STALL_JOURNAL 0x08u
 #define FG_STALL_XFERS 0x10u
+#define FG_STALL_RATE 0x20u	/* the peer's max-offer-rate or max-byte-rate */
 
 struct fg_session {
 	struct fg_engine *e;
@@ -385,12 +411,54 @@ void fg_nntp_journal(struct fg_engine *e, const struct fg_history_key *k,
 		     unsigned date_used, enum fg_reason reason, const char *id, size_t id_len);
 bool fg_nntp_journal_blocked(const struct fg_engine *e);
 bool fg_nntp_sink_full(const struct fg_engine *e);
-void fg_nntp_verdict(struct fg_session *s, const struct fg_verdict_rec *r);
 struct fg_xfer *fg_nntp_xfer_alloc(struct fg_engine *e);
 void fg_nntp_xfer_free(struct fg_engine *e, struct fg_xfer *x);
 void fg_nntp_wait_add(struct fg_engine *e, struct fg_xfer *x);
 uint32_t fg_nntp_hold_alloc(struct fg_engine *e);
 uint32_t fg_nntp_xfer_index(const struct fg_engine *e, const struct fg_xfer *x);
+
+/* resp.c: answers (now, or into a place reserved in command order) and
+ * verdict records */
+#define FG_NNTP_ECHO_LEN(id_len) (4u + (id_len) + 2u)	/* "<code> <id>\r\n" */
+void fg_nntp_put(struct fg_session *s, enum fg_nntp_code code, const char *text, uint32_t len,
+		 enum fg_respq_state st);
+void fg_nntp_put_echo(struct fg_session *s, enum fg_nntp_code code, const char *prefix,
+		      const char *id, uint32_t len);
+void fg_nntp_fill(struct fg_session *s, uint32_t seq, enum fg_nntp_code code, const char *text,
+		  uint32_t len, enum fg_respq_state st);
+void fg_nntp_fill_echo(struct fg_session *s, uint32_t seq, enum fg_nntp_code code,
+		       const char *prefix, const char *id, uint32_t len);
+void fg_nntp_drop_responses(struct fg_session *s);
+void fg_nntp_verdict_init(struct fg_verdict_rec *r, const struct fg_session *s,
+			  enum fg_nntp_verb verb, enum fg_nntp_code code, enum fg_reason reason,
+			  const char *id, uint32_t len);
+void fg_nntp_verdict_of(struct fg_session *s, enum fg_nntp_verb verb, enum fg_nntp_code code,
+			enum fg_reason reason, const char *id, uint32_t len, uint64_t size);
+void fg_nntp_verdict(struct fg_session *s, const struct fg_verdict_rec *r);
+#define FG_NNTP_PUT(s, code, lit) \
+	fg_nntp_put(s, FG_NNTP_CODE_##code, lit, sizeof(lit) - 1, FG_RQ_READY)
+#define FG_NNTP_PUT_CLOSE(s, code, lit) \
+	fg_nntp_put(s, FG_NNTP_CODE_##code, lit, sizeof(lit) - 1, FG_RQ_CLOSE)
+
+/* offers.c: the session's live offers, its peer's budgets */
+bool fg_nntp_take_offer(struct fg_session *s);
+bool fg_nntp_bytes_spent(const struct fg_session *s);
+void fg_nntp_charge_bytes(const struct fg_session *s, uint64_t n);
+bool fg_nntp_budget_ok(const struct fg_session *s);
+void fg_nntp_track_offer(struct fg_session *s, const struct fg_history_key *k,
+			 const struct fg_history_ref *ref, fg_time_t deadline);
+void fg_nntp_release_offers(struct fg_session *s);
+bool fg_nntp_final_reason(const struct fg_engine *e, enum fg_history_state st, enum fg_reason *r);
+int fg_nntp_offer(struct fg_session *s, const char *arg, uint32_t len,
+		  const struct fg_history_key *k, struct fg_history_ref *ref, fg_time_t *deadline,
+		  enum fg_reason *reason);
+void fg_nntp_do_check(struct fg_session *s, const struct fg_nntp_cmd *c);
+
+/* artin.c: an article's octets, kept or drained */
+int fg_nntp_start_article(struct fg_session *s, enum fg_art_kind kind, struct fg_xfer *x);
+void fg_nntp_start_drain(struct fg_session *s, enum fg_reason reason, const char *line);
+void fg_nntp_start_paused_drain(struct fg_session *s);
+uint32_t fg_nntp_article_input(struct fg_session *s, const struct fg_iov *iov, uint32_t off);
 
 /* session.c */
 void fg_nntp_session_flush(struct fg_session *s);

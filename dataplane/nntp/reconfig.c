@@ -54,6 +54,7 @@ int fg_engine_set_config(struct fg_engine *e, const struct fg_config *cfg,
 			 struct fg_nntp_counters *peer_stats)
 {
 	struct fg_rules rules;
+	struct fg_nntp_rate *rate;
 	unsigned *ps;
 
 	if (cfg->max_line != e->cfg->max_line ||
@@ -62,13 +63,19 @@ int fg_engine_set_config(struct fg_engine *e, const struct fg_config *cfg,
 	if (fg_rules_init(&rules, cfg, &e->rules_hist) != 0)
 		return -EINVAL;
 	ps = calloc(cfg->n_peer + 1, sizeof(*ps));
-	if (!ps)
+	rate = calloc(cfg->n_peer + 1, sizeof(*rate));	/* budgets start full */
+	if (!ps || !rate) {
+		free(ps);
+		free(rate);
 		return -ENOMEM;
+	}
 	e->cfg = cfg;
 	e->rules = rules;
 	e->peer_st = peer_stats;
 	free(e->peer_sessions);
 	e->peer_sessions = ps;
+	free(e->rate);
+	e->rate = rate;
 	if (e->clock.limit != cfg->clock_skew_limit) {
 		/* a new limit judges afresh (0 turns the view off); the
 		 * alarm's counters stay balanced */

@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * session.c — one peer connection: command lines, articles, responses.
+ * session.c — one peer connection: its states, its command lines and their
+ * dispatch, its limits, and the API the transports call. The parts of a
+ * session's work each have their file: offers.c (an offer's decision, the
+ * live offers, the peer's budgets), artin.c (an article's octets, kept or
+ * drained), xfer.c (a transfer to its recorded outcome), resp.c (every
+ * answer and verdict record), warmup.c (questions to the downstream).
  *
  * States: a session reads command lines, or it reads an article (after a
  * TAKETHIS line, or after it answered an IHAVE with 335). Beside that it
@@ -56,72 +61,6 @@
 enum run { RUN_OK = 0, RUN_STALL = 1 };
 
 
-/* ------------------------------------------------------------ responses */
-
-static void put(struct fg_session *s, enum fg_nntp_code code, const char *text, uint32_t len,
-		enum fg_respq_state st)
-{
-	uint32_t seq;
-	char *p = fg_respq_push(&s->q, len, st, &seq);
-
-	/* every command checked for room before it ran */
-	FG_ASSERT(p != NULL);
-	memcpy(p, text, len);
-	fg_nntp_count_code(s, code);
-	if (st == FG_RQ_CLOSE)
-		s->closing = true;
-}
-
-#define PUT(s, code, lit) put(s, FG_NNTP_CODE_##code, lit, sizeof(lit) - 1, FG_RQ_READY)
-#define PUT_CLOSE(s, code, lit) put(s, FG_NNTP_CODE_##code, lit, sizeof(lit) - 1, FG_RQ_CLOSE)
-
-/* RFC 4644 2.4.1/2.5.1: "<code> <the client's argument>" */
-static void put_echo(struct fg_session *s, enum fg_nntp_code code, const char *prefix,
-		     const char *arg, uint32_t len)
-{
-	uint32_t seq;
-	char *p = fg_respq_push(&s->q, 4 + len + 2, FG_RQ_READY, &seq);
-
-	FG_ASSERT(p != NULL);
-	memcpy(p, prefix, 4);
-	memcpy(p + 4, arg, len);
-	memcpy(p + 4 + len, "\r\n", 2);
-	fg_nntp_count_code(s, code);
-}
-
-static void offer_verdict(struct fg_session *s, enum fg_nntp_verb verb, enum fg_nntp_code code,
-			  enum fg_reason reason, const char *arg, uint32_t len, uint64_t size)
-{
-	struct fg_verdict_rec r;
-
-	if (!s->e->hooks.verdict)
-		return;
-	memset(&r, 0, sizeof(r));
-	r.time = s->e->now;
-	r.peer = s->peer_idx;
-	r.peer_name = s->peer ? s->peer->name : "";
-	r.msgid = arg;
-	r.msgid_len = (uint16_t)FG_MIN(len, (uint32_t)UINT16_MAX);
-	r.verb = verb;
-	r.code = fg_nntp_code_number(code);
-	r.reason = reason;
-	r.size = size;
-	fg_nntp_verdict(s, &r);
-}
-
-/* Drop every queued response: the session closes after a CLOSE line or
- * when the transport can no longer send. */
-static void drop_responses(struct fg_session *s)
-{
-	struct fg_engine *e = s->e;
-
-	fg_respq_clear(&s->q);
-	for (unsigned i = 0; i < e->max_xfers && s->n_xfers; i++)
-		if (e->xfers[i].state != FG_X_FREE && e->xfers[i].s == s)
-			e->xfers[i].resp = false;
-	fg_nntp_warmup_drop(s);
-}
-
 static void drop_article(struct fg_session *s)
 {
 	struct fg_xfer *x = s->a.x;
@@ -137,8 +76,11 @@ static void drop_article(struct fg_session *s)
 
 static void set_stall(struct fg_session *s, unsigned bit, enum fg_counter c)
 {
-	if (!(s->stall & bit))
+	if (!(s->stall & bit)) {
 		fg_nntp_count(s, c);
+		if (bit == FG_STALL_RATE)
+			s->e->n_rate_stalled++;
+	}
 	if (!s->stall)
 		s->e->n_stalled++;
 	s->stall |= bit;
@@ -148,6 +90,8 @@ static void clear_stall(struct fg_session *s)
 {
 	if (s->stall)
 		s->e->n_stalled--;
+	if (s->stall & FG_STALL_RATE)
+		s->e->n_rate_stalled--;
 	s->stall = 0;
 }
 
@@ -162,7 +106,7 @@ void fg_nntp_session_flush(struct fg_session *s)
 	if (rc > 0)
 		fg_nntp_count_n(s, FG_CTR_NNTP_BYTES_OUT, (uint64_t)rc);
 	if (rc < 0 || closed_line) {
-		drop_responses(s);
+		fg_nntp_drop_responses(s);
 		s->closing = true;
 	}
 	if (!s->closing || fg_respq_entries(&s->q) != 0)
@@ -183,92 +127,11 @@ void fg_nntp_session_close_now(struct fg_session *s, const char *line, size_t le
 	s->line_ready = false;
 	clear_stall(s);
 	if (fg_respq_room(&s->q, (uint32_t)len))
-		put(s, FG_NNTP_CODE_C400, line, (uint32_t)len, FG_RQ_CLOSE);
+		fg_nntp_put(s, FG_NNTP_CODE_C400, line, (uint32_t)len, FG_RQ_CLOSE);
 	else
-		drop_responses(s);	/* the peer reads nothing: just close */
+		fg_nntp_drop_responses(s);	/* the peer reads nothing: just close */
 	s->closing = true;
 	fg_nntp_session_flush(s);
-}
-
-/* ------------------------------------------------------------ offers */
-
-static bool key_eq(const struct fg_history_key *a, const struct fg_history_key *b)
-{
-	return a->lo == b->lo && a->hi == b->hi;
-}
-
-static void offers_trim(struct fg_session *s)
-{
-	while (s->off_n && s->offers[s->off_head].deadline <= s->e->now) {
-		s->off_head = (s->off_head + 1) % s->off_cap;
-		s->off_n--;
-	}
-}
-
-/* Squeeze out the offers already taken over, released or lapsed. */
-static void offers_compact(struct fg_session *s)
-{
-	unsigned n = 0;
-
-	for (unsigned i = 0; i < s->off_n; i++) {
-		struct fg_nntp_offer *o = &s->offers[(s->off_head + i) % s->off_cap];
-
-		if (o->deadline > s->e->now)
-			s->offers[(s->off_head + n++) % s->off_cap] = *o;
-	}
-	s->off_n = n;
-	s->off_dead = 0;
-}
-
-static void track_offer(struct fg_session *s, const struct fg_history_key *k,
-			const struct fg_history_ref *ref, fg_time_t deadline)
-{
-	struct fg_nntp_offer *o;
-
-	offers_trim(s);
-	/* squeezing pays only when something was taken out of the middle */
-	if (s->off_n == s->off_cap && s->off_dead)
-		offers_compact(s);
-	if (s->off_n == s->off_cap) {
-		/* forget the oldest: its entry lapses at its own deadline */
-		s->off_head = (s->off_head + 1) % s->off_cap;
-		s->off_n--;
-		fg_nntp_count(s, FG_CTR_NNTP_OFFERS_UNTRACKED);
-	}
-	o = &s->offers[(s->off_head + s->off_n++) % s->off_cap];
-	o->key = *k;
-	o->ref = *ref;
-	o->deadline = deadline;
-}
-
-static void release_offer(struct fg_session *s, struct fg_nntp_offer *o)
-{
-	if (o->deadline > s->e->now && fg_history_release(s->e->h, &o->ref) == 0)
-		fg_nntp_count(s, FG_CTR_NNTP_OFFERS_RELEASED);
-	o->deadline = 0;
-}
-
-void fg_nntp_offer_forget(struct fg_session *s, const struct fg_history_key *k, bool release)
-{
-	for (unsigned i = 0; i < s->off_n; i++) {
-		struct fg_nntp_offer *o = &s->offers[(s->off_head + i) % s->off_cap];
-
-		if (o->deadline == 0 || !key_eq(&o->key, k))
-			continue;
-		if (release)
-			release_offer(s, o);
-		o->deadline = 0;
-		s->off_dead++;
-		break;
-	}
-	offers_trim(s);
-}
-
-static void release_offers(struct fg_session *s)
-{
-	for (unsigned i = 0; i < s->off_n; i++)
-		release_offer(s, &s->offers[(s->off_head + i) % s->off_cap]);
-	s->off_n = 0;
 }
 
 /* ------------------------------------------------------------ limits */
@@ -323,263 +186,9 @@ static bool stall_cleared(const struct fg_session *s)
 		return false;
 	if ((s->stall & FG_STALL_XFERS) && e->xfer_free == FG_NNTP_NONE)
 		return false;
-	return true;
-}
-
-/* ------------------------------------------------------------ decisions */
-
-static uint32_t offer_timeout(const struct fg_engine *e)
-{
-	int64_t t = e->cfg->offer_timeout;
-
-	return (uint32_t)(t < 1 ? 1 : t > FG_HISTORY_OFFER_MAX ? FG_HISTORY_OFFER_MAX : t);
-}
-
-/* A final state found in history is a refusal; which reason? */
-static bool final_reason(const struct fg_engine *e, enum fg_history_state st, enum fg_reason *r)
-{
-	switch (st) {
-	case FG_HISTORY_ACCEPTED:
-	case FG_HISTORY_REJECTED:
-		*r = FG_REASON_DUPLICATE;
-		return true;
-	case FG_HISTORY_SUPERSEDED:
-		/* as the rules: a mark made while honouring was on */
-		*r = e->cfg->honor_supersedes ? FG_REASON_SUPERSEDED : FG_REASON_DUPLICATE;
-		return true;
-	default:
+	if ((s->stall & FG_STALL_RATE) && !fg_nntp_budget_ok(s))
 		return false;
-	}
-}
-
-/* Why new IDs are deferred right now, or 0. */
-static enum fg_counter defer_cause(const struct fg_engine *e)
-{
-	if (e->clock.suspect)
-		return FG_CTR_NNTP_DEFER_CLOCK;
-	if (fg_nntp_journal_blocked(e))
-		return FG_CTR_NNTP_DEFER_JOURNAL;
-	if (fg_nntp_sink_full(e))
-		return FG_CTR_NNTP_DEFER_SINK;
-	return (enum fg_counter)0;
-}
-
-/* Seed 000 versions, when honoured: a newer $v=N known makes this unwanted. */
-static enum fg_reason version_check(struct fg_engine *e, const char *arg, uint32_t len,
-				    const struct fg_history_key *k)
-{
-	enum fg_reason r;
-
-	if (!e->cfg->honor_versions || !e->cfg->version_numbers)
-		return FG_REASON_NONE;
-	e->cur_id = arg;
-	e->cur_key = *k;
-	r = fg_rules_offer(&e->rules, arg, len, NULL, NULL);
-	e->cur_id = NULL;
-	return r;
-}
-
-/*
- * The history's answer to an offer (CHECK or IHAVE): 0 with *ref (wanted),
- * 1 (refused: *reason), 2 (later: a counter already bumped).
- */
-static int offer(struct fg_session *s, const char *arg, uint32_t len,
-		 const struct fg_history_key *k, struct fg_history_ref *ref, fg_time_t *deadline,
-		 enum fg_reason *reason)
-{
-	struct fg_engine *e = s->e;
-	struct fg_history_entry found;
-	enum fg_counter defer;
-	int rc;
-
-	*reason = version_check(e, arg, len, k);
-	if (*reason != FG_REASON_NONE)
-		return 1;
-	defer = defer_cause(e);
-	if (defer) {
-		/* a known ID is refused whatever the state of the clock */
-		if (final_reason(e, fg_history_lookup(e->h, k, e->now, NULL), reason))
-			return 1;
-		fg_nntp_count(s, defer);
-		return 2;
-	}
-	*deadline = e->now + offer_timeout(e);
-	rc = fg_history_offer(e->h, k, e->now, *deadline, s->token, ref, &found);
-	if (rc == 0)
-		return 0;
-	if (rc == -EEXIST && final_reason(e, found.state, reason))
-		return 1;
-	if (rc == -EEXIST || rc == -EAGAIN)
-		fg_nntp_count(s, FG_CTR_NNTP_DEFER_INFLIGHT);
-	else if (rc == -ENOSPC)
-		fg_nntp_count(s, FG_CTR_NNTP_HISTORY_FULL);
-	else
-		FG_LOG_ERR(FG_NNTP_COMP, "history offer failed: %d", rc);
-	return 2;
-}
-
-/* RFC 4644 2.4: CHECK <id> -> 238 / 431 / 438, always echoing <id>. */
-static void do_check(struct fg_session *s, const struct fg_nntp_cmd *c)
-{
-	const char *arg = c->arg[0];
-	uint32_t len = c->arg_len[0];
-	struct fg_history_key k;
-	struct fg_history_ref ref;
-	enum fg_reason reason = FG_REASON_BAD_MESSAGE_ID;
-	fg_time_t deadline;
-
-	if (c->argc != 1) {
-		PUT(s, C501, FG_L_SYNTAX);
-		return;
-	}
-	/*
-	 * RFC-NOTES: an invalid argument gets "438 <arg>", never 501. Invalid
-	 * here is anything that cannot be an article's Message-ID (RFC 5536
-	 * 3.1.3): such an article could only be refused, so it is not wanted.
-	 */
-	if (fg_msgid_valid_header(arg, len)) {
-		if (c->key)
-			k = *c->key;
-		else
-			fg_history_hash(s->e->h, arg, len, &k);
-		switch (offer(s, arg, len, &k, &ref, &deadline, &reason)) {
-		case 0:
-			track_offer(s, &k, &ref, deadline);
-			/* warm-up: the downstream is asked first (warmup.c) */
-			if (fg_nntp_warmup_ask(s, arg, len, &k))
-				return;
-			put_echo(s, FG_NNTP_CODE_C238, FG_L_ECHO_238, arg, len);
-			offer_verdict(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C238, FG_REASON_NONE, arg, len, 0);
-			return;
-		case 2:
-			put_echo(s, FG_NNTP_CODE_C431, FG_L_ECHO_431, arg, len);
-			offer_verdict(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C431, FG_REASON_NONE, arg, len, 0);
-			return;
-		default:
-			break;
-		}
-	}
-	fg_nntp_count_reason(s, reason);
-	put_echo(s, FG_NNTP_CODE_C438, FG_L_ECHO_438, arg, len);
-	offer_verdict(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C438, reason, arg, len, 0);
-}
-
-/* ------------------------------------------------------------ articles */
-
-static int start_article(struct fg_session *s, enum fg_art_kind kind, struct fg_xfer *x)
-{
-	struct fg_session_art *a = &s->a;
-	const struct fg_config *cfg = s->e->cfg;
-
-	a->kind = kind;
-	a->x = x;
-	a->size = 0;
-	a->oversize = false;
-	a->hdr_len = 0;
-	a->hdr_done = x == NULL;	/* drained articles need no header */
-	a->max_size = s->peer && s->peer->max_article_size ? s->peer->max_article_size :
-		      cfg->max_article_size;
-	fg_nntp_reader_init(&a->rd);
-	if (x) {
-		if (!a->hdr) {
-			a->hdr = malloc(FG_ARTICLE_MAX_HEADER + 3);
-			if (!a->hdr) {
-				/* no header, no decision: the rules see an oversize header */
-				a->hdr_done = true;
-			}
-		}
-		fg_article_init(&a->scan, FG_ARTICLE_WIRE);
-	}
-	s->in_article = true;
-	return 0;
-}
-
-static void start_drain(struct fg_session *s, enum fg_reason reason, const char *line)
-{
-	s->a.drain_reason = reason;
-	s->a.drain_line = line;
-	start_article(s, line ? FG_ART_TAKETHIS_501 : FG_ART_TAKETHIS, NULL);
-}
-
-/* Copy the header section as it arrives, for the rules (at most 64 KiB). */
-static void header_copy(struct fg_session_art *a, const uint8_t *p, uint32_t n)
-{
-	uint32_t k = FG_MIN(n, FG_ARTICLE_MAX_HEADER - a->hdr_len);
-
-	memcpy(a->hdr + a->hdr_len, p, k);
-	a->hdr_len += k;
-	if (fg_article_scan(&a->scan, (const char *)a->hdr, a->hdr_len) != FG_ARTICLE_AGAIN)
-		a->hdr_done = true;
-}
-
-static void article_bytes(struct fg_session *s, const uint8_t *p, uint32_t n, void *handle)
-{
-	struct fg_session_art *a = &s->a;
-	struct fg_xfer *x = a->x;
-	struct fg_iov seg = { p, n, handle };
-
-	a->size += n;
-	if (!x)
-		return;
-	if (!a->hdr_done)
-		header_copy(a, p, n);
-	if (!x->sink_open)
-		return;
-	if (a->max_size && a->size > a->max_size) {
-		/* drain the rest without buffering; the rules refuse it */
-		fg_nntp_xfer_sink_close(s->e, x);
-		a->oversize = true;
-		fg_nntp_count(s, FG_CTR_NNTP_DRAINED_OVERSIZE);
-		return;
-	}
-	fg_nntp_xfer_append(s, x, &seg, handle != NULL);
-}
-
-static void end_article(struct fg_session *s)
-{
-	struct fg_session_art *a = &s->a;
-
-	s->in_article = false;
-	fg_nntp_count(s, FG_CTR_NNTP_ARTICLES);
-	fg_nntp_count_n(s, FG_CTR_NNTP_ARTICLE_BYTES, a->size);
-	if (a->kind == FG_ART_TAKETHIS_501) {
-		put(s, FG_NNTP_CODE_C501, a->drain_line, (uint32_t)strlen(a->drain_line), FG_RQ_READY);
-		return;
-	}
-	if (a->x) {
-		struct fg_xfer *x = a->x;
-
-		a->x = NULL;
-		fg_nntp_xfer_end(s, x);
-		return;
-	}
-	/* drained: the ID was invalid or known at the command */
-	fg_nntp_count(s, FG_CTR_NNTP_DRAINED_KNOWN);
-	fg_nntp_count(s, FG_CTR_NNTP_ARTICLES_REFUSED);
-	fg_nntp_count_reason(s, a->drain_reason);
-	put_echo(s, FG_NNTP_CODE_C439, FG_L_ECHO_439, a->arg, a->arg_len);
-	offer_verdict(s, FG_NNTP_VERB_TAKETHIS, FG_NNTP_CODE_C439, a->drain_reason, a->arg,
-		      a->arg_len, a->size);
-}
-
-/* Article octets from one input piece; returns how many were used. */
-static uint32_t article_input(struct fg_session *s, const struct fg_iov *iov, uint32_t off)
-{
-	const uint8_t *p = iov->base + off;
-	struct fg_nntp_read r;
-
-	fg_nntp_reader_scan(&s->a.rd, p, iov->len - off, &r);
-	if (r.held)
-		article_bytes(s, (const uint8_t *)".\r", r.held, NULL);
-	if (r.content)
-		article_bytes(s, p, r.content, iov->handle);
-	if (r.end) {
-		/* the next commands' buckets load while this article is decided */
-		s->pf.blocked = false;
-		fg_nntp_pf_ahead(s, iov->base, off + r.consumed, iov->len);
-		end_article(s);
-	}
-	return r.consumed;
+	return true;
 }
 
 /* ------------------------------------------------------------ TAKETHIS, IHAVE */
@@ -609,7 +218,11 @@ static void prepare(struct fg_session *s, const struct fg_nntp_cmd *c, struct pr
 		p->key = *c->key;
 	else
 		fg_history_hash(s->e->h, c->arg[0], c->arg_len[0], &p->key);
-	final_reason(s->e, fg_history_lookup(s->e->h, &p->key, s->e->now, NULL), &p->known);
+	if (s->e->cfg->refuse_cyber_cancels && fg_rules_is_cyber_cancel(c->arg[0], c->arg_len[0])) {
+		p->known = FG_REASON_CYBER_CANCEL;	/* refused at once, as a known ID */
+		return;
+	}
+	fg_nntp_final_reason(s->e, fg_history_lookup(s->e->h, &p->key, s->e->now, NULL), &p->known);
 }
 
 /* RFC 4644 2.5: TAKETHIS <id> and its article -> 239 / 439 (400). */
@@ -620,18 +233,23 @@ static enum run do_takethis(struct fg_session *s, const struct fg_nntp_cmd *c,
 	int err = 0;
 
 	if (!p->syntax_ok) {
-		start_drain(s, FG_REASON_NONE, c->bad_char ? FG_L_BAD_CHAR : FG_L_SYNTAX);
+		fg_nntp_start_drain(s, FG_REASON_NONE, c->bad_char ? FG_L_BAD_CHAR : FG_L_SYNTAX);
 		return RUN_OK;
 	}
 	memcpy(s->a.arg, c->arg[0], c->arg_len[0]);
 	s->a.arg_len = c->arg_len[0];
 	/* RFC-NOTES: an invalid ID is read to its end, then "439 <arg>" */
 	if (!p->valid) {
-		start_drain(s, FG_REASON_BAD_MESSAGE_ID, NULL);
+		fg_nntp_start_drain(s, FG_REASON_BAD_MESSAGE_ID, NULL);
 		return RUN_OK;
 	}
 	if (p->known != FG_REASON_NONE) {
-		start_drain(s, p->known, NULL);
+		fg_nntp_start_drain(s, p->known, NULL);
+		return RUN_OK;
+	}
+	if (fg_nntp_peer_paused(s)) {
+		fg_nntp_count(s, FG_CTR_NNTP_DEFER_PAUSED);
+		fg_nntp_start_paused_drain(s);
 		return RUN_OK;
 	}
 	x = fg_nntp_xfer_start(s, FG_NNTP_VERB_TAKETHIS, c->arg[0], c->arg_len[0], &p->key, &err);
@@ -640,7 +258,7 @@ static enum run do_takethis(struct fg_session *s, const struct fg_nntp_cmd *c,
 		set_stall(s, FG_STALL_SINK, FG_CTR_NNTP_STALL_SINK);
 		return RUN_STALL;
 	}
-	start_article(s, FG_ART_TAKETHIS, x);
+	fg_nntp_start_article(s, FG_ART_TAKETHIS, x);
 	return RUN_OK;
 }
 
@@ -656,13 +274,13 @@ static void do_ihave(struct fg_session *s, const struct fg_nntp_cmd *c, const st
 	int err = 0;
 
 	if (!p->syntax_ok || !p->wire) {
-		PUT(s, C501, FG_L_SYNTAX);
+		FG_NNTP_PUT(s, C501, FG_L_SYNTAX);
 		return;
 	}
 	if (!p->valid)
 		reason = FG_REASON_BAD_MESSAGE_ID;
 	if (reason == FG_REASON_NONE) {
-		switch (offer(s, arg, len, &p->key, &ref, &deadline, &reason)) {
+		switch (fg_nntp_offer(s, arg, len, &p->key, &ref, &deadline, &reason)) {
 		case 0:
 			x = fg_nntp_xfer_start(s, FG_NNTP_VERB_IHAVE, arg, len, &p->key, &err);
 			if (!x) {
@@ -670,12 +288,12 @@ static void do_ihave(struct fg_session *s, const struct fg_nntp_cmd *c, const st
 				fg_nntp_count(s, FG_CTR_NNTP_DEFER_SINK);
 				goto later;
 			}
-			track_offer(s, &p->key, &ref, deadline);
+			fg_nntp_track_offer(s, &p->key, &ref, deadline);
 			memcpy(s->a.arg, arg, len);
 			s->a.arg_len = len;
-			PUT(s, C335, FG_L_SEND_IT);
-			offer_verdict(s, FG_NNTP_VERB_IHAVE, FG_NNTP_CODE_C335, FG_REASON_NONE, arg, len, 0);
-			start_article(s, FG_ART_IHAVE, x);
+			FG_NNTP_PUT(s, C335, FG_L_SEND_IT);
+			fg_nntp_verdict_of(s, FG_NNTP_VERB_IHAVE, FG_NNTP_CODE_C335, FG_REASON_NONE, arg, len, 0);
+			fg_nntp_start_article(s, FG_ART_IHAVE, x);
 			return;
 		case 2:
 			goto later;
@@ -684,12 +302,12 @@ static void do_ihave(struct fg_session *s, const struct fg_nntp_cmd *c, const st
 		}
 	}
 	fg_nntp_count_reason(s, reason);
-	PUT(s, C435, FG_L_NOT_WANTED);
-	offer_verdict(s, FG_NNTP_VERB_IHAVE, FG_NNTP_CODE_C435, reason, arg, len, 0);
+	FG_NNTP_PUT(s, C435, FG_L_NOT_WANTED);
+	fg_nntp_verdict_of(s, FG_NNTP_VERB_IHAVE, FG_NNTP_CODE_C435, reason, arg, len, 0);
 	return;
 later:
-	PUT(s, C436, FG_L_LATER);
-	offer_verdict(s, FG_NNTP_VERB_IHAVE, FG_NNTP_CODE_C436, FG_REASON_NONE, arg, len, 0);
+	FG_NNTP_PUT(s, C436, FG_L_LATER);
+	fg_nntp_verdict_of(s, FG_NNTP_VERB_IHAVE, FG_NNTP_CODE_C436, FG_REASON_NONE, arg, len, 0);
 }
 
 /* ------------------------------------------------------------ other commands */
@@ -699,7 +317,7 @@ static void do_greeting(struct fg_session *s)
 	char buf[sizeof(FG_L_GREETING_FMT) + FG_CONFIG_NAME_MAX];
 	int n = snprintf(buf, sizeof(buf), FG_L_GREETING_FMT, s->e->cfg->server_name);
 
-	put(s, FG_NNTP_CODE_C200, buf, (uint32_t)FG_MIN((size_t)n, sizeof(buf) - 1), FG_RQ_READY);
+	fg_nntp_put(s, FG_NNTP_CODE_C200, buf, (uint32_t)FG_MIN((size_t)n, sizeof(buf) - 1), FG_RQ_READY);
 }
 
 /* RFC 4644 2.3, RFC 3977 5.3: MODE STREAM -> 203; MODE READER -> 502. */
@@ -708,11 +326,11 @@ static void do_mode(struct fg_session *s, const struct fg_nntp_cmd *c)
 	static const char stream[] = "stream", reader[] = "reader";
 
 	if (c->argc == 1 && c->arg_len[0] == 6 && strncasecmp(c->arg[0], stream, 6) == 0)
-		PUT(s, C203, FG_L_STREAMING);
+		FG_NNTP_PUT(s, C203, FG_L_STREAMING);
 	else if (c->argc == 1 && c->arg_len[0] == 6 && strncasecmp(c->arg[0], reader, 6) == 0)
-		PUT_CLOSE(s, C502, FG_L_NO_READER);	/* transit only */
+		FG_NNTP_PUT_CLOSE(s, C502, FG_L_NO_READER);	/* transit only */
 	else
-		PUT(s, C501, FG_L_SYNTAX);
+		FG_NNTP_PUT(s, C501, FG_L_SYNTAX);
 }
 
 /* How much response room a command needs before it may run. */
@@ -754,17 +372,23 @@ static enum run run_cmd(struct fg_session *s, const struct fg_nntp_cmd *c, uint3
 		    !can_take_article(s, c->verb == FG_NNTP_VERB_IHAVE))
 			return RUN_STALL;
 	}
+	/* the peer's max-offer-rate: stop reading, never another answer */
+	if ((c->verb == FG_NNTP_VERB_CHECK || c->verb == FG_NNTP_VERB_TAKETHIS ||
+	     c->verb == FG_NNTP_VERB_IHAVE) && !fg_nntp_take_offer(s)) {
+		set_stall(s, FG_STALL_RATE, FG_CTR_NNTP_STALL_RATE);
+		return RUN_STALL;
+	}
 	s->e->st->n.verb[c->verb]++;
 	if (s->pst)
 		s->pst->n.verb[c->verb]++;
 	if (c->bad_char && c->verb != FG_NNTP_VERB_TAKETHIS) {
 		fg_nntp_count(s, FG_CTR_NNTP_BAD_CHAR);
-		PUT(s, C501, FG_L_BAD_CHAR);
+		FG_NNTP_PUT(s, C501, FG_L_BAD_CHAR);
 		return RUN_OK;
 	}
 	switch (c->verb) {
 	case FG_NNTP_VERB_CHECK:
-		do_check(s, c);
+		fg_nntp_do_check(s, c);
 		break;
 	case FG_NNTP_VERB_TAKETHIS:
 		if (c->bad_char)
@@ -779,24 +403,24 @@ static enum run run_cmd(struct fg_session *s, const struct fg_nntp_cmd *c, uint3
 	case FG_NNTP_VERB_CAPABILITIES:
 		/* RFC 3977 5.2.2: an optional keyword argument */
 		if (c->argc <= 1)
-			PUT(s, C101, FG_L_CAPABILITIES);
+			FG_NNTP_PUT(s, C101, FG_L_CAPABILITIES);
 		else
-			PUT(s, C501, FG_L_SYNTAX);
+			FG_NNTP_PUT(s, C501, FG_L_SYNTAX);
 		break;
 	case FG_NNTP_VERB_HELP:
 		if (c->argc == 0)
-			PUT(s, C100, FG_L_HELP);
+			FG_NNTP_PUT(s, C100, FG_L_HELP);
 		else
-			PUT(s, C501, FG_L_SYNTAX);
+			FG_NNTP_PUT(s, C501, FG_L_SYNTAX);
 		break;
 	case FG_NNTP_VERB_QUIT:
 		if (c->argc == 0)
-			PUT_CLOSE(s, C205, FG_L_BYE);
+			FG_NNTP_PUT_CLOSE(s, C205, FG_L_BYE);
 		else
-			PUT(s, C501, FG_L_SYNTAX);
+			FG_NNTP_PUT(s, C501, FG_L_SYNTAX);
 		break;
 	default:
-		PUT(s, C500, FG_L_UNKNOWN);
+		FG_NNTP_PUT(s, C500, FG_L_UNKNOWN);
 		break;
 	}
 	return RUN_OK;
@@ -812,9 +436,9 @@ static enum run run_overlong(struct fg_session *s, enum fg_nntp_verb verb)
 		s->pst->n.verb[verb]++;
 	fg_nntp_count(s, FG_CTR_NNTP_LINE_TOO_LONG);
 	if (verb == FG_NNTP_VERB_TAKETHIS)
-		start_drain(s, FG_REASON_NONE, FG_L_LINE_TOO_LONG);
+		fg_nntp_start_drain(s, FG_REASON_NONE, FG_L_LINE_TOO_LONG);
 	else
-		PUT(s, C501, FG_L_LINE_TOO_LONG);
+		FG_NNTP_PUT(s, C501, FG_L_LINE_TOO_LONG);
 	return RUN_OK;
 }
 
@@ -935,11 +559,17 @@ uint32_t fg_session_input(struct fg_session *s, const struct fg_iov *iov, unsign
 		uint32_t off = 0;
 
 		while (off < iov[i].len && !s->stall && !s->closing) {
+			/* the peer's max-byte-rate: what was read is a debt */
+			if (fg_nntp_bytes_spent(s)) {
+				set_stall(s, FG_STALL_RATE, FG_CTR_NNTP_STALL_RATE);
+				break;
+			}
 			if (s->in_article)
-				off += article_input(s, &iov[i], off);
+				off += fg_nntp_article_input(s, &iov[i], off);
 			else if (command_input(s, &iov[i], &off) == RUN_STALL)
 				break;
 		}
+		fg_nntp_charge_bytes(s, off);
 		if (s->closing) {
 			consumed = total;	/* the rest is ignored */
 			goto out;
@@ -1060,8 +690,8 @@ void fg_session_closed(struct fg_session *s)
 		fg_nntp_count(s, FG_CTR_NNTP_EOF_MID_ARTICLE);
 		drop_article(s);
 	}
-	release_offers(s);
-	drop_responses(s);
+	fg_nntp_release_offers(s);
+	fg_nntp_drop_responses(s);
 	clear_stall(s);
 	fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_CLOSED);
 	if (s->peer_idx >= 0 && e->peer_sessions[s->peer_idx] > 0 && s->greeted)
@@ -1121,11 +751,15 @@ struct fg_session *fg_session_open(struct fg_engine *e, const struct fg_config_p
 	if (!peer) {
 		/* RFC-NOTES: a host that is not a configured peer gets 502 */
 		fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_NOT_PEER);
-		PUT_CLOSE(s, C502, FG_L_NOT_PEER);
+		FG_NNTP_PUT_CLOSE(s, C502, FG_L_NOT_PEER);
+	} else if (e->throttle_len) {
+		/* innd's throttle: greeted with its reason, closed */
+		fg_nntp_count(s, FG_CTR_NNTP_THROTTLE_CLOSED);
+		fg_nntp_put(s, FG_NNTP_CODE_C400, e->throttle_line, e->throttle_len, FG_RQ_CLOSE);
 	} else if (peer->max_connections &&
 		   e->peer_sessions[s->peer_idx] >= peer->max_connections) {
 		fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_TOO_MANY);
-		PUT_CLOSE(s, C400, FG_L_TOO_MANY);
+		FG_NNTP_PUT_CLOSE(s, C400, FG_L_TOO_MANY);
 	} else {
 		fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_OPENED);
 		e->peer_sessions[s->peer_idx]++;

@@ -85,32 +85,15 @@ static void ask_free(struct fg_engine *e, struct fg_nntp_ask *a)
 /* "<code> <id>" into the question's response entry. */
 static void answer(struct fg_nntp_ask *a, enum fg_nntp_code code, const char *prefix)
 {
-	struct fg_session *s = a->s;
-	uint32_t cap;
-	char *p;
-
-	if (!a->resp || s->gone)
+	if (!a->resp || a->s->gone)
 		return;
-	p = fg_respq_slot(&s->q, a->seq, &cap);
-	FG_ASSERT(4u + a->id_len + 2u <= cap);
-	memcpy(p, prefix, 4);
-	memcpy(p + 4, a->id, a->id_len);
-	memcpy(p + 4 + a->id_len, "\r\n", 2);
-	fg_respq_fill(&s->q, a->seq, 4u + a->id_len + 2u, FG_RQ_READY);
-	fg_nntp_count_code(s, code);
+	fg_nntp_fill_echo(a->s, a->seq, code, prefix, a->id, a->id_len);
 	a->resp = false;
 }
 
 static void verdict(struct fg_nntp_ask *a, enum fg_nntp_code code)
 {
-	struct fg_session *s = a->s;
-	struct fg_verdict_rec r = {
-		.time = s->e->now, .peer = s->peer_idx, .peer_name = s->peer ? s->peer->name : "",
-		.msgid = a->id, .msgid_len = a->id_len, .verb = FG_NNTP_VERB_CHECK,
-		.code = fg_nntp_code_number(code), .reason = FG_REASON_NONE,
-	};
-
-	fg_nntp_verdict(s, &r);
+	fg_nntp_verdict_of(a->s, FG_NNTP_VERB_CHECK, code, FG_REASON_NONE, a->id, a->id_len, 0);
 }
 
 bool fg_nntp_warmup_ask(struct fg_session *s, const char *arg, uint32_t len,
@@ -125,7 +108,7 @@ bool fg_nntp_warmup_ask(struct fg_session *s, const char *arg, uint32_t len,
 		return false;
 	a = &e->asks[e->ask_free];
 	/* the command was checked for room for its answer: this is that room */
-	p = fg_respq_push(&s->q, 4 + len + 2, FG_RQ_WAIT, &a->seq);
+	p = fg_respq_push(&s->q, FG_NNTP_ECHO_LEN(len), FG_RQ_WAIT, &a->seq);
 	FG_ASSERT(p != NULL);
 	e->ask_free = a->next;
 	a->used = true;

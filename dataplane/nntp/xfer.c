@@ -29,9 +29,12 @@
  * by the next article long before a slow sink answers, and the session
  * itself may be gone by then: the outcome is recorded all the same.
  *
- * Clock sanity (clock.c): every complete article with an Injection-Date
- * feeds the view; while it is suspect, an article refused only for its
- * date is deferred (TAKETHIS 400 and close, IHAVE 436), never remembered.
+ * Clock sanity (clock.c): every complete article with a trusted
+ * Injection-Date feeds the view. The view never defers anything: while it
+ * suspects the clock, an article refused only for its date is looked at
+ * again at the time the view estimates; if that accepts it, it is passed
+ * on (accepted and relayed: the downstream judges it with its own clock),
+ * else refused (439/437) and not remembered.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -59,6 +62,14 @@ static void release_holds(struct fg_engine *e, struct fg_xfer *x)
 		x->hold_head = next;
 	}
 	x->n_holds = 0;
+}
+
+/* The peer and Message-ID of a transfer, for the journal's fields (log.h). */
+static const struct fg_log_ctx *xfer_log_ctx(const struct fg_xfer *x, struct fg_log_ctx *lc)
+{
+	lc->peer = x->s->peer ? x->s->peer->name : NULL;
+	lc->msgid = x->id;
+	return lc;
 }
 
 /* The sink is done with the article's octets (discarded or completed). */
@@ -106,10 +117,14 @@ struct fg_xfer *fg_nntp_xfer_start(struct fg_session *s, enum fg_nntp_verb verb,
 	x->art = art;
 	x->sink_open = rc == 0;
 	x->failed = rc != 0;
-	if (rc != 0)
-		FG_LOG_WARN(FG_NNTP_COMP, "sink refused an article: %d", rc);
 	memcpy(x->id, id, id_len);
 	x->id[id_len] = '\0';
+	if (rc != 0) {
+		struct fg_log_ctx lc;
+
+		fg_log_about(FG_LOG_WARN, FG_NNTP_COMP, xfer_log_ctx(x, &lc),
+			     "sink refused %s: %d", x->id, rc);
+	}
 	x->id_len = (uint16_t)id_len;
 	return x;
 }
@@ -151,19 +166,10 @@ static bool can_answer(const struct fg_xfer *x)
 static void answer(struct fg_xfer *x, enum fg_nntp_code code, const char *text, uint32_t len,
 		   enum fg_respq_state st)
 {
-	uint32_t cap;
-	char *p;
-
 	if (!can_answer(x))
 		return;
-	p = fg_respq_slot(&x->s->q, x->seq, &cap);
-	FG_ASSERT(len <= cap);
-	memcpy(p, text, len);
-	fg_respq_fill(&x->s->q, x->seq, len, st);
-	fg_nntp_count_code(x->s, code);
+	fg_nntp_fill(x->s, x->seq, code, text, len, st);
 	x->resp = false;
-	if (st == FG_RQ_CLOSE)
-		x->s->closing = true;
 }
 
 #define ANSWER(x, code, lit, st) answer(x, FG_NNTP_CODE_##code, lit, sizeof(lit) - 1, st)
@@ -171,27 +177,24 @@ static void answer(struct fg_xfer *x, enum fg_nntp_code code, const char *text, 
 /* "<code> <id>" for TAKETHIS */
 static void answer_echo(struct fg_xfer *x, enum fg_nntp_code code, const char *prefix)
 {
-	char line[4 + FG_MSGID_MAX + 2];
-
-	memcpy(line, prefix, 4);
-	memcpy(line + 4, x->id, x->id_len);
-	memcpy(line + 4 + x->id_len, "\r\n", 2);
-	answer(x, code, line, 4u + x->id_len + 2u, FG_RQ_READY);
+	if (!can_answer(x))
+		return;
+	fg_nntp_fill_echo(x->s, x->seq, code, prefix, x->id, x->id_len);
+	x->resp = false;
 }
 
 static void verdict(struct fg_xfer *x, enum fg_nntp_code code, enum fg_reason reason,
 		    uint64_t size)
 {
-	struct fg_session *s = x->s;
-	struct fg_verdict_rec r = {
-		.time = s->e->now, .peer = s->peer_idx, .peer_name = s->peer ? s->peer->name : "",
-		.msgid = x->id, .msgid_len = x->id_len, .verb = x->verb,
-		.code = fg_nntp_code_number(code), .reason = reason,
-		.has_date = x->has_date, .has_injection_date = x->has_inj,
-		.date = x->date, .injection_date = x->inj, .size = size,
-	};
+	struct fg_verdict_rec r;
 
-	fg_nntp_verdict(s, &r);
+	fg_nntp_verdict_init(&r, x->s, x->verb, code, reason, x->id, x->id_len);
+	r.has_date = x->has_date;
+	r.has_injection_date = x->has_inj;
+	r.date = x->date;
+	r.injection_date = x->inj;
+	r.size = size;
+	fg_nntp_verdict(x->s, &r);
 }
 
 /* The transfer's end: its session may be freed here. */
@@ -247,12 +250,14 @@ static void refuse(struct fg_xfer *x, enum fg_reason reason, uint64_t size)
 static void succeed(struct fg_engine *e, struct fg_xfer *x)
 {
 	struct fg_history_key k;
+	struct fg_log_ctx lc;
 	int rc;
 
 	rc = fg_history_finish(e->h, &x->ref, FG_HISTORY_ACCEPTED, x->article_date, x->first_seen,
 			       e->now);
 	if (rc != 0)
-		FG_LOG_ERR(FG_NNTP_COMP, "history finish(accepted) of %s: %d", x->id, rc);
+		fg_log_about(FG_LOG_ERR, FG_NNTP_COMP, xfer_log_ctx(x, &lc),
+			     "history finish(accepted) of %s: %d", x->id, rc);
 	/* the article is safe whatever happened to the entry: journal it */
 	fg_nntp_journal(e, &x->key, FG_HISTORY_ACCEPTED, x->article_date, x->first_seen,
 			x->date_used, FG_REASON_NONE, x->id, x->id_len);
@@ -286,6 +291,7 @@ static void succeed(struct fg_engine *e, struct fg_xfer *x)
 static void try_accept(struct fg_engine *e, struct fg_xfer *x)
 {
 	struct fg_history_entry found;
+	struct fg_log_ctx lc;
 	enum fg_reason reason;
 	int rc;
 
@@ -321,7 +327,8 @@ static void try_accept(struct fg_engine *e, struct fg_xfer *x)
 		done(e, x);
 		return;
 	}
-	FG_LOG_ERR(FG_NNTP_COMP, "history begin_accept of %s: %d", x->id, rc);
+	fg_log_about(FG_LOG_ERR, FG_NNTP_COMP, xfer_log_ctx(x, &lc),
+		     "history begin_accept of %s: %d", x->id, rc);
 	fail(e, x);
 }
 
@@ -379,23 +386,40 @@ static void finish_header(struct fg_session_art *a)
 	fg_article_scan(&a->scan, (const char *)a->hdr, a->hdr_len);
 }
 
-static void count_rules(struct fg_session *s, enum fg_reason reason,
-			const struct fg_rules_verdict *v)
+static bool date_reason(enum fg_reason r)
 {
-	struct fg_nntp_counters *p = s->pst;
+	return r == FG_REASON_TOO_OLD || r == FG_REASON_TOO_FAR_FUTURE;
+}
 
-	if (!p)
-		return;
-	if (v->date_used == FG_RULES_DATE_INJECTION)
-		p->s.ctr[FG_CTR_RULES_DATE_FROM_INJECTION]++;
-	else if (v->date_used == FG_RULES_DATE_DATE)
-		p->s.ctr[FG_CTR_RULES_DATE_FROM_DATE]++;
-	if (reason == FG_REASON_NONE) {
-		p->s.ctr[FG_CTR_RULES_ACCEPTED]++;
-	} else {
-		p->s.ctr[FG_CTR_RULES_REJECTED]++;
-		p->s.rejected[reason]++;
-	}
+/* The verdict acted on, in the engine's and the peer's counters. */
+static void count_rules(struct fg_session *s, const struct fg_rules_verdict *v)
+{
+	fg_rules_count(v, &s->e->st->s);
+	if (s->pst)
+		fg_rules_count(v, &s->pst->s);
+}
+
+/*
+ * While the clock view suspects the local clock, an article refused for
+ * its date alone gets a second look at the time the view estimates (now
+ * minus the offset): if that would accept it, the estimated error could
+ * flip the verdict, and the article is passed on — accepted and relayed,
+ * the downstream judges it with its own clock. Returns the reason acted on.
+ */
+static enum fg_reason clock_second_look(struct fg_session *s, struct fg_rules_input *in,
+					struct fg_rules_verdict *v, enum fg_reason reason)
+{
+	struct fg_engine *e = s->e;
+	struct fg_rules_verdict again;
+
+	if (!e->clock.suspect || !date_reason(reason))
+		return reason;
+	in->now = e->now - e->clock.offset;
+	if (fg_rules_decide(&e->rules, in, &again, NULL) != FG_REASON_NONE)
+		return reason;
+	*v = again;
+	fg_nntp_count(s, FG_CTR_NNTP_CLOCK_PASSED);
+	return FG_REASON_NONE;
 }
 
 static void hist_add(struct fg_session *s, bool arrival, int64_t v)
@@ -424,11 +448,16 @@ static void note_dates(struct fg_session *s, struct fg_xfer *x, const struct fg_
 	hist_add(s, true, e->now - x->inj);
 	if (x->has_date)
 		hist_add(s, false, x->inj - x->date);
+	/* a guessed or misread zone says nothing about our clock */
+	if (!fg_date_reading_trusted(&v->injection_date.reading)) {
+		fg_nntp_count(s, FG_CTR_NNTP_CLOCK_UNTRUSTED);
+		return;
+	}
 	turned = fg_nntp_clock_sample(&e->clock, e->now - x->inj);
 	if (turned > 0) {
 		fg_nntp_count(s, FG_CTR_NNTP_CLOCK_SUSPECT_ENTERED);
 		FG_LOG_WARN(FG_NNTP_COMP, "local clock looks off by %lld s (arrival - Injection-Date "
-			    "of recent articles); deferring date decisions",
+			    "of recent articles); date verdicts it could flip are passed on, none remembered",
 			    (long long)e->clock.offset);
 	} else if (turned < 0) {
 		fg_nntp_count(s, FG_CTR_NNTP_CLOCK_SUSPECT_CLEARED);
@@ -454,22 +483,17 @@ static void keep_for_completion(const struct fg_engine *e, struct fg_xfer *x,
 	}
 }
 
-static bool date_reason(enum fg_reason r)
-{
-	return r == FG_REASON_TOO_OLD || r == FG_REASON_TOO_FAR_FUTURE;
-}
-
 void fg_nntp_xfer_end(struct fg_session *s, struct fg_xfer *x)
 {
 	struct fg_engine *e = s->e;
 	struct fg_session_art *a = &s->a;
 	struct fg_rules_input in = {
-		.art = &a->scan, .arg = x->id, .arg_len = x->id_len, .size = a->size,
-		.now = e->now, .peer = s->peer,
+		.art = &a->scan, .arg = x->id, .arg_len = x->id_len, .arg_key = &x->key,
+		.size = a->size, .now = e->now, .peer = s->peer,
 	};
 	struct fg_rules_verdict v;
 	enum fg_reason reason;
-	uint32_t cap = FG_MAX(4u + x->id_len + 2u, (uint32_t)FG_L_FIXED_MAX);
+	uint32_t cap = FG_MAX(FG_NNTP_ECHO_LEN(x->id_len), (uint32_t)FG_L_FIXED_MAX);
 
 	char *slot;
 
@@ -482,11 +506,9 @@ void fg_nntp_xfer_end(struct fg_session *s, struct fg_xfer *x)
 		a->scan.error = FG_ARTICLE_E_HEADER_TOO_LONG;	/* no memory for it */
 	else
 		finish_header(a);
-	e->cur_id = x->id;
-	e->cur_key = x->key;
-	reason = fg_rules_decide(&e->rules, &in, &v, &e->st->s);
-	e->cur_id = NULL;
-	count_rules(s, reason, &v);
+	reason = fg_rules_decide(&e->rules, &in, &v, NULL);
+	reason = clock_second_look(s, &in, &v, reason);
+	count_rules(s, &v);
 	note_dates(s, x, &v);
 	if (reason == FG_REASON_NONE) {
 		keep_for_completion(e, x, &v);
@@ -497,22 +519,14 @@ void fg_nntp_xfer_end(struct fg_session *s, struct fg_xfer *x)
 		return;
 	}
 	fg_nntp_xfer_sink_close(e, x);
+	/* remember only what the article itself said about its own ID, and
+	 * never a date verdict made with a clock that looks wrong */
 	if (date_reason(reason) && e->clock.suspect) {
-		/* the clock, not the article, may be wrong: the peer retries later */
-		fg_nntp_count(s, FG_CTR_NNTP_DEFER_CLOCK);
+		fg_nntp_count(s, FG_CTR_NNTP_CLOCK_NOT_REMEMBERED);
 		fg_nntp_offer_forget(s, &x->key, true);
-		if (x->verb == FG_NNTP_VERB_TAKETHIS)
-			ANSWER(x, C400, FG_L_CLOCK, FG_RQ_CLOSE);
-		else
-			ANSWER(x, C436, FG_L_LATER, FG_RQ_READY);
-		verdict(x, x->verb == FG_NNTP_VERB_TAKETHIS ? FG_NNTP_CODE_C400 : FG_NNTP_CODE_C436,
-			reason, a->size);
-		done(e, x);
-		return;
+	} else if (!(fg_rules_remember(&e->rules, &v) && remember(e, x, reason))) {
+		fg_nntp_offer_forget(s, &x->key, true);
 	}
-	/* remember only what the article itself said about its own ID */
-	if (!(fg_rules_remember(&e->rules, &v) && remember(e, x, reason)))
-		fg_nntp_offer_forget(s, &x->key, true);
 	refuse(x, reason, a->size);
 	done(e, x);
 }

@@ -26,6 +26,7 @@ struct ctx {
 	struct fg_rules_verdict *v;
 	const char *id;		/* the offered ID: the argument, else the header's */
 	size_t id_len;
+	const void *id_key;	/* the caller's key for it (the argument's only) */
 	enum fg_rules_id_state state;	/* of the offered ID, once asked */
 	bool msgid_done, dates_done, state_done;
 };
@@ -74,8 +75,36 @@ static void read_msgid(struct ctx *c)
 	}
 }
 
-static void read_date(const struct fg_article *a, enum fg_hdr h, struct fg_rules_date *d)
+/*
+ * innd reads a header value to the end of its last line, blanks and
+ * folding included; the scanner trims them. INN's reading of a numeric
+ * zone depends on the blanks after it ("+1" is +0100, "+1 " +0001), so
+ * with date-syntax inn the value is read to where innd's ends: over the
+ * blanks and folding the scanner trimmed, which are still in the buffer
+ * before the field's final line end.
+ */
+static size_t innd_extent(const struct fg_article *a, struct fg_article_value v)
 {
+	const char *p = v.ptr + v.len, *end = a->base + a->header_end;
+
+	while (p < end) {
+		if (*p == ' ' || *p == '\t')
+			p++;
+		else if (end - p >= 3 && p[0] == '\r' && p[1] == '\n' && (p[2] == ' ' || p[2] == '\t'))
+			p += 3;
+		else if (end - p >= 2 && p[0] == '\n' && (p[1] == ' ' || p[1] == '\t'))
+			p += 2;
+		else
+			break;
+	}
+	return (size_t)(p - v.ptr);
+}
+
+static void read_date(const struct fg_rules *r, const struct fg_article *a, enum fg_hdr h,
+		      struct fg_rules_date *d)
+{
+	enum fg_date_syntax syntax = r->cfg->date_syntax;
+	size_t len;
 	int rc;
 
 	d->count = fg_article_count(a, h);
@@ -83,7 +112,8 @@ static void read_date(const struct fg_article *a, enum fg_hdr h, struct fg_rules
 		return;
 	d->text = fg_article_get(a, h);
 	d->parsed = true;
-	rc = fg_date_parse(d->text.ptr, d->text.len, &d->t);
+	len = syntax == FG_DATE_SYNTAX_INN ? innd_extent(a, d->text) : d->text.len;
+	rc = fg_date_parse_as(syntax, d->text.ptr, len, &d->t, &d->reading);
 	d->err = rc < 0 ? (enum fg_date_error)-rc : FG_DATE_OK;
 }
 
@@ -100,8 +130,8 @@ static void read_dates(struct ctx *c)
 	if (c->dates_done)
 		return;
 	c->dates_done = true;
-	read_date(c->in->art, FG_HDR_DATE, &v->date);
-	read_date(c->in->art, FG_HDR_INJECTION_DATE, &v->injection_date);
+	read_date(c->r, c->in->art, FG_HDR_DATE, &v->date);
+	read_date(c->r, c->in->art, FG_HDR_INJECTION_DATE, &v->injection_date);
 	d = v->injection_date.count ? &v->injection_date : &v->date;
 	if (d->count == 1 && d->err == FG_DATE_OK) {
 		v->date_used = d == &v->date ? FG_RULES_DATE_DATE : FG_RULES_DATE_INJECTION;
@@ -120,10 +150,25 @@ static bool step_argument(struct ctx *c)
 	}
 	c->id = c->in->arg;
 	c->id_len = c->in->arg_len;
+	c->id_key = c->in->arg_key;
 	if (fg_msgid_valid_wire(c->in->arg, c->in->arg_len))
 		return true;
 	fail(c, "the command's argument is not a Message-ID (RFC 3977 3.6)", NULL);
 	return false;
+}
+
+/* INN's refusecybercancels: the IDs cancel-bots give their cancels. */
+static bool step_cyber_cancel(struct ctx *c)
+{
+	if (!c->r->cfg->refuse_cyber_cancels || !fg_rules_is_cyber_cancel(c->id, c->id_len))
+		return true;
+	fail(c, "a <cancel.*> Message-ID, refused with refuse-cyber-cancels on", NULL);
+	return false;
+}
+
+bool fg_rules_is_cyber_cancel(const char *id, size_t len)
+{
+	return id && len >= 8 && memcmp(id, "<cancel.", 8) == 0;
 }
 
 /* The history's answer for the offered ID: asked once. */
@@ -134,7 +179,7 @@ static enum fg_rules_id_state history_state(struct ctx *c)
 	if (!c->state_done) {
 		c->state_done = true;
 		if (h && h->lookup && c->id)
-			c->state = h->lookup(h->ctx, c->id, c->id_len);
+			c->state = h->lookup(h->ctx, c->id, c->id_len, c->id_key);
 	}
 	return c->state;
 }
@@ -423,6 +468,7 @@ struct step {
 /* The order of checks. docs/rules.md lists these rows, in this order. */
 static const struct step steps[FG_RULES_STEP__COUNT] = {
 	[FG_RULES_STEP_ARGUMENT] = { "argument", FG_REASON_BAD_MESSAGE_ID, true, step_argument },
+	[FG_RULES_STEP_CYBER_CANCEL] = { "cyber-cancel", FG_REASON_CYBER_CANCEL, true, step_cyber_cancel },
 	[FG_RULES_STEP_HISTORY] = { "history", FG_REASON_DUPLICATE, true, step_history },
 	[FG_RULES_STEP_SUPERSEDED] = { "superseded", FG_REASON_SUPERSEDED, true, step_superseded },
 	[FG_RULES_STEP_HEADER_BOUNDS] = { "header-bounds", FG_REASON_OVERSIZE, false, step_header_bounds },
@@ -537,25 +583,40 @@ enum fg_reason fg_rules_decide(const struct fg_rules *r, const struct fg_rules_i
 	/* the session engine needs the Supersedes target of an accepted article */
 	if (in->explain || reason == FG_REASON_NONE)
 		complete_verdict(&c);
-	if (!stats)
-		return reason;
-	if (c.dates_done && v->date_used == FG_RULES_DATE_INJECTION)
-		fg_stats_inc(stats, FG_CTR_RULES_DATE_FROM_INJECTION);
-	else if (c.dates_done && v->date_used == FG_RULES_DATE_DATE)
-		fg_stats_inc(stats, FG_CTR_RULES_DATE_FROM_DATE);
-	if (reason == FG_REASON_NONE) {
-		fg_stats_inc(stats, FG_CTR_RULES_ACCEPTED);
-	} else {
-		fg_stats_inc(stats, FG_CTR_RULES_REJECTED);
-		stats->rejected[reason]++;
-	}
+	if (stats)
+		fg_rules_count(v, stats);
 	return reason;
 }
 
-enum fg_reason fg_rules_offer(const struct fg_rules *r, const char *arg, size_t arg_len,
-			      struct fg_rules_verdict *v, struct fg_stats *stats)
+void fg_rules_count(const struct fg_rules_verdict *v, struct fg_stats *stats)
 {
-	struct fg_rules_input in = { .arg = arg ? arg : "", .arg_len = arg ? arg_len : 0 };
+	if (v->date_used == FG_RULES_DATE_INJECTION)
+		fg_stats_inc(stats, FG_CTR_RULES_DATE_FROM_INJECTION);
+	else if (v->date_used == FG_RULES_DATE_DATE)
+		fg_stats_inc(stats, FG_CTR_RULES_DATE_FROM_DATE);
+	if (v->date_used != FG_RULES_DATE_NONE) {
+		const struct fg_date_reading *rd = v->date_used == FG_RULES_DATE_INJECTION ?
+						   &v->injection_date.reading : &v->date.reading;
+
+		if (rd->notes)
+			fg_stats_inc(stats, FG_CTR_RULES_DATE_LAX);
+		if (rd->notes & FG_DATE_NOTES_MISREAD)
+			fg_stats_inc(stats, FG_CTR_RULES_DATE_MISREAD);
+	}
+	if (v->reason == FG_REASON_NONE) {
+		fg_stats_inc(stats, FG_CTR_RULES_ACCEPTED);
+	} else {
+		fg_stats_inc(stats, FG_CTR_RULES_REJECTED);
+		stats->rejected[v->reason]++;
+	}
+}
+
+enum fg_reason fg_rules_offer(const struct fg_rules *r, const char *arg, size_t arg_len,
+			      const void *arg_key, struct fg_rules_verdict *v,
+			      struct fg_stats *stats)
+{
+	struct fg_rules_input in = { .arg = arg ? arg : "", .arg_len = arg ? arg_len : 0,
+				     .arg_key = arg_key };
 	struct fg_rules_verdict local;
 	struct ctx c = { .r = r, .in = &in, .v = v ? v : &local };
 	enum fg_reason reason;

@@ -35,6 +35,8 @@
 #include <stdint.h>
 
 #include "floodgate/common.h"
+#include "floodgate/date.h"
+#include "floodgate/log.h"
 
 #define FG_CONFIG_MAX_PATH_IDS 8
 #define FG_CONFIG_MAX_LISTEN 8
@@ -94,6 +96,8 @@ struct fg_config_peer {
 	/* RFC 3977 4 wildmat, as written (default "*"); see wildmat.h */
 	char newsgroups[FG_CONFIG_WILDMAT_MAX];
 	unsigned max_connections;	/* 0 = unlimited */
+	unsigned max_offer_rate;	/* CHECK/IHAVE/TAKETHIS a second, per engine thread; 0 = unlimited */
+	uint64_t max_byte_rate;		/* input octets a second, per engine thread; 0 = unlimited */
 	uint64_t max_article_size;	/* 0 = rules.max_article_size */
 };
 
@@ -117,6 +121,7 @@ struct fg_config {
 	/* [rules] — seconds and octets */
 	int64_t cutoff;			/* default 10 d (INN artcutoff) */
 	int64_t future_margin;		/* default 24 h, never more */
+	enum fg_date_syntax date_syntax;/* default inn: innd's accept/refuse set */
 	enum fg_expiry_mode expiry;	/* default first-seen */
 	int64_t retention;		/* default cutoff + 1 d */
 	uint64_t max_article_size;	/* default 1,000,000 (INN maxartsize) */
@@ -124,6 +129,7 @@ struct fg_config {
 	bool honor_versions;		/* a newer $v=N makes older ones unwanted; default off */
 	bool honor_supersedes;		/* Supersedes makes the named ID unwanted; default off */
 	bool remember_rejects;		/* INN remembertrash; default on */
+	bool refuse_cyber_cancels;	/* INN refusecybercancels: refuse <cancel.*> IDs; default off */
 	char required_headers[FG_CONFIG_MAX_REQUIRED_HEADERS][32];
 	unsigned n_required_headers;	/* default From Newsgroups Path Subject */
 
@@ -178,11 +184,18 @@ struct fg_config {
 	struct fg_prefix dp_addr;	/* our address and prefix on the port */
 	uint8_t dp_mac[6];		/* zero = the port's own */
 	unsigned idle_backoff_us;	/* max sleep of an idle worker; default 100; 0 = spin */
+
+	/* [log] */
+	enum fg_log_target log_target;	/* default stderr */
+	enum fg_log_timestamps log_timestamps;	/* default auto */
 };
 
 /* One problem found while loading: "file:line: key: message". */
 struct fg_config_error {
-	char text[512];
+	char text[512];		/* "FILE:LINE: KEY: MESSAGE" (no LINE: when 0) */
+	unsigned line;		/* 0: not one line's */
+	uint16_t key_off, key_len;	/* the key (or section) within text */
+	uint16_t msg_off;	/* the message within text */
 };
 
 struct fg_config_errors {
@@ -220,9 +233,16 @@ const struct fg_config_peer *fg_config_peer_by_name(const struct fg_config *cfg,
 /* Log every error (level err) and warning (level warn) of a load. */
 void fg_config_errors_log(const struct fg_config_errors *errs);
 
+/* Send the program's log lines where [log] says, as `ident` (log.h); 0 or
+ * -errno, which it also logs (the lines then stay on stderr). */
+int fg_config_log_open(const struct fg_config *cfg, const char *ident);
+
 /* The i-th key the parser knows, with its section ("site", "peer", ...);
  * false past the last. The documentation test walks this list. */
 bool fg_config_key_at(unsigned i, const char **section, const char **key);
+/* The i-th key's default as file text; NULL when it is derived from other
+ * keys or required (docs/configuration.md says which). */
+const char *fg_config_key_default(unsigned i);
 
 /*
  * Split cfg->eal_args (stored as words, quoted where needed) into argv:

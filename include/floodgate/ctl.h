@@ -22,8 +22,11 @@
  *
  * Verbs (docs/floodctl.md): ping; status; stats [--json|--prom];
  * lookup <message-id>; expire [--dry-run]; snapshot; reload [path];
+ * forget <message-id>; remember <message-id> [accepted|rejected];
+ * reopen-logs;
  * and the dataplane's, which floodctld forwards to it (docs/dataplane.md):
- * peers; drain [off]; shutdown [seconds]. --json is accepted by every
+ * peers; drain [off]; shutdown [seconds]; throttle <reason words>; go;
+ * pause <peer> [seconds]; resume <peer>. --json is accepted by every
  * verb. The dataplane's own socket speaks the same protocol.
  *
  * The server reads a request for at most 2 s and drops the connection
@@ -53,6 +56,13 @@ enum fg_ctl_verb {
 	FG_CTL_PEERS,		/* the dataplane's peers and connections */
 	FG_CTL_DRAIN,		/* refuse new sessions ("off": accept again) */
 	FG_CTL_SHUTDOWN,	/* drain, end the sessions left, exit */
+	FG_CTL_FORGET,		/* drop an ID from history (journaled tombstone) */
+	FG_CTL_REMEMBER,	/* put an ID in history: accepted (default) or rejected */
+	FG_CTL_THROTTLE,	/* the dataplane's: every session 400 REASON (1-4 words) */
+	FG_CTL_GO,		/* ... ends the throttle */
+	FG_CTL_PAUSE,		/* a peer's new offers deferred [SECONDS, default 24 h] */
+	FG_CTL_RESUME,		/* ... ends the pause */
+	FG_CTL_REOPEN_LOGS,	/* floodctld reopens its log files (logrotate) */
 	FG_CTL_VERB__COUNT
 };
 

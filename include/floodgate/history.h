@@ -295,6 +295,17 @@ int fg_history_insert_final(struct fg_history *h, const struct fg_history_key *k
 			    fg_time_t first_seen, fg_time_t now,
 			    struct fg_history_entry *found);
 
+/*
+ * Remove the final entry of k (an operator's `floodctl forget`, e.g. of a
+ * wrongly remembered refusal): 0 with *was (may be NULL) what it held,
+ * -ENOENT when absent, -EBUSY while it is in flight (offered, or an
+ * article for it being made durable: that transfer decides). Safe while
+ * writers run: a CAS on the exact key word, repeated while a relocation
+ * shows the entry again.
+ */
+int fg_history_forget(struct fg_history *h, const struct fg_history_key *k, fg_time_t now,
+		      struct fg_history_entry *was);
+
 /* After a dataplane crash, when no writer runs: drop every OFFERED,
  * ACCEPTING and half-done entry (their sessions are gone). Returns the
  * number dropped. Not safe while writers run. */

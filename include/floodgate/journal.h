@@ -46,6 +46,14 @@
  * (1, enum fg_history_state), flags (1: which header gave the date), reject
  * reason (1, enum fg_reason), reserved (1).
  *
+ * TOMBSTONE (format version 2): an operator's `floodctl forget`: state
+ * ABSENT, flags FG_JREC_F_FORGET, first-seen the time of the forget, the
+ * rest zero. Replay removes the ID, and again after the outbound queue's
+ * records are re-inserted, unless a queue record is newer than the
+ * tombstone (the article came again after the forget). floodctld writes
+ * its own records (tombstones, `floodctl remember`) as blocks of writer
+ * slot FG_JBLOCK_SLOT_CTLD.
+ *
  * A reader stops at the first block that is short, has a bad magic or
  * count, a CRC mismatch or a record with a state that is not final: what
  * precedes it is kept, nothing after it in that segment is trusted. A
@@ -65,7 +73,7 @@
 #include "floodgate/stats.h"
 
 #define FG_JSEG_MAGIC "FGJOURNL"
-#define FG_JSEG_VERSION 1
+#define FG_JSEG_VERSION 2	/* 2: tombstones; version 1 segments read too */
 #define FG_JSEG_HEADER 128u
 #define FG_JBLOCK_MAGIC 0x424a4746u	/* "FGJB" */
 #define FG_JBLOCK_HEADER 32u
@@ -77,6 +85,9 @@
 #define FG_JREC_F_DATE_INJECTION 0x1u
 #define FG_JREC_F_DATE_DATE 0x2u
 #define FG_JREC_F_DATE_MASK 0x3u
+#define FG_JREC_F_FORGET 0x4u		/* a tombstone (state ABSENT) */
+
+#define FG_JBLOCK_SLOT_CTLD 0xffffu	/* floodctld's own records */
 
 struct fg_jrec {
 	uint64_t key_lo;
@@ -116,6 +127,13 @@ int fg_journal_append(struct fg_region_writer *w, const struct fg_history_key *k
 		      fg_time_t first_seen, unsigned flags, enum fg_reason reason);
 
 /* ---- records ---- */
+
+/* A tombstone for k, forgotten at `when`. */
+void fg_jrec_make_forget(struct fg_jrec *r, const struct fg_history_key *k, fg_time_t when);
+static inline bool fg_jrec_is_forget(const struct fg_jrec *r)
+{
+	return (r->flags & FG_JREC_F_FORGET) != 0;
+}
 
 /* Fill a record; -EINVAL as fg_journal_append. */
 int fg_jrec_make(struct fg_jrec *r, const struct fg_history_key *k, enum fg_history_state final,
@@ -160,6 +178,15 @@ int64_t fg_journal_drain(struct fg_journal *j, struct fg_region *r, unsigned max
  * into a new segment (created at the next commit, retried until it can be).
  */
 int fg_journal_commit(struct fg_journal *j, struct fg_region *r);
+
+/*
+ * floodctld's own records (tombstones, remembered IDs), as one block of
+ * slot FG_JBLOCK_SLOT_CTLD after what is drained already; durable at the
+ * next fg_journal_commit, which the caller runs before it answers. 0,
+ * -EINVAL (a record fg_jrec_valid refuses, or n out of 1..FG_JBLOCK_MAX),
+ * or -errno (no segment could be created, a write failed).
+ */
+int fg_journal_add(struct fg_journal *j, const struct fg_jrec *recs, unsigned n);
 
 /* Position after the last block handed to the file, and after the last
  * block known durable. */

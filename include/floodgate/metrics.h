@@ -51,6 +51,23 @@ struct fg_metrics_state {
 	struct fg_queue_status queue;
 };
 
+/* The kernel's view of its clock (adjtimex, read only): shown, never acted on. */
+struct fg_kclock {
+	bool ok;		/* adjtimex answered */
+	bool synchronised;	/* STA_UNSYNC clear, state not TIME_ERROR */
+	double est_error;	/* seconds */
+	double max_error;	/* seconds */
+};
+
+struct timex;
+/* 0, or -errno (then k->ok is false). */
+int fg_kclock_read(struct fg_kclock *k);
+/* From adjtimex's answer (`state` its return value): for tests. */
+void fg_kclock_from_timex(const struct timex *tx, int state, struct fg_kclock *k);
+/* As `"kernel_clock": {...}` / one line of text, for status and stats. */
+void fg_metrics_kclock_json(struct fg_json *j, const struct fg_kclock *k);
+void fg_metrics_kclock_text(struct fg_sbuf *b, const struct fg_kclock *k);
+
 /* True while any live writer says its clock looks wrong. */
 bool fg_metrics_clock_suspect(const struct fg_region *r);
 

@@ -53,8 +53,11 @@ enum fg_rules_id_state {
 };
 
 struct fg_rules_history {
-	/* State of the ID (`len` octets, exactly as offered). */
-	enum fg_rules_id_state (*lookup)(void *ctx, const char *id, size_t len);
+	/* State of the ID (`len` octets, exactly as offered). `key` is the
+	 * caller's own key for it (fg_rules_input.arg_key) when the ID is the
+	 * command's argument and the caller gave one, else NULL: the rules
+	 * never look inside it. */
+	enum fg_rules_id_state (*lookup)(void *ctx, const char *id, size_t len, const void *key);
 	/* Newest version number known for a base identifier (struct
 	 * fg_msgid_version.base); false when none is known. May be NULL. */
 	bool (*newest_version)(void *ctx, const char *base, size_t len, uint64_t *version);
@@ -65,6 +68,7 @@ struct fg_rules_history {
 enum fg_rules_step {
 	FG_RULES_STEP_NONE = 0,		/* accepted: no step failed */
 	FG_RULES_STEP_ARGUMENT,		/* bad-message-id: argument not wire form */
+	FG_RULES_STEP_CYBER_CANCEL,	/* cyber-cancel: <cancel.*> with refuse-cyber-cancels */
 	FG_RULES_STEP_HISTORY,		/* duplicate */
 	FG_RULES_STEP_SUPERSEDED,	/* superseded */
 	FG_RULES_STEP_HEADER_BOUNDS,	/* oversize: header section past the scanner's bounds */
@@ -111,6 +115,7 @@ struct fg_rules_input {
 	const struct fg_article *art;	/* a finished scan (COMPLETE or ERROR) */
 	const char *arg;		/* the command's Message-ID argument; NULL: none */
 	size_t arg_len;
+	const void *arg_key;		/* the caller's key for arg (hist->lookup); may be NULL */
 	uint64_t size;			/* article octets, fg_article_wire_size() */
 	fg_time_t now;
 	const struct fg_config_peer *peer;	/* NULL: no peer policy */
@@ -130,6 +135,9 @@ struct fg_rules_date {
 	bool parsed;			/* a parse was attempted */
 	enum fg_date_error err;		/* of the first occurrence; FG_DATE_OK when it parsed */
 	fg_time_t t;			/* when parsed and err == FG_DATE_OK */
+	/* date-syntax inn: how it was read (offsets index `text`); all zero
+	 * with rfc5322. Only a trusted reading feeds the clock guard. */
+	struct fg_date_reading reading;
 };
 
 struct fg_rules_verdict {
@@ -166,6 +174,10 @@ struct fg_rules_verdict {
 enum fg_reason fg_rules_decide(const struct fg_rules *r, const struct fg_rules_input *in,
 			       struct fg_rules_verdict *v, struct fg_stats *stats);
 
+/* Count a decided verdict into `stats` as fg_rules_decide does with stats:
+ * for a caller that decides twice and counts the verdict it acts on. */
+void fg_rules_count(const struct fg_rules_verdict *v, struct fg_stats *stats);
+
 /*
  * Decide an offer (CHECK, IHAVE, or TAKETHIS before its article): the
  * steps that need no article (argument, history, superseded). Returns
@@ -173,7 +185,8 @@ enum fg_reason fg_rules_decide(const struct fg_rules *r, const struct fg_rules_i
  * gets RULES_OFFERS_WANTED or RULES_OFFERS_REFUSED plus rejected[reason].
  */
 enum fg_reason fg_rules_offer(const struct fg_rules *r, const char *arg, size_t arg_len,
-			      struct fg_rules_verdict *v, struct fg_stats *stats);
+			      const void *arg_key, struct fg_rules_verdict *v,
+			      struct fg_stats *stats);
 
 /*
  * Whether the session engine should remember this reject in history, so
@@ -186,5 +199,8 @@ enum fg_reason fg_rules_offer(const struct fg_rules *r, const char *arg, size_t 
  * path-loop), nor for too-far-future (time cures it).
  */
 bool fg_rules_remember(const struct fg_rules *r, const struct fg_rules_verdict *v);
+
+/* An ID that starts with "<cancel." (refuse-cyber-cancels). */
+bool fg_rules_is_cyber_cancel(const char *id, size_t len);
 
 #endif /* FLOODGATE_RULES_H */

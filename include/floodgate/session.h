@@ -224,6 +224,29 @@ uint64_t fg_engine_next_poll(const struct fg_engine *e, uint64_t now_ns);
  * flight still complete and are recorded). */
 void fg_engine_shutdown(struct fg_engine *e);
 
+/*
+ * The operator's levers (dataplane/nntp/levers.c, docs/operations.md
+ * "Levers"), as innd's throttle and paused channels:
+ *
+ * fg_engine_throttle: every open session is answered "400 REASON" and
+ * closed, every new one greeted so, until a NULL or empty reason ends it.
+ * REASON is one printable ASCII line of at most FG_ENGINE_REASON_MAX
+ * octets; -EINVAL otherwise (nothing changes).
+ *
+ * fg_engine_pause: until `until` (0: resume; -ENOENT if not paused), the
+ * named peer's sessions defer every new offer: CHECK 431, IHAVE 436, a
+ * TAKETHIS is read, answered 400 and its session closed. Kept by name (a
+ * reload keeps it). -EINVAL for a bad name, -ENOSPC past
+ * FG_CONFIG_MAX_PEERS pauses. fg_engine_paused says whether a peer is
+ * paused at the engine's time, and until when.
+ */
+#define FG_ENGINE_REASON_MAX 200
+int fg_engine_throttle(struct fg_engine *e, const char *reason);
+const char *fg_engine_throttled(const struct fg_engine *e);	/* the reason, or NULL */
+int fg_engine_pause(struct fg_engine *e, const char *peer, fg_time_t until);
+bool fg_engine_paused(const struct fg_engine *e, const char *peer, fg_time_t *until);
+void fg_engine_pauses_clear(struct fg_engine *e);
+
 /* Reload: switch to `cfg` (rules, peer policies, timeouts for open
  * sessions too) with `peer_stats` (cfg->n_peer + 1 blocks, or NULL)
  * replacing the per-peer array. Sessions follow their peer by name; one

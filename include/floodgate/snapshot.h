@@ -161,6 +161,8 @@ struct fg_restore_result {
 	uint64_t segments;			/* segments read */
 	uint64_t records;			/* records read */
 	uint64_t inserted, duplicates, out_of_range, table_full;
+	uint64_t forgotten;			/* tombstones that removed an entry */
+	uint64_t forgotten_again;		/* ... and again after the queue's records */
 	bool torn_tail;				/* the newest segment ended torn (cut) */
 	struct fg_jpos torn_at;
 	unsigned segments_set_aside;

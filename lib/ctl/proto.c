@@ -28,6 +28,13 @@ static const struct verb_def verbs[FG_CTL_VERB__COUNT] = {
 	[FG_CTL_PEERS] = { "peers", 0, 0, 0 },
 	[FG_CTL_DRAIN] = { "drain", 0, 1, 0 },
 	[FG_CTL_SHUTDOWN] = { "shutdown", 0, 1, 0 },
+	[FG_CTL_FORGET] = { "forget", 1, 1, 0 },
+	[FG_CTL_REMEMBER] = { "remember", 1, 2, 0 },
+	[FG_CTL_THROTTLE] = { "throttle", 1, FG_CTL_ARGS_MAX, 0 },
+	[FG_CTL_GO] = { "go", 0, 0, 0 },
+	[FG_CTL_PAUSE] = { "pause", 1, 2, 0 },
+	[FG_CTL_RESUME] = { "resume", 1, 1, 0 },
+	[FG_CTL_REOPEN_LOGS] = { "reopen-logs", 0, 0, 0 },
 };
 
 static const struct {

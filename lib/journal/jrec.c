@@ -44,8 +44,21 @@ int fg_jrec_make(struct fg_jrec *r, const struct fg_history_key *k, enum fg_hist
 	return 0;
 }
 
+void fg_jrec_make_forget(struct fg_jrec *r, const struct fg_history_key *k, fg_time_t when)
+{
+	memset(r, 0, sizeof(*r));
+	r->key_lo = k->lo;
+	r->key_hi = k->hi;
+	r->first_seen = when;
+	r->state = FG_HISTORY_ABSENT;
+	r->flags = FG_JREC_F_FORGET;
+}
+
 bool fg_jrec_valid(const struct fg_jrec *r)
 {
+	if (r->flags & FG_JREC_F_FORGET)
+		return r->state == FG_HISTORY_ABSENT && r->flags == FG_JREC_F_FORGET &&
+		       r->date_off == 0 && r->reason == 0 && r->reserved == 0;
 	return final_state(r->state) && !(r->flags & ~FG_JREC_F_DATE_MASK) &&
 	       (r->flags & FG_JREC_F_DATE_MASK) != FG_JREC_F_DATE_MASK &&
 	       r->reason < FG_REASON__COUNT && r->reserved == 0;

@@ -59,8 +59,8 @@ int fg_jseg_header(const void *buf, size_t len, struct fg_jseg_info *out, const 
 		*why = "segment header checksum mismatch";
 		return -EINVAL;
 	}
-	if (h.version != FG_JSEG_VERSION) {
-		*why = fg_datadir_version_why("journal segment format", h.version, FG_JSEG_VERSION,
+	if (h.version < 1 || h.version > FG_JSEG_VERSION) {
+		*why = fg_datadir_version_why("journal segment format", h.version, 1,
 					      FG_JSEG_VERSION);
 		return -EPROTONOSUPPORT;
 	}

@@ -56,14 +56,6 @@ struct fg_journal {
 	bool failed;			/* a write failed since the last commit */
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Create segment `seg`: header written and fsynced, then the directory
  * fsynced, so the seed is on disk before any record depends on it. */
 static int segment_create(struct fg_journal *j, uint64_t seg)
@@ -266,6 +258,29 @@ int64_t fg_journal_drain(struct fg_journal *j, struct fg_region *r, unsigned max
 	return total;
 }
 
+int fg_journal_add(struct fg_journal *j, const struct fg_jrec *recs, unsigned n)
+{
+	size_t bytes = (size_t)n * sizeof(struct fg_jrec);
+	int rc;
+
+	if (n == 0 || n > FG_JBLOCK_MAX)
+		return -EINVAL;
+	for (unsigned i = 0; i < n; i++)
+		if (!fg_jrec_valid(&recs[i]))
+			return -EINVAL;
+	if (j->fd < 0 && (rc = segment_create(j, j->segment + 1)) < 0)
+		return rc;	/* abandoned before, and no new segment yet */
+	if (j->buf_len + FG_JBLOCK_HEADER + bytes > JBUF_CAP && (rc = flush(j)) < 0)
+		return rc;
+	memcpy(j->buf + j->buf_len + FG_JBLOCK_HEADER, recs, bytes);
+	fg_jblock_seal(j->buf + j->buf_len, n, FG_JBLOCK_SLOT_CTLD, j->commit_seq);
+	j->buf_len += FG_JBLOCK_HEADER + bytes;
+	j->uncommitted += n;
+	fg_stats_add(j->st, FG_CTR_JOURNAL_RECORDS, n);
+	fg_stats_inc(j->st, FG_CTR_JOURNAL_BLOCKS);
+	return 0;
+}
+
 static int sync_segment(struct fg_journal *j)
 {
 	int rc = j->p.sync_fn ? j->p.sync_fn(j->fd) : fdatasync(j->fd);
@@ -302,7 +317,7 @@ int fg_journal_commit(struct fg_journal *j, struct fg_region *r)
 	j->durable = j->written;
 	j->uncommitted = 0;
 	j->commit_seq++;
-	j->last_commit_ns = now_ns();
+	j->last_commit_ns = fg_mono_ns();
 	fg_stats_inc(j->st, FG_CTR_JOURNAL_COMMITS);
 	for (unsigned i = 0; i < slots; i++) {
 		if (!j->dirty[i])

@@ -35,11 +35,13 @@ int fg_queue_article_date(const uint8_t *art, size_t len, fg_time_t *out)
 	/* an article without a body never completes its scan: the fields
 	 * found stay readable all the same */
 	fg_article_scan(a, (const char *)art, len);
-	/* RFC 5537 3.3: the article's date is Injection-Date, else Date */
+	/* RFC 5537 3.3: the article's date is Injection-Date, else Date; read
+	 * strictly, else as innd does (date-syntax inn accepted it so) */
 	for (unsigned i = 0; i < FG_ARRAY_SIZE(order) && rc != 0; i++) {
 		struct fg_article_value v = fg_article_get(a, order[i]);
 
-		if (v.ptr && fg_date_parse(v.ptr, v.len, out) == 0)
+		if (v.ptr && (fg_date_parse(v.ptr, v.len, out) == 0 ||
+			      fg_date_parse_inn(v.ptr, v.len, out, NULL) == 0))
 			rc = 0;
 	}
 	free(a);

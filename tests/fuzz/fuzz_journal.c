@@ -5,9 +5,9 @@
  *
  * The input is a segment image. It is scanned from the start, then from an
  * offset taken from its last eight octets; every record handed out must
- * be a valid final-state record, the sound prefix must end inside the
- * image, and the count of records must match the blocks' sizes. A
- * violation aborts, so the fuzzer reports it as a crash.
+ * be valid (a final state, or a tombstone), the sound prefix must end
+ * inside the image, and the count of records must match the blocks' sizes.
+ * A violation aborts, so the fuzzer reports it as a crash.
  */
 #include <stdlib.h>
 #include <string.h>

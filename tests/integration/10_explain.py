@@ -9,7 +9,9 @@ matter), in wire and plain form, with --now as an RFC 5322 date and as
 epoch seconds; the JSON verdict, reason, date_used and article_date of each,
 and the exit status (0 accepted, 1 rejected). Then the usage and I/O errors
 that must exit 2, a configuration that moves the edges, stdin, the sample
-feed through tools/demo/explain-sample.sh, and floodctl msgid.
+feed through tools/demo/explain-sample.sh, and floodctl msgid. date-syntax:
+inn (the default) accepts a CEST date and says how it read it, rfc5322 (by
+option or config) refuses it; an innd misreading keeps its written instant.
 """
 import calendar
 import json
@@ -135,6 +137,43 @@ def date_faults(tmp):
            "date", NOW)
 
 
+def date_syntax(tmp):
+    """date-syntax inn (the default) takes what innd takes and says how it read
+    it; --date-syntax rfc5322 and a config with date-syntax rfc5322 refuse."""
+    cest = article("Thu, 01 Jan 2026 01:00:00 CEST")
+    expect(tmp, "cest", cest, "accepted", None, "date", NOW - 3600)
+    rc, j = explain(tmp, cest, "cest-reading")
+    r = (j.get("date") or {}).get("reading") or {}
+    check(j.get("date_syntax") == "inn", "date_syntax %r" % j.get("date_syntax"))
+    check(r.get("words") == "zone name CEST read as +0200, as INN does" and
+          r.get("notes") == "zone-name" and r.get("clock_sample") is True, "reading %r" % r)
+    rc, out, err = run(["explain", "--now", str(NOW), os.path.join(tmp, "cest")])
+    check(rc == 0 and "  read:         zone name CEST read as +0200, as INN does" in out and
+          "date syntax:    inn" in out, "text reading: %d %r" % (rc, out))
+    expect(tmp, "cest-rfc", cest, "rejected", "bad-date", None, None,
+           extra=("--date-syntax", "rfc5322"))
+    conf = os.path.join(tmp, "strict.conf")
+    with open(conf, "w") as f:
+        f.write("[rules]\ndate-syntax rfc5322\n[peer tests]\naddress 192.0.2.1\n"
+                "[downstream inn]\naddress 127.0.0.1:119\n")
+    rc, j = explain(tmp, cest, "cest-conf", extra=("-c", conf))
+    check(rc == 1 and j.get("reason") == "bad-date" and j.get("why") == "bad-zone" and
+          j.get("date_syntax") == "rfc5322" and j["date"]["reading"] is None,
+          "config rfc5322: %d %r" % (rc, j))
+    # innd's misreading: accepted, the instant as written, kept from the clock guard
+    rc, j = explain(tmp, article("Wed, 31 Dec 2025 18:00:00 -0800 PST8PDT"), "pst8pdt")
+    r = (j.get("date") or {}).get("reading") or {}
+    check(rc == 0 and j.get("article_date") == NOW + 2 * 3600 and
+          r.get("innd_zone") == 0 and r.get("zone") == -8 * 3600 and
+          r.get("clock_sample") is False and "misread-reset" in r.get("notes", ""),
+          "PST8PDT: %d %r" % (rc, j))
+    # what innd refuses is refused
+    expect(tmp, "pre-1970", article("Wed, 31 Dec 1969 23:00:00 +0000"), "rejected",
+           "bad-date", None, None)
+    rc, out, err = run(["explain", "--date-syntax", "strict", os.path.join(tmp, "cest")])
+    check(rc == 2 and "inn or rfc5322" in err, "--date-syntax strict: %d %r" % (rc, err))
+
+
 def options(tmp):
     d = NOW - 60
     data = article(rfc5322(d))
@@ -238,6 +277,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="fg-explain-") as tmp:
         edge_cases(tmp)
         date_faults(tmp)
+        date_syntax(tmp)
         options(tmp)
         usage_errors(tmp)
     msgid()

@@ -64,6 +64,56 @@ def fake_server(path, behaviour):
     return srv
 
 
+def lookup_state(c, mid):
+    rc, j = c.ctl_json("lookup", mid)
+    return j.get("state")
+
+
+def levers(c):
+    """forget and remember: history changed, journaled, counted, logged, and
+    kept across a restart that rebuilds the history from the disk."""
+    rc, out, err = c.ctl("forget", "<hw-4@histwriter.test>")
+    check(rc == 0 and "forgot <hw-4@histwriter.test>: it was accepted" in out and
+          "journaled" in out, "forget: %d %r %r" % (rc, out, err))
+    check(lookup_state(c, "<hw-4@histwriter.test>") == "absent", "forgotten ID still there")
+    rc, out, err = c.ctl("forget", "<hw-4@histwriter.test>")
+    check(rc == 1 and "not in history" in out, "forget twice: %d %r %r" % (rc, out, err))
+    rc, out, err = c.ctl("forget", "junk")
+    check(rc == 1 and "not a Message-ID" in err, "forget junk: %d %r" % (rc, err))
+    rc, j = c.ctl_json("forget", "<hw-3@histwriter.test>")
+    check(rc == 0 and j.get("was") == "rejected" and j.get("journaled") is True,
+          "forget --json: %r" % j)
+    rc, out, err = c.ctl("remember", "<hw-4@histwriter.test>", "rejected")
+    check(rc == 0 and "remembered <hw-4@histwriter.test> as rejected" in out,
+          "remember rejected: %d %r %r" % (rc, out, err))
+    rc, out, err = c.ctl("remember", "<hw-4@histwriter.test>")
+    check(rc == 1 and "already in history (rejected)" in err, "remember twice: %d %r" % (rc, err))
+    rc, out, err = c.ctl("remember", "<hw-4@histwriter.test>", "maybe")
+    check(rc == 1 and "accepted or rejected" in err, "remember maybe: %d %r" % (rc, err))
+    rc, j = c.ctl_json("remember", "<added@levers.test>")
+    check(rc == 0 and j.get("state") == "accepted", "remember --json: %r" % j)
+    want = {"<hw-3@histwriter.test>": "absent", "<hw-4@histwriter.test>": "rejected",
+            "<added@levers.test>": "accepted", "<hw-5@histwriter.test>": "accepted"}
+    got = {m: lookup_state(c, m) for m in want}
+    check(got == want, "after the levers: %r" % got)
+    rc, st = c.ctl_json("stats")
+    ctr = st.get("counters", {})
+    check(ctr.get("control_forgotten") == 2 and ctr.get("control_remembered") == 2,
+          "lever counters: %r" % {k: v for k, v in ctr.items() if k.startswith("control_")})
+    text = c.log()
+    check("forgot <hw-4@histwriter.test> (was accepted" in text and
+          "remembered <hw-4@histwriter.test> as rejected: journaled" in text,
+          "the levers are logged:\n" + text[-1500:])
+    # a restart that rebuilds the table from snapshot and journal keeps them
+    c.stop()
+    c.wipe_shm()
+    c.start()
+    rc, st = c.ctl_json("status")
+    got = {m: lookup_state(c, m) for m in want}
+    check(st["startup"] in ("snapshot", "journal") and got == want,
+          "after a restart from %s: %r" % (st["startup"], got))
+
+
 def main():
     c = Ctl("basic")
     c.config("[rules]\nversion-numbers on\n[peer alpha]\naddress 192.0.2.1\n")
@@ -78,6 +128,12 @@ def main():
     rc, st = c.ctl_json("status")
     check(st["startup"] == "empty" and st["history"]["entries"] == 0, "status json: %r" % st)
     check(st["pid"] == c.d.pid, "status names the daemon's pid")
+    # the kernel's clock view (adjtimex), shown and not acted on
+    kc = st.get("kernel_clock") or {}
+    check(isinstance(kc.get("synchronized"), bool) and kc.get("estimated_error_seconds", -1) >= 0
+          and kc.get("max_error_seconds", -1) >= 0, "status json kernel_clock: %r" % kc)
+    check("kernel clock: " in out and "(adjtimex; not acted on)" in out,
+          "status text shows the kernel clock: %r" % out)
     check(oct(os.stat(c.sock).st_mode & 0o777) == "0o600", "control socket mode 0600")
 
     w = c.run_writer("--count", "30", "--state", "mixed", "--peer", "alpha")
@@ -102,6 +158,8 @@ def main():
           "lookup of the base names the newest: %r" % out)
     rc, j = c.ctl_json("lookup", "<faq$v=3$r3@histwriter.test>")
     check(j["newest_version"]["differs_from_asked"] is False, "the newest is itself: %r" % j)
+
+    levers(c)
 
     # a user who is not root
     rc, out, err = c.ctl("status", user=65534)

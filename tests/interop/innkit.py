@@ -129,7 +129,7 @@ class NewsLog:
 class Innfeed:
     """innfeed feeding one peer, with its own scratch directory."""
 
-    def __init__(self, path, inn_conf, peer, addr, bind):
+    def __init__(self, path, inn_conf, peer, addr, bind, port=119):
         self.dir, self.inn_conf, self.peer = path, inn_conf, peer
         self.backlog_dir = os.path.join(path, "backlog")
         os.makedirs(self.backlog_dir)
@@ -140,11 +140,11 @@ class Innfeed:
             # always asks (CHECK) first, never switches to no-CHECK mode,
             # so every article has the answers this test examines.
             f.write("backlog-directory: %s\ninitial-sleep: 0\nstats-period: 1\n"
-                    "peer %s {\n    ip-name: %s\n    port-number: 119\n"
+                    "peer %s {\n    ip-name: %s\n    port-number: %d\n"
                     "    bindaddress: %s\n    streaming: true\n"
                     "    initial-connections: 2\n    max-connections: 2\n"
                     "    no-check-high: 100.0\n    no-check-low: 95.0\n}\n"
-                    % (self.backlog_dir, peer, addr, bind))
+                    % (self.backlog_dir, peer, addr, port, bind))
         self.runs = 0
         self.proc = None
         self.log = None

@@ -514,9 +514,9 @@ static uint32_t get32(const uint8_t *p)
 
 /* Bump the u32 version at `off`; make the checksum over [0, crc_at) good
  * again (crc_at 0: none). Returns the new version. */
-static uint32_t bump(uint8_t *p, size_t off, size_t crc_at)
+static uint32_t bump(uint8_t *p, size_t off, size_t crc_at, uint32_t newest)
 {
-	uint32_t v = get32(p + off) + 1;
+	uint32_t v = FG_MAX(get32(p + off), newest) + 1;
 
 	put32(p + off, v);
 	if (crc_at)
@@ -525,7 +525,8 @@ static uint32_t bump(uint8_t *p, size_t off, size_t crc_at)
 }
 
 /* Bump the version of w->dir/file as bump() does; the new version. */
-static uint32_t bump_file(struct ctl_fixture *w, const char *file, size_t off, size_t crc_at)
+static uint32_t bump_file(struct ctl_fixture *w, const char *file, size_t off, size_t crc_at,
+			  uint32_t newest)
 {
 	char path[PATH_MAX];
 	struct blob b;
@@ -533,10 +534,10 @@ static uint32_t bump_file(struct ctl_fixture *w, const char *file, size_t off, s
 
 	snprintf(path, sizeof(path), "%s/%s", w->dir, file);
 	b = slurp(path);
-	v = bump(b.p, off, crc_at);
+	v = bump(b.p, off, crc_at, newest);
 	/* both slots of a two-slot file: a newer build writes them in turn */
 	if (off + 4 <= FG_QUEUE_SLOT && b.len == 2 * FG_QUEUE_SLOT)
-		bump(b.p + FG_QUEUE_SLOT, off, crc_at);
+		bump(b.p + FG_QUEUE_SLOT, off, crc_at, newest);
 	put(w->dir, file, b.p, b.len);
 	free(b.p);
 	return v;
@@ -562,12 +563,12 @@ START_TEST(newer_snapshot_and_journal_refused)
 	static const struct {
 		const char *file, *what;
 		size_t crc_at;
-		unsigned reads;
+		unsigned oldest, reads;
 	} cases[] = {
 		{ "snapshot-0000000000000001.fgs", "snapshot format", FG_SNAP_HEADER - 4,
-		  FG_SNAP_VERSION },
+		  FG_SNAP_VERSION, FG_SNAP_VERSION },
 		{ "journal-0000000000000001.fgj", "journal segment format", FG_JSEG_HEADER - 4,
-		  FG_JSEG_VERSION },
+		  1, FG_JSEG_VERSION },
 	};
 
 	for (unsigned i = 0; i < FG_ARRAY_SIZE(cases); i++) {
@@ -576,9 +577,13 @@ START_TEST(newer_snapshot_and_journal_refused)
 		uint32_t v;
 
 		world_make(&w, FG_QUEUE_SLOT_VERSION);
-		v = bump_file(&w, cases[i].file, 8, cases[i].crc_at);
+		v = bump_file(&w, cases[i].file, 8, cases[i].crc_at, cases[i].reads);
 		snprintf(found, sizeof(found), "%s version %u;", cases[i].what, v);
-		snprintf(understood, sizeof(understood), "reads version %u", cases[i].reads);
+		if (cases[i].oldest == cases[i].reads)
+			snprintf(understood, sizeof(understood), "reads version %u", cases[i].reads);
+		else
+			snprintf(understood, sizeof(understood), "reads versions %u..%u",
+				 cases[i].oldest, cases[i].reads);
 		expect_refused(&w, cases[i].file, found, understood);
 		snprintf(path, sizeof(path), "%s/%s", w.dir, cases[i].file);
 		ck_assert_int_eq(access(path, F_OK), 0);
@@ -598,7 +603,7 @@ START_TEST(newer_history_image_refused)
 
 	world_make(&w, FG_QUEUE_SLOT_VERSION);
 	b = golden("snapshot", "v1-history2.fgs");
-	v = bump(b.p + FG_SNAP_HEADER, 8, 0);
+	v = bump(b.p + FG_SNAP_HEADER, 8, 0, FG_HISTORY_LAYOUT);
 	ck_assert_int_eq(fg_history_image_seal(b.p + FG_SNAP_HEADER, b.len - FG_SNAP_HEADER), 0);
 	put(w.dir, "snapshot-0000000000000001.fgs", b.p, b.len);
 	snprintf(found, sizeof(found), "history image layout version %u;", v);
@@ -632,7 +637,7 @@ START_TEST(newer_queue_files_refused)
 		int err = 0;
 
 		world_make(&w, FG_QUEUE_SLOT_VERSION);
-		v = bump_file(&w, cases[i].file, cases[i].off, cases[i].crc_at);
+		v = bump_file(&w, cases[i].file, cases[i].off, cases[i].crc_at, 0);
 		snprintf(path, sizeof(path), "%s/%s", w.dir, cases[i].file);
 		snprintf(found, sizeof(found), "%s %u;", cases[i].what, v);
 		snprintf(understood, sizeof(understood), "reads version");
@@ -664,7 +669,7 @@ START_TEST(newer_warmup_refused)
 	uint32_t v;
 
 	world_make(&w, FG_QUEUE_SLOT_VERSION);
-	v = bump_file(&w, "warmup.fgw", 48, 60);
+	v = bump_file(&w, "warmup.fgw", 48, 60, FG_QUEUE_SLOT_VERSION);
 	logbuf[0] = '\0';
 	ck_assert_int_eq(fg_warmup_until(w.dir, &until), -EPROTONOSUPPORT);
 	snprintf(found, sizeof(found), "warm-up file format version %u;", v);
@@ -680,7 +685,7 @@ START_TEST(newer_region_refused)
 	struct blob b = golden("region", "v1.fgr");
 	const char *why = NULL;
 	char found[64];
-	uint32_t v = bump(b.p, 8, 0);
+	uint32_t v = bump(b.p, 8, 0, FG_REGION_LAYOUT);
 
 	ck_assert_int_eq(fg_region_header_check(b.p, b.len, &why), -EPROTONOSUPPORT);
 	snprintf(found, sizeof(found), "region layout version %u; this build reads version %u", v,

@@ -44,6 +44,9 @@ START_TEST(test_every_verb)
 		{ "drain", FG_CTL_DRAIN, 0, 0 },
 		{ "drain off", FG_CTL_DRAIN, 0, 1 },
 		{ "shutdown 30", FG_CTL_SHUTDOWN, 0, 1 },
+		{ "forget <a@b> --json", FG_CTL_FORGET, FG_CTL_F_JSON, 1 },
+		{ "remember <a@b>", FG_CTL_REMEMBER, 0, 1 },
+		{ "remember <a@b> rejected", FG_CTL_REMEMBER, 0, 2 },
 	};
 	struct fg_ctl_req q;
 	const char *why;
@@ -73,6 +76,9 @@ START_TEST(test_bad_requests_say_why)
 		{ "peers all", "too many arguments" },
 		{ "shutdown 5 now", "too many arguments" },
 		{ "lookup", "missing argument" },
+		{ "forget", "missing argument" },
+		{ "forget <a@b> <c@d>", "too many arguments" },
+		{ "remember <a@b> rejected now", "too many arguments" },
 		{ "lookup <a@b> <c@d>", "too many arguments" },
 		{ "status --dry-run", "unknown option for this verb" },
 		{ "stats --json --prom", "--json and --prom exclude each other" },

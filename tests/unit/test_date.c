@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_date.c — the RFC 5322 date parser: every accepted form, every
- * error, the calendar edge cases, and format/parse round trips.
+ * error, the calendar edge cases, and format/parse round trips; and the
+ * inn reading's forms, refusals, notes and words (test_date_inn holds it
+ * to INN's own parser).
  *
  * Expected times come from an independent source: glibc's timegm() on a
  * struct tm (the library itself never calls it), or literal epoch values
@@ -373,6 +375,177 @@ START_TEST(test_error_names)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- inn */
+
+/* The inn reading on an exactly-sized heap copy: ASan sees any read past
+ * `len`, which INN's own parser would make after a prefix-matched zone. */
+static int inn_n(const char *s, size_t len, fg_time_t *t, struct fg_date_reading *r)
+{
+	char *p = malloc(len ? len : 1);
+	int rc;
+
+	ck_assert_ptr_nonnull(p);
+	memcpy(p, s, len);
+	rc = fg_date_parse_inn(p, len, t, r);
+	free(p);
+	return rc;
+}
+
+static void inn_ok(const char *s, fg_time_t want, uint32_t notes)
+{
+	struct fg_date_reading r;
+	fg_time_t t = -1;
+	int rc = inn_n(s, strlen(s), &t, &r);
+
+	ck_assert_msg(rc == 0 && t == want && r.notes == notes,
+		      "\"%s\": rc %d (%s), t %lld (want %lld), notes 0x%x (want 0x%x)", s, rc,
+		      fg_date_error_str(-rc), (long long)t, (long long)want, r.notes, notes);
+}
+
+static void inn_fails(const char *s, size_t len, enum fg_date_error e)
+{
+	fg_time_t t = 12345;
+	int rc = inn_n(s, len, &t, NULL);
+
+	ck_assert_msg(rc == -(int)e, "\"%.*s\": rc %d (%s), want %s", (int)len, s, rc,
+		      fg_date_error_str(-rc), fg_date_error_str(e));
+	ck_assert_int_eq(t, 12345);
+}
+
+/* What the strict reading takes, the inn reading takes alike (from 1970). */
+START_TEST(test_inn_plain_forms)
+{
+	inn_ok("Sun, 03 Aug 2008 16:02:50 +0000", T_2008, 0);
+	inn_ok("3 Aug 2008 16:02:50 GMT", T_2008, 0);
+	inn_ok("Sunday, 3 August 2008 18:02:50 +0200 (CEST)", T_2008, 0);
+	inn_ok("Sun, 3 Aug 08 12:02:50 EDT", T_2008, 0);
+	inn_ok("Sun, 3 Aug 108 16:02:50 UTC", T_2008, 0);
+	inn_ok("  Sun , 3 Aug.\r\n 2008 16 : 02 : 50 Z\r\n", T_2008, 0);
+	inn_ok("Sun, 03 Aug 2008 16:02 +0000", T_2008 - 50, 0);
+	inn_ok("Thu, 01 Jan 1970 00:00:00 +0000", 0, 0);
+}
+END_TEST
+
+/* What innd accepts and the strict reading refuses, with its notes. */
+START_TEST(test_inn_lenient_forms)
+{
+	inn_ok("Funday, 3 Aug 2008 16:02:50 +0000", T_2008, FG_DATE_NOTE_BEFORE_DAY);
+	inn_ok("Sun 3 Aug 2008 16:02:50 +0000", T_2008, FG_DATE_NOTE_BEFORE_DAY);
+	inn_ok("3 Aug 0008 16:02:50 +0000", T_2008, FG_DATE_NOTE_YEAR_VALUE);
+	inn_ok("3 Aug 2008 16:02:50 XYZ", T_2008, FG_DATE_NOTE_ZONE_UNKNOWN);
+	inn_ok("3 Aug 2008 18:02:50 MEZT", T_2008, FG_DATE_NOTE_ZONE_NAME);
+	inn_ok("3 Aug 2008 11:02:50 ES", T_2008, FG_DATE_NOTE_ZONE_NAME);	/* EST */
+	inn_ok("3 Aug 2008 18:02:50 +2", T_2008, FG_DATE_NOTE_ZONE_DIGITS);
+	inn_ok("3 Aug 2008 17:02:50 +100", T_2008, FG_DATE_NOTE_ZONE_DIGITS);
+	inn_ok("3 Aug 2008 18:02:50 +0000 CEST", T_2008, FG_DATE_NOTE_ZONE_LAST | FG_DATE_NOTE_ZONE_NAME);
+	inn_ok("3 Aug 2008 16:02:50 +0000 junk", T_2008, FG_DATE_NOTE_TRAILING);
+	inn_ok("3 Aug 2008 16:02:50 (open comment", T_2008, FG_DATE_NOTE_ZONE_MISSING);
+	inn_ok("3 Aug 2008 16:02:50 +0000 (open", T_2008, 0);
+	inn_ok("3\nAug 2008 16:02:50 +0000", T_2008, 0);	/* LF anywhere */
+	inn_fails("3\rAug 2008 16:02:50 +0000", 25, FG_DATE_E_MONTH);	/* a bare CR: no */
+}
+END_TEST
+
+/* innd's misreadings: accepted as innd does, the instant the text states. */
+START_TEST(test_inn_misreadings)
+{
+	struct fg_date_reading r;
+	fg_time_t t;
+
+	inn_ok("3 Aug 2008 21:32:50 +05:30", T_2008, FG_DATE_NOTE_ZONE_DIGITS |
+	       FG_DATE_NOTE_TRAILING | FG_DATE_NOTE_MISREAD_RESET);
+	inn_ok("3 Aug 2008 18:02:50 +0200 junk", T_2008, FG_DATE_NOTE_TRAILING |
+	       FG_DATE_NOTE_MISREAD_RESET);
+	inn_ok("3 Aug 2008 08:02:50 -0800 PST8PDT", T_2008, FG_DATE_NOTE_ZONE_LAST |
+	       FG_DATE_NOTE_TRAILING | FG_DATE_NOTE_MISREAD_RESET);
+	inn_ok("3 Aug 2008 16:02:50 E", T_2008, FG_DATE_NOTE_MISREAD_LETTER);
+	inn_ok("3 Aug 2008 16:02:50 p\r\n", T_2008, FG_DATE_NOTE_MISREAD_LETTER);
+	inn_ok("3 Aug 2008 17:02:50 +1 (CET)", T_2008, FG_DATE_NOTE_ZONE_DIGITS |
+	       FG_DATE_NOTE_MISREAD_DIGITS);
+	ck_assert_int_eq(inn_n("3 Aug 2008 16:02:50 E", 21, &t, &r), 0);
+	ck_assert_int_eq(r.inn_zone, -4 * 3600);
+	ck_assert_int_eq(r.zone, 0);
+	ck_assert(!fg_date_reading_trusted(&r));
+	/* a prefix innd then drops stated nothing: +0000 for both */
+	inn_ok("3 Aug 2008 16:02:50 CS junk", T_2008, FG_DATE_NOTE_ZONE_NAME | FG_DATE_NOTE_TRAILING);
+}
+END_TEST
+
+START_TEST(test_inn_refusals)
+{
+	static const struct {
+		const char *s;
+		enum fg_date_error e;
+	} bad[] = {
+		{ "", FG_DATE_E_EMPTY },
+		{ " (only a comment) ", FG_DATE_E_EMPTY },
+		{ "Sun, Aug 3 2008 16:02:50 +0000", FG_DATE_E_DAY },
+		{ "Sun, 3 Sept 2008 16:02:50 +0000", FG_DATE_E_MONTH },
+		{ "3 Aug 8 16:02:50 +0000", FG_DATE_E_YEAR },
+		{ "3 Aug 1969 16:02:50 +0000", FG_DATE_E_YEAR },
+		{ "3 Aug 1000 16:02:50 +0000", FG_DATE_E_YEAR },
+		{ "3 Aug 2008 24:02:50 +0000", FG_DATE_E_TIME },
+		{ "3 Aug 2008 16:60:50 +0000", FG_DATE_E_TIME },
+		{ "3 Aug 2008 16:02:61 +0000", FG_DATE_E_TIME },
+		{ "3 Aug 2008 16.02.50 +0000", FG_DATE_E_TIME },
+		{ "0 Aug 2008 16:02:50 +0000", FG_DATE_E_DAY },
+		{ "31 Apr 2008 16:02:50 +0000", FG_DATE_E_INVALID_DATE },
+		{ "29 Feb 2009 16:02:50 +0000", FG_DATE_E_INVALID_DATE },
+		{ "3 Aug 2008 16:02:50 +x", FG_DATE_E_ZONE },
+		{ "3 Aug 2008 16:02:50 GMT -", FG_DATE_E_ZONE },
+		{ "1 Jan 1970 00:00:59 +0001", FG_DATE_E_INN_MINUS_ONE },
+	};
+
+	for (size_t i = 0; i < FG_ARRAY_SIZE(bad); i++)
+		inn_fails(bad[i].s, strlen(bad[i].s), bad[i].e);
+	inn_fails("3 Aug 2008\0 16:02:50 +0000", 26, FG_DATE_E_NUL);
+	inn_ok("29 Feb 2008 16:02:50 +0000", utc(2008, 2, 29, 16, 2, 50), 0);
+}
+END_TEST
+
+START_TEST(test_inn_words)
+{
+	static const struct {
+		const char *s, *words;
+	} ex[] = {
+		{ "3 Aug 2008 16:02:50 CEST", "zone name CEST read as +0200, as INN does" },
+		{ "3 Aug 2008 16:02:50", "no zone: read as UTC (innd reads the server's local time)" },
+		{ "3 Aug 2008 16:02:50 +5", "numeric zone +5 read as +0500, as INN does" },
+		{ "3 Aug 2008 16:02:50 XYZ", "zone \"XYZ\" unknown: read as +0000, as INN does" },
+		{ "Fun 3 Aug 2008 16:02:50 UT", "text before the day (\"Fun \") skipped, as INN does" },
+		{ "3 Aug 2008 16:02:50 +05:30", "INN reads +0000, as it drops a zone followed by text "
+		  "it cannot read; floodgate uses the zone as written, +05 = +0530" },
+		{ "3 Aug 2008 16:02:50 M", "INN reads the one-letter zone M as a US zone, -0600; "
+		  "floodgate reads it as RFC 5322 4.3 does, -0000" },
+		{ "3 Aug 2008 16:02:50 GMT 5", "text after the zone ignored, as INN does" },
+		{ "3 Aug 2008 16:02:50 GMT", "" },
+	};
+	struct fg_date_reading r;
+	char buf[512], tiny[8];
+
+	for (size_t i = 0; i < FG_ARRAY_SIZE(ex); i++) {
+		ck_assert_int_eq(inn_n(ex[i].s, strlen(ex[i].s), NULL, &r), 0);
+		fg_date_reading_describe(&r, ex[i].s, strlen(ex[i].s), buf, sizeof(buf));
+		ck_assert_str_eq(buf, ex[i].words);
+	}
+	/* truncated, never overrun */
+	ck_assert_int_eq(inn_n(ex[0].s, strlen(ex[0].s), NULL, &r), 0);
+	ck_assert_uint_eq(fg_date_reading_describe(&r, ex[0].s, strlen(ex[0].s), tiny, sizeof(tiny)), 7);
+	ck_assert_str_eq(tiny, "zone na");
+	ck_assert_str_eq(fg_date_note_name(FG_DATE_NOTE_MISREAD_RESET), "misread-reset");
+	ck_assert_str_eq(fg_date_note_name(FG_DATE_NOTE_ZONE_NAME | FG_DATE_NOTE_TRAILING), "?");
+	ck_assert_str_eq(fg_date_syntax_name(FG_DATE_SYNTAX_INN), "inn");
+	ck_assert_str_eq(fg_date_syntax_name(FG_DATE_SYNTAX_RFC5322), "rfc5322");
+	/* the dispatcher: rfc5322 leaves no reading behind */
+	memset(&r, 0xff, sizeof(r));
+	ck_assert_int_eq(fg_date_parse_as(FG_DATE_SYNTAX_RFC5322, ex[0].s, strlen(ex[0].s), NULL, &r),
+			 -FG_DATE_E_ZONE);
+	ck_assert_uint_eq(r.notes, 0);
+	ck_assert_int_eq(fg_date_parse_as(FG_DATE_SYNTAX_INN, ex[0].s, strlen(ex[0].s), NULL, &r), 0);
+	ck_assert_uint_eq(r.notes, FG_DATE_NOTE_ZONE_NAME);
+}
+END_TEST
+
 START_TEST(test_format)
 {
 	char buf[FG_DATE_FORMAT_LEN + 1];
@@ -507,6 +680,11 @@ static Suite *date_suite(void)
 	tcase_add_test(tp, test_trailing_and_empty);
 	tcase_add_test(tp, test_length_limit);
 	tcase_add_test(tp, test_error_names);
+	tcase_add_test(tp, test_inn_plain_forms);
+	tcase_add_test(tp, test_inn_lenient_forms);
+	tcase_add_test(tp, test_inn_misreadings);
+	tcase_add_test(tp, test_inn_refusals);
+	tcase_add_test(tp, test_inn_words);
 	suite_add_tcase(s, tp);
 	tcase_add_test(tc, test_format);
 	tcase_add_test(tc, test_every_day);

@@ -481,6 +481,51 @@ START_TEST(test_insert_final_states)
 }
 END_TEST
 
+static unsigned fill_until_full(struct fg_history *h, unsigned max);
+
+/* floodctl forget: a final entry goes, in-flight ones stay, absent is said;
+ * at high load (entries relocated) every forgotten key is gone, none other. */
+START_TEST(test_forget)
+{
+	struct tbl t;
+	struct fg_history_entry e;
+	struct fg_history_ref r;
+	struct fg_history_key k;
+	struct fg_history_stats st;
+	unsigned n;
+
+	tbl_open(&t, 1000, 0, FG_FULL_DEFER);
+	k = KEY(t.h, 1);
+	ck_assert_int_eq(fg_history_forget(t.h, &k, T0, &e), -ENOENT);
+	ck_assert_int_eq(fg_history_insert_final(t.h, &k, FG_HISTORY_REJECTED, T0 - 600, T0 - 300, T0, NULL), 0);
+	ck_assert_int_eq(fg_history_forget(t.h, &k, T0, &e), 0);
+	ck_assert_int_eq(e.state, FG_HISTORY_REJECTED);
+	ck_assert_int_eq(e.first_seen, T0 - 300);
+	ck_assert_int_eq(fg_history_lookup(t.h, &k, T0, NULL), FG_HISTORY_ABSENT);
+	ck_assert_int_eq(fg_history_forget(t.h, &k, T0, NULL), -ENOENT);
+	/* offered, then accepting: the transfer decides */
+	ck_assert_int_eq(fg_history_offer(t.h, &k, T0, T0 + 10, 3, &r, NULL), 0);
+	ck_assert_int_eq(fg_history_forget(t.h, &k, T0, NULL), -EBUSY);
+	ck_assert_int_eq(fg_history_lookup(t.h, &k, T0, NULL), FG_HISTORY_OFFERED);
+	tbl_close(&t);
+
+	tbl_open(&t, 20000, 0, FG_FULL_DEFER);
+	n = fill_until_full(t.h, 30000);
+	for (unsigned i = 0; i < n; i += 2) {
+		k = KEY(t.h, i);
+		ck_assert_int_eq(fg_history_forget(t.h, &k, T0, NULL), 0);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		k = KEY(t.h, i);
+		ck_assert_int_eq(fg_history_lookup(t.h, &k, T0, NULL),
+				 i % 2 ? FG_HISTORY_ACCEPTED : FG_HISTORY_ABSENT);
+	}
+	fg_history_stats(t.h, &st);
+	ck_assert_uint_eq(st.entries, n / 2);
+	tbl_close(&t);
+}
+END_TEST
+
 /* ---- times ---- */
 
 START_TEST(test_first_seen_exact_across_its_window)
@@ -1643,6 +1688,7 @@ static Suite *history_suite(void)
 	tcase_add_test(tc, test_any_session_completes_an_offer);
 	tcase_add_test(tc, test_second_transfer_takes_over_after_abort);
 	tcase_add_test(tc, test_insert_final_states);
+	tcase_add_test(tc, test_forget);
 	tcase_add_test(tc, test_first_seen_exact_across_its_window);
 	tcase_add_test(tc, test_article_date_rounding_and_clamps);
 	tcase_add_test(tc, test_expiry_by_first_seen_exact_second);

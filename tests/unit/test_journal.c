@@ -102,6 +102,73 @@ START_TEST(test_record_validation)
 	ck_assert_str_eq(fg_jrec_date_source(0), "unknown");
 	r.reserved = 1;
 	ck_assert(!fg_jrec_valid(&r));
+	/* tombstones: made only by fg_jrec_make_forget, exactly so */
+	ck_assert_int_eq(fg_jrec_make(&r, &k, FG_HISTORY_ACCEPTED, 0, 0, FG_JREC_F_FORGET, 0),
+			 -EINVAL);
+	fg_jrec_make_forget(&r, &k, 1234);
+	ck_assert(fg_jrec_valid(&r) && fg_jrec_is_forget(&r));
+	ck_assert_int_eq(r.first_seen, 1234);
+	ck_assert_uint_eq(r.state, FG_HISTORY_ABSENT);
+	r.reason = FG_REASON_TOO_OLD;
+	ck_assert(!fg_jrec_valid(&r));
+	fg_jrec_make_forget(&r, &k, 1234);
+	r.state = FG_HISTORY_ACCEPTED;
+	ck_assert(!fg_jrec_valid(&r));
+	fg_jrec_make_forget(&r, &k, 1234);
+	r.flags |= FG_JREC_F_DATE_DATE;
+	ck_assert(!fg_jrec_valid(&r));
+	r.flags = 0;	/* ABSENT without the flag: not a record at all */
+	ck_assert(!fg_jrec_valid(&r));
+}
+END_TEST
+
+/* floodctld's own records: a block of slot FG_JBLOCK_SLOT_CTLD among the
+ * writers' blocks, read back in order by the scan. */
+START_TEST(test_ctld_records_between_writers)
+{
+	struct ctl_fixture fx = { 0 };
+	struct fg_region *r = fx_region(&fx, 1000, 1, 1024);
+	struct fg_journal *j = open_journal(&fx, 0);
+	struct collected *c = calloc(1, sizeof(*c));
+	struct fg_region_writer *w;
+	struct fg_history_key k;
+	struct fg_jseg_scan sc;
+	struct fg_jrec rec[2];
+	char path[512];
+	uint8_t *buf;
+	size_t len;
+	int err;
+
+	w = fg_region_claim(r, "w", &err);
+	append_n(w, "a", 0, 3);
+	ck_assert_int_eq(fg_journal_drain(j, r, 100), 3);
+	fx_key(r, "a", 1, &k);
+	fg_jrec_make_forget(&rec[0], &k, 77);
+	ck_assert_int_eq(fg_jrec_make(&rec[1], &k, FG_HISTORY_REJECTED, 5, 5, 0, 0), 0);
+	ck_assert_int_eq(fg_journal_add(j, rec, 2), 0);
+	rec[1].reserved = 9;
+	ck_assert_int_eq(fg_journal_add(j, rec, 2), -EINVAL);	/* nothing half-added */
+	ck_assert_int_eq(fg_journal_add(j, rec, 0), -EINVAL);
+	append_n(w, "a", 3, 2);
+	ck_assert_int_eq(fg_journal_drain(j, r, 100), 2);
+	ck_assert_uint_eq(fg_journal_uncommitted(j), 7);
+	ck_assert_int_eq(fg_journal_commit(j, r), 0);
+	ck_assert_uint_eq(fg_region_writer_committed(w), 5);
+	ck_assert_int_eq(fg_journal_segment_path(fx.dir, 1, path, sizeof(path)), 0);
+	buf = read_file(path, &len);
+	ck_assert_int_eq(fg_jseg_scan(buf, len, 0, collect, c, &sc), 0);
+	ck_assert(!sc.torn);
+	ck_assert_uint_eq(sc.blocks, 3);
+	ck_assert_uint_eq(c->n, 7);
+	ck_assert(fg_jrec_is_forget(&c->rec[3]) && c->rec[3].key_lo == k.lo);
+	ck_assert_int_eq(c->rec[3].first_seen, 77);
+	ck_assert_uint_eq(c->rec[4].state, FG_HISTORY_REJECTED);
+	ck_assert(!fg_jrec_is_forget(&c->rec[5]));
+	free(buf);
+	free(c);
+	fg_region_release(w);
+	fg_journal_close(j);
+	fx_cleanup(&fx);
 }
 END_TEST
 
@@ -457,7 +524,7 @@ START_TEST(test_header_fields)
 		memcpy(buf + 124, &crc, 4);
 	}
 	ck_assert_int_eq(fg_jseg_header(buf, sizeof(buf), &info, &why), -EPROTONOSUPPORT);
-	ck_assert_str_eq(why, "journal segment format version 9; this build reads version 1");
+	ck_assert_str_eq(why, "journal segment format version 9; this build reads versions 1..2");
 }
 END_TEST
 
@@ -468,6 +535,7 @@ static Suite *journal_suite(void)
 
 	tcase_add_test(tc, test_record_validation);
 	tcase_add_test(tc, test_round_trip_and_commit_publishes);
+	tcase_add_test(tc, test_ctld_records_between_writers);
 	tcase_add_test(tc, test_every_cut_keeps_the_blocks_before_it);
 	tcase_add_test(tc, test_every_flipped_octet_is_caught);
 	tcase_add_test(tc, test_scan_from_a_position);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/timex.h>
 
 #include "floodgate/metrics.h"
 #include "floodgate/region.h"
@@ -105,6 +106,8 @@ START_TEST(test_known_values)
 	ck_assert(has_line(t, "floodgate_journal_commit_age_seconds NaN"));
 	ck_assert(has_line(t, "floodgate_startup_info{source=\"empty\"} 1"));
 	ck_assert(has_line(t, "floodgate_clock_suspect 0"));
+	ck_assert(strstr(t, "\nfloodgate_kernel_clock_synchronized ") != NULL);
+	ck_assert(strstr(t, "\nfloodgate_kernel_clock_estimated_error_seconds ") != NULL);
 	fg_region_writer_clock_suspect(w[1], true);
 	free(t);
 	t = render(r);
@@ -199,6 +202,42 @@ START_TEST(test_json_and_table)
 }
 END_TEST
 
+/* The kernel's clock view: read from adjtimex, rendered everywhere. */
+START_TEST(test_kernel_clock)
+{
+	struct timex tx;
+	struct fg_kclock k;
+	struct fg_sbuf b;
+
+	memset(&tx, 0, sizeof(tx));
+	tx.status = STA_UNSYNC;
+	tx.esterror = 1500;		/* microseconds */
+	tx.maxerror = 16000000;
+	fg_kclock_from_timex(&tx, TIME_ERROR, &k);
+	ck_assert(k.ok && !k.synchronised);
+	ck_assert(k.est_error == 0.0015 && k.max_error == 16.0);
+	tx.status = STA_PLL;
+	fg_kclock_from_timex(&tx, TIME_OK, &k);
+	ck_assert(k.ok && k.synchronised);
+	fg_kclock_from_timex(&tx, TIME_ERROR, &k);	/* the state alone says unsynchronised */
+	ck_assert(!k.synchronised);
+	fg_kclock_from_timex(&tx, -1, &k);
+	ck_assert(!k.ok && !k.synchronised);
+	fg_sbuf_init(&b);
+	fg_metrics_kclock_text(&b, &k);
+	ck_assert_str_eq(b.p, "kernel clock: adjtimex failed\n");
+	fg_sbuf_reset(&b);
+	fg_kclock_from_timex(&tx, TIME_OK, &k);
+	fg_metrics_kclock_text(&b, &k);
+	ck_assert_str_eq(b.p, "kernel clock: synchronised, estimated error 0.001500 s, "
+			 "maximum 16.000000 s (adjtimex; not acted on)\n");
+	fg_sbuf_free(&b);
+	/* this machine's own answer: readable without privilege */
+	ck_assert_int_eq(fg_kclock_read(&k), 0);
+	ck_assert(k.ok && k.est_error >= 0 && k.max_error >= 0);
+}
+END_TEST
+
 START_TEST(test_sums_never_go_backwards)
 {
 	struct ctl_fixture fx = { 0 };
@@ -228,6 +267,7 @@ static Suite *metrics_suite(void)
 	tcase_add_test(tc, test_exposition_rules);
 	tcase_add_test(tc, test_json_and_table);
 	tcase_add_test(tc, test_sums_never_go_backwards);
+	tcase_add_test(tc, test_kernel_clock);
 	suite_add_tcase(s, tc);
 	return s;
 }

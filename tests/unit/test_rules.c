@@ -49,13 +49,15 @@ static struct fake_history {
 	uint64_t newest;		/* for every base */
 	char last_base[FG_MSGID_MAX + 1];
 	unsigned lookups;
+	const void *last_key;		/* what the last lookup was handed */
 } fake;
 
-static enum fg_rules_id_state fake_lookup(void *ctx, const char *id, size_t len)
+static enum fg_rules_id_state fake_lookup(void *ctx, const char *id, size_t len, const void *key)
 {
 	struct fake_history *f = ctx;
 
 	f->lookups++;
+	f->last_key = key;
 	if (f->know_all)
 		return FG_RULES_ID_KNOWN;
 	if (f->superseded && strlen(f->superseded) == len && memcmp(f->superseded, id, len) == 0)
@@ -309,6 +311,8 @@ START_TEST(test_time_extremes_do_not_overflow)
 {
 	struct spec s = base_spec();
 
+	cfg->date_syntax = FG_DATE_SYNTAX_RFC5322;	/* innd refuses 1900 */
+	recompile();
 	s.now = INT64_MIN + 10;	/* now - cutoff overflows: nothing is too old */
 	s.date = "Sat, 01 Jan 1900 00:00:00 +0000";
 	ck_assert_int_eq(decide(&s), FG_REASON_TOO_FAR_FUTURE);
@@ -373,6 +377,70 @@ START_TEST(test_repeated_dates)
 	s.extra = extra;
 	ck_assert_int_eq(decide(&s), FG_REASON_BAD_DATE);
 	ck_assert_str_eq(v.detail, "the Injection-Date header appears more than once");
+}
+END_TEST
+
+/* date-syntax: inn (the default) takes what innd takes, rfc5322 is strict */
+START_TEST(test_date_syntax)
+{
+	struct spec s = base_spec();
+
+	ck_assert_int_eq(cfg->date_syntax, FG_DATE_SYNTAX_INN);
+	s.date = "Wed, 31 Dec 2025 23:00:00 CEST";		/* NOW - 3 h */
+	ck_assert_int_eq(decide(&s), FG_REASON_NONE);
+	ck_assert_int_eq(v.article_date, NOW - 3 * 3600);
+	ck_assert_uint_eq(v.date.reading.notes, FG_DATE_NOTE_ZONE_NAME);
+	ck_assert_uint_eq(stats.ctr[FG_CTR_RULES_DATE_LAX], 1);
+	ck_assert_uint_eq(stats.ctr[FG_CTR_RULES_DATE_MISREAD], 0);
+	/* the instant as written where innd misreads it; counted */
+	s.date = "Wed, 31 Dec 2025 23:00:00 +05:30";
+	ck_assert_int_eq(decide(&s), FG_REASON_NONE);
+	ck_assert_int_eq(v.article_date, NOW - 3600 - 5 * 3600 - 1800);
+	ck_assert(!fg_date_reading_trusted(&v.date.reading));
+	ck_assert_uint_eq(stats.ctr[FG_CTR_RULES_DATE_MISREAD], 1);
+	/* what innd refuses is refused: before 1970, a sign without digits */
+	s.date = "Sat, 01 Jan 1969 00:00:00 +0000";
+	ck_assert_int_eq(decide(&s), FG_REASON_BAD_DATE);
+	ck_assert_str_eq(v.why, "bad-year");
+	s.date = "Wed, 31 Dec 2025 23:00:00 +x";
+	ck_assert_int_eq(decide(&s), FG_REASON_BAD_DATE);
+	/* the same under rfc5322 */
+	cfg->date_syntax = FG_DATE_SYNTAX_RFC5322;
+	recompile();
+	s.date = "Wed, 31 Dec 2025 23:00:00 CEST";
+	ck_assert_int_eq(decide(&s), FG_REASON_BAD_DATE);
+	ck_assert_str_eq(v.why, "bad-zone");
+	ck_assert_uint_eq(v.date.reading.notes, 0);
+	s.date = "Sat, 01 Jan 1969 00:00:00 +0000";
+	ck_assert_int_eq(decide(&s), FG_REASON_TOO_OLD);
+}
+END_TEST
+
+/* innd reads a value to its line's end: "+1" is +0100 but "+1  " +0001 (INN
+ * counts the blanks after the digits as digits). The scanner trims them;
+ * the inn reading reads on over them. */
+START_TEST(test_date_read_to_innd_extent)
+{
+	struct spec s = base_spec();
+
+	s.date = "Wed, 31 Dec 2025 23:00:00 +1";
+	ck_assert_int_eq(decide(&s), FG_REASON_NONE);
+	ck_assert_int_eq(v.article_date, NOW - 3600 - 3600);
+	ck_assert_uint_eq(v.date.reading.notes, FG_DATE_NOTE_ZONE_DIGITS);
+	s.date = "Wed, 31 Dec 2025 23:00:00 +1 ";
+	ck_assert_int_eq(decide(&s), FG_REASON_NONE);
+	ck_assert_int_eq(v.date.reading.inn_zone, 3600);	/* one blank: still hours */
+	s.date = "Wed, 31 Dec 2025 23:00:00 +1  ";
+	ck_assert_int_eq(decide(&s), FG_REASON_NONE);
+	ck_assert_int_eq(v.date.text.len, strlen(s.date) - 2);	/* trimmed */
+	/* innd: +0001; floodgate: the hour the text states, marked misread */
+	ck_assert_int_eq(v.article_date, NOW - 3600 - 3600);
+	ck_assert_int_eq(v.date.reading.inn_zone, 60);
+	ck_assert_uint_eq(v.date.reading.notes, FG_DATE_NOTE_ZONE_DIGITS | FG_DATE_NOTE_MISREAD_DIGITS);
+	/* folding blanks count too */
+	s.date = "Wed, 31 Dec 2025 23:00:00 +1\r\n ";
+	ck_assert_int_eq(decide(&s), FG_REASON_NONE);
+	ck_assert_int_eq(v.date.reading.inn_zone, 60);
 }
 END_TEST
 
@@ -632,7 +700,30 @@ START_TEST(test_no_history)
 
 	ck_assert_int_eq(fg_rules_init(&rules, cfg, NULL), 0);
 	ck_assert_int_eq(decide(&s), FG_REASON_NONE);
-	ck_assert_int_eq(fg_rules_offer(&rules, "<a@b>", 5, NULL, NULL), FG_REASON_NONE);
+	ck_assert_int_eq(fg_rules_offer(&rules, "<a@b>", 5, NULL, NULL, NULL), FG_REASON_NONE);
+}
+END_TEST
+
+/* The caller's key for the argument is handed back to its lookup, so it
+ * need not hash the ID again; an ID read from the header has none. */
+START_TEST(test_lookup_gets_the_argument_key)
+{
+	static const int key = 42;
+	struct spec s = base_spec();
+
+	ck_assert_int_eq(fg_rules_init(&rules, cfg, &history), 0);
+	memset(&fake, 0, sizeof(fake));
+	ck_assert_int_eq(fg_rules_offer(&rules, "<a@b>", 5, &key, NULL, NULL), FG_REASON_NONE);
+	ck_assert_uint_eq(fake.lookups, 1);
+	ck_assert_ptr_eq(fake.last_key, &key);
+	fake.last_key = &fake;
+	ck_assert_int_eq(fg_rules_offer(&rules, "<a@b>", 5, NULL, NULL, NULL), FG_REASON_NONE);
+	ck_assert_ptr_null(fake.last_key);
+	fake.last_key = &fake;
+	s.arg = NULL;	/* the header's ID is the offered one */
+	ck_assert_int_eq(decide(&s), FG_REASON_NONE);
+	ck_assert_uint_eq(fake.lookups, 3);
+	ck_assert_ptr_null(fake.last_key);
 }
 END_TEST
 
@@ -698,13 +789,13 @@ START_TEST(test_offer)
 {
 	struct fg_rules_verdict ov;
 
-	ck_assert_int_eq(fg_rules_offer(&rules, "<new@x>", 7, &ov, &stats), FG_REASON_NONE);
-	ck_assert_int_eq(fg_rules_offer(&rules, "new@x", 5, &ov, &stats), FG_REASON_BAD_MESSAGE_ID);
+	ck_assert_int_eq(fg_rules_offer(&rules, "<new@x>", 7, NULL, &ov, &stats), FG_REASON_NONE);
+	ck_assert_int_eq(fg_rules_offer(&rules, "new@x", 5, NULL, &ov, &stats), FG_REASON_BAD_MESSAGE_ID);
 	ck_assert_int_eq(ov.step, FG_RULES_STEP_ARGUMENT);
 	/* wire form suffices for an offer */
-	ck_assert_int_eq(fg_rules_offer(&rules, "<no-at>", 7, NULL, &stats), FG_REASON_NONE);
+	ck_assert_int_eq(fg_rules_offer(&rules, "<no-at>", 7, NULL, NULL, &stats), FG_REASON_NONE);
 	fake.known = "<old@x>";
-	ck_assert_int_eq(fg_rules_offer(&rules, "<old@x>", 7, NULL, &stats), FG_REASON_DUPLICATE);
+	ck_assert_int_eq(fg_rules_offer(&rules, "<old@x>", 7, NULL, NULL, &stats), FG_REASON_DUPLICATE);
 	ck_assert_uint_eq(stats.ctr[FG_CTR_RULES_OFFERS_WANTED], 2);
 	ck_assert_uint_eq(stats.ctr[FG_CTR_RULES_OFFERS_REFUSED], 2);
 	ck_assert_uint_eq(stats.rejected[FG_REASON_BAD_MESSAGE_ID], 1);
@@ -728,6 +819,11 @@ struct fault {
 static char long_extra[FG_ARTICLE_MAX_LINE + 32];
 
 static void f_argument(struct spec *s) { s->arg = "not-an-id"; }
+static void f_cyber(struct spec *s)
+{
+	cfg->refuse_cyber_cancels = true;
+	s->arg = s->msgid = "<cancel.1@example.com>";
+}
 static void f_history(struct spec *s) { (void)s; fake.know_all = true; }
 static void f_superseded(struct spec *s)
 {
@@ -757,6 +853,7 @@ static void f_groups(struct spec *s) { s->newsgroups = "rec.food"; }
 
 static const struct fault faults[] = {
 	{ FG_RULES_STEP_ARGUMENT, "arg", f_argument },
+	{ FG_RULES_STEP_CYBER_CANCEL, "arg", f_cyber },
 	{ FG_RULES_STEP_HISTORY, "history", f_history },
 	{ FG_RULES_STEP_SUPERSEDED, "versions", f_superseded },
 	{ FG_RULES_STEP_HEADER_BOUNDS, "extra", f_bounds },
@@ -777,6 +874,7 @@ static void reset_world(void)
 {
 	memset(&fake, 0, sizeof(fake));
 	cfg->honor_versions = false;
+	cfg->refuse_cyber_cancels = false;
 }
 
 START_TEST(test_every_step_has_a_fault)
@@ -996,6 +1094,8 @@ static Suite *rules_suite(void)
 	tcase_add_test(tc, test_missing_date);
 	tcase_add_test(tc, test_bad_date);
 	tcase_add_test(tc, test_repeated_dates);
+	tcase_add_test(tc, test_date_syntax);
+	tcase_add_test(tc, test_date_read_to_innd_extent);
 	tcase_add_test(tc, test_message_id_rules);
 	tcase_add_test(tc, test_required_headers);
 	tcase_add_test(tc, test_configured_required_headers);
@@ -1006,6 +1106,7 @@ static Suite *rules_suite(void)
 	tcase_add_test(tc, test_unwanted_newsgroup);
 	tcase_add_test(tc, test_duplicate_before_dates);
 	tcase_add_test(tc, test_no_history);
+	tcase_add_test(tc, test_lookup_gets_the_argument_key);
 	tcase_add_test(tc, test_superseded_by_version);
 	tcase_add_test(tc, test_superseded_by_supersedes);
 	tcase_add_test(tc, test_offer);

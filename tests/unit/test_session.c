@@ -5,6 +5,7 @@
  * from the engine's constants), plus the bad-input cases, the limits and
  * the asynchronous sink paths.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -690,7 +691,7 @@ END_TEST
 
 /* ------------------------------------------------------------ clock, versions, supersedes */
 
-START_TEST(clock_suspect_defers)
+START_TEST(clock_suspect_never_stalls)
 {
 	struct fg_th_conn *c = peer();
 	char id[64], *art;
@@ -707,22 +708,254 @@ START_TEST(clock_suspect_defers)
 	}
 	fg_th_settle(&T, MS, 100);
 	ck_assert(fg_engine_clock_suspect(T.e));
+	ck_assert_int_eq(fg_engine_clock_offset(T.e), 3 * 3600);
 	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_CLOCK_SUSPECT_ENTERED), 1);
 	fg_th_out_clear(c);
-	line(c, "CHECK <ck0@x.example>\r\nCHECK <fresh@x.example>\r\n");
+	/* a CHECK answer depends on history alone: known refused, new wanted */
+	line(c, "CHECK <ck0@x.example>\r\nCHECK <edge@x.example>\r\n");
 	fg_th_pump(&T, 0);
-	/* known IDs are still refused; new ones wait */
-	expect(c, "438 <ck0@x.example>\r\n431 <fresh@x.example>\r\n");
-	/* an article refused only for its date: 400 and close, not remembered */
+	expect(c, "438 <ck0@x.example>\r\n238 <edge@x.example>\r\n");
+	fg_th_out_clear(c);
+	/* too old by our clock (cutoff + 1 h), not at the time the view
+	 * estimates (cutoff - 2 h): passed on */
+	art = article_x("<edge@x.example>", "<edge@x.example>", 10 * 86400 + 3600,
+			10 * 86400 + 3600, NULL, "b\r\n");
+	takethis(c, "<edge@x.example>", art, 0);
+	free(art);
+	fg_th_settle(&T, MS, 100);
+	expect(c, "239 <edge@x.example>\r\n");
+	ck_assert_int_eq(fg_th_state(&T, "<edge@x.example>"), FG_HISTORY_ACCEPTED);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_CLOCK_PASSED), 1);
+	fg_th_out_clear(c);
+	/* too old at either time: refused, never 400, never remembered */
 	art = article_x("<ancient@x.example>", "<ancient@x.example>", 30 * 86400, 30 * 86400, NULL,
 			"b\r\n");
 	takethis(c, "<ancient@x.example>", art, 0);
+	free(art);
 	fg_th_settle(&T, MS, 100);
-	expect(c, "400 Local clock looks wrong, try again later\r\n");
+	expect(c, "439 <ancient@x.example>\r\n");
+	ck_assert(!c->closed_reported);
 	ck_assert_int_eq(fg_th_state(&T, "<ancient@x.example>"), FG_HISTORY_ABSENT);
-	ck_assert_uint_ge(fg_th_ctr(&T, FG_CTR_NNTP_DEFER_CLOCK), 2);
-	ck_assert_uint_eq(T.stats.n.arrival_delay.count, 1031);
-	ck_assert_uint_eq(T.stats.n.injection_delay.count, 1031);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_CLOCK_NOT_REMEMBERED), 1);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_CLOCK_PASSED), 1);
+	ck_assert_uint_eq(T.stats.n.arrival_delay.count, 1032);
+	ck_assert_uint_eq(T.stats.n.injection_delay.count, 1032);
+	/* the clock is set right: the next fresh article clears the view */
+	fg_th_out_clear(c);
+	art = article_x("<now@x.example>", "<now@x.example>", 60, 0, NULL, "b\r\n");
+	takethis(c, "<now@x.example>", art, 0);
+	free(art);
+	fg_th_settle(&T, MS, 100);
+	expect(c, "239 <now@x.example>\r\n");
+	ck_assert(!fg_engine_clock_suspect(T.e));
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_CLOCK_SUSPECT_CLEARED), 1);
+	/* and a date verdict is remembered again */
+	art = article_x("<old2@x.example>", "<old2@x.example>", 30 * 86400, 30 * 86400, NULL,
+			"b\r\n");
+	takethis(c, "<old2@x.example>", art, 0);
+	free(art);
+	fg_th_settle(&T, MS, 100);
+	ck_assert_int_eq(fg_th_state(&T, "<old2@x.example>"), FG_HISTORY_REJECTED);
+}
+END_TEST
+
+/* An Injection-Date with a guessed or misread zone is no clock sample. */
+START_TEST(clock_untrusted_dates_not_sampled)
+{
+	struct fg_th_conn *c = peer();
+	char id[64], date[64], extra[128], *art;
+
+	fg_date_format(T.now - 3 * 3600, date, sizeof(date));
+	date[strlen(date) - 6] = '\0';		/* "... 16:02:50": no zone */
+	snprintf(extra, sizeof(extra), "Injection-Date: %s\r\n", date);
+	for (int i = 0; i < 1030; i++) {
+		snprintf(id, sizeof(id), "<nz%d@x.example>", i);
+		art = article_x(id, id, 4 * 3600, -1, extra, "b\r\n");
+		takethis(c, id, art, 0);
+		free(art);
+		if (i % 100 == 99)
+			fg_th_settle(&T, MS, 100);
+	}
+	fg_th_settle(&T, MS, 100);
+	ck_assert(!fg_engine_clock_suspect(T.e));
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_CLOCK_UNTRUSTED), 1030);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_ARTICLES_ACCEPTED), 1030);
+}
+END_TEST
+
+/* ------------------------------------------------------------ the operator's levers */
+
+/* innd's throttle: open sessions answered "400 REASON" and closed, new ones
+ * greeted so; `go` ends it. */
+START_TEST(throttle_and_go)
+{
+	struct fg_th_conn *a = peer(), *b;
+
+	ck_assert_ptr_null(fg_engine_throttled(T.e));
+	ck_assert_int_eq(fg_engine_throttle(T.e, "bad\r\nline"), -EINVAL);
+	ck_assert_int_eq(fg_engine_throttle(T.e, "disk full, back soon"), 0);
+	ck_assert_str_eq(fg_engine_throttled(T.e), "disk full, back soon");
+	fg_th_pump(&T, 0);
+	expect(a, "400 disk full, back soon\r\n");
+	ck_assert(a->close_called);
+	b = fg_th_open(&T, "alpha");
+	fg_th_pump(&T, 0);
+	ck_assert_str_eq(fg_th_out(b), "400 disk full, back soon\r\n");
+	ck_assert(b->close_called);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_THROTTLE_CLOSED), 2);
+	ck_assert_int_eq(fg_engine_throttle(T.e, NULL), 0);
+	ck_assert_ptr_null(fg_engine_throttled(T.e));
+	b = peer();
+	line(b, "CHECK <after@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(b, "238 <after@x.example>\r\n");
+}
+END_TEST
+
+/* A paused peer: new offers deferred (CHECK 431, IHAVE 436, TAKETHIS read,
+ * then 400 and close), known ones refused, other peers untouched; the
+ * pause ends by itself, or on resume. */
+START_TEST(pause_and_resume)
+{
+	struct fg_th_conn *a = peer(), *b = fg_th_open(&T, "beta");
+	char *art = article("<p2@x.example>"), *known = article("<k@x.example>");
+	fg_time_t until;
+
+	fg_th_pump(&T, 0);
+	fg_th_out_clear(b);
+	takethis(a, "<k@x.example>", known, 0);
+	fg_th_settle(&T, MS, 100);
+	expect(a, "239 <k@x.example>\r\n");
+	ck_assert_int_eq(fg_engine_pause(T.e, "alpha", T.now + 3600), 0);
+	ck_assert(fg_engine_paused(T.e, "alpha", &until) && until == T.now + 3600);
+	ck_assert(!fg_engine_paused(T.e, "beta", NULL));
+	line(a, "CHECK <p1@x.example>\r\nCHECK <k@x.example>\r\nIHAVE <p3@x.example>\r\n");
+	line(b, "CHECK <p1@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(a, "431 <p1@x.example>\r\n438 <k@x.example>\r\n436 Try again later\r\n");
+	expect(b, "238 <p1@x.example>\r\n");
+	takethis(a, "<p2@x.example>", art, 7);
+	fg_th_settle(&T, MS, 100);
+	expect(a, "400 Feed paused by the operator, try again later\r\n");
+	ck_assert(a->close_called);
+	ck_assert_int_eq(fg_th_state(&T, "<p2@x.example>"), FG_HISTORY_ABSENT);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_DEFER_PAUSED), 3);
+	/* the pause ends at its time by itself */
+	a = peer();
+	T.now += 3600;
+	line(a, "CHECK <p4@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(a, "238 <p4@x.example>\r\n");
+	ck_assert(!fg_engine_paused(T.e, "alpha", NULL));
+	/* resume ends it before */
+	ck_assert_int_eq(fg_engine_pause(T.e, "alpha", T.now + 60), 0);
+	ck_assert_int_eq(fg_engine_pause(T.e, "alpha", 0), 0);
+	ck_assert_int_eq(fg_engine_pause(T.e, "alpha", 0), -ENOENT);
+	line(a, "CHECK <p5@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(a, "238 <p5@x.example>\r\n");
+	free(art);
+	free(known);
+}
+END_TEST
+
+/* INN's refusecybercancels: <cancel.*> IDs refused at every command,
+ * counted per peer; off by default. */
+START_TEST(cyber_cancels)
+{
+	struct fg_th_conn *c = peer();
+	char *art = article("<cancel.2@x.example>");
+
+	line(c, "CHECK <cancel.1@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(c, "238 <cancel.1@x.example>\r\n");
+	teardown();
+	setup_with("[rules]\nrefuse-cyber-cancels on\n", NULL);
+	c = peer();
+	line(c, "CHECK <cancel.1@x.example>\r\nIHAVE <cancel.3@x.example>\r\n"
+		"CHECK <cancelled@x.example>\r\n");
+	takethis(c, "<cancel.2@x.example>", art, 0);
+	fg_th_settle(&T, MS, 100);
+	expect(c, "438 <cancel.1@x.example>\r\n435 Article not wanted\r\n"
+		  "238 <cancelled@x.example>\r\n439 <cancel.2@x.example>\r\n");
+	ck_assert_uint_eq(T.stats.s.rejected[FG_REASON_CYBER_CANCEL], 3);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_DRAINED_KNOWN), 1);
+	free(art);
+}
+END_TEST
+
+/* Count the lines of a connection's output so far. */
+static unsigned out_lines(struct fg_th_conn *c)
+{
+	unsigned n = 0;
+
+	for (const char *p = fg_th_out(c); (p = strstr(p, "\r\n")) != NULL; p += 2)
+		n++;
+	return n;
+}
+
+/* max-offer-rate: over it the session stops reading; every answer comes,
+ * in order, as the budget refills (a second's worth as burst). */
+START_TEST(offer_rate_paces_a_peer)
+{
+	struct fg_th_conn *c, *a;
+	char lines[25 * 32] = "", want[25 * 32] = "";
+
+	teardown();
+	setup_with("[peer gamma]\naddress 127.0.0.3\nmax-offer-rate 10\n", NULL);
+	c = fg_th_open(&T, "gamma");
+	a = peer();
+	fg_th_pump(&T, 0);
+	fg_th_out_clear(c);
+	for (int i = 0; i < 25; i++) {
+		snprintf(lines + strlen(lines), sizeof(lines) - strlen(lines), "CHECK <r%d@x>\r\n", i);
+		snprintf(want + strlen(want), sizeof(want) - strlen(want), "238 <r%d@x>\r\n", i);
+	}
+	line(c, lines);
+	line(a, "CHECK <free@x>\r\n");
+	fg_th_pump(&T, 0);
+	ck_assert_uint_eq(out_lines(c), 10);		/* the burst */
+	ck_assert(c->paused);
+	expect(a, "238 <free@x>\r\n");		/* other peers are not held */
+	T.now_ns += 500 * MS;
+	fg_th_pump(&T, 0);
+	ck_assert_uint_eq(out_lines(c), 15);
+	T.now_ns += 1000 * MS;
+	fg_th_pump(&T, 0);
+	ck_assert_str_eq(fg_th_out(c), want);		/* every answer, in order */
+	ck_assert_uint_ge(fg_th_ctr(&T, FG_CTR_NNTP_STALL_RATE), 1);
+}
+END_TEST
+
+/* max-byte-rate: what was read is a debt; an article arrives at the rate,
+ * and is answered as any other. */
+START_TEST(byte_rate_paces_a_peer)
+{
+	struct fg_th_conn *c;
+	char *art = article_x("<big@x.example>", "<big@x.example>", 3600, 3000, NULL,
+			      "0123456789012345678901234567890123456789\r\n"
+			      "0123456789012345678901234567890123456789\r\n");
+	size_t len = strlen(art) + strlen("TAKETHIS <big@x.example>\r\n");
+	uint64_t t0;
+
+	teardown();
+	setup_with("[peer gamma]\naddress 127.0.0.3\nmax-byte-rate 100\n", NULL);
+	c = fg_th_open(&T, "gamma");
+	fg_th_pump(&T, 0);
+	fg_th_out_clear(c);
+	ck_assert_uint_gt(len, 300);
+	takethis(c, "<big@x.example>", art, 50);
+	t0 = T.now_ns;
+	fg_th_pump(&T, 0);
+	ck_assert_str_eq(fg_th_out(c), "");		/* 100 octets read, then a stop */
+	for (int i = 0; i < 20 && !strstr(fg_th_out(c), "239"); i++) {
+		T.now_ns += 500 * MS;
+		fg_th_settle(&T, MS, 10);
+	}
+	expect(c, "239 <big@x.example>\r\n");
+	/* at 100 octets a second, len octets take (len - 100) / 100 s at least */
+	ck_assert_uint_ge(T.now_ns - t0, (len - 100 - 50) * 10 * MS);
+	ck_assert_uint_ge(fg_th_ctr(&T, FG_CTR_NNTP_STALL_RATE), 1);
 	free(art);
 }
 END_TEST
@@ -840,7 +1073,13 @@ static Suite *session_suite(void)
 	tcase_add_test(tc, sink_full_stalls_takethis);
 	tcase_add_test(tc, idle_timeout);
 	tcase_add_test(tc, max_connections);
-	tcase_add_test(tc, clock_suspect_defers);
+	tcase_add_test(tc, clock_suspect_never_stalls);
+	tcase_add_test(tc, throttle_and_go);
+	tcase_add_test(tc, pause_and_resume);
+	tcase_add_test(tc, cyber_cancels);
+	tcase_add_test(tc, offer_rate_paces_a_peer);
+	tcase_add_test(tc, byte_rate_paces_a_peer);
+	tcase_add_test(tc, clock_untrusted_dates_not_sampled);
 	tcase_add_test(tc, supersedes_and_versions);
 	tcase_add_test(tc, holds_survive_until_done);
 	tcase_add_test(tc, verdicts_logged);

@@ -5,7 +5,8 @@
  * set aside and the previous one used; no snapshot at all falls back to
  * the journal alone (its seed); nothing on disk gives an empty table; a
  * torn journal tail keeps what precedes it; pruning keeps what a fallback
- * needs; the extra-source hook sees the snapshot's time.
+ * needs; the extra-source hook sees the snapshot's time; tombstones (floodctl
+ * forget) win over the queue's older records.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -390,6 +391,76 @@ START_TEST(test_extra_source_hook)
 }
 END_TEST
 
+/* A queue source re-inserting IDs 0..9 as accepted: 0..4 arrived before
+ * the tombstones below, 5..9 after them. */
+static int64_t queue_before_and_after(void *arg, struct fg_history *h, fg_time_t since,
+				      fg_time_t now)
+{
+	struct world *wd = arg;
+	int64_t n = 0;
+
+	(void)since;
+	for (unsigned i = 0; i < 10; i++) {
+		struct fg_history_key k;
+		fg_time_t arrival = i < 5 ? wd->now - 100 : wd->now + 100;
+		char id[128];
+		size_t l = fx_id(id, sizeof(id), "id", i);
+
+		fg_history_hash(h, id, l, &k);
+		n += fg_history_insert_final(h, &k, FG_HISTORY_ACCEPTED, arrival, arrival, now,
+					     NULL) == 0;
+	}
+	return n;
+}
+
+/* floodctl forget: a tombstone in the journal removes the ID on replay, and
+ * again after the queue re-inserted it, unless the queue's record is newer. */
+START_TEST(test_tombstones_win_over_older_queue_records)
+{
+	struct world wd;
+	struct fg_restore_result res;
+	struct fg_snap_info info;
+	struct fg_history_key k;
+	struct fg_jrec tomb[10];
+	struct fg_region *r;
+	struct fg_restore_source src = { "queue", queue_before_and_after, &wd };
+
+	world_open(&wd);
+	world_insert(&wd, 0, 20);
+	world_snapshot(&wd, 1, &info);
+	for (unsigned i = 0; i < 10; i++) {
+		fx_key(wd.fx.r, "id", i, &k);
+		ck_assert_int_eq(fg_history_forget(fg_region_history(wd.fx.r), &k, wd.now, NULL), 0);
+		fg_jrec_make_forget(&tomb[i], &k, wd.now);
+	}
+	ck_assert_int_eq(fg_journal_add(wd.j, tomb, 10), 0);
+	/* then ID 0 remembered as rejected: the journal overrules its tombstone */
+	fx_key(wd.fx.r, "id", 0, &k);
+	ck_assert_int_eq(fg_history_insert_final(fg_region_history(wd.fx.r), &k, FG_HISTORY_REJECTED,
+						 wd.now, wd.now, wd.now, NULL), 0);
+	ck_assert_int_eq(fg_jrec_make(&tomb[0], &k, FG_HISTORY_REJECTED, wd.now, wd.now, 0, 0), 0);
+	ck_assert_int_eq(fg_journal_add(wd.j, tomb, 1), 0);
+	ck_assert_int_eq(fg_journal_commit(wd.j, wd.fx.r), 0);
+	world_crash(&wd);
+	r = world_restore(&wd, &res, &src, 1);
+	ck_assert_int_eq(res.from, FG_RESTORE_SNAPSHOT);
+	ck_assert_uint_eq(res.records, 11);
+	ck_assert_uint_eq(res.forgotten, 10);		/* the snapshot had them */
+	ck_assert_uint_eq(res.forgotten_again, 4);	/* the queue's older records, not ID 0 */
+	fx_key(r, "id", 0, &k);
+	ck_assert_int_eq(fg_history_lookup(fg_region_history(r), &k, wd.now, NULL),
+			 FG_HISTORY_REJECTED);
+	expect_absent(r, wd.now, 1, 4);
+	for (unsigned i = 5; i < 10; i++) {		/* came again after the forget */
+		fx_key(r, "id", i, &k);
+		ck_assert_int_eq(fg_history_lookup(fg_region_history(r), &k, wd.now, NULL),
+				 FG_HISTORY_ACCEPTED);
+	}
+	expect_ids(r, wd.now, 10, 10);
+	fx_cleanup(&wd.fx);
+}
+END_TEST
+
 START_TEST(test_prune_keeps_what_a_fallback_needs)
 {
 	struct world wd;
@@ -506,6 +577,7 @@ static Suite *snapshot_suite(void)
 	tcase_add_test(tc, test_torn_tail_keeps_what_precedes);
 	tcase_add_test(tc, test_damage_mid_journal_and_foreign_segments);
 	tcase_add_test(tc, test_extra_source_hook);
+	tcase_add_test(tc, test_tombstones_win_over_older_queue_records);
 	tcase_add_test(tc, test_prune_keeps_what_a_fallback_needs);
 	tcase_add_test(tc, test_no_region_stops_the_restore);
 	tcase_add_test(tc, test_leftover_temp_is_removed_and_header_checks);

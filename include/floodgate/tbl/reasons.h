@@ -24,3 +24,4 @@ FG_REASON(OVERSIZE, "oversize", "the article is larger than max-article-size, or
 FG_REASON(UNWANTED_NEWSGROUP, "unwanted-newsgroup", "no newsgroup of the article matches the peer's newsgroup patterns")
 FG_REASON(DUPLICATE, "duplicate", "the Message-ID is already in history")
 FG_REASON(SUPERSEDED, "superseded", "a newer version or a Supersedes of this Message-ID was honoured")
+FG_REASON(CYBER_CANCEL, "cyber-cancel", "the Message-ID starts with <cancel. and refuse-cyber-cancels is on (INN's refusecybercancels)")
