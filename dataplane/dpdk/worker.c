@@ -54,6 +54,14 @@
 
 #define DP_ABORT_NS (5ull * 1000000000ull)
 #define MAX_SLEEP_NS 1000000000ull
+/* Receive window and hold budget per connection, sized for binaries: a
+ * connection may hold half its window for the queue's writer (tcpsess.c),
+ * so a 700 KB article is held whole, never copied, while the next one
+ * arrives in the other half instead of waiting for the first one's sync.
+ * The segment limits follow the window (full-size frames fill it). */
+#define DP_TCP_WINDOW (2u << 20)
+#define DP_HOLD_SEGS 1024u
+#define DP_RX_SEGS_PER_CONN (DP_TCP_WINDOW / 1024u)
 
 void dp_io_signals(bool block)
 {
@@ -222,6 +230,7 @@ static int net_setup(struct dp_worker *w)
 	sp.cfg = w->cfg;
 	sp.stats = &w->stats->s;
 	sp.max_conns = 2 * dp->per_worker_conns;
+	sp.hold_segs = DP_HOLD_SEGS;
 	w->ts = fg_tcpsess_create(&sp);
 	if (!w->ts)
 		return -ENOMEM;
@@ -240,8 +249,9 @@ static int net_setup(struct dp_worker *w)
 	 * floods. */
 	tc.syn_backlog = FG_MAX(1024u, dp->per_worker_conns / 4);
 	tc.syn_backlog_per_peer = 128;
+	tc.rcvbuf = DP_TCP_WINDOW;
 	tc.rx_segs = dp->per_worker_segs;
-	tc.rx_segs_per_conn = FG_MIN(256u, dp->per_worker_segs);
+	tc.rx_segs_per_conn = FG_MIN(DP_RX_SEGS_PER_CONN, dp->per_worker_segs);
 	tc.ooo_segs_per_conn = FG_MIN(64u, tc.rx_segs_per_conn);
 	tc.secret = secret[1];
 	w->tcp = fg_tcp_create(w->net, &tc, &fg_tcpsess_app_ops, w->ts);

@@ -593,6 +593,8 @@ int fg_relay_start(struct fg_relay *r)
 	rc = pthread_create(&r->thread, NULL, relay_main, r);
 	if (rc != 0)
 		return -rc;
+	/* named for top, perf and docs/benchmarks.md's cost table */
+	pthread_setname_np(r->thread, "fg-relay");
 	r->started = true;
 	return 0;
 }

@@ -205,6 +205,7 @@ struct fg_config {
 	unsigned workers;		/* worker lcores; default 1 */
 	unsigned rx_queues;		/* per port; default = workers */
 	unsigned mbufs;			/* mempool size; default 16383 */
+	unsigned dp_mtu;		/* the port's MTU; 0: the port's own */
 	unsigned tcp_connections;	/* connection blocks; default 4096 */
 	struct fg_prefix dp_addr;	/* our address and prefix on the port */
 	uint8_t dp_mac[6];		/* zero = the port's own */
