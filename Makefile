@@ -3,14 +3,20 @@
 #   make run        install what is missing, build, run the live demo
 #                   (RUN_ARGS=--once: end after its summary)
 #   make test       install what is missing, build every variant, run every test
-#   make test-long  the long-running tests (soak, 100 M entries, big articles)
+#   make test-long  make test, then the long tests: the soak with kills, 700 KB
+#                   articles through the whole path, the power-loss matrix, the
+#                   Debian package installed, upgraded and purged here
 #   make bench      quick benchmarks; figures to stdout and docs/benchmarks.md
 #   make bench-full the long benchmarks too
 #   make fuzz       run every libFuzzer target for FUZZ_SECONDS each
 #   make deps       apt-get install what is missing (root)
 #   make compat-golden  write this build's golden files (tests/data/compat)
 #   tools/check-layers.sh  the tiers hold (run by make test)
-#   make all        build the current variant (release; SANITIZE=1, TSAN=1, DEBUG=1)
+#   make all        build the current variant (release; SANITIZE=1, TSAN=1, DEBUG=1;
+#                   PACKAGE=1 is debian/rules' release build, into build/package)
+#   make man        the man pages of the current variant (needs scdoc)
+#   make install    programs, man pages, units, default config into DESTDIR
+#   make deb        the Debian packages into build/deb/ (debian/, dpkg-buildpackage)
 #   make clean
 #
 # Sources are found by convention; a module's directory belongs to a tier
@@ -36,6 +42,7 @@ SHELL := /bin/bash
 
 SANITIZE ?= 0
 TSAN ?= 0
+PACKAGE ?= 0
 FUZZ ?= 0
 DEBUG ?= 0
 FUZZ_SECONDS ?= 60
@@ -55,6 +62,8 @@ else ifeq ($(TSAN),1)
 VARIANT := tsan
 else ifeq ($(DEBUG),1)
 VARIANT := debug
+else ifeq ($(PACKAGE),1)
+VARIANT := package
 else
 VARIANT := release
 endif
@@ -75,8 +84,13 @@ TEST_CPPFLAGS := -Itests/lib $(TOOLS_CPPFLAGS)
 CFLAGS := -std=gnu11 -g -pipe -fno-common $(ARCH_FLAGS) $(WARN)
 LDFLAGS :=
 LDLIBS := -lpthread -lm -lrt
+# A distribution's own flags (debian/rules passes dpkg-buildflags' here):
+# added after ours, so its hardening applies and our warnings stay.
+CPPFLAGS += $(EXTRA_CPPFLAGS)
+CFLAGS += $(EXTRA_CFLAGS)
+LDFLAGS += $(EXTRA_LDFLAGS)
 
-ifeq ($(VARIANT),release)
+ifeq ($(VARIANT),$(filter $(VARIANT),release package))
 CFLAGS += -O2
 else ifeq ($(VARIANT),debug)
 CFLAGS += -O0 -DFG_DEBUG=1
@@ -97,7 +111,7 @@ endif
 # jemalloc is the allocator of the shipped programs; the sanitizers bring
 # their own. pkg-config's DPDK flags start with --as-needed, which would drop
 # jemalloc silently, hence --no-as-needed around it.
-ifeq ($(VARIANT),$(filter $(VARIANT),release debug))
+ifeq ($(VARIANT),$(filter $(VARIANT),release debug package))
 JEMALLOC := -Wl,--no-as-needed -ljemalloc -Wl,--as-needed
 endif
 
@@ -111,7 +125,7 @@ PCAP_LIBS := -lpcap
 # name:directory of every program; the directory's .c files are its own.
 PROGRAMS := floodgate-host:dataplane/host floodctld:control/floodctld \
 	floodctl:control/floodctl feedgen:tools/feedgen fg-taphost:tools/taphost \
-	histwriter:tools/histwriter fg-compatgen:tools/compatgen
+	histwriter:tools/histwriter fg-compatgen:tools/compatgen fg-mangen:tools/mangen
 PROG_DIRS := $(foreach p,$(PROGRAMS),$(word 2,$(subst :, ,$(p)))) dataplane/dpdk \
 	tools/bench
 
@@ -187,7 +201,7 @@ endif
 
 # ---------------------------------------------------------------- rules
 .PHONY: all deps test test-long bench bench-full fuzz fuzz-build run clean \
-	test-build tsan-build help compat-golden
+	test-build tsan-build help compat-golden programs man install deb
 
 all: $(LIBS_ALL) $(PROG_BINS) $(UNIT_BINS) $(FUZZ_REPLAYS) $(BENCH_BINS) $(PRELOAD_LIBS)
 
@@ -327,5 +341,57 @@ compat-golden: $(B)/bin/fg-compatgen
 clean:
 	rm -rf build
 
+# ---------------------------------------------------------------- install
+# `make install DESTDIR=...` puts every file where Debian policy says;
+# debian/rules calls it (make deb), so this is the one list of what ships.
+# Man pages are scdoc sources in debian/man/ with generated parts
+# (tools/man/expand.sh): the programs' own --help, floodctl's command
+# table, and floodgate.conf's keys from the parser's key table.
+PREFIX ?= /usr
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/floodgate
+SYSCONFDIR ?= /etc
+UNITDIR ?= /lib/systemd/system
+INSTALL_SBIN := floodgate floodgate-host floodctld
+INSTALL_BIN := floodctl feedgen
+MAN_SRCS := $(wildcard debian/man/*.scd)
+MAN_PAGES := $(MAN_SRCS:debian/man/%.scd=$(B)/man/%)
+UNITS := $(wildcard debian/systemd/*.service)
+
+programs: $(addprefix $(B)/bin/,$(INSTALL_SBIN) $(INSTALL_BIN))
+
+man: $(MAN_PAGES)
+
+$(B)/man/%: debian/man/%.scd tools/man/expand.sh docs/configuration.md \
+		$(addprefix $(B)/bin/,$(INSTALL_SBIN) $(INSTALL_BIN) fg-mangen)
+	@mkdir -p $(@D)
+	@echo '  MAN    $@'
+	$(Q)set -o pipefail; tools/man/expand.sh $(B)/bin $< | scdoc > $@
+
+$(B)/floodgate.conf: $(B)/bin/floodctl
+	$(Q)$< config --default > $@
+
+install: programs man $(B)/floodgate.conf
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(SYSCONFDIR)/floodgate $(DESTDIR)$(SYSCONFDIR)/logrotate.d \
+		$(DESTDIR)$(DOCDIR)/examples/systemd
+	install -m 0755 $(addprefix $(B)/bin/,$(INSTALL_SBIN)) $(DESTDIR)$(SBINDIR)/
+	install -m 0755 $(addprefix $(B)/bin/,$(INSTALL_BIN)) $(DESTDIR)$(BINDIR)/
+	for m in $(MAN_PAGES); do \
+		install -D -m 0644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/} || exit 1; \
+	done
+	install -m 0644 $(UNITS) $(DESTDIR)$(UNITDIR)/
+	install -m 0644 $(B)/floodgate.conf $(DESTDIR)$(SYSCONFDIR)/floodgate/floodgate.conf
+	install -m 0644 debian/logrotate/floodgate $(DESTDIR)$(SYSCONFDIR)/logrotate.d/floodgate
+	install -m 0644 debian/examples/systemd/*.conf $(DESTDIR)$(DOCDIR)/examples/systemd/
+
+# The packages, built from a copy of the tree (so debian/rules' clean never
+# touches build/ here) into build/deb/; DEB_VERSION=x.y adds a changelog
+# entry of that version to the copy (the package test's upgrade).
+deb: deps
+	tools/deb/build.sh $(DEB_VERSION)
+
 help:
-	@sed -n '2,23p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,20p' Makefile | sed 's/^# \{0,1\}//'

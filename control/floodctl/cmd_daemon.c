@@ -273,6 +273,12 @@ static int run_snapshot(int argc, char **argv)
 	return simple(&fg_ctl_cmd_snapshot, FG_CTL_SNAPSHOT, 0, LONG_TIMEOUT_S, 0, 0, argc, argv);
 }
 
+static int run_reopen_logs(int argc, char **argv)
+{
+	return simple(&fg_ctl_cmd_reopen_logs, FG_CTL_REOPEN_LOGS, 0, DEFAULT_TIMEOUT_S, 0, 0,
+		      argc, argv);
+}
+
 static int run_reload(int argc, char **argv)
 {
 	return simple(&fg_ctl_cmd_reload, FG_CTL_RELOAD, 0, DEFAULT_TIMEOUT_S, 0, 1, argc, argv);
@@ -384,6 +390,16 @@ const struct fg_ctl_command fg_ctl_cmd_reload = {
 	"configuration kept (exit 1). The reply lists the changes applied and those\n"
 	"that need a restart.\n",
 	.run = run_reload,
+};
+
+const struct fg_ctl_command fg_ctl_cmd_reopen_logs = {
+	.name = "reopen-logs",
+	.args = "[-s SOCKET|-c CONFIG] [--json]",
+	.summary = "floodctld closes and reopens the verdict log file (after logrotate moved it)",
+	.help = COMMON_HELP
+	"\nThe reply comes once the file is open again. SIGHUP is not this: it reloads\n"
+	"the configuration. The package's /etc/logrotate.d/floodgate runs it.\n",
+	.run = run_reopen_logs,
 };
 
 const struct fg_ctl_command fg_ctl_cmd_peers = {

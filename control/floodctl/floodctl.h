@@ -53,6 +53,7 @@ extern const struct fg_ctl_command fg_ctl_cmd_resume;
 extern const struct fg_ctl_command fg_ctl_cmd_expire;
 extern const struct fg_ctl_command fg_ctl_cmd_snapshot;
 extern const struct fg_ctl_command fg_ctl_cmd_reload;
+extern const struct fg_ctl_command fg_ctl_cmd_reopen_logs;
 extern const struct fg_ctl_command fg_ctl_cmd_peers;
 extern const struct fg_ctl_command fg_ctl_cmd_drain;
 extern const struct fg_ctl_command fg_ctl_cmd_downstreams;

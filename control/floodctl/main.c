@@ -27,6 +27,7 @@ static const struct fg_ctl_command *const commands[] = {
 	&fg_ctl_cmd_expire,
 	&fg_ctl_cmd_snapshot,
 	&fg_ctl_cmd_reload,
+	&fg_ctl_cmd_reopen_logs,
 	&fg_ctl_cmd_peers,
 	&fg_ctl_cmd_throttle,
 	&fg_ctl_cmd_go,
@@ -51,7 +52,7 @@ static void usage(FILE *f)
 	      "\n"
 	      "Commands:\n", f);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-10s %s\n  %-10s   floodctl %s %s\n", commands[i]->name,
+		fprintf(f, "  %-11s %s\n  %-11s   floodctl %s %s\n", commands[i]->name,
 			commands[i]->summary, "", commands[i]->name, commands[i]->args);
 }
 

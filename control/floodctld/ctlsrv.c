@@ -25,6 +25,7 @@
 #define CLIENTS_MAX 16
 #define SNAPSHOT_WAIT_MS (30 * 60 * 1000)
 #define EXPIRE_WAIT_MS (30 * 60 * 1000)
+#define REOPEN_WAIT_MS (10 * 1000)
 
 struct client {
 	struct ctld *d;
@@ -231,6 +232,29 @@ static const char *do_stats(struct ctld *d, unsigned flags, struct fg_sbuf *out)
 	return NULL;
 }
 
+static const char *do_reopen_logs(struct ctld *d, bool json, struct fg_sbuf *out)
+{
+	char path[FG_CONFIG_PATH_MAX];
+
+	if (ctld_vlog_reopen(d, REOPEN_WAIT_MS, path, sizeof(path)) < 0) {
+		error_body(out, json, "the verdict log was not reopened in time");
+		return "failed";
+	}
+	if (json) {
+		struct fg_json j;
+
+		fg_json_begin(&j, out);
+		fg_json_str(&j, "verdict_log", path[0] ? path : NULL);
+		fg_json_end(&j);
+		fg_sbuf_puts(out, "\n");
+	} else if (path[0]) {
+		fg_sbuf_printf(out, "verdict log reopened: %s\n", path);
+	} else {
+		fg_sbuf_puts(out, "verdict log is off; nothing to reopen\n");
+	}
+	return NULL;
+}
+
 /* From the queue's files and the dataplane's status file: floodctld needs
  * no dataplane socket for it (floodgate-host has none). */
 static const char *do_downstreams(struct ctld *d, bool json, struct fg_sbuf *out)
@@ -269,6 +293,8 @@ static const char *dispatch(struct ctld *d, const struct fg_ctl_req *q, struct f
 		return do_snapshot(d, json, out);
 	case FG_CTL_RELOAD:
 		return ctld_reload_all(d, q->argc ? q->argv[0] : NULL, json, out);
+	case FG_CTL_REOPEN_LOGS:
+		return do_reopen_logs(d, json, out);
 	case FG_CTL_PEERS:
 	case FG_CTL_DRAIN:
 	case FG_CTL_SHUTDOWN:

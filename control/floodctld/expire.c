@@ -41,9 +41,9 @@ void *ctld_expire_main(void *arg)
 	uint64_t next;
 
 	pthread_mutex_lock(&d->lock);
-	next = ctld_now_ns() + (uint64_t)d->opt.expire_interval * 1000000000ull;
+	next = fg_mono_ns() + (uint64_t)d->opt.expire_interval * 1000000000ull;
 	while (!atomic_load(&d->stop)) {
-		uint64_t now = ctld_now_ns(), want = d->exp_requested;
+		uint64_t now = fg_mono_ns(), want = d->exp_requested;
 		struct fg_expiry_result res;
 		int rc;
 
@@ -63,7 +63,7 @@ void *ctld_expire_main(void *arg)
 				    (unsigned long long)res.kept, res.seconds);
 		}
 		d->exp_done = want;
-		next = ctld_now_ns() + (uint64_t)d->opt.expire_interval * 1000000000ull;
+		next = fg_mono_ns() + (uint64_t)d->opt.expire_interval * 1000000000ull;
 		pthread_cond_broadcast(&d->cond);
 	}
 	pthread_mutex_unlock(&d->lock);
@@ -72,14 +72,14 @@ void *ctld_expire_main(void *arg)
 
 int ctld_expire_request(struct ctld *d, int timeout_ms, struct fg_expiry_result *out)
 {
-	uint64_t deadline = ctld_now_ns() + (uint64_t)timeout_ms * 1000000ull, ticket;
+	uint64_t deadline = fg_mono_ns() + (uint64_t)timeout_ms * 1000000ull, ticket;
 	int rc = 0;
 
 	pthread_mutex_lock(&d->lock);
 	ticket = ++d->exp_requested;
 	pthread_cond_broadcast(&d->cond);
-	while (d->exp_done < ticket && !atomic_load(&d->stop) && ctld_now_ns() < deadline)
-		ctld_wait(d, (int64_t)((deadline - ctld_now_ns()) / 1000000) + 1);
+	while (d->exp_done < ticket && !atomic_load(&d->stop) && fg_mono_ns() < deadline)
+		ctld_wait(d, (int64_t)((deadline - fg_mono_ns()) / 1000000) + 1);
 	if (d->exp_done < ticket)
 		rc = -ETIMEDOUT;
 	*out = d->exp_last;

@@ -89,6 +89,9 @@ struct ctld {
 	fg_time_t config_loaded;
 	bool http_rebind;		/* the http thread re-listens */
 	bool vlog_reopen;		/* the rings thread reopens the verdict log */
+	/* reopen-logs: requests, and the last one the rings thread served by
+	 * closing and opening the file again (rings.c) */
+	uint64_t vlog_reopen_req, vlog_reopen_done;
 
 	/* start-up */
 	fg_time_t started;
@@ -130,7 +133,6 @@ static inline void ctld_count(struct ctld *d, enum fg_counter c)
 
 /* main.c */
 void ctld_settings_from(struct ctld_settings *s, const struct fg_config *cfg);
-uint64_t ctld_now_ns(void);
 /* Wait on `cond` until woken or `ms` pass; called with `lock` held. */
 void ctld_wait(struct ctld *d, int64_t ms);
 
@@ -138,6 +140,10 @@ void ctld_wait(struct ctld *d, int64_t ms);
 void *ctld_rings_main(void *arg);
 /* Drain everything and commit (shutdown; start-up after adopt). */
 void ctld_rings_flush(struct ctld *d);
+
+/* Close and open the verdict log again (reopen-logs); waits for the
+ * rings thread: 0, or -ETIMEDOUT. *path gets the file ("" when off). */
+int ctld_vlog_reopen(struct ctld *d, int timeout_ms, char *path, size_t len);
 
 /* snapper.c */
 void *ctld_snap_main(void *arg);

@@ -25,6 +25,7 @@
 
 #include "floodgate/datadir.h"
 #include "floodgate/log.h"
+#include "floodgate/notify.h"
 #include "floodgate/queue.h"
 #include "floodgate/warmup.h"
 #include "floodctld.h"
@@ -46,14 +47,6 @@ static const char usage_text[] =
 	"\n"
 	"Signals: SIGHUP reloads the config file, SIGTERM and SIGINT stop.\n"
 	"Exit status: 0 clean stop, 1 start-up failed, 2 bad usage or configuration.\n";
-
-uint64_t ctld_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 void ctld_wait(struct ctld *d, int64_t ms)
 {
@@ -152,6 +145,9 @@ static struct fg_config *load_config(const char *path)
 
 	memset(&errs, 0, sizeof(errs));
 	cfg = path ? fg_config_load_file(path, &errs) : fg_config_load_default(&errs);
+	/* the file's warnings already go where its [log] says */
+	if (cfg)
+		fg_config_log_open(cfg, CTLD);
 	fg_config_errors_log(&errs);
 	if (!cfg)
 		FG_LOG_ERR(CTLD, "%s: %u errors; not starting", path ? path : "<default>", errs.total);
@@ -269,7 +265,7 @@ static void newest_snapshot(struct ctld *d)
 
 static int open_region(struct ctld *d)
 {
-	double t0 = (double)ctld_now_ns() / 1e9;
+	double t0 = (double)fg_mono_ns() / 1e9;
 	char why[512];
 	int err;
 
@@ -280,7 +276,7 @@ static int open_region(struct ctld *d)
 		fg_history_stats(fg_region_history(d->r), &hs);
 		d->startup = "adopted";
 		d->transient_dirty = true;
-		d->restore_seconds = (double)ctld_now_ns() / 1e9 - t0;
+		d->restore_seconds = (double)fg_mono_ns() / 1e9 - t0;
 		newest_snapshot(d);
 		FG_LOG_NOTICE(CTLD, "adopted the region at %s: %llu entries, %u writers alive",
 			      fg_region_path(d->r), (unsigned long long)hs.entries,
@@ -367,12 +363,24 @@ static int start_threads(struct ctld *d)
 	return 0;
 }
 
+/* systemd's Type=notify (notify.h): READY=1 once the region is published
+ * and the control socket listens, so `systemctl start floodctld` returns
+ * when floodctl and the dataplane can use it. */
+static void notify(const char *state)
+{
+	int rc = fg_notify(state);
+
+	if (rc < 0)
+		FG_LOG_WARN(CTLD, "%s to $NOTIFY_SOCKET: %s", state, strerror(-rc));
+}
+
 static void serve(struct ctld *d, const sigset_t *set)
 {
 	int sig;
 
 	FG_LOG_NOTICE(CTLD, "ready: region %s, data %s, control %s", fg_region_path(d->r),
 		      d->data_dir, d->ctl_path);
+	notify("READY=1");
 	while (sigwait(set, &sig) == 0) {
 		if (sig == SIGHUP) {
 			struct fg_sbuf out;
@@ -383,6 +391,7 @@ static void serve(struct ctld *d, const sigset_t *set)
 			continue;
 		}
 		FG_LOG_NOTICE(CTLD, "signal %d: stopping", sig);
+		notify("STOPPING=1");
 		break;
 	}
 }

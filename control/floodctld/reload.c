@@ -34,6 +34,8 @@ static void restart_keys(const struct fg_config *a, const struct fg_config *b,
 		keys[(*n)++] = "stats control-socket";
 	if (a->version_numbers != b->version_numbers)
 		keys[(*n)++] = "rules version-numbers (side index size)";
+	if (a->log_target != b->log_target || a->log_timestamps != b->log_timestamps)
+		keys[(*n)++] = "log target, timestamps";
 }
 
 /* Keys floodctld applies now, compared on the settings it copies. */

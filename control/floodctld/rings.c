@@ -142,13 +142,16 @@ static void reap(struct ctld *d)
 	}
 }
 
-/* (Re)open the verdict log per the settings; NULL when it is off. */
+/* (Re)open the verdict log per the settings; NULL when it is off. The
+ * same file stays open across a reload, unless reopen-logs asked for a
+ * new descriptor (logrotate moved the file away). */
 static struct fg_vlog_file *vlog_open(struct ctld *d, struct fg_vlog_file *old)
 {
 	struct fg_vlog_file *f = NULL;
 	char path[FG_CONFIG_PATH_MAX];
-	uint64_t rotate;
+	uint64_t rotate, req;
 	unsigned keep;
+	bool force;
 	int err;
 
 	pthread_mutex_lock(&d->lock);
@@ -156,8 +159,10 @@ static struct fg_vlog_file *vlog_open(struct ctld *d, struct fg_vlog_file *old)
 	rotate = d->set.verdict_log_rotate;
 	keep = d->set.verdict_log_keep;
 	d->vlog_reopen = false;
+	req = d->vlog_reopen_req;
+	force = req != d->vlog_reopen_done;
 	pthread_mutex_unlock(&d->lock);
-	if (old && path[0] && strcmp(fg_vlog_path(old), path) == 0) {
+	if (old && path[0] && strcmp(fg_vlog_path(old), path) == 0 && !force) {
 		fg_vlog_settings(old, rotate, keep);
 		return old;
 	}
@@ -165,7 +170,34 @@ static struct fg_vlog_file *vlog_open(struct ctld *d, struct fg_vlog_file *old)
 	if (path[0])
 		f = fg_vlog_open(path, rotate, keep, &err);
 	fg_region_set_vlog(d->r, f != NULL);
+	if (force) {
+		pthread_mutex_lock(&d->lock);
+		d->vlog_reopen_done = req;
+		pthread_cond_broadcast(&d->cond);
+		pthread_mutex_unlock(&d->lock);
+	}
 	return f;
+}
+
+int ctld_vlog_reopen(struct ctld *d, int timeout_ms, char *path, size_t len)
+{
+	uint64_t deadline = fg_mono_ns() + (uint64_t)timeout_ms * 1000000u, req;
+	int rc = 0;
+
+	pthread_mutex_lock(&d->lock);
+	req = ++d->vlog_reopen_req;
+	d->vlog_reopen = true;
+	snprintf(path, len, "%s", d->set.verdict_log);
+	while (d->vlog_reopen_done < req && rc == 0) {
+		uint64_t now = fg_mono_ns();
+
+		if (now >= deadline || atomic_load(&d->stop))
+			rc = -ETIMEDOUT;
+		else
+			ctld_wait(d, (int64_t)((deadline - now) / 1000000u) + 1);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return rc;
 }
 
 void *ctld_rings_main(void *arg)
@@ -175,7 +207,7 @@ void *ctld_rings_main(void *arg)
 	uint64_t next_commit = 0, next_reap = 0;
 
 	while (!atomic_load(&d->stop)) {
-		uint64_t now = ctld_now_ns();
+		uint64_t now = fg_mono_ns();
 		int64_t commit_ms, moved, lines;
 		bool reopen;
 

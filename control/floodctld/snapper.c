@@ -71,10 +71,10 @@ static int take(struct ctld *d, struct fg_snap_info *info, double *seconds)
 		return rc;
 	}
 	fg_region_seed(d->r, seed);
-	t0 = ctld_now_ns();
+	t0 = fg_mono_ns();
 	rc = fg_snapshot_write(d->data_dir, d->snap_next_seq, fg_region_history(d->r), seed, &pos,
 			       info);
-	*seconds = (double)(ctld_now_ns() - t0) / 1e9;
+	*seconds = (double)(fg_mono_ns() - t0) / 1e9;
 	if (rc < 0) {
 		ctld_count(d, FG_CTR_SNAPSHOT_FAILURES);
 		return rc;
@@ -95,7 +95,7 @@ static int take(struct ctld *d, struct fg_snap_info *info, double *seconds)
 void *ctld_snap_main(void *arg)
 {
 	struct ctld *d = arg;
-	uint64_t last = ctld_now_ns();	/* the interval counts from the last snapshot */
+	uint64_t last = fg_mono_ns();	/* the interval counts from the last snapshot */
 
 	pthread_mutex_lock(&d->lock);
 	if (d->snap_now)
@@ -103,7 +103,7 @@ void *ctld_snap_main(void *arg)
 	while (!atomic_load(&d->stop)) {
 		/* recomputed each time: a reload may have changed the interval */
 		uint64_t next = last ? last + (uint64_t)d->set.snapshot_interval * 1000000000ull : 0;
-		uint64_t now = ctld_now_ns(), want = d->snap_requested;
+		uint64_t now = fg_mono_ns(), want = d->snap_requested;
 		struct fg_snap_info info;
 		double secs = 0;
 		int rc;
@@ -121,7 +121,7 @@ void *ctld_snap_main(void *arg)
 			d->snap_seconds = secs;
 		}
 		d->snap_done = want;
-		last = ctld_now_ns();
+		last = fg_mono_ns();
 		pthread_cond_broadcast(&d->cond);
 	}
 	pthread_mutex_unlock(&d->lock);
@@ -131,14 +131,14 @@ void *ctld_snap_main(void *arg)
 int ctld_snap_request(struct ctld *d, int timeout_ms, struct fg_snap_info *info,
 		      double *seconds)
 {
-	uint64_t deadline = ctld_now_ns() + (uint64_t)timeout_ms * 1000000ull, ticket;
+	uint64_t deadline = fg_mono_ns() + (uint64_t)timeout_ms * 1000000ull, ticket;
 	int rc;
 
 	pthread_mutex_lock(&d->lock);
 	ticket = ++d->snap_requested;
 	pthread_cond_broadcast(&d->cond);
-	while (d->snap_done < ticket && !atomic_load(&d->stop) && ctld_now_ns() < deadline)
-		ctld_wait(d, (int64_t)((deadline - ctld_now_ns()) / 1000000) + 1);
+	while (d->snap_done < ticket && !atomic_load(&d->stop) && fg_mono_ns() < deadline)
+		ctld_wait(d, (int64_t)((deadline - fg_mono_ns()) / 1000000) + 1);
 	if (d->snap_done < ticket)
 		rc = -ETIMEDOUT;
 	else

@@ -29,7 +29,7 @@
 
 void ctld_metrics_state(struct ctld *d, struct fg_metrics_state *m)
 {
-	uint64_t now_ns = ctld_now_ns();
+	uint64_t now_ns = fg_mono_ns();
 	int rc;
 
 	memset(m, 0, sizeof(*m));

@@ -123,6 +123,15 @@ void fg_config_errors_log(const struct fg_config_errors *errs)
 		FG_LOG_WARN("config", "%s", errs->warn[i].text);
 }
 
+int fg_config_log_open(const struct fg_config *cfg, const char *ident)
+{
+	int rc = fg_log_open(cfg->log_target, cfg->log_timestamps, ident, NULL);
+
+	if (rc < 0)
+		FG_LOG_ERR("config", "[log] target: %s; logging to stderr", strerror(-rc));
+	return rc;
+}
+
 /* ---------------------------------------------------------------- words */
 
 static bool is_blank(char c)

@@ -36,6 +36,7 @@ const char *const cfg_section_names[SEC__COUNT] = {
 	[SEC_PERSISTENCE] = "persistence",
 	[SEC_STATS] = "stats",
 	[SEC_DATAPLANE] = "dataplane",
+	[SEC_LOG] = "log",
 	[SEC_PEER] = "peer",
 	[SEC_DOWNSTREAM] = "downstream",
 };
@@ -46,6 +47,8 @@ static const char *const dsmode_names[] = { "stream", "ihave", NULL };
 static const char *const dpmode_names[] = { "active", "passive", NULL };
 static const char *const full_action_names[] = { "defer", "drop", NULL };
 static const char *const date_syntax_names[] = { "inn", "rfc5322", NULL };
+static const char *const logto_names[] = { "stderr", "journal", "syslog", NULL };
+static const char *const logtime_names[] = { "auto", "on", "off", NULL };
 
 /* Enums are stored through an int. */
 _Static_assert(sizeof(enum fg_expiry_mode) == sizeof(int), "enum size");
@@ -54,6 +57,8 @@ _Static_assert(sizeof(enum fg_downstream_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_dataplane_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_backlog_full) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_date_syntax) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum fg_log_target) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum fg_log_timestamps) == sizeof(int), "enum size");
 
 const struct cfg_key cfg_keys[] = {
 	/* [site] */
@@ -146,12 +151,19 @@ const struct cfg_key cfg_keys[] = {
 	{ SEC_DATAPLANE, T_UINT, 0, "rx-queues", GF(rx_queues), .min = 1, .max = 1024 },
 	{ SEC_DATAPLANE, T_UINT, 0, "mbufs", GF(mbufs), .min = 1023, .max = 1 << 24,
 	  .def = "16383" },
+	{ SEC_DATAPLANE, T_UINT, 0, "mtu", GF(dp_mtu), .min = 0, .max = 9000, .def = "0" },
 	{ SEC_DATAPLANE, T_UINT, 0, "tcp-connections", GF(tcp_connections), .min = 1,
 	  .max = 1 << 24, .def = "4096" },
 	{ SEC_DATAPLANE, T_PREFIX, 0, "address", GF(dp_addr), .def = "10.99.0.1/24" },
 	{ SEC_DATAPLANE, T_MAC, 0, "mac", GF(dp_mac), .def = "auto" },
 	{ SEC_DATAPLANE, T_DURATION, 0, "idle-backoff", GF(idle_backoff_us),
 	  .unit = NS_US, .min = 0, .max = 1000000, .def = "100us" },
+
+	/* [log] */
+	{ SEC_LOG, T_ENUM, 0, "target", GF(log_target), .names = logto_names,
+	  .def = "stderr" },
+	{ SEC_LOG, T_ENUM, 0, "timestamps", GF(log_timestamps), .names = logtime_names,
+	  .def = "auto" },
 
 	/* [peer NAME] */
 	{ SEC_PEER, T_PEER_ADDRS, F_REPEAT, "address", PF(addr),
@@ -214,6 +226,11 @@ bool fg_config_key_at(unsigned i, const char **section, const char **key)
 	*section = cfg_section_names[cfg_keys[i].section];
 	*key = cfg_keys[i].name;
 	return true;
+}
+
+const char *fg_config_key_default(unsigned i)
+{
+	return i < cfg_n_keys ? cfg_keys[i].def : NULL;
 }
 
 void *cfg_key_base(struct fg_config *cfg, enum cfg_section sec, unsigned idx)

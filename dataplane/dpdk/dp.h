@@ -232,7 +232,6 @@ void dp_tx_drain(struct dp_txq *q);
 int dp_worker_setup(struct dp_worker *w);
 void dp_worker_teardown(struct dp_worker *w);
 int dp_worker_main(void *arg);		/* lcore entry */
-uint64_t dp_now_ns(void);
 void dp_clock(fg_time_t *now, uint64_t *now_ns);
 /* Block (main lcore, before the EAL starts its threads) or unblock
  * (worker lcores) the I/O signals PMDs raise. */

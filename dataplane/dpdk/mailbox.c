@@ -105,7 +105,7 @@ static void post_one(struct dp_worker *w, enum dp_req req)
  * what it handed over). */
 static int wait_all(struct dp *dp, unsigned timeout_ms)
 {
-	uint64_t until = dp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	uint64_t until = fg_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
 	int rc = 0;
 
 	for (unsigned i = 0; i < dp->n_workers; i++) {
@@ -113,7 +113,7 @@ static int wait_all(struct dp *dp, unsigned timeout_ms)
 
 		while (atomic_load_explicit(&m->done, memory_order_acquire) !=
 		       atomic_load_explicit(&m->seq, memory_order_relaxed)) {
-			if (dp_now_ns() > until)
+			if (fg_mono_ns() > until)
 				return -ETIMEDOUT;
 			usleep(200);
 		}

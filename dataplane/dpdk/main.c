@@ -151,6 +151,8 @@ static int load_config(struct dp *dp)
 	memset(&errs, 0, sizeof(errs));
 	dp->cfg = dp->o.config ? fg_config_load_file(dp->o.config, &errs)
 			       : fg_config_load_default(&errs);
+	if (dp->cfg)
+		fg_config_log_open(dp->cfg, "floodgate");
 	fg_config_errors_log(&errs);
 	if (!dp->cfg)
 		return -EINVAL;
@@ -408,7 +410,7 @@ static void main_loop(struct dp *dp)
 			dp_levers_tick(dp, now);
 			last_tick = now;
 		}
-		fg_outbound_publish(dp->ob, dp_now_ns());
+		fg_outbound_publish(dp->ob, fg_mono_ns());
 		if (dp->passive && dp->o.exit_idle_ms && all(dp, true))
 			break;
 	}
@@ -417,18 +419,18 @@ static void main_loop(struct dp *dp)
 /* Drain for the grace period, then end what is left, then stop. */
 static void shutdown_sequence(struct dp *dp)
 {
-	uint64_t t0 = dp_now_ns(), grace = (uint64_t)dp->shutdown_grace_ms * 1000000ull;
+	uint64_t t0 = fg_mono_ns(), grace = (uint64_t)dp->shutdown_grace_ms * 1000000ull;
 
 	FG_LOG_NOTICE(DP, "shutting down: %u ms for open sessions to end", dp->shutdown_grace_ms);
-	while (!all(dp, true) && dp_now_ns() - t0 < grace) {
+	while (!all(dp, true) && fg_mono_ns() - t0 < grace) {
 		dp_ctl_serve(dp, 50);
 		handle_signals(dp);
-		fg_outbound_publish(dp->ob, dp_now_ns());
+		fg_outbound_publish(dp->ob, fg_mono_ns());
 	}
 	for (unsigned i = 0; i < dp->n_workers; i++)
 		atomic_store(&dp->w[i].mbox.shutdown, true);
-	t0 = dp_now_ns();
-	while (!all(dp, true) && dp_now_ns() - t0 < 5000000000ull + FINISH_EXTRA_NS)
+	t0 = fg_mono_ns();
+	while (!all(dp, true) && fg_mono_ns() - t0 < 5000000000ull + FINISH_EXTRA_NS)
 		dp_ctl_serve(dp, 50);
 	if (!all(dp, true))
 		FG_LOG_WARN(DP, "a worker still had work at the end of the shutdown");
@@ -452,7 +454,7 @@ void dp_status(struct dp *dp, FILE *f, bool json)
 			   "\"rx_queues\":%u,\"sessions\":%u,\"connections\":%u,\"draining\":%s,"
 			   "\"shutting_down\":%s,\"config\":\"%s\",\"reloads\":%llu",
 			dp->passive ? "passive" : "active", (int)getpid(),
-			(double)(dp_now_ns() - dp->started_ns) / 1e9, dp->n_workers, dp->n_rxq,
+			(double)(fg_mono_ns() - dp->started_ns) / 1e9, dp->n_workers, dp->n_rxq,
 			sessions, conns, dp->draining ? "true" : "false",
 			dp->shutdown_asked ? "true" : "false",
 			dp->config_path[0] ? dp->config_path : "<default>",
@@ -462,7 +464,7 @@ void dp_status(struct dp *dp, FILE *f, bool json)
 		return;
 	}
 	fprintf(f, "floodgate %s, pid %d, up %.1f s\n", dp->passive ? "passive" : "active",
-		(int)getpid(), (double)(dp_now_ns() - dp->started_ns) / 1e9);
+		(int)getpid(), (double)(fg_mono_ns() - dp->started_ns) / 1e9);
 	fprintf(f, "config     %s (%llu reloads)\n",
 		dp->config_path[0] ? dp->config_path : "<default>", (unsigned long long)dp->reloads);
 	fprintf(f, "port       %u, %u RX queues, %u workers\n", dp->port_id, dp->n_rxq,
@@ -516,7 +518,7 @@ int main(int argc, char **argv)
 	sigaction(SIGUSR1, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	dp.started_ns = dp_now_ns();
+	dp.started_ns = fg_mono_ns();
 	dp.started = time(NULL);
 	/* I/O signals a PMD asks for (net_tap raises one per received frame)
 	 * go to the worker lcores, which poll anyway: this thread and the

@@ -28,6 +28,13 @@
  * accounting), engine holds beyond their share are copied instead, and
  * the RX rings can always be refilled.
  *
+ * MTU: the port's own, or [dataplane] mtu (jumbo frames, up to 9000):
+ * asked of the port at configure and set on it (a tap sets its kernel
+ * side too); every mbuf's data room then holds one whole frame, since the
+ * modules take single-segment frames only. Fewer, larger frames are what
+ * a port's per-frame costs (a tap's system call and SIGIO, a NIC's
+ * descriptors) are divided by.
+ *
  * Buffers: an fg_rx_frame's handle is its mbuf; a reference is
  * rte_mbuf_refcnt_update(+1), a release rte_pktmbuf_free() (which frees at
  * the last reference). Only single-segment mbufs reach the modules.
@@ -261,6 +268,21 @@ static int configure(struct dp *dp, const struct rte_eth_dev_info *di, uint16_t 
 
 	memset(&conf, 0, sizeof(conf));
 	offloads(dp, di, &conf);
+	if (dp->cfg->dp_mtu) {
+		uint32_t frame = dp->cfg->dp_mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
+
+		/* DPDK 22.11's net_tap takes 1522-octet frames at most; net_af_packet
+		 * its framesz devarg (2048 unless given) */
+		if (dp->cfg->dp_mtu > di->max_mtu || dp->cfg->dp_mtu < FG_MAX(di->min_mtu, 576u) ||
+		    frame > di->max_rx_pktlen) {
+			FG_LOG_ERR(DP, "port %u (%s): [dataplane] mtu %u is not what it takes (MTU "
+				   "%u..%u, frames up to %u octets; 576 at least)", dp->port_id,
+				   di->driver_name, dp->cfg->dp_mtu, di->min_mtu, di->max_mtu,
+				   di->max_rx_pktlen);
+			return -EINVAL;
+		}
+		conf.rxmode.mtu = dp->cfg->dp_mtu;
+	}
 	/* receive interrupts let an idle worker block instead of polling */
 	conf.intr_conf.rxq = dp->cfg->idle_backoff_us ? 1 : 0;
 	rc = rte_eth_dev_configure(dp->port_id, (uint16_t)dp->n_rxq, n_txq, &conf);
@@ -318,10 +340,14 @@ static int queues(struct dp *dp, const struct rte_eth_dev_info *di, uint16_t nb_
 	int socket = rte_eth_dev_socket_id(dp->port_id);
 	struct rte_eth_rxconf rxc = di->default_rxconf;
 	struct rte_eth_txconf txc = di->default_txconf;
+	/* one whole frame per mbuf (a VLAN tag and the CRC included) */
+	uint32_t room = FG_MAX((uint32_t)RTE_MBUF_DEFAULT_DATAROOM,
+			       (uint32_t)dp->cfg->dp_mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN +
+			       RTE_ETHER_CRC_LEN);
 	int rc;
 
 	dp->pool = rte_pktmbuf_pool_create("fg_mbufs", dp->cfg->mbufs, POOL_CACHE, 0,
-					   RTE_MBUF_DEFAULT_BUF_SIZE,
+					   (uint16_t)(room + RTE_PKTMBUF_HEADROOM),
 					   socket < 0 ? (int)rte_socket_id() : socket);
 	if (!dp->pool) {
 		FG_LOG_ERR(DP, "mempool of %u mbufs: %s (more memory: eal-args -m, or hugepages)",
@@ -404,6 +430,12 @@ int dp_port_setup(struct dp *dp)
 		rc = queues(dp, &di, nb_rxd, nb_txd, n_txq);
 	if (rc != 0)
 		return rc;
+	if (dp->cfg->dp_mtu && (rc = rte_eth_dev_set_mtu(dp->port_id,
+							 (uint16_t)dp->cfg->dp_mtu)) != 0) {
+		FG_LOG_ERR(DP, "port %u: MTU %u: %s", dp->port_id, dp->cfg->dp_mtu,
+			   rte_strerror(-rc));
+		return rc;
+	}
 	if (rte_eth_dev_get_mtu(dp->port_id, &dp->mtu) != 0 || dp->mtu < 576)
 		dp->mtu = 1500;
 	port_mac(dp);

@@ -39,6 +39,7 @@ static void carry(struct fg_config *n, const struct fg_config *o, FILE *out)
 	CARRY(workers, "dataplane workers");
 	CARRY(rx_queues, "dataplane rx-queues");
 	CARRY(mbufs, "dataplane mbufs");
+	CARRY(dp_mtu, "dataplane mtu");
 	CARRY(tcp_connections, "dataplane tcp-connections");
 	CARRY(dp_addr, "dataplane address");
 	CARRY(dp_mac, "dataplane mac");

@@ -220,7 +220,7 @@ static fg_time_t paused_until(const struct dp *dp, const char *name)
 
 static void peers_json(FILE *f, const struct dp *dp, const struct peer_row *rows, unsigned n)
 {
-	uint64_t now = dp_now_ns();
+	uint64_t now = fg_mono_ns();
 	bool first = true;
 
 	fprintf(f, "{\"peers\":[");
@@ -253,7 +253,7 @@ static void peers_json(FILE *f, const struct dp *dp, const struct peer_row *rows
 
 static void peers_text(FILE *f, const struct dp *dp, const struct peer_row *rows, unsigned n)
 {
-	uint64_t now = dp_now_ns();
+	uint64_t now = fg_mono_ns();
 
 	fprintf(f, "%-16s %8s %10s %10s %10s %10s %10s %10s %10s\n", "peer", "sessions", "check",
 		"238", "431", "438", "takethis", "239", "439");

@@ -24,8 +24,8 @@
  *       polling first covers a peer's round trip: a sleep and its wake-up
  *       cost more than 50 us of polling, more still on a virtual machine.
  *
- * Passive mode: rx burst -> fg_passive_rx (stream reassembly -> engine),
- * engine poll, passive work; no TX at all.
+ * Passive mode: rx burst -> fg_passive_rx (per frame: net, TCP's passive
+ * reassembly, tcpsess -> engine), engine poll, passive work; no TX at all.
  *
  * Shutdown: the main lcore sets `draining` (new connections are answered
  * 400), then `shutdown` once its grace period is over (the engine answers
@@ -54,6 +54,14 @@
 
 #define DP_ABORT_NS (5ull * 1000000000ull)
 #define MAX_SLEEP_NS 1000000000ull
+/* Receive window and hold budget per connection, sized for binaries: a
+ * connection may hold half its window for the queue's writer (tcpsess.c),
+ * so a 700 KB article is held whole, never copied, while the next one
+ * arrives in the other half instead of waiting for the first one's sync.
+ * The segment limits follow the window (full-size frames fill it). */
+#define DP_TCP_WINDOW (2u << 20)
+#define DP_HOLD_SEGS 1024u
+#define DP_RX_SEGS_PER_CONN (DP_TCP_WINDOW / 1024u)
 
 void dp_io_signals(bool block)
 {
@@ -66,58 +74,16 @@ void dp_io_signals(bool block)
 	pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
 }
 
-uint64_t dp_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void dp_clock(fg_time_t *now, uint64_t *now_ns)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
 	*now = ts.tv_sec;
-	*now_ns = dp_now_ns();
+	*now_ns = fg_mono_ns();
 }
 
 /* ------------------------------------------------------------ set-up */
-
-/* "rx-drop=1,tx-dup=0.5,seed=7": percent of TCP segments (net.h knob). */
-static int parse_faults(const char *spec, struct fg_net_faults *f)
-{
-	char buf[256], *save = NULL;
-
-	if (strlen(spec) >= sizeof(buf))
-		return -EINVAL;
-	snprintf(buf, sizeof(buf), "%s", spec);
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		static const char *const keys[] = { "rx-drop", "rx-dup", "rx-reorder",
-						    "tx-drop", "tx-dup", "tx-reorder" };
-		uint32_t *fields[] = { &f->rx_drop_ppm, &f->rx_dup_ppm, &f->rx_reorder_ppm,
-				       &f->tx_drop_ppm, &f->tx_dup_ppm, &f->tx_reorder_ppm };
-		char *eq = strchr(tok, '=');
-		unsigned k;
-		double pct;
-
-		if (!eq)
-			return -EINVAL;
-		*eq++ = 0;
-		if (!strcmp(tok, "seed")) {
-			f->seed = strtoull(eq, NULL, 0);
-			continue;
-		}
-		for (k = 0; k < FG_ARRAY_SIZE(keys) && strcmp(tok, keys[k]); k++)
-			;
-		pct = strtod(eq, NULL);
-		if (k == FG_ARRAY_SIZE(keys) || pct < 0 || pct > 100)
-			return -EINVAL;
-		*fields[k] = (uint32_t)(pct * 10000.0 + 0.5);
-	}
-	return 0;
-}
 
 static int sink_setup(struct dp_worker *w)
 {
@@ -171,12 +137,7 @@ static void sink_teardown(struct dp_worker *w)
 {
 	if (!w->sink)
 		return;
-	if (w->sink_ops == &fg_sink_null_ops)
-		fg_sink_null_destroy(w->sink);
-	else if (w->sink_ops == &fg_queue_sink_ops)
-		fg_queue_sink_destroy(w->sink);
-	else
-		fg_sink_mem_destroy(w->sink);
+	w->sink_ops->destroy(w->sink);
 	fg_outbound_warm_destroy(w->warm);
 	w->warm = NULL;
 	w->sink = NULL;
@@ -218,7 +179,7 @@ static int engine_setup(struct dp_worker *w)
 	uint32_t token;
 
 	if (getrandom(&token, sizeof(token), 0) != sizeof(token))
-		token = (uint32_t)dp_now_ns();
+		token = (uint32_t)fg_mono_ns();
 	ep.cfg = w->cfg;
 	ep.history = w->dp->history;
 	ep.sink_ops = w->sink_ops;
@@ -259,7 +220,7 @@ static int net_setup(struct dp_worker *w)
 	if (!w->net)
 		return -EINVAL;
 	if (dp->o.fault) {
-		if (parse_faults(dp->o.fault, &faults) != 0)
+		if (fg_net_faults_parse(dp->o.fault, &faults) != 0)
 			return -EINVAL;
 		faults.seed += w->index;
 		fg_net_set_faults(w->net, &faults);
@@ -269,6 +230,7 @@ static int net_setup(struct dp_worker *w)
 	sp.cfg = w->cfg;
 	sp.stats = &w->stats->s;
 	sp.max_conns = 2 * dp->per_worker_conns;
+	sp.hold_segs = DP_HOLD_SEGS;
 	w->ts = fg_tcpsess_create(&sp);
 	if (!w->ts)
 		return -ENOMEM;
@@ -287,8 +249,9 @@ static int net_setup(struct dp_worker *w)
 	 * floods. */
 	tc.syn_backlog = FG_MAX(1024u, dp->per_worker_conns / 4);
 	tc.syn_backlog_per_peer = 128;
+	tc.rcvbuf = DP_TCP_WINDOW;
 	tc.rx_segs = dp->per_worker_segs;
-	tc.rx_segs_per_conn = FG_MIN(256u, dp->per_worker_segs);
+	tc.rx_segs_per_conn = FG_MIN(DP_RX_SEGS_PER_CONN, dp->per_worker_segs);
 	tc.ooo_segs_per_conn = FG_MIN(64u, tc.rx_segs_per_conn);
 	tc.secret = secret[1];
 	w->tcp = fg_tcp_create(w->net, &tc, &fg_tcpsess_app_ops, w->ts);
@@ -618,7 +581,7 @@ static bool iteration(struct dp_worker *w)
 	}
 	/* the engine may run on the capture's clock; the worker's own
 	 * deadlines (publication, exit-idle, shutdown) use the monotonic one */
-	mono_ns = dp_now_ns();
+	mono_ns = fg_mono_ns();
 	if (got)
 		w->last_rx_ns = mono_ns;
 	publish(w, mono_ns);

@@ -93,6 +93,7 @@
 #include <stdint.h>
 
 #include "floodgate/history.h"
+#include "floodgate/siphash.h"
 #include "aeshash.h"
 
 #define FG_HMAGIC 0x5952545349484746ull	/* "FGHISTRY" little-endian */
@@ -246,13 +247,7 @@ static inline uint64_t fg_hrange(uint64_t h, uint64_t m)
 
 static inline uint64_t fg_hmix(uint64_t x)
 {
-	/* MurmurHash3's 64-bit finalizer: a bijection with full avalanche */
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
+	return fg_mix64_murmur3(x);
 }
 
 /*
@@ -409,12 +404,7 @@ void fg_hset_counts(struct fg_hregion *r, const uint64_t counts[8]);
 enum fg_history_error fg_hcheck_header(const struct fg_hregion *r, size_t len);
 struct fg_history *fg_hhandle(void *mem, size_t len);
 
-/* ---- keyed hash (siphash.c) ---- */
-
-/* SipHash-c-d with 128-bit output (Aumasson & Bernstein, 2012). */
-void fg_siphash24_128(const uint64_t key[2], const void *data, size_t len, uint64_t out[2]);
-void fg_siphash13_128(const uint64_t key[2], const void *data, size_t len, uint64_t out[2]);
-uint64_t fg_siphash24_64(const uint64_t key[2], const void *data, size_t len);
+/* ---- keyed hash (siphash.c; floodgate/siphash.h) ---- */
 
 /* The table's keyed hash (fg_history_hash; inline for the burst path). */
 static inline void fg_hhash(const struct fg_history *h, const void *id, size_t len,

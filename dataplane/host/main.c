@@ -477,12 +477,8 @@ static void worker_teardown(struct host_worker *w)
 	host_worker_fini(w);
 	fg_engine_destroy(w->e);
 	fg_outbound_warm_destroy(w->warm);
-	if (w->sink_ops == &fg_queue_sink_ops)
-		fg_queue_sink_destroy(w->sink);
-	else if (w->sink_ops == &fg_sink_null_ops)
-		fg_sink_null_destroy(w->sink);
-	else
-		fg_sink_mem_destroy(w->sink);
+	if (w->sink)
+		w->sink_ops->destroy(w->sink);
 	free(w->stats);
 	free(w->peer_stats);
 }
@@ -493,6 +489,8 @@ static struct fg_config *load_config(const struct host_opts *o)
 	struct fg_config *cfg = o->config ? fg_config_load_file(o->config, &errs) :
 					    fg_config_load_default(&errs);
 
+	if (cfg)
+		fg_config_log_open(cfg, "floodgate-host");
 	fg_config_errors_log(&errs);
 	return cfg;
 }

@@ -90,18 +90,6 @@ static int path_of(const char *dir, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-static int sync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		rc = -errno;
-	close(fd);
-	return rc;
-}
-
 /* The file does not end with a line's end (a write cut short). */
 static bool torn_tail(int fd)
 {
@@ -137,7 +125,7 @@ int fg_levers_journal(const char *dir, fg_time_t now, const char *change)
 	}
 	close(fd);
 	if (rc == 0 && created)
-		rc = sync_dir(dir);
+		rc = fg_datadir_fsync(dir);
 	return rc;
 }
 

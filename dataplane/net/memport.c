@@ -11,7 +11,7 @@
 
 #include "floodgate/log.h"
 #include "floodgate/memport.h"
-#include "net_int.h"
+#include "floodgate/wire.h"
 
 struct mbuf {
 	struct mbuf *next_free;
@@ -208,7 +208,7 @@ uint32_t fg_craft_tcp_frame(uint8_t *frame, const struct fg_craft_tcp *c)
 		memcpy(th + FG_TCP_HLEN, c->opts, c->optlen);
 	if (c->len)
 		memcpy(th + hl, c->data, c->len);
-	fg_wr16(th + 16, fg_csum_fold(fg_csum_add(fg_pseudo_sum(c->src, c->dst, FG_IP_PROTO_TCP, l4),
+	fg_wr16(th + 16, fg_csum_fold(fg_csum_add(fg_ipv4_pseudo_sum(c->src, c->dst, FG_IP_PROTO_TCP, l4),
 						  th, l4)));
 	return FG_ETH_HLEN + FG_IP_HLEN + l4;
 }

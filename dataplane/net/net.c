@@ -5,10 +5,24 @@
  * demand), IPv4 validation (checksum, lengths, options skipped, fragments
  * dropped), ICMP echo, the TX burst queue and the fault knob.
  *
- * Receive path: every frame of a burst is classified and handed on (TCP
- * segments to fg_tcp_input) with the instance's reference dropped at the
- * end; TCP takes its own references on payload it keeps. After the burst
- * TCP runs its end-of-burst pass, then queued TX frames are flushed.
+ * Receive path: every frame of a burst is classified and handed on (an
+ * IP packet to the L4 handler registered for its protocol number: TCP's
+ * segments to TCP) with the instance's reference dropped at the end; the
+ * handler takes its own references on payload it keeps. After the burst
+ * every handler runs its end-of-burst pass, then queued TX frames are
+ * flushed.
+ *
+ * L4 handlers: at most FG_NET_MAX_L4, in registration order; a 256-entry
+ * map from protocol number to slot makes the dispatch one load.
+ *
+ * Passive mode (an instance that only observes a capture or a mirror
+ * port): frames addressed anywhere are taken (the observed server's, not
+ * ours), one 802.1Q tag is allowed, checksums count as verified (a capture
+ * taken on the sending host holds checksums its NIC had not filled in yet;
+ * a mirror's frames were checked on the wire), the destination address is
+ * left to the L4 handler (TCP's listen endpoints), nothing but IPv4 is
+ * looked at, and nothing is sent. Its drops are counted as passive mode's
+ * own (passive_not_tcp, passive_bad) instead of net's.
  *
  * Faults (tests only): a seeded xorshift PRNG decides per TCP segment.
  * A received segment may be dropped, processed twice, or held back and
@@ -20,13 +34,14 @@
  * from ARP requests and replies addressed to us (RFC 826's merge step).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "floodgate/log.h"
 #include "floodgate/net.h"
-#include "floodgate/tcp.h"
-#include "net_int.h"
+#include "floodgate/siphash.h"
 
 #define ARP_WAYS 4
 #define ARP_REQ_INTERVAL_NS 1000000000ull
@@ -45,12 +60,17 @@ struct fault_dir {
 	uint32_t drop, dup, reorder;	/* ppm */
 };
 
+struct l4_handler {
+	const struct fg_net_l4_ops *ops;
+	void *ctx;
+	uint8_t proto;
+};
+
 struct fg_net {
 	struct fg_net_config cfg;
 	const struct fg_port_ops *ops;
 	void *port;
 	struct fg_stats *st;
-	struct fg_tcp *tcp;
 	uint64_t now;
 	uint16_t ip_id;
 
@@ -59,6 +79,10 @@ struct fg_net {
 
 	struct arp_entry *arp;
 	unsigned arp_mask;
+
+	struct l4_handler l4[FG_NET_MAX_L4];
+	unsigned n_l4;
+	uint8_t l4_slot[FG_IP_PROTO_MAX + 1];	/* protocol -> slot + 1; 0: none */
 
 	bool faults_on;
 	struct fault_dir f_rx, f_tx;
@@ -119,71 +143,45 @@ void fg_net_destroy(struct fg_net *net)
 	free(net);
 }
 
-void fg_net_attach_tcp(struct fg_net *net, struct fg_tcp *tcp)
+/* ---------------------------------------------------------------- L4 */
+
+int fg_net_l4_register(struct fg_net *net, uint8_t proto, const struct fg_net_l4_ops *ops,
+		       void *ctx)
 {
-	net->tcp = tcp;
+	if (!ops || !ops->input || proto == FG_IP_PROTO_ICMP)
+		return -EINVAL;
+	if (net->l4_slot[proto])
+		return -EEXIST;
+	if (net->n_l4 == FG_NET_MAX_L4)
+		return -ENOSPC;
+	net->l4[net->n_l4] = (struct l4_handler){ ops, ctx, proto };
+	net->l4_slot[proto] = (uint8_t)++net->n_l4;
+	return 0;
+}
+
+void fg_net_l4_unregister(struct fg_net *net, uint8_t proto)
+{
+	unsigned slot = net->l4_slot[proto];
+
+	if (!slot)
+		return;
+	net->l4_slot[proto] = 0;
+	/* the last handler moves into the freed slot */
+	if (slot != net->n_l4) {
+		net->l4[slot - 1] = net->l4[net->n_l4 - 1];
+		net->l4_slot[net->l4[slot - 1].proto] = (uint8_t)slot;
+	}
+	net->n_l4--;
+}
+
+static void l4_end_of_burst(struct fg_net *net, uint64_t now_ns)
+{
+	for (unsigned i = 0; i < net->n_l4; i++)
+		if (net->l4[i].ops->end_of_burst)
+			net->l4[i].ops->end_of_burst(net->l4[i].ctx, now_ns);
 }
 
 /* ---------------------------------------------------------------- helpers */
-
-uint32_t fg_csum_add(uint32_t sum, const void *data, size_t len)
-{
-	const uint8_t *p = data;
-	uint64_t s = 0;
-	uint32_t w;
-
-	/*
-	 * RFC 1071 2(B): the one's complement sum does not depend on byte
-	 * order, so add native 32-bit words into a 64-bit accumulator and
-	 * swap once at the end (x86 is little-endian: the result is folded
-	 * to 16 bits and byte-swapped into network order).
-	 */
-	while (len >= 16) {
-		uint64_t a, b;
-
-		memcpy(&a, p, 8);
-		memcpy(&b, p + 8, 8);
-		s += (a & 0xffffffffu) + (a >> 32) + (b & 0xffffffffu) + (b >> 32);
-		p += 16;
-		len -= 16;
-	}
-	while (len >= 4) {
-		memcpy(&w, p, 4);
-		s += w;
-		p += 4;
-		len -= 4;
-	}
-	if (len >= 2) {
-		s += (uint32_t)(p[0] | p[1] << 8);
-		p += 2;
-		len -= 2;
-	}
-	if (len)
-		s += p[0];	/* the high byte of a big-endian word, in native order */
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	s = ((s & 0xff) << 8) | (s >> 8);	/* into network order */
-	s += sum;
-	while (s >> 32)
-		s = (s & 0xffffffffu) + (s >> 32);
-	return (uint32_t)s;
-}
-
-uint16_t fg_csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	return x ^ (x >> 33);
-}
 
 static uint32_t rng_ppm(struct fg_net *net)
 {
@@ -235,6 +233,39 @@ void fg_net_buf_ref(struct fg_net *net, void *handle)
 void fg_net_buf_unref(struct fg_net *net, void *handle)
 {
 	net->ops->buf_unref(net->port, handle);
+}
+
+int fg_net_faults_parse(const char *spec, struct fg_net_faults *f)
+{
+	char buf[256], *save = NULL;
+
+	if (strlen(spec) >= sizeof(buf))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		static const char *const keys[] = { "rx-drop", "rx-dup", "rx-reorder",
+						    "tx-drop", "tx-dup", "tx-reorder" };
+		uint32_t *fields[] = { &f->rx_drop_ppm, &f->rx_dup_ppm, &f->rx_reorder_ppm,
+				       &f->tx_drop_ppm, &f->tx_dup_ppm, &f->tx_reorder_ppm };
+		char *eq = strchr(tok, '=');
+		unsigned k;
+		double pct;
+
+		if (!eq)
+			return -EINVAL;
+		*eq++ = 0;
+		if (!strcmp(tok, "seed")) {
+			f->seed = strtoull(eq, NULL, 0);
+			continue;
+		}
+		for (k = 0; k < FG_ARRAY_SIZE(keys) && strcmp(tok, keys[k]); k++)
+			;
+		pct = strtod(eq, NULL);
+		if (k == FG_ARRAY_SIZE(keys) || pct < 0 || pct > 100)
+			return -EINVAL;
+		*fields[k] = (uint32_t)(pct * 10000.0 + 0.5);
+	}
+	return 0;
 }
 
 int fg_net_set_faults(struct fg_net *net, const struct fg_net_faults *f)
@@ -379,7 +410,7 @@ void fg_net_build_ipv4(uint8_t *frame, const uint8_t *dst_mac, const uint8_t *sr
 
 static struct arp_entry *arp_find(struct fg_net *net, uint32_t ip, bool create)
 {
-	unsigned base = (unsigned)mix64(ip ^ net->cfg.hash_seed) & net->arp_mask;
+	unsigned base = (unsigned)fg_mix64_murmur3(ip ^ net->cfg.hash_seed) & net->arp_mask;
 	struct arp_entry *victim = NULL;
 
 	for (unsigned i = 0; i < ARP_WAYS; i++) {
@@ -489,6 +520,13 @@ int fg_net_arp_resolve(struct fg_net *net, uint32_t ip, uint8_t mac[FG_ETH_ALEN]
 
 /* ---------------------------------------------------------------- IPv4 */
 
+/* A frame dropped for `live`, or in passive mode for `passive`: one
+ * counter per drop, the names each mode's operators read. */
+static void count_drop(struct fg_net *net, enum fg_counter live, enum fg_counter passive)
+{
+	fg_stats_inc(net->st, net->cfg.passive ? passive : live);
+}
+
 static void icmp_input(struct fg_net *net, const struct fg_rx_frame *f,
 		       const uint8_t *ip, const uint8_t *l4, uint32_t l4_len)
 {
@@ -529,20 +567,20 @@ static uint32_t ipv4_check(struct fg_net *net, const struct fg_rx_frame *f,
 
 	if (avail < FG_IP_HLEN || (ip[0] >> 4) != 4 || (hl = (ip[0] & 15u) * 4) < FG_IP_HLEN ||
 	    avail < hl || (*tot = fg_rd16(ip + 2)) < hl || *tot > avail) {
-		fg_stats_inc(net->st, FG_CTR_NET_IP_BAD);
+		count_drop(net, FG_CTR_NET_IP_BAD, FG_CTR_PASSIVE_BAD);
 		return 0;
 	}
 	if (!(f->flags & FG_RX_IP_CSUM_OK) && fg_csum_fold(fg_csum_add(0, ip, hl)) != 0) {
 		fg_stats_inc(net->st, FG_CTR_NET_IP_BAD_CSUM);
 		return 0;
 	}
-	if (!fg_net_is_local_ipv4(net, fg_rdaddr(ip + 16))) {
+	if (!net->cfg.passive && !fg_net_is_local_ipv4(net, fg_rdaddr(ip + 16))) {
 		fg_stats_inc(net->st, FG_CTR_NET_IP_NOT_OURS);
 		return 0;
 	}
 	/* MF set or a non-zero offset: a fragment */
 	if (fg_rd16(ip + 6) & 0x3fff) {
-		fg_stats_inc(net->st, FG_CTR_NET_IP_FRAGMENT);
+		count_drop(net, FG_CTR_NET_IP_FRAGMENT, FG_CTR_PASSIVE_BAD);
 		return 0;
 	}
 	if (hl > FG_IP_HLEN)
@@ -586,66 +624,95 @@ static void rx_release_held(struct fg_net *net)
 	}
 }
 
-static void ipv4_input(struct fg_net *net, struct fg_rx_frame *f, bool faults)
+/* The IPv4 packet after `l2` octets of link header. */
+static void ipv4_input(struct fg_net *net, struct fg_rx_frame *f, uint32_t l2, bool faults)
 {
-	uint8_t *ip = f->data + FG_ETH_HLEN;
+	uint8_t *ip = f->data + l2;
 	uint32_t tot = 0, hl;
+	unsigned slot;
 
 	fg_stats_inc(net->st, FG_CTR_NET_IP_RX);
-	hl = ipv4_check(net, f, ip, f->len - FG_ETH_HLEN, &tot);
+	hl = ipv4_check(net, f, ip, f->len - l2, &tot);
 	if (!hl)
 		goto out_unref;
-	switch (ip[9]) {
-	case FG_IP_PROTO_TCP:
-		if (!net->tcp) {
-			fg_stats_inc(net->st, FG_CTR_NET_IP_PROTO);
-			break;
-		}
+	slot = net->l4_slot[ip[9]];
+	if (slot) {
+		const struct l4_handler *h = &net->l4[slot - 1];
+		struct fg_net_l3 l3 = { AF_INET, ip, ip + 12, ip + 16 };
+
 		if (faults && net->faults_on && rx_fault(net, f)) {
 			/* consumed by the fault; a held frame keeps its reference */
 			return;
 		}
-		fg_tcp_input(net->tcp, f, ip, ip + hl, tot - hl, net->now);
+		h->ops->input(h->ctx, f, &l3, ip + hl, tot - hl, net->now);
 		if (faults)
 			rx_release_held(net);
-		break;
-	case FG_IP_PROTO_ICMP:
+	} else if (ip[9] == FG_IP_PROTO_ICMP && !net->cfg.passive) {
 		icmp_input(net, f, ip, ip + hl, tot - hl);
-		break;
-	default:
-		fg_stats_inc(net->st, FG_CTR_NET_IP_PROTO);
-		break;
+	} else {
+		count_drop(net, FG_CTR_NET_IP_PROTO, FG_CTR_PASSIVE_NOT_TCP);
 	}
 out_unref:
 	net->ops->buf_unref(net->port, f->handle);
 }
 
-/* One frame; drops the reference it was given. */
-static void process_frame(struct fg_net *net, struct fg_rx_frame *f, bool faults)
+/* Passive mode's link layer (see the head comment): the length of the
+ * link header before an IPv4 packet, or 0 (counted) for anything else. */
+static uint32_t observed_l2(struct fg_net *net, struct fg_rx_frame *f)
+{
+	uint32_t l2 = FG_ETH_HLEN;
+	uint16_t type = fg_rd16(f->data + 12);
+
+	if (type == FG_ETHERTYPE_VLAN && f->len >= FG_ETH_HLEN + FG_VLAN_HLEN) {
+		type = fg_rd16(f->data + 16);
+		l2 += FG_VLAN_HLEN;
+	}
+	if (type != FG_ETHERTYPE_IPV4) {
+		fg_stats_inc(net->st, FG_CTR_PASSIVE_NOT_TCP);
+		return 0;
+	}
+	f->flags |= FG_RX_IP_CSUM_OK | FG_RX_L4_CSUM_OK;
+	return l2;
+}
+
+/* The live link layer: the length of the Ethernet header before an IPv4
+ * packet, or 0 when the frame was something else (handled or counted). */
+static uint32_t link_input(struct fg_net *net, const struct fg_rx_frame *f)
 {
 	const uint8_t *d = f->data;
 	uint16_t type;
 
-	if (f->len < FG_ETH_HLEN) {
-		fg_stats_inc(net->st, FG_CTR_NET_RX_RUNT);
-		goto out_unref;
-	}
 	/* ours, broadcast or multicast (group bit) */
 	if (!(d[0] & 1) && memcmp(d, net->cfg.mac, FG_ETH_ALEN) != 0) {
 		fg_stats_inc(net->st, FG_CTR_NET_RX_NOT_OURS);
-		goto out_unref;
+		return 0;
 	}
 	type = fg_rd16(d + 12);
-	if (type == FG_ETHERTYPE_IPV4) {
-		ipv4_input(net, f, faults);
-		return;
-	}
+	if (type == FG_ETHERTYPE_IPV4)
+		return FG_ETH_HLEN;
 	if (type == FG_ETHERTYPE_ARP)
 		arp_input(net, d + FG_ETH_HLEN, f->len - FG_ETH_HLEN);
 	else if (type == FG_ETHERTYPE_IPV6)
 		fg_stats_inc(net->st, FG_CTR_NET_RX_IPV6);
 	else
 		fg_stats_inc(net->st, FG_CTR_NET_RX_ETHERTYPE);
+	return 0;
+}
+
+/* One frame; drops the reference it was given. */
+static void process_frame(struct fg_net *net, struct fg_rx_frame *f, bool faults)
+{
+	uint32_t l2;
+
+	if (f->len < FG_ETH_HLEN) {
+		count_drop(net, FG_CTR_NET_RX_RUNT, FG_CTR_PASSIVE_NOT_TCP);
+		goto out_unref;
+	}
+	l2 = net->cfg.passive ? observed_l2(net, f) : link_input(net, f);
+	if (!l2)
+		goto out_unref;
+	ipv4_input(net, f, l2, faults);	/* drops the reference */
+	return;
 out_unref:
 	net->ops->buf_unref(net->port, f->handle);
 }
@@ -659,8 +726,7 @@ unsigned fg_net_rx(struct fg_net *net, struct fg_rx_frame *frames, unsigned n,
 		fg_stats_add(net->st, FG_CTR_NET_RX_BYTES, frames[i].len);
 		process_frame(net, &frames[i], true);
 	}
-	if (net->tcp)
-		fg_tcp_end_burst(net->tcp, now_ns);
+	l4_end_of_burst(net, now_ns);
 	fg_net_flush(net);
 	return n;
 }
@@ -670,10 +736,10 @@ void fg_net_poll(struct fg_net *net, uint64_t now_ns)
 	net->now = now_ns;
 	/* a segment held back by the reorder fault goes in now */
 	rx_release_held(net);
-	if (net->tcp) {
-		fg_tcp_timers(net->tcp, now_ns);
-		fg_tcp_end_burst(net->tcp, now_ns);
-	}
+	for (unsigned i = 0; i < net->n_l4; i++)
+		if (net->l4[i].ops->timers)
+			net->l4[i].ops->timers(net->l4[i].ctx, now_ns);
+	l4_end_of_burst(net, now_ns);
 	if (net->tx_held) {
 		net->tx_held = false;
 		txq_push(net, &net->tx_held_frame);
@@ -683,7 +749,12 @@ void fg_net_poll(struct fg_net *net, uint64_t now_ns)
 
 uint64_t fg_net_next_deadline(const struct fg_net *net)
 {
+	uint64_t next = UINT64_MAX;
+
 	if (net->rx_held || net->tx_held || net->n_txq)
 		return net->now;
-	return net->tcp ? fg_tcp_next_deadline(net->tcp) : UINT64_MAX;
+	for (unsigned i = 0; i < net->n_l4; i++)
+		if (net->l4[i].ops->next_deadline)
+			next = FG_MIN(next, net->l4[i].ops->next_deadline(net->l4[i].ctx));
+	return next;
 }

@@ -194,21 +194,16 @@ uint32_t fg_nntp_hold_alloc(struct fg_engine *e)
 
 /* ------------------------------------------------------------ rules' view of history */
 
-static const struct fg_history_key *key_of(struct fg_engine *e, const char *id, size_t len,
-					   struct fg_history_key *tmp)
-{
-	if (id == e->cur_id)
-		return &e->cur_key;
-	fg_history_hash(e->h, id, len, tmp);
-	return tmp;
-}
-
-static enum fg_rules_id_state rules_lookup(void *ctx, const char *id, size_t len)
+/* `key`: the engine's own key of the offered ID, when the rules ask about
+ * the command's argument (saves hashing it again). */
+static enum fg_rules_id_state rules_lookup(void *ctx, const char *id, size_t len, const void *key)
 {
 	struct fg_engine *e = ctx;
 	struct fg_history_key tmp;
 
-	switch (fg_history_lookup(e->h, key_of(e, id, len, &tmp), e->now, NULL)) {
+	if (!key)
+		fg_history_hash(e->h, id, len, &tmp);
+	switch (fg_history_lookup(e->h, key ? key : &tmp, e->now, NULL)) {
 	case FG_HISTORY_ACCEPTED:
 	case FG_HISTORY_REJECTED:
 		return FG_RULES_ID_KNOWN;

@@ -245,8 +245,6 @@ struct fg_engine {
 	uint64_t now_ns;
 
 	/* the rules' history callback: the ID whose key is at hand */
-	const char *cur_id;
-	struct fg_history_key cur_key;
 
 	struct fg_session **sess;
 	unsigned max_sessions, n_sessions;
@@ -441,6 +439,26 @@ void fg_nntp_verdict(struct fg_session *s, const struct fg_verdict_rec *r);
 	fg_nntp_put(s, FG_NNTP_CODE_##code, lit, sizeof(lit) - 1, FG_RQ_READY)
 #define FG_NNTP_PUT_CLOSE(s, code, lit) \
 	fg_nntp_put(s, FG_NNTP_CODE_##code, lit, sizeof(lit) - 1, FG_RQ_CLOSE)
+
+/* offers.c: the session's live offers, its peer's budgets */
+bool fg_nntp_take_offer(struct fg_session *s);
+bool fg_nntp_bytes_spent(const struct fg_session *s);
+void fg_nntp_charge_bytes(const struct fg_session *s, uint64_t n);
+bool fg_nntp_budget_ok(const struct fg_session *s);
+void fg_nntp_track_offer(struct fg_session *s, const struct fg_history_key *k,
+			 const struct fg_history_ref *ref, fg_time_t deadline);
+void fg_nntp_release_offers(struct fg_session *s);
+bool fg_nntp_final_reason(const struct fg_engine *e, enum fg_history_state st, enum fg_reason *r);
+int fg_nntp_offer(struct fg_session *s, const char *arg, uint32_t len,
+		  const struct fg_history_key *k, struct fg_history_ref *ref, fg_time_t *deadline,
+		  enum fg_reason *reason);
+void fg_nntp_do_check(struct fg_session *s, const struct fg_nntp_cmd *c);
+
+/* artin.c: an article's octets, kept or drained */
+int fg_nntp_start_article(struct fg_session *s, enum fg_art_kind kind, struct fg_xfer *x);
+void fg_nntp_start_drain(struct fg_session *s, enum fg_reason reason, const char *line);
+void fg_nntp_start_paused_drain(struct fg_session *s);
+uint32_t fg_nntp_article_input(struct fg_session *s, const struct fg_iov *iov, uint32_t off);
 
 /* session.c */
 void fg_nntp_session_flush(struct fg_session *s);

@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * session.c — one peer connection: command lines, articles, responses.
+ * session.c — one peer connection: its states, its command lines and their
+ * dispatch, its limits, and the API the transports call. The parts of a
+ * session's work each have their file: offers.c (an offer's decision, the
+ * live offers, the peer's budgets), artin.c (an article's octets, kept or
+ * drained), xfer.c (a transfer to its recorded outcome), resp.c (every
+ * answer and verdict record), warmup.c (questions to the downstream).
  *
  * States: a session reads command lines, or it reads an article (after a
  * TAKETHIS line, or after it answered an IHAVE with 335). Beside that it
@@ -90,74 +95,6 @@ static void clear_stall(struct fg_session *s)
 	s->stall = 0;
 }
 
-/* ------------------------------------------------------------ peer budgets */
-
-/* The peer's budgets refilled to now; NULL when it has none. Each holds a
- * second's worth at most (max-offer-rate, max-byte-rate). */
-static struct fg_nntp_rate *budget(const struct fg_session *s)
-{
-	const struct fg_config_peer *p = s->peer;
-	struct fg_nntp_rate *r;
-	uint64_t now = s->e->now_ns;
-
-	if (!p || (!p->max_offer_rate && !p->max_byte_rate))
-		return NULL;
-	r = &s->e->rate[s->peer_idx];
-	if (r->at_ns == 0 || now < r->at_ns) {
-		r->offers_u = (int64_t)p->max_offer_rate * 1000000;
-		r->bytes = (int64_t)p->max_byte_rate;
-	} else {
-		/* a second refills the rate; what is beyond a second's worth
-		 * (an idle peer's) is not kept */
-		unsigned __int128 dt = now - r->at_ns;
-		unsigned __int128 offers = dt * p->max_offer_rate / 1000;	/* millionths */
-		unsigned __int128 bytes = dt * p->max_byte_rate / 1000000000u;
-		int64_t cap_o = (int64_t)p->max_offer_rate * 1000000, cap_b = (int64_t)p->max_byte_rate;
-
-		r->offers_u = offers >= (unsigned __int128)(cap_o - r->offers_u) ? cap_o
-			      : r->offers_u + (int64_t)offers;
-		r->bytes = bytes >= (unsigned __int128)(cap_b - r->bytes) ? cap_b
-			   : r->bytes + (int64_t)bytes;
-	}
-	r->at_ns = now;
-	return r;
-}
-
-/* Room for one more offer: taken, or false (stop reading until there is). */
-static bool take_offer(struct fg_session *s)
-{
-	struct fg_nntp_rate *r = budget(s);
-
-	if (!r || !s->peer->max_offer_rate)
-		return true;
-	if (r->offers_u < 1000000)
-		return false;
-	r->offers_u -= 1000000;
-	return true;
-}
-
-/* The peer's byte budget is spent (octets already read are a debt). */
-static bool bytes_spent(const struct fg_session *s)
-{
-	const struct fg_nntp_rate *r = budget(s);
-
-	return r && s->peer->max_byte_rate && r->bytes <= 0;
-}
-
-static void charge_bytes(const struct fg_session *s, uint64_t n)
-{
-	if (s->peer && s->peer->max_byte_rate)
-		s->e->rate[s->peer_idx].bytes -= (int64_t)n;
-}
-
-static bool budget_ok(const struct fg_session *s)
-{
-	struct fg_nntp_rate *r = budget(s);
-
-	return !r || ((!s->peer->max_offer_rate || r->offers_u >= 1000000) &&
-		      (!s->peer->max_byte_rate || r->bytes > 0));
-}
-
 void fg_nntp_session_flush(struct fg_session *s)
 {
 	bool closed_line;
@@ -195,87 +132,6 @@ void fg_nntp_session_close_now(struct fg_session *s, const char *line, size_t le
 		fg_nntp_drop_responses(s);	/* the peer reads nothing: just close */
 	s->closing = true;
 	fg_nntp_session_flush(s);
-}
-
-/* ------------------------------------------------------------ offers */
-
-static bool key_eq(const struct fg_history_key *a, const struct fg_history_key *b)
-{
-	return a->lo == b->lo && a->hi == b->hi;
-}
-
-static void offers_trim(struct fg_session *s)
-{
-	while (s->off_n && s->offers[s->off_head].deadline <= s->e->now) {
-		s->off_head = (s->off_head + 1) % s->off_cap;
-		s->off_n--;
-	}
-}
-
-/* Squeeze out the offers already taken over, released or lapsed. */
-static void offers_compact(struct fg_session *s)
-{
-	unsigned n = 0;
-
-	for (unsigned i = 0; i < s->off_n; i++) {
-		struct fg_nntp_offer *o = &s->offers[(s->off_head + i) % s->off_cap];
-
-		if (o->deadline > s->e->now)
-			s->offers[(s->off_head + n++) % s->off_cap] = *o;
-	}
-	s->off_n = n;
-	s->off_dead = 0;
-}
-
-static void track_offer(struct fg_session *s, const struct fg_history_key *k,
-			const struct fg_history_ref *ref, fg_time_t deadline)
-{
-	struct fg_nntp_offer *o;
-
-	offers_trim(s);
-	/* squeezing pays only when something was taken out of the middle */
-	if (s->off_n == s->off_cap && s->off_dead)
-		offers_compact(s);
-	if (s->off_n == s->off_cap) {
-		/* forget the oldest: its entry lapses at its own deadline */
-		s->off_head = (s->off_head + 1) % s->off_cap;
-		s->off_n--;
-		fg_nntp_count(s, FG_CTR_NNTP_OFFERS_UNTRACKED);
-	}
-	o = &s->offers[(s->off_head + s->off_n++) % s->off_cap];
-	o->key = *k;
-	o->ref = *ref;
-	o->deadline = deadline;
-}
-
-static void release_offer(struct fg_session *s, struct fg_nntp_offer *o)
-{
-	if (o->deadline > s->e->now && fg_history_release(s->e->h, &o->ref) == 0)
-		fg_nntp_count(s, FG_CTR_NNTP_OFFERS_RELEASED);
-	o->deadline = 0;
-}
-
-void fg_nntp_offer_forget(struct fg_session *s, const struct fg_history_key *k, bool release)
-{
-	for (unsigned i = 0; i < s->off_n; i++) {
-		struct fg_nntp_offer *o = &s->offers[(s->off_head + i) % s->off_cap];
-
-		if (o->deadline == 0 || !key_eq(&o->key, k))
-			continue;
-		if (release)
-			release_offer(s, o);
-		o->deadline = 0;
-		s->off_dead++;
-		break;
-	}
-	offers_trim(s);
-}
-
-static void release_offers(struct fg_session *s)
-{
-	for (unsigned i = 0; i < s->off_n; i++)
-		release_offer(s, &s->offers[(s->off_head + i) % s->off_cap]);
-	s->off_n = 0;
 }
 
 /* ------------------------------------------------------------ limits */
@@ -330,287 +186,9 @@ static bool stall_cleared(const struct fg_session *s)
 		return false;
 	if ((s->stall & FG_STALL_XFERS) && e->xfer_free == FG_NNTP_NONE)
 		return false;
-	if ((s->stall & FG_STALL_RATE) && !budget_ok(s))
+	if ((s->stall & FG_STALL_RATE) && !fg_nntp_budget_ok(s))
 		return false;
 	return true;
-}
-
-/* ------------------------------------------------------------ decisions */
-
-static uint32_t offer_timeout(const struct fg_engine *e)
-{
-	int64_t t = e->cfg->offer_timeout;
-
-	return (uint32_t)(t < 1 ? 1 : t > FG_HISTORY_OFFER_MAX ? FG_HISTORY_OFFER_MAX : t);
-}
-
-/* A final state found in history is a refusal; which reason? */
-static bool final_reason(const struct fg_engine *e, enum fg_history_state st, enum fg_reason *r)
-{
-	switch (st) {
-	case FG_HISTORY_ACCEPTED:
-	case FG_HISTORY_REJECTED:
-		*r = FG_REASON_DUPLICATE;
-		return true;
-	case FG_HISTORY_SUPERSEDED:
-		/* as the rules: a mark made while honouring was on */
-		*r = e->cfg->honor_supersedes ? FG_REASON_SUPERSEDED : FG_REASON_DUPLICATE;
-		return true;
-	default:
-		return false;
-	}
-}
-
-/* Why new IDs are deferred right now, or 0. Never the clock view: a CHECK
- * answer depends on history alone, and articles are what clears the view. */
-static enum fg_counter defer_cause(const struct fg_session *s)
-{
-	const struct fg_engine *e = s->e;
-
-	if (fg_nntp_peer_paused(s))
-		return FG_CTR_NNTP_DEFER_PAUSED;
-	if (fg_nntp_journal_blocked(e))
-		return FG_CTR_NNTP_DEFER_JOURNAL;
-	if (fg_nntp_sink_full(e))
-		return FG_CTR_NNTP_DEFER_SINK;
-	return (enum fg_counter)0;
-}
-
-/* Seed 000 versions, when honoured: a newer $v=N known makes this unwanted. */
-static enum fg_reason version_check(struct fg_engine *e, const char *arg, uint32_t len,
-				    const struct fg_history_key *k)
-{
-	enum fg_reason r;
-
-	if (!e->cfg->honor_versions || !e->cfg->version_numbers)
-		return FG_REASON_NONE;
-	e->cur_id = arg;
-	e->cur_key = *k;
-	r = fg_rules_offer(&e->rules, arg, len, NULL, NULL);
-	e->cur_id = NULL;
-	return r;
-}
-
-/*
- * The history's answer to an offer (CHECK or IHAVE): 0 with *ref (wanted),
- * 1 (refused: *reason), 2 (later: a counter already bumped).
- */
-static int offer(struct fg_session *s, const char *arg, uint32_t len,
-		 const struct fg_history_key *k, struct fg_history_ref *ref, fg_time_t *deadline,
-		 enum fg_reason *reason)
-{
-	struct fg_engine *e = s->e;
-	struct fg_history_entry found;
-	enum fg_counter defer;
-	int rc;
-
-	if (e->cfg->refuse_cyber_cancels && fg_rules_is_cyber_cancel(arg, len)) {
-		*reason = FG_REASON_CYBER_CANCEL;
-		return 1;
-	}
-	*reason = version_check(e, arg, len, k);
-	if (*reason != FG_REASON_NONE)
-		return 1;
-	defer = defer_cause(s);
-	if (defer) {
-		/* a known ID is refused whatever else holds new ones back */
-		if (final_reason(e, fg_history_lookup(e->h, k, e->now, NULL), reason))
-			return 1;
-		fg_nntp_count(s, defer);
-		return 2;
-	}
-	*deadline = e->now + offer_timeout(e);
-	rc = fg_history_offer(e->h, k, e->now, *deadline, s->token, ref, &found);
-	if (rc == 0)
-		return 0;
-	if (rc == -EEXIST && final_reason(e, found.state, reason))
-		return 1;
-	if (rc == -EEXIST || rc == -EAGAIN)
-		fg_nntp_count(s, FG_CTR_NNTP_DEFER_INFLIGHT);
-	else if (rc == -ENOSPC)
-		fg_nntp_count(s, FG_CTR_NNTP_HISTORY_FULL);
-	else
-		FG_LOG_ERR(FG_NNTP_COMP, "history offer failed: %d", rc);
-	return 2;
-}
-
-/* RFC 4644 2.4: CHECK <id> -> 238 / 431 / 438, always echoing <id>. */
-static void do_check(struct fg_session *s, const struct fg_nntp_cmd *c)
-{
-	const char *arg = c->arg[0];
-	uint32_t len = c->arg_len[0];
-	struct fg_history_key k;
-	struct fg_history_ref ref;
-	enum fg_reason reason = FG_REASON_BAD_MESSAGE_ID;
-	fg_time_t deadline;
-
-	if (c->argc != 1) {
-		FG_NNTP_PUT(s, C501, FG_L_SYNTAX);
-		return;
-	}
-	/*
-	 * RFC-NOTES: an invalid argument gets "438 <arg>", never 501. Invalid
-	 * here is anything that cannot be an article's Message-ID (RFC 5536
-	 * 3.1.3): such an article could only be refused, so it is not wanted.
-	 */
-	if (fg_msgid_valid_header(arg, len)) {
-		if (c->key)
-			k = *c->key;
-		else
-			fg_history_hash(s->e->h, arg, len, &k);
-		switch (offer(s, arg, len, &k, &ref, &deadline, &reason)) {
-		case 0:
-			track_offer(s, &k, &ref, deadline);
-			/* warm-up: the downstream is asked first (warmup.c) */
-			if (fg_nntp_warmup_ask(s, arg, len, &k))
-				return;
-			fg_nntp_put_echo(s, FG_NNTP_CODE_C238, FG_L_ECHO_238, arg, len);
-			fg_nntp_verdict_of(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C238, FG_REASON_NONE, arg, len, 0);
-			return;
-		case 2:
-			fg_nntp_put_echo(s, FG_NNTP_CODE_C431, FG_L_ECHO_431, arg, len);
-			fg_nntp_verdict_of(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C431, FG_REASON_NONE, arg, len, 0);
-			return;
-		default:
-			break;
-		}
-	}
-	fg_nntp_count_reason(s, reason);
-	fg_nntp_put_echo(s, FG_NNTP_CODE_C438, FG_L_ECHO_438, arg, len);
-	fg_nntp_verdict_of(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C438, reason, arg, len, 0);
-}
-
-/* ------------------------------------------------------------ articles */
-
-static int start_article(struct fg_session *s, enum fg_art_kind kind, struct fg_xfer *x)
-{
-	struct fg_session_art *a = &s->a;
-	const struct fg_config *cfg = s->e->cfg;
-
-	a->kind = kind;
-	a->x = x;
-	a->size = 0;
-	a->oversize = false;
-	a->hdr_len = 0;
-	a->hdr_done = x == NULL;	/* drained articles need no header */
-	a->max_size = s->peer && s->peer->max_article_size ? s->peer->max_article_size :
-		      cfg->max_article_size;
-	fg_nntp_reader_init(&a->rd);
-	if (x) {
-		if (!a->hdr) {
-			a->hdr = malloc(FG_ARTICLE_MAX_HEADER + 3);
-			if (!a->hdr) {
-				/* no header, no decision: the rules see an oversize header */
-				a->hdr_done = true;
-			}
-		}
-		fg_article_init(&a->scan, FG_ARTICLE_WIRE);
-	}
-	s->in_article = true;
-	return 0;
-}
-
-static void start_drain(struct fg_session *s, enum fg_reason reason, const char *line)
-{
-	s->a.drain_reason = reason;
-	s->a.drain_line = line;
-	start_article(s, line ? FG_ART_TAKETHIS_501 : FG_ART_TAKETHIS, NULL);
-}
-
-/* A paused peer's TAKETHIS: its article is read to the end, then 400 and
- * close (RFC 4644 2.5.2: the peer sends it again later). */
-static void start_paused_drain(struct fg_session *s)
-{
-	s->a.drain_reason = FG_REASON_NONE;
-	s->a.drain_line = NULL;
-	start_article(s, FG_ART_TAKETHIS_PAUSED, NULL);
-}
-
-/* Copy the header section as it arrives, for the rules (at most 64 KiB). */
-static void header_copy(struct fg_session_art *a, const uint8_t *p, uint32_t n)
-{
-	uint32_t k = FG_MIN(n, FG_ARTICLE_MAX_HEADER - a->hdr_len);
-
-	memcpy(a->hdr + a->hdr_len, p, k);
-	a->hdr_len += k;
-	if (fg_article_scan(&a->scan, (const char *)a->hdr, a->hdr_len) != FG_ARTICLE_AGAIN)
-		a->hdr_done = true;
-}
-
-static void article_bytes(struct fg_session *s, const uint8_t *p, uint32_t n, void *handle)
-{
-	struct fg_session_art *a = &s->a;
-	struct fg_xfer *x = a->x;
-	struct fg_iov seg = { p, n, handle };
-
-	a->size += n;
-	if (!x)
-		return;
-	if (!a->hdr_done)
-		header_copy(a, p, n);
-	if (!x->sink_open)
-		return;
-	if (a->max_size && a->size > a->max_size) {
-		/* drain the rest without buffering; the rules refuse it */
-		fg_nntp_xfer_sink_close(s->e, x);
-		a->oversize = true;
-		fg_nntp_count(s, FG_CTR_NNTP_DRAINED_OVERSIZE);
-		return;
-	}
-	fg_nntp_xfer_append(s, x, &seg, handle != NULL);
-}
-
-static void end_article(struct fg_session *s)
-{
-	struct fg_session_art *a = &s->a;
-
-	s->in_article = false;
-	fg_nntp_count(s, FG_CTR_NNTP_ARTICLES);
-	fg_nntp_count_n(s, FG_CTR_NNTP_ARTICLE_BYTES, a->size);
-	if (a->kind == FG_ART_TAKETHIS_501) {
-		fg_nntp_put(s, FG_NNTP_CODE_C501, a->drain_line, (uint32_t)strlen(a->drain_line), FG_RQ_READY);
-		return;
-	}
-	if (a->kind == FG_ART_TAKETHIS_PAUSED) {
-		fg_nntp_verdict_of(s, FG_NNTP_VERB_TAKETHIS, FG_NNTP_CODE_C400, FG_REASON_NONE, a->arg,
-			      a->arg_len, a->size);
-		fg_nntp_session_close_now(s, FG_L_PAUSED, sizeof(FG_L_PAUSED) - 1);
-		return;
-	}
-	if (a->x) {
-		struct fg_xfer *x = a->x;
-
-		a->x = NULL;
-		fg_nntp_xfer_end(s, x);
-		return;
-	}
-	/* drained: the ID was invalid or known at the command */
-	fg_nntp_count(s, FG_CTR_NNTP_DRAINED_KNOWN);
-	fg_nntp_count(s, FG_CTR_NNTP_ARTICLES_REFUSED);
-	fg_nntp_count_reason(s, a->drain_reason);
-	fg_nntp_put_echo(s, FG_NNTP_CODE_C439, FG_L_ECHO_439, a->arg, a->arg_len);
-	fg_nntp_verdict_of(s, FG_NNTP_VERB_TAKETHIS, FG_NNTP_CODE_C439, a->drain_reason, a->arg,
-		      a->arg_len, a->size);
-}
-
-/* Article octets from one input piece; returns how many were used. */
-static uint32_t article_input(struct fg_session *s, const struct fg_iov *iov, uint32_t off)
-{
-	const uint8_t *p = iov->base + off;
-	struct fg_nntp_read r;
-
-	fg_nntp_reader_scan(&s->a.rd, p, iov->len - off, &r);
-	if (r.held)
-		article_bytes(s, (const uint8_t *)".\r", r.held, NULL);
-	if (r.content)
-		article_bytes(s, p, r.content, iov->handle);
-	if (r.end) {
-		/* the next commands' buckets load while this article is decided */
-		s->pf.blocked = false;
-		fg_nntp_pf_ahead(s, iov->base, off + r.consumed, iov->len);
-		end_article(s);
-	}
-	return r.consumed;
 }
 
 /* ------------------------------------------------------------ TAKETHIS, IHAVE */
@@ -644,7 +222,7 @@ static void prepare(struct fg_session *s, const struct fg_nntp_cmd *c, struct pr
 		p->known = FG_REASON_CYBER_CANCEL;	/* refused at once, as a known ID */
 		return;
 	}
-	final_reason(s->e, fg_history_lookup(s->e->h, &p->key, s->e->now, NULL), &p->known);
+	fg_nntp_final_reason(s->e, fg_history_lookup(s->e->h, &p->key, s->e->now, NULL), &p->known);
 }
 
 /* RFC 4644 2.5: TAKETHIS <id> and its article -> 239 / 439 (400). */
@@ -655,23 +233,23 @@ static enum run do_takethis(struct fg_session *s, const struct fg_nntp_cmd *c,
 	int err = 0;
 
 	if (!p->syntax_ok) {
-		start_drain(s, FG_REASON_NONE, c->bad_char ? FG_L_BAD_CHAR : FG_L_SYNTAX);
+		fg_nntp_start_drain(s, FG_REASON_NONE, c->bad_char ? FG_L_BAD_CHAR : FG_L_SYNTAX);
 		return RUN_OK;
 	}
 	memcpy(s->a.arg, c->arg[0], c->arg_len[0]);
 	s->a.arg_len = c->arg_len[0];
 	/* RFC-NOTES: an invalid ID is read to its end, then "439 <arg>" */
 	if (!p->valid) {
-		start_drain(s, FG_REASON_BAD_MESSAGE_ID, NULL);
+		fg_nntp_start_drain(s, FG_REASON_BAD_MESSAGE_ID, NULL);
 		return RUN_OK;
 	}
 	if (p->known != FG_REASON_NONE) {
-		start_drain(s, p->known, NULL);
+		fg_nntp_start_drain(s, p->known, NULL);
 		return RUN_OK;
 	}
 	if (fg_nntp_peer_paused(s)) {
 		fg_nntp_count(s, FG_CTR_NNTP_DEFER_PAUSED);
-		start_paused_drain(s);
+		fg_nntp_start_paused_drain(s);
 		return RUN_OK;
 	}
 	x = fg_nntp_xfer_start(s, FG_NNTP_VERB_TAKETHIS, c->arg[0], c->arg_len[0], &p->key, &err);
@@ -680,7 +258,7 @@ static enum run do_takethis(struct fg_session *s, const struct fg_nntp_cmd *c,
 		set_stall(s, FG_STALL_SINK, FG_CTR_NNTP_STALL_SINK);
 		return RUN_STALL;
 	}
-	start_article(s, FG_ART_TAKETHIS, x);
+	fg_nntp_start_article(s, FG_ART_TAKETHIS, x);
 	return RUN_OK;
 }
 
@@ -702,7 +280,7 @@ static void do_ihave(struct fg_session *s, const struct fg_nntp_cmd *c, const st
 	if (!p->valid)
 		reason = FG_REASON_BAD_MESSAGE_ID;
 	if (reason == FG_REASON_NONE) {
-		switch (offer(s, arg, len, &p->key, &ref, &deadline, &reason)) {
+		switch (fg_nntp_offer(s, arg, len, &p->key, &ref, &deadline, &reason)) {
 		case 0:
 			x = fg_nntp_xfer_start(s, FG_NNTP_VERB_IHAVE, arg, len, &p->key, &err);
 			if (!x) {
@@ -710,12 +288,12 @@ static void do_ihave(struct fg_session *s, const struct fg_nntp_cmd *c, const st
 				fg_nntp_count(s, FG_CTR_NNTP_DEFER_SINK);
 				goto later;
 			}
-			track_offer(s, &p->key, &ref, deadline);
+			fg_nntp_track_offer(s, &p->key, &ref, deadline);
 			memcpy(s->a.arg, arg, len);
 			s->a.arg_len = len;
 			FG_NNTP_PUT(s, C335, FG_L_SEND_IT);
 			fg_nntp_verdict_of(s, FG_NNTP_VERB_IHAVE, FG_NNTP_CODE_C335, FG_REASON_NONE, arg, len, 0);
-			start_article(s, FG_ART_IHAVE, x);
+			fg_nntp_start_article(s, FG_ART_IHAVE, x);
 			return;
 		case 2:
 			goto later;
@@ -796,7 +374,7 @@ static enum run run_cmd(struct fg_session *s, const struct fg_nntp_cmd *c, uint3
 	}
 	/* the peer's max-offer-rate: stop reading, never another answer */
 	if ((c->verb == FG_NNTP_VERB_CHECK || c->verb == FG_NNTP_VERB_TAKETHIS ||
-	     c->verb == FG_NNTP_VERB_IHAVE) && !take_offer(s)) {
+	     c->verb == FG_NNTP_VERB_IHAVE) && !fg_nntp_take_offer(s)) {
 		set_stall(s, FG_STALL_RATE, FG_CTR_NNTP_STALL_RATE);
 		return RUN_STALL;
 	}
@@ -810,7 +388,7 @@ static enum run run_cmd(struct fg_session *s, const struct fg_nntp_cmd *c, uint3
 	}
 	switch (c->verb) {
 	case FG_NNTP_VERB_CHECK:
-		do_check(s, c);
+		fg_nntp_do_check(s, c);
 		break;
 	case FG_NNTP_VERB_TAKETHIS:
 		if (c->bad_char)
@@ -858,7 +436,7 @@ static enum run run_overlong(struct fg_session *s, enum fg_nntp_verb verb)
 		s->pst->n.verb[verb]++;
 	fg_nntp_count(s, FG_CTR_NNTP_LINE_TOO_LONG);
 	if (verb == FG_NNTP_VERB_TAKETHIS)
-		start_drain(s, FG_REASON_NONE, FG_L_LINE_TOO_LONG);
+		fg_nntp_start_drain(s, FG_REASON_NONE, FG_L_LINE_TOO_LONG);
 	else
 		FG_NNTP_PUT(s, C501, FG_L_LINE_TOO_LONG);
 	return RUN_OK;
@@ -982,16 +560,16 @@ uint32_t fg_session_input(struct fg_session *s, const struct fg_iov *iov, unsign
 
 		while (off < iov[i].len && !s->stall && !s->closing) {
 			/* the peer's max-byte-rate: what was read is a debt */
-			if (bytes_spent(s)) {
+			if (fg_nntp_bytes_spent(s)) {
 				set_stall(s, FG_STALL_RATE, FG_CTR_NNTP_STALL_RATE);
 				break;
 			}
 			if (s->in_article)
-				off += article_input(s, &iov[i], off);
+				off += fg_nntp_article_input(s, &iov[i], off);
 			else if (command_input(s, &iov[i], &off) == RUN_STALL)
 				break;
 		}
-		charge_bytes(s, off);
+		fg_nntp_charge_bytes(s, off);
 		if (s->closing) {
 			consumed = total;	/* the rest is ignored */
 			goto out;
@@ -1112,7 +690,7 @@ void fg_session_closed(struct fg_session *s)
 		fg_nntp_count(s, FG_CTR_NNTP_EOF_MID_ARTICLE);
 		drop_article(s);
 	}
-	release_offers(s);
+	fg_nntp_release_offers(s);
 	fg_nntp_drop_responses(s);
 	clear_stall(s);
 	fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_CLOSED);

@@ -301,6 +301,11 @@ static unsigned mem_poll(void *sink, uint64_t now_ns, fg_sink_done_fn *done, voi
 	return n;
 }
 
+static void mem_destroy(void *sink)
+{
+	fg_sink_mem_destroy(sink);
+}
+
 const struct fg_sink_ops fg_sink_mem_ops = {
 	.begin = mem_begin,
 	.append = mem_append,
@@ -308,6 +313,7 @@ const struct fg_sink_ops fg_sink_mem_ops = {
 	.discard = mem_discard,
 	.poll = mem_poll,
 	.full = mem_full,
+	.destroy = mem_destroy,
 };
 
 void fg_sink_mem_stats(const struct fg_sink_mem *m, struct fg_sink_mem_stats *out)
@@ -425,6 +431,11 @@ static unsigned null_poll(void *sink, uint64_t now_ns, fg_sink_done_fn *done, vo
 	return n;
 }
 
+static void null_destroy(void *sink)
+{
+	fg_sink_null_destroy(sink);
+}
+
 const struct fg_sink_ops fg_sink_null_ops = {
 	.begin = null_begin,
 	.append = null_append,
@@ -432,4 +443,5 @@ const struct fg_sink_ops fg_sink_null_ops = {
 	.discard = null_discard,
 	.poll = null_poll,
 	.full = null_full,
+	.destroy = null_destroy,
 };

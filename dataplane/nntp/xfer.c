@@ -64,6 +64,14 @@ static void release_holds(struct fg_engine *e, struct fg_xfer *x)
 	x->n_holds = 0;
 }
 
+/* The peer and Message-ID of a transfer, for the journal's fields (log.h). */
+static const struct fg_log_ctx *xfer_log_ctx(const struct fg_xfer *x, struct fg_log_ctx *lc)
+{
+	lc->peer = x->s->peer ? x->s->peer->name : NULL;
+	lc->msgid = x->id;
+	return lc;
+}
+
 /* The sink is done with the article's octets (discarded or completed). */
 static void settle(struct fg_engine *e, struct fg_xfer *x)
 {
@@ -109,10 +117,14 @@ struct fg_xfer *fg_nntp_xfer_start(struct fg_session *s, enum fg_nntp_verb verb,
 	x->art = art;
 	x->sink_open = rc == 0;
 	x->failed = rc != 0;
-	if (rc != 0)
-		FG_LOG_WARN(FG_NNTP_COMP, "sink refused an article: %d", rc);
 	memcpy(x->id, id, id_len);
 	x->id[id_len] = '\0';
+	if (rc != 0) {
+		struct fg_log_ctx lc;
+
+		fg_log_about(FG_LOG_WARN, FG_NNTP_COMP, xfer_log_ctx(x, &lc),
+			     "sink refused %s: %d", x->id, rc);
+	}
 	x->id_len = (uint16_t)id_len;
 	return x;
 }
@@ -238,12 +250,14 @@ static void refuse(struct fg_xfer *x, enum fg_reason reason, uint64_t size)
 static void succeed(struct fg_engine *e, struct fg_xfer *x)
 {
 	struct fg_history_key k;
+	struct fg_log_ctx lc;
 	int rc;
 
 	rc = fg_history_finish(e->h, &x->ref, FG_HISTORY_ACCEPTED, x->article_date, x->first_seen,
 			       e->now);
 	if (rc != 0)
-		FG_LOG_ERR(FG_NNTP_COMP, "history finish(accepted) of %s: %d", x->id, rc);
+		fg_log_about(FG_LOG_ERR, FG_NNTP_COMP, xfer_log_ctx(x, &lc),
+			     "history finish(accepted) of %s: %d", x->id, rc);
 	/* the article is safe whatever happened to the entry: journal it */
 	fg_nntp_journal(e, &x->key, FG_HISTORY_ACCEPTED, x->article_date, x->first_seen,
 			x->date_used, FG_REASON_NONE, x->id, x->id_len);
@@ -277,6 +291,7 @@ static void succeed(struct fg_engine *e, struct fg_xfer *x)
 static void try_accept(struct fg_engine *e, struct fg_xfer *x)
 {
 	struct fg_history_entry found;
+	struct fg_log_ctx lc;
 	enum fg_reason reason;
 	int rc;
 
@@ -312,7 +327,8 @@ static void try_accept(struct fg_engine *e, struct fg_xfer *x)
 		done(e, x);
 		return;
 	}
-	FG_LOG_ERR(FG_NNTP_COMP, "history begin_accept of %s: %d", x->id, rc);
+	fg_log_about(FG_LOG_ERR, FG_NNTP_COMP, xfer_log_ctx(x, &lc),
+		     "history begin_accept of %s: %d", x->id, rc);
 	fail(e, x);
 }
 
@@ -472,12 +488,12 @@ void fg_nntp_xfer_end(struct fg_session *s, struct fg_xfer *x)
 	struct fg_engine *e = s->e;
 	struct fg_session_art *a = &s->a;
 	struct fg_rules_input in = {
-		.art = &a->scan, .arg = x->id, .arg_len = x->id_len, .size = a->size,
-		.now = e->now, .peer = s->peer,
+		.art = &a->scan, .arg = x->id, .arg_len = x->id_len, .arg_key = &x->key,
+		.size = a->size, .now = e->now, .peer = s->peer,
 	};
 	struct fg_rules_verdict v;
 	enum fg_reason reason;
-	uint32_t cap = FG_MAX(4u + x->id_len + 2u, (uint32_t)FG_L_FIXED_MAX);
+	uint32_t cap = FG_MAX(FG_NNTP_ECHO_LEN(x->id_len), (uint32_t)FG_L_FIXED_MAX);
 
 	char *slot;
 
@@ -490,11 +506,8 @@ void fg_nntp_xfer_end(struct fg_session *s, struct fg_xfer *x)
 		a->scan.error = FG_ARTICLE_E_HEADER_TOO_LONG;	/* no memory for it */
 	else
 		finish_header(a);
-	e->cur_id = x->id;
-	e->cur_key = x->key;
 	reason = fg_rules_decide(&e->rules, &in, &v, NULL);
 	reason = clock_second_look(s, &in, &v, reason);
-	e->cur_id = NULL;
 	count_rules(s, &v);
 	note_dates(s, x, &v);
 	if (reason == FG_REASON_NONE) {

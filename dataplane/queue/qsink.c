@@ -371,6 +371,11 @@ static unsigned sink_poll(void *sink, uint64_t now_ns, fg_sink_done_fn *done, vo
 	return n;
 }
 
+static void sink_destroy(void *sink)
+{
+	fg_queue_sink_destroy(sink);
+}
+
 const struct fg_sink_ops fg_queue_sink_ops = {
 	.begin = sink_begin,
 	.append = sink_append,
@@ -379,4 +384,5 @@ const struct fg_sink_ops fg_queue_sink_ops = {
 	.discard = sink_discard,
 	.poll = sink_poll,
 	.full = sink_full,
+	.destroy = sink_destroy,
 };

@@ -298,7 +298,7 @@ static int send_takethis(struct rconn *c, struct rec *e, uint64_t now)
 
 int rconn_send_rec(struct rconn *c, struct rec *e)
 {
-	uint64_t now = relay_now_ns();
+	uint64_t now = fg_mono_ns();
 	int rc;
 
 	if (!c->streaming) {
@@ -328,9 +328,9 @@ void rconn_quit(struct rconn *c)
 		c->st = CS_IDLE;
 		return;
 	}
-	if (rconn_out_line(c, "QUIT", NULL) == 0 && cmd_push(c, 0, CMD_QUIT, relay_now_ns()) == 0)
+	if (rconn_out_line(c, "QUIT", NULL) == 0 && cmd_push(c, 0, CMD_QUIT, fg_mono_ns()) == 0)
 		c->st = CS_CLOSING;
-	rconn_flush(c, relay_now_ns());
+	rconn_flush(c, fg_mono_ns());
 }
 
 /* ------------------------------------------------------------ lifecycle */

@@ -32,14 +32,6 @@
 #define SEGFD_KEEP 16
 #define STOP_DRAIN_NS (1000ull * 1000000)
 
-uint64_t relay_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* ------------------------------------------------------------ segment files */
 
 int relay_segfd_get(struct fg_relay *r, uint64_t num)
@@ -161,7 +153,7 @@ void rds_retry(struct rds *d, struct rec *e, uint64_t delay_ns)
 	for (unsigned i = 1; i < e->tries && pause < p->retry_max_ns; i++)
 		pause *= 2;
 	pause = FG_MAX(FG_MIN(pause, p->retry_max_ns), delay_ns);
-	ready_at(d, e, relay_now_ns() + pause);
+	ready_at(d, e, fg_mono_ns() + pause);
 }
 
 /* Its connection failed before the answer: at once, on any connection. */
@@ -408,7 +400,7 @@ static void events(struct fg_relay *r, int timeout_ms)
 {
 	struct epoll_event ev[64];
 	int n = epoll_wait(r->ep, ev, 64, timeout_ms);
-	uint64_t now = relay_now_ns(), junk;
+	uint64_t now = fg_mono_ns(), junk;
 
 	for (int i = 0; i < n; i++) {
 		if (!ev[i].data.ptr) {
@@ -422,7 +414,7 @@ static void events(struct fg_relay *r, int timeout_ms)
 
 static void pass(struct fg_relay *r, bool feeding)
 {
-	uint64_t now = relay_now_ns();
+	uint64_t now = fg_mono_ns();
 
 	for (unsigned d = 0; d < r->nds; d++) {
 		struct rds *ds = &r->ds[d];
@@ -446,10 +438,10 @@ static void pass(struct fg_relay *r, bool feeding)
 /* Stop: read the answers already on their way (briefly), then QUIT. */
 static void wind_down(struct fg_relay *r)
 {
-	uint64_t until = relay_now_ns() + STOP_DRAIN_NS;
+	uint64_t until = fg_mono_ns() + STOP_DRAIN_NS;
 	bool waiting = true;
 
-	while (waiting && relay_now_ns() < until) {
+	while (waiting && fg_mono_ns() < until) {
 		waiting = false;
 		for (unsigned d = 0; d < r->nds; d++)
 			for (unsigned i = 0; i < r->ds[d].nconn; i++)
@@ -465,8 +457,8 @@ static void wind_down(struct fg_relay *r)
 		rask_fail(&r->ask_conn);
 		rconn_quit(&r->ask_conn);
 	}
-	until = relay_now_ns() + STOP_DRAIN_NS / 5;
-	while (relay_now_ns() < until) {
+	until = fg_mono_ns() + STOP_DRAIN_NS / 5;
+	while (fg_mono_ns() < until) {
 		waiting = false;
 		for (unsigned d = 0; d < r->nds; d++)
 			for (unsigned i = 0; i < r->ds[d].nconn; i++)
@@ -601,6 +593,8 @@ int fg_relay_start(struct fg_relay *r)
 	rc = pthread_create(&r->thread, NULL, relay_main, r);
 	if (rc != 0)
 		return -rc;
+	/* named for top, perf and docs/benchmarks.md's cost table */
+	pthread_setname_np(r->thread, "fg-relay");
 	r->started = true;
 	return 0;
 }

@@ -196,7 +196,6 @@ static inline void rcount(struct fg_relay *r, enum fg_counter c, uint64_t n)
 	fg_stats_add(r->stats, c, n);
 }
 
-uint64_t relay_now_ns(void);
 
 /* relay.c: what a connection reports back about records */
 struct rec *rds_rec(struct rds *d, uint64_t recno);

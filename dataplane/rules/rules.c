@@ -26,6 +26,7 @@ struct ctx {
 	struct fg_rules_verdict *v;
 	const char *id;		/* the offered ID: the argument, else the header's */
 	size_t id_len;
+	const void *id_key;	/* the caller's key for it (the argument's only) */
 	enum fg_rules_id_state state;	/* of the offered ID, once asked */
 	bool msgid_done, dates_done, state_done;
 };
@@ -149,6 +150,7 @@ static bool step_argument(struct ctx *c)
 	}
 	c->id = c->in->arg;
 	c->id_len = c->in->arg_len;
+	c->id_key = c->in->arg_key;
 	if (fg_msgid_valid_wire(c->in->arg, c->in->arg_len))
 		return true;
 	fail(c, "the command's argument is not a Message-ID (RFC 3977 3.6)", NULL);
@@ -177,7 +179,7 @@ static enum fg_rules_id_state history_state(struct ctx *c)
 	if (!c->state_done) {
 		c->state_done = true;
 		if (h && h->lookup && c->id)
-			c->state = h->lookup(h->ctx, c->id, c->id_len);
+			c->state = h->lookup(h->ctx, c->id, c->id_len, c->id_key);
 	}
 	return c->state;
 }
@@ -610,9 +612,11 @@ void fg_rules_count(const struct fg_rules_verdict *v, struct fg_stats *stats)
 }
 
 enum fg_reason fg_rules_offer(const struct fg_rules *r, const char *arg, size_t arg_len,
-			      struct fg_rules_verdict *v, struct fg_stats *stats)
+			      const void *arg_key, struct fg_rules_verdict *v,
+			      struct fg_stats *stats)
 {
-	struct fg_rules_input in = { .arg = arg ? arg : "", .arg_len = arg ? arg_len : 0 };
+	struct fg_rules_input in = { .arg = arg ? arg : "", .arg_len = arg ? arg_len : 0,
+				     .arg_key = arg_key };
 	struct fg_rules_verdict local;
 	struct ctx c = { .r = r, .in = &in, .v = v ? v : &local };
 	enum fg_reason reason;

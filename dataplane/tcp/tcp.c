@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "floodgate/log.h"
+#include "floodgate/siphash.h"
 #include "tcp_int.h"
 
 static const char *const state_names[FG_TCP_STATE__COUNT] = {
@@ -117,14 +118,10 @@ static int config_defaults(struct fg_tcp_config *c)
 	return 0;
 }
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
+static const struct fg_net_l4_ops tcp_l4_ops = {
+	.input = tcp_input, .end_of_burst = tcp_end_burst, .timers = tcp_timers,
+	.next_deadline = tcp_next_deadline,
+};
 
 static int alloc_pools(struct fg_tcp *t)
 {
@@ -192,12 +189,17 @@ struct fg_tcp *fg_tcp_create(struct fg_net *net, const struct fg_tcp_config *cfg
 	t->app = app;
 	t->mss_local = fg_net_mtu(net) - 40;
 	t->passive = fg_net_passive(net);
+	t->segs_cap = t->passive ? UINT16_MAX : t->cfg.rx_segs_per_conn;
+	t->backlog_at = t->passive ? t->cfg.rx_segs_per_conn : 0;
 	/* RFC 7323 2.3: the smallest shift that lets rcvbuf be advertised */
 	while (t->rcv_wscale < TCP_MAX_WSCALE && (t->cfg.rcvbuf >> t->rcv_wscale) > 65535)
 		t->rcv_wscale++;
-	t->sip_k0 = mix64(t->cfg.secret ^ 0x6a09e667f3bcc908ull);
-	t->sip_k1 = mix64(t->cfg.secret ^ 0xbb67ae8584caa73bull);
-	fg_net_attach_tcp(net, t);
+	t->sip_k0 = fg_mix64_splitmix(t->cfg.secret ^ 0x6a09e667f3bcc908ull);
+	t->sip_k1 = fg_mix64_splitmix(t->cfg.secret ^ 0xbb67ae8584caa73bull);
+	if (fg_net_l4_register(net, FG_IP_PROTO_TCP, &tcp_l4_ops, t) < 0) {
+		FG_LOG_ERR("tcp", "the net instance has a TCP handler already");
+		goto out_free_pools;
+	}
 	return t;
 
 out_free_pools:
@@ -213,7 +215,7 @@ void fg_tcp_destroy(struct fg_tcp *t)
 		return;
 	for (unsigned i = 0; i < t->cfg.max_conns; i++)
 		tcp_rxq_flush(&t->conns[i]);
-	fg_net_attach_tcp(t->net, NULL);
+	fg_net_l4_unregister(t->net, FG_IP_PROTO_TCP);
 	free_pools(t);
 	free(t);
 }
@@ -363,6 +365,8 @@ void tcp_rxq_flush(struct fg_tcp_conn *c)
 	c->rxq = c->rxq_tail = c->ooo = NULL;
 	c->rxq_off = c->rxq_bytes = c->ooo_bytes = 0;
 	c->n_segs = c->n_ooo = 0;
+	if (c->flags & CF_BACKLOG)
+		tcp_passive_backlog(c);
 }
 
 void tcp_app_close_notify(struct fg_tcp_conn *c, enum fg_tcp_close_reason why)
@@ -434,8 +438,9 @@ static void reap(struct fg_tcp *t)
 	}
 }
 
-void fg_tcp_end_burst(struct fg_tcp *t, uint64_t now)
+void tcp_end_burst(void *ctx, uint64_t now)
 {
+	struct fg_tcp *t = ctx;
 	struct fg_tcp_conn *c;
 
 	t->now = now;
@@ -451,7 +456,7 @@ void fg_tcp_end_burst(struct fg_tcp *t, uint64_t now)
 		if (!t->passive)
 			tcp_output(c);
 		else if (c->flags & CF_APP_CLOSED)
-			tcp_conn_drop(c, FG_TCP_CLOSE_FIN, true);	/* nothing to wait for */
+			tcp_passive_closed(c);
 	}
 	reap(t);
 }
@@ -466,6 +471,21 @@ unsigned fg_tcp_segs_in_use(const struct fg_tcp *t)
 	return t->n_segs_used;
 }
 
+unsigned fg_tcp_drop_all(struct fg_tcp *t)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < t->cfg.max_conns; i++) {
+		struct fg_tcp_conn *c = &t->conns[i];
+
+		if (c->state == FG_TCP_CLOSED || (c->flags & CF_FREEING))
+			continue;
+		tcp_conn_drop(c, FG_TCP_CLOSE_RST, true);
+		n++;
+	}
+	return n;
+}
+
 /* ---------------------------------------------------------------- app */
 
 int fg_tcp_send(struct fg_tcp_conn *c, const void *buf, uint32_t len)
@@ -475,8 +495,11 @@ int fg_tcp_send(struct fg_tcp_conn *c, const void *buf, uint32_t len)
 	if ((c->flags & (CF_APP_CLOSED | CF_FREEING)) ||
 	    (c->state != FG_TCP_ESTABLISHED && c->state != FG_TCP_CLOSE_WAIT))
 		return -ENOTCONN;
-	if (c->tcp->passive)
-		return (int)len;	/* observe only: answers go nowhere */
+	if (c->tcp->passive) {
+		/* observe only: answers are decided, counted, sent nowhere */
+		fg_stats_add(c->tcp->st, FG_CTR_PASSIVE_ANSWER_BYTES, len);
+		return (int)len;
+	}
 	n = FG_MIN(len, size - c->sb_len);
 	tail = (c->sb_head + c->sb_len) % size;
 	first = FG_MIN(n, size - tail);

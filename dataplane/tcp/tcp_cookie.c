@@ -22,49 +22,12 @@
  */
 #include <string.h>
 
+#include "floodgate/siphash.h"
 #include "tcp_int.h"
-
-#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-#define SIPROUND \
-	do { \
-		v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32); \
-		v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2; \
-		v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0; \
-		v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32); \
-	} while (0)
 
 #define COOKIE_PERIOD_SHIFT 36	/* 2^36 ns ~ 68.7 s */
 
 static const uint16_t cookie_mss[8] = { 536, 1220, 1360, 1440, 1452, 1460, 4312, 8960 };
-
-uint64_t tcp_siphash(uint64_t k0, uint64_t k1, const void *data, size_t len)
-{
-	const uint8_t *p = data;
-	uint64_t v0 = 0x736f6d6570736575ull ^ k0, v1 = 0x646f72616e646f6dull ^ k1;
-	uint64_t v2 = 0x6c7967656e657261ull ^ k0, v3 = 0x7465646279746573ull ^ k1;
-	uint64_t b = (uint64_t)len << 56, m;
-	size_t i;
-
-	for (i = 0; i + 8 <= len; i += 8) {
-		memcpy(&m, p + i, 8);
-		v3 ^= m;
-		SIPROUND;
-		SIPROUND;
-		v0 ^= m;
-	}
-	for (size_t j = 0; i + j < len; j++)
-		b |= (uint64_t)p[i + j] << (8 * j);
-	v3 ^= b;
-	SIPROUND;
-	SIPROUND;
-	v0 ^= b;
-	v2 ^= 0xff;
-	SIPROUND;
-	SIPROUND;
-	SIPROUND;
-	SIPROUND;
-	return v0 ^ v1 ^ v2 ^ v3;
-}
 
 static uint64_t tuple_hash(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
 			   uint32_t raddr, uint16_t rport, uint32_t x, uint64_t y)
@@ -77,7 +40,7 @@ static uint64_t tuple_hash(const struct fg_tcp *t, uint32_t laddr, uint16_t lpor
 	memcpy(b + 10, &rport, 2);
 	memcpy(b + 12, &x, 4);
 	memcpy(b + 16, &y, 8);
-	return tcp_siphash(t->sip_k0, t->sip_k1, b, sizeof(b));
+	return fg_siphash24_64((const uint64_t[2]){ t->sip_k0, t->sip_k1 }, b, sizeof(b));
 }
 
 uint32_t tcp_conn_hash(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,

@@ -15,38 +15,20 @@
  * challenge ACK instead of tearing the connection down; an ACK of data
  * never sent is dropped with an ACK.
  *
- * Received payload is never copied: an in-order segment is linked into the
- * connection's receive queue with a reference on its buffer; one beyond
- * RCV.NXT goes into the out-of-order list (sorted, overlaps trimmed,
- * bounded per connection). The app sees the queue as an iovec at the end
- * of the burst (tcp_deliver). ACKs: every second in-order data segment,
- * at once for out-of-order data, a filled hole or a FIN (RFC 5681 4.2),
- * otherwise after delack_ns (RFC 9293 3.8.6.3).
+ * The seventh check (segment text) is tcp_reass.c's: the receive queue,
+ * the out-of-order list and delivery to the app. An instance in passive
+ * mode sends every segment to tcp_passive.c instead of these rules.
  */
 #include <string.h>
 #include <sys/socket.h>
 
 #include "floodgate/log.h"
-#include "../net/net_int.h"
+#include "floodgate/wire.h"
 #include "tcp_int.h"
-
-struct seg_in {
-	struct fg_rx_frame *f;
-	uint32_t laddr, raddr;
-	uint16_t lport, rport;
-	uint32_t seq, ack;
-	uint16_t wnd;
-	uint8_t flags;
-	const uint8_t *data;
-	uint32_t len;
-	uint32_t mss;		/* SYN option, 0 = none */
-	int ws;			/* SYN option, -1 = none */
-	bool sack;		/* SYN option SACK-permitted */
-};
 
 /* ---------------------------------------------------------------- parsing */
 
-static void parse_options(struct seg_in *s, const uint8_t *o, uint32_t len)
+static void parse_options(struct tcp_seg_in *s, const uint8_t *o, uint32_t len)
 {
 	uint32_t i = 0;
 
@@ -71,7 +53,7 @@ static void parse_options(struct seg_in *s, const uint8_t *o, uint32_t len)
 	}
 }
 
-static bool listening(const struct fg_tcp *t, uint32_t laddr, uint16_t lport)
+bool tcp_listening(const struct fg_tcp *t, uint32_t laddr, uint16_t lport)
 {
 	for (unsigned i = 0; i < t->cfg.n_listen; i++) {
 		uint32_t a = fg_rdaddr(t->cfg.listen[i].addr);
@@ -82,14 +64,14 @@ static bool listening(const struct fg_tcp *t, uint32_t laddr, uint16_t lport)
 	return false;
 }
 
-static uint32_t seg_len(const struct seg_in *s)
+static uint32_t seg_len(const struct tcp_seg_in *s)
 {
 	return s->len + ((s->flags & TH_SYN) ? 1 : 0) + ((s->flags & TH_FIN) ? 1 : 0);
 }
 
 /* ---------------------------------------------------------------- CLOSED/LISTEN */
 
-static void closed_reply(struct fg_tcp *t, const struct seg_in *s)
+static void closed_reply(struct fg_tcp *t, const struct tcp_seg_in *s)
 {
 	/* RFC 9293 3.10.7.1: never answer a RST; an ACK is answered with
 	 * <SEQ=SEG.ACK><CTL=RST>, else <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK> */
@@ -102,8 +84,8 @@ static void closed_reply(struct fg_tcp *t, const struct seg_in *s)
 			      s->seq + seg_len(s), TH_RST | TH_ACK);
 }
 
-static void conn_init(struct fg_tcp_conn *c, const struct seg_in *s, uint32_t peer_mss,
-		      int peer_ws, bool sack)
+void tcp_conn_init(struct fg_tcp_conn *c, const struct tcp_seg_in *s, uint32_t peer_mss,
+		   int peer_ws, bool sack)
 {
 	struct fg_tcp *t = c->tcp;
 
@@ -129,7 +111,7 @@ static void conn_init(struct fg_tcp_conn *c, const struct seg_in *s, uint32_t pe
 	c->last_rx = t->now;
 }
 
-static int establish(struct fg_tcp_conn *c)
+int tcp_establish(struct fg_tcp_conn *c)
 {
 	struct fg_tcp *t = c->tcp;
 	struct fg_endpoint peer = { .family = AF_INET, .port = c->rport };
@@ -158,7 +140,7 @@ static int establish(struct fg_tcp_conn *c)
 	return 0;
 }
 
-static void syn_input(struct fg_tcp *t, const struct seg_in *s)
+static void syn_input(struct fg_tcp *t, const struct tcp_seg_in *s)
 {
 	uint8_t peer_n = t->syn_peer[tcp_conn_hash(t, 0, 0, s->raddr, 0) & t->syn_peer_mask];
 	struct fg_tcp_conn *c;
@@ -195,7 +177,7 @@ static void syn_input(struct fg_tcp *t, const struct seg_in *s)
 			      TH_RST | TH_ACK);
 		return;
 	}
-	conn_init(c, s, s->mss, s->ws, s->sack);
+	tcp_conn_init(c, s, s->mss, s->ws, s->sack);
 	c->irs = s->seq;
 	c->rcv_nxt = c->rcv_adv = c->last_ack_sent = s->seq + 1;
 	c->iss = tcp_iss(t, s->laddr, s->lport, s->raddr, s->rport, t->now);
@@ -212,10 +194,10 @@ static void syn_input(struct fg_tcp *t, const struct seg_in *s)
 	tcp_timer_update(c);
 }
 
-static void conn_input(struct fg_tcp_conn *c, struct seg_in *s);
+static void conn_input(struct fg_tcp_conn *c, struct tcp_seg_in *s);
 
 /* An ACK to a listener with no connection: a SYN cookie coming back? */
-static bool cookie_ack(struct fg_tcp *t, struct seg_in *s)
+static bool cookie_ack(struct fg_tcp *t, struct tcp_seg_in *s)
 {
 	uint32_t mss;
 	int ws;
@@ -235,7 +217,7 @@ static bool cookie_ack(struct fg_tcp *t, struct seg_in *s)
 		return false;
 	}
 	fg_stats_inc(t->st, FG_CTR_TCP_SYNCOOKIES_OK);
-	conn_init(c, s, mss, ws, sack);
+	tcp_conn_init(c, s, mss, ws, sack);
 	c->irs = s->seq - 1;
 	c->rcv_nxt = c->last_ack_sent = s->seq;
 	c->rcv_adv = s->seq + FG_MIN(t->cfg.rcvbuf, 65535u);	/* what the SYN-ACK said */
@@ -245,12 +227,12 @@ static bool cookie_ack(struct fg_tcp *t, struct seg_in *s)
 	c->snd_wl1 = s->seq;
 	c->snd_wl2 = s->ack;
 	tcp_conn_insert(c);
-	if (establish(c) == 0)
+	if (tcp_establish(c) == 0)
 		conn_input(c, s);	/* the ACK may carry data already */
 	return true;
 }
 
-static void listen_input(struct fg_tcp *t, struct seg_in *s)
+static void listen_input(struct fg_tcp *t, struct tcp_seg_in *s)
 {
 	/* RFC 9293 3.10.7.2 */
 	if (s->flags & TH_RST)
@@ -265,131 +247,9 @@ static void listen_input(struct fg_tcp *t, struct seg_in *s)
 		syn_input(t, s);
 }
 
-/* ---------------------------------------------------------------- receive queues */
-
-/* A descriptor for [seq, seq+len) at `data` in the frame's buffer, with
- * a reference on that buffer; NULL (counted) when none may be had. */
-static struct tcp_seg *seg_get(struct fg_tcp_conn *c, const struct seg_in *s, uint32_t seq,
-			       const uint8_t *data, uint32_t len)
-{
-	struct fg_tcp *t = c->tcp;
-	struct tcp_seg *g = t->free_segs;
-
-	if (!g || c->n_segs >= t->cfg.rx_segs_per_conn) {
-		fg_stats_inc(t->st, FG_CTR_TCP_RX_SEGS_FULL);
-		return NULL;
-	}
-	t->free_segs = g->next;
-	t->n_segs_used++;
-	c->n_segs++;
-	g->next = NULL;
-	g->seq = seq;
-	g->data = data;
-	g->len = len;
-	g->handle = s->f->handle;
-	fg_net_buf_ref(t->net, g->handle);
-	return g;
-}
-
-static void seg_put(struct fg_tcp_conn *c, struct tcp_seg *g)
-{
-	struct fg_tcp *t = c->tcp;
-
-	fg_net_buf_unref(t->net, g->handle);
-	g->next = t->free_segs;
-	t->free_segs = g;
-	t->n_segs_used--;
-	c->n_segs--;
-}
-
-static void rxq_append(struct fg_tcp_conn *c, struct tcp_seg *g)
-{
-	g->next = NULL;
-	if (c->rxq_tail)
-		c->rxq_tail->next = g;
-	else
-		c->rxq = g;
-	c->rxq_tail = g;
-	c->rxq_bytes += g->len;
-	c->rcv_nxt += g->len;
-	fg_stats_add(c->tcp->st, FG_CTR_TCP_RX_BYTES, g->len);
-}
-
-/* Move what the out-of-order list now continues onto the receive queue. */
-static bool ooo_pull(struct fg_tcp_conn *c)
-{
-	bool moved = false;
-
-	while (c->ooo && SEQ_LEQ(c->ooo->seq, c->rcv_nxt)) {
-		struct tcp_seg *g = c->ooo;
-		uint32_t skip = c->rcv_nxt - g->seq;
-
-		c->ooo = g->next;
-		c->n_ooo--;
-		c->ooo_bytes -= g->len;
-		if (skip >= g->len) {
-			seg_put(c, g);
-			continue;
-		}
-		g->data += skip;
-		g->seq += skip;
-		g->len -= skip;
-		rxq_append(c, g);
-		moved = true;
-	}
-	return moved;
-}
-
-/* Insert [seq, seq+len) into the sorted out-of-order list, trimmed so no
- * two entries overlap; entries it covers entirely are dropped. */
-static void ooo_insert(struct fg_tcp_conn *c, const struct seg_in *s, uint32_t seq,
-		       const uint8_t *data, uint32_t len)
-{
-	struct fg_tcp *t = c->tcp;
-	struct tcp_seg **pp = &c->ooo, *prev = NULL, *g;
-
-	while (*pp && SEQ_LT((*pp)->seq, seq)) {
-		prev = *pp;
-		pp = &(*pp)->next;
-	}
-	if (prev && SEQ_GT(prev->seq + prev->len, seq)) {
-		uint32_t over = prev->seq + prev->len - seq;
-
-		if (over >= len)
-			return;	/* all seen already */
-		seq += over;
-		data += over;
-		len -= over;
-	}
-	while (*pp && SEQ_GEQ(seq + len, (*pp)->seq + (*pp)->len)) {
-		g = *pp;
-		*pp = g->next;
-		c->n_ooo--;
-		c->ooo_bytes -= g->len;
-		seg_put(c, g);
-	}
-	if (*pp && SEQ_GT(seq + len, (*pp)->seq))
-		len = (*pp)->seq - seq;
-	if (!len)
-		return;
-	if (c->n_ooo >= t->cfg.ooo_segs_per_conn) {
-		fg_stats_inc(t->st, FG_CTR_TCP_RX_OOO_FULL);
-		return;
-	}
-	g = seg_get(c, s, seq, data, len);
-	if (!g)
-		return;
-	g->next = *pp;
-	*pp = g;
-	c->last_ooo_seq = seq;
-	c->n_ooo++;
-	c->ooo_bytes += len;
-	fg_stats_inc(t->st, FG_CTR_TCP_RX_OOO);
-}
-
 /* ---------------------------------------------------------------- FIN */
 
-static void fin_input(struct fg_tcp_conn *c)
+void tcp_fin_input(struct fg_tcp_conn *c)
 {
 	/* RFC 9293 3.10.7.4, eighth check */
 	c->rcv_nxt++;
@@ -412,66 +272,6 @@ static void fin_input(struct fg_tcp_conn *c)
 	tcp_mark_pending(c);
 }
 
-/* ---------------------------------------------------------------- text */
-
-static void data_input(struct fg_tcp_conn *c, const struct seg_in *s)
-{
-	struct fg_tcp *t = c->tcp;
-	uint32_t seq = s->seq, len = s->len, edge;
-	const uint8_t *data = s->data;
-	struct tcp_seg *g;
-
-	if (SEQ_LT(seq, c->rcv_nxt)) {
-		uint32_t d = c->rcv_nxt - seq;
-
-		if (d >= len) {
-			fg_stats_inc(t->st, FG_CTR_TCP_RX_DUP_DATA);
-			c->flags |= CF_ACK_NOW;
-			tcp_mark_pending(c);
-			return;
-		}
-		seq += d;
-		data += d;
-		len -= d;
-	}
-	/* RFC 9293 3.10.7.4: trim to the window we advertised */
-	edge = SEQ_GT(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv : c->rcv_nxt;
-	if (SEQ_GEQ(seq, edge))
-		return;
-	if (SEQ_GT(seq + len, edge))
-		len = edge - seq;
-	if (c->flags & CF_APP_CLOSED) {
-		/* the app is gone: keep the sequence space moving, drop the bytes */
-		if (seq == c->rcv_nxt) {
-			c->rcv_nxt += len;
-			fg_stats_add(t->st, FG_CTR_TCP_RX_AFTER_CLOSE, len);
-		}
-		c->flags |= CF_ACK_NOW;
-		tcp_mark_pending(c);
-		return;
-	}
-	if (seq != c->rcv_nxt) {
-		/* RFC 5681 4.2: out-of-order data gets an immediate ACK */
-		ooo_insert(c, s, seq, data, len);
-		c->flags |= CF_ACK_NOW;
-		tcp_mark_pending(c);
-		return;
-	}
-	g = seg_get(c, s, seq, data, len);
-	if (!g)
-		return;
-	rxq_append(c, g);
-	if (c->ooo && ooo_pull(c))
-		c->flags |= CF_ACK_NOW;	/* a hole was filled */
-	c->flags |= CF_DATA_NEW;
-	/* RFC 9293 3.8.6.3: ACK at least every second full-sized segment */
-	if (++c->rx_unacked >= 2)
-		c->flags |= CF_ACK_NOW;
-	else
-		c->flags |= CF_DACK;
-	tcp_mark_pending(c);
-}
-
 /* ---------------------------------------------------------------- ACK */
 
 static void retransmit_first(struct fg_tcp_conn *c)
@@ -485,7 +285,7 @@ static void retransmit_first(struct fg_tcp_conn *c)
 	tcp_xmit(c, flags, c->snd_una, len);
 }
 
-static void new_ack(struct fg_tcp_conn *c, const struct seg_in *s)
+static void new_ack(struct fg_tcp_conn *c, const struct tcp_seg_in *s)
 {
 	struct fg_tcp *t = c->tcp;
 	uint32_t acked = s->ack - c->snd_una, data_acked = FG_MIN(acked, c->sb_len);
@@ -566,7 +366,7 @@ static void dup_ack(struct fg_tcp_conn *c)
 }
 
 /* Fifth check for synchronized states; false when the segment is done. */
-static bool ack_input(struct fg_tcp_conn *c, const struct seg_in *s)
+static bool ack_input(struct fg_tcp_conn *c, const struct tcp_seg_in *s)
 {
 	struct fg_tcp *t = c->tcp;
 	uint32_t wnd = (c->flags & CF_WS_OK) ? (uint32_t)s->wnd << c->snd_wscale : s->wnd;
@@ -608,7 +408,7 @@ static bool ack_input(struct fg_tcp_conn *c, const struct seg_in *s)
 
 /* ---------------------------------------------------------------- connection */
 
-static bool seq_acceptable(const struct fg_tcp_conn *c, const struct seg_in *s, bool *zero_ok)
+static bool seq_acceptable(const struct fg_tcp_conn *c, const struct tcp_seg_in *s, bool *zero_ok)
 {
 	uint32_t wnd = SEQ_GT(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
 	uint32_t len = seg_len(s);
@@ -634,7 +434,7 @@ static void challenge_ack(struct fg_tcp_conn *c)
 	tcp_send_ack_now(c);
 }
 
-static void rst_input(struct fg_tcp_conn *c, const struct seg_in *s)
+static void rst_input(struct fg_tcp_conn *c, const struct tcp_seg_in *s)
 {
 	/* RFC 5961 3.2: only an exact RCV.NXT resets; else challenge */
 	if (s->seq != c->rcv_nxt) {
@@ -647,7 +447,7 @@ static void rst_input(struct fg_tcp_conn *c, const struct seg_in *s)
 }
 
 /* Time-wait and SYN-received special cases; true when handled. */
-static bool pre_checks(struct fg_tcp_conn *c, struct seg_in *s)
+static bool pre_checks(struct fg_tcp_conn *c, struct tcp_seg_in *s)
 {
 	struct fg_tcp *t = c->tcp;
 
@@ -656,7 +456,7 @@ static bool pre_checks(struct fg_tcp_conn *c, struct seg_in *s)
 		/* RFC 9293 3.10.7.4 note / RFC 6191: a new incarnation */
 		fg_stats_inc(t->st, FG_CTR_TCP_TW_REUSED);
 		tcp_conn_drop(c, FG_TCP_CLOSE_FIN, false);
-		if (listening(t, s->laddr, s->lport))
+		if (tcp_listening(t, s->laddr, s->lport))
 			syn_input(t, s);
 		return true;
 	}
@@ -680,7 +480,7 @@ static bool pre_checks(struct fg_tcp_conn *c, struct seg_in *s)
 	return false;
 }
 
-static void conn_input(struct fg_tcp_conn *c, struct seg_in *s)
+static void conn_input(struct fg_tcp_conn *c, struct tcp_seg_in *s)
 {
 	struct fg_tcp *t = c->tcp;
 	bool zero_ok;
@@ -734,7 +534,7 @@ static void conn_input(struct fg_tcp_conn *c, struct seg_in *s)
 		c->max_snd_wnd = c->snd_wnd;
 		c->snd_wl1 = s->seq;
 		c->snd_wl2 = s->ack;
-		if (establish(c) < 0)
+		if (tcp_establish(c) < 0)
 			return;
 	} else if (!ack_input(c, s)) {
 		return;
@@ -750,10 +550,10 @@ static void conn_input(struct fg_tcp_conn *c, struct seg_in *s)
 	}
 	if (s->len && (c->state == FG_TCP_ESTABLISHED || c->state == FG_TCP_FIN_WAIT_1 ||
 		       c->state == FG_TCP_FIN_WAIT_2))
-		data_input(c, s);
+		tcp_data_input(c, s);
 	if (s->flags & TH_FIN && !(c->flags & CF_FIN_RCVD)) {
 		if (fin_seq == c->rcv_nxt) {
-			fin_input(c);
+			tcp_fin_input(c);
 		} else if (SEQ_GT(fin_seq, c->rcv_nxt)) {
 			c->flags |= CF_OOO_FIN | CF_ACK_NOW;
 			c->ooo_fin_seq = fin_seq;
@@ -761,106 +561,32 @@ static void conn_input(struct fg_tcp_conn *c, struct seg_in *s)
 		}
 	}
 	if ((c->flags & CF_OOO_FIN) && c->ooo_fin_seq == c->rcv_nxt && !(c->flags & CF_FREEING))
-		fin_input(c);
+		tcp_fin_input(c);
 	if (!(c->flags & CF_FREEING))
 		tcp_timer_update(c);
 }
 
-/* ---------------------------------------------------------------- passive mode */
-
-/*
- * Observe only (issue 9): the client's half of each connection to a
- * listen endpoint is reassembled from the segments as captured; the
- * server's half is never seen (it is addressed elsewhere), nothing is
- * sent, and there is no window to enforce: data up to rcvbuf beyond
- * RCV.NXT is kept, the rest counted out of window. A SYN opens (or,
- * with another ISN, replaces) the stream; data with no stream picks one
- * up mid-way; RST and FIN end it; ACK fields mean nothing here.
- */
-static struct fg_tcp_conn *passive_open(struct fg_tcp *t, struct seg_in *s, uint32_t irs)
+void tcp_input(void *ctx, struct fg_rx_frame *f, const struct fg_net_l3 *l3,
+	       const uint8_t *l4, uint32_t l4_len, uint64_t now)
 {
-	struct fg_tcp_conn *c = tcp_conn_alloc(t);
-
-	if (!c) {
-		fg_stats_inc(t->st, FG_CTR_TCP_POOL_EMPTY);
-		return NULL;
-	}
-	conn_init(c, s, s->mss, s->ws, false);
-	c->irs = irs;
-	c->rcv_nxt = c->last_ack_sent = irs + 1;
-	tcp_conn_insert(c);
-	if (establish(c) < 0)
-		return NULL;
-	return c;
-}
-
-static void passive_input(struct fg_tcp *t, struct fg_tcp_conn *c, struct seg_in *s)
-{
-	uint32_t fin_seq;
-
-	if (c && (s->flags & TH_SYN) && s->seq != c->irs) {
-		/* the port pair is reused by a new connection */
-		tcp_conn_drop(c, FG_TCP_CLOSE_RST, true);
-		c = NULL;
-	}
-	if (!c) {
-		if (s->flags & TH_RST)
-			return;
-		if (s->flags & TH_SYN) {
-			c = passive_open(t, s, s->seq);
-			fg_stats_inc(t->st, FG_CTR_TCP_PASSIVE_OPENS);
-		} else if (s->len || (s->flags & TH_FIN)) {
-			c = passive_open(t, s, s->seq - 1);
-			fg_stats_inc(t->st, FG_CTR_TCP_PASSIVE_PICKUPS);
-		}
-		if (!c || (s->flags & TH_SYN))
-			return;	/* a SYN's data, if any, is sent again after the handshake */
-	}
-	c->last_rx = t->now;
-	if (s->flags & TH_RST) {
-		tcp_conn_drop(c, FG_TCP_CLOSE_RST, true);
-		return;
-	}
-	c->rcv_adv = c->rcv_nxt + t->cfg.rcvbuf;	/* no window: keep up to rcvbuf */
-	fin_seq = s->seq + s->len;
-	if (s->len && c->state == FG_TCP_ESTABLISHED) {
-		if (SEQ_GEQ(s->seq, c->rcv_adv))
-			fg_stats_inc(t->st, FG_CTR_TCP_RX_OUT_OF_WINDOW);
-		else
-			data_input(c, s);
-	}
-	if ((s->flags & TH_FIN) && !(c->flags & CF_FIN_RCVD)) {
-		if (fin_seq == c->rcv_nxt) {
-			fin_input(c);
-		} else if (SEQ_GT(fin_seq, c->rcv_nxt)) {
-			c->flags |= CF_OOO_FIN;
-			c->ooo_fin_seq = fin_seq;
-		}
-	}
-	if ((c->flags & CF_OOO_FIN) && c->ooo_fin_seq == c->rcv_nxt)
-		fin_input(c);
-	tcp_timer_update(c);
-}
-
-void fg_tcp_input(struct fg_tcp *t, struct fg_rx_frame *f, const uint8_t *ip,
-		  const uint8_t *l4, uint32_t l4_len, uint64_t now)
-{
-	struct seg_in s = { .f = f, .ws = -1 };
+	struct fg_tcp *t = ctx;
+	struct tcp_seg_in s = { .f = f, .ws = -1 };
 	struct fg_tcp_conn *c;
 	uint32_t doff;
 
 	t->now = now;
 	fg_stats_inc(t->st, FG_CTR_TCP_RX_SEGS);
-	s.laddr = fg_rdaddr(ip + 16);
-	s.raddr = fg_rdaddr(ip + 12);
-	if (l4_len < FG_TCP_HLEN || (doff = (uint32_t)(l4[12] >> 4) * 4) < FG_TCP_HLEN ||
-	    doff > l4_len || ip[12] == 0 || ip[12] >= 224 || s.raddr == 0xffffffffu) {
+	s.laddr = fg_rdaddr(l3->dst);
+	s.raddr = fg_rdaddr(l3->src);
+	if (l3->family != AF_INET || l4_len < FG_TCP_HLEN ||
+	    (doff = (uint32_t)(l4[12] >> 4) * 4) < FG_TCP_HLEN || doff > l4_len ||
+	    l3->src[0] == 0 || l3->src[0] >= 224 || s.raddr == 0xffffffffu) {
 		/* short, bad data offset, or a source no connection can have */
-		fg_stats_inc(t->st, FG_CTR_TCP_RX_BAD);
+		fg_stats_inc(t->st, t->passive ? FG_CTR_PASSIVE_BAD : FG_CTR_TCP_RX_BAD);
 		return;
 	}
 	if (!(f->flags & FG_RX_L4_CSUM_OK) &&
-	    fg_csum_fold(fg_csum_add(fg_pseudo_sum(s.raddr, s.laddr, FG_IP_PROTO_TCP, l4_len),
+	    fg_csum_fold(fg_csum_add(fg_ipv4_pseudo_sum(s.raddr, s.laddr, FG_IP_PROTO_TCP, l4_len),
 				     l4, l4_len)) != 0) {
 		fg_stats_inc(t->st, FG_CTR_TCP_RX_BAD_CSUM);
 		return;
@@ -875,15 +601,14 @@ void fg_tcp_input(struct fg_tcp *t, struct fg_rx_frame *f, const uint8_t *ip,
 	s.len = l4_len - doff;
 	if (s.flags & TH_SYN)
 		parse_options(&s, l4 + FG_TCP_HLEN, doff - FG_TCP_HLEN);
-	c = tcp_lookup(t, s.laddr, s.lport, s.raddr, s.rport);
 	if (t->passive) {
-		if (c || listening(t, s.laddr, s.lport))
-			passive_input(t, c, &s);
-		else
-			fg_stats_inc(t->st, FG_CTR_TCP_RX_NO_CONN);
-	} else if (c) {
+		tcp_passive_input(t, &s);
+		return;
+	}
+	c = tcp_lookup(t, s.laddr, s.lport, s.raddr, s.rport);
+	if (c) {
 		conn_input(c, &s);
-	} else if (listening(t, s.laddr, s.lport)) {
+	} else if (tcp_listening(t, s.laddr, s.lport)) {
 		listen_input(t, &s);
 	} else {
 		fg_stats_inc(t->st, FG_CTR_TCP_RX_NO_CONN);
@@ -891,73 +616,3 @@ void fg_tcp_input(struct fg_tcp *t, struct fg_rx_frame *f, const uint8_t *ip,
 	}
 }
 
-/* ---------------------------------------------------------------- delivery */
-
-static void consume(struct fg_tcp_conn *c, uint32_t n)
-{
-	while (n && c->rxq) {
-		struct tcp_seg *g = c->rxq;
-		uint32_t avail = g->len - c->rxq_off;
-
-		if (n < avail) {
-			c->rxq_off += n;
-			c->rxq_bytes -= n;
-			return;
-		}
-		n -= avail;
-		c->rxq_bytes -= avail;
-		c->rxq_off = 0;
-		c->rxq = g->next;
-		if (!c->rxq)
-			c->rxq_tail = NULL;
-		seg_put(c, g);
-	}
-}
-
-/* Offer the queued in-order payload to the app (end of burst). */
-void tcp_deliver(struct fg_tcp_conn *c)
-{
-	struct fg_tcp *t = c->tcp;
-	struct fg_iov iov[FG_TCP_MAX_IOV];
-
-	if (!(c->flags & CF_APP) || (c->flags & (CF_APP_CLOSED | CF_PAUSED)))
-		return;
-	while ((c->flags & CF_DATA_NEW) && c->rxq_bytes) {
-		unsigned n = 0;
-		uint32_t offered = 0, took;
-		bool more;
-
-		for (struct tcp_seg *g = c->rxq; g && n < FG_TCP_MAX_IOV; g = g->next, n++) {
-			uint32_t skip = g == c->rxq ? c->rxq_off : 0;
-
-			iov[n] = (struct fg_iov){ g->data + skip, g->len - skip, g->handle };
-			offered += g->len - skip;
-		}
-		more = offered < c->rxq_bytes;
-		c->flags |= CF_IN_DATA;
-		took = t->ops->on_data(c->ctx, c, iov, n);
-		c->flags &= ~CF_IN_DATA;
-		if (c->flags & CF_FREEING)
-			return;
-		consume(c, FG_MIN(took, offered));
-		if (c->flags & CF_APP_CLOSED) {
-			/* closed from inside on_data: the rest is unwanted */
-			if (c->rxq_bytes || c->ooo_bytes)
-				fg_stats_add(t->st, FG_CTR_TCP_RX_AFTER_CLOSE,
-					     c->rxq_bytes + c->ooo_bytes);
-			tcp_rxq_flush(c);
-			return;
-		}
-		/* everything offered was taken but more is queued: go on */
-		if (!(more && took >= offered) || (c->flags & CF_PAUSED))
-			c->flags &= ~CF_DATA_NEW;
-	}
-	c->flags &= ~CF_DATA_NEW;
-	if ((c->flags & CF_FIN_RCVD) && !(c->flags & (CF_EOF_DONE | CF_PAUSED)) && !c->rxq_bytes) {
-		c->flags |= CF_EOF_DONE;
-		if (t->ops->on_eof)
-			t->ops->on_eof(c->ctx, c);
-		else
-			fg_tcp_close(c);
-	}
-}

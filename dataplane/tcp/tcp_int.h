@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tcp_int.h — the TCP module's private layout, shared by its files:
- *   tcp.c        instance, pools, connection table, app calls
- *   tcp_input.c  segment arrival (RFC 9293 3.10.7), reassembly, ACKs
- *   tcp_output.c segment building, send path, retransmission, persist
- *   tcp_timer.c  the timer wheel and per-connection deadlines
- *   tcp_cookie.c SipHash, the connection hash and SYN cookies
+ *   tcp.c         instance, pools, connection table, app calls
+ *   tcp_input.c   segment arrival (RFC 9293 3.10.7): LISTEN, the checks, ACKs, FIN
+ *   tcp_reass.c   segment text: receive queue, out-of-order list, delivery
+ *   tcp_passive.c segment arrival when the instance only observes
+ *   tcp_output.c  segment building, send path, retransmission, persist
+ *   tcp_timer.c   the timer wheel and per-connection deadlines
+ *   tcp_cookie.c  SipHash, the connection hash and SYN cookies
  *
  * Sequence space of a connection (send side):
  *
@@ -69,6 +71,23 @@
 #define CF_DATA_NEW 0x10000	/* new in-order data since the last on_data */
 #define CF_IN_DATA 0x20000	/* inside on_data: the queue is the app's view */
 #define CF_SACK_OK 0x40000	/* the peer sent SACK-permitted: our ACKs carry SACK blocks */
+#define CF_GAP 0x80000		/* passive: octets were lost, the stream cannot go on */
+#define CF_BACKLOG 0x100000	/* passive: counted in n_backlogged */
+
+/* A received segment, parsed (tcp_input) for the arrival rules. */
+struct tcp_seg_in {
+	struct fg_rx_frame *f;
+	uint32_t laddr, raddr;		/* network order */
+	uint16_t lport, rport;
+	uint32_t seq, ack;
+	uint16_t wnd;
+	uint8_t flags;
+	const uint8_t *data;
+	uint32_t len;
+	uint32_t mss;		/* SYN option, 0 = none */
+	int ws;			/* SYN option, -1 = none */
+	bool sack;		/* SYN option SACK-permitted */
+};
 
 struct tcp_seg {
 	struct tcp_seg *next;
@@ -158,6 +177,12 @@ struct fg_tcp {
 
 	struct tcp_seg *segs, *free_segs;
 	unsigned n_segs_used;
+	/* Descriptors a connection may hold: rx_segs_per_conn; in passive
+	 * mode what its count can hold, and reaching backlog_at
+	 * (rx_segs_per_conn) only marks it backlogged. Live, backlog_at is 0,
+	 * which a count never equals after an increment. */
+	uint32_t segs_cap;
+	uint32_t backlog_at;
 
 	unsigned n_syn_rcvd;
 	uint8_t *syn_peer;		/* SYN_RCVD count per peer-address bucket */
@@ -176,6 +201,7 @@ struct fg_tcp {
 
 	uint64_t sip_k0, sip_k1;
 	bool passive;			/* observe only (fg_net_config.passive) */
+	unsigned n_backlogged;		/* passive: connections at rx_segs_per_conn */
 };
 
 /* Synchronized and not yet in TIME-WAIT: data, ACKs and idle apply. */
@@ -183,6 +209,14 @@ static inline bool tcp_state_live(const struct fg_tcp_conn *c)
 {
 	return c->state >= FG_TCP_ESTABLISHED && c->state <= FG_TCP_CLOSING;
 }
+
+/* The L4 handler net calls (net.h, struct fg_net_l4_ops); ctx is the
+ * struct fg_tcp. */
+void tcp_input(void *ctx, struct fg_rx_frame *f, const struct fg_net_l3 *l3,
+	       const uint8_t *l4, uint32_t l4_len, uint64_t now_ns);	/* tcp_input.c */
+void tcp_end_burst(void *ctx, uint64_t now_ns);				/* tcp.c */
+void tcp_timers(void *ctx, uint64_t now_ns);				/* tcp_timer.c */
+uint64_t tcp_next_deadline(const void *ctx);				/* tcp_timer.c */
 
 /* tcp.c */
 void tcp_set_state(struct fg_tcp_conn *c, enum fg_tcp_state s);
@@ -200,7 +234,33 @@ uint32_t tcp_rx_used(const struct fg_tcp_conn *c);
 void tcp_syn_peer_dec(struct fg_tcp *t, uint32_t raddr);
 
 /* tcp_input.c */
+bool tcp_listening(const struct fg_tcp *t, uint32_t laddr, uint16_t lport);
+/* A new block for the segment's 4-tuple: addresses, MSS, options, cwnd. */
+void tcp_conn_init(struct fg_tcp_conn *c, const struct tcp_seg_in *s, uint32_t peer_mss,
+		   int peer_ws, bool sack);
+/* ESTABLISHED and the app's on_accept; -1 when the block is gone. */
+int tcp_establish(struct fg_tcp_conn *c);
+/* The FIN at RCV.NXT (RFC 9293 3.10.7.4, eighth check). */
+void tcp_fin_input(struct fg_tcp_conn *c);
+
+/* tcp_reass.c */
+/* The segment's text (seventh check): queued in order, or out of order. */
+void tcp_data_input(struct fg_tcp_conn *c, const struct tcp_seg_in *s);
+/* Offer the queued in-order payload to the app (end of burst). */
 void tcp_deliver(struct fg_tcp_conn *c);
+
+/* tcp_passive.c */
+/* A segment to an instance that only observes. */
+void tcp_passive_input(struct fg_tcp *t, struct tcp_seg_in *s);
+/* End of burst for a connection whose app closed: over, or lingering. */
+void tcp_passive_closed(struct fg_tcp_conn *c);
+/* After the connection's descriptor count changed: the backlog bound. */
+void tcp_passive_backlog(struct fg_tcp_conn *c);
+/* `n` octets the stream had already: trimmed (passive_dup_bytes). */
+void tcp_passive_dup(struct fg_tcp_conn *c, uint32_t n);
+/* Octets the stream needs are lost (no descriptor, out-of-order list
+ * full): a live peer would send them again, a capture will not. */
+void tcp_passive_gap(struct fg_tcp_conn *c);
 
 /* tcp_output.c */
 void tcp_output(struct fg_tcp_conn *c);
@@ -232,7 +292,6 @@ void tcp_timer_cancel(struct fg_tcp_conn *c);
 uint64_t tcp_idle_deadline(const struct fg_tcp_conn *c);
 
 /* tcp_cookie.c */
-uint64_t tcp_siphash(uint64_t k0, uint64_t k1, const void *data, size_t len);
 uint32_t tcp_conn_hash(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
 		       uint32_t raddr, uint16_t rport);
 uint32_t tcp_cookie_make(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,

@@ -22,7 +22,7 @@
  */
 #include <string.h>
 
-#include "../net/net_int.h"
+#include "floodgate/wire.h"
 #include "tcp_int.h"
 
 struct seg_out {
@@ -117,7 +117,7 @@ static int emit(struct fg_tcp *t, const struct seg_out *o)
 	}
 	if (o->data_len)
 		copy_from_ring(o->dc, th + hlen, o->data_off, o->data_len);
-	sum = fg_pseudo_sum(o->laddr, o->raddr, FG_IP_PROTO_TCP, l4);
+	sum = fg_ipv4_pseudo_sum(o->laddr, o->raddr, FG_IP_PROTO_TCP, l4);
 	if (offload)
 		fg_wr16(th + 16, (uint16_t)~fg_csum_fold(sum));
 	else

@@ -144,8 +144,9 @@ static void conn_fire(struct fg_tcp_conn *c, uint64_t now)
 	tcp_timer_update(c);
 }
 
-void fg_tcp_timers(struct fg_tcp *t, uint64_t now)
+void tcp_timers(void *ctx, uint64_t now)
 {
+	struct fg_tcp *t = ctx;
 	uint64_t target;
 
 	t->now = now;
@@ -184,8 +185,10 @@ void fg_tcp_timers(struct fg_tcp *t, uint64_t now)
  * then. Walking the slots costs at most one pass over the wheel (4096
  * pointer tests by default), paid only by a caller about to sleep.
  */
-uint64_t fg_tcp_next_deadline(const struct fg_tcp *t)
+uint64_t tcp_next_deadline(const void *ctx)
 {
+	const struct fg_tcp *t = ctx;
+
 	if (t->pending || t->freeing)
 		return t->now;
 	if (!t->n_timers || t->cur_tick == UINT64_MAX)

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #ifndef FG_DEBUG
 #define FG_DEBUG 0
@@ -47,5 +48,15 @@ FG_NORETURN void fg_panic(const char *file, int line, const char *what);
 /* Seconds since the Unix epoch, UTC. Article dates, first-seen times and
  * every date decision use this type; timers use monotonic nanoseconds. */
 typedef int64_t fg_time_t;
+
+/* Monotonic nanoseconds: the one clock of every timer, deadline and
+ * interval, in every process. */
+static inline uint64_t fg_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 #endif /* FLOODGATE_COMMON_H */

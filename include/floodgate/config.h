@@ -36,6 +36,7 @@
 
 #include "floodgate/common.h"
 #include "floodgate/date.h"
+#include "floodgate/log.h"
 
 #define FG_CONFIG_MAX_PATH_IDS 8
 #define FG_CONFIG_MAX_LISTEN 8
@@ -204,10 +205,15 @@ struct fg_config {
 	unsigned workers;		/* worker lcores; default 1 */
 	unsigned rx_queues;		/* per port; default = workers */
 	unsigned mbufs;			/* mempool size; default 16383 */
+	unsigned dp_mtu;		/* the port's MTU; 0: the port's own */
 	unsigned tcp_connections;	/* connection blocks; default 4096 */
 	struct fg_prefix dp_addr;	/* our address and prefix on the port */
 	uint8_t dp_mac[6];		/* zero = the port's own */
 	unsigned idle_backoff_us;	/* max sleep of an idle worker; default 100; 0 = spin */
+
+	/* [log] */
+	enum fg_log_target log_target;	/* default stderr */
+	enum fg_log_timestamps log_timestamps;	/* default auto */
 };
 
 /* One problem found while loading: "file:line: key: message". */
@@ -257,9 +263,16 @@ uint64_t fg_config_ident(const char *id);
 /* Log every error (level err) and warning (level warn) of a load. */
 void fg_config_errors_log(const struct fg_config_errors *errs);
 
+/* Send the program's log lines where [log] says, as `ident` (log.h); 0 or
+ * -errno, which it also logs (the lines then stay on stderr). */
+int fg_config_log_open(const struct fg_config *cfg, const char *ident);
+
 /* The i-th key the parser knows, with its section ("site", "peer", ...);
  * false past the last. The documentation test walks this list. */
 bool fg_config_key_at(unsigned i, const char **section, const char **key);
+/* The i-th key's default as file text; NULL when it is derived from other
+ * keys or required (docs/configuration.md says which). */
+const char *fg_config_key_default(unsigned i);
 
 /*
  * Split cfg->eal_args (stored as words, quoted where needed) into argv:

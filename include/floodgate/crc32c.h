@@ -2,7 +2,8 @@
 /*
  * crc32c.h — CRC-32C (Castagnoli), as iSCSI and ext4 use it: journal
  * blocks, snapshot headers. Incremental: pass the previous return value as
- * `crc` (0 to start). Uses SSE4.2's crc32 instruction.
+ * `crc` (0 to start). Uses SSE4.2's crc32 instruction, three lanes at a
+ * time on buffers of 720 octets or more (siphash.c).
  *
  * The implementation lives with the history module
  * (dataplane/history/siphash.c), which checksums its images with it; this

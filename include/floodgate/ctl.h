@@ -23,6 +23,7 @@
  * Verbs (docs/floodctl.md): ping; status; stats [--json|--prom];
  * lookup <message-id>; expire [--dry-run]; snapshot; reload [path];
  * forget <message-id>; remember <message-id> [accepted|rejected];
+ * reopen-logs;
  * and the dataplane's, which floodctld forwards to it (docs/dataplane.md):
  * peers; drain [off]; shutdown [seconds]; throttle <reason words>; go;
  * pause <peer> [seconds]; resume <peer>. --json is accepted by every
@@ -61,6 +62,7 @@ enum fg_ctl_verb {
 	FG_CTL_GO,		/* ... ends the throttle */
 	FG_CTL_PAUSE,		/* a peer's new offers deferred [SECONDS, default 24 h] */
 	FG_CTL_RESUME,		/* ... ends the pause */
+	FG_CTL_REOPEN_LOGS,	/* floodctld reopens its log files (logrotate) */
 	FG_CTL_DOWNSTREAMS,	/* each downstream: state, lag, backlog, counters */
 	FG_CTL_DOWNSTREAM,	/* pause|resume NAME: stop or go on feeding one */
 	FG_CTL_VERB__COUNT

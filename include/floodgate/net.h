@@ -29,6 +29,14 @@
  * TCP's MSS keeps segments within the MTU), IP options are tolerated and
  * skipped. IPv6 frames are counted and dropped (docs/tcp.md).
  *
+ * Transport protocols are not built in: each registers an L4 handler for
+ * its IP protocol number (fg_net_l4_register), as a Linux stack's
+ * protocols register with inet_add_protocol(). net validates the network
+ * header and hands the packet's L4 part to the handler; after every
+ * received burst and every poll it runs each handler's end-of-burst pass,
+ * from fg_net_poll its timers, and it asks each for its next deadline.
+ * TCP registers itself in fg_tcp_create(). ICMP echo is net's own.
+ *
  * Time is passed in by the caller (monotonic ns); nothing here reads a
  * clock. One instance per worker core; an instance is never shared.
  */
@@ -42,14 +50,10 @@
 #include "floodgate/common.h"
 #include "floodgate/iov.h"
 #include "floodgate/stats.h"
+#include "floodgate/wire.h"
 
 #define FG_NET_MAX_ADDRS 8
 #define FG_NET_TX_BURST 32
-#define FG_ETH_HLEN 14
-#define FG_ETH_ALEN 6
-#define FG_ETHERTYPE_IPV4 0x0800
-#define FG_ETHERTYPE_ARP 0x0806
-#define FG_ETHERTYPE_IPV6 0x86dd
 
 /* Received-frame flags, set by the port layer. */
 #define FG_RX_IP_CSUM_OK 0x1u	/* the NIC verified the IPv4 header checksum */
@@ -97,9 +101,12 @@ struct fg_net_config {
 	uint64_t arp_ttl_ns;		/* 0 = 300 s */
 	bool tx_csum_offload;		/* the port computes checksums */
 	uint64_t hash_seed;		/* keys the ARP cache (and TCP's tables) */
-	/* Observe only (issue 9's passive mode: a recorded or mirrored feed):
-	 * nothing is ever transmitted, TCP reassembles the client streams
-	 * sent to its listen endpoints without a handshake of its own. */
+	/* Observe only (passive mode: a recorded or mirrored feed): nothing
+	 * is ever transmitted; frames addressed anywhere are taken (one
+	 * 802.1Q tag allowed), checksums count as verified, the destination
+	 * is left to the L4 handler, drops count as passive_not_tcp and
+	 * passive_bad; TCP reassembles the client streams sent to its listen
+	 * endpoints without a handshake of its own (docs/tcp.md). */
 	bool passive;
 };
 
@@ -115,7 +122,6 @@ struct fg_net_faults {
 };
 
 struct fg_net;
-struct fg_tcp;
 
 /* Constructor: NULL on bad config (logged) or no memory. `stats` is the
  * owning core's counter block; it must outlive the instance. */
@@ -126,17 +132,24 @@ struct fg_net *fg_net_create(const struct fg_net_config *cfg,
 void fg_net_destroy(struct fg_net *net);
 
 /* Process a burst of received frames (takes over their references), then
- * run TCP's end-of-burst pass (deliver data, send ACKs and responses) and
- * flush transmissions. Returns n. */
+ * run the L4 handlers' end-of-burst passes (TCP: deliver data, send ACKs
+ * and responses) and flush transmissions. Returns n. */
 unsigned fg_net_rx(struct fg_net *net, struct fg_rx_frame *frames, unsigned n,
 		   uint64_t now_ns);
-/* Timers (TCP's wheel), deferred work and a TX flush. Call often. */
+/* Timers (the L4 handlers': TCP's wheel), deferred work and a TX flush.
+ * Call often. */
 void fg_net_poll(struct fg_net *net, uint64_t now_ns);
 /* The next time fg_net_poll() has work, or UINT64_MAX. */
 uint64_t fg_net_next_deadline(const struct fg_net *net);
 void fg_net_flush(struct fg_net *net);
 
 int fg_net_set_faults(struct fg_net *net, const struct fg_net_faults *f);
+/* "rx-drop=1,tx-dup=0.5,seed=7": percentages (0..100) of TCP segments for
+ * each of rx-drop, rx-dup, rx-reorder, tx-drop, tx-dup, tx-reorder, and
+ * the PRNG's seed; keys not given keep their value in *f. 0, or -EINVAL
+ * (an unknown key, no `=`, a share outside 0..100, a spec over 255
+ * octets). */
+int fg_net_faults_parse(const char *spec, struct fg_net_faults *f);
 
 /* Peer MAC for `ip` (network order): 0 and *mac set, or -EAGAIN after an
  * ARP request has been queued (at most one a second per address). */
@@ -159,13 +172,53 @@ void fg_net_tx_discard(struct fg_net *net, void *handle);
 /* Queue a finished frame (faults apply to TCP frames: `is_tcp`). */
 void fg_net_tx_queue(struct fg_net *net, uint8_t *data, uint32_t len, void *handle,
 		     uint32_t flags, bool is_tcp);
+/* Write an Ethernet + IPv4 header (20 bytes, DF, TTL 64) for `l4_len`
+ * bytes of payload; the header checksum is filled unless `offload`. */
+void fg_net_build_ipv4(uint8_t *frame, const uint8_t *dst_mac, const uint8_t *src_mac,
+		       uint32_t src, uint32_t dst, uint8_t proto, uint32_t l4_len,
+		       uint16_t ip_id, int offload);
 
-/* Called by fg_tcp_create(): the instance that receives TCP segments. */
-void fg_net_attach_tcp(struct fg_net *net, struct fg_tcp *tcp);
+/* ---- L4 handlers ---- */
 
-/* Internet checksum (RFC 1071) helpers: a running 32-bit sum, folded.
- * Sums may be chained; every chunk but the last must have an even length. */
-uint32_t fg_csum_add(uint32_t sum, const void *data, size_t len);
-uint16_t fg_csum_fold(uint32_t sum);
+#define FG_NET_MAX_L4 4		/* protocols registered at once */
+
+/*
+ * The network header of a received packet, as an L4 handler sees it.
+ * One handler serves every address family of its protocol number: IPv4
+ * now; IPv6 (issue 17) will hand the same handler its packets with
+ * family AF_INET6 and 16-byte addresses.
+ */
+struct fg_net_l3 {
+	unsigned family;		/* AF_INET */
+	const uint8_t *hdr;		/* the network header */
+	const uint8_t *src, *dst;	/* its addresses, network order (4 bytes for AF_INET) */
+};
+
+struct fg_net_l4_ops {
+	/* One packet of the protocol: `l4` is its header, `len` runs to the
+	 * end of the IP payload. The frame's reference stays net's (dropped
+	 * after the call): a handler that keeps payload takes its own
+	 * (fg_net_buf_ref). Required. */
+	void (*input)(void *ctx, struct fg_rx_frame *f, const struct fg_net_l3 *l3,
+		      const uint8_t *l4, uint32_t len, uint64_t now_ns);
+	/* After every received burst and every poll: work the burst made
+	 * (TCP: deliver data to the app, send ACKs and answers). Optional. */
+	void (*end_of_burst)(void *ctx, uint64_t now_ns);
+	/* From fg_net_poll, before end_of_burst: what is due by now_ns.
+	 * Optional. */
+	void (*timers)(void *ctx, uint64_t now_ns);
+	/* The next time `timers` or `end_of_burst` has work, or UINT64_MAX.
+	 * Optional (never, then). */
+	uint64_t (*next_deadline)(const void *ctx);
+};
+
+/* Packets of IP protocol `proto` (FG_IP_PROTO_*) go to `ops` with `ctx`
+ * from now on. 0, -EEXIST when the protocol has a handler already,
+ * -ENOSPC beyond FG_NET_MAX_L4 protocols, -EINVAL for ICMP (net's own)
+ * or an ops table without input. */
+int fg_net_l4_register(struct fg_net *net, uint8_t proto, const struct fg_net_l4_ops *ops,
+		       void *ctx);
+/* The protocol's packets are counted and dropped again (net_ip_proto). */
+void fg_net_l4_unregister(struct fg_net *net, uint8_t proto);
 
 #endif /* FLOODGATE_NET_H */

@@ -4,47 +4,42 @@
  * feeds, reassembled as captured and fed to the session engine, which
  * decides every offer; nothing is ever transmitted.
  *
- * Frames come from a port (a pcap file, a mirror port) through the same
- * (data, len, flags, handle) view and port ops as the live path. Which
- * side is the client: a TCP segment whose destination port is one of the
- * configuration's listen ports travels client -> server; its flow is
- * (client address, client port, server address, server port). Segments
- * the other way are counted and dropped (the answers of the server that
- * was captured are not ours to judge), except a server RST, which ends
- * the flow as it ended the real connection.
+ * There is one TCP: an instance is the live path's own modules in their
+ * observe-only mode — an fg_net with `passive` set (Ethernet and IPv4
+ * parsed by net, as live frames are), an fg_tcp registered with it (the
+ * streams reassembled by TCP's receive queue and out-of-order list:
+ * tcp_passive.c says how a stream starts, ends and what a lost segment
+ * does), and an fg_tcpsess as TCP's app (sessions opened, fed, paused and
+ * closed as on a live connection). So a capture is decided exactly as the
+ * same bytes arriving live would be. docs/dataplane.md ("Passive mode")
+ * lists the rules; in short:
  *
- * A flow starts at the client's SYN (its sequence number anchors the
- * stream). A flow whose SYN is not in the capture (a mirror joined
- * mid-stream) cannot be decoded from a command boundary: its segments are
- * counted (passive_midstream) and dropped. Then, as a receiving TCP would
- * (RFC 9293 3.10.7.4): in-order payload is appended, retransmitted octets
- * are trimmed, segments ahead of a hole wait in an out-of-order list
- * (bounded) until the hole fills, FIN ends the stream once every octet
- * before it was delivered, RST ends it at once. A hole that never fills
- * (the capture lost a segment: the out-of-order list overflows, or the
- * FIN arrives behind the hole) ends the flow's session (passive_gaps):
- * what follows a hole cannot be decoded reliably.
+ *   - a segment to a `[site] listen` endpoint is client -> server; the
+ *     server's segments are counted and dropped, except its RST;
+ *   - a stream starts at the client's SYN; one whose SYN was not captured
+ *     is counted (passive_midstream) and dropped;
+ *   - checksums are not verified (a capture taken on the sending host
+ *     holds checksums its NIC had not filled in), lengths are; one 802.1Q
+ *     tag is allowed;
+ *   - a hole that can never fill (the capture lost a segment) ends the
+ *     stream's session (passive_gaps).
  *
- * Checksums are not verified (passive.c says why); lengths are.
- *
- * Each flow is one engine session, opened for the peer its client address
- * maps to (a non-peer session answers 502 and closes, as it would live).
- * Payload is delivered to the session as soon as its segment is in order,
- * segment by segment in capture order, and the engine is polled right
- * after any delivery while a transfer is open, so a capture decides the
- * same way whatever the port's burst sizes: replays are deterministic.
- * The session's answers are counted by the engine and discarded.
+ * Frames are processed one at a time, each through the whole stack, and
+ * the engine is polled after each while a transfer is open, so a capture
+ * decides the same way whatever the port's burst sizes: replays are
+ * deterministic. The session's answers are counted and discarded.
  *
  * Time: each frame may carry its capture time (ns since the epoch); the
- * engine then runs on the capture's clock, so dates and offer deadlines
- * are judged as at capture time. Without it, the caller's clock is used.
+ * engine and TCP's timers then run on the capture's clock, so dates and
+ * offer deadlines are judged as at capture time. Without it, the caller's
+ * clock is used.
  *
  * Back-pressure: a flow whose session stopped reading keeps its segments
- * queued (references held), at most max_segs of them; while any flow is
- * at that bound, or the segment pool is empty, fg_passive_backlogged()
- * says so and the caller stops receiving until fg_passive_work() has
- * drained it (on a pcap port nothing is lost; a mirror port drops in the
- * NIC, which the port counts).
+ * queued (references held), at most max_segs of them before it counts as
+ * backlogged; while any flow is, or the segment pool is nearly empty,
+ * fg_passive_backlogged() says so and the caller stops receiving until
+ * fg_passive_work() has drained it (on a pcap port nothing is lost; a
+ * mirror port drops in the NIC, which the port counts).
  *
  * One instance per worker core; not thread-safe.
  */
@@ -63,7 +58,7 @@ struct fg_passive;
 
 struct fg_passive_params {
 	struct fg_engine *engine;
-	const struct fg_config *cfg;		/* listen ports, peers */
+	const struct fg_config *cfg;		/* listen endpoints, peers */
 	const struct fg_port_ops *ops;		/* buffer references */
 	void *port;
 	struct fg_stats *stats;			/* the worker's block */
@@ -97,7 +92,8 @@ bool fg_passive_backlogged(const struct fg_passive *p);
  * before the first timestamped frame. */
 uint64_t fg_passive_clock(const struct fg_passive *p);
 
-/* New flows' peers and listen ports come from `cfg` from now on. */
+/* New flows' peers come from `cfg` from now on (the listen endpoints
+ * stay those of the start, as in active mode: a restart changes them). */
 void fg_passive_set_config(struct fg_passive *p, const struct fg_config *cfg);
 
 /* End every flow now, as if its connection had reset (end of a replay, or

@@ -10,8 +10,9 @@
  *                    commit() hands it to the writer through a lock-free
  *                    single-producer ring — no disk I/O on this thread
  *   writer thread    appends records to the current segment, makes them
- *                    durable with one fdatasync per commit interval (group
- *                    commit, config queue-commit, default 10 ms), hands the
+ *                    durable with fdatasync at once (group commit: what
+ *                    arrives during a sync shares the next; config
+ *                    queue-commit bounds a group, default 10 ms), hands the
  *                    completions back through a ring per handle (the
  *                    engine's poll() delivers them: only then 239/235),
  *                    persists the consumers' cursors, rotates and deletes

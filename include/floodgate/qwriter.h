@@ -44,7 +44,7 @@ struct fg_queue_gate {
 
 struct fg_queue_params {
 	const char *dir;		/* the data directory (created if missing) */
-	uint64_t commit_ns;		/* group commit interval; 0: sync at once */
+	uint64_t commit_ns;		/* the longest a group grows; 0: a sync per article */
 	uint64_t limit;			/* octets on disk before refusing; 0: no limit */
 	int64_t max_age;		/* seconds; 0: no limit */
 	uint64_t segment_bytes;		/* rotate beyond; 0: limit/16 within [64 KiB, 64 MiB] */

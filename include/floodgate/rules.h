@@ -53,8 +53,11 @@ enum fg_rules_id_state {
 };
 
 struct fg_rules_history {
-	/* State of the ID (`len` octets, exactly as offered). */
-	enum fg_rules_id_state (*lookup)(void *ctx, const char *id, size_t len);
+	/* State of the ID (`len` octets, exactly as offered). `key` is the
+	 * caller's own key for it (fg_rules_input.arg_key) when the ID is the
+	 * command's argument and the caller gave one, else NULL: the rules
+	 * never look inside it. */
+	enum fg_rules_id_state (*lookup)(void *ctx, const char *id, size_t len, const void *key);
 	/* Newest version number known for a base identifier (struct
 	 * fg_msgid_version.base); false when none is known. May be NULL. */
 	bool (*newest_version)(void *ctx, const char *base, size_t len, uint64_t *version);
@@ -112,6 +115,7 @@ struct fg_rules_input {
 	const struct fg_article *art;	/* a finished scan (COMPLETE or ERROR) */
 	const char *arg;		/* the command's Message-ID argument; NULL: none */
 	size_t arg_len;
+	const void *arg_key;		/* the caller's key for arg (hist->lookup); may be NULL */
 	uint64_t size;			/* article octets, fg_article_wire_size() */
 	fg_time_t now;
 	const struct fg_config_peer *peer;	/* NULL: no peer policy */
@@ -181,7 +185,8 @@ void fg_rules_count(const struct fg_rules_verdict *v, struct fg_stats *stats);
  * gets RULES_OFFERS_WANTED or RULES_OFFERS_REFUSED plus rejected[reason].
  */
 enum fg_reason fg_rules_offer(const struct fg_rules *r, const char *arg, size_t arg_len,
-			      struct fg_rules_verdict *v, struct fg_stats *stats);
+			      const void *arg_key, struct fg_rules_verdict *v,
+			      struct fg_stats *stats);
 
 /*
  * Whether the session engine should remember this reject in history, so

@@ -73,6 +73,9 @@ struct fg_sink_ops {
 	unsigned (*poll)(void *sink, uint64_t now_ns, fg_sink_done_fn *done, void *ctx);
 	/* Optional: true while no new article is taken (CHECK -> 431). */
 	bool (*full)(void *sink);
+	/* Free the sink (nothing open or in flight; NULL: nothing). Its
+	 * owner need not know which sink it holds. */
+	void (*destroy)(void *sink);
 	/* Optional: the downstreams an accepted article goes to, decided once
 	 * before its commit (feeds.h); a sink that is not told sends it to
 	 * every downstream. */

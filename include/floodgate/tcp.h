@@ -7,6 +7,12 @@
  * caller. docs/tcp.md describes the state machine, the timers, every limit
  * and counter, and what of each RFC is and is not implemented.
  *
+ * fg_tcp_create() registers the instance with its fg_net as the handler
+ * of IP protocol 6 (net.h's L4 handlers): segments, the end-of-burst pass,
+ * timers and the next deadline all reach TCP through fg_net_rx(),
+ * fg_net_poll() and fg_net_next_deadline(); fg_tcp_destroy() unregisters.
+ * One instance per fg_net.
+ *
  * The application (the NNTP session engine; the TAP harness's test apps
  * until it exists) implements struct fg_tcp_app_ops:
  *
@@ -120,8 +126,9 @@ struct fg_tcp_config {
 
 struct fg_tcp;
 
-/* Constructor: NULL on bad config (logged) or no memory. Preallocates
- * every connection block, send buffer and segment descriptor. */
+/* Constructor: NULL on bad config (logged), no memory, or a TCP handler
+ * already registered with `net`. Preallocates every connection block,
+ * send buffer and segment descriptor. */
 struct fg_tcp *fg_tcp_create(struct fg_net *net, const struct fg_tcp_config *cfg,
 			     const struct fg_tcp_app_ops *ops, void *app);
 /* Drops every reference still held; calls no callback. */
@@ -170,13 +177,16 @@ unsigned fg_tcp_conns_in_use(const struct fg_tcp *tcp);
 /* Segment descriptors in use. */
 unsigned fg_tcp_segs_in_use(const struct fg_tcp *tcp);
 
-/* ---- called by fg_net only ---- */
-/* One TCP segment: `ip` is the IPv4 header, `l4` the TCP header. */
-void fg_tcp_input(struct fg_tcp *tcp, struct fg_rx_frame *f, const uint8_t *ip,
-		  const uint8_t *l4, uint32_t l4_len, uint64_t now_ns);
-/* End of a burst: deliver data, send ACKs and data. */
-void fg_tcp_end_burst(struct fg_tcp *tcp, uint64_t now_ns);
-void fg_tcp_timers(struct fg_tcp *tcp, uint64_t now_ns);
-uint64_t fg_tcp_next_deadline(const struct fg_tcp *tcp);
+/* End every connection now, sending nothing, as if each had been reset:
+ * on_close(rst) for the accepted ones; the blocks are freed at the next
+ * end of burst (fg_net_poll). Passive mode's end of a replay, or of a
+ * shutdown. Returns how many. */
+unsigned fg_tcp_drop_all(struct fg_tcp *tcp);
+
+/* Passive mode: a connection's queued and out-of-order segments reached
+ * rx_segs_per_conn (its app stopped reading), or the descriptor pool is
+ * nearly empty. The caller should stop receiving until the app has read:
+ * a capture's segments are never sent again, so none may be dropped. */
+bool fg_tcp_backlogged(const struct fg_tcp *tcp);
 
 #endif /* FLOODGATE_TCP_H */

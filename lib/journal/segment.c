@@ -56,14 +56,6 @@ struct fg_journal {
 	bool failed;			/* a write failed since the last commit */
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Create segment `seg`: header written and fsynced, then the directory
  * fsynced, so the seed is on disk before any record depends on it. */
 static int segment_create(struct fg_journal *j, uint64_t seg)
@@ -325,7 +317,7 @@ int fg_journal_commit(struct fg_journal *j, struct fg_region *r)
 	j->durable = j->written;
 	j->uncommitted = 0;
 	j->commit_seq++;
-	j->last_commit_ns = now_ns();
+	j->last_commit_ns = fg_mono_ns();
 	fg_stats_inc(j->st, FG_CTR_JOURNAL_COMMITS);
 	for (unsigned i = 0; i < slots; i++) {
 		if (!j->dirty[i])

@@ -34,14 +34,6 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 	return (v + a - 1) / a * a;
 }
 
-uint64_t fg_rnow_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
 	const uint8_t *b = p;
@@ -336,7 +328,7 @@ struct fg_region *fg_region_create(const char *shm_path, const struct fg_region_
 	h.flags = r->huge ? FG_RFLAG_HUGE : 0;
 	atomic_init(&h.owner_pid, (int32_t)getpid());
 	atomic_init(&h.owner_start, fg_region_proc_start(getpid()));
-	atomic_init(&h.owner_heartbeat, fg_rnow_ns());
+	atomic_init(&h.owner_heartbeat, fg_mono_ns());
 	memcpy(r->hdr, &h, sizeof(h));
 	r->owner = true;
 	FG_LOG_INFO(COMP, "created %s (%zu bytes%s, %u writer slots)", r->path, r->len,
@@ -565,7 +557,7 @@ void fg_region_publish(struct fg_region *r)
 
 void fg_region_owner_heartbeat(struct fg_region *r)
 {
-	atomic_store_explicit(&r->hdr->owner_heartbeat, fg_rnow_ns(), memory_order_relaxed);
+	atomic_store_explicit(&r->hdr->owner_heartbeat, fg_mono_ns(), memory_order_relaxed);
 }
 
 /* ---- processes ---- */

@@ -213,6 +213,5 @@ uint64_t fg_rslot_jring_off(void);
 uint64_t fg_rslot_vring_off(uint32_t jring);
 uint64_t fg_rslot_size(uint32_t jring, uint32_t vring);
 uint64_t fg_rschema(void);
-uint64_t fg_rnow_ns(void);
 
 #endif /* FLOODGATE_REGION_INT_H */

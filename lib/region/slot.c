@@ -117,7 +117,7 @@ struct fg_region_writer *fg_region_claim(struct fg_region *r, const char *name, 
 		if (!atomic_compare_exchange_strong(&c->owner, &want, mine))
 			continue;
 		atomic_store(&c->start, fg_region_proc_start(getpid()));
-		atomic_store(&c->heartbeat, fg_rnow_ns());
+		atomic_store(&c->heartbeat, fg_mono_ns());
 		atomic_store(&c->clock_suspect, 0);
 		atomic_store(&c->resolved, 0);
 		atomic_store(&c->claimed, (int64_t)time(NULL));
@@ -188,7 +188,7 @@ struct fg_region_wstats *fg_region_writer_stats(struct fg_region_writer *w)
 
 void fg_region_writer_heartbeat(struct fg_region_writer *w)
 {
-	atomic_store_explicit(&fg_rslot_at(w->r, w->idx)->ctl.heartbeat, fg_rnow_ns(),
+	atomic_store_explicit(&fg_rslot_at(w->r, w->idx)->ctl.heartbeat, fg_mono_ns(),
 			      memory_order_relaxed);
 }
 
@@ -314,7 +314,7 @@ int fg_region_slot_info(const struct fg_region *r, unsigned slot,
 	out->generation = atomic_load(&s->ctl.generation);
 	out->claimed = atomic_load(&s->ctl.claimed);
 	hb = atomic_load(&s->ctl.heartbeat);
-	now = fg_rnow_ns();
+	now = fg_mono_ns();
 	out->heartbeat_age_ns = hb == 0 ? UINT64_MAX : (now > hb ? now - hb : 0);
 	for (unsigned k = 0; k < FG_RING__COUNT; k++) {
 		out->pushed[k] = atomic_load(&prod(s, k)->head);

@@ -27,10 +27,11 @@ static struct fg_config *cfg;	/* reachable until exit: not a leak */
 static struct fg_rules rules;
 
 /* Every ID whose length is odd is "known": both history answers occur. */
-static enum fg_rules_id_state odd_known(void *ctx, const char *id, size_t len)
+static enum fg_rules_id_state odd_known(void *ctx, const char *id, size_t len, const void *key)
 {
 	(void)ctx;
 	(void)id;
+	(void)key;
 	return len & 1 ? FG_RULES_ID_KNOWN : FG_RULES_ID_UNKNOWN;
 }
 
@@ -83,7 +84,7 @@ static void decide(const struct fg_article *a, const char *s, size_t n, enum fg_
 	if (v.what.ptr && !(v.what.ptr >= s && v.what.ptr + v.what.len <= s + n) &&
 	    v.step != FG_RULES_STEP_REQUIRED)
 		abort();
-	(void)fg_rules_offer(&rules, in.arg, in.arg_len, NULL, NULL);
+	(void)fg_rules_offer(&rules, in.arg, in.arg_len, NULL, NULL, NULL);
 }
 
 static void check_inside(const struct fg_article *a, const char *buf, size_t len)

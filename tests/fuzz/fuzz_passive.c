@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_passive.c — arbitrary frames into passive mode's reassembly
- * (dataplane/passive) and on into the session engine: what a mirror port
- * or a capture file can hold is untrusted input.
+ * fuzz_passive.c — arbitrary frames into passive mode (dataplane/passive:
+ * net, TCP's passive reassembly and tcpsess) and on into the session
+ * engine: what a mirror port or a capture file can hold is untrusted input.
  *
  * Input: a sequence of records
  *     op (1)  len (2, big-endian)  body (len)

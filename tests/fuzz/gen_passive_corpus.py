@@ -3,7 +3,8 @@
 """gen_passive_corpus.py — writes tests/fuzz/corpus/passive/ (the record
 format is in fuzz_passive.c): whole streams in order, out of order, with
 retransmissions, resets from both sides, a tagged flow, a stream without
-its SYN, a hole, raw garbage frames. Run it again after changing the
+its SYN, a hole, a flow lingering after its session ended, an overflowing
+out-of-order list, raw garbage frames. Run it again after changing the
 format; the files are committed."""
 import os
 import struct
@@ -60,6 +61,14 @@ def main():
     write("slow_clock", [rec(1, 0, 0, SYN, clock=7)] + [rec(1, 0, 1, ACK, b"CHECK <c@t>\r\n",
                                                           clock=7) for _ in range(3)])
     write("port_reuse", [rec(1, 0, 0, SYN)] + segs[:2] + [rec(1, 0, 9999, SYN)] + segs)
+    # the session ends at QUIT: the client's last octets and its FIN go to
+    # the lingering flow, then a new SYN on the same ports starts again
+    write("linger", [rec(1, 0, 0, SYN)] + segs + [rec(1, 0, end, ACK | PSH, b"CHECK <z@t>\r\n"),
+                                                rec(1, 0, end + 13, FIN | ACK),
+                                                rec(1, 0, 70000, SYN)] + segs[:2])
+    # more segments ahead of a hole than the out-of-order list holds (16)
+    ahead = [rec(1, 1, 1000 + 10 * i, ACK, b"CHECK <%d>" % i) for i in range(20)]
+    write("ooo_overflow", [rec(1, 1, 0, SYN)] + segs[:1] + ahead + segs[1:])
     eth = b"\xff" * 6 + b"\x02\x00\x00\x00\x00\x01"
     write("garbage", [raw(eth + b"\x08\x06" + b"\x00" * 28), raw(eth + b"\x08\x00\x45"),
                       raw(eth + b"\x08\x00\x4f" + b"\xff" * 60), raw(b"\x01" * 10),

@@ -18,7 +18,6 @@ name without a directory sync. Then the crash:
     the others, dir:GLOB the first directory sync after a change of a
     matching entry, and each announces its first skip.
 """
-import hashlib
 import os
 import shutil
 import subprocess

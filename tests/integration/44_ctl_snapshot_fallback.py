@@ -9,7 +9,6 @@ is there. Then a journal truncated in the middle of a record: everything
 before the cut is restored, nothing after it, and the log says where the
 segment was torn.
 """
-import json
 import os
 
 from ctlkit import Ctl, check, log, passed

@@ -19,7 +19,6 @@ import json
 import os
 import re
 import subprocess
-import time
 
 from ctlkit import TOP, Ctl, check, http_get, log, passed, prom_parse, prom_value, wait_for
 

@@ -17,7 +17,6 @@ other one is accepted now, so each ID ends with exactly one 239. Every
 """
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading

@@ -16,10 +16,10 @@ reconnect, and every worker switched.
 import os
 import sys
 import threading
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fgdp  # noqa: E402
+import fgkit  # noqa: E402
 from fgdp import check, log  # noqa: E402
 
 DAY = 86400
@@ -113,7 +113,10 @@ def main():
         check(not t.is_alive() and t.error is None, "load client: %s" % t.error)
     log("load: %d articles accepted across the reload" % sum(t.n for t in load))
     check(all(t.n > 0 for t in load), "a load client made no progress")
-    st = w.stats()
+    # a client's QUIT is answered before its connection is closed and
+    # counted: wait for the count, not for the clients
+    st = fgkit.wait_counters(w.stats, lambda c: c["nntp_sessions_closed"] - closed0 >= len(load),
+                             30, "the load clients' sessions to close")
     check(st["dp_config_swaps"] == 2, "workers switched %d times" % st["dp_config_swaps"])
     check(st["rejected:too-old"] >= 1, "no too-old reject")
     # the load clients quit cleanly; the watching session is still open

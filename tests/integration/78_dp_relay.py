@@ -34,7 +34,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fgdp  # noqa: E402

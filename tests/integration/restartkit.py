@@ -5,10 +5,10 @@ stall no peer (issue 25), shared by 57_host_kill_restart and
 
 The shape of one round (run_round):
   1. four clients stream TAKETHIS of new articles (their own IDs) into the
-     filter, which relays to a real innd. The queue commits every
-     COMMIT_MS, so between two commits every client has articles the
-     filter holds ACCEPTING: written to the queue or not yet, never
-     answered;
+     filter, which relays to a real innd, each with WINDOW of them in
+     flight, so at any moment the filter holds some ACCEPTING: written to
+     the queue or not yet, not answered (the group commit batches for at
+     most COMMIT_MS);
   2. once every client has seen answers and still has TAKETHIS
      unanswered (both observed, not timed), the filter is SIGKILLed and
      started again at once — the new process attaches while floodctld
@@ -18,7 +18,8 @@ The shape of one round (run_round):
      in-flight ones are answered within the offer timeout: 239 (the
      article had not reached the queue: accepted now) or 439 (it had:
      settled as accepted from the queue, a "recovery" line in the
-     verdict log);
+     verdict log — or the dead writer had accepted it, and its 239 was
+     lost with the connection);
   4. the queue holds every ID exactly once (its records counted, checksums
      and all), innd — started only now — stores every ID exactly once (its
      news log's `+` lines), no ID got 239 twice,
@@ -184,8 +185,9 @@ def crc32c(data, crc=0):
 
 def queue_ids(data_dir):
     """{message-id: sound records} over every queue segment on disk, read
-    as the queue's own scan does (queue.h): a record counts only whole,
-    with its checksum; the first that is not ends its segment."""
+    as the queue's own scan does (include/floodgate/queue.h, both record
+    versions): a record counts only whole, with its checksum; the first
+    that is not ends its segment."""
     out = {}
     for name in sorted(os.listdir(data_dir)):
         if not (name.startswith("queue-") and name.endswith(".fgq")):
@@ -193,8 +195,8 @@ def queue_ids(data_dir):
         with open(os.path.join(data_dir, name), "rb") as f:
             data = f.read()
         off = 64
-        # version 1 records ("FGQR", 32-octet header) or version 2 ("FGQD":
-        # 40 octets, then 8 per downstream of its route)
+        # version 1 records ("FGQR") have a 32-octet header; version 2
+        # ("FGQD") 40 octets and 8 per downstream it is routed to
         while off + 32 <= len(data) and data[off:off + 4] in (b"FGQR", b"FGQD"):
             crc, = struct.unpack_from("<I", data, off + 4)
             art_len, id_len = struct.unpack_from("<IH", data, off + 24)
@@ -277,12 +279,17 @@ def run_round(name, w, clients, kill, restart, vlog=None):
         accepts, recovered = vlog_accepts(vlog)
         bad = [(m, accepts.get(m, 0)) for m in all_mids if accepts.get(m, 0) != 1]
         check(not bad, "IDs without exactly one accept line in the verdict log: %s" % bad[:5])
-        check(recovered == settled, "recovery lines %d == in-flight IDs answered 439 %d"
+        # an in-flight ID answered 439 was accepted by the dead writer
+        # (its 239 lost with the connection) or settled from the queue
+        # (a recovery line): never more recoveries than 439s
+        check(recovered <= settled, "recovery lines %d <= in-flight IDs answered 439 %d"
               % (recovered, settled))
-    log("%s: %d IDs, each accepted once: by its 239 or, %d of them, recovered from the "
-        "queue; innd stored each once (%d sent again after the kill)"
-        % (name, len(all_mids), settled, resent))
-    return settled
+    else:
+        recovered = None
+    log("%s: %d IDs, each accepted once; %d in-flight IDs answered 439 (%s recovered "
+        "from the queue); innd stored each once (%d sent again after the kill)"
+        % (name, len(all_mids), settled, "?" if recovered is None else recovered, resent))
+    return recovered
 
 
 def wait_innd(mids, innd_dir, timeout=180):

@@ -3,7 +3,8 @@
  * tcp_fixture.h — a net + TCP instance on a memory port for the unit
  * tests: crafted frames in (with correct checksums unless asked not to),
  * transmitted frames captured and parsed, a recording test app, and a
- * clock the test drives. Header-only so test_tcp.c and test_net.c share it.
+ * clock the test drives. Header-only (test_tcp.c; test_net.c has its own
+ * recording L4 handler instead of TCP).
  */
 #ifndef FG_TCP_FIXTURE_H
 #define FG_TCP_FIXTURE_H

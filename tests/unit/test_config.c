@@ -364,6 +364,8 @@ START_TEST(test_defaults)
 	for (int i = 0; i < 6; i++)
 		ck_assert_uint_eq(cfg->dp_mac[i], 0);
 	ck_assert_uint_eq(cfg->idle_backoff_us, 100);
+	ck_assert_int_eq(cfg->log_target, FG_LOG_TO_STDERR);
+	ck_assert_int_eq(cfg->log_timestamps, FG_LOG_TIME_AUTO);
 	ck_assert_str_eq(cfg->peer[0].newsgroups, "*");
 	ck_assert_uint_eq(cfg->peer[0].max_connections, 0);
 	ck_assert_uint_eq(cfg->peer[0].max_article_size, 0);
@@ -435,6 +437,9 @@ static const char full_text[] =
 	"address          198.51.100.7/28\n"
 	"mac              02:00:5e:10:00:01\n"
 	"idle-backoff     1ms\n"
+	"[log]\n"
+	"target           journal\n"
+	"timestamps       off\n"
 	"[downstream spool-a]\n"
 	"address          [2001:db8::25]\n"
 	"connections      4\n"
@@ -527,6 +532,8 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(cfg->dp_mac[0], 0x02);
 	ck_assert_uint_eq(cfg->dp_mac[5], 0x01);
 	ck_assert_uint_eq(cfg->idle_backoff_us, 1000);
+	ck_assert_int_eq(cfg->log_target, FG_LOG_TO_JOURNAL);
+	ck_assert_int_eq(cfg->log_timestamps, FG_LOG_TIME_OFF);
 	ck_assert_uint_eq(cfg->n_downstream, 2);
 	ck_assert_uint_eq(cfg->downstream[0].addr.port, 119);
 	ck_assert_uint_eq(cfg->downstream[0].connections, 4);
@@ -694,6 +701,10 @@ START_TEST(test_value_errors)
 		     "t.conf:2: full-policy: \"panic\" is not one of: defer, evict-oldest");
 	expect_error("[rules]\nhonor-supersedes maybe\n" PEER_AND_DS,
 		     "t.conf:2: honor-supersedes: \"maybe\" is not on/off, yes/no or true/false");
+	expect_error("[log]\ntarget file\n" PEER_AND_DS,
+		     "t.conf:2: target: \"file\" is not one of: stderr, journal, syslog");
+	expect_error("[log]\ntimestamps yes\n" PEER_AND_DS,
+		     "t.conf:2: timestamps: \"yes\" is not one of: auto, on, off");
 	expect_error("[dataplane]\nworkers 0\n" PEER_AND_DS,
 		     "t.conf:2: workers: 0 is out of range: must be between 1 and 127");
 	expect_error("[dataplane]\naddress 10.99.0.0/24\n" PEER_AND_DS,

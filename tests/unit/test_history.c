@@ -123,6 +123,54 @@ START_TEST(test_siphash_vectors)
 }
 END_TEST
 
+/* CRC-32C one bit at a time: the definition the three-lane code must match. */
+static uint32_t crc32c_bitwise(uint32_t crc, const uint8_t *p, size_t len)
+{
+	crc = ~crc;
+	while (len--) {
+		crc ^= *p++;
+		for (unsigned k = 0; k < 8; k++)
+			crc = crc & 1 ? (crc >> 1) ^ 0x82f63b78u : crc >> 1;
+	}
+	return ~crc;
+}
+
+/* Every length around the lane sizes (240 and 8192 octets, three lanes a
+ * block), odd offsets, and a buffer fed in random pieces: the same value
+ * as the bitwise definition. */
+START_TEST(test_crc32c_lanes_match_bitwise)
+{
+	static uint8_t buf[3 * 8192 * 2 + 4096];
+	static const size_t lens[] = { 0, 1, 7, 8, 719, 720, 721, 727, 728, 1440, 1448, 2160,
+				       24575, 24576, 24577, 24576 + 720, 24576 + 719, 49152,
+				       sizeof(buf) - 3 };
+	uint64_t rng = 24;
+	uint32_t want, got;
+
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)fg_test_rng(&rng);
+	for (unsigned i = 0; i < FG_ARRAY_SIZE(lens); i++)
+		for (unsigned off = 0; off < 3; off++) {
+			want = crc32c_bitwise(0x12345678u, buf + off, lens[i]);
+			got = fg_crc32c(0x12345678u, buf + off, lens[i]);
+			ck_assert_msg(got == want, "len %zu offset %u: %08x, want %08x", lens[i], off,
+				      got, want);
+		}
+	for (size_t len = 700; len < 800; len++)
+		ck_assert_uint_eq(fg_crc32c(0, buf, len), crc32c_bitwise(0, buf, len));
+	/* incremental, in pieces of 1 to 3000 octets */
+	want = crc32c_bitwise(0, buf, sizeof(buf));
+	got = 0;
+	for (size_t at = 0; at < sizeof(buf);) {
+		size_t n = FG_MIN(sizeof(buf) - at, 1 + fg_test_rng(&rng) % 3000);
+
+		got = fg_crc32c(got, buf + at, n);
+		at += n;
+	}
+	ck_assert_uint_eq(got, want);
+}
+END_TEST
+
 /* FIPS-197 appendix C.1 (AES-128): the key schedule and rounds the AES
  * hash is built from. */
 START_TEST(test_aes128_fips197)
@@ -1630,6 +1678,7 @@ static Suite *history_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_siphash_vectors);
+	tcase_add_test(tc, test_crc32c_lanes_match_bitwise);
 	tcase_add_test(tc, test_aes128_fips197);
 	tcase_add_test(tc, test_aeshash_vectors);
 	tcase_add_loop_test(tc, test_hash_depends_on_seed_and_every_octet, 0, FG_ARRAY_SIZE(hashes));

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_passive.c — passive mode's reassembly (dataplane/passive) with the
- * real session engine, history and null sink on a memory port.
+ * test_passive.c — passive mode (dataplane/passive: net, TCP and tcpsess in
+ * their observe-only mode) with the real session engine, history and null
+ * sink on a memory port.
  *
  * Replays: feedgen's workload written as a capture (fg_pcapfeed_write),
  * read back with libpcap and fed in bursts of several sizes; the engine's
@@ -10,8 +11,9 @@
  * may be left behind. Reassembly: hand-made segments out of order,
  * retransmitted, overlapping, a stream without its SYN, frames with bad
  * checksums (kept: captures hold them) or bad lengths (dropped), a hole that
- * never fills, resets from either side, and a session that stops reading
- * (back-pressure) and goes on.
+ * never fills, resets from either side, a session that stops reading
+ * (back-pressure) and goes on, and a mirror port's frames (another MAC, a
+ * VLAN tag).
  */
 #include <arpa/inet.h>
 #include <pcap/pcap.h>
@@ -267,15 +269,21 @@ static void put32(uint8_t *p, uint32_t v)
 	memcpy(p, &v, 4);
 }
 
-/* One frame from src:sport to dst:dport, checksums right unless `bad`. */
-static void seg(uint32_t src, uint16_t sport, uint32_t dst, uint16_t dport, uint8_t flags,
-		uint32_t seq, const char *data, bool bad)
+/* One frame from src:sport to dst:dport, checksums right unless `bad`;
+ * `mirror`: addressed to another host's MAC, inside an 802.1Q tag. */
+static void seg_frame(uint32_t src, uint16_t sport, uint32_t dst, uint16_t dport,
+		      uint8_t flags, uint32_t seq, const char *data, bool bad, bool mirror)
 {
-	uint8_t f[1600] = { 0 }, *ip = f + 14, *th = ip + 20;
+	uint8_t f[1600] = { 0 }, *ip = f + (mirror ? 18 : 14), *th = ip + 20;
 	size_t len = data ? strlen(data) : 0;
 	struct fg_rx_frame fr;
 
-	put16(f + 12, 0x0800);
+	if (mirror) {
+		memcpy(f, "\x02\x00\x5e\x10\x20\x30", 6);
+		put16(f + 12, 0x8100);
+		put16(f + 14, 42);
+	}
+	put16(ip - 2, 0x0800);
 	ip[0] = 0x45;
 	put16(ip + 2, (uint16_t)(40 + len));
 	ip[8] = 64;
@@ -292,10 +300,16 @@ static void seg(uint32_t src, uint16_t sport, uint32_t dst, uint16_t dport, uint
 	put16(th + 14, 65535);
 	memcpy(th + 20, data ? data : "", len);
 	put16(th + 16, fg_pcap_tcp_checksum(src, dst, th, 20 + len) ^ (bad ? 0x1111 : 0));
-	ck_assert_int_eq(fg_memport_rx_frame(X.mp, f, (uint32_t)(54 + len), &fr), 0);
+	ck_assert_int_eq(fg_memport_rx_frame(X.mp, f, (uint32_t)(th + 20 + len - f), &fr), 0);
 	fg_passive_rx(X.pv, &fr, 1, NULL, X.now, X.now_ns);
 	fg_engine_poll(X.e, X.now, X.now_ns);
 	fg_passive_work(X.pv);
+}
+
+static void seg(uint32_t src, uint16_t sport, uint32_t dst, uint16_t dport, uint8_t flags,
+		uint32_t seq, const char *data, bool bad)
+{
+	seg_frame(src, sport, dst, dport, flags, seq, data, bad, false);
 }
 
 static void cseg(uint16_t port, uint8_t flags, uint32_t seq, const char *data)
@@ -441,6 +455,42 @@ START_TEST(test_backpressure)
 }
 END_TEST
 
+/* A mirror port's frames are addressed to the observed server's MAC and
+ * may carry a VLAN tag: decoded as a capture's are. A session that ends
+ * first leaves its flow lingering: the client's last octets are not a
+ * stream seen mid-way, and its FIN ends the flow. */
+START_TEST(test_mirror_frames_and_linger)
+{
+	fx_up("", false, 0);
+	seg_frame(CLIENT, 40040, SERVER, 119, TH_SYN, 500, NULL, false, true);
+	seg_frame(CLIENT, 40040, SERVER, 119, TH_ACK, 501, "MODE STREAM\r\nCHECK <m@v>\r\nQUIT\r\n",
+		  false, true);
+	ck_assert_uint_eq(code(203), 1);
+	ck_assert_uint_eq(code(238), 1);
+	ck_assert_uint_eq(code(205), 1);
+	ck_assert_uint_eq(ctr(FG_CTR_PASSIVE_NOT_TCP), 0);
+	ck_assert_uint_eq(fg_passive_flows(X.pv), 0);	/* the session is over */
+	seg_frame(CLIENT, 40040, SERVER, 119, TH_ACK, 533, "junk\r\n", false, true);
+	ck_assert_uint_eq(ctr(FG_CTR_PASSIVE_AFTER_CLOSE_BYTES), 6);
+	ck_assert_uint_eq(ctr(FG_CTR_PASSIVE_MIDSTREAM), 0);
+	seg_frame(CLIENT, 40040, SERVER, 119, TH_FIN | TH_ACK, 539, NULL, false, true);
+	seg_frame(CLIENT, 40040, SERVER, 119, TH_ACK, 540, "more\r\n", false, true);
+	ck_assert_uint_eq(ctr(FG_CTR_PASSIVE_AFTER_CLOSE_BYTES), 6);
+	ck_assert_uint_eq(ctr(FG_CTR_PASSIVE_MIDSTREAM), 1);	/* the FIN ended it */
+	/* not IPv4 at all: counted */
+	{
+		uint8_t f[60] = { 0 };
+		struct fg_rx_frame fr;
+
+		put16(f + 12, 0x86dd);
+		ck_assert_int_eq(fg_memport_rx_frame(X.mp, f, sizeof(f), &fr), 0);
+		fg_passive_rx(X.pv, &fr, 1, NULL, X.now, X.now_ns);
+	}
+	ck_assert_uint_eq(ctr(FG_CTR_PASSIVE_NOT_TCP), 1);
+	fx_down();
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("passive");
@@ -457,6 +507,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_resets_end_flows);
 	tcase_add_test(t, test_hole_that_never_fills);
 	tcase_add_test(t, test_backpressure);
+	tcase_add_test(t, test_mirror_frames_and_linger);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -49,13 +49,15 @@ static struct fake_history {
 	uint64_t newest;		/* for every base */
 	char last_base[FG_MSGID_MAX + 1];
 	unsigned lookups;
+	const void *last_key;		/* what the last lookup was handed */
 } fake;
 
-static enum fg_rules_id_state fake_lookup(void *ctx, const char *id, size_t len)
+static enum fg_rules_id_state fake_lookup(void *ctx, const char *id, size_t len, const void *key)
 {
 	struct fake_history *f = ctx;
 
 	f->lookups++;
+	f->last_key = key;
 	if (f->know_all)
 		return FG_RULES_ID_KNOWN;
 	if (f->superseded && strlen(f->superseded) == len && memcmp(f->superseded, id, len) == 0)
@@ -698,7 +700,30 @@ START_TEST(test_no_history)
 
 	ck_assert_int_eq(fg_rules_init(&rules, cfg, NULL), 0);
 	ck_assert_int_eq(decide(&s), FG_REASON_NONE);
-	ck_assert_int_eq(fg_rules_offer(&rules, "<a@b>", 5, NULL, NULL), FG_REASON_NONE);
+	ck_assert_int_eq(fg_rules_offer(&rules, "<a@b>", 5, NULL, NULL, NULL), FG_REASON_NONE);
+}
+END_TEST
+
+/* The caller's key for the argument is handed back to its lookup, so it
+ * need not hash the ID again; an ID read from the header has none. */
+START_TEST(test_lookup_gets_the_argument_key)
+{
+	static const int key = 42;
+	struct spec s = base_spec();
+
+	ck_assert_int_eq(fg_rules_init(&rules, cfg, &history), 0);
+	memset(&fake, 0, sizeof(fake));
+	ck_assert_int_eq(fg_rules_offer(&rules, "<a@b>", 5, &key, NULL, NULL), FG_REASON_NONE);
+	ck_assert_uint_eq(fake.lookups, 1);
+	ck_assert_ptr_eq(fake.last_key, &key);
+	fake.last_key = &fake;
+	ck_assert_int_eq(fg_rules_offer(&rules, "<a@b>", 5, NULL, NULL, NULL), FG_REASON_NONE);
+	ck_assert_ptr_null(fake.last_key);
+	fake.last_key = &fake;
+	s.arg = NULL;	/* the header's ID is the offered one */
+	ck_assert_int_eq(decide(&s), FG_REASON_NONE);
+	ck_assert_uint_eq(fake.lookups, 3);
+	ck_assert_ptr_null(fake.last_key);
 }
 END_TEST
 
@@ -764,13 +789,13 @@ START_TEST(test_offer)
 {
 	struct fg_rules_verdict ov;
 
-	ck_assert_int_eq(fg_rules_offer(&rules, "<new@x>", 7, &ov, &stats), FG_REASON_NONE);
-	ck_assert_int_eq(fg_rules_offer(&rules, "new@x", 5, &ov, &stats), FG_REASON_BAD_MESSAGE_ID);
+	ck_assert_int_eq(fg_rules_offer(&rules, "<new@x>", 7, NULL, &ov, &stats), FG_REASON_NONE);
+	ck_assert_int_eq(fg_rules_offer(&rules, "new@x", 5, NULL, &ov, &stats), FG_REASON_BAD_MESSAGE_ID);
 	ck_assert_int_eq(ov.step, FG_RULES_STEP_ARGUMENT);
 	/* wire form suffices for an offer */
-	ck_assert_int_eq(fg_rules_offer(&rules, "<no-at>", 7, NULL, &stats), FG_REASON_NONE);
+	ck_assert_int_eq(fg_rules_offer(&rules, "<no-at>", 7, NULL, NULL, &stats), FG_REASON_NONE);
 	fake.known = "<old@x>";
-	ck_assert_int_eq(fg_rules_offer(&rules, "<old@x>", 7, NULL, &stats), FG_REASON_DUPLICATE);
+	ck_assert_int_eq(fg_rules_offer(&rules, "<old@x>", 7, NULL, NULL, &stats), FG_REASON_DUPLICATE);
 	ck_assert_uint_eq(stats.ctr[FG_CTR_RULES_OFFERS_WANTED], 2);
 	ck_assert_uint_eq(stats.ctr[FG_CTR_RULES_OFFERS_REFUSED], 2);
 	ck_assert_uint_eq(stats.rejected[FG_REASON_BAD_MESSAGE_ID], 1);
@@ -1081,6 +1106,7 @@ static Suite *rules_suite(void)
 	tcase_add_test(tc, test_unwanted_newsgroup);
 	tcase_add_test(tc, test_duplicate_before_dates);
 	tcase_add_test(tc, test_no_history);
+	tcase_add_test(tc, test_lookup_gets_the_argument_key);
 	tcase_add_test(tc, test_superseded_by_version);
 	tcase_add_test(tc, test_superseded_by_supersedes);
 	tcase_add_test(tc, test_offer);

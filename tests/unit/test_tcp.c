@@ -1224,6 +1224,9 @@ START_TEST(test_passive_mode)
 	tc.listen[0].port = 119;
 	tc.n_listen = 1;
 	tc.max_conns = 8;
+	tc.rx_segs = 128;
+	tc.rx_segs_per_conn = 4;
+	tc.ooo_segs_per_conn = 2;
 	FX->tcp = fg_tcp_create(FX->net, &tc, &fx_ops, FX);
 	ck_assert_ptr_nonnull(FX->tcp);
 	/* a captured stream: SYN, ACK of a SYN-ACK we never saw, data out of
@@ -1245,15 +1248,74 @@ START_TEST(test_passive_mode)
 	ck_assert_uint_eq(FX->closes, 1);
 	ck_assert_int_eq(FX->close_why, FG_TCP_CLOSE_FIN);
 	ck_assert_uint_eq(fg_tcp_conns_in_use(FX->tcp), 0);
-	/* picked up mid-way: data with no SYN seen; then a RST ends it */
+	/* data with no SYN seen cannot be decoded from a command boundary */
 	fx_seg_full(40001, 119, F_ACK, 5000, 1, 502, "CHECK <a@b>\r\n", 13, NULL, 0, 0);
+	ck_assert_uint_eq(FX->accepts, 1);
+	ck_assert_uint_eq(FX->rx_len, 10);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_PASSIVE_MIDSTREAM], 1);
+	/* a SYN twice is one stream; the app closes before the client: the
+	 * stream lingers, the client's last octets are counted, not taken for
+	 * a stream seen mid-way, and its FIN ends it */
+	fx_seg_full(40001, 119, F_SYN, 6000, 0, 502, NULL, 0, NULL, 0, 0);
+	fx_seg_full(40001, 119, F_SYN, 6000, 0, 502, NULL, 0, NULL, 0, 0);
 	ck_assert_uint_eq(FX->accepts, 2);
-	ck_assert_uint_eq(FX->rx_len, 23);
-	fx_seg_full(40001, 119, F_RST, 5013, 0, 0, NULL, 0, NULL, 0, 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_PASSIVE_FLOWS], 2);
+	fx_seg_full(40001, 119, F_ACK, 6001, 1, 502, "QUIT\r\n", 6, NULL, 0, 0);
+	ck_assert_uint_eq(FX->rx_len, 16);
+	fg_tcp_close(FX->conn);
+	fx_advance(0);
 	ck_assert_uint_eq(FX->closes, 2);
+	ck_assert_uint_eq(fg_tcp_conns_in_use(FX->tcp), 1);
+	fx_seg_full(40001, 119, F_ACK, 6007, 1, 502, "late", 4, NULL, 0, 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_PASSIVE_AFTER_CLOSE_BYTES], 4);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_PASSIVE_MIDSTREAM], 1);
+	fx_seg_full(40001, 119, F_ACK | F_FIN, 6011, 1, 502, NULL, 0, NULL, 0, 0);
+	fx_advance(0);
+	ck_assert_uint_eq(fg_tcp_conns_in_use(FX->tcp), 0);
+	/* a SYN with another ISN on a live 4-tuple replaces the stream */
+	fx_seg_full(40002, 119, F_SYN, 7000, 0, 502, NULL, 0, NULL, 0, 0);
+	fx_seg_full(40002, 119, F_ACK, 7001, 1, 502, "x", 1, NULL, 0, 0);
+	fx_seg_full(40002, 119, F_SYN, 8000, 0, 502, NULL, 0, NULL, 0, 0);
+	ck_assert_uint_eq(FX->accepts, 4);
+	ck_assert_uint_eq(FX->closes, 3);
 	ck_assert_int_eq(FX->close_why, FG_TCP_CLOSE_RST);
-	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_PASSIVE_OPENS], 1);
-	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_PASSIVE_PICKUPS], 1);
+	ck_assert_uint_eq(FX->rx_len, 17);
+	/* the end of a replay: every stream as if reset */
+	ck_assert_uint_eq(fg_tcp_drop_all(FX->tcp), 1);
+	ck_assert_uint_eq(FX->closes, 4);
+	fx_advance(0);
+	ck_assert_uint_eq(fg_tcp_conns_in_use(FX->tcp), 0);
+	/* an app that does not read: its segments stay queued past the bound
+	 * (a capture sends nothing again) and the caller is told to wait */
+	fx_seg_full(40003, 119, F_SYN, 9000, 0, 502, NULL, 0, NULL, 0, 0);
+	FX->consume_limit = 0;
+	for (uint32_t i = 0; i < 5; i++) {
+		ck_assert(!fg_tcp_backlogged(FX->tcp) || i == 4);
+		fx_seg_full(40003, 119, F_ACK, 9001 + 4 * i, 1, 502, "abcd", 4, NULL, 0, 0);
+	}
+	ck_assert(fg_tcp_backlogged(FX->tcp));
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_PASSIVE_BACKLOG], 1);
+	FX->consume_limit = UINT32_MAX;
+	fg_tcp_pause(FX->conn);
+	fg_tcp_resume(FX->conn);
+	fx_advance(0);
+	ck_assert_uint_eq(FX->rx_len, 37);
+	ck_assert(!fg_tcp_backlogged(FX->tcp));
+	/* a hole the out-of-order list cannot wait behind ends the stream */
+	fx_seg_full(40004, 119, F_SYN, 10000, 0, 502, NULL, 0, NULL, 0, 0);
+	for (uint32_t i = 0; i < 3; i++)
+		fx_seg_full(40004, 119, F_ACK, 10005 + 5 * i, 1, 502, "hello", 5, NULL, 0, 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_PASSIVE_OOO], 1 + 2);	/* "world" before "hello" */
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_PASSIVE_GAPS], 1);
+	ck_assert_uint_eq(FX->closes, 5);
+	ck_assert_int_eq(FX->close_why, FG_TCP_CLOSE_ERROR);
+	fx_seg_full(40004, 119, F_ACK, 10001, 1, 502, "abcd", 4, NULL, 0, 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_PASSIVE_MIDSTREAM], 2);
+	ck_assert_uint_eq(FX->rx_len, 37);
+	fg_tcp_drop_all(FX->tcp);
+	fx_advance(0);
+	ck_assert_uint_eq(fg_tcp_conns_in_use(FX->tcp), 0);
+	ck_assert_uint_eq(fg_tcp_segs_in_use(FX->tcp), 0);
 	/* ARP gets no answer either: nothing at all was transmitted */
 	memset(arp, 0xff, 6);
 	memcpy(arp + 6, FX->peer_mac, 6);

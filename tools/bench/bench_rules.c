@@ -92,11 +92,12 @@ static void set_add(const char *s, size_t len)
 		}
 }
 
-static enum fg_rules_id_state lookup(void *ctx, const char *id, size_t len)
+static enum fg_rules_id_state lookup(void *ctx, const char *id, size_t len, const void *key)
 {
 	uint64_t h = fnv1a(id, len);
 
 	(void)ctx;
+	(void)key;
 	for (size_t i = h & (SET_SIZE - 1);; i = (i + 1) & (SET_SIZE - 1)) {
 		if (set[i] == h)
 			return know_all ? FG_RULES_ID_KNOWN : FG_RULES_ID_UNKNOWN;
@@ -222,7 +223,7 @@ static double run_once(struct ctx *c, enum kind k, unsigned passes)
 			struct bench_article *a = &arts[i];
 
 			if (k == K_OFFER) {
-				acc += fg_rules_offer(&c->rules, a->msgid, a->msgid_len, NULL, &c->stats);
+				acc += fg_rules_offer(&c->rules, a->msgid, a->msgid_len, NULL, NULL, &c->stats);
 				continue;
 			}
 			in.art = &a->art;

@@ -4,7 +4,9 @@
 #  1. every build/release/bench/bench_* binary with --quick or --full and
 #     --md STAGE/<name>.md (the modules write their own fragment); run.sh
 #     stamps each fragment with this run (mode, commit, date, load average
-#     as the module began);
+#     as the module began); then tools/bench/path_profile.sh, where the
+#     CPU goes for 700 KB articles on the whole path (perf), stamped alike
+#     (docs/benchmarks.md shows it in the method section);
 #  2. the end-to-end runs: feedgen against each system (tools/bench/
 #     sys_<name>.sh), each workload on a fresh instance, raw feedgen JSON
 #     kept as STAGE/e2e_<system>_<workload>.json (plus the same stamp,
@@ -51,6 +53,7 @@ if [ "$mode" = quick ]; then
 	WORKLOADS=(
 		"check|--mode check --peers 10 --dups 10 --articles 30000 --size 2K --window 64"
 		"takethis_2k|--mode takethis --peers 4 --conns 2 --dups 1 --articles 60000 --size 2K --window 32"
+		"takethis_700k|--mode takethis --peers 4 --conns 2 --dups 1 --articles 400 --size 700K --window 8"
 	)
 else
 	export FG_BENCH_HISTORY=20000000
@@ -80,17 +83,18 @@ modules=0
 if [ "${FG_BENCH_MODULES:-1}" = 0 ]; then
 	echo "(skipped: FG_BENCH_MODULES=0)"
 else
-	for b in "$B"/bench/bench_*; do
-		name=${b##*/bench_}
-		frag=$stage/$name.md
+	# run_fragment NAME CMD...: CMD writes the fragment to the file named
+	# by its last argument; stamped with this run, or counted as failed
+	run_fragment() {
+		local name=$1 frag=$stage/$1.md load rc=0
+		shift
 		load=$(loadavg)
 		echo "-- $name"
-		rc=0
-		"$b" "--$mode" --md "$frag.raw" || rc=$?
+		"$@" "$frag.raw" || rc=$?
 		if [ $rc -ne 0 ]; then
-			failed+=("bench_$name (exit $rc)")
+			failed+=("$name (exit $rc)")
 		elif [ ! -s "$frag.raw" ]; then
-			failed+=("bench_$name (exit 0 but no fragment)")
+			failed+=("$name (exit 0 but no fragment)")
 		else
 			printf '<!-- fg-bench mode=%s commit=%s date=%s load=%s -->\n' \
 				"$mode" "$commit" "$run_date" "$load" > "$frag"
@@ -98,8 +102,15 @@ else
 			rm -f "$frag.raw"
 			modules=$((modules + 1))
 		fi
+	}
+	for b in "$B"/bench/bench_*; do
+		run_fragment "${b##*/bench_}" "$b" "--$mode" --md
 	done
 	[ $modules -gt 0 ] || [ ${#failed[@]} -gt 0 ] || die "no module benchmark in $B/bench (make all)"
+	# where the CPU goes for 700 KB articles on the whole path (perf): a
+	# fragment like a module's, shown in the method section
+	run_fragment path_profile tools/bench/path_profile.sh \
+		"$([ "$mode" = full ] && echo 1000 || echo 300)" 700K --md
 	if [ ${#failed[@]} -gt 0 ]; then
 		echo "run.sh: FAILED: ${failed[*]}" >&2
 		die "docs/ left as it was; no figure of this run is published"

@@ -16,6 +16,10 @@
 # delivery, delivered articles/s, and the CPU seconds of floodgate (every
 # lcore and thread of the process: worker, main, queue writer, relay),
 # floodctld and innd over that whole time, separately and together.
+#
+# FG_BENCH_PATH_KIND=veth puts floodgate on net_af_packet over a veth pair
+# instead of the tap, FG_BENCH_MTU=N runs the link at MTU N (both for
+# path_profile.sh and by hand; run.sh measures the tap at 1500).
 SYS_fgpath_LABEL="floodgate relaying to innd: the whole path (DPDK net_tap, 1 worker lcore, durable queue, relay to innd on loopback)"
 SYS_fgpath_INND=1
 
@@ -25,14 +29,14 @@ sys_fgpath_start() {
 	local dir=$1 ns port=${FG_BENCH_PATH_PORT:-11129} out
 	ns=$(_sys_fgpath_ns "$dir")
 	mkdir -p "$dir"
-	_sys_fg_netns "$ns" tap || return 1
+	_sys_fg_netns "$ns" "${FG_BENCH_PATH_KIND:-tap}" || return 1
 	# innd first: the relay finds it at its first connection
 	# shellcheck disable=SC2046
 	ip netns exec "$ns" "$FG_TOP/tools/inn/innd.sh" start "$dir/inn" "$port" --cutoff 10 \
 		--history "$FG_BENCH_HISTORY" $(_sys_inn_log_flag) >&2 || return 1
 	# warmup 0: past a cold start's warm-up the history answers alone (the
 	# steady state); during it every unknown CHECK would also ask innd
-	out=$(_sys_fg_start "$dir" "$ns" tap queue "[persistence]
+	out=$(_sys_fg_start "$dir" "$ns" "${FG_BENCH_PATH_KIND:-tap}" queue "[persistence]
 warmup 0
 [downstream inn]
 address 127.0.0.1:$port" keep) || return 1

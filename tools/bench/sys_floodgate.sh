@@ -11,7 +11,9 @@
 # feedgen measures its CPU. floodctld's CPU (the journal drain) is not in
 # that figure; sys_floodgate_stop prints it on stderr. Accepted articles are
 # counted, not kept (--sink null, as floodgate-host's run): the transports
-# are compared, not the relay (bench_relay measures that).
+# are compared, not the relay (bench_relay measures that). FG_BENCH_MTU=N
+# runs the port and the client's interface at MTU N (jumbo frames; not
+# set by run.sh: path_profile.sh and by hand, to measure what it changes).
 SYS_floodgate_LABEL="floodgate (DPDK 22.11 net_tap port, 1 worker lcore, feedgen in its netns)"
 
 _sys_fg_ns() { echo "fg-dp-bench-$$-$(basename "$1")"; }
@@ -67,8 +69,12 @@ _sys_fg_netns() {
 _sys_fg_start() {
 	local dir=$1 ns=$2 kind=$3 sink=${4:-null} more=${5:-} B=$FG_TOP/build/release/bin port dev
 	mkdir -p "$dir/data"
-	if [ "$kind" = veth ]; then port=net_af_packet0,iface=fgv1; dev=fgv0; else
-		port=net_tap0,iface=fgb0; dev=fgb0; fi
+	# jumbo frames on af_packet need ring frames that hold them
+	if [ "$kind" = veth ]; then
+		port=net_af_packet0,iface=fgv1${FG_BENCH_MTU:+,framesz=16384,blocksz=16384}; dev=fgv0
+	else
+		port=net_tap0,iface=fgb0; dev=fgb0
+	fi
 	_sys_fg_conf "$dir/floodgate.conf" 198.18.0.2 198.18.0.0/24 "
 [history]
 shm-path /dev/shm/$ns
@@ -80,6 +86,7 @@ control-socket $dir/control.sock
 port $port
 address 198.18.0.2/24
 mac 02:fb:00:00:00:02
+${FG_BENCH_MTU:+mtu $FG_BENCH_MTU}
 $more"
 	[ "${6:-}" = keep ] || _sys_fg_netns "$ns" "$kind" || return 1
 	ip netns exec "$ns" "$B/floodctld" -c "$dir/floodgate.conf" > "$dir/floodctld.log" 2>&1 &
@@ -96,6 +103,8 @@ $more"
 		sleep 0.1
 	done
 	grep -q '^ready' "$dir/floodgate.out" || { cat "$dir/floodgate.log" >&2; return 1; }
+	# jumbo frames (FG_BENCH_MTU): the client's side of the link too
+	[ -z "${FG_BENCH_MTU:-}" ] || ip netns exec "$ns" ip link set "$dev" mtu "$FG_BENCH_MTU"
 	ip netns exec "$ns" ip link set "$dev" up
 	ip netns exec "$ns" ip addr add 198.18.0.1/24 dev "$dev"
 	ip netns exec "$ns" sysctl -qw "net.ipv6.conf.$dev.disable_ipv6=1"

@@ -109,14 +109,6 @@ struct feed {
 	uint64_t t0;			/* start, for --rate */
 };
 
-uint64_t feed_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t id_hash(const char *s, size_t len)
 {
 	uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a */
@@ -234,7 +226,7 @@ static void infl_push(struct feed *f, struct conn *c, uint32_t art, enum fg_wlc_
 	e->art = art;
 	e->cmd = (uint8_t)cmd;
 	e->stamp = fg_wlc_stamp(f->chk);
-	e->t_ns = feed_now_ns();
+	e->t_ns = fg_mono_ns();
 	e->id_hash = id_hash(a->msgid, a->msgid_len);
 	c->infl_n++;
 }
@@ -437,7 +429,7 @@ static void conn_lost(struct feed *f, struct conn *c, const char *why)
 	}
 	f->res->reconnects++;
 	c->state = ST_IDLE;
-	c->reconnect_at = feed_now_ns() + RECONNECT_DELAY_NS;
+	c->reconnect_at = fg_mono_ns() + RECONNECT_DELAY_NS;
 }
 
 static void conn_write(struct feed *f, struct conn *c)
@@ -817,7 +809,7 @@ static void feed_loop(struct feed *f, uint64_t t0)
 
 	while (f->done < f->n) {
 		int n = epoll_wait(f->ep, ev, 256, f->retries_pending || f->o->rate > 0 ? 10 : 100);
-		uint64_t now = feed_now_ns();
+		uint64_t now = fg_mono_ns();
 
 		for (int i = 0; i < n; i++) {
 			struct conn *c = &f->c[ev[i].data.u32];
@@ -836,7 +828,7 @@ static void feed_loop(struct feed *f, uint64_t t0)
 		}
 	}
 	if (show) {
-		progress(f, t0, feed_now_ns(), total);
+		progress(f, t0, fg_mono_ns(), total);
 		fputc('\n', stderr);
 	}
 }
@@ -872,7 +864,7 @@ int feed_run(const struct feed_opts *o, const struct fg_wl *wl, struct fg_wlc *c
 	if (o->server_pid > 0)
 		srv0 = feed_proc_cpu(o->server_pid);
 	cpu0 = feed_self_cpu();
-	t0 = feed_now_ns();
+	t0 = fg_mono_ns();
 	f.t0 = t0;
 	for (unsigned i = 0; i < f.n; i++) {
 		int orc = conn_open(&f, &f.c[i]);
@@ -881,7 +873,7 @@ int feed_run(const struct feed_opts *o, const struct fg_wl *wl, struct fg_wlc *c
 			conn_lost(&f, &f.c[i], strerror(-orc));
 	}
 	feed_loop(&f, t0);
-	res->elapsed = (double)(feed_now_ns() - t0) / 1e9;
+	res->elapsed = (double)(fg_mono_ns() - t0) / 1e9;
 	res->cpu_self = feed_self_cpu() - cpu0;
 	res->cpu_server = srv0 >= 0 ? feed_proc_cpu(o->server_pid) - srv0 : -1;
 	res->accepted = fg_wlc_accepted(chk);
@@ -891,36 +883,4 @@ int feed_run(const struct feed_opts *o, const struct fg_wl *wl, struct fg_wlc *c
 out_teardown:
 	feed_teardown(&f);
 	return rc;
-}
-
-double feed_self_cpu(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
-
-/* proc(5): fields 14-17 are utime, stime, cutime, cstime in clock ticks;
- * field 2 (comm) may hold spaces, so count from its closing parenthesis. */
-double feed_proc_cpu(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long v[4];
-	FILE *fp;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fp = fopen(path, "r");
-	if (!fp)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, fp);
-	fclose(fp);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
-			 &v[0], &v[1], &v[2], &v[3]) != 4)
-		return -1;
-	return (double)(v[0] + v[1] + v[2] + v[3]) / (double)sysconf(_SC_CLK_TCK);
 }

@@ -72,7 +72,6 @@ int feed_run(const struct feed_opts *o, const struct fg_wl *wl, struct fg_wlc *c
 /* Server CPU seconds (utime+stime+cutime+cstime), < 0 when unreadable. */
 double feed_proc_cpu(pid_t pid);
 double feed_self_cpu(void);
-uint64_t feed_now_ns(void);
 
 void feed_report_text(const struct feed_opts *o, const struct fg_wl *wl,
 		      const struct fg_wlc *chk, const struct feed_result *r);

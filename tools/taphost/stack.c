@@ -166,10 +166,8 @@ void th_stack_destroy(struct th *t)
 	fg_memport_destroy(t->mp);
 	if (t->e)
 		fg_engine_destroy(t->e);
-	if (t->sink && t->sink_ops == &fg_sink_null_ops)
-		fg_sink_null_destroy(t->sink);
-	else if (t->sink)
-		fg_sink_mem_destroy(t->sink);
+	if (t->sink)
+		t->sink_ops->destroy(t->sink);
 	if (t->history)
 		fg_history_detach(t->history);
 	if (t->hist_mem)

@@ -125,36 +125,6 @@ static int parse_mac(const char *s, uint8_t mac[6])
 	return 0;
 }
 
-/* "rx-drop=1,tx-dup=0.5,seed=7": percentages of TCP segments (net.h). */
-static int parse_faults(char *s, struct fg_net_faults *f)
-{
-	static const char *const keys[] = { "rx-drop", "rx-dup", "rx-reorder",
-					    "tx-drop", "tx-dup", "tx-reorder" };
-	uint32_t *fields[] = { &f->rx_drop_ppm, &f->rx_dup_ppm, &f->rx_reorder_ppm,
-			       &f->tx_drop_ppm, &f->tx_dup_ppm, &f->tx_reorder_ppm };
-
-	for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
-		char *eq = strchr(tok, '=');
-		unsigned k;
-		double pct;
-
-		if (!eq)
-			return -1;
-		*eq++ = 0;
-		if (!strcmp(tok, "seed")) {
-			f->seed = strtoull(eq, NULL, 0);
-			continue;
-		}
-		for (k = 0; k < FG_ARRAY_SIZE(keys) && strcmp(tok, keys[k]); k++)
-			;
-		pct = strtod(eq, NULL);
-		if (k == FG_ARRAY_SIZE(keys) || pct < 0 || pct > 100)
-			return -1;
-		*fields[k] = (uint32_t)(pct * 10000.0 + 0.5);
-	}
-	return 0;
-}
-
 static int parse_args(int argc, char **argv, struct th_opts *o)
 {
 	enum { O_TAP = 256, O_ADDR, O_CONFIG, O_SINK, O_MAC, O_FAULT, O_MAXC, O_BACKLOG,
@@ -186,7 +156,7 @@ static int parse_args(int argc, char **argv, struct th_opts *o)
 			o->null_sink = !strcmp(optarg, "null");
 			break;
 		case O_MAC: if (parse_mac(optarg, o->net.mac) < 0) return -1; break;
-		case O_FAULT: if (parse_faults(optarg, &o->faults) < 0) return -1; break;
+		case O_FAULT: if (fg_net_faults_parse(optarg, &o->faults) < 0) return -1; break;
 		case O_MAXC: o->tcp.max_conns = (unsigned)atoi(optarg); break;
 		case O_BACKLOG: o->tcp.syn_backlog = (unsigned)atoi(optarg); break;
 		case O_PEERBL: o->tcp.syn_backlog_per_peer = (unsigned)atoi(optarg); break;

@@ -172,8 +172,6 @@ FG_COUNTER(TCP_RETRANS_SEGS, "tcp_retrans_segs", "segments retransmitted (timeou
 FG_COUNTER(TCP_FAST_RETRANS, "tcp_fast_retrans", "fast retransmits on three duplicate ACKs (RFC 5681 3.2)")
 FG_COUNTER(TCP_PERSIST_PROBES, "tcp_persist_probes", "zero-window probes sent (persist timer)")
 FG_COUNTER(TCP_RTT_SAMPLES, "tcp_rtt_samples", "RTT samples taken (RFC 6298, Karn's rule)")
-FG_COUNTER(TCP_PASSIVE_OPENS, "tcp_passive_opens", "passive mode: client streams followed from their SYN")
-FG_COUNTER(TCP_PASSIVE_PICKUPS, "tcp_passive_pickups", "passive mode: client streams picked up mid-way (no SYN seen)")
 
 /* ---- control plane: journal, snapshots, expiry ---- */
 FG_COUNTER(JOURNAL_RING_FULL, "journal_ring_full", "journal records a writer could not place because its ring was full (it deferred the article)")
@@ -257,7 +255,7 @@ FG_COUNTER(PASSIVE_BAD, "passive_bad", "passive mode: malformed (lengths) or fra
 FG_COUNTER(PASSIVE_SERVER_FRAMES, "passive_server_frames", "passive mode: segments from the captured server (not judged)")
 FG_COUNTER(PASSIVE_MIDSTREAM, "passive_midstream", "passive mode: client segments of flows whose SYN was not captured, dropped")
 FG_COUNTER(PASSIVE_FLOWS, "passive_flows", "passive mode: client streams followed (SYN seen)")
-FG_COUNTER(PASSIVE_FLOWS_FULL, "passive_flows_full", "passive mode: streams not followed: every flow record or session in use")
+FG_COUNTER(PASSIVE_FLOWS_FULL, "passive_flows_full", "passive mode: streams not followed: every TCP connection block in use")
 FG_COUNTER(PASSIVE_DUP_BYTES, "passive_dup_bytes", "passive mode: retransmitted octets trimmed")
 FG_COUNTER(PASSIVE_OOO, "passive_ooo", "passive mode: segments kept out of order until a hole filled")
 FG_COUNTER(PASSIVE_GAPS, "passive_gaps", "passive mode: streams ended because the capture lost a segment")

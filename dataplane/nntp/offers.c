@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * offers.c — an offer (CHECK, and the offer part of TAKETHIS and IHAVE):
+ * the decision, what the session keeps of it, and its peer's budgets.
+ *
+ * The decision (fg_nntp_offer): the history says absent, offered elsewhere
+ * (431), or final (438); a newer $v=N version known makes an ID unwanted
+ * (seed 000, when honoured); a full sink or journal ring defers (431).
+ *
+ * Offers: every 238 a session gave is remembered in a small ring (its key,
+ * its history ref, its deadline) until a transfer of the ID takes it over
+ * or the deadline passes, so that a session that closes releases them at
+ * once (history.h: release) instead of leaving them to lapse. A full ring
+ * forgets its oldest (counted): that entry lapses at its own deadline.
+ *
+ * Budgets: a peer's max-offer-rate and max-byte-rate ([peer]), per engine
+ * thread. Over them the session stops reading and TCP pushes back; an
+ * answer never changes because of them.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "floodgate/log.h"
+#include "floodgate/msgid.h"
+#include "lines.h"
+#include "nntp_int.h"
+
+/* ------------------------------------------------------------ peer budgets */
+
+/* The peer's budgets refilled to now; NULL when it has none. Each holds a
+ * second's worth at most (max-offer-rate, max-byte-rate). */
+static struct fg_nntp_rate *budget(const struct fg_session *s)
+{
+	const struct fg_config_peer *p = s->peer;
+	struct fg_nntp_rate *r;
+	uint64_t now = s->e->now_ns;
+
+	if (!p || (!p->max_offer_rate && !p->max_byte_rate))
+		return NULL;
+	r = &s->e->rate[s->peer_idx];
+	if (r->at_ns == 0 || now < r->at_ns) {
+		r->offers_u = (int64_t)p->max_offer_rate * 1000000;
+		r->bytes = (int64_t)p->max_byte_rate;
+	} else {
+		/* a second refills the rate; what is beyond a second's worth
+		 * (an idle peer's) is not kept */
+		unsigned __int128 dt = now - r->at_ns;
+		unsigned __int128 offers = dt * p->max_offer_rate / 1000;	/* millionths */
+		unsigned __int128 bytes = dt * p->max_byte_rate / 1000000000u;
+		int64_t cap_o = (int64_t)p->max_offer_rate * 1000000, cap_b = (int64_t)p->max_byte_rate;
+
+		r->offers_u = offers >= (unsigned __int128)(cap_o - r->offers_u) ? cap_o
+			      : r->offers_u + (int64_t)offers;
+		r->bytes = bytes >= (unsigned __int128)(cap_b - r->bytes) ? cap_b
+			   : r->bytes + (int64_t)bytes;
+	}
+	r->at_ns = now;
+	return r;
+}
+
+/* Room for one more offer: taken, or false (stop reading until there is). */
+bool fg_nntp_take_offer(struct fg_session *s)
+{
+	struct fg_nntp_rate *r = budget(s);
+
+	if (!r || !s->peer->max_offer_rate)
+		return true;
+	if (r->offers_u < 1000000)
+		return false;
+	r->offers_u -= 1000000;
+	return true;
+}
+
+/* The peer's byte budget is spent (octets already read are a debt). */
+bool fg_nntp_bytes_spent(const struct fg_session *s)
+{
+	const struct fg_nntp_rate *r = budget(s);
+
+	return r && s->peer->max_byte_rate && r->bytes <= 0;
+}
+
+void fg_nntp_charge_bytes(const struct fg_session *s, uint64_t n)
+{
+	if (s->peer && s->peer->max_byte_rate)
+		s->e->rate[s->peer_idx].bytes -= (int64_t)n;
+}
+
+bool fg_nntp_budget_ok(const struct fg_session *s)
+{
+	struct fg_nntp_rate *r = budget(s);
+
+	return !r || ((!s->peer->max_offer_rate || r->offers_u >= 1000000) &&
+		      (!s->peer->max_byte_rate || r->bytes > 0));
+}
+
+/* ------------------------------------------------------------ offers */
+
+static bool key_eq(const struct fg_history_key *a, const struct fg_history_key *b)
+{
+	return a->lo == b->lo && a->hi == b->hi;
+}
+
+static void offers_trim(struct fg_session *s)
+{
+	while (s->off_n && s->offers[s->off_head].deadline <= s->e->now) {
+		s->off_head = (s->off_head + 1) % s->off_cap;
+		s->off_n--;
+	}
+}
+
+/* Squeeze out the offers already taken over, released or lapsed. */
+static void offers_compact(struct fg_session *s)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < s->off_n; i++) {
+		struct fg_nntp_offer *o = &s->offers[(s->off_head + i) % s->off_cap];
+
+		if (o->deadline > s->e->now)
+			s->offers[(s->off_head + n++) % s->off_cap] = *o;
+	}
+	s->off_n = n;
+	s->off_dead = 0;
+}
+
+void fg_nntp_track_offer(struct fg_session *s, const struct fg_history_key *k,
+			const struct fg_history_ref *ref, fg_time_t deadline)
+{
+	struct fg_nntp_offer *o;
+
+	offers_trim(s);
+	/* squeezing pays only when something was taken out of the middle */
+	if (s->off_n == s->off_cap && s->off_dead)
+		offers_compact(s);
+	if (s->off_n == s->off_cap) {
+		/* forget the oldest: its entry lapses at its own deadline */
+		s->off_head = (s->off_head + 1) % s->off_cap;
+		s->off_n--;
+		fg_nntp_count(s, FG_CTR_NNTP_OFFERS_UNTRACKED);
+	}
+	o = &s->offers[(s->off_head + s->off_n++) % s->off_cap];
+	o->key = *k;
+	o->ref = *ref;
+	o->deadline = deadline;
+}
+
+static void release_offer(struct fg_session *s, struct fg_nntp_offer *o)
+{
+	if (o->deadline > s->e->now && fg_history_release(s->e->h, &o->ref) == 0)
+		fg_nntp_count(s, FG_CTR_NNTP_OFFERS_RELEASED);
+	o->deadline = 0;
+}
+
+void fg_nntp_offer_forget(struct fg_session *s, const struct fg_history_key *k, bool release)
+{
+	for (unsigned i = 0; i < s->off_n; i++) {
+		struct fg_nntp_offer *o = &s->offers[(s->off_head + i) % s->off_cap];
+
+		if (o->deadline == 0 || !key_eq(&o->key, k))
+			continue;
+		if (release)
+			release_offer(s, o);
+		o->deadline = 0;
+		s->off_dead++;
+		break;
+	}
+	offers_trim(s);
+}
+
+void fg_nntp_release_offers(struct fg_session *s)
+{
+	for (unsigned i = 0; i < s->off_n; i++)
+		release_offer(s, &s->offers[(s->off_head + i) % s->off_cap]);
+	s->off_n = 0;
+}
+
+/* ------------------------------------------------------------ decisions */
+
+static uint32_t offer_timeout(const struct fg_engine *e)
+{
+	int64_t t = e->cfg->offer_timeout;
+
+	return (uint32_t)(t < 1 ? 1 : t > FG_HISTORY_OFFER_MAX ? FG_HISTORY_OFFER_MAX : t);
+}
+
+/* A final state found in history is a refusal; which reason? */
+bool fg_nntp_final_reason(const struct fg_engine *e, enum fg_history_state st, enum fg_reason *r)
+{
+	switch (st) {
+	case FG_HISTORY_ACCEPTED:
+	case FG_HISTORY_REJECTED:
+		*r = FG_REASON_DUPLICATE;
+		return true;
+	case FG_HISTORY_SUPERSEDED:
+		/* as the rules: a mark made while honouring was on */
+		*r = e->cfg->honor_supersedes ? FG_REASON_SUPERSEDED : FG_REASON_DUPLICATE;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Why new IDs are deferred right now, or 0. Never the clock view: a CHECK
+ * answer depends on history alone, and articles are what clears the view. */
+static enum fg_counter defer_cause(const struct fg_session *s)
+{
+	const struct fg_engine *e = s->e;
+
+	if (fg_nntp_peer_paused(s))
+		return FG_CTR_NNTP_DEFER_PAUSED;
+	if (fg_nntp_journal_blocked(e))
+		return FG_CTR_NNTP_DEFER_JOURNAL;
+	if (fg_nntp_sink_full(e))
+		return FG_CTR_NNTP_DEFER_SINK;
+	return (enum fg_counter)0;
+}
+
+/* Seed 000 versions, when honoured: a newer $v=N known makes this unwanted. */
+static enum fg_reason version_check(struct fg_engine *e, const char *arg, uint32_t len,
+				    const struct fg_history_key *k)
+{
+	enum fg_reason r;
+
+	if (!e->cfg->honor_versions || !e->cfg->version_numbers)
+		return FG_REASON_NONE;
+	r = fg_rules_offer(&e->rules, arg, len, k, NULL, NULL);
+	return r;
+}
+
+/*
+ * The history's answer to an offer (CHECK or IHAVE): 0 with *ref (wanted),
+ * 1 (refused: *reason), 2 (later: a counter already bumped).
+ */
+int fg_nntp_offer(struct fg_session *s, const char *arg, uint32_t len,
+		  const struct fg_history_key *k, struct fg_history_ref *ref, fg_time_t *deadline,
+		 enum fg_reason *reason)
+{
+	struct fg_engine *e = s->e;
+	struct fg_history_entry found;
+	enum fg_counter defer;
+	int rc;
+
+	if (e->cfg->refuse_cyber_cancels && fg_rules_is_cyber_cancel(arg, len)) {
+		*reason = FG_REASON_CYBER_CANCEL;
+		return 1;
+	}
+	*reason = version_check(e, arg, len, k);
+	if (*reason != FG_REASON_NONE)
+		return 1;
+	defer = defer_cause(s);
+	if (defer) {
+		/* a known ID is refused whatever else holds new ones back */
+		if (fg_nntp_final_reason(e, fg_history_lookup(e->h, k, e->now, NULL), reason))
+			return 1;
+		fg_nntp_count(s, defer);
+		return 2;
+	}
+	*deadline = e->now + offer_timeout(e);
+	rc = fg_history_offer(e->h, k, e->now, *deadline, s->token, ref, &found);
+	if (rc == 0)
+		return 0;
+	if (rc == -EEXIST && fg_nntp_final_reason(e, found.state, reason))
+		return 1;
+	if (rc == -EEXIST || rc == -EAGAIN)
+		fg_nntp_count(s, FG_CTR_NNTP_DEFER_INFLIGHT);
+	else if (rc == -ENOSPC)
+		fg_nntp_count(s, FG_CTR_NNTP_HISTORY_FULL);
+	else
+		FG_LOG_ERR(FG_NNTP_COMP, "history offer failed: %d", rc);
+	return 2;
+}
+
+/* RFC 4644 2.4: CHECK <id> -> 238 / 431 / 438, always echoing <id>. */
+void fg_nntp_do_check(struct fg_session *s, const struct fg_nntp_cmd *c)
+{
+	const char *arg = c->arg[0];
+	uint32_t len = c->arg_len[0];
+	struct fg_history_key k;
+	struct fg_history_ref ref;
+	enum fg_reason reason = FG_REASON_BAD_MESSAGE_ID;
+	fg_time_t deadline;
+
+	if (c->argc != 1) {
+		FG_NNTP_PUT(s, C501, FG_L_SYNTAX);
+		return;
+	}
+	/*
+	 * RFC-NOTES: an invalid argument gets "438 <arg>", never 501. Invalid
+	 * here is anything that cannot be an article's Message-ID (RFC 5536
+	 * 3.1.3): such an article could only be refused, so it is not wanted.
+	 */
+	if (fg_msgid_valid_header(arg, len)) {
+		if (c->key)
+			k = *c->key;
+		else
+			fg_history_hash(s->e->h, arg, len, &k);
+		switch (fg_nntp_offer(s, arg, len, &k, &ref, &deadline, &reason)) {
+		case 0:
+			fg_nntp_track_offer(s, &k, &ref, deadline);
+			/* warm-up: the downstream is asked first (warmup.c) */
+			if (fg_nntp_warmup_ask(s, arg, len, &k))
+				return;
+			fg_nntp_put_echo(s, FG_NNTP_CODE_C238, FG_L_ECHO_238, arg, len);
+			fg_nntp_verdict_of(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C238, FG_REASON_NONE, arg, len, 0);
+			return;
+		case 2:
+			fg_nntp_put_echo(s, FG_NNTP_CODE_C431, FG_L_ECHO_431, arg, len);
+			fg_nntp_verdict_of(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C431, FG_REASON_NONE, arg, len, 0);
+			return;
+		default:
+			break;
+		}
+	}
+	fg_nntp_count_reason(s, reason);
+	fg_nntp_put_echo(s, FG_NNTP_CODE_C438, FG_L_ECHO_438, arg, len);
+	fg_nntp_verdict_of(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C438, reason, arg, len, 0);
+}

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_net.c — net's L4 handler interface (net.h): registration and its
+ * refusals, dispatch by protocol number with the network header's view,
+ * the end-of-burst pass after every burst and poll, timers from the poll,
+ * the earliest next deadline, unregistering, and TCP's own registration
+ * (one TCP instance per net). Ethernet/ARP/IPv4/ICMP and TCP themselves
+ * are in test_tcp.c.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "floodgate/memport.h"
+#include "floodgate/net.h"
+#include "floodgate/tcp.h"
+#include "fgtest.h"
+
+#define PROTO_UDP 17
+#define PROTO_SCTP 132
+
+static const uint8_t our_mac[6] = { 2, 0, 0, 0, 0, 2 }, peer_mac[6] = { 2, 0, 0, 0, 0, 1 };
+static const uint8_t our_ip[4] = { 198, 18, 0, 2 }, peer_ip[4] = { 198, 18, 0, 1 };
+
+/* A recording handler: what it was given, and a deadline it reports. */
+struct rec {
+	unsigned inputs, bursts, timers;
+	unsigned family;
+	uint32_t src, dst, len;
+	uint8_t first;
+	uint64_t last_now, deadline;
+};
+
+static void rec_input(void *ctx, struct fg_rx_frame *f, const struct fg_net_l3 *l3,
+		      const uint8_t *l4, uint32_t len, uint64_t now_ns)
+{
+	struct rec *r = ctx;
+
+	(void)f;
+	r->inputs++;
+	r->family = l3->family;
+	memcpy(&r->src, l3->src, 4);
+	memcpy(&r->dst, l3->dst, 4);
+	r->len = len;
+	r->first = len ? l4[0] : 0;
+	r->last_now = now_ns;
+}
+
+static void rec_burst(void *ctx, uint64_t now_ns)
+{
+	struct rec *r = ctx;
+
+	r->bursts++;
+	r->last_now = now_ns;
+}
+
+static void rec_timers(void *ctx, uint64_t now_ns)
+{
+	struct rec *r = ctx;
+
+	r->timers++;
+	r->last_now = now_ns;
+}
+
+static uint64_t rec_deadline(const void *ctx)
+{
+	const struct rec *r = ctx;
+
+	return r->deadline;
+}
+
+static const struct fg_net_l4_ops rec_ops = {
+	.input = rec_input, .end_of_burst = rec_burst, .timers = rec_timers,
+	.next_deadline = rec_deadline,
+};
+static const struct fg_net_l4_ops input_only_ops = { .input = rec_input };
+
+struct fx {
+	struct fg_memport *mp;
+	struct fg_net *net;
+	struct fg_stats st;
+};
+
+static struct fx X;
+
+static void up(void)
+{
+	struct fg_net_config nc = { 0 };
+
+	memset(&X, 0, sizeof(X));
+	memcpy(nc.mac, our_mac, 6);
+	memcpy(&nc.ipv4[0], our_ip, 4);
+	nc.n_ipv4 = 1;
+	X.mp = fg_memport_create(64, 2048, NULL, NULL);
+	ck_assert_ptr_nonnull(X.mp);
+	X.net = fg_net_create(&nc, fg_memport_ops(), X.mp, &X.st);
+	ck_assert_ptr_nonnull(X.net);
+}
+
+static void down(void)
+{
+	fg_net_destroy(X.net);
+	ck_assert_uint_eq(fg_memport_in_use(X.mp), 0);
+	fg_memport_destroy(X.mp);
+}
+
+/* One IPv4 packet of `proto` from the peer to us, `len` octets of payload
+ * starting with `first`, received at `now`. */
+static void rx_ip(uint8_t proto, uint8_t first, uint32_t len, uint64_t now)
+{
+	struct fg_rx_frame fr;
+	uint32_t src, dst;
+
+	memcpy(&src, peer_ip, 4);
+	memcpy(&dst, our_ip, 4);
+	ck_assert_int_eq(fg_memport_rx_frame(X.mp, NULL, FG_ETH_HLEN + FG_IP_HLEN + len, &fr), 0);
+	fg_net_build_ipv4(fr.data, our_mac, peer_mac, src, dst, proto, len, 1, 0);
+	memset(fr.data + FG_ETH_HLEN + FG_IP_HLEN, first, len);
+	fg_net_rx(X.net, &fr, 1, now);
+}
+
+/* The fault knob's spec, as floodgate --fault and fg-taphost take it. */
+START_TEST(test_faults_parse)
+{
+	struct fg_net_faults f = { .tx_dup_ppm = 7 };
+	char big[300];
+
+	ck_assert_int_eq(fg_net_faults_parse("rx-drop=1,rx-reorder=0.5,tx-drop=100,seed=0x10", &f), 0);
+	ck_assert_uint_eq(f.rx_drop_ppm, 10000);
+	ck_assert_uint_eq(f.rx_reorder_ppm, 5000);
+	ck_assert_uint_eq(f.tx_drop_ppm, 1000000);
+	ck_assert_uint_eq(f.tx_dup_ppm, 7);		/* not named: kept */
+	ck_assert_uint_eq(f.seed, 16);
+	ck_assert_int_eq(fg_net_faults_parse("", &f), 0);
+	ck_assert_int_eq(fg_net_faults_parse("rx-drop", &f), -EINVAL);
+	ck_assert_int_eq(fg_net_faults_parse("rx-lose=1", &f), -EINVAL);
+	ck_assert_int_eq(fg_net_faults_parse("tx-dup=101", &f), -EINVAL);
+	ck_assert_int_eq(fg_net_faults_parse("tx-dup=-1", &f), -EINVAL);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	ck_assert_int_eq(fg_net_faults_parse(big, &f), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_register_refusals)
+{
+	struct rec a = { 0 }, b = { 0 };
+	const struct fg_net_l4_ops no_input = { .end_of_burst = rec_burst };
+
+	up();
+	ck_assert_int_eq(fg_net_l4_register(X.net, PROTO_UDP, NULL, &a), -EINVAL);
+	ck_assert_int_eq(fg_net_l4_register(X.net, PROTO_UDP, &no_input, &a), -EINVAL);
+	/* ICMP echo is net's own */
+	ck_assert_int_eq(fg_net_l4_register(X.net, FG_IP_PROTO_ICMP, &rec_ops, &a), -EINVAL);
+	ck_assert_int_eq(fg_net_l4_register(X.net, PROTO_UDP, &rec_ops, &a), 0);
+	ck_assert_int_eq(fg_net_l4_register(X.net, PROTO_UDP, &rec_ops, &b), -EEXIST);
+	for (unsigned p = 200; p < 200 + FG_NET_MAX_L4 - 1; p++)
+		ck_assert_int_eq(fg_net_l4_register(X.net, (uint8_t)p, &rec_ops, &b), 0);
+	ck_assert_int_eq(fg_net_l4_register(X.net, PROTO_SCTP, &rec_ops, &b), -ENOSPC);
+	/* a freed slot can be taken again */
+	fg_net_l4_unregister(X.net, 200);
+	fg_net_l4_unregister(X.net, 200);	/* twice: nothing happens */
+	ck_assert_int_eq(fg_net_l4_register(X.net, PROTO_SCTP, &rec_ops, &b), 0);
+	down();
+}
+END_TEST
+
+START_TEST(test_dispatch_by_protocol)
+{
+	struct rec udp = { 0 }, sctp = { 0 };
+	uint32_t src, dst;
+
+	up();
+	memcpy(&src, peer_ip, 4);
+	memcpy(&dst, our_ip, 4);
+	/* nobody registered: counted and dropped */
+	rx_ip(PROTO_UDP, 0xab, 8, 100);
+	ck_assert_uint_eq(X.st.ctr[FG_CTR_NET_IP_PROTO], 1);
+	ck_assert_int_eq(fg_net_l4_register(X.net, PROTO_UDP, &rec_ops, &udp), 0);
+	ck_assert_int_eq(fg_net_l4_register(X.net, PROTO_SCTP, &input_only_ops, &sctp), 0);
+	rx_ip(PROTO_UDP, 0xcd, 12, 200);
+	ck_assert_uint_eq(udp.inputs, 1);
+	ck_assert_uint_eq(udp.family, AF_INET);
+	ck_assert_uint_eq(udp.src, src);
+	ck_assert_uint_eq(udp.dst, dst);
+	ck_assert_uint_eq(udp.len, 12);
+	ck_assert_uint_eq(udp.first, 0xcd);
+	ck_assert_uint_eq(udp.bursts, 1);	/* every handler's pass after the burst */
+	ck_assert_uint_eq(sctp.inputs, 0);
+	rx_ip(PROTO_SCTP, 0x11, 4, 300);
+	ck_assert_uint_eq(sctp.inputs, 1);
+	ck_assert_uint_eq(sctp.first, 0x11);
+	ck_assert_uint_eq(udp.inputs, 1);
+	ck_assert_uint_eq(udp.bursts, 2);
+	ck_assert_uint_eq(X.st.ctr[FG_CTR_NET_IP_PROTO], 1);
+	/* unregistered: dropped again; the other handler keeps its packets */
+	fg_net_l4_unregister(X.net, PROTO_UDP);
+	rx_ip(PROTO_UDP, 0xcd, 12, 400);
+	ck_assert_uint_eq(udp.inputs, 1);
+	ck_assert_uint_eq(X.st.ctr[FG_CTR_NET_IP_PROTO], 2);
+	rx_ip(PROTO_SCTP, 0x22, 4, 500);
+	ck_assert_uint_eq(sctp.inputs, 2);
+	ck_assert_uint_eq(sctp.first, 0x22);
+	down();
+}
+END_TEST
+
+START_TEST(test_poll_timers_and_deadline)
+{
+	struct rec a = { .deadline = 9000 }, b = { .deadline = 7000 };
+
+	up();
+	ck_assert_uint_eq(fg_net_next_deadline(X.net), UINT64_MAX);
+	ck_assert_int_eq(fg_net_l4_register(X.net, PROTO_UDP, &rec_ops, &a), 0);
+	ck_assert_uint_eq(fg_net_next_deadline(X.net), 9000);
+	ck_assert_int_eq(fg_net_l4_register(X.net, PROTO_SCTP, &rec_ops, &b), 0);
+	ck_assert_uint_eq(fg_net_next_deadline(X.net), 7000);	/* the earliest */
+	fg_net_poll(X.net, 7000);
+	ck_assert_uint_eq(a.timers, 1);
+	ck_assert_uint_eq(b.timers, 1);
+	ck_assert_uint_eq(a.bursts, 1);
+	ck_assert_uint_eq(b.last_now, 7000);
+	b.deadline = UINT64_MAX;
+	ck_assert_uint_eq(fg_net_next_deadline(X.net), 9000);
+	/* a handler without the optional ops is never asked */
+	fg_net_l4_unregister(X.net, PROTO_UDP);
+	fg_net_l4_unregister(X.net, PROTO_SCTP);
+	ck_assert_int_eq(fg_net_l4_register(X.net, PROTO_UDP, &input_only_ops, &a), 0);
+	ck_assert_uint_eq(fg_net_next_deadline(X.net), UINT64_MAX);
+	fg_net_poll(X.net, 8000);
+	ck_assert_uint_eq(a.timers, 1);
+	down();
+}
+END_TEST
+
+static void *tcp_accept(void *app, struct fg_tcp_conn *c, const struct fg_endpoint *peer,
+			const struct fg_endpoint *local)
+{
+	(void)c, (void)peer, (void)local;
+	return app;
+}
+
+static uint32_t tcp_data(void *ctx, struct fg_tcp_conn *c, const struct fg_iov *iov, unsigned n)
+{
+	(void)ctx, (void)c, (void)iov, (void)n;
+	return 0;
+}
+
+static void tcp_close(void *ctx, struct fg_tcp_conn *c, enum fg_tcp_close_reason why)
+{
+	(void)ctx, (void)c, (void)why;
+}
+
+START_TEST(test_tcp_registers_itself)
+{
+	static const struct fg_tcp_app_ops ops = { .on_accept = tcp_accept, .on_data = tcp_data,
+						   .on_close = tcp_close };
+	struct fg_tcp_config tc = { 0 };
+	struct fg_tcp *tcp, *again;
+	struct rec r = { 0 };
+
+	up();
+	tc.listen[0].family = AF_INET;
+	tc.listen[0].port = 119;
+	tc.n_listen = 1;
+	tc.max_conns = 4;
+	tcp = fg_tcp_create(X.net, &tc, &ops, NULL);
+	ck_assert_ptr_nonnull(tcp);
+	/* protocol 6 is taken: a second TCP instance on the same net is refused */
+	ck_assert_int_eq(fg_net_l4_register(X.net, FG_IP_PROTO_TCP, &rec_ops, &r), -EEXIST);
+	again = fg_tcp_create(X.net, &tc, &ops, NULL);
+	ck_assert_ptr_null(again);
+	rx_ip(FG_IP_PROTO_TCP, 0, 20, 100);	/* a TCP header of zeros reaches TCP */
+	ck_assert_uint_eq(X.st.ctr[FG_CTR_TCP_RX_SEGS], 1);
+	fg_tcp_destroy(tcp);
+	/* gone: TCP segments are counted and dropped, the number is free */
+	rx_ip(FG_IP_PROTO_TCP, 0, 20, 200);
+	ck_assert_uint_eq(X.st.ctr[FG_CTR_TCP_RX_SEGS], 1);
+	ck_assert_uint_eq(X.st.ctr[FG_CTR_NET_IP_PROTO], 1);
+	ck_assert_int_eq(fg_net_l4_register(X.net, FG_IP_PROTO_TCP, &rec_ops, &r), 0);
+	rx_ip(FG_IP_PROTO_TCP, 0x50, 20, 300);
+	ck_assert_uint_eq(r.inputs, 1);
+	down();
+}
+END_TEST
+
+static Suite *net_suite(void)
+{
+	Suite *s = suite_create("net");
+	TCase *t = tcase_create("l4-handlers");
+
+	tcase_add_test(t, test_register_refusals);
+	tcase_add_test(t, test_faults_parse);
+	tcase_add_test(t, test_dispatch_by_protocol);
+	tcase_add_test(t, test_poll_timers_and_deadline);
+	tcase_add_test(t, test_tcp_registers_itself);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+FG_TEST_MAIN(net_suite)

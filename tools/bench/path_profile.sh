@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# path_profile.sh [ARTICLES [SIZE]] [--md FILE] — where the CPU goes on the
+# whole path, per stage, for ARTICLES (default 300) articles of SIZE
+# (default 700K), TAKETHIS only.
+#
+#  1. starts the whole path exactly as the benchmark does (sys_fgpath.sh:
+#     floodgate on a net_tap port, one worker lcore, durable queue, relay
+#     to innd on loopback, feedgen in the namespace);
+#  2. samples floodgate's and innd's every thread with perf's cpu-clock
+#     software event (this machine has no hardware counters; the timer
+#     samples user and kernel code alike) from before feedgen starts until
+#     the relay's last delivery (path_settle.py);
+#  3. tools/bench/path_profile.py puts every sample in a stage by its
+#     thread and its call chain (the classification is that file's table)
+#     and prints CPU microseconds per article for each.
+# Needs root (namespaces, perf -p). Leaves nothing behind: the system is
+# stopped and the scratch directory removed, also on failure
+# (FG_PROFILE_KEEP=1 keeps the directory: perf's files, the run's JSON).
+set -euo pipefail
+md=
+args=()
+while [ $# -gt 0 ]; do
+	if [ "$1" = --md ]; then md=$2; shift 2; else args+=("$1"); shift; fi
+done
+articles=${args[0]:-300}
+size=${args[1]:-700K}
+FG_TOP=$(cd "$(dirname "$0")/../.." && pwd)
+export FG_TOP
+cd "$FG_TOP"
+export FG_BENCH_HISTORY=${FG_BENCH_HISTORY:-2000000}
+command -v perf > /dev/null || { echo "path_profile.sh: perf is not installed (make deps)" >&2; exit 1; }
+# shellcheck source=/dev/null
+. tools/bench/sys_inn.sh
+# shellcheck source=/dev/null
+. tools/bench/sys_floodgate.sh
+# shellcheck source=/dev/null
+. tools/bench/sys_fgpath.sh
+work=$(mktemp -d /tmp/fg-profile.XXXXXX)
+chmod 0755 "$work"
+dir=$work/fgpath
+perf_pids=()
+started=0
+cleanup() {
+	for p in "${perf_pids[@]}"; do kill -INT "$p" 2>/dev/null || true; done
+	[ $started = 0 ] || sys_fgpath_stop "$dir" > /dev/null 2>&1 || true
+	if [ -n "${FG_PROFILE_KEEP:-}" ]; then echo "kept: $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+read -r host port pid < <(sys_fgpath_start "$dir")
+started=1
+innd_pid=$(cat "$dir/innd.pid")
+# one perf per process: its own file, its threads by name (comm)
+for p in "$pid" "$innd_pid"; do
+	perf record -q -e cpu-clock -F 2000 --call-graph dwarf,8192 -p "$p" -o "$work/perf.$p.data" > /dev/null 2>&1 &
+	perf_pids+=($!)
+done
+# perf attaches asynchronously: its file appears when it has
+for p in "$pid" "$innd_pid"; do
+	for _ in $(seq 100); do [ -s "$work/perf.$p.data" ] && break; sleep 0.1; done
+done
+json=$work/run.json
+$(sys_fgpath_exec "$dir") build/release/bin/feedgen --host "$host" --port "$port" \
+	--server-pid "$pid" --mode takethis --peers 1 --conns 1 --dups 1 --articles "$articles" \
+	--size "$size" --window 8 --seed 42 --cutoff 10d --no-progress --json --timeout 600 \
+	--id-prefix prof > "$json"
+sys_fgpath_after "$dir" "$json"
+for p in "${perf_pids[@]}"; do kill -INT "$p"; wait "$p" || true; done
+perf_pids=()
+for p in "$pid" "$innd_pid"; do
+	perf script -i "$work/perf.$p.data" -F comm,tid,ip,sym,dso 2> /dev/null > "$work/perf.$p.txt"
+done
+python3 tools/bench/path_profile.py "$json" "$work/perf.$pid.txt" "$work/perf.$innd_pid.txt" \
+	${md:+--md "$md"}
