@@ -142,7 +142,8 @@ PROG_DIRS := $(foreach p,$(PROGRAMS),$(word 2,$(subst :, ,$(p)))) dataplane/dpdk
 #   tools      feedgen, benchmarks, test helpers
 TIERS := engine lib dataplane control tools
 ENGINE_DIRS := dataplane/core dataplane/article dataplane/config dataplane/date \
-	dataplane/history dataplane/msgid dataplane/nntp dataplane/rules dataplane/wildmat
+	dataplane/history dataplane/msgid dataplane/nntp dataplane/rules dataplane/wildmat \
+	dataplane/feeds
 module_dirs = $(filter-out $(PROG_DIRS) $(2),$(patsubst %/,%,$(dir $(wildcard $(1)/*/*.c))))
 TIER_DIRS_engine := $(ENGINE_DIRS)
 TIER_DIRS_lib := $(call module_dirs,lib)

@@ -33,9 +33,9 @@ declare -A HEADER=(
 	[tbl/counters]=engine [tbl/reasons]=engine [tbl/nntp_codes]=engine
 	[tbl/nntp_verbs]=engine [article]=engine [config]=engine [date]=engine
 	[history]=engine [msgid]=engine [rules]=engine [session]=engine [sink]=engine
-	[wildmat]=engine [notify]=engine [siphash]=engine
+	[wildmat]=engine [notify]=engine [siphash]=engine [feeds]=engine
 	[region]=lib [journal]=lib [vlog]=lib [datadir]=lib [ctl]=lib [sbuf]=lib
-	[queue]=lib [warmup]=lib
+	[queue]=lib [warmup]=lib [dstatus]=lib
 	[net]=dataplane [tcp]=dataplane [tcpsess]=dataplane [memport]=dataplane
 	[passive]=dataplane [qwriter]=dataplane [relay]=dataplane [outbound]=dataplane
 	[slotlink]=dataplane [levers]=dataplane [wire]=dataplane

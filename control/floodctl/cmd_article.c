@@ -22,6 +22,7 @@
 #include "floodgate/article.h"
 #include "floodgate/config.h"
 #include "floodgate/date.h"
+#include "floodgate/feeds.h"
 #include "floodgate/msgid.h"
 #include "floodgate/rules.h"
 
@@ -46,6 +47,9 @@ struct explain {
 	struct fg_rules rules;
 	struct fg_rules_verdict v;
 	bool remember;
+	/* the downstreams it would go to (feeds.h), were it accepted */
+	struct fg_feeds_set route;
+	struct fg_feeds_decision feeds[FG_FEEDS_MAX];
 };
 
 /* ---------------------------------------------------------------- input */
@@ -260,6 +264,54 @@ static void text_msgid(const struct explain *e)
 		printf("%-16s%s\n", "argument:", e->arg);
 }
 
+/* Per downstream: where it goes and the pattern, group or word that
+ * decided (feeds.h). */
+static void text_feeds(const struct explain *e)
+{
+	const char *label = "downstreams:";
+
+	if (e->cfg->n_downstream == 0)
+		printf("%-16s(none configured)\n", label);
+	for (unsigned i = 0; i < e->cfg->n_downstream; i++) {
+		const struct fg_feeds_decision *d = &e->feeds[i];
+
+		printf("%-16s%s: %s", label, e->cfg->downstream[i].name,
+		       d->why == FG_FEEDS_SENT ? "sent" : "not sent");
+		if (d->why != FG_FEEDS_SENT)
+			printf(" (%s: %s)", fg_feeds_why_name(d->why), fg_feeds_why_help(d->why));
+		if (d->group.ptr)
+			printf(", group %.*s", (int)d->group.len, d->group.ptr);
+		if (d->pattern.ptr)
+			printf(", pattern %.*s", (int)d->pattern.len, d->pattern.ptr);
+		if (d->item.ptr)
+			printf(", %s %.*s", d->why == FG_FEEDS_EXCLUDED_PATH ? "path element"
+					    : "distribution", (int)d->item.len, d->item.ptr);
+		puts("");
+		label = "";
+	}
+	if (e->v.reason != FG_REASON_NONE && e->cfg->n_downstream)
+		printf("%-16s(where it would go, were it accepted)\n", "");
+}
+
+static void json_feeds(struct fg_ctl_json *j, const struct explain *e)
+{
+	fg_ctl_json_array(j, "downstreams");
+	for (unsigned i = 0; i < e->cfg->n_downstream; i++) {
+		const struct fg_feeds_decision *d = &e->feeds[i];
+
+		fg_ctl_json_open(j, NULL);
+		fg_ctl_json_cstr(j, "name", e->cfg->downstream[i].name);
+		fg_ctl_json_cstr(j, "id", e->cfg->downstream[i].id);
+		fg_ctl_json_bool(j, "sent", d->why == FG_FEEDS_SENT);
+		fg_ctl_json_cstr(j, "why", fg_feeds_why_name(d->why));
+		fg_ctl_json_str(j, "group", d->group.ptr, d->group.len);
+		fg_ctl_json_str(j, "pattern", d->pattern.ptr, d->pattern.len);
+		fg_ctl_json_str(j, "item", d->item.ptr, d->item.len);
+		fg_ctl_json_close(j);
+	}
+	fg_ctl_json_close(j);
+}
+
 static void print_text(const struct explain *e)
 {
 	const struct fg_rules_verdict *v = &e->v;
@@ -296,6 +348,7 @@ static void print_text(const struct explain *e)
 		       "note:");
 	if (v->reason != FG_REASON_NONE)
 		printf("%-16s%s\n", "remembered:", e->remember ? "yes (with remember-rejects on)" : "no");
+	text_feeds(e);
 }
 
 /* How an inn reading went: its notes (space-separated names), in words,
@@ -399,6 +452,7 @@ static void print_json(const struct explain *e)
 			 e->art.n_defects ? fg_article_error_str(e->art.first_defect) : NULL);
 	fg_ctl_json_bool(&j, "ended_in_header", e->ended_in_header);
 	fg_ctl_json_bool(&j, "remembered", e->remember);
+	json_feeds(&j, e);
 	fg_ctl_json_end(&j);
 }
 
@@ -447,6 +501,7 @@ static int explain_run(int argc, char **argv)
 	in.explain = true;
 	fg_rules_decide(&e->rules, &in, &e->v, NULL);
 	e->remember = fg_rules_remember(&e->rules, &e->v);
+	fg_feeds_select(e->cfg, &e->art, e->size, &e->route, e->feeds);
 	if (e->json)
 		print_json(e);
 	else

@@ -289,6 +289,18 @@ static int run_peers(int argc, char **argv)
 	return simple(&fg_ctl_cmd_peers, FG_CTL_PEERS, 0, DEFAULT_TIMEOUT_S, 0, 0, argc, argv);
 }
 
+static int run_downstreams(int argc, char **argv)
+{
+	return simple(&fg_ctl_cmd_downstreams, FG_CTL_DOWNSTREAMS, 0, DEFAULT_TIMEOUT_S, 0, 0, argc,
+		      argv);
+}
+
+static int run_downstream(int argc, char **argv)
+{
+	return simple(&fg_ctl_cmd_downstream, FG_CTL_DOWNSTREAM, 0, DEFAULT_TIMEOUT_S, 2, 2, argc,
+		      argv);
+}
+
 static int run_drain(int argc, char **argv)
 {
 	return simple(&fg_ctl_cmd_drain, FG_CTL_DRAIN, 0, DEFAULT_TIMEOUT_S, 0, 1, argc, argv);
@@ -400,6 +412,33 @@ const struct fg_ctl_command fg_ctl_cmd_peers = {
 	"remote address, worker lcore, state, age, octets in and out, octets held\n"
 	"for the outbound queue and queued in TCP. floodctld asks the dataplane.\n",
 	.run = run_peers,
+};
+
+const struct fg_ctl_command fg_ctl_cmd_downstreams = {
+	.name = "downstreams",
+	.args = "[-s SOCKET|-c CONFIG] [--json]",
+	.summary = "each downstream: state, lag, backlog on disk, articles sent and their answers",
+	.help = COMMON_HELP
+	"\nPer [downstream]: its state (feeding, connecting, paused, parked: past a\n"
+	"backlog limit, parked-full: at its backlog cap, deferring the peers), its lag\n"
+	"in articles, octets and seconds, the octets kept on disk only for it while\n"
+	"parked, and since the dataplane started: articles sent, accepted, refused\n"
+	"(439/437), already had (438/435), deferred (431/436), reconnects, passed over\n"
+	"(its feed did not select them) and dropped (backlog-full drop). From the\n"
+	"queue's files and what the dataplane wrote about a second ago\n"
+	"(downstreams.status in the data directory).\n",
+	.run = run_downstreams,
+};
+
+const struct fg_ctl_command fg_ctl_cmd_downstream = {
+	.name = "downstream",
+	.args = "[-s SOCKET|-c CONFIG] [--json] pause|resume NAME",
+	.summary = "stop feeding one downstream (its backlog limits apply), or go on",
+	.help = COMMON_HELP
+	"\nWhile paused nothing new is sent to it: its lag grows, and past its backlog\n"
+	"limit it is parked (the others and the peers are not held back for it).\n"
+	"Not kept across a restart of the dataplane. floodctld asks the dataplane.\n",
+	.run = run_downstream,
 };
 
 const struct fg_ctl_command fg_ctl_cmd_drain = {

@@ -56,6 +56,8 @@ extern const struct fg_ctl_command fg_ctl_cmd_reload;
 extern const struct fg_ctl_command fg_ctl_cmd_reopen_logs;
 extern const struct fg_ctl_command fg_ctl_cmd_peers;
 extern const struct fg_ctl_command fg_ctl_cmd_drain;
+extern const struct fg_ctl_command fg_ctl_cmd_downstreams;
+extern const struct fg_ctl_command fg_ctl_cmd_downstream;
 extern const struct fg_ctl_command fg_ctl_cmd_shutdown;
 extern const struct fg_ctl_command fg_ctl_cmd_top;
 extern const struct fg_ctl_command fg_ctl_cmd_config;

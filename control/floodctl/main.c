@@ -33,6 +33,8 @@ static const struct fg_ctl_command *const commands[] = {
 	&fg_ctl_cmd_go,
 	&fg_ctl_cmd_pause,
 	&fg_ctl_cmd_resume,
+	&fg_ctl_cmd_downstreams,
+	&fg_ctl_cmd_downstream,
 	&fg_ctl_cmd_drain,
 	&fg_ctl_cmd_shutdown,
 	&fg_ctl_cmd_config,

@@ -255,6 +255,20 @@ static const char *do_reopen_logs(struct ctld *d, bool json, struct fg_sbuf *out
 	return NULL;
 }
 
+/* From the queue's files and the dataplane's status file: floodctld needs
+ * no dataplane socket for it (floodgate-host has none). */
+static const char *do_downstreams(struct ctld *d, bool json, struct fg_sbuf *out)
+{
+	struct fg_metrics_state *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return "failed";
+	ctld_metrics_state(d, m);
+	fg_metrics_downstreams(m, json, out);
+	free(m);
+	return NULL;
+}
+
 /* Run one request; the error code for the reply head, or NULL. */
 static const char *dispatch(struct ctld *d, const struct fg_ctl_req *q, struct fg_sbuf *out)
 {
@@ -288,7 +302,10 @@ static const char *dispatch(struct ctld *d, const struct fg_ctl_req *q, struct f
 	case FG_CTL_GO:
 	case FG_CTL_PAUSE:
 	case FG_CTL_RESUME:
+	case FG_CTL_DOWNSTREAM:
 		return ctld_dataplane_forward(d, q, out);
+	case FG_CTL_DOWNSTREAMS:
+		return do_downstreams(d, json, out);
 	case FG_CTL_FORGET:
 		return ctld_forget(d, q->argv[0], json, out);
 	case FG_CTL_REMEMBER:

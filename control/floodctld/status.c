@@ -62,6 +62,12 @@ void ctld_metrics_state(struct ctld *d, struct fg_metrics_state *m)
 	}
 	if (rc != 0)
 		m->queue.present = false;
+	/* what the dataplane last said of each downstream */
+	if (fg_ds_status_read(d->data_dir, m->ds, FG_CONFIG_MAX_DOWNSTREAMS, &m->n_ds,
+			      &m->ds_written) != 0) {
+		m->n_ds = 0;
+		m->ds_written = 0;
+	}
 }
 
 /* ---- status ---- */

@@ -306,6 +306,35 @@ static void prom_lag(struct fg_sbuf *b, const struct fg_queue_status *q, const c
 	}
 }
 
+/* The dataplane's per-downstream figures (dstatus.h), labelled; the lag
+ * is floodgate_relay_lag_* above (from the queue's own files). */
+static void prom_downstreams(struct fg_sbuf *b, const struct fg_metrics_state *m)
+{
+	char name[96];
+
+	if (!m->ds_written)
+		return;
+	prom_gauge(b, "floodgate_downstream_status_age_seconds",
+		   "seconds since the dataplane last wrote the downstreams' status",
+		   (double)(m->now - m->ds_written));
+	for (unsigned k = 0; k < fg_ds_n_fields; k++) {
+		const struct fg_ds_field *f = &fg_ds_fields[k];
+		bool counter = f->kind == FG_DS_COUNTER;
+
+		if (strncmp(f->name, "lag_", 4) == 0)
+			continue;
+		snprintf(name, sizeof(name), "floodgate_downstream_%s%s", f->name,
+			 counter ? "_total" : "");
+		prom_head(b, name, counter ? "counter" : "gauge", f->help);
+		for (unsigned i = 0; i < m->n_ds; i++) {
+			fg_sbuf_printf(b, "%s{", name);
+			prom_label(b, "downstream", m->ds[i].name, true);
+			fg_sbuf_puts(b, "}");
+			prom_value(b, (double)fg_ds_value(&m->ds[i], f));
+		}
+	}
+}
+
 static void prom_queue(struct fg_sbuf *b, const struct fg_queue_status *q)
 {
 	if (!q->present)
@@ -345,6 +374,7 @@ void fg_metrics_prometheus(struct fg_region *r, const struct fg_metrics_state *m
 	prom_history(out, &s);
 	prom_state(out, m, &s);
 	prom_queue(out, &m->queue);
+	prom_downstreams(out, m);
 	free(s.st);
 }
 
@@ -552,4 +582,101 @@ void fg_metrics_table(struct fg_region *r, const struct fg_metrics_state *m, str
 				       (long long)m->queue.consumer[i].lag_seconds);
 	}
 	free(s.st);
+}
+
+/* ------------------------------------------------------------ downstreams */
+
+/* One word for a downstream's state, the first that holds. */
+static const char *ds_state(const struct fg_ds_status *d)
+{
+	return d->paused ? "paused" : d->full ? "parked-full" : d->parked ? "parked"
+		: d->ready ? "feeding" : "connecting";
+}
+
+/* The lag from the queue's own files when floodctld has it (fresher than
+ * the status file when the dataplane is down), else the dataplane's. */
+static void ds_lag(const struct fg_metrics_state *m, const struct fg_ds_status *d,
+		   uint64_t *rec, uint64_t *bytes, int64_t *secs)
+{
+	*rec = d->lag_records;
+	*bytes = d->lag_bytes;
+	*secs = (int64_t)d->lag_seconds;
+	for (unsigned i = 0; m->queue.present && i < m->queue.n_consumers; i++)
+		if (strcmp(m->queue.consumer[i].name, d->name) == 0 && m->queue.consumer[i].found) {
+			*rec = m->queue.consumer[i].lag_records;
+			*bytes = m->queue.consumer[i].lag_bytes;
+			*secs = m->queue.consumer[i].lag_seconds;
+		}
+}
+
+static void ds_json(const struct fg_metrics_state *m, struct fg_sbuf *out)
+{
+	struct fg_json j;
+
+	fg_json_begin(&j, out);
+	fg_json_time(&j, "time", m->now);
+	if (m->ds_written) {
+		fg_json_time(&j, "written", m->ds_written);
+		fg_json_i64(&j, "age_seconds", m->now - m->ds_written);
+	} else {
+		fg_json_null(&j, "written");
+	}
+	fg_json_arr(&j, "downstreams");
+	for (unsigned i = 0; i < m->n_ds; i++) {
+		const struct fg_ds_status *d = &m->ds[i];
+		uint64_t rec, bytes;
+		int64_t secs;
+
+		ds_lag(m, d, &rec, &bytes, &secs);
+		fg_json_obj(&j, NULL);
+		fg_json_str(&j, "name", d->name);
+		fg_json_str(&j, "id", d->id);
+		fg_json_str(&j, "state", ds_state(d));
+		for (unsigned k = 0; k < fg_ds_n_fields; k++)
+			fg_json_u64(&j, fg_ds_fields[k].name, fg_ds_value(d, &fg_ds_fields[k]));
+		fg_json_obj(&j, "lag");
+		fg_json_u64(&j, "records", rec);
+		fg_json_u64(&j, "bytes", bytes);
+		fg_json_i64(&j, "seconds", secs);
+		fg_json_close(&j);
+		fg_json_close(&j);
+	}
+	fg_json_close(&j);
+	fg_json_end(&j);
+	fg_sbuf_puts(out, "\n");
+}
+
+void fg_metrics_downstreams(const struct fg_metrics_state *m, bool json, struct fg_sbuf *out)
+{
+	if (json) {
+		ds_json(m, out);
+		return;
+	}
+	if (!m->ds_written) {
+		fg_sbuf_puts(out, "no downstreams status: the dataplane has not written "
+			     FG_DS_STATUS_FILE " in the data directory (not running yet?)\n");
+		return;
+	}
+	fg_sbuf_printf(out, "%-16s %-11s %10s %12s %7s %12s %9s %9s %8s %8s %8s %6s %8s %8s\n",
+		       "downstream", "state", "lag", "octets", "secs", "backlog", "sent",
+		       "accepted", "refused", "had-it", "deferred", "reconn", "skipped",
+		       "dropped");
+	for (unsigned i = 0; i < m->n_ds; i++) {
+		const struct fg_ds_status *d = &m->ds[i];
+		uint64_t rec, bytes;
+		int64_t secs;
+
+		ds_lag(m, d, &rec, &bytes, &secs);
+		fg_sbuf_printf(out, "%-16s %-11s %10llu %12llu %7lld %12llu %9llu %9llu %8llu %8llu "
+			       "%8llu %6llu %8llu %8llu\n", d->name, ds_state(d),
+			       (unsigned long long)rec, (unsigned long long)bytes, (long long)secs,
+			       (unsigned long long)d->backlog_bytes, (unsigned long long)d->sent,
+			       (unsigned long long)d->accepted, (unsigned long long)d->refused,
+			       (unsigned long long)d->not_wanted, (unsigned long long)d->deferred,
+			       (unsigned long long)d->reconnects, (unsigned long long)d->not_routed,
+			       (unsigned long long)d->dropped);
+	}
+	fg_sbuf_printf(out, "as the dataplane wrote it %lld s ago%s\n",
+		       (long long)(m->now - m->ds_written),
+		       m->now - m->ds_written > 5 ? " (stale: is the dataplane running?)" : "");
 }

@@ -31,7 +31,7 @@
 #include "floodgate/log.h"
 #include "config_int.h"
 
-#define CFG_MAX_KEYS 64
+#define CFG_MAX_KEYS 96
 #define CFG_LINE_MAX 4096
 #define CFG_MAX_WORDS 128
 #define CFG_FILE_MAX (16u << 20)
@@ -499,6 +499,30 @@ static void apply_derived_defaults(struct parse *ps)
 		cfg->warmup = cfg->cutoff;
 	if (unset(ps, SEC_DATAPLANE, 0, "rx-queues"))
 		cfg->rx_queues = cfg->workers;
+	for (unsigned d = 0; d < cfg->n_downstream; d++) {
+		struct fg_config_downstream *ds = &cfg->downstream[d];
+
+		if (unset(ps, SEC_DOWNSTREAM, d, "id"))
+			memcpy(ds->id, ds->name, sizeof(ds->id));
+		ds->ident = fg_config_ident(ds->id);
+		/* a quarter of the shared queue behind: parked; kept for it while
+		 * parked: as much again as the shared queue */
+		if (unset(ps, SEC_DOWNSTREAM, d, "backlog-bytes"))
+			ds->backlog_bytes = cfg->queue_limit / 4;
+		if (unset(ps, SEC_DOWNSTREAM, d, "backlog-disk"))
+			ds->backlog_disk = cfg->queue_limit;
+	}
+}
+
+uint64_t fg_config_ident(const char *id)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325);	/* FNV-1a offset basis */
+
+	for (; *id; id++) {
+		h ^= (uint8_t)*id;
+		h *= UINT64_C(0x100000001b3);		/* FNV prime */
+	}
+	return h;
 }
 
 /* ---------------------------------------------------------------- checks */
@@ -629,6 +653,26 @@ static void check_downstreams(struct parse *ps)
 			if (memcmp(&ds->addr, &cfg->downstream[e].addr, sizeof(ds->addr)) == 0)
 				error_at(ps, line_of(ps, SEC_DOWNSTREAM, d, "address"), "address",
 					 "same server as downstream %s", cfg->downstream[e].name);
+		if (!valid_section_name(ds->id))
+			error_at(ps, line_of(ps, SEC_DOWNSTREAM, d, "id"), "id",
+				 "an id is 1-%d letters, digits, \"-\", \"_\" or \".\"",
+				 FG_CONFIG_NAME_MAX - 1);
+		for (unsigned e = 0; e < d; e++)
+			if (strcmp(ds->id, cfg->downstream[e].id) == 0 ||
+			    ds->ident == cfg->downstream[e].ident)
+				error_at(ps, line_of(ps, SEC_DOWNSTREAM, d, "id"), "id",
+					 "downstream %s has the id \"%s\" of downstream %s "
+					 "(ids name the queue's routes: each its own)", ds->name,
+					 ds->id, cfg->downstream[e].name);
+		if (ds->backlog_bytes && cfg->queue_limit && ds->backlog_bytes >= cfg->queue_limit &&
+		    cfg->n_downstream > 1)
+			warn_at(ps, line_of(ps, SEC_DOWNSTREAM, d, "backlog-bytes"), "backlog-bytes",
+				"downstream %s: not under queue-limit: the shared queue defers the "
+				"peers before this downstream is ever parked", ds->name);
+		if (ds->max_article_size && ds->min_article_size > ds->max_article_size)
+			error_at(ps, line_of(ps, SEC_DOWNSTREAM, d, "min-article-size"),
+				 "min-article-size", "above max-article-size: downstream %s "
+				 "would be fed nothing", ds->name);
 		if (ds->mode == FG_DOWNSTREAM_IHAVE && ds->check_first)
 			warn_at(ps, line_of(ps, SEC_DOWNSTREAM, d, "check-first"), "check-first",
 				"ignored with mode ihave (IHAVE always asks first)");

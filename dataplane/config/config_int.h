@@ -51,10 +51,12 @@ enum cfg_type {
 	T_HEADERS,	/* [rules] required-headers: field names, or "none" */
 	T_WILDMAT,	/* [peer] newsgroups: words joined by ",", repeatable */
 	T_ARGS,		/* [dataplane] eal-args: words, stored re-quoted */
+	T_DISTS,	/* [downstream] distributions: words ("," too), "!" negates */
 };
 
 #define F_REPEAT 0x1	/* may appear more than once (lists append) */
 #define F_OFF 0x2	/* accepts "off" */
+#define F_NONE 0x4	/* lists: "none" is the empty list (and how it is written) */
 
 struct cfg_key {
 	uint8_t section;	/* enum cfg_section */

@@ -45,6 +45,7 @@ static const char *const expiry_names[] = { "first-seen", "article-date", NULL }
 static const char *const full_names[] = { "defer", "evict-oldest", NULL };
 static const char *const dsmode_names[] = { "stream", "ihave", NULL };
 static const char *const dpmode_names[] = { "active", "passive", NULL };
+static const char *const full_action_names[] = { "defer", "drop", NULL };
 static const char *const date_syntax_names[] = { "inn", "rfc5322", NULL };
 static const char *const logto_names[] = { "stderr", "journal", "syslog", NULL };
 static const char *const logtime_names[] = { "auto", "on", "off", NULL };
@@ -54,6 +55,7 @@ _Static_assert(sizeof(enum fg_expiry_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_full_policy) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_downstream_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_dataplane_mode) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum fg_backlog_full) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_date_syntax) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_log_target) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_log_timestamps) == sizeof(int), "enum size");
@@ -185,6 +187,26 @@ const struct cfg_key cfg_keys[] = {
 	{ SEC_DOWNSTREAM, T_ENUM, 0, "mode", DF(mode), .names = dsmode_names,
 	  .def = "stream" },
 	{ SEC_DOWNSTREAM, T_BOOL, 0, "check-first", DF(check_first), .def = "off" },
+	{ SEC_DOWNSTREAM, T_NAME, 0, "id", DF(id) },
+	{ SEC_DOWNSTREAM, T_WILDMAT, F_REPEAT, "newsgroups", DF(newsgroups), .def = "*" },
+	{ SEC_DOWNSTREAM, T_DISTS, F_REPEAT | F_NONE, "distributions", DF(distributions),
+	  .cnt = offsetof(struct fg_config_downstream, n_distributions), .def = "none" },
+	{ SEC_DOWNSTREAM, T_SIZE, 0, "max-article-size", DF(max_article_size), .min = 0,
+	  .max = INT64_MAX, .def = "0" },
+	{ SEC_DOWNSTREAM, T_SIZE, 0, "min-article-size", DF(min_article_size), .min = 0,
+	  .max = INT64_MAX, .def = "0" },
+	{ SEC_DOWNSTREAM, T_PATH_IDS, F_REPEAT | F_NONE, "exclude-path", DF(exclude_path),
+	  .cnt = offsetof(struct fg_config_downstream, n_exclude_path), .def = "none" },
+	{ SEC_DOWNSTREAM, T_SIZE, 0, "backlog-articles", DF(backlog_articles), .min = 0,
+	  .max = INT64_MAX, .def = "0" },
+	{ SEC_DOWNSTREAM, T_SIZE, 0, "backlog-bytes", DF(backlog_bytes), .min = 0,
+	  .max = INT64_MAX },
+	{ SEC_DOWNSTREAM, T_DURATION, 0, "backlog-age", DF(backlog_age), .unit = NS_S,
+	  .min = 0, .max = INT64_MAX, .def = "0" },
+	{ SEC_DOWNSTREAM, T_SIZE, 0, "backlog-disk", DF(backlog_disk), .min = 0,
+	  .max = INT64_MAX },
+	{ SEC_DOWNSTREAM, T_ENUM, 0, "backlog-full", DF(backlog_full), .names = full_action_names,
+	  .def = "defer" },
 };
 
 const unsigned cfg_n_keys = FG_ARRAY_SIZE(cfg_keys);
@@ -470,16 +492,22 @@ static int set_mac(void *field, const char *w, char *why, size_t whylen)
 	return 0;
 }
 
-/* RFC 5536 3.1.5: path-identity = (ALPHA / DIGIT) *(ALPHA / DIGIT / "-" / "." / ":" / "_") */
-static bool valid_path_identity(const char *s)
+/* A letter or digit, then letters, digits or octets of `more`. */
+static bool alnum_word(const char *s, const char *more)
 {
 	if (!((*s | 0x20) >= 'a' && (*s | 0x20) <= 'z') && !(*s >= '0' && *s <= '9'))
 		return false;
 	for (s++; *s; s++)
 		if (!((*s | 0x20) >= 'a' && (*s | 0x20) <= 'z') && !(*s >= '0' && *s <= '9') &&
-		    !strchr("-.:_", *s))
+		    !strchr(more, *s))
 			return false;
 	return true;
+}
+
+/* RFC 5536 3.1.5: path-identity = (ALPHA / DIGIT) *(ALPHA / DIGIT / "-" / "." / ":" / "_") */
+static bool valid_path_identity(const char *s)
+{
+	return alnum_word(s, "-.:_");
 }
 
 /* RFC 5322 3.6.8: field-name = 1*ftext, printable US-ASCII except ":" */
@@ -498,10 +526,40 @@ static unsigned list_max(const struct cfg_key *k)
 		return FG_CONFIG_MAX_LISTEN;
 	case T_PEER_ADDRS:
 		return FG_CONFIG_MAX_PEER_ADDRS;
+	case T_DISTS:
+		return FG_CONFIG_MAX_DISTS;
 	default:
 		FG_ASSERT(k->type == T_HEADERS);
 		return FG_CONFIG_MAX_REQUIRED_HEADERS;
 	}
+}
+
+/* RFC 5536 3.2.4: dist-name = ALPHA / DIGIT *( ALPHA / DIGIT / "+" / "-" / "_" ),
+ * here with an optional "!" before it (newsfeeds(5): not to be sent). */
+static bool valid_distribution(const char *s)
+{
+	return alnum_word(s + (*s == '!'), "+-_");
+}
+
+/* One distribution word (of a line that may also separate them by ","). */
+static int set_dist(const char *w, size_t len, char *item, size_t elem, char *why,
+		    size_t whylen)
+{
+	char d[FG_CONFIG_DIST_MAX];
+
+	if (len == 0)
+		return fail(why, whylen, -EINVAL, "an empty distribution");
+	if (len >= elem)
+		return fail(why, whylen, -EINVAL, "\"%.*s\" is too long (at most %zu octets)",
+			    (int)len, w, elem - 1);
+	memcpy(d, w, len);
+	d[len] = '\0';
+	if (!valid_distribution(d))
+		return fail(why, whylen, -EINVAL, "\"%s\" is not a distribution (RFC 5536 "
+			    "3.2.4, \"!\" before it to exclude it)", d);
+	memset(item, 0, elem);
+	memcpy(item, d, len);
+	return 0;
 }
 
 /* Append the words of a line to a list key, each checked for its type. */
@@ -520,7 +578,35 @@ static int set_list(const struct cfg_key *k, void *base, char *const *w, unsigne
 
 		if (*cnt == max)
 			return fail(why, whylen, -E2BIG, "too many values (at most %u)", max);
-		if (k->type == T_PATH_IDS) {
+		if (k->type == T_DISTS) {
+			const char *p = w[i], *comma;
+
+			/* "local, nyc" is two words: a "," may end or begin one */
+			for (bool first = true;; first = false) {
+				size_t len;
+
+				comma = strchr(p, ',');
+				len = comma ? (size_t)(comma - p) : strlen(p);
+				if (len == 0 && (first || !comma)) {
+					if (!comma)
+						break;
+					p = comma + 1;
+					continue;
+				}
+				if (*cnt == max)
+					return fail(why, whylen, -E2BIG, "too many values "
+						    "(at most %u)", max);
+				rc = set_dist(p, len, field + (size_t)*cnt * elem, elem, why,
+					      whylen);
+				if (rc < 0)
+					return rc;
+				(*cnt)++;
+				if (!comma)
+					break;
+				p = comma + 1;
+			}
+			continue;
+		} else if (k->type == T_PATH_IDS) {
 			if (strlen(w[i]) >= elem || !valid_path_identity(w[i]))
 				return fail(why, whylen, -EINVAL, "\"%s\" is not a path "
 					    "identity (RFC 5536 3.1.5; at most %zu octets)",
@@ -601,7 +687,7 @@ static int set_args(const struct cfg_key *k, char *field, char *const *w, unsign
 static bool is_list(enum cfg_type t)
 {
 	return t == T_PATH_IDS || t == T_LISTEN || t == T_PEER_ADDRS || t == T_HEADERS ||
-	       t == T_WILDMAT || t == T_ARGS;
+	       t == T_WILDMAT || t == T_ARGS || t == T_DISTS;
 }
 
 int cfg_key_set(const struct cfg_key *k, void *base, char *const *w, unsigned n,
@@ -646,6 +732,12 @@ int cfg_key_set(const struct cfg_key *k, void *base, char *const *w, unsigned n,
 	case T_PATH_IDS:
 	case T_LISTEN:
 	case T_PEER_ADDRS:
+	case T_DISTS:
+		if ((k->flags & F_NONE) && n == 1 && strcmp(w[0], "none") == 0) {
+			*(unsigned *)((char *)base + k->cnt) = 0;
+			memset(field, 0, k->size);
+			return 0;
+		}
 		return set_list(k, base, w, n, why, whylen);
 	case T_WILDMAT:
 		return set_wildmat(k, field, w, n, why, whylen);
@@ -665,7 +757,7 @@ static void format_list(struct cfg_text *t, const struct cfg_key *k, const void 
 	char buf[64];
 
 	memcpy(&cnt, (const char *)base + k->cnt, sizeof(cnt));
-	if (cnt == 0 && k->type == T_HEADERS)
+	if (cnt == 0 && (k->type == T_HEADERS || (k->flags & F_NONE)))
 		cfg_text_printf(t, " none");
 	for (unsigned i = 0; i < cnt; i++) {
 		if (k->type == T_LISTEN)
@@ -748,6 +840,7 @@ void cfg_key_format(struct cfg_text *t, const struct cfg_key *k, const void *bas
 	case T_LISTEN:
 	case T_PEER_ADDRS:
 	case T_HEADERS:
+	case T_DISTS:
 		format_list(t, k, base);
 		break;
 	}

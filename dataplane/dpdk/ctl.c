@@ -186,6 +186,29 @@ static const char *do_reload(struct dp *dp, const struct fg_ctl_req *q, FILE *f)
 	return rc == 0 ? NULL : rc == -EINVAL ? "refused" : "failed";
 }
 
+/* downstream pause|resume NAME (relay.h, fg_relay_pause) */
+static const char *do_downstream(struct dp *dp, const struct fg_ctl_req *q, FILE *f)
+{
+	bool json = q->flags & FG_CTL_F_JSON, pause = strcmp(q->argv[0], "pause") == 0;
+	int rc;
+
+	if (!pause && strcmp(q->argv[0], "resume") != 0) {
+		fprintf(f, json ? "{\"error\":\"downstream pause|resume NAME\"}\n"
+				: "downstream pause|resume NAME\n");
+		return "bad-request";
+	}
+	rc = fg_outbound_downstream_pause(dp->ob, q->argv[1], pause);
+	if (rc != 0) {
+		fprintf(f, json ? "{\"error\":\"no downstream %s\"}\n" : "no downstream %s\n",
+			q->argv[1]);
+		return "not-found";
+	}
+	fprintf(f, json ? "{\"downstream\":\"%s\",\"paused\":%s}\n" : "downstream %s: %s\n",
+		q->argv[1], json ? (pause ? "true" : "false")
+				 : (pause ? "paused (nothing is sent to it until resumed)" : "resumed"));
+	return NULL;
+}
+
 /* Run one request; the body goes to f. Returns NULL or an error code. */
 static const char *run(struct dp *dp, const struct fg_ctl_req *q, FILE *f)
 {
@@ -236,6 +259,8 @@ static const char *run(struct dp *dp, const struct fg_ctl_req *q, FILE *f)
 	case FG_CTL_PAUSE:
 	case FG_CTL_RESUME:
 		return dp_levers_ctl(dp, q, f);
+	case FG_CTL_DOWNSTREAM:
+		return do_downstream(dp, q, f);
 	default:
 		fprintf(f, "%s is floodctld's, not the dataplane's\n", fg_ctl_verb_name(q->verb));
 		return "bad-request";

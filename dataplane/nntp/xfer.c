@@ -512,10 +512,18 @@ void fg_nntp_xfer_end(struct fg_session *s, struct fg_xfer *x)
 	note_dates(s, x, &v);
 	if (reason == FG_REASON_NONE) {
 		keep_for_completion(e, x, &v);
-		if (x->failed || !x->sink_open)
+		if (x->failed || !x->sink_open) {
 			fail(e, x);
-		else
-			try_accept(e, x);
+			return;
+		}
+		if (e->sink_ops->route) {
+			/* decided once, here, with the config it was accepted under */
+			struct fg_feeds_set route;
+
+			fg_feeds_select(e->cfg, &a->scan, a->size, &route, NULL);
+			e->sink_ops->route(e->sink, x->art, &route);
+		}
+		try_accept(e, x);
 		return;
 	}
 	fg_nntp_xfer_sink_close(e, x);

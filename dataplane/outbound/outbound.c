@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floodgate/dstatus.h"
 #include "floodgate/log.h"
 #include "floodgate/outbound.h"
 #include "floodgate/warmup.h"
@@ -24,6 +25,7 @@
 #define WARM_MAX_ASKS 1024
 #define CLAIM_TRIES 200		/* x 50 ms */
 #define CLAIM_WAIT_US 50000
+#define STATUS_NS 1000000000ull	/* downstreams.status rewritten this often */
 
 struct fg_outbound {
 	const struct fg_config *cfg;
@@ -42,6 +44,7 @@ struct fg_outbound {
 	uint64_t gate_gen;
 	struct fg_region_writer *slot;
 	uint64_t next_publish;
+	uint64_t next_status;
 };
 
 struct fg_outbound_warm {
@@ -136,11 +139,71 @@ int fg_outbound_gate_add(struct fg_outbound *ob, struct fg_slotlink *sl)
 
 /* ------------------------------------------------------------ counters */
 
+/* The relay's view of one downstream, as dstatus.h files it. */
+static void ds_status(const struct fg_config_downstream *cfg, const struct fg_relay_ds_status *st,
+		      struct fg_ds_status *out)
+{
+	memset(out, 0, sizeof(*out));
+	snprintf(out->name, sizeof(out->name), "%s", cfg->name);
+	snprintf(out->id, sizeof(out->id), "%s", cfg->id);
+	out->paused = st->paused;
+	out->parked = st->q.parked;
+	out->full = st->q.full;
+	out->connections = st->connections;
+	out->ready = st->ready;
+	out->streaming = st->streaming;
+	out->lag_records = st->q.lag_records;
+	out->lag_bytes = st->q.lag_bytes;
+	out->lag_seconds = st->q.lag_seconds > 0 ? (uint64_t)st->q.lag_seconds : 0;
+	out->backlog_bytes = st->q.held_bytes;
+	out->sent = st->sent;
+	out->accepted = st->accepted;
+	out->refused = st->refused;
+	out->not_wanted = st->not_wanted;
+	out->deferred = st->deferred;
+	out->reconnects = st->reconnects;
+	out->not_routed = st->not_routed;
+	out->dropped = st->dropped;
+	out->parks = st->q.parks;
+}
+
+/* downstreams.status for floodctld (dstatus.h), about once a second. */
+static void status_publish(struct fg_outbound *ob, uint64_t now_ns, bool now)
+{
+	struct fg_ds_status s[FG_CONFIG_MAX_DOWNSTREAMS];
+	struct fg_relay_ds_status st;
+	unsigned n = 0;
+	int rc;
+
+	if (!ob->relay || (!now && now_ns < ob->next_status))
+		return;
+	ob->next_status = now_ns + STATUS_NS;
+	for (; n < ob->cfg->n_downstream && fg_relay_status(ob->relay, n, &st) == 0; n++)
+		ds_status(&ob->cfg->downstream[n], &st, &s[n]);
+	rc = fg_ds_status_write(fg_queue_dir(ob->q), time(NULL), s, n);
+	if (rc != 0)
+		FG_LOG_DEBUG(COMP, "%s: %s", FG_DS_STATUS_FILE, strerror(-rc));
+}
+
+int fg_outbound_downstream_pause(struct fg_outbound *ob, const char *name, bool pause)
+{
+	int idx = ob && ob->relay ? fg_relay_find(ob->relay, name) : -ENOENT;
+
+	if (idx < 0)
+		return idx;
+	fg_relay_pause(ob->relay, (unsigned)idx, pause);
+	status_publish(ob, 0, true);
+	return 0;
+}
+
 void fg_outbound_publish(struct fg_outbound *ob, uint64_t now_ns)
 {
 	struct fg_region_wstats *ws;
 
-	if (!ob || !ob->slot || now_ns < ob->next_publish)
+	if (!ob)
+		return;
+	status_publish(ob, now_ns, false);
+	if (!ob->slot || now_ns < ob->next_publish)
 		return;
 	ob->next_publish = now_ns + FG_OUTBOUND_PUBLISH_NS;
 	ws = fg_region_writer_stats(ob->slot);

@@ -184,7 +184,7 @@ int qseg_recover(struct fg_queue *q, struct fg_queue_open_info *info)
 
 int qseg_start_new(struct fg_queue *q, uint64_t number, const struct fg_queue_cursor *at)
 {
-	struct fg_queue_seg_info si = { number, at->pos, at->recno, time(NULL) };
+	struct fg_queue_seg_info si = { number, at->pos, at->recno, time(NULL), FG_QUEUE_VERSION };
 	uint8_t hdr[FG_QUEUE_SEG_HEADER];
 	struct qseg s = { 0 };
 	char path[PATH_MAX];

@@ -216,6 +216,7 @@ static int sink_begin(void *sink, const char *msgid, size_t len, unsigned peer, 
 	a->status = 0;
 	a->id_len = (uint16_t)len;
 	a->peer = peer < FG_QUEUE_PEER_NONE ? (uint16_t)peer : FG_QUEUE_PEER_NONE;
+	a->route = (struct fg_feeds_set){ .all = true };
 	memcpy(a->id, msgid, len);
 	s->busy++;
 	*art = a;
@@ -336,6 +337,14 @@ static int sink_commit(void *sink, void *art, uint64_t cookie)
 	return 0;
 }
 
+static void sink_route(void *sink, void *art, const struct fg_feeds_set *set)
+{
+	struct qs_art *a = art;
+
+	(void)sink;
+	a->route = *set;
+}
+
 static void sink_discard(void *sink, void *art)
 {
 	art_release(sink, art);
@@ -371,6 +380,7 @@ const struct fg_sink_ops fg_queue_sink_ops = {
 	.begin = sink_begin,
 	.append = sink_append,
 	.commit = sink_commit,
+	.route = sink_route,
 	.discard = sink_discard,
 	.poll = sink_poll,
 	.full = sink_full,

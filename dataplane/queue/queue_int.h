@@ -68,6 +68,7 @@ struct qs_art {
 	uint16_t peer;
 	uint32_t next_free;
 	bool busy;
+	struct fg_feeds_set route;	/* set by the engine's route(); all when it does not */
 	char id[FG_QUEUE_ID_MAX];
 };
 
@@ -119,12 +120,18 @@ struct qconsumer {
 	struct fg_queue_cursor acked;	/* relay's, under q->lock */
 	struct fg_queue_cursor durable;	/* under q->lock */
 	struct fg_queue_cursor written;	/* writer's copy of durable */
+	/* backlog limits (qbacklog.c): writer thread; `st` also under q->lock */
+	struct fg_queue_backlog bl;
+	struct fg_queue_consumer_state st;
+	uint64_t age_pos;			/* position whose arrival age_arrival is */
+	fg_time_t age_arrival;
 };
 
 /* Why new articles are refused (bits of q->refuse). */
 #define QR_LIMIT 0x1u
 #define QR_AGE 0x2u
 #define QR_DISK 0x4u
+#define QR_BACKLOG 0x8u		/* a parked consumer at its disk cap (defer) */
 
 struct qpending {
 	struct fg_queue_sink *s;
@@ -164,6 +171,13 @@ struct fg_queue {
 	uint64_t tick_ns;
 	int64_t oldest_arrival;			/* of the oldest undelivered record; 0 none */
 	uint64_t oldest_pos;
+	/* backlog limits (qbacklog.c), writer thread: where the shared limits
+	 * look (the lowest cursor of a consumer that is not parked), what
+	 * lies before it (kept only for parked ones), and whether a parked
+	 * one at its cap defers the peers */
+	uint64_t shared_low;
+	uint64_t parked_bytes;
+	const char *full_name;			/* NULL: none at its cap */
 
 	/* Slot membership: held by the writer while it walks the handles, and
 	 * by create/destroy, so a handle is never freed under the writer. */
@@ -197,5 +211,9 @@ int qseg_consumer_open(struct fg_queue *q, struct qconsumer *c, const struct fg_
 void qseg_cursors_persist(struct fg_queue *q, uint64_t now_ns, bool force);
 void qseg_head_write(struct fg_queue *q);
 int qseg_read_arrival(struct fg_queue *q, uint64_t pos, fg_time_t *arrival);
+
+/* qbacklog.c: backlog limits and parking, once per housekeeping pass
+ * (before the refusal, which looks at shared_low and parked_bytes) */
+void qbacklog_pass(struct fg_queue *q);
 
 #endif /* FLOODGATE_QUEUE_INT_H */

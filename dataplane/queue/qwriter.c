@@ -203,7 +203,8 @@ bool fg_queue_refusing(struct fg_queue *q, const char **why)
 
 	if (why)
 		*why = r & QR_DISK ? "disk full" : r & QR_LIMIT ? "queue-limit reached"
-			: r & QR_AGE ? "queue-max-age reached" : "";
+			: r & QR_AGE ? "queue-max-age reached"
+			: r & QR_BACKLOG ? "a parked downstream's backlog is at its cap" : "";
 	return r != 0;
 }
 
@@ -382,12 +383,14 @@ static struct iovec *rec_iov(struct fg_queue *q, struct qs_art *a, uint8_t *hdr,
 	}
 	v = q->iov;
 	*n = 0;
-	v[(*n)++] = (struct iovec){ hdr, FG_QUEUE_REC_HEADER };
+	uint32_t hdr_len = fg_queue_rec_hdr_len(&a->route);
+
+	v[(*n)++] = (struct iovec){ hdr, hdr_len };
 	v[(*n)++] = (struct iovec){ a->id, a->id_len };
 	for (struct qs_block *b = a->blocks; b; b = b->next)
 		for (unsigned i = 0; i < b->n; i++)
 			v[(*n)++] = b->v[i];
-	pad = fg_queue_rec_size(a->id_len, a->art_len) - FG_QUEUE_REC_HEADER - a->id_len -
+	pad = fg_queue_rec_size(hdr_len, a->id_len, a->art_len) - hdr_len - a->id_len -
 	      a->art_len;
 	if (pad)
 		v[(*n)++] = (struct iovec){ (void *)(uintptr_t)zero, (size_t)pad };
@@ -417,9 +420,12 @@ static void write_failed(struct fg_queue *q, int rc)
 static void append(struct fg_queue *q, struct fg_queue_sink *s, uint32_t ai, uint64_t now_ns)
 {
 	struct qs_art *a = &s->arts[ai];
-	uint64_t size = fg_queue_rec_size(a->id_len, a->art_len);
-	fg_time_t arrival = time(NULL);
-	uint8_t hdr[FG_QUEUE_REC_HEADER];
+	uint64_t size = fg_queue_rec_size(fg_queue_rec_hdr_len(&a->route), a->id_len, a->art_len);
+	struct fg_queue_rec_fields f = {
+		.recno = q->written.recno, .arrival = time(NULL), .art_len = (uint32_t)a->art_len,
+		.id_len = a->id_len, .peer = a->peer, .route = &a->route,
+	};
+	uint8_t hdr[FG_QUEUE_REC_HEADER_MAX];
 	struct iovec *v;
 	unsigned n;
 	uint32_t crc;
@@ -429,14 +435,12 @@ static void append(struct fg_queue *q, struct fg_queue_sink *s, uint32_t ai, uin
 		complete(q, s, ai, -ENOSPC);
 		return;
 	}
-	crc = fg_queue_rec_crc_start(q->written.recno, arrival, (uint32_t)a->art_len, a->id_len,
-				     a->peer);
+	crc = fg_queue_rec_crc_start(&f);
 	crc = fg_crc32c(crc, a->id, a->id_len);
 	for (struct qs_block *b = a->blocks; b; b = b->next)
 		for (unsigned i = 0; i < b->n; i++)
 			crc = fg_crc32c(crc, b->v[i].iov_base, b->v[i].iov_len);
-	fg_queue_rec_header_encode(hdr, q->written.recno, arrival, (uint32_t)a->art_len,
-				   a->id_len, a->peer, crc);
+	fg_queue_rec_header_encode(hdr, &f, crc);
 	v = rec_iov(q, a, hdr, &n);
 	rc = v ? fault(q, FG_QUEUE_FAULT_WRITE) : -ENOMEM;
 	if (rc == 0)
@@ -536,14 +540,15 @@ static void probe(struct fg_queue *q, uint64_t now_ns)
 static void refusal(struct fg_queue *q, uint64_t now_ns)
 {
 	unsigned old = atomic_load(&q->refuse), r = old & QR_DISK;
-	uint64_t bytes = fg_queue_bytes(q), mpos;
+	/* what is kept only for parked downstreams is theirs (qbacklog.c) */
+	uint64_t bytes = fg_queue_bytes(q) - FG_MIN(q->parked_bytes, fg_queue_bytes(q)), mpos;
 	fg_time_t now = time(NULL);
 
 	/* hysteresis: refuse at the limit, take again under 90 % of it */
 	if (q->p.limit && (bytes >= q->p.limit || ((old & QR_LIMIT) && bytes >= q->p.limit / 10 * 9)))
 		r |= QR_LIMIT;
 	if (q->p.max_age) {
-		mpos = min_consumer_pos(q);
+		mpos = q->shared_low;
 		if (mpos != q->oldest_pos) {
 			q->oldest_pos = mpos;
 			q->oldest_arrival = 0;
@@ -553,6 +558,8 @@ static void refusal(struct fg_queue *q, uint64_t now_ns)
 		if (q->oldest_arrival && now - q->oldest_arrival > q->p.max_age)
 			r |= QR_AGE;
 	}
+	if (q->full_name)
+		r |= QR_BACKLOG;
 	if ((r & ~old & (QR_LIMIT | QR_AGE)) != 0) {
 		qcount(q, FG_CTR_QUEUE_REFUSALS, 1);
 		FG_LOG_WARN(QCOMP, "%s: new articles are deferred (%llu octets queued)",
@@ -582,7 +589,8 @@ static unsigned drain(struct fg_queue *q, uint64_t now_ns)
 			continue;
 		while (qring_pop(&s->commits, &art)) {
 			struct qs_art *a = &s->arts[art];
-			uint64_t size = fg_queue_rec_size(a->id_len, a->art_len);
+			uint64_t size = fg_queue_rec_size(fg_queue_rec_hdr_len(&a->route),
+							  a->id_len, a->art_len);
 
 			/* a sealed segment is durable to its end: commit, then rotate */
 			if (q->broken || (q->off > FG_QUEUE_SEG_HEADER &&
@@ -620,6 +628,7 @@ static void housekeeping(struct fg_queue *q, uint64_t now_ns)
 	if (rotate_early(q) && qseg_rotate(q) != 0)
 		q->broken = true;
 	qseg_delete_done(q);
+	qbacklog_pass(q);
 	refusal(q, now_ns);
 	q->tick_ns = now_ns + TICK_NS;
 }

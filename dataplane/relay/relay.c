@@ -125,7 +125,7 @@ void rds_done(struct rds *d, struct rec *e)
 
 		if (f->state != REC_DONE)
 			break;
-		d->low.pos += fg_queue_rec_size(f->id_len, f->art_len);
+		d->low.pos += f->size;
 		d->low.recno++;
 		d->first_ready = d->first_ready ? d->first_ready - 1 : 0;
 	}
@@ -163,6 +163,39 @@ void rds_requeue(struct rds *d, struct rec *e)
 	ready_at(d, e, 0);
 }
 
+/* The record header (with its route and ID) at cursor `at`, below `end`:
+ * 1 and *rec, *sr, 0 nothing readable there now, -1 a damaged or missing
+ * segment (sr->base, sr->first_recno say where the next one starts). */
+static int read_rec(struct rds *d, const struct fg_queue_cursor *at,
+		    const struct fg_queue_cursor *end, uint8_t hdr[R_RESERVE_HDR],
+		    struct fg_queue_segref *sr, struct fg_queue_rec *rec)
+{
+	struct fg_relay *r = d->r;
+	const char *why;
+	ssize_t n;
+	int fd;
+
+	if (fg_queue_segment_at(r->p.q, at->pos, sr) != 0)
+		return 0;
+	if (sr->base > at->pos || sr->first_recno > at->recno)
+		return -1;
+	fd = relay_segfd_get(r, sr->segment);
+	if (fd < 0)
+		return 0;
+	n = pread(fd, hdr, R_RESERVE_HDR, (off_t)(FG_QUEUE_SEG_HEADER + at->pos - sr->base));
+	relay_segfd_put(r, sr->segment);
+	if (n < (ssize_t)FG_QUEUE_REC_HEADER_V1 ||
+	    fg_queue_rec_header_decode(hdr, (size_t)n, rec, &why) != 0 ||
+	    (size_t)n < rec->hdr_len + rec->id_len || rec->recno != at->recno ||
+	    at->pos + rec->size > end->pos) {
+		FG_LOG_ERR(RCOMP, "%s: no record at queue position %llu (record %llu)",
+			   d->cfg->name, (unsigned long long)at->pos,
+			   (unsigned long long)at->recno);
+		return 0;
+	}
+	return 1;
+}
+
 /* Read the record header at d->next into the window. 1 taken, 0 nothing
  * to take now. */
 static int take_one(struct rds *d, const struct fg_queue_cursor *end)
@@ -171,14 +204,10 @@ static int take_one(struct rds *d, const struct fg_queue_cursor *end)
 	uint8_t hdr[R_RESERVE_HDR];
 	struct fg_queue_segref sr;
 	struct fg_queue_rec rec;
-	const char *why;
 	struct rec *e;
-	ssize_t n;
-	int fd;
+	int rc = read_rec(d, &d->next, end, hdr, &sr, &rec);
 
-	if (fg_queue_segment_at(r->p.q, d->next.pos, &sr) != 0)
-		return 0;
-	if (sr.base > d->next.pos || sr.first_recno > d->next.recno) {
+	if (rc < 0) {
 		/* a damaged or missing segment: what it held is lost to us */
 		if (d->low.recno != d->next.recno)
 			return 0;
@@ -189,35 +218,85 @@ static int take_one(struct rds *d, const struct fg_queue_cursor *end)
 		fg_queue_consumer_ack(r->p.q, d->consumer, &d->low);
 		return 1;
 	}
-	fd = relay_segfd_get(r, sr.segment);
-	if (fd < 0)
+	if (rc == 0)
 		return 0;
-	n = pread(fd, hdr, sizeof(hdr), (off_t)(FG_QUEUE_SEG_HEADER + d->next.pos - sr.base));
-	relay_segfd_put(r, sr.segment);
-	if (n < (ssize_t)FG_QUEUE_REC_HEADER ||
-	    fg_queue_rec_header_decode(hdr, (size_t)n, &rec, &why) != 0 ||
-	    (size_t)n < FG_QUEUE_REC_HEADER + rec.id_len || rec.recno != d->next.recno ||
-	    d->next.pos + rec.size > end->pos) {
-		FG_LOG_ERR(RCOMP, "%s: no record at queue position %llu (record %llu)",
-			   d->cfg->name, (unsigned long long)d->next.pos,
-			   (unsigned long long)d->next.recno);
-		return 0;
-	}
 	e = &d->win[d->next.recno % d->cap];
 	memset(e, 0, offsetof(struct rec, id));
 	e->pos = d->next.pos;
 	e->recno = d->next.recno;
 	e->seg = sr.segment;
-	e->art_off = FG_QUEUE_SEG_HEADER + (d->next.pos - sr.base) + FG_QUEUE_REC_HEADER +
-		     rec.id_len;
+	e->size = rec.size;
+	e->art_off = FG_QUEUE_SEG_HEADER + (d->next.pos - sr.base) + rec.hdr_len + rec.id_len;
 	e->art_len = rec.art_len;
 	e->id_len = rec.id_len;
-	memcpy(e->id, hdr + FG_QUEUE_REC_HEADER, rec.id_len);
+	memcpy(e->id, hdr + rec.hdr_len, rec.id_len);
 	e->id[rec.id_len] = '\0';
 	d->next.pos += rec.size;
 	d->next.recno++;
-	ready_at(d, e, 0);
+	if (fg_feeds_has(&rec.route, d->cfg->ident)) {
+		ready_at(d, e, 0);
+	} else {
+		/* its feed did not select it when it was queued */
+		d->not_routed++;
+		rds_done(d, e);
+	}
 	return 1;
+}
+
+/* ------------------------------------------------------------ backlog drop */
+
+static void log_dropped(struct rds *d, const char *id, size_t len, uint64_t recno)
+{
+	FG_LOG_WARN(RCOMP, "%s: backlog full (backlog-full drop): dropped %.*s (record %llu)",
+		    d->cfg->name, (int)len, id, (unsigned long long)recno);
+	d->dropped++;
+}
+
+/*
+ * The queue gave up part of this downstream's backlog (backlog-full drop,
+ * qwriter.h): move to its drop_to cursor, logging and counting each
+ * record routed here that was never delivered: in the window, those not
+ * DONE (what a connection had in flight is failed first: its answers
+ * would name records no longer in the window, and it may or may not have
+ * arrived); past the window, those the route names, read from disk.
+ */
+static void apply_drop(struct rds *d, uint64_t now)
+{
+	struct fg_queue_cursor to, at, end;
+	uint8_t hdr[R_RESERVE_HDR];
+	struct fg_queue_segref sr;
+	struct fg_queue_rec rec;
+	uint64_t before = d->dropped;
+
+	fg_queue_consumer_drop_to(d->r->p.q, d->consumer, &to);
+	if (to.pos <= d->low.pos)
+		return;
+	for (unsigned i = 0; i < d->nconn; i++)
+		if (d->conns[i].cn)
+			rconn_fail(&d->conns[i], "its backlog is being dropped (backlog-full drop)",
+				   now);
+	for (uint64_t n = d->low.recno; n < d->next.recno && n < to.recno; n++) {
+		struct rec *e = &d->win[n % d->cap];
+
+		if (e->state != REC_DONE)
+			log_dropped(d, e->id, e->id_len, e->recno);
+	}
+	at = d->next;
+	fg_queue_durable(d->r->p.q, &end);
+	while (at.pos < to.pos && read_rec(d, &at, &end, hdr, &sr, &rec) == 1) {
+		if (fg_feeds_has(&rec.route, d->cfg->ident))
+			log_dropped(d, (const char *)hdr + rec.hdr_len, rec.id_len, rec.recno);
+		at.pos += rec.size;
+		at.recno++;
+	}
+	FG_LOG_WARN(RCOMP, "%s: %llu of its articles dropped at its backlog cap; it resumes at "
+		    "record %llu", d->cfg->name, (unsigned long long)(d->dropped - before),
+		    (unsigned long long)to.recno);
+	rcount(d->r, FG_CTR_QUEUE_BACKLOG_DROPPED, d->dropped - before);
+	d->low = d->next = to;
+	d->first_ready = 0;
+	d->ack_due = true;
+	d->drops++;
 }
 
 /* Take durable records while the window (and the crash bound) allow. */
@@ -294,6 +373,10 @@ static void publish(struct rds *d)
 	s->not_wanted = d->not_wanted;
 	s->deferred = d->deferred;
 	s->reconnects = d->reconnects;
+	s->not_routed = d->not_routed;
+	s->dropped = d->dropped;
+	s->drops = d->drops;
+	s->paused = atomic_load(&d->paused);
 	pthread_mutex_unlock(&d->r->status_lock);
 }
 
@@ -338,8 +421,10 @@ static void pass(struct fg_relay *r, bool feeding)
 
 		for (unsigned i = 0; i < ds->nconn; i++)
 			rconn_timer(&ds->conns[i], now);
+		if (feeding)
+			apply_drop(ds, now);
 		ack_cursor(ds);
-		if (feeding) {
+		if (feeding && !atomic_load(&ds->paused)) {
 			fill(ds);
 			dispatch(ds, now);
 		}
@@ -420,10 +505,18 @@ static void params_defaults(struct fg_relay_params *p)
 static int ds_init(struct fg_relay *r, struct rds *d, const struct fg_config_downstream *cfg)
 {
 	struct fg_queue_cursor start;
-	int idx = fg_queue_consumer(r->p.q, cfg->name, &start);
+	struct fg_queue_backlog b;
+	int idx = fg_queue_consumer(r->p.q, cfg->id, &start), rc;
 
 	if (idx < 0)
 		return idx;
+	b = (struct fg_queue_backlog){
+		.articles = cfg->backlog_articles, .bytes = cfg->backlog_bytes,
+		.age = cfg->backlog_age, .disk = cfg->backlog_disk,
+		.drop = cfg->backlog_full == FG_BACKLOG_DROP, .ident = cfg->ident,
+	};
+	if ((rc = fg_queue_consumer_backlog(r->p.q, (unsigned)idx, &b)) != 0)
+		return rc;
 	d->r = r;
 	d->cfg = cfg;
 	d->consumer = (unsigned)idx;
@@ -561,5 +654,26 @@ int fg_relay_status(struct fg_relay *r, unsigned idx, struct fg_relay_ds_status 
 	pthread_mutex_lock(&r->status_lock);
 	*out = r->ds[idx].pub;
 	pthread_mutex_unlock(&r->status_lock);
+	fg_queue_consumer_state(r->p.q, r->ds[idx].consumer, &out->q);
+	return 0;
+}
+
+int fg_relay_find(struct fg_relay *r, const char *name)
+{
+	for (unsigned i = 0; i < r->nds; i++)
+		if (strcmp(r->ds[i].cfg->name, name) == 0)
+			return (int)i;
+	return -ENOENT;
+}
+
+int fg_relay_pause(struct fg_relay *r, unsigned idx, bool pause)
+{
+	if (idx >= r->nds)
+		return -ENOENT;
+	if (atomic_exchange(&r->ds[idx].paused, pause) != pause)
+		FG_LOG_NOTICE(RCOMP, "%s: %s", r->ds[idx].cfg->name,
+			      pause ? "paused: nothing is sent to it until it is resumed"
+				    : "resumed");
+	fg_relay_notify(r);
 	return 0;
 }

@@ -28,12 +28,13 @@
 #ifndef R_CRASH_WINDOWS
 #define R_CRASH_WINDOWS 4		/* a crash re-sends at most this many windows */
 #endif		/* a 5xx to an article this often: give up on it */
-#define R_RESERVE_HDR (FG_QUEUE_REC_HEADER + FG_QUEUE_ID_MAX)
+#define R_RESERVE_HDR (FG_QUEUE_REC_HEADER_MAX + FG_QUEUE_ID_MAX)
 
 enum rec_state { REC_READY = 0, REC_SENT, REC_DONE };
 
 struct rec {
 	uint64_t pos, recno;
+	uint64_t size;			/* the whole record's octets */
 	uint64_t seg;			/* segment number */
 	uint64_t art_off;		/* file offset of the article's first octet */
 	uint32_t art_len;
@@ -165,6 +166,9 @@ struct rds {
 	/* published for fg_relay_status (under r->status_lock) */
 	struct fg_relay_ds_status pub;
 	uint64_t sent, accepted, refused, not_wanted, deferred, reconnects;
+	uint64_t not_routed;		/* records whose route does not name it */
+	uint64_t dropped, drops;	/* backlog-full drop: articles, times */
+	_Atomic bool paused;
 };
 
 struct fg_relay {

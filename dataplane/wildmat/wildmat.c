@@ -222,6 +222,32 @@ enum fg_wildmat_result fg_wildmat_eval(const char *pattern, const char *name,
 	return res;
 }
 
+enum fg_wildmat_result fg_wildmat_eval_where(const char *pattern, const char *name, size_t len,
+					     size_t *at, size_t *at_len)
+{
+	const unsigned char *t = (const unsigned char *)name;
+	enum fg_wildmat_result res = FG_WILDMAT_NONE, on_match;
+	const char *p = pattern, *pe, *start;
+
+	*at = *at_len = 0;
+	for (;;) {
+		start = p;
+		on_match = FG_WILDMAT_MATCH;
+		if (*p == '!' || *p == '@')
+			on_match = *p++ == '!' ? FG_WILDMAT_NONE : FG_WILDMAT_POISON;
+		pe = pattern_end(p);
+		if (pattern_match(p, pe, t, t + len)) {
+			res = on_match;
+			*at = (size_t)(start - pattern);
+			*at_len = (size_t)(pe - start);
+		}
+		if (*pe == '\0')
+			break;
+		p = pe + 1;
+	}
+	return res;
+}
+
 bool fg_wildmat_match(const char *pattern, const char *name)
 {
 	return fg_wildmat_eval(pattern, name, strlen(name)) == FG_WILDMAT_MATCH;

@@ -47,6 +47,8 @@
 #define FG_CONFIG_PATH_MAX 256
 #define FG_CONFIG_WILDMAT_MAX 1024
 #define FG_CONFIG_MAX_REQUIRED_HEADERS 8
+#define FG_CONFIG_MAX_DISTS 16
+#define FG_CONFIG_DIST_MAX 32		/* one distribution word, with its "!" */
 
 /* RFC 5537 3.3: never accept an article dated more than 24 h ahead. */
 #define FG_FUTURE_MARGIN_MAX (24 * 3600)
@@ -68,6 +70,11 @@ enum fg_full_policy {
 enum fg_downstream_mode {
 	FG_DOWNSTREAM_STREAM = 0,	/* MODE STREAM, TAKETHIS (CHECK optional) */
 	FG_DOWNSTREAM_IHAVE = 1,	/* IHAVE, for servers that do not stream */
+};
+
+enum fg_backlog_full {
+	FG_BACKLOG_DEFER = 0,		/* defer the peers: nothing is lost */
+	FG_BACKLOG_DROP = 1,		/* drop the parked downstream's oldest */
 };
 
 enum fg_dataplane_mode {
@@ -108,6 +115,25 @@ struct fg_config_downstream {
 	unsigned window;		/* TAKETHIS in flight per connection, default 64 */
 	enum fg_downstream_mode mode;
 	bool check_first;		/* CHECK before TAKETHIS; default off */
+	/* Its stable identity: names its cursor file and, in queue records,
+	 * the downstreams an article goes to (feeds.h). Default: the section
+	 * name; keep it when renaming a section. */
+	char id[FG_CONFIG_NAME_MAX];
+	uint64_t ident;			/* derived: fg_config_ident(id) */
+	/* What it is fed (INN newsfeeds semantics, feeds.h): */
+	char newsgroups[FG_CONFIG_WILDMAT_MAX];	/* wildmat with "!" and "@"; default "*" */
+	char distributions[FG_CONFIG_MAX_DISTS][FG_CONFIG_DIST_MAX];	/* "!" negates */
+	unsigned n_distributions;	/* 0: any */
+	uint64_t max_article_size;	/* octets; 0 = no limit */
+	uint64_t min_article_size;	/* octets; 0 = no limit */
+	char exclude_path[FG_CONFIG_MAX_PATH_IDS][FG_CONFIG_NAME_MAX];	/* in Path: it has it */
+	unsigned n_exclude_path;
+	/* Backlog limits (qwriter.h, docs/relay.md): past one it is parked */
+	uint64_t backlog_articles;	/* 0 = none */
+	uint64_t backlog_bytes;		/* default queue-limit / 4; 0 = none */
+	int64_t backlog_age;		/* seconds; 0 = none */
+	uint64_t backlog_disk;		/* kept for it while parked; default queue-limit; 0 = no cap */
+	enum fg_backlog_full backlog_full;	/* at backlog-disk; default defer */
 };
 
 struct fg_config {
@@ -229,6 +255,10 @@ const struct fg_config_peer *fg_config_find_peer(const struct fg_config *cfg,
 						 int family, const void *addr);
 const struct fg_config_peer *fg_config_peer_by_name(const struct fg_config *cfg,
 						    const char *name);
+
+/* A downstream's identifier in queue records: FNV-1a, 64 bits, of its id.
+ * Two ids of one configuration never share one (the load refuses it). */
+uint64_t fg_config_ident(const char *id);
 
 /* Log every error (level err) and warning (level warn) of a load. */
 void fg_config_errors_log(const struct fg_config_errors *errs);

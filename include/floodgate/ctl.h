@@ -63,6 +63,8 @@ enum fg_ctl_verb {
 	FG_CTL_PAUSE,		/* a peer's new offers deferred [SECONDS, default 24 h] */
 	FG_CTL_RESUME,		/* ... ends the pause */
 	FG_CTL_REOPEN_LOGS,	/* floodctld reopens its log files (logrotate) */
+	FG_CTL_DOWNSTREAMS,	/* each downstream: state, lag, backlog, counters */
+	FG_CTL_DOWNSTREAM,	/* pause|resume NAME: stop or go on feeding one */
 	FG_CTL_VERB__COUNT
 };
 

@@ -25,6 +25,7 @@
 
 #include "floodgate/common.h"
 #include "floodgate/config.h"
+#include "floodgate/dstatus.h"
 #include "floodgate/queue.h"
 #include "floodgate/region.h"
 #include "floodgate/sbuf.h"
@@ -49,6 +50,11 @@ struct fg_metrics_state {
 	/* the outbound queue and each downstream's lag, read from the data
 	 * directory (fg_queue_inspect); queue.present is false without one */
 	struct fg_queue_status queue;
+	/* each downstream as the dataplane last published it (dstatus.h);
+	 * ds_written 0: no such file */
+	struct fg_ds_status ds[FG_CONFIG_MAX_DOWNSTREAMS];
+	unsigned n_ds;
+	fg_time_t ds_written;
 };
 
 /* The kernel's view of its clock (adjtimex, read only): shown, never acted on. */
@@ -76,5 +82,9 @@ void fg_metrics_prometheus(struct fg_region *r, const struct fg_metrics_state *s
 			   struct fg_sbuf *out);
 void fg_metrics_json(struct fg_region *r, const struct fg_metrics_state *s, struct fg_sbuf *out);
 void fg_metrics_table(struct fg_region *r, const struct fg_metrics_state *s, struct fg_sbuf *out);
+
+/* `floodctl downstreams`: each downstream's state, lag, backlog and
+ * counters, as a table or one JSON document (the region is not needed). */
+void fg_metrics_downstreams(const struct fg_metrics_state *s, bool json, struct fg_sbuf *out);
 
 #endif /* FLOODGATE_METRICS_H */

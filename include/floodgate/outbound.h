@@ -54,6 +54,8 @@
 #include "floodgate/slotlink.h"
 
 #define FG_OUTBOUND_PUBLISH_NS 100000000ull	/* counters into the slot */
+/* fg_outbound_publish also rewrites <data-dir>/downstreams.status (dstatus.h)
+ * about once a second, with or without floodctld's region. */
 
 struct fg_outbound;
 struct fg_outbound_warm;
@@ -96,6 +98,9 @@ int fg_outbound_gate_add(struct fg_outbound *ob, struct fg_slotlink *sl);
 /* The queue's and the relay's counters into their slot, at most every
  * FG_OUTBOUND_PUBLISH_NS (one thread: the caller's main loop). */
 void fg_outbound_publish(struct fg_outbound *ob, uint64_t now_ns);
+/* Pause or resume feeding the downstream of that section name (relay.h,
+ * fg_relay_pause); the status file says so at once. 0 or -ENOENT. */
+int fg_outbound_downstream_pause(struct fg_outbound *ob, const char *name, bool pause);
 /* Add the writer's and the relay's counter blocks into `sum`. */
 void fg_outbound_counters(const struct fg_outbound *ob, struct fg_nntp_counters *sum);
 /* The queue's and each downstream's state as "name value" lines

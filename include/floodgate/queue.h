@@ -28,7 +28,8 @@
  *
  *   queue-<16 hex>.fgq   segments, numbered upwards. Header, 64 octets:
  *     0   8  magic "FGQSEGMT"
- *     8   4  format version (1; another is refused, the queue does not open)
+ *     8   4  format version (2; 1 is read too; another is refused, the
+ *            queue does not open)
  *     12  4  header size (64)
  *     16  8  segment number
  *     24  8  base: queue position of its first record
@@ -36,18 +37,29 @@
  *     40  8  created (Unix seconds)
  *     48  12 reserved, zero
  *     60  4  CRC-32C of bytes 0..59
- *   then records, back to back, each 8-aligned:
- *     0   4  magic "FGQR"
- *     4   4  CRC-32C of bytes 8..31, the Message-ID and the article
+ *   then records, back to back, each 8-aligned (version 2; a version-1
+ *   segment holds version-1 records, below):
+ *     0   4  magic "FGQD"
+ *     4   4  CRC-32C of bytes 8..H-1, the Message-ID and the article
  *     8   8  record number (one more than the previous record's)
  *     16  8  arrival: when the writer took it (Unix seconds)
  *     24  4  article length (octets of wire form)
  *     28  2  Message-ID length, 3..250
  *     30  2  peer index (the engine's, for the operator; 0xffff none)
- *     32     the Message-ID, then the article in wire form — CRLF lines,
- *            dot-stuffed, without the ".\r\n" terminator, byte for byte
- *            as the peer sent it (the filter is transparent) — then zero
- *            padding to a multiple of 8.
+ *     32  1  route count n, 0..8: the downstreams it goes to (feeds.h)
+ *     33  1  route flags: 0x1 every downstream (the writer's caller did
+ *            not route; n is then 0); other bits zero
+ *     34  6  reserved, zero
+ *     40  8n the downstreams' identifiers (fg_config_ident of their id)
+ *     H = 40 + 8n: the Message-ID, then the article in wire form — CRLF
+ *            lines, dot-stuffed, without the ".\r\n" terminator, byte for
+ *            byte as the peer sent it (the filter is transparent) — then
+ *            zero padding to a multiple of 8.
+ *   A version-1 record is the same without bytes 32..H-1 (H = 32), magic
+ *   "FGQR": it goes to every downstream, as it did when it was written.
+ *   The route is decided once, when the article is queued: a reload never
+ *   re-judges a queued article, and a downstream that is no longer
+ *   configured is simply not among the readers.
  *
  *   cursor-<name>.fgc    one per downstream: where its deliveries stand.
  *     Two 64-octet slots (at 0 and 64), written alternately, each:
@@ -104,14 +116,20 @@
 
 #include "floodgate/common.h"
 #include "floodgate/config.h"
+#include "floodgate/feeds.h"
 #include "floodgate/history.h"
 
 #define FG_QUEUE_SEG_MAGIC "FGQSEGMT"
-#define FG_QUEUE_VERSION 1
+#define FG_QUEUE_VERSION 2		/* written */
+#define FG_QUEUE_VERSION_OLDEST 1	/* read: 1 and 2 */
 #define FG_QUEUE_SLOT_VERSION 1	/* cursor, head and warm-up slots */
 #define FG_QUEUE_SEG_HEADER 64u
-#define FG_QUEUE_REC_MAGIC 0x52514746u	/* "FGQR" */
-#define FG_QUEUE_REC_HEADER 32u
+#define FG_QUEUE_REC_MAGIC 0x44514746u	/* "FGQD": version 2 */
+#define FG_QUEUE_REC_MAGIC_V1 0x52514746u	/* "FGQR" */
+#define FG_QUEUE_REC_HEADER 40u		/* version 2, without its route */
+#define FG_QUEUE_REC_HEADER_V1 32u
+#define FG_QUEUE_REC_HEADER_MAX (FG_QUEUE_REC_HEADER + 8u * FG_FEEDS_MAX)
+#define FG_QUEUE_ROUTE_ALL 0x1u
 #define FG_QUEUE_ID_MIN 3		/* "<a>" is the shortest an engine accepts */
 #define FG_QUEUE_ID_MAX 250		/* RFC 5536 3.1.3 */
 #define FG_QUEUE_PEER_NONE 0xffffu
@@ -130,6 +148,7 @@ struct fg_queue_seg_info {
 	uint64_t base;			/* position of the first record */
 	uint64_t first_recno;
 	fg_time_t created;
+	uint32_t version;		/* decode: the segment's format version */
 };
 
 /* A record as read from a segment. */
@@ -140,15 +159,26 @@ struct fg_queue_rec {
 	uint16_t id_len;
 	uint16_t peer;
 	uint32_t crc;
+	uint32_t version;		/* 1 or 2, by its magic */
+	uint32_t hdr_len;		/* header with its route: where the ID starts */
+	struct fg_feeds_set route;	/* version 1: every downstream. Filled only when
+					 * the decoded octets reach hdr_len */
+	bool route_read;
 	uint64_t size;			/* whole record: header, ID, article, padding */
 	const char *id;			/* in the scanned buffer (scans only) */
 	const uint8_t *art;
 };
 
-/* Octets a record of this ID and article length takes. */
-static inline uint64_t fg_queue_rec_size(size_t id_len, uint64_t art_len)
+/* Octets of a (version 2) record header with this route. */
+static inline uint32_t fg_queue_rec_hdr_len(const struct fg_feeds_set *route)
 {
-	return (FG_QUEUE_REC_HEADER + id_len + art_len + 7) & ~7ull;
+	return FG_QUEUE_REC_HEADER + (route && !route->all ? 8u * route->n : 0u);
+}
+
+/* Octets a record takes: header (hdr_len), ID, article, padding. */
+static inline uint64_t fg_queue_rec_size(uint32_t hdr_len, size_t id_len, uint64_t art_len)
+{
+	return (hdr_len + id_len + art_len + 7) & ~7ull;
 }
 
 void fg_queue_seg_header_encode(uint8_t out[FG_QUEUE_SEG_HEADER],
@@ -158,19 +188,29 @@ void fg_queue_seg_header_encode(uint8_t out[FG_QUEUE_SEG_HEADER],
 int fg_queue_seg_header_decode(const void *buf, size_t len, struct fg_queue_seg_info *out,
 			       const char **why);
 
-/* The record header for an ID and article whose CRC-32C over the ID and
- * article (in that order, seeded with the header's own bytes 8..31 — see
- * fg_queue_rec_crc_start) is `crc`. */
-void fg_queue_rec_header_encode(uint8_t out[FG_QUEUE_REC_HEADER], uint64_t recno,
-				fg_time_t arrival, uint32_t art_len, uint16_t id_len, uint16_t peer,
-				uint32_t crc);
-/* The CRC state after bytes 8..31 of a header with these fields: continue
- * it with fg_crc32c over the ID and the article pieces. */
-uint32_t fg_queue_rec_crc_start(uint64_t recno, fg_time_t arrival, uint32_t art_len,
-				uint16_t id_len, uint16_t peer);
+/* What a (version 2) record header says besides its checksum. route NULL:
+ * every downstream. */
+struct fg_queue_rec_fields {
+	uint64_t recno;
+	fg_time_t arrival;
+	uint32_t art_len;
+	uint16_t id_len;
+	uint16_t peer;
+	const struct fg_feeds_set *route;
+};
 
-/* Decode a record header (fields only, no checksum: the ID and article may
- * not be in hand). 0, or -EINVAL with *why. */
+/* The record header for an ID and article whose CRC-32C over the ID and
+ * article (in that order, seeded with the header's own bytes 8..H-1 — see
+ * fg_queue_rec_crc_start) is `crc`. Returns its length H. */
+uint32_t fg_queue_rec_header_encode(uint8_t out[FG_QUEUE_REC_HEADER_MAX],
+				    const struct fg_queue_rec_fields *f, uint32_t crc);
+/* The CRC state after bytes 8..H-1 of a header with these fields: continue
+ * it with fg_crc32c over the ID and the article pieces. */
+uint32_t fg_queue_rec_crc_start(const struct fg_queue_rec_fields *f);
+
+/* Decode a record header of either version (by its magic; fields only,
+ * no checksum: the ID and article may not be in hand). The route is read
+ * when `len` reaches it (out->route_read). 0, or -EINVAL with *why. */
 int fg_queue_rec_header_decode(const void *buf, size_t len, struct fg_queue_rec *out,
 			       const char **why);
 

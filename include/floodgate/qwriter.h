@@ -117,6 +117,53 @@ void fg_queue_consumer_ack(struct fg_queue *q, unsigned idx, const struct fg_que
 void fg_queue_consumer_durable(struct fg_queue *q, unsigned idx,
 			       struct fg_queue_cursor *out);
 
+/*
+ * Backlog limits (docs/relay.md, "Backlog limits and parking"). A consumer
+ * whose lag — queue records, octets, or the age of its oldest record not
+ * yet acknowledged — passes one of its limits is PARKED: the shared
+ * refusal (queue-limit, queue-max-age) stops counting what only it still
+ * needs, so the others keep being fed and the peers are not deferred for
+ * it; the segments it needs stay on disk for it. It is unparked once
+ * every lag is under 90 % of its limit. What the segments kept only for
+ * parked consumers hold is its backlog on disk; past `disk`:
+ *   defer (drop false)  new articles are refused (the peers deferred,
+ *                       nothing lost) until it is under 90 % of the cap;
+ *   drop                its oldest such segments are given up for it:
+ *                       fg_queue_consumer_drop_to names the cursor it
+ *                       should move to (the end of the last of them); the
+ *                       consumer logs and counts each record it never
+ *                       delivered that was routed to it (`ident`,
+ *                       feeds.h), and acknowledges that cursor.
+ * Parking takes effect only while another consumer is not parked: when
+ * every one is behind, the shared limits defer the peers as before.
+ * 0 for a limit: none. Set before fg_queue_start.
+ */
+struct fg_queue_backlog {
+	uint64_t articles;		/* queue records behind its cursor */
+	uint64_t bytes;			/* octets behind its cursor */
+	int64_t age;			/* seconds: its oldest unacknowledged record */
+	uint64_t disk;			/* octets kept only for it while parked */
+	bool drop;			/* at `disk`: drop its oldest (else defer the peers) */
+	uint64_t ident;			/* its route identifier (feeds.h) */
+};
+int fg_queue_consumer_backlog(struct fg_queue *q, unsigned idx, const struct fg_queue_backlog *b);
+
+/* A consumer as the writer's last housekeeping pass (every 100 ms) saw it. */
+struct fg_queue_consumer_state {
+	bool parked;
+	bool full;			/* parked and at its disk cap, defer: refusing */
+	uint64_t lag_records, lag_bytes;
+	int64_t lag_seconds;		/* age of its oldest unacknowledged record; 0 none */
+	uint64_t held_bytes;		/* octets of segments kept only for it (parked) */
+	uint64_t parks;			/* times it was parked */
+	struct fg_queue_cursor drop_to;	/* drop: where its cursor should go; 0 none */
+};
+void fg_queue_consumer_state(struct fg_queue *q, unsigned idx,
+			     struct fg_queue_consumer_state *out);
+/* Backlog-full drop: the cursor the consumer is asked to move to (past
+ * what it still holds: its acknowledged cursor may already be past it). */
+void fg_queue_consumer_drop_to(struct fg_queue *q, unsigned idx, struct fg_queue_cursor *out);
+
 /* ---- the sink handles (qsink.c) ---- */
 
 struct fg_queue_sink;

@@ -25,6 +25,9 @@
  *   400, a dropped connection, a timeout, a protocol error
  *                        the connection is closed; what it had in flight
  *                        is retried (reconnect with exponential backoff)
+ * Each downstream reads every record and sends those whose route (queue.h,
+ * decided at queue time by feeds.h) names its identifier; the others are
+ * passed over, counted as not routed.
  * Each downstream has its own cursor (queue.h): the lowest record it has
  * not acknowledged. A record is sent only while it lies within
  * connections x window records of the cursor as last made durable, so a
@@ -85,11 +88,24 @@ struct fg_relay_ds_status {
 	struct fg_queue_cursor next;	/* the next record not yet taken into the window */
 	unsigned in_window;		/* records between acked and next */
 	uint64_t sent, accepted, refused, not_wanted, deferred, reconnects;
+	uint64_t not_routed;		/* queued articles its feed does not select (feeds.h) */
+	bool paused;			/* fg_relay_pause: nothing is sent to it */
+	struct fg_queue_consumer_state q;	/* parked, lag, backlog (qwriter.h) */
+	uint64_t dropped;		/* its articles given up at its backlog cap (drop) */
+	uint64_t drops;			/* times that happened */
 };
 
 /* A downstream's state as the relay thread last published it (any thread).
  * 0, or -ENOENT past the last downstream. */
 int fg_relay_status(struct fg_relay *r, unsigned idx, struct fg_relay_ds_status *out);
+/* The index of the downstream with this section name, or -ENOENT. */
+int fg_relay_find(struct fg_relay *r, const char *name);
+
+/* Pause (true) or resume (false) feeding a downstream (any thread): while
+ * paused nothing new is sent to it (answers to what is in flight are still
+ * read); its lag grows and its backlog limits apply (it may be parked).
+ * Not remembered across a restart. 0, or -ENOENT. */
+int fg_relay_pause(struct fg_relay *r, unsigned idx, bool pause);
 
 /* ---- warm-up lookups ---- */
 

@@ -8,6 +8,8 @@
  *
  *   begin(msgid)                   at the TAKETHIS line / after 335
  *   append(segment)...             as the article's octets arrive
+ *   route(set)                     accepted: the downstreams it goes to
+ *                                  (feeds.h; optional, before commit)
  *   commit(cookie)  or  discard()  once the rules have decided
  *   ... later, from poll(): done(cookie, 0 | -errno)
  *
@@ -51,6 +53,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "floodgate/feeds.h"
 #include "floodgate/iov.h"
 
 #define FG_SINK_HOLD 1
@@ -73,6 +76,10 @@ struct fg_sink_ops {
 	/* Free the sink (nothing open or in flight; NULL: nothing). Its
 	 * owner need not know which sink it holds. */
 	void (*destroy)(void *sink);
+	/* Optional: the downstreams an accepted article goes to, decided once
+	 * before its commit (feeds.h); a sink that is not told sends it to
+	 * every downstream. */
+	void (*route)(void *sink, void *art, const struct fg_feeds_set *set);
 };
 
 /* ---------------------------------------------------------------------- */

@@ -53,6 +53,12 @@ int fg_wildmat_check(const char *pattern, size_t *err_off, const char **why);
 enum fg_wildmat_result fg_wildmat_eval(const char *pattern, const char *name,
 				       size_t len);
 
+/* As fg_wildmat_eval, and which pattern decided: *at and *at_len span it
+ * in `pattern`, its "!" or "@" included; *at_len is 0 when none matched
+ * (FG_WILDMAT_NONE because nothing matched, not because a "!" did). */
+enum fg_wildmat_result fg_wildmat_eval_where(const char *pattern, const char *name, size_t len,
+					     size_t *at, size_t *at_len);
+
 /* True when the NUL-terminated `name` matches (poison counts as no match). */
 bool fg_wildmat_match(const char *pattern, const char *name);
 

@@ -84,9 +84,10 @@ int fg_queue_seg_header_decode(const void *buf, size_t len, struct fg_queue_seg_
 		*why = "segment header checksum mismatch";
 		return -EINVAL;
 	}
-	if (get32(p + 8) != FG_QUEUE_VERSION) {
-		*why = fg_datadir_version_why("queue segment format", get32(p + 8), FG_QUEUE_VERSION,
-					      FG_QUEUE_VERSION);
+	out->version = get32(p + 8);
+	if (out->version < FG_QUEUE_VERSION_OLDEST || out->version > FG_QUEUE_VERSION) {
+		*why = fg_datadir_version_why("queue segment format", out->version,
+					      FG_QUEUE_VERSION_OLDEST, FG_QUEUE_VERSION);
 		return -EPROTONOSUPPORT;
 	}
 	if (get32(p + 12) != FG_QUEUE_SEG_HEADER) {
@@ -102,45 +103,84 @@ int fg_queue_seg_header_decode(const void *buf, size_t len, struct fg_queue_seg_
 
 /* ------------------------------------------------------------ records */
 
-/* Bytes 8..31 of a record header: the part its checksum covers. */
-static void rec_fields(uint8_t f[24], uint64_t recno, fg_time_t arrival, uint32_t art_len,
-		       uint16_t id_len, uint16_t peer)
+/* Bytes 8..H-1 of a version-2 record header: the part its checksum
+ * covers. Returns H. */
+static uint32_t rec_fields(uint8_t *f, const struct fg_queue_rec_fields *r)
 {
-	put64(f, recno);
-	put64(f + 8, (uint64_t)arrival);
-	put32(f + 16, art_len);
-	put16(f + 20, id_len);
-	put16(f + 22, peer);
+	const struct fg_feeds_set *route = r->route;
+	uint32_t hdr_len = fg_queue_rec_hdr_len(route);
+
+	put64(f, r->recno);
+	put64(f + 8, (uint64_t)r->arrival);
+	put32(f + 16, r->art_len);
+	put16(f + 20, r->id_len);
+	put16(f + 22, r->peer);
+	memset(f + 24, 0, 8);
+	if (!route || route->all) {
+		f[25] = FG_QUEUE_ROUTE_ALL;
+	} else {
+		f[24] = route->n;
+		for (unsigned i = 0; i < route->n; i++)
+			put64(f + 32 + 8 * i, route->ident[i]);
+	}
+	return hdr_len;
 }
 
-uint32_t fg_queue_rec_crc_start(uint64_t recno, fg_time_t arrival, uint32_t art_len,
-				uint16_t id_len, uint16_t peer)
+uint32_t fg_queue_rec_crc_start(const struct fg_queue_rec_fields *f)
 {
-	uint8_t f[24];
+	uint8_t h[FG_QUEUE_REC_HEADER_MAX];
+	uint32_t len = rec_fields(h + 8, f);
 
-	rec_fields(f, recno, arrival, art_len, id_len, peer);
-	return fg_crc32c(0, f, sizeof(f));
+	return fg_crc32c(0, h + 8, len - 8);
 }
 
-void fg_queue_rec_header_encode(uint8_t out[FG_QUEUE_REC_HEADER], uint64_t recno,
-				fg_time_t arrival, uint32_t art_len, uint16_t id_len, uint16_t peer,
-				uint32_t crc)
+uint32_t fg_queue_rec_header_encode(uint8_t out[FG_QUEUE_REC_HEADER_MAX],
+				    const struct fg_queue_rec_fields *f, uint32_t crc)
 {
 	put32(out, FG_QUEUE_REC_MAGIC);
 	put32(out + 4, crc);
-	rec_fields(out + 8, recno, arrival, art_len, id_len, peer);
+	return rec_fields(out + 8, f);
+}
+
+/* Bytes 32..H-1 of a version-2 header: the route. */
+static int route_decode(const uint8_t *p, size_t len, struct fg_queue_rec *out,
+			const char **why)
+{
+	unsigned n = p[32], flags = p[33];
+
+	if (n > FG_FEEDS_MAX || (flags & ~FG_QUEUE_ROUTE_ALL) ||
+	    ((flags & FG_QUEUE_ROUTE_ALL) && n)) {
+		*why = "bad route (count or flags)";
+		return -EINVAL;
+	}
+	for (unsigned i = 34; i < 40; i++)
+		if (p[i]) {
+			*why = "non-zero reserved octets";
+			return -EINVAL;
+		}
+	out->hdr_len = FG_QUEUE_REC_HEADER + 8 * n;
+	out->route.all = flags & FG_QUEUE_ROUTE_ALL;
+	out->route.n = (uint8_t)n;
+	if (len < out->hdr_len)
+		return 0;
+	for (unsigned i = 0; i < n; i++)
+		out->route.ident[i] = get64(p + FG_QUEUE_REC_HEADER + 8 * i);
+	out->route_read = true;
+	return 0;
 }
 
 int fg_queue_rec_header_decode(const void *buf, size_t len, struct fg_queue_rec *out,
 			       const char **why)
 {
 	const uint8_t *p = buf;
+	uint32_t magic;
 
-	if (len < FG_QUEUE_REC_HEADER) {
+	if (len < FG_QUEUE_REC_HEADER_V1) {
 		*why = "short record header";
 		return -EINVAL;
 	}
-	if (get32(p) != FG_QUEUE_REC_MAGIC) {
+	magic = get32(p);
+	if (magic != FG_QUEUE_REC_MAGIC && magic != FG_QUEUE_REC_MAGIC_V1) {
 		*why = "bad record magic";
 		return -EINVAL;
 	}
@@ -155,7 +195,22 @@ int fg_queue_rec_header_decode(const void *buf, size_t len, struct fg_queue_rec 
 		*why = "Message-ID length out of range";
 		return -EINVAL;
 	}
-	out->size = fg_queue_rec_size(out->id_len, out->art_len);
+	if (magic == FG_QUEUE_REC_MAGIC_V1) {
+		/* written before routes: it goes everywhere, as it did then */
+		out->version = 1;
+		out->hdr_len = FG_QUEUE_REC_HEADER_V1;
+		out->route.all = true;
+		out->route_read = true;
+	} else {
+		out->version = 2;
+		if (len < FG_QUEUE_REC_HEADER) {
+			*why = "short record header";
+			return -EINVAL;
+		}
+		if (route_decode(p, len, out, why) != 0)
+			return -EINVAL;
+	}
+	out->size = fg_queue_rec_size(out->hdr_len, out->id_len, out->art_len);
 	return 0;
 }
 
@@ -187,20 +242,20 @@ int fg_queue_rec_check(const void *buf, size_t avail, uint64_t expect_recno,
 		*why = "record number out of sequence";
 		return -EINVAL;
 	}
-	out->id = (const char *)p + FG_QUEUE_REC_HEADER;
-	out->art = p + FG_QUEUE_REC_HEADER + out->id_len;
+	out->id = (const char *)p + out->hdr_len;
+	out->art = p + out->hdr_len + out->id_len;
 	if (!id_shape(out->id, out->id_len)) {
 		*why = "not a Message-ID";
 		return -EINVAL;
 	}
-	crc = fg_crc32c(0, p + 8, FG_QUEUE_REC_HEADER - 8);
+	crc = fg_crc32c(0, p + 8, out->hdr_len - 8);
 	crc = fg_crc32c(crc, out->id, out->id_len);
 	crc = fg_crc32c(crc, out->art, out->art_len);
 	if (crc != out->crc) {
 		*why = "record checksum mismatch";
 		return -EINVAL;
 	}
-	for (uint64_t i = FG_QUEUE_REC_HEADER + out->id_len + out->art_len; i < out->size; i++)
+	for (uint64_t i = out->hdr_len + out->id_len + out->art_len; i < out->size; i++)
 		if (p[i] != 0) {
 			*why = "non-zero padding";
 			return -EINVAL;
@@ -224,7 +279,9 @@ int fg_queue_seg_scan(const void *buf, size_t len, fg_queue_rec_fn *fn, void *ar
 	out->next_recno = out->info.first_recno;
 	out->end = off;
 	while (off < len) {
-		if (fg_queue_rec_check(p + off, len - off, out->next_recno, &r, &why) != 0) {
+		if (fg_queue_rec_check(p + off, len - off, out->next_recno, &r, &why) != 0 ||
+		    (r.version != out->info.version && (why = "record of another format "
+							       "version than its segment"))) {
 			out->torn = true;
 			out->why = why;
 			return 0;

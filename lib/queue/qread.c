@@ -407,7 +407,8 @@ int fg_queue_inspect(const char *dir, const struct fg_config *cfg, fg_time_t now
 		fg_time_t arrival = now;
 
 		strcpy(c->name, cfg->downstream[d].name);
-		if (fg_queue_cursor_path(dir, c->name, path, sizeof(path)) != 0)
+		/* the cursor file is named for its id (the name by default) */
+		if (fg_queue_cursor_path(dir, cfg->downstream[d].id, path, sizeof(path)) != 0)
 			continue;
 		rc = read_slots(path, FG_QUEUE_CURSOR_MAGIC, &cs);
 		if (rc == -EPROTONOSUPPORT) {

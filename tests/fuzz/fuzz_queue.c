@@ -5,7 +5,7 @@
  * status reader run on files a crash or a disk may have damaged), the
  * cursor/head slot picker, and the writer's recovery itself.
  *
- * Input: a segment image. If the low bit of its header's first reserved
+ * Input: a segment image (version 1 or 2). If the low bit of its header's first reserved
  * octet (offset 48) is set, every checksum in a copy is recomputed first (segment header, then each record as far as
  * its lengths allow), so the fuzzer can explore the structure behind the
  * checksums rather than only fail them. Then:
@@ -83,16 +83,20 @@ static void reseal(uint8_t *b, size_t len)
 	put32(b + 60, fg_crc32c(0, b, 60));
 	while (off + FG_QUEUE_REC_HEADER <= len) {
 		uint16_t il;
-		uint32_t al, crc;
+		uint32_t al, crc, magic, hl;
 		uint64_t size;
 
+		memcpy(&magic, b + off, 4);
 		memcpy(&al, b + off + 24, 4);
 		memcpy(&il, b + off + 28, 2);
-		size = fg_queue_rec_size(il, al);
+		/* a version-1 record has no route; a version-2 one says its length */
+		hl = magic == FG_QUEUE_REC_MAGIC_V1 ? FG_QUEUE_REC_HEADER_V1 :
+		     FG_QUEUE_REC_HEADER + 8u * (b[off + 32] <= FG_FEEDS_MAX ? b[off + 32] : 0u);
+		size = fg_queue_rec_size(hl, il, al);
 		if (size > len - off)
 			return;
-		crc = fg_crc32c(0, b + off + 8, FG_QUEUE_REC_HEADER - 8);
-		crc = fg_crc32c(crc, b + off + FG_QUEUE_REC_HEADER, (size_t)il + al);
+		crc = fg_crc32c(0, b + off + 8, hl - 8);
+		crc = fg_crc32c(crc, b + off + hl, (size_t)il + al);
 		put32(b + off + 4, crc);
 		off += size;
 	}

@@ -20,8 +20,8 @@ def crc32c(data, crc=0):
     return crc ^ 0xFFFFFFFF
 
 
-def seg_header(number, base, recno, created=1700000000, reserved=0):
-    h = b"FGQSEGMT" + struct.pack("<IIQQQQ", 1, 64, number, base, recno, created)
+def seg_header(number, base, recno, created=1700000000, reserved=0, version=1):
+    h = b"FGQSEGMT" + struct.pack("<IIQQQQ", version, 64, number, base, recno, created)
     h += bytes([reserved]) + bytes(11)
     return h + struct.pack("<I", crc32c(h))
 
@@ -32,6 +32,27 @@ def record(recno, msgid, art, arrival=1700000000, peer=3, crc=None):
     body = struct.pack("<II", 0x52514746, c) + fields + msgid + art
     return body + bytes(-len(body) % 8)
 
+
+def record_v2(recno, msgid, art, route=(), every=False, arrival=1700000000, peer=3,
+              count=None):
+    """Version 2: the route (downstream identifiers) after the fixed part."""
+    n = len(route) if count is None else count
+    fields = struct.pack("<QQIHH", recno, arrival, len(art), len(msgid), peer)
+    fields += bytes([n, 1 if every else 0]) + bytes(6)
+    fields += b"".join(struct.pack("<Q", r) for r in route)
+    c = crc32c(msgid + art, crc32c(fields))
+    body = struct.pack("<II", 0x44514746, c) + fields + msgid + art
+    return body + bytes(-len(body) % 8)
+
+
+def fnv1a64(s):
+    h = 0xCBF29CE484222325
+    for b in s:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+BIN, TEXT = fnv1a64(b"binaries"), fnv1a64(b"text")
 
 ART = (b"Path: a!b\r\nFrom: x@y.example\r\nNewsgroups: t.test\r\nSubject: s\r\n"
        b"Message-ID: <m@x>\r\nDate: Mon, 02 Mar 2026 12:00:00 +0000\r\n"
@@ -71,6 +92,21 @@ def main():
         "14-many-small": segment(0) + b"".join(record(i, b"<%d@s>" % i, b"a\r\n" * (i % 5))
                                                for i in range(60)),
     }
+    # version 2: records carry their routes
+    v2 = seg_header(8, 0, 0, version=2)
+    files.update({
+        "15-v2-routes": v2 + record_v2(0, b"<a@b>", ART, (BIN, TEXT))
+        + record_v2(1, b"<c@d>", ART, (TEXT,)) + record_v2(2, b"<e@f>", ART, ()),
+        "16-v2-every": v2 + record_v2(0, b"<a@b>", ART, every=True),
+        "17-v2-bad-route": v2 + record_v2(0, b"<a@b>", ART, (BIN,) * 9)
+        + record_v2(1, b"<c@d>", ART, every=True, count=1),
+        "18-v2-v1-record-inside": v2 + record_v2(0, b"<a@b>", ART, (BIN,))
+        + record(1, b"<c@d>", ART),
+        "19-v2-reseal": seg_header(9, 0, 0, reserved=1, version=2)
+        + record_v2(0, b"<a@b>", ART, (BIN, TEXT, 7, 8, 9, 10, 11, 12))[:-5] + bytes(5),
+        "20-v1-record-v2-segment-header": seg_header(10, 0, 0, version=1)
+        + record_v2(0, b"<a@b>", ART, (TEXT,)),
+    })
     for name, data in files.items():
         with open(os.path.join(OUT, name), "wb") as f:
             f.write(data)

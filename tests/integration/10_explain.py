@@ -9,7 +9,8 @@ matter), in wire and plain form, with --now as an RFC 5322 date and as
 epoch seconds; the JSON verdict, reason, date_used and article_date of each,
 and the exit status (0 accepted, 1 rejected). Then the usage and I/O errors
 that must exit 2, a configuration that moves the edges, stdin, the sample
-feed through tools/demo/explain-sample.sh, and floodctl msgid. date-syntax:
+feed through tools/demo/explain-sample.sh, and floodctl msgid; the
+downstreams an accepted article would go to (feeds) and what decided. date-syntax:
 inn (the default) accepts a CEST date and says how it read it, rfc5322 (by
 option or config) refuses it; an innd misreading keeps its written instant.
 """
@@ -90,6 +91,57 @@ def expect(tmp, name, data, verdict, reason, date_used, article_date, now=NOW, e
     want = (verdict, reason, date_used, article_date)
     check(got == want, "%s: got %s, want %s" % (name, got, want))
     check(rc == (0 if verdict == "accepted" else 1), "%s: exit %d for %s" % (name, rc, verdict))
+
+
+FEEDS_CONF = """[downstream binaries]
+address 127.0.0.1:11191
+newsgroups alt.binaries.*
+[downstream text]
+address 127.0.0.1:11192
+newsgroups *,!alt.binaries.*,@alt.spam.*,!control,!control.*
+distributions !local
+exclude-path reader.example.org
+"""
+
+
+def feeds(tmp):
+    """Which downstreams an article would go to, and the pattern that decided."""
+    conf = os.path.join(tmp, "feeds.conf")
+    with open(conf, "w") as f:
+        f.write(FEEDS_CONF)
+
+    def go(name, groups, extra_headers=(), path="feeder.example.org!not-for-mail"):
+        data = article(date=rfc5322(NOW - 60), msgid="<%s@feeds.test>" % name)
+        data = data.replace(b"Newsgroups: misc.test", ("Newsgroups: " + groups).encode())
+        data = data.replace(b"Path: feeder.example.org!.POSTED!not-for-mail", ("Path: " + path).encode())
+        for h in extra_headers:
+            data = data.replace(b"Subject:", (h + "\r\nSubject:").encode(), 1)
+        rc, j = explain(tmp, data, name, extra=("-c", conf))
+        check(rc == 0, "%s: accepted" % name)
+        return {d["name"]: d for d in j.get("downstreams", [])}
+
+    d = go("bin", "alt.binaries.pictures")
+    check(d["binaries"]["sent"] and d["binaries"]["pattern"] == "alt.binaries.*" and
+          not d["text"]["sent"] and d["text"]["why"] == "no-group" and
+          d["text"]["pattern"] == "!alt.binaries.*", "binaries only: %r" % d)
+    d = go("cross", "alt.binaries.sounds,alt.music")
+    check(d["binaries"]["sent"] and d["text"]["sent"] and d["text"]["group"] == "alt.music",
+          "a crosspost goes to both: %r" % d)
+    d = go("poison", "alt.music,alt.spam.pills")
+    check(not d["text"]["sent"] and d["text"]["why"] == "poisoned" and
+          d["text"]["group"] == "alt.spam.pills" and d["text"]["pattern"] == "@alt.spam.*",
+          "poisoned: %r" % d)
+    d = go("cancel", "comp.lang.c", ["Control: cancel <x@y>"])
+    check(d["text"]["sent"], "a control article of a fed group: %r" % d)
+    d = go("local", "comp.lang.c", ["Distribution: local"])
+    check(not d["text"]["sent"] and d["text"]["why"] == "distribution" and
+          d["text"]["item"] == "local", "distribution: %r" % d)
+    d = go("seen", "comp.lang.c", path="a.example!reader.example.org!x")
+    check(not d["text"]["sent"] and d["text"]["why"] == "excluded-path", "exclude-path: %r" % d)
+    # the text form says the same
+    rc, out, err = run(["explain", "-c", conf, "--now", str(NOW), os.path.join(tmp, "poison")])
+    check("text: not sent (poisoned" in out and "pattern @alt.spam.*" in out,
+          "text form: %r" % out)
 
 
 def edge_cases(tmp):
@@ -280,6 +332,7 @@ def main():
         date_syntax(tmp)
         options(tmp)
         usage_errors(tmp)
+        feeds(tmp)
     msgid()
     demo()
     if failures:

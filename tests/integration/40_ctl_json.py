@@ -76,6 +76,8 @@ def main():
         "go": (s + ["--json"], (1,), 1),
         "pause": (s + ["--json", "--for", "1h", "alpha"], (1,), 1),
         "resume": (s + ["--json", "alpha"], (1,), 1),
+        "downstreams": (s + ["--json"], (0,), 1),
+        "downstream": (s + ["--json", "pause", "inn"], (1,), 1),
         "config": (["--check", bad, "--json"], (1,), 1),
     }
     out = run(["--help"])[1]
@@ -99,7 +101,10 @@ def main():
     check(got["remember"][0].get("state") == "rejected", "remember %r" % got["remember"])
     check(got["explain"][0].get("date", {}).get("reading", {}).get("notes") == "zone-name",
           "explain %r" % got["explain"])
-    for name in ("peers", "drain", "shutdown", "throttle", "go", "pause", "resume"):
+    check(got["downstreams"][0].get("written", 0) is None and
+          got["downstreams"][0].get("downstreams") == [],
+          "downstreams without a dataplane: %r" % got["downstreams"])
+    for name in ("peers", "drain", "shutdown", "throttle", "go", "pause", "resume", "downstream"):
         check("error" in got[name][0], "%s without a dataplane: %r" % (name, got[name]))
     cfg = got["config"][0]
     errs = cfg.get("errors", [])

@@ -39,6 +39,9 @@ BUMPS = {
 }
 
 
+FORMAT = {name: fmt for fmt, name in FILES}
+
+
 def crc32c(data):
     crc = 0xFFFFFFFF
     for b in data:
@@ -55,6 +58,12 @@ def oldest(fmt):
     return os.path.join(GOLDEN, fmt, names[0])
 
 
+def newest_version(fmt):
+    """The newest version this tree has a golden file of (v<N>... names)."""
+    names = [n for n in os.listdir(os.path.join(GOLDEN, fmt)) if n.startswith("v")]
+    return max(int(n[1:].split("-")[0].split(".")[0]) for n in names)
+
+
 def fill(data):
     shutil.rmtree(data, ignore_errors=True)
     os.makedirs(data)
@@ -62,16 +71,17 @@ def fill(data):
         shutil.copyfile(oldest(fmt), os.path.join(data, name))
 
 
-def bump(path, off, crc_end):
-    """Version + 1 at off in every slot (two-slot files), checksums good again."""
+def bump(path, off, crc_end, newest):
+    """One past the newest version at off in every slot (two-slot files),
+    checksums good again: an old file bumped by one may be a version this
+    build reads (the queue segment's 1 -> 2)."""
     b = bytearray(open(path, "rb").read())
     step = 64 if off == 48 else len(b)
     found = None
     for base in range(0, len(b), step):
         if b[base:base + 4] == b"\0\0\0\0":
             continue
-        v = struct.unpack_from("<I", b, base + off)[0] + 1
-        v = max(v, 2)                   # a v0 slot bumped past what this build reads
+        v = newest + 1
         struct.pack_into("<I", b, base + off, v)
         struct.pack_into("<I", b, base + crc_end, crc32c(bytes(b[base:base + crc_end])))
         found = v
@@ -94,7 +104,7 @@ def main():
     for name, (off, crc_end, what) in BUMPS.items():
         fill(c.data)
         c.wipe_shm()        # no region to adopt: a reboot, or an older build's
-        v = bump(os.path.join(c.data, name), off, crc_end)
+        v = bump(os.path.join(c.data, name), off, crc_end, newest_version(FORMAT[name]))
         p = c.start(args=["--expire-interval", "3600"], wait=False)
         rc = p.wait(timeout=60)
         text = c.log()
@@ -113,7 +123,7 @@ def main():
     for name in ("queue-0000000000000001.fgq", "cursor-down.fgc"):
         fill(c.data)
         off, crc_end, what = BUMPS[name]
-        v = bump(os.path.join(c.data, name), off, crc_end)
+        v = bump(os.path.join(c.data, name), off, crc_end, newest_version(FORMAT[name]))
         conf = os.path.join(c.dir, "host.conf")
         with open(conf, "w") as f:
             f.write(hostlib.CONFIG % (hostlib.PORT, "") +

@@ -105,10 +105,12 @@ def main():
     j = lookup(accepted)
     check(j.get("date_header") == "Injection-Date" and j.get("reason") is None,
           "lookup of the accepted ID: %r" % j)
-    rc, out, _ = w.ctl("stats", "--json")
-    stats = __import__("json").loads(out)
-    check(stats["counters"]["nntp_articles_accepted"] >= 1 and
-          stats["counters"]["tcp_accepted"] >= 1, "floodctld's stats lack the dataplane's")
+    # the dataplane publishes its counters into its slot now and then:
+    # wait for them to show, do not bet on when
+    def ctld_counters():
+        c = __import__("json").loads(w.ctl("stats", "--json")[1])["counters"]
+        return c if c["nntp_articles_accepted"] >= 1 and c["tcp_accepted"] >= 1 else None
+    check(fgdp.poll_until(ctld_counters, 30), "floodctld's stats lack the dataplane's")
     rc, out, _ = w.ctl("status", "--json")
     writers = __import__("json").loads(out)["writers"]
     check(any(x["name"] == "floodgate/w0" and x["state"] == "live" for x in writers),

@@ -184,8 +184,9 @@ def crc32c(data, crc=0):
 
 def queue_ids(data_dir):
     """{message-id: sound records} over every queue segment on disk, read
-    as the queue's own scan does (queue.h): a record counts only whole,
-    with its checksum; the first that is not ends its segment."""
+    as the queue's own scan does (include/floodgate/queue.h, both record
+    versions): a record counts only whole, with its checksum; the first
+    that is not ends its segment."""
     out = {}
     for name in sorted(os.listdir(data_dir)):
         if not (name.startswith("queue-") and name.endswith(".fgq")):
@@ -193,13 +194,16 @@ def queue_ids(data_dir):
         with open(os.path.join(data_dir, name), "rb") as f:
             data = f.read()
         off = 64
-        while off + 32 <= len(data) and data[off:off + 4] == b"FGQR":
+        # version 1 records ("FGQR") have a 32-octet header; version 2
+        # ("FGQD") 40 octets and 8 per downstream it is routed to
+        while off + 32 <= len(data) and data[off:off + 4] in (b"FGQR", b"FGQD"):
             crc, = struct.unpack_from("<I", data, off + 4)
             art_len, id_len = struct.unpack_from("<IH", data, off + 24)
-            end = off + 32 + id_len + art_len
+            hdr = 32 if data[off:off + 4] == b"FGQR" else 40 + 8 * data[off + 32]
+            end = off + hdr + id_len + art_len
             if end > len(data) or crc32c(data[off + 8:end]) != crc:
                 break
-            mid = data[off + 32:off + 32 + id_len].decode("latin-1")
+            mid = data[off + hdr:off + hdr + id_len].decode("latin-1")
             out[mid] = out.get(mid, 0) + 1
             off = (end + 7) & ~7
     return out

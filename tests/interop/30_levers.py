@@ -23,7 +23,7 @@ articles posted through rnews, whose batch innfeed (innkit.Innfeed, from
 Checks: innfeed's answers per ID; the
 dataplane's counters (nntp_defer_paused, nntp_throttle_closed, 431 and 400
 answers); status and peers in JSON name the throttle and the pause; every
-change in the dataplane's log; the levers journal holds the five changes;
+change in the dataplane's log; the levers journal names its version and holds the changes;
 the logs are otherwise clean.
 """
 import os
@@ -36,6 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 sys.path.insert(0, HERE)
 import fgdp  # noqa: E402
+import fgkit  # noqa: E402
 from fgdp import DP_ADDR, check, log  # noqa: E402
 import innkit  # noqa: E402
 
@@ -201,7 +202,9 @@ def main():
               "counters: paused %d, throttle %d" % (st["nntp_defer_paused"],
                                                     st["nntp_throttle_closed"]))
         journal = open(os.path.join(w.data, "levers.journal")).read().splitlines()
-        verbs = [ln.split()[1] for ln in journal]
+        check(journal and journal[0] == "floodgate-levers 1",
+              "levers.journal names its format's version first: %r" % journal[:1])
+        verbs = [ln.split()[1] for ln in journal[1:]]
         check(verbs == ["pause", "resume", "throttle", "go"], "levers.journal: %r" % journal)
         text = "".join(fgdp.slurp(p) for p in w.logs)
         for want in ("peer feeder-b paused until", "(from the levers journal)",
@@ -212,7 +215,7 @@ def main():
         w.check_logs(allow=r"(peer feeder-b paused until \d+|throttled: maintenance window) "
                            r"\((journaled|from the levers journal)\)")
     finally:
-        if fgdp.failed or os.environ.get("FG_KEEP_TMP"):
+        if fgkit.failed or os.environ.get("FG_KEEP_TMP"):
             log("kept %s" % work)
         else:
             shutil.rmtree(work, ignore_errors=True)

@@ -60,7 +60,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-import ctlkit  # noqa: E402
+import fgkit  # noqa: E402
 from ctlkit import TOP, check, fail, log, passed  # noqa: E402
 
 CLONE_NEWNET = 0x40000000
@@ -141,7 +141,7 @@ def cleanup():
         subprocess.run(["deluser", "--system", "--quiet", "floodgate"], capture_output=True)
         subprocess.run(["delgroup", "--system", "--quiet", "floodgate"], capture_output=True)
         created_user = False
-    if ctlkit.failed or os.environ.get("FG_KEEP_TMP"):
+    if fgkit.failed or os.environ.get("FG_KEEP_TMP"):
         log("kept %s" % WORK)
     else:
         shutil.rmtree(WORK, ignore_errors=True)

@@ -47,6 +47,8 @@ START_TEST(test_every_verb)
 		{ "forget <a@b> --json", FG_CTL_FORGET, FG_CTL_F_JSON, 1 },
 		{ "remember <a@b>", FG_CTL_REMEMBER, 0, 1 },
 		{ "remember <a@b> rejected", FG_CTL_REMEMBER, 0, 2 },
+		{ "downstreams --json", FG_CTL_DOWNSTREAMS, FG_CTL_F_JSON, 0 },
+		{ "downstream pause text", FG_CTL_DOWNSTREAM, 0, 2 },
 	};
 	struct fg_ctl_req q;
 	const char *why;
@@ -73,6 +75,8 @@ START_TEST(test_bad_requests_say_why)
 		{ "   \n", "empty request" },
 		{ "Status", "unknown verb" },
 		{ "status extra", "too many arguments" },
+		{ "downstream pause", "missing argument" },
+		{ "downstreams text", "too many arguments" },
 		{ "peers all", "too many arguments" },
 		{ "shutdown 5 now", "too many arguments" },
 		{ "lookup", "missing argument" },

@@ -24,6 +24,21 @@ static void state(struct fg_metrics_state *m)
 	m->startup = "empty";
 	m->journal_commit_age = -1;
 	m->snapshot_time = 999500;
+	/* two downstreams as the dataplane wrote them 2 s ago */
+	m->ds_written = 999998;
+	m->n_ds = 2;
+	strcpy(m->ds[0].name, "binaries");
+	strcpy(m->ds[0].id, "binaries");
+	m->ds[0].ready = 2;
+	m->ds[0].sent = 120;
+	m->ds[0].accepted = 118;
+	m->ds[0].not_routed = 40;
+	strcpy(m->ds[1].name, "te\"xt");
+	strcpy(m->ds[1].id, "text");
+	m->ds[1].parked = 1;
+	m->ds[1].backlog_bytes = 1048576;
+	m->ds[1].lag_records = 350;
+	m->ds[1].dropped = 12;
 }
 
 /* A region with two writers and peers "alpha" and `we"ird\name`. */
@@ -258,6 +273,59 @@ START_TEST(test_sums_never_go_backwards)
 }
 END_TEST
 
+/* floodctl downstreams and the labelled families of /metrics. */
+START_TEST(test_downstreams)
+{
+	struct ctl_fixture fx = { 0 };
+	struct fg_region_writer *w[2];
+	struct fg_region *r = workload(&fx, w);
+	char *t = render(r);
+	struct fg_metrics_state m;
+	struct fg_sbuf b;
+
+	ck_assert(has_line(t, "floodgate_downstream_parked{downstream=\"binaries\"} 0"));
+	ck_assert(has_line(t, "floodgate_downstream_parked{downstream=\"te\\\"xt\"} 1"));
+	ck_assert(has_line(t, "floodgate_downstream_sent_total{downstream=\"binaries\"} 120"));
+	ck_assert(has_line(t, "floodgate_downstream_dropped_total{downstream=\"te\\\"xt\"} 12"));
+	ck_assert(has_line(t, "floodgate_downstream_backlog_bytes{downstream=\"te\\\"xt\"} 1048576"));
+	ck_assert(has_line(t, "floodgate_downstream_status_age_seconds 2"));
+	ck_assert(!strstr(t, "floodgate_downstream_lag_"));	/* floodgate_relay_lag_* has it */
+	free(t);
+
+	state(&m);
+	fg_sbuf_init(&b);
+	fg_metrics_downstreams(&m, true, &b);
+	ck_assert_ptr_nonnull(strstr(b.p, "\"name\":\"binaries\",\"id\":\"binaries\","
+					  "\"state\":\"feeding\""));
+	ck_assert_ptr_nonnull(strstr(b.p, "\"state\":\"parked\""));
+	ck_assert_ptr_nonnull(strstr(b.p, "\"lag\":{\"records\":350,"));
+	ck_assert_ptr_nonnull(strstr(b.p, "\"age_seconds\":2"));
+	fg_sbuf_free(&b);
+	fg_sbuf_init(&b);
+	m.ds[1].full = 1;
+	m.ds[0].paused = 1;
+	m.now += 60;
+	fg_metrics_downstreams(&m, false, &b);
+	ck_assert_ptr_nonnull(strstr(b.p, "binaries         paused"));
+	ck_assert_ptr_nonnull(strstr(b.p, "parked-full"));
+	ck_assert_ptr_nonnull(strstr(b.p, "stale"));
+	fg_sbuf_free(&b);
+	/* no file: said so, and JSON says null */
+	m.ds_written = 0;
+	fg_sbuf_init(&b);
+	fg_metrics_downstreams(&m, false, &b);
+	ck_assert_ptr_nonnull(strstr(b.p, "not running yet"));
+	fg_sbuf_free(&b);
+	fg_sbuf_init(&b);
+	fg_metrics_downstreams(&m, true, &b);
+	ck_assert_ptr_nonnull(strstr(b.p, "\"written\":null"));
+	fg_sbuf_free(&b);
+	fg_region_release(w[0]);
+	fg_region_release(w[1]);
+	fx_cleanup(&fx);
+}
+END_TEST
+
 static Suite *metrics_suite(void)
 {
 	Suite *s = suite_create("metrics");
@@ -268,6 +336,7 @@ static Suite *metrics_suite(void)
 	tcase_add_test(tc, test_json_and_table);
 	tcase_add_test(tc, test_sums_never_go_backwards);
 	tcase_add_test(tc, test_kernel_clock);
+	tcase_add_test(tc, test_downstreams);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -46,13 +46,17 @@ static size_t make_record(uint8_t *out, uint64_t recno, fg_time_t arrival, const
 			  const char *art)
 {
 	size_t il = strlen(id), al = strlen(art);
-	uint64_t size = fg_queue_rec_size(il, al);
-	uint32_t crc = fg_queue_rec_crc_start(recno, arrival, (uint32_t)al, (uint16_t)il, 7);
+	struct fg_queue_rec_fields f = {
+		.recno = recno, .arrival = arrival, .art_len = (uint32_t)al,
+		.id_len = (uint16_t)il, .peer = 7, .route = NULL,
+	};
+	uint64_t size = fg_queue_rec_size(FG_QUEUE_REC_HEADER, il, al);
+	uint32_t crc = fg_queue_rec_crc_start(&f);
 
 	crc = fg_crc32c(crc, id, il);
 	crc = fg_crc32c(crc, art, al);
 	memset(out, 0, size);
-	fg_queue_rec_header_encode(out, recno, arrival, (uint32_t)al, (uint16_t)il, 7, crc);
+	fg_queue_rec_header_encode(out, &f, crc);
 	memcpy(out + FG_QUEUE_REC_HEADER, id, il);
 	memcpy(out + FG_QUEUE_REC_HEADER + il, art, al);
 	return size;
@@ -65,7 +69,7 @@ static const char *const ART =
 /* A segment image of `n` records; returns its length. */
 static size_t make_segment(uint8_t *buf, uint64_t base, uint64_t recno, unsigned n)
 {
-	struct fg_queue_seg_info si = { 5, base, recno, 1700000000 };
+	struct fg_queue_seg_info si = { 5, base, recno, 1700000000, FG_QUEUE_VERSION };
 	size_t off = FG_QUEUE_SEG_HEADER;
 	char id[32];
 
@@ -238,7 +242,7 @@ static void wait_for(bool (*cond)(struct fg_queue *), struct fg_queue *q, const 
 
 START_TEST(seg_header_roundtrip_and_every_byte)
 {
-	struct fg_queue_seg_info si = { 9, 123456, 77, 1700000001 }, out;
+	struct fg_queue_seg_info si = { 9, 123456, 77, 1700000001, FG_QUEUE_VERSION }, out;
 	uint8_t h[FG_QUEUE_SEG_HEADER];
 	const char *why;
 
@@ -287,6 +291,62 @@ START_TEST(record_check_every_byte)
 }
 END_TEST
 
+/* A version-2 record with a route; flips anywhere in it (the route, its
+ * count and flags included) are refused; a partial read still gives the
+ * fixed fields and says the route was not read. */
+START_TEST(record_route_every_byte)
+{
+	struct fg_feeds_set route = { .n = 3, .ident = { 1, UINT64_MAX, 0x0123456789abcdefull } };
+	struct fg_queue_rec_fields f = { .recno = 5, .arrival = 1700000000, .art_len = 4,
+					 .id_len = 5, .peer = 2, .route = &route };
+	uint8_t buf[512] = { 0 };
+	uint32_t hl, crc = fg_queue_rec_crc_start(&f);
+	struct fg_queue_rec r;
+	const char *why;
+	size_t n;
+
+	crc = fg_crc32c(fg_crc32c(crc, "<a@b>", 5), "x\r\ny", 4);
+	hl = fg_queue_rec_header_encode(buf, &f, crc);
+	ck_assert_uint_eq(hl, FG_QUEUE_REC_HEADER + 3 * 8);
+	ck_assert_uint_eq(hl, fg_queue_rec_hdr_len(&route));
+	memcpy(buf + hl, "<a@b>", 5);
+	memcpy(buf + hl + 5, "x\r\ny", 4);
+	n = fg_queue_rec_size(hl, 5, 4);
+	ck_assert_int_eq(fg_queue_rec_check(buf, n, 5, &r, &why), 0);
+	ck_assert_uint_eq(r.version, 2);
+	ck_assert_uint_eq(r.hdr_len, hl);
+	ck_assert(r.route_read && !r.route.all);
+	ck_assert_uint_eq(r.route.n, 3);
+	ck_assert_uint_eq(r.route.ident[1], UINT64_MAX);
+	ck_assert_uint_eq(r.route.ident[2], 0x0123456789abcdefull);
+	ck_assert(fg_feeds_has(&r.route, 1) && !fg_feeds_has(&r.route, 2));
+	ck_assert_mem_eq(r.id, "<a@b>", 5);
+	for (size_t i = 0; i < n; i++) {
+		buf[i] ^= 0x04;
+		ck_assert_msg(fg_queue_rec_check(buf, n, 5, &r, &why) == -EINVAL,
+			      "flip at %zu accepted", i);
+		buf[i] ^= 0x04;
+	}
+	/* the header alone: fields, not the route */
+	ck_assert_int_eq(fg_queue_rec_header_decode(buf, FG_QUEUE_REC_HEADER, &r, &why), 0);
+	ck_assert(!r.route_read);
+	ck_assert_uint_eq(r.hdr_len, hl);
+	ck_assert_uint_eq(r.size, n);
+	ck_assert_int_eq(fg_queue_rec_header_decode(buf, FG_QUEUE_REC_HEADER - 1, &r, &why),
+			 -EINVAL);
+	/* no route given: "every downstream", no identifiers */
+	f.route = NULL;
+	hl = fg_queue_rec_header_encode(buf, &f, 0);
+	ck_assert_uint_eq(hl, FG_QUEUE_REC_HEADER);
+	ck_assert_int_eq(fg_queue_rec_header_decode(buf, hl, &r, &why), 0);
+	ck_assert(r.route.all && r.route_read && r.route.n == 0);
+	/* more identifiers than downstreams can exist: refused */
+	buf[32] = FG_FEEDS_MAX + 1;
+	buf[33] = 0;
+	ck_assert_int_eq(fg_queue_rec_header_decode(buf, sizeof(buf), &r, &why), -EINVAL);
+}
+END_TEST
+
 START_TEST(record_id_shape)
 {
 	uint8_t buf[1024];
@@ -328,7 +388,7 @@ START_TEST(scan_positions_and_torn_tails)
 	ck_assert_uint_eq(sc.next_recno, 54);
 	ck_assert_uint_eq(pos, 1000 + len - FG_QUEUE_SEG_HEADER);
 	/* every cut inside the last record: three sound, torn */
-	for (size_t cut = full - fg_queue_rec_size(6, strlen(ART)) + 1; cut < full; cut++) {
+	for (size_t cut = full - fg_queue_rec_size(FG_QUEUE_REC_HEADER, 6, strlen(ART)) + 1; cut < full; cut++) {
 		ck_assert_int_eq(fg_queue_seg_scan(buf, cut, NULL, NULL, &sc), 0);
 		ck_assert_uint_eq(sc.records, 3);
 		ck_assert(sc.torn);
@@ -340,7 +400,7 @@ START_TEST(scan_positions_and_torn_tails)
 	ck_assert(sc.torn);
 	ck_assert_uint_eq(sc.end, full);
 	/* a flipped octet in record 2 stops the scan before it */
-	buf[FG_QUEUE_SEG_HEADER + fg_queue_rec_size(6, strlen(ART)) + 40] ^= 4;
+	buf[FG_QUEUE_SEG_HEADER + fg_queue_rec_size(FG_QUEUE_REC_HEADER, 6, strlen(ART)) + 40] ^= 4;
 	ck_assert_int_eq(fg_queue_seg_scan(buf, full, NULL, NULL, &sc), 0);
 	ck_assert_uint_eq(sc.records, 1);
 	ck_assert(sc.torn);
@@ -435,9 +495,9 @@ START_TEST(write_commit_complete)
 	ck_assert_uint_eq(fg_queue_sink_busy(s), 0);
 	fg_queue_durable(q, &end);
 	ck_assert_uint_eq(end.recno, 100);
-	ck_assert_uint_eq(end.pos, 100 * fg_queue_rec_size(6, strlen(ART)) -
-				   10 * (fg_queue_rec_size(6, strlen(ART)) -
-					 fg_queue_rec_size(7, strlen(ART))));
+	ck_assert_uint_eq(end.pos, 100 * fg_queue_rec_size(FG_QUEUE_REC_HEADER, 6, strlen(ART)) -
+				   10 * (fg_queue_rec_size(FG_QUEUE_REC_HEADER, 6, strlen(ART)) -
+					 fg_queue_rec_size(FG_QUEUE_REC_HEADER, 7, strlen(ART))));
 	ck_assert_uint_eq(count_records(), 100);
 	stop_q(q, s);
 	rm_tmp();
@@ -531,9 +591,9 @@ START_TEST(torn_tail_cut_at_open)
 	ck_assert_uint_eq(info.torn_cut, 1);
 	ck_assert_uint_eq(info.records, 9);
 	ck_assert_uint_eq(info.end.recno, 9);
-	ck_assert_uint_eq(info.cut_bytes, fg_queue_rec_size(6, strlen(ART)) - 50 + 8);
+	ck_assert_uint_eq(info.cut_bytes, fg_queue_rec_size(FG_QUEUE_REC_HEADER, 6, strlen(ART)) - 50 + 8);
 	ck_assert_int_eq(stat(path, &st), 0);
-	ck_assert_uint_eq((uint64_t)st.st_size, FG_QUEUE_SEG_HEADER + 9 * fg_queue_rec_size(6, strlen(ART)));
+	ck_assert_uint_eq((uint64_t)st.st_size, FG_QUEUE_SEG_HEADER + 9 * fg_queue_rec_size(FG_QUEUE_REC_HEADER, 6, strlen(ART)));
 	fg_queue_close(q);
 	/* once cut, nothing left to cut */
 	q = open_q(&p, &info);
@@ -613,12 +673,12 @@ START_TEST(cursors_new_persist_reload_clamp)
 	ck_assert_int_eq(fg_queue_start(q), 0);
 	ck_assert_int_eq(fg_queue_consumer(q, "late", &start), -EBUSY);
 	c.recno = 7;
-	c.pos = 7 * fg_queue_rec_size(6, strlen(ART));
+	c.pos = 7 * fg_queue_rec_size(FG_QUEUE_REC_HEADER, 6, strlen(ART));
 	fg_queue_consumer_ack(q, (unsigned)b, &c);
 	wait_for(two_durable, q, "cursor durable");
 	/* a cursor never goes back */
 	c.recno = 3;
-	c.pos = 3 * fg_queue_rec_size(6, strlen(ART));
+	c.pos = 3 * fg_queue_rec_size(FG_QUEUE_REC_HEADER, 6, strlen(ART));
 	fg_queue_consumer_ack(q, (unsigned)b, &c);
 	fg_queue_stop(q);
 	fg_queue_consumer_durable(q, 1, &c);
@@ -628,7 +688,7 @@ START_TEST(cursors_new_persist_reload_clamp)
 	q = open_q(&p, NULL);
 	ck_assert_int_eq(fg_queue_consumer(q, "two", &start), 0);
 	ck_assert_uint_eq(start.recno, 7);
-	ck_assert_uint_eq(start.pos, 7 * fg_queue_rec_size(6, strlen(ART)));
+	ck_assert_uint_eq(start.pos, 7 * fg_queue_rec_size(FG_QUEUE_REC_HEADER, 6, strlen(ART)));
 	ck_assert_int_eq(fg_queue_consumer(q, "one", &start), 1);
 	ck_assert_uint_eq(start.recno, 0);
 	fg_queue_durable(q, &end);
@@ -921,6 +981,233 @@ START_TEST(limit_refuses_then_resumes)
 }
 END_TEST
 
+/* ------------------------------------------------------------ backlog */
+
+/* Two consumers: "slow" (0) never acknowledges, "fed" (1) takes all. */
+static struct fg_queue *two_consumers(struct fg_queue_params *p, const struct fg_queue_backlog *b)
+{
+	struct fg_queue_cursor start;
+	struct fg_queue *q = open_q(p, NULL);
+
+	ck_assert_int_eq(fg_queue_consumer(q, "slow", &start), 0);
+	ck_assert_int_eq(fg_queue_consumer(q, "fed", &start), 1);
+	ck_assert_int_eq(fg_queue_consumer_backlog(q, 0, b), 0);
+	return q;
+}
+
+static bool fed_durable_at_end(struct fg_queue *q);
+
+/* One article of `len` octets, routed to `route` (NULL: every consumer);
+ * "fed" acknowledges everything once it is durable. */
+static void put_fed(struct fg_queue *q, struct fg_queue_sink *s, struct drv *d, unsigned i,
+		    const char *art, const struct fg_feeds_set *route)
+{
+	struct fg_iov seg = { (const uint8_t *)art, (uint32_t)strlen(art), NULL };
+	struct fg_queue_cursor end;
+	char id[32];
+	void *h;
+
+	snprintf(id, sizeof(id), "<k%u@t>", i);
+	ck_assert_int_eq(fg_queue_sink_ops.begin(s, id, strlen(id), 0, &h), 0);
+	ck_assert_int_eq(fg_queue_sink_ops.append(s, h, &seg, false), 0);
+	if (route)
+		fg_queue_sink_ops.route(s, h, route);
+	ck_assert_int_eq(fg_queue_sink_ops.commit(s, h, i), 0);
+	wait_done(s, d, i + 1);
+	fg_queue_durable(q, &end);
+	fg_queue_consumer_ack(q, 1, &end);
+	wait_for(fed_durable_at_end, q, "the fed consumer's cursor");
+}
+
+/* Articles of `art` from *i on (every consumer's), until cond() holds or
+ * `max` went; with `never_refused`, the queue must take each one. */
+static void feed_until(struct fg_queue *q, struct fg_queue_sink *s, struct drv *d, unsigned *i,
+		       const char *art, bool (*cond)(struct fg_queue *), unsigned max,
+		       bool never_refused)
+{
+	for (; !cond(q) && *i < max; (*i)++) {
+		put_fed(q, s, d, *i, art, NULL);
+		ck_assert_msg(!never_refused || !fg_queue_refusing(q, NULL),
+			      "refusing at %llu octets", (unsigned long long)fg_queue_bytes(q));
+	}
+	wait_for(cond, q, "the condition fed for");
+}
+
+static bool slow_parked(struct fg_queue *q)
+{
+	struct fg_queue_consumer_state st;
+
+	fg_queue_consumer_state(q, 0, &st);
+	return st.parked;
+}
+
+static bool slow_unparked(struct fg_queue *q)
+{
+	return !slow_parked(q);
+}
+
+static bool fed_durable_at_end(struct fg_queue *q)
+{
+	struct fg_queue_cursor end, c;
+
+	fg_queue_durable(q, &end);
+	fg_queue_consumer_durable(q, 1, &c);
+	return c.pos == end.pos;
+}
+
+static bool past_one_and_a_half_limits(struct fg_queue *q)
+{
+	return fg_queue_bytes(q) >= (3u << 20) / 2;
+}
+
+static bool under_the_limit(struct fg_queue *q)
+{
+	return fg_queue_bytes(q) <= 1u << 20;
+}
+
+static bool refusing_for_backlog(struct fg_queue *q)
+{
+	const char *why = "";
+
+	return fg_queue_refusing(q, &why) && strstr(why, "parked downstream");
+}
+
+/* A parked consumer's backlog is kept for it and does not count against
+ * queue-limit: the one that is fed keeps being fed, nothing is refused,
+ * until its backlog reaches its cap (defer: then the peers are deferred).
+ * When it catches up it is unparked and its segments go. */
+START_TEST(parked_consumer_spares_the_peers)
+{
+	struct fg_queue_params p = { .commit_ns = 0, .limit = 1 << 20 };
+	const struct fg_queue_backlog b = { .bytes = 256 << 10, .disk = 2 << 20 };
+	struct fg_queue_consumer_state st;
+	struct fg_queue_cursor end;
+	struct fg_queue *q;
+	struct fg_queue_sink *s;
+	static struct drv d;
+	static char art[16 << 10];
+	unsigned i;
+
+	memset(art, 'x', sizeof(art) - 1);
+	mkdir_tmp();
+	q = two_consumers(&p, &b);
+	s = start_q(q, &d);
+	i = 0;
+	feed_until(q, s, &d, &i, art, slow_parked, 100, false);
+	fg_queue_consumer_state(q, 0, &st);
+	ck_assert_uint_gt(st.lag_bytes, 256 << 10);
+	ck_assert_uint_eq(st.parks, 1);
+	/* past queue-limit on disk: no refusal, the fed one goes on */
+	feed_until(q, s, &d, &i, art, past_one_and_a_half_limits, 400, true);
+	/* its backlog at its cap: deferred, nothing lost */
+	feed_until(q, s, &d, &i, art, refusing_for_backlog, 400, false);
+	fg_queue_consumer_state(q, 0, &st);
+	ck_assert(st.parked && st.full);
+	ck_assert_uint_gt(st.held_bytes, 2 << 20);
+	ck_assert_uint_eq(st.drop_to.pos, 0);
+	/* it returns and takes everything: unparked, not refusing, its
+	 * segments deleted */
+	fg_queue_durable(q, &end);
+	fg_queue_consumer_ack(q, 0, &end);
+	wait_for(slow_unparked, q, "the slow consumer to be unparked");
+	wait_for(not_refusing, q, "the refusal to end");
+	ck_assert_uint_lt(fg_queue_bytes(q), 1 << 20);
+	stop_q(q, s);
+	rm_tmp();
+}
+END_TEST
+
+/* With one consumer, or every one parked, the shared limits defer the
+ * peers as they always did. */
+START_TEST(parking_alone_changes_nothing)
+{
+	struct fg_queue_params p = { .commit_ns = 0, .limit = 1 << 20 };
+	const struct fg_queue_backlog b = { .bytes = 64 << 10, .disk = 8 << 20 };
+	struct fg_queue_consumer_state st;
+	struct fg_queue_cursor start;
+	struct fg_queue *q;
+	struct fg_queue_sink *s;
+	static struct drv d;
+	static char art[16 << 10];
+	const char *why;
+	char id[32];
+	unsigned i;
+
+	memset(art, 'y', sizeof(art) - 1);
+	mkdir_tmp();
+	q = open_q(&p, NULL);
+	ck_assert_int_eq(fg_queue_consumer(q, "only", &start), 0);
+	ck_assert_int_eq(fg_queue_consumer_backlog(q, 0, &b), 0);
+	s = start_q(q, &d);
+	for (i = 0; !fg_queue_refusing(q, NULL) && i < 200; i++) {
+		snprintf(id, sizeof(id), "<o%u@t>", i);
+		ck_assert_int_eq(put(s, id, art, i, false), 0);
+		wait_done(s, &d, i + 1);
+	}
+	wait_for(refusing, q, "refusal");
+	ck_assert(fg_queue_refusing(q, &why));
+	ck_assert_str_eq(why, "queue-limit reached");
+	fg_queue_consumer_state(q, 0, &st);
+	ck_assert(st.parked);		/* parked, and it changes nothing */
+	ck_assert_uint_eq(st.held_bytes, 0);
+	ck_assert_int_eq(fg_queue_consumer_backlog(q, 0, &b), -EBUSY);
+	stop_q(q, s);
+	rm_tmp();
+}
+END_TEST
+
+static bool slow_asked_to_drop(struct fg_queue *q)
+{
+	struct fg_queue_cursor to;
+
+	fg_queue_consumer_drop_to(q, 0, &to);
+	return to.pos > 0;
+}
+
+/* backlog-full drop: past its cap, a parked consumer is asked to give up
+ * its oldest segments (drop_to: a segment's start, the end of the last one
+ * given up; the relay logs what it never delivered and acknowledges it);
+ * what is kept for it is then under its cap, and nothing is refused. */
+START_TEST(parked_consumer_drops_its_oldest)
+{
+	struct fg_queue_params p = { .commit_ns = 0, .limit = 1 << 20 };
+	const struct fg_queue_backlog b = { .bytes = 128 << 10, .disk = 512 << 10, .drop = true,
+					    .ident = 0x51 };
+	struct fg_queue_consumer_state st;
+	struct fg_queue_cursor to, first;
+	struct fg_queue_segref sr;
+	struct fg_queue *q;
+	struct fg_queue_sink *s;
+	static struct drv d;
+	static char art[16 << 10];
+	unsigned i;
+
+	memset(art, 'z', sizeof(art) - 1);
+	mkdir_tmp();
+	q = two_consumers(&p, &b);
+	s = start_q(q, &d);
+	i = 0;
+	feed_until(q, s, &d, &i, art, slow_asked_to_drop, 300, true);
+	fg_queue_consumer_state(q, 0, &st);
+	fg_queue_consumer_drop_to(q, 0, &to);
+	ck_assert(st.parked && !st.full);
+	ck_assert_uint_le(st.held_bytes, 512 << 10);
+	ck_assert_int_eq(fg_queue_segment_at(q, to.pos, &sr), 0);
+	ck_assert_uint_eq(sr.base, to.pos);
+	ck_assert_uint_eq(sr.first_recno, to.recno);
+	/* not applied yet: nothing else is asked for while the backlog stays
+	 * under its cap; once acknowledged, the segments before it go */
+	first = to;
+	put_fed(q, s, &d, i++, art, NULL);
+	fg_queue_consumer_drop_to(q, 0, &to);
+	ck_assert_uint_eq(to.pos, first.pos);
+	fg_queue_consumer_ack(q, 0, &to);
+	feed_until(q, s, &d, &i, art, under_the_limit, 300, true);
+	stop_q(q, s);
+	rm_tmp();
+}
+END_TEST
+
 /* Fault injection: the next `n` operations at `where` fail with `err`. */
 struct faults {
 	_Atomic int n[3];
@@ -1053,7 +1340,7 @@ static void write_segment(uint64_t num, uint64_t recno, const char *prefix, unsi
 			  fg_time_t arrival)
 {
 	static uint8_t buf[1 << 16];
-	struct fg_queue_seg_info si = { num, recno * 4096, recno, arrival };
+	struct fg_queue_seg_info si = { num, recno * 4096, recno, arrival, FG_QUEUE_VERSION };
 	size_t off = FG_QUEUE_SEG_HEADER;
 	char id[32], path[256];
 	FILE *f;
@@ -1204,7 +1491,7 @@ START_TEST(replay_and_inspect)
 	s = start_q(q, &d);
 	fill(s, &d, "r", 5, art, false);
 	c.recno = 2;
-	c.pos = 2 * fg_queue_rec_size(6, strlen(art));
+	c.pos = 2 * fg_queue_rec_size(FG_QUEUE_REC_HEADER, 6, strlen(art));
 	fg_queue_consumer_ack(q, 1, &c);
 	stop_q(q, s);
 
@@ -1216,7 +1503,7 @@ START_TEST(replay_and_inspect)
 	ck_assert(st.consumer[0].found);
 	ck_assert_uint_eq(st.consumer[0].lag_records, 5);
 	ck_assert_uint_eq(st.consumer[1].lag_records, 3);
-	ck_assert_uint_eq(st.consumer[1].lag_bytes, 3 * fg_queue_rec_size(6, strlen(art)));
+	ck_assert_uint_eq(st.consumer[1].lag_bytes, 3 * fg_queue_rec_size(FG_QUEUE_REC_HEADER, 6, strlen(art)));
 	ck_assert_int_ge(st.consumer[0].lag_seconds, 9);
 	ck_assert(!st.consumer[2].found);
 	ck_assert_int_ge(st.oldest_seconds, 9);
@@ -1292,6 +1579,7 @@ static Suite *queue_suite(void)
 	tcase_add_test(f, seg_header_roundtrip_and_every_byte);
 	tcase_add_test(f, record_check_every_byte);
 	tcase_add_test(f, record_id_shape);
+	tcase_add_test(f, record_route_every_byte);
 	tcase_add_test(f, scan_positions_and_torn_tails);
 	tcase_add_test(f, slots_pick_newest_sound);
 	tcase_add_test(f, names);
@@ -1305,6 +1593,9 @@ static Suite *queue_suite(void)
 	tcase_add_test(w, deletion_needs_every_cursor_and_the_gate);
 	tcase_add_test(w, deletion_waits_for_completions);
 	tcase_add_test(w, limit_refuses_then_resumes);
+	tcase_add_test(w, parked_consumer_spares_the_peers);
+	tcase_add_test(w, parking_alone_changes_nothing);
+	tcase_add_test(w, parked_consumer_drops_its_oldest);
 	tcase_add_test(w, disk_full_fails_refuses_and_recovers);
 	tcase_add_test(w, failed_sync_fails_its_articles_only);
 	tcase_add_test(w, sink_limits_and_bad_input);

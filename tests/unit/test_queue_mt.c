@@ -115,7 +115,7 @@ struct reader {
 static int read_one(struct reader *r, struct fg_queue_cursor *pos)
 {
 	struct fg_queue_segref sr;
-	uint8_t buf[FG_QUEUE_REC_HEADER + FG_QUEUE_ID_MAX];
+	uint8_t buf[FG_QUEUE_REC_HEADER_MAX + FG_QUEUE_ID_MAX];
 	struct fg_queue_rec rec;
 	char path[256], id[FG_QUEUE_ID_MAX + 1];
 	const char *why;
@@ -139,7 +139,7 @@ static int read_one(struct reader *r, struct fg_queue_cursor *pos)
 		snprintf(r->why, sizeof(r->why), "record at %llu", (unsigned long long)pos->pos);
 		return -1;
 	}
-	memcpy(id, buf + FG_QUEUE_REC_HEADER, rec.id_len);
+	memcpy(id, buf + rec.hdr_len, rec.id_len);
 	id[rec.id_len] = '\0';
 	if (sscanf(id, "<t%u-%u@mt>", &t, &n) != 2 || t >= THREADS || n != r->next[t]) {
 		snprintf(r->why, sizeof(r->why), "%s out of order", id);

@@ -9,6 +9,7 @@
  * articles in flight (only those are sent again, at most the window), a
  * 400 from the server, a restart from the durable cursor that re-sends
  * nothing, the window bound, the queue's segments deleted once delivered,
+ * routes (each downstream gets what its feed selected at queue time),
  * and the warm-up questions (answers, timeouts, nobody to ask).
  */
 #include <arpa/inet.h>
@@ -735,6 +736,208 @@ START_TEST(a_lost_segment_is_skipped)
 }
 END_TEST
 
+/* ------------------------------------------------------------ routes */
+
+/* Record i goes to: 0 a, 1 b, 2 both, 3 neither (accepted, no feed wants it). */
+static void route_of(unsigned i, struct fg_feeds_set *r)
+{
+	*r = (struct fg_feeds_set){ 0 };
+	if (i % 4 == 0 || i % 4 == 2)
+		r->ident[r->n++] = fg_config_ident("a");
+	if (i % 4 == 1 || i % 4 == 2)
+		r->ident[r->n++] = fg_config_ident("b");
+}
+
+/* rig_up with this config (two ports), in place of the one it had. */
+static void rig_up_text(const char *fmt, unsigned p1, unsigned p2)
+{
+	struct fg_config_errors errs;
+	char text[256];
+
+	snprintf(text, sizeof(text), fmt, p1, p2);
+	fg_config_free(cfg);
+	cfg = fg_config_load_text("t", text, strlen(text), &errs);
+	ck_assert_msg(cfg != NULL, "config: %s", errs.n ? errs.err[0].text : "?");
+	rig_up(0, "");
+}
+
+static void offer_routed(const char *fmt, unsigned n)
+{
+	unsigned first = done_n;
+	uint64_t until = now_ns() + WAIT_NS;
+	char id[64];
+
+	for (unsigned i = 0; i < n; i++) {
+		struct fg_iov seg = { (const uint8_t *)ART, (uint32_t)strlen(ART), NULL };
+		struct fg_feeds_set r;
+		void *h;
+
+		snprintf(id, sizeof(id), fmt, i);
+		while (fg_queue_sink_ops.begin(sink, id, strlen(id), 0, &h) != 0)
+			fg_queue_sink_ops.poll(sink, now_ns(), on_done, NULL);
+		ck_assert_int_eq(fg_queue_sink_ops.append(sink, h, &seg, false), 0);
+		route_of(i, &r);
+		fg_queue_sink_ops.route(sink, h, &r);
+		ck_assert_int_eq(fg_queue_sink_ops.commit(sink, h, i), 0);
+	}
+	while (done_n < first + n && now_ns() < until) {
+		fg_queue_sink_ops.poll(sink, now_ns(), on_done, NULL);
+		usleep(500);
+	}
+	ck_assert_uint_eq(done_n, first + n);
+}
+
+static bool all_acked(void)
+{
+	struct fg_relay_ds_status st;
+	struct fg_queue_cursor end;
+
+	fg_queue_durable(q, &end);
+	for (unsigned d = 0; d < 2; d++) {
+		ck_assert_int_eq(fg_relay_status(relay, d, &st), 0);
+		if (st.acked.pos != end.pos)
+			return false;
+	}
+	return true;
+}
+
+/* Exactly the records routed to server `which` (0 a, 1 b), in order. */
+static void assert_routed(struct server *s, unsigned which, unsigned n)
+{
+	unsigned k = 0;
+	char want[64];
+
+	pthread_mutex_lock(&s->lock);
+	for (unsigned i = 0; i < n; i++) {
+		struct fg_feeds_set r;
+
+		route_of(i, &r);
+		if (!fg_feeds_has(&r, fg_config_ident(which ? "b" : "a")))
+			continue;
+		snprintf(want, sizeof(want), "<r%u@t>", i);
+		ck_assert_msg(k < s->nseen && strcmp(s->seen[k], want) == 0, "%s: %s at %u",
+			      which ? "b" : "a", want, k);
+		k++;
+	}
+	ck_assert_uint_eq(s->nseen, k);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Each downstream gets the records whose route names its id, in queue
+ * order, and passes over the rest; so does a restart, and a renamed
+ * section that keeps its id. */
+START_TEST(routes_pick_downstreams)
+{
+	static struct server sa = { .streaming = true, .drop_after = -1 };
+	static struct server sb = { .streaming = true, .drop_after = -1 };
+	struct fg_relay_ds_status st;
+
+	server_start(&sa);
+	server_start(&sb);
+	rig_up_text("[downstream a]\naddress 127.0.0.1:%u\n[downstream b]\naddress 127.0.0.1:%u\n",
+		    sa.port, sb.port);
+	offer_routed("<r%u@t>", 400);
+	wait_until(all_acked, "both downstreams to pass every record");
+	assert_routed(&sa, 0, 400);
+	assert_routed(&sb, 1, 400);
+	ck_assert_int_eq(fg_relay_status(relay, 0, &st), 0);
+	ck_assert_uint_eq(st.sent, 200);
+	ck_assert_uint_eq(st.not_routed, 200);
+	ck_assert_int_eq(fg_relay_status(relay, 1, &st), 0);
+	ck_assert_uint_eq(st.accepted, 200);
+	ck_assert_uint_eq(st.not_routed, 200);
+	rig_down();
+
+	/* reordered, "b" renamed (its id kept): nothing again, and new records
+	 * still go where their routes say */
+	rig_up_text("[downstream bee]\nid b\naddress 127.0.0.1:%u\n[downstream a]\n"
+		    "address 127.0.0.1:%u\n", sb.port, sa.port);
+	offer_routed("<s%u@t>", 8);
+	wait_until(all_acked, "both downstreams to pass the new records");
+	pthread_mutex_lock(&sa.lock);
+	ck_assert_uint_eq(sa.nseen, 204);
+	ck_assert_str_eq(sa.seen[200], "<s0@t>");
+	ck_assert_str_eq(sa.seen[203], "<s6@t>");
+	pthread_mutex_unlock(&sa.lock);
+	pthread_mutex_lock(&sb.lock);
+	ck_assert_uint_eq(sb.nseen, 204);
+	ck_assert_str_eq(sb.seen[200], "<s1@t>");
+	pthread_mutex_unlock(&sb.lock);
+	rig_down();
+	server_stop(&sa);
+	server_stop(&sb);
+}
+END_TEST
+
+/* A paused downstream falls behind past its backlog limit and is parked;
+ * past its cap (backlog-full drop) its oldest is given up; the other is
+ * fed all along and nothing is refused; resumed, it gets what is left,
+ * in order, and is unparked. */
+static bool a_done_b_dropped(void)
+{
+	struct fg_relay_ds_status sa_st, sb_st;
+	struct fg_queue_cursor end;
+
+	fg_queue_durable(q, &end);
+	ck_assert_int_eq(fg_relay_status(relay, 0, &sa_st), 0);
+	ck_assert_int_eq(fg_relay_status(relay, 1, &sb_st), 0);
+	return sa_st.acked.pos == end.pos && sb_st.q.parked && sb_st.dropped > 0;
+}
+
+static bool b_caught_up(void)
+{
+	struct fg_relay_ds_status st;
+	struct fg_queue_cursor end;
+
+	fg_queue_durable(q, &end);
+	ck_assert_int_eq(fg_relay_status(relay, 1, &st), 0);
+	return st.acked.pos == end.pos && !st.q.parked;
+}
+
+START_TEST(paused_parked_dropped_resumed)
+{
+	static struct server sa = { .streaming = true, .drop_after = -1 };
+	static struct server sb = { .streaming = true, .drop_after = -1 };
+	struct fg_relay_ds_status st;
+	uint64_t dropped;
+	char want[32];
+
+	server_start(&sa);
+	server_start(&sb);
+	rig_up_text("[downstream a]\naddress 127.0.0.1:%u\n[downstream b]\naddress 127.0.0.1:%u\n"
+		    "backlog-bytes 64K\nbacklog-disk 256K\nbacklog-full drop\n", sa.port, sb.port);
+	ck_assert_int_eq(fg_relay_find(relay, "b"), 1);
+	ck_assert_int_eq(fg_relay_find(relay, "nope"), -ENOENT);
+	ck_assert_int_eq(fg_relay_pause(relay, 1, true), 0);
+	ck_assert_int_eq(fg_relay_pause(relay, 7, true), -ENOENT);
+	offer("<p%u@t>", 3000);
+	wait_until(a_done_b_dropped, "a fed to the end, b parked and past its cap");
+	ck_assert(!fg_queue_refusing(q, NULL));
+	ck_assert_int_eq(fg_relay_status(relay, 1, &st), 0);
+	ck_assert(st.paused);
+	ck_assert_uint_eq(st.sent, 0);
+	ck_assert_uint_le(st.q.held_bytes, 256 << 10);
+	ck_assert_int_eq(fg_relay_pause(relay, 1, false), 0);
+	wait_until(b_caught_up, "b to catch up and be unparked");
+	ck_assert_int_eq(fg_relay_status(relay, 1, &st), 0);
+	dropped = st.dropped;
+	ck_assert_uint_ge(st.drops, 1);
+	ck_assert_uint_eq(st.accepted, 3000 - dropped);
+	/* b: exactly what was not dropped, in order; a: everything */
+	pthread_mutex_lock(&sb.lock);
+	ck_assert_uint_eq(sb.nseen, 3000 - dropped);
+	for (unsigned i = 0; i < sb.nseen; i++) {
+		snprintf(want, sizeof(want), "<p%llu@t>", (unsigned long long)(dropped + i));
+		ck_assert_str_eq(sb.seen[i], want);
+	}
+	pthread_mutex_unlock(&sb.lock);
+	assert_once_in_order(&sa, "<p%u@t>", 3000);
+	rig_down();
+	server_stop(&sa);
+	server_stop(&sb);
+}
+END_TEST
+
 /* ------------------------------------------------------------ warm-up asks */
 
 struct answers {
@@ -910,6 +1113,8 @@ static Suite *relay_suite(void)
 	tcase_add_test(tc, restart_resumes_from_cursor);
 	tcase_add_test(tc, window_bound_from_durable_cursor);
 	tcase_add_test(tc, a_lost_segment_is_skipped);
+	tcase_add_test(tc, routes_pick_downstreams);
+	tcase_add_test(tc, paused_parked_dropped_resumed);
 	tcase_add_test(tc, asks_answered_by_check);
 	tcase_add_test(tc, asks_unknown_when_nobody_answers);
 	tcase_add_test(tc, no_asker_without_a_streaming_downstream);

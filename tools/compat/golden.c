@@ -246,11 +246,27 @@ static int journal(struct out *o, const struct fg_history *h)
 	return emit(o, "journal", name, buf, sizeof(buf), 0, 0);
 }
 
+void fg_golden_route(unsigned n, struct fg_feeds_set *out)
+{
+	*out = (struct fg_feeds_set){ 0 };
+	switch (n % 3) {
+	case 0:
+		out->ident[out->n++] = fg_config_ident(GOLDEN_DS_BINARIES);
+		out->ident[out->n++] = fg_config_ident(GOLDEN_DS_TEXT);
+		break;
+	case 1:
+		out->all = true;
+		break;
+	default:
+		break;		/* accepted, and no downstream's feed selected it */
+	}
+}
+
 /* The queue segment; *end: the position after its last record, *first_end
  * the one after its first. */
 static int queue(struct out *o, uint64_t *first_end, uint64_t *end)
 {
-	struct fg_queue_seg_info si = { 1, 0, 0, GOLDEN_TIME };
+	struct fg_queue_seg_info si = { 1, 0, 0, GOLDEN_TIME, FG_QUEUE_VERSION };
 	uint8_t buf[4096];
 	size_t off = FG_QUEUE_SEG_HEADER;
 	char name[32];
@@ -260,18 +276,22 @@ static int queue(struct out *o, uint64_t *first_end, uint64_t *end)
 	for (unsigned n = 0; n < GOLDEN_QUEUED; n++) {
 		char id[64], art[512];
 		size_t il = fg_golden_id(n, id, sizeof(id)), al = fg_golden_article(n, art, sizeof(art));
-		uint64_t size = fg_queue_rec_size(il, al);
-		uint32_t crc = fg_queue_rec_crc_start(n, GOLDEN_TIME + n, (uint32_t)al, (uint16_t)il,
-						      (uint16_t)n);
+		struct fg_feeds_set route;
+		struct fg_queue_rec_fields f = {
+			.recno = n, .arrival = GOLDEN_TIME + n, .art_len = (uint32_t)al,
+			.id_len = (uint16_t)il, .peer = (uint16_t)n, .route = &route,
+		};
+		uint32_t hl = fg_queue_rec_hdr_len((fg_golden_route(n, &route), &route));
+		uint64_t size = fg_queue_rec_size(hl, il, al);
+		uint32_t crc = fg_queue_rec_crc_start(&f);
 
 		if (off + size > sizeof(buf))
 			return -ENOSPC;
 		crc = fg_crc32c(crc, id, il);
 		crc = fg_crc32c(crc, art, al);
-		fg_queue_rec_header_encode(buf + off, n, GOLDEN_TIME + n, (uint32_t)al, (uint16_t)il,
-					   (uint16_t)n, crc);
-		memcpy(buf + off + FG_QUEUE_REC_HEADER, id, il);
-		memcpy(buf + off + FG_QUEUE_REC_HEADER + il, art, al);
+		fg_queue_rec_header_encode(buf + off, &f, crc);
+		memcpy(buf + off + hl, id, il);
+		memcpy(buf + off + hl + il, art, al);
 		off += size;
 		if (n == 0)
 			*first_end = off - FG_QUEUE_SEG_HEADER;

@@ -15,7 +15,8 @@
  * field): a history table of GOLDEN_CAPACITY slots with seed 00 01 .. 0f
  * and GOLDEN_IDS IDs "<golden-N@compat.test>", N even accepted, N odd
  * rejected (too old); a journal segment holding the same transitions; a
- * queue segment with the first GOLDEN_QUEUED IDs' articles; a cursor past
+ * queue segment with the first GOLDEN_QUEUED IDs' articles (and, from
+ * version 2, their routes: fg_golden_route); a cursor past
  * the first record (two slots written); the head at the queue's end; a
  * warm-up end; a region header for the table. All times from GOLDEN_TIME.
  */
@@ -26,6 +27,7 @@
 #include <stdint.h>
 
 #include "floodgate/common.h"
+#include "floodgate/feeds.h"
 
 #define GOLDEN_TIME ((fg_time_t)1767225600)	/* 2026-01-01 00:00:00 UTC */
 #define GOLDEN_CAPACITY 80u
@@ -43,6 +45,12 @@ void fg_golden_seed(uint8_t seed[16]);
 size_t fg_golden_id(unsigned n, char *buf, size_t len);
 /* The article of queued ID n, in wire form without the terminator. */
 size_t fg_golden_article(unsigned n, char *buf, size_t len);
+/* The route of queued ID n (queue version 2 on): 0 to the downstreams
+ * with ids GOLDEN_DS_BINARIES and GOLDEN_DS_TEXT, 1 to every downstream,
+ * 2 to none. */
+#define GOLDEN_DS_BINARIES "binaries"
+#define GOLDEN_DS_TEXT "text"
+void fg_golden_route(unsigned n, struct fg_feeds_set *out);
 /* First-seen and article date of ID n. */
 fg_time_t fg_golden_first_seen(unsigned n);
 fg_time_t fg_golden_date(unsigned n);

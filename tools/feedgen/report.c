@@ -2,9 +2,12 @@
 /*
  * report.c — feedgen's results as text for people and one JSON object for
  * the bench harness (tools/bench/run.sh reads the keys named in
- * docs/feedgen.md; add keys, never rename them).
+ * docs/feedgen.md; add keys, never rename them), and the CPU the run cost.
  */
 #include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "feedgen.h"
 
@@ -187,4 +190,39 @@ void feed_report_json(const struct feed_opts *o, const struct fg_wl *wl,
 		json_str(fg_wlc_mismatch_text(chk, i));
 	}
 	printf("]}\n");
+}
+
+/* ---------------------------------------------------------------- CPU
+ * what the run cost: this process, and the server (--server-pid) */
+
+double feed_self_cpu(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* proc(5): fields 14-17 are utime, stime, cutime, cstime in clock ticks;
+ * field 2 (comm) may hold spaces, so count from its closing parenthesis. */
+double feed_proc_cpu(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v[4];
+	FILE *fp;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fp = fopen(path, "r");
+	if (!fp)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+			 &v[0], &v[1], &v[2], &v[3]) != 4)
+		return -1;
+	return (double)(v[0] + v[1] + v[2] + v[3]) / (double)sysconf(_SC_CLK_TCK);
 }

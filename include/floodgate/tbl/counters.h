@@ -216,6 +216,8 @@ FG_COUNTER(QUEUE_GATE_HELD, "queue_gate_held", "housekeeping rounds that kept a 
 FG_COUNTER(QUEUE_BYTES_DELETED, "queue_bytes_deleted", "octets of queue segments deleted (queued now = queue_bytes - this, roughly)")
 FG_COUNTER(QUEUE_CURSOR_WRITES, "queue_cursor_writes", "downstream cursors made durable")
 FG_COUNTER(QUEUE_TORN_CUT, "queue_torn_cut", "torn queue tails cut at start (the trace of a crash)")
+FG_COUNTER(QUEUE_BACKLOG_DROPPED, "queue_backlog_dropped", "articles given up for a parked downstream at its backlog cap (backlog-full drop; each one logged)")
+FG_COUNTER(QUEUE_BACKLOG_FULL, "queue_backlog_full", "times a parked downstream reached its backlog cap with backlog-full defer (new articles deferred)")
 FG_COUNTER(QUEUE_DAMAGED, "queue_damaged", "queue segments found damaged before their end (not a crash: investigate)")
 FG_COUNTER(RELAY_CONNECTS, "relay_connects", "downstream feed connections that completed their handshake")
 FG_COUNTER(RELAY_CONNECTION_FAILURES, "relay_connection_failures", "downstream connections refused, dropped, timed out or closed on a protocol error")

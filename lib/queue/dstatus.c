@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dstatus.c — the downstreams' status file (dstatus.h has its format):
+ * written by the dataplane, read by floodctld. One field table drives the
+ * writer, the parser and every output built on them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "floodgate/datadir.h"
+#include "floodgate/dstatus.h"
+
+#define DS_FILE_MAX (64u << 10)	/* FG_CONFIG_MAX_DOWNSTREAMS lines of < 1 KiB */
+
+const struct fg_ds_field fg_ds_fields[] = {
+#define FG_DS_ROW(f, k, h) { #f, FG_DS_##k, h, offsetof(struct fg_ds_status, f) },
+	FG_DS_FIELDS(FG_DS_ROW)
+#undef FG_DS_ROW
+};
+const unsigned fg_ds_n_fields = FG_ARRAY_SIZE(fg_ds_fields);
+
+/* ------------------------------------------------------------ write */
+
+int fg_ds_status_write(const char *dir, fg_time_t now, const struct fg_ds_status *s,
+		       unsigned n)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	FILE *f;
+	int rc = 0;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, FG_DS_STATUS_FILE) >=
+	    sizeof(path) || (size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	f = fopen(tmp, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "%s %d %lld\n", FG_DS_STATUS_MAGIC, FG_DS_STATUS_VERSION, (long long)now);
+	for (unsigned i = 0; i < n; i++) {
+		fprintf(f, "%s %s", s[i].name, s[i].id);
+		for (unsigned k = 0; k < fg_ds_n_fields; k++)
+			fprintf(f, " %s=%llu", fg_ds_fields[k].name,
+				(unsigned long long)fg_ds_value(&s[i], &fg_ds_fields[k]));
+		fputc('\n', f);
+	}
+	if (ferror(f))
+		rc = -EIO;
+	if (fclose(f) != 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = -errno;
+	if (rc != 0)
+		unlink(tmp);
+	return rc;
+}
+
+/* ------------------------------------------------------------ parse */
+
+/* The next blank-separated word of [*p, end) into out (NUL-terminated,
+ * at most cap - 1 octets); false at the end or for a longer word. */
+static bool word(const char **p, const char *end, char *out, size_t cap)
+{
+	const char *s = *p, *e;
+
+	while (s < end && *s == ' ')
+		s++;
+	e = s;
+	while (e < end && *e != ' ')
+		e++;
+	*p = e;
+	if (e == s || (size_t)(e - s) >= cap)
+		return false;
+	memcpy(out, s, (size_t)(e - s));
+	out[e - s] = '\0';
+	return true;
+}
+
+/* A name as the configuration allows it. */
+static bool name_ok(const char *s)
+{
+	for (; *s; s++)
+		if (!((*s | 0x20) >= 'a' && (*s | 0x20) <= 'z') && !(*s >= '0' && *s <= '9') &&
+		    !strchr("-_.", *s))
+			return false;
+	return true;
+}
+
+/* "key=digits" into the field it names (unknown keys are ignored); false
+ * when it is not of that shape. */
+static bool pair(const char *w, struct fg_ds_status *s)
+{
+	const char *eq = strchr(w, '=');
+	unsigned long long v;
+	char *end;
+
+	if (!eq || eq == w || eq[1] < '0' || eq[1] > '9')
+		return false;
+	errno = 0;
+	v = strtoull(eq + 1, &end, 10);
+	if (*end || errno)
+		return false;
+	for (unsigned k = 0; k < fg_ds_n_fields; k++)
+		if (strlen(fg_ds_fields[k].name) == (size_t)(eq - w) &&
+		    memcmp(fg_ds_fields[k].name, w, (size_t)(eq - w)) == 0)
+			*(uint64_t *)(void *)((char *)s + fg_ds_fields[k].off) = v;
+	return true;
+}
+
+/* One downstream line [p, end): true and *s when it is of the shape. */
+static bool line(const char *p, const char *end, struct fg_ds_status *s)
+{
+	char w[96];
+
+	memset(s, 0, sizeof(*s));
+	if (!word(&p, end, s->name, sizeof(s->name)) || !name_ok(s->name) ||
+	    !word(&p, end, s->id, sizeof(s->id)) || !name_ok(s->id))
+		return false;
+	while (p < end) {
+		if (!word(&p, end, w, sizeof(w))) {
+			while (p < end && *p == ' ')
+				p++;
+			if (p < end)
+				return false;	/* a word too long */
+			break;
+		}
+		if (!pair(w, s))
+			return false;
+	}
+	return true;
+}
+
+int fg_ds_status_parse(const char *text, size_t len, struct fg_ds_status *s, unsigned max,
+		       unsigned *n, fg_time_t *written)
+{
+	const char *p = text, *end = text + len, *nl;
+	char magic[32], ver[16], when[32];
+	long long t;
+	char *e;
+
+	*n = 0;
+	nl = memchr(p, '\n', len);
+	if (!nl || !word(&p, nl, magic, sizeof(magic)) || strcmp(magic, FG_DS_STATUS_MAGIC) != 0 ||
+	    !word(&p, nl, ver, sizeof(ver)) || strcmp(ver, "1") != 0 ||
+	    !word(&p, nl, when, sizeof(when)))
+		return -EINVAL;
+	errno = 0;
+	t = strtoll(when, &e, 10);
+	if (*e || errno)
+		return -EINVAL;
+	*written = (fg_time_t)t;
+	for (p = nl + 1; p < end && *n < max; p = nl + 1) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			break;		/* a line without its end: cut short */
+		if (line(p, nl, &s[*n]))
+			(*n)++;
+	}
+	return 0;
+}
+
+int fg_ds_status_read(const char *dir, struct fg_ds_status *s, unsigned max, unsigned *n,
+		      fg_time_t *written)
+{
+	char path[PATH_MAX], *buf;
+	ssize_t got;
+	int fd, rc;
+
+	*n = 0;
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, FG_DS_STATUS_FILE) >= sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	buf = malloc(DS_FILE_MAX);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	got = read(fd, buf, DS_FILE_MAX);
+	rc = got < 0 ? -errno : fg_ds_status_parse(buf, (size_t)got, s, max, n, written);
+	free(buf);
+	close(fd);
+	return rc;
+}
