@@ -823,7 +823,7 @@ int main(int argc, char **argv)
 	};
 	const char *md = NULL, *mode = "quick", *base = "build";
 	struct figures g = { .nq2k = 50000, .nq700k = 300, .nr2k = 20000, .nr700k = 300,
-			     .nlat = 200, .nfeeds = 20000, .nheavy2k = 20000, .nheavy700k = 300 };
+			     .nlat = 200, .nheavy2k = 20000, .nheavy700k = 300, .nfeeds = 20000 };
 	char innd_dir[300], cmd[600];
 	double load = cpu_load();
 	int o;
@@ -834,8 +834,7 @@ int main(int argc, char **argv)
 		} else if (o == 'f') {
 			mode = "full";
 			g.nq2k = 500000, g.nq700k = 3000, g.nr2k = 100000, g.big = true;
-			g.nfeeds = 200000;
-			g.nheavy2k = 200000, g.nheavy700k = 3000;
+			g.nheavy2k = 200000, g.nheavy700k = 3000, g.nfeeds = 200000;
 		} else if (o == 'm') {
 			md = optarg;
 		} else if (o == 'd') {
