@@ -279,8 +279,8 @@ static void text_feeds(const struct explain *e)
 		       d->why == FG_FEEDS_SENT ? "sent" : "not sent");
 		if (d->why != FG_FEEDS_SENT)
 			printf(" (%s: %s)", fg_feeds_why_name(d->why), fg_feeds_why_help(d->why));
-		if (d->group.ptr)
-			printf(", group %.*s", (int)d->group.len, d->group.ptr);
+		if (fg_feeds_group(d).ptr)
+			printf(", group %.*s", (int)fg_feeds_group(d).len, fg_feeds_group(d).ptr);
 		if (d->pattern.ptr)
 			printf(", pattern %.*s", (int)d->pattern.len, d->pattern.ptr);
 		if (d->item.ptr)
@@ -304,7 +304,7 @@ static void json_feeds(struct fg_ctl_json *j, const struct explain *e)
 		fg_ctl_json_cstr(j, "id", e->cfg->downstream[i].id);
 		fg_ctl_json_bool(j, "sent", d->why == FG_FEEDS_SENT);
 		fg_ctl_json_cstr(j, "why", fg_feeds_why_name(d->why));
-		fg_ctl_json_str(j, "group", d->group.ptr, d->group.len);
+		fg_ctl_json_str(j, "group", fg_feeds_group(d).ptr, fg_feeds_group(d).len);
 		fg_ctl_json_str(j, "pattern", d->pattern.ptr, d->pattern.len);
 		fg_ctl_json_str(j, "item", d->item.ptr, d->item.len);
 		fg_ctl_json_close(j);

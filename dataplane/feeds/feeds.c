@@ -275,16 +275,17 @@ unsigned fg_feeds_select(const struct fg_config *cfg, const struct fg_article *a
 	art_groups_init(&g, art);
 	memset(out, 0, sizeof(*out));
 	for (unsigned i = 0; i < cfg->n_downstream && i < FG_FEEDS_MAX; i++) {
-		struct fg_feeds_decision d;
+		struct fg_feeds_decision d = { 0 };
 
 		d.why = decide(&cfg->downstream[i], &g, size, &d);
 		if (d.why == FG_FEEDS_SENT)
 			out->ident[out->n++] = cfg->downstream[i].ident;
 		if (why) {
 			why[i] = d;
+			memset(why[i].pseudo, 0, sizeof(why[i].pseudo));
 			if (d.group.ptr == g.control) {
-				memcpy(why[i].pseudo, g.control, g.control_len + 1);
-				why[i].group.ptr = why[i].pseudo;
+				memcpy(why[i].pseudo, g.control, d.group.len);
+				why[i].group = val(NULL, 0);
 			}
 		}
 	}

@@ -83,14 +83,29 @@ enum fg_feeds_why {
 
 /* One downstream's decision, for `floodctl explain`. Values point into
  * the article's buffer (group, item) or the config (pattern); NULL when
- * there is nothing to show. */
+ * there is nothing to show. When the control pseudo-group decided, group
+ * is NULL and `pseudo` holds its name: fg_feeds_group gives either. */
 struct fg_feeds_decision {
 	enum fg_feeds_why why;
-	struct fg_article_value group;	/* the group that decided (or the pseudo-group) */
+	struct fg_article_value group;	/* the article's group that decided */
 	struct fg_article_value pattern;	/* the pattern that decided, "!"/"@" included */
 	struct fg_article_value item;	/* the distribution word or Path element */
-	char pseudo[FG_CONFIG_NAME_MAX + 8];	/* "control.<verb>", when group is it */
+	char pseudo[FG_CONFIG_NAME_MAX + 8];	/* "control.<verb>" or "control" that decided */
 };
+
+/* The group that decided: the article's, or the pseudo-group's name in d
+ * itself (valid while d is). */
+static inline struct fg_article_value fg_feeds_group(const struct fg_feeds_decision *d)
+{
+	struct fg_article_value v = d->group;
+
+	if (!v.ptr && d->pseudo[0]) {
+		v.ptr = d->pseudo;
+		for (v.len = 0; d->pseudo[v.len]; v.len++)
+			;
+	}
+	return v;
+}
 
 /*
  * Decide every downstream of cfg for an article (its finished header

@@ -11,8 +11,8 @@
  * Downstream b has every default. Beyond "no crash, no overread":
  *   - the set, the count and each decision agree, and every identifier
  *     in the set is a configured downstream's;
- *   - every value a decision points to lies in the article, the config's
- *     pattern or the decision's own pseudo-group;
+ *   - every value a decision points to lies in the article or the
+ *     config's pattern; a pseudo-group decision has no article group;
  *   - with no Control field and no other key set, a's answer is what
  *     fg_wildmat_groups (an independent walk of the Newsgroups value)
  *     says: poisoned, selected or not;
@@ -137,8 +137,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sent += why[i].why == FG_FEEDS_SENT;
 		if (!inside(why[i].pattern, ds->newsgroups, strlen(ds->newsgroups)) ||
 		    !inside(why[i].item, p, alen) ||
-		    !(inside(why[i].group, p, alen) ||
-		      inside(why[i].group, why[i].pseudo, strlen(why[i].pseudo))))
+		    !inside(why[i].group, p, alen) ||
+		    (why[i].group.ptr && why[i].pseudo[0]) ||
+		    !inside(fg_feeds_group(&why[i]), why[i].group.ptr ? (const void *)p :
+			    why[i].pseudo, why[i].group.ptr ? alen : sizeof(why[i].pseudo)))
 			abort();
 	}
 	if (sent != n)

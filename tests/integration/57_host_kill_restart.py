@@ -56,13 +56,13 @@ def ctld_round(w, race=False):
             check(died(w, state["dead"]) == 0, "floodctld reaped before the restart served")
             w.ctld.send_signal(signal.SIGCONT)
 
-    settled = rk.run_round(name, w, clients(name[0] + ("r" if race else "")), kill, restart,
+    recovered = rk.run_round(name, w, clients(name[0] + ("r" if race else "")), kill, restart,
                            vlog=os.path.join(w.dir, "verdicts.log"))
-    check(rk.floodctl_counter(w, "history_settled") == settled,
-          "floodctld counted %d settled" % settled)
+    check(rk.floodctl_counter(w, "history_settled") == recovered,
+          "floodctld counted the %d recovery lines as settled" % recovered)
     check(died(w, state["dead"]) >= 1, "floodctld reaped the dead writer")
     log("%s: floodctld settled %d, dropped %d entries of the dead writer"
-        % (name, settled, rk.floodctl_counter(w, "history_dead_entries_dropped")))
+        % (name, recovered, rk.floodctl_counter(w, "history_dead_entries_dropped")))
     state["p"].terminate()
     check(state["p"].wait(30) == 0, "floodgate-host stopped cleanly")
     w.check_logs(allow=rk.RELAY_AWAY + "|" + rk.reaped("floodgate-host-[a-z0-9]+"))

@@ -161,10 +161,11 @@ def phase_parking(w, bin_dir, text_dir):
     # binaries goes on in real time, text down and parked
     fgkit.wait_until(lambda: set(want_bin) <= set(accepted(bin_dir)), 120,
                      "the binaries innd to receive the new articles while text is down")
-    d = fgkit.wait_until(lambda: (lambda d: d if d["text"]["state"] == "parked" else None)(
-        downstreams(w)), 30, "text to be parked")
-    check(d["text"]["lag"]["records"] >= len(want_text) and d["text"]["backlog_bytes"] > 0,
-          "text's lag and backlog: %r" % d["text"])
+    # the dataplane's figures are about a second old: wait for them
+    d = fgkit.wait_until(lambda: (lambda d: d if d["text"]["state"] == "parked" and
+                                  d["text"]["backlog_bytes"] > 0 else None)(downstreams(w)),
+                         30, "text to be parked, its backlog kept for it")
+    check(d["text"]["lag"]["records"] >= len(want_text), "text's lag: %r" % d["text"])
     check(rk.floodctl_counter(w, "queue_refused") == 0, "the queue never refused an article")
     check(rk.floodctl_counter(w, "queue_refusals") == 0, "the queue never began refusing")
     log("parked: text %d records behind, %d octets kept for it; binaries fed %d"

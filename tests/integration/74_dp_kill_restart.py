@@ -34,12 +34,12 @@ def run(w):
         rk.sigkill(w.fg)
         w.logs.remove(w.fg.logp)	# a killed process's log ends anywhere
 
-    settled = rk.run_round("tap", w, clients, kill, w.start_dp,
+    recovered = rk.run_round("tap", w, clients, kill, w.start_dp,
                            vlog=os.path.join(w.dir, "verdicts.log"))
-    check(rk.floodctl_counter(w, "history_settled") == settled,
-          "floodctld counted %d settled" % settled)
+    check(rk.floodctl_counter(w, "history_settled") == recovered,
+          "floodctld counted the %d recovery lines as settled" % recovered)
     log("tap: floodctld settled %d, dropped %d entries of the dead writer"
-        % (settled, rk.floodctl_counter(w, "history_dead_entries_dropped")))
+        % (recovered, rk.floodctl_counter(w, "history_dead_entries_dropped")))
     w.stop_dp()
     w.check_logs(allow=rk.RELAY_AWAY + "|" + rk.reaped("floodgate/[a-z0-9]+"))
 

@@ -5,10 +5,10 @@ stall no peer (issue 25), shared by 57_host_kill_restart and
 
 The shape of one round (run_round):
   1. four clients stream TAKETHIS of new articles (their own IDs) into the
-     filter, which relays to a real innd. The queue syncs what arrived
-     during its last sync (group commit, COMMIT_MS at most), so at any
-     moment every client has articles the filter holds ACCEPTING: written
-     to the queue or not yet, never answered;
+     filter, which relays to a real innd, each with WINDOW of them in
+     flight, so at any moment the filter holds some ACCEPTING: written to
+     the queue or not yet, not answered (the group commit batches for at
+     most COMMIT_MS);
   2. once every client has seen answers and still has TAKETHIS
      unanswered (both observed, not timed), the filter is SIGKILLed and
      started again at once — the new process attaches while floodctld
@@ -18,8 +18,8 @@ The shape of one round (run_round):
      in-flight ones are answered within the offer timeout: 239 (the
      article had not reached the queue: accepted now) or 439 (it had:
      settled as accepted from the queue, a "recovery" line in the
-     verdict log; or it had been accepted before the kill and its 239
-     died with the process, unread);
+     verdict log — or the dead writer had accepted it, and its 239 was
+     lost with the connection);
   4. the queue holds every ID exactly once (its records counted, checksums
      and all), innd — started only now — stores every ID exactly once (its
      news log's `+` lines), no ID got 239 twice,
@@ -205,7 +205,7 @@ def queue_ids(data_dir):
             art_len, id_len = struct.unpack_from("<IH", data, off + 24)
             hdr = 32 if data[off:off + 4] == b"FGQR" else 40 + 8 * data[off + 32]
             end = off + hdr + id_len + art_len
-            if end > len(data) or crc32c(data[off + 8:end]) != crc:
+            if off + hdr > len(data) or end > len(data) or crc32c(data[off + 8:end]) != crc:
                 break
             mid = data[off + hdr:off + hdr + id_len].decode("latin-1")
             out[mid] = out.get(mid, 0) + 1
@@ -279,25 +279,24 @@ def run_round(name, w, clients, kill, restart, vlog=None):
             return all(m in accepts for m in all_mids)
 
         fgkit.poll_until(all_logged, 30)	# the checks below say what failed
-        accepts = vlog_accepts(vlog)[0]
+        accepts, recovered = vlog_accepts(vlog)
         bad = [(m, accepts.get(m, 0)) for m in all_mids if accepts.get(m, 0) != 1]
         check(not bad, "IDs without exactly one accept line in the verdict log: %s" % bad[:5])
-        # An in-flight ID answered 439 was either settled from the queue (a
-        # recovery line) or accepted before the kill, its 239 lost with the
-        # process (its one accept line is the TAKETHIS's): group commit
-        # answers within a sync, so the kill can fall between the two.
+        # an in-flight ID answered 439 was accepted by the dead writer
+        # (its 239 lost with the connection) or settled from the queue
+        # (a recovery line): never more recoveries than 439s
+        check(recovered <= settled, "recovery lines %d <= in-flight IDs answered 439 %d"
+              % (recovered, settled))
         in439 = {m for c, inf in zip(clients, inflight) for m in inf if c.codes[m][-1] == 439}
-        recovered = vlog_recovered(vlog)
-        check(recovered <= in439, "recovery lines for IDs not in flight or not answered 439: "
-              "%s" % sorted(recovered - in439)[:5])
-        if len(recovered) != settled:
-            log("%s: %d of the in-flight IDs answered 439 had been accepted before the kill "
-                "(their 239 died with the process)" % (name, settled - len(recovered)))
-        settled = len(recovered)
-    log("%s: %d IDs, each accepted once: by its 239 or, %d of them, recovered from the "
-        "queue; innd stored each once (%d sent again after the kill)"
-        % (name, len(all_mids), settled, resent))
-    return settled
+        extra = vlog_recovered(vlog) - in439
+        check(not extra, "recovery lines for IDs not in flight or not answered 439: %s"
+              % sorted(extra)[:5])
+    else:
+        recovered = None
+    log("%s: %d IDs, each accepted once; %d in-flight IDs answered 439 (%s recovered "
+        "from the queue); innd stored each once (%d sent again after the kill)"
+        % (name, len(all_mids), settled, "?" if recovered is None else recovered, resent))
+    return recovered
 
 
 def wait_innd(mids, innd_dir, timeout=180):

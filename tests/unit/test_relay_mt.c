@@ -873,6 +873,10 @@ END_TEST
  * past its cap (backlog-full drop) its oldest is given up; the other is
  * fed all along and nothing is refused; resumed, it gets what is left,
  * in order, and is unparked. */
+/* a has everything, and the writer saw it (a's lag 0 in its pass: read
+ * first, so that b's state read after is of that pass or a later one);
+ * b dropped, under its cap, and no drop is pending: none will come, b
+ * being paused and nothing new queued. */
 static bool a_done_b_dropped(void)
 {
 	struct fg_relay_ds_status sa_st, sb_st;
@@ -881,7 +885,9 @@ static bool a_done_b_dropped(void)
 	fg_queue_durable(q, &end);
 	ck_assert_int_eq(fg_relay_status(relay, 0, &sa_st), 0);
 	ck_assert_int_eq(fg_relay_status(relay, 1, &sb_st), 0);
-	return sa_st.acked.pos == end.pos && sb_st.q.parked && sb_st.dropped > 0;
+	return sa_st.acked.pos == end.pos && sa_st.q.lag_records == 0 && sb_st.q.parked &&
+	       sb_st.dropped > 0 && sb_st.q.held_bytes <= (256 << 10) &&
+	       sb_st.q.drop_to.pos <= sb_st.acked.pos;
 }
 
 static bool b_caught_up(void)
