@@ -21,6 +21,7 @@ import fgdp  # noqa: E402
 from fgdp import check, fail, log  # noqa: E402
 
 N = 400
+CHUNK = 20	# articles per send in the TAKETHIS race
 
 
 def conns_on_workers(w):
@@ -50,19 +51,27 @@ def conns_on_workers(w):
     fail("16 connections all landed on one worker")
 
 
-def race_takethis(conn, ids, answers):
+def race_takethis(conn, ids, answers, step=None):
+    """The articles go in chunks of CHUNK, each sent as the other peer sends
+    its own (step: a barrier of the two threads): the dataplane's receive
+    window (2 MiB) takes all 400 of one peer at once, so unpaced sends would
+    let whichever thread runs first deliver everything before the other
+    begins, and there would be no race."""
     s, r = conn
     out = [b"MODE STREAM\r\n"]
     for i in ids:
         out += [b"TAKETHIS %s\r\n" % i.encode(), fgdp.article(i, body=1500)]
-    s.sendall(b"".join(out))
+    for k in range(0, len(out), 2 * CHUNK):
+        if step:
+            step.wait(30)
+        s.sendall(b"".join(out[k:k + 2 * CHUNK]))
     check(r.line().startswith("203"), "MODE STREAM")
     for _ in ids:
         code, _, arg = r.line().partition(" ")
         answers.append((code, arg))
 
 
-def race_check(conn, ids, answers):
+def race_check(conn, ids, answers, step=None):
     s, r = conn
     s.sendall(b"".join(b"CHECK %s\r\n" % i.encode() for i in ids))
     wanted = []
@@ -80,8 +89,9 @@ def race_check(conn, ids, answers):
 
 def race(fn, a, b, ids):
     ans_a, ans_b = [], []
-    ta = threading.Thread(target=fn, args=(a, ids, ans_a))
-    tb = threading.Thread(target=fn, args=(b, ids, ans_b))
+    step = threading.Barrier(2)
+    ta = threading.Thread(target=fn, args=(a, ids, ans_a, step))
+    tb = threading.Thread(target=fn, args=(b, ids, ans_b, step))
     ta.start()
     tb.start()
     ta.join(60)

@@ -42,7 +42,10 @@ import relaykit
 from fgdp import check, log
 
 CLIENTS = 4
-PER_CLIENT = 400
+# enough that every client is still streaming when the last one has its
+# first answers: with group commit a 239 follows within a sync, so a short
+# list could be done before the kill point
+PER_CLIENT = 1600
 WINDOW = 24
 COMMIT_MS = 400
 OFFER_TIMEOUT = 10		# [session] offer-timeout, seconds (the default)
@@ -155,8 +158,8 @@ def wait_kill_point(clients, threads, timeout=120):
     """Until every client has answers and TAKETHIS still unanswered."""
     def there():
         check(all(t.is_alive() for t in threads),
-              "a client finished before the kill point: the queue commit did not hold "
-              "articles in flight")
+              "a client finished before the kill point (PER_CLIENT too small for this "
+              "machine's pace)")
         return all(c.answered() > 0 and c.pending() for c in clients)
 
     fgkit.wait_until(there, timeout, lambda: "the kill point: (answered, pending) %s"
@@ -284,6 +287,10 @@ def run_round(name, w, clients, kill, restart, vlog=None):
         # (a recovery line): never more recoveries than 439s
         check(recovered <= settled, "recovery lines %d <= in-flight IDs answered 439 %d"
               % (recovered, settled))
+        in439 = {m for c, inf in zip(clients, inflight) for m in inf if c.codes[m][-1] == 439}
+        extra = vlog_recovered(vlog) - in439
+        check(not extra, "recovery lines for IDs not in flight or not answered 439: %s"
+              % sorted(extra)[:5])
     else:
         recovered = None
     log("%s: %d IDs, each accepted once; %d in-flight IDs answered 439 (%s recovered "
@@ -308,19 +315,31 @@ def wait_innd(mids, innd_dir, timeout=180):
     return sum(len(news[m]) - 1 for m in mids)
 
 
+def vlog_lines(path):
+    """The JSON objects of a verdict log, one per line (none if it is missing)."""
+    if not os.path.exists(path):
+        return
+    with open(path) as f:
+        for line in f:
+            try:
+                yield json.loads(line)
+            except ValueError:
+                continue
+
+
+def vlog_recovered(path):
+    """The IDs of a verdict log's recovery lines (settled from the queue)."""
+    return {r["id"] for r in vlog_lines(path)
+            if r.get("verdict") == "accept" and r.get("cmd") == "recovery"}
+
+
 def vlog_accepts(path):
     """({message-id: accept lines}, recovery lines) of a verdict log."""
     accepts, recovered = {}, 0
-    if os.path.exists(path):
-        with open(path) as f:
-            for line in f:
-                try:
-                    r = json.loads(line)
-                except ValueError:
-                    continue
-                if r.get("verdict") == "accept":
-                    accepts[r["id"]] = accepts.get(r["id"], 0) + 1
-                    recovered += r.get("cmd") == "recovery"
+    for r in vlog_lines(path):
+        if r.get("verdict") == "accept":
+            accepts[r["id"]] = accepts.get(r["id"], 0) + 1
+            recovered += r.get("cmd") == "recovery"
     return accepts, recovered
 
 

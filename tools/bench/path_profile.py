@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """path_profile.py — perf samples of the whole path, per stage (stdlib only).
 
-  path_profile.py RUN.json FLOODGATE.txt INND.txt [--md FILE]
+  path_profile.py RUN.json FLOODGATE.txt INND.txt [--stats STATS.json] [--md FILE]
 
 RUN.json is feedgen's JSON with path_settle.py's "path"; the .txt files are
 `perf script -F comm,tid,ip,sym,dso` of perf's cpu-clock samples with DWARF
-call chains (tools/bench/path_profile.sh). Every sample is one period of
+call chains (tools/bench/path_profile.sh); STATS.json floodctl's counters
+after the run (TCP segments per article). Every sample is one period of
 CPU time on one thread; it goes to the first stage in STAGES whose thread
 matches and one of whose patterns matches a frame of its chain (symbol or
 library), so a sample counts once. Printed: CPU microseconds per article
@@ -97,11 +98,13 @@ def classify(path, stages):
 
 def main():
     args = sys.argv[1:]
-    md = None
-    if "--md" in args:
-        i = args.index("--md")
-        md = args[i + 1]
-        del args[i:i + 2]
+    opt = {}
+    for name in ("--md", "--stats"):
+        if name in args:
+            i = args.index(name)
+            opt[name] = args[i + 1]
+            del args[i:i + 2]
+    md = opt.get("--md")
     if len(args) != 3:
         sys.exit(__doc__)
     run = json.load(open(args[0]))
@@ -135,6 +138,15 @@ def main():
             "innd %.0f µs per article."
             % (run["offers"], size_kb, articles, hz,
                cpu.get("floodgate", 0) / articles * 1e6, cpu.get("innd", 0) / articles * 1e6))
+    if "--stats" in opt:
+        c = json.load(open(opt["--stats"]))["counters"]
+        note += (" floodgate's TCP took %.0f segments per article (%.0f octets each on average; "
+                 "%d with data seen before, %d out of order, %d dropped for want of "
+                 "descriptors in the whole run)."
+                 % (c.get("tcp_rx_segs", 0) / run["offers"],
+                    c.get("tcp_rx_bytes", 0) / max(1, c.get("tcp_rx_segs", 0)),
+                    c.get("tcp_rx_dup_data", 0), c.get("tcp_rx_ooo", 0),
+                    c.get("tcp_rx_segs_full", 0)))
     text = "\n".join(out) + "\n\n" + note + "\n"
     print(text)
     if md:

@@ -65,10 +65,12 @@ $(sys_fgpath_exec "$dir") build/release/bin/feedgen --host "$host" --port "$port
 	--size "$size" --window 8 --seed 42 --cutoff 10d --no-progress --json --timeout 600 \
 	--id-prefix prof > "$json"
 sys_fgpath_after "$dir" "$json"
+# floodgate's counters (segments per article: the port's costs are per frame)
+build/release/bin/floodctl stats -s "$dir/control.sock" --json --timeout 5 > "$work/stats.json"
 for p in "${perf_pids[@]}"; do kill -INT "$p"; wait "$p" || true; done
 perf_pids=()
 for p in "$pid" "$innd_pid"; do
 	perf script -i "$work/perf.$p.data" -F comm,tid,ip,sym,dso 2> /dev/null > "$work/perf.$p.txt"
 done
 python3 tools/bench/path_profile.py "$json" "$work/perf.$pid.txt" "$work/perf.$innd_pid.txt" \
-	${md:+--md "$md"}
+	--stats "$work/stats.json" ${md:+--md "$md"}
