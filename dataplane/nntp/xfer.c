@@ -253,14 +253,18 @@ static void succeed(struct fg_engine *e, struct fg_xfer *x)
 	struct fg_log_ctx lc;
 	int rc;
 
+	/* the article is safe: journal it first, then finish the entry. A
+	 * writer killed between the two leaves ACCEPTING, which floodctld
+	 * settles from the queue (region.h); the other order would leave an
+	 * ACCEPTED entry without its journal record, that the queue's
+	 * deletion gate never waits for */
+	fg_nntp_journal(e, &x->key, FG_HISTORY_ACCEPTED, x->article_date, x->first_seen,
+			x->date_used, FG_REASON_NONE, x->id, x->id_len);
 	rc = fg_history_finish(e->h, &x->ref, FG_HISTORY_ACCEPTED, x->article_date, x->first_seen,
 			       e->now);
 	if (rc != 0)
 		fg_log_about(FG_LOG_ERR, FG_NNTP_COMP, xfer_log_ctx(x, &lc),
 			     "history finish(accepted) of %s: %d", x->id, rc);
-	/* the article is safe whatever happened to the entry: journal it */
-	fg_nntp_journal(e, &x->key, FG_HISTORY_ACCEPTED, x->article_date, x->first_seen,
-			x->date_used, FG_REASON_NONE, x->id, x->id_len);
 	if (x->note_version &&
 	    fg_history_version_note(e->h, x->base, x->base_len, x->version, x->id, x->id_len,
 				    e->now) == 0)
