@@ -179,17 +179,17 @@ unsigned fg_passive_rx(struct fg_passive *p, struct fg_rx_frame *frames, unsigne
 	return n;
 }
 
+/* The poll costs little when there is nothing to do (TCP's wheel turns to
+ * now, the pending list is empty), unlike asking fg_net_next_deadline(),
+ * which walks the wheel: that is for a caller about to sleep. */
 unsigned fg_passive_work(struct fg_passive *p)
 {
 	unsigned done = fg_tcpsess_work(p->ts);
 
-	/* TCP has work due: sessions that resumed, timers, blocks to free */
-	if (fg_net_next_deadline(p->net) <= p->now_ns) {
-		fg_net_poll(p->net, p->now_ns);
-		settle(p);
-		done += 1 + fg_tcpsess_work(p->ts);
-	}
-	return done;
+	/* sessions that resumed get their queued octets, timers, frees */
+	fg_net_poll(p->net, p->now_ns);
+	settle(p);
+	return done + fg_tcpsess_work(p->ts);
 }
 
 void fg_passive_end_all(struct fg_passive *p)

@@ -222,15 +222,25 @@ void fg_tcp_destroy(struct fg_tcp *t)
 
 /* ---------------------------------------------------------------- table */
 
+/* The previous segment's connection first: a burst often carries several
+ * segments of one connection, and the keyed hash costs more than the
+ * compare. */
 struct fg_tcp_conn *tcp_lookup(struct fg_tcp *t, uint32_t laddr, uint16_t lport,
 			       uint32_t raddr, uint16_t rport)
 {
-	struct fg_tcp_conn *c = t->htab[tcp_conn_hash(t, laddr, lport, raddr, rport) & t->hmask];
+	struct fg_tcp_conn *c = t->last;
 
-	for (; c; c = c->hnext)
+	if (c && c->raddr == raddr && c->rport == rport && c->lport == lport &&
+	    c->laddr == laddr)
+		return c;
+	c = t->htab[tcp_conn_hash(t, laddr, lport, raddr, rport) & t->hmask];
+	for (; c; c = c->hnext) {
 		if (c->raddr == raddr && c->rport == rport && c->lport == lport &&
-		    c->laddr == laddr)
+		    c->laddr == laddr) {
+			t->last = c;
 			return c;
+		}
+	}
 	return NULL;
 }
 
@@ -250,6 +260,8 @@ static void conn_unhash(struct fg_tcp_conn *c)
 	struct fg_tcp_conn **pp =
 		&t->htab[tcp_conn_hash(t, c->laddr, c->lport, c->raddr, c->rport) & t->hmask];
 
+	if (t->last == c)
+		t->last = NULL;
 	for (; *pp; pp = &(*pp)->hnext) {
 		if (*pp == c) {
 			*pp = c->hnext;

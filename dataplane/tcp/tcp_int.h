@@ -174,6 +174,7 @@ struct fg_tcp {
 
 	struct fg_tcp_conn **htab;
 	uint32_t hmask;
+	struct fg_tcp_conn *last;	/* the last lookup's hit, while hashed */
 
 	struct tcp_seg *segs, *free_segs;
 	unsigned n_segs_used;

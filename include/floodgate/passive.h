@@ -81,8 +81,9 @@ unsigned fg_passive_rx(struct fg_passive *p, struct fg_rx_frame *frames, unsigne
 		       const uint64_t *ts_ns, fg_time_t now, uint64_t now_ns);
 
 /* Deferred work: flows whose session resumed get their queued payload,
- * closes asked by the engine are reported to it, records are freed.
- * Returns the number of flows handled. */
+ * closes asked by the engine are reported to it, records are freed,
+ * TCP's timers run on the clock of the last frame. Returns the number of
+ * flow records handled (closes and frees). */
 unsigned fg_passive_work(struct fg_passive *p);
 
 /* True while the caller should not receive (see the head comment). */

@@ -10,10 +10,11 @@ floodgate-host --floodctld in a namespace of their own.
    and a poisoned group: each innd accepted exactly the articles its
    pattern selects, judged by its news log's `+` lines (innd's history
    also holds refused IDs), and `floodctl downstreams` shows both fed.
-2. The text innd is stopped; a feed of more than queue-limit follows, in
-   steps that binaries takes as they come (it has no backlog limit of
-   its own here: a step may put it a few hundred KB behind, and it must
-   not be parked for that).
+2. The text innd is stopped; a feed of more than queue-limit follows
+   in steps the binaries innd takes before the next (binaries has no
+   backlog limit of its own here: a burst may put it a few hundred KB
+   behind, and it must not be parked for that; what could defer the peers
+   is then text's backlog alone).
    The text downstream passes its backlog limit and is parked; the
    binaries innd keeps receiving (its `+` lines, while text is still
    down), every article gets 239 and the queue never refuses one
@@ -44,7 +45,6 @@ BIN_PORT, TEXT_PORT = 11301, 11302
 GROUPS = ",".join(["alt.binaries.pictures", "alt.binaries.sounds", "alt.binaries.misc",
                    "alt.music", "alt.spam.pills", "comp.lang.c"])
 WINDOW = 64
-PARK_STEP = 100		# articles fed at a time in the parking phase (400 KB)
 CONFIG = """[persistence]
 queue-commit 20ms
 queue-limit 2M
@@ -155,23 +155,19 @@ def phase_patterns(w, bin_dir, text_dir):
 def phase_parking(w, bin_dir, text_dir):
     relaykit.innd("stop", text_dir)
     arts = batch("q", 900, size=4096)		# 3.6 MB: past queue-limit 2M
-    # in steps of PARK_STEP articles, each once binaries has the last one's:
-    # the queue answers as fast as it syncs (group commit), faster than one
-    # innd takes articles, so an unpaced burst would put binaries itself
-    # past queue-limit — back-pressure this phase is not about
-    answers = {}
-    for k in range(0, len(arts), PARK_STEP):
-        step = arts[k:k + PARK_STEP]
-        answers.update(feed(step))
-        fgkit.wait_until(lambda: {m for m, _, b, _ in step if b} <= set(accepted(bin_dir)),
-                         60, "the binaries innd to take a step of the feed")
-    check(all(answers[m] == 239 for m, _, _, _ in arts),
-          "every article 239 while text is down (the peers never deferred)")
     want_bin = [m for m, _, b, _ in arts if b]
     want_text = [m for m, _, _, t in arts if t]
-    # binaries goes on in real time, text down and parked
-    fgkit.wait_until(lambda: set(want_bin) <= set(accepted(bin_dir)), 120,
-                     "the binaries innd to receive the new articles while text is down")
+    # in steps of 60 (240 KB), each taken by the binaries innd before the
+    # next: binaries is fed in real time and never far behind, so that
+    # whatever would defer the peers is text's backlog alone
+    for k in range(0, len(arts), 60):
+        step = arts[k:k + 60]
+        answers = feed(step)
+        check(all(answers[m] == 239 for m, _, _, _ in step),
+              "every article 239 while text is down (the peers never deferred)")
+        fgkit.wait_until(lambda: {m for m, _, b, _ in step if b} <= set(accepted(bin_dir)), 60,
+                         "the binaries innd to receive articles %d.. while text is down" % k)
+    check(set(want_bin) <= set(accepted(bin_dir)), "binaries got all of its own")
     # the dataplane's figures are about a second old: wait for them
     d = fgkit.wait_until(lambda: (lambda d: d if d["text"]["state"] == "parked" and
                                   d["text"]["backlog_bytes"] > 0 else None)(downstreams(w)),

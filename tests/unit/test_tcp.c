@@ -900,6 +900,39 @@ START_TEST(test_rst_mid_data_releases_holds)
 }
 END_TEST
 
+/* The connection table remembers the last lookup's hit: a connection
+ * reset and gone must not be found again when its 4-tuple comes back in
+ * the same burst (its block is only freed at the end of the burst),
+ * while a live connection is found as before. */
+START_TEST(test_lookup_after_reset)
+{
+	struct fg_craft_tcp c = { .dst_mac = FX->mac, .src_mac = FX->peer_mac, .src = FX->peer,
+				  .dst = FX->addr, .sport = FX_PEER_PORT, .dport = 119,
+				  .wnd = 65535 };
+	struct fg_rx_frame fr[2];
+
+	fx_handshake();
+	fx_seg(F_ACK | F_PSH, FX->pseq, FX->our_seq, 65535, "a", 1);
+	ck_assert_uint_eq(FX->rx_len, 1);
+	/* one burst: the RST that ends it, then a SYN on the same 4-tuple */
+	for (unsigned i = 0; i < 2; i++) {
+		c.flags = i ? F_SYN : F_RST;
+		c.seq = i ? 5000 : FX->pseq + 1;
+		ck_assert_int_eq(fg_memport_rx_frame(FX->mp, NULL, 54, &fr[i]), 0);
+		fr[i].len = fg_craft_tcp_frame(fr[i].data, &c);
+	}
+	FX->n_tx = 0;
+	fg_net_rx(FX->net, fr, 2, FX->now);
+	ck_assert_uint_eq(FX->closes, 1);
+	ck_assert_int_eq(FX->close_why, FG_TCP_CLOSE_RST);
+	/* the SYN met LISTEN: a SYN-ACK for it, and a connection block */
+	ck_assert_uint_eq(FX->n_tx, 1);
+	ck_assert_uint_eq(FX->tx[0].flags, F_SYN | F_ACK);
+	ck_assert_uint_eq(FX->tx[0].ack, 5001);
+	ck_assert_uint_eq(fg_tcp_conns_in_use(FX->tcp), 1);
+}
+END_TEST
+
 START_TEST(test_rst_challenge)
 {
 	fx_handshake();
@@ -1375,6 +1408,7 @@ static Suite *tcp_suite(void)
 	tcase_add_test(u, test_app_abort);
 	tcase_add_test(u, test_rst_mid_data_releases_holds);
 	tcase_add_test(u, test_rst_challenge);
+	tcase_add_test(u, test_lookup_after_reset);
 	suite_add_tcase(s, u);
 	tcase_add_checked_fixture(n, fx_setup, fx_teardown);
 	tcase_add_test(n, test_checksum_reference);
