@@ -47,8 +47,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-read -r host port pid < <(sys_fgpath_start "$dir")
+# what did start (a namespace, innd, floodctld) is stopped again even when
+# the start fails (cleanup)
 started=1
+read -r host port pid < <(sys_fgpath_start "$dir")
 innd_pid=$(cat "$dir/innd.pid")
 # one perf per process: its own file, its threads by name (comm)
 for p in "$pid" "$innd_pid"; do
