@@ -187,6 +187,8 @@ FG_COUNTER(TCP_RTO_EXPIRED, "tcp_rto_expired", "retransmission timeouts (RFC 629
 FG_COUNTER(TCP_RETRANS_SEGS, "tcp_retrans_segs", "segments retransmitted (timeout, fast retransmit, recovery)")
 FG_COUNTER(TCP_FAST_RETRANS, "tcp_fast_retrans", "fast retransmits on three duplicate ACKs (RFC 5681 3.2)")
 FG_COUNTER(TCP_PERSIST_PROBES, "tcp_persist_probes", "zero-window probes sent (persist timer)")
+FG_COUNTER(TCP_PMTU_LOWERED, "tcp_pmtu_lowered", "connections whose MSS a checked Packet Too Big lowered (RFC 8201)")
+FG_COUNTER(TCP_PMTU_IGNORED, "tcp_pmtu_ignored", "Packet Too Big ignored: no live connection, or the quoted sequence number outside what is in flight (RFC 5927 4.1)")
 FG_COUNTER(TCP_RTT_SAMPLES, "tcp_rtt_samples", "RTT samples taken (RFC 6298, Karn's rule)")
 
 /* ---- control plane: journal, snapshots, expiry ---- */
