@@ -341,6 +341,24 @@ static void workers_launch(struct dp *dp)
 		rte_eal_remote_launch(dp_worker_main, &dp->w[i], dp->w[i].lcore);
 }
 
+/* Worker 0 runs DAD for our IPv6 addresses (ipv6.c); we are ready only
+ * once it passed, and refuse to run when another node holds one of them
+ * (the net module logged which, and whose MAC). */
+static int ipv6_dad_wait(struct dp *dp)
+{
+	const struct timespec step = { 0, 10 * 1000000L };
+	int rc;
+
+	if (dp->passive)
+		return 0;
+	while ((rc = fg_net_ipv6_dad(dp->w[0].net)) == -EAGAIN && !sig_stop)
+		nanosleep(&step, NULL);
+	if (rc == -EADDRINUSE)
+		FG_LOG_ERR(DP, "an IPv6 address of [dataplane] address is in use on the link; "
+			   "not starting");
+	return rc == -EAGAIN ? -EINTR : rc;
+}
+
 static void workers_teardown(struct dp *dp)
 {
 	for (unsigned i = 0; dp->w && i < dp->n_workers; i++)
@@ -527,6 +545,11 @@ int main(int argc, char **argv)
 	if (start(&dp) != 0)
 		goto out;
 	workers_launch(&dp);
+	if (ipv6_dad_wait(&dp) != 0) {
+		dp_request_shutdown(&dp, 0);
+		shutdown_sequence(&dp);
+		goto out;
+	}
 	FG_LOG_NOTICE(DP, "ready: %s mode, %u workers, control socket %s",
 		      dp.passive ? "passive" : "active", dp.n_workers, dp.ctl_path);
 	printf("ready\n");

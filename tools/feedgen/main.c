@@ -22,7 +22,7 @@
 static const char usage_text[] =
 "usage: feedgen [options]\n"
 "connection:\n"
-"  --host ADDR            server IPv4 address (127.0.0.1)\n"
+"  --host ADDR            server address, IPv4 or IPv6 (127.0.0.1)\n"
 "  --port N               server port (119)\n"
 "  --peers N              simulated peers (10)\n"
 "  --conns N              connections per peer (1)\n"
