@@ -48,19 +48,15 @@
 #include <rte_mbuf_dyn.h>
 
 #include "dp.h"
+#include "rss.h"
 #include "floodgate/log.h"
 
 #define POOL_CACHE 256
 #define TX_IN_FLIGHT 128	/* frames a worker may have between alloc and ring */
 #define MIN_SHARE 512		/* mbufs a worker needs at the very least */
 
-/* 0x6d5a repeated: the symmetric Toeplitz key (Woo and Park, 2012) */
-static uint8_t rss_key[40] = {
-	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
-	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
-	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
-	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
-};
+/* the symmetric Toeplitz key (rss.h) */
+static uint8_t rss_key[DP_RSS_KEY_LEN] = DP_RSS_KEY_INIT;
 
 /* ------------------------------------------------------------ port ops */
 
