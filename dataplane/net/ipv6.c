@@ -4,7 +4,9 @@
  * net.c's IPv4, with the link layer IPv6 brings along (Neighbour
  * Discovery, RFC 4861) and ICMPv6 (RFC 4443).
  *
- * Receive, in order (a packet failing a step is dropped with one counter):
+ * Receive, in order (a packet failing a step is dropped with one counter;
+ * in passive mode, net6_observe, steps 1 and 3 only, with passive mode's
+ * counters, and every TCP segment goes to TCP whatever its addresses):
  *   1. Fixed header (RFC 8200 3): version 6, payload length within the
  *      frame, a source that is not multicast (RFC 4291 2.7).        net6_bad
  *   2. Destination: one of our addresses, all-nodes (ff02::1) or one of
@@ -526,47 +528,84 @@ static bool options_ok(const uint8_t *p, uint32_t len)
 	return true;
 }
 
-/* Walks the extension headers (step 3): the upper-layer protocol and its
- * offset from the fixed header in *next and *off; false when dropped
- * (counted). */
-static bool ext_walk(struct net6 *v6, const uint8_t *ip, uint32_t end, uint8_t *next,
-		     uint32_t *off)
-{
-	unsigned n = 0;
+enum ext_result { EXT_OK, EXT_BAD, EXT_FRAGMENT };
 
+/* Walks the extension headers (step 3): the upper-layer protocol and its
+ * offset from the fixed header in *next and *off, *n the headers walked. */
+static enum ext_result ext_walk(const uint8_t *ip, uint32_t end, uint8_t *next, uint32_t *off,
+				unsigned *n)
+{
 	*next = ip[6];
 	*off = FG_IP6_HLEN;
+	*n = 0;
 	for (;;) {
 		const uint8_t *h = ip + *off;
 		uint32_t hl;
 
 		switch (*next) {
 		case FG_IP6_NH_HOPOPTS:
-			if (n)
-				goto out_bad;
+			if (*n)
+				return EXT_BAD;
 			/* fallthrough */
 		case FG_IP6_NH_DSTOPTS:
 		case FG_IP6_NH_ROUTING:
 			if (end - *off < 8 || (hl = (h[1] + 1u) * 8) > end - *off ||
-			    ++n > MAX_EXT_HEADERS)
-				goto out_bad;
+			    ++*n > MAX_EXT_HEADERS)
+				return EXT_BAD;
 			if (*next == FG_IP6_NH_ROUTING ? h[3] != 0 : !options_ok(h + 2, hl - 2))
-				goto out_bad;
+				return EXT_BAD;
 			*next = h[0];
 			*off += hl;
 			continue;
 		case FG_IP6_NH_FRAGMENT:
-			fg_stats_inc(v6->st, FG_CTR_NET6_FRAGMENT);
-			return false;
+			return EXT_FRAGMENT;
 		default:
-			if (n)
-				fg_stats_inc(v6->st, FG_CTR_NET6_EXT);
-			return true;
+			return EXT_OK;
 		}
 	}
-out_bad:
-	fg_stats_inc(v6->st, FG_CTR_NET6_EXT_BAD);
-	return false;
+}
+
+/* Steps 1 and 3 (the fixed header, the extension headers): the packet's
+ * end and its upper layer, or false when dropped, counted as the live
+ * counter `live` names for each failure or as passive_bad. */
+static bool header_walk(struct fg_stats *st, bool passive, const uint8_t *ip, uint32_t avail,
+			uint32_t *end, uint8_t *next, uint32_t *off)
+{
+	enum ext_result r;
+	unsigned n;
+
+	fg_stats_inc(st, FG_CTR_NET6_RX);
+	if (avail < FG_IP6_HLEN || (ip[0] >> 4) != 6 ||
+	    (*end = FG_IP6_HLEN + fg_rd16(ip + 4)) > avail || ip[8] == 0xff) {
+		fg_stats_inc(st, passive ? FG_CTR_PASSIVE_BAD : FG_CTR_NET6_BAD);
+		return false;
+	}
+	r = ext_walk(ip, *end, next, off, &n);
+	if (r != EXT_OK) {
+		fg_stats_inc(st, passive ? FG_CTR_PASSIVE_BAD
+				: r == EXT_FRAGMENT ? FG_CTR_NET6_FRAGMENT : FG_CTR_NET6_EXT_BAD);
+		return false;
+	}
+	if (n)
+		fg_stats_inc(st, FG_CTR_NET6_EXT);
+	return true;
+}
+
+bool net6_observe(struct fg_net *net, struct fg_rx_frame *f, uint32_t l2)
+{
+	struct fg_stats *st = fg_net_stats(net);
+	uint8_t *ip = f->data + l2;
+	uint32_t end, off;
+	uint8_t next;
+
+	if (!header_walk(st, true, ip, f->len - l2, &end, &next, &off))
+		return false;
+	if (!net_l4_has(net, next)) {
+		fg_stats_inc(st, FG_CTR_PASSIVE_NOT_TCP);
+		return false;
+	}
+	return !net_l4_input(net, f, &(struct fg_net_l3){ AF_INET6, ip, ip + 8, ip + 24 }, next,
+			     ip + off, end - off, false);
 }
 
 bool net6_input(struct net6 *v6, struct fg_rx_frame *f, uint32_t l2, bool faults)
@@ -577,12 +616,8 @@ bool net6_input(struct net6 *v6, struct fg_rx_frame *f, uint32_t l2, bool faults
 	bool usable, group;
 	uint8_t next;
 
-	fg_stats_inc(v6->st, FG_CTR_NET6_RX);
-	if (avail < FG_IP6_HLEN || (ip[0] >> 4) != 6 ||
-	    (end = FG_IP6_HLEN + fg_rd16(ip + 4)) > avail || ip[8] == 0xff) {
-		fg_stats_inc(v6->st, FG_CTR_NET6_BAD);
+	if (!header_walk(v6->st, false, ip, avail, &end, &next, &off))
 		return false;
-	}
 	dst = addr_find(v6, ip + 24);
 	usable = dst && dst->state == ADDR_USABLE;
 	group = !dst && is_our_group(v6, ip + 24);
@@ -590,8 +625,6 @@ bool net6_input(struct net6 *v6, struct fg_rx_frame *f, uint32_t l2, bool faults
 		fg_stats_inc(v6->st, FG_CTR_NET6_NOT_OURS);
 		return false;
 	}
-	if (!ext_walk(v6, ip, end, &next, &off))
-		return false;
 	if (next == FG_IP6_NH_ICMP6) {
 		icmp6_input(v6, f, ip, ip + off, end - off, usable);
 		return false;

@@ -20,8 +20,8 @@
  * ours), one 802.1Q tag is allowed, checksums count as verified (a capture
  * taken on the sending host holds checksums its NIC had not filled in yet;
  * a mirror's frames were checked on the wire), the destination address is
- * left to the L4 handler (TCP's listen endpoints), nothing but IPv4 is
- * looked at, and nothing is sent. Its drops are counted as passive mode's
+ * left to the L4 handler (TCP's listen endpoints), nothing but IPv4 and
+ * IPv6 is looked at, and nothing is sent. Its drops are counted as passive mode's
  * own (passive_not_tcp, passive_bad) instead of net's.
  *
  * Faults (tests only): a seeded xorshift PRNG decides per TCP segment.
@@ -738,8 +738,13 @@ out_unref:
 	net->ops->buf_unref(net->port, f->handle);
 }
 
+/* The link layers' answer when the frame's reference was taken (the
+ * fault knob held or dropped it) */
+#define L2_TAKEN UINT32_MAX
+
 /* Passive mode's link layer (see the head comment): the length of the
- * link header before an IPv4 packet, or 0 (counted) for anything else. */
+ * link header before an IPv4 packet, or 0 (counted, or an IPv6 packet
+ * handed on) for anything else. */
 static uint32_t observed_l2(struct fg_net *net, struct fg_rx_frame *f)
 {
 	uint32_t l2 = FG_ETH_HLEN;
@@ -749,16 +754,15 @@ static uint32_t observed_l2(struct fg_net *net, struct fg_rx_frame *f)
 		type = fg_rd16(f->data + 16);
 		l2 += FG_VLAN_HLEN;
 	}
-	if (type != FG_ETHERTYPE_IPV4) {
+	if (type != FG_ETHERTYPE_IPV4 && type != FG_ETHERTYPE_IPV6) {
 		fg_stats_inc(net->st, FG_CTR_PASSIVE_NOT_TCP);
 		return 0;
 	}
 	f->flags |= FG_RX_IP_CSUM_OK | FG_RX_L4_CSUM_OK;
+	if (type == FG_ETHERTYPE_IPV6)
+		return net6_observe(net, f, l2) ? L2_TAKEN : 0;
 	return l2;
 }
-
-/* link_input's answer when the fault knob took the frame's reference */
-#define L2_TAKEN UINT32_MAX
 
 /* The live link layer: the length of the Ethernet header before an IPv4
  * packet, or 0 when the frame was something else (handled or counted),

@@ -22,6 +22,10 @@ void net6_destroy(struct net6 *v6);
  * stays the caller's, except when true is returned: the fault knob took
  * it (dropped, or held to be processed later). */
 bool net6_input(struct net6 *v6, struct fg_rx_frame *f, uint32_t l2, bool faults);
+/* Passive mode: an observed IPv6 packet (anyone's) to its L4 handler;
+ * true when the handler's fault knob took the reference (never: passive
+ * mode has no faults; the caller keeps it otherwise). */
+bool net6_observe(struct fg_net *net, struct fg_rx_frame *f, uint32_t l2);
 /* DAD's clock (from fg_net_poll and every burst). */
 void net6_poll(struct net6 *v6, uint64_t now_ns);
 uint64_t net6_next_deadline(const struct net6 *v6);
