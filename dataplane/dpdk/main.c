@@ -144,6 +144,18 @@ static int parse_opts(struct dp_opts *o, int argc, char **argv)
 	return optind == argc ? 0 : -EINVAL;
 }
 
+/* What floodgate refuses in a file that loaded (config_programs.c: the
+ * same messages `floodctl config --check --for floodgate` prints). */
+static bool refused_by_file(const struct fg_config *cfg)
+{
+	char why[8][FG_CONFIG_REFUSAL_MAX];
+	unsigned n = fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, FG_ARRAY_SIZE(why));
+
+	for (unsigned i = 0; i < FG_MIN(n, (unsigned)FG_ARRAY_SIZE(why)); i++)
+		FG_LOG_ERR(DP, "%s", why[i]);
+	return n > 0;
+}
+
 static int load_config(struct dp *dp)
 {
 	struct fg_config_errors errs;
@@ -159,6 +171,8 @@ static int load_config(struct dp *dp)
 	if (dp->o.config && !realpath(dp->o.config, dp->config_path))
 		snprintf(dp->config_path, sizeof(dp->config_path), "%s", dp->o.config);
 	dp->passive = dp->cfg->dp_mode == FG_DATAPLANE_PASSIVE;
+	if (refused_by_file(dp->cfg))
+		return -EINVAL;
 	if (!dp->o.sink_given)
 		dp->o.sink = dp->cfg->n_downstream && !dp->passive ? DP_SINK_QUEUE : DP_SINK_MEMORY;
 	if (dp->passive && dp->o.sink == DP_SINK_QUEUE) {

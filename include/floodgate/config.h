@@ -258,6 +258,25 @@ const struct fg_config_peer *fg_config_find_peer(const struct fg_config *cfg,
 const struct fg_config_peer *fg_config_peer_by_name(const struct fg_config *cfg,
 						    const char *name);
 
+/*
+ * What one program refuses at start in a configuration that loads (config
+ * loading refuses the rest): `floodctl config --check --for PROGRAM`
+ * prints the same messages the program logs before it exits.
+ */
+enum fg_program { FG_PROGRAM_FLOODCTLD, FG_PROGRAM_FLOODGATE, FG_PROGRAM_FLOODGATE_HOST };
+
+#define FG_CONFIG_REFUSAL_MAX 200
+
+/* "floodctld", "floodgate", "floodgate-host": 0, or -EINVAL. */
+int fg_config_program_parse(const char *name, enum fg_program *out);
+/* The program's refusals of `cfg`, at most `max` messages; returns how
+ * many there are (0: it starts, as far as the file goes). */
+unsigned fg_config_refusals(const struct fg_config *cfg, enum fg_program prog,
+			    char (*why)[FG_CONFIG_REFUSAL_MAX], unsigned max);
+/* What the program may still refuse at start that depends on the host,
+ * not the file (one line, for operators). */
+const char *fg_config_host_refusals(enum fg_program prog);
+
 /* A downstream's identifier in queue records: FNV-1a, 64 bits, of its id.
  * Two ids of one configuration never share one (the load refuses it). */
 uint64_t fg_config_ident(const char *id);

@@ -82,8 +82,37 @@ def feed(host, source, tag, results):
     results[tag] = fg
 
 
+def refusal(w):
+    """An IPv6 listen with no IPv6 [dataplane] address: floodgate refuses
+    to start with the very words `floodctl config --check --for floodgate`
+    says (no floodctld needed: the file is checked first)."""
+    bad = w.write_config(path=os.path.join(w.dir, "bad.conf"))
+    with open(bad) as f:
+        text = f.read().replace(" %s/64" % fgdp.DP_ADDR6, "")
+    with open(bad, "w") as f:
+        f.write(text)
+    chk = subprocess.run([os.path.join(fgdp.BIN, "floodctl"), "config", "--check", bad,
+                          "--for", "floodgate"], capture_output=True, text=True)
+    want = "[site] listen [%s]:119 is not one of [dataplane] address" % fgdp.DP_ADDR6
+    check(chk.returncode == 1 and "refused at start: " + want in chk.stderr,
+          "floodctl config --check --for floodgate:\n%s" % chk.stderr)
+    logp = os.path.join(w.dir, "refused.log")
+    p = subprocess.run([os.path.join(fgdp.BIN, "floodgate"), "-c", bad], capture_output=True,
+                       text=True, timeout=60)
+    with open(logp, "w") as f:
+        f.write(p.stderr)
+    line = [l for l in p.stderr.splitlines() if want in l]
+    check(p.returncode == 1 and line and line[0].split(": ", 1)[1] ==
+          chk.stderr.split("refused at start: ", 1)[1].splitlines()[0],
+          "floodgate's own refusal differs:\n%s" % p.stderr)
+    ok = subprocess.run([os.path.join(fgdp.BIN, "floodctl"), "config", "--check", bad,
+                         "--for", "floodgate-host"], capture_output=True, text=True)
+    check(ok.returncode == 0, "floodgate-host takes it: %s" % ok.stderr)
+
+
 def main():
     w = fgdp.World("ipv6", workers=2, v6=True)
+    refusal(w)
     w.start_ctld()
     w.start_dp()	# waits for a greeting on each family
     for seq in range(3):

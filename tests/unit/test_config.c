@@ -269,6 +269,45 @@ START_TEST(test_dual_stack)
 }
 END_TEST
 
+/* What floodgate refuses at start in a file that loads: listen endpoints
+ * the port would never receive; the other programs refuse none of it. */
+START_TEST(test_program_refusals)
+{
+	struct fg_config *cfg = load(
+		"[site]\nlisten 198.18.0.2:119 [fd00::9]:119 [::]:433 0.0.0.0:563\n"
+		"[dataplane]\naddress 198.18.0.2/24 fd00::2/64\n" PEER_AND_DS);
+	char why[4][FG_CONFIG_REFUSAL_MAX];
+	enum fg_program p;
+
+	ck_assert_ptr_nonnull(cfg);
+	ck_assert_int_eq(fg_config_program_parse("floodgate", &p), 0);
+	ck_assert_int_eq(p, FG_PROGRAM_FLOODGATE);
+	ck_assert_int_eq(fg_config_program_parse("floodgate-host", &p), 0);
+	ck_assert_int_eq(p, FG_PROGRAM_FLOODGATE_HOST);
+	ck_assert_int_eq(fg_config_program_parse("innd", &p), -EINVAL);
+	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 4), 1);
+	ck_assert_str_eq(why[0], "[site] listen [fd00::9]:119 is not one of [dataplane] address, "
+				 "so the port would never receive its connections");
+	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE_HOST, why, 4), 0);
+	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODCTLD, why, 4), 0);
+	ck_assert_ptr_nonnull(strstr(fg_config_host_refusals(FG_PROGRAM_FLOODGATE), "hugepages"));
+	fg_config_free(cfg);
+	/* an IPv4-only port: the IPv6 wildcard has nothing to arrive on; the
+	 * count goes on past what fits */
+	cfg = load("[site]\nlisten [::]:119 [fd00::1]:119 [fd00::2]:119\n"
+		   "[dataplane]\naddress 198.18.0.2/24\n" PEER_AND_DS);
+	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 1), 3);
+	ck_assert_str_eq(why[0], "[site] listen [::]:119: [dataplane] address has no IPv6 "
+				 "address, so the port would never receive these connections");
+	fg_config_free(cfg);
+	/* passive mode listens to a capture: any endpoint goes */
+	cfg = load("[site]\nlisten [fd00::c613:1]:119\n"
+		   "[dataplane]\nmode passive\naddress 198.18.0.2/24\n" PEER_AND_DS);
+	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 4), 0);
+	fg_config_free(cfg);
+}
+END_TEST
+
 START_TEST(test_endpoints)
 {
 	struct fg_endpoint ep;
@@ -1163,6 +1202,7 @@ static Suite *config_suite(void)
 	tcase_add_test(values, test_prefixes);
 	tcase_add_test(values, test_endpoints);
 	tcase_add_test(values, test_dual_stack);
+	tcase_add_test(values, test_program_refusals);
 	tcase_add_test(keys, test_embedded_default);
 	tcase_add_test(keys, test_defaults);
 	tcase_add_test(keys, test_every_key);
