@@ -202,7 +202,9 @@ struct net6 *net6_create(struct fg_net *net, const struct fg_net_config *cfg, in
 	uint8_t *ll;
 
 	*err = 0;
-	if (!cfg->n_ipv6)
+	/* passive mode observes anyone's packets (net6_observe): no addresses,
+	 * no Neighbour Discovery */
+	if (!cfg->n_ipv6 || cfg->passive)
 		return NULL;
 	v6 = calloc(1, sizeof(*v6));
 	if (!v6) {

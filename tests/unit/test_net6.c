@@ -96,6 +96,8 @@ static void addrs(void)
 	inet_pton(AF_INET6, "ff02::1:ff00:2", our_group);
 }
 
+static bool up_passive;	/* the next up_cfg() makes an observe-only instance */
+
 static void up_cfg(bool v6, bool announce)
 {
 	struct fg_net_config nc = { 0 };
@@ -109,6 +111,7 @@ static void up_cfg(bool v6, bool announce)
 	}
 	nc.nd_announce = announce;
 	nc.dad_ns = 1000;
+	nc.passive = up_passive;
 	X.mp = fg_memport_create(64, 2048, sink, NULL);
 	ck_assert_ptr_nonnull(X.mp);
 	X.net = fg_net_create(&nc, fg_memport_ops(), X.mp, &X.st);
@@ -630,6 +633,37 @@ START_TEST(test_packet_too_big)
 }
 END_TEST
 
+/* Passive mode: no addresses of its own, no ND, no DAD; IPv6 packets to
+ * anyone reach the handler (the observed server's), and a bad header or a
+ * fragment counts as passive_bad, another protocol as passive_not_tcp. */
+START_TEST(test_passive_observes)
+{
+	uint8_t ll[16], other[16];
+
+	up_passive = true;
+	up_cfg(true, true);
+	up_passive = false;
+	ck_assert(!fg_net_ipv6_link_local(X.net, ll));
+	ck_assert_int_eq(fg_net_ipv6_dad(X.net), 0);
+	fg_net_poll(X.net, 100);
+	ck_assert_uint_eq(X.n_tx, 0);			/* no probe: nothing is ever sent */
+	inet_pton(AF_INET6, "2001:db8:99::7", other);
+	ip6(peer_ip, other, PROTO_UDP, 8, 64);
+	rx(FG_ETH_HLEN + FG_IP6_HLEN + 8, 200);
+	ck_assert_uint_eq(X.r.inputs, 1);
+	ck_assert_mem_eq(X.r.dst, other, 16);
+	ip6(peer_ip, other, FG_IP6_NH_FRAGMENT, 16, 64);
+	rx(FG_ETH_HLEN + FG_IP6_HLEN + 16, 300);
+	ip6(peer_ip, other, 58, 8, 64);
+	rx(FG_ETH_HLEN + FG_IP6_HLEN + 8, 400);
+	ck_assert_uint_eq(X.st.ctr[FG_CTR_PASSIVE_BAD], 1);
+	ck_assert_uint_eq(X.st.ctr[FG_CTR_PASSIVE_NOT_TCP], 1);
+	ck_assert_uint_eq(X.st.ctr[FG_CTR_NET6_RX], 3);
+	ck_assert_uint_eq(X.n_tx, 0);
+	down();
+}
+END_TEST
+
 static Suite *net6_suite(void)
 {
 	Suite *s = suite_create("net6");
@@ -646,6 +680,7 @@ static Suite *net6_suite(void)
 	tcase_add_test(t, test_dad_conflict_by_na);
 	tcase_add_test(t, test_dad_conflict_by_probe);
 	tcase_add_test(t, test_packet_too_big);
+	tcase_add_test(t, test_passive_observes);
 	suite_add_tcase(s, t);
 	return s;
 }
