@@ -39,6 +39,7 @@ struct feed_opts {
 	int progress;			/* -1 auto (a terminal), 0 off, 1 on */
 	const char *pcap;
 	char pcap_server[64];		/* ADDR:PORT the pcap's client streams go to */
+	bool pcap_v6;			/* the pcap's flows over IPv6 (fd00::ADDR) */
 };
 
 /* Per connection: response codes seen (100..599). */
