@@ -275,9 +275,13 @@ void fg_region_ring_release(struct fg_region *r, unsigned slot, enum fg_region_r
 			    uint64_t upto);
 uint64_t fg_region_ring_tail(const struct fg_region *r, unsigned slot,
 			     enum fg_region_ring which);
-/* Claims of the slot so far: a consumer's read-ahead cursor is only good
- * for the claim it was taken in. */
-uint64_t fg_region_slot_generation(const struct fg_region *r, unsigned slot);
+/* Claims of the slot so far, in *gen: a consumer's read-ahead cursor is
+ * only good for the claim it was taken in. False while the slot is free or
+ * being claimed: a claim bumps the generation before its owner word turns
+ * LIVE (release) and writes no record before that, so a consumer that
+ * reads a ring only after a true answer never copies a new claim's
+ * records under the previous claim's cursor. */
+bool fg_region_slot_generation(const struct fg_region *r, unsigned slot, uint64_t *gen);
 
 /*
  * How floodctld settles a dead owner's ACCEPTING entries (history.h, "a

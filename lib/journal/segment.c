@@ -207,9 +207,15 @@ static void abandon(struct fg_journal *j, int why)
 /* Copy up to `max` records of one slot into blocks. */
 static int64_t drain_slot(struct fg_journal *j, struct fg_region *r, unsigned slot, unsigned max)
 {
-	uint64_t gen = fg_region_slot_generation(r, slot);
+	uint64_t gen;
 	int64_t moved = 0;
 
+	/* a slot being claimed is read once its claim is published: copied
+	 * under the old cursor, the new claim's first records would be copied
+	 * again from the tail after the generation turned (seen in
+	 * test_journal_mt under TSan) */
+	if (!fg_region_slot_generation(r, slot, &gen))
+		return 0;
 	if (gen != j->gen[slot]) {
 		j->gen[slot] = gen;
 		j->copied[slot] = fg_region_ring_tail(r, slot, FG_RING_JOURNAL);
@@ -297,6 +303,7 @@ static int sync_segment(struct fg_journal *j)
 int fg_journal_commit(struct fg_journal *j, struct fg_region *r)
 {
 	unsigned slots = FG_MIN(fg_region_nslots(r), FG_REGION_MAX_WRITERS);
+	uint64_t gen;
 	int rc = 0;
 
 	if (j->fd < 0 && (rc = segment_create(j, j->segment + 1)) < 0)
@@ -323,7 +330,7 @@ int fg_journal_commit(struct fg_journal *j, struct fg_region *r)
 		if (!j->dirty[i])
 			continue;
 		/* a dirty slot cannot have been freed (its ring was not empty) */
-		FG_ASSERT(fg_region_slot_generation(r, i) == j->gen[i]);
+		FG_ASSERT(fg_region_slot_generation(r, i, &gen) && gen == j->gen[i]);
 		fg_region_ring_release(r, i, FG_RING_JOURNAL, j->copied[i]);
 		j->dirty[i] = false;
 	}

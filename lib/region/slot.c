@@ -291,9 +291,15 @@ uint64_t fg_region_ring_tail(const struct fg_region *r, unsigned slot, enum fg_r
 	return atomic_load_explicit(&cons(fg_rslot_at(r, slot), which)->tail, memory_order_relaxed);
 }
 
-uint64_t fg_region_slot_generation(const struct fg_region *r, unsigned slot)
+bool fg_region_slot_generation(const struct fg_region *r, unsigned slot, uint64_t *gen)
 {
-	return atomic_load_explicit(&fg_rslot_at(r, slot)->ctl.generation, memory_order_acquire);
+	const struct fg_rslot *c = &fg_rslot_at(r, slot)->ctl;
+	uint32_t st = fg_rowner_state(atomic_load_explicit(&c->owner, memory_order_acquire));
+
+	if (st == FG_SLOT_FREE || st == FG_SLOT_CLAIMING)
+		return false;
+	*gen = atomic_load_explicit(&c->generation, memory_order_acquire);
+	return true;
 }
 
 int fg_region_slot_info(const struct fg_region *r, unsigned slot,

@@ -16,6 +16,7 @@
 #include "floodgate/crc32c.h"
 #include "floodgate/journal.h"
 #include "ctl_fixture.h"
+#include "../../lib/region/region_int.h"
 #include "fgtest.h"
 
 struct collected {
@@ -421,6 +422,73 @@ START_TEST(test_records_leave_the_ring_only_when_durable)
 }
 END_TEST
 
+/*
+ * A consumer that looks at a slot while it is being claimed copies
+ * nothing: the claim's generation is bumped before its owner word turns
+ * LIVE, so records copied under the old generation would be copied again
+ * from the tail once the new one is seen (and a commit would trip over
+ * the changed generation). Here the writer's records are in the ring
+ * while the slot still reads CLAIMING under the previous generation —
+ * the interleaving test_journal_mt met under TSan — and every record
+ * reaches the segment exactly once.
+ */
+START_TEST(test_a_slot_being_claimed_is_read_once_published)
+{
+	struct ctl_fixture fx = { 0 };
+	struct fg_region *r = fx_region(&fx, 1000, 1, 1024);
+	struct fg_journal *j = open_journal(&fx, 0);
+	struct collected *c = calloc(1, sizeof(*c));
+	struct fg_rslot *ctl = &fg_rslot_at(r, 0)->ctl;
+	struct fg_region_writer *w;
+	uint64_t *segs, gen, live;
+	size_t n;
+	int err;
+
+	w = fg_region_claim(r, "w", &err);
+	ck_assert_ptr_nonnull(w);
+	live = atomic_load(&ctl->owner);
+	/* as if the claim were still in progress, before its generation */
+	atomic_store(&ctl->owner, fg_rowner(FG_SLOT_CLAIMING, getpid()));
+	atomic_fetch_sub(&ctl->generation, 1);
+	append_n(w, "c", 0, 10);
+	ck_assert(!fg_region_slot_generation(r, 0, &gen));
+	ck_assert_int_eq(fg_journal_drain(j, r, 1000), 0);
+	/* the claim is published */
+	atomic_fetch_add(&ctl->generation, 1);
+	atomic_store(&ctl->owner, live);
+	ck_assert(fg_region_slot_generation(r, 0, &gen));
+	ck_assert_uint_eq(gen, 1);
+	ck_assert_int_eq(fg_journal_drain(j, r, 1000), 10);
+	ck_assert_int_eq(fg_journal_drain(j, r, 1000), 0);
+	ck_assert_int_eq(fg_journal_commit(j, r), 0);
+	ck_assert_uint_eq(fg_region_writer_committed(w), 10);
+	fg_journal_close(j);
+	ck_assert_int_eq(fg_journal_list(fx.dir, &segs, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		char path[512];
+		struct fg_jseg_scan sc;
+		uint8_t *buf;
+		size_t len;
+
+		ck_assert_int_eq(fg_journal_segment_path(fx.dir, segs[i], path, sizeof(path)), 0);
+		buf = read_file(path, &len);
+		ck_assert_int_eq(fg_jseg_scan(buf, len, 0, collect, c, &sc), 0);
+		free(buf);
+	}
+	free(segs);
+	ck_assert_uint_eq(c->n, 10);
+	for (unsigned i = 0; i < 10; i++) {
+		struct fg_history_key k;
+
+		fx_key(r, "c", i, &k);
+		ck_assert_uint_eq(c->rec[i].key_lo, k.lo);
+	}
+	free(c);
+	fg_region_release(w);
+	fx_cleanup(&fx);
+}
+END_TEST
+
 static int fails;
 
 static int failing_sync(int fd)
@@ -544,6 +612,7 @@ static Suite *journal_suite(void)
 	tcase_add_test(tc, test_failed_sync_abandons_the_segment);
 	tcase_add_test(tc, test_full_ring_defers_and_counts);
 	tcase_add_test(tc, test_header_fields);
+	tcase_add_test(tc, test_a_slot_being_claimed_is_read_once_published);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;
