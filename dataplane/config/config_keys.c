@@ -45,6 +45,7 @@ static const char *const expiry_names[] = { "first-seen", "article-date", NULL }
 static const char *const full_names[] = { "defer", "evict-oldest", NULL };
 static const char *const dsmode_names[] = { "stream", "ihave", NULL };
 static const char *const dpmode_names[] = { "active", "passive", NULL };
+static const char *const exception_names[] = { "none", "tap", NULL };
 static const char *const full_action_names[] = { "defer", "drop", NULL };
 static const char *const date_syntax_names[] = { "inn", "rfc5322", NULL };
 static const char *const logto_names[] = { "stderr", "journal", "syslog", NULL };
@@ -158,6 +159,11 @@ const struct cfg_key cfg_keys[] = {
 	{ SEC_DATAPLANE, T_MAC, 0, "mac", GF(dp_mac), .def = "auto" },
 	{ SEC_DATAPLANE, T_DURATION, 0, "idle-backoff", GF(idle_backoff_us),
 	  .unit = NS_US, .min = 0, .max = 1000000, .def = "100us" },
+	{ SEC_DATAPLANE, T_ENUM, 0, "exception-path", GF(dp_exception),
+	  .names = exception_names, .def = "none" },
+	{ SEC_DATAPLANE, T_NAME, 0, "exception-iface", GF(dp_exception_iface), .def = "fgx0" },
+	{ SEC_DATAPLANE, T_UINT, 0, "exception-rate", GF(dp_exception_rate), .min = 1,
+	  .max = 10000000, .def = "10000" },
 
 	/* [log] */
 	{ SEC_LOG, T_ENUM, 0, "target", GF(log_target), .names = logto_names,

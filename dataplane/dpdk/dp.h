@@ -67,6 +67,8 @@
 #define DP_PUBLISH_NS (100ull * 1000000ull)	/* counters into the region slot */
 #define DP_SPIN_NS (20ull * 1000ull)	/* an idle worker polls this long before it sleeps */
 #define DP_PEERS_MAX 4096		/* connections one `peers` snapshot lists per worker */
+#define DP_EXC_PORT "net_tap_exc"		/* the exception path's tap port */
+#define DP_EXC_DESC 512			/* its RX and TX ring sizes */
 #define DP_NIC_PUBLISH_NS (500ull * 1000000ull)	/* the port's figures into the region */
 #define DP_NIC_XSTATS_MAX 8		/* TX drop xstats read per port */
 
@@ -99,6 +101,7 @@ struct dp_txq {
 	bool csum_offload;
 	unsigned n_pending;
 	unsigned stuck;			/* sends in a row that took nothing */
+	int exc_port;			/* the exception tap (its TX queue is `queue`); -1: none */
 	struct rte_mbuf *pending[DP_TX_PENDING];
 	struct fg_stats *st;
 };
@@ -198,6 +201,7 @@ struct dp {
 	uint16_t mtu;
 	uint8_t mac[6];
 	bool rx_csum, tx_csum, rss, rx_intr;
+	int exc_port;				/* the exception path's tap port; -1: none */
 	uint16_t member[FG_NIC_MAX_PORTS - 1];	/* a bonded port's members */
 	unsigned n_members;
 	int ts_offset;				/* mbuf timestamp dynfield, -1 none */
@@ -245,6 +249,9 @@ unsigned dp_rx_frames(const struct dp *dp, struct rte_mbuf **m, unsigned n,
 		      struct fg_rx_frame *fr, uint64_t *ts, struct fg_stats *st);
 /* Retry frames kept back when the TX ring was full. */
 void dp_tx_drain(struct dp_txq *q);
+/* The kernel's frames from the exception port's RX queue `queue`, sent
+ * out on the worker's TX queue; returns how many came. */
+unsigned dp_exc_rx(struct dp_txq *q, uint16_t exc_port, struct fg_stats *st);
 
 /* nic.c: after the workers claimed their slots; publish from the main
  * lcore's loops (at most every DP_NIC_PUBLISH_NS unless `now`). */

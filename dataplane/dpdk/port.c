@@ -35,6 +35,13 @@
  * a port's per-frame costs (a tap's system call and SIGIO, a NIC's
  * descriptors) are divided by.
  *
+ * Exception path ([dataplane] exception-path tap): a second port, the tap
+ * DP_EXC_PORT, with one RX and one TX queue per worker on the same pool.
+ * Worker i sends what is not floodgate's on its TX queue i (to_kernel:
+ * the frame's mbuf with one more reference, no copy) and polls its RX
+ * queue i for the kernel's frames, which it sends out on its own TX queue
+ * of the port as they are (the kernel built them, MAC and all).
+ *
  * Buffers: an fg_rx_frame's handle is its mbuf; a reference is
  * rte_mbuf_refcnt_update(+1), a release rte_pktmbuf_free() (which frees at
  * the last reference). Only single-segment mbufs reach the modules.
@@ -118,6 +125,20 @@ void dp_tx_drain(struct dp_txq *q)
 	memmove(q->pending, q->pending + sent, q->n_pending * sizeof(q->pending[0]));
 }
 
+/* Keep m in order behind what waits; false (m freed) when the list is
+ * full even after a send. */
+static bool txq_keep(struct dp_txq *q, struct rte_mbuf *m)
+{
+	if (q->n_pending == DP_TX_PENDING)
+		dp_tx_drain(q);
+	if (q->n_pending == DP_TX_PENDING) {
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	q->pending[q->n_pending++] = m;
+	return true;
+}
+
 /* Frames go out in order: what waits from before goes first. What the ring
  * cannot take now is kept (DP_TX_PENDING of them) and retried from the
  * worker's loop; beyond that it is dropped (TCP retransmits). */
@@ -140,19 +161,45 @@ static unsigned mb_tx_burst(void *port, struct fg_tx_frame *f, unsigned n)
 			m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM |
 				       RTE_MBUF_F_TX_TCP_CKSUM;
 		}
-		if (q->n_pending == DP_TX_PENDING)
-			dp_tx_drain(q);
-		if (q->n_pending == DP_TX_PENDING) {
-			rte_pktmbuf_free(m);
+		if (!txq_keep(q, m))
 			dropped++;
-			continue;
-		}
-		q->pending[q->n_pending++] = m;
 	}
 	dp_tx_drain(q);
 	if (q->n_pending)
 		fg_stats_inc(q->st, FG_CTR_DP_TX_RING_FULL);
 	return n - dropped;
+}
+
+/* Not floodgate's: the same mbuf, one more reference, to the kernel. */
+static int mb_to_kernel(void *port, const struct fg_rx_frame *f)
+{
+	struct dp_txq *q = port;
+	struct rte_mbuf *m = f->handle;
+
+	if (q->exc_port < 0)
+		return -ENOTSUP;
+	rte_mbuf_refcnt_update(m, 1);
+	if (rte_eth_tx_burst((uint16_t)q->exc_port, q->queue, &m, 1) == 1)
+		return 0;
+	rte_pktmbuf_free(m);
+	return -EBUSY;
+}
+
+unsigned dp_exc_rx(struct dp_txq *q, uint16_t exc_port, struct fg_stats *st)
+{
+	struct rte_mbuf *mb[DP_BURST];
+	uint16_t n = rte_eth_rx_burst(exc_port, q->queue, mb, DP_BURST);
+
+	for (uint16_t i = 0; i < n; i++) {
+		mb[i]->ol_flags = 0;	/* the kernel's frames are finished */
+		if (!txq_keep(q, mb[i]))
+			fg_stats_inc(st, FG_CTR_NET_TX_PORT_DROP);
+	}
+	if (n) {
+		fg_stats_add(st, FG_CTR_DP_FROM_KERNEL, n);
+		dp_tx_drain(q);
+	}
+	return n;
 }
 
 const struct fg_port_ops dp_port_ops = {
@@ -161,6 +208,7 @@ const struct fg_port_ops dp_port_ops = {
 	.tx_alloc = mb_tx_alloc,
 	.tx_free = mb_tx_free,
 	.tx_burst = mb_tx_burst,
+	.to_kernel = mb_to_kernel,
 };
 
 /* A capture time in ns since the epoch. The mbuf timestamp's unit is the
@@ -316,7 +364,10 @@ static int port_budget(struct dp *dp, uint16_t nb_rxd, uint16_t nb_txd, uint16_t
 	uint64_t rings = (uint64_t)dp->n_rxq * nb_rxd + (uint64_t)n_txq * nb_txd;
 	uint64_t caches = (uint64_t)(dp->n_workers + 1) * POOL_CACHE * 3 / 2;
 	uint64_t tx = (uint64_t)dp->n_workers * (DP_TX_PENDING + TX_IN_FLIGHT);
-	uint64_t reserved = rings + caches + tx, share;
+	/* the exception tap's RX rings are filled from the pool too */
+	uint64_t exc = dp->cfg->dp_exception == FG_EXCEPTION_TAP && !dp->passive ?
+			       (uint64_t)dp->n_workers * DP_EXC_DESC : 0;
+	uint64_t reserved = rings + caches + tx + exc, share;
 
 	share = total > reserved ? (total - reserved) / dp->n_workers : 0;
 	if (share < MIN_SHARE) {
@@ -398,6 +449,41 @@ static void port_mac(struct dp *dp)
 	memcpy(dp->mac, a.addr_bytes, 6);
 }
 
+/* The exception tap: one RX and one TX queue per worker, on the pool. */
+static int exc_setup(struct dp *dp)
+{
+	int socket = rte_eth_dev_socket_id(dp->port_id);
+	struct rte_eth_conf conf;
+	uint16_t id, n = (uint16_t)dp->n_workers;
+	int rc;
+
+	dp->exc_port = -1;
+	if (dp->passive || dp->cfg->dp_exception != FG_EXCEPTION_TAP)
+		return 0;
+	if (rte_eth_dev_get_port_by_name(DP_EXC_PORT, &id) != 0) {
+		FG_LOG_ERR(DP, "exception path: no port %s (see DPDK's messages above)", DP_EXC_PORT);
+		return -ENODEV;
+	}
+	memset(&conf, 0, sizeof(conf));
+	/* an idle worker wakes for the kernel's frames as for the port's */
+	conf.intr_conf.rxq = dp->rx_intr ? 1 : 0;
+	rc = rte_eth_dev_configure(id, n, n, &conf);
+	for (uint16_t q = 0; rc == 0 && q < n; q++) {
+		rc = rte_eth_rx_queue_setup(id, q, DP_EXC_DESC, (unsigned)socket, NULL, dp->pool);
+		if (rc == 0)
+			rc = rte_eth_tx_queue_setup(id, q, DP_EXC_DESC, (unsigned)socket, NULL);
+	}
+	if (rc != 0) {
+		FG_LOG_ERR(DP, "exception path: port %s: %s", DP_EXC_PORT, rte_strerror(-rc));
+		return rc;
+	}
+	dp->exc_port = id;
+	FG_LOG_NOTICE(DP, "exception path: port %u (%s, iface %s), %u queue pairs, at most %u "
+		      "frames/s to the kernel", id, DP_EXC_PORT, dp->cfg->dp_exception_iface, n,
+		      dp->cfg->dp_exception_rate);
+	return 0;
+}
+
 int dp_port_setup(struct dp *dp)
 {
 	struct rte_eth_dev_info di;
@@ -428,6 +514,8 @@ int dp_port_setup(struct dp *dp)
 		rc = port_budget(dp, nb_rxd, nb_txd, n_txq);
 	if (rc == 0)
 		rc = queues(dp, &di, nb_rxd, nb_txd, n_txq);
+	if (rc == 0)
+		rc = exc_setup(dp);
 	if (rc != 0)
 		return rc;
 	if (dp->cfg->dp_mtu && (rc = rte_eth_dev_set_mtu(dp->port_id,
@@ -474,6 +562,10 @@ int dp_port_start(struct dp *dp)
 		FG_LOG_ERR(DP, "port %u: start: %s", dp->port_id, rte_strerror(-rc));
 		return rc;
 	}
+	if (dp->exc_port >= 0 && (rc = rte_eth_dev_start((uint16_t)dp->exc_port)) != 0) {
+		FG_LOG_ERR(DP, "exception path: start: %s", rte_strerror(-rc));
+		return rc;
+	}
 	/* a mirror or a capture is not addressed to us */
 	if (dp->passive)
 		rte_eth_promiscuous_enable(dp->port_id);
@@ -482,6 +574,10 @@ int dp_port_start(struct dp *dp)
 
 void dp_port_stop(struct dp *dp)
 {
+	if (dp->exc_port >= 0) {
+		rte_eth_dev_stop((uint16_t)dp->exc_port);
+		rte_eth_dev_close((uint16_t)dp->exc_port);
+	}
 	rte_eth_dev_stop(dp->port_id);
 	rte_eth_dev_close(dp->port_id);
 }

@@ -43,6 +43,9 @@ static void carry(struct fg_config *n, const struct fg_config *o, FILE *out)
 	CARRY(tcp_connections, "dataplane tcp-connections");
 	CARRY(dp_addr, "dataplane address");
 	CARRY(dp_mac, "dataplane mac");
+	CARRY(dp_exception, "dataplane exception-path");
+	CARRY(dp_exception_iface, "dataplane exception-iface");
+	CARRY(dp_exception_rate, "dataplane exception-rate");
 	CARRY(listen, "site listen");
 	CARRY(n_listen, "site listen");
 	CARRY(max_line, "session max-line");

@@ -216,6 +216,9 @@ static int net_setup(struct dp_worker *w)
 	nc.mtu = dp->mtu;
 	nc.tx_csum_offload = dp->tx_csum;
 	nc.hash_seed = secret[0];
+	/* the exception path's rate, shared by the workers */
+	if (dp->exc_port >= 0)
+		nc.kernel_rate = FG_MAX(1u, w->cfg->dp_exception_rate / dp->n_workers);
 	w->net = fg_net_create(&nc, &dp_port_ops, &w->tx, &w->stats->s);
 	if (!w->net)
 		return -EINVAL;
@@ -293,6 +296,7 @@ int dp_worker_setup(struct dp_worker *w)
 	w->tx.queue = (uint16_t)w->index;
 	w->tx.pool = dp->pool;
 	w->tx.csum_offload = dp->tx_csum;
+	w->tx.exc_port = dp->exc_port;
 	w->stats = aligned_alloc(FG_CACHE_LINE, sizeof(*w->stats));
 	w->peer_stats = calloc(w->cfg->n_peer + 1, sizeof(*w->peer_stats));
 	if (!w->stats || !w->peer_stats)
@@ -375,6 +379,9 @@ static unsigned rx_active(struct dp_worker *w, uint64_t now_ns)
 			fg_net_rx(w->net, fr, k, now_ns);
 		got += n;
 	}
+	/* the kernel's frames, out through the port (the exception path) */
+	if (w->tx.exc_port >= 0)
+		got += dp_exc_rx(&w->tx, (uint16_t)w->tx.exc_port, &w->stats->s);
 	return got;
 }
 
@@ -466,6 +473,16 @@ static void intr_setup(struct dp_worker *w)
 			w->epfd = -1;
 		}
 	}
+	if (w->tx.exc_port >= 0 && w->epfd >= 0) {
+		/* the kernel's frames wake an idle worker too */
+		int fd = rte_eth_dev_rx_intr_ctl_q_get_fd((uint16_t)w->tx.exc_port, w->tx.queue);
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = UINT32_MAX };
+
+		if (fd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+			close(w->epfd);
+			w->epfd = -1;
+		}
+	}
 	rte_log_set_level(ethdev_log, (uint32_t)level);
 	FG_LOG_INFO(DP, "worker %u: idle on %s", w->index,
 		    w->epfd >= 0 ? "receive interrupts" : "sleeps (the port has no interrupts)");
@@ -479,6 +496,12 @@ static void intr_arm(struct dp_worker *w, bool on)
 		else
 			rte_eth_dev_rx_intr_disable(w->dp->port_id, w->rxq[i]);
 	}
+	if (w->tx.exc_port >= 0) {
+		if (on)
+			rte_eth_dev_rx_intr_enable((uint16_t)w->tx.exc_port, w->tx.queue);
+		else
+			rte_eth_dev_rx_intr_disable((uint16_t)w->tx.exc_port, w->tx.queue);
+	}
 }
 
 /* Frames already waiting (ports that can tell; others' interrupts are
@@ -488,7 +511,8 @@ static bool rx_pending(const struct dp_worker *w)
 	for (unsigned i = 0; i < w->n_rxq; i++)
 		if (rte_eth_rx_queue_count(w->dp->port_id, w->rxq[i]) > 0)
 			return true;
-	return false;
+	return w->tx.exc_port >= 0 &&
+	       rte_eth_rx_queue_count((uint16_t)w->tx.exc_port, w->tx.queue) > 0;
 }
 
 /* Block on the receive interrupts until a frame or the next timer. */

@@ -30,6 +30,8 @@ struct fg_memport {
 	struct mbuf *free_list;
 	fg_memport_sink_fn *sink;
 	void *sink_arg;
+	fg_memport_sink_fn *kernel;	/* the exception path's receiver; NULL: none */
+	void *kernel_arg;
 };
 
 struct fg_memport *fg_memport_create(unsigned n_bufs, uint32_t buf_size,
@@ -138,12 +140,31 @@ static unsigned mp_tx_burst(void *port, struct fg_tx_frame *frames, unsigned n)
 	return n;
 }
 
+/* The kernel sees the frame now, as a tap's kernel side would: a copy,
+ * so no reference outlives the call. */
+static int mp_to_kernel(void *port, const struct fg_rx_frame *f)
+{
+	struct fg_memport *p = port;
+
+	if (!p->kernel)
+		return -ENOTSUP;
+	p->kernel(p->kernel_arg, f->data, f->len, f->flags);
+	return 0;
+}
+
+void fg_memport_set_kernel(struct fg_memport *p, fg_memport_sink_fn *fn, void *arg)
+{
+	p->kernel = fn;
+	p->kernel_arg = arg;
+}
+
 static const struct fg_port_ops memport_ops = {
 	.buf_ref = mp_ref,
 	.buf_unref = mp_unref,
 	.tx_alloc = mp_tx_alloc,
 	.tx_free = mp_tx_free,
 	.tx_burst = mp_tx_burst,
+	.to_kernel = mp_to_kernel,
 };
 
 const struct fg_port_ops *fg_memport_ops(void)

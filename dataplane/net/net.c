@@ -29,6 +29,10 @@
  * processed after the next one (or at the next poll); a transmitted one
  * may be dropped, sent twice (a copy), or held behind the next frame.
  *
+ * The exception path (net.h): fg_net_to_kernel() spends a token of a
+ * bucket refilled at kernel_rate frames a second (in nano-frames, capped
+ * at kernel_burst frames) and hands the frame to the port's to_kernel op.
+ *
  * The ARP cache is direct-mapped with 4-way linear probing, keyed by a
  * seeded hash of the address: a full set evicts its oldest entry. Learned
  * from ARP requests and replies addressed to us (RFC 826's merge step).
@@ -47,6 +51,8 @@
 #define ARP_REQ_INTERVAL_NS 1000000000ull
 #define ICMP_ECHO_REQUEST 8
 #define ICMP_ECHO_REPLY 0
+#define NS_PER_S 1000000000ull
+#define KERNEL_BURST_MIN 8u
 
 struct arp_entry {
 	uint32_t ip;		/* 0 = free */
@@ -83,6 +89,9 @@ struct fg_net {
 	struct l4_handler l4[FG_NET_MAX_L4];
 	unsigned n_l4;
 	uint8_t l4_slot[FG_IP_PROTO_MAX + 1];	/* protocol -> slot + 1; 0: none */
+
+	/* the exception path's token bucket, in nano-frames */
+	uint64_t kern_tokens, kern_cap, kern_last_ns;
 
 	bool faults_on;
 	struct fault_dir f_rx, f_tx;
@@ -123,6 +132,11 @@ struct fg_net *fg_net_create(const struct fg_net_config *cfg,
 	if (!net->cfg.arp_ttl_ns)
 		net->cfg.arp_ttl_ns = 300ull * 1000000000ull;
 	net->arp_mask = n_arp - 1;
+	if (!ops->to_kernel)
+		net->cfg.kernel_rate = 0;
+	if (net->cfg.kernel_rate && !net->cfg.kernel_burst)
+		net->cfg.kernel_burst = FG_MAX(KERNEL_BURST_MIN, net->cfg.kernel_rate / 10);
+	net->kern_cap = net->kern_tokens = (uint64_t)net->cfg.kernel_burst * NS_PER_S;
 	net->ops = ops;
 	net->port = port;
 	net->st = stats;
@@ -141,6 +155,30 @@ void fg_net_destroy(struct fg_net *net)
 		net->ops->tx_free(net->port, net->txq[i].handle);
 	free(net->arp);
 	free(net);
+}
+
+/* ---------------------------------------------------------------- kernel */
+
+int fg_net_to_kernel(struct fg_net *net, const struct fg_rx_frame *f)
+{
+	uint64_t dt;
+	int rc;
+
+	if (!net->cfg.kernel_rate)
+		return -ENOENT;
+	/* refill: a second or more of idleness fills the bucket */
+	dt = net->now - net->kern_last_ns;
+	net->kern_last_ns = net->now;
+	net->kern_tokens = dt >= NS_PER_S ? net->kern_cap :
+			   FG_MIN(net->kern_cap, net->kern_tokens + dt * net->cfg.kernel_rate);
+	if (net->kern_tokens < NS_PER_S) {
+		fg_stats_inc(net->st, FG_CTR_NET_TO_KERNEL_LIMITED);
+		return 0;
+	}
+	net->kern_tokens -= NS_PER_S;
+	rc = net->ops->to_kernel(net->port, f);
+	fg_stats_inc(net->st, rc == 0 ? FG_CTR_NET_TO_KERNEL : FG_CTR_NET_TO_KERNEL_FAILED);
+	return 0;
 }
 
 /* ---------------------------------------------------------------- L4 */
@@ -466,8 +504,12 @@ static void arp_send(struct fg_net *net, uint16_t op, const uint8_t *tha,
 	fg_net_tx_queue(net, f, 60, h, 0, false);
 }
 
-static void arp_input(struct fg_net *net, const uint8_t *a, uint32_t len)
+/* RFC 826 for our addresses; the rest, and every reply to us (the
+ * kernel may be the one that asked), also to the kernel. */
+static void arp_input(struct fg_net *net, const struct fg_rx_frame *f)
 {
+	const uint8_t *a = f->data + FG_ETH_HLEN;
+	uint32_t len = f->len - FG_ETH_HLEN;
 	uint16_t op;
 	uint32_t spa, tpa;
 
@@ -484,14 +526,18 @@ static void arp_input(struct fg_net *net, const uint8_t *a, uint32_t len)
 		fg_stats_inc(net->st, FG_CTR_NET_ARP_BAD);
 		return;
 	}
-	if (!fg_net_is_local_ipv4(net, tpa))
+	if (!fg_net_is_local_ipv4(net, tpa)) {
+		fg_net_to_kernel(net, f);
 		return;
+	}
 	/* RFC 826: merge the sender into the cache when we are the target */
 	if (spa)
 		arp_learn(net, spa, a + 8);
 	if (op == 1) {
 		arp_send(net, 2, a + 8, spa, tpa, a + 8);
 		fg_stats_inc(net->st, FG_CTR_NET_ARP_REPLIES);
+	} else {
+		fg_net_to_kernel(net, f);
 	}
 }
 
@@ -535,6 +581,10 @@ static void icmp_input(struct fg_net *net, const struct fg_rx_frame *f,
 	uint8_t *o;
 	void *h;
 
+	/* not an echo request: the kernel's (an error about its own
+	 * connections, a reply to its ping) when there is a path */
+	if (l4_len >= 1 && l4[0] != ICMP_ECHO_REQUEST && fg_net_to_kernel(net, f) == 0)
+		return;
 	if (l4_len < 8 || l4[0] != ICMP_ECHO_REQUEST ||
 	    (!(f->flags & FG_RX_L4_CSUM_OK) && fg_csum_fold(fg_csum_add(0, l4, l4_len)) != 0)) {
 		fg_stats_inc(net->st, FG_CTR_NET_ICMP_DROP);
@@ -640,6 +690,11 @@ static void ipv4_input(struct fg_net *net, struct fg_rx_frame *f, uint32_t l2, b
 		const struct l4_handler *h = &net->l4[slot - 1];
 		struct fg_net_l3 l3 = { AF_INET, ip, ip + 12, ip + 16 };
 
+		if (net->cfg.kernel_rate && h->ops->wants &&
+		    !h->ops->wants(h->ctx, &l3, ip + hl, tot - hl)) {
+			fg_net_to_kernel(net, f);
+			goto out_unref;
+		}
 		if (faults && net->faults_on && rx_fault(net, f)) {
 			/* consumed by the fault; a held frame keeps its reference */
 			return;
@@ -649,7 +704,7 @@ static void ipv4_input(struct fg_net *net, struct fg_rx_frame *f, uint32_t l2, b
 			rx_release_held(net);
 	} else if (ip[9] == FG_IP_PROTO_ICMP && !net->cfg.passive) {
 		icmp_input(net, f, ip, ip + hl, tot - hl);
-	} else {
+	} else if (net->cfg.passive || fg_net_to_kernel(net, f) != 0) {
 		count_drop(net, FG_CTR_NET_IP_PROTO, FG_CTR_PASSIVE_NOT_TCP);
 	}
 out_unref:
@@ -691,7 +746,9 @@ static uint32_t link_input(struct fg_net *net, const struct fg_rx_frame *f)
 	if (type == FG_ETHERTYPE_IPV4)
 		return FG_ETH_HLEN;
 	if (type == FG_ETHERTYPE_ARP)
-		arp_input(net, d + FG_ETH_HLEN, f->len - FG_ETH_HLEN);
+		arp_input(net, f);
+	else if (fg_net_to_kernel(net, f) == 0)
+		;	/* IPv6 and other ethertypes: the kernel's, when it has a path */
 	else if (type == FG_ETHERTYPE_IPV6)
 		fg_stats_inc(net->st, FG_CTR_NET_RX_IPV6);
 	else

@@ -77,6 +77,12 @@ enum fg_backlog_full {
 	FG_BACKLOG_DROP = 1,		/* drop the parked downstream's oldest */
 };
 
+/* Where frames that are not floodgate's go ([dataplane] exception-path). */
+enum fg_exception_path {
+	FG_EXCEPTION_NONE = 0,		/* counted and dropped */
+	FG_EXCEPTION_TAP = 1,		/* to the box's kernel through a tap port */
+};
+
 enum fg_dataplane_mode {
 	FG_DATAPLANE_ACTIVE = 0,	/* terminate TCP, answer, relay */
 	FG_DATAPLANE_PASSIVE = 1,	/* reassemble a captured stream, count, send nothing */
@@ -210,6 +216,9 @@ struct fg_config {
 	struct fg_prefix dp_addr;	/* our address and prefix on the port */
 	uint8_t dp_mac[6];		/* zero = the port's own */
 	unsigned idle_backoff_us;	/* max sleep of an idle worker; default 100; 0 = spin */
+	enum fg_exception_path dp_exception;	/* default none */
+	char dp_exception_iface[16];	/* the kernel side's name (IFNAMSIZ); default fgx0 */
+	unsigned dp_exception_rate;	/* frames/s to the kernel, all workers; default 10000 */
 
 	/* [log] */
 	enum fg_log_target log_target;	/* default stderr */

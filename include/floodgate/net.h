@@ -37,6 +37,18 @@
  * from fg_net_poll its timers, and it asks each for its next deadline.
  * TCP registers itself in fg_tcp_create(). ICMP echo is net's own.
  *
+ * The exception path: what is not the dataplane's — TCP to ports no
+ * handler wants (the handler's `wants`), protocols with no handler, ICMP
+ * but echo requests, ARP for addresses we do not own and ARP replies (the
+ * kernel may have asked), other ethertypes — goes to the box's kernel
+ * through the port's `to_kernel` op when the port has one and the
+ * configuration gives the path a rate (kernel_rate), else it is counted
+ * and dropped as before. A token bucket (kernel_rate frames a second,
+ * kernel_burst at once) bounds what a flood to closed ports can cost a
+ * worker; what it refuses is counted (net_to_kernel_limited). An L3
+ * handler outside this file (IPv6) says "not mine" with
+ * fg_net_to_kernel().
+ *
  * Time is passed in by the caller (monotonic ns); nothing here reads a
  * clock. One instance per worker core; an instance is never shared.
  */
@@ -79,7 +91,7 @@ struct fg_tx_frame {
  * `base`/`len` point into the buffer `handle`, which stays valid while
  * someone holds a reference on it. */
 
-/* What the port layer provides. Every op is required. */
+/* What the port layer provides. Every op is required but to_kernel. */
 struct fg_port_ops {
 	void (*buf_ref)(void *port, void *handle);
 	void (*buf_unref)(void *port, void *handle);
@@ -90,6 +102,10 @@ struct fg_port_ops {
 	/* Send `n` frames; the port owns all of them afterwards (it frees
 	 * those it could not send). Returns how many it sent. */
 	unsigned (*tx_burst)(void *port, struct fg_tx_frame *frames, unsigned n);
+	/* Optional: hand a received frame to the box's kernel (the exception
+	 * path); the port takes its own reference. 0, or -errno when it could
+	 * not (net counts net_to_kernel_failed). */
+	int (*to_kernel)(void *port, const struct fg_rx_frame *f);
 };
 
 struct fg_net_config {
@@ -101,6 +117,8 @@ struct fg_net_config {
 	uint64_t arp_ttl_ns;		/* 0 = 300 s */
 	bool tx_csum_offload;		/* the port computes checksums */
 	uint64_t hash_seed;		/* keys the ARP cache (and TCP's tables) */
+	uint32_t kernel_rate;		/* frames/s to the kernel; 0 = no exception path */
+	uint32_t kernel_burst;		/* frames at once; 0 = a tenth of the rate, at least 8 */
 	/* Observe only (passive mode: a recorded or mirrored feed): nothing
 	 * is ever transmitted; frames addressed anywhere are taken (one
 	 * 802.1Q tag allowed), checksums count as verified, the destination
@@ -162,6 +180,12 @@ bool fg_net_tx_offload(const struct fg_net *net);
 bool fg_net_passive(const struct fg_net *net);
 struct fg_stats *fg_net_stats(struct fg_net *net);
 
+/* "Not mine": the frame goes to the box's kernel through the exception
+ * path, within its rate. 0 when the path took it, or dropped it for the
+ * rate (counted); -ENOENT when there is no exception path (the caller
+ * counts its own drop). The caller keeps its reference. */
+int fg_net_to_kernel(struct fg_net *net, const struct fg_rx_frame *f);
+
 /* Buffer references through the port's ops. */
 void fg_net_buf_ref(struct fg_net *net, void *handle);
 void fg_net_buf_unref(struct fg_net *net, void *handle);
@@ -210,6 +234,11 @@ struct fg_net_l4_ops {
 	/* The next time `timers` or `end_of_burst` has work, or UINT64_MAX.
 	 * Optional (never, then). */
 	uint64_t (*next_deadline)(const void *ctx);
+	/* With an exception path: is this packet the handler's (TCP: to a
+	 * listen endpoint)? false sends it to the kernel instead. Optional
+	 * (every packet is, then). */
+	bool (*wants)(const void *ctx, const struct fg_net_l3 *l3, const uint8_t *l4,
+		      uint32_t len);
 };
 
 /* Packets of IP protocol `proto` (FG_IP_PROTO_*) go to `ops` with `ctx`

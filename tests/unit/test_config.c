@@ -364,6 +364,9 @@ START_TEST(test_defaults)
 	for (int i = 0; i < 6; i++)
 		ck_assert_uint_eq(cfg->dp_mac[i], 0);
 	ck_assert_uint_eq(cfg->idle_backoff_us, 100);
+	ck_assert_int_eq(cfg->dp_exception, FG_EXCEPTION_NONE);
+	ck_assert_str_eq(cfg->dp_exception_iface, "fgx0");
+	ck_assert_uint_eq(cfg->dp_exception_rate, 10000);
 	ck_assert_int_eq(cfg->log_target, FG_LOG_TO_STDERR);
 	ck_assert_int_eq(cfg->log_timestamps, FG_LOG_TIME_AUTO);
 	ck_assert_str_eq(cfg->peer[0].newsgroups, "*");
@@ -437,6 +440,9 @@ static const char full_text[] =
 	"address          198.51.100.7/28\n"
 	"mac              02:00:5e:10:00:01\n"
 	"idle-backoff     1ms\n"
+	"exception-path   tap\n"
+	"exception-iface  box-uplink0\n"
+	"exception-rate   2500\n"
 	"[log]\n"
 	"target           journal\n"
 	"timestamps       off\n"
@@ -532,6 +538,9 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(cfg->dp_mac[0], 0x02);
 	ck_assert_uint_eq(cfg->dp_mac[5], 0x01);
 	ck_assert_uint_eq(cfg->idle_backoff_us, 1000);
+	ck_assert_int_eq(cfg->dp_exception, FG_EXCEPTION_TAP);
+	ck_assert_str_eq(cfg->dp_exception_iface, "box-uplink0");
+	ck_assert_uint_eq(cfg->dp_exception_rate, 2500);
 	ck_assert_int_eq(cfg->log_target, FG_LOG_TO_JOURNAL);
 	ck_assert_int_eq(cfg->log_timestamps, FG_LOG_TIME_OFF);
 	ck_assert_uint_eq(cfg->n_downstream, 2);
@@ -717,6 +726,12 @@ START_TEST(test_value_errors)
 	expect_error("[dataplane]\nmac 02:00:5e:00:00\n" PEER_AND_DS,
 		     "t.conf:2: mac: \"02:00:5e:00:00\" is not a MAC address (02:00:00:00:00:01) "
 		     "or auto");
+	expect_error("[dataplane]\nexception-path kernel\n" PEER_AND_DS,
+		     "t.conf:2: exception-path: \"kernel\" is not one of: none, tap");
+	expect_error("[dataplane]\nexception-iface a-name-too-long0\n" PEER_AND_DS,
+		     "t.conf:2: exception-iface: too long (at most 15 octets)");
+	expect_error("[dataplane]\nexception-rate 0\n" PEER_AND_DS,
+		     "t.conf:2: exception-rate: 0 is out of range: must be between 1 and 10000000");
 	expect_error("[dataplane]\nport \"net tap\"\n" PEER_AND_DS,
 		     "t.conf:2: port: must be printable ASCII without blanks");
 	expect_error("[site]\nlisten 192.0.2.1:0\n" PEER_AND_DS,
