@@ -588,6 +588,13 @@ static void check_site(struct parse *ps)
 		error_at(ps, line_of(ps, SEC_DATAPLANE, 0, "rx-queues"), "rx-queues",
 			 "%u is fewer than workers %u: every worker polls a queue of its own",
 			 cfg->rx_queues, cfg->workers);
+	for (unsigned i = 0; i < cfg->n_dp_vlan; i++)
+		if (cfg->dp_vlan[i].addr.family &&
+		    memcmp(cfg->dp_vlan[i].addr.addr, cfg->dp_addr.addr, 16) == 0)
+			error_at(ps, line_of(ps, SEC_DATAPLANE, 0, "vlan"), "vlan",
+				 "VLAN %u: the address is `address` already (`vlan %u` alone "
+				 "puts `address` on the VLAN)", cfg->dp_vlan[i].id,
+				 cfg->dp_vlan[i].id);
 	if (strlen(cfg->control_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 		error_at(ps, line_of(ps, SEC_STATS, 0, "control-socket"), "control-socket",
 			 "too long for a unix socket (at most %zu octets)",

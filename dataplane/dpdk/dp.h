@@ -99,6 +99,7 @@ struct dp_txq {
 	uint16_t queue;
 	struct rte_mempool *pool;
 	bool csum_offload;
+	bool vlan_insert;		/* the port inserts 802.1Q tags (else software) */
 	unsigned n_pending;
 	unsigned stuck;			/* sends in a row that took nothing */
 	int exc_port;			/* the exception tap (its TX queue is `queue`); -1: none */
@@ -201,6 +202,7 @@ struct dp {
 	uint16_t mtu;
 	uint8_t mac[6];
 	bool rx_csum, tx_csum, rss, rx_intr;
+	bool vlan_strip, vlan_insert;		/* the port's VLAN offloads, in use */
 	int exc_port;				/* the exception path's tap port; -1: none */
 	uint16_t member[FG_NIC_MAX_PORTS - 1];	/* a bonded port's members */
 	unsigned n_members;

@@ -14,7 +14,9 @@
  * worker's). Either way every segment of a connection reaches one worker.
  *
  * Offloads are used when the port has them, and done in software when it
- * has not: IPv4 + TCP receive checksums (frames are marked verified),
+ * has not: VLAN tag strip and insert when [dataplane] vlan is set (strip
+ * not with an exception path: the kernel gets frames as they came, tags
+ * and all), IPv4 + TCP receive checksums (frames are marked verified),
  * IPv4 + TCP transmit checksums (the net module then leaves them to the
  * port), receive timestamps in passive mode (--clock capture), and
  * receive interrupts (an idle worker blocks on them, worker.c; without
@@ -161,6 +163,18 @@ static unsigned mb_tx_burst(void *port, struct fg_tx_frame *f, unsigned n)
 			m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM |
 				       RTE_MBUF_F_TX_TCP_CKSUM;
 		}
+		if (f[i].flags & FG_TX_VLAN) {
+			m->vlan_tci = f[i].vlan;
+			if (q->vlan_insert) {
+				m->ol_flags |= RTE_MBUF_F_TX_VLAN;
+			} else if (rte_vlan_insert(&m) != 0) {
+				rte_pktmbuf_free(m);
+				dropped++;
+				continue;
+			}
+			/* software: rte_vlan_insert also moved l2_len past the tag,
+			 * where the checksum offload looks for the IPv4 header */
+		}
 		if (!txq_keep(q, m))
 			dropped++;
 	}
@@ -243,6 +257,12 @@ unsigned dp_rx_frames(const struct dp *dp, struct rte_mbuf **m, unsigned n,
 		if ((ol & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_GOOD)
 			fr[k].flags |= FG_RX_L4_CSUM_OK;
 		fr[k].handle = m[i];
+		fr[k].vlan = 0;
+		if (ol & RTE_MBUF_F_RX_VLAN_STRIPPED) {
+			/* the port took the tag off (VLAN strip offload) */
+			fr[k].flags |= FG_RX_VLAN;
+			fr[k].vlan = m[i]->vlan_tci;
+		}
 		if (ts)
 			ts[k] = dp->ts_offset >= 0 && (ol & dp->ts_flag) ?
 				capture_ns(*RTE_MBUF_DYNFIELD(m[i], dp->ts_offset,
@@ -290,6 +310,15 @@ static void offloads(struct dp *dp, const struct rte_eth_dev_info *di, struct rt
 		conf->rxmode.offloads |= rx_ck;
 	if (dp->tx_csum)
 		conf->txmode.offloads |= tx_ck;
+	dp->vlan_strip = dp->cfg->n_dp_vlan && !dp->passive &&
+			 dp->cfg->dp_exception == FG_EXCEPTION_NONE &&
+			 (di->rx_offload_capa & RTE_ETH_RX_OFFLOAD_VLAN_STRIP);
+	dp->vlan_insert = dp->cfg->n_dp_vlan && !dp->passive &&
+			  (di->tx_offload_capa & RTE_ETH_TX_OFFLOAD_VLAN_INSERT);
+	if (dp->vlan_strip)
+		conf->rxmode.offloads |= RTE_ETH_RX_OFFLOAD_VLAN_STRIP;
+	if (dp->vlan_insert)
+		conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_VLAN_INSERT;
 	if (dp->o.capture_clock && (di->rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP))
 		conf->rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TIMESTAMP;
 	dp->rss = false;
@@ -528,9 +557,13 @@ int dp_port_setup(struct dp *dp)
 		dp->mtu = 1500;
 	port_mac(dp);
 	FG_LOG_NOTICE(DP, "port %u (%s): %u RX queues%s, %u TX queues, MTU %u, checksums rx %s tx %s, "
-		      "idle %s, %u mbufs (per worker: %u queued, %u held, %u connections)",
+		      "%s%s%sidle %s, %u mbufs (per worker: %u queued, %u held, %u connections)",
 		      dp->port_id, di.driver_name, dp->n_rxq, dp->rss ? " (RSS)" : "", n_txq, dp->mtu,
 		      dp->rx_csum ? "port" : "software", dp->tx_csum ? "port" : "software",
+		      dp->cfg->n_dp_vlan ? "VLAN tags strip " : "",
+		      !dp->cfg->n_dp_vlan ? "" : dp->vlan_strip ? "port" : "software",
+		      !dp->cfg->n_dp_vlan ? "" : dp->vlan_insert ? " insert port, " :
+		      " insert software, ",
 		      dp->rx_intr ? "interrupts" : "sleeps",
 		      dp->cfg->mbufs, dp->per_worker_segs, dp->per_worker_holds,
 		      dp->per_worker_conns);

@@ -212,7 +212,20 @@ static int net_setup(struct dp_worker *w)
 		return -EIO;
 	memcpy(nc.mac, dp->mac, 6);
 	memcpy(&nc.ipv4[0], w->cfg->dp_addr.addr, 4);
+	nc.plen[0] = w->cfg->dp_addr.len;
 	nc.n_ipv4 = 1;
+	/* VLANs: `vlan N` alone tags `address`; `vlan N ADDR` adds one */
+	for (unsigned i = 0; i < w->cfg->n_dp_vlan && nc.n_ipv4 < FG_NET_MAX_ADDRS; i++) {
+		const struct fg_config_vlan *v = &w->cfg->dp_vlan[i];
+
+		if (!v->addr.family) {
+			nc.vid[0] = (uint16_t)v->id;
+			continue;
+		}
+		memcpy(&nc.ipv4[nc.n_ipv4], v->addr.addr, 4);
+		nc.plen[nc.n_ipv4] = v->addr.len;
+		nc.vid[nc.n_ipv4++] = (uint16_t)v->id;
+	}
 	nc.mtu = dp->mtu;
 	nc.tx_csum_offload = dp->tx_csum;
 	nc.hash_seed = secret[0];
@@ -296,6 +309,7 @@ int dp_worker_setup(struct dp_worker *w)
 	w->tx.queue = (uint16_t)w->index;
 	w->tx.pool = dp->pool;
 	w->tx.csum_offload = dp->tx_csum;
+	w->tx.vlan_insert = dp->vlan_insert;
 	w->tx.exc_port = dp->exc_port;
 	w->stats = aligned_alloc(FG_CACHE_LINE, sizeof(*w->stats));
 	w->peer_stats = calloc(w->cfg->n_peer + 1, sizeof(*w->peer_stats));

@@ -128,12 +128,30 @@ static void mp_tx_free(void *port, void *handle)
 	mp_unref(port, handle);
 }
 
+/* A port without VLAN offload: the tag goes in by software, after the
+ * MAC addresses (IEEE 802.1Q), so the sink sees the frame as the wire. */
+static void mp_sink_tagged(struct fg_memport *p, const struct fg_tx_frame *f)
+{
+	uint8_t *t = malloc((size_t)f->len + FG_VLAN_HLEN);
+
+	if (!t)
+		return;
+	memcpy(t, f->data, 12);
+	fg_wr16(t + 12, FG_ETHERTYPE_VLAN);
+	fg_wr16(t + 14, f->vlan & 0xfff);
+	memcpy(t + 16, f->data + 12, f->len - 12);
+	p->sink(p->sink_arg, t, f->len + FG_VLAN_HLEN, f->flags);
+	free(t);
+}
+
 static unsigned mp_tx_burst(void *port, struct fg_tx_frame *frames, unsigned n)
 {
 	struct fg_memport *p = port;
 
 	for (unsigned i = 0; i < n; i++) {
-		if (p->sink)
+		if (p->sink && (frames[i].flags & FG_TX_VLAN) && frames[i].len >= FG_ETH_HLEN)
+			mp_sink_tagged(p, &frames[i]);
+		else if (p->sink)
 			p->sink(p->sink_arg, frames[i].data, frames[i].len, frames[i].flags);
 		mp_unref(p, frames[i].handle);
 	}

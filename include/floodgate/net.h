@@ -25,6 +25,14 @@
  * the pseudo-header sum, and marks the frame FG_TX_CSUM_OFFLOAD, which is
  * what a NIC with IPv4/TCP checksum offload expects (DPDK's convention).
  *
+ * VLANs (IEEE 802.1Q): each address has a VLAN (vid[], 0: untagged). A
+ * received frame's VLAN is its tag (in the frame, or stripped by the port:
+ * FG_RX_VLAN); a frame of a VLAN with none of our addresses is counted
+ * (net_rx_vlan_unknown) and dropped, and an address answers only on its
+ * own VLAN. A frame we send goes out on the VLAN of its source address
+ * (IPv4 source, ARP sender): marked FG_TX_VLAN for the port, which
+ * inserts the tag, so nothing above the link layer knows about VLANs.
+ *
  * IPv4 only: fragments are counted and dropped (no NNTP peer needs them:
  * TCP's MSS keeps segments within the MTU), IP options are tolerated and
  * skipped. IPv6 frames are counted and dropped (docs/tcp.md).
@@ -70,14 +78,17 @@
 /* Received-frame flags, set by the port layer. */
 #define FG_RX_IP_CSUM_OK 0x1u	/* the NIC verified the IPv4 header checksum */
 #define FG_RX_L4_CSUM_OK 0x2u	/* the NIC verified the TCP/ICMP checksum */
+#define FG_RX_VLAN 0x4u		/* the NIC stripped an 802.1Q tag: `vlan` is its TCI */
 /* Transmit-frame flags, for the port layer. */
 #define FG_TX_CSUM_OFFLOAD 0x1u	/* compute IPv4 + TCP checksums in hardware */
+#define FG_TX_VLAN 0x2u		/* send tagged with VLAN `vlan` (the port inserts the tag) */
 
 struct fg_rx_frame {
 	uint8_t *data;
 	uint32_t len;
 	uint32_t flags;		/* FG_RX_* */
 	void *handle;		/* the port's buffer (an mbuf) */
+	uint16_t vlan;		/* with FG_RX_VLAN */
 };
 
 struct fg_tx_frame {
@@ -85,6 +96,7 @@ struct fg_tx_frame {
 	uint32_t len;
 	uint32_t flags;		/* FG_TX_* */
 	void *handle;
+	uint16_t vlan;		/* with FG_TX_VLAN: the VLAN ID */
 };
 
 /* Received payload reaches the application as struct fg_iov (iov.h):
@@ -111,6 +123,8 @@ struct fg_port_ops {
 struct fg_net_config {
 	uint8_t mac[FG_ETH_ALEN];
 	uint32_t ipv4[FG_NET_MAX_ADDRS];	/* our addresses, network byte order */
+	uint16_t vid[FG_NET_MAX_ADDRS];		/* each one's VLAN; 0: untagged */
+	uint8_t plen[FG_NET_MAX_ADDRS];		/* each one's prefix length; 0: unknown */
 	unsigned n_ipv4;
 	unsigned mtu;			/* IP MTU; 0 = 1500 */
 	unsigned arp_entries;		/* peer MAC cache slots, power of two; 0 = 1024 */

@@ -364,6 +364,7 @@ START_TEST(test_defaults)
 	for (int i = 0; i < 6; i++)
 		ck_assert_uint_eq(cfg->dp_mac[i], 0);
 	ck_assert_uint_eq(cfg->idle_backoff_us, 100);
+	ck_assert_uint_eq(cfg->n_dp_vlan, 0);
 	ck_assert_int_eq(cfg->dp_exception, FG_EXCEPTION_NONE);
 	ck_assert_str_eq(cfg->dp_exception_iface, "fgx0");
 	ck_assert_uint_eq(cfg->dp_exception_rate, 10000);
@@ -440,6 +441,8 @@ static const char full_text[] =
 	"address          198.51.100.7/28\n"
 	"mac              02:00:5e:10:00:01\n"
 	"idle-backoff     1ms\n"
+	"vlan             10 198.51.100.33/28\n"
+	"vlan             20\n"
 	"exception-path   tap\n"
 	"exception-iface  box-uplink0\n"
 	"exception-rate   2500\n"
@@ -538,6 +541,12 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(cfg->dp_mac[0], 0x02);
 	ck_assert_uint_eq(cfg->dp_mac[5], 0x01);
 	ck_assert_uint_eq(cfg->idle_backoff_us, 1000);
+	ck_assert_uint_eq(cfg->n_dp_vlan, 2);
+	ck_assert_uint_eq(cfg->dp_vlan[0].id, 10);
+	ck_assert_uint_eq(cfg->dp_vlan[0].addr.len, 28);
+	ck_assert_uint_eq(cfg->dp_vlan[0].addr.addr[3], 33);
+	ck_assert_uint_eq(cfg->dp_vlan[1].id, 20);
+	ck_assert_int_eq(cfg->dp_vlan[1].addr.family, 0);
 	ck_assert_int_eq(cfg->dp_exception, FG_EXCEPTION_TAP);
 	ck_assert_str_eq(cfg->dp_exception_iface, "box-uplink0");
 	ck_assert_uint_eq(cfg->dp_exception_rate, 2500);
@@ -726,6 +735,24 @@ START_TEST(test_value_errors)
 	expect_error("[dataplane]\nmac 02:00:5e:00:00\n" PEER_AND_DS,
 		     "t.conf:2: mac: \"02:00:5e:00:00\" is not a MAC address (02:00:00:00:00:01) "
 		     "or auto");
+	expect_error("[dataplane]\nvlan 4095 10.0.0.1/24\n" PEER_AND_DS,
+		     "t.conf:2: vlan: \"4095\" is not a VLAN ID (1 to 4094)");
+	expect_error("[dataplane]\nvlan 0\n" PEER_AND_DS,
+		     "t.conf:2: vlan: \"0\" is not a VLAN ID (1 to 4094)");
+	expect_error("[dataplane]\nvlan ten\n" PEER_AND_DS,
+		     "t.conf:2: vlan: \"ten\" is not a VLAN ID (1 to 4094)");
+	expect_error("[dataplane]\nvlan 10 10.0.0.1/24\nvlan 10 10.0.1.1/24\n" PEER_AND_DS,
+		     "t.conf:3: vlan: VLAN 10 is listed twice");
+	expect_error("[dataplane]\nvlan 10\nvlan 20\n" PEER_AND_DS,
+		     "t.conf:3: vlan: `address` is on VLAN 10 already");
+	expect_error("[dataplane]\nvlan 10 10.0.0.0/24\n" PEER_AND_DS,
+		     "t.conf:2: vlan: 10.0.0.0/24 is a network; give our address on it "
+		     "(10.99.0.1/24)");
+	expect_error("[dataplane]\nvlan 10 10.0.0.1/24 10.0.0.2/24\n" PEER_AND_DS,
+		     "t.conf:2: vlan: expects a VLAN ID and at most one address");
+	expect_error("[dataplane]\nvlan 10 10.99.0.1/24\n" PEER_AND_DS,
+		     "t.conf:2: vlan: VLAN 10: the address is `address` already (`vlan 10` "
+		     "alone puts `address` on the VLAN)");
 	expect_error("[dataplane]\nexception-path kernel\n" PEER_AND_DS,
 		     "t.conf:2: exception-path: \"kernel\" is not one of: none, tap");
 	expect_error("[dataplane]\nexception-iface a-name-too-long0\n" PEER_AND_DS,

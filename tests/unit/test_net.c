@@ -8,6 +8,7 @@
  * kernel, what stays, and the rate that bounds it. Ethernet/ARP/IPv4/ICMP
  * and TCP themselves are in test_tcp.c.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -504,6 +505,185 @@ START_TEST(test_exception_rate)
 }
 END_TEST
 
+/* ---- VLANs ---- */
+
+/* What net sent: its VLAN (0: untagged) and what the tag carried. */
+struct wire {
+	unsigned frames;
+	uint16_t vid, type;
+	uint8_t arp_op, l4;
+	uint32_t spa;
+};
+
+static struct wire Wr;
+
+static void vlan_sink(void *arg, const uint8_t *f, uint32_t len, uint32_t flags)
+{
+	uint32_t l2 = FG_ETH_HLEN;
+
+	(void)arg;
+	(void)flags;
+	Wr.frames++;
+	Wr.vid = 0;
+	Wr.type = fg_rd16(f + 12);
+	if (Wr.type == FG_ETHERTYPE_VLAN) {
+		Wr.vid = fg_rd16(f + 14) & 0xfff;
+		Wr.type = fg_rd16(f + 16);
+		l2 += FG_VLAN_HLEN;
+	}
+	if (Wr.type == FG_ETHERTYPE_ARP && len >= l2 + 28) {
+		Wr.arp_op = f[l2 + 7];
+		Wr.spa = fg_rdaddr(f + l2 + 14);
+	}
+	if (Wr.type == FG_ETHERTYPE_IPV4 && len >= l2 + 20)
+		Wr.l4 = f[l2 + 9];
+}
+
+static const uint8_t v10_ip[4] = { 198, 18, 10, 2 }, v20_ip[4] = { 198, 18, 20, 2 };
+static const uint8_t v10_peer[4] = { 198, 18, 10, 1 }, v20_peer[4] = { 198, 18, 20, 1 };
+
+/* 198.18.0.2 untagged, 198.18.10.2/24 on VLAN 10, 198.18.20.2/24 on 20. */
+static void up_vlans(void)
+{
+	struct fg_net_config nc = { 0 };
+
+	memset(&X, 0, sizeof(X));
+	memset(&Wr, 0, sizeof(Wr));
+	memcpy(nc.mac, our_mac, 6);
+	memcpy(&nc.ipv4[0], our_ip, 4);
+	memcpy(&nc.ipv4[1], v10_ip, 4);
+	memcpy(&nc.ipv4[2], v20_ip, 4);
+	nc.plen[0] = nc.plen[1] = nc.plen[2] = 24;
+	nc.vid[1] = 10;
+	nc.vid[2] = 20;
+	nc.n_ipv4 = 3;
+	X.mp = fg_memport_create(64, 2048, vlan_sink, NULL);
+	X.net = fg_net_create(&nc, fg_memport_ops(), X.mp, &X.st);
+	ck_assert_ptr_nonnull(X.net);
+}
+
+/* A frame from the peer, tagged `vid` in the frame (stripped: in the
+ * frame's flags, as a port with VLAN strip gives it; vid 0: untagged):
+ * Ethernet type `type` and `body`. */
+static void rx_vlan(uint16_t vid, bool stripped, uint16_t type, const uint8_t *body,
+		    uint32_t len, uint64_t now)
+{
+	uint32_t l2 = vid && !stripped ? FG_ETH_HLEN + FG_VLAN_HLEN : FG_ETH_HLEN;
+	struct fg_rx_frame fr;
+
+	ck_assert_int_eq(fg_memport_rx_frame(X.mp, NULL, l2 + len, &fr), 0);
+	memcpy(fr.data, our_mac, 6);
+	memcpy(fr.data + 6, peer_mac, 6);
+	if (vid && !stripped) {
+		fg_wr16(fr.data + 12, FG_ETHERTYPE_VLAN);
+		fg_wr16(fr.data + 14, vid);
+	} else if (vid) {
+		fr.flags |= FG_RX_VLAN;
+		fr.vlan = vid;
+	}
+	fg_wr16(fr.data + l2 - 2, type);
+	memcpy(fr.data + l2, body, len);
+	fg_net_rx(X.net, &fr, 1, now);
+}
+
+static void rx_vlan_arp(uint16_t vid, const uint8_t spa[4], const uint8_t tpa[4])
+{
+	uint8_t a[28] = { 0, 1, 8, 0, 6, 4, 0, 1 };
+
+	memcpy(a + 8, peer_mac, 6);
+	memcpy(a + 14, spa, 4);
+	memcpy(a + 24, tpa, 4);
+	rx_vlan(vid, false, FG_ETHERTYPE_ARP, a, sizeof(a), 100);
+}
+
+/* An echo request from src to dst: an IPv4 header and 8 octets of ICMP. */
+static void rx_vlan_ping(uint16_t vid, bool stripped, const uint8_t src[4], const uint8_t dst[4])
+{
+	uint8_t p[28] = { 0 };
+	uint32_t s, d;
+
+	memcpy(&s, src, 4);
+	memcpy(&d, dst, 4);
+	p[0] = 0x45;
+	fg_wr16(p + 2, 28);
+	p[8] = 64;
+	p[9] = FG_IP_PROTO_ICMP;
+	fg_wraddr(p + 12, s);
+	fg_wraddr(p + 16, d);
+	fg_wr16(p + 10, fg_csum_fold(fg_csum_add(0, p, 20)));
+	p[20] = 8;
+	fg_wr16(p + 22, fg_csum_fold(fg_csum_add(0, p + 20, 8)));
+	rx_vlan(vid, stripped, FG_ETHERTYPE_IPV4, p, sizeof(p), 100);
+}
+
+/* Each address answers on its own VLAN, tagged; not on another's. */
+START_TEST(test_vlan_answers_on_its_own)
+{
+	uint32_t v20;
+
+	up_vlans();
+	memcpy(&v20, v20_ip, 4);
+	rx_vlan_arp(10, v10_peer, v10_ip);
+	ck_assert_uint_eq(Wr.frames, 1);
+	ck_assert_uint_eq(Wr.vid, 10);
+	ck_assert_uint_eq(Wr.arp_op, 2);
+	rx_vlan_arp(0, peer_ip, our_ip);
+	ck_assert_uint_eq(Wr.frames, 2);
+	ck_assert_uint_eq(Wr.vid, 0);
+	/* VLAN 10's address asked for on VLAN 20, or untagged: no answer */
+	rx_vlan_arp(20, v20_peer, v10_ip);
+	rx_vlan_arp(0, peer_ip, v10_ip);
+	ck_assert_uint_eq(Wr.frames, 2);
+	/* echo, tagged in the frame and stripped by the port: tagged replies */
+	rx_vlan_ping(20, false, v20_peer, v20_ip);
+	ck_assert_uint_eq(Wr.frames, 3);
+	ck_assert_uint_eq(Wr.vid, 20);
+	ck_assert_uint_eq(Wr.l4, FG_IP_PROTO_ICMP);
+	rx_vlan_ping(10, true, v10_peer, v10_ip);
+	ck_assert_uint_eq(Wr.frames, 4);
+	ck_assert_uint_eq(Wr.vid, 10);
+	/* an address of another VLAN: not ours here */
+	rx_vlan_ping(10, false, v10_peer, v20_ip);
+	ck_assert_uint_eq(Wr.frames, 4);
+	ck_assert_uint_eq(X.st.ctr[FG_CTR_NET_IP_NOT_OURS], 1);
+	ck_assert_uint_eq(X.st.ctr[FG_CTR_NET_ICMP_ECHO], 2);
+	/* a VLAN we have no address on */
+	rx_vlan_ping(30, false, v20_peer, v20_ip);
+	rx_vlan_ping(30, true, v20_peer, v20_ip);
+	ck_assert_uint_eq(X.st.ctr[FG_CTR_NET_RX_VLAN_UNKNOWN], 2);
+	ck_assert_uint_eq(Wr.frames, 4);
+	/* a tag cut short */
+	rx_vlan(0, false, FG_ETHERTYPE_VLAN, (const uint8_t *)"\0", 1, 100);
+	ck_assert_uint_eq(X.st.ctr[FG_CTR_NET_RX_RUNT], 1);
+	down();
+}
+END_TEST
+
+/* Resolving asks from the address on the peer's network, on its VLAN. */
+START_TEST(test_vlan_resolve)
+{
+	uint8_t mac[6];
+	uint32_t peer20 = htonl(0xc6121407u), other = htonl(0x0a000001u), v20, ours;
+
+	up_vlans();
+	memcpy(&v20, v20_ip, 4);
+	memcpy(&ours, our_ip, 4);
+	ck_assert_int_eq(fg_net_arp_resolve(X.net, peer20, mac, 1000), -EAGAIN);
+	fg_net_flush(X.net);
+	ck_assert_uint_eq(Wr.frames, 1);
+	ck_assert_uint_eq(Wr.vid, 20);
+	ck_assert_uint_eq(Wr.arp_op, 1);
+	ck_assert_uint_eq(Wr.spa, v20);
+	/* off every network: from the first address, untagged */
+	ck_assert_int_eq(fg_net_arp_resolve(X.net, other, mac, 1000), -EAGAIN);
+	fg_net_flush(X.net);
+	ck_assert_uint_eq(Wr.frames, 2);
+	ck_assert_uint_eq(Wr.vid, 0);
+	ck_assert_uint_eq(Wr.spa, ours);
+	down();
+}
+END_TEST
+
 static Suite *net_suite(void)
 {
 	Suite *s = suite_create("net");
@@ -517,6 +697,8 @@ static Suite *net_suite(void)
 	tcase_add_test(t, test_exception_sorts);
 	tcase_add_test(t, test_exception_absent);
 	tcase_add_test(t, test_exception_rate);
+	tcase_add_test(t, test_vlan_answers_on_its_own);
+	tcase_add_test(t, test_vlan_resolve);
 	suite_add_tcase(s, t);
 	return s;
 }
