@@ -14,6 +14,7 @@
  *   ctl.c     the dataplane's control socket (peers, reload, drain,
  *             shutdown, status), served by the main lcore
  *   report.c  counters as "name value" lines, and the peers table
+ *   bond.c    a bonded port's members, for their figures
  *   nic.c     the port's own figures (tbl/nic.h) into the region, read by
  *             the main lcore from rte_eth_stats, the link and xstats
  *   outbound  (library, outbound.h) --sink queue: the durable queue, its
@@ -254,6 +255,13 @@ void dp_tx_drain(struct dp_txq *q);
 /* The kernel's frames from the exception port's RX queue `queue`, sent
  * out on the worker's TX queue; returns how many came. */
 unsigned dp_exc_rx(struct dp_txq *q, uint16_t exc_port, struct fg_stats *st);
+
+/* bond.c: the members of a bonded port (driver net_bonding), from the
+ * port's devargs, into dp->member[]. */
+void dp_bond_members(struct dp *dp, const char *port, const char *driver);
+/* Active-backup: a member whose link is up becomes the primary when the
+ * primary's is down (member_up[i]: dp->member[i]'s link). Main lcore. */
+void dp_bond_watch(struct dp *dp, const bool *member_up);
 
 /* nic.c: after the workers claimed their slots; publish from the main
  * lcore's loops (at most every DP_NIC_PUBLISH_NS unless `now`). */

@@ -163,6 +163,13 @@ void dp_nic_publish(struct dp *dp, bool now)
 	dp->nic.next_ns = t + DP_NIC_PUBLISH_NS;
 	for (unsigned p = 0; p < dp->nic.n_ports; p++)
 		port_read(dp, p);
+	if (dp->n_members) {
+		bool up[FG_NIC_MAX_PORTS] = { false };
+
+		for (unsigned m = 0; m + 1 < dp->nic.n_ports; m++)
+			up[m] = dp->nic.block->port[m + 1].v[FG_NIC_LINK_UP] != 0;
+		dp_bond_watch(dp, up);
+	}
 }
 
 void dp_nic_text(const struct dp *dp, FILE *f)

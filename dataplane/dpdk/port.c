@@ -362,6 +362,11 @@ static int configure(struct dp *dp, const struct rte_eth_dev_info *di, uint16_t 
 	}
 	/* receive interrupts let an idle worker block instead of polling */
 	conf.intr_conf.rxq = dp->cfg->idle_backoff_us ? 1 : 0;
+	/* a bond learns that a member's link went down from the member's
+	 * link-state interrupts, which it enables only when asked for its own
+	 * (members without them it polls) */
+	if (dp->n_members && di->dev_flags && (*di->dev_flags & RTE_ETH_DEV_INTR_LSC))
+		conf.intr_conf.lsc = 1;
 	rc = rte_eth_dev_configure(dp->port_id, (uint16_t)dp->n_rxq, n_txq, &conf);
 	if (rc != 0 && conf.intr_conf.rxq) {
 		conf.intr_conf.rxq = 0;
@@ -524,6 +529,7 @@ int dp_port_setup(struct dp *dp)
 	rc = rte_eth_dev_info_get(dp->port_id, &di);
 	if (rc != 0)
 		return rc;
+	dp_bond_members(dp, dp->o.port ? dp->o.port : dp->cfg->port, di.driver_name);
 	dp->n_rxq = dp->cfg->rx_queues ? dp->cfg->rx_queues : dp->n_workers;
 	if (dp->n_rxq < dp->n_workers || dp->n_rxq > di.max_rx_queues) {
 		FG_LOG_ERR(DP, "port %u (%s): %u RX queues asked for %u workers; it has at most %u",

@@ -8,8 +8,8 @@ Twice: on a veth pair with net_af_packet (the PMD offers VLAN strip and
 insert: floodgate uses them), then on a tap (no VLAN offload: the tags are
 read and written in software). This machine's kernel has no 8021q, bridge
 or tc actions, so the switch is this script: a userspace 802.1Q switch
-(packet sockets) whose trunk port is the link to floodgate and whose
-access ports are veth pairs to the clients of VLAN 10, VLAN 20 and the
+(packet sockets, nickit.py) whose trunk port is the link to floodgate and
+whose access ports are veth pairs to the clients of VLAN 10, VLAN 20 and the
 untagged network (checksum offload off on the clients' ends: a packet
 socket sees frames as the sender left them). From each VLAN, and
 untagged, a streaming session to floodgate's address on it is answered
@@ -19,16 +19,13 @@ start-up log says which side did the tags; no frame was counted for an
 unknown VLAN.
 """
 import os
-import select
 import socket
-import struct
-import subprocess
 import sys
-import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fgdp  # noqa: E402
 import fgkit  # noqa: E402
+import nickit  # noqa: E402
 from fgdp import check, log, slurp  # noqa: E402
 
 NETS = [(0, "198.18.0"), (10, "198.18.10"), (20, "198.18.20")]
@@ -50,119 +47,14 @@ def config(w, port):
         f.write(text)
 
 
-def sh(*cmd):
-    subprocess.run(list(cmd), check=True)
-
-
-SOL_PACKET, PACKET_AUXDATA, TP_STATUS_VLAN_VALID = 263, 8, 1 << 4
-ETH_P_ALL, PACKET_OUTGOING = 3, 4
-
-
-def quiet(dev):
-    sh("sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % dev)
-    sh("ip", "link", "set", dev, "up")
-
-
-class Switch:
-    """An 802.1Q switch: `trunk` carries VLANs 10 and 20 tagged and the
-    untagged network; access port c<vid>b carries VLAN vid untagged. The
-    kernel may have taken a received tag off into the packet's auxiliary
-    data (it does for every frame it receives): both are read."""
-
-    def __init__(self, trunk):
-        self.trunk = self.raw(trunk)
-        self.access = {vid: self.raw("c%db" % vid) for vid, _ in NETS}
-        self.tagged_from_dp = {vid: 0 for vid, _ in NETS}
-        self.stop = False
-        self.th = threading.Thread(target=self.run, daemon=True)
-        self.th.start()
-
-    @staticmethod
-    def raw(dev):
-        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
-        s.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
-        s.bind((dev, 0))
-        return s
-
-    @staticmethod
-    def recv(s):
-        """(frame, vid or None), or None for our own outgoing frames."""
-        data, anc, _, addr = s.recvmsg(65536, socket.CMSG_SPACE(20))
-        if addr[2] == PACKET_OUTGOING:
-            return None
-        vid = None
-        for level, kind, cdata in anc:
-            if level == SOL_PACKET and kind == PACKET_AUXDATA and len(cdata) >= 16:
-                status, _, _, _, _, tci = struct.unpack("IIIHHH", cdata[:18])
-                if status & TP_STATUS_VLAN_VALID:
-                    vid = tci & 0xfff
-        if vid is None and len(data) >= 18 and data[12:14] == b"\x81\x00":
-            vid = struct.unpack("!H", data[14:16])[0] & 0xfff
-            data = data[:12] + data[16:]
-        return data, vid
-
-    def run(self):
-        socks = [self.trunk] + list(self.access.values())
-        while not self.stop:
-            ready, _, _ = select.select(socks, [], [], 0.2)
-            for s in ready:
-                try:
-                    got = self.recv(s)
-                except OSError:
-                    return		# its link went away (floodgate stopped)
-                if got is None:
-                    continue
-                frame, vid = got
-                if s is self.trunk:
-                    vid = vid or 0
-                    if vid in self.access:
-                        self.tagged_from_dp[vid] += 1
-                        self.access[vid].send(frame)
-                    continue
-                vid = [v for v, a in self.access.items() if a is s][0]
-                if vid:
-                    frame = frame[:12] + struct.pack("!HH", 0x8100, vid) + frame[12:]
-                self.trunk.send(frame)
-
-    def close(self):
-        self.stop = True
-        self.th.join(5)
-        for s in [self.trunk] + list(self.access.values()):
-            s.close()
-
-
+sh = nickit.sh
 def client_side(trunk):
-    """A veth pair per network: c<vid>a the clients' (.1 of the net, tx
-    checksum offload off), c<vid>b the switch's access port; the switch."""
+    """A veth pair per network (c<vid>a the clients', .1 of the net;
+    c<vid>b the switch's access port), and the switch on `trunk`."""
     for vid, net in NETS:
-        a, b = "c%da" % vid, "c%db" % vid
-        if subprocess.run(["ip", "link", "show", a], capture_output=True).returncode:
-            sh("ip", "link", "add", a, "type", "veth", "peer", "name", b)
-            quiet(a)
-            quiet(b)
-            subprocess.run(["ethtool", "-K", a, "tx", "off"], check=True,
-                           stdout=subprocess.DEVNULL)
-            sh("ip", "addr", "add", net + ".1/24", "dev", a)
-    quiet(trunk)
-    return Switch(trunk)
-
-
-def start(w, port):
-    """floodgate on `port` (World.start_dp addresses a tap; these links are
-    the test's own)."""
-    config(w, port)
-    exe = os.path.join(os.environ.get("FG_DP_BUILD") or fgkit.BUILD, "bin/floodgate")
-    logp = os.path.join(w.dir, "floodgate.%d.log" % len(w.logs))
-    w.logs.append(logp)
-    p = subprocess.Popen([exe, "-c", w.conf], stdout=subprocess.PIPE,
-                         stderr=open(logp, "w"), text=True)
-    p.logp = logp
-    w.procs.append(p)
-    w.fg = p
-    if p.stdout.readline().strip() != "ready":
-        p.wait()
-        fgdp.fail("floodgate did not start (exit %s):\n%s" % (p.returncode, slurp(logp)))
-    return p
+        nickit.access_veth("c%da" % vid, "c%db" % vid, net + ".1/24")
+    nickit.quiet(trunk)
+    return nickit.Switch([trunk], {vid: "c%db" % vid for vid, _ in NETS})
 
 
 def sessions(w, sw):
@@ -206,9 +98,10 @@ def main():
 
     # 1: a veth pair, af_packet on fgv1: the PMD strips and inserts
     sh("ip", "link", "add", "fgv0", "type", "veth", "peer", "name", "fgv1")
-    quiet("fgv1")
+    nickit.quiet("fgv1")
     sw = client_side("fgv0")
-    start(w, "net_af_packet0,iface=fgv1")
+    config(w, "net_af_packet0,iface=fgv1")
+    nickit.start_dp(w)
     text = slurp(w.fg.logp)
     check("VLAN tags strip port insert port" in text, "af_packet: the port does the tags:\n" + text)
     sessions(w, sw)
@@ -217,7 +110,8 @@ def main():
     sh("ip", "link", "del", "fgv0")
 
     # 2: a tap: no VLAN offload, tags in software
-    start(w, "net_tap0,iface=fgd0")
+    config(w, "net_tap0,iface=fgd0")
+    nickit.start_dp(w)
     text = slurp(w.fg.logp)
     check("VLAN tags strip software insert software" in text, "tap: software tags:\n" + text)
     sw = client_side("fgd0")
