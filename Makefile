@@ -118,6 +118,9 @@ endif
 # DPDK's headers are system headers: our warning set is not theirs.
 DPDK_CFLAGS := $(shell pkg-config --cflags libdpdk 2>/dev/null | sed -e 's/-I/-isystem /g' -e 's/-march=[^ ]*//')
 DPDK_LIBS := $(shell pkg-config --libs libdpdk 2>/dev/null)
+# the bonding PMD's API (dataplane/dpdk/bond.c); the same file the EAL
+# loads as a driver
+DPDK_BOND_LIBS := -lrte_net_bond
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 PCAP_LIBS := -lpcap
 
@@ -246,7 +249,7 @@ $(foreach t,$(TIERS),$(eval $(call tier_template,$(t))))
 $(B)/bin/floodgate: $(DPDK_OBJS) $(LINK_dataplane)
 	@mkdir -p $(@D)
 	@echo '  LD     $@'
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(DPDK_LIBS) $(JEMALLOC) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(DPDK_LIBS) $(DPDK_BOND_LIBS) $(JEMALLOC) $(LDLIBS)
 
 # A unit test's own extra libraries: UNIT_LIBS_<name> (INN's libinn.a for
 # test_date_inn, INN's date parser as the oracle).

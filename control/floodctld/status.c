@@ -119,6 +119,7 @@ static void status_json(struct ctld *d, const struct fg_metrics_state *m,
 	fg_json_bool(&j, "alarm", hs->alarm);
 	fg_json_close(&j);
 	status_writers_json(d, &j);
+	fg_metrics_nic_json(&j, d->r);
 	pthread_mutex_lock(&d->lock);
 	fg_json_obj(&j, "journal");
 	fg_json_str(&j, "dir", d->data_dir);
@@ -187,6 +188,7 @@ static void status_text(struct ctld *d, const struct fg_metrics_state *m,
 			       (unsigned long long)si.consumed[FG_RING_JOURNAL],
 			       si.clock_suspect ? ", CLOCK SUSPECT" : "");
 	}
+	fg_metrics_nic_text(b, d->r);
 	pthread_mutex_lock(&d->lock);
 	fg_sbuf_printf(b, "journal     segment %llu offset %llu (durable %llu:%llu), %llu records waiting, commit every %lld ms\n",
 		       (unsigned long long)d->j_appended.segment, (unsigned long long)d->j_appended.offset,

@@ -27,7 +27,33 @@ struct sample {
 	unsigned writers;
 	bool clock_suspect;
 	struct fg_kclock kclock;
+	struct fg_nic_block *nic;	/* heap: each dataplane's port figures */
+	unsigned n_nic;
 };
+
+/* The NIC block of every live slot that has one (a dataplane's worker 0). */
+static void sample_nic(struct fg_region *r, struct sample *s)
+{
+	struct fg_nic_block b;
+
+	for (unsigned i = 0; i < fg_region_nslots(r); i++) {
+		struct fg_nic_block *grown;
+
+		if (fg_region_nic_read(r, i, &b) != 0)
+			continue;
+		grown = realloc(s->nic, (s->n_nic + 1) * sizeof(*s->nic));
+		if (!grown)
+			return;
+		s->nic = grown;
+		s->nic[s->n_nic++] = b;
+	}
+}
+
+static void sample_free(struct sample *s)
+{
+	free(s->st);
+	free(s->nic);
+}
 
 static bool sample_take(struct fg_region *r, struct sample *s)
 {
@@ -41,6 +67,7 @@ static bool sample_take(struct fg_region *r, struct sample *s)
 	s->writers = fg_region_live_writers(r);
 	s->clock_suspect = fg_metrics_clock_suspect(r);
 	fg_kclock_read(&s->kclock);
+	sample_nic(r, s);
 	return true;
 }
 
@@ -354,6 +381,52 @@ static void prom_queue(struct fg_sbuf *b, const struct fg_queue_status *q)
 		 "age of the oldest article the downstream has not acknowledged (0: none)", 2);
 }
 
+/* The port's figures (tbl/nic.h), one family each, a sample per port (and
+ * per queue) of every dataplane that published some. */
+static void prom_nic(struct fg_sbuf *b, const struct sample *s)
+{
+	char name[160];
+
+	if (!s->n_nic)
+		return;
+	for (unsigned c = 0; c < FG_NIC__COUNT; c++) {
+		bool gauge = fg_nic_kind(c) == FG_NIC_GAUGE;
+
+		snprintf(name, sizeof(name), "floodgate_nic_%s%s", fg_nic_name(c),
+			 gauge ? "" : "_total");
+		prom_head(b, name, gauge ? "gauge" : "counter", fg_nic_help(c));
+		for (unsigned k = 0; k < s->n_nic; k++)
+			for (unsigned p = 0; p < s->nic[k].n_ports; p++) {
+				const struct fg_nic_port *np = &s->nic[k].port[p];
+
+				fg_sbuf_printf(b, "%s{", name);
+				prom_label(b, "port", np->name, true);
+				prom_label(b, "role", fg_nic_role_name(np->role), false);
+				fg_sbuf_printf(b, "} %llu\n", (unsigned long long)np->v[c]);
+			}
+	}
+	for (unsigned c = 0; c < FG_NICQ__COUNT; c++) {
+		bool rx = c < FG_NICQ_TX_PACKETS;
+
+		snprintf(name, sizeof(name), "floodgate_nic_queue_%s_total", fg_nicq_name(c));
+		prom_head(b, name, "counter", fg_nicq_help(c));
+		for (unsigned k = 0; k < s->n_nic; k++)
+			for (unsigned p = 0; p < s->nic[k].n_ports; p++) {
+				const struct fg_nic_port *np = &s->nic[k].port[p];
+
+				for (unsigned q = 0; q < (rx ? np->n_rxq : np->n_txq); q++) {
+					char qs[16];
+
+					snprintf(qs, sizeof(qs), "%u", q);
+					fg_sbuf_printf(b, "%s{", name);
+					prom_label(b, "port", np->name, true);
+					prom_label(b, "queue", qs, false);
+					fg_sbuf_printf(b, "} %llu\n", (unsigned long long)np->q[q][c]);
+				}
+			}
+	}
+}
+
 void fg_metrics_prometheus(struct fg_region *r, const struct fg_metrics_state *m,
 			   struct fg_sbuf *out)
 {
@@ -375,7 +448,8 @@ void fg_metrics_prometheus(struct fg_region *r, const struct fg_metrics_state *m
 	prom_state(out, m, &s);
 	prom_queue(out, &m->queue);
 	prom_downstreams(out, m);
-	free(s.st);
+	prom_nic(out, &s);
+	sample_free(&s);
 }
 
 /* ---- JSON ---- */
@@ -485,6 +559,77 @@ static void json_state(struct fg_json *j, const struct fg_metrics_state *m, cons
 	fg_json_close(j);
 }
 
+/* "nic": one object per port (and bond member) of every dataplane. */
+static void nic_json(struct fg_json *j, const struct fg_nic_block *nic, unsigned n)
+{
+	fg_json_arr(j, "nic");
+	for (unsigned k = 0; k < n; k++)
+		for (unsigned p = 0; p < nic[k].n_ports; p++) {
+			const struct fg_nic_port *np = &nic[k].port[p];
+
+			fg_json_obj(j, NULL);
+			fg_json_str(j, "port", np->name);
+			fg_json_str(j, "role", fg_nic_role_name(np->role));
+			for (unsigned c = 0; c < FG_NIC__COUNT; c++)
+				fg_json_u64(j, fg_nic_name(c), np->v[c]);
+			fg_json_arr(j, "queues");
+			for (unsigned q = 0; q < FG_MAX(np->n_rxq, np->n_txq); q++) {
+				fg_json_obj(j, NULL);
+				fg_json_u64(j, "queue", q);
+				for (unsigned c = 0; c < FG_NICQ__COUNT; c++)
+					fg_json_u64(j, fg_nicq_name(c), np->q[q][c]);
+				fg_json_close(j);
+			}
+			fg_json_close(j);
+			fg_json_close(j);
+		}
+	fg_json_close(j);
+}
+
+/* One line per port: link, then what it received, lost and sent. */
+static void nic_text(struct fg_sbuf *b, const struct fg_nic_block *nic, unsigned n)
+{
+	for (unsigned k = 0; k < n; k++)
+		for (unsigned p = 0; p < nic[k].n_ports; p++) {
+			const struct fg_nic_port *np = &nic[k].port[p];
+			const uint64_t *v = np->v;
+
+			fg_sbuf_printf(b, "nic %s (%s): link %s", np->name, fg_nic_role_name(np->role),
+				       v[FG_NIC_LINK_UP] ? "up" : "DOWN");
+			if (v[FG_NIC_LINK_SPEED])
+				fg_sbuf_printf(b, " %llu Mbit/s", (unsigned long long)v[FG_NIC_LINK_SPEED]);
+			fg_sbuf_printf(b, "; rx %llu frames, missed %llu, no mbuf %llu, errors %llu; "
+				       "tx %llu frames, errors %llu, dropped %llu\n",
+				       (unsigned long long)v[FG_NIC_RX_PACKETS],
+				       (unsigned long long)v[FG_NIC_RX_MISSED],
+				       (unsigned long long)v[FG_NIC_RX_NOMBUF],
+				       (unsigned long long)v[FG_NIC_RX_ERRORS],
+				       (unsigned long long)v[FG_NIC_TX_PACKETS],
+				       (unsigned long long)v[FG_NIC_TX_ERRORS],
+				       (unsigned long long)v[FG_NIC_TX_DROPPED]);
+		}
+}
+
+void fg_metrics_nic_json(struct fg_json *j, struct fg_region *r)
+{
+	struct sample s;
+
+	memset(&s, 0, sizeof(s));
+	sample_nic(r, &s);
+	nic_json(j, s.nic, s.n_nic);
+	sample_free(&s);
+}
+
+void fg_metrics_nic_text(struct fg_sbuf *b, struct fg_region *r)
+{
+	struct sample s;
+
+	memset(&s, 0, sizeof(s));
+	sample_nic(r, &s);
+	nic_text(b, s.nic, s.n_nic);
+	sample_free(&s);
+}
+
 void fg_metrics_json(struct fg_region *r, const struct fg_metrics_state *m, struct fg_sbuf *out)
 {
 	struct fg_json j;
@@ -510,8 +655,9 @@ void fg_metrics_json(struct fg_region *r, const struct fg_metrics_state *m, stru
 	fg_json_close(&j);
 	json_history(&j, &s);
 	json_state(&j, m, &s);
+	nic_json(&j, s.nic, s.n_nic);
 	fg_json_end(&j);
-	free(s.st);
+	sample_free(&s);
 }
 
 /* ---- table ---- */
@@ -581,7 +727,8 @@ void fg_metrics_table(struct fg_region *r, const struct fg_metrics_state *m, str
 				       (unsigned long long)m->queue.consumer[i].lag_bytes,
 				       (long long)m->queue.consumer[i].lag_seconds);
 	}
-	free(s.st);
+	nic_text(out, s.nic, s.n_nic);
+	sample_free(&s);
 }
 
 /* ------------------------------------------------------------ downstreams */

@@ -572,6 +572,43 @@ static void check_dates(struct parse *ps)
 	}
 }
 
+/* [dataplane] vlan against `address`: an address on one VLAN only, and
+ * IPv6 untagged (the IPv6 handler does not tag; docs/dataplane.md). */
+static void check_vlans(struct parse *ps)
+{
+	const struct fg_config *cfg = ps->cfg;
+	unsigned line = line_of(ps, SEC_DATAPLANE, 0, "vlan");
+	unsigned n_v4 = 0;
+	bool has_v6 = false;
+
+	for (unsigned j = 0; j < cfg->n_dp_addr; j++) {
+		has_v6 |= cfg->dp_addr[j].family == AF_INET6;
+		n_v4 += cfg->dp_addr[j].family == AF_INET;
+	}
+	for (unsigned i = 0; i < cfg->n_dp_vlan; i++)
+		n_v4 += cfg->dp_vlan[i].addr.family == AF_INET;
+	if (n_v4 > FG_CONFIG_MAX_DP_ADDRS)
+		error_at(ps, line, "vlan", "%u IPv4 addresses in `address` and `vlan` together: "
+			 "a port has at most %u", n_v4, FG_CONFIG_MAX_DP_ADDRS);
+	for (unsigned i = 0; i < cfg->n_dp_vlan; i++) {
+		const struct fg_config_vlan *v = &cfg->dp_vlan[i];
+
+		if (!v->addr.family && has_v6)
+			error_at(ps, line, "vlan", "VLAN %u: `vlan %u` alone would put `address` "
+				 "on the VLAN, and IPv6 addresses are untagged in this version "
+				 "(give the IPv4 address: `vlan %u ADDRESS/LEN`)", v->id, v->id, v->id);
+		if (v->addr.family == AF_INET6)
+			error_at(ps, line, "vlan", "VLAN %u: IPv6 addresses are untagged in this "
+				 "version", v->id);
+		for (unsigned j = 0; j < cfg->n_dp_addr; j++)
+			if (v->addr.family == cfg->dp_addr[j].family &&
+			    memcmp(v->addr.addr, cfg->dp_addr[j].addr, 16) == 0)
+				error_at(ps, line, "vlan", "VLAN %u: the address is in `address` "
+					 "already (`vlan %u` alone puts `address` on the VLAN)",
+					 v->id, v->id);
+	}
+}
+
 static void check_site(struct parse *ps)
 {
 	struct fg_config *cfg = ps->cfg;
@@ -588,6 +625,7 @@ static void check_site(struct parse *ps)
 		error_at(ps, line_of(ps, SEC_DATAPLANE, 0, "rx-queues"), "rx-queues",
 			 "%u is fewer than workers %u: every worker polls a queue of its own",
 			 cfg->rx_queues, cfg->workers);
+	check_vlans(ps);
 	if (strlen(cfg->control_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 		error_at(ps, line_of(ps, SEC_STATS, 0, "control-socket"), "control-socket",
 			 "too long for a unix socket (at most %zu octets)",

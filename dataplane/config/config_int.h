@@ -52,6 +52,7 @@ enum cfg_type {
 	T_WILDMAT,	/* [peer] newsgroups: words joined by ",", repeatable */
 	T_ARGS,		/* [dataplane] eal-args: words, stored re-quoted */
 	T_DISTS,	/* [downstream] distributions: words ("," too), "!" negates */
+	T_VLAN,		/* [dataplane] vlan: "ID [ADDRESS/LEN]" a line, repeatable */
 };
 
 #define F_REPEAT 0x1	/* may appear more than once (lists append) */

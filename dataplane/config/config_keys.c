@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -45,6 +46,7 @@ static const char *const expiry_names[] = { "first-seen", "article-date", NULL }
 static const char *const full_names[] = { "defer", "evict-oldest", NULL };
 static const char *const dsmode_names[] = { "stream", "ihave", NULL };
 static const char *const dpmode_names[] = { "active", "passive", NULL };
+static const char *const exception_names[] = { "none", "tap", NULL };
 static const char *const full_action_names[] = { "defer", "drop", NULL };
 static const char *const date_syntax_names[] = { "inn", "rfc5322", NULL };
 static const char *const logto_names[] = { "stderr", "journal", "syslog", NULL };
@@ -159,6 +161,13 @@ const struct cfg_key cfg_keys[] = {
 	{ SEC_DATAPLANE, T_MAC, 0, "mac", GF(dp_mac), .def = "auto" },
 	{ SEC_DATAPLANE, T_DURATION, 0, "idle-backoff", GF(idle_backoff_us),
 	  .unit = NS_US, .min = 0, .max = 1000000, .def = "100us" },
+	{ SEC_DATAPLANE, T_VLAN, F_REPEAT | F_NONE, "vlan", GF(dp_vlan),
+	  .cnt = offsetof(struct fg_config, n_dp_vlan), .def = "none" },
+	{ SEC_DATAPLANE, T_ENUM, 0, "exception-path", GF(dp_exception),
+	  .names = exception_names, .def = "none" },
+	{ SEC_DATAPLANE, T_NAME, 0, "exception-iface", GF(dp_exception_iface), .def = "fgx0" },
+	{ SEC_DATAPLANE, T_UINT, 0, "exception-rate", GF(dp_exception_rate), .min = 1,
+	  .max = 10000000, .def = "10000" },
 
 	/* [log] */
 	{ SEC_LOG, T_ENUM, 0, "target", GF(log_target), .names = logto_names,
@@ -693,8 +702,68 @@ static int set_args(const struct cfg_key *k, char *field, char *const *w, unsign
 static bool is_list(enum cfg_type t)
 {
 	return t == T_PATH_IDS || t == T_LISTEN || t == T_PEER_ADDRS || t == T_ADDRS ||
-	       t == T_HEADERS ||
-	       t == T_WILDMAT || t == T_ARGS || t == T_DISTS;
+	       t == T_HEADERS || t == T_WILDMAT || t == T_ARGS || t == T_DISTS || t == T_VLAN;
+}
+
+/* "vlan ID [ADDRESS/LEN]" (IEEE 802.1Q: IDs 1 to 4094; 0 and 4095 are
+ * reserved): one VLAN a line, each ID once, at most one without an
+ * address (the VLAN `address` is on). "none" empties the list. */
+static int set_vlan(const struct cfg_key *k, void *base, char *const *w, unsigned n,
+		    char *why, size_t whylen)
+{
+	unsigned *cnt = (unsigned *)((char *)base + k->cnt);
+	struct fg_config_vlan *v = (struct fg_config_vlan *)((char *)base + k->off), nv;
+	char *end;
+	unsigned long id;
+	int rc;
+
+	if (n == 1 && strcmp(w[0], "none") == 0) {
+		*cnt = 0;
+		memset(v, 0, k->size);
+		return 0;
+	}
+	if (n > 2)
+		return fail(why, whylen, -EINVAL, "expects a VLAN ID and at most one address");
+	id = strtoul(w[0], &end, 10);
+	if (*end || end == w[0] || w[0][0] == '-' || id < 1 || id > FG_VLAN_ID_MAX)
+		return fail(why, whylen, -EINVAL, "\"%s\" is not a VLAN ID (1 to %u)", w[0],
+			    FG_VLAN_ID_MAX);
+	memset(&nv, 0, sizeof(nv));
+	nv.id = (unsigned)id;
+	if (n == 2 && (rc = set_prefix(&nv.addr, w[1], false, why, whylen)) < 0)
+		return rc;
+	for (unsigned i = 0; i < *cnt; i++) {
+		if (v[i].id == nv.id)
+			return fail(why, whylen, -EINVAL, "VLAN %u is listed twice", nv.id);
+		if (n == 1 && v[i].addr.family == 0)
+			return fail(why, whylen, -EINVAL, "`address` is on VLAN %u already",
+				    v[i].id);
+	}
+	if (*cnt == FG_CONFIG_MAX_VLANS)
+		return fail(why, whylen, -E2BIG, "too many VLANs (at most %u)",
+			    FG_CONFIG_MAX_VLANS);
+	v[(*cnt)++] = nv;
+	return 0;
+}
+
+static void format_vlan(struct cfg_text *t, const struct cfg_key *k, const void *base)
+{
+	const struct fg_config_vlan *v = (const void *)((const char *)base + k->off);
+	unsigned cnt;
+	char buf[64];
+
+	memcpy(&cnt, (const char *)base + k->cnt, sizeof(cnt));
+	if (cnt == 0)
+		cfg_text_printf(t, " none");
+	for (unsigned i = 0; i < cnt; i++) {
+		if (i)
+			cfg_text_printf(t, "\n%-20s", k->name);
+		cfg_text_printf(t, " %u", v[i].id);
+		if (v[i].addr.family) {
+			fg_prefix_format(&v[i].addr, buf, sizeof(buf));
+			cfg_text_printf(t, " %s", buf);
+		}
+	}
 }
 
 int cfg_key_set(const struct cfg_key *k, void *base, char *const *w, unsigned n,
@@ -745,6 +814,8 @@ int cfg_key_set(const struct cfg_key *k, void *base, char *const *w, unsigned n,
 			return 0;
 		}
 		return set_list(k, base, w, n, why, whylen);
+	case T_VLAN:
+		return set_vlan(k, base, w, n, why, whylen);
 	case T_WILDMAT:
 		return set_wildmat(k, field, w, n, why, whylen);
 	case T_ARGS:
@@ -845,6 +916,9 @@ void cfg_key_format(struct cfg_text *t, const struct cfg_key *k, const void *bas
 	case T_HEADERS:
 	case T_DISTS:
 		format_list(t, k, base);
+		break;
+	case T_VLAN:
+		format_vlan(t, k, base);
 		break;
 	}
 	cfg_text_printf(t, "\n");

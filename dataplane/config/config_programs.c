@@ -45,16 +45,22 @@ static bool is_unspecified(const struct fg_endpoint *ep)
 	return !memcmp(ep->addr, zero, ep->family == AF_INET ? 4 : 16);
 }
 
-/* The [dataplane] address a listen endpoint is received on, if any. */
+static bool receives(const struct fg_prefix *a, const struct fg_endpoint *ep)
+{
+	return a->family == ep->family &&
+	       (is_unspecified(ep) || !memcmp(a->addr, ep->addr, a->family == AF_INET ? 4 : 16));
+}
+
+/* The [dataplane] address (or VLAN address) a listen endpoint is received
+ * on, if any. */
 static bool listen_reachable(const struct fg_config *cfg, const struct fg_endpoint *ep)
 {
-	for (unsigned i = 0; i < cfg->n_dp_addr; i++) {
-		const struct fg_prefix *a = &cfg->dp_addr[i];
-
-		if (a->family == ep->family &&
-		    (is_unspecified(ep) || !memcmp(a->addr, ep->addr, a->family == AF_INET ? 4 : 16)))
+	for (unsigned i = 0; i < cfg->n_dp_addr; i++)
+		if (receives(&cfg->dp_addr[i], ep))
 			return true;
-	}
+	for (unsigned i = 0; i < cfg->n_dp_vlan; i++)
+		if (cfg->dp_vlan[i].addr.family && receives(&cfg->dp_vlan[i].addr, ep))
+			return true;
 	return false;
 }
 

@@ -14,6 +14,9 @@
  *   ctl.c     the dataplane's control socket (peers, reload, drain,
  *             shutdown, status), served by the main lcore
  *   report.c  counters as "name value" lines, and the peers table
+ *   bond.c    a bonded port's members, for their figures
+ *   nic.c     the port's own figures (tbl/nic.h) into the region, read by
+ *             the main lcore from rte_eth_stats, the link and xstats
  *   outbound  (library, outbound.h) --sink queue: the durable queue, its
  *             writer thread and the relay thread, started from the main
  *             lcore so that they share its CPUs, never a worker's
@@ -44,6 +47,7 @@
 #include "floodgate/history.h"
 #include "floodgate/levers.h"
 #include "floodgate/net.h"
+#include "floodgate/nic.h"
 #include "floodgate/outbound.h"
 #include "floodgate/passive.h"
 #include "floodgate/region.h"
@@ -64,6 +68,10 @@
 #define DP_PUBLISH_NS (100ull * 1000000ull)	/* counters into the region slot */
 #define DP_SPIN_NS (20ull * 1000ull)	/* an idle worker polls this long before it sleeps */
 #define DP_PEERS_MAX 4096		/* connections one `peers` snapshot lists per worker */
+#define DP_EXC_PORT "net_tap_exc"		/* the exception path's tap port */
+#define DP_EXC_DESC 512			/* its RX and TX ring sizes */
+#define DP_NIC_PUBLISH_NS (500ull * 1000000ull)	/* the port's figures into the region */
+#define DP_NIC_XSTATS_MAX 8		/* TX drop xstats read per port */
 
 enum dp_sink {
 	DP_SINK_MEMORY = 0,		/* held in memory and completed (tests) */
@@ -92,8 +100,10 @@ struct dp_txq {
 	uint16_t queue;
 	struct rte_mempool *pool;
 	bool csum_offload;
+	bool vlan_insert;		/* the port inserts 802.1Q tags (else software) */
 	unsigned n_pending;
 	unsigned stuck;			/* sends in a row that took nothing */
+	int exc_port;			/* the exception tap (its TX queue is `queue`); -1: none */
 	struct rte_mbuf *pending[DP_TX_PENDING];
 	struct fg_stats *st;
 };
@@ -127,6 +137,16 @@ struct dp_peers_snap {
 	unsigned n_peer;			/* of the worker's configuration */
 	struct fg_nntp_counters *peer;		/* n_peer + 1 blocks (copies) */
 	char (*name)[FG_CONFIG_NAME_MAX];	/* n_peer names */
+};
+
+/* The port's figures (nic.c): which ethdevs, which of their xstats. */
+struct dp_nic {
+	struct fg_nic_block *block;		/* in worker 0's region slot; NULL: none */
+	unsigned n_ports;
+	uint16_t port_id[FG_NIC_MAX_PORTS];	/* [0] the port, then bond members */
+	unsigned n_xdrop[FG_NIC_MAX_PORTS];
+	uint64_t xdrop_id[FG_NIC_MAX_PORTS][DP_NIC_XSTATS_MAX];
+	uint64_t next_ns;
 };
 
 struct dp;
@@ -183,6 +203,10 @@ struct dp {
 	uint16_t mtu;
 	uint8_t mac[6];
 	bool rx_csum, tx_csum, rss, rx_intr;
+	bool vlan_strip, vlan_insert;		/* the port's VLAN offloads, in use */
+	int exc_port;				/* the exception path's tap port; -1: none */
+	uint16_t member[FG_NIC_MAX_PORTS - 1];	/* a bonded port's members */
+	unsigned n_members;
 	int ts_offset;				/* mbuf timestamp dynfield, -1 none */
 	uint64_t ts_flag;
 	/* --sink queue: the queue, its writer and the relay, whose threads
@@ -208,6 +232,7 @@ struct dp {
 	bool shutdown_asked;
 	unsigned shutdown_grace_ms;
 	uint64_t reloads, reload_failures;
+	struct dp_nic nic;
 };
 
 /* eal.c: argv for rte_eal_init (strings in `buf`); the count or -errno. */
@@ -227,6 +252,23 @@ unsigned dp_rx_frames(const struct dp *dp, struct rte_mbuf **m, unsigned n,
 		      struct fg_rx_frame *fr, uint64_t *ts, struct fg_stats *st);
 /* Retry frames kept back when the TX ring was full. */
 void dp_tx_drain(struct dp_txq *q);
+/* The kernel's frames from the exception port's RX queue `queue`, sent
+ * out on the worker's TX queue; returns how many came. */
+unsigned dp_exc_rx(struct dp_txq *q, uint16_t exc_port, struct fg_stats *st);
+
+/* bond.c: the members of a bonded port (driver net_bonding), from the
+ * port's devargs, into dp->member[]. */
+void dp_bond_members(struct dp *dp, const char *port, const char *driver);
+/* Active-backup: a member whose link is up becomes the primary when the
+ * primary's is down (member_up[i]: dp->member[i]'s link). Main lcore. */
+void dp_bond_watch(struct dp *dp, const bool *member_up);
+
+/* nic.c: after the workers claimed their slots; publish from the main
+ * lcore's loops (at most every DP_NIC_PUBLISH_NS unless `now`). */
+void dp_nic_setup(struct dp *dp);
+void dp_nic_publish(struct dp *dp, bool now);
+/* The figures as the region has them, for the dataplane's own status. */
+void dp_nic_text(const struct dp *dp, FILE *f);
 
 /* worker.c */
 int dp_worker_setup(struct dp_worker *w);

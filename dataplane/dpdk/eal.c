@@ -2,13 +2,14 @@
 /*
  * eal.c — the argument list for rte_eal_init(), from the configuration.
  *
- *   floodgate <[dataplane] eal-args...> <port> [--lcores=...]
+ *   floodgate <[dataplane] eal-args...> <port> [exception tap] [--lcores=...]
  *
  * The port is a PCI address ("0000:01:00.0", "01:00.0", optionally with
  * ",devargs") given as `-a PORT`, or any other device string given as
  * `--vdev=PORT` (net_tap, net_af_packet, net_pcap, ...): nothing here
  * knows one PMD from another. A PCI port with --no-pci in eal-args is a
- * contradiction and refused.
+ * contradiction and refused. With `exception-path tap` a second port,
+ * `--vdev=net_tap_exc,iface=<exception-iface>`, is the exception path's.
  *
  * Lcores: when eal-args names none (-l, -c, --lcores), one main lcore
  * and `workers` worker lcores are laid over the CPUs this process may run
@@ -111,7 +112,7 @@ int dp_eal_args(const struct fg_config *cfg, const char *port, char *buf, size_t
 	snprintf(buf, buflen, "floodgate");
 	argv[n++] = buf;
 	used = strlen(buf) + 1;
-	k = fg_config_split_args(cfg->eal_args, buf + used, buflen - used, argv + n, max - n - 3);
+	k = fg_config_split_args(cfg->eal_args, buf + used, buflen - used, argv + n, max - n - 4);
 	if (k < 0)
 		return k;
 	n += (unsigned)k;
@@ -131,6 +132,15 @@ int dp_eal_args(const struct fg_config *cfg, const char *port, char *buf, size_t
 	used += strlen(buf + used) + 1;
 	if (dp_port_is_pci(port)) {
 		if ((size_t)snprintf(buf + used, buflen - used, "%s", port) >= buflen - used)
+			return -ENOSPC;
+		if ((rc = push(argv, &n, max, buf + used)) != 0)
+			return rc;
+		used += strlen(buf + used) + 1;
+	}
+	if (cfg->dp_exception == FG_EXCEPTION_TAP && cfg->dp_mode == FG_DATAPLANE_ACTIVE) {
+		rc = snprintf(buf + used, buflen - used, "--vdev=%s,iface=%s", DP_EXC_PORT,
+			      cfg->dp_exception_iface);
+		if (rc < 0 || (size_t)rc >= buflen - used)
 			return -ENOSPC;
 		if ((rc = push(argv, &n, max, buf + used)) != 0)
 			return rc;

@@ -443,6 +443,7 @@ static void main_loop(struct dp *dp)
 			last_tick = now;
 		}
 		fg_outbound_publish(dp->ob, fg_mono_ns());
+		dp_nic_publish(dp, false);
 		if (dp->passive && dp->o.exit_idle_ms && all(dp, true))
 			break;
 	}
@@ -458,17 +459,21 @@ static void shutdown_sequence(struct dp *dp)
 		dp_ctl_serve(dp, 50);
 		handle_signals(dp);
 		fg_outbound_publish(dp->ob, fg_mono_ns());
+		dp_nic_publish(dp, false);
 	}
 	for (unsigned i = 0; i < dp->n_workers; i++)
 		atomic_store(&dp->w[i].mbox.shutdown, true);
 	t0 = fg_mono_ns();
-	while (!all(dp, true) && fg_mono_ns() - t0 < 5000000000ull + FINISH_EXTRA_NS)
+	while (!all(dp, true) && fg_mono_ns() - t0 < 5000000000ull + FINISH_EXTRA_NS) {
 		dp_ctl_serve(dp, 50);
+		dp_nic_publish(dp, false);
+	}
 	if (!all(dp, true))
 		FG_LOG_WARN(DP, "a worker still had work at the end of the shutdown");
 	for (unsigned i = 0; i < dp->n_workers; i++)
 		atomic_store_explicit(&dp->w[i].mbox.stop, true, memory_order_release);
 	rte_eal_mp_wait_lcore();
+	dp_nic_publish(dp, true);
 	/* after the workers: their last transfers needed the writer */
 	fg_outbound_stop(dp->ob);
 }
@@ -503,6 +508,7 @@ void dp_status(struct dp *dp, FILE *f, bool json)
 		dp->n_workers);
 	fprintf(f, "sessions   %u on %u connections%s%s\n", sessions, conns,
 		dp->draining ? ", draining" : "", dp->shutdown_asked ? ", shutting down" : "");
+	dp_nic_text(dp, f);
 	dp_levers_text(dp, f);
 }
 
@@ -525,6 +531,8 @@ static int start(struct dp *dp)
 	if (rc == 0)
 		rc = dp_port_start(dp);
 	if (rc == 0)
+		dp_nic_setup(dp);
+	if (rc == 0)
 		rc = dp_ctl_listen(dp);
 	if (rc == 0)
 		rc = outbound_start(dp);
@@ -533,7 +541,7 @@ static int start(struct dp *dp)
 
 int main(int argc, char **argv)
 {
-	static struct dp dp = { .ctl_fd = -1, .ts_offset = -1 };
+	static struct dp dp = { .ctl_fd = -1, .ts_offset = -1, .exc_port = -1 };
 	struct sigaction sa;
 	int rc = parse_opts(&dp.o, argc, argv), status = 1;
 
@@ -578,6 +586,7 @@ out:
 		dp_write_stats_file(&dp, dp.o.stats_file);
 	dp_ctl_close(&dp);
 	fg_outbound_stop(dp.ob);	/* a failed start: the workers never ran */
+	dp.nic.block = NULL;		/* worker 0's slot goes with its teardown */
 	workers_teardown(&dp);
 	fg_outbound_close(dp.ob);
 	if (dp.pool)

@@ -15,7 +15,9 @@
  * worker's). Either way every segment of a connection reaches one worker.
  *
  * Offloads are used when the port has them, and done in software when it
- * has not: IPv4 + TCP receive checksums (frames are marked verified),
+ * has not: VLAN tag strip and insert when [dataplane] vlan is set (strip
+ * not with an exception path: the kernel gets frames as they came, tags
+ * and all), IPv4 + TCP receive checksums (frames are marked verified),
  * IPv4 + TCP transmit checksums, over IPv6 too (the net module then leaves
  * them to the port), receive timestamps in passive mode (--clock capture), and
  * receive interrupts (an idle worker blocks on them, worker.c; without
@@ -35,6 +37,13 @@
  * modules take single-segment frames only. Fewer, larger frames are what
  * a port's per-frame costs (a tap's system call and SIGIO, a NIC's
  * descriptors) are divided by.
+ *
+ * Exception path ([dataplane] exception-path tap): a second port, the tap
+ * DP_EXC_PORT, with one RX and one TX queue per worker on the same pool.
+ * Worker i sends what is not floodgate's on its TX queue i (to_kernel:
+ * the frame's mbuf with one more reference, no copy) and polls its RX
+ * queue i for the kernel's frames, which it sends out on its own TX queue
+ * of the port as they are (the kernel built them, MAC and all).
  *
  * Buffers: an fg_rx_frame's handle is its mbuf; a reference is
  * rte_mbuf_refcnt_update(+1), a release rte_pktmbuf_free() (which frees at
@@ -115,6 +124,20 @@ void dp_tx_drain(struct dp_txq *q)
 	memmove(q->pending, q->pending + sent, q->n_pending * sizeof(q->pending[0]));
 }
 
+/* Keep m in order behind what waits; false (m freed) when the list is
+ * full even after a send. */
+static bool txq_keep(struct dp_txq *q, struct rte_mbuf *m)
+{
+	if (q->n_pending == DP_TX_PENDING)
+		dp_tx_drain(q);
+	if (q->n_pending == DP_TX_PENDING) {
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	q->pending[q->n_pending++] = m;
+	return true;
+}
+
 /* Frames go out in order: what waits from before goes first. What the ring
  * cannot take now is kept (DP_TX_PENDING of them) and retried from the
  * worker's loop; beyond that it is dropped (TCP retransmits). */
@@ -141,19 +164,57 @@ static unsigned mb_tx_burst(void *port, struct fg_tx_frame *f, unsigned n)
 					  : RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM |
 					    RTE_MBUF_F_TX_TCP_CKSUM;
 		}
-		if (q->n_pending == DP_TX_PENDING)
-			dp_tx_drain(q);
-		if (q->n_pending == DP_TX_PENDING) {
-			rte_pktmbuf_free(m);
-			dropped++;
-			continue;
+		if (f[i].flags & FG_TX_VLAN) {
+			m->vlan_tci = f[i].vlan;
+			if (q->vlan_insert) {
+				m->ol_flags |= RTE_MBUF_F_TX_VLAN;
+			} else if (rte_vlan_insert(&m) != 0) {
+				rte_pktmbuf_free(m);
+				dropped++;
+				continue;
+			}
+			/* software: rte_vlan_insert also moved l2_len past the tag,
+			 * where the checksum offload looks for the IPv4 header */
 		}
-		q->pending[q->n_pending++] = m;
+		if (!txq_keep(q, m))
+			dropped++;
 	}
 	dp_tx_drain(q);
 	if (q->n_pending)
 		fg_stats_inc(q->st, FG_CTR_DP_TX_RING_FULL);
 	return n - dropped;
+}
+
+/* Not floodgate's: the same mbuf, one more reference, to the kernel. */
+static int mb_to_kernel(void *port, const struct fg_rx_frame *f)
+{
+	struct dp_txq *q = port;
+	struct rte_mbuf *m = f->handle;
+
+	if (q->exc_port < 0)
+		return -ENOTSUP;
+	rte_mbuf_refcnt_update(m, 1);
+	if (rte_eth_tx_burst((uint16_t)q->exc_port, q->queue, &m, 1) == 1)
+		return 0;
+	rte_pktmbuf_free(m);
+	return -EBUSY;
+}
+
+unsigned dp_exc_rx(struct dp_txq *q, uint16_t exc_port, struct fg_stats *st)
+{
+	struct rte_mbuf *mb[DP_BURST];
+	uint16_t n = rte_eth_rx_burst(exc_port, q->queue, mb, DP_BURST);
+
+	for (uint16_t i = 0; i < n; i++) {
+		mb[i]->ol_flags = 0;	/* the kernel's frames are finished */
+		if (!txq_keep(q, mb[i]))
+			fg_stats_inc(st, FG_CTR_NET_TX_PORT_DROP);
+	}
+	if (n) {
+		fg_stats_add(st, FG_CTR_DP_FROM_KERNEL, n);
+		dp_tx_drain(q);
+	}
+	return n;
 }
 
 const struct fg_port_ops dp_port_ops = {
@@ -162,6 +223,7 @@ const struct fg_port_ops dp_port_ops = {
 	.tx_alloc = mb_tx_alloc,
 	.tx_free = mb_tx_free,
 	.tx_burst = mb_tx_burst,
+	.to_kernel = mb_to_kernel,
 };
 
 /* A capture time in ns since the epoch. The mbuf timestamp's unit is the
@@ -196,6 +258,12 @@ unsigned dp_rx_frames(const struct dp *dp, struct rte_mbuf **m, unsigned n,
 		if ((ol & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_GOOD)
 			fr[k].flags |= FG_RX_L4_CSUM_OK;
 		fr[k].handle = m[i];
+		fr[k].vlan = 0;
+		if (ol & RTE_MBUF_F_RX_VLAN_STRIPPED) {
+			/* the port took the tag off (VLAN strip offload) */
+			fr[k].flags |= FG_RX_VLAN;
+			fr[k].vlan = m[i]->vlan_tci;
+		}
 		if (ts)
 			ts[k] = dp->ts_offset >= 0 && (ol & dp->ts_flag) ?
 				capture_ns(*RTE_MBUF_DYNFIELD(m[i], dp->ts_offset,
@@ -243,6 +311,15 @@ static void offloads(struct dp *dp, const struct rte_eth_dev_info *di, struct rt
 		conf->rxmode.offloads |= rx_ck;
 	if (dp->tx_csum)
 		conf->txmode.offloads |= tx_ck;
+	dp->vlan_strip = dp->cfg->n_dp_vlan && !dp->passive &&
+			 dp->cfg->dp_exception == FG_EXCEPTION_NONE &&
+			 (di->rx_offload_capa & RTE_ETH_RX_OFFLOAD_VLAN_STRIP);
+	dp->vlan_insert = dp->cfg->n_dp_vlan && !dp->passive &&
+			  (di->tx_offload_capa & RTE_ETH_TX_OFFLOAD_VLAN_INSERT);
+	if (dp->vlan_strip)
+		conf->rxmode.offloads |= RTE_ETH_RX_OFFLOAD_VLAN_STRIP;
+	if (dp->vlan_insert)
+		conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_VLAN_INSERT;
 	if (dp->o.capture_clock && (di->rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP))
 		conf->rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TIMESTAMP;
 	dp->rss = false;
@@ -287,6 +364,11 @@ static int configure(struct dp *dp, const struct rte_eth_dev_info *di, uint16_t 
 	}
 	/* receive interrupts let an idle worker block instead of polling */
 	conf.intr_conf.rxq = dp->cfg->idle_backoff_us ? 1 : 0;
+	/* a bond learns that a member's link went down from the member's
+	 * link-state interrupts, which it enables only when asked for its own
+	 * (members without them it polls) */
+	if (dp->n_members && di->dev_flags && (*di->dev_flags & RTE_ETH_DEV_INTR_LSC))
+		conf.intr_conf.lsc = 1;
 	rc = rte_eth_dev_configure(dp->port_id, (uint16_t)dp->n_rxq, n_txq, &conf);
 	if (rc != 0 && conf.intr_conf.rxq) {
 		conf.intr_conf.rxq = 0;
@@ -318,7 +400,10 @@ static int port_budget(struct dp *dp, uint16_t nb_rxd, uint16_t nb_txd, uint16_t
 	uint64_t rings = (uint64_t)dp->n_rxq * nb_rxd + (uint64_t)n_txq * nb_txd;
 	uint64_t caches = (uint64_t)(dp->n_workers + 1) * POOL_CACHE * 3 / 2;
 	uint64_t tx = (uint64_t)dp->n_workers * (DP_TX_PENDING + TX_IN_FLIGHT);
-	uint64_t reserved = rings + caches + tx, share;
+	/* the exception tap's RX rings are filled from the pool too */
+	uint64_t exc = dp->cfg->dp_exception == FG_EXCEPTION_TAP && !dp->passive ?
+			       (uint64_t)dp->n_workers * DP_EXC_DESC : 0;
+	uint64_t reserved = rings + caches + tx + exc, share;
 
 	share = total > reserved ? (total - reserved) / dp->n_workers : 0;
 	if (share < MIN_SHARE) {
@@ -400,6 +485,41 @@ static void port_mac(struct dp *dp)
 	memcpy(dp->mac, a.addr_bytes, 6);
 }
 
+/* The exception tap: one RX and one TX queue per worker, on the pool. */
+static int exc_setup(struct dp *dp)
+{
+	int socket = rte_eth_dev_socket_id(dp->port_id);
+	struct rte_eth_conf conf;
+	uint16_t id, n = (uint16_t)dp->n_workers;
+	int rc;
+
+	dp->exc_port = -1;
+	if (dp->passive || dp->cfg->dp_exception != FG_EXCEPTION_TAP)
+		return 0;
+	if (rte_eth_dev_get_port_by_name(DP_EXC_PORT, &id) != 0) {
+		FG_LOG_ERR(DP, "exception path: no port %s (see DPDK's messages above)", DP_EXC_PORT);
+		return -ENODEV;
+	}
+	memset(&conf, 0, sizeof(conf));
+	/* an idle worker wakes for the kernel's frames as for the port's */
+	conf.intr_conf.rxq = dp->rx_intr ? 1 : 0;
+	rc = rte_eth_dev_configure(id, n, n, &conf);
+	for (uint16_t q = 0; rc == 0 && q < n; q++) {
+		rc = rte_eth_rx_queue_setup(id, q, DP_EXC_DESC, (unsigned)socket, NULL, dp->pool);
+		if (rc == 0)
+			rc = rte_eth_tx_queue_setup(id, q, DP_EXC_DESC, (unsigned)socket, NULL);
+	}
+	if (rc != 0) {
+		FG_LOG_ERR(DP, "exception path: port %s: %s", DP_EXC_PORT, rte_strerror(-rc));
+		return rc;
+	}
+	dp->exc_port = id;
+	FG_LOG_NOTICE(DP, "exception path: port %u (%s, iface %s), %u queue pairs, at most %u "
+		      "frames/s to the kernel", id, DP_EXC_PORT, dp->cfg->dp_exception_iface, n,
+		      dp->cfg->dp_exception_rate);
+	return 0;
+}
+
 int dp_port_setup(struct dp *dp)
 {
 	struct rte_eth_dev_info di;
@@ -411,6 +531,7 @@ int dp_port_setup(struct dp *dp)
 	rc = rte_eth_dev_info_get(dp->port_id, &di);
 	if (rc != 0)
 		return rc;
+	dp_bond_members(dp, dp->o.port ? dp->o.port : dp->cfg->port, di.driver_name);
 	dp->n_rxq = dp->cfg->rx_queues ? dp->cfg->rx_queues : dp->n_workers;
 	if (dp->n_rxq < dp->n_workers || dp->n_rxq > di.max_rx_queues) {
 		FG_LOG_ERR(DP, "port %u (%s): %u RX queues asked for %u workers; it has at most %u",
@@ -430,6 +551,8 @@ int dp_port_setup(struct dp *dp)
 		rc = port_budget(dp, nb_rxd, nb_txd, n_txq);
 	if (rc == 0)
 		rc = queues(dp, &di, nb_rxd, nb_txd, n_txq);
+	if (rc == 0)
+		rc = exc_setup(dp);
 	if (rc != 0)
 		return rc;
 	if (dp->cfg->dp_mtu && (rc = rte_eth_dev_set_mtu(dp->port_id,
@@ -442,9 +565,13 @@ int dp_port_setup(struct dp *dp)
 		dp->mtu = 1500;
 	port_mac(dp);
 	FG_LOG_NOTICE(DP, "port %u (%s): %u RX queues%s, %u TX queues, MTU %u, checksums rx %s tx %s, "
-		      "idle %s, %u mbufs (per worker: %u queued, %u held, %u connections)",
+		      "%s%s%sidle %s, %u mbufs (per worker: %u queued, %u held, %u connections)",
 		      dp->port_id, di.driver_name, dp->n_rxq, dp->rss ? " (RSS)" : "", n_txq, dp->mtu,
 		      dp->rx_csum ? "port" : "software", dp->tx_csum ? "port" : "software",
+		      dp->cfg->n_dp_vlan ? "VLAN tags strip " : "",
+		      !dp->cfg->n_dp_vlan ? "" : dp->vlan_strip ? "port" : "software",
+		      !dp->cfg->n_dp_vlan ? "" : dp->vlan_insert ? " insert port, " :
+		      " insert software, ",
 		      dp->rx_intr ? "interrupts" : "sleeps",
 		      dp->cfg->mbufs, dp->per_worker_segs, dp->per_worker_holds,
 		      dp->per_worker_conns);
@@ -506,6 +633,10 @@ int dp_port_start(struct dp *dp)
 		FG_LOG_ERR(DP, "port %u: start: %s", dp->port_id, rte_strerror(-rc));
 		return rc;
 	}
+	if (dp->exc_port >= 0 && (rc = rte_eth_dev_start((uint16_t)dp->exc_port)) != 0) {
+		FG_LOG_ERR(DP, "exception path: start: %s", rte_strerror(-rc));
+		return rc;
+	}
 	/* a mirror or a capture is not addressed to us */
 	if (dp->passive)
 		rte_eth_promiscuous_enable(dp->port_id);
@@ -516,6 +647,10 @@ int dp_port_start(struct dp *dp)
 
 void dp_port_stop(struct dp *dp)
 {
+	if (dp->exc_port >= 0) {
+		rte_eth_dev_stop((uint16_t)dp->exc_port);
+		rte_eth_dev_close((uint16_t)dp->exc_port);
+	}
 	rte_eth_dev_stop(dp->port_id);
 	rte_eth_dev_close(dp->port_id);
 }

@@ -44,6 +44,11 @@ static void carry(struct fg_config *n, const struct fg_config *o, FILE *out)
 	CARRY(dp_addr, "dataplane address");
 	CARRY(n_dp_addr, "dataplane address");
 	CARRY(dp_mac, "dataplane mac");
+	CARRY(dp_vlan, "dataplane vlan");
+	CARRY(n_dp_vlan, "dataplane vlan");
+	CARRY(dp_exception, "dataplane exception-path");
+	CARRY(dp_exception_iface, "dataplane exception-iface");
+	CARRY(dp_exception_rate, "dataplane exception-rate");
 	CARRY(listen, "site listen");
 	CARRY(n_listen, "site listen");
 	CARRY(max_line, "session max-line");

@@ -203,6 +203,7 @@ static int net_setup(struct dp_worker *w)
 {
 	const struct dp *dp = w->dp;
 	struct fg_net_config nc = { 0 };
+	uint16_t untagged_vid = 0;
 	struct fg_tcp_config tc = { 0 };
 	struct fg_tcpsess_params sp = { 0 };
 	struct fg_net_faults faults = { 0 };
@@ -211,19 +212,39 @@ static int net_setup(struct dp_worker *w)
 	if (getrandom(secret, sizeof(secret), 0) != sizeof(secret))
 		return -EIO;
 	memcpy(nc.mac, dp->mac, 6);
+	/* VLANs: `vlan N` alone tags the addresses of `address` (IPv4 only:
+	 * config.c refuses it beside an IPv6 one); `vlan N ADDR` adds one */
+	for (unsigned i = 0; i < w->cfg->n_dp_vlan; i++)
+		if (!w->cfg->dp_vlan[i].addr.family)
+			untagged_vid = (uint16_t)w->cfg->dp_vlan[i].id;
 	for (unsigned i = 0; i < w->cfg->n_dp_addr; i++) {
 		const struct fg_prefix *a = &w->cfg->dp_addr[i];
 
-		if (a->family == AF_INET)
-			memcpy(&nc.ipv4[nc.n_ipv4++], a->addr, 4);
-		else
+		if (a->family == AF_INET) {
+			memcpy(&nc.ipv4[nc.n_ipv4], a->addr, 4);
+			nc.plen[nc.n_ipv4] = a->len;
+			nc.vid[nc.n_ipv4++] = untagged_vid;
+		} else {
 			memcpy(nc.ipv6[nc.n_ipv6++], a->addr, FG_IP6_ALEN);
+		}
+	}
+	for (unsigned i = 0; i < w->cfg->n_dp_vlan && nc.n_ipv4 < FG_NET_MAX_ADDRS; i++) {
+		const struct fg_config_vlan *v = &w->cfg->dp_vlan[i];
+
+		if (v->addr.family != AF_INET)
+			continue;
+		memcpy(&nc.ipv4[nc.n_ipv4], v->addr.addr, 4);
+		nc.plen[nc.n_ipv4] = v->addr.len;
+		nc.vid[nc.n_ipv4++] = (uint16_t)v->id;
 	}
 	/* one worker probes and announces the IPv6 addresses (DAD) */
 	nc.nd_announce = w->index == 0;
 	nc.mtu = dp->mtu;
 	nc.tx_csum_offload = dp->tx_csum;
 	nc.hash_seed = secret[0];
+	/* the exception path's rate, shared by the workers */
+	if (dp->exc_port >= 0)
+		nc.kernel_rate = FG_MAX(1u, w->cfg->dp_exception_rate / dp->n_workers);
 	w->net = fg_net_create(&nc, &dp_port_ops, &w->tx, &w->stats->s);
 	if (!w->net)
 		return -EINVAL;
@@ -296,6 +317,8 @@ int dp_worker_setup(struct dp_worker *w)
 	w->tx.queue = (uint16_t)w->index;
 	w->tx.pool = dp->pool;
 	w->tx.csum_offload = dp->tx_csum;
+	w->tx.vlan_insert = dp->vlan_insert;
+	w->tx.exc_port = dp->exc_port;
 	w->stats = aligned_alloc(FG_CACHE_LINE, sizeof(*w->stats));
 	w->peer_stats = calloc(w->cfg->n_peer + 1, sizeof(*w->peer_stats));
 	if (!w->stats || !w->peer_stats)
@@ -378,6 +401,9 @@ static unsigned rx_active(struct dp_worker *w, uint64_t now_ns)
 			fg_net_rx(w->net, fr, k, now_ns);
 		got += n;
 	}
+	/* the kernel's frames, out through the port (the exception path) */
+	if (w->tx.exc_port >= 0)
+		got += dp_exc_rx(&w->tx, (uint16_t)w->tx.exc_port, &w->stats->s);
 	return got;
 }
 
@@ -469,6 +495,16 @@ static void intr_setup(struct dp_worker *w)
 			w->epfd = -1;
 		}
 	}
+	if (w->tx.exc_port >= 0 && w->epfd >= 0) {
+		/* the kernel's frames wake an idle worker too */
+		int fd = rte_eth_dev_rx_intr_ctl_q_get_fd((uint16_t)w->tx.exc_port, w->tx.queue);
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = UINT32_MAX };
+
+		if (fd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+			close(w->epfd);
+			w->epfd = -1;
+		}
+	}
 	rte_log_set_level(ethdev_log, (uint32_t)level);
 	FG_LOG_INFO(DP, "worker %u: idle on %s", w->index,
 		    w->epfd >= 0 ? "receive interrupts" : "sleeps (the port has no interrupts)");
@@ -482,6 +518,12 @@ static void intr_arm(struct dp_worker *w, bool on)
 		else
 			rte_eth_dev_rx_intr_disable(w->dp->port_id, w->rxq[i]);
 	}
+	if (w->tx.exc_port >= 0) {
+		if (on)
+			rte_eth_dev_rx_intr_enable((uint16_t)w->tx.exc_port, w->tx.queue);
+		else
+			rte_eth_dev_rx_intr_disable((uint16_t)w->tx.exc_port, w->tx.queue);
+	}
 }
 
 /* Frames already waiting (ports that can tell; others' interrupts are
@@ -491,7 +533,8 @@ static bool rx_pending(const struct dp_worker *w)
 	for (unsigned i = 0; i < w->n_rxq; i++)
 		if (rte_eth_rx_queue_count(w->dp->port_id, w->rxq[i]) > 0)
 			return true;
-	return false;
+	return w->tx.exc_port >= 0 &&
+	       rte_eth_rx_queue_count((uint16_t)w->tx.exc_port, w->tx.queue) > 0;
 }
 
 /* Block on the receive interrupts until a frame or the next timer. */

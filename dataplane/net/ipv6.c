@@ -624,7 +624,9 @@ bool net6_input(struct net6 *v6, struct fg_rx_frame *f, uint32_t l2, bool faults
 	usable = dst && dst->state == ADDR_USABLE;
 	group = !dst && is_our_group(v6, ip + 24);
 	if (!usable && !group && !(dst && dst->state == ADDR_TENTATIVE)) {
-		fg_stats_inc(v6->st, FG_CTR_NET6_NOT_OURS);
+		/* the box's own addresses and groups: the kernel's, with a path */
+		if (fg_net_to_kernel(v6->net, f) != 0)
+			fg_stats_inc(v6->st, FG_CTR_NET6_NOT_OURS);
 		return false;
 	}
 	if (next == FG_IP6_NH_ICMP6) {
@@ -641,6 +643,7 @@ bool net6_input(struct net6 *v6, struct fg_rx_frame *f, uint32_t l2, bool faults
 
 		return !net_l4_input(v6->net, f, &l3, next, ip + off, end - off, faults);
 	}
-	fg_stats_inc(v6->st, FG_CTR_NET6_PROTO);
+	if (fg_net_to_kernel(v6->net, f) != 0)
+		fg_stats_inc(v6->st, FG_CTR_NET6_PROTO);
 	return false;
 }

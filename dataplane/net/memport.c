@@ -30,6 +30,8 @@ struct fg_memport {
 	struct mbuf *free_list;
 	fg_memport_sink_fn *sink;
 	void *sink_arg;
+	fg_memport_sink_fn *kernel;	/* the exception path's receiver; NULL: none */
+	void *kernel_arg;
 };
 
 struct fg_memport *fg_memport_create(unsigned n_bufs, uint32_t buf_size,
@@ -126,16 +128,52 @@ static void mp_tx_free(void *port, void *handle)
 	mp_unref(port, handle);
 }
 
+/* A port without VLAN offload: the tag goes in by software, after the
+ * MAC addresses (IEEE 802.1Q), so the sink sees the frame as the wire. */
+static void mp_sink_tagged(struct fg_memport *p, const struct fg_tx_frame *f)
+{
+	uint8_t *t = malloc((size_t)f->len + FG_VLAN_HLEN);
+
+	if (!t)
+		return;
+	memcpy(t, f->data, 12);
+	fg_wr16(t + 12, FG_ETHERTYPE_VLAN);
+	fg_wr16(t + 14, f->vlan & 0xfff);
+	memcpy(t + 16, f->data + 12, f->len - 12);
+	p->sink(p->sink_arg, t, f->len + FG_VLAN_HLEN, f->flags);
+	free(t);
+}
+
 static unsigned mp_tx_burst(void *port, struct fg_tx_frame *frames, unsigned n)
 {
 	struct fg_memport *p = port;
 
 	for (unsigned i = 0; i < n; i++) {
-		if (p->sink)
+		if (p->sink && (frames[i].flags & FG_TX_VLAN) && frames[i].len >= FG_ETH_HLEN)
+			mp_sink_tagged(p, &frames[i]);
+		else if (p->sink)
 			p->sink(p->sink_arg, frames[i].data, frames[i].len, frames[i].flags);
 		mp_unref(p, frames[i].handle);
 	}
 	return n;
+}
+
+/* The kernel sees the frame now, as a tap's kernel side would: a copy,
+ * so no reference outlives the call. */
+static int mp_to_kernel(void *port, const struct fg_rx_frame *f)
+{
+	struct fg_memport *p = port;
+
+	if (!p->kernel)
+		return -ENOTSUP;
+	p->kernel(p->kernel_arg, f->data, f->len, f->flags);
+	return 0;
+}
+
+void fg_memport_set_kernel(struct fg_memport *p, fg_memport_sink_fn *fn, void *arg)
+{
+	p->kernel = fn;
+	p->kernel_arg = arg;
 }
 
 static const struct fg_port_ops memport_ops = {
@@ -144,6 +182,7 @@ static const struct fg_port_ops memport_ops = {
 	.tx_alloc = mp_tx_alloc,
 	.tx_free = mp_tx_free,
 	.tx_burst = mp_tx_burst,
+	.to_kernel = mp_to_kernel,
 };
 
 const struct fg_port_ops *fg_memport_ops(void)

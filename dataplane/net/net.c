@@ -29,6 +29,10 @@
  * processed after the next one (or at the next poll); a transmitted one
  * may be dropped, sent twice (a copy), or held behind the next frame.
  *
+ * The exception path (net.h): fg_net_to_kernel() spends a token of a
+ * bucket refilled at kernel_rate frames a second (in nano-frames, capped
+ * at kernel_burst frames) and hands the frame to the port's to_kernel op.
+ *
  * The ARP cache is direct-mapped with 4-way linear probing, keyed by a
  * seeded hash of the address: a full set evicts its oldest entry. Learned
  * from ARP requests and replies addressed to us (RFC 826's merge step).
@@ -37,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <sys/socket.h>
 
 #include "floodgate/log.h"
@@ -48,6 +53,8 @@
 #define ARP_REQ_INTERVAL_NS 1000000000ull
 #define ICMP_ECHO_REQUEST 8
 #define ICMP_ECHO_REPLY 0
+#define NS_PER_S 1000000000ull
+#define KERNEL_BURST_MIN 8u
 
 struct arp_entry {
 	uint32_t ip;		/* 0 = free */
@@ -84,6 +91,11 @@ struct fg_net {
 	struct l4_handler l4[FG_NET_MAX_L4];
 	unsigned n_l4;
 	uint8_t l4_slot[FG_IP_PROTO_MAX + 1];	/* protocol -> slot + 1; 0: none */
+
+	bool vlans;			/* an address is on a VLAN */
+	uint16_t rx_vid;		/* the VLAN of the frame being processed */
+	/* the exception path's token bucket, in nano-frames */
+	uint64_t kern_tokens, kern_cap, kern_last_ns;
 
 	bool faults_on;
 	struct fault_dir f_rx, f_tx;
@@ -128,6 +140,13 @@ struct fg_net *fg_net_create(const struct fg_net_config *cfg,
 	if (!net->cfg.arp_ttl_ns)
 		net->cfg.arp_ttl_ns = 300ull * 1000000000ull;
 	net->arp_mask = n_arp - 1;
+	for (unsigned i = 0; i < cfg->n_ipv4; i++)
+		net->vlans |= (cfg->vid[i] & 0xfff) != 0;
+	if (!ops->to_kernel)
+		net->cfg.kernel_rate = 0;
+	if (net->cfg.kernel_rate && !net->cfg.kernel_burst)
+		net->cfg.kernel_burst = FG_MAX(KERNEL_BURST_MIN, net->cfg.kernel_rate / 10);
+	net->kern_cap = net->kern_tokens = (uint64_t)net->cfg.kernel_burst * NS_PER_S;
 	net->ops = ops;
 	net->port = port;
 	net->st = stats;
@@ -153,6 +172,30 @@ void fg_net_destroy(struct fg_net *net)
 	net6_destroy(net->v6);
 	free(net->arp);
 	free(net);
+}
+
+/* ---------------------------------------------------------------- kernel */
+
+int fg_net_to_kernel(struct fg_net *net, const struct fg_rx_frame *f)
+{
+	uint64_t dt;
+	int rc;
+
+	if (!net->cfg.kernel_rate)
+		return -ENOENT;
+	/* refill: a second or more of idleness fills the bucket */
+	dt = net->now - net->kern_last_ns;
+	net->kern_last_ns = net->now;
+	net->kern_tokens = dt >= NS_PER_S ? net->kern_cap :
+			   FG_MIN(net->kern_cap, net->kern_tokens + dt * net->cfg.kernel_rate);
+	if (net->kern_tokens < NS_PER_S) {
+		fg_stats_inc(net->st, FG_CTR_NET_TO_KERNEL_LIMITED);
+		return 0;
+	}
+	net->kern_tokens -= NS_PER_S;
+	rc = net->ops->to_kernel(net->port, f);
+	fg_stats_inc(net->st, rc == 0 ? FG_CTR_NET_TO_KERNEL : FG_CTR_NET_TO_KERNEL_FAILED);
+	return 0;
 }
 
 /* ---------------------------------------------------------------- L4 */
@@ -368,11 +411,39 @@ void fg_net_flush(struct fg_net *net)
 		fg_stats_add(net->st, FG_CTR_NET_TX_PORT_DROP, n - sent);
 }
 
+/* Index of our address `ip`, or -1. */
+static int addr_index(const struct fg_net *net, uint32_t ip)
+{
+	for (unsigned i = 0; i < net->cfg.n_ipv4; i++)
+		if (net->cfg.ipv4[i] == ip)
+			return (int)i;
+	return -1;
+}
+
+/* The VLAN a frame we built leaves on: its source address's. */
+static uint16_t tx_vid(const struct fg_net *net, const struct fg_tx_frame *f)
+{
+	uint16_t type;
+	int i = -1;
+
+	if (f->len < FG_ETH_HLEN + 20)
+		return 0;
+	type = fg_rd16(f->data + 12);
+	if (type == FG_ETHERTYPE_IPV4)
+		i = addr_index(net, fg_rdaddr(f->data + FG_ETH_HLEN + 12));
+	else if (type == FG_ETHERTYPE_ARP && f->len >= FG_ETH_HLEN + 28)
+		i = addr_index(net, fg_rdaddr(f->data + FG_ETH_HLEN + 14));
+	return i < 0 ? 0 : net->cfg.vid[i] & 0xfff;
+}
+
 static void txq_push(struct fg_net *net, const struct fg_tx_frame *f)
 {
 	if (net->n_txq == FG_NET_TX_BURST)
 		fg_net_flush(net);
-	net->txq[net->n_txq++] = *f;
+	net->txq[net->n_txq] = *f;
+	if (net->vlans && (net->txq[net->n_txq].vlan = tx_vid(net, f)) != 0)
+		net->txq[net->n_txq].flags |= FG_TX_VLAN;
+	net->n_txq++;
 	fg_stats_inc(net->st, FG_CTR_NET_TX_FRAMES);
 	fg_stats_add(net->st, FG_CTR_NET_TX_BYTES, f->len);
 }
@@ -392,7 +463,7 @@ static void tx_dup(struct fg_net *net, const struct fg_tx_frame *f)
 void fg_net_tx_queue(struct fg_net *net, uint8_t *data, uint32_t len, void *handle,
 		     uint32_t flags, bool is_tcp)
 {
-	struct fg_tx_frame f = { data, len, flags, handle };
+	struct fg_tx_frame f = { data, len, flags, handle, 0 };
 
 	if (net->faults_on && is_tcp) {
 		switch (fault_pick(net, &net->f_tx)) {
@@ -524,8 +595,20 @@ static void arp_send(struct fg_net *net, uint16_t op, const uint8_t *tha,
 	fg_net_tx_queue(net, f, 60, h, 0, false);
 }
 
-static void arp_input(struct fg_net *net, const uint8_t *a, uint32_t len)
+/* RFC 826 for our addresses; the rest, and every reply to us (the
+ * kernel may be the one that asked), also to the kernel. */
+/* Our address `ip` on VLAN `vid`? An address answers on its own VLAN only. */
+static bool local_on_vlan(const struct fg_net *net, uint32_t ip, uint16_t vid)
 {
+	int i = addr_index(net, ip);
+
+	return i >= 0 && (net->cfg.vid[i] & 0xfff) == vid;
+}
+
+static void arp_input(struct fg_net *net, const struct fg_rx_frame *f, uint32_t l2)
+{
+	const uint8_t *a = f->data + l2;
+	uint32_t len = f->len - l2;
 	uint16_t op;
 	uint32_t spa, tpa;
 
@@ -542,15 +625,33 @@ static void arp_input(struct fg_net *net, const uint8_t *a, uint32_t len)
 		fg_stats_inc(net->st, FG_CTR_NET_ARP_BAD);
 		return;
 	}
-	if (!fg_net_is_local_ipv4(net, tpa))
+	if (!local_on_vlan(net, tpa, net->rx_vid)) {
+		fg_net_to_kernel(net, f);
 		return;
+	}
 	/* RFC 826: merge the sender into the cache when we are the target */
 	if (spa)
 		arp_learn(net, spa, a + 8);
 	if (op == 1) {
 		arp_send(net, 2, a + 8, spa, tpa, a + 8);
 		fg_stats_inc(net->st, FG_CTR_NET_ARP_REPLIES);
+	} else {
+		fg_net_to_kernel(net, f);
 	}
+}
+
+/* The address to ask from (and so the VLAN to ask on): the one whose
+ * network holds `ip`, else the first. */
+static uint32_t src_for(const struct fg_net *net, uint32_t ip)
+{
+	for (unsigned i = 0; i < net->cfg.n_ipv4; i++) {
+		unsigned len = net->cfg.plen[i];
+		uint32_t mask = len ? htonl(~0u << (32 - FG_MIN(len, 32u))) : 0;
+
+		if (len && ((ip ^ net->cfg.ipv4[i]) & mask) == 0)
+			return net->cfg.ipv4[i];
+	}
+	return net->cfg.ipv4[0];
 }
 
 int fg_net_arp_resolve(struct fg_net *net, uint32_t ip, uint8_t mac[FG_ETH_ALEN],
@@ -570,7 +671,7 @@ int fg_net_arp_resolve(struct fg_net *net, uint32_t ip, uint8_t mac[FG_ETH_ALEN]
 		e = arp_find(net, ip, true);
 	if (e->requested_ns == 0 || now_ns - e->requested_ns >= ARP_REQ_INTERVAL_NS) {
 		e->requested_ns = now_ns ? now_ns : 1;
-		arp_send(net, 1, zero, ip, net->cfg.ipv4[0], bcast);
+		arp_send(net, 1, zero, ip, src_for(net, ip), bcast);
 		fg_stats_inc(net->st, FG_CTR_NET_ARP_REQUESTS);
 	}
 	return -EAGAIN;
@@ -593,6 +694,10 @@ static void icmp_input(struct fg_net *net, const struct fg_rx_frame *f,
 	uint8_t *o;
 	void *h;
 
+	/* not an echo request: the kernel's (an error about its own
+	 * connections, a reply to its ping) when there is a path */
+	if (l4_len >= 1 && l4[0] != ICMP_ECHO_REQUEST && fg_net_to_kernel(net, f) == 0)
+		return;
 	if (l4_len < 8 || l4[0] != ICMP_ECHO_REQUEST ||
 	    (!(f->flags & FG_RX_L4_CSUM_OK) && fg_csum_fold(fg_csum_add(0, l4, l4_len)) != 0)) {
 		fg_stats_inc(net->st, FG_CTR_NET_ICMP_DROP);
@@ -632,7 +737,7 @@ static uint32_t ipv4_check(struct fg_net *net, const struct fg_rx_frame *f,
 		fg_stats_inc(net->st, FG_CTR_NET_IP_BAD_CSUM);
 		return 0;
 	}
-	if (!net->cfg.passive && !fg_net_is_local_ipv4(net, fg_rdaddr(ip + 16))) {
+	if (!net->cfg.passive && !local_on_vlan(net, fg_rdaddr(ip + 16), net->rx_vid)) {
 		fg_stats_inc(net->st, FG_CTR_NET_IP_NOT_OURS);
 		return 0;
 	}
@@ -690,6 +795,12 @@ bool net_l4_input(struct fg_net *net, struct fg_rx_frame *f, const struct fg_net
 {
 	const struct l4_handler *h = &net->l4[net->l4_slot[proto] - 1];
 
+	/* with an exception path, what the handler does not want is the
+	 * kernel's (it takes its own reference) */
+	if (net->cfg.kernel_rate && h->ops->wants && !h->ops->wants(h->ctx, l3, l4, len)) {
+		fg_net_to_kernel(net, f);
+		return true;
+	}
 	if (faults && net->faults_on && rx_fault(net, f))
 		return false;
 	h->ops->input(h->ctx, f, l3, l4, len, net->now);
@@ -731,7 +842,7 @@ static void ipv4_input(struct fg_net *net, struct fg_rx_frame *f, uint32_t l2, b
 			return;	/* consumed by the fault; a held frame keeps its reference */
 	} else if (ip[9] == FG_IP_PROTO_ICMP && !net->cfg.passive) {
 		icmp_input(net, f, ip, ip + hl, tot - hl);
-	} else {
+	} else if (net->cfg.passive || fg_net_to_kernel(net, f) != 0) {
 		count_drop(net, FG_CTR_NET_IP_PROTO, FG_CTR_PASSIVE_NOT_TCP);
 	}
 out_unref:
@@ -764,12 +875,23 @@ static uint32_t observed_l2(struct fg_net *net, struct fg_rx_frame *f)
 	return l2;
 }
 
-/* The live link layer: the length of the Ethernet header before an IPv4
- * packet, or 0 when the frame was something else (handled or counted),
- * or L2_TAKEN. */
+/* A VLAN we have an address on (0: untagged)? */
+static bool vlan_known(const struct fg_net *net, uint16_t vid)
+{
+	for (unsigned i = 0; i < net->cfg.n_ipv4; i++)
+		if ((net->cfg.vid[i] & 0xfff) == vid)
+			return true;
+	return false;
+}
+
+/* The live link layer: the length of the link header (Ethernet, and an
+ * 802.1Q tag the port left in) before an IPv4 packet, or 0 when the frame
+ * was something else (handled or counted), or L2_TAKEN. Sets the frame's
+ * VLAN. */
 static uint32_t link_input(struct fg_net *net, struct fg_rx_frame *f, bool faults)
 {
 	const uint8_t *d = f->data;
+	uint32_t l2 = FG_ETH_HLEN;
 	uint16_t type;
 
 	/* ours, broadcast or multicast (group bit) */
@@ -778,12 +900,29 @@ static uint32_t link_input(struct fg_net *net, struct fg_rx_frame *f, bool fault
 		return 0;
 	}
 	type = fg_rd16(d + 12);
+	net->rx_vid = f->flags & FG_RX_VLAN ? f->vlan & 0xfff : 0;
+	if (type == FG_ETHERTYPE_VLAN && !(f->flags & FG_RX_VLAN)) {
+		if (f->len < FG_ETH_HLEN + FG_VLAN_HLEN) {
+			fg_stats_inc(net->st, FG_CTR_NET_RX_RUNT);
+			return 0;
+		}
+		net->rx_vid = fg_rd16(d + 14) & 0xfff;
+		type = fg_rd16(d + 16);
+		l2 += FG_VLAN_HLEN;
+	}
+	if (net->rx_vid && !vlan_known(net, net->rx_vid)) {
+		fg_stats_inc(net->st, FG_CTR_NET_RX_VLAN_UNKNOWN);
+		return 0;
+	}
 	if (type == FG_ETHERTYPE_IPV4)
-		return FG_ETH_HLEN;
+		return l2;
 	if (type == FG_ETHERTYPE_ARP)
-		arp_input(net, d + FG_ETH_HLEN, f->len - FG_ETH_HLEN);
-	else if (type == FG_ETHERTYPE_IPV6 && net->v6)
-		return net6_input(net->v6, f, FG_ETH_HLEN, faults) ? L2_TAKEN : 0;
+		arp_input(net, f, l2);
+	else if (type == FG_ETHERTYPE_IPV6 && net->v6 && !net->rx_vid)
+		/* IPv6 addresses are untagged (docs/dataplane.md, "VLANs") */
+		return net6_input(net->v6, f, l2, faults) ? L2_TAKEN : 0;
+	else if (fg_net_to_kernel(net, f) == 0)
+		;	/* other ethertypes: the kernel's, when it has a path */
 	else if (type == FG_ETHERTYPE_IPV6)
 		fg_stats_inc(net->st, FG_CTR_NET_RX_IPV6);
 	else

@@ -119,9 +119,25 @@ static int config_defaults(struct fg_tcp_config *c)
 	return 0;
 }
 
+/* With an exception path, a segment is TCP's only when it is for a listen
+ * endpoint: every connection of this stack is one a peer opened to it
+ * (it never opens one), so the rest — the box's own SSH, the relay's
+ * kernel connections coming back — is the kernel's. */
+static bool tcp_wants(const void *ctx, const struct fg_net_l3 *l3, const uint8_t *l4,
+		      uint32_t len)
+{
+	struct tcp_tuple k = { .v6 = l3->family == AF_INET6 };
+
+	if (len < 4)
+		return false;
+	memcpy(k.laddr, l3->dst, k.v6 ? FG_IP6_ALEN : 4);
+	k.lport = fg_rd16(l4 + 2);
+	return tcp_listening(ctx, &k);
+}
+
 static const struct fg_net_l4_ops tcp_l4_ops = {
 	.input = tcp_input, .end_of_burst = tcp_end_burst, .timers = tcp_timers,
-	.next_deadline = tcp_next_deadline, .icmp_error = tcp_icmp_error,
+	.next_deadline = tcp_next_deadline, .icmp_error = tcp_icmp_error, .wants = tcp_wants,
 };
 
 static int alloc_pools(struct fg_tcp *t)

@@ -49,6 +49,8 @@
 #define FG_CONFIG_WILDMAT_MAX 1024
 #define FG_CONFIG_MAX_REQUIRED_HEADERS 8
 #define FG_CONFIG_MAX_DISTS 16
+#define FG_CONFIG_MAX_VLANS 7		/* with `address`, the net module's 8 addresses */
+#define FG_VLAN_ID_MAX 4094
 #define FG_CONFIG_DIST_MAX 32		/* one distribution word, with its "!" */
 
 /* RFC 5537 3.3: never accept an article dated more than 24 h ahead. */
@@ -78,6 +80,12 @@ enum fg_backlog_full {
 	FG_BACKLOG_DROP = 1,		/* drop the parked downstream's oldest */
 };
 
+/* Where frames that are not floodgate's go ([dataplane] exception-path). */
+enum fg_exception_path {
+	FG_EXCEPTION_NONE = 0,		/* counted and dropped */
+	FG_EXCEPTION_TAP = 1,		/* to the box's kernel through a tap port */
+};
+
 enum fg_dataplane_mode {
 	FG_DATAPLANE_ACTIVE = 0,	/* terminate TCP, answer, relay */
 	FG_DATAPLANE_PASSIVE = 1,	/* reassemble a captured stream, count, send nothing */
@@ -95,6 +103,13 @@ struct fg_endpoint {
 	int family;
 	uint8_t addr[16];
 	uint16_t port;			/* host byte order */
+};
+
+/* [dataplane] vlan: an 802.1Q VLAN of the port, and the address floodgate
+ * has on it; an entry without an address (family 0) puts `address` on it. */
+struct fg_config_vlan {
+	unsigned id;			/* 1..FG_VLAN_ID_MAX */
+	struct fg_prefix addr;
 };
 
 struct fg_config_peer {
@@ -212,6 +227,11 @@ struct fg_config {
 	unsigned n_dp_addr;		/* with their prefix lengths, IPv4 and IPv6 */
 	uint8_t dp_mac[6];		/* zero = the port's own */
 	unsigned idle_backoff_us;	/* max sleep of an idle worker; default 100; 0 = spin */
+	struct fg_config_vlan dp_vlan[FG_CONFIG_MAX_VLANS];	/* default none */
+	unsigned n_dp_vlan;
+	enum fg_exception_path dp_exception;	/* default none */
+	char dp_exception_iface[16];	/* the kernel side's name (IFNAMSIZ); default fgx0 */
+	unsigned dp_exception_rate;	/* frames/s to the kernel, all workers; default 10000 */
 
 	/* [log] */
 	enum fg_log_target log_target;	/* default stderr */

@@ -35,6 +35,9 @@ const struct fg_port_ops *fg_memport_ops(void);
 int fg_memport_rx_frame(struct fg_memport *p, const void *data, uint32_t len,
 			struct fg_rx_frame *out);
 unsigned fg_memport_in_use(const struct fg_memport *p);
+/* The exception path's kernel: frames net hands to it (to_kernel) reach
+ * fn, a copy each; without one, to_kernel fails (-ENOTSUP). */
+void fg_memport_set_kernel(struct fg_memport *p, fg_memport_sink_fn *fn, void *arg);
 
 /* A TCP segment as a peer would send it, for tests, the fuzzer and the
  * benchmark: Ethernet + IPv4 (20 bytes, TTL 64) — or IPv6 (40 bytes, hop

@@ -15,7 +15,11 @@
  * seconds with bucket bounds 2^i - 1 (exact for whole seconds) and one
  * bucket le="-1" for negative delays (a clock or a header is wrong). The
  * outbound queue's size and age and each downstream's lag are gauges
- * (docs/relay.md).
+ * (docs/relay.md). The port's own figures (tbl/nic.h, nic.h) are
+ * floodgate_nic_<name>_total{port,role} (counters),
+ * floodgate_nic_<name>{port,role} (gauges: link up, speed) and
+ * floodgate_nic_queue_<name>_total{port,queue}, for every dataplane that
+ * published them, and "nic" in the JSON.
  */
 #ifndef FLOODGATE_METRICS_H
 #define FLOODGATE_METRICS_H
@@ -82,6 +86,11 @@ void fg_metrics_prometheus(struct fg_region *r, const struct fg_metrics_state *s
 			   struct fg_sbuf *out);
 void fg_metrics_json(struct fg_region *r, const struct fg_metrics_state *s, struct fg_sbuf *out);
 void fg_metrics_table(struct fg_region *r, const struct fg_metrics_state *s, struct fg_sbuf *out);
+
+/* The port's figures of every dataplane: `"nic": [...]` / a line a port,
+ * for `floodctl status`. */
+void fg_metrics_nic_json(struct fg_json *j, struct fg_region *r);
+void fg_metrics_nic_text(struct fg_sbuf *b, struct fg_region *r);
 
 /* `floodctl downstreams`: each downstream's state, lag, backlog and
  * counters, as a table or one JSON document (the region is not needed). */

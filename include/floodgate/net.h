@@ -25,6 +25,14 @@
  * the pseudo-header sum, and marks the frame FG_TX_CSUM_OFFLOAD, which is
  * what a NIC with IPv4/TCP checksum offload expects (DPDK's convention).
  *
+ * VLANs (IEEE 802.1Q): each address has a VLAN (vid[], 0: untagged). A
+ * received frame's VLAN is its tag (in the frame, or stripped by the port:
+ * FG_RX_VLAN); a frame of a VLAN with none of our addresses is counted
+ * (net_rx_vlan_unknown) and dropped, and an address answers only on its
+ * own VLAN. A frame we send goes out on the VLAN of its source address
+ * (IP source, ARP sender): marked FG_TX_VLAN for the port, which
+ * inserts the tag, so nothing above the link layer knows about VLANs.
+ *
  * IPv4 and IPv6 (ipv6.c, when the instance has an IPv6 address):
  * fragments are counted and dropped (no NNTP peer needs them: TCP's MSS
  * keeps segments within the MTU), IPv4 options are tolerated and skipped,
@@ -40,6 +48,18 @@
  * received burst and every poll it runs each handler's end-of-burst pass,
  * from fg_net_poll its timers, and it asks each for its next deadline.
  * TCP registers itself in fg_tcp_create(). ICMP echo is net's own.
+ *
+ * The exception path: what is not the dataplane's — TCP to ports no
+ * handler wants (the handler's `wants`), protocols with no handler, ICMP
+ * but echo requests, ARP for addresses we do not own and ARP replies (the
+ * kernel may have asked), other ethertypes — goes to the box's kernel
+ * through the port's `to_kernel` op when the port has one and the
+ * configuration gives the path a rate (kernel_rate), else it is counted
+ * and dropped as before. A token bucket (kernel_rate frames a second,
+ * kernel_burst at once) bounds what a flood to closed ports can cost a
+ * worker; what it refuses is counted (net_to_kernel_limited). An L3
+ * handler outside this file (IPv6) says "not mine" with
+ * fg_net_to_kernel().
  *
  * Time is passed in by the caller (monotonic ns); nothing here reads a
  * clock. One instance per worker core; an instance is never shared.
@@ -62,15 +82,18 @@
 /* Received-frame flags, set by the port layer. */
 #define FG_RX_IP_CSUM_OK 0x1u	/* the NIC verified the IPv4 header checksum */
 #define FG_RX_L4_CSUM_OK 0x2u	/* the NIC verified the TCP/ICMP checksum */
+#define FG_RX_VLAN 0x4u		/* the NIC stripped an 802.1Q tag: `vlan` is its TCI */
 /* Transmit-frame flags, for the port layer. */
 #define FG_TX_CSUM_OFFLOAD 0x1u	/* compute IPv4 + TCP checksums in hardware */
 #define FG_TX_IPV6 0x2u		/* with FG_TX_CSUM_OFFLOAD: an IPv6 frame (TCP only) */
+#define FG_TX_VLAN 0x4u		/* send tagged with VLAN `vlan` (the port inserts the tag) */
 
 struct fg_rx_frame {
 	uint8_t *data;
 	uint32_t len;
 	uint32_t flags;		/* FG_RX_* */
 	void *handle;		/* the port's buffer (an mbuf) */
+	uint16_t vlan;		/* with FG_RX_VLAN */
 };
 
 struct fg_tx_frame {
@@ -78,13 +101,14 @@ struct fg_tx_frame {
 	uint32_t len;
 	uint32_t flags;		/* FG_TX_* */
 	void *handle;
+	uint16_t vlan;		/* with FG_TX_VLAN: the VLAN ID */
 };
 
 /* Received payload reaches the application as struct fg_iov (iov.h):
  * `base`/`len` point into the buffer `handle`, which stays valid while
  * someone holds a reference on it. */
 
-/* What the port layer provides. Every op is required. */
+/* What the port layer provides. Every op is required but to_kernel. */
 struct fg_port_ops {
 	void (*buf_ref)(void *port, void *handle);
 	void (*buf_unref)(void *port, void *handle);
@@ -95,17 +119,25 @@ struct fg_port_ops {
 	/* Send `n` frames; the port owns all of them afterwards (it frees
 	 * those it could not send). Returns how many it sent. */
 	unsigned (*tx_burst)(void *port, struct fg_tx_frame *frames, unsigned n);
+	/* Optional: hand a received frame to the box's kernel (the exception
+	 * path); the port takes its own reference. 0, or -errno when it could
+	 * not (net counts net_to_kernel_failed). */
+	int (*to_kernel)(void *port, const struct fg_rx_frame *f);
 };
 
 struct fg_net_config {
 	uint8_t mac[FG_ETH_ALEN];
 	uint32_t ipv4[FG_NET_MAX_ADDRS];	/* our addresses, network byte order */
+	uint16_t vid[FG_NET_MAX_ADDRS];		/* each one's VLAN; 0: untagged */
+	uint8_t plen[FG_NET_MAX_ADDRS];		/* each one's prefix length; 0: unknown */
 	unsigned n_ipv4;
 	unsigned mtu;			/* IP MTU; 0 = 1500 */
 	unsigned arp_entries;		/* peer MAC cache slots, power of two; 0 = 1024 */
 	uint64_t arp_ttl_ns;		/* 0 = 300 s */
 	bool tx_csum_offload;		/* the port computes checksums */
 	uint64_t hash_seed;		/* keys the ARP cache (and TCP's tables) */
+	uint32_t kernel_rate;		/* frames/s to the kernel; 0 = no exception path */
+	uint32_t kernel_burst;		/* frames at once; 0 = a tenth of the rate, at least 8 */
 	/* Observe only (passive mode: a recorded or mirrored feed): nothing
 	 * is ever transmitted; frames addressed anywhere are taken (one
 	 * 802.1Q tag allowed), checksums count as verified, the destination
@@ -176,6 +208,12 @@ unsigned fg_net_mtu(const struct fg_net *net);
 bool fg_net_tx_offload(const struct fg_net *net);
 bool fg_net_passive(const struct fg_net *net);
 struct fg_stats *fg_net_stats(struct fg_net *net);
+
+/* "Not mine": the frame goes to the box's kernel through the exception
+ * path, within its rate. 0 when the path took it, or dropped it for the
+ * rate (counted); -ENOENT when there is no exception path (the caller
+ * counts its own drop). The caller keeps its reference. */
+int fg_net_to_kernel(struct fg_net *net, const struct fg_rx_frame *f);
 
 /* Buffer references through the port's ops. */
 void fg_net_buf_ref(struct fg_net *net, void *handle);
@@ -266,6 +304,11 @@ struct fg_net_l4_ops {
 	/* An ICMP error quoting one of the protocol's packets. Optional
 	 * (counted and dropped without it). */
 	void (*icmp_error)(void *ctx, const struct fg_net_icmp_err *e, uint64_t now_ns);
+	/* With an exception path: is this packet the handler's (TCP: to a
+	 * listen endpoint)? false sends it to the kernel instead. Optional
+	 * (every packet is, then). */
+	bool (*wants)(const void *ctx, const struct fg_net_l3 *l3, const uint8_t *l4,
+		      uint32_t len);
 };
 
 /* Packets of IP protocol `proto` (FG_IP_PROTO_*) go to `ops` with `ctx`

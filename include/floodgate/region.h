@@ -54,6 +54,7 @@
 #include "floodgate/common.h"
 #include "floodgate/config.h"
 #include "floodgate/history.h"
+#include "floodgate/nic.h"
 #include "floodgate/stats.h"
 
 #define FG_REGION_LAYOUT 1
@@ -219,6 +220,8 @@ void fg_region_writer_heartbeat(struct fg_region_writer *w);
 /* The writer's clock looks wrong (seed 002; the engine decides): exported
  * as the clock-suspect alarm while any live writer says so. */
 void fg_region_writer_clock_suspect(struct fg_region_writer *w, bool suspect);
+/* The slot's NIC block (nic.h), for the dataplane's main lcore to fill. */
+struct fg_nic_block *fg_region_writer_nic(struct fg_region_writer *w);
 
 /*
  * Producer side of a slot's ring. reserve() sets room aside for one record
@@ -308,6 +311,10 @@ struct fg_region_resolver {
  * receives how many of them had died rather than been released.
  */
 unsigned fg_region_reap(struct fg_region *r, unsigned *dead, const struct fg_region_resolver *res);
+
+/* A copy of slot's NIC block: 0, or -ENOENT when the slot is not live or
+ * nothing was published in it (nic.h says how the copy is taken). */
+int fg_region_nic_read(const struct fg_region *r, unsigned slot, struct fg_nic_block *out);
 
 /* Live (non-free) slots. */
 unsigned fg_region_live_writers(const struct fg_region *r);

@@ -45,8 +45,8 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-/* Hash of everything a slot's counters mean: the names in table order and
- * the block sizes. Two builds agree on it exactly when they read each
+/* Hash of everything a slot's counters mean: the names in table order
+ * (the counters, the reasons, the port's figures) and the block sizes. Two builds agree on it exactly when they read each
  * other's counters the same way. */
 uint64_t fg_rschema(void)
 {
@@ -54,19 +54,25 @@ uint64_t fg_rschema(void)
 	uint64_t sizes[] = { FG_REGION_LAYOUT, FG_CTR__COUNT, FG_REASON__COUNT,
 			     FG_HIST_BUCKETS, sizeof(struct fg_stats),
 			     sizeof(struct fg_region_wstats), FG_REGION_PEERS,
-			     FG_REGION_JREC_SIZE, FG_REGION_VREC_SIZE };
+			     FG_REGION_JREC_SIZE, FG_REGION_VREC_SIZE,
+			     sizeof(struct fg_nic_block), FG_NIC_MAX_PORTS, FG_NIC_MAX_QUEUES,
+			     FG_NIC__COUNT, FG_NICQ__COUNT };
 
 	h = fnv(h, sizes, sizeof(sizes));
 	for (unsigned c = 0; c < FG_CTR__COUNT; c++)
 		h = fnv(h, fg_counter_name(c), strlen(fg_counter_name(c)) + 1);
 	for (unsigned r = 0; r < FG_REASON__COUNT; r++)
 		h = fnv(h, fg_reason_name(r), strlen(fg_reason_name(r)) + 1);
+	for (unsigned c = 0; c < FG_NIC__COUNT; c++)
+		h = fnv(h, fg_nic_name(c), strlen(fg_nic_name(c)) + 1);
+	for (unsigned c = 0; c < FG_NICQ__COUNT; c++)
+		h = fnv(h, fg_nicq_name(c), strlen(fg_nicq_name(c)) + 1);
 	return h;
 }
 
 uint64_t fg_rslot_jring_off(void)
 {
-	return align_up(FG_RSTATS_OFF + sizeof(struct fg_region_wstats), FG_RPAGE);
+	return align_up(FG_RNIC_OFF + sizeof(struct fg_nic_block), FG_RPAGE);
 }
 
 uint64_t fg_rslot_vring_off(uint32_t jring)

@@ -56,6 +56,8 @@
  *   256   64    verdict-log ring head
  *   320   64    verdict-log ring tail
  *   384   ...   counters (struct fg_region_wstats), 64-aligned
+ *   nic_off     the port's figures (struct fg_nic_block, nic.h): filled
+ *               only in a dataplane's worker-0 slot, by its main lcore
  *   jring_off   journal ring: records of FG_REGION_JREC_SIZE
  *   vring_off   verdict-log ring: lines of FG_REGION_VREC_SIZE
  *
@@ -206,6 +208,14 @@ static inline struct fg_rslot_lines *fg_rslot_at(const struct fg_region *r, unsi
 static inline struct fg_region_wstats *fg_rslot_stats(const struct fg_region *r, unsigned i)
 {
 	return (struct fg_region_wstats *)((uint8_t *)fg_rslot_at(r, i) + FG_RSTATS_OFF);
+}
+
+/* The NIC block follows the counters, on its own cache line. */
+#define FG_RNIC_OFF ((FG_RSTATS_OFF + sizeof(struct fg_region_wstats) + 63u) / 64u * 64u)
+
+static inline struct fg_nic_block *fg_rslot_nic(const struct fg_region *r, unsigned i)
+{
+	return (struct fg_nic_block *)((uint8_t *)fg_rslot_at(r, i) + FG_RNIC_OFF);
 }
 
 /* Slot layout shared by region.c (sizes) and slot.c (access). */

@@ -186,6 +186,11 @@ struct fg_region_wstats *fg_region_writer_stats(struct fg_region_writer *w)
 	return fg_rslot_stats(w->r, w->idx);
 }
 
+struct fg_nic_block *fg_region_writer_nic(struct fg_region_writer *w)
+{
+	return fg_rslot_nic(w->r, w->idx);
+}
+
 void fg_region_writer_heartbeat(struct fg_region_writer *w)
 {
 	atomic_store_explicit(&fg_rslot_at(w->r, w->idx)->ctl.heartbeat, fg_mono_ns(),
@@ -378,6 +383,7 @@ static void free_slot(struct fg_region *r, unsigned i)
 	wstats_add((struct fg_region_wstats *)(r->base + r->hdr->retired_off), st);
 	fg_region_ctld_stats(r)->ctr[FG_CTR_VLOG_DROPPED] += lost;
 	memset(st, 0, sizeof(*st));
+	memset(fg_rslot_nic(r, i), 0, sizeof(struct fg_nic_block));
 	atomic_store(&s->jprod.head, 0);
 	atomic_store(&s->jcons.tail, 0);
 	atomic_store(&s->vprod.head, 0);
@@ -484,6 +490,31 @@ void fg_region_sum(struct fg_region *r, struct fg_region_wstats *out)
 		 sizeof(struct fg_stats) / sizeof(uint64_t));
 	COUNTER_READS_END();
 	pthread_mutex_unlock(&r->sum_lock);
+}
+
+int fg_region_nic_read(const struct fg_region *r, unsigned slot, struct fg_nic_block *out)
+{
+	const struct fg_nic_block *b;
+	uint32_t n;
+
+	memset(out, 0, sizeof(*out));
+	if (slot >= r->hdr->n_slots ||
+	    fg_rowner_state(atomic_load(&fg_rslot_at(r, slot)->ctl.owner)) != FG_SLOT_LIVE)
+		return -ENOENT;
+	b = fg_rslot_nic(r, slot);
+	n = __atomic_load_n(&b->n_ports, __ATOMIC_ACQUIRE);
+	if (n == 0 || n > FG_NIC_MAX_PORTS)
+		return -ENOENT;
+	COUNTER_READS_BEGIN();
+	memcpy(out->port, b->port, n * sizeof(b->port[0]));
+	COUNTER_READS_END();
+	out->n_ports = n;
+	for (unsigned p = 0; p < n; p++) {
+		out->port[p].name[FG_NIC_NAME_MAX - 1] = '\0';
+		out->port[p].n_rxq = FG_MIN(out->port[p].n_rxq, (uint32_t)FG_NIC_MAX_QUEUES);
+		out->port[p].n_txq = FG_MIN(out->port[p].n_txq, (uint32_t)FG_NIC_MAX_QUEUES);
+	}
+	return 0;
 }
 
 int64_t fg_region_clear_transient(struct fg_region *r)

@@ -10,33 +10,13 @@ must move (handshake, states, orderly close, the engine's responses);
 a session still open when the harness stops gets the engine's 400."""
 import os
 import socket
-import struct
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fgkit  # noqa: E402
 from fgtcp import (NOT_PEER, Harness, Lines, MODULE_ADDR, article, check, connect, log,  # noqa: E402
                    nntp_session)
-
-
-def icmp_echo():
-    s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
-    s.settimeout(3)
-    payload = b"floodgate-ping" * 4
-    hdr = struct.pack("!BBHHH", 8, 0, 0, 0x1234, 1)
-    csum = 0
-    data = hdr + payload
-    for i in range(0, len(data), 2):
-        csum += (data[i] << 8) + data[i + 1]
-    csum = (csum & 0xffff) + (csum >> 16)
-    csum = ~(csum + (csum >> 16)) & 0xffff
-    s.sendto(struct.pack("!BBHHH", 8, 0, csum, 0x1234, 1) + payload, (MODULE_ADDR, 0))
-    while True:
-        pkt, addr = s.recvfrom(2048)
-        ihl = (pkt[0] & 15) * 4
-        if addr[0] == MODULE_ADDR and pkt[ihl] == 0:
-            check(pkt[ihl + 8:] == payload, "echo payload differs")
-            return
 
 
 def across_connections():
@@ -97,7 +77,7 @@ def main():
             check(False, "port 120 accepted a connection")
         except ConnectionRefusedError:
             pass
-        icmp_echo()
+        fgkit.icmp_echo(MODULE_ADDR)
         # the peer half-closes first: the app sees EOF and closes (CLOSE-WAIT, LAST-ACK)
         with connect() as s:
             r = Lines(s)

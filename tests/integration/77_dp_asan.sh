@@ -11,14 +11,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=${FG_TOP:-$(cd "$here/../.." && pwd)}
-asan=${FG_BUILD_ASAN:-$top/build/asan}
-if [ ! -x "$asan/bin/floodgate" ]; then
-	echo "FAIL no ASan floodgate at $asan/bin/floodgate (make SANITIZE=1 all)"
-	exit 1
-fi
-export FG_DP_BUILD=$asan
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+. "$here/asan_dp.sh"
 "$here/70_dp_basic.py"
 "$here/70_dp_ipv6.py"
 "$here/72_dp_faults.py"

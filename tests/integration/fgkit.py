@@ -37,6 +37,7 @@ import atexit
 import ctypes
 import os
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -267,6 +268,28 @@ class Lines:
 
 
 # ---------------------------------------------------------------- netns
+
+def icmp_echo(addr, timeout=3):
+    """One ICMP echo request to addr (a raw socket: root); fails the test
+    unless the reply comes back with the same payload."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    s.settimeout(timeout)
+    payload = b"floodgate-ping" * 4
+    data = struct.pack("!BBHHH", 8, 0, 0, 0x1234, 1) + payload
+    csum = 0
+    for i in range(0, len(data), 2):
+        csum += (data[i] << 8) + data[i + 1]
+    csum = (csum & 0xffff) + (csum >> 16)
+    csum = ~(csum + (csum >> 16)) & 0xffff
+    s.sendto(struct.pack("!BBHHH", 8, 0, csum, 0x1234, 1) + payload, (addr, 0))
+    while True:
+        pkt, peer = s.recvfrom(2048)
+        ihl = (pkt[0] & 15) * 4
+        if peer[0] == addr and pkt[ihl] == 0:
+            check(pkt[ihl + 8:] == payload, "echo payload differs")
+            s.close()
+            return
+
 
 def need_root(why="network namespaces"):
     if os.geteuid() != 0:

@@ -444,6 +444,10 @@ START_TEST(test_defaults)
 	for (int i = 0; i < 6; i++)
 		ck_assert_uint_eq(cfg->dp_mac[i], 0);
 	ck_assert_uint_eq(cfg->idle_backoff_us, 100);
+	ck_assert_uint_eq(cfg->n_dp_vlan, 0);
+	ck_assert_int_eq(cfg->dp_exception, FG_EXCEPTION_NONE);
+	ck_assert_str_eq(cfg->dp_exception_iface, "fgx0");
+	ck_assert_uint_eq(cfg->dp_exception_rate, 10000);
 	ck_assert_int_eq(cfg->log_target, FG_LOG_TO_STDERR);
 	ck_assert_int_eq(cfg->log_timestamps, FG_LOG_TIME_AUTO);
 	ck_assert_str_eq(cfg->peer[0].newsgroups, "*");
@@ -517,6 +521,11 @@ static const char full_text[] =
 	"address          198.51.100.7/28\n"
 	"mac              02:00:5e:10:00:01\n"
 	"idle-backoff     1ms\n"
+	"vlan             10 198.51.100.33/28\n"
+	"vlan             20\n"
+	"exception-path   tap\n"
+	"exception-iface  box-uplink0\n"
+	"exception-rate   2500\n"
 	"[log]\n"
 	"target           journal\n"
 	"timestamps       off\n"
@@ -612,6 +621,15 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(cfg->dp_mac[0], 0x02);
 	ck_assert_uint_eq(cfg->dp_mac[5], 0x01);
 	ck_assert_uint_eq(cfg->idle_backoff_us, 1000);
+	ck_assert_uint_eq(cfg->n_dp_vlan, 2);
+	ck_assert_uint_eq(cfg->dp_vlan[0].id, 10);
+	ck_assert_uint_eq(cfg->dp_vlan[0].addr.len, 28);
+	ck_assert_uint_eq(cfg->dp_vlan[0].addr.addr[3], 33);
+	ck_assert_uint_eq(cfg->dp_vlan[1].id, 20);
+	ck_assert_int_eq(cfg->dp_vlan[1].addr.family, 0);
+	ck_assert_int_eq(cfg->dp_exception, FG_EXCEPTION_TAP);
+	ck_assert_str_eq(cfg->dp_exception_iface, "box-uplink0");
+	ck_assert_uint_eq(cfg->dp_exception_rate, 2500);
 	ck_assert_int_eq(cfg->log_target, FG_LOG_TO_JOURNAL);
 	ck_assert_int_eq(cfg->log_timestamps, FG_LOG_TIME_OFF);
 	ck_assert_uint_eq(cfg->n_downstream, 2);
@@ -800,6 +818,42 @@ START_TEST(test_value_errors)
 	expect_error("[dataplane]\nmac 02:00:5e:00:00\n" PEER_AND_DS,
 		     "t.conf:2: mac: \"02:00:5e:00:00\" is not a MAC address (02:00:00:00:00:01) "
 		     "or auto");
+	expect_error("[dataplane]\nvlan 4095 10.0.0.1/24\n" PEER_AND_DS,
+		     "t.conf:2: vlan: \"4095\" is not a VLAN ID (1 to 4094)");
+	expect_error("[dataplane]\nvlan 0\n" PEER_AND_DS,
+		     "t.conf:2: vlan: \"0\" is not a VLAN ID (1 to 4094)");
+	expect_error("[dataplane]\nvlan ten\n" PEER_AND_DS,
+		     "t.conf:2: vlan: \"ten\" is not a VLAN ID (1 to 4094)");
+	expect_error("[dataplane]\nvlan 10 10.0.0.1/24\nvlan 10 10.0.1.1/24\n" PEER_AND_DS,
+		     "t.conf:3: vlan: VLAN 10 is listed twice");
+	expect_error("[dataplane]\nvlan 10\nvlan 20\n" PEER_AND_DS,
+		     "t.conf:3: vlan: `address` is on VLAN 10 already");
+	expect_error("[dataplane]\nvlan 10 10.0.0.0/24\n" PEER_AND_DS,
+		     "t.conf:2: vlan: 10.0.0.0/24 is a network; give our address on it "
+		     "(10.99.0.1/24, 2001:db8::1/64)");
+	expect_error("[dataplane]\nvlan 10 10.0.0.1/24 10.0.0.2/24\n" PEER_AND_DS,
+		     "t.conf:2: vlan: expects a VLAN ID and at most one address");
+	expect_error("[dataplane]\nvlan 10 10.99.0.1/24\n" PEER_AND_DS,
+		     "t.conf:2: vlan: VLAN 10: the address is in `address` already (`vlan 10` "
+		     "alone puts `address` on the VLAN)");
+	expect_error("[dataplane]\naddress 10.99.0.1/24\naddress 2001:db8::1/64\nvlan 10\n"
+		     PEER_AND_DS,
+		     "t.conf:4: vlan: VLAN 10: `vlan 10` alone would put `address` on the VLAN, "
+		     "and IPv6 addresses are untagged in this version (give the IPv4 address: "
+		     "`vlan 10 ADDRESS/LEN`)");
+	expect_error("[dataplane]\nvlan 10 2001:db8:10::1/64\n" PEER_AND_DS,
+		     "t.conf:2: vlan: VLAN 10: IPv6 addresses are untagged in this version");
+	expect_error("[dataplane]\naddress 10.99.0.1/24\nvlan 1 10.1.0.1/24\nvlan 2 10.2.0.1/24\n"
+		     "vlan 3 10.3.0.1/24\nvlan 4 10.4.0.1/24\nvlan 5 10.5.0.1/24\n"
+		     "vlan 6 10.6.0.1/24\nvlan 7 10.7.0.1/24\naddress 10.98.0.1/24\n" PEER_AND_DS,
+		     "t.conf:9: vlan: 9 IPv4 addresses in `address` and `vlan` together: "
+		     "a port has at most 8");
+	expect_error("[dataplane]\nexception-path kernel\n" PEER_AND_DS,
+		     "t.conf:2: exception-path: \"kernel\" is not one of: none, tap");
+	expect_error("[dataplane]\nexception-iface a-name-too-long0\n" PEER_AND_DS,
+		     "t.conf:2: exception-iface: too long (at most 15 octets)");
+	expect_error("[dataplane]\nexception-rate 0\n" PEER_AND_DS,
+		     "t.conf:2: exception-rate: 0 is out of range: must be between 1 and 10000000");
 	expect_error("[dataplane]\nport \"net tap\"\n" PEER_AND_DS,
 		     "t.conf:2: port: must be printable ASCII without blanks");
 	expect_error("[site]\nlisten 192.0.2.1:0\n" PEER_AND_DS,

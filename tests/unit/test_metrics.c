@@ -6,6 +6,7 @@
  * cumulative and ending in +Inf == _count), known values from known
  * counter blocks summed over slots, and the JSON and table renderings.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,31 @@ static void state(struct fg_metrics_state *m)
 	m->ds[1].dropped = 12;
 }
 
+/* What a dataplane's main lcore publishes (nic.h): a bonded port whose
+ * name needs escaping, two queues, and one member whose link is down. */
+static void publish_nic(struct fg_region_writer *w)
+{
+	struct fg_nic_block *b = fg_region_writer_nic(w);
+
+	strcpy(b->port[0].name, "net_\"bond0");
+	b->port[0].role = FG_NIC_ROLE_PORT;
+	b->port[0].n_rxq = 2;
+	b->port[0].n_txq = 2;
+	b->port[0].v[FG_NIC_LINK_UP] = 1;
+	b->port[0].v[FG_NIC_LINK_SPEED] = 10000;
+	b->port[0].v[FG_NIC_RX_PACKETS] = 1000;
+	b->port[0].v[FG_NIC_RX_MISSED] = 7;
+	b->port[0].v[FG_NIC_TX_DROPPED] = 3;
+	b->port[0].q[1][FG_NICQ_RX_PACKETS] = 600;
+	b->port[0].q[1][FG_NICQ_TX_DROPPED] = 3;
+	strcpy(b->port[1].name, "net_tap1");
+	b->port[1].role = FG_NIC_ROLE_MEMBER;
+	b->port[1].n_rxq = 1;
+	b->port[1].n_txq = 1;
+	b->port[1].v[FG_NIC_RX_PACKETS] = 400;
+	__atomic_store_n(&b->n_ports, 2, __ATOMIC_RELEASE);
+}
+
 /* A region with two writers and peers "alpha" and `we"ird\name`. */
 static struct fg_region *workload(struct ctl_fixture *fx, struct fg_region_writer **w)
 {
@@ -65,6 +91,7 @@ static struct fg_region *workload(struct ctl_fixture *fx, struct fg_region_write
 		fg_hist_add(&s->propagation_delay, 100);
 	}
 	fg_stats_inc(fg_region_ctld_stats(r), FG_CTR_SNAPSHOTS);
+	publish_nic(w[1]);
 	return r;
 }
 
@@ -326,6 +353,87 @@ START_TEST(test_downstreams)
 }
 END_TEST
 
+/* The port's figures: labelled per port and queue, a gauge without
+ * _total, shown in JSON and the table, gone with their slot (a port's
+ * counters are its own since it started: never summed, never retired). */
+START_TEST(test_nic)
+{
+	struct ctl_fixture fx = { 0 };
+	struct fg_region_writer *w[2];
+	struct fg_region *r = workload(&fx, w);
+	char *t = render(r);
+	struct fg_metrics_state m;
+	struct fg_nic_block copy;
+	struct fg_sbuf b;
+
+	ck_assert(has_line(t, "floodgate_nic_link_up{port=\"net_\\\"bond0\",role=\"port\"} 1"));
+	ck_assert(has_line(t, "floodgate_nic_link_up{port=\"net_tap1\",role=\"member\"} 0"));
+	ck_assert(has_line(t, "floodgate_nic_link_speed_mbps{port=\"net_\\\"bond0\",role=\"port\"} 10000"));
+	ck_assert(has_line(t, "floodgate_nic_rx_missed_total{port=\"net_\\\"bond0\",role=\"port\"} 7"));
+	ck_assert(has_line(t, "floodgate_nic_rx_packets_total{port=\"net_tap1\",role=\"member\"} 400"));
+	ck_assert(has_line(t, "floodgate_nic_queue_rx_packets_total{port=\"net_\\\"bond0\",queue=\"1\"} 600"));
+	ck_assert(has_line(t, "floodgate_nic_queue_tx_dropped_total{port=\"net_\\\"bond0\",queue=\"1\"} 3"));
+	ck_assert(has_line(t, "floodgate_nic_queue_tx_dropped_total{port=\"net_tap1\",queue=\"0\"} 0"));
+	ck_assert(!strstr(t, "queue=\"2\""));
+	ck_assert(!strstr(t, "floodgate_nic_link_up_total"));
+	free(t);
+
+	state(&m);
+	fg_sbuf_init(&b);
+	fg_metrics_json(r, &m, &b);
+	ck_assert(strstr(b.p, "\"nic\":[{\"port\":\"net_\\\"bond0\",\"role\":\"port\",\"link_up\":1,"));
+	ck_assert(strstr(b.p, "\"queues\":[{\"queue\":0,"));
+	fg_sbuf_reset(&b);
+	fg_metrics_table(r, &m, &b);
+	ck_assert(strstr(b.p, "nic net_tap1 (member): link DOWN; rx 400 frames"));
+	ck_assert(strstr(b.p, "link up 10000 Mbit/s; rx 1000 frames, missed 7"));
+	fg_sbuf_free(&b);
+
+	/* the reader's bounds: a slot with nothing published, a count out
+	 * of range, queue counts beyond the table, a free slot */
+	ck_assert_int_eq(fg_region_nic_read(r, fg_region_writer_slot(w[0]), &copy), -ENOENT);
+	ck_assert_int_eq(fg_region_nic_read(r, 999, &copy), -ENOENT);
+	fg_region_writer_nic(w[1])->port[1].n_rxq = 1000;
+	ck_assert_int_eq(fg_region_nic_read(r, fg_region_writer_slot(w[1]), &copy), 0);
+	ck_assert_uint_eq(copy.n_ports, 2);
+	ck_assert_uint_eq(copy.port[1].n_rxq, FG_NIC_MAX_QUEUES);
+	fg_region_writer_nic(w[1])->n_ports = FG_NIC_MAX_PORTS + 1;
+	ck_assert_int_eq(fg_region_nic_read(r, fg_region_writer_slot(w[1]), &copy), -ENOENT);
+	fg_region_writer_nic(w[1])->n_ports = 2;
+	fg_region_release(w[1]);
+	ck_assert_uint_eq(fg_region_reap(r, NULL, NULL), 1);
+	t = render(r);
+	ck_assert(!strstr(t, "floodgate_nic_"));
+	free(t);
+	ck_assert_int_eq(fg_region_nic_read(r, fg_region_writer_slot(w[0]) ^ 1, &copy), -ENOENT);
+	fg_region_release(w[0]);
+	fx_cleanup(&fx);
+}
+END_TEST
+
+/* The table's names: one per figure, unique, and what each kind exports. */
+START_TEST(test_nic_names)
+{
+	for (unsigned c = 0; c < FG_NIC__COUNT; c++) {
+		ck_assert_ptr_nonnull(fg_nic_name(c));
+		ck_assert(strlen(fg_nic_help(c)) > 10);
+		for (unsigned d = 0; d < c; d++)
+			ck_assert_str_ne(fg_nic_name(c), fg_nic_name(d));
+	}
+	for (unsigned c = 0; c < FG_NICQ__COUNT; c++) {
+		ck_assert_ptr_nonnull(fg_nicq_name(c));
+		ck_assert(strlen(fg_nicq_help(c)) > 10);
+	}
+	ck_assert_ptr_null(fg_nic_name(FG_NIC__COUNT));
+	ck_assert_ptr_null(fg_nicq_help(FG_NICQ__COUNT));
+	ck_assert_int_eq(fg_nic_kind(FG_NIC_LINK_UP), FG_NIC_GAUGE);
+	ck_assert_int_eq(fg_nic_kind(FG_NIC_RX_MISSED), FG_NIC_COUNTER);
+	ck_assert_int_eq(fg_nic_kind(FG_NIC__COUNT), FG_NIC_COUNTER);
+	ck_assert_str_eq(fg_nic_role_name(FG_NIC_ROLE_MEMBER), "member");
+	ck_assert_str_eq(fg_nic_role_name(77), "port");
+}
+END_TEST
+
 static Suite *metrics_suite(void)
 {
 	Suite *s = suite_create("metrics");
@@ -337,6 +445,8 @@ static Suite *metrics_suite(void)
 	tcase_add_test(tc, test_sums_never_go_backwards);
 	tcase_add_test(tc, test_kernel_clock);
 	tcase_add_test(tc, test_downstreams);
+	tcase_add_test(tc, test_nic);
+	tcase_add_test(tc, test_nic_names);
 	suite_add_tcase(s, tc);
 	return s;
 }
