@@ -138,11 +138,12 @@ def main():
     st = w.stats()
     log("net6: rx %d, NS in %d, NA out %d, DAD probes %d, echoes %d, ext %d, dropped: bad %d "
         "not-ours %d proto %d icmp %d" % (
-            st["net6_rx"], st["net6_ns_rx"], st["net6_na_tx"], st["net6_dad_ns"],
+            st["net6_rx"], st["net6_solicit_rx"], st["net6_advert_tx"], st["net6_dad_probes"],
             st["net6_echo"], st["net6_ext"], st["net6_bad"], st["net6_not_ours"],
             st["net6_proto"], st["net6_icmp_drop"]))
-    check(st["net6_dad_ns"] == 2, "DAD probes: %d (link-local and fd00:fd::2)" % st["net6_dad_ns"])
-    check(st["net6_na_tx"] >= 3, "NAs: %d (2 unsolicited + answers)" % st["net6_na_tx"])
+    check(st["net6_dad_probes"] == 2,
+          "DAD probes: %d (link-local and fd00:fd::2)" % st["net6_dad_probes"])
+    check(st["net6_advert_tx"] >= 3, "NAs: %d (2 unsolicited + answers)" % st["net6_advert_tx"])
     check(st["net6_echo"] == 3, "echo answers: %d" % st["net6_echo"])
     check(st["net6_dad_conflict"] == 0 and st["net6_bad"] == 0, "conflicts or bad packets")
     rc, out, err = w.ctl("peers", "--json")	# through floodctld
