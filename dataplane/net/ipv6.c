@@ -285,7 +285,7 @@ static void na_send(struct net6 *v6, const uint8_t *dst_mac, const uint8_t *dst,
 	m[ND_HLEN + 1] = 1;
 	memcpy(m + ND_HLEN + 2, v6->cfg->mac, FG_ETH_ALEN);
 	icmp6_send(v6, f, h, dst_mac, target, dst, len, ND_HOP_LIMIT);
-	fg_stats_inc(v6->st, FG_CTR_NET6_NA_TX);
+	fg_stats_inc(v6->st, FG_CTR_NET6_ADVERT_TX);
 }
 
 /* DAD's probe (RFC 4862 5.4.2): NS from ::, to the solicited-node group,
@@ -304,7 +304,7 @@ static void dad_ns_send(struct net6 *v6, const uint8_t *target)
 	solicited_node(target, g);
 	group_mac(g, mac);
 	icmp6_send(v6, f, h, mac, unspecified, g, ND_HLEN, ND_HOP_LIMIT);
-	fg_stats_inc(v6->st, FG_CTR_NET6_DAD_NS);
+	fg_stats_inc(v6->st, FG_CTR_NET6_DAD_PROBES);
 }
 
 /* ---------------------------------------------------------------- DAD */
@@ -393,7 +393,7 @@ static void ns_input(struct net6 *v6, const struct fg_rx_frame *f, const uint8_t
 	uint8_t g[FG_IP6_ALEN], mac[FG_ETH_ALEN];
 	struct addr6 *a;
 
-	fg_stats_inc(v6->st, FG_CTR_NET6_NS_RX);
+	fg_stats_inc(v6->st, FG_CTR_NET6_SOLICIT_RX);
 	solicited_node(m + 8, g);
 	/* a DAD probe goes to the target's group and carries no link-layer option */
 	if (!nd_valid(ip, m, len, ND_OPT_SOURCE_LLADDR, &slla) ||

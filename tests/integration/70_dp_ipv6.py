@@ -8,7 +8,8 @@ the kernel side has the three peers' addresses in both families (IPv6 with
 nodad). Then: the kernel resolves our IPv6 address by Neighbour
 Discovery (the dataplane's NA) and pings it (ICMPv6 echo); a stdlib
 client holds a whole streaming session over IPv6; `floodctl peers` shows
-the IPv6 connection under its peer; feedgen feeds over IPv6 and over IPv4
+the IPv6 connection under its peer, and the verdict log names that peer
+for its offers; feedgen feeds over IPv6 and over IPv4
 at the same time (two workers), every answer as its model says; the
 counters show DAD's probes, the NAs and the echoes; SIGTERM ends it
 cleanly with a clean log.
@@ -24,6 +25,24 @@ import threading
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fgdp  # noqa: E402
 from fgdp import check, log  # noqa: E402
+
+
+def verdicts_name_the_peer(vlog, ids):
+    """The verdict log's lines for `ids` (written by floodctld from the
+    worker's ring) name the peer the IPv6 source matched: feeder-a."""
+    def lines():
+        if not os.path.exists(vlog):
+            return None
+        got = {}
+        with open(vlog) as f:
+            for line in f:
+                rec = json.loads(line)
+                if rec.get("id") in ids:
+                    got.setdefault(rec["id"], []).append(rec.get("peer"))
+        return got if len(got) == len(ids) else None
+    got = fgdp.poll_until(lines, 30)
+    check(got and all(set(p) == {"feeder-a"} for p in got.values()),
+          "verdict log for the IPv6 session: %s" % (got or lines()))
 
 
 def session6(w):
@@ -53,6 +72,7 @@ def session6(w):
         check(got.startswith(exp), "over IPv6: expected %r, got %r" % (exp, got))
     check(s.recv(100) == b"", "the connection stays open after 205")
     s.close()
+    verdicts_name_the_peer(os.path.join(w.dir, "verdicts.log"), set(new + [old]))
 
 
 def echo6(dst, seq):
@@ -112,6 +132,8 @@ def refusal(w):
 
 def main():
     w = fgdp.World("ipv6", workers=2, v6=True)
+    w.write_config(workers=2, extra="[stats]\nverdict-log %s\n"
+                   % os.path.join(w.dir, "verdicts.log"))
     refusal(w)
     w.start_ctld()
     w.start_dp()	# waits for a greeting on each family
@@ -138,11 +160,12 @@ def main():
     st = w.stats()
     log("net6: rx %d, NS in %d, NA out %d, DAD probes %d, echoes %d, ext %d, dropped: bad %d "
         "not-ours %d proto %d icmp %d" % (
-            st["net6_rx"], st["net6_ns_rx"], st["net6_na_tx"], st["net6_dad_ns"],
+            st["net6_rx"], st["net6_solicit_rx"], st["net6_advert_tx"], st["net6_dad_probes"],
             st["net6_echo"], st["net6_ext"], st["net6_bad"], st["net6_not_ours"],
             st["net6_proto"], st["net6_icmp_drop"]))
-    check(st["net6_dad_ns"] == 2, "DAD probes: %d (link-local and fd00:fd::2)" % st["net6_dad_ns"])
-    check(st["net6_na_tx"] >= 3, "NAs: %d (2 unsolicited + answers)" % st["net6_na_tx"])
+    check(st["net6_dad_probes"] == 2,
+          "DAD probes: %d (link-local and fd00:fd::2)" % st["net6_dad_probes"])
+    check(st["net6_advert_tx"] >= 3, "NAs: %d (2 unsolicited + answers)" % st["net6_advert_tx"])
     check(st["net6_echo"] == 3, "echo answers: %d" % st["net6_echo"])
     check(st["net6_dad_conflict"] == 0 and st["net6_bad"] == 0, "conflicts or bad packets")
     rc, out, err = w.ctl("peers", "--json")	# through floodctld

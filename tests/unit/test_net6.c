@@ -477,7 +477,7 @@ START_TEST(test_ns_answered)
 	ck_assert_uint_eq(o[4], 0x20);
 	ck_assert_mem_eq(X.tx[3].f + 38, all_nodes, 16);
 	ck_assert_mem_eq(X.tx[3].f, ((const uint8_t[6]){ 0x33, 0x33, 0, 0, 0, 1 }), 6);
-	ck_assert_uint_eq(X.st.ctr[FG_CTR_NET6_NA_TX], 4);
+	ck_assert_uint_eq(X.st.ctr[FG_CTR_NET6_ADVERT_TX], 4);
 	/* not for us: silence */
 	rx(ns(peer_ip, our_group, peer_ip, NULL, 255), 5);
 	ck_assert_uint_eq(X.n_tx, 4);
@@ -498,7 +498,7 @@ START_TEST(test_ns_answered)
 	rx(ns((const uint8_t[16]){ 0 }, all_nodes, our_ip, NULL, 255), 11);
 	ck_assert_uint_eq(X.st.ctr[FG_CTR_NET6_ND_BAD], 6);
 	ck_assert_uint_eq(X.n_tx, 4);
-	ck_assert_uint_eq(X.st.ctr[FG_CTR_NET6_NS_RX], 11);
+	ck_assert_uint_eq(X.st.ctr[FG_CTR_NET6_SOLICIT_RX], 11);
 	down();
 }
 END_TEST
@@ -514,7 +514,7 @@ START_TEST(test_dad_passes)
 	fg_net_poll(X.net, 100);
 	/* one probe per address: from ::, to its group, no option */
 	ck_assert_uint_eq(X.n_tx, 2);
-	ck_assert_uint_eq(X.st.ctr[FG_CTR_NET6_DAD_NS], 2);
+	ck_assert_uint_eq(X.st.ctr[FG_CTR_NET6_DAD_PROBES], 2);
 	o = tx_icmp6(1, &len);
 	ck_assert_uint_eq(len, 24);
 	ck_assert_uint_eq(o[0], 135);
