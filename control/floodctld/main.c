@@ -181,6 +181,7 @@ static void history_params(const struct fg_config *cfg, struct fg_history_params
 
 	memset(hp, 0, sizeof(*hp));
 	hp->capacity = cfg->history_capacity;
+	hp->shards = cfg->history_shards;
 	hp->side_capacity = cfg->version_numbers ? (uint32_t)FG_MAX(1024, FG_MIN(side, 262144)) : 0;
 	hp->full_policy = cfg->full_policy;
 	hp->alarm_load_pct = cfg->alarm_load_pct;

@@ -107,6 +107,8 @@ const struct cfg_key cfg_keys[] = {
 	/* [history] */
 	{ SEC_HISTORY, T_SIZE, 0, "capacity", GF(history_capacity),
 	  .min = 1, .max = INT64_C(1) << 40, .def = "4M" },
+	{ SEC_HISTORY, T_UINT, 0, "shards", GF(history_shards), .min = 0,
+	  .max = 256 /* FG_HISTORY_SHARDS_MAX */, .def = "0" },
 	{ SEC_HISTORY, T_ENUM, 0, "full-policy", GF(full_policy), .names = full_names,
 	  .def = "defer" },
 	{ SEC_HISTORY, T_PERCENT, 0, "alarm-load", GF(alarm_load_pct), .min = 1,

@@ -169,6 +169,7 @@ struct fg_config {
 
 	/* [history] */
 	uint64_t history_capacity;	/* entries; default 4 M */
+	unsigned history_shards;	/* power of two <= 256; 0 = auto (one per 16 M entries) */
 	enum fg_full_policy full_policy;/* default defer */
 	unsigned alarm_load_pct;	/* near-full alarm at this load; default 90 */
 	char shm_path[FG_CONFIG_PATH_MAX];	/* default /dev/shm/floodgate */

@@ -18,8 +18,11 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/mempolicy.h>
 
 #include "floodgate/datadir.h"
 #include "floodgate/log.h"
@@ -239,8 +242,65 @@ static int map_file(struct fg_region *r, size_t len, bool populate)
 	return 0;
 }
 
+/* The NUMA nodes online (a bit each, nodes 0..63); 1 if unknown. */
+static uint64_t numa_nodes(void)
+{
+	FILE *f = fopen("/sys/devices/system/node/online", "re");
+	uint64_t mask = 0;
+	unsigned a, b;
+	int c = ',';
+
+	if (!f)
+		return 1;
+	/* "0", "0-3", "0,2-3" */
+	while (c == ',' && fscanf(f, "%u", &a) == 1) {
+		b = a;
+		c = fgetc(f);
+		if (c == '-' && fscanf(f, "%u", &b) == 1)
+			c = fgetc(f);
+		for (unsigned n = a; n <= b && n < 64; n++)
+			mask |= 1ull << n;
+	}
+	fclose(f);
+	return mask ? mask : 1;
+}
+
+/*
+ * Every worker touches every shard, so on a box of several NUMA nodes the
+ * region's pages are spread over all of them (the memory policy at the
+ * moment they are allocated, which is the fallocate below: set_mempolicy
+ * as a raw system call, no libnuma). On one node there is nothing to do,
+ * and the log says so once.
+ */
+static bool numa_interleave(bool on)
+{
+	static bool said;
+	uint64_t nodes = numa_nodes();
+
+	if (!(nodes & (nodes - 1))) {
+		if (on && !said)
+			FG_LOG_INFO(COMP, "one NUMA node: the region's pages are not interleaved");
+		said = true;
+		return false;
+	}
+	if (syscall(SYS_set_mempolicy, on ? MPOL_INTERLEAVE : MPOL_DEFAULT, on ? &nodes : NULL,
+		    on ? 65ul : 0ul) < 0) {
+		FG_LOG_WARN(COMP, "set_mempolicy(%s): %s", on ? "interleave" : "default",
+			    strerror(errno));
+		return false;
+	}
+	if (on && !said)
+		FG_LOG_NOTICE(COMP, "%d NUMA nodes: the region's pages are interleaved across them",
+			      __builtin_popcountll(nodes));
+	said = true;
+	return true;
+}
+
 static int create_file(struct fg_region *r, const char *path, uint64_t size)
 {
+	bool interleaved;
+	int rc = 0;
+
 	r->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (r->fd < 0)
 		return -errno;
@@ -249,8 +309,13 @@ static int create_file(struct fg_region *r, const char *path, uint64_t size)
 	/* Allocate every page now and map them all: the history table is
 	 * written whole right after (create or restore), and one call costs
 	 * far less than a page fault per page (tens of µs each in a VM). */
+	interleaved = numa_interleave(true);
 	if (fallocate(r->fd, 0, 0, (off_t)size) < 0 && errno != EOPNOTSUPP)
-		return -errno;
+		rc = -errno;
+	if (interleaved)
+		numa_interleave(false);
+	if (rc < 0)
+		return rc;
 	snprintf(r->path, sizeof(r->path), "%s", path);
 	return map_file(r, size, true);
 }
