@@ -222,6 +222,7 @@ static int restore_region(struct ctld *d)
 					  : FG_MAX(FG_REGION_WRITERS_MIN, 2 * (d->cfg->workers + 1));
 	p.region.journal_ring = d->opt.journal_ring;
 	p.region.vlog_ring = FG_REGION_VLOG_RING_DEFAULT;
+	p.region.huge = (enum fg_region_huge)d->cfg->huge_pages;
 	history_params(d->cfg, &p.history);
 	p.now = time(NULL);
 	/* the outbound queue: every ID that got 239 is in it (docs/relay.md) */

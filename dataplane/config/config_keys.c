@@ -43,6 +43,7 @@ const char *const cfg_section_names[SEC__COUNT] = {
 
 static const char *const expiry_names[] = { "first-seen", "article-date", NULL };
 static const char *const full_names[] = { "defer", "evict-oldest", NULL };
+static const char *const huge_names[] = { "auto", "off", "hugetlbfs", "tmpfs", NULL };
 static const char *const dsmode_names[] = { "stream", "ihave", NULL };
 static const char *const dpmode_names[] = { "active", "passive", NULL };
 static const char *const full_action_names[] = { "defer", "drop", NULL };
@@ -53,6 +54,7 @@ static const char *const logtime_names[] = { "auto", "on", "off", NULL };
 /* Enums are stored through an int. */
 _Static_assert(sizeof(enum fg_expiry_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_full_policy) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum fg_huge_pages) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_downstream_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_dataplane_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_backlog_full) == sizeof(int), "enum size");
@@ -114,6 +116,8 @@ const struct cfg_key cfg_keys[] = {
 	{ SEC_HISTORY, T_PERCENT, 0, "alarm-load", GF(alarm_load_pct), .min = 1,
 	  .max = 100, .def = "90%" },
 	{ SEC_HISTORY, T_PATH, 0, "shm-path", GF(shm_path), .def = "/dev/shm/floodgate" },
+	{ SEC_HISTORY, T_ENUM, 0, "huge-pages", GF(huge_pages), .names = huge_names,
+	  .def = "auto" },
 
 	/* [persistence] */
 	{ SEC_PERSISTENCE, T_PATH, 0, "data-dir", GF(data_dir), .def = "/var/lib/floodgate" },
