@@ -188,6 +188,8 @@ static void history_params(const struct fg_config *cfg, struct fg_history_params
 	hp->now = time(NULL);
 }
 
+static void notify(const char *state);
+
 /* No usable region: rebuild one from the data directory. */
 /* A cold start (nothing on disk): the warm-up period begins (docs/relay.md);
  * the dataplane reads its end from the data directory. */
@@ -231,7 +233,11 @@ static int restore_region(struct ctld *d)
 	src.arg = d->data_dir;
 	p.sources = &src;
 	p.n_sources = 1;
+	/* `systemctl status floodctld` says why it is not ready yet: a
+	 * restore of billions of entries takes tens of seconds or more */
+	notify("STATUS=restoring the history from the data directory");
 	d->r = fg_restore(&p, &d->restore, why, sizeof(why));
+	notify("STATUS=history restored");
 	if (!d->r) {
 		FG_LOG_ERR(CTLD, "%s", why);
 		return -EIO;
