@@ -16,6 +16,14 @@ import tempfile
 
 MD = "docs/bench/scale.md"
 PNG = "docs/img/scale.png"
+SCALE = "docs/scale.md"
+DATAPLANE = "docs/bench/dataplane.md"
+
+# The feed docs/scale.md sizes for (issue 21): new IDs a day, days kept.
+IDS_A_DAY = 600e6
+RETENTION_DAYS = 11
+LOAD = 0.8
+JOURNAL_HOUR = 25e6
 
 
 def load(path):
@@ -28,10 +36,10 @@ def m(n):
 
 
 def rows(runs):
-    out = ["| entries | shards | table (bytes/entry) | fill ns/insert | hit / miss ns, 2M pages "
+    out = ["| entries | shards | table (bytes an entry at 80 % load) | fill ns/insert | hit / miss ns, 2M pages "
            "| bound ns (ratio) | 2 threads hit / miss M/s | hit / miss ns, 4K pages (ratio) "
            "| snapshot s (GB/s) | worker p99 burst µs idle / snapshot (x) "
-           "| cold restore: table s + journal s (records) | restore s per G entries "
+           "| cold restore: table s + journal s (records) | table restore s per G entries "
            "| full sweep s | load |",
            "| " + " | ".join(["---"] * 14) + " |"]
     for r in runs:
@@ -40,13 +48,14 @@ def rows(runs):
             "| %s | %d | %.2f GB (%.1f) | %.0f | %.0f / %.0f | %.0f (%.2f) | %.1f / %.1f "
             "| %.0f / %.0f (%.2f) | %.1f (%.2f) | %.1f / %.1f (%.2fx) | %.1f + %.1f (%s) "
             "| %.1f | %.2f | %.1f |" % (
-                m(n), r["shards"], r["region_gb"], r["region_gb"] * 1e9 / n, r["fill_ns"],
+                m(n), r["shards"], r["region_gb"], r["region_gb"] * 1e9 / (r["capacity"] * LOAD),
+                r["fill_ns"],
                 r["hit_ns"], r["miss_ns"], r["bound_ns"], r["bound_ns"] / r["hit_ns"],
                 r["hit2_mps"], r["miss2_mps"], r["hit_ns_4k"], r["miss_ns_4k"],
                 r["bound_ns_4k"] / r["hit_ns_4k"], r["snap_s"], r["snap_gbps"],
                 r["p99_idle_us"], r["p99_snap_us"], r["p99_snap_us"] / r["p99_idle_us"],
                 r["restore_table_s"], r["restore_journal_s"], m(r["tail"]),
-                (r["restore_table_s"] + r["restore_journal_s"]) * 1e9 / n,
+                r["restore_table_s"] * 1e9 / n,
                 r["sweep_s"], r["load_avg"]))
     return out
 
@@ -102,6 +111,68 @@ unset multiplot
     os.unlink(dat)
 
 
+def replace_block(text, name, body):
+    begin = "<!-- %s:begin" % name
+    a = text.index(begin)
+    a = text.index("\n", a) + 1
+    b = text.index("<!-- %s:end -->" % name)
+    return text[:a] + body + "\n" + text[b:]
+
+
+def sizing(runs):
+    big = max((r for r in runs if r["shards"] > 1), key=lambda r: r["entries"])
+    n = big["entries"]
+    g = n / 1e9
+    per_entry = big["region_gb"] * 1e9 / (big["capacity"] * LOAD)
+    entries = IDS_A_DAY * RETENTION_DAYS
+    ram = entries * per_entry / 1e9
+    restore_g = (big["restore_table_s"] / g)
+    journal_s = big["restore_journal_s"] / big["tail"] * JOURNAL_HOUR
+    snap_s = ram / big["snap_gbps"]
+    sweep_s = big["sweep_s"] / n * entries
+    out = ["From the run at %s entries, %d shards (load average %.1f as it began):" % (
+               m(n), big["shards"], big["load_avg"]), "",
+           "| for %.0f M new IDs a day, %d days | figure | from |" % (IDS_A_DAY / 1e6,
+                                                                   RETENTION_DAYS),
+           "| --- | --- | --- |",
+           "| history entries | %.2f G | 11 days of the feed |" % (entries / 1e9),
+           "| RAM for the history | %.0f GB | %.1f bytes an entry measured (80 %% load) |" % (
+               ram, per_entry),
+           "| snapshot on disk | %.0f GB each, %.0f GB with snapshot-keep 2 | the table's size |" % (
+               ram, 2 * ram),
+           "| snapshot write | %.0f s at %.2f GB/s measured; %.1f MB/s averaged with one an hour | fsync included |" % (
+               snap_s, big["snap_gbps"], ram * 1e3 / 3600),
+           "| restore, cold disk | %.1f s per G entries (table) + %.1f s for an hour of journal = %.0f s for the whole history | %d threads, this machine |" % (
+               restore_g, journal_s, restore_g * entries / 1e9 + journal_s, 2),
+           "| full expiry sweep | %.0f s a pass; one an hour = %.2f %% of one core | measured pass, scaled |" % (
+               sweep_s, sweep_s / 3600 * 100),
+           "| a box's RAM, less 32 GB for the rest, holds | 256 GB: %.1f G entries (%.1f days of the feed); 512 GB: %.1f G (%.1f days) | 16 bytes an entry |" % (
+               (256 - 32) / per_entry, (256 - 32) * 1e9 / per_entry / IDS_A_DAY,
+               (512 - 32) / per_entry, (512 - 32) * 1e9 / per_entry / IDS_A_DAY)]
+    return "\n".join(out)
+
+
+def lcores():
+    gbit = check = None
+    for line in open(DATAPLANE):
+        cells = [c.strip() for c in line.split("|")]
+        if len(cells) > 6 and cells[1] == "takethis":
+            gbit = float(cells[5])
+        if len(cells) > 6 and cells[1] == "check":
+            check = float(cells[3])
+    if not gbit or not check:
+        return "(docs/bench/dataplane.md has no takethis/check rows to size from)"
+    out = ["Per worker core (docs/bench/dataplane.md): %.2f Gbit/s of article payload "
+           "(TAKETHIS), %.2f M CHECKs a second." % (gbit, check / 1e6), "",
+           "| feed | worker lcores at the measured rate | with 50 % headroom | CHECKs: cores for 500 k/s bursts |",
+           "| --- | --- | --- | --- |"]
+    for link in (10, 40, 100):
+        need = link / gbit
+        out.append("| %d Gbit/s | %.1f | %d | %.2f |" % (
+            link, need, int(-(-need * 1.5 // 1)), 500e3 / check))
+    return "\n".join(out)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: scale_plot.py FIGURES.json")
@@ -127,6 +198,11 @@ def main():
             ""]
     with open(MD, "w") as f:
         f.write("\n".join(text))
+    doc = open(SCALE).read()
+    doc = replace_block(doc, "sizing", sizing(runs))
+    doc = replace_block(doc, "lcores", lcores())
+    with open(SCALE, "w") as f:
+        f.write(doc)
 
 
 if __name__ == "__main__":
