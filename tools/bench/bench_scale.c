@@ -12,12 +12,15 @@
  * 16 GB: tools/bench/scale_curve.sh). The table ends 80 % full (capacity
  * 1.25 x the entries and the journal tail). Steps, each timed once:
  *   1. fill      N fg_history_insert_final of Message-IDs
- *                "<hex.n@scale.bench.example>" (the hash included), in
+ *                "<hex.n@scale.bench.example>" (the hash included) on two
+ *                threads, every other ID each: CPU ns per insert, in
  *                anonymous memory with MADV_HUGEPAGE (2M pages where THP
  *                allows: AnonHugePages is reported)
  *   2. lookups   2^20 sampled hits and 2^20 misses through
  *                fg_history_lookup_burst (hash + probe, bursts of 32), on
- *                1 thread and on 2 at once; the bound: the same IDs hashed
+ *                1 thread and on 2 at once, in thread CPU time (a shared
+ *                machine preempts at will), best of 3; the bound: the same
+ *                IDs hashed
  *                and one random 64-byte read in the same table, the same
  *                bursts and prefetches (ratio = bound / lookup time)
  *   3. snapshot  fg_snapshot_write while a worker thread answers CHECK
@@ -81,6 +84,16 @@ static double now_s(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* This thread's CPU time: a shared machine preempts a run at will, and
+ * wall time would count that as the lookups' cost. */
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -158,18 +171,41 @@ static double anon_huge_gb(void)
 	return (double)kb / 1e6 * 1.024;
 }
 
-static void fill(struct fg_history *h, uint64_t n, fg_time_t now)
+struct fill_arg {
+	struct fg_history *h;
+	uint64_t from, n, step;
+	fg_time_t now;
+	double cpu;
+};
+
+static void *fill_thread(void *p)
 {
+	struct fill_arg *a = p;
 	char id[ID_MAX];
+	double c = cpu_s();
 
-	for (uint64_t i = 0; i < n; i++) {
+	for (uint64_t i = a->from; i < a->n; i += a->step) {
 		struct fg_history_key k;
-		fg_time_t fs = first_seen(i, now);
+		fg_time_t fs = first_seen(i, a->now);
 
-		fg_history_hash(h, id, id_of(i, id), &k);
-		if (fg_history_insert_final(h, &k, FG_HISTORY_ACCEPTED, fs, fs, now, NULL) < 0)
+		fg_history_hash(a->h, id, id_of(i, id), &k);
+		if (fg_history_insert_final(a->h, &k, FG_HISTORY_ACCEPTED, fs, fs, a->now, NULL) < 0)
 			die("table full while filling");
 	}
+	a->cpu = cpu_s() - c;
+	return NULL;
+}
+
+/* Two threads, every other ID each; CPU ns per insert. */
+static double fill(struct fg_history *h, uint64_t n, fg_time_t now)
+{
+	struct fill_arg a[2] = { { h, 0, n, 2, now, 0 }, { h, 1, n, 2, now, 0 } };
+	pthread_t t;
+
+	pthread_create(&t, NULL, fill_thread, &a[1]);
+	fill_thread(&a[0]);
+	pthread_join(t, NULL);
+	return (a[0].cpu + a[1].cpu) * 1e9 / (double)n;
 }
 
 /* ---- lookups and their bound ---- */
@@ -195,14 +231,14 @@ static void sample_free(struct sample *s)
 	free(s->len);
 }
 
-/* ns per lookup over the sample, in bursts; *found counts hits. */
-static double lookup_ns(const struct fg_history *h, const struct sample *s, fg_time_t now,
-			uint64_t *found)
+/* CPU ns per lookup over the sample, in bursts; *found counts hits. */
+static double lookup_once(const struct fg_history *h, const struct sample *s, fg_time_t now,
+			  uint64_t *found)
 {
 	const void *ids[BURST];
 	struct fg_history_key keys[BURST];
 	struct fg_history_entry out[BURST];
-	double t = now_s();
+	double t = cpu_s();
 
 	*found = 0;
 	for (unsigned b = 0; b < SAMPLE; b += BURST) {
@@ -212,18 +248,30 @@ static double lookup_ns(const struct fg_history *h, const struct sample *s, fg_t
 		for (unsigned i = 0; i < BURST; i++)
 			*found += out[i].state != FG_HISTORY_ABSENT;
 	}
-	return (now_s() - t) * 1e9 / SAMPLE;
+	return (cpu_s() - t) * 1e9 / SAMPLE;
+}
+
+#define BEST_OF 3
+
+static double lookup_ns(const struct fg_history *h, const struct sample *s, fg_time_t now,
+			uint64_t *found)
+{
+	double best = 1e30;
+
+	for (int r = 0; r < BEST_OF; r++)
+		best = FG_MIN(best, lookup_once(h, s, now, found));
+	return best;
 }
 
 /* The bound: the same hashes, then one random bucket of the same table
  * read, prefetched as the burst path does. */
-static double bound_ns(const struct fg_history *h, const void *mem, size_t len,
-		       const struct sample *s)
+static double bound_once(const struct fg_history *h, const void *mem, size_t len,
+			 const struct sample *s)
 {
 	const volatile uint64_t *words = (const uint64_t *)((const uint8_t *)mem + 4096);
 	uint64_t m = (len - 4096) / 64, sink = 0;
 	uint64_t at[BURST];
-	double t = now_s();
+	double t = cpu_s();
 
 	for (unsigned b = 0; b < SAMPLE; b += BURST) {
 		for (unsigned i = 0; i < BURST; i++) {
@@ -237,7 +285,17 @@ static double bound_ns(const struct fg_history *h, const void *mem, size_t len,
 			sink += words[at[i]];
 	}
 	__asm__ volatile("" : : "r"(sink));
-	return (now_s() - t) * 1e9 / SAMPLE;
+	return (cpu_s() - t) * 1e9 / SAMPLE;
+}
+
+static double bound_ns(const struct fg_history *h, const void *mem, size_t len,
+		       const struct sample *s)
+{
+	double best = 1e30;
+
+	for (int r = 0; r < BEST_OF; r++)
+		best = FG_MIN(best, bound_once(h, mem, len, s));
+	return best;
 }
 
 struct lk_arg {
@@ -529,7 +587,6 @@ static void run_one(const char *dir, uint64_t n, uint32_t shards, struct fig *f)
 	struct table t;
 	size_t len;
 	void *mem;
-	double t0;
 
 	snprintf(shm, sizeof(shm), "/dev/shm/fg-bench-scale-%d", (int)getpid());
 	f->entries = n;
@@ -540,9 +597,7 @@ static void run_one(const char *dir, uint64_t n, uint32_t shards, struct fig *f)
 	f->shards = hs.shards;
 	f->capacity = hs.slots;
 	f->region_gb = (double)t.len / 1e9;
-	t0 = now_s();
-	fill(t.h, n, now);
-	f->fill_ns = (now_s() - t0) * 1e9 / (double)n;
+	f->fill_ns = fill(t.h, n, now);
 	f->anon_huge_gb = anon_huge_gb();
 	lookups(t.h, t.mem, t.len, n, now, &f->hit_ns, &f->miss_ns, &f->bound_ns, &f->hit2_mps,
 		&f->miss2_mps);

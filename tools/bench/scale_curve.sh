@@ -4,7 +4,9 @@
 # then once at 1 G entries sharded (the table alone is about 16 GB): that
 # run only when MemAvailable holds the table, its snapshot's dirty pages
 # and 2 GB to spare, else the largest of 500 M, 200 M that does (said on
-# stderr and in the figures). Each run is its own process, nice'd. Then
+# stderr and in the figures). Each run is its own process, nice'd; the
+# runs so far stay in FG_SCALE_PARTIAL (default a file in /tmp, removed
+# once copied) if the curve is cut short. Then
 # tools/bench/scale_plot.py writes docs/bench/scale.md and docs/img/scale.svg.
 set -euo pipefail
 FG_TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -12,8 +14,7 @@ cd "$FG_TOP"
 out=${1:-docs/bench/scale.json}
 bin=build/release/bench/bench_scale
 [ -x "$bin" ] || { echo "scale_curve.sh: build first (make all)" >&2; exit 1; }
-tmp=$(mktemp /tmp/fg-scale.XXXXXX.json)
-trap 'rm -f "$tmp"' EXIT
+tmp=${FG_SCALE_PARTIAL:-$(mktemp /tmp/fg-scale.XXXXXX.json)}
 for n in 10000000 100000000; do
 	for s in 64 1; do
 		nice -n 5 "$bin" --entries "$n" --shards "$s" --json "$tmp" >/dev/null
@@ -30,4 +31,5 @@ for n in 1000000000 500000000 200000000; do
 done
 [ -n "$big" ] && nice -n 5 "$bin" --entries "$big" --shards 64 --json "$tmp" >/dev/null
 cp "$tmp" "$out"
+rm -f "$tmp"
 python3 tools/bench/scale_plot.py "$out"
