@@ -170,6 +170,12 @@ int fg_region_unlink(const char *shm_path);
 /* Attach as a writer or reader: refuses a region it does not understand,
  * one not yet published, or one whose owner is not running. */
 struct fg_region *fg_region_attach(const char *shm_path, char *why, size_t whylen);
+
+/* Is floodctld building (restoring) the region at shm_path right now: a
+ * region this build reads, state BUILDING, its owner alive? A writer that
+ * cannot attach yet waits while this holds (floodgate-host greets new
+ * sessions with 400 meanwhile). */
+bool fg_region_restoring(const char *shm_path);
 /* Unmap and free the handle (a claimed slot must be released first). */
 void fg_region_close(struct fg_region *r);
 

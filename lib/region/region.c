@@ -657,6 +657,21 @@ out_free:
 	return NULL;
 }
 
+bool fg_region_restoring(const char *shm_path)
+{
+	struct fg_region *r = region_alloc();
+	bool yes;
+
+	if (!r)
+		return false;
+	yes = open_existing(r, shm_path) == 0 && !validate(r) &&
+	      atomic_load(&r->hdr->state) == FG_RSTATE_BUILDING &&
+	      fg_region_proc_alive(atomic_load(&r->hdr->owner_pid),
+				   atomic_load(&r->hdr->owner_start));
+	region_free(r);
+	return yes;
+}
+
 void fg_region_close(struct fg_region *r)
 {
 	region_free(r);
