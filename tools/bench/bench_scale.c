@@ -26,7 +26,11 @@
  *   3. snapshot  fg_snapshot_write while a worker thread answers CHECK
  *                bursts (32 lookups, an offer and release for each miss):
  *                p50/p99 of a burst's time during the snapshot against the
- *                same worker for as long before it
+ *                same worker for as long before it; worker and snapshot
+ *                pinned to CPUs of their own, the burst's time in thread
+ *                CPU time (what a dedicated lcore would see: a shared
+ *                machine's preemptions left out, the snapshot's pressure on
+ *                caches and memory kept in)
  *   4. journal   an hour of a full feed's new IDs (600 M a day: 25 M
  *                records; at 10 M entries N/4) appended after the snapshot
  *   5. restore   the table freed, the region gone (a reboot), the
@@ -394,7 +398,7 @@ static void *worker_main(void *p)
 
 	pin(1);
 	while ((ph = atomic_load(&w->phase)) < 2) {
-		double t = now_s();
+		double t = cpu_s();
 
 		/* nine in ten offers are duplicates, as on a flood-fill feed */
 		for (unsigned j = 0; j < BURST; j++, i++) {
@@ -412,7 +416,7 @@ static void *worker_main(void *p)
 				fg_history_release(w->h, &ref);
 		}
 		if (w->nlat[ph] < LAT_MAX)
-			w->lat[ph][w->nlat[ph]++] = (uint32_t)((now_s() - t) * 1e9);
+			w->lat[ph][w->nlat[ph]++] = (uint32_t)((cpu_s() - t) * 1e9);
 	}
 	return NULL;
 }
