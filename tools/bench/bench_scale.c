@@ -631,7 +631,7 @@ static void json_line(FILE *o, const struct fig *f)
 		"\"p50_idle_us\": %.2f, \"p99_idle_us\": %.2f, \"p50_snap_us\": %.2f, "
 		"\"p99_snap_us\": %.2f, \"tail\": %" PRIu64 ", \"restore_s\": %.2f, "
 		"\"restore_table_s\": %.2f, \"restore_journal_s\": %.2f, \"sweep_s\": %.2f, "
-		"\"swept\": %" PRIu64 ", \"load_avg\": %.2f}\n",
+		"\"swept\": %" PRIu64 ", \"load_avg\": %.2f, \"lat_clock\": \"thread_cpu\"}\n",
 		f->entries, f->capacity, f->shards, f->region_gb, f->anon_huge_gb, f->fill_ns,
 		f->hit_ns, f->miss_ns, f->bound_ns, f->hit2_mps, f->miss2_mps, f->hit_ns_4k,
 		f->miss_ns_4k, f->bound_ns_4k, f->snap_s, f->snap_gbps, f->p50_idle_us,
