@@ -146,11 +146,8 @@ def sizing(runs):
     sweep_s = big["sweep_s"] / n * entries
     note = ""
     if n < 10**9:
-        need = (1e9 + JOURNAL_HOUR) * 1.25 * 12.8 / 1e9
-        note = (" The 1 G point was not run: its table alone is %.1f GB, and this 24 GB "
-                "machine is shared with five other engineers' builds and tests "
-                "(tools/bench/scale_curve.sh runs the largest size that leaves 4 GB to "
-                "spare)." % need)
+        note = (" 1 G entries were not run: the table alone would be %.1f GB (docs/scale.md "
+                "says why and what was run instead)." % ((1e9 + JOURNAL_HOUR) * 1.25 * 12.8 / 1e9))
     out = ["From the run at %s entries, %d shards (load average %.1f as it began).%s" % (
                m(n), big["shards"], big["load_avg"], note), "",
            "| for %.0f M new IDs a day, %d days | figure | from |" % (IDS_A_DAY / 1e6,
