@@ -237,11 +237,11 @@ static int restore_region(struct ctld *d)
 	 * restore of billions of entries takes tens of seconds or more */
 	notify("STATUS=restoring the history from the data directory");
 	d->r = fg_restore(&p, &d->restore, why, sizeof(why));
-	notify("STATUS=history restored");
 	if (!d->r) {
 		FG_LOG_ERR(CTLD, "%s", why);
 		return -EIO;
 	}
+	notify("STATUS=history restored");
 	d->startup = fg_restore_from_name(d->restore.from);
 	if (d->restore.from == FG_RESTORE_EMPTY)
 		warmup_begin(d);
