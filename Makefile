@@ -7,7 +7,8 @@
 #                   articles through the whole path, the power-loss matrix, the
 #                   Debian package installed, upgraded and purged here
 #   make bench      quick benchmarks; figures to stdout and docs/benchmarks.md
-#   make bench-full the long benchmarks too
+#   make bench-full the long benchmarks too, and the history's curve to 1 G
+#                   entries (tools/bench/scale_curve.sh: docs/bench/scale.md)
 #   make fuzz       run every libFuzzer target for FUZZ_SECONDS each
 #   make deps       apt-get install what is missing (root)
 #   make compat-golden  write this build's golden files (tests/data/compat)
@@ -330,6 +331,7 @@ bench: deps
 bench-full: deps
 	$(MAKE) --no-print-directory -j$(NPROC) all
 	tools/bench/run.sh full
+	tools/bench/scale_curve.sh
 
 run: deps
 	$(MAKE) --no-print-directory -j$(NPROC) all

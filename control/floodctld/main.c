@@ -181,11 +181,14 @@ static void history_params(const struct fg_config *cfg, struct fg_history_params
 
 	memset(hp, 0, sizeof(*hp));
 	hp->capacity = cfg->history_capacity;
+	hp->shards = cfg->history_shards;
 	hp->side_capacity = cfg->version_numbers ? (uint32_t)FG_MAX(1024, FG_MIN(side, 262144)) : 0;
 	hp->full_policy = cfg->full_policy;
 	hp->alarm_load_pct = cfg->alarm_load_pct;
 	hp->now = time(NULL);
 }
+
+static void notify(const char *state);
 
 /* No usable region: rebuild one from the data directory. */
 /* A cold start (nothing on disk): the warm-up period begins (docs/relay.md);
@@ -221,6 +224,7 @@ static int restore_region(struct ctld *d)
 					  : FG_MAX(FG_REGION_WRITERS_MIN, 2 * (d->cfg->workers + 1));
 	p.region.journal_ring = d->opt.journal_ring;
 	p.region.vlog_ring = FG_REGION_VLOG_RING_DEFAULT;
+	p.region.huge = (enum fg_region_huge)d->cfg->huge_pages;
 	history_params(d->cfg, &p.history);
 	p.now = time(NULL);
 	/* the outbound queue: every ID that got 239 is in it (docs/relay.md) */
@@ -229,11 +233,15 @@ static int restore_region(struct ctld *d)
 	src.arg = d->data_dir;
 	p.sources = &src;
 	p.n_sources = 1;
+	/* `systemctl status floodctld` says why it is not ready yet: a
+	 * restore of billions of entries takes tens of seconds or more */
+	notify("STATUS=restoring the history from the data directory");
 	d->r = fg_restore(&p, &d->restore, why, sizeof(why));
 	if (!d->r) {
 		FG_LOG_ERR(CTLD, "%s", why);
 		return -EIO;
 	}
+	notify("STATUS=history restored");
 	d->startup = fg_restore_from_name(d->restore.from);
 	if (d->restore.from == FG_RESTORE_EMPTY)
 		warmup_begin(d);

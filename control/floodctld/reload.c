@@ -26,6 +26,8 @@ static void restart_keys(const struct fg_config *a, const struct fg_config *b,
 {
 	if (a->history_capacity != b->history_capacity)
 		keys[(*n)++] = "history capacity";
+	if (a->history_shards != b->history_shards || a->huge_pages != b->huge_pages)
+		keys[(*n)++] = "history shards, huge-pages";
 	if (strcmp(a->shm_path, b->shm_path))
 		keys[(*n)++] = "history shm-path";
 	if (strcmp(a->data_dir, b->data_dir))

@@ -66,6 +66,18 @@ static void set_aside(const char *path, const char *what, const char *why)
 			   what, path, why, strerror(-rc));
 }
 
+/* Threads for the table: as configured, else one per online CPU (a
+ * restore is the one time floodctld may use the whole box: nothing is
+ * being answered yet). */
+static unsigned restore_threads(const struct fg_restore_params *p)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (p->threads)
+		return p->threads;
+	return n > 0 ? (unsigned)FG_MIN(n, (long)FG_HISTORY_SHARDS_MAX) : 1u;
+}
+
 /*
  * A snapshot in a new region, checked. NULL with *err: -EINVAL the snapshot
  * is unsound (set aside: try the previous one); anything else is a failure
@@ -104,7 +116,7 @@ static struct fg_region *try_snapshot(const struct fg_restore_params *p, uint64_
 		goto out_close;
 	}
 	mem = fg_region_history_mem(r, &len);
-	h = fg_history_restore(mem, len, f.img, f.img_len, &herr);
+	h = fg_history_restore_parallel(mem, len, f.img, f.img_len, restore_threads(p), &herr);
 	if (h)
 		fg_region_seed_check(h, &chk);
 	if (!h || chk.lo != f.info.seed_check.lo || chk.hi != f.info.seed_check.hi) {
@@ -345,7 +357,7 @@ static struct fg_region *fresh_region(const struct fg_restore_params *p, const u
 	memcpy(hp.seed, seed, sizeof(hp.seed));
 	memcpy(rp.seed, seed, sizeof(rp.seed));
 	hp.now = p->now;
-	rp.history_size = fg_history_region_size(hp.capacity, hp.side_capacity);
+	rp.history_size = fg_history_region_size_sharded(hp.capacity, hp.side_capacity, hp.shards);
 	r = fg_region_create(p->shm_path, &rp, why, sizeof(why));
 	if (!r) {
 		FG_LOG_ERR(COMP, "cannot create the region: %s", why);
@@ -452,9 +464,10 @@ static int snap_version(const void *buf, size_t len, const char **why, uint8_t *
 	if (rc != 0)
 		return rc;
 	layout = fg_history_layout_of(img, FG_SNAP_HEADER);
-	if (layout && layout != FG_HISTORY_LAYOUT) {
+	/* layout 2 (one table) is read as a table of one shard */
+	if (layout && (layout < FG_HISTORY_LAYOUT_UNSHARDED || layout > FG_HISTORY_LAYOUT)) {
 		*why = fg_datadir_version_why("snapshot's history image layout", layout,
-					      FG_HISTORY_LAYOUT, FG_HISTORY_LAYOUT);
+					      FG_HISTORY_LAYOUT_UNSHARDED, FG_HISTORY_LAYOUT);
 		return -EPROTONOSUPPORT;
 	}
 	return 0;
@@ -619,6 +632,11 @@ static void log_result(const struct fg_restore_params *p, struct fg_region *r,
 	struct fg_history_stats hs;
 
 	fg_history_stats(fg_region_history(r), &hs);
+	if (res->from == FG_RESTORE_SNAPSHOT &&
+	    hs.shards != fg_history_shards_for(p->history.capacity, p->history.shards))
+		FG_LOG_WARN(COMP, "history shards are %u (from the snapshot), not the configured %u: "
+			    "a table cannot be resharded from its image; start with an empty history to change it",
+			    hs.shards, fg_history_shards_for(p->history.capacity, p->history.shards));
 	if (res->from == FG_RESTORE_SNAPSHOT && hs.slots != p->history.capacity)
 		FG_LOG_WARN(COMP, "history capacity is %llu (from the snapshot), not the configured %llu: "
 			    "a table cannot be resized from its image; start with an empty history to change it",

@@ -210,15 +210,18 @@ int fg_snapshot_open(const char *path, struct fg_snap_file *f, char *why, size_t
 		goto out_close;
 	}
 	f->len = (size_t)st.st_size;
-	/* shared and read-only: MAP_POPULATE maps the cached pages up front
-	 * (it does not for a private mapping), sparing a fault per page */
-	f->map = mmap(NULL, f->len, PROT_READ, MAP_SHARED | MAP_POPULATE, f->fd, 0);
+	/* shared and read-only, and not populated: MAP_POPULATE would read a
+	 * cold file here, serially, before the restore's threads start.
+	 * MADV_WILLNEED starts the whole file's readahead instead and returns,
+	 * so each restore thread copies its shards as their pages arrive. */
+	f->map = mmap(NULL, f->len, PROT_READ, MAP_SHARED, f->fd, 0);
 	if (f->map == MAP_FAILED) {
 		rc = -errno;
 		f->map = NULL;
 		snprintf(why, whylen, "mmap: %s", strerror(-rc));
 		goto out_close;
 	}
+	madvise(f->map, f->len, MADV_WILLNEED);
 	rc = fg_snapshot_header(f->map, f->len, &f->info, &bad);
 	if (rc < 0) {
 		snprintf(why, whylen, "%s", bad);

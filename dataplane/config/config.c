@@ -626,6 +626,10 @@ static void check_site(struct parse *ps)
 			 "%u is fewer than workers %u: every worker polls a queue of its own",
 			 cfg->rx_queues, cfg->workers);
 	check_vlans(ps);
+	if (cfg->history_shards & (cfg->history_shards - 1))
+		error_at(ps, line_of(ps, SEC_HISTORY, 0, "shards"), "shards",
+			 "%u is not a power of two (or 0 for one shard per 16M entries)",
+			 cfg->history_shards);
 	if (strlen(cfg->control_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 		error_at(ps, line_of(ps, SEC_STATS, 0, "control-socket"), "control-socket",
 			 "too long for a unix socket (at most %zu octets)",

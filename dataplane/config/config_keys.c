@@ -44,6 +44,7 @@ const char *const cfg_section_names[SEC__COUNT] = {
 
 static const char *const expiry_names[] = { "first-seen", "article-date", NULL };
 static const char *const full_names[] = { "defer", "evict-oldest", NULL };
+static const char *const huge_names[] = { "auto", "off", "hugetlbfs", "tmpfs", NULL };
 static const char *const dsmode_names[] = { "stream", "ihave", NULL };
 static const char *const dpmode_names[] = { "active", "passive", NULL };
 static const char *const exception_names[] = { "none", "tap", NULL };
@@ -55,6 +56,7 @@ static const char *const logtime_names[] = { "auto", "on", "off", NULL };
 /* Enums are stored through an int. */
 _Static_assert(sizeof(enum fg_expiry_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_full_policy) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum fg_huge_pages) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_downstream_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_dataplane_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fg_backlog_full) == sizeof(int), "enum size");
@@ -109,11 +111,15 @@ const struct cfg_key cfg_keys[] = {
 	/* [history] */
 	{ SEC_HISTORY, T_SIZE, 0, "capacity", GF(history_capacity),
 	  .min = 1, .max = INT64_C(1) << 40, .def = "4M" },
+	{ SEC_HISTORY, T_UINT, 0, "shards", GF(history_shards), .min = 0,
+	  .max = 256 /* FG_HISTORY_SHARDS_MAX */, .def = "0" },
 	{ SEC_HISTORY, T_ENUM, 0, "full-policy", GF(full_policy), .names = full_names,
 	  .def = "defer" },
 	{ SEC_HISTORY, T_PERCENT, 0, "alarm-load", GF(alarm_load_pct), .min = 1,
 	  .max = 100, .def = "90%" },
 	{ SEC_HISTORY, T_PATH, 0, "shm-path", GF(shm_path), .def = "/dev/shm/floodgate" },
+	{ SEC_HISTORY, T_ENUM, 0, "huge-pages", GF(huge_pages), .names = huge_names,
+	  .def = "auto" },
 
 	/* [persistence] */
 	{ SEC_PERSISTENCE, T_PATH, 0, "data-dir", GF(data_dir), .def = "/var/lib/floodgate" },

@@ -99,9 +99,29 @@ bool fg_hread_slot(const struct fg_hbucket *bk, unsigned i, uint64_t *w, uint32_
 
 /* ---- region lifecycle ---- */
 
-static uint64_t buckets_for(uint64_t capacity)
+static uint64_t buckets_for(uint64_t capacity, uint32_t shards)
 {
-	return capacity / FG_HSLOTS + (capacity % FG_HSLOTS != 0);
+	uint64_t m = capacity / FG_HSLOTS + (capacity % FG_HSLOTS != 0);
+
+	return (m + shards - 1) / shards * shards;
+}
+
+static bool shards_ok(uint32_t shards)
+{
+	return shards >= 1 && shards <= FG_HISTORY_SHARDS_MAX && (shards & (shards - 1)) == 0;
+}
+
+uint32_t fg_history_shards_for(uint64_t capacity, uint32_t shards)
+{
+	uint64_t want = capacity / FG_HISTORY_SHARD_AUTO_ENTRIES +
+			(capacity % FG_HISTORY_SHARD_AUTO_ENTRIES != 0);
+	uint32_t s = 1;
+
+	if (shards)
+		return shards;
+	while (s < want && s < FG_HISTORY_SHARDS_MAX)
+		s <<= 1;
+	return s;
 }
 
 static uint32_t side_records(uint32_t side_capacity)
@@ -109,16 +129,25 @@ static uint32_t side_records(uint32_t side_capacity)
 	return (side_capacity + FG_HWAYS - 1) / FG_HWAYS * FG_HWAYS;
 }
 
-size_t fg_history_region_size(uint64_t capacity, uint32_t side_capacity)
+size_t fg_history_region_size_sharded(uint64_t capacity, uint32_t side_capacity,
+				      uint32_t shards)
 {
-	uint64_t m = buckets_for(capacity);
-	uint64_t side = (uint64_t)side_records(side_capacity) * sizeof(struct fg_hside_rec);
+	uint64_t m, side = (uint64_t)side_records(side_capacity) * sizeof(struct fg_hside_rec);
 
+	shards = fg_history_shards_for(capacity, shards);
 	/* 2^40 buckets (64 TiB) is far beyond any machine; it keeps the
 	 * arithmetic below from overflowing. */
-	if (capacity == 0 || m > (1ull << 40))
+	if (capacity == 0 || capacity > (1ull << 42) || !shards_ok(shards))
+		return 0;
+	m = buckets_for(capacity, shards);
+	if (m > (1ull << 40))
 		return 0;
 	return FG_HHEADER + m * sizeof(struct fg_hbucket) + side;
+}
+
+size_t fg_history_region_size(uint64_t capacity, uint32_t side_capacity)
+{
+	return fg_history_region_size_sharded(capacity, side_capacity, 0);
 }
 
 /* The check value of a seed under a hash function (a known one, usable
@@ -156,6 +185,8 @@ struct fg_history *fg_hhandle(void *mem, size_t len)
 	h->b = (struct fg_hbucket *)((uint8_t *)mem + r->buckets_off);
 	h->side = r->side_capacity ? (struct fg_hside_rec *)((uint8_t *)mem + r->side_off) : NULL;
 	h->m = r->n_buckets;
+	h->ms = fg_hms_of(r);
+	h->shard_mask = fg_hshards_of(r) - 1u;
 	h->k[0] = r->seed[0];
 	h->k[1] = r->seed[1];
 	h->hash = r->hash;
@@ -168,9 +199,10 @@ struct fg_history *fg_hhandle(void *mem, size_t len)
 
 struct fg_history *fg_history_create(void *mem, size_t len, const struct fg_history_params *p)
 {
-	size_t need = fg_history_region_size(p->capacity, p->side_capacity);
+	size_t need = fg_history_region_size_sharded(p->capacity, p->side_capacity, p->shards);
+	uint32_t shards = fg_history_shards_for(p->capacity, p->shards);
 	struct fg_hregion *r = mem;
-	uint64_t m = buckets_for(p->capacity);
+	uint64_t m = need ? buckets_for(p->capacity, shards) : 0;
 	unsigned hash = p->hash;
 
 	if (hash == FG_HISTORY_HASH_AUTO)
@@ -178,9 +210,9 @@ struct fg_history *fg_history_create(void *mem, size_t len, const struct fg_hist
 	if (need == 0 || len < need || ((uintptr_t)mem & 63) ||
 	    (unsigned)p->full_policy > FG_FULL_EVICT_OLDEST ||
 	    p->alarm_load_pct == 0 || p->alarm_load_pct > 100 || !hash_usable(hash)) {
-		FG_LOG_ERR("history", "create: bad parameters (capacity %llu, region %zu of %zu bytes, policy %d, alarm %u%%, hash %d)",
-			   (unsigned long long)p->capacity, len, need, (int)p->full_policy,
-			   p->alarm_load_pct, (int)p->hash);
+		FG_LOG_ERR("history", "create: bad parameters (capacity %llu, shards %u, region %zu of %zu bytes, policy %d, alarm %u%%, hash %d)",
+			   (unsigned long long)p->capacity, p->shards, len, need,
+			   (int)p->full_policy, p->alarm_load_pct, (int)p->hash);
 		return NULL;
 	}
 	memset(mem, 0, need);
@@ -189,6 +221,8 @@ struct fg_history *fg_history_create(void *mem, size_t len, const struct fg_hist
 	r->header_size = FG_HHEADER;
 	r->region_size = need;
 	r->n_buckets = m;
+	r->shards = shards;
+	r->shard_buckets = m / shards;
 	r->buckets_off = FG_HHEADER;
 	r->side_off = FG_HHEADER + m * sizeof(struct fg_hbucket);
 	r->side_capacity = side_records(p->side_capacity);
@@ -212,7 +246,7 @@ uint32_t fg_history_layout_of(const void *mem, size_t len)
 }
 
 /* Everything attach can check without reading the table. */
-enum fg_history_error fg_hcheck_header(const struct fg_hregion *r, size_t len)
+enum fg_history_error fg_hcheck_header(const struct fg_hregion *r, size_t len, bool image)
 {
 	uint64_t m, side_end, slots;
 	int64_t total = 0;
@@ -221,9 +255,14 @@ enum fg_history_error fg_hcheck_header(const struct fg_hregion *r, size_t len)
 		return FG_HISTORY_E_SHORT;
 	if (r->magic != FG_HMAGIC)
 		return FG_HISTORY_E_MAGIC;
-	if (r->version != FG_HLAYOUT)
+	if (r->version != FG_HLAYOUT &&
+	    !(image && r->version == FG_HISTORY_LAYOUT_UNSHARDED))
 		return FG_HISTORY_E_VERSION;
 	m = r->n_buckets;
+	if (r->version == FG_HISTORY_LAYOUT_UNSHARDED ? r->shards || r->shard_buckets
+	    : !shards_ok(r->shards) || r->shard_buckets == 0 ||
+	      r->shard_buckets > m || r->shard_buckets * r->shards != m)
+		return FG_HISTORY_E_GEOMETRY;
 	if (r->header_size != FG_HHEADER || r->buckets_off != FG_HHEADER ||
 	    r->slots_per_bucket != FG_HSLOTS || r->bucket_size != sizeof(struct fg_hbucket) ||
 	    r->side_record_size != sizeof(struct fg_hside_rec) || r->side_capacity % FG_HWAYS ||
@@ -269,7 +308,7 @@ struct fg_history *fg_history_attach(void *mem, size_t len, enum fg_history_erro
 	enum fg_history_error e = FG_HISTORY_E_ALIGN;
 
 	if (((uintptr_t)mem & 63) == 0)
-		e = fg_hcheck_header(mem, len);
+		e = fg_hcheck_header(mem, len, false);
 	if (why)
 		*why = e;
 	if (e != FG_HISTORY_E_OK) {
@@ -506,6 +545,7 @@ void fg_history_stats(const struct fg_history *h, struct fg_history_stats *out)
 		out->entries += v;
 	}
 	out->buckets = h->m;
+	out->shards = (uint32_t)h->shard_mask + 1;
 	out->slots = h->m * FG_HSLOTS;
 	out->load_ppm = (uint32_t)(out->entries * 1000000 / out->slots);
 	out->alarm_load_pct = atomic_load_explicit(&r->alarm_pct, memory_order_relaxed);

@@ -4,36 +4,76 @@
  *
  * An image is the region's bytes (same layout, history_int.h) with, in the
  * header, sealed = 1, the recounted entries per state (image_counts, also
- * put into stat stripe 0) and a CRC-32C over the whole image computed with
- * the checksum field zero. CRC-32C detects every error burst of up to 32
- * bits, so any single flipped byte is caught.
+ * put into stat stripe 0), a CRC-32C of each shard's buckets (shard_crc)
+ * and a CRC-32C of the header page and the side index (checksum, computed
+ * with that field zero; the header holds the shard CRCs, so it covers
+ * them). CRC-32C detects every error burst of up to 32 bits, so any single
+ * flipped byte is caught. A layout-2 image has one CRC over everything
+ * and is read as one shard.
  *
- * Copying a live table: buckets are copied in increasing order in chunks
- * of FG_HSNAP_CHUNK, each bucket validated by its change counter (copied
- * again if it moved during the copy). The header's snapshot guard names
- * the chunk being copied, and relocation refuses a move from a bucket not
- * yet copied (>= chunk start) into one possibly copied (< chunk end): that
- * is the one move that could take an entry out of the image's view. Every
- * entry present for the whole copy is therefore in the image; an entry
- * moved the other way may appear twice (both copies identical and final,
- * which lookups and sweeps handle).
+ * Copying a live table (one shard at a time, so a live worker shares the
+ * memory bus with a copy of one shard at a time, never more):
+ *  1. per shard, its buckets in increasing order in chunks of
+ *     FG_HSNAP_CHUNK, each bucket validated by its change counter (copied
+ *     again if it moved during the copy), the chunk's CRC taken while it
+ *     is still in cache;
+ *  2. the caller's pause between shards (a throttle);
+ *  3. the side index, the recount, the header CRC.
+ * The header's snapshot guard names the chunk being copied, and relocation
+ * refuses a move from a bucket not yet copied (>= chunk start) into one
+ * possibly copied (< chunk end): that is the one move that could take an
+ * entry out of the image's view. Every entry present for the whole copy is
+ * therefore in the image; an entry moved the other way may appear twice
+ * (both copies identical and final, which lookups and sweeps handle).
+ *
+ * Restoring (fg_history_restore_parallel): threads take whole shards; for
+ * each chunk of a shard a thread copies it, checksums, counts and clears
+ * its transient entries while it is in cache, so the image is read once,
+ * in parallel. Nothing is attached unless every CRC and count agrees.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "floodgate/log.h"
 #include "history_int.h"
 
 #define CHECKSUM_OFF __builtin_offsetof(struct fg_hregion, checksum)
+/* Buckets a restore thread copies, checks and clears at once (64 KiB). */
+#define RESTORE_CHUNK 1024u
 
-static uint32_t image_crc(const void *img, size_t size)
+static uint32_t header_crc(const void *img)
 {
 	static const uint8_t zero[4];
 	const uint8_t *p = img;
 	uint32_t c = fg_crc32c(0, p, CHECKSUM_OFF);
 
 	c = fg_crc32c(c, zero, sizeof(zero));
-	return fg_crc32c(c, p + CHECKSUM_OFF + 4, size - CHECKSUM_OFF - 4);
+	return fg_crc32c(c, p + CHECKSUM_OFF + 4, FG_HHEADER - CHECKSUM_OFF - 4);
+}
+
+/* The image checksum: layout 2 over everything; layout 3 over the header
+ * page and the side index. */
+static uint32_t image_crc(const void *img, size_t size)
+{
+	const struct fg_hregion *r = img;
+	const uint8_t *p = img;
+	uint32_t c = header_crc(img);
+
+	if (r->version == FG_HISTORY_LAYOUT_UNSHARDED)
+		return fg_crc32c(c, p + FG_HHEADER, size - FG_HHEADER);
+	return fg_crc32c(c, p + r->side_off, size - r->side_off);
+}
+
+static const struct fg_hbucket *shard_buckets_of(const struct fg_hregion *r, uint32_t s)
+{
+	return (const struct fg_hbucket *)((const uint8_t *)r + r->buckets_off) +
+	       s * fg_hms_of(r);
+}
+
+static uint32_t shard_crc(const struct fg_hregion *r, uint32_t s)
+{
+	return fg_crc32c(0, shard_buckets_of(r, s), fg_hms_of(r) * sizeof(struct fg_hbucket));
 }
 
 static void copy_bucket(const struct fg_hbucket *src, struct fg_hbucket *dst)
@@ -90,7 +130,8 @@ static void copy_side(const struct fg_history *h, struct fg_hside_rec *dst)
 	}
 }
 
-int fg_history_image_copy(const struct fg_history *h, void *dst, size_t len)
+int fg_history_image_copy_paced(const struct fg_history *h, void *dst, size_t len,
+				void (*pause)(void *arg, uint32_t shard_done), void *arg)
 {
 	const struct fg_hregion *r = h->hdr;
 	struct fg_hregion *d = dst;
@@ -109,14 +150,25 @@ int fg_history_image_copy(const struct fg_history *h, void *dst, size_t len)
 	d->moves = atomic_load(&r->moves);
 	d->expired = atomic_load(&r->expired);
 	db = (struct fg_hbucket *)((uint8_t *)dst + r->buckets_off);
-	for (uint64_t c = 0; c < h->m; c += FG_HSNAP_CHUNK) {
-		atomic_store(&h->hdr->snap, FG_HSNAP_ACTIVE | c);
-		if (h->hook)
-			h->hook(h->hook_arg, FG_HISTORY_HOOK_IMAGE);
-		for (uint64_t b = c; b < FG_MIN(c + FG_HSNAP_CHUNK, h->m); b++)
-			copy_bucket(&h->b[b], &db[b]);
+	for (uint64_t s = 0; s <= h->shard_mask; s++) {
+		uint64_t end = (s + 1) * h->ms;
+		uint32_t crc = 0;
+
+		for (uint64_t c = s * h->ms; c < end; c += FG_HSNAP_CHUNK) {
+			uint64_t n = FG_MIN(FG_HSNAP_CHUNK, end - c);
+
+			atomic_store(&h->hdr->snap, FG_HSNAP_ACTIVE | c);
+			if (h->hook)
+				h->hook(h->hook_arg, FG_HISTORY_HOOK_IMAGE);
+			for (uint64_t b = c; b < c + n; b++)
+				copy_bucket(&h->b[b], &db[b]);
+			crc = fg_crc32c(crc, &db[c], n * sizeof(*db));
+		}
+		d->shard_crc[s] = crc;
+		atomic_store(&h->hdr->snap, 0);
+		if (pause)
+			pause(arg, (uint32_t)s);
 	}
-	atomic_store(&h->hdr->snap, 0);
 	if (r->side_capacity)
 		copy_side(h, (struct fg_hside_rec *)((uint8_t *)dst + r->side_off));
 	fg_hrecount(db, h->m, counts);
@@ -127,6 +179,24 @@ int fg_history_image_copy(const struct fg_history *h, void *dst, size_t len)
 	return 0;
 }
 
+int fg_history_image_copy(const struct fg_history *h, void *dst, size_t len)
+{
+	return fg_history_image_copy_paced(h, dst, len, NULL, NULL);
+}
+
+/* Shard geometry sane enough to read shard CRCs over (seal needs this
+ * before any check has run). */
+static bool shards_readable(const struct fg_hregion *r)
+{
+	uint32_t n = fg_hshards_of(r);
+
+	return n >= 1 && n <= FG_HISTORY_SHARDS_MAX && r->buckets_off == FG_HHEADER &&
+	       fg_hms_of(r) <= r->n_buckets && r->n_buckets <= (1ull << 40) &&
+	       fg_hms_of(r) * n == r->n_buckets &&
+	       r->side_off == FG_HHEADER + r->n_buckets * sizeof(struct fg_hbucket) &&
+	       r->side_off <= r->region_size;
+}
+
 int fg_history_image_seal(void *img, size_t len)
 {
 	struct fg_hregion *r = img;
@@ -134,17 +204,19 @@ int fg_history_image_seal(void *img, size_t len)
 	if (len < FG_HHEADER || ((uintptr_t)img & 7) || r->magic != FG_HMAGIC ||
 	    r->region_size < FG_HHEADER || r->region_size > len)
 		return -EINVAL;
+	if (r->version != FG_HISTORY_LAYOUT_UNSHARDED) {
+		if (!shards_readable(r))
+			return -EINVAL;
+		for (uint32_t s = 0; s < r->shards; s++)
+			r->shard_crc[s] = shard_crc(r, s);
+	}
 	r->checksum = image_crc(img, r->region_size);
 	return 0;
 }
 
-/* The image's own consistency: counts recorded = counts found. */
-static enum fg_history_error check_counts(const struct fg_hregion *r)
+/* Counts recorded in an image against counts found in its table. */
+static enum fg_history_error counts_agree(const struct fg_hregion *r, const uint64_t counts[8])
 {
-	const struct fg_hbucket *b = (const struct fg_hbucket *)((const uint8_t *)r + r->buckets_off);
-	uint64_t counts[8];
-
-	fg_hrecount(b, r->n_buckets, counts);
 	for (unsigned st = 0; st < 8; st++) {
 		int64_t striped = 0;
 
@@ -171,35 +243,150 @@ static enum fg_history_error check_side(const struct fg_hregion *r)
 	return FG_HISTORY_E_OK;
 }
 
+/* What can be checked without reading the buckets: the header as attach
+ * checks it, the seal, the header (and side index) checksum, the side
+ * index. A layout-2 image's checksum covers its buckets too. */
+static enum fg_history_error check_outline(const struct fg_hregion *r, size_t len)
+{
+	enum fg_history_error e = FG_HISTORY_E_ALIGN;
+
+	if (((uintptr_t)r & 63) == 0)
+		e = fg_hcheck_header(r, len, true);
+	if (e == FG_HISTORY_E_OK && r->sealed != 1)
+		e = FG_HISTORY_E_CHECKSUM;
+	if (e == FG_HISTORY_E_OK)
+		for (uint32_t s = fg_hshards_of(r); s < FG_HISTORY_SHARDS_MAX; s++)
+			if (r->version != FG_HISTORY_LAYOUT_UNSHARDED && r->shard_crc[s])
+				e = FG_HISTORY_E_GEOMETRY;
+	if (e == FG_HISTORY_E_OK && image_crc(r, r->region_size) != r->checksum)
+		e = FG_HISTORY_E_CHECKSUM;
+	if (e == FG_HISTORY_E_OK)
+		e = check_side(r);
+	return e;
+}
+
 int fg_history_image_check(const void *img, size_t len, enum fg_history_error *why)
 {
 	const struct fg_hregion *r = img;
-	enum fg_history_error e = FG_HISTORY_E_ALIGN;
+	enum fg_history_error e = check_outline(r, len);
 
-	if (((uintptr_t)img & 63) == 0)
-		e = fg_hcheck_header(r, len);
-	if (e == FG_HISTORY_E_OK && r->sealed != 1)
-		e = FG_HISTORY_E_CHECKSUM;
-	if (e == FG_HISTORY_E_OK && image_crc(img, r->region_size) != r->checksum)
-		e = FG_HISTORY_E_CHECKSUM;
-	if (e == FG_HISTORY_E_OK)
-		e = check_counts(r);
-	if (e == FG_HISTORY_E_OK)
-		e = check_side(r);
+	if (e == FG_HISTORY_E_OK && r->version != FG_HISTORY_LAYOUT_UNSHARDED)
+		for (uint32_t s = 0; s < r->shards && e == FG_HISTORY_E_OK; s++)
+			if (shard_crc(r, s) != r->shard_crc[s])
+				e = FG_HISTORY_E_CHECKSUM;
+	if (e == FG_HISTORY_E_OK) {
+		uint64_t counts[8];
+
+		fg_hrecount(shard_buckets_of(r, 0), r->n_buckets, counts);
+		e = counts_agree(r, counts);
+	}
 	if (why)
 		*why = e;
 	return e == FG_HISTORY_E_OK ? 0 : -EINVAL;
 }
 
-struct fg_history *fg_history_restore(void *mem, size_t len, const void *img,
-				      size_t img_len, enum fg_history_error *why)
+/* ---- parallel restore ---- */
+
+struct restore_job {
+	const struct fg_hregion *img;
+	struct fg_hbucket *dst;		/* the region's buckets */
+	uint64_t ms;
+	uint32_t shards;
+	bool crc_check;			/* layout 3: each shard against its CRC */
+	_Atomic uint32_t next;		/* next shard to take */
+	_Atomic bool bad;
+};
+
+struct restore_part {
+	struct restore_job *job;
+	uint64_t found[8];		/* states in the image */
+	uint64_t kept[8];		/* states after clearing transient entries */
+	pthread_t tid;
+};
+
+/* Copy, checksum, count and clear n buckets (nobody else runs). */
+static uint32_t restore_chunk(struct restore_part *p, const struct fg_hbucket *src,
+			      struct fg_hbucket *dst, uint64_t n, uint32_t crc)
+{
+	memcpy(dst, src, n * sizeof(*dst));
+	if (p->job->crc_check)
+		crc = fg_crc32c(crc, dst, n * sizeof(*dst));
+	for (uint64_t j = 0; j < n; j++)
+		for (unsigned i = 0; i < FG_HSLOTS; i++) {
+			uint64_t w = atomic_load_explicit(&dst[j].key[i], memory_order_relaxed);
+			unsigned st = fg_hw_state(w);
+
+			p->found[st]++;
+			/* fg_history_clear_transient, chunk by chunk: a FREE word
+			 * with bits set is damage, made a real FREE */
+			if (w != 0 && !fg_hs_final(st)) {
+				atomic_store_explicit(&dst[j].key[i], 0, memory_order_relaxed);
+				atomic_fetch_add_explicit(&dst[j].ctr, 1, memory_order_relaxed);
+				st = FG_HS_FREE;
+			}
+			p->kept[st]++;
+		}
+	return crc;
+}
+
+static void *restore_worker(void *arg)
+{
+	struct restore_part *p = arg;
+	struct restore_job *j = p->job;
+	const struct fg_hbucket *src = shard_buckets_of(j->img, 0);
+	uint32_t s;
+
+	while ((s = atomic_fetch_add(&j->next, 1)) < j->shards && !atomic_load(&j->bad)) {
+		uint64_t end = (uint64_t)(s + 1) * j->ms;
+		uint32_t crc = 0;
+
+		for (uint64_t b = (uint64_t)s * j->ms; b < end; b += RESTORE_CHUNK) {
+			uint64_t n = FG_MIN(RESTORE_CHUNK, end - b);
+
+			crc = restore_chunk(p, &src[b], &j->dst[b], n, crc);
+		}
+		if (j->crc_check && crc != j->img->shard_crc[s])
+			atomic_store(&j->bad, true);
+	}
+	return NULL;
+}
+
+/* Run the job on up to `threads` threads (the caller's among them). */
+static int restore_run(struct restore_job *j, unsigned threads, uint64_t found[8],
+		       uint64_t kept[8])
+{
+	struct restore_part part[FG_HISTORY_SHARDS_MAX];
+	unsigned started = 1;
+
+	threads = FG_MAX(1u, FG_MIN(threads, j->shards));
+	memset(part, 0, sizeof(part[0]) * threads);
+	for (unsigned t = 0; t < threads; t++)
+		part[t].job = j;
+	for (; started < threads; started++)
+		if (pthread_create(&part[started].tid, NULL, restore_worker, &part[started]))
+			break;	/* fewer threads: the others take more shards */
+	restore_worker(&part[0]);
+	for (unsigned t = 1; t < started; t++)
+		pthread_join(part[t].tid, NULL);
+	for (unsigned t = 0; t < started; t++)
+		for (unsigned st = 0; st < 8; st++) {
+			found[st] += part[t].found[st];
+			kept[st] += part[t].kept[st];
+		}
+	return atomic_load(&j->bad) ? -EINVAL : 0;
+}
+
+struct fg_history *fg_history_restore_parallel(void *mem, size_t len, const void *img,
+					       size_t img_len, unsigned threads,
+					       enum fg_history_error *why)
 {
 	const struct fg_hregion *ir = img;
 	struct fg_hregion *r = mem;
-	struct fg_history *h;
-	enum fg_history_error e;
+	struct restore_job job;
+	uint64_t found[8] = { 0 }, kept[8] = { 0 };
+	enum fg_history_error e = check_outline(ir, img_len);
 
-	if (fg_history_image_check(img, img_len, &e))
+	if (e != FG_HISTORY_E_OK)
 		goto out_refuse;
 	e = FG_HISTORY_E_SHORT;
 	if (len < ir->region_size)
@@ -207,18 +394,40 @@ struct fg_history *fg_history_restore(void *mem, size_t len, const void *img,
 	e = FG_HISTORY_E_ALIGN;
 	if ((uintptr_t)mem & 63)
 		goto out_refuse;
-	memcpy(mem, img, ir->region_size);
+	job = (struct restore_job){ .img = ir, .ms = fg_hms_of(ir), .shards = fg_hshards_of(ir),
+				    .crc_check = ir->version != FG_HISTORY_LAYOUT_UNSHARDED,
+				    .dst = (struct fg_hbucket *)((uint8_t *)mem + ir->buckets_off) };
+	e = FG_HISTORY_E_CHECKSUM;
+	if (restore_run(&job, threads, found, kept) < 0)
+		goto out_clear;
+	e = counts_agree(ir, found);
+	if (e != FG_HISTORY_E_OK)
+		goto out_clear;
+	memcpy(mem, img, FG_HHEADER);
+	memcpy((uint8_t *)mem + ir->side_off, (const uint8_t *)img + ir->side_off,
+	       ir->region_size - ir->side_off);
+	r->version = FG_HLAYOUT;
+	r->shards = job.shards;
+	r->shard_buckets = job.ms;
 	r->sealed = 0;
 	r->checksum = 0;
+	memset(r->shard_crc, 0, sizeof(r->shard_crc));
 	memset(r->image_counts, 0, sizeof(r->image_counts));
-	h = fg_history_attach(mem, len, why);
-	if (h)
-		fg_history_clear_transient(h);
-	return h;
+	fg_hset_counts(r, kept);
+	return fg_history_attach(mem, len, why);
 
+out_clear:
+	/* leave no half-restored table that looks like one */
+	memset(mem, 0, FG_HHEADER);
 out_refuse:
 	if (why)
 		*why = e;
 	FG_LOG_ERR("history", "restore refused: %s", fg_history_error_str(e));
 	return NULL;
+}
+
+struct fg_history *fg_history_restore(void *mem, size_t len, const void *img,
+				      size_t img_len, enum fg_history_error *why)
+{
+	return fg_history_restore_parallel(mem, len, img, img_len, 1, why);
 }

@@ -316,7 +316,7 @@ static int relocate(struct fg_history *h, const struct fg_hloc *loc)
 
 			if (!fg_hs_final(fg_hw_state(w)))
 				continue;
-			a = fg_halt(h->m, q[head].b, fg_hw_fp(w));
+			a = fg_halt_global(h, q[head].b, fg_hw_fp(w));
 			if (a == q[head].b || !move_allowed(h, q[head].b, a))
 				continue;
 			if (has_free(fg_hbkt(h, a)))

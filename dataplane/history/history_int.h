@@ -9,14 +9,24 @@
  *
  *   offset        size            content
  *   0             4096            header (struct fg_hregion)
- *   4096          64 * n_buckets  buckets (struct fg_hbucket)
+ *   4096          64 * n_buckets  buckets (struct fg_hbucket), shard after
+ *                                 shard: shard s holds buckets
+ *                                 [s * shard_buckets, (s + 1) * shard_buckets)
  *   side_off      544 * side_cap  version side index (struct fg_hside_rec)
+ *
+ * SHARDS. A key's shard is the low bits of its hash's high word (bits the
+ * fingerprint, bits 63..10, does not use): shard = hi & (shards - 1). Within
+ * its shard it has a bucket pair as an unsharded table of shard_buckets
+ * buckets would give it, so a lookup is still one hash and one pair, and
+ * an entry never leaves its shard (relocation moves it to the other bucket
+ * of its pair). A table of one shard is exactly the layout-2 table: an
+ * image of layout 2 is read as one (history_image.c).
  *
  * HEADER (struct fg_hregion, 4096 bytes; the rest of the page is zero):
  *
  *   off  size  field
  *   0    8     magic "FGHISTRY"
- *   8    4     layout version (2: the hash function is recorded at 104)
+ *   8    4     layout version (3: shards; 2: one table, read as one shard)
  *   12   4     header size (4096)
  *   16   8     region size
  *   24   8     n_buckets (m)
@@ -30,10 +40,14 @@
  *   80   8     seed check: low half of the table's hash of "floodgate history
  *              seed" under the seed
  *   88   8     created (fg_time_t)
- *   96   4     checksum: CRC-32C of the whole image with this field zero
+ *   96   4     checksum: CRC-32C of the header page (this field zero) and
+ *              the side index; the buckets are covered by the shard CRCs
+ *              at 2560 (layout 2: of the whole image)
  *   100  4     sealed: 1 in an image written by fg_history_image_copy
  *   104  4     hash function (enum fg_history_hashfn: 1 AES, 2 SipHash-1-3)
- *   108  20    reserved (zero)
+ *   108  4     shards (a power of two, 1..256; 0 in layout 2: one)
+ *   112  8     shard_buckets: buckets per shard (n_buckets = shards * this)
+ *   120  8     reserved (zero)
  *   128  4     full-table policy (atomic)
  *   132  4     alarm threshold, percent (atomic)
  *   136  56    reserved (zero)
@@ -46,7 +60,10 @@
  *   352  160   reserved
  *   512  2048  32 stat stripes of 8 x i64: entries per internal state,
  *              stripe = bucket % 32 (atomic, relaxed adds)
- *   2560 1536  reserved (zero)
+ *   2560 1024  shard CRCs: in a sealed image, CRC-32C of each shard's
+ *              buckets (u32[256], zero beyond the shard count); zero in a
+ *              live region
+ *   3584 512   reserved (zero)
  *
  * BUCKET (struct fg_hbucket, 64 bytes = one cache line, 5 slots):
  *
@@ -147,7 +164,9 @@ struct fg_hregion {
 	uint32_t checksum;
 	uint32_t sealed;
 	uint32_t hash;
-	uint8_t reserved0[20];
+	uint32_t shards;
+	uint64_t shard_buckets;
+	uint8_t reserved0[8];
 	_Atomic uint32_t full_policy;
 	_Atomic uint32_t alarm_pct;
 	uint8_t reserved1[56];
@@ -160,7 +179,8 @@ struct fg_hregion {
 	_Atomic uint64_t expired;
 	uint8_t reserved3[160];
 	struct fg_hstripe stripe[FG_HSTRIPES];
-	uint8_t reserved4[1536];
+	uint32_t shard_crc[FG_HISTORY_SHARDS_MAX];
+	uint8_t reserved4[512];
 };
 _Static_assert(sizeof(struct fg_hregion) == FG_HHEADER, "header is one page");
 _Static_assert(__builtin_offsetof(struct fg_hregion, hash) == 104, "layout");
@@ -169,6 +189,9 @@ _Static_assert(__builtin_offsetof(struct fg_hregion, image_counts) == 192, "layo
 _Static_assert(__builtin_offsetof(struct fg_hregion, snap) == 256, "layout");
 _Static_assert(__builtin_offsetof(struct fg_hregion, evictions) == 320, "layout");
 _Static_assert(__builtin_offsetof(struct fg_hregion, stripe) == 512, "layout");
+_Static_assert(__builtin_offsetof(struct fg_hregion, shards) == 108, "layout");
+_Static_assert(__builtin_offsetof(struct fg_hregion, shard_buckets) == 112, "layout");
+_Static_assert(__builtin_offsetof(struct fg_hregion, shard_crc) == 2560, "layout");
 
 /* A version side-index record: seq even = stable (0 = empty), odd = being
  * written. Strings are stored in words so that every access is atomic. */
@@ -187,7 +210,9 @@ struct fg_history {
 	struct fg_hregion *hdr;
 	struct fg_hbucket *b;
 	struct fg_hside_rec *side;
-	uint64_t m;
+	uint64_t m;			/* buckets in all */
+	uint64_t ms;			/* buckets per shard */
+	uint64_t shard_mask;		/* shards - 1 */
 	uint64_t k[2];			/* the seed as SipHash's key */
 	unsigned hash;			/* enum fg_history_hashfn, never AUTO */
 	uint32_t side_sets;
@@ -255,6 +280,7 @@ static inline uint64_t fg_hmix(uint64_t x)
  * bucket and the fingerprint alone, so an entry can be moved without its
  * key. alt(b) = (H(fp) - b) mod m is an involution for any m (no
  * power-of-two rounding): alt(alt(b)) = H(fp) - (H(fp) - b) = b.
+ * Here m is a shard's bucket count and b a bucket within the shard.
  */
 static inline uint64_t fg_halt(uint64_t m, uint64_t b, uint64_t fp)
 {
@@ -263,17 +289,39 @@ static inline uint64_t fg_halt(uint64_t m, uint64_t b, uint64_t fp)
 	return x >= b ? x - b : x + m - b;
 }
 
+/* The other bucket of global bucket b for fingerprint fp: in b's shard. */
+static inline uint64_t fg_halt_global(const struct fg_history *h, uint64_t b, uint64_t fp)
+{
+	uint64_t base = b - b % h->ms;
+
+	return base + fg_halt(h->ms, b - base, fp);
+}
+
 static inline void fg_hlocate(const struct fg_history *h, const struct fg_history_key *k,
 			      struct fg_hloc *loc)
 {
+	uint64_t base = (k->hi & h->shard_mask) * h->ms;
+	uint64_t b1 = fg_hrange(k->lo, h->ms);
+
 	loc->fp = k->hi >> (64 - FG_HISTORY_FP_BITS);
-	loc->b1 = fg_hrange(k->lo, h->m);
-	loc->b2 = fg_halt(h->m, loc->b1, loc->fp);
+	loc->b1 = base + b1;
+	loc->b2 = base + fg_halt(h->ms, b1, loc->fp);
 }
 
 static inline struct fg_hbucket *fg_hbkt(const struct fg_history *h, uint64_t b)
 {
 	return &h->b[b];
+}
+
+/* A header's shard count and buckets per shard (layout 2: one shard). */
+static inline uint32_t fg_hshards_of(const struct fg_hregion *r)
+{
+	return r->version == FG_HISTORY_LAYOUT_UNSHARDED ? 1u : r->shards;
+}
+
+static inline uint64_t fg_hms_of(const struct fg_hregion *r)
+{
+	return r->version == FG_HISTORY_LAYOUT_UNSHARDED ? r->n_buckets : r->shard_buckets;
 }
 
 /* ---- time encodings ---- */
@@ -401,7 +449,8 @@ void fg_hlookup_keys(const struct fg_history *h, const struct fg_history_key *ke
  * counts written into the stripes. */
 void fg_hrecount(const struct fg_hbucket *b, uint64_t m, uint64_t counts[8]);
 void fg_hset_counts(struct fg_hregion *r, const uint64_t counts[8]);
-enum fg_history_error fg_hcheck_header(const struct fg_hregion *r, size_t len);
+/* images accept layout 2 as one shard; a live region only this layout */
+enum fg_history_error fg_hcheck_header(const struct fg_hregion *r, size_t len, bool image);
 struct fg_history *fg_hhandle(void *mem, size_t len);
 
 /* ---- keyed hash (siphash.c; floodgate/siphash.h) ---- */

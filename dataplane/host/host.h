@@ -5,6 +5,7 @@
  *   main.c    options, the history region, threads, signals, counters out
  *   worker.c  one thread: epoll loop, listeners, one engine and its sink
  *   conn.c    one connection: receive chunks, the engine's transport ops
+ *   restoring.c  while floodctld restores the history: 400 to every session
  *
  * With --floodctld each worker claims a writer slot in floodctld's region
  * and links its engine to it (slotlink.h); accepted articles go to the
@@ -125,6 +126,13 @@ void host_conn_force_close(struct host_conn *c);
 
 /* worker.c */
 int host_worker_init(struct host_worker *w);
+/* A non-blocking SO_REUSEPORT listener on ep: the fd or -errno. */
+int host_listen_on(const struct fg_endpoint *ep);
+/* floodctld is restoring the history: greet every new session with 400
+ * and close it until the region is ready, then attach (restoring.c).
+ * NULL at once if the region is not being built, or if it stops being
+ * built without becoming one this process can attach to. */
+struct fg_region *host_wait_restore(const struct host_opts *o, const struct fg_config *cfg);
 void *host_worker_run(void *arg);
 void host_worker_fini(struct host_worker *w);
 void host_worker_wake(struct host_worker *w);

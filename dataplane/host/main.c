@@ -215,6 +215,8 @@ static int history_open(struct region *r, const struct host_opts *o, const struc
 		char msg[512];
 
 		r->ctl = fg_region_attach(cfg->shm_path, msg, sizeof(msg));
+		if (!r->ctl)
+			r->ctl = host_wait_restore(o, cfg);
 		if (!r->ctl) {
 			FG_LOG_ERR(HOST_COMP, "cannot use floodctld's region: %s", msg);
 			return -ENOENT;

@@ -62,7 +62,7 @@ static bool is_lfd_tag(const void *p, unsigned n)
 	return (uintptr_t)p >= 2 && (uintptr_t)p < 2 + n;
 }
 
-static int listen_on(const struct fg_endpoint *ep)
+int host_listen_on(const struct fg_endpoint *ep)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl;
@@ -115,7 +115,7 @@ int host_worker_init(struct host_worker *w)
 	epoll_ctl(w->ep, EPOLL_CTL_ADD, w->wake, &ev);
 	for (unsigned i = 0; i < n; i++) {
 		char name[64];
-		int fd = listen_on(&eps[i]);
+		int fd = host_listen_on(&eps[i]);
 
 		fg_endpoint_format(&eps[i], name, sizeof(name));
 		if (fd < 0) {

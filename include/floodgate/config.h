@@ -70,6 +70,14 @@ enum fg_full_policy {
 	FG_FULL_EVICT_OLDEST = 1,	/* drop oldest first-seen entries */
 };
 
+/* [history] huge-pages: the order of enum fg_region_huge (region.h). */
+enum fg_huge_pages {
+	FG_HUGE_AUTO = 0,		/* hugetlbfs if mounted with room, else shm-path */
+	FG_HUGE_OFF = 1,		/* shm-path, small pages */
+	FG_HUGE_HUGETLBFS = 2,		/* hugetlbfs; else shm-path, said in one log line */
+	FG_HUGE_TMPFS = 3,		/* shm-path on a tmpfs mounted huge=; else said */
+};
+
 enum fg_downstream_mode {
 	FG_DOWNSTREAM_STREAM = 0,	/* MODE STREAM, TAKETHIS (CHECK optional) */
 	FG_DOWNSTREAM_IHAVE = 1,	/* IHAVE, for servers that do not stream */
@@ -185,6 +193,8 @@ struct fg_config {
 
 	/* [history] */
 	uint64_t history_capacity;	/* entries; default 4 M */
+	unsigned history_shards;	/* power of two <= 256; 0 = auto (one per 16 M entries) */
+	enum fg_huge_pages huge_pages;	/* default auto */
 	enum fg_full_policy full_policy;/* default defer */
 	unsigned alarm_load_pct;	/* near-full alarm at this load; default 90 */
 	char shm_path[FG_CONFIG_PATH_MAX];	/* default /dev/shm/floodgate */

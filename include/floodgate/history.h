@@ -62,9 +62,18 @@
 #include "floodgate/config.h"
 
 #define FG_HISTORY_SEED_LEN 16
-/* The layout version of the region and its images (history_int.h; an
- * image of another version is refused: FG_HISTORY_E_VERSION). */
-#define FG_HISTORY_LAYOUT 2u
+/* The layout version of the region and its images (history_int.h). A
+ * region of another version is refused (FG_HISTORY_E_VERSION: floodctld
+ * rebuilds it from the data directory); an image of layout 2 (one table,
+ * no shards) is read as a table of one shard, any other refused. */
+#define FG_HISTORY_LAYOUT 3u
+#define FG_HISTORY_LAYOUT_UNSHARDED 2u
+/* Shards: the table is split by hash bits into this many tables of their
+ * own (a power of two); snapshot, restore and expiry go shard by shard. */
+#define FG_HISTORY_SHARDS_MAX 256u
+/* With shards = 0 (auto): one shard per this many entries of capacity,
+ * rounded up to a power of two (so a table of up to 16 M entries is one). */
+#define FG_HISTORY_SHARD_AUTO_ENTRIES (1ull << 24)
 #define FG_HISTORY_SLOTS_PER_BUCKET 5
 #define FG_HISTORY_FP_BITS 54
 #define FG_HISTORY_TOKEN_BITS 23
@@ -156,7 +165,8 @@ enum fg_history_hashfn {
 };
 
 struct fg_history_params {
-	uint64_t capacity;		/* slots (entries at 100 % load); rounded up to a multiple of 5 */
+	uint64_t capacity;		/* slots (entries at 100 % load); rounded up to a multiple of 5 * shards */
+	uint32_t shards;		/* power of two <= FG_HISTORY_SHARDS_MAX; 0 = auto (above) */
 	enum fg_history_hashfn hash;	/* AUTO (0) unless a test or benchmark wants one */
 	uint32_t side_capacity;		/* version side-index records; 0 = no side index */
 	enum fg_full_policy full_policy;
@@ -186,8 +196,15 @@ const char *fg_history_state_name(enum fg_history_state s);
 
 /* ---- region lifecycle ---- */
 
-/* Bytes a region needs; 0 if capacity is 0 or too large. */
+/* Bytes a region needs with the automatic shard count; 0 if capacity is 0
+ * or too large. */
 size_t fg_history_region_size(uint64_t capacity, uint32_t side_capacity);
+/* The same for `shards` shards (0 = auto); 0 also if shards is not a power
+ * of two up to FG_HISTORY_SHARDS_MAX. */
+size_t fg_history_region_size_sharded(uint64_t capacity, uint32_t side_capacity,
+				      uint32_t shards);
+/* The shard count `shards` (0 = auto) gives a table of this capacity. */
+uint32_t fg_history_shards_for(uint64_t capacity, uint32_t shards);
 
 /*
  * Lay out an empty table in `mem` (64-byte aligned, `len` >= region size;
@@ -391,6 +408,7 @@ int fg_history_sweep_step(struct fg_history *h, struct fg_history_sweep *s, unsi
 struct fg_history_stats {
 	uint64_t slots;			/* capacity */
 	uint64_t buckets;
+	uint32_t shards;		/* tables of buckets / shards buckets each */
 	uint64_t entries;		/* OFFERED + ACCEPTING + final */
 	uint64_t by_state[FG_HISTORY_STATE__COUNT];
 	uint32_t load_ppm;		/* entries / slots, parts per million */
@@ -432,13 +450,18 @@ int fg_history_iterate(const struct fg_history *h, uint64_t *cursor, unsigned bu
 
 /*
  * Copy the live table into `dst` (len >= region size) as a sealed image:
- * header with recounted entries and a CRC-32C over header and table.
- * Runs concurrently with writers: relocations that could make the copy
+ * header with recounted entries, a CRC-32C per shard (in the header) and
+ * one over header and side index. Shard by shard, one at a time, so a
+ * worker's lookups meet at most one shard's worth of cache misses it
+ * caused; `pause` (may be NULL) is called between shards with `arg` (a
+ * throttle). Runs concurrently with writers: relocations that could make the copy
  * miss an entry are held back while it runs, so every entry present for
  * the whole copy is in the image (one that moved may be there twice).
  * 0, -ENOSPC (dst too small).
  */
 int fg_history_image_copy(const struct fg_history *h, void *dst, size_t len);
+int fg_history_image_copy_paced(const struct fg_history *h, void *dst, size_t len,
+				void (*pause)(void *arg, uint32_t shard_done), void *arg);
 
 /* Full integrity check of an image (header as attach, then the counts
  * against the table and the checksum). 0 or -EINVAL with *why. */
@@ -451,9 +474,16 @@ uint32_t fg_history_layout_of(const void *mem, size_t len);
 int fg_history_image_seal(void *img, size_t len);
 
 /* Check `img`, copy it into `mem` (len >= image size), clear transient
- * entries and attach. NULL with *why. */
+ * entries and attach. NULL with *why. An image of layout 2 becomes a
+ * layout-3 table of one shard. */
 struct fg_history *fg_history_restore(void *mem, size_t len, const void *img,
 				      size_t img_len, enum fg_history_error *why);
+/* The same on up to `threads` threads, each taking whole shards: copy,
+ * checksum, count and clear in one pass over each shard's bytes (so the
+ * image is read once, in parallel, which is what a cold disk needs). */
+struct fg_history *fg_history_restore_parallel(void *mem, size_t len, const void *img,
+					       size_t img_len, unsigned threads,
+					       enum fg_history_error *why);
 
 /* ---- version side index (usefor-article 6.13.2.1, seed 000) ----
  * base identifier -> newest known version and its full Message-ID, in a

@@ -11,10 +11,11 @@
  * machine: a writer or floodctld that restarts adopts it as it is.
  * control/region/region.c documents the layout byte by byte.
  *
- * Where it lives: on hugetlbfs when a hugetlbfs is mounted and has enough
- * free huge pages, at "<mount>/<basename of shm-path>"; otherwise at
- * shm-path itself (a tmpfs file, /dev/shm/floodgate by default). Attach
- * looks in both places, hugetlbfs first.
+ * Where it lives (enum fg_region_huge, [history] huge-pages): on hugetlbfs
+ * when a hugetlbfs is mounted and has enough free huge pages, at
+ * "<mount>/<basename of shm-path>"; otherwise at shm-path itself (a tmpfs
+ * file, /dev/shm/floodgate by default; huge pages too when that tmpfs is
+ * mounted with huge=). Attach looks in both places, hugetlbfs first.
  *
  * What attach refuses, with a message saying why: a file that is not a
  * region, another layout version, counters or reasons this build does not
@@ -87,8 +88,19 @@ struct fg_region_wstats {
 	struct fg_stats peer[FG_REGION_PEERS];
 };
 
+/* Where a new region's pages come from ([history] huge-pages). */
+enum fg_region_huge {
+	FG_REGION_HUGE_AUTO = 0,	/* hugetlbfs if mounted with room, else shm-path; silent */
+	FG_REGION_HUGE_OFF,		/* shm-path, small pages */
+	FG_REGION_HUGE_HUGETLBFS,	/* hugetlbfs (2M or 1G pages: the mount's size); else
+					 * shm-path, said in one log line */
+	FG_REGION_HUGE_TMPFS,		/* shm-path on a tmpfs mounted with huge=always or
+					 * huge=within_size; else small pages, said in one line */
+};
+
 struct fg_region_params {
 	size_t history_size;	/* bytes of the history slice (fg_history_region_size) */
+	enum fg_region_huge huge;
 	unsigned writers;	/* slots, 1..FG_REGION_MAX_WRITERS */
 	uint32_t journal_ring;	/* records per slot: a power of two, 64..2^24 */
 	uint32_t vlog_ring;	/* lines per slot: a power of two, 16..2^20 */
@@ -159,6 +171,12 @@ int fg_region_unlink(const char *shm_path);
 /* Attach as a writer or reader: refuses a region it does not understand,
  * one not yet published, or one whose owner is not running. */
 struct fg_region *fg_region_attach(const char *shm_path, char *why, size_t whylen);
+
+/* Is floodctld building (restoring) the region at shm_path right now: a
+ * region this build reads, state BUILDING, its owner alive? A writer that
+ * cannot attach yet waits while this holds (floodgate-host greets new
+ * sessions with 400 meanwhile). */
+bool fg_region_restoring(const char *shm_path);
 /* Unmap and free the handle (a claimed slot must be released first). */
 void fg_region_close(struct fg_region *r);
 
@@ -166,6 +184,8 @@ struct fg_history *fg_region_history(const struct fg_region *r);
 const char *fg_region_path(const struct fg_region *r);
 size_t fg_region_mapped_size(const struct fg_region *r);
 bool fg_region_hugepages(const struct fg_region *r);
+/* The page size backing the region: 4096, or the huge page size. */
+uint64_t fg_region_page_size(const struct fg_region *r);
 unsigned fg_region_nslots(const struct fg_region *r);
 uint32_t fg_region_ring_capacity(const struct fg_region *r, enum fg_region_ring which);
 void fg_region_seed(const struct fg_region *r, uint8_t seed[FG_HISTORY_SEED_LEN]);

@@ -142,6 +142,7 @@ struct fg_restore_params {
 	 * policy, alarm); its seed comes from the journal, or is new */
 	struct fg_history_params history;
 	fg_time_t now;
+	unsigned threads;		/* for the table's shards; 0 = one per online CPU */
 	const struct fg_restore_source *sources;
 	unsigned n_sources;
 };

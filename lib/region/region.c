@@ -18,8 +18,11 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/mempolicy.h>
 
 #include "floodgate/datadir.h"
 #include "floodgate/log.h"
@@ -245,8 +248,65 @@ static int map_file(struct fg_region *r, size_t len, bool populate)
 	return 0;
 }
 
+/* The NUMA nodes online (a bit each, nodes 0..63); 1 if unknown. */
+static uint64_t numa_nodes(void)
+{
+	FILE *f = fopen("/sys/devices/system/node/online", "re");
+	uint64_t mask = 0;
+	unsigned a, b;
+	int c = ',';
+
+	if (!f)
+		return 1;
+	/* "0", "0-3", "0,2-3" */
+	while (c == ',' && fscanf(f, "%u", &a) == 1) {
+		b = a;
+		c = fgetc(f);
+		if (c == '-' && fscanf(f, "%u", &b) == 1)
+			c = fgetc(f);
+		for (unsigned n = a; n <= b && n < 64; n++)
+			mask |= 1ull << n;
+	}
+	fclose(f);
+	return mask ? mask : 1;
+}
+
+/*
+ * Every worker touches every shard, so on a box of several NUMA nodes the
+ * region's pages are spread over all of them (the memory policy at the
+ * moment they are allocated, which is the fallocate below: set_mempolicy
+ * as a raw system call, no libnuma). On one node there is nothing to do,
+ * and the log says so once.
+ */
+static bool numa_interleave(bool on)
+{
+	static bool said;
+	uint64_t nodes = numa_nodes();
+
+	if (!(nodes & (nodes - 1))) {
+		if (on && !said)
+			FG_LOG_INFO(COMP, "one NUMA node: the region's pages are not interleaved");
+		said = true;
+		return false;
+	}
+	if (syscall(SYS_set_mempolicy, on ? MPOL_INTERLEAVE : MPOL_DEFAULT, on ? &nodes : NULL,
+		    on ? 65ul : 0ul) < 0) {
+		FG_LOG_WARN(COMP, "set_mempolicy(%s): %s", on ? "interleave" : "default",
+			    strerror(errno));
+		return false;
+	}
+	if (on && !said)
+		FG_LOG_NOTICE(COMP, "%d NUMA nodes: the region's pages are interleaved across them",
+			      __builtin_popcountll(nodes));
+	said = true;
+	return true;
+}
+
 static int create_file(struct fg_region *r, const char *path, uint64_t size)
 {
+	bool interleaved;
+	int rc = 0;
+
 	r->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (r->fd < 0)
 		return -errno;
@@ -255,27 +315,80 @@ static int create_file(struct fg_region *r, const char *path, uint64_t size)
 	/* Allocate every page now and map them all: the history table is
 	 * written whole right after (create or restore), and one call costs
 	 * far less than a page fault per page (tens of µs each in a VM). */
+	interleaved = numa_interleave(true);
 	if (fallocate(r->fd, 0, 0, (off_t)size) < 0 && errno != EOPNOTSUPP)
-		return -errno;
+		rc = -errno;
+	if (interleaved)
+		numa_interleave(false);
+	if (rc < 0)
+		return rc;
 	snprintf(r->path, sizeof(r->path), "%s", path);
 	return map_file(r, size, true);
 }
 
-/* Try hugetlbfs when it has room, else the tmpfs path. */
-static int place_new(struct fg_region *r, const char *shm_path, uint64_t size, char *why,
-		     size_t whylen)
+/* The huge= option of the tmpfs holding `path` ("" if none or not a
+ * tmpfs): the mount whose directory is the longest prefix of path. */
+static void tmpfs_huge_option(const char *path, char *out, size_t len)
 {
-	char hp[PATH_MAX];
+	char line[2048], dev[256], mnt[512], type[64], opts[1024];
+	FILE *f = fopen("/proc/mounts", "re");
+	size_t best = 0;
+
+	out[0] = '\0';
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		size_t ml;
+		const char *h;
+
+		if (sscanf(line, "%255s %511s %63s %1023s", dev, mnt, type, opts) != 4)
+			continue;
+		ml = strlen(mnt);
+		if (strncmp(path, mnt, ml) != 0 || (path[ml] != '/' && ml != 1) || ml < best)
+			continue;
+		best = ml;
+		out[0] = '\0';
+		h = strcmp(type, "tmpfs") == 0 ? strstr(opts, "huge=") : NULL;
+		if (h)
+			snprintf(out, len, "%.*s", (int)strcspn(h + 5, ","), h + 5);
+	}
+	fclose(f);
+}
+
+/* The huge page size a tmpfs with huge= gives (the PMD size). */
+static uint64_t thp_page_size(void)
+{
+	unsigned long long v = 0;
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "re");
+
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v ? v : 2u << 20;
+}
+
+/* Try hugetlbfs when the mode allows and it has room, else the tmpfs path.
+ * A mode that asked for huge pages and does not get them says so in one
+ * log line. */
+static int place_new(struct fg_region *r, const char *shm_path, enum fg_region_huge mode,
+		     uint64_t size, char *why, size_t whylen)
+{
+	char hp[PATH_MAX], opt[32];
 	uint64_t page = 0;
 	int rc;
 
-	if (huge_candidate(shm_path, hp, sizeof(hp), &page)) {
+	r->page = 4096;
+	if ((mode == FG_REGION_HUGE_AUTO || mode == FG_REGION_HUGE_HUGETLBFS) &&
+	    huge_candidate(shm_path, hp, sizeof(hp), &page)) {
 		uint64_t hsize = align_up(size, page);
 
 		if (hugepages_free(page) >= hsize) {
 			rc = create_file(r, hp, hsize);
 			if (rc == 0) {
 				r->huge = true;
+				r->page = page;
 				return 0;
 			}
 			FG_LOG_WARN(COMP, "%s: %s; using %s instead", hp, strerror(-rc), shm_path);
@@ -284,6 +397,23 @@ static int place_new(struct fg_region *r, const char *shm_path, uint64_t size, c
 				r->fd = -1;
 				unlink(hp);
 			}
+		} else if (mode == FG_REGION_HUGE_HUGETLBFS) {
+			FG_LOG_WARN(COMP, "huge-pages hugetlbfs: %s has %llu MB of free huge pages, the region needs %llu MB: using %s with 4K pages",
+				    hp, (unsigned long long)(hugepages_free(page) >> 20),
+				    (unsigned long long)(hsize >> 20), shm_path);
+		}
+	} else if (mode == FG_REGION_HUGE_HUGETLBFS) {
+		FG_LOG_WARN(COMP, "huge-pages hugetlbfs: no hugetlbfs is mounted: using %s with 4K pages",
+			    shm_path);
+	}
+	if (mode == FG_REGION_HUGE_TMPFS) {
+		tmpfs_huge_option(shm_path, opt, sizeof(opt));
+		if (strcmp(opt, "always") == 0 || strcmp(opt, "within_size") == 0) {
+			size = align_up(size, thp_page_size());
+			r->page = thp_page_size();
+		} else {
+			FG_LOG_WARN(COMP, "huge-pages tmpfs: %s is not on a tmpfs mounted with huge=always or huge=within_size (%s%s): 4K pages",
+				    shm_path, opt[0] ? "huge=" : "no huge= option", opt);
 		}
 	}
 	rc = create_file(r, shm_path, size);
@@ -293,6 +423,9 @@ static int place_new(struct fg_region *r, const char *shm_path, uint64_t size, c
 }
 
 _Static_assert(FG_REGION_HEADER == FG_RHEADER, "header page");
+_Static_assert((int)FG_REGION_HUGE_OFF == (int)FG_HUGE_OFF &&
+	       (int)FG_REGION_HUGE_HUGETLBFS == (int)FG_HUGE_HUGETLBFS &&
+	       (int)FG_REGION_HUGE_TMPFS == (int)FG_HUGE_TMPFS, "[history] huge-pages order");
 
 int fg_region_header_encode(const struct fg_region_params *p, fg_time_t created, void *out,
 			    size_t len)
@@ -328,17 +461,18 @@ struct fg_region *fg_region_create(const char *shm_path, const struct fg_region_
 		goto out_free;
 	}
 	fg_region_unlink(shm_path);
-	if (place_new(r, shm_path, h.region_size, why, whylen) < 0)
+	if (place_new(r, shm_path, p->huge, h.region_size, why, whylen) < 0)
 		goto out_free;
 	h.region_size = r->len;
-	h.flags = r->huge ? FG_RFLAG_HUGE : 0;
+	h.flags = r->huge ? FG_RFLAG_HUGE : r->page > 4096 ? FG_RFLAG_THP : 0;
 	atomic_init(&h.owner_pid, (int32_t)getpid());
 	atomic_init(&h.owner_start, fg_region_proc_start(getpid()));
 	atomic_init(&h.owner_heartbeat, fg_mono_ns());
 	memcpy(r->hdr, &h, sizeof(h));
 	r->owner = true;
-	FG_LOG_INFO(COMP, "created %s (%zu bytes%s, %u writer slots)", r->path, r->len,
-		    r->huge ? ", huge pages" : "", p->writers);
+	FG_LOG_INFO(COMP, "created %s (%zu bytes, %llu KB pages%s, %u writer slots)", r->path,
+		    r->len, (unsigned long long)(r->page >> 10),
+		    r->huge ? " on hugetlbfs" : r->page > 4096 ? " on tmpfs huge=" : "", p->writers);
 	return r;
 
 out_free:
@@ -422,6 +556,12 @@ static int open_existing(struct fg_region *r, const char *shm_path)
 static void set_offsets(struct fg_region *r)
 {
 	r->huge = r->hdr->flags & FG_RFLAG_HUGE;
+	r->page = r->hdr->flags & FG_RFLAG_THP ? thp_page_size() : 4096;
+	if (r->huge) {
+		struct statfs sf;
+
+		r->page = fstatfs(r->fd, &sf) == 0 ? (uint64_t)sf.f_bsize : 2u << 20;
+	}
 	r->jring_off = fg_rslot_jring_off();
 	r->vring_off = fg_rslot_vring_off(r->hdr->jring);
 }
@@ -521,6 +661,21 @@ struct fg_region *fg_region_attach(const char *shm_path, char *why, size_t whyle
 out_free:
 	region_free(r);
 	return NULL;
+}
+
+bool fg_region_restoring(const char *shm_path)
+{
+	struct fg_region *r = region_alloc();
+	bool yes;
+
+	if (!r)
+		return false;
+	yes = open_existing(r, shm_path) == 0 && !validate(r) &&
+	      atomic_load(&r->hdr->state) == FG_RSTATE_BUILDING &&
+	      fg_region_proc_alive(atomic_load(&r->hdr->owner_pid),
+				   atomic_load(&r->hdr->owner_start));
+	region_free(r);
+	return yes;
 }
 
 void fg_region_close(struct fg_region *r)
@@ -625,6 +780,11 @@ size_t fg_region_mapped_size(const struct fg_region *r)
 bool fg_region_hugepages(const struct fg_region *r)
 {
 	return r->huge;
+}
+
+uint64_t fg_region_page_size(const struct fg_region *r)
+{
+	return r->page ? r->page : 4096;
 }
 
 unsigned fg_region_nslots(const struct fg_region *r)

@@ -27,7 +27,7 @@
  *              the sizes of the counter blocks; a build whose tables differ
  *              does not understand the slots' counters and refuses
  *   32   4     state (atomic): 0 BUILDING, 1 READY
- *   36   4     flags: bit 0 = on hugetlbfs
+ *   36   4     flags: bit 0 = on hugetlbfs, bit 1 = on a tmpfs with huge=
  *   40   8     created (fg_time_t)
  *   48   4     owner pid (atomic)
  *   52   4     reserved
@@ -85,6 +85,7 @@
 #define FG_RSTATE_BUILDING 0u
 #define FG_RSTATE_READY 1u
 #define FG_RFLAG_HUGE 1u
+#define FG_RFLAG_THP 2u		/* on a tmpfs mounted with huge= */
 #define FG_RGATE (1ull << 63)
 #define FG_RPEER_NAME 64u
 
@@ -171,6 +172,7 @@ struct fg_region {
 	int fd;
 	bool huge;
 	bool owner;
+	uint64_t page;			/* backing page size */
 	struct fg_history *h;
 	pthread_mutex_t sum_lock;	/* fg_region_sum vs fg_region_reap */
 	uint64_t jring_off, vring_off;	/* within a slot */

@@ -99,8 +99,10 @@ static uint8_t *synthesize(const uint8_t *p, size_t n, size_t *len, size_t *used
 	struct fg_history_params prm = { .capacity = 5 + (n ? p[0] : 0) * 5u,
 					 .side_capacity = n > 1 ? p[1] % 9u : 0,
 					 .full_policy = n > 2 ? p[2] & 1u : 0,
+					 /* 1, 2, 4 or 8 shards */
+					 .shards = n > 2 ? 1u << (p[2] >> 1 & 3u) : 1u,
 					 .alarm_load_pct = 90, .now = T0 };
-	size_t size = fg_history_region_size(prm.capacity, prm.side_capacity);
+	size_t size = fg_history_region_size_sharded(prm.capacity, prm.side_capacity, prm.shards);
 	uint8_t *mem = alloc64(size), *img = alloc64(size);
 	struct fg_history *h = fg_history_create(mem, size, &prm);
 	struct fg_history_stats before, after;

@@ -4,8 +4,9 @@
 """81_ctl_notify_logs — floodctld as systemd runs it (debian/systemd/floodctld.service).
 
 Type=notify: with $NOTIFY_SOCKET naming a datagram socket this test binds
-(systemd's stand-in), floodctld sends READY=1 once it serves — the control
-socket answers at the first try after it — and STOPPING=1 on SIGTERM.
+(systemd's stand-in), floodctld says STATUS= before and after restoring
+the history, sends READY=1 once it serves — the control socket answers at
+the first try after it — and STOPPING=1 on SIGTERM.
 [log] timestamps on: every line of its stderr starts with an ISO 8601 UTC
 time. $JOURNAL_STREAM naming its stderr (as systemd sets it): lines start
 with "<N>", the syslog priority, and no time. `floodctl reopen-logs`: after
@@ -58,8 +59,10 @@ def main():
     nsock_path = os.path.join(c.dir, "notify.sock")
     ns = notify_socket(nsock_path)
     d = c.start(env={"NOTIFY_SOCKET": nsock_path}, wait=False)
-    msg = ns.recv(4096).decode()
-    check(msg == "READY=1", "first notification: %r" % msg)
+    # the restore says what it does (STATUS=, `systemctl status`), then READY=1
+    msgs = [ns.recv(4096).decode() for _ in range(3)]
+    check(msgs == ["STATUS=restoring the history from the data directory",
+                   "STATUS=history restored", "READY=1"], "notifications: %r" % msgs)
     rc, out, err = c.ctl("status", timeout=5)
     check(rc == 0, "status right after READY=1: exit %d %s" % (rc, err))
     log("READY=1 received; the control socket answered at once")

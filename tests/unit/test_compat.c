@@ -390,6 +390,10 @@ END_TEST
 
 /* ------------------------------------------------------------ a data dir */
 
+/* The history layout of the snapshot world_make puts in (each a build
+ * wrote is read: 2 as one shard). */
+static unsigned world_history_layout = FG_HISTORY_LAYOUT;
+
 /* A data directory (w->dir) of golden files and a region path (w->shm). */
 static void world_make(struct ctl_fixture *w, unsigned slot_version)
 {
@@ -411,7 +415,7 @@ static void world_make(struct ctl_fixture *w, unsigned slot_version)
 
 		if (i == 0)
 			snprintf(name, sizeof(name), "v%u-history%u.fgs", FG_SNAP_VERSION,
-				 FG_HISTORY_LAYOUT);
+				 world_history_layout);
 		else if (strcmp(files[i][0], "queue") == 0)
 			snprintf(name, sizeof(name), "%s", queue_golden(slot_version));
 		else if (!files[i][1])
@@ -449,13 +453,23 @@ static struct fg_region *restore(struct ctl_fixture *w, struct fg_restore_result
  * every one since. */
 START_TEST(restore_from_golden_files)
 {
-	for (unsigned v = 0; v <= FG_QUEUE_SLOT_VERSION; v++) {
+	for (unsigned v = 0; v <= FG_QUEUE_SLOT_VERSION * 2 + 1; v++) {
 		struct fg_restore_result res;
+		struct fg_history_stats hs;
 		struct ctl_fixture w;
 		char why[512];
 		struct fg_region *r;
 
-		world_make(&w, v);
+		/* every slot version with the newest history layout, and the
+		 * newest slot version with each older history layout */
+		world_history_layout = FG_HISTORY_LAYOUT;
+		if (v > FG_QUEUE_SLOT_VERSION) {
+			world_history_layout = FG_HISTORY_LAYOUT_UNSHARDED +
+					       (v - FG_QUEUE_SLOT_VERSION - 1);
+			if (world_history_layout >= FG_HISTORY_LAYOUT)
+				break;
+		}
+		world_make(&w, FG_MIN(v, FG_QUEUE_SLOT_VERSION));
 		r = restore(&w, &res, why, sizeof(why));
 		ck_assert_msg(r != NULL, "slot version %u: %s\n%s", v, why, logbuf);
 		ck_assert_int_eq(res.from, FG_RESTORE_SNAPSHOT);
@@ -472,9 +486,13 @@ START_TEST(restore_from_golden_files)
 					 n % 2 ? FG_HISTORY_REJECTED : FG_HISTORY_ACCEPTED);
 			ck_assert_int_eq(e.first_seen, fg_golden_first_seen(n));
 		}
+		/* what was read is this build's layout, whatever the image's */
+		fg_history_stats(fg_region_history(r), &hs);
+		ck_assert_uint_eq(hs.shards, 1);
 		fg_region_close(r);
 		fx_cleanup(&w);
 	}
+	world_history_layout = FG_HISTORY_LAYOUT;
 }
 END_TEST
 
@@ -644,12 +662,14 @@ START_TEST(newer_history_image_refused)
 	uint32_t v;
 
 	world_make(&w, FG_QUEUE_SLOT_VERSION);
-	b = golden("snapshot", "v1-history2.fgs");
+	snprintf(found, sizeof(found), "v%u-history%u.fgs", FG_SNAP_VERSION, FG_HISTORY_LAYOUT);
+	b = golden("snapshot", found);
 	v = bump(b.p + FG_SNAP_HEADER, 8, 0, FG_HISTORY_LAYOUT);
 	ck_assert_int_eq(fg_history_image_seal(b.p + FG_SNAP_HEADER, b.len - FG_SNAP_HEADER), 0);
 	put(w.dir, "snapshot-0000000000000001.fgs", b.p, b.len);
 	snprintf(found, sizeof(found), "history image layout version %u;", v);
-	snprintf(understood, sizeof(understood), "reads version %u", FG_HISTORY_LAYOUT);
+	snprintf(understood, sizeof(understood), "reads versions %u..%u",
+		 FG_HISTORY_LAYOUT_UNSHARDED, FG_HISTORY_LAYOUT);
 	expect_refused(&w, "snapshot-0000000000000001.fgs", found, understood);
 	free(b.p);
 	fx_cleanup(&w);

@@ -415,6 +415,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(cfg->max_pending_commands, 1024);
 	ck_assert_int_eq(cfg->clock_skew_limit, 3600);
 	ck_assert_uint_eq(cfg->history_capacity, 4u << 20);
+	ck_assert_uint_eq(cfg->history_shards, 0);
 	ck_assert_int_eq(cfg->full_policy, FG_FULL_DEFER);
 	ck_assert_uint_eq(cfg->alarm_load_pct, 90);
 	ck_assert_str_eq(cfg->shm_path, "/dev/shm/floodgate");
@@ -492,6 +493,7 @@ static const char full_text[] =
 	"clock-skew-limit 0\n"
 	"[history]\n"
 	"capacity         1G\n"
+	"shards           128\n"
 	"full-policy      evict-oldest\n"
 	"alarm-load       75\n"
 	"shm-path         \"/dev/hugepages/flood gate\"\n"
@@ -587,6 +589,7 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(cfg->max_pending_commands, 4096);
 	ck_assert_int_eq(cfg->clock_skew_limit, 0);
 	ck_assert_uint_eq(cfg->history_capacity, 1u << 30);
+	ck_assert_uint_eq(cfg->history_shards, 128);
 	ck_assert_int_eq(cfg->full_policy, FG_FULL_EVICT_OLDEST);
 	ck_assert_uint_eq(cfg->alarm_load_pct, 75);
 	ck_assert_str_eq(cfg->shm_path, "/dev/hugepages/flood gate");
@@ -789,6 +792,10 @@ START_TEST(test_value_errors)
 		     "t.conf:2: capacity: 0 is out of range: must be between 1 and 1T");
 	expect_error("[history]\ncapacity 2T\n" PEER_AND_DS,
 		     "t.conf:2: capacity: 2T is out of range: must be between 1 and 1T");
+	expect_error("[history]\nshards 3\n" PEER_AND_DS,
+		     "t.conf:2: shards: 3 is not a power of two (or 0 for one shard per 16M entries)");
+	expect_error("[history]\nshards 512\n" PEER_AND_DS,
+		     "t.conf:2: shards: 512 is out of range: must be between 0 and 256");
 	expect_error("[history]\nalarm-load 101%\n" PEER_AND_DS,
 		     "t.conf:2: alarm-load: 101 is out of range: must be between 1 and 100");
 	expect_error("[history]\nalarm-load ninety\n" PEER_AND_DS,

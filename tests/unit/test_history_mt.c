@@ -41,17 +41,34 @@ struct tbl {
 	size_t len;
 };
 
+/* Shards of the tables tbl_open makes: 0 (auto: one at these sizes), or
+ * 4 for the "sharded" case, where every race runs within shards. */
+static uint32_t tbl_shards;
+
+static void shards_on(void)
+{
+	tbl_shards = 4;
+}
+
+static void shards_off(void)
+{
+	tbl_shards = 0;
+}
+
 static void tbl_open(struct tbl *t, uint64_t cap)
 {
 	struct fg_history_params p = { .capacity = cap, .full_policy = FG_FULL_DEFER,
-				       .alarm_load_pct = 90, .now = T0 };
+				       .alarm_load_pct = 90, .now = T0, .shards = tbl_shards };
+	struct fg_history_stats st;
 
 	memcpy(p.seed, test_seed, 16);
-	t->len = fg_history_region_size(cap, 0);
+	t->len = fg_history_region_size_sharded(cap, 0, tbl_shards);
 	t->mem = aligned_alloc(64, (t->len + 63) & ~(size_t)63);
 	ck_assert_ptr_nonnull(t->mem);
 	t->h = fg_history_create(t->mem, t->len, &p);
 	ck_assert_ptr_nonnull(t->h);
+	fg_history_stats(t->h, &st);
+	ck_assert_uint_eq(st.shards, tbl_shards ? tbl_shards : 1);
 }
 
 static void tbl_close(struct tbl *t)
@@ -729,7 +746,7 @@ START_TEST(test_image_copy_under_relocation)
 		struct fg_history *h2;
 
 		ck_assert_int_eq(fg_history_image_copy(t.h, img, t.len), 0);
-		h2 = fg_history_restore(mem2, t.len, img, t.len, &why);
+		h2 = fg_history_restore_parallel(mem2, t.len, img, t.len, tbl_shards ? 3 : 1, &why);
 		ck_assert_ptr_nonnull(h2);
 		for (unsigned i = 0; i < pre; i++) {
 			struct fg_history_key k = key_of(h2, i);
@@ -763,6 +780,13 @@ static Suite *history_mt_suite(void)
 	tcase_add_test(tc, test_lookups_race_relocation_and_expiry);
 	tcase_add_test(tc, test_accepting_is_exclusive);
 	tcase_add_test(tc, test_drop_owned_beside_a_live_writer);
+	tcase_add_test(tc, test_image_copy_under_relocation);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("sharded");
+	tcase_set_timeout(tc, 300);
+	tcase_add_checked_fixture(tc, shards_on, shards_off);
+	tcase_add_test(tc, test_one_winner_4_threads);
+	tcase_add_test(tc, test_lookups_race_relocation_and_expiry);
 	tcase_add_test(tc, test_image_copy_under_relocation);
 	suite_add_tcase(s, tc);
 	return s;

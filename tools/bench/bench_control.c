@@ -44,6 +44,7 @@
 #include "floodgate/journal.h"
 #include "floodgate/log.h"
 #include "floodgate/snapshot.h"
+#include "bench_tail.h"
 
 #define DAY 86400
 
@@ -122,34 +123,10 @@ static void fill(struct fg_history *h, uint64_t n, fg_time_t now)
 	}
 }
 
-/* `n` journal records after the snapshot, for the restore. */
-static void journal_tail(struct fg_region *r, const char *dir, uint64_t n, fg_time_t now)
+static struct fg_history_key tail_key(uint64_t i)
 {
-	struct fg_journal_params jp = { .dir = dir };
-	struct fg_region_writer *w;
-	struct fg_journal *j;
-	struct fg_stats st;
-	int err;
-
-	fg_region_seed(r, jp.seed);
-	fg_region_seed_check(fg_region_history(r), &jp.seed_check);
-	j = fg_journal_open(&jp, &st, &err);
-	w = fg_region_claim(r, "tail", &err);
-	if (!j || !w)
-		die("journal for the tail");
-	for (uint64_t i = 0; i < n; i++) {
-		struct fg_history_key k = { rng(), rng() };
-
-		while (fg_journal_append(w, &k, FG_HISTORY_ACCEPTED, now, now, 0, 0) == -ENOSPC) {
-			fg_journal_drain(j, r, UINT32_MAX);
-			fg_journal_commit(j, r);
-		}
-	}
-	fg_journal_drain(j, r, UINT32_MAX);
-	fg_journal_commit(j, r);
-	fg_region_release(w);
-	fg_region_reap(r, NULL, NULL);
-	fg_journal_close(j);
+	(void)i;
+	return (struct fg_history_key){ rng(), rng() };
 }
 
 /* ---- journal throughput ---- */
@@ -275,7 +252,8 @@ static void table_figures(const char *dir, uint64_t n, struct figures *f)
 		die("snapshot write");
 	f->snap_s = now_s() - t;
 	f->snap_bytes = (double)(info.image_size + FG_SNAP_HEADER);
-	journal_tail(r, dir, f->tail_records, now);
+	if (bench_journal_tail(r, dir, f->tail_records, now, tail_key) < 0)
+		die("journal for the tail");
 	fg_region_close(r);
 	fg_region_unlink(shm);
 

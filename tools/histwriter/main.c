@@ -21,7 +21,10 @@
  *
  * --check reads decimal N, one per line, and prints "missing N" for each
  * ID not in history (any final state counts), then "checked C missing M";
- * exit 1 if any is missing.
+ * exit 1 if any is missing. --check-state also wants the state the write
+ * options give N (--state; mixed: every third, N % 3 == 0, rejected) and
+ * prints "wrong N STATE" for another, then "checked C missing M wrong W".
+ * --quiet leaves out the "id" and "dup" lines (a fill of many millions).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -49,7 +52,7 @@ struct opts {
 	int64_t first_seen_age, date_age, injection_delay;
 	const char *peer;
 	const char *version_of;
-	bool vlog, check, wait_commit;
+	bool vlog, check, check_state, quiet, wait_commit;
 };
 
 static atomic_bool stop;
@@ -66,7 +69,9 @@ static const char usage_text[] =
 	"                  [--first-seen-age SECONDS] [--date-age SECONDS]\n"
 	"                  [--injection-delay SECONDS] [--peer NAME] [--vlog] [--wait-commit]\n"
 	"                  [--version-of BASE]\n"
-	"       histwriter [-c CONFIG | --shm PATH] --check [--prefix P] < numbers\n";
+	"                  [--quiet]\n"
+	"       histwriter [-c CONFIG | --shm PATH] --check [--check-state [--state S]]\n"
+	"                  [--prefix P] < numbers\n";
 
 static int parse(int argc, char **argv, struct opts *o)
 {
@@ -81,6 +86,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "peer", required_argument, NULL, 'P' }, { "vlog", no_argument, NULL, 'v' },
 		{ "check", no_argument, NULL, 'C' }, { "wait-commit", no_argument, NULL, 'w' },
 		{ "version-of", required_argument, NULL, 'V' },
+		{ "check-state", no_argument, NULL, 'K' }, { "quiet", no_argument, NULL, 'Q' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static char shm[FG_CONFIG_PATH_MAX];
@@ -121,6 +127,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'P': o->peer = optarg; break;
 		case 'v': o->vlog = true; break;
 		case 'C': o->check = true; break;
+		case 'K': o->check = o->check_state = true; break;
+		case 'Q': o->quiet = true; break;
 		case 'w': o->wait_commit = true; break;
 		case 'V': o->version_of = optarg; break;
 		default: return -EINVAL;
@@ -151,10 +159,18 @@ static void note_version(struct fg_history *h, const struct opts *o, uint64_t n,
 	fg_history_version_note(h, base, (size_t)bl, n, id, idl, now);
 }
 
+/* The final state the write options give ID number n. */
+static enum fg_history_state state_of(const struct opts *o, uint64_t n)
+{
+	if (!strcmp(o->state, "rejected") || (!strcmp(o->state, "mixed") && n % 3 == 0))
+		return FG_HISTORY_REJECTED;
+	return FG_HISTORY_ACCEPTED;
+}
+
 static int check(struct fg_region *r, const struct opts *o)
 {
 	struct fg_history *h = fg_region_history(r);
-	unsigned long long n, checked = 0, missing = 0;
+	unsigned long long n, checked = 0, missing = 0, wrong = 0;
 	fg_time_t now = time(NULL);
 
 	while (scanf("%llu", &n) == 1) {
@@ -168,10 +184,16 @@ static int check(struct fg_region *r, const struct opts *o)
 		if (st < FG_HISTORY_ACCEPTED) {
 			printf("missing %llu %s\n", n, fg_history_state_name(st));
 			missing++;
+		} else if (o->check_state && st != state_of(o, n)) {
+			printf("wrong %llu %s\n", n, fg_history_state_name(st));
+			wrong++;
 		}
 	}
-	printf("checked %llu missing %llu\n", checked, missing);
-	return missing ? 1 : 0;
+	if (o->check_state)
+		printf("checked %llu missing %llu wrong %llu\n", checked, missing, wrong);
+	else
+		printf("checked %llu missing %llu\n", checked, missing);
+	return missing || wrong ? 1 : 0;
 }
 
 static void sleep_ns(int64_t ns)
@@ -207,8 +229,8 @@ static int insert_one(struct fg_region_writer *w, const struct opts *o, uint64_t
 {
 	struct fg_history *h = fg_region_history(fg_region_writer_region(w));
 	fg_time_t now = time(NULL), fs = now - o->first_seen_age, date = now - o->date_age;
-	enum fg_history_state st = FG_HISTORY_ACCEPTED;
-	enum fg_reason reason = FG_REASON_NONE;
+	enum fg_history_state st = state_of(o, n);
+	enum fg_reason reason = st == FG_HISTORY_REJECTED ? o->reason : FG_REASON_NONE;
 	struct fg_history_entry found;
 	struct fg_history_ref ref;
 	struct fg_history_key k;
@@ -216,10 +238,6 @@ static int insert_one(struct fg_region_writer *w, const struct opts *o, uint64_t
 	size_t idl = make_id(id, sizeof(id), o, n);
 	int rc;
 
-	if (!strcmp(o->state, "rejected") || (!strcmp(o->state, "mixed") && n % 3 == 0)) {
-		st = FG_HISTORY_REJECTED;
-		reason = o->reason;
-	}
 	fg_history_hash(h, id, idl, &k);
 	/* no journal room: defer (the engine answers 431 / stops reading) */
 	while (fg_journal_reserve(w) == -ENOSPC && !atomic_load(&stop))
@@ -262,7 +280,7 @@ static int write_ids(struct fg_region *r, const struct opts *o)
 {
 	struct fg_region_writer *w;
 	int64_t period = o->rate > 0 ? (int64_t)(1e9 / o->rate) : 0;
-	uint64_t done = 0, committed = UINT64_MAX, seq;
+	uint64_t done = 0, committed = UINT64_MAX, seq = 0;
 	struct timespec t0;
 	int peer = o->peer ? fg_region_peer_index(r, o->peer) : -1;
 	int err, rc = 0;
@@ -277,10 +295,9 @@ static int write_ids(struct fg_region *r, const struct opts *o)
 		rc = insert_one(w, o, n, peer, &seq);
 		if (rc < 0)
 			break;
-		if (rc == 1)
-			printf("id %llu %llu\n", (unsigned long long)n, (unsigned long long)seq);
-		else
-			printf("dup %llu\n", (unsigned long long)n);
+		if (!o->quiet)
+			printf(rc == 1 ? "id %llu %llu\n" : "dup %llu\n", (unsigned long long)n,
+			       (unsigned long long)seq);
 		done++;
 		fg_region_writer_heartbeat(w);
 		report_commit(w, &committed);
