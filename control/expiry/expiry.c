@@ -15,10 +15,7 @@ const char *fg_expiry_mode_name(enum fg_expiry_mode m)
 
 static double mono(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)fg_mono_ns() * 1e-9;
 }
 
 int fg_expiry_pass(struct fg_history *h, enum fg_expiry_mode mode, fg_time_t now,

@@ -48,10 +48,7 @@ const char *fg_restore_from_name(enum fg_restore_from f)
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)fg_mono_ns() * 1e-9;
 }
 
 static void set_aside(const char *path, const char *what, const char *why)
