@@ -64,6 +64,9 @@ def summary(path):
           % (r["offers_per_s"], r["accepted_per_s"], r["bytes_per_s"] / 1e6,
              r["cpu_server_per_m_offers"], r["cpu_self_per_m_offers"],
              lat["p50_us"] / 1e3, lat["p99_us"] / 1e3, r["mismatches"]))
+    if "busy" in r:
+        print("   worker busy %.3f CPU s per M offers (%.0f ns per offer), %.0f %% of its loop"
+              % (r["busy"]["per_m_offers"], r["busy"]["ns_per_offer"], 100 * r["busy"]["share"]))
     if client_bound(r):
         print("   client-bound: feedgen used %.0f %% of a core (over %.0f %%)"
               % (100 * r["cpu_self_share"], 100 * CLIENT_BOUND_SHARE))
@@ -81,20 +84,33 @@ def load_runs():
 def system_table(sysname, label, runs):
     out = ["### %s\n" % label, "",
            "| workload | offers | offers/s | articles/s (accepted) | MB/s | server CPU s / M offers "
+           "| worker busy s / M offers (ns per offer, per article) "
            "| feedgen CPU s / M offers | feedgen CPU share | latency p50 / p90 / p99 / max (ms) | mismatches "
            "| load |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
     for w, r in sorted(runs.items()):
         lat = main_latency(r)
-        out.append("| %s | %d | %.0f | %.0f | %.1f | %.2f | %.2f | %s | %.2f / %.2f / %.2f / %.2f | %d | %s |" % (
+        out.append("| %s | %d | %.0f | %.0f | %.1f | %.2f | %s | %.2f | %s | %.2f / %.2f / %.2f / %.2f | %d | %s |" % (
             w, r["offers"], r["offers_per_s"], r["accepted_per_s"], r["bytes_per_s"] / 1e6,
-            r["cpu_server_per_m_offers"], r["cpu_self_per_m_offers"], share_text(r),
+            r["cpu_server_per_m_offers"], busy_text(r), r["cpu_self_per_m_offers"], share_text(r),
             lat["p50_us"] / 1e3, lat["p90_us"] / 1e3, lat["p99_us"] / 1e3, lat["max_us"] / 1e3,
             r["mismatches"], load_text(r)))
     notes = innd_log_notes(runs)
     if notes:
         out += ["", notes]
     return "\n".join(out) + "\n"
+
+
+def busy_text(r):
+    """A polling worker's busy cycles per offer (tools/bench/busy.py); "-"
+    for a system that does not poll (innd, floodgate-host)."""
+    b = r.get("busy")
+    if not b:
+        return "-"
+    per = "%.0f ns" % b["ns_per_offer"]
+    if b.get("ns_per_article") and r["params"]["mode"] != "check":
+        per += ", %.0f ns" % b["ns_per_article"]
+    return "%.3f (%s)" % (b["per_m_offers"], per)
 
 
 def client_bound(r):

@@ -134,6 +134,12 @@ sys_floodgate_exec() {
 	echo "ip netns exec $(_sys_fg_ns "$1")"
 }
 
+# The worker's busy cycles of the run (tools/bench/busy.py): what an offer
+# costs the polling lcore, its spinning left out.
+sys_floodgate_after() {
+	python3 "$FG_TOP/tools/bench/busy.py" after "$1" "$2"
+}
+
 sys_floodgate_stop() {
 	_sys_fg_stop "$1" "$(_sys_fg_ns "$1")"
 }

@@ -248,6 +248,8 @@ FG_COUNTER(DP_TX_RING_FULL, "dp_tx_ring_full", "transmit bursts the TX ring coul
 FG_COUNTER(DP_TX_REFUSED, "dp_tx_refused", "frames dropped after the port refused them again and again (oversize, malformed)")
 FG_COUNTER(DP_IDLE_SLEEPS, "dp_idle_sleeps", "sleeps of an idle worker (idle-backoff, ports without receive interrupts)")
 FG_COUNTER(DP_IDLE_WAITS, "dp_idle_waits", "waits of an idle worker on its queues' receive interrupts")
+FG_COUNTER(DP_BUSY_CYCLES, "dp_busy_cycles", "TSC cycles of worker loop passes that received frames or did work: a polling lcore's load, its spinning left out")
+FG_COUNTER(DP_IDLE_CYCLES, "dp_idle_cycles", "TSC cycles of worker loop passes that found nothing to do, their sleeps and interrupt waits included")
 FG_COUNTER(DP_CONFIG_SWAPS, "dp_config_swaps", "configurations a worker switched to at a quiescent point (reload)")
 FG_COUNTER(PASSIVE_FRAMES, "passive_frames", "passive mode: frames received")
 FG_COUNTER(PASSIVE_NOT_TCP, "passive_not_tcp", "passive mode: frames that are not IPv4/TCP, dropped")
