@@ -173,11 +173,11 @@ def path_rate(r):
     return r["path"]["delivered_per_s"] if "path" in r else r["accepted_per_s"]
 
 
-def path_tables(runs, labels, a="fgpath", b="inn"):
+def path_tables(runs, labels, a="fgpath", b="inn", title="floodgate relaying to innd"):
     """The whole path (floodgate relaying to innd) beside innd alone."""
     if a not in runs:
         return ""
-    out = ["### The whole path: floodgate relaying to innd, beside innd alone\n",
+    out = ["### The whole path: %s, beside innd alone\n" % title,
            "`%s`: %s. `%s`: %s. Articles/s is what reached innd (for floodgate, the "
            "articles innd logged, over the time from the start to the last delivery; MB/s the "
            "article octets feedgen sent over that time); latency is the answer to the peer. "
@@ -235,6 +235,49 @@ def path_reading(w, f, i):
                  "new articles; the last delivery came %.1f s after feedgen's last answer."
                  % (p["drain_s"] - f["elapsed_s"]))
     return text
+
+
+# goals of issue 20 for one memif worker: offers (or articles) per busy second
+BUSY_GOALS = {"check": 2e6, "takethis_2k": 1e6}
+
+
+def busy_table(runs, b="inn"):
+    """What an offer and an article cost a polling worker, in its busy
+    cycles (tools/bench/busy.py), beside innd's CPU per offer."""
+    rows = []
+    for s in sorted(runs):
+        for w, r in sorted(runs[s].items()):
+            bz = r.get("busy")
+            if not bz:
+                continue
+            alone = runs.get(b, {}).get(w)
+            innd = ("%.2fx" % (bz["per_m_offers"] / alone["cpu_server_per_m_offers"])
+                    if alone and alone["cpu_server_per_m_offers"] else "-")
+            art = r.get("articles_sent") or 0
+            per_art = bz["seconds"] / art if art else 0
+            gbit = 8 * r["article_bytes"] / bz["seconds"] / 1e9 if bz["seconds"] else 0
+            goal = BUSY_GOALS.get(w)
+            rows.append("| %s | %s | %.0f | %.0f | %s | %.1f | %s | %.0f %% | %s | %s |" % (
+                w, s, bz["ns_per_offer"], bz["offers_per_busy_s"],
+                "%.0f" % (1e9 * per_art) if art else "-",
+                gbit, innd, 100 * bz["share"],
+                ("%.0f %%" % (100 * bz["offers_per_busy_s"] / goal)) if goal else "-",
+                load_text(r)))
+    if not rows:
+        return ""
+    return "\n".join([
+        "### What an offer costs a worker: busy cycles\n",
+        "A polling worker's CPU time counts its spinning; its busy cycles (TSC cycles of "
+        "loop passes that had work, docs/dataplane.md \"Busy and idle cycles\") do not. "
+        "Offers per busy second is what one fully busy worker would decide at this cost; "
+        "Gbit/s is the article octets over the busy time. \"vs innd\" divides busy seconds "
+        "per offer by innd's CPU seconds per offer in the same workload. \"goal\" is issue "
+        "20's aim for one memif worker (2 M CHECK offers, 1 M 2 KB TAKETHIS articles per "
+        "busy second). The cycles are wall-clock TSC: on this shared, loaded machine a "
+        "worker preempted inside a busy pass counts that time as busy (see the load).\n", "",
+        "| workload | system | busy ns / offer | offers per busy s | busy ns / article "
+        "| Gbit/s per busy s | vs innd CPU / offer | busy share | goal | load |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"] + rows) + "\n"
 
 
 def ratio_table(runs, a="floodgate", b="inn", title="floodgate / INN"):
@@ -467,7 +510,12 @@ def docs(args):
         e2e.append(ratio_table(runs, "floodgate", "host", "floodgate / floodgate-host"))
     if "fgveth" in runs:
         e2e.append(ratio_table(runs, "fgveth", "inn", "floodgate on a veth (af_packet) / INN"))
+    if "fgmemif" in runs:
+        e2e.append(ratio_table(runs, "fgmemif", "inn", "floodgate kernel-free (memif) / INN"))
+    e2e.append(busy_table(runs))
     e2e.append(path_tables(runs, labels))
+    e2e.append(path_tables(runs, labels, "fgmpath", "inn",
+                           "floodgate kernel-free (memif) relaying to innd"))
     imgs = (plots(runs) + path_plot(runs)) if runs else []
     for p in imgs:
         e2e.append("![%s](img/%s)\n" % (p[:-4], p))

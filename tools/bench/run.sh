@@ -155,7 +155,13 @@ for sys in "${systems[@]}"; do
 		if declare -F "sys_${sys}_exec" > /dev/null; then
 			run_in=$("sys_${sys}_exec" "$work/$sys-$wname")
 		fi
-		cmd="$run_in $feedgen --host $host --port $port --server-pid $pid $wargs $COMMON --id-prefix $sys$wname"
+		# and feedgen's transport, when it is not kernel sockets
+		# (sys_<name>_args, optional: --dpdk for the memif systems)
+		fg_args=""
+		if declare -F "sys_${sys}_args" > /dev/null; then
+			fg_args=$("sys_${sys}_args" "$work/$sys-$wname")
+		fi
+		cmd="$run_in $feedgen $fg_args --host $host --port $port --server-pid $pid $wargs $COMMON --id-prefix $sys$wname"
 		echo "-- $sys $wname: $cmd"
 		rc=0
 		json=$stage/e2e_${sys}_${wname}.json
