@@ -278,7 +278,10 @@ def busy_table(runs, b="inn"):
         "per offer by innd's CPU seconds per offer in the same workload. \"goal\" is issue "
         "20's aim for one memif worker with the null sink (2 M CHECK offers, 1 M 2 KB "
         "TAKETHIS articles per busy second, 10 Gbit/s of 700 KB articles), reached in %. The cycles are wall-clock TSC: on this shared, loaded machine a "
-        "worker preempted inside a busy pass counts that time as busy (see the load).\n", "",
+        "worker preempted inside a busy pass counts that time as busy (see the load). "
+        "feedgen --dpdk polls, so its CPU share is near a whole core whatever the rate and "
+        "its runs are always marked client-bound; the busy share says more: a worker far "
+        "from 100 % busy was waiting for feedgen, which was then the bound.\n", "",
         "| workload | system | busy ns / offer | offers per busy s | busy ns / article "
         "| Gbit/s per busy s | vs innd CPU / offer | busy share | goal | load |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"] + rows) + "\n"
