@@ -261,6 +261,10 @@ $(B)/bin/floodgate: $(DPDK_OBJS) $(LINK_dataplane)
 # test_date_inn, INN's date parser as the oracle).
 UNIT_LIBS_test_date_inn := /usr/lib/news/libinn.a
 
+# test_rss checks the port's RSS key with DPDK's rte_softrss (a header's
+# inline function: DPDK's headers, none of its libraries)
+$(B)/obj/tests/unit/test_rss.o: CFLAGS += $(DPDK_CFLAGS)
+
 $(B)/tests/unit/%: $(B)/obj/tests/unit/%.o $(TESTLIB_OBJS) $(LINK_tools)
 	@mkdir -p $(@D)
 	@echo '  LD     $@'

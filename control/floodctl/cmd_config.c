@@ -11,6 +11,10 @@
  *                                   error and warning with file:line; exit 1
  *                                   when it has errors; --json: one object,
  *                                   each problem {file, line, key, message}
+ *     --for PROGRAM                 and what PROGRAM (floodctld, floodgate,
+ *                                   floodgate-host) refuses at start in it,
+ *                                   in its words (fg_config_refusals); what
+ *                                   depends on the host is named, not checked
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -39,29 +43,53 @@ static void json_problems(struct fg_ctl_json *j, const char *key, const char *pa
 	fg_ctl_json_close(j);
 }
 
-static int check_file_json(const char *path)
+#define MAX_REFUSALS 16
+
+/* The program's refusals of a loaded file: how many (n may exceed what
+ * fits in why). */
+static unsigned refusals(const struct fg_config *cfg, int prog,
+			 char (*why)[FG_CONFIG_REFUSAL_MAX])
 {
+	return cfg && prog >= 0 ? fg_config_refusals(cfg, (enum fg_program)prog, why,
+						     MAX_REFUSALS) : 0;
+}
+
+static int check_file_json(const char *path, int prog)
+{
+	static char why[MAX_REFUSALS][FG_CONFIG_REFUSAL_MAX];
 	struct fg_config_errors errs;
 	struct fg_config *cfg;
 	struct fg_ctl_json j;
+	unsigned n;
 
 	memset(&errs, 0, sizeof(errs));
 	cfg = fg_config_load_file(path, &errs);
+	n = refusals(cfg, prog, why);
 	fg_ctl_json_begin(&j, stdout);
 	fg_ctl_json_cstr(&j, "file", path);
-	fg_ctl_json_bool(&j, "ok", cfg != NULL);
+	fg_ctl_json_bool(&j, "ok", cfg != NULL && n == 0);
 	json_problems(&j, "errors", path, errs.err, errs.n);
 	fg_ctl_json_uint(&j, "errors_total", errs.total);
 	json_problems(&j, "warnings", path, errs.warn, errs.n_warn);
+	if (prog >= 0) {
+		fg_ctl_json_array(&j, "refused_at_start");
+		for (unsigned i = 0; i < FG_MIN(n, (unsigned)MAX_REFUSALS); i++)
+			fg_ctl_json_cstr(&j, NULL, why[i]);
+		fg_ctl_json_close(&j);
+		fg_ctl_json_cstr(&j, "not_checked_host",
+				 fg_config_host_refusals((enum fg_program)prog));
+	}
 	fg_ctl_json_end(&j);
 	fg_config_free(cfg);
-	return cfg ? FG_CTL_EXIT_OK : FG_CTL_EXIT_NO;
+	return cfg && n == 0 ? FG_CTL_EXIT_OK : FG_CTL_EXIT_NO;
 }
 
-static int check_file(const char *path)
+static int check_file(const char *path, int prog)
 {
+	static char why[MAX_REFUSALS][FG_CONFIG_REFUSAL_MAX];
 	struct fg_config_errors errs;
 	struct fg_config *cfg;
+	unsigned n;
 
 	memset(&errs, 0, sizeof(errs));
 	cfg = fg_config_load_file(path, &errs);
@@ -71,9 +99,15 @@ static int check_file(const char *path)
 		fprintf(stderr, "error: %s\n", errs.err[i].text);
 	if (errs.total > errs.n)
 		fprintf(stderr, "error: ... %u more\n", errs.total - errs.n);
-	if (!cfg)
-		return FG_CTL_EXIT_NO;
+	n = refusals(cfg, prog, why);
+	for (unsigned i = 0; i < FG_MIN(n, (unsigned)MAX_REFUSALS); i++)
+		fprintf(stderr, "error: refused at start: %s\n", why[i]);
+	if (prog >= 0)
+		fprintf(stderr, "note: not checked here (depends on the host): %s\n",
+			fg_config_host_refusals((enum fg_program)prog));
 	fg_config_free(cfg);
+	if (!cfg || n)
+		return FG_CTL_EXIT_NO;
 	printf("%s: ok\n", path);
 	return FG_CTL_EXIT_OK;
 }
@@ -84,12 +118,14 @@ static int run_config(int argc, char **argv)
 		{ "default", no_argument, NULL, 'd' },
 		{ "check", required_argument, NULL, 'k' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "for", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *check = NULL;
 	bool def = false, json = false;
-	int o;
+	int o, prog = -1;
+	enum fg_program p;
 
 	optind = 1;
 	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -103,6 +139,14 @@ static int run_config(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
+		case 'f':
+			if (fg_config_program_parse(optarg, &p) != 0) {
+				fprintf(stderr, "floodctl config: --for floodctld, floodgate or "
+					"floodgate-host, not %s\n", optarg);
+				return FG_CTL_EXIT_USAGE;
+			}
+			prog = (int)p;
+			break;
 		case 'h':
 			fg_ctl_usage(&fg_ctl_cmd_config, stdout);
 			return FG_CTL_EXIT_OK;
@@ -110,10 +154,10 @@ static int run_config(int argc, char **argv)
 			goto usage;
 		}
 	}
-	if (optind != argc || def == (check != NULL) || (json && def))
+	if (optind != argc || def == (check != NULL) || ((json || prog >= 0) && def))
 		goto usage;
 	if (check)
-		return json ? check_file_json(check) : check_file(check);
+		return json ? check_file_json(check, prog) : check_file(check, prog);
 	fputs(fg_config_default_text, stdout);
 	return FG_CTL_EXIT_OK;
 usage:
@@ -123,11 +167,14 @@ usage:
 
 const struct fg_ctl_command fg_ctl_cmd_config = {
 	.name = "config",
-	.args = "--default | --check FILE [--json]",
+	.args = "--default | --check FILE [--for PROGRAM] [--json]",
 	.summary = "print the embedded default configuration, or check a file",
 	.help = "  --default          print the embedded floodgate.conf (what runs without -c)\n"
 		"  --check FILE       load FILE as floodctld would; its errors and warnings\n"
 		"                     on stderr with file:line; exit 1 if it has errors\n"
+		"  --for PROGRAM      with --check: and what PROGRAM (floodctld, floodgate,\n"
+		"                     floodgate-host) refuses at start in it, as it says it;\n"
+		"                     what depends on the host is named, not checked\n"
 		"  --json             with --check: one object, each problem with its file,\n"
 		"                     line, key and message\n",
 	.run = run_config,

@@ -43,7 +43,7 @@ enum cfg_type {
 	T_BOOL,		/* bool */
 	T_ENUM,		/* an int-sized enum named by `names` */
 	T_ENDPOINT,	/* struct fg_endpoint; F_OFF: "off" = port 0 */
-	T_PREFIX,	/* struct fg_prefix, the dataplane's own address */
+	T_ADDRS,	/* [dataplane] address: our addresses with prefix lengths, a list */
 	T_MAC,		/* uint8_t[6]; "auto" = all zero */
 	T_PATH_IDS,	/* [site] path-identity: list, repeatable */
 	T_LISTEN,	/* [site] listen: endpoints, repeatable */

@@ -154,7 +154,8 @@ const struct cfg_key cfg_keys[] = {
 	{ SEC_DATAPLANE, T_UINT, 0, "mtu", GF(dp_mtu), .min = 0, .max = 9000, .def = "0" },
 	{ SEC_DATAPLANE, T_UINT, 0, "tcp-connections", GF(tcp_connections), .min = 1,
 	  .max = 1 << 24, .def = "4096" },
-	{ SEC_DATAPLANE, T_PREFIX, 0, "address", GF(dp_addr), .def = "10.99.0.1/24" },
+	{ SEC_DATAPLANE, T_ADDRS, F_REPEAT, "address", GF(dp_addr),
+	  .cnt = offsetof(struct fg_config, n_dp_addr), .def = "10.99.0.1/24" },
 	{ SEC_DATAPLANE, T_MAC, 0, "mac", GF(dp_mac), .def = "auto" },
 	{ SEC_DATAPLANE, T_DURATION, 0, "idle-backoff", GF(idle_backoff_us),
 	  .unit = NS_US, .min = 0, .max = 1000000, .def = "100us" },
@@ -467,10 +468,9 @@ static int set_prefix(void *field, const char *w, bool network, char *why, size_
 		return fail(why, whylen, -EINVAL, "%s has host bits set (did you mean %s?)",
 			    w, fixed);
 	}
-	if (!network && (p.family != AF_INET || (!fg_prefix_host_bits(&p) && p.len < 31)))
-		return fail(why, whylen, -EINVAL, p.family != AF_INET ?
-			    "%s: the dataplane speaks IPv4 only" :
-			    "%s is a network; give our address on it (10.99.0.1/24)", w);
+	if (!network && !fg_prefix_host_bits(&p) && p.len < (p.family == AF_INET ? 31 : 127))
+		return fail(why, whylen, -EINVAL, "%s is a network; give our address on it "
+			    "(10.99.0.1/24, 2001:db8::1/64)", w);
 	memcpy(field, &p, sizeof(p));
 	return 0;
 }
@@ -526,6 +526,8 @@ static unsigned list_max(const struct cfg_key *k)
 		return FG_CONFIG_MAX_LISTEN;
 	case T_PEER_ADDRS:
 		return FG_CONFIG_MAX_PEER_ADDRS;
+	case T_ADDRS:
+		return FG_CONFIG_MAX_DP_ADDRS;
 	case T_DISTS:
 		return FG_CONFIG_MAX_DISTS;
 	default:
@@ -624,9 +626,13 @@ static int set_list(const struct cfg_key *k, void *base, char *const *w, unsigne
 			memcpy(item, w[i], strlen(w[i]));
 		} else {
 			rc = k->type == T_LISTEN ? set_endpoint(k, item, w[i], why, whylen) :
-			     set_prefix(item, w[i], true, why, whylen);
+			     set_prefix(item, w[i], k->type != T_ADDRS, why, whylen);
 			if (rc < 0)
 				return rc;
+			for (unsigned j = 0; k->type == T_ADDRS && j < *cnt; j++)
+				if (fg_prefix_same_addr((const struct fg_prefix *)field + j,
+							(const struct fg_prefix *)item))
+					return fail(why, whylen, -EINVAL, "%s listed twice", w[i]);
 		}
 		(*cnt)++;
 	}
@@ -686,7 +692,8 @@ static int set_args(const struct cfg_key *k, char *field, char *const *w, unsign
 
 static bool is_list(enum cfg_type t)
 {
-	return t == T_PATH_IDS || t == T_LISTEN || t == T_PEER_ADDRS || t == T_HEADERS ||
+	return t == T_PATH_IDS || t == T_LISTEN || t == T_PEER_ADDRS || t == T_ADDRS ||
+	       t == T_HEADERS ||
 	       t == T_WILDMAT || t == T_ARGS || t == T_DISTS;
 }
 
@@ -719,8 +726,6 @@ int cfg_key_set(const struct cfg_key *k, void *base, char *const *w, unsigned n,
 		return set_enum(k, field, w[0], why, whylen);
 	case T_ENDPOINT:
 		return set_endpoint(k, field, w[0], why, whylen);
-	case T_PREFIX:
-		return set_prefix(field, w[0], false, why, whylen);
 	case T_MAC:
 		return set_mac(field, w[0], why, whylen);
 	case T_HEADERS:
@@ -732,6 +737,7 @@ int cfg_key_set(const struct cfg_key *k, void *base, char *const *w, unsigned n,
 	case T_PATH_IDS:
 	case T_LISTEN:
 	case T_PEER_ADDRS:
+	case T_ADDRS:
 	case T_DISTS:
 		if ((k->flags & F_NONE) && n == 1 && strcmp(w[0], "none") == 0) {
 			*(unsigned *)((char *)base + k->cnt) = 0;
@@ -762,7 +768,7 @@ static void format_list(struct cfg_text *t, const struct cfg_key *k, const void 
 	for (unsigned i = 0; i < cnt; i++) {
 		if (k->type == T_LISTEN)
 			fg_endpoint_format((const struct fg_endpoint *)field + i, buf, sizeof(buf));
-		else if (k->type == T_PEER_ADDRS)
+		else if (k->type == T_PEER_ADDRS || k->type == T_ADDRS)
 			fg_prefix_format((const struct fg_prefix *)field + i, buf, sizeof(buf));
 		else
 			snprintf(buf, sizeof(buf), "%s", field + i * elem);
@@ -822,10 +828,6 @@ void cfg_key_format(struct cfg_text *t, const struct cfg_key *k, const void *bas
 			fg_endpoint_format((const struct fg_endpoint *)field, buf, sizeof(buf));
 		cfg_text_printf(t, " %s", buf);
 		break;
-	case T_PREFIX:
-		fg_prefix_format((const struct fg_prefix *)field, buf, sizeof(buf));
-		cfg_text_printf(t, " %s", buf);
-		break;
 	case T_MAC: {
 		const uint8_t *m = (const uint8_t *)field;
 
@@ -839,6 +841,7 @@ void cfg_key_format(struct cfg_text *t, const struct cfg_key *k, const void *bas
 	case T_PATH_IDS:
 	case T_LISTEN:
 	case T_PEER_ADDRS:
+	case T_ADDRS:
 	case T_HEADERS:
 	case T_DISTS:
 		format_list(t, k, base);

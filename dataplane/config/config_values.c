@@ -279,6 +279,12 @@ bool fg_prefix_contains(const struct fg_prefix *p, int family, const void *addr)
 	return ((p->addr[full] ^ a[full]) & (uint8_t)(0xff00 >> rest)) == 0;
 }
 
+bool fg_prefix_same_addr(const struct fg_prefix *a, const struct fg_prefix *b)
+{
+	return a->family == b->family &&
+	       !memcmp(a->addr, b->addr, a->family == AF_INET ? 4 : 16);
+}
+
 bool fg_prefix_host_bits(const struct fg_prefix *p)
 {
 	unsigned bytes = p->family == AF_INET ? 4 : 16;

@@ -145,6 +145,18 @@ static int parse_opts(struct dp_opts *o, int argc, char **argv)
 	return optind == argc ? 0 : -EINVAL;
 }
 
+/* What floodgate refuses in a file that loaded (config_programs.c: the
+ * same messages `floodctl config --check --for floodgate` prints). */
+static bool refused_by_file(const struct fg_config *cfg)
+{
+	char why[8][FG_CONFIG_REFUSAL_MAX];
+	unsigned n = fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, FG_ARRAY_SIZE(why));
+
+	for (unsigned i = 0; i < FG_MIN(n, (unsigned)FG_ARRAY_SIZE(why)); i++)
+		FG_LOG_ERR(DP, "%s", why[i]);
+	return n > 0;
+}
+
 static int load_config(struct dp *dp)
 {
 	struct fg_config_errors errs;
@@ -160,6 +172,8 @@ static int load_config(struct dp *dp)
 	if (dp->o.config && !realpath(dp->o.config, dp->config_path))
 		snprintf(dp->config_path, sizeof(dp->config_path), "%s", dp->o.config);
 	dp->passive = dp->cfg->dp_mode == FG_DATAPLANE_PASSIVE;
+	if (refused_by_file(dp->cfg))
+		return -EINVAL;
 	if (!dp->o.sink_given)
 		dp->o.sink = dp->cfg->n_downstream && !dp->passive ? DP_SINK_QUEUE : DP_SINK_MEMORY;
 	if (dp->passive && dp->o.sink == DP_SINK_QUEUE) {
@@ -341,6 +355,24 @@ static void workers_launch(struct dp *dp)
 {
 	for (unsigned i = 0; i < dp->n_workers; i++)
 		rte_eal_remote_launch(dp_worker_main, &dp->w[i], dp->w[i].lcore);
+}
+
+/* Worker 0 runs DAD for our IPv6 addresses (ipv6.c); we are ready only
+ * once it passed, and refuse to run when another node holds one of them
+ * (the net module logged which, and whose MAC). */
+static int ipv6_dad_wait(struct dp *dp)
+{
+	const struct timespec step = { 0, 10 * 1000000L };
+	int rc;
+
+	if (dp->passive)
+		return 0;
+	while ((rc = fg_net_ipv6_dad(dp->w[0].net)) == -EAGAIN && !sig_stop)
+		nanosleep(&step, NULL);
+	if (rc == -EADDRINUSE)
+		FG_LOG_ERR(DP, "an IPv6 address of [dataplane] address is in use on the link; "
+			   "not starting");
+	return rc == -EAGAIN ? -EINTR : rc;
 }
 
 static void workers_teardown(struct dp *dp)
@@ -529,6 +561,11 @@ int main(int argc, char **argv)
 	if (start(&dp) != 0)
 		goto out;
 	workers_launch(&dp);
+	if (ipv6_dad_wait(&dp) != 0) {
+		dp_request_shutdown(&dp, 0);
+		shutdown_sequence(&dp);
+		goto out;
+	}
 	FG_LOG_NOTICE(DP, "ready: %s mode, %u workers, control socket %s",
 		      dp.passive ? "passive" : "active", dp.n_workers, dp.ctl_path);
 	printf("ready\n");

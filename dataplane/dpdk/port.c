@@ -5,8 +5,9 @@
  *
  * Queues: rx-queues RX queues (worker i polls queues i, i + W, ...) and
  * one TX queue per worker. With more than one RX queue, RSS on the TCP
- * 4-tuple is asked for when the port lists those hash types (a symmetric
- * key, so both directions of a connection hash alike), and the start-up
+ * 4-tuple of either IP version is asked for when the port lists those
+ * hash types (a symmetric key, so both directions of a connection hash
+ * alike: tests/unit/test_rss.c checks it with rte_softrss), and the start-up
  * log says "(RSS)"; a port that lists none is used as it is. net_tap lists
  * them and takes the request, but no hash of ours fills its queues: the
  * kernel's tun driver picks the queue for a frame (its own flow hash, then
@@ -15,8 +16,8 @@
  *
  * Offloads are used when the port has them, and done in software when it
  * has not: IPv4 + TCP receive checksums (frames are marked verified),
- * IPv4 + TCP transmit checksums (the net module then leaves them to the
- * port), receive timestamps in passive mode (--clock capture), and
+ * IPv4 + TCP transmit checksums, over IPv6 too (the net module then leaves
+ * them to the port), receive timestamps in passive mode (--clock capture), and
  * receive interrupts (an idle worker blocks on them, worker.c; without
  * them it sleeps in short steps).
  *
@@ -47,6 +48,7 @@
 #include <rte_mbuf_dyn.h>
 
 #include "dp.h"
+#include "rss.h"
 #include "floodgate/log.h"
 #include "floodgate/mbuf.h"
 
@@ -54,13 +56,8 @@
 #define TX_IN_FLIGHT 128	/* frames a worker may have between alloc and ring */
 #define MIN_SHARE 512		/* mbufs a worker needs at the very least */
 
-/* 0x6d5a repeated: the symmetric Toeplitz key (Woo and Park, 2012) */
-static uint8_t rss_key[40] = {
-	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
-	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
-	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
-	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
-};
+/* the symmetric Toeplitz key (rss.h) */
+static uint8_t rss_key[DP_RSS_KEY_LEN] = DP_RSS_KEY_INIT;
 
 /* ------------------------------------------------------------ port ops */
 
@@ -106,12 +103,16 @@ static unsigned mb_tx_burst(void *port, struct fg_tx_frame *f, unsigned n)
 		m->pkt_len = f[i].len;
 		if (f[i].flags & FG_TX_CSUM_OFFLOAD) {
 			/* DPDK's convention: header lengths, and the TCP
-			 * checksum field holding the pseudo-header sum */
+			 * checksum field holding the pseudo-header sum; an
+			 * IPv6 header has no checksum of its own */
+			bool v6 = f[i].flags & FG_TX_IPV6;
+
 			m->l2_len = FG_ETH_HLEN;
-			m->l3_len = (f[i].data[FG_ETH_HLEN] & 15u) * 4u;
+			m->l3_len = v6 ? FG_IP6_HLEN : (f[i].data[FG_ETH_HLEN] & 15u) * 4u;
 			m->l4_len = (f[i].data[FG_ETH_HLEN + m->l3_len + 12] >> 4) * 4u;
-			m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM |
-				       RTE_MBUF_F_TX_TCP_CKSUM;
+			m->ol_flags |= v6 ? RTE_MBUF_F_TX_IPV6 | RTE_MBUF_F_TX_TCP_CKSUM
+					  : RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM |
+					    RTE_MBUF_F_TX_TCP_CKSUM;
 		}
 		if (q->n_pending == DP_TX_PENDING)
 			dp_tx_drain(q);
@@ -220,7 +221,8 @@ static void offloads(struct dp *dp, const struct rte_eth_dev_info *di, struct rt
 	dp->rss = false;
 	if (dp->n_rxq > 1 && di->flow_type_rss_offloads) {
 		uint64_t hf = di->flow_type_rss_offloads &
-			      (RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_NONFRAG_IPV4_TCP);
+			      (RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_NONFRAG_IPV4_TCP |
+			       RTE_ETH_RSS_IPV6 | RTE_ETH_RSS_NONFRAG_IPV6_TCP);
 
 		if (hf) {
 			conf->rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
@@ -439,6 +441,36 @@ static int capture_clock(struct dp *dp)
 	return 0;
 }
 
+/*
+ * IPv6 needs the all-nodes group and our solicited-node groups
+ * (RFC 4861 7.2.1): a NIC's filter drops other multicast, and without
+ * them nobody can resolve our addresses. The port takes the list, or
+ * all-multicast, or (promiscuous) sees everything already; else we say so.
+ */
+static void join_groups(struct dp *dp)
+{
+	struct rte_ether_addr mc[FG_NET_MAX_ADDRS + 2];	/* all-nodes, link-local, ours */
+	unsigned n = fg_net_ipv6_mc_macs(dp->w[0].net, (uint8_t (*)[FG_ETH_ALEN])mc,
+					  FG_ARRAY_SIZE(mc));
+
+	if (n == 0)
+		return;
+	if (n <= FG_ARRAY_SIZE(mc) && rte_eth_dev_set_mc_addr_list(dp->port_id, mc, n) == 0) {
+		FG_LOG_INFO(DP, "port %u: joined %u IPv6 multicast groups", dp->port_id, n);
+		return;
+	}
+	if (rte_eth_allmulticast_enable(dp->port_id) == 0 ||
+	    rte_eth_allmulticast_get(dp->port_id) == 1) {
+		FG_LOG_INFO(DP, "port %u: all-multicast for IPv6's groups", dp->port_id);
+		return;
+	}
+	if (rte_eth_promiscuous_get(dp->port_id) == 1)
+		return;
+	FG_LOG_WARN(DP, "port %u takes neither a multicast list nor all-multicast: IPv6 "
+		    "neighbours may not find our addresses (neighbour solicitations to "
+		    "solicited-node groups are filtered)", dp->port_id);
+}
+
 int dp_port_start(struct dp *dp)
 {
 	int rc = rte_eth_dev_start(dp->port_id);
@@ -450,6 +482,8 @@ int dp_port_start(struct dp *dp)
 	/* a mirror or a capture is not addressed to us */
 	if (dp->passive)
 		rte_eth_promiscuous_enable(dp->port_id);
+	else
+		join_groups(dp);
 	return dp->o.capture_clock ? capture_clock(dp) : 0;
 }
 

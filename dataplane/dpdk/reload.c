@@ -42,6 +42,7 @@ static void carry(struct fg_config *n, const struct fg_config *o, FILE *out)
 	CARRY(dp_mtu, "dataplane mtu");
 	CARRY(tcp_connections, "dataplane tcp-connections");
 	CARRY(dp_addr, "dataplane address");
+	CARRY(n_dp_addr, "dataplane address");
 	CARRY(dp_mac, "dataplane mac");
 	CARRY(listen, "site listen");
 	CARRY(n_listen, "site listen");

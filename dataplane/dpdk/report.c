@@ -196,21 +196,22 @@ static unsigned collect(const struct dp *dp, struct peer_row *rows)
 static void conn_line(FILE *f, const struct fg_tcpsess_info *c, unsigned worker, uint64_t now,
 		      bool json, bool first)
 {
-	char addr[INET_ADDRSTRLEN];
+	char addr[INET6_ADDRSTRLEN + 8];
 	double age = (double)(now - c->opened_ns) / 1e9;
 
-	inet_ntop(AF_INET, &c->addr, addr, sizeof(addr));
+	/* "198.18.0.1:40000", "[2001:db8::1]:40000" */
+	fg_endpoint_format(&c->remote, addr, sizeof(addr));
 	if (json) {
-		fprintf(f, "%s{\"peer\":\"%s\",\"remote\":\"%s:%u\",\"worker\":%u,\"state\":\"%s\","
+		fprintf(f, "%s{\"peer\":\"%s\",\"remote\":\"%s\",\"worker\":%u,\"state\":\"%s\","
 			   "\"age_s\":%.1f,\"bytes_in\":%" PRIu64 ",\"bytes_out\":%" PRIu64
 			   ",\"held\":%u,\"queued\":%u}",
-			first ? "" : ",", c->peer[0] ? c->peer : "-", addr, c->port, worker,
+			first ? "" : ",", c->peer[0] ? c->peer : "-", addr, worker,
 			fg_tcpsess_state_name(c->state), age, c->bytes_in, c->bytes_out, c->held,
 			c->queued);
 		return;
 	}
-	fprintf(f, "  %-16s %15s:%-5u %6u %-9s %8.1f %12" PRIu64 " %10" PRIu64 " %8u %8u\n",
-		c->peer[0] ? c->peer : "-", addr, c->port, worker,
+	fprintf(f, "  %-16s %21s %6u %-9s %8.1f %12" PRIu64 " %10" PRIu64 " %8u %8u\n",
+		c->peer[0] ? c->peer : "-", addr, worker,
 		fg_tcpsess_state_name(c->state), age, c->bytes_in, c->bytes_out, c->held,
 		c->queued);
 }

@@ -217,8 +217,16 @@ static int net_setup(struct dp_worker *w)
 	if (getrandom(secret, sizeof(secret), 0) != sizeof(secret))
 		return -EIO;
 	memcpy(nc.mac, dp->mac, 6);
-	memcpy(&nc.ipv4[0], w->cfg->dp_addr.addr, 4);
-	nc.n_ipv4 = 1;
+	for (unsigned i = 0; i < w->cfg->n_dp_addr; i++) {
+		const struct fg_prefix *a = &w->cfg->dp_addr[i];
+
+		if (a->family == AF_INET)
+			memcpy(&nc.ipv4[nc.n_ipv4++], a->addr, 4);
+		else
+			memcpy(nc.ipv6[nc.n_ipv6++], a->addr, FG_IP6_ALEN);
+	}
+	/* one worker probes and announces the IPv6 addresses (DAD) */
+	nc.nd_announce = w->index == 0;
 	nc.mtu = dp->mtu;
 	nc.tx_csum_offload = dp->tx_csum;
 	nc.hash_seed = secret[0];
@@ -240,13 +248,8 @@ static int net_setup(struct dp_worker *w)
 	w->ts = fg_tcpsess_create(&sp);
 	if (!w->ts)
 		return -ENOMEM;
-	for (unsigned i = 0; i < w->cfg->n_listen && tc.n_listen < FG_TCP_MAX_LISTEN; i++)
-		if (w->cfg->listen[i].family == AF_INET)	/* the stack speaks IPv4 */
-			tc.listen[tc.n_listen++] = w->cfg->listen[i];
-	if (!tc.n_listen) {
-		FG_LOG_ERR(DP, "no IPv4 [site] listen address for the dataplane");
-		return -EINVAL;
-	}
+	for (unsigned i = 0; i < w->cfg->n_listen; i++)
+		tc.listen[tc.n_listen++] = w->cfg->listen[i];
 	tc.max_conns = dp->per_worker_conns;
 	/* NNTP's server speaks first: a client whose SYN was answered with
 	 * a cookie and whose ACK is lost waits for a greeting forever. A

@@ -193,9 +193,19 @@ uint32_t fg_memport_buf_size(const struct fg_memport *p)
 uint32_t fg_craft_tcp_frame(uint8_t *frame, const struct fg_craft_tcp *c)
 {
 	uint32_t hl = FG_TCP_HLEN + c->optlen, l4 = hl + c->len;
-	uint8_t *th = frame + FG_ETH_HLEN + FG_IP_HLEN;
+	uint32_t l3 = c->src6 ? FG_IP6_HLEN : FG_IP_HLEN;
+	uint8_t *th = frame + FG_ETH_HLEN + l3;
+	uint32_t sum;
 
-	fg_net_build_ipv4(frame, c->dst_mac, c->src_mac, c->src, c->dst, FG_IP_PROTO_TCP, l4, 0, 0);
+	if (c->src6) {
+		fg_net_build_ipv6(frame, c->dst_mac, c->src_mac, c->src6, c->dst6,
+				  FG_IP_PROTO_TCP, l4, 64);
+		sum = fg_ipv6_pseudo_sum(c->src6, c->dst6, FG_IP_PROTO_TCP, l4);
+	} else {
+		fg_net_build_ipv4(frame, c->dst_mac, c->src_mac, c->src, c->dst, FG_IP_PROTO_TCP,
+				  l4, 0, 0);
+		sum = fg_ipv4_pseudo_sum(c->src, c->dst, FG_IP_PROTO_TCP, l4);
+	}
 	fg_wr16(th, c->sport);
 	fg_wr16(th + 2, c->dport);
 	fg_wr32(th + 4, c->seq);
@@ -208,9 +218,8 @@ uint32_t fg_craft_tcp_frame(uint8_t *frame, const struct fg_craft_tcp *c)
 		memcpy(th + FG_TCP_HLEN, c->opts, c->optlen);
 	if (c->len)
 		memcpy(th + hl, c->data, c->len);
-	fg_wr16(th + 16, fg_csum_fold(fg_csum_add(fg_ipv4_pseudo_sum(c->src, c->dst, FG_IP_PROTO_TCP, l4),
-						  th, l4)));
-	return FG_ETH_HLEN + FG_IP_HLEN + l4;
+	fg_wr16(th + 16, fg_csum_fold(fg_csum_add(sum, th, l4)));
+	return FG_ETH_HLEN + l3 + l4;
 }
 
 uint32_t fg_craft_arp_request(uint8_t *frame, const uint8_t *src_mac, uint32_t src,

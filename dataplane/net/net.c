@@ -20,8 +20,8 @@
  * ours), one 802.1Q tag is allowed, checksums count as verified (a capture
  * taken on the sending host holds checksums its NIC had not filled in yet;
  * a mirror's frames were checked on the wire), the destination address is
- * left to the L4 handler (TCP's listen endpoints), nothing but IPv4 is
- * looked at, and nothing is sent. Its drops are counted as passive mode's
+ * left to the L4 handler (TCP's listen endpoints), nothing but IPv4 and
+ * IPv6 is looked at, and nothing is sent. Its drops are counted as passive mode's
  * own (passive_not_tcp, passive_bad) instead of net's.
  *
  * Faults (tests only): a seeded xorshift PRNG decides per TCP segment.
@@ -42,6 +42,7 @@
 #include "floodgate/log.h"
 #include "floodgate/net.h"
 #include "floodgate/siphash.h"
+#include "net_int.h"
 
 #define ARP_WAYS 4
 #define ARP_REQ_INTERVAL_NS 1000000000ull
@@ -91,6 +92,8 @@ struct fg_net {
 	struct fg_rx_frame rx_held_frame;
 	bool tx_held;
 	struct fg_tx_frame tx_held_frame;
+
+	struct net6 *v6;		/* NULL: no IPv6 address, IPv6 dropped */
 };
 
 static void process_frame(struct fg_net *net, struct fg_rx_frame *f, bool faults);
@@ -101,12 +104,14 @@ struct fg_net *fg_net_create(const struct fg_net_config *cfg,
 {
 	struct fg_net *net;
 	unsigned n_arp = cfg->arp_entries ? cfg->arp_entries : 1024;
+	int err = 0;
 
 	if ((n_arp & (n_arp - 1)) || n_arp < ARP_WAYS || cfg->n_ipv4 > FG_NET_MAX_ADDRS ||
+	    cfg->n_ipv6 > FG_NET_MAX_ADDRS ||
 	    (cfg->mtu && (cfg->mtu < 576 || cfg->mtu > 9000))) {
 		FG_LOG_ERR("net", "bad config: arp_entries %u (power of two >= 4), "
-			   "%u addresses (max %d), mtu %u (576..9000)",
-			   n_arp, cfg->n_ipv4, FG_NET_MAX_ADDRS, cfg->mtu);
+			   "%u + %u addresses (max %d each), mtu %u (576..9000)",
+			   n_arp, cfg->n_ipv4, cfg->n_ipv6, FG_NET_MAX_ADDRS, cfg->mtu);
 		return NULL;
 	}
 	net = calloc(1, sizeof(*net));
@@ -126,6 +131,12 @@ struct fg_net *fg_net_create(const struct fg_net_config *cfg,
 	net->ops = ops;
 	net->port = port;
 	net->st = stats;
+	net->v6 = net6_create(net, &net->cfg, &err);
+	if (err) {
+		free(net->arp);
+		free(net);
+		return NULL;
+	}
 	return net;
 }
 
@@ -139,6 +150,7 @@ void fg_net_destroy(struct fg_net *net)
 		net->ops->tx_free(net->port, net->tx_held_frame.handle);
 	for (unsigned i = 0; i < net->n_txq; i++)
 		net->ops->tx_free(net->port, net->txq[i].handle);
+	net6_destroy(net->v6);
 	free(net->arp);
 	free(net);
 }
@@ -223,6 +235,35 @@ bool fg_net_passive(const struct fg_net *net)
 struct fg_stats *fg_net_stats(struct fg_net *net)
 {
 	return net->st;
+}
+
+uint64_t net_now(const struct fg_net *net)
+{
+	return net->now;
+}
+
+int fg_net_ipv6_dad(const struct fg_net *net)
+{
+	return net->v6 ? net6_dad(net->v6) : 0;
+}
+
+unsigned fg_net_ipv6_mc_macs(const struct fg_net *net, uint8_t (*macs)[FG_ETH_ALEN],
+			     unsigned max)
+{
+	return net->v6 ? net6_mc_macs(net->v6, macs, max) : 0;
+}
+
+bool fg_net_ipv6_link_local(const struct fg_net *net, uint8_t out[FG_IP6_ALEN])
+{
+	if (!net->v6)
+		return false;
+	net6_link_local(net->v6, out);
+	return true;
+}
+
+bool fg_net_is_local_ipv6(const struct fg_net *net, const uint8_t *ip)
+{
+	return net->v6 && net6_is_local(net->v6, ip);
 }
 
 void fg_net_buf_ref(struct fg_net *net, void *handle)
@@ -404,6 +445,23 @@ void fg_net_build_ipv4(uint8_t *frame, const uint8_t *dst_mac, const uint8_t *sr
 	fg_wraddr(ip + 16, dst);
 	if (!offload)
 		fg_wr16(ip + 10, fg_csum_fold(fg_csum_add(0, ip, FG_IP_HLEN)));
+}
+
+void fg_net_build_ipv6(uint8_t *frame, const uint8_t *dst_mac, const uint8_t *src_mac,
+		       const uint8_t *src, const uint8_t *dst, uint8_t proto,
+		       uint32_t l4_len, uint8_t hlim)
+{
+	uint8_t *ip = frame + FG_ETH_HLEN;
+
+	memcpy(frame, dst_mac, FG_ETH_ALEN);
+	memcpy(frame + 6, src_mac, FG_ETH_ALEN);
+	fg_wr16(frame + 12, FG_ETHERTYPE_IPV6);
+	fg_wr32(ip, 6u << 28);		/* version 6, traffic class 0, no flow label */
+	fg_wr16(ip + 4, (uint16_t)l4_len);
+	ip[6] = proto;
+	ip[7] = hlim;
+	memcpy(ip + 8, src, FG_IP6_ALEN);
+	memcpy(ip + 24, dst, FG_IP6_ALEN);
 }
 
 /* ---------------------------------------------------------------- ARP */
@@ -624,29 +682,53 @@ static void rx_release_held(struct fg_net *net)
 	}
 }
 
+/* The handler of `proto` takes the packet; false only when the fault knob
+ * consumed it (dropped, or held with its reference). The caller checked
+ * that the protocol has a handler. */
+bool net_l4_input(struct fg_net *net, struct fg_rx_frame *f, const struct fg_net_l3 *l3,
+		  uint8_t proto, const uint8_t *l4, uint32_t len, bool faults)
+{
+	const struct l4_handler *h = &net->l4[net->l4_slot[proto] - 1];
+
+	if (faults && net->faults_on && rx_fault(net, f))
+		return false;
+	h->ops->input(h->ctx, f, l3, l4, len, net->now);
+	if (faults)
+		rx_release_held(net);
+	return true;
+}
+
+bool net_l4_has(const struct fg_net *net, uint8_t proto)
+{
+	return net->l4_slot[proto] != 0;
+}
+
+bool net_l4_icmp_error(struct fg_net *net, uint8_t proto, const struct fg_net_icmp_err *e)
+{
+	unsigned slot = net->l4_slot[proto];
+	const struct l4_handler *h;
+
+	if (!slot || !(h = &net->l4[slot - 1])->ops->icmp_error)
+		return false;
+	h->ops->icmp_error(h->ctx, e, net->now);
+	return true;
+}
+
 /* The IPv4 packet after `l2` octets of link header. */
 static void ipv4_input(struct fg_net *net, struct fg_rx_frame *f, uint32_t l2, bool faults)
 {
 	uint8_t *ip = f->data + l2;
 	uint32_t tot = 0, hl;
-	unsigned slot;
 
 	fg_stats_inc(net->st, FG_CTR_NET_IP_RX);
 	hl = ipv4_check(net, f, ip, f->len - l2, &tot);
 	if (!hl)
 		goto out_unref;
-	slot = net->l4_slot[ip[9]];
-	if (slot) {
-		const struct l4_handler *h = &net->l4[slot - 1];
+	if (net->l4_slot[ip[9]]) {
 		struct fg_net_l3 l3 = { AF_INET, ip, ip + 12, ip + 16 };
 
-		if (faults && net->faults_on && rx_fault(net, f)) {
-			/* consumed by the fault; a held frame keeps its reference */
-			return;
-		}
-		h->ops->input(h->ctx, f, &l3, ip + hl, tot - hl, net->now);
-		if (faults)
-			rx_release_held(net);
+		if (!net_l4_input(net, f, &l3, ip[9], ip + hl, tot - hl, faults))
+			return;	/* consumed by the fault; a held frame keeps its reference */
 	} else if (ip[9] == FG_IP_PROTO_ICMP && !net->cfg.passive) {
 		icmp_input(net, f, ip, ip + hl, tot - hl);
 	} else {
@@ -656,8 +738,13 @@ out_unref:
 	net->ops->buf_unref(net->port, f->handle);
 }
 
+/* The link layers' answer when the frame's reference was taken (the
+ * fault knob held or dropped it) */
+#define L2_TAKEN UINT32_MAX
+
 /* Passive mode's link layer (see the head comment): the length of the
- * link header before an IPv4 packet, or 0 (counted) for anything else. */
+ * link header before an IPv4 packet, or 0 (counted, or an IPv6 packet
+ * handed on) for anything else. */
 static uint32_t observed_l2(struct fg_net *net, struct fg_rx_frame *f)
 {
 	uint32_t l2 = FG_ETH_HLEN;
@@ -667,17 +754,20 @@ static uint32_t observed_l2(struct fg_net *net, struct fg_rx_frame *f)
 		type = fg_rd16(f->data + 16);
 		l2 += FG_VLAN_HLEN;
 	}
-	if (type != FG_ETHERTYPE_IPV4) {
+	if (type != FG_ETHERTYPE_IPV4 && type != FG_ETHERTYPE_IPV6) {
 		fg_stats_inc(net->st, FG_CTR_PASSIVE_NOT_TCP);
 		return 0;
 	}
 	f->flags |= FG_RX_IP_CSUM_OK | FG_RX_L4_CSUM_OK;
+	if (type == FG_ETHERTYPE_IPV6)
+		return net6_observe(net, f, l2) ? L2_TAKEN : 0;
 	return l2;
 }
 
 /* The live link layer: the length of the Ethernet header before an IPv4
- * packet, or 0 when the frame was something else (handled or counted). */
-static uint32_t link_input(struct fg_net *net, const struct fg_rx_frame *f)
+ * packet, or 0 when the frame was something else (handled or counted),
+ * or L2_TAKEN. */
+static uint32_t link_input(struct fg_net *net, struct fg_rx_frame *f, bool faults)
 {
 	const uint8_t *d = f->data;
 	uint16_t type;
@@ -692,6 +782,8 @@ static uint32_t link_input(struct fg_net *net, const struct fg_rx_frame *f)
 		return FG_ETH_HLEN;
 	if (type == FG_ETHERTYPE_ARP)
 		arp_input(net, d + FG_ETH_HLEN, f->len - FG_ETH_HLEN);
+	else if (type == FG_ETHERTYPE_IPV6 && net->v6)
+		return net6_input(net->v6, f, FG_ETH_HLEN, faults) ? L2_TAKEN : 0;
 	else if (type == FG_ETHERTYPE_IPV6)
 		fg_stats_inc(net->st, FG_CTR_NET_RX_IPV6);
 	else
@@ -708,7 +800,9 @@ static void process_frame(struct fg_net *net, struct fg_rx_frame *f, bool faults
 		count_drop(net, FG_CTR_NET_RX_RUNT, FG_CTR_PASSIVE_NOT_TCP);
 		goto out_unref;
 	}
-	l2 = net->cfg.passive ? observed_l2(net, f) : link_input(net, f);
+	l2 = net->cfg.passive ? observed_l2(net, f) : link_input(net, f, faults);
+	if (l2 == L2_TAKEN)
+		return;
 	if (!l2)
 		goto out_unref;
 	ipv4_input(net, f, l2, faults);	/* drops the reference */
@@ -736,6 +830,8 @@ void fg_net_poll(struct fg_net *net, uint64_t now_ns)
 	net->now = now_ns;
 	/* a segment held back by the reorder fault goes in now */
 	rx_release_held(net);
+	if (net->v6)
+		net6_poll(net->v6, now_ns);
 	for (unsigned i = 0; i < net->n_l4; i++)
 		if (net->l4[i].ops->timers)
 			net->l4[i].ops->timers(net->l4[i].ctx, now_ns);
@@ -753,6 +849,8 @@ uint64_t fg_net_next_deadline(const struct fg_net *net)
 
 	if (net->rx_held || net->tx_held || net->n_txq)
 		return net->now;
+	if (net->v6)
+		next = net6_next_deadline(net->v6);
 	for (unsigned i = 0; i < net->n_l4; i++)
 		if (net->l4[i].ops->next_deadline)
 			next = FG_MIN(next, net->l4[i].ops->next_deadline(net->l4[i].ctx));

@@ -73,10 +73,9 @@ static int tcp_setup(struct fg_passive *p, const struct fg_passive_params *pp,
 	struct fg_tcp_config tc = { 0 };
 
 	for (unsigned i = 0; i < cfg->n_listen && tc.n_listen < FG_TCP_MAX_LISTEN; i++)
-		if (cfg->listen[i].family == AF_INET)	/* the stack speaks IPv4 */
-			tc.listen[tc.n_listen++] = cfg->listen[i];
+		tc.listen[tc.n_listen++] = cfg->listen[i];
 	if (!tc.n_listen) {
-		FG_LOG_ERR(COMP, "no IPv4 [site] listen endpoint to tell clients from servers");
+		FG_LOG_ERR(COMP, "no [site] listen endpoint to tell clients from servers");
 		return -EINVAL;
 	}
 	tc.max_conns = max_flows;

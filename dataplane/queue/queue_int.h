@@ -199,7 +199,6 @@ static inline void qcount(struct fg_queue *q, enum fg_counter c, uint64_t n)
 	fg_stats_add(q->stats, c, n);
 }
 
-uint64_t fg_queue_mono_ns(void);
 void fg_queue_kick(struct fg_queue *q);
 
 /* qseg.c: segment files and cursors (writer side) */

@@ -55,14 +55,6 @@
 #define PROBE_NS (1000ull * 1000000)		/* disk-full probe interval */
 #define IOV_BATCH 512
 
-uint64_t fg_queue_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int fault(struct fg_queue *q, enum fg_queue_fault where)
 {
 	return q->p.fault ? q->p.fault(q->p.fault_arg, where) : 0;
@@ -405,7 +397,7 @@ static void write_failed(struct fg_queue *q, int rc)
 	qcount(q, FG_CTR_QUEUE_WRITE_ERRORS, 1);
 	if ((rc == -ENOSPC || rc == -EDQUOT) && !q->disk_full) {
 		q->disk_full = true;
-		q->probe_ns = fg_queue_mono_ns() + PROBE_NS;
+		q->probe_ns = fg_mono_ns() + PROBE_NS;
 		atomic_fetch_or(&q->refuse, QR_DISK);
 		qcount(q, FG_CTR_QUEUE_DISK_FULL, 1);
 		FG_LOG_ERR(QCOMP, "disk full writing the queue: new articles are deferred until "
@@ -605,7 +597,7 @@ static unsigned drain(struct fg_queue *q, uint64_t now_ns)
 			n++;
 			/* the group is as large as it may grow: sync it, so a backlog
 			 * does not stretch the commit (and every 239 in it) */
-			if (q->npend && fg_queue_mono_ns() >= q->pend_since_ns + q->p.commit_ns)
+			if (q->npend && fg_mono_ns() >= q->pend_since_ns + q->p.commit_ns)
 				goto out;
 		}
 	}
@@ -661,7 +653,7 @@ static bool rings_empty(struct fg_queue *q)
 
 static void sleep_until(struct fg_queue *q, uint64_t deadline)
 {
-	uint64_t now = fg_queue_mono_ns(), junk;
+	uint64_t now = fg_mono_ns(), junk;
 	struct pollfd pfd = { .fd = q->wake_fd, .events = POLLIN };
 	int ms;
 
@@ -682,11 +674,11 @@ static void *writer_main(void *arg)
 	struct fg_queue *q = arg;
 
 	for (;;) {
-		uint64_t now = fg_queue_mono_ns();
+		uint64_t now = fg_mono_ns();
 		bool stopping = atomic_load(&q->stop), committed = false;
 		unsigned n = drain(q, now);
 
-		now = fg_queue_mono_ns();
+		now = fg_mono_ns();
 		if (q->npend) {
 			commit(q);
 			committed = true;
@@ -721,7 +713,7 @@ int fg_queue_start(struct fg_queue *q)
 {
 	int rc;
 
-	q->tick_ns = fg_queue_mono_ns();
+	q->tick_ns = fg_mono_ns();
 	atomic_store(&q->stop, false);
 	rc = pthread_create(&q->thread, NULL, writer_main, q);
 	if (rc != 0)

@@ -117,14 +117,15 @@ static int config_defaults(struct fg_tcp_config *c)
 	    c->syn_retries > 30)
 		return -EINVAL;
 	for (unsigned i = 0; i < c->n_listen; i++)
-		if (!c->listen[i].port || c->listen[i].family != AF_INET)
-			return -EINVAL;	/* IPv6 is not implemented (docs/tcp.md) */
+		if (!c->listen[i].port ||
+		    (c->listen[i].family != AF_INET && c->listen[i].family != AF_INET6))
+			return -EINVAL;
 	return 0;
 }
 
 static const struct fg_net_l4_ops tcp_l4_ops = {
 	.input = tcp_input, .end_of_burst = tcp_end_burst, .timers = tcp_timers,
-	.next_deadline = tcp_next_deadline,
+	.next_deadline = tcp_next_deadline, .icmp_error = tcp_icmp_error,
 };
 
 static int alloc_pools(struct fg_tcp *t)
@@ -230,18 +231,15 @@ void fg_tcp_destroy(struct fg_tcp *t)
 /* The previous segment's connection first: a burst often carries several
  * segments of one connection, and the keyed hash costs more than the
  * compare. */
-struct fg_tcp_conn *tcp_lookup(struct fg_tcp *t, uint32_t laddr, uint16_t lport,
-			       uint32_t raddr, uint16_t rport)
+struct fg_tcp_conn *tcp_lookup(struct fg_tcp *t, const struct tcp_tuple *k)
 {
 	struct fg_tcp_conn *c = t->last;
 
-	if (c && c->raddr == raddr && c->rport == rport && c->lport == lport &&
-	    c->laddr == laddr)
+	if (c && tcp_tuple_eq(&c->k, k))
 		return c;
-	c = t->htab[tcp_conn_hash(t, laddr, lport, raddr, rport) & t->hmask];
+	c = t->htab[tcp_conn_hash(t, k) & t->hmask];
 	for (; c; c = c->hnext) {
-		if (c->raddr == raddr && c->rport == rport && c->lport == lport &&
-		    c->laddr == laddr) {
+		if (tcp_tuple_eq(&c->k, k)) {
 			t->last = c;
 			return c;
 		}
@@ -253,7 +251,7 @@ void tcp_conn_insert(struct fg_tcp_conn *c)
 {
 	struct fg_tcp *t = c->tcp;
 	struct fg_tcp_conn **b =
-		&t->htab[tcp_conn_hash(t, c->laddr, c->lport, c->raddr, c->rport) & t->hmask];
+		&t->htab[tcp_conn_hash(t, &c->k) & t->hmask];
 
 	c->hnext = *b;
 	*b = c;
@@ -263,7 +261,7 @@ static void conn_unhash(struct fg_tcp_conn *c)
 {
 	struct fg_tcp *t = c->tcp;
 	struct fg_tcp_conn **pp =
-		&t->htab[tcp_conn_hash(t, c->laddr, c->lport, c->raddr, c->rport) & t->hmask];
+		&t->htab[tcp_conn_hash(t, &c->k) & t->hmask];
 
 	if (t->last == c)
 		t->last = NULL;
@@ -324,9 +322,14 @@ struct fg_tcp_conn *tcp_conn_alloc(struct fg_tcp *t)
 	return c;
 }
 
-void tcp_syn_peer_dec(struct fg_tcp *t, uint32_t raddr)
+uint8_t *tcp_syn_peer(struct fg_tcp *t, const struct tcp_tuple *k)
 {
-	uint8_t *n = &t->syn_peer[tcp_conn_hash(t, 0, 0, raddr, 0) & t->syn_peer_mask];
+	return &t->syn_peer[tcp_peer_hash(t, k) & t->syn_peer_mask];
+}
+
+void tcp_syn_peer_dec(struct fg_tcp *t, const struct tcp_tuple *k)
+{
+	uint8_t *n = tcp_syn_peer(t, k);
 
 	if (*n)
 		(*n)--;
@@ -338,11 +341,11 @@ void tcp_set_state(struct fg_tcp_conn *c, enum fg_tcp_state s)
 
 	if (c->state == FG_TCP_SYN_RCVD) {
 		t->n_syn_rcvd--;
-		tcp_syn_peer_dec(t, c->raddr);
+		tcp_syn_peer_dec(t, &c->k);
 	}
 	if (s == FG_TCP_SYN_RCVD) {
 		t->n_syn_rcvd++;
-		t->syn_peer[tcp_conn_hash(t, 0, 0, c->raddr, 0) & t->syn_peer_mask]++;
+		(*tcp_syn_peer(t, &c->k))++;
 	}
 	c->state = (uint8_t)s;
 	fg_stats_inc(t->st, state_ctr[s]);
@@ -628,17 +631,17 @@ void *fg_tcp_conn_ctx(const struct fg_tcp_conn *c)
 void fg_tcp_conn_local(const struct fg_tcp_conn *c, struct fg_endpoint *local)
 {
 	memset(local, 0, sizeof(*local));
-	local->family = AF_INET;
-	memcpy(local->addr, &c->laddr, 4);
-	local->port = c->lport;
+	local->family = c->k.v6 ? AF_INET6 : AF_INET;
+	memcpy(local->addr, c->k.laddr, c->k.v6 ? FG_IP6_ALEN : 4);
+	local->port = c->k.lport;
 }
 
 void fg_tcp_conn_peer(const struct fg_tcp_conn *c, struct fg_endpoint *peer)
 {
 	memset(peer, 0, sizeof(*peer));
-	peer->family = AF_INET;
-	memcpy(peer->addr, &c->raddr, 4);
-	peer->port = c->rport;
+	peer->family = c->k.v6 ? AF_INET6 : AF_INET;
+	memcpy(peer->addr, c->k.raddr, c->k.v6 ? FG_IP6_ALEN : 4);
+	peer->port = c->k.rport;
 }
 
 uint32_t fg_tcp_conn_rcv_window(const struct fg_tcp_conn *c)

@@ -56,22 +56,16 @@
 
 /* ---------------------------------------------------------------- open */
 
-static bool tuple_free(struct fg_tcp *t, uint32_t laddr, uint16_t lport, uint32_t raddr,
-		       uint16_t rport)
+/* The first free port for key `k` (its lport 0) from a start that rotates
+ * with every open; 0: none. */
+static uint16_t ephemeral_port(struct fg_tcp *t, struct tcp_tuple k)
 {
-	return !tcp_lookup(t, laddr, lport, raddr, rport);
-}
-
-/* The first free port from a start that rotates with every open; 0: none. */
-static uint16_t ephemeral_port(struct fg_tcp *t, uint32_t laddr, uint32_t raddr, uint16_t rport)
-{
-	uint32_t start = tcp_conn_hash(t, laddr, 0, raddr, rport) + t->eph_next++;
+	uint32_t start = tcp_conn_hash(t, &k) + t->eph_next++;
 
 	for (uint32_t i = 0; i < EPH_COUNT; i++) {
-		uint16_t p = (uint16_t)(EPH_LOW + (start + i) % EPH_COUNT);
-
-		if (tuple_free(t, laddr, p, raddr, rport))
-			return p;
+		k.lport = (uint16_t)(EPH_LOW + (start + i) % EPH_COUNT);
+		if (!tcp_lookup(t, &k))
+			return k.lport;
 	}
 	return 0;
 }
@@ -81,7 +75,7 @@ static void syn_send_or_wait(struct fg_tcp_conn *c)
 {
 	struct fg_tcp *t = c->tcp;
 
-	if (fg_net_arp_resolve(t->net, c->raddr, c->rmac, t->now) == 0) {
+	if (fg_net_arp_resolve(t->net, fg_rdaddr(c->k.raddr), c->rmac, t->now) == 0) {
 		c->flags &= ~CF_NO_MAC;
 		if (c->retries == 0)
 			c->rtt_start = t->now;	/* the first SYN: Karn allows a sample */
@@ -118,19 +112,20 @@ struct fg_tcp_conn *fg_tcp_connect(struct fg_tcp *t, const struct fg_endpoint *l
 				   const struct fg_endpoint *peer, void *ctx, uint64_t now_ns,
 				   int *err)
 {
+	struct tcp_tuple k;
 	struct fg_tcp_conn *c;
-	uint32_t laddr, raddr;
-	uint16_t lport;
 	int rc = open_check(t, local, peer);
 
 	if (rc < 0)
 		goto out_err;
 	if (now_ns > t->now)
 		t->now = now_ns;
-	laddr = fg_rdaddr(local->addr);
-	raddr = fg_rdaddr(peer->addr);
-	lport = local->port ? local->port : ephemeral_port(t, laddr, raddr, peer->port);
-	if (!lport || !tuple_free(t, laddr, lport, raddr, peer->port)) {
+	memset(&k, 0, sizeof(k));	/* an IPv4 key: 4 octets, 12 zeros */
+	memcpy(k.laddr, local->addr, 4);
+	memcpy(k.raddr, peer->addr, 4);
+	k.rport = peer->port;
+	k.lport = local->port ? local->port : ephemeral_port(t, k);
+	if (!k.lport || tcp_lookup(t, &k)) {
 		rc = -EADDRINUSE;
 		goto out_err;
 	}
@@ -139,14 +134,11 @@ struct fg_tcp_conn *fg_tcp_connect(struct fg_tcp *t, const struct fg_endpoint *l
 		rc = -ENOBUFS;
 		goto out_err;
 	}
-	c->laddr = laddr;
-	c->raddr = raddr;
-	c->lport = lport;
-	c->rport = peer->port;
-	c->mss = t->mss_local;		/* until the SYN-ACK says the peer's */
+	c->k = k;
+	c->mss = tcp_mss_local(t, &k);	/* until the SYN-ACK says the peer's */
 	c->rto = t->cfg.rto_init_ns;
 	c->ssthresh = UINT32_MAX / 2;
-	c->iss = tcp_iss(t, laddr, lport, raddr, peer->port, t->now);
+	c->iss = tcp_iss(t, &k, t->now);
 	c->snd_una = c->iss;
 	c->snd_nxt = c->snd_max = c->iss + 1;
 	c->last_rx = t->now;		/* SYN-SENT: when the open began */
@@ -196,7 +188,7 @@ static void take_syn(struct fg_tcp_conn *c, const struct tcp_seg_in *s)
 	c->irs = s->seq;
 	c->rcv_nxt = c->last_ack_sent = s->seq + 1;
 	c->rcv_adv = c->rcv_nxt + FG_MIN(t->cfg.rcvbuf, 65535u);	/* what our SYN said */
-	c->mss = FG_MAX(FG_MIN(s->mss ? s->mss : TCP_DEFAULT_MSS, t->mss_local), 64u);
+	c->mss = FG_MAX(FG_MIN(s->mss ? s->mss : TCP_DEFAULT_MSS, tcp_mss_local(t, &c->k)), 64u);
 	if (s->ws >= 0) {
 		/* RFC 7323 2.2: scaling only when both SYNs carried the option */
 		c->flags |= CF_WS_OK;
@@ -237,8 +229,7 @@ void tcp_syn_sent_input(struct fg_tcp_conn *c, struct tcp_seg_in *s)
 		if (SEQ_LEQ(s->ack, c->iss) || SEQ_GT(s->ack, c->snd_nxt)) {
 			fg_stats_inc(t->st, FG_CTR_TCP_RX_SYN_SENT_BAD);
 			if (!(s->flags & TH_RST))
-				tcp_reply_rst(t, s->f, s->laddr, s->raddr, s->lport, s->rport,
-					      s->ack, 0, TH_RST);
+				tcp_reply_rst(t, s->f, &s->k, s->ack, 0, TH_RST);
 			return;
 		}
 		ack_ok = true;

@@ -15,6 +15,9 @@
  *   wscale = the peer's window shift, 15 when it sent none
  *   sack   = the peer sent SACK-permitted (RFC 2018)
  *   hash   = SipHash(secret; 4-tuple, peer ISN, t, the other fields) & 0x7ffff
+ *            (the 4-tuple of either family: an IPv6 cookie covers the
+ *            16-octet addresses; 1220 in the MSS table is IPv6's minimum
+ *            MTU less 60)
  *
  * The peer's ACK carries cookie + 1; everything the SYN negotiated that
  * matters (MSS, window scaling, SACK) comes back out of it, so a flood of
@@ -29,36 +32,51 @@
 
 static const uint16_t cookie_mss[8] = { 536, 1220, 1360, 1440, 1452, 1460, 4312, 8960 };
 
-static uint64_t tuple_hash(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
-			   uint32_t raddr, uint16_t rport, uint32_t x, uint64_t y)
+/* SipHash of the key, x and y. An IPv4 key hashes its 4-octet addresses
+ * only (24 octets in all, what it cost before IPv6); an IPv6 key its 16,
+ * with the family in the input so the two never share a hash by design. */
+static uint64_t tuple_hash(const struct fg_tcp *t, const struct tcp_tuple *k, uint32_t x,
+			   uint64_t y)
 {
-	uint8_t b[24];
+	const uint64_t key[2] = { t->sip_k0, t->sip_k1 };
+	uint8_t b[2 * FG_IP6_ALEN + 20];
+	uint32_t alen = k->v6 ? FG_IP6_ALEN : 4, n = 2 * alen;
 
-	memcpy(b, &laddr, 4);
-	memcpy(b + 4, &raddr, 4);
-	memcpy(b + 8, &lport, 2);
-	memcpy(b + 10, &rport, 2);
-	memcpy(b + 12, &x, 4);
-	memcpy(b + 16, &y, 8);
-	return fg_siphash24_64((const uint64_t[2]){ t->sip_k0, t->sip_k1 }, b, sizeof(b));
+	memcpy(b, k->laddr, alen);
+	memcpy(b + alen, k->raddr, alen);
+	memcpy(b + n, &k->lport, 2);
+	memcpy(b + n + 2, &k->rport, 2);
+	memcpy(b + n + 4, &x, 4);
+	memcpy(b + n + 8, &y, 8);
+	if (k->v6) {
+		memcpy(b + n + 16, &k->v6, 4);
+		return fg_siphash24_64(key, b, n + 20);
+	}
+	return fg_siphash24_64(key, b, n + 16);
 }
 
-uint32_t tcp_conn_hash(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
-		       uint32_t raddr, uint16_t rport)
+uint32_t tcp_conn_hash(const struct fg_tcp *t, const struct tcp_tuple *k)
 {
-	return (uint32_t)tuple_hash(t, laddr, lport, raddr, rport, 0, 0);
+	return (uint32_t)tuple_hash(t, k, 0, 0);
 }
 
-uint32_t tcp_iss(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
-		 uint32_t raddr, uint16_t rport, uint64_t now)
+uint32_t tcp_peer_hash(const struct fg_tcp *t, const struct tcp_tuple *k)
+{
+	/* the peer's address; for IPv6 its /64, the least a site is given
+	 * (RFC 6177), so one peer's addresses share one backlog bucket */
+	struct tcp_tuple p = { .v6 = k->v6 };
+
+	memcpy(p.raddr, k->raddr, k->v6 ? 8 : 4);
+	return (uint32_t)tuple_hash(t, &p, 0, 0);
+}
+
+uint32_t tcp_iss(const struct fg_tcp *t, const struct tcp_tuple *k, uint64_t now)
 {
 	/* RFC 6528 3: a 4 us clock plus a keyed hash of the 4-tuple */
-	return (uint32_t)(now / 4000) +
-	       (uint32_t)tuple_hash(t, laddr, lport, raddr, rport, 1, 1);
+	return (uint32_t)(now / 4000) + (uint32_t)tuple_hash(t, k, 1, 1);
 }
 
-uint32_t tcp_cookie_make(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
-			 uint32_t raddr, uint16_t rport, uint32_t peer_isn,
+uint32_t tcp_cookie_make(const struct fg_tcp *t, const struct tcp_tuple *k, uint32_t peer_isn,
 			 uint32_t mss, int peer_ws, bool sack, uint64_t now)
 {
 	uint64_t period = now >> COOKIE_PERIOD_SHIFT;
@@ -70,13 +88,11 @@ uint32_t tcp_cookie_make(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
 			mi = i;
 	fields = (uint32_t)(period & 31) << 27 | mi << 24 | ws << 20 | (uint32_t)sack << 19;
 
-	h = (uint32_t)tuple_hash(t, laddr, lport, raddr, rport, peer_isn,
-				 period << 32 | fields) & 0x7ffffu;
+	h = (uint32_t)tuple_hash(t, k, peer_isn, period << 32 | fields) & 0x7ffffu;
 	return fields | h;
 }
 
-int tcp_cookie_check(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
-		     uint32_t raddr, uint16_t rport, uint32_t peer_isn,
+int tcp_cookie_check(const struct fg_tcp *t, const struct tcp_tuple *k, uint32_t peer_isn,
 		     uint32_t cookie, uint64_t now, uint32_t *mss, int *peer_ws, bool *sack)
 {
 	uint64_t cur = now >> COOKIE_PERIOD_SHIFT;
@@ -87,8 +103,8 @@ int tcp_cookie_check(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
 
 		if ((period & 31) != t5)
 			continue;
-		if (((uint32_t)tuple_hash(t, laddr, lport, raddr, rport, peer_isn,
-					  period << 32 | (cookie & ~0x7ffffu)) & 0x7ffffu) !=
+		if (((uint32_t)tuple_hash(t, k, peer_isn, period << 32 | (cookie & ~0x7ffffu)) &
+		     0x7ffffu) !=
 		    (cookie & 0x7ffffu))
 			return -1;
 		if (ws != 15 && ws > TCP_MAX_WSCALE)

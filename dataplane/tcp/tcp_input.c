@@ -54,12 +54,19 @@ static void parse_options(struct tcp_seg_in *s, const uint8_t *o, uint32_t len)
 	}
 }
 
-bool tcp_listening(const struct fg_tcp *t, uint32_t laddr, uint16_t lport)
+/* A listener for the key's local port and address: its own address, or
+ * the unspecified address of the key's family (any of ours). */
+bool tcp_listening(const struct fg_tcp *t, const struct tcp_tuple *k)
 {
-	for (unsigned i = 0; i < t->cfg.n_listen; i++) {
-		uint32_t a = fg_rdaddr(t->cfg.listen[i].addr);
+	static const uint8_t any[FG_IP6_ALEN];
+	int family = k->v6 ? AF_INET6 : AF_INET;
+	size_t alen = k->v6 ? FG_IP6_ALEN : 4;
 
-		if (t->cfg.listen[i].port == lport && (a == 0 || a == laddr))
+	for (unsigned i = 0; i < t->cfg.n_listen; i++) {
+		const struct fg_endpoint *l = &t->cfg.listen[i];
+
+		if (l->port == k->lport && l->family == family &&
+		    (!memcmp(l->addr, any, alen) || !memcmp(l->addr, k->laddr, alen)))
 			return true;
 	}
 	return false;
@@ -79,9 +86,9 @@ static void closed_reply(struct fg_tcp *t, const struct tcp_seg_in *s)
 	if (s->flags & TH_RST)
 		return;
 	if (s->flags & TH_ACK)
-		tcp_reply_rst(t, s->f, s->laddr, s->raddr, s->lport, s->rport, s->ack, 0, TH_RST);
+		tcp_reply_rst(t, s->f, &s->k, s->ack, 0, TH_RST);
 	else
-		tcp_reply_rst(t, s->f, s->laddr, s->raddr, s->lport, s->rport, 0,
+		tcp_reply_rst(t, s->f, &s->k, 0,
 			      s->seq + seg_len(s), TH_RST | TH_ACK);
 }
 
@@ -90,12 +97,9 @@ void tcp_conn_init(struct fg_tcp_conn *c, const struct tcp_seg_in *s, uint32_t p
 {
 	struct fg_tcp *t = c->tcp;
 
-	c->laddr = s->laddr;
-	c->raddr = s->raddr;
-	c->lport = s->lport;
-	c->rport = s->rport;
+	c->k = s->k;
 	memcpy(c->rmac, s->f->data + 6, FG_ETH_ALEN);
-	c->mss = FG_MIN(peer_mss ? peer_mss : TCP_DEFAULT_MSS, t->mss_local);
+	c->mss = FG_MIN(peer_mss ? peer_mss : TCP_DEFAULT_MSS, tcp_mss_local(t, &s->k));
 	if (c->mss < 64)
 		c->mss = 64;
 	if (sack)
@@ -115,14 +119,15 @@ void tcp_conn_init(struct fg_tcp_conn *c, const struct tcp_seg_in *s, uint32_t p
 int tcp_establish(struct fg_tcp_conn *c)
 {
 	struct fg_tcp *t = c->tcp;
-	struct fg_endpoint peer = { .family = AF_INET, .port = c->rport };
-	struct fg_endpoint local = { .family = AF_INET, .port = c->lport };
+	int family = c->k.v6 ? AF_INET6 : AF_INET;
+	struct fg_endpoint peer = { .family = family, .port = c->k.rport };
+	struct fg_endpoint local = { .family = family, .port = c->k.lport };
 	void *ctx;
 
 	if (c->flags & CF_ACTIVE)
 		return tcp_connected(c);	/* a simultaneous open's end */
-	memcpy(peer.addr, &c->raddr, 4);
-	memcpy(local.addr, &c->laddr, 4);
+	memcpy(peer.addr, c->k.raddr, FG_IP6_ALEN);
+	memcpy(local.addr, c->k.laddr, FG_IP6_ALEN);
 	tcp_set_state(c, FG_TCP_ESTABLISHED);
 	c->retries = 0;
 	c->backoff = 0;
@@ -145,7 +150,7 @@ int tcp_establish(struct fg_tcp_conn *c)
 
 static void syn_input(struct fg_tcp *t, const struct tcp_seg_in *s)
 {
-	uint8_t peer_n = t->syn_peer[tcp_conn_hash(t, 0, 0, s->raddr, 0) & t->syn_peer_mask];
+	uint8_t peer_n = *tcp_syn_peer(t, &s->k);
 	struct fg_tcp_conn *c;
 	bool full = false;
 
@@ -158,7 +163,7 @@ static void syn_input(struct fg_tcp *t, const struct tcp_seg_in *s)
 		full = true;
 	}
 	if (full) {
-		uint32_t mss = FG_MIN(s->mss ? s->mss : TCP_DEFAULT_MSS, t->mss_local);
+		uint32_t mss = FG_MIN(s->mss ? s->mss : TCP_DEFAULT_MSS, tcp_mss_local(t, &s->k));
 		uint32_t cookie;
 
 		if (t->cfg.no_syncookies) {
@@ -166,24 +171,23 @@ static void syn_input(struct fg_tcp *t, const struct tcp_seg_in *s)
 			return;
 		}
 		/* RFC 4987 3.6: answer statelessly */
-		cookie = tcp_cookie_make(t, s->laddr, s->lport, s->raddr, s->rport, s->seq,
+		cookie = tcp_cookie_make(t, &s->k, s->seq,
 					 mss, s->ws, s->sack, t->now);
-		tcp_send_cookie_synack(t, s->f, s->laddr, s->raddr, s->lport, s->rport,
-				       cookie, s->seq + 1, mss, s->ws, s->sack);
+		tcp_send_cookie_synack(t, s->f, &s->k, cookie, s->seq + 1, mss, s->ws, s->sack);
 		fg_stats_inc(t->st, FG_CTR_TCP_SYNCOOKIES_SENT);
 		return;
 	}
 	c = tcp_conn_alloc(t);
 	if (!c) {
 		fg_stats_inc(t->st, FG_CTR_TCP_POOL_EMPTY);
-		tcp_reply_rst(t, s->f, s->laddr, s->raddr, s->lport, s->rport, 0, s->seq + 1,
+		tcp_reply_rst(t, s->f, &s->k, 0, s->seq + 1,
 			      TH_RST | TH_ACK);
 		return;
 	}
 	tcp_conn_init(c, s, s->mss, s->ws, s->sack);
 	c->irs = s->seq;
 	c->rcv_nxt = c->rcv_adv = c->last_ack_sent = s->seq + 1;
-	c->iss = tcp_iss(t, s->laddr, s->lport, s->raddr, s->rport, t->now);
+	c->iss = tcp_iss(t, &s->k, t->now);
 	c->snd_una = c->iss;
 	c->snd_nxt = c->snd_max = c->iss + 1;
 	/* RFC 7323 2.2: the window in a SYN is not scaled */
@@ -209,7 +213,7 @@ static bool cookie_ack(struct fg_tcp *t, struct tcp_seg_in *s)
 
 	if (t->cfg.no_syncookies || (s->flags & (TH_SYN | TH_FIN)))
 		return false;
-	if (tcp_cookie_check(t, s->laddr, s->lport, s->raddr, s->rport, s->seq - 1, s->ack - 1,
+	if (tcp_cookie_check(t, &s->k, s->seq - 1, s->ack - 1,
 			     t->now, &mss, &ws, &sack) < 0) {
 		fg_stats_inc(t->st, FG_CTR_TCP_SYNCOOKIES_BAD);
 		return false;
@@ -242,7 +246,7 @@ static void listen_input(struct fg_tcp *t, struct tcp_seg_in *s)
 		return;
 	if (s->flags & TH_ACK) {
 		if (!cookie_ack(t, s))
-			tcp_reply_rst(t, s->f, s->laddr, s->raddr, s->lport, s->rport, s->ack, 0,
+			tcp_reply_rst(t, s->f, &s->k, s->ack, 0,
 				      TH_RST);
 		return;
 	}
@@ -460,7 +464,7 @@ static bool pre_checks(struct fg_tcp_conn *c, struct tcp_seg_in *s)
 		/* RFC 9293 3.10.7.4 note / RFC 6191: a new incarnation */
 		fg_stats_inc(t->st, FG_CTR_TCP_TW_REUSED);
 		tcp_conn_drop(c, FG_TCP_CLOSE_FIN, false);
-		if (tcp_listening(t, s->laddr, s->lport))
+		if (tcp_listening(t, &s->k))
 			syn_input(t, s);
 		return true;
 	}
@@ -533,7 +537,7 @@ static void conn_input(struct fg_tcp_conn *c, struct tcp_seg_in *s)
 	}
 	if (c->state == FG_TCP_SYN_RCVD) {
 		if (!(SEQ_LT(c->snd_una, s->ack) && SEQ_LEQ(s->ack, c->snd_max))) {
-			tcp_reply_rst(t, s->f, s->laddr, s->raddr, s->lport, s->rport, s->ack, 0,
+			tcp_reply_rst(t, s->f, &s->k, s->ack, 0,
 				      TH_RST);
 			return;
 		}
@@ -574,6 +578,19 @@ static void conn_input(struct fg_tcp_conn *c, struct tcp_seg_in *s)
 		tcp_timer_update(c);
 }
 
+/* A source a connection can have: IPv4 not 0/8, multicast, class E or
+ * broadcast; IPv6 not unspecified, loopback or multicast (RFC 4291 2.5.2,
+ * 2.5.3, 2.7; the net layer refused multicast already). */
+static bool source_ok(const struct tcp_tuple *k)
+{
+	static const uint8_t unspecified[15];
+
+	if (!k->v6)
+		return k->raddr[0] != 0 && k->raddr[0] < 224;
+	return k->raddr[0] != 0xff &&
+	       !(!memcmp(k->raddr, unspecified, 15) && k->raddr[15] <= 1);
+}
+
 void tcp_input(void *ctx, struct fg_rx_frame *f, const struct fg_net_l3 *l3,
 	       const uint8_t *l4, uint32_t l4_len, uint64_t now)
 {
@@ -584,23 +601,33 @@ void tcp_input(void *ctx, struct fg_rx_frame *f, const struct fg_net_l3 *l3,
 
 	t->now = now;
 	fg_stats_inc(t->st, FG_CTR_TCP_RX_SEGS);
-	s.laddr = fg_rdaddr(l3->dst);
-	s.raddr = fg_rdaddr(l3->src);
-	if (l3->family != AF_INET || l4_len < FG_TCP_HLEN ||
+	if (l3->family == AF_INET6) {
+		s.k.v6 = 1;
+		memcpy(s.k.laddr, l3->dst, FG_IP6_ALEN);
+		memcpy(s.k.raddr, l3->src, FG_IP6_ALEN);
+	} else {
+		memcpy(s.k.laddr, l3->dst, 4);
+		memcpy(s.k.raddr, l3->src, 4);
+	}
+	if (l4_len < FG_TCP_HLEN ||
 	    (doff = (uint32_t)(l4[12] >> 4) * 4) < FG_TCP_HLEN || doff > l4_len ||
-	    l3->src[0] == 0 || l3->src[0] >= 224 || s.raddr == 0xffffffffu) {
+	    !source_ok(&s.k)) {
 		/* short, bad data offset, or a source no connection can have */
 		fg_stats_inc(t->st, t->passive ? FG_CTR_PASSIVE_BAD : FG_CTR_TCP_RX_BAD);
 		return;
 	}
 	if (!(f->flags & FG_RX_L4_CSUM_OK) &&
-	    fg_csum_fold(fg_csum_add(fg_ipv4_pseudo_sum(s.raddr, s.laddr, FG_IP_PROTO_TCP, l4_len),
+	    fg_csum_fold(fg_csum_add(s.k.v6 ? fg_ipv6_pseudo_sum(l3->src, l3->dst, FG_IP_PROTO_TCP,
+								 l4_len)
+					    : fg_ipv4_pseudo_sum(fg_rdaddr(l3->src),
+								 fg_rdaddr(l3->dst),
+								 FG_IP_PROTO_TCP, l4_len),
 				     l4, l4_len)) != 0) {
 		fg_stats_inc(t->st, FG_CTR_TCP_RX_BAD_CSUM);
 		return;
 	}
-	s.rport = fg_rd16(l4);
-	s.lport = fg_rd16(l4 + 2);
+	s.k.rport = fg_rd16(l4);
+	s.k.lport = fg_rd16(l4 + 2);
 	s.seq = fg_rd32(l4 + 4);
 	s.ack = fg_rd32(l4 + 8);
 	s.flags = l4[13] & 0x3f;
@@ -613,10 +640,10 @@ void tcp_input(void *ctx, struct fg_rx_frame *f, const struct fg_net_l3 *l3,
 		tcp_passive_input(t, &s);
 		return;
 	}
-	c = tcp_lookup(t, s.laddr, s.lport, s.raddr, s.rport);
+	c = tcp_lookup(t, &s.k);
 	if (c) {
 		conn_input(c, &s);
-	} else if (tcp_listening(t, s.laddr, s.lport)) {
+	} else if (tcp_listening(t, &s.k)) {
 		listen_input(t, &s);
 	} else {
 		fg_stats_inc(t->st, FG_CTR_TCP_RX_NO_CONN);

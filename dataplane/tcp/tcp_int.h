@@ -29,6 +29,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "floodgate/net.h"
 #include "floodgate/stats.h"
@@ -77,11 +78,29 @@
 #define CF_ACTIVE 0x200000	/* opened by fg_tcp_connect: the app is told of its end */
 #define CF_NO_MAC 0x400000	/* SYN-SENT, the SYN not sent yet: the peer's MAC unknown */
 
+/*
+ * A connection's key, the same for both address families: an IPv4 address
+ * is its 4 octets with 12 zeros after them, and `v6` keeps the families
+ * apart. No padding, so a key compares with one memcmp; the hash of an
+ * IPv4 key reads only its 4-octet addresses (tcp_cookie.c), so IPv4 costs
+ * what it did before IPv6.
+ */
+struct tcp_tuple {
+	uint8_t laddr[FG_IP6_ALEN];	/* ours, network order */
+	uint8_t raddr[FG_IP6_ALEN];	/* the peer's */
+	uint16_t lport, rport;		/* host order */
+	uint32_t v6;			/* 0: IPv4, 1: IPv6 */
+};
+
+static inline bool tcp_tuple_eq(const struct tcp_tuple *a, const struct tcp_tuple *b)
+{
+	return !memcmp(a, b, sizeof(*a));
+}
+
 /* A received segment, parsed (tcp_input) for the arrival rules. */
 struct tcp_seg_in {
 	struct fg_rx_frame *f;
-	uint32_t laddr, raddr;		/* network order */
-	uint16_t lport, rport;
+	struct tcp_tuple k;
 	uint32_t seq, ack;
 	uint16_t wnd;
 	uint8_t flags;
@@ -110,8 +129,7 @@ struct tcp_tnode {
 struct fg_tcp_conn {
 	struct fg_tcp_conn *hnext;	/* hash chain / free list */
 	struct fg_tcp *tcp;
-	uint32_t laddr, raddr;		/* network order */
-	uint16_t lport, rport;		/* host order */
+	struct tcp_tuple k;
 	uint8_t rmac[FG_ETH_ALEN];
 	uint8_t state;
 	uint8_t snd_wscale, rcv_wscale;	/* shift for the peer's / our window */
@@ -168,7 +186,7 @@ struct fg_tcp {
 	uint64_t now;
 	uint16_t ip_id;
 	uint8_t rcv_wscale;		/* the shift we offer */
-	uint32_t mss_local;		/* MTU - 40 */
+	uint32_t mss_local;		/* MTU - 40: IPv4's (tcp_mss_local) */
 
 	struct fg_tcp_conn *conns;
 	struct fg_tcp_conn *free_conns;
@@ -209,6 +227,13 @@ struct fg_tcp {
 	unsigned n_backlogged;		/* passive: connections at rx_segs_per_conn */
 };
 
+/* The MSS we offer and send at most on a connection of key `k`: the MTU
+ * less the IP header of its family and TCP's. */
+static inline uint32_t tcp_mss_local(const struct fg_tcp *t, const struct tcp_tuple *k)
+{
+	return t->mss_local - (k->v6 ? FG_IP6_HLEN - FG_IP_HLEN : 0);
+}
+
 /* Synchronized and not yet in TIME-WAIT: data, ACKs and idle apply. */
 static inline bool tcp_state_live(const struct fg_tcp_conn *c)
 {
@@ -221,12 +246,13 @@ void tcp_input(void *ctx, struct fg_rx_frame *f, const struct fg_net_l3 *l3,
 	       const uint8_t *l4, uint32_t l4_len, uint64_t now_ns);	/* tcp_input.c */
 void tcp_end_burst(void *ctx, uint64_t now_ns);				/* tcp.c */
 void tcp_timers(void *ctx, uint64_t now_ns);				/* tcp_timer.c */
+/* Packet Too Big for one of our segments (RFC 8201, RFC 5927 4.1) */
+void tcp_icmp_error(void *ctx, const struct fg_net_icmp_err *e, uint64_t now_ns);	/* tcp_output.c */
 uint64_t tcp_next_deadline(const void *ctx);				/* tcp_timer.c */
 
 /* tcp.c */
 void tcp_set_state(struct fg_tcp_conn *c, enum fg_tcp_state s);
-struct fg_tcp_conn *tcp_lookup(struct fg_tcp *t, uint32_t laddr, uint16_t lport,
-			       uint32_t raddr, uint16_t rport);
+struct fg_tcp_conn *tcp_lookup(struct fg_tcp *t, const struct tcp_tuple *k);
 struct fg_tcp_conn *tcp_conn_alloc(struct fg_tcp *t);
 void tcp_conn_insert(struct fg_tcp_conn *c);
 /* End of the connection: app callback (if attached), then deferred free. */
@@ -236,10 +262,17 @@ void tcp_rxq_flush(struct fg_tcp_conn *c);
 void tcp_enter_time_wait(struct fg_tcp_conn *c);
 void tcp_app_close_notify(struct fg_tcp_conn *c, enum fg_tcp_close_reason why);
 uint32_t tcp_rx_used(const struct fg_tcp_conn *c);
-void tcp_syn_peer_dec(struct fg_tcp *t, uint32_t raddr);
+void tcp_syn_peer_dec(struct fg_tcp *t, const struct tcp_tuple *k);
+/* The SYN_RCVD count of the peer address of `k` (its bucket). */
+uint8_t *tcp_syn_peer(struct fg_tcp *t, const struct tcp_tuple *k);
+/* The connection's IP header length; its MSS ceiling (MTU - headers). */
+static inline uint32_t tcp_l3_hlen(const struct tcp_tuple *k)
+{
+	return k->v6 ? FG_IP6_HLEN : FG_IP_HLEN;
+}
 
 /* tcp_input.c */
-bool tcp_listening(const struct fg_tcp *t, uint32_t laddr, uint16_t lport);
+bool tcp_listening(const struct fg_tcp *t, const struct tcp_tuple *k);
 /* A new block for the segment's 4-tuple: addresses, MSS, options, cwnd. */
 void tcp_conn_init(struct fg_tcp_conn *c, const struct tcp_seg_in *s, uint32_t peer_mss,
 		   int peer_ws, bool sack);
@@ -277,13 +310,11 @@ void tcp_send_synack(struct fg_tcp_conn *c);
 void tcp_send_syn(struct fg_tcp_conn *c);
 void tcp_send_ack_now(struct fg_tcp_conn *c);
 /* A RST (or RST|ACK) answering a segment with no connection. */
-void tcp_reply_rst(struct fg_tcp *t, const struct fg_rx_frame *f, uint32_t laddr,
-		   uint32_t raddr, uint16_t lport, uint16_t rport, uint32_t seq,
-		   uint32_t ack, uint8_t flags);
+void tcp_reply_rst(struct fg_tcp *t, const struct fg_rx_frame *f, const struct tcp_tuple *k,
+		   uint32_t seq, uint32_t ack, uint8_t flags);
 /* A SYN-ACK with no connection block (SYN cookie). */
 void tcp_send_cookie_synack(struct fg_tcp *t, const struct fg_rx_frame *f,
-			    uint32_t laddr, uint32_t raddr, uint16_t lport,
-			    uint16_t rport, uint32_t iss, uint32_t ack, uint32_t mss,
+			    const struct tcp_tuple *k, uint32_t iss, uint32_t ack, uint32_t mss,
 			    int peer_ws, bool sack);
 uint16_t tcp_window_to_advertise(struct fg_tcp_conn *c, bool syn);
 void tcp_rexmt_timeout(struct fg_tcp_conn *c);
@@ -307,16 +338,14 @@ void tcp_timer_cancel(struct fg_tcp_conn *c);
 uint64_t tcp_idle_deadline(const struct fg_tcp_conn *c);
 
 /* tcp_cookie.c */
-uint32_t tcp_conn_hash(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
-		       uint32_t raddr, uint16_t rport);
-uint32_t tcp_cookie_make(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
-			 uint32_t raddr, uint16_t rport, uint32_t peer_isn,
+uint32_t tcp_conn_hash(const struct fg_tcp *t, const struct tcp_tuple *k);
+/* The hash of the peer's address alone (the per-peer SYN backlog). */
+uint32_t tcp_peer_hash(const struct fg_tcp *t, const struct tcp_tuple *k);
+uint32_t tcp_cookie_make(const struct fg_tcp *t, const struct tcp_tuple *k, uint32_t peer_isn,
 			 uint32_t mss, int peer_ws, bool sack, uint64_t now);
 /* 0 (with *mss and *peer_ws set) when `cookie` is valid for this 4-tuple now. */
-int tcp_cookie_check(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
-		     uint32_t raddr, uint16_t rport, uint32_t peer_isn,
+int tcp_cookie_check(const struct fg_tcp *t, const struct tcp_tuple *k, uint32_t peer_isn,
 		     uint32_t cookie, uint64_t now, uint32_t *mss, int *peer_ws, bool *sack);
-uint32_t tcp_iss(const struct fg_tcp *t, uint32_t laddr, uint16_t lport,
-		 uint32_t raddr, uint16_t rport, uint64_t now);
+uint32_t tcp_iss(const struct fg_tcp *t, const struct tcp_tuple *k, uint64_t now);
 
 #endif /* FLOODGATE_TCP_INT_H */

@@ -21,14 +21,14 @@
  * backed-off intervals until the window opens.
  */
 #include <string.h>
+#include <sys/socket.h>
 
 #include "floodgate/wire.h"
 #include "tcp_int.h"
 
 struct seg_out {
 	const uint8_t *dmac;
-	uint32_t laddr, raddr;
-	uint16_t lport, rport;
+	const struct tcp_tuple *k;
 	uint32_t seq, ack;
 	uint8_t flags;
 	uint16_t wnd;
@@ -57,9 +57,9 @@ static int emit(struct fg_tcp *t, const struct seg_out *o)
 	uint32_t optlen = (o->mss_opt ? 4 : 0) + (o->ws_opt >= 0 ? 4 : 0) + (o->sack_ok ? 4 : 0) +
 			  (o->n_sack ? 4 + 8 * o->n_sack : 0);
 	uint32_t hlen = FG_TCP_HLEN + optlen, l4 = hlen + o->data_len;
-	uint32_t flen = FG_ETH_HLEN + FG_IP_HLEN + l4;
+	uint32_t flen = FG_ETH_HLEN + tcp_l3_hlen(o->k) + l4;
 	bool offload = fg_net_tx_offload(t->net);
-	uint32_t sum;
+	uint32_t sum, txf = offload ? FG_TX_CSUM_OFFLOAD : 0;
 	uint8_t *f, *th, *opt;
 	void *h;
 
@@ -70,11 +70,20 @@ static int emit(struct fg_tcp *t, const struct seg_out *o)
 		fg_stats_inc(t->st, FG_CTR_TCP_TX_NOBUF);
 		return -1;
 	}
-	fg_net_build_ipv4(f, o->dmac, fg_net_mac(t->net), o->laddr, o->raddr,
-			  FG_IP_PROTO_TCP, l4, t->ip_id++, offload);
-	th = f + FG_ETH_HLEN + FG_IP_HLEN;
-	fg_wr16(th, o->lport);
-	fg_wr16(th + 2, o->rport);
+	if (o->k->v6) {
+		fg_net_build_ipv6(f, o->dmac, fg_net_mac(t->net), o->k->laddr, o->k->raddr,
+				  FG_IP_PROTO_TCP, l4, 64);
+		sum = fg_ipv6_pseudo_sum(o->k->laddr, o->k->raddr, FG_IP_PROTO_TCP, l4);
+		txf |= offload ? FG_TX_IPV6 : 0;
+	} else {
+		fg_net_build_ipv4(f, o->dmac, fg_net_mac(t->net), fg_rdaddr(o->k->laddr),
+				  fg_rdaddr(o->k->raddr), FG_IP_PROTO_TCP, l4, t->ip_id++, offload);
+		sum = fg_ipv4_pseudo_sum(fg_rdaddr(o->k->laddr), fg_rdaddr(o->k->raddr),
+					 FG_IP_PROTO_TCP, l4);
+	}
+	th = f + FG_ETH_HLEN + tcp_l3_hlen(o->k);
+	fg_wr16(th, o->k->lport);
+	fg_wr16(th + 2, o->k->rport);
 	fg_wr32(th + 4, o->seq);
 	fg_wr32(th + 8, (o->flags & TH_ACK) ? o->ack : 0);
 	th[12] = (uint8_t)((hlen / 4) << 4);
@@ -117,7 +126,6 @@ static int emit(struct fg_tcp *t, const struct seg_out *o)
 	}
 	if (o->data_len)
 		copy_from_ring(o->dc, th + hlen, o->data_off, o->data_len);
-	sum = fg_ipv4_pseudo_sum(o->laddr, o->raddr, FG_IP_PROTO_TCP, l4);
 	if (offload)
 		fg_wr16(th + 16, (uint16_t)~fg_csum_fold(sum));
 	else
@@ -131,7 +139,7 @@ static int emit(struct fg_tcp *t, const struct seg_out *o)
 	}
 	if (o->wnd == 0 && !(o->flags & TH_RST))
 		fg_stats_inc(t->st, FG_CTR_TCP_TX_ZERO_WINDOW);
-	fg_net_tx_queue(t->net, f, flen, h, offload ? FG_TX_CSUM_OFFLOAD : 0, true);
+	fg_net_tx_queue(t->net, f, flen, h, txf, true);
 	return 0;
 }
 
@@ -205,8 +213,7 @@ static unsigned sack_blocks(const struct fg_tcp_conn *c, uint32_t *out)
 static int xmit(struct fg_tcp_conn *c, uint8_t flags, uint32_t seq, uint32_t len)
 {
 	struct seg_out o = {
-		.dmac = c->rmac, .laddr = c->laddr, .raddr = c->raddr,
-		.lport = c->lport, .rport = c->rport, .seq = seq, .ack = c->rcv_nxt,
+		.dmac = c->rmac, .k = &c->k, .seq = seq, .ack = c->rcv_nxt,
 		.flags = flags, .ws_opt = -1, .dc = c, .data_off = seq - c->snd_una,
 		.data_len = len,
 	};
@@ -250,9 +257,8 @@ void tcp_send_ack_now(struct fg_tcp_conn *c)
 void tcp_send_synack(struct fg_tcp_conn *c)
 {
 	struct seg_out o = {
-		.dmac = c->rmac, .laddr = c->laddr, .raddr = c->raddr,
-		.lport = c->lport, .rport = c->rport, .seq = c->iss, .ack = c->rcv_nxt,
-		.flags = TH_SYN | TH_ACK, .mss_opt = (uint16_t)c->tcp->mss_local,
+		.dmac = c->rmac, .k = &c->k, .seq = c->iss, .ack = c->rcv_nxt,
+		.flags = TH_SYN | TH_ACK, .mss_opt = (uint16_t)tcp_mss_local(c->tcp, &c->k),
 		.ws_opt = (c->flags & CF_WS_OK) ? c->rcv_wscale : -1,
 		.sack_ok = (c->flags & CF_SACK_OK) != 0,
 	};
@@ -266,9 +272,9 @@ void tcp_send_syn(struct fg_tcp_conn *c)
 {
 	struct fg_tcp *t = c->tcp;
 	struct seg_out o = {
-		.dmac = c->rmac, .laddr = c->laddr, .raddr = c->raddr,
-		.lport = c->lport, .rport = c->rport, .seq = c->iss, .flags = TH_SYN,
-		.mss_opt = (uint16_t)t->mss_local, .ws_opt = t->rcv_wscale, .sack_ok = true,
+		.dmac = c->rmac, .k = &c->k, .seq = c->iss, .flags = TH_SYN,
+		.mss_opt = (uint16_t)tcp_mss_local(t, &c->k), .ws_opt = t->rcv_wscale,
+		.sack_ok = true,
 		/* RFC 7323 2.2: unscaled; no RCV.NXT yet to count from */
 		.wnd = (uint16_t)FG_MIN(t->cfg.rcvbuf, 65535u),
 	};
@@ -276,28 +282,24 @@ void tcp_send_syn(struct fg_tcp_conn *c)
 	emit(t, &o);
 }
 
-void tcp_reply_rst(struct fg_tcp *t, const struct fg_rx_frame *f, uint32_t laddr,
-		   uint32_t raddr, uint16_t lport, uint16_t rport, uint32_t seq,
-		   uint32_t ack, uint8_t flags)
+void tcp_reply_rst(struct fg_tcp *t, const struct fg_rx_frame *f, const struct tcp_tuple *k,
+		   uint32_t seq, uint32_t ack, uint8_t flags)
 {
 	struct seg_out o = {
-		.dmac = f->data + 6, .laddr = laddr, .raddr = raddr, .lport = lport,
-		.rport = rport, .seq = seq, .ack = ack, .flags = flags, .ws_opt = -1,
+		.dmac = f->data + 6, .k = k, .seq = seq, .ack = ack, .flags = flags, .ws_opt = -1,
 	};
 
 	emit(t, &o);
 }
 
 void tcp_send_cookie_synack(struct fg_tcp *t, const struct fg_rx_frame *f,
-			    uint32_t laddr, uint32_t raddr, uint16_t lport,
-			    uint16_t rport, uint32_t iss, uint32_t ack, uint32_t mss,
+			    const struct tcp_tuple *k, uint32_t iss, uint32_t ack, uint32_t mss,
 			    int peer_ws, bool sack)
 {
 	struct seg_out o = {
-		.dmac = f->data + 6, .laddr = laddr, .raddr = raddr, .lport = lport,
-		.rport = rport, .seq = iss, .ack = ack, .flags = TH_SYN | TH_ACK,
+		.dmac = f->data + 6, .k = k, .seq = iss, .ack = ack, .flags = TH_SYN | TH_ACK,
 		.wnd = (uint16_t)FG_MIN(t->cfg.rcvbuf, 65535u),
-		.mss_opt = (uint16_t)FG_MIN(mss, t->mss_local),
+		.mss_opt = (uint16_t)FG_MIN(mss, tcp_mss_local(t, k)),
 		.ws_opt = peer_ws >= 0 ? t->rcv_wscale : -1, .sack_ok = sack,
 	};
 
@@ -375,6 +377,44 @@ void tcp_rexmt_timeout(struct fg_tcp_conn *c)
 	c->dupacks = 0;
 	c->flags &= ~(CF_RECOVERY | CF_RTT_TIMING);
 	tcp_output(c);
+}
+
+/*
+ * Packet Too Big for a segment we sent (net checked MTU >= 1280 and that
+ * the quote came from one of our addresses). Believed only when the
+ * quoted 4-tuple is a live connection's and the quoted sequence number is
+ * one we sent and the peer has not acknowledged (RFC 5927 4.1: a blind
+ * attacker must guess the window); then the MSS falls to fit the MTU and
+ * what is in flight goes again at the new size (as Linux's simple
+ * retransmit: a lost segment, not congestion, so cwnd stays).
+ */
+void tcp_icmp_error(void *ctx, const struct fg_net_icmp_err *e, uint64_t now_ns)
+{
+	struct fg_tcp *t = ctx;
+	struct tcp_tuple k = { .v6 = e->family == AF_INET6 };
+	struct fg_tcp_conn *c;
+	uint32_t seq, mss;
+
+	t->now = now_ns;
+	memcpy(k.laddr, e->src, k.v6 ? FG_IP6_ALEN : 4);
+	memcpy(k.raddr, e->dst, k.v6 ? FG_IP6_ALEN : 4);
+	k.lport = fg_rd16(e->l4);
+	k.rport = fg_rd16(e->l4 + 2);
+	seq = fg_rd32(e->l4 + 4);
+	c = tcp_lookup(t, &k);
+	if (!c || !tcp_state_live(c) || SEQ_LT(seq, c->snd_una) || !SEQ_LT(seq, c->snd_max)) {
+		fg_stats_inc(t->st, FG_CTR_TCP_PMTU_IGNORED);
+		return;
+	}
+	mss = e->mtu - tcp_l3_hlen(&k) - FG_TCP_HLEN;
+	if (mss >= c->mss)
+		return;
+	fg_stats_inc(t->st, FG_CTR_TCP_PMTU_LOWERED);
+	c->mss = mss;
+	c->snd_nxt = c->snd_una;
+	c->flags &= ~CF_RTT_TIMING;
+	tcp_output(c);
+	tcp_timer_update(c);
 }
 
 void tcp_persist_timeout(struct fg_tcp_conn *c)

@@ -165,7 +165,7 @@ static void stream_input(struct fg_tcp_conn *c, const struct tcp_seg_in *s)
 
 static void client_input(struct fg_tcp *t, const struct tcp_seg_in *s)
 {
-	struct fg_tcp_conn *c = tcp_lookup(t, s->laddr, s->lport, s->raddr, s->rport);
+	struct fg_tcp_conn *c = tcp_lookup(t, &s->k);
 
 	if ((s->flags & (TH_SYN | TH_ACK)) == TH_SYN) {
 		if (c && syn_again(c, s))
@@ -193,13 +193,16 @@ static void client_input(struct fg_tcp *t, const struct tcp_seg_in *s)
 /* The captured server's half: only its RST matters. */
 static void server_input(struct fg_tcp *t, const struct tcp_seg_in *s)
 {
+	struct tcp_tuple k = { .lport = s->k.rport, .rport = s->k.lport, .v6 = s->k.v6 };
 	struct fg_tcp_conn *c;
 
 	fg_stats_inc(t->st, FG_CTR_PASSIVE_SERVER_FRAMES);
 	if (!(s->flags & TH_RST))
 		return;
 	/* the stream it answers, seen from the server's side */
-	c = tcp_lookup(t, s->raddr, s->rport, s->laddr, s->lport);
+	memcpy(k.laddr, s->k.raddr, FG_IP6_ALEN);
+	memcpy(k.raddr, s->k.laddr, FG_IP6_ALEN);
+	c = tcp_lookup(t, &k);
 	if (c) {
 		fg_stats_inc(t->st, FG_CTR_PASSIVE_RESETS);
 		tcp_conn_drop(c, FG_TCP_CLOSE_RST, true);
@@ -208,7 +211,7 @@ static void server_input(struct fg_tcp *t, const struct tcp_seg_in *s)
 
 void tcp_passive_input(struct fg_tcp *t, struct tcp_seg_in *s)
 {
-	if (tcp_listening(t, s->laddr, s->lport))
+	if (tcp_listening(t, &s->k))
 		client_input(t, s);
 	else
 		server_input(t, s);

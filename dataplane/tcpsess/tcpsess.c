@@ -307,8 +307,7 @@ static void *on_accept(void *app, struct fg_tcp_conn *tc, const struct fg_endpoi
 		return NULL;
 	}
 	c->tc = tc;
-	memcpy(&c->info.addr, peer->addr, 4);	/* the stack speaks IPv4 */
-	c->info.port = peer->port;
+	c->info.remote = *peer;
 	c->info.opened_ns = ts->now_ns;
 	(void)local;
 	if (ts->draining) {

@@ -40,6 +40,7 @@
 
 #define FG_CONFIG_MAX_PATH_IDS 8
 #define FG_CONFIG_MAX_LISTEN 8
+#define FG_CONFIG_MAX_DP_ADDRS 8	/* [dataplane] address: IPv4 and IPv6 */
 #define FG_CONFIG_MAX_PEERS 256
 #define FG_CONFIG_MAX_PEER_ADDRS 16
 #define FG_CONFIG_MAX_DOWNSTREAMS 8
@@ -207,7 +208,8 @@ struct fg_config {
 	unsigned mbufs;			/* mempool size; default 16383 */
 	unsigned dp_mtu;		/* the port's MTU; 0: the port's own */
 	unsigned tcp_connections;	/* connection blocks; default 4096 */
-	struct fg_prefix dp_addr;	/* our address and prefix on the port */
+	struct fg_prefix dp_addr[FG_CONFIG_MAX_DP_ADDRS];	/* our addresses on the port, */
+	unsigned n_dp_addr;		/* with their prefix lengths, IPv4 and IPv6 */
 	uint8_t dp_mac[6];		/* zero = the port's own */
 	unsigned idle_backoff_us;	/* max sleep of an idle worker; default 100; 0 = spin */
 
@@ -256,6 +258,25 @@ const struct fg_config_peer *fg_config_find_peer(const struct fg_config *cfg,
 const struct fg_config_peer *fg_config_peer_by_name(const struct fg_config *cfg,
 						    const char *name);
 
+/*
+ * What one program refuses at start in a configuration that loads (config
+ * loading refuses the rest): `floodctl config --check --for PROGRAM`
+ * prints the same messages the program logs before it exits.
+ */
+enum fg_program { FG_PROGRAM_FLOODCTLD, FG_PROGRAM_FLOODGATE, FG_PROGRAM_FLOODGATE_HOST };
+
+#define FG_CONFIG_REFUSAL_MAX 200
+
+/* "floodctld", "floodgate", "floodgate-host": 0, or -EINVAL. */
+int fg_config_program_parse(const char *name, enum fg_program *out);
+/* The program's refusals of `cfg`, at most `max` messages; returns how
+ * many there are (0: it starts, as far as the file goes). */
+unsigned fg_config_refusals(const struct fg_config *cfg, enum fg_program prog,
+			    char (*why)[FG_CONFIG_REFUSAL_MAX], unsigned max);
+/* What the program may still refuse at start that depends on the host,
+ * not the file (one line, for operators). */
+const char *fg_config_host_refusals(enum fg_program prog);
+
 /* A downstream's identifier in queue records: FNV-1a, 64 bits, of its id.
  * Two ids of one configuration never share one (the load refuses it). */
 uint64_t fg_config_ident(const char *id);
@@ -292,6 +313,8 @@ int fg_parse_prefix(const char *s, struct fg_prefix *out);
 /* default_port 0: the port is required. Port 0 is refused. */
 int fg_parse_endpoint(const char *s, uint16_t default_port, struct fg_endpoint *out);
 bool fg_prefix_contains(const struct fg_prefix *p, int family, const void *addr);
+/* Same family and address (the prefix lengths aside). */
+bool fg_prefix_same_addr(const struct fg_prefix *a, const struct fg_prefix *b);
 /* True when bits past p->len are set ("192.0.2.10/24"). */
 bool fg_prefix_host_bits(const struct fg_prefix *p);
 /* "192.0.2.0/24" (a single address bare: "192.0.2.1"), "[2001:db8::1]:119":

@@ -37,11 +37,13 @@ int fg_memport_rx_frame(struct fg_memport *p, const void *data, uint32_t len,
 unsigned fg_memport_in_use(const struct fg_memport *p);
 
 /* A TCP segment as a peer would send it, for tests, the fuzzer and the
- * benchmark: Ethernet + IPv4 (20 bytes, TTL 64) + TCP with `opts` (a
- * multiple of 4 bytes) and `len` bytes of data, both checksums right. */
+ * benchmark: Ethernet + IPv4 (20 bytes, TTL 64) — or IPv6 (40 bytes, hop
+ * limit 64) when src6 is set — + TCP with `opts` (a multiple of 4 bytes)
+ * and `len` bytes of data, the checksums right. */
 struct fg_craft_tcp {
 	const uint8_t *dst_mac, *src_mac;
 	uint32_t src, dst;		/* network byte order */
+	const uint8_t *src6, *dst6;	/* 16 octets each: an IPv6 segment */
 	uint16_t sport, dport;		/* host byte order */
 	uint32_t seq, ack;
 	uint8_t flags;
@@ -51,8 +53,8 @@ struct fg_craft_tcp {
 	const void *data;
 	uint32_t len;
 };
-/* Writes the frame into `frame` (room for 54 + optlen + len bytes);
- * returns its length. */
+/* Writes the frame into `frame` (room for 54 + optlen + len bytes, 74 +
+ * for IPv6); returns its length. */
 uint32_t fg_craft_tcp_frame(uint8_t *frame, const struct fg_craft_tcp *c);
 /* An ARP request (RFC 826) broadcast by `src_mac`/`src` for `target`
  * (network byte order): the receiver learns the sender. Writes 60 bytes

@@ -25,9 +25,13 @@
  * the pseudo-header sum, and marks the frame FG_TX_CSUM_OFFLOAD, which is
  * what a NIC with IPv4/TCP checksum offload expects (DPDK's convention).
  *
- * IPv4 only: fragments are counted and dropped (no NNTP peer needs them:
- * TCP's MSS keeps segments within the MTU), IP options are tolerated and
- * skipped. IPv6 frames are counted and dropped (docs/tcp.md).
+ * IPv4 and IPv6 (ipv6.c, when the instance has an IPv6 address):
+ * fragments are counted and dropped (no NNTP peer needs them: TCP's MSS
+ * keeps segments within the MTU), IPv4 options are tolerated and skipped,
+ * IPv6 extension headers walked (or the packet dropped and counted).
+ * IPv6 brings its own link layer: Neighbour Discovery (answers, DAD, an
+ * unsolicited NA), ICMPv6 echo, and Packet Too Big handed to the
+ * transport (docs/tcp.md, "IPv6").
  *
  * Transport protocols are not built in: each registers an L4 handler for
  * its IP protocol number (fg_net_l4_register), as a Linux stack's
@@ -60,6 +64,7 @@
 #define FG_RX_L4_CSUM_OK 0x2u	/* the NIC verified the TCP/ICMP checksum */
 /* Transmit-frame flags, for the port layer. */
 #define FG_TX_CSUM_OFFLOAD 0x1u	/* compute IPv4 + TCP checksums in hardware */
+#define FG_TX_IPV6 0x2u		/* with FG_TX_CSUM_OFFLOAD: an IPv6 frame (TCP only) */
 
 struct fg_rx_frame {
 	uint8_t *data;
@@ -108,6 +113,16 @@ struct fg_net_config {
 	 * passive_bad; TCP reassembles the client streams sent to its listen
 	 * endpoints without a handshake of its own (docs/tcp.md). */
 	bool passive;
+	/* IPv6: our global (or ULA) addresses; with at least one, the
+	 * instance speaks IPv6 and adds its link-local address (EUI-64 of
+	 * the MAC, RFC 4291 2.5.6). Without any, IPv6 is counted and dropped. */
+	uint8_t ipv6[FG_NET_MAX_ADDRS][FG_IP6_ALEN];
+	unsigned n_ipv6;
+	/* The one instance of a port that runs Duplicate Address Detection
+	 * (RFC 4862 5.4) and sends the unsolicited NA; the others take the
+	 * addresses as usable at once (their owner aborts on a conflict). */
+	bool nd_announce;
+	uint64_t dad_ns;		/* DAD's wait for an objection; 0 = 1 s (RetransTimer) */
 };
 
 /*
@@ -177,6 +192,28 @@ void fg_net_tx_queue(struct fg_net *net, uint8_t *data, uint32_t len, void *hand
 void fg_net_build_ipv4(uint8_t *frame, const uint8_t *dst_mac, const uint8_t *src_mac,
 		       uint32_t src, uint32_t dst, uint8_t proto, uint32_t l4_len,
 		       uint16_t ip_id, int offload);
+/* Write an Ethernet + IPv6 header (40 bytes, no extension headers) for
+ * `l4_len` bytes of payload with hop limit `hlim`. */
+void fg_net_build_ipv6(uint8_t *frame, const uint8_t *dst_mac, const uint8_t *src_mac,
+		       const uint8_t *src, const uint8_t *dst, uint8_t proto,
+		       uint32_t l4_len, uint8_t hlim);
+
+/* ---- IPv6 (ipv6.c) ---- */
+
+/* Duplicate Address Detection of the instance with nd_announce: 0 once
+ * every address passed (or IPv6 is off, or another instance announces),
+ * -EAGAIN while it runs (fg_net_poll drives it), -EADDRINUSE when another
+ * node holds one of them (logged, naming it). Safe to read from another
+ * thread. */
+int fg_net_ipv6_dad(const struct fg_net *net);
+/* The multicast MACs the port must receive for IPv6 (all-nodes and each
+ * solicited-node group, RFC 4861 7.2.1 / RFC 2464 7): up to `max` into
+ * `macs`; returns how many there are (0 without IPv6). */
+unsigned fg_net_ipv6_mc_macs(const struct fg_net *net, uint8_t (*macs)[FG_ETH_ALEN],
+			     unsigned max);
+/* The instance's link-local address (16 octets); false without IPv6. */
+bool fg_net_ipv6_link_local(const struct fg_net *net, uint8_t out[FG_IP6_ALEN]);
+bool fg_net_is_local_ipv6(const struct fg_net *net, const uint8_t *ip);
 
 /* ---- L4 handlers ---- */
 
@@ -185,13 +222,29 @@ void fg_net_build_ipv4(uint8_t *frame, const uint8_t *dst_mac, const uint8_t *sr
 /*
  * The network header of a received packet, as an L4 handler sees it.
  * One handler serves every address family of its protocol number: IPv4
- * now; IPv6 (issue 17) will hand the same handler its packets with
- * family AF_INET6 and 16-byte addresses.
+ * packets come with family AF_INET and 4-byte addresses, IPv6 ones with
+ * AF_INET6 and 16-byte addresses (`hdr` is then the fixed header; the
+ * extension headers were walked).
  */
 struct fg_net_l3 {
-	unsigned family;		/* AF_INET */
+	unsigned family;		/* AF_INET or AF_INET6 */
 	const uint8_t *hdr;		/* the network header */
-	const uint8_t *src, *dst;	/* its addresses, network order (4 bytes for AF_INET) */
+	const uint8_t *src, *dst;	/* its addresses, network order (4 or 16 bytes) */
+};
+
+/*
+ * An ICMP error about a packet we sent, as net hands it to the handler of
+ * the quoted packet's protocol: only Packet Too Big (ICMPv6 type 2) now,
+ * already checked for an MTU of at least 1280 and a quoted packet from
+ * one of our addresses. The transport still checks that the quote is one
+ * of its connections' (RFC 5927 4.1: the sequence number in the window).
+ */
+struct fg_net_icmp_err {
+	unsigned family;		/* AF_INET6 */
+	uint32_t mtu;			/* the link MTU the router reported */
+	const uint8_t *src, *dst;	/* the quoted packet's: ours, the peer's */
+	const uint8_t *l4;		/* the quoted transport header */
+	uint32_t len;			/* octets of it quoted, at least 8 */
 };
 
 struct fg_net_l4_ops {
@@ -210,6 +263,9 @@ struct fg_net_l4_ops {
 	/* The next time `timers` or `end_of_burst` has work, or UINT64_MAX.
 	 * Optional (never, then). */
 	uint64_t (*next_deadline)(const void *ctx);
+	/* An ICMP error quoting one of the protocol's packets. Optional
+	 * (counted and dropped without it). */
+	void (*icmp_error)(void *ctx, const struct fg_net_icmp_err *e, uint64_t now_ns);
 };
 
 /* Packets of IP protocol `proto` (FG_IP_PROTO_*) go to `ops` with `ctx`

@@ -110,8 +110,8 @@ struct fg_tcp_app_ops {
  * Endpoints are config.h's struct fg_endpoint (family, 16 address bytes
  * in network order, port in host order), so [site] listen can be passed as
  * it is and on_accept's peer goes straight to fg_config_find_peer().
- * Only AF_INET is implemented; a listen address of 0.0.0.0 means any of
- * the instance's addresses.
+ * AF_INET and AF_INET6; a listen address of 0.0.0.0 (or ::) means any of
+ * the instance's addresses of that family.
  */
 struct fg_tcp_config {
 	struct fg_endpoint listen[FG_TCP_MAX_LISTEN];

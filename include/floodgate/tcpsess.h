@@ -106,8 +106,7 @@ enum fg_tcpsess_state {
 /* One connection, for `floodctl peers`. */
 struct fg_tcpsess_info {
 	char peer[FG_CONFIG_NAME_MAX];	/* "" when the host is not a peer */
-	uint32_t addr;			/* peer address, network byte order */
-	uint16_t port;			/* peer port, host byte order */
+	struct fg_endpoint remote;	/* the peer's address (either family) and port */
 	uint16_t state;			/* enum fg_tcpsess_state */
 	uint64_t opened_ns;		/* monotonic */
 	uint64_t bytes_in, bytes_out;	/* payload consumed by / sent for the session */

@@ -11,10 +11,15 @@
  *
  *   Ethernet (14): dst[6] src[6] type[2]   (802.1Q: tpid 0x8100 tci[2] type[2])
  *   IPv4 (20+):    ver/ihl tos len[2] id[2] frag[2] ttl proto csum[2] src[4] dst[4]
+ *   IPv6 (40):     ver/tc/flow[4] plen[2] next hlim src[16] dst[16]
+ *     extension:   next hdrlen ...  (hop-by-hop, routing, destination options:
+ *                  (hdrlen + 1) * 8 octets; fragment: 8 octets; RFC 8200 4)
+ *   ICMPv6 (4+):   type code csum[2] body  (RFC 4443; ND messages RFC 4861 4)
  *   TCP (20+):     sport[2] dport[2] seq[4] ack[4] off/rsvd flags wnd[2] csum[2] urp[2]
  *
- * Addresses stay in network byte order in a uint32_t (copied, never
- * cast); ports, lengths and sequence numbers are converted to host order.
+ * IPv4 addresses stay in network byte order in a uint32_t (copied, never
+ * cast), IPv6 addresses as their 16 octets; ports, lengths and sequence
+ * numbers are converted to host order.
  */
 #ifndef FLOODGATE_WIRE_H
 #define FLOODGATE_WIRE_H
@@ -37,6 +42,17 @@
 #define FG_IP_PROTO_MAX 255
 
 #define FG_TCP_HLEN 20			/* TCP without options */
+
+#define FG_IP6_HLEN 40			/* the fixed IPv6 header (RFC 8200 3) */
+#define FG_IP6_ALEN 16
+#define FG_IP6_MIN_MTU 1280		/* RFC 8200 5: every link carries this */
+/* Next-header values of the IPv6 chain (IANA; RFC 8200 4.1's order) */
+#define FG_IP6_NH_HOPOPTS 0
+#define FG_IP6_NH_ROUTING 43
+#define FG_IP6_NH_FRAGMENT 44
+#define FG_IP6_NH_ICMP6 58
+#define FG_IP6_NH_NONE 59
+#define FG_IP6_NH_DSTOPTS 60
 
 static inline uint16_t fg_rd16(const uint8_t *p)
 {
@@ -101,6 +117,20 @@ static inline uint32_t fg_ipv4_pseudo_sum(uint32_t src, uint32_t dst, uint8_t pr
 	ph[9] = proto;
 	fg_wr16(ph + 10, (uint16_t)len);
 	return fg_csum_add(0, ph, sizeof(ph));
+}
+
+/* Sum of the IPv6 pseudo-header (RFC 8200 8.1), unfolded: the start of
+ * a TCP or ICMPv6 checksum. `src` and `dst` are 16 octets each. */
+static inline uint32_t fg_ipv6_pseudo_sum(const uint8_t *src, const uint8_t *dst,
+					  uint8_t proto, uint32_t len)
+{
+	uint8_t ph[8];
+
+	fg_wr32(ph, len);
+	ph[4] = ph[5] = ph[6] = 0;
+	ph[7] = proto;
+	return fg_csum_add(fg_csum_add(fg_csum_add(0, src, FG_IP6_ALEN), dst, FG_IP6_ALEN),
+			   ph, sizeof(ph));
 }
 
 #endif /* FLOODGATE_WIRE_H */

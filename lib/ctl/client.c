@@ -16,14 +16,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floodgate/common.h"
 #include "floodgate/ctl.h"
 
 static int64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)(fg_mono_ns() / 1000000);
 }
 
 /* Wait for `events` on fd until the deadline: 0, -ETIMEDOUT or -errno. */

@@ -70,6 +70,12 @@ def main():
         stalled = b["tcp_rx_bytes"]
         for i in range(N):
             line = r.line()
+            if line != "238 <slow%06d@test>" % i:
+                # say which deferral it was before failing
+                st = h.stats()
+                log("deferrals: " + ", ".join("%s=%d" % (k, v) for k, v in sorted(st.items())
+                                              if k.startswith(("nntp_defer", "nntp_history",
+                                                               "history_"))))
             check(line == "238 <slow%06d@test>" % i, "answer %d: %r" % (i, line))
         check(r.line() == "205 Bye", "QUIT")
         th.join(60)

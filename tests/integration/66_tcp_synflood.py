@@ -15,17 +15,10 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fgkit  # noqa: E402
 from fgtcp import MODULE_ADDR, Harness, check, connect, log, nntp_session  # noqa: E402
 
 FLOOD = 30000
-
-
-def csum(data):
-    if len(data) % 2:
-        data += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
-    s = (s & 0xffff) + (s >> 16)
-    return ~(s + (s >> 16)) & 0xffff
 
 
 def syn(src, sport, seq):
@@ -35,7 +28,7 @@ def syn(src, sport, seq):
     tcp = tcp[:12] + bytes([(20 + len(opts)) // 4 << 4]) + tcp[13:]
     seg = tcp + opts
     ph = src + dst + struct.pack("!BBH", 0, 6, len(seg))
-    c = csum(ph + seg)
+    c = fgkit.inet_csum(ph + seg)
     seg = seg[:16] + struct.pack("!H", c) + seg[18:]
     ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(seg), 0, 0, 64, 6, 0, src, dst)
     return ip + seg

@@ -10,8 +10,9 @@ net_pcap0,rx_pcap=FILE, --clock capture: dates judged at capture time),
 with no floodctld and no network namespace needed: its answers, counted
 and never sent, must equal the model's exactly — for a CHECK feed where
 offers race their articles, for innfeed's TAKETHIS-only mode, and for a
-feed with large binaries. The same capture replayed twice gives the same
-counts.
+feed with large binaries, and a CHECK feed captured over IPv6 (flows
+from fd00::198.18.x.y to [fd00::198.19.0.1]:119, feedgen --pcap-ipv6). The
+same capture replayed twice gives the same counts.
 """
 import os
 import re
@@ -29,11 +30,12 @@ NOW = 1790000000
 def write_config(d, pcap):
     conf = os.path.join(d, "passive.conf")
     with open(conf, "w") as f:
-        f.write("[site]\npath-identity floodgate.test\nlisten 198.19.0.1:119\n"
+        f.write("[site]\npath-identity floodgate.test\n"
+                "listen 198.19.0.1:119 [fd00::c613:1]:119\n"
                 "[session]\nclock-skew-limit 0\n"
                 "[history]\ncapacity 400000\n"
                 "[stats]\ncontrol-socket %s/control.sock\n"
-                "[peer feeders]\naddress 198.18.0.0/15\n"
+                "[peer feeders]\naddress 198.18.0.0/15 fd00::c612:0/111\n"
                 "[dataplane]\nmode passive\nport net_pcap0,rx_pcap=%s\naddress 198.19.0.1/24\n"
                 % (d, pcap))
     return conf
@@ -90,6 +92,7 @@ def main():
     case(d, "takethis", ["--articles", "3000", "--mode", "takethis", "--dups", "4"])
     case(d, "binaries", ["--articles", "800", "--size", "mix", "--binary-size", "300K",
                          "--binary-share", "0.1", "--peers", "4"])
+    case(d, "check-ipv6", ["--articles", "4000", "--peers", "5", "--conns", "2", "--pcap-ipv6"])
     if not fgdp.fgkit.failed and not os.environ.get("FG_KEEP_TMP"):
         shutil.rmtree(d, ignore_errors=True)
     fgdp.passed("73_dp_passive")

@@ -30,6 +30,9 @@ from fgkit import (BIN, BUILD, TOP, Lines, check, cpu_ticks, fail, log, passed, 
 
 DP_ADDR = "198.18.0.2"
 KERNEL_ADDRS = ["198.18.0.1", "198.18.0.3", "198.18.0.4"]
+# World(v6=True): the same three peers and the dataplane on IPv6 as well
+DP_ADDR6 = "fd00:fd::2"
+KERNEL_ADDRS6 = ["fd00:fd::1", "fd00:fd::3", "fd00:fd::4"]
 CLIENT_PORT = 119
 
 # DPDK's own chatter on a tap port in a container: notices, not problems
@@ -42,8 +45,9 @@ read_stats_text = fgkit.parse_counters
 
 
 class World:
-    def __init__(self, name, workers=1, rx_queues=None, extra="", prefix="fg-dp"):
+    def __init__(self, name, workers=1, rx_queues=None, extra="", prefix="fg-dp", v6=False):
         fgkit.need_root()
+        self.v6 = v6
         self.name = "%s-%s-%d" % (prefix, name, os.getpid())
         self.dir = os.path.join(TOP, "build/test-tmp", self.name)
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -64,18 +68,22 @@ class World:
 
     # ---------------------------------------------------------- set-up
     def write_config(self, workers=1, rx_queues=None, extra="", cutoff="10d", path=None):
-        text = ("[site]\npath-identity floodgate.test\nlisten %s:119\n"
+        v6 = self.v6
+        text = ("[site]\npath-identity floodgate.test\nlisten %s:119%s\n"
                 "[rules]\ncutoff %s\n"
                 "[session]\nclock-skew-limit 0\n"
                 "[history]\ncapacity 400000\nshm-path %s\n"
                 "[persistence]\ndata-dir %s\n"
                 "[stats]\ncontrol-socket %s\n"
-                "[peer feeder-a]\naddress 198.18.0.1\n"
-                "[peer feeder-b]\naddress 198.18.0.3\n"
-                "[peer feeder-c]\naddress 198.18.0.4\n"
-                "[dataplane]\nport net_tap0,iface=fgd0\naddress %s/24\n"
+                "[peer feeder-a]\naddress 198.18.0.1%s\n"
+                "[peer feeder-b]\naddress 198.18.0.3%s\n"
+                "[peer feeder-c]\naddress 198.18.0.4%s\n"
+                "[dataplane]\nport net_tap0,iface=fgd0\naddress %s/24%s\n"
                 "mac 02:fd:00:00:00:02\nworkers %d\n%s"
-                % (DP_ADDR, cutoff, self.shm, self.data, self.sock, DP_ADDR, workers,
+                % (DP_ADDR, " [%s]:119" % DP_ADDR6 if v6 else "", cutoff, self.shm,
+                   self.data, self.sock,
+                   *[" " + a if v6 else "" for a in KERNEL_ADDRS6],
+                   DP_ADDR, " %s/64" % DP_ADDR6 if v6 else "", workers,
                    "rx-queues %d\n" % rx_queues if rx_queues else ""))
         with open(path or self.conf, "w") as f:
             f.write(text + extra)
@@ -123,21 +131,28 @@ class World:
         subprocess.run(["ip", "link", "set", "fgd0", "up"], check=True)
         for a in KERNEL_ADDRS:
             subprocess.run(["ip", "addr", "add", a + "/24", "dev", "fgd0"], check=True)
-        subprocess.run(["sysctl", "-qw", "net.ipv6.conf.fgd0.disable_ipv6=1"],
-                       stderr=subprocess.DEVNULL)
+        if self.v6:
+            # nodad: usable at once (the kernel's own DAD would only delay)
+            for a in KERNEL_ADDRS6:
+                subprocess.run(["ip", "-6", "addr", "add", a + "/64", "dev", "fgd0", "nodad"],
+                               check=True)
+            self.wait_tcp(addr=DP_ADDR6)
+        else:
+            subprocess.run(["sysctl", "-qw", "net.ipv6.conf.fgd0.disable_ipv6=1"],
+                           stderr=subprocess.DEVNULL)
         self.wait_tcp()
         return p
 
-    def wait_tcp(self, timeout=20):
+    def wait_tcp(self, timeout=20, addr=DP_ADDR):
         def greets():
             try:
-                s = socket.create_connection((DP_ADDR, 119), timeout=1)
+                s = socket.create_connection((addr, 119), timeout=1)
                 s.recv(512)
                 s.close()
                 return True
             except OSError:
                 return False
-        wait_until(greets, timeout, "the dataplane to answer on %s:119" % DP_ADDR)
+        wait_until(greets, timeout, "the dataplane to answer on %s port 119" % addr)
 
     # ---------------------------------------------------------- talk
     def ctl(self, *args, timeout=30):
@@ -211,12 +226,14 @@ class World:
 
 # ---------------------------------------------------------- NNTP clients
 
-def connect(src=None, timeout=30):
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+def connect(src=None, timeout=30, dst=DP_ADDR):
+    """A client connection to the dataplane, of dst's family (an IPv6 dst
+    such as DP_ADDR6 with an IPv6 src)."""
+    s = socket.socket(socket.AF_INET6 if ":" in dst else socket.AF_INET, socket.SOCK_STREAM)
     s.settimeout(timeout)
     if src:
         s.bind((src, 0))
-    s.connect((DP_ADDR, 119))
+    s.connect((dst, 119))
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return s
 

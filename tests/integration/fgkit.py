@@ -37,6 +37,7 @@ import atexit
 import ctypes
 import os
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -314,3 +315,12 @@ def rerun_in_netns(prefix):
     finally:
         del_netns(name)
     sys.exit(rc)
+
+
+def inet_csum(data):
+    """The Internet checksum (RFC 1071) of `data`, for crafted packets."""
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    s = (s & 0xffff) + (s >> 16)
+    return ~(s + (s >> 16)) & 0xffff

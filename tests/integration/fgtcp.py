@@ -29,6 +29,13 @@ from fgkit import BUILD, TOP, Lines, check, fail, log, wait_until  # noqa: F401 
 TAPHOST = os.path.join(BUILD, "bin/fg-taphost")
 KERNEL_ADDR = "198.18.0.1"
 MODULE_ADDR = "198.18.0.2"
+# History slots: offered IDs (a 238 not yet followed by its article) are
+# pinned in their bucket pair, so a table whose pinned entries fill both
+# buckets of a new ID answers it 431 (nntp_history_full) at any load. 64
+# holds 60000 offers at once: at 400000 slots (80000 buckets of 5, 0.75
+# per bucket) about one run in a hundred met such a pair; at 2 M slots
+# (0.15 per bucket) the odds are below one in a million.
+HISTORY_SLOTS = 2000000
 NOT_PEER = "198.18.0.3"
 NO_DOWNSTREAM = re.compile(r"^warn config: .*no \[downstream\] sections")
 
@@ -51,8 +58,8 @@ class Harness:
             # refused as too old, not taken for a sign of a wrong clock
             f.write("[site]\nserver-name taphost.test\npath-identity taphost.test\n"
                     "listen 0.0.0.0:119\n[rules]\n%s\n[session]\nclock-skew-limit 0\n"
-                    "[history]\ncapacity 400000\n[peer kernel]\naddress %s\n" % (
-                        rules, KERNEL_ADDR))
+                    "[history]\ncapacity %d\n[peer kernel]\naddress %s\n" % (
+                        rules, HISTORY_SLOTS, KERNEL_ADDR))
         fgkit.enter_netns(self.ns)
         cmd = [TAPHOST, "--tap", "fgt0", "--addr", MODULE_ADDR, "--config", self.config,
                "--stats-file", self.stats_file] + list(args)

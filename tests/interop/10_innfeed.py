@@ -43,7 +43,6 @@ innfeed won; floodgate's logs are clean.
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -221,16 +220,7 @@ def main():
     os.chmod(work, 0o755)
     arts = posts()
     batch = write_origin(work, arts)
-    down = os.path.join(work, "down")
-    innkit.innd_sh("start", down, str(DOWN_PORT))
-    try:
-        scenario(w, work, batch, arts, down)
-    finally:
-        innkit.innd_sh("stop", down)
-        if fgkit.failed or os.environ.get("FG_KEEP_TMP"):
-            log("kept %s" % work)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
+    innkit.with_downstream(work, DOWN_PORT, lambda down: scenario(w, work, batch, arts, down))
 
 
 def scenario(w, work, batch, arts, down):

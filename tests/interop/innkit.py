@@ -21,6 +21,7 @@ lines articles refused after transfer.
 import os
 import pwd
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -126,8 +127,14 @@ class NewsLog:
         return self._lines("-")
 
 
+def quoted(value):
+    """innfeed.conf's value: an IPv6 address (with its colons) in quotes."""
+    return '"%s"' % value if ":" in value else value
+
+
 class Innfeed:
-    """innfeed feeding one peer, with its own scratch directory."""
+    """innfeed feeding one peer, with its own scratch directory; an IPv6
+    `bind` address goes into bindaddress6."""
 
     def __init__(self, path, inn_conf, peer, addr, bind, port=119):
         self.dir, self.inn_conf, self.peer = path, inn_conf, peer
@@ -141,10 +148,11 @@ class Innfeed:
             # so every article has the answers this test examines.
             f.write("backlog-directory: %s\ninitial-sleep: 0\nstats-period: 1\n"
                     "peer %s {\n    ip-name: %s\n    port-number: %d\n"
-                    "    bindaddress: %s\n    streaming: true\n"
+                    "    %s: %s\n    streaming: true\n"
                     "    initial-connections: 2\n    max-connections: 2\n"
                     "    no-check-high: 100.0\n    no-check-low: 95.0\n}\n"
-                    % (self.backlog_dir, peer, addr, port, bind))
+                    % (self.backlog_dir, peer, quoted(addr), port,
+                       "bindaddress6" if ":" in bind else "bindaddress", quoted(bind)))
         self.runs = 0
         self.proc = None
         self.log = None
@@ -215,3 +223,19 @@ class Innfeed:
 
 
 wait_for = fgkit.poll_until
+
+
+def with_downstream(work, port, fn):
+    """fn(down) with a downstream innd in work/down on `port`, stopped
+    after; the scratch directory `work` is removed unless the test failed
+    (or FG_KEEP_TMP is set)."""
+    down = os.path.join(work, "down")
+    innd_sh("start", down, str(port))
+    try:
+        fn(down)
+    finally:
+        innd_sh("stop", down)
+        if fgkit.failed or os.environ.get("FG_KEEP_TMP"):
+            fgkit.log("kept %s" % work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)

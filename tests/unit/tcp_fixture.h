@@ -46,7 +46,11 @@ struct fx {
 	uint64_t now;
 	uint8_t mac[6], peer_mac[6];
 	uint32_t addr, peer;
+	/* IPv6 mode (fx_setup6): the peer's segments come over IPv6 */
+	int v6;
+	uint8_t addr6[16], peer6[16];
 	struct fx_tx tx[FX_MAX_TX];
+	uint32_t tx_flags[FX_MAX_TX];	/* FG_TX_* of each */
 	unsigned n_tx;
 	/* app side */
 	struct fg_tcp_conn *conn;
@@ -71,12 +75,18 @@ static struct fx *FX;
 static void fx_parse(struct fx_tx *t)
 {
 	const uint8_t *ip = t->frame + 14, *th;
-	unsigned ihl, doff;
+	unsigned ihl, doff, tot;
 
 	t->ws = -1;
-	if (t->len < 54 || t->frame[12] != 0x08 || t->frame[13] != 0 || ip[9] != 6)
+	if (t->len >= 74 && t->frame[12] == 0x86 && t->frame[13] == 0xdd && ip[6] == 6) {
+		ihl = 40;
+		tot = 40u + (uint32_t)(ip[4] << 8 | ip[5]);
+	} else if (t->len >= 54 && t->frame[12] == 0x08 && t->frame[13] == 0 && ip[9] == 6) {
+		ihl = (ip[0] & 15u) * 4;
+		tot = (uint32_t)(ip[2] << 8 | ip[3]);
+	} else {
 		return;
-	ihl = (ip[0] & 15u) * 4;
+	}
 	th = ip + ihl;
 	t->is_tcp = 1;
 	t->sport = (uint16_t)(th[0] << 8 | th[1]);
@@ -87,7 +97,7 @@ static void fx_parse(struct fx_tx *t)
 	t->flags = th[13];
 	t->wnd = (uint16_t)(th[14] << 8 | th[15]);
 	t->payload = th + doff;
-	t->plen = (uint32_t)(ip[2] << 8 | ip[3]) - ihl - doff;
+	t->plen = tot - ihl - doff;
 	for (unsigned i = 20; i < doff;) {
 		if (th[i] == 0)
 			break;
@@ -117,8 +127,8 @@ static void fx_sink(void *arg, const uint8_t *frame, uint32_t len, uint32_t flag
 	struct fx *f = arg;
 	struct fx_tx *t;
 
-	(void)flags;
 	ck_assert_uint_lt(f->n_tx, FX_MAX_TX);
+	f->tx_flags[f->n_tx] = flags;
 	t = &f->tx[f->n_tx++];
 	memset(t, 0, sizeof(*t));
 	memcpy(t->frame, frame, len);
@@ -196,6 +206,9 @@ static const struct fg_tcp_app_ops fx_ops = {
 	.on_writable = fx_writable, .on_close = fx_close,
 };
 
+/* The next fixture is IPv6 (fx_setup6 sets it; every setup clears it). */
+static int fx_next_v6;
+
 static void fx_setup_bufs(struct fg_tcp_config *tc, unsigned n_bufs)
 {
 	static struct fx fx_storage;
@@ -204,6 +217,7 @@ static void fx_setup_bufs(struct fg_tcp_config *tc, unsigned n_bufs)
 
 	memset(f, 0, sizeof(*f));
 	FX = f;
+	f->v6 = fx_next_v6;
 	f->consume_limit = UINT32_MAX;
 	f->now = 1000 * FX_MS;
 	memcpy(f->mac, (const uint8_t[]){ 2, 0, 0, 0, 0, 2 }, 6);
@@ -215,13 +229,22 @@ static void fx_setup_bufs(struct fg_tcp_config *tc, unsigned n_bufs)
 	nc.ipv4[0] = f->addr;
 	nc.n_ipv4 = 1;
 	nc.hash_seed = 42;
+	inet_pton(AF_INET6, "2001:db8::2", f->addr6);
+	inet_pton(AF_INET6, "2001:db8::1", f->peer6);
+	if (f->v6) {
+		/* an MTU 20 octets larger than IPv4's keeps the MSS of 1460
+		 * every test here reckons with */
+		memcpy(nc.ipv6[0], f->addr6, 16);
+		nc.n_ipv6 = 1;
+		nc.mtu = 1520;
+	}
 	f->mp = fg_memport_create(n_bufs, 2048, fx_sink, f);
 	ck_assert_ptr_nonnull(f->mp);
 	f->net = fg_net_create(&nc, fg_memport_ops(), f->mp, &f->st);
 	ck_assert_ptr_nonnull(f->net);
 	if (!tc->n_listen) {
 		tc->listen[0].port = 119;
-		tc->listen[0].family = AF_INET;
+		tc->listen[0].family = f->v6 ? AF_INET6 : AF_INET;
 		tc->n_listen = 1;
 	}
 	tc->secret = 7;
@@ -241,6 +264,35 @@ static void fx_setup(void)
 	memset(&tc, 0, sizeof(tc));
 	tc.max_conns = 64;
 	fx_setup_cfg(&tc);
+}
+
+/* The same over IPv6: every later fx_reconfig() of the test stays IPv6. */
+static void fx_setup6(void)
+{
+	fx_next_v6 = 1;
+	fx_setup();
+}
+
+static void fx_setup4(void)
+{
+	fx_next_v6 = 0;
+	fx_setup();
+}
+
+/* The peer's and our address as the app sees them (4 or 16 octets). */
+static const void *fx_peer_addr(void)
+{
+	return FX->v6 ? (const void *)FX->peer6 : (const void *)&FX->peer;
+}
+
+static const void *fx_our_addr(void)
+{
+	return FX->v6 ? (const void *)FX->addr6 : (const void *)&FX->addr;
+}
+
+static size_t fx_alen(void)
+{
+	return FX->v6 ? 16 : 4;
 }
 
 static void fx_teardown(void)
@@ -279,10 +331,14 @@ static void fx_seg_full(uint16_t sport, uint16_t dport, uint8_t flags, uint32_t 
 		.opts = opts, .optlen = optlen, .data = data, .len = len,
 	};
 
-	ck_assert_int_eq(fg_memport_rx_frame(f->mp, NULL, 54 + optlen + len, &fr), 0);
+	if (f->v6) {
+		c.src6 = f->peer6;
+		c.dst6 = f->addr6;
+	}
+	ck_assert_int_eq(fg_memport_rx_frame(f->mp, NULL, 74 + optlen + len, &fr), 0);
 	fr.len = fg_craft_tcp_frame(fr.data, &c);
 	if (bad_csum)
-		fr.data[50] ^= 0x5a;
+		fr.data[(f->v6 ? 74 : 54) - 4] ^= 0x5a;	/* the TCP checksum */
 	fg_net_rx(f->net, &fr, 1, f->now);
 }
 

@@ -228,6 +228,86 @@ START_TEST(test_prefixes)
 }
 END_TEST
 
+/* [dataplane] address: several of our addresses, both families, on one
+ * line or several; [site] listen likewise; peers matched by either. */
+START_TEST(test_dual_stack)
+{
+	struct fg_config *cfg = load(
+		"[site]\nlisten 198.18.0.2:119 [2001:db8::2]:119\nlisten [::]:433\n"
+		"[dataplane]\naddress 198.18.0.2/24 2001:db8::2/64\naddress fd00::7/128\n"
+		"[peer v4]\naddress 198.18.0.0/24\n[peer v6]\naddress 2001:db8::/48\n"
+		"[peer v6-host]\naddress 2001:db8::1\n[downstream d]\naddress 127.0.0.1\n");
+	const struct fg_config_peer *p;
+	uint8_t a6[16], a4[4];
+	char buf[64];
+
+	/* loaded, with one warning: the host inside the /48 */
+	ck_assert_ptr_nonnull(cfg);
+	ck_assert_uint_eq(errs.n_warn, 1);
+	ck_assert_uint_eq(cfg->n_dp_addr, 3);
+	fg_prefix_format(&cfg->dp_addr[1], buf, sizeof(buf));
+	ck_assert_str_eq(buf, "2001:db8::2/64");
+	fg_prefix_format(&cfg->dp_addr[2], buf, sizeof(buf));
+	ck_assert_str_eq(buf, "fd00::7");
+	ck_assert_uint_eq(cfg->n_listen, 3);
+	ck_assert_int_eq(cfg->listen[1].family, AF_INET6);
+	fg_endpoint_format(&cfg->listen[2], buf, sizeof(buf));
+	ck_assert_str_eq(buf, "[::]:433");
+	/* longest match, in each family */
+	inet_pton(AF_INET6, "2001:db8::1", a6);
+	p = fg_config_find_peer(cfg, AF_INET6, a6);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_str_eq(p->name, "v6-host");
+	inet_pton(AF_INET6, "2001:db8::9", a6);
+	ck_assert_str_eq(fg_config_find_peer(cfg, AF_INET6, a6)->name, "v6");
+	inet_pton(AF_INET, "198.18.0.1", a4);
+	ck_assert_str_eq(fg_config_find_peer(cfg, AF_INET, a4)->name, "v4");
+	inet_pton(AF_INET6, "2001:db9::1", a6);
+	ck_assert_ptr_null(fg_config_find_peer(cfg, AF_INET6, a6));
+	assert_round_trip(cfg);
+	fg_config_free(cfg);
+}
+END_TEST
+
+/* What floodgate refuses at start in a file that loads: listen endpoints
+ * the port would never receive; the other programs refuse none of it. */
+START_TEST(test_program_refusals)
+{
+	struct fg_config *cfg = load(
+		"[site]\nlisten 198.18.0.2:119 [fd00::9]:119 [::]:433 0.0.0.0:563\n"
+		"[dataplane]\naddress 198.18.0.2/24 fd00::2/64\n" PEER_AND_DS);
+	char why[4][FG_CONFIG_REFUSAL_MAX];
+	enum fg_program p;
+
+	ck_assert_ptr_nonnull(cfg);
+	ck_assert_int_eq(fg_config_program_parse("floodgate", &p), 0);
+	ck_assert_int_eq(p, FG_PROGRAM_FLOODGATE);
+	ck_assert_int_eq(fg_config_program_parse("floodgate-host", &p), 0);
+	ck_assert_int_eq(p, FG_PROGRAM_FLOODGATE_HOST);
+	ck_assert_int_eq(fg_config_program_parse("innd", &p), -EINVAL);
+	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 4), 1);
+	ck_assert_str_eq(why[0], "[site] listen [fd00::9]:119 is not one of [dataplane] address, "
+				 "so the port would never receive its connections");
+	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE_HOST, why, 4), 0);
+	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODCTLD, why, 4), 0);
+	ck_assert_ptr_nonnull(strstr(fg_config_host_refusals(FG_PROGRAM_FLOODGATE), "hugepages"));
+	fg_config_free(cfg);
+	/* an IPv4-only port: the IPv6 wildcard has nothing to arrive on; the
+	 * count goes on past what fits */
+	cfg = load("[site]\nlisten [::]:119 [fd00::1]:119 [fd00::2]:119\n"
+		   "[dataplane]\naddress 198.18.0.2/24\n" PEER_AND_DS);
+	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 1), 3);
+	ck_assert_str_eq(why[0], "[site] listen [::]:119: [dataplane] address has no IPv6 "
+				 "address, so the port would never receive these connections");
+	fg_config_free(cfg);
+	/* passive mode listens to a capture: any endpoint goes */
+	cfg = load("[site]\nlisten [fd00::c613:1]:119\n"
+		   "[dataplane]\nmode passive\naddress 198.18.0.2/24\n" PEER_AND_DS);
+	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 4), 0);
+	fg_config_free(cfg);
+}
+END_TEST
+
 START_TEST(test_endpoints)
 {
 	struct fg_endpoint ep;
@@ -280,7 +360,7 @@ START_TEST(test_embedded_default)
 	ck_assert_uint_eq(cfg->n_listen, 1);
 	fg_endpoint_format(&cfg->listen[0], buf, sizeof(buf));
 	ck_assert_str_eq(buf, "10.99.0.1:119");
-	fg_prefix_format(&cfg->dp_addr, buf, sizeof(buf));
+	fg_prefix_format(&cfg->dp_addr[0], buf, sizeof(buf));
 	ck_assert_str_eq(buf, "10.99.0.1/24");
 	ck_assert_str_eq(cfg->port, "net_tap0,iface=fg0");
 	ck_assert_str_eq(cfg->eal_args, "--no-huge -m 512 --no-pci --no-shconf --no-telemetry");
@@ -359,7 +439,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(cfg->rx_queues, 1);
 	ck_assert_uint_eq(cfg->mbufs, 16383);
 	ck_assert_uint_eq(cfg->tcp_connections, 4096);
-	fg_prefix_format(&cfg->dp_addr, buf, sizeof(buf));
+	fg_prefix_format(&cfg->dp_addr[0], buf, sizeof(buf));
 	ck_assert_str_eq(buf, "10.99.0.1/24");
 	for (int i = 0; i < 6; i++)
 		ck_assert_uint_eq(cfg->dp_mac[i], 0);
@@ -527,7 +607,7 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(cfg->rx_queues, 6);
 	ck_assert_uint_eq(cfg->mbufs, 262143);
 	ck_assert_uint_eq(cfg->tcp_connections, 65536);
-	fg_prefix_format(&cfg->dp_addr, buf, sizeof(buf));
+	fg_prefix_format(&cfg->dp_addr[0], buf, sizeof(buf));
 	ck_assert_str_eq(buf, "198.51.100.7/28");
 	ck_assert_uint_eq(cfg->dp_mac[0], 0x02);
 	ck_assert_uint_eq(cfg->dp_mac[5], 0x01);
@@ -709,9 +789,12 @@ START_TEST(test_value_errors)
 		     "t.conf:2: workers: 0 is out of range: must be between 1 and 127");
 	expect_error("[dataplane]\naddress 10.99.0.0/24\n" PEER_AND_DS,
 		     "t.conf:2: address: 10.99.0.0/24 is a network; give our address on it "
-		     "(10.99.0.1/24)");
-	expect_error("[dataplane]\naddress fd00::1/64\n" PEER_AND_DS,
-		     "t.conf:2: address: fd00::1/64: the dataplane speaks IPv4 only");
+		     "(10.99.0.1/24, 2001:db8::1/64)");
+	expect_error("[dataplane]\naddress fd00::/64\n" PEER_AND_DS,
+		     "t.conf:2: address: fd00::/64 is a network; give our address on it "
+		     "(10.99.0.1/24, 2001:db8::1/64)");
+	expect_error("[dataplane]\naddress 10.99.0.1/24 fd00::1/64 10.99.0.1/16\n" PEER_AND_DS,
+		     "t.conf:2: address: 10.99.0.1/16 listed twice");
 	expect_error("[dataplane]\nmac 01:00:5e:00:00:01\n" PEER_AND_DS,
 		     "t.conf:2: mac: 01:00:5e:00:00:01 is not a unicast address");
 	expect_error("[dataplane]\nmac 02:00:5e:00:00\n" PEER_AND_DS,
@@ -1118,6 +1201,8 @@ static Suite *config_suite(void)
 	tcase_add_test(values, test_sizes_and_bools);
 	tcase_add_test(values, test_prefixes);
 	tcase_add_test(values, test_endpoints);
+	tcase_add_test(values, test_dual_stack);
+	tcase_add_test(values, test_program_refusals);
 	tcase_add_test(keys, test_embedded_default);
 	tcase_add_test(keys, test_defaults);
 	tcase_add_test(keys, test_every_key);

@@ -477,16 +477,25 @@ START_TEST(test_mirror_frames_and_linger)
 	seg_frame(CLIENT, 40040, SERVER, 119, TH_ACK, 540, "more\r\n", false, true);
 	ck_assert_uint_eq(ctr(FG_CTR_PASSIVE_AFTER_CLOSE_BYTES), 6);
 	ck_assert_uint_eq(ctr(FG_CTR_PASSIVE_MIDSTREAM), 1);	/* the FIN ended it */
-	/* not IPv4 at all: counted */
+	/* not IP at all, IPv6 but not TCP, and an IPv6 header of zeros: counted */
 	{
-		uint8_t f[60] = { 0 };
+		uint8_t f[3][80] = { { 0 } };
 		struct fg_rx_frame fr;
+		uint64_t bad = ctr(FG_CTR_PASSIVE_BAD);
 
-		put16(f + 12, 0x86dd);
-		ck_assert_int_eq(fg_memport_rx_frame(X.mp, f, sizeof(f), &fr), 0);
-		fg_passive_rx(X.pv, &fr, 1, NULL, X.now, X.now_ns);
+		put16(f[0] + 12, 0x0806);
+		put16(f[1] + 12, 0x86dd);
+		f[1][14] = 0x60;
+		f[1][14 + 5] = 8;		/* payload length */
+		f[1][14 + 6] = 58;		/* ICMPv6 */
+		put16(f[2] + 12, 0x86dd);
+		for (unsigned i = 0; i < 3; i++) {
+			ck_assert_int_eq(fg_memport_rx_frame(X.mp, f[i], sizeof(f[i]), &fr), 0);
+			fg_passive_rx(X.pv, &fr, 1, NULL, X.now, X.now_ns);
+		}
+		ck_assert_uint_eq(ctr(FG_CTR_PASSIVE_BAD), bad + 1);
 	}
-	ck_assert_uint_eq(ctr(FG_CTR_PASSIVE_NOT_TCP), 1);
+	ck_assert_uint_eq(ctr(FG_CTR_PASSIVE_NOT_TCP), 2);
 	fx_down();
 }
 END_TEST

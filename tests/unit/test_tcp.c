@@ -276,10 +276,10 @@ START_TEST(test_handshake_options)
 	ck_assert_uint_eq(FX->accepts, 1);
 	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_TO_ESTABLISHED], 1);
 	/* the endpoints come as config.h's struct fg_endpoint */
-	ck_assert_int_eq(FX->peer_seen.family, AF_INET);
-	ck_assert_int_eq(memcmp(FX->peer_seen.addr, &FX->peer, 4), 0);
+	ck_assert_int_eq(FX->peer_seen.family, FX->v6 ? AF_INET6 : AF_INET);
+	ck_assert_int_eq(memcmp(FX->peer_seen.addr, fx_peer_addr(), fx_alen()), 0);
 	ck_assert_uint_eq(FX->peer_seen.port, FX_PEER_PORT);
-	ck_assert_int_eq(memcmp(FX->local_seen.addr, &FX->addr, 4), 0);
+	ck_assert_int_eq(memcmp(FX->local_seen.addr, fx_our_addr(), fx_alen()), 0);
 	ck_assert_uint_eq(FX->local_seen.port, 119);
 	{
 		struct fg_endpoint p;
@@ -911,6 +911,10 @@ START_TEST(test_lookup_after_reset)
 				  .wnd = 65535 };
 	struct fg_rx_frame fr[2];
 
+	if (FX->v6) {
+		c.src6 = FX->peer6;
+		c.dst6 = FX->addr6;
+	}
 	fx_handshake();
 	fx_seg(F_ACK | F_PSH, FX->pseq, FX->our_seq, 65535, "a", 1);
 	ck_assert_uint_eq(FX->rx_len, 1);
@@ -918,7 +922,7 @@ START_TEST(test_lookup_after_reset)
 	for (unsigned i = 0; i < 2; i++) {
 		c.flags = i ? F_SYN : F_RST;
 		c.seq = i ? 5000 : FX->pseq + 1;
-		ck_assert_int_eq(fg_memport_rx_frame(FX->mp, NULL, 54, &fr[i]), 0);
+		ck_assert_int_eq(fg_memport_rx_frame(FX->mp, NULL, 74, &fr[i]), 0);
 		fr[i].len = fg_craft_tcp_frame(fr[i].data, &c);
 	}
 	FX->n_tx = 0;
@@ -1369,48 +1373,238 @@ START_TEST(test_passive_mode)
 }
 END_TEST
 
+
+/* ---- IPv6 only (fixture fx_setup6) ---- */
+
+/* A Packet Too Big from a router: MTU `mtu`, quoting the frame we sent as
+ * FX->tx[i] (its IPv6 header and the first `quote` octets after). */
+static void fx_ptb(unsigned i, uint32_t mtu, uint32_t quote, uint32_t seq_delta)
+{
+	uint8_t router[16];
+	uint32_t len = 8 + 40 + quote;
+	struct fg_rx_frame fr;
+	uint8_t *m, *q;
+
+	inet_pton(AF_INET6, "2001:db8:ffff::1", router);
+	ck_assert_int_eq(fg_memport_rx_frame(FX->mp, NULL, 14 + 40 + len, &fr), 0);
+	fg_net_build_ipv6(fr.data, FX->mac, FX->peer_mac, router, FX->addr6, 58, len, 64);
+	m = fr.data + 54;
+	memset(m, 0, 8);
+	m[0] = 2;
+	fg_wr32(m + 4, mtu);
+	q = m + 8;
+	memcpy(q, FX->tx[i].frame + 14, 40 + quote);
+	fg_wr32(q + 40 + 4, fg_rd32(q + 40 + 4) + seq_delta);
+	fg_wr16(m + 2, fg_csum_fold(fg_csum_add(fg_ipv6_pseudo_sum(router, FX->addr6, 58, len),
+						m, len)));
+	fg_net_rx(FX->net, &fr, 1, FX->now);
+}
+
+START_TEST(test_v6_packet_too_big)
+{
+	static uint8_t big[6000];
+	uint32_t una;
+
+	for (unsigned i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)(i * 7);
+	fx_handshake();
+	ck_assert_int_eq(fg_tcp_send(FX->conn, big, sizeof(big)), (int)sizeof(big));
+	fx_advance(0);
+	ck_assert_uint_eq(FX->n_tx, 3);		/* 1460 + 1460 + 1460 of the initial window */
+	ck_assert_uint_eq(FX->tx[0].plen, 1460);
+	una = FX->tx[0].seq;
+	/* not believed: an MTU under 1280; a quoted sequence number beyond
+	 * what was sent; one already acknowledged; a quote too short */
+	fx_ptb(0, 1279, 20, 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET6_PTB_BAD], 1);
+	fx_ptb(2, 1280, 20, 1460);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_PMTU_IGNORED], 1);
+	fx_ptb(0, 1280, 20, (uint32_t)-1);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_PMTU_IGNORED], 2);
+	fx_ptb(0, 1280, 7, 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET6_PTB_BAD], 2);
+	ck_assert_uint_eq(FX->n_tx, 3);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_PMTU_LOWERED], 0);
+	/* believed: the MSS falls to 1280 - 40 - 20 and the flight goes again */
+	fx_ptb(1, 1280, 20, 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET6_PTB], 3);	/* handed on: two ignored by TCP */
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_PMTU_LOWERED], 1);
+	ck_assert_uint_gt(FX->n_tx, 3);
+	ck_assert_uint_eq(FX->tx[3].seq, una);
+	ck_assert_uint_eq(FX->tx[3].plen, 1220);
+	ck_assert_int_eq(memcmp(FX->tx[3].payload, big, 1220), 0);
+	for (unsigned i = 3; i < FX->n_tx; i++)
+		ck_assert_uint_le(FX->tx[i].len, 14 + 1280);
+	/* a larger MTU later does not raise it again */
+	fx_ptb(3, 1400, 20, 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_PMTU_LOWERED], 1);
+	/* what follows the ACK is cut at 1220 too */
+	FX->n_tx = 0;
+	fx_seg(F_ACK, FX->pseq, una + 1220, 65535, NULL, 0);
+	for (unsigned i = 0; i < FX->n_tx; i++)
+		ck_assert_uint_le(FX->tx[i].plen, 1220);
+}
+END_TEST
+
+/* IPv4 and IPv6 on one instance: each family finds its own listener and
+ * its own connections, even with equal ports and an IPv6 address that
+ * begins with the IPv4 one's octets. */
+START_TEST(test_dual_stack)
+{
+	struct fg_tcp_config tc = { .max_conns = 16 };
+	struct fg_craft_tcp c4 = { .dst_mac = FX->mac, .src_mac = FX->peer_mac, .sport = 40000,
+				   .dport = 119, .flags = F_SYN, .seq = 7, .wnd = 65535 };
+	struct fg_craft_tcp c6 = c4;
+	uint8_t alias[16] = { 0 };
+	struct fg_rx_frame fr;
+
+	tc.listen[0] = (struct fg_endpoint){ .family = AF_INET, .port = 119 };
+	tc.listen[1] = (struct fg_endpoint){ .family = AF_INET6, .port = 119 };
+	tc.n_listen = 2;
+	fx_reconfig(&tc);
+	c4.src = FX->peer;
+	c4.dst = FX->addr;
+	c6.src6 = FX->peer6;
+	c6.dst6 = FX->addr6;
+	/* the IPv4 one: the fixture's net has its IPv4 address too */
+	ck_assert_int_eq(fg_memport_rx_frame(FX->mp, NULL, 74, &fr), 0);
+	fr.len = fg_craft_tcp_frame(fr.data, &c4);
+	fg_net_rx(FX->net, &fr, 1, FX->now);
+	ck_assert_uint_eq(FX->n_tx, 1);
+	ck_assert_uint_eq(FX->tx[0].flags, F_SYN | F_ACK);
+	ck_assert_uint_eq(fg_rd16(FX->tx[0].frame + 12), FG_ETHERTYPE_IPV4);
+	ck_assert_uint_eq(FX->tx[0].mss, 1480);		/* MTU 1520 - 40 */
+	fg_memport_rx_frame(FX->mp, NULL, 74, &fr);
+	fr.len = fg_craft_tcp_frame(fr.data, &c6);
+	fg_net_rx(FX->net, &fr, 1, FX->now);
+	ck_assert_uint_eq(FX->n_tx, 2);
+	ck_assert_uint_eq(fg_rd16(FX->tx[1].frame + 12), FG_ETHERTYPE_IPV6);
+	ck_assert_uint_eq(FX->tx[1].mss, 1460);		/* MTU 1520 - 60 */
+	ck_assert_uint_eq(fg_tcp_conns_in_use(FX->tcp), 2);
+	/* an IPv6 peer whose address starts with the IPv4 peer's octets and
+	 * the same ports: a third connection, not the IPv4 one's */
+	memcpy(alias, &FX->peer, 4);
+	c6.src6 = alias;
+	fg_memport_rx_frame(FX->mp, NULL, 74, &fr);
+	fr.len = fg_craft_tcp_frame(fr.data, &c6);
+	fg_net_rx(FX->net, &fr, 1, FX->now);
+	ck_assert_uint_eq(fg_tcp_conns_in_use(FX->tcp), 3);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_SYN_RX], 3);
+	/* sources no connection can have: loopback, unspecified */
+	alias[15] = 1;
+	memset(alias, 0, 15);
+	fg_memport_rx_frame(FX->mp, NULL, 74, &fr);
+	fr.len = fg_craft_tcp_frame(fr.data, &c6);
+	fg_net_rx(FX->net, &fr, 1, FX->now);
+	alias[15] = 0;
+	fg_memport_rx_frame(FX->mp, NULL, 74, &fr);
+	fr.len = fg_craft_tcp_frame(fr.data, &c6);
+	fg_net_rx(FX->net, &fr, 1, FX->now);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_RX_BAD], 2);
+	ck_assert_uint_eq(fg_tcp_conns_in_use(FX->tcp), 3);
+	/* a listener of one family only: the other's SYN is refused (RST) */
+	tc.n_listen = 1;
+	fx_reconfig(&tc);
+	c6.src6 = FX->peer6;
+	c6.dst6 = FX->addr6;
+	fg_memport_rx_frame(FX->mp, NULL, 74, &fr);
+	fr.len = fg_craft_tcp_frame(fr.data, &c6);
+	fg_net_rx(FX->net, &fr, 1, FX->now);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_RX_NO_CONN], 1);
+	ck_assert_uint_eq(FX->tx[0].flags, F_RST | F_ACK);
+	ck_assert_uint_eq(fg_rd16(FX->tx[0].frame + 12), FG_ETHERTYPE_IPV6);
+}
+END_TEST
+
+/* With checksum offload an IPv6 segment leaves with the pseudo-header
+ * sum in its checksum field and the frame flagged IPv6 for the port. */
+START_TEST(test_v6_tx_offload)
+{
+	struct fg_tcp_config tc = { .max_conns = 8 };
+	struct fg_net_config nc = { 0 };
+	const uint8_t *ip, *th;
+	uint32_t l4;
+
+	/* rebuild the net with offload: the fixture's config plus the flag */
+	fg_tcp_destroy(FX->tcp);
+	fg_net_destroy(FX->net);
+	memcpy(nc.mac, FX->mac, 6);
+	memcpy(nc.ipv6[0], FX->addr6, 16);
+	nc.n_ipv6 = 1;
+	nc.tx_csum_offload = true;
+	FX->net = fg_net_create(&nc, fg_memport_ops(), FX->mp, &FX->st);
+	ck_assert_ptr_nonnull(FX->net);
+	tc.listen[0] = (struct fg_endpoint){ .family = AF_INET6, .port = 119 };
+	tc.n_listen = 1;
+	FX->tcp = fg_tcp_create(FX->net, &tc, &fx_ops, FX);
+	ck_assert_ptr_nonnull(FX->tcp);
+	fx_syn(99, -1);
+	ck_assert_uint_eq(FX->n_tx, 1);
+	ip = FX->tx[0].frame + 14;
+	th = ip + 40;
+	l4 = fg_rd16(ip + 4);
+	ck_assert_uint_eq(FX->tx_flags[0], FG_TX_CSUM_OFFLOAD | FG_TX_IPV6);
+	ck_assert_uint_eq(fg_rd16(th + 16),
+			  (uint16_t)~fg_csum_fold(fg_ipv6_pseudo_sum(ip + 8, ip + 24, 6, l4)));
+	ck_assert_uint_eq(FX->tx[0].mss, 1440);		/* MTU 1500 - 60 */
+}
+END_TEST
+
+/* A behaviour test runs twice: over IPv4 and over IPv6 (the fixture's
+ * peer sends its segments with the other family). */
+static void add_both(TCase *v4, TCase *v6, const TTest *t)
+{
+	tcase_add_test(v4, t);
+	tcase_add_test(v6, t);
+}
+
+
 static Suite *tcp_suite(void)
 {
 	Suite *s = suite_create("tcp");
 	TCase *t = tcase_create("state-table");
 	TCase *u = tcase_create("behaviour");
+	TCase *u6 = tcase_create("behaviour-ipv6");
 	TCase *n = tcase_create("net");
+	TCase *n6 = tcase_create("ipv6");
 
 	tcase_add_loop_test(t, test_state_flag_table, 0, 2 * (int)FG_ARRAY_SIZE(table_states));
 	tcase_add_loop_test(t, test_out_of_window_table, 0, (int)FG_ARRAY_SIZE(table_states));
 	suite_add_tcase(s, t);
-	tcase_add_checked_fixture(u, fx_setup, fx_teardown);
-	tcase_add_test(u, test_handshake_options);
-	tcase_add_test(u, test_handshake_no_ws);
-	tcase_add_test(u, test_sack);
-	tcase_add_test(u, test_bad_ack_in_syn_rcvd);
-	tcase_add_test(u, test_closed_replies);
-	tcase_add_test(u, test_config_checks);
-	tcase_add_test(u, test_bad_checksum_and_header);
-	tcase_add_test(u, test_app_refuses);
-	tcase_add_test(u, test_in_order_and_reassembly);
-	tcase_add_test(u, test_delayed_ack);
-	tcase_add_test(u, test_window_backpressure_and_hold);
-	tcase_add_test(u, test_zero_window);
-	tcase_add_test(u, test_segmentation_by_mss);
-	tcase_add_test(u, test_send_buffer_full);
-	tcase_add_test(u, test_rto_backoff_and_give_up);
-	tcase_add_test(u, test_rtt_estimate);
-	tcase_add_test(u, test_fast_retransmit);
-	tcase_add_test(u, test_persist);
-	tcase_add_test(u, test_time_wait_expiry_and_reuse);
-	tcase_add_test(u, test_next_deadline);
-	tcase_add_test(u, test_idle_timeout);
-	tcase_add_test(u, test_synack_retransmit_and_timeout);
-	tcase_add_test(u, test_syn_backlog_and_cookies);
-	tcase_add_test(u, test_per_peer_backlog_and_no_cookies);
-	tcase_add_test(u, test_pool_empty);
-	tcase_add_test(u, test_app_abort);
-	tcase_add_test(u, test_rst_mid_data_releases_holds);
-	tcase_add_test(u, test_rst_challenge);
-	tcase_add_test(u, test_lookup_after_reset);
+	tcase_add_checked_fixture(u, fx_setup4, fx_teardown);
+	tcase_add_checked_fixture(u6, fx_setup6, fx_teardown);
+	add_both(u, u6, test_handshake_options);
+	add_both(u, u6, test_handshake_no_ws);
+	add_both(u, u6, test_sack);
+	add_both(u, u6, test_bad_ack_in_syn_rcvd);
+	add_both(u, u6, test_closed_replies);
+	add_both(u, u6, test_config_checks);
+	add_both(u, u6, test_bad_checksum_and_header);
+	add_both(u, u6, test_app_refuses);
+	add_both(u, u6, test_in_order_and_reassembly);
+	add_both(u, u6, test_delayed_ack);
+	add_both(u, u6, test_window_backpressure_and_hold);
+	add_both(u, u6, test_zero_window);
+	add_both(u, u6, test_segmentation_by_mss);
+	add_both(u, u6, test_send_buffer_full);
+	add_both(u, u6, test_rto_backoff_and_give_up);
+	add_both(u, u6, test_rtt_estimate);
+	add_both(u, u6, test_fast_retransmit);
+	add_both(u, u6, test_persist);
+	add_both(u, u6, test_time_wait_expiry_and_reuse);
+	add_both(u, u6, test_next_deadline);
+	add_both(u, u6, test_idle_timeout);
+	add_both(u, u6, test_synack_retransmit_and_timeout);
+	add_both(u, u6, test_syn_backlog_and_cookies);
+	add_both(u, u6, test_per_peer_backlog_and_no_cookies);
+	add_both(u, u6, test_pool_empty);
+	add_both(u, u6, test_app_abort);
+	add_both(u, u6, test_rst_mid_data_releases_holds);
+	add_both(u, u6, test_rst_challenge);
+	add_both(u, u6, test_lookup_after_reset);
 	suite_add_tcase(s, u);
-	tcase_add_checked_fixture(n, fx_setup, fx_teardown);
+	suite_add_tcase(s, u6);
+	tcase_add_checked_fixture(n, fx_setup4, fx_teardown);
 	tcase_add_test(n, test_checksum_reference);
 	tcase_add_test(n, test_arp);
 	tcase_add_test(n, test_icmp_echo);
@@ -1419,6 +1613,11 @@ static Suite *tcp_suite(void)
 	tcase_add_test(n, test_fault_knob);
 	tcase_add_test(n, test_passive_mode);
 	suite_add_tcase(s, n);
+	tcase_add_checked_fixture(n6, fx_setup6, fx_teardown);
+	tcase_add_test(n6, test_v6_packet_too_big);
+	tcase_add_test(n6, test_dual_stack);
+	tcase_add_test(n6, test_v6_tx_offload);
+	suite_add_tcase(s, n6);
 	return s;
 }
 

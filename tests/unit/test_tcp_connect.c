@@ -61,7 +61,7 @@ static void client_setup(void)
 {
 	struct fg_tcp_config tc;
 
-	fx_setup();
+	fx_setup4();
 	memset(&tc, 0, sizeof(tc));
 	tc.max_conns = 8;
 	tc.listen[0].family = AF_INET;
@@ -594,6 +594,24 @@ START_TEST(test_connect_passive_refused)
 }
 END_TEST
 
+/* An active open speaks IPv4 only (no neighbour cache for IPv6 yet): an
+ * IPv6 instance refuses an open between its IPv6 addresses. */
+START_TEST(test_connect_ipv6_refused)
+{
+	struct fg_endpoint local = { .family = AF_INET6 }, peer = { .family = AF_INET6, .port = 119 };
+	int err = 0;
+
+	fx_teardown();
+	fx_setup6();
+	memcpy(local.addr, fx_our_addr(), fx_alen());
+	memcpy(peer.addr, fx_peer_addr(), fx_alen());
+	ck_assert_uint_eq(fx_alen(), 16);
+	ck_assert_ptr_null(fg_tcp_connect(FX->tcp, &local, &peer, NULL, FX->now, &err));
+	ck_assert_int_eq(err, -EAFNOSUPPORT);
+	ck_assert_uint_eq(fg_tcp_conns_in_use(FX->tcp), 0);
+}
+END_TEST
+
 /* One instance accepts and opens side by side. */
 START_TEST(test_active_beside_passive)
 {
@@ -658,6 +676,7 @@ static Suite *tcp_connect_suite(void)
 	tcase_add_test(t, test_connect_refusals);
 	tcase_add_test(t, test_client_only_instance);
 	tcase_add_test(t, test_connect_passive_refused);
+	tcase_add_test(t, test_connect_ipv6_refused);
 	tcase_add_test(t, test_active_beside_passive);
 	tcase_add_test(t, test_connect_without_on_connect);
 	suite_add_tcase(s, t);

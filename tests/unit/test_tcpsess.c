@@ -333,8 +333,9 @@ START_TEST(test_whole_session)
 	ck_assert(memmem(c->rx, c->rx_len, "238 <b@t>", 9) < memmem(c->rx, c->rx_len, "239 <a@t>", 9));
 	ck_assert_uint_eq(fg_tcpsess_list(X.ts, info, 4), 1);
 	ck_assert_str_eq(info[0].peer, "feeder");
-	ck_assert_uint_eq(info[0].addr, htonl(0x0a000001));
-	ck_assert_uint_eq(info[0].port, 40000);
+	ck_assert_int_eq(info[0].remote.family, AF_INET);
+	ck_assert_int_eq(memcmp(info[0].remote.addr, &(uint32_t){ htonl(0x0a000001) }, 4), 0);
+	ck_assert_uint_eq(info[0].remote.port, 40000);
 	ck_assert_uint_eq(info[0].state, FG_TCPSESS_OPEN);
 	ck_assert_uint_gt(info[0].bytes_in, 3000);
 	ck_assert_uint_eq(info[0].bytes_out, c->rx_len);

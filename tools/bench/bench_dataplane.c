@@ -67,6 +67,7 @@ struct wl_def {
 	enum fg_pcapfeed_mode mode;
 	unsigned articles, peers, dups, window;
 	uint32_t size;
+	bool v6;			/* the same flows over IPv6 (fd00::198.18.x.y) */
 };
 
 struct capture {
@@ -85,9 +86,9 @@ struct result {
 };
 
 static const char conf_text[] =
-	"[site]\npath-identity floodgate.test\nlisten 198.19.0.1:119\n"
+	"[site]\npath-identity floodgate.test\nlisten 198.19.0.1:119 [fd00::c613:1]:119\n"
 	"[session]\nclock-skew-limit 0\n"
-	"[peer feeders]\naddress 198.18.0.0/15\n"
+	"[peer feeders]\naddress 198.18.0.0/15 fd00::c612:0/111\n"
 	"[dataplane]\nmode passive\n";
 
 /* ------------------------------------------------------------ mbuf ops */
@@ -172,7 +173,7 @@ static int capture_write(const struct wl_def *d, struct capture *c)
 	struct fg_wl_params wp;
 	struct fg_pcapfeed_opts o = { .conns = 1, .window = d->window, .mode = d->mode,
 				      .mode_stream = true, .server_addr = 0xc6130001,
-				      .server_port = 119 };
+				      .server_port = 119, .v6 = d->v6 };
 	char err[PCAP_ERRBUF_SIZE];
 	struct pcap_pkthdr *h;
 	const u_char *data;
@@ -438,15 +439,38 @@ static void print(FILE *f, const struct result *r, unsigned n, double hz, bool m
 			   "CHECK/s | articles/s | article Gbit/s | frames/s | cycles/frame |\n"
 			   "|---|---:|---:|---:|---:|---:|---:|\n");
 	else
-		fprintf(f, "%-10s %10s %12s %12s %10s %12s %10s\n", "workload", "frames", "CHECK/s",
+		fprintf(f, "%-12s %10s %12s %12s %10s %12s %10s\n", "workload", "frames", "CHECK/s",
 			"articles/s", "Gbit/s", "frames/s", "cyc/frame");
 	for (unsigned i = 0; i < n; i++) {
 		double s = (double)r[i].ns / 1e9;
 
 		fprintf(f, md ? "| %s | %lu | %.0f | %.0f | %.2f | %.0f | %.0f |\n"
-			      : "%-10s %10lu %12.0f %12.0f %10.2f %12.0f %10.0f\n",
+			      : "%-12s %10lu %12.0f %12.0f %10.2f %12.0f %10.0f\n",
 			r[i].name, (unsigned long)r[i].frames, r[i].checks / s, r[i].articles / s,
 			r[i].article_bytes * 8 / s / 1e9, r[i].frames / s, s * hz / r[i].frames);
+	}
+}
+
+/* Each "-v6" workload beside the one of the same name over IPv4: offers
+ * (CHECKs, or TAKETHIS articles) per CPU second, IPv6 / IPv4. */
+static void print_ratios(FILE *f, const struct result *r, unsigned n, bool md)
+{
+	for (unsigned i = 0; i < n; i++) {
+		size_t len = strlen(r[i].name);
+
+		if (len < 4 || strcmp(r[i].name + len - 3, "-v6"))
+			continue;
+		for (unsigned j = 0; j < n; j++) {
+			double o6, o4;
+
+			if (strlen(r[j].name) != len - 3 || strncmp(r[j].name, r[i].name, len - 3))
+				continue;
+			o6 = (double)(r[i].checks ? r[i].checks : r[i].articles) / (double)r[i].ns;
+			o4 = (double)(r[j].checks ? r[j].checks : r[j].articles) / (double)r[j].ns;
+			fprintf(f, md ? "\n%s over IPv6 / IPv4, offers per CPU second: **%.2f**\n"
+				      : "%s over IPv6 / IPv4, offers per CPU second: %.2f\n",
+				r[j].name, o6 / o4);
+		}
 	}
 }
 
@@ -496,8 +520,10 @@ static int write_md(const char *md, const struct result *res, unsigned n, double
 		return -errno;
 	}
 	print(f, res, n, hz, true);
+	print_ratios(f, res, n, true);
 	fprintf(f, "\nThread CPU time, TSC %.2f GHz, best of %u runs, load average %s. Frames are "
-		   "feedgen's model written as a capture (one connection per peer) in "
+		   "feedgen's model written as a capture (one connection per peer; the -v6 "
+		   "workloads the same flows over IPv6, MSS 1440) in "
 		   "DPDK mbufs (EAL --no-huge -m %u, sized to the largest capture); every run's "
 		   "answers equal the model's.\n", hz / 1e9, runs, loadavg(), memory_mb);
 	return fclose(f) == 0 ? 0 : -errno;
@@ -512,12 +538,16 @@ static int write_md(const char *md, const struct result *res, unsigned n, double
 int main(int argc, char **argv)
 {
 	static const struct wl_def quick[] = {
-		{ "check", FG_PCAPFEED_CHECK, 40000, 10, 10, 64, 2048 },
-		{ "takethis", FG_PCAPFEED_TAKETHIS, 40000, 4, 1, 32, 2048 },
+		{ "check", FG_PCAPFEED_CHECK, 40000, 10, 10, 64, 2048, false },
+		{ "takethis", FG_PCAPFEED_TAKETHIS, 40000, 4, 1, 32, 2048, false },
+		{ "check-v6", FG_PCAPFEED_CHECK, 40000, 10, 10, 64, 2048, true },
+		{ "takethis-v6", FG_PCAPFEED_TAKETHIS, 40000, 4, 1, 32, 2048, true },
 	}, full[] = {
-		{ "check", FG_PCAPFEED_CHECK, 200000, 10, 10, 64, 2048 },
-		{ "takethis", FG_PCAPFEED_TAKETHIS, 200000, 4, 1, 32, 2048 },
-		{ "big", FG_PCAPFEED_TAKETHIS, 1500, 4, 1, 8, 700 * 1024 },
+		{ "check", FG_PCAPFEED_CHECK, 200000, 10, 10, 64, 2048, false },
+		{ "takethis", FG_PCAPFEED_TAKETHIS, 200000, 4, 1, 32, 2048, false },
+		{ "check-v6", FG_PCAPFEED_CHECK, 200000, 10, 10, 64, 2048, true },
+		{ "takethis-v6", FG_PCAPFEED_TAKETHIS, 200000, 4, 1, 32, 2048, true },
+		{ "big", FG_PCAPFEED_TAKETHIS, 1500, 4, 1, 8, 700 * 1024, false },
 	};
 	const struct wl_def *defs = quick;
 	unsigned n_defs = FG_ARRAY_SIZE(quick), runs = 3, memory_mb = 0;
@@ -561,6 +591,7 @@ int main(int argc, char **argv)
 	}
 	if (rc == 0) {
 		print(stdout, res, n_defs, hz, false);
+		print_ratios(stdout, res, n_defs, false);
 		printf("EAL memory: -m %u (--no-huge)\n", memory_mb);
 		if (md)
 			rc = write_md(md, res, n_defs, hz, runs, memory_mb);

@@ -85,10 +85,7 @@ static volatile int64_t sink;
 
 static double now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	return (double)fg_mono_ns() * 1e-9;
 }
 
 /* One implementation of one row: run `iters` calls, return the sum of results. */

@@ -69,10 +69,7 @@ static void fresh_dir(void)
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)fg_mono_ns() * 1e-9;
 }
 
 static uint64_t now_ns(void)

@@ -60,10 +60,7 @@ static uint64_t rng(void)
 
 static double now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
+	return (double)fg_mono_ns();
 }
 
 /* ---------------------------------------------------------------- history stand-in */

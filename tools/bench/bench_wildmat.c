@@ -47,10 +47,7 @@ static const struct wcase cases[] = {
 
 static double now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+	return (double)fg_mono_ns();
 }
 
 static volatile unsigned sink;

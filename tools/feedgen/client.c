@@ -115,8 +115,12 @@ struct feed {
 	unsigned done;
 	uint8_t *tries;			/* per article and peer: 431/436 retries so far */
 	uint64_t retries_pending;
-	struct sockaddr_in addr;
-	uint32_t source;		/* host order; 0 = let the kernel choose */
+	/* the server, IPv4 or IPv6; --source likewise (peer i binds to it
+	 * plus i, added to its last 32 bits) */
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	struct sockaddr_storage source;
+	bool has_source;
 	uint64_t t0;			/* start, for --rate */
 	struct feed_dp *dp;		/* --dpdk, else NULL (sockets) */
 };
@@ -370,16 +374,22 @@ static int conn_open(struct feed *f, struct conn *c)
 
 	if (f->dp)
 		return dp_conn_open(f, c);
-	c->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	c->fd = socket(f->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (c->fd < 0)
 		return -errno;
 	/* commands are batched per write already; Nagle would only add delay */
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (f->source) {
-		struct sockaddr_in src = { .sin_family = AF_INET,
-					   .sin_addr.s_addr = htonl(f->source + c->peer) };
+	if (f->has_source) {
+		struct sockaddr_storage src = f->source;
+		uint8_t *last = src.ss_family == AF_INET6
+			? ((struct sockaddr_in6 *)&src)->sin6_addr.s6_addr + 12
+			: (uint8_t *)&((struct sockaddr_in *)&src)->sin_addr.s_addr;
+		uint32_t a;
 
-		if (bind(c->fd, (const struct sockaddr *)&src, sizeof(src)) < 0) {
+		memcpy(&a, last, 4);
+		a = htonl(ntohl(a) + c->peer);
+		memcpy(last, &a, 4);
+		if (bind(c->fd, (const struct sockaddr *)&src, f->addrlen) < 0) {
 			int rc = -errno;
 
 			close(c->fd);
@@ -387,7 +397,7 @@ static int conn_open(struct feed *f, struct conn *c)
 			return rc;
 		}
 	}
-	if (connect(c->fd, (const struct sockaddr *)&f->addr, sizeof(f->addr)) < 0 &&
+	if (connect(c->fd, (const struct sockaddr *)&f->addr, f->addrlen) < 0 &&
 	    errno != EINPROGRESS) {
 		int rc = -errno;
 
@@ -799,12 +809,15 @@ static const struct fg_tcp_app_ops dp_ops = {
 static int dp_conn_open(struct feed *f, struct conn *c)
 {
 	struct fg_endpoint local = { .family = AF_INET }, peer = { .family = AF_INET };
+	const struct sockaddr_in *sa = (const struct sockaddr_in *)&f->addr;
 	uint32_t a = feed_dp_addr(f->dp);
 	int err = 0;
 
+	if (f->addr.ss_family != AF_INET)
+		return -EAFNOSUPPORT;	/* --dpdk opens IPv4 connections only */
 	memcpy(local.addr, &a, 4);
-	memcpy(peer.addr, &f->addr.sin_addr.s_addr, 4);
-	peer.port = ntohs(f->addr.sin_port);
+	memcpy(peer.addr, &sa->sin_addr.s_addr, 4);
+	peer.port = ntohs(sa->sin_port);
 	c->tc = fg_tcp_connect(feed_dp_tcp(f->dp), &local, &peer, c, fg_mono_ns(), &err);
 	if (!c->tc)
 		return err;
@@ -978,6 +991,29 @@ static void feed_loop(struct feed *f, uint64_t t0)
 	}
 }
 
+/* "198.18.0.2" or "fd00::2" with `port`: 0, or -EINVAL. */
+static int sockaddr_of(const char *s, uint16_t port, struct sockaddr_storage *out,
+		       socklen_t *len)
+{
+	struct sockaddr_in *a4 = (struct sockaddr_in *)out;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)out;
+
+	memset(out, 0, sizeof(*out));
+	if (inet_pton(AF_INET, s, &a4->sin_addr) == 1) {
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons(port);
+		*len = sizeof(*a4);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, s, &a6->sin6_addr) == 1) {
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons(port);
+		*len = sizeof(*a6);
+		return 0;
+	}
+	return -EINVAL;
+}
+
 int feed_run(const struct feed_opts *o, const struct fg_wl *wl, struct fg_wlc *chk,
 	     struct feed_result *res)
 {
@@ -988,20 +1024,20 @@ int feed_run(const struct feed_opts *o, const struct fg_wl *wl, struct fg_wlc *c
 
 	fg_lathist_init(&res->lat_offer);
 	fg_lathist_init(&res->lat_article);
-	f.addr.sin_family = AF_INET;
-	f.addr.sin_port = htons(o->port);
-	if (inet_pton(AF_INET, o->host, &f.addr.sin_addr) != 1) {
-		FG_LOG_ERR("feedgen", "not an IPv4 address: %s", o->host);
+	if (sockaddr_of(o->host, o->port, &f.addr, &f.addrlen) != 0) {
+		FG_LOG_ERR("feedgen", "not an IPv4 or IPv6 address: %s", o->host);
 		return -EINVAL;
 	}
 	if (o->source[0]) {
-		struct in_addr src;
+		socklen_t len;
 
-		if (inet_pton(AF_INET, o->source, &src) != 1) {
-			FG_LOG_ERR("feedgen", "--source: not an IPv4 address: %s", o->source);
+		if (sockaddr_of(o->source, 0, &f.source, &len) != 0 ||
+		    f.source.ss_family != f.addr.ss_family) {
+			FG_LOG_ERR("feedgen", "--source: not an address of --host's family: %s",
+				   o->source);
 			return -EINVAL;
 		}
-		f.source = ntohl(src.s_addr);
+		f.has_source = true;
 	}
 	rc = feed_setup(&f);
 	if (rc < 0)

@@ -44,6 +44,7 @@ struct feed_opts {
 	const char *dpdk;
 	char dpdk_addr[64];
 	unsigned dpdk_queues;
+	bool pcap_v6;			/* the pcap's flows over IPv6 (fd00::ADDR) */
 };
 
 /* Per connection: response codes seen (100..599). */

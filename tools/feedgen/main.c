@@ -24,7 +24,7 @@
 static const char usage_text[] =
 "usage: feedgen [options]\n"
 "connection:\n"
-"  --host ADDR            server IPv4 address (127.0.0.1)\n"
+"  --host ADDR            server address, IPv4 or IPv6 (127.0.0.1)\n"
 "  --port N               server port (119)\n"
 "  --peers N              simulated peers (10)\n"
 "  --conns N              connections per peer (1)\n"
@@ -66,6 +66,8 @@ static const char usage_text[] =
 "  --progress / --no-progress   progress line on stderr (default: if a terminal)\n"
 "  --pcap FILE            write the client side as a pcap; no server needed\n"
 "  --pcap-server A:P      the server address in the pcap (198.19.0.1:119)\n"
+"  --pcap-ipv6            the pcap's flows over IPv6: every address A.B.C.D becomes\n"
+"                         fd00::A.B.C.D (the server [fd00::c613:1]:119 by default)\n"
 "  --log-level L          err|warn|notice|info|debug (notice)\n"
 "Sizes take K/M (1024), durations s/m/h/d/w.\n";
 
@@ -74,7 +76,7 @@ enum {
 	O_MAXRETRY, O_MAXRECON, O_TIMEOUT, O_SPID, O_SEED, O_ARTICLES, O_DUPS, O_SPREAD,
 	O_SIZE, O_BINSIZE, O_BINSHARE, O_OLD, O_FUTURE, O_LOOP, O_BADID, O_NOINJ, O_OFFLINE,
 	O_VERSIONS, O_NEAR, O_PREFIX, O_GROUPS, O_CUTOFF, O_MARGIN, O_PATHID, O_NOW, O_JSON,
-	O_PROGRESS, O_NOPROGRESS, O_PCAP, O_PCAPSRV, O_LOGLEVEL, O_RATE, O_SOURCE, O_HELP,
+	O_PROGRESS, O_NOPROGRESS, O_PCAP, O_PCAPSRV, O_PCAP6, O_LOGLEVEL, O_RATE, O_SOURCE, O_HELP,
 	O_DPDK, O_DPDKADDR, O_DPDKQ,
 };
 
@@ -97,7 +99,8 @@ static const struct option long_opts[] = {
 	{ "future-margin", 1, 0, O_MARGIN }, { "path-identity", 1, 0, O_PATHID },
 	{ "now", 1, 0, O_NOW }, { "json", 0, 0, O_JSON }, { "progress", 0, 0, O_PROGRESS },
 	{ "no-progress", 0, 0, O_NOPROGRESS }, { "pcap", 1, 0, O_PCAP },
-	{ "pcap-server", 1, 0, O_PCAPSRV }, { "log-level", 1, 0, O_LOGLEVEL },
+	{ "pcap-server", 1, 0, O_PCAPSRV }, { "pcap-ipv6", 0, 0, O_PCAP6 },
+	{ "log-level", 1, 0, O_LOGLEVEL },
 	{ "help", 0, 0, O_HELP }, { 0, 0, 0, 0 },
 };
 
@@ -223,6 +226,7 @@ static int opt_feed(struct feed_opts *o, int opt, const char *arg)
 	case O_NOPROGRESS: o->progress = 0; break;
 	case O_PCAP: o->pcap = arg; break;
 	case O_PCAPSRV: rc = set_string(o->pcap_server, sizeof(o->pcap_server), arg); break;
+	case O_PCAP6: o->pcap_v6 = true; break;
 	case O_LOGLEVEL:
 		rc = fg_log_level_parse(arg);
 		if (rc >= 0)
@@ -353,6 +357,7 @@ static int run_pcap(const struct feed_opts *o, const struct fg_wl *wl)
 		  o->mode == FEED_TAKETHIS ? FG_PCAPFEED_TAKETHIS : FG_PCAPFEED_IHAVE;
 	po.mode_stream = o->mode_stream && o->mode != FEED_IHAVE;
 	po.capabilities = o->capabilities;
+	po.v6 = o->pcap_v6;
 	rc = fg_pcap_parse_endpoint(o->pcap_server, &po.server_addr, &po.server_port);
 	if (rc < 0) {
 		fprintf(stderr, "feedgen: bad --pcap-server %s\n", o->pcap_server);

@@ -66,14 +66,6 @@ static void on_signal(int sig)
 		got_stop = 1;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int tap_open(const char *name)
 {
 	struct ifreq ifr;
@@ -205,7 +197,7 @@ static unsigned rx_burst(struct th *t, uint64_t now_ns)
 static uint64_t iteration(struct th *t, uint64_t engine_due)
 {
 	struct pollfd pfd = { t->fd, POLLIN, 0 };
-	uint64_t now_ns = mono_ns(), next = FG_MIN(fg_net_next_deadline(t->net), engine_due);
+	uint64_t now_ns = fg_mono_ns(), next = FG_MIN(fg_net_next_deadline(t->net), engine_due);
 	int tmo = next <= now_ns ? 0 : (int)FG_MIN((next - now_ns + 999999) / 1000000, 100u);
 	struct timespec wall;
 	unsigned got = 0;
@@ -213,7 +205,7 @@ static uint64_t iteration(struct th *t, uint64_t engine_due)
 	if (poll(&pfd, 1, tmo) > 0 && (pfd.revents & POLLIN))
 		got = 1;
 	clock_gettime(CLOCK_REALTIME, &wall);
-	now_ns = mono_ns();
+	now_ns = fg_mono_ns();
 	/* the TCP callbacks (accept, data) run the engine with this time */
 	fg_tcpsess_set_time(t->ts, wall.tv_sec, now_ns);
 	if (got)
@@ -237,19 +229,19 @@ static uint64_t iteration(struct th *t, uint64_t engine_due)
  * transfers finish and the answers reach the peers, then reset the rest. */
 static void shutdown_sequence(struct th *t, uint64_t engine_due)
 {
-	uint64_t deadline = mono_ns() + SHUTDOWN_GRACE_NS;
+	uint64_t deadline = fg_mono_ns() + SHUTDOWN_GRACE_NS;
 
 	fg_tcpsess_set_draining(t->ts, true);
 	fg_engine_shutdown(t->e);
-	while (mono_ns() < deadline && (fg_engine_sessions(t->e) || fg_engine_xfers(t->e) ||
+	while (fg_mono_ns() < deadline && (fg_engine_sessions(t->e) || fg_engine_xfers(t->e) ||
 					fg_tcpsess_unfinished(t->ts)))
 		engine_due = iteration(t, engine_due);
 	if (fg_tcpsess_abort_all(t->ts))
 		fg_tcpsess_work(t->ts);
 	/* transfers of aborted sessions complete at the sink's next poll */
-	while (mono_ns() < deadline + SHUTDOWN_GRACE_NS && fg_engine_xfers(t->e))
+	while (fg_mono_ns() < deadline + SHUTDOWN_GRACE_NS && fg_engine_xfers(t->e))
 		engine_due = iteration(t, engine_due);
-	fg_net_poll(t->net, mono_ns());
+	fg_net_poll(t->net, fg_mono_ns());
 	fg_tcpsess_work(t->ts);
 	if (fg_engine_sessions(t->e) || fg_engine_xfers(t->e))
 		FG_LOG_ERR(TH_COMP, "stopped with %u sessions and %u transfers open",

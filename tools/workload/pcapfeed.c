@@ -239,6 +239,8 @@ static int flows_init(struct pfeed *p)
 		memcpy(f->fl.smac, (uint8_t[6]){ 0x02, 0, 0, 0, 0, 1 }, 6);
 		f->fl.caddr = caddr;
 		f->fl.saddr = p->o->server_addr;
+		f->fl.v6 = p->o->v6;
+		f->fl.mss = p->o->v6 ? FG_PCAP_MSS - 20 : 0;	/* the same MTU */
 		f->fl.cport = (uint16_t)(40000 + k);
 		f->fl.sport = p->o->server_port;
 	}

@@ -14,7 +14,8 @@
 #define ETH_LEN 14
 #define IP_LEN 20
 #define TCP_LEN 20
-#define PKT_MAX (ETH_LEN + IP_LEN + TCP_LEN + 4 + FG_PCAP_MSS)
+#define IP6_LEN 40
+#define PKT_MAX (ETH_LEN + IP6_LEN + TCP_LEN + 4 + FG_PCAP_MSS)
 #define NS_PER_BYTE 8		/* 1 Gbit/s */
 
 enum { F_FIN = 0x01, F_SYN = 0x02, F_PSH = 0x08, F_ACK = 0x10 };
@@ -58,6 +59,19 @@ uint16_t fg_pcap_tcp_checksum(uint32_t saddr, uint32_t daddr, const void *tcp, s
 		       6 /* IPPROTO_TCP */ + (uint32_t)len;
 
 	return fold(sum16(tcp, len, sum));
+}
+
+void fg_pcap_v6_addr(uint32_t a, uint8_t out[16])
+{
+	memset(out, 0, 16);
+	out[0] = 0xfd;
+	put32(out + 12, a);
+}
+
+/* The TCP checksum over the IPv6 pseudo-header (RFC 8200 8.1). */
+static uint16_t tcp6_checksum(const uint8_t *src, const uint8_t *dst, const void *tcp, size_t len)
+{
+	return fold(sum16(tcp, len, sum16(src, 16, sum16(dst, 16, 6u + (uint32_t)len))));
 }
 
 int fg_pcap_open(struct fg_pcap *w, const char *path, uint64_t start_ns)
@@ -107,24 +121,34 @@ int fg_pcap_close(struct fg_pcap *w)
 static int emit(struct fg_pcap *w, struct fg_pcap_flow *fl, bool to_server, uint8_t flags,
 		const void *data, size_t len)
 {
-	uint8_t *p = w->pkt, *ip = p + ETH_LEN, *tcp = ip + IP_LEN;
-	size_t tcp_len = TCP_LEN + ((flags & F_SYN) ? 4 : 0), total = IP_LEN + tcp_len + len;
+	size_t ip_len = fl->v6 ? IP6_LEN : IP_LEN;
+	uint8_t *p = w->pkt, *ip = p + ETH_LEN, *tcp = ip + ip_len;
+	size_t tcp_len = TCP_LEN + ((flags & F_SYN) ? 4 : 0), total = ip_len + tcp_len + len;
 	uint32_t src = to_server ? fl->caddr : fl->saddr, dst = to_server ? fl->saddr : fl->caddr;
 	uint32_t rec[4];
 
 	memcpy(p, to_server ? fl->smac : fl->cmac, 6);
 	memcpy(p + 6, to_server ? fl->cmac : fl->smac, 6);
-	put16(p + 12, 0x0800);
-	memset(ip, 0, IP_LEN);
-	ip[0] = 0x45;
-	put16(ip + 2, (uint16_t)total);
-	put16(ip + 4, to_server ? fl->c_ipid++ : fl->s_ipid++);
-	put16(ip + 6, 0x4000);			/* DF */
-	ip[8] = 64;
-	ip[9] = 6;
-	put32(ip + 12, src);
-	put32(ip + 16, dst);
-	put16(ip + 10, fg_pcap_ip_checksum(ip, IP_LEN));
+	put16(p + 12, fl->v6 ? 0x86dd : 0x0800);
+	memset(ip, 0, ip_len);
+	if (fl->v6) {
+		put32(ip, 6u << 28);
+		put16(ip + 4, (uint16_t)(total - IP6_LEN));
+		ip[6] = 6;
+		ip[7] = 64;
+		fg_pcap_v6_addr(src, ip + 8);
+		fg_pcap_v6_addr(dst, ip + 24);
+	} else {
+		ip[0] = 0x45;
+		put16(ip + 2, (uint16_t)total);
+		put16(ip + 4, to_server ? fl->c_ipid++ : fl->s_ipid++);
+		put16(ip + 6, 0x4000);			/* DF */
+		ip[8] = 64;
+		ip[9] = 6;
+		put32(ip + 12, src);
+		put32(ip + 16, dst);
+		put16(ip + 10, fg_pcap_ip_checksum(ip, IP_LEN));
+	}
 	memset(tcp, 0, tcp_len);
 	put16(tcp, to_server ? fl->cport : fl->sport);
 	put16(tcp + 2, to_server ? fl->sport : fl->cport);
@@ -140,7 +164,8 @@ static int emit(struct fg_pcap *w, struct fg_pcap_flow *fl, bool to_server, uint
 	}
 	if (len)
 		memcpy(tcp + tcp_len, data, len);
-	put16(tcp + 16, fg_pcap_tcp_checksum(src, dst, tcp, tcp_len + len));
+	put16(tcp + 16, fl->v6 ? tcp6_checksum(ip + 8, ip + 24, tcp, tcp_len + len)
+			       : fg_pcap_tcp_checksum(src, dst, tcp, tcp_len + len));
 	rec[0] = (uint32_t)(w->t_ns / 1000000000ull);
 	rec[1] = (uint32_t)(w->t_ns % 1000000000ull / 1000);
 	rec[2] = rec[3] = (uint32_t)(ETH_LEN + total);

@@ -41,6 +41,9 @@ struct fg_pcap {
 struct fg_pcap_flow {
 	uint8_t cmac[6], smac[6];
 	uint32_t caddr, saddr;	/* host byte order */
+	/* IPv6 instead: the addresses are fd00::A.B.C.D (RFC 4193 space,
+	 * the IPv4 address in the last 32 bits: fg_pcap_v6_addr) */
+	bool v6;
 	uint16_t cport, sport;
 	uint32_t cseq;		/* next client sequence number */
 	uint32_t sseq;		/* next server sequence number (= the client's ack) */
@@ -65,6 +68,9 @@ int fg_pcap_flow_close(struct fg_pcap *w, struct fg_pcap_flow *fl);
 uint16_t fg_pcap_ip_checksum(const void *hdr, size_t len);
 uint16_t fg_pcap_tcp_checksum(uint32_t saddr, uint32_t daddr, const void *tcp, size_t len);
 
+/* The IPv6 address a v6 flow uses for host-order IPv4 address `a`. */
+void fg_pcap_v6_addr(uint32_t a, uint8_t out[16]);
+
 /* "A.B.C.D:PORT" -> host-order address and port; 0 or -EINVAL. */
 int fg_pcap_parse_endpoint(const char *s, uint32_t *addr, uint16_t *port);
 
@@ -84,6 +90,7 @@ struct fg_pcapfeed_opts {
 	bool capabilities;
 	uint32_t server_addr;	/* host order */
 	uint16_t server_port;
+	bool v6;		/* flows over IPv6 (fg_pcap_v6_addr of each address) */
 };
 
 struct fg_pcapfeed_stats {

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config_programs.c — what each program refuses at start in a
+ * configuration that loaded: the checks that depend on the file alone, so
+ * that `floodctl config --check --for PROGRAM` can say them before the
+ * program runs, with the words the program logs (it calls the same
+ * function). Refusals that depend on the host (hugepages, the port's
+ * probe, the CPUs, floodctld's region) are named, not checked.
+ *
+ * floodgate, active mode: every [site] listen endpoint must be one the
+ * port receives: a specific address must be one of [dataplane] address,
+ * and a wildcard (0.0.0.0, ::) needs an address of its family there;
+ * otherwise the dataplane would run and never see that endpoint's
+ * connections. floodgate-host and floodctld refuse nothing beyond
+ * loading.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "config_int.h"
+
+static const char *const program_names[] = {
+	[FG_PROGRAM_FLOODCTLD] = "floodctld",
+	[FG_PROGRAM_FLOODGATE] = "floodgate",
+	[FG_PROGRAM_FLOODGATE_HOST] = "floodgate-host",
+};
+
+int fg_config_program_parse(const char *name, enum fg_program *out)
+{
+	for (unsigned i = 0; i < FG_ARRAY_SIZE(program_names); i++) {
+		if (!strcmp(name, program_names[i])) {
+			*out = (enum fg_program)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static bool is_unspecified(const struct fg_endpoint *ep)
+{
+	static const uint8_t zero[16];
+
+	return !memcmp(ep->addr, zero, ep->family == AF_INET ? 4 : 16);
+}
+
+/* The [dataplane] address a listen endpoint is received on, if any. */
+static bool listen_reachable(const struct fg_config *cfg, const struct fg_endpoint *ep)
+{
+	for (unsigned i = 0; i < cfg->n_dp_addr; i++) {
+		const struct fg_prefix *a = &cfg->dp_addr[i];
+
+		if (a->family == ep->family &&
+		    (is_unspecified(ep) || !memcmp(a->addr, ep->addr, a->family == AF_INET ? 4 : 16)))
+			return true;
+	}
+	return false;
+}
+
+unsigned fg_config_refusals(const struct fg_config *cfg, enum fg_program prog,
+			    char (*why)[FG_CONFIG_REFUSAL_MAX], unsigned max)
+{
+	unsigned n = 0;
+
+	if (prog != FG_PROGRAM_FLOODGATE || cfg->dp_mode != FG_DATAPLANE_ACTIVE)
+		return 0;
+	for (unsigned i = 0; i < cfg->n_listen; i++) {
+		const struct fg_endpoint *ep = &cfg->listen[i];
+		char text[64];
+
+		if (listen_reachable(cfg, ep))
+			continue;
+		if (n < max) {
+			fg_endpoint_format(ep, text, sizeof(text));
+			if (is_unspecified(ep))
+				snprintf(why[n], FG_CONFIG_REFUSAL_MAX,
+					 "[site] listen %s: [dataplane] address has no %s address, "
+					 "so the port would never receive these connections", text,
+					 ep->family == AF_INET ? "IPv4" : "IPv6");
+			else
+				snprintf(why[n], FG_CONFIG_REFUSAL_MAX,
+					 "[site] listen %s is not one of [dataplane] address, so the "
+					 "port would never receive its connections", text);
+		}
+		n++;
+	}
+	return n;
+}
+
+const char *fg_config_host_refusals(enum fg_program prog)
+{
+	switch (prog) {
+	case FG_PROGRAM_FLOODGATE:
+		return "floodctld's region at [history] shm-path (running, same build), the EAL "
+		       "(hugepages, eal-args), enough lcores for the workers, the port's probe "
+		       "and its queues and MTU, mbufs for the queues, IPv6 duplicate address "
+		       "detection on the link";
+	case FG_PROGRAM_FLOODGATE_HOST:
+		return "floodctld's region at [history] shm-path, binding the [site] listen "
+		       "addresses, the data directory";
+	case FG_PROGRAM_FLOODCTLD:
+		break;
+	}
+	return "the region's path ([history] shm-path, hugetlbfs), the data directory, "
+	       "binding [stats] http and the control socket";
+}

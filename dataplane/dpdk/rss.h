@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rss.h — the RSS key floodgate gives a port with more than one RX queue:
+ * 0x6d5a repeated, the symmetric Toeplitz key (Woo and Park, 2012). With
+ * it a 4-tuple and its reverse hash alike, for IPv4 and IPv6, so both
+ * directions of a connection (a mirrored server's RST in passive mode)
+ * reach one queue. tests/unit/test_rss.c checks that with rte_softrss.
+ */
+#ifndef FLOODGATE_DP_RSS_H
+#define FLOODGATE_DP_RSS_H
+
+#define DP_RSS_KEY_LEN 40
+#define DP_RSS_KEY_INIT { \
+	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, \
+	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, \
+	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, \
+	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, \
+}
+
+#endif /* FLOODGATE_DP_RSS_H */
