@@ -1069,6 +1069,8 @@ int feed_run(const struct feed_opts *o, const struct fg_wl *wl, struct fg_wlc *c
 	}
 	feed_loop(&f, t0);
 	res->elapsed = (double)(fg_mono_ns() - t0) / 1e9;
+	if (f.dp)
+		feed_dp_linger(f.dp, 2000000000ull);	/* the closes finish */
 	res->cpu_self = feed_self_cpu() - cpu0;
 	res->cpu_server = srv0 >= 0 ? feed_proc_cpu(o->server_pid) - srv0 : -1;
 	res->accepted = fg_wlc_accepted(chk);

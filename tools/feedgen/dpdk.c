@@ -335,6 +335,14 @@ unsigned feed_dp_poll(struct feed_dp *d, uint64_t now)
 	return got;
 }
 
+void feed_dp_linger(struct feed_dp *d, uint64_t max_ns)
+{
+	uint64_t end = fg_mono_ns() + max_ns;
+
+	while (fg_tcp_conns_in_use(d->tcp) && fg_mono_ns() < end)
+		feed_dp_poll(d, fg_mono_ns());
+}
+
 struct fg_tcp *feed_dp_tcp(struct feed_dp *d)
 {
 	return d->tcp;

@@ -87,6 +87,10 @@ void feed_dp_close(struct feed_dp *d);
 /* Receive on every queue, then TCP's end of burst and timers; the frames
  * received. */
 unsigned feed_dp_poll(struct feed_dp *d, uint64_t now_ns);
+/* Poll until every connection has ended (its FIN acknowledged), at most
+ * max_ns: an exit right after the last close would leave the server's
+ * side of it open. */
+void feed_dp_linger(struct feed_dp *d, uint64_t max_ns);
 struct fg_tcp *feed_dp_tcp(struct feed_dp *d);
 uint32_t feed_dp_addr(const struct feed_dp *d);
 
