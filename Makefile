@@ -185,6 +185,10 @@ BENCH_SRCS := $(wildcard tools/bench/bench_*.c)
 BENCH_BINS := $(BENCH_SRCS:tools/bench/%.c=$(B)/bench/%)
 
 PROG_BINS :=
+# A program's own extra libraries: PROG_LIBS_<name> (DPDK for feedgen, whose
+# --dpdk transport is tools/feedgen/dpdk.c; that one file sees DPDK's headers).
+PROG_LIBS_feedgen := $(DPDK_LIBS)
+PROG_DPDK_OBJS := $(B)/obj/tools/feedgen/dpdk.o
 # a program links the tiers its directory's top folder names (dataplane/host
 # is a dataplane program, control/floodctl a control one)
 define program_template
@@ -194,7 +198,7 @@ PROG_BINS += $(B)/bin/$(1)
 $(B)/bin/$(1): $$($(1)_SRCS:%.c=$(B)/obj/%.o) $$(LINK_$(firstword $(subst /, ,$(2))))
 	@mkdir -p $$(@D)
 	@echo '  LD     $$@'
-	$(Q)$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(PCAP_LIBS) $$(JEMALLOC) $$(LDLIBS)
+	$(Q)$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(PROG_LIBS_$(1)) $$(PCAP_LIBS) $$(JEMALLOC) $$(LDLIBS)
 endif
 endef
 $(foreach p,$(PROGRAMS),$(eval $(call program_template,$(word 1,$(subst :, ,$(p))),$(word 2,$(subst :, ,$(p))))))
@@ -218,6 +222,11 @@ $(B)/obj/dataplane/dpdk/%.o: dataplane/dpdk/%.c
 	@mkdir -p $(@D)
 	@echo '  CC     $<'
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(DPDK_CFLAGS) -c -o $@ $<
+
+$(PROG_DPDK_OBJS): $(B)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	@echo '  CC     $<'
+	$(Q)$(CC) $(CPPFLAGS) $(TOOLS_CPPFLAGS) $(CFLAGS) $(DPDK_CFLAGS) -c -o $@ $<
 
 $(B)/obj/tools/bench/%.o: tools/bench/%.c
 	@mkdir -p $(@D)

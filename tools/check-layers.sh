@@ -38,7 +38,7 @@ declare -A HEADER=(
 	[queue]=lib [warmup]=lib [dstatus]=lib
 	[net]=dataplane [tcp]=dataplane [tcpsess]=dataplane [memport]=dataplane
 	[passive]=dataplane [qwriter]=dataplane [relay]=dataplane [outbound]=dataplane
-	[slotlink]=dataplane [levers]=dataplane [wire]=dataplane
+	[slotlink]=dataplane [levers]=dataplane [wire]=dataplane [mbuf]=dataplane
 	[expiry]=control [metrics]=control [snapshot]=control
 )
 

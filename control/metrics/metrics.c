@@ -20,8 +20,16 @@
 #include "floodgate/history.h"
 #include "floodgate/metrics.h"
 
+/* A live writer that counts its loop's cycles (floodgate's workers). */
+struct lcore_load {
+	char name[FG_REGION_NAME_MAX];
+	uint64_t busy, idle;		/* TSC cycles */
+};
+
 struct sample {
 	struct fg_region_wstats *st;	/* heap: a few hundred KiB */
+	struct lcore_load *lc;		/* heap: one per slot at most */
+	unsigned n_lc;
 	struct fg_history_stats hs;
 	unsigned npeers;
 	unsigned writers;
@@ -52,6 +60,7 @@ static void sample_nic(struct fg_region *r, struct sample *s)
 static void sample_free(struct sample *s)
 {
 	free(s->st);
+	free(s->lc);
 	free(s->nic);
 }
 
@@ -62,6 +71,22 @@ static bool sample_take(struct fg_region *r, struct sample *s)
 	if (!s->st)
 		return false;
 	fg_region_sum(r, s->st);
+	s->lc = calloc(fg_region_nslots(r), sizeof(*s->lc));
+	if (!s->lc) {
+		sample_free(s);
+		return false;
+	}
+	for (unsigned i = 0; i < fg_region_nslots(r); i++) {
+		struct fg_region_slot_info si;
+
+		if (fg_region_slot_info(r, i, &si) != 0 || si.state != FG_SLOT_LIVE ||
+		    si.busy_cycles + si.idle_cycles == 0)
+			continue;
+		memcpy(s->lc[s->n_lc].name, si.name, sizeof(si.name));
+		s->lc[s->n_lc].busy = si.busy_cycles;
+		s->lc[s->n_lc].idle = si.idle_cycles;
+		s->n_lc++;
+	}
 	fg_history_stats(fg_region_history(r), &s->hs);
 	s->npeers = fg_region_npeers(r);
 	s->writers = fg_region_live_writers(r);
@@ -104,6 +129,12 @@ bool fg_metrics_clock_suspect(const struct fg_region *r)
 			return true;
 	}
 	return false;
+}
+
+/* The share of a writer's loop spent on work, since it claimed its slot. */
+static double lcore_busy_share(const struct lcore_load *l)
+{
+	return (double)l->busy / (double)(l->busy + l->idle);
 }
 
 static bool peer_has(const struct sample *s, unsigned c)
@@ -274,6 +305,41 @@ static void prom_history(struct fg_sbuf *b, const struct sample *s)
 		   s->hs.side_capacity);
 }
 
+/* Each polling lcore's load: its busy and idle cycles (rate() of the
+ * two gives the recent share) and the share since its writer started. */
+static void prom_lcores(struct fg_sbuf *b, const struct sample *s)
+{
+	static const struct {
+		const char *name, *type, *help;
+	} fam[] = {
+		{ "floodgate_lcore_busy_share", "gauge",
+		  "share of a worker lcore's loop spent on passes with work, since the worker "
+		  "started (its CPU time also counts its polling; this does not)" },
+		{ "floodgate_lcore_busy_cycles_total", "counter",
+		  "TSC cycles of a worker lcore's passes with work" },
+		{ "floodgate_lcore_idle_cycles_total", "counter",
+		  "TSC cycles of a worker lcore's passes without work, sleeps included" },
+	};
+
+	if (!s->n_lc)
+		return;
+	for (unsigned f = 0; f < FG_ARRAY_SIZE(fam); f++) {
+		prom_head(b, fam[f].name, fam[f].type, fam[f].help);
+		for (unsigned i = 0; i < s->n_lc; i++) {
+			const struct lcore_load *l = &s->lc[i];
+
+			fg_sbuf_printf(b, "%s{", fam[f].name);
+			prom_label(b, "writer", l->name, true);
+			fg_sbuf_puts(b, "}");
+			if (f == 0)
+				prom_value(b, lcore_busy_share(l));
+			else
+				fg_sbuf_printf(b, " %llu\n",
+					       (unsigned long long)(f == 1 ? l->busy : l->idle));
+		}
+	}
+}
+
 static void prom_state(struct fg_sbuf *b, const struct fg_metrics_state *m, const struct sample *s)
 {
 	prom_gauge(b, "floodgate_journal_lag_records",
@@ -308,6 +374,7 @@ static void prom_state(struct fg_sbuf *b, const struct fg_metrics_state *m, cons
 		   "the kernel's maximum error of its clock (adjtimex maxerror)",
 		   s->kclock.ok ? s->kclock.max_error : NAN);
 	prom_gauge(b, "floodgate_writers", "writer slots in use (dataplane workers, hosts)", s->writers);
+	prom_lcores(b, s);
 	prom_gauge(b, "floodgate_verdict_log_enabled", "1 when the verdict log is written", m->vlog_on);
 	prom_gauge(b, "floodgate_start_time_seconds", "when floodctld started (Unix time)",
 		   (double)m->started);
@@ -534,6 +601,16 @@ static void json_state(struct fg_json *j, const struct fg_metrics_state *m, cons
 	fg_json_bool(j, "clock_suspect", s->clock_suspect);
 	fg_metrics_kclock_json(j, &s->kclock);
 	fg_json_u64(j, "writers", s->writers);
+	fg_json_arr(j, "lcores");
+	for (unsigned i = 0; i < s->n_lc; i++) {
+		fg_json_obj(j, NULL);
+		fg_json_str(j, "writer", s->lc[i].name);
+		fg_json_u64(j, "busy_cycles", s->lc[i].busy);
+		fg_json_u64(j, "idle_cycles", s->lc[i].idle);
+		fg_json_f64(j, "busy_share", lcore_busy_share(&s->lc[i]));
+		fg_json_close(j);
+	}
+	fg_json_close(j);
 	fg_json_bool(j, "verdict_log", m->vlog_on);
 	fg_json_time(j, "started", m->started);
 	fg_json_str(j, "startup", m->startup);
@@ -713,6 +790,9 @@ void fg_metrics_table(struct fg_region *r, const struct fg_metrics_state *m, str
 		fg_sbuf_puts(out, "CLOCK SUSPECT: a writer's recent Injection-Dates sit hours away from "
 			     "the local clock\n");
 	fg_metrics_kclock_text(out, &s.kclock);
+	for (unsigned i = 0; i < s.n_lc; i++)
+		fg_sbuf_printf(out, "lcore %s: busy %.1f %% of its loop since it started\n",
+			       s.lc[i].name, 100.0 * lcore_busy_share(&s.lc[i]));
 	if (m->queue.present) {
 		fg_sbuf_printf(out, "outbound queue: %llu articles, %llu octets in %llu segments, "
 			       "oldest undelivered %llds\n",

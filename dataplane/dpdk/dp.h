@@ -181,6 +181,7 @@ struct dp_worker {
 	uint64_t idle_since_ns;			/* first empty poll of this idle spell, 0: busy */
 	uint64_t sleep_ns;
 	uint64_t shutdown_deadline_ns;
+	uint64_t pass_tsc;			/* TSC at the end of the last pass */
 	unsigned long levers_seen;		/* the levers generation applied */
 	int epfd;				/* RX interrupts of its queues, -1: none */
 };

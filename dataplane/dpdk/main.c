@@ -44,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_launch.h>
@@ -320,6 +321,7 @@ static int eal_start(struct dp *dp)
 		return -rte_errno;
 	}
 	dp->eal_up = true;
+	dp->tsc_hz = rte_get_tsc_hz();	/* the workers' busy and idle cycles */
 	if (rte_lcore_count() < dp->n_workers + 1) {
 		FG_LOG_ERR(DP, "%u workers need %u lcores; the EAL has %u (eal-args -l/--lcores)",
 			   dp->n_workers, dp->n_workers + 1, rte_lcore_count());

@@ -59,6 +59,7 @@
 #include "dp.h"
 #include "rss.h"
 #include "floodgate/log.h"
+#include "floodgate/mbuf.h"
 
 #define POOL_CACHE 256
 #define TX_IN_FLIGHT 128	/* frames a worker may have between alloc and ring */
@@ -69,37 +70,9 @@ static uint8_t rss_key[DP_RSS_KEY_LEN] = DP_RSS_KEY_INIT;
 
 /* ------------------------------------------------------------ port ops */
 
-static void mb_ref(void *port, void *h)
-{
-	(void)port;
-	rte_mbuf_refcnt_update(h, 1);
-}
-
-static void mb_unref(void *port, void *h)
-{
-	(void)port;
-	rte_pktmbuf_free(h);
-}
-
 static uint8_t *mb_tx_alloc(void *port, uint32_t size, void **h)
 {
-	struct dp_txq *q = port;
-	struct rte_mbuf *m = rte_pktmbuf_alloc(q->pool);
-
-	if (!m)
-		return NULL;
-	if (size > rte_pktmbuf_tailroom(m)) {
-		rte_pktmbuf_free(m);
-		return NULL;
-	}
-	*h = m;
-	return rte_pktmbuf_mtod(m, uint8_t *);
-}
-
-static void mb_tx_free(void *port, void *h)
-{
-	(void)port;
-	rte_pktmbuf_free(h);
+	return fg_mbuf_tx_alloc(((struct dp_txq *)port)->pool, size, h);
 }
 
 void dp_tx_drain(struct dp_txq *q)
@@ -218,10 +191,10 @@ unsigned dp_exc_rx(struct dp_txq *q, uint16_t exc_port, struct fg_stats *st)
 }
 
 const struct fg_port_ops dp_port_ops = {
-	.buf_ref = mb_ref,
-	.buf_unref = mb_unref,
+	.buf_ref = fg_mbuf_ref,
+	.buf_unref = fg_mbuf_unref,
 	.tx_alloc = mb_tx_alloc,
-	.tx_free = mb_tx_free,
+	.tx_free = fg_mbuf_unref,
 	.tx_burst = mb_tx_burst,
 	.to_kernel = mb_to_kernel,
 };

@@ -9,7 +9,8 @@
  * "rejected:<reason>", "nntp_command:<verb>", "nntp_response:<code>", the
  * two delay histograms, then "peer:<name>:..." for each peer with a
  * non-zero counter, then the port's own figures ("port_*"), the history's
- * and the worker states; with --sink queue, the queue's and each
+ * and the TSC's rate (the unit of dp_busy_cycles), and the worker states
+ * (busy and idle cycles each); with --sink queue, the queue's and each
  * downstream's lines (docs/relay.md), as floodgate-host writes them. Worker blocks are read while they run: plain
  * 64-bit loads of counters the workers bump, so a dump is a consistent
  * per-counter snapshot, not an instant of the whole.
@@ -106,6 +107,8 @@ void dp_write_counters(FILE *f, const struct dp *dp)
 	fg_history_stats(dp->history, &hs);
 	fprintf(f, "history_entries %" PRIu64 "\nhistory_capacity %" PRIu64 "\n", hs.entries,
 		hs.slots);
+	/* dp_busy_cycles and dp_idle_cycles count these */
+	fprintf(f, "tsc_hz %" PRIu64 "\n", dp->tsc_hz);
 	fg_outbound_write(dp->ob, f);
 	for (unsigned i = 0; i < dp->n_workers; i++) {
 		const struct dp_worker *w = &dp->w[i];
@@ -114,6 +117,9 @@ void dp_write_counters(FILE *f, const struct dp *dp)
 			continue;
 		fprintf(f, "worker:%u:sessions %u\nworker:%u:transfers %u\n", i,
 			fg_engine_sessions(w->e), i, fg_engine_xfers(w->e));
+		fprintf(f, "worker:%u:busy_cycles %" PRIu64 "\nworker:%u:idle_cycles %" PRIu64 "\n",
+			i, w->stats->s.ctr[FG_CTR_DP_BUSY_CYCLES], i,
+			w->stats->s.ctr[FG_CTR_DP_IDLE_CYCLES]);
 		if (w->ts)
 			fprintf(f, "worker:%u:connections %u\n", i, fg_tcpsess_in_use(w->ts));
 		if (w->pv)

@@ -15,6 +15,11 @@
  *   session work (closes the engine asked for), net poll when due (TCP
  *       timers, window updates after releases, what the poll made)
  *   counters into the region slot every 100 ms
+ *   the pass's TSC cycles: busy when it received frames or did work,
+ *       idle otherwise (its sleep or interrupt wait included); a
+ *       polling lcore's CPU time counts its spinning, its busy cycles
+ *       do not, so figures per offer use these (busy + idle = the
+ *       loop's wall time)
  *   idle back-off: after DP_SPIN_NS of empty polls the worker blocks on
  *       its queues' receive interrupts until a frame comes or its next
  *       timer is due, when the port has interrupts; otherwise it sleeps,
@@ -45,6 +50,7 @@
 #include <sys/epoll.h>
 #include <sys/random.h>
 
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_log.h>
@@ -653,8 +659,15 @@ int dp_worker_main(void *arg)
 	w->next_publish_ns = 0;
 	dp_io_signals(false);
 	intr_setup(w);
-	while (!atomic_load_explicit(&w->mbox.stop, memory_order_acquire))
-		iteration(w);
+	w->pass_tsc = rte_rdtsc();
+	while (!atomic_load_explicit(&w->mbox.stop, memory_order_acquire)) {
+		bool busy = iteration(w);
+		uint64_t tsc = rte_rdtsc();
+
+		fg_stats_add(&w->stats->s, busy ? FG_CTR_DP_BUSY_CYCLES : FG_CTR_DP_IDLE_CYCLES,
+			     tsc - w->pass_tsc);
+		w->pass_tsc = tsc;
+	}
 	publish(w, UINT64_MAX);
 	if (w->epfd >= 0)
 		close(w->epfd);

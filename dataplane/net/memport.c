@@ -260,3 +260,23 @@ uint32_t fg_craft_tcp_frame(uint8_t *frame, const struct fg_craft_tcp *c)
 	fg_wr16(th + 16, fg_csum_fold(fg_csum_add(sum, th, l4)));
 	return FG_ETH_HLEN + l3 + l4;
 }
+
+uint32_t fg_craft_arp_request(uint8_t *frame, const uint8_t *src_mac, uint32_t src,
+			      uint32_t target)
+{
+	uint8_t *a = frame + FG_ETH_HLEN;
+
+	memset(frame, 0, 60);
+	memset(frame, 0xff, FG_ETH_ALEN);
+	memcpy(frame + FG_ETH_ALEN, src_mac, FG_ETH_ALEN);
+	fg_wr16(frame + 12, 0x0806);
+	fg_wr16(a, 1);			/* hardware: Ethernet */
+	fg_wr16(a + 2, 0x0800);		/* protocol: IPv4 */
+	a[4] = FG_ETH_ALEN;
+	a[5] = 4;
+	fg_wr16(a + 6, 1);		/* request */
+	memcpy(a + 8, src_mac, FG_ETH_ALEN);
+	memcpy(a + 14, &src, 4);
+	memcpy(a + 24, &target, 4);
+	return 60;
+}

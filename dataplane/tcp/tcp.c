@@ -23,6 +23,7 @@
 static const char *const state_names[FG_TCP_STATE__COUNT] = {
 	[FG_TCP_CLOSED] = "CLOSED",
 	[FG_TCP_LISTEN] = "LISTEN",
+	[FG_TCP_SYN_SENT] = "SYN-SENT",
 	[FG_TCP_SYN_RCVD] = "SYN-RECEIVED",
 	[FG_TCP_ESTABLISHED] = "ESTABLISHED",
 	[FG_TCP_CLOSE_WAIT] = "CLOSE-WAIT",
@@ -36,6 +37,7 @@ static const char *const state_names[FG_TCP_STATE__COUNT] = {
 static const enum fg_counter state_ctr[FG_TCP_STATE__COUNT] = {
 	[FG_TCP_CLOSED] = FG_CTR_TCP_TO_CLOSED,
 	[FG_TCP_LISTEN] = FG_CTR_TCP_TO_CLOSED,	/* never entered */
+	[FG_TCP_SYN_SENT] = FG_CTR_TCP_TO_SYN_SENT,
 	[FG_TCP_SYN_RCVD] = FG_CTR_TCP_TO_SYN_RCVD,
 	[FG_TCP_ESTABLISHED] = FG_CTR_TCP_TO_ESTABLISHED,
 	[FG_TCP_CLOSE_WAIT] = FG_CTR_TCP_TO_CLOSE_WAIT,
@@ -99,18 +101,20 @@ static int config_defaults(struct fg_tcp_config *c)
 	DEF(rto_init_ns, 1000 * NS_PER_MS);
 	DEF(max_retries, 10);
 	DEF(synack_retries, 4);
+	DEF(syn_retries, 6);
 	DEF(delack_ns, 40 * NS_PER_MS);
 	DEF(idle_timeout_ns, 600000 * NS_PER_MS);
 	DEF(time_wait_ns, 60000 * NS_PER_MS);
 	DEF(timer_tick_ns, 1u << 20);
 	DEF(timer_slots, 4096);
 #undef DEF
-	if (c->n_listen == 0 || c->n_listen > FG_TCP_MAX_LISTEN || c->max_conns > (1u << 24) ||
+	if (c->n_listen > FG_TCP_MAX_LISTEN || c->max_conns > (1u << 24) ||
 	    c->syn_backlog > c->max_conns || c->syn_backlog_per_peer > 255 ||
 	    c->sndbuf < 1024 || c->rcvbuf < 4096 || c->rcvbuf > (1u << 30) ||
 	    c->rx_segs_per_conn > 65535 || c->ooo_segs_per_conn > c->rx_segs_per_conn ||
 	    !pow2(c->timer_tick_ns) || !pow2(c->timer_slots) || c->timer_slots < 16 ||
-	    c->rto_min_ns > c->rto_max_ns || c->max_retries > 30 || c->synack_retries > 30)
+	    c->rto_min_ns > c->rto_max_ns || c->max_retries > 30 || c->synack_retries > 30 ||
+	    c->syn_retries > 30)
 		return -EINVAL;
 	for (unsigned i = 0; i < c->n_listen; i++)
 		if (!c->listen[i].port ||
@@ -120,9 +124,10 @@ static int config_defaults(struct fg_tcp_config *c)
 }
 
 /* With an exception path, a segment is TCP's only when it is for a listen
- * endpoint: every connection of this stack is one a peer opened to it
- * (it never opens one), so the rest — the box's own SSH, the relay's
- * kernel connections coming back — is the kernel's. */
+ * endpoint: every connection of floodgate's stack is one a peer opened to
+ * it (only feedgen's client instances open, and they have no exception
+ * path), so the rest — the box's own SSH, the relay's kernel connections
+ * coming back — is the kernel's. */
 static bool tcp_wants(const void *ctx, const struct fg_net_l3 *l3, const uint8_t *l4,
 		      uint32_t len)
 {
@@ -191,8 +196,9 @@ struct fg_tcp *fg_tcp_create(struct fg_net *net, const struct fg_tcp_config *cfg
 	if (!t)
 		return NULL;
 	t->cfg = *cfg;
-	if (config_defaults(&t->cfg) < 0 || !ops || !ops->on_accept || !ops->on_data ||
-	    !ops->on_close) {
+	/* without listen addresses a client only: nothing to accept */
+	if (config_defaults(&t->cfg) < 0 || !ops || (t->cfg.n_listen && !ops->on_accept) ||
+	    !ops->on_data || !ops->on_close) {
 		FG_LOG_ERR("tcp", "bad config: listen addresses, limits or app ops");
 		goto out_free_tcp;
 	}
@@ -418,7 +424,9 @@ void tcp_conn_drop(struct fg_tcp_conn *c, enum fg_tcp_close_reason why, bool not
 
 	if (c->flags & CF_FREEING)
 		return;
-	if (notify)
+	/* an active open's app holds the conn from fg_tcp_connect on: it is
+	 * told of every end but its own abort (which detached it) */
+	if (notify || (c->flags & CF_ACTIVE))
 		tcp_app_close_notify(c, why);
 	if (c->flags & CF_FREEING)
 		return;	/* the app aborted from inside on_close */
@@ -584,8 +592,10 @@ void fg_tcp_abort(struct fg_tcp_conn *c)
 {
 	if (c->flags & CF_FREEING)
 		return;
-	/* RFC 9293 3.10.5 ABORT: <SEQ=SND.NXT><CTL=RST> */
-	tcp_send_ctl(c, TH_RST | TH_ACK, c->snd_nxt);
+	/* RFC 9293 3.10.5 ABORT: <SEQ=SND.NXT><CTL=RST>; in SYN-SENT the
+	 * block just goes (the peer has nothing to reset) */
+	if (c->state != FG_TCP_SYN_SENT)
+		tcp_send_ctl(c, TH_RST | TH_ACK, c->snd_nxt);
 	if (c->flags & CF_APP)
 		fg_stats_inc(c->tcp->st, FG_CTR_TCP_CLOSE_APP_ABORT);
 	c->flags &= ~CF_APP;
@@ -633,6 +643,14 @@ enum fg_tcp_state fg_tcp_conn_state(const struct fg_tcp_conn *c)
 void *fg_tcp_conn_ctx(const struct fg_tcp_conn *c)
 {
 	return c->ctx;
+}
+
+void fg_tcp_conn_local(const struct fg_tcp_conn *c, struct fg_endpoint *local)
+{
+	memset(local, 0, sizeof(*local));
+	local->family = c->k.v6 ? AF_INET6 : AF_INET;
+	memcpy(local->addr, c->k.laddr, c->k.v6 ? FG_IP6_ALEN : 4);
+	local->port = c->k.lport;
 }
 
 void fg_tcp_conn_peer(const struct fg_tcp_conn *c, struct fg_endpoint *peer)

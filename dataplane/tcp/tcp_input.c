@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tcp_input.c — SEGMENT ARRIVES (RFC 9293 3.10.7) for a passive-open
- * endpoint, in the RFC's order of checks:
+ * tcp_input.c — SEGMENT ARRIVES (RFC 9293 3.10.7), in the RFC's order of
+ * checks:
  *
  *   no connection, no listener  -> CLOSED rules: RST unless RST (3.10.7.1)
  *   no connection, a listener   -> LISTEN rules (3.10.7.2): RST ignored,
  *                                  ACK -> SYN cookie or RST, SYN -> SYN-RCVD
  *                                  (or a cookie when the backlog is full)
+ *   a connection in SYN-SENT    -> tcp_connect.c (3.10.7.3)
  *   a connection                -> 1 sequence acceptability, 2 RST,
  *                                  4 SYN, 5 ACK, 7 text, 8 FIN (3.10.7.4)
  *
@@ -123,6 +124,8 @@ int tcp_establish(struct fg_tcp_conn *c)
 	struct fg_endpoint local = { .family = family, .port = c->k.lport };
 	void *ctx;
 
+	if (c->flags & CF_ACTIVE)
+		return tcp_connected(c);	/* a simultaneous open's end */
 	memcpy(peer.addr, c->k.raddr, FG_IP6_ALEN);
 	memcpy(local.addr, c->k.laddr, FG_IP6_ALEN);
 	tcp_set_state(c, FG_TCP_ESTABLISHED);
@@ -446,7 +449,8 @@ static void rst_input(struct fg_tcp_conn *c, const struct tcp_seg_in *s)
 		challenge_ack(c);
 		return;
 	}
-	/* SYN-RECEIVED from a passive open returns to LISTEN: the block goes */
+	/* SYN-RECEIVED from a passive open returns to LISTEN: the block goes
+	 * (an active open's app is told: tcp_conn_drop) */
 	tcp_conn_drop(c, FG_TCP_CLOSE_RST, c->state != FG_TCP_SYN_RCVD);
 }
 
@@ -490,6 +494,10 @@ static void conn_input(struct fg_tcp_conn *c, struct tcp_seg_in *s)
 	bool zero_ok;
 	uint32_t fin_seq = s->seq + s->len;
 
+	if (c->state == FG_TCP_SYN_SENT) {
+		tcp_syn_sent_input(c, s);
+		return;
+	}
 	if (pre_checks(c, s))
 		return;
 	if (!seq_acceptable(c, s, &zero_ok)) {

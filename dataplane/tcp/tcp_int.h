@@ -8,6 +8,7 @@
  *   tcp_output.c  segment building, send path, retransmission, persist
  *   tcp_timer.c   the timer wheel and per-connection deadlines
  *   tcp_cookie.c  SipHash, the connection hash and SYN cookies
+ *   tcp_connect.c active open: connect, SYN-SENT, the SYN's timer
  *
  * Sequence space of a connection (send side):
  *
@@ -74,6 +75,8 @@
 #define CF_SACK_OK 0x40000	/* the peer sent SACK-permitted: our ACKs carry SACK blocks */
 #define CF_GAP 0x80000		/* passive: octets were lost, the stream cannot go on */
 #define CF_BACKLOG 0x100000	/* passive: counted in n_backlogged */
+#define CF_ACTIVE 0x200000	/* opened by fg_tcp_connect: the app is told of its end */
+#define CF_NO_MAC 0x400000	/* SYN-SENT, the SYN not sent yet: the peer's MAC unknown */
 
 /*
  * A connection's key, the same for both address families: an IPv4 address
@@ -219,6 +222,7 @@ struct fg_tcp {
 	unsigned n_timers;
 
 	uint64_t sip_k0, sip_k1;
+	uint32_t eph_next;		/* where the next ephemeral port search starts */
 	bool passive;			/* observe only (fg_net_config.passive) */
 	unsigned n_backlogged;		/* passive: connections at rx_segs_per_conn */
 };
@@ -302,6 +306,8 @@ int tcp_send_ctl(struct fg_tcp_conn *c, uint8_t flags, uint32_t seq);
 /* `len` bytes of the send ring from `seq`, with `flags` (retransmissions). */
 int tcp_xmit(struct fg_tcp_conn *c, uint8_t flags, uint32_t seq, uint32_t len);
 void tcp_send_synack(struct fg_tcp_conn *c);
+/* The SYN of an active open: MSS, window scale and SACK-permitted offered. */
+void tcp_send_syn(struct fg_tcp_conn *c);
 void tcp_send_ack_now(struct fg_tcp_conn *c);
 /* A RST (or RST|ACK) answering a segment with no connection. */
 void tcp_reply_rst(struct fg_tcp *t, const struct fg_rx_frame *f, const struct tcp_tuple *k,
@@ -315,6 +321,14 @@ void tcp_rexmt_timeout(struct fg_tcp_conn *c);
 void tcp_persist_timeout(struct fg_tcp_conn *c);
 void tcp_rtt_sample(struct fg_tcp_conn *c, uint64_t rtt);
 uint32_t tcp_window_edge(const struct fg_tcp_conn *c);
+
+/* tcp_connect.c */
+/* A segment for a connection in SYN-SENT (RFC 9293 3.10.7.3). */
+void tcp_syn_sent_input(struct fg_tcp_conn *c, struct tcp_seg_in *s);
+/* The SYN-SENT retransmission timer: the SYN again, or the open given up. */
+void tcp_syn_sent_timeout(struct fg_tcp_conn *c);
+/* An active open reached ESTABLISHED: on_connect; -1 when the block is gone. */
+int tcp_connected(struct fg_tcp_conn *c);
 
 /* tcp_timer.c */
 int tcp_wheel_init(struct fg_tcp *t);

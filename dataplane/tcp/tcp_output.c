@@ -268,6 +268,20 @@ void tcp_send_synack(struct fg_tcp_conn *c)
 	emit(c->tcp, &o);
 }
 
+void tcp_send_syn(struct fg_tcp_conn *c)
+{
+	struct fg_tcp *t = c->tcp;
+	struct seg_out o = {
+		.dmac = c->rmac, .k = &c->k, .seq = c->iss, .flags = TH_SYN,
+		.mss_opt = (uint16_t)tcp_mss_local(t, &c->k), .ws_opt = t->rcv_wscale,
+		.sack_ok = true,
+		/* RFC 7323 2.2: unscaled; no RCV.NXT yet to count from */
+		.wnd = (uint16_t)FG_MIN(t->cfg.rcvbuf, 65535u),
+	};
+
+	emit(t, &o);
+}
+
 void tcp_reply_rst(struct fg_tcp *t, const struct fg_rx_frame *f, const struct tcp_tuple *k,
 		   uint32_t seq, uint32_t ack, uint8_t flags)
 {
@@ -330,6 +344,10 @@ void tcp_rexmt_timeout(struct fg_tcp_conn *c)
 	struct fg_tcp *t = c->tcp;
 	uint32_t flight;
 
+	if (c->state == FG_TCP_SYN_SENT) {
+		tcp_syn_sent_timeout(c);
+		return;
+	}
 	if (c->state == FG_TCP_SYN_RCVD) {
 		if (++c->retries > t->cfg.synack_retries) {
 			fg_stats_inc(t->st, FG_CTR_TCP_SYN_RCVD_TIMEOUT);

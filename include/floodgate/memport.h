@@ -59,6 +59,11 @@ struct fg_craft_tcp {
 /* Writes the frame into `frame` (room for 54 + optlen + len bytes, 74 +
  * for IPv6); returns its length. */
 uint32_t fg_craft_tcp_frame(uint8_t *frame, const struct fg_craft_tcp *c);
+/* An ARP request (RFC 826) broadcast by `src_mac`/`src` for `target`
+ * (network byte order): the receiver learns the sender. Writes 60 bytes
+ * (the minimum frame) into `frame`; returns 60. */
+uint32_t fg_craft_arp_request(uint8_t *frame, const uint8_t *src_mac, uint32_t src,
+			      uint32_t target);
 unsigned fg_memport_capacity(const struct fg_memport *p);
 uint64_t fg_memport_alloc_failures(const struct fg_memport *p);
 uint32_t fg_memport_buf_size(const struct fg_memport *p);

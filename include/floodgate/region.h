@@ -280,6 +280,10 @@ struct fg_region_slot_info {
 	uint64_t pushed[FG_RING__COUNT];
 	uint64_t consumed[FG_RING__COUNT];	/* journal: records durable */
 	bool clock_suspect;
+	/* a polling writer's loop (floodgate's workers): TSC cycles of
+	 * passes with work and without (its counters dp_busy_cycles and
+	 * dp_idle_cycles); both 0 for writers that do not count them */
+	uint64_t busy_cycles, idle_cycles;
 };
 
 const char *fg_region_slot_state_name(enum fg_region_slot_state s);

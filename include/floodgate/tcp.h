@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tcp.h — a passive-open TCP endpoint for one dataplane instance (RFC 9293
+ * tcp.h — a TCP endpoint for one dataplane instance, passive and active
+ * open (RFC 9293
  * with RFC 7323 window scaling, RFC 6298 RTO, RFC 5681 congestion control
  * and fast retransmit, RFC 5961 challenge ACKs, SYN cookies). No device
  * and no clock inside: fg_net feeds it segments, time comes from the
@@ -33,11 +34,22 @@
  *     fg_tcp_send() that accepted less than asked (once a quarter of the
  *     buffer is free), or as requested with fg_tcp_want_writable().
  *   on_close(ctx, conn, reason): the end of the connection for the app,
- *     called exactly once for every accepted connection except one the app
- *     aborted itself. The conn is still valid during the call (release or
- *     transfer holds there); never after.
+ *     called exactly once for every accepted connection, and for every
+ *     connection fg_tcp_connect() returned (established or not), except
+ *     one the app aborted itself. The conn is still valid during the call
+ *     (release or transfer holds there); never after.
+ *   on_connect(ctx, conn): an active open (fg_tcp_connect) reached
+ *     ESTABLISHED; the app may send from here on. Optional.
  *
- * Calls the app may make, also from inside callbacks: fg_tcp_send,
+ * Active open (fg_tcp_connect, tcp_connect.c): the block enters SYN-SENT
+ * with the app's context attached; the SYN goes out at once when the
+ * peer's MAC is in net's ARP cache, else as soon as an ARP reply brings
+ * it (asked and polled every timer tick). A SYN-ACK completes the open
+ * (on_connect), a RST refuses it and a silent peer times it out (both
+ * on_close); simultaneous open passes through SYN-RECEIVED. An instance
+ * without listen addresses is a client only (on_accept may then be NULL).
+ *
+ * Calls the app may make, also from inside callbacks: fg_tcp_connect, fg_tcp_send,
  * fg_tcp_close, fg_tcp_abort, fg_tcp_pause, fg_tcp_resume, fg_tcp_hold,
  * fg_tcp_release. Work they cause outside a burst (a release from a
  * completion, say) goes out at the next fg_net_poll().
@@ -58,6 +70,7 @@
 enum fg_tcp_state {
 	FG_TCP_CLOSED = 0,
 	FG_TCP_LISTEN,		/* never a connection's state: the listeners' */
+	FG_TCP_SYN_SENT,	/* an active open: our SYN sent, no SYN seen */
 	FG_TCP_SYN_RCVD,
 	FG_TCP_ESTABLISHED,
 	FG_TCP_CLOSE_WAIT,
@@ -89,6 +102,7 @@ struct fg_tcp_app_ops {
 	void (*on_writable)(void *ctx, struct fg_tcp_conn *c);	/* optional */
 	void (*on_close)(void *ctx, struct fg_tcp_conn *c,
 			 enum fg_tcp_close_reason why);
+	void (*on_connect)(void *ctx, struct fg_tcp_conn *c);		/* optional */
 };
 
 /* Limits; zero picks the default in brackets. */
@@ -116,6 +130,7 @@ struct fg_tcp_config {
 	uint64_t rto_init_ns;		/* [1 s] */
 	unsigned max_retries;		/* RTO expiries before giving up [10] */
 	unsigned synack_retries;	/* [4] */
+	unsigned syn_retries;		/* SYN retransmissions of an active open [6] */
 	uint64_t delack_ns;		/* delayed-ACK timeout [40 ms] */
 	uint64_t idle_timeout_ns;	/* [600 s] */
 	uint64_t time_wait_ns;		/* 2*MSL [60 s] */
@@ -133,6 +148,21 @@ struct fg_tcp *fg_tcp_create(struct fg_net *net, const struct fg_tcp_config *cfg
 			     const struct fg_tcp_app_ops *ops, void *app);
 /* Drops every reference still held; calls no callback. */
 void fg_tcp_destroy(struct fg_tcp *tcp);
+
+/* Active open from `local` (one of net's addresses; port 0: an ephemeral
+ * port, 49152-65535, free for this peer) to `peer`, with the app's
+ * context `ctx` (on_connect, on_data, on_close get it), at `now_ns` (the
+ * clock fg_net_rx and fg_net_poll are given; the SYN leaves with the next
+ * poll or flush). The conn in
+ * SYN-SENT, or NULL and *err: -EAFNOSUPPORT (not IPv4), -EADDRNOTAVAIL
+ * (`local` is not ours), -EINVAL (a peer no connection can have),
+ * -EADDRINUSE (the 4-tuple is taken, or no ephemeral port is free),
+ * -ENOBUFS (no connection block), -EOPNOTSUPP (a passive instance). */
+struct fg_tcp_conn *fg_tcp_connect(struct fg_tcp *tcp, const struct fg_endpoint *local,
+				   const struct fg_endpoint *peer, void *ctx, uint64_t now_ns,
+				   int *err);
+/* Our end of the connection (the port an active open was given). */
+void fg_tcp_conn_local(const struct fg_tcp_conn *c, struct fg_endpoint *local);
 
 /* Copy bytes into the bounded send buffer; they are segmented by MSS and
  * sent at the end of the burst. Returns the count accepted (less than

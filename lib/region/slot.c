@@ -307,6 +307,22 @@ bool fg_region_slot_generation(const struct fg_region *r, unsigned slot, uint64_
 	return true;
 }
 
+/*
+ * Counters are plain increments by their writer, read while they are
+ * being written (stats.h): a sum may be a few increments old, never torn.
+ * ThreadSanitizer is told that these reads are racy by design, so that
+ * its reports stay about real races (the rings, the slot states).
+ */
+#if defined(__SANITIZE_THREAD__)
+void AnnotateIgnoreReadsBegin(const char *file, int line);
+void AnnotateIgnoreReadsEnd(const char *file, int line);
+#define COUNTER_READS_BEGIN() AnnotateIgnoreReadsBegin(__FILE__, __LINE__)
+#define COUNTER_READS_END() AnnotateIgnoreReadsEnd(__FILE__, __LINE__)
+#else
+#define COUNTER_READS_BEGIN() ((void)0)
+#define COUNTER_READS_END() ((void)0)
+#endif
+
 int fg_region_slot_info(const struct fg_region *r, unsigned slot,
 			struct fg_region_slot_info *out)
 {
@@ -332,6 +348,10 @@ int fg_region_slot_info(const struct fg_region *r, unsigned slot,
 		out->consumed[k] = atomic_load(&cons(s, k)->tail);
 	}
 	out->clock_suspect = atomic_load(&s->ctl.clock_suspect) != 0;
+	COUNTER_READS_BEGIN();
+	out->busy_cycles = fg_rslot_stats(r, slot)->total.ctr[FG_CTR_DP_BUSY_CYCLES];
+	out->idle_cycles = fg_rslot_stats(r, slot)->total.ctr[FG_CTR_DP_IDLE_CYCLES];
+	COUNTER_READS_END();
 	return 0;
 }
 
@@ -342,21 +362,6 @@ unsigned fg_region_live_writers(const struct fg_region *r)
 
 /* ---- reaping ---- */
 
-/*
- * Counters are plain increments by their writer, read while they are
- * being written (stats.h): a sum may be a few increments old, never torn.
- * ThreadSanitizer is told that these reads are racy by design, so that
- * its reports stay about real races (the rings, the slot states).
- */
-#if defined(__SANITIZE_THREAD__)
-void AnnotateIgnoreReadsBegin(const char *file, int line);
-void AnnotateIgnoreReadsEnd(const char *file, int line);
-#define COUNTER_READS_BEGIN() AnnotateIgnoreReadsBegin(__FILE__, __LINE__)
-#define COUNTER_READS_END() AnnotateIgnoreReadsEnd(__FILE__, __LINE__)
-#else
-#define COUNTER_READS_BEGIN() ((void)0)
-#define COUNTER_READS_END() ((void)0)
-#endif
 
 static void add_u64s(uint64_t *into, const uint64_t *from, size_t n)
 {

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_tcp_rx.c — arbitrary frames into the receive path (net + TCP) of
- * an instance that already holds three established connections.
+ * an instance that already holds three established connections it
+ * accepted and two it opened itself: one established, one still in
+ * SYN-SENT (its SYN unanswered), so the active open's checks are fuzzed
+ * too.
  *
  * Input: a sequence of records
  *     op (1)  len (2, big-endian)  body (len)
@@ -13,7 +16,10 @@
  *            relative to what the module last sent on that connection
  *            and fixes the checksum, so mutations reach the state
  *            machine instead of dying at the checksum;
- * op & 0x40  marks the frame "checksums verified by the NIC";
+ * op & 0x40  with op & 0x30 == 0: marks the frame "checksums verified by
+ *            the NIC"; with 1..3: the body is for an opened connection
+ *            instead (1: the one in SYN-SENT, 2: the established one,
+ *            3: the one in SYN-SENT again);
  * op & 0x80  the app closes (or, with 0x01, aborts) that connection.
  * The app consumes a varying amount, holds some buffers and answers
  * with data. The port has a kernel side (the exception path, a small
@@ -27,7 +33,8 @@
 #include "floodgate/net.h"
 #include "floodgate/tcp.h"
 
-#define NCONN 3
+#define NPASSIVE 3		/* accepted: conn[0..2], peer ports 50001..50003 */
+#define NCONN 5			/* opened: conn[3] in SYN-SENT, conn[4] established */
 #define MAX_HOLD 16
 
 struct fz {
@@ -66,7 +73,7 @@ static void sink(void *arg, const uint8_t *f, uint32_t len, uint32_t flags)
 	Z.last_seq[k] = (uint32_t)f[38] << 24 | (uint32_t)f[39] << 16 | (uint32_t)f[40] << 8 | f[41];
 	Z.last_ack[k] = (uint32_t)f[42] << 24 | (uint32_t)f[43] << 16 | (uint32_t)f[44] << 8 | f[45];
 	if (f[47] & 0x02)
-		Z.last_seq[k]++;	/* SYN-ACK: the next byte follows the SYN */
+		Z.last_seq[k]++;	/* SYN or SYN-ACK: the next byte follows it */
 }
 
 static void release_holds(struct fg_tcp_conn *c)
@@ -132,8 +139,15 @@ static void on_eof(void *ctx, struct fg_tcp_conn *c)
 	fg_tcp_close(c);
 }
 
+static void on_connect(void *ctx, struct fg_tcp_conn *c)
+{
+	(void)ctx;
+	fg_tcp_send(c, "MODE STREAM\r\n", 13);
+}
+
 static const struct fg_tcp_app_ops ops = {
 	.on_accept = on_accept, .on_data = on_data, .on_eof = on_eof, .on_close = on_close,
+	.on_connect = on_connect,
 };
 
 static void feed(const uint8_t *frame, uint32_t len, uint32_t flags)
@@ -183,6 +197,31 @@ static void kernel_sink(void *arg, const uint8_t *f, uint32_t len, uint32_t flag
 
 static unsigned long to_kernel;
 
+/* An ARP request from the peer: its MAC is learned, opens send at once. */
+static void peer_arp(void)
+{
+	uint8_t f[60];
+	uint32_t src, dst;
+
+	memcpy(&src, peer_ip, 4);
+	memcpy(&dst, our_ip, 4);
+	feed(f, fg_craft_arp_request(f, peer_mac, src, dst), 0);
+}
+
+/* conn[k] opened from our port 119 to the peer's 50001 + k. */
+static void open_conn(int k)
+{
+	struct fg_endpoint local = { .family = AF_INET, .port = 119 };
+	struct fg_endpoint peer = { .family = AF_INET, .port = (uint16_t)(50001 + k) };
+
+	memcpy(local.addr, our_ip, 4);
+	memcpy(peer.addr, peer_ip, 4);
+	Z.conn[k] = fg_tcp_connect(Z.tcp, &local, &peer, &Z, Z.now, NULL);
+	if (!Z.conn[k])
+		abort();
+	fg_net_flush(Z.net);
+}
+
 static void setup(void)
 {
 	struct fg_net_config nc;
@@ -218,7 +257,7 @@ static void setup(void)
 	Z.tcp = fg_tcp_create(Z.net, &tc, &ops, NULL);
 	if (!Z.tcp)
 		abort();
-	for (int k = 0; k < NCONN; k++) {
+	for (int k = 0; k < NPASSIVE; k++) {
 		tcp[12] = 0x50;
 		tcp[13] = 0x02;	/* SYN, absolute seq 0 */
 		tcp[14] = 0xff;
@@ -231,6 +270,14 @@ static void setup(void)
 		if (!Z.conn[k])
 			abort();	/* the harness must start from established connections */
 	}
+	peer_arp();
+	open_conn(3);
+	open_conn(4);
+	tcp[13] = 0x12;		/* SYN-ACK: absolute seq 0, acknowledging our SYN */
+	memset(tcp + 4, 0, 8);
+	feed(f, wrap(f, 4, tcp, 20, true), 0);
+	if (!Z.conn[3] || !Z.conn[4] || fg_tcp_conn_state(Z.conn[4]) != FG_TCP_ESTABLISHED)
+		abort();
 }
 
 static void teardown(void)
@@ -256,6 +303,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint8_t op = data[i];
 		uint32_t len = (uint32_t)data[i + 1] << 8 | data[i + 2];
 		unsigned target = (op >> 4) & 3;
+		/* 1..3 name a connection; with 0x40 one of those we opened */
+		int k = !target ? -1 : !(op & 0x40) ? (int)target - 1 : target == 2 ? 4 : 3;
 
 		i += 3;
 		if (len > size - i)
@@ -267,10 +316,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (target == 0) {
 			feed(data + i, len, (op & 0x40) ? FG_RX_IP_CSUM_OK | FG_RX_L4_CSUM_OK : 0);
 		} else if (len >= 20 && len <= 1400) {
-			feed(f, wrap(f, (int)target - 1, data + i, len, true), 0);
+			feed(f, wrap(f, k, data + i, len, true), 0);
 		}
-		if ((op & 0x80) && target && Z.conn[target - 1]) {
-			struct fg_tcp_conn *c = Z.conn[target - 1];
+		if ((op & 0x80) && k >= 0 && Z.conn[k]) {
+			struct fg_tcp_conn *c = Z.conn[k];
 
 			if (op & 1) {
 				forget(c);

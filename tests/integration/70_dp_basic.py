@@ -127,11 +127,28 @@ def main():
     a = [p for p in peers["peers"] if p["name"] == "feeder-a"]
     check(a and a[0]["check"] >= 40000 and a[0]["239"] >= 1, "peers: %s" % peers["peers"])
     # idle: the worker blocks on the tap's interrupts (or sleeps)
+    c0 = w.stats()
     t0 = fgdp.cpu_ticks(w.fg.pid)
     time.sleep(3)
     idle = (fgdp.cpu_ticks(w.fg.pid) - t0) / os.sysconf("SC_CLK_TCK") / 3
+    c1 = w.stats()
     log("idle CPU: %.1f %% of a core" % (100 * idle))
     check(idle < 0.25, "an idle dataplane used %.0f %% of a core" % (100 * idle))
+    # the loop's cycles: the feed's passes were busy; the idle seconds
+    # went to idle cycles (wall time, whatever the machine's load), few
+    # to busy ones
+    hz = c1.get("tsc_hz", 0)
+    busy = c1["worker:0:busy_cycles"] - c0["worker:0:busy_cycles"]
+    idled = c1["worker:0:idle_cycles"] - c0["worker:0:idle_cycles"]
+    log("while idle: %.3f s busy, %.3f s idle (TSC %d Hz)" % (busy / hz, idled / hz, hz)
+        if hz else "no tsc_hz")
+    check(hz > 0 and c0["worker:0:busy_cycles"] > 0, "no busy cycles after the feed: %r" %
+          {k: v for k, v in c0.items() if "cycles" in k or k == "tsc_hz"})
+    check(idled >= 2 * hz and busy < idled / 4,
+          "3 s idle counted %d busy and %d idle cycles" % (busy, idled))
+    lc = __import__("json").loads(w.ctl("stats", "--json")[1]).get("lcores", [])
+    check(any(x["writer"] == "floodgate/w0" and 0 < x["busy_share"] < 1 for x in lc),
+          "floodctld's stats show no busy share of floodgate/w0: %r" % lc)
     w.stop_dp()
     w.check_logs()
     fgdp.passed("70_dp_basic")

@@ -90,6 +90,9 @@ static struct fg_region *workload(struct ctl_fixture *fx, struct fg_region_write
 		fg_hist_add(&s->injection_delay, -2);
 		fg_hist_add(&s->propagation_delay, 100);
 	}
+	/* the first writer is a polling worker, busy a quarter of its loop */
+	fg_region_writer_stats(w[0])->total.ctr[FG_CTR_DP_BUSY_CYCLES] = 1000;
+	fg_region_writer_stats(w[0])->total.ctr[FG_CTR_DP_IDLE_CYCLES] = 3000;
 	fg_stats_inc(fg_region_ctld_stats(r), FG_CTR_SNAPSHOTS);
 	publish_nic(w[1]);
 	return r;
@@ -144,6 +147,13 @@ START_TEST(test_known_values)
 	ck_assert(has_line(t, "floodgate_propagation_delay_seconds_bucket{le=\"63\"} 0"));
 	ck_assert(has_line(t, "floodgate_propagation_delay_seconds_bucket{le=\"127\"} 2"));
 	ck_assert(has_line(t, "floodgate_writers 2"));
+	/* the busy share of the one writer that counts its cycles */
+	ck_assert(has_line(t, "floodgate_lcore_busy_share{writer=\"t\"} 0.25"));
+	ck_assert(has_line(t, "floodgate_lcore_busy_cycles_total{writer=\"t\"} 1000"));
+	ck_assert(has_line(t, "floodgate_lcore_idle_cycles_total{writer=\"t\"} 3000"));
+	ck_assert(has_line(t, "floodgate_dp_busy_cycles_total 1000"));
+	ck_assert_ptr_null(strstr(strstr(t, "floodgate_lcore_busy_share{") + 1,
+				  "floodgate_lcore_busy_share{"));
 	ck_assert(has_line(t, "floodgate_snapshot_age_seconds 500"));
 	ck_assert(has_line(t, "floodgate_journal_commit_age_seconds NaN"));
 	ck_assert(has_line(t, "floodgate_startup_info{source=\"empty\"} 1"));
@@ -226,6 +236,8 @@ START_TEST(test_json_and_table)
 	ck_assert(strstr(b.p, "\"alpha\":{\"counters\":{\"rules_accepted\":10},\"rejected\":{\"too-old\":3}}"));
 	ck_assert(strstr(b.p, "\"we\\\"ird\\\\name\":"));
 	ck_assert(strstr(b.p, "\"commit_age_seconds\":null"));
+	ck_assert(strstr(b.p, "\"lcores\":[{\"writer\":\"t\",\"busy_cycles\":1000,"
+			  "\"idle_cycles\":3000,\"busy_share\":0.25}]"));
 	for (const char *p = b.p; *p; p++) {
 		depth += *p == '{' || *p == '[';
 		depth -= *p == '}' || *p == ']';
@@ -237,6 +249,7 @@ START_TEST(test_json_and_table)
 	ck_assert(strstr(b.p, "rules_accepted"));
 	ck_assert(strstr(b.p, "peer alpha"));
 	ck_assert(strstr(b.p, "rejected too-old"));
+	ck_assert(strstr(b.p, "lcore t: busy 25.0 % of its loop since it started\n"));
 	fg_sbuf_free(&b);
 	fg_region_release(w[0]);
 	fg_region_release(w[1]);

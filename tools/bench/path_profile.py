@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """path_profile.py — perf samples of the whole path, per stage (stdlib only).
 
-  path_profile.py RUN.json FLOODGATE.txt INND.txt [--stats STATS.json] [--md FILE]
+  path_profile.py RUN.json FLOODGATE.txt INND.txt [--stats STATS.json] [--port KIND]
+                  [--md FILE]
 
 RUN.json is feedgen's JSON with path_settle.py's "path"; the .txt files are
 `perf script -F comm,tid,ip,sym,dso` of perf's cpu-clock samples with DWARF
@@ -32,6 +33,8 @@ STAGES = [
     ("port: net_tap PMD, user side", WORKER, r"librte_net_tap"),
     ("port: net_af_packet PMD (the ring's copy into mbufs, sendto)", WORKER,
      r"librte_net_af_packet|__libc_sendto"),
+    ("port: net_memif PMD (copies between the shared rings and mbufs; no system call)", WORKER,
+     r"librte_net_memif|eth_memif_"),
     ("queue sink: copying article bytes past the hold budget (copy_in)", WORKER, r"\bcopy_in\b"),
     ("queue sink: holding buffers, freeing pieces", WORKER,
      r"\bsink_\w+|art_release|piece_add|iov_next|qring_|fg_nntp_xfer_append|fg_nntp_hold|"
@@ -99,7 +102,7 @@ def classify(path, stages):
 def main():
     args = sys.argv[1:]
     opt = {}
-    for name in ("--md", "--stats"):
+    for name in ("--md", "--stats", "--port"):
         if name in args:
             i = args.index(name)
             opt[name] = args[i + 1]
@@ -120,8 +123,10 @@ def main():
         if fg[name]:
             rows.append((name, per(fg[name]), 100.0 * fg[name] / fg_total))
     rows.sort(key=lambda r: -r[1])
-    out = ["### Where the CPU goes: %d KB articles on the whole path (`tools/bench/path_profile.sh`)"
-           % size_kb, ""]
+    port = {"tap": "a tap", "veth": "af_packet on a veth", "memif": "memif (kernel-free)"}.get(
+        opt.get("--port", "tap"), opt.get("--port", "tap"))
+    out = ["### Where the CPU goes: %d KB articles on the whole path, floodgate on %s "
+           "(`tools/bench/path_profile.sh`)" % (size_kb, port), ""]
     out.append("| stage (floodgate's process, %d KB articles) | CPU µs per article | share |" % size_kb)
     out.append("| --- | ---: | ---: |")
     for name, us, share in rows:

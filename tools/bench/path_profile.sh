@@ -5,7 +5,9 @@
 #
 #  1. starts the whole path exactly as the benchmark does (sys_fgpath.sh:
 #     floodgate on a net_tap port, one worker lcore, durable queue, relay
-#     to innd on loopback, feedgen in the namespace);
+#     to innd on loopback, feedgen in the namespace); FG_BENCH_PATH_KIND=
+#     memif puts floodgate on net_memif with feedgen --dpdk as its client
+#     (sys_fgmpath.sh: kernel-free on the peers' side), veth on af_packet;
 #  2. samples floodgate's and innd's every thread with perf's cpu-clock
 #     software event (this machine has no hardware counters; the timer
 #     samples user and kernel code alike) from before feedgen starts until
@@ -35,6 +37,10 @@ command -v perf > /dev/null || { echo "path_profile.sh: perf is not installed (m
 . tools/bench/sys_floodgate.sh
 # shellcheck source=/dev/null
 . tools/bench/sys_fgpath.sh
+# shellcheck source=/dev/null
+. tools/bench/sys_fgmemif.sh
+kind=${FG_BENCH_PATH_KIND:-tap}
+export FG_BENCH_PATH_KIND=$kind
 work=$(mktemp -d /tmp/fg-profile.XXXXXX)
 chmod 0755 "$work"
 dir=$work/fgpath
@@ -62,7 +68,10 @@ for p in "$pid" "$innd_pid"; do
 	for _ in $(seq 100); do [ -s "$work/perf.$p.data" ] && break; sleep 0.1; done
 done
 json=$work/run.json
-$(sys_fgpath_exec "$dir") build/release/bin/feedgen --host "$host" --port "$port" \
+# memif: feedgen is the client end, on the project's TCP (--dpdk)
+fg_args=()
+[ "$kind" != memif ] || read -r -a fg_args <<< "$(sys_fgmemif_args "$dir")"
+$(sys_fgpath_exec "$dir") build/release/bin/feedgen "${fg_args[@]}" --host "$host" --port "$port" \
 	--server-pid "$pid" --mode takethis --peers 1 --conns 1 --dups 1 --articles "$articles" \
 	--size "$size" --window 8 --seed 42 --cutoff 10d --no-progress --json --timeout 600 \
 	--id-prefix prof > "$json"
@@ -75,4 +84,4 @@ for p in "$pid" "$innd_pid"; do
 	perf script -i "$work/perf.$p.data" -F comm,tid,ip,sym,dso 2> /dev/null > "$work/perf.$p.txt"
 done
 python3 tools/bench/path_profile.py "$json" "$work/perf.$pid.txt" "$work/perf.$innd_pid.txt" \
-	--stats "$work/stats.json" ${md:+--md "$md"}
+	--stats "$work/stats.json" --port "$kind" ${md:+--md "$md"}

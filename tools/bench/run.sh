@@ -111,6 +111,12 @@ else
 	# fragment like a module's, shown in the method section
 	run_fragment path_profile tools/bench/path_profile.sh \
 		"$([ "$mode" = full ] && echo 1000 || echo 300)" 700K --md
+	# the same kernel-free (memif, feedgen --dpdk), for 700 KB and 2 KB
+	# articles: issue 20's cost table per port
+	FG_BENCH_PATH_KIND=memif run_fragment path_profile_memif tools/bench/path_profile.sh \
+		"$([ "$mode" = full ] && echo 1000 || echo 300)" 700K --md
+	FG_BENCH_PATH_KIND=memif run_fragment path_profile_memif_2k tools/bench/path_profile.sh \
+		"$([ "$mode" = full ] && echo 20000 || echo 5000)" 2K --md
 	if [ ${#failed[@]} -gt 0 ]; then
 		echo "run.sh: FAILED: ${failed[*]}" >&2
 		die "docs/ left as it was; no figure of this run is published"
@@ -155,7 +161,13 @@ for sys in "${systems[@]}"; do
 		if declare -F "sys_${sys}_exec" > /dev/null; then
 			run_in=$("sys_${sys}_exec" "$work/$sys-$wname")
 		fi
-		cmd="$run_in $feedgen --host $host --port $port --server-pid $pid $wargs $COMMON --id-prefix $sys$wname"
+		# and feedgen's transport, when it is not kernel sockets
+		# (sys_<name>_args, optional: --dpdk for the memif systems)
+		fg_args=""
+		if declare -F "sys_${sys}_args" > /dev/null; then
+			fg_args=$("sys_${sys}_args" "$work/$sys-$wname")
+		fi
+		cmd="$run_in $feedgen $fg_args --host $host --port $port --server-pid $pid $wargs $COMMON --id-prefix $sys$wname"
 		echo "-- $sys $wname: $cmd"
 		rc=0
 		json=$stage/e2e_${sys}_${wname}.json

@@ -50,7 +50,8 @@ sys_fgpath_exec() {
 }
 
 sys_fgpath_after() {
-	python3 "$FG_TOP/tools/bench/path_settle.py" after "$1" "$2"
+	python3 "$FG_TOP/tools/bench/path_settle.py" after "$1" "$2" &&
+		python3 "$FG_TOP/tools/bench/busy.py" after "$1" "$2"
 }
 
 sys_fgpath_stop() {

@@ -15,6 +15,10 @@ sys_fgveth_exec() {
 	echo "ip netns exec $(_sys_fgveth_ns "$1")"
 }
 
+sys_fgveth_after() {
+	python3 "$FG_TOP/tools/bench/busy.py" after "$1" "$2"
+}
+
 sys_fgveth_stop() {
 	_sys_fg_stop "$1" "$(_sys_fgveth_ns "$1")"
 }

@@ -61,8 +61,10 @@ _sys_fg_netns() {
 }
 
 # Start floodctld and floodgate in namespace $2 on a port of kind $3: tap
-# (net_tap, the kernel side of the tap is the client's interface) or veth
-# (net_af_packet on one end of a veth pair, the client on the other).
+# (net_tap, the kernel side of the tap is the client's interface), veth
+# (net_af_packet on one end of a veth pair, the client on the other) or
+# memif (net_memif's server end, socket $1/memif.sock: the client is
+# feedgen --dpdk, no kernel interface at all).
 # $4: floodgate's --sink (null unless given); $5: more configuration
 # ([downstream] sections). The namespace is made here unless $6 is
 # "keep" (the caller made it and started something in it already).
@@ -72,6 +74,8 @@ _sys_fg_start() {
 	# jumbo frames on af_packet need ring frames that hold them
 	if [ "$kind" = veth ]; then
 		port=net_af_packet0,iface=fgv1${FG_BENCH_MTU:+,framesz=16384,blocksz=16384}; dev=fgv0
+	elif [ "$kind" = memif ]; then
+		port=net_memif0,role=server,socket=$dir/memif.sock; dev=
 	else
 		port=net_tap0,iface=fgb0; dev=fgb0
 	fi
@@ -103,6 +107,11 @@ $more"
 		sleep 0.1
 	done
 	grep -q '^ready' "$dir/floodgate.out" || { cat "$dir/floodgate.log" >&2; return 1; }
+	if [ -z "$dev" ]; then
+		# memif: the peer is feedgen --dpdk, at 198.18.0.1 on the memif link
+		echo "198.18.0.2 119 $(cat "$dir/floodgate.pid")"
+		return 0
+	fi
 	# jumbo frames (FG_BENCH_MTU): the client's side of the link too
 	[ -z "${FG_BENCH_MTU:-}" ] || ip netns exec "$ns" ip link set "$dev" mtu "$FG_BENCH_MTU"
 	ip netns exec "$ns" ip link set "$dev" up
@@ -132,6 +141,12 @@ sys_floodgate_start() {
 # A command prefix run.sh puts before feedgen: the client lives in the namespace.
 sys_floodgate_exec() {
 	echo "ip netns exec $(_sys_fg_ns "$1")"
+}
+
+# The worker's busy cycles of the run (tools/bench/busy.py): what an offer
+# costs the polling lcore, its spinning left out.
+sys_floodgate_after() {
+	python3 "$FG_TOP/tools/bench/busy.py" after "$1" "$2"
 }
 
 sys_floodgate_stop() {

@@ -5,7 +5,9 @@
 # To add a system, drop tools/bench/sys_<name>.sh defining the same two
 # functions and a SYS_<name>_LABEL; run.sh picks it up. A system in a
 # network namespace also defines sys_<name>_exec WORKDIR, printing the
-# command prefix that runs feedgen in there (sys_floodgate.sh). A system
+# command prefix that runs feedgen in there (sys_floodgate.sh); one whose
+# client is not on kernel sockets defines sys_<name>_args WORKDIR, printing
+# feedgen's transport arguments (sys_fgmemif.sh: --dpdk). A system
 # with work left after feedgen's last answer defines sys_<name>_after
 # WORKDIR JSON, which waits for it and may add keys to feedgen's JSON
 # (sys_fgpath.sh: the relay's deliveries to innd). SYS_<name>_SKIP lists

@@ -30,6 +30,12 @@
  * Output is built in a per-connection buffer (commands, headers, and the
  * body copied from the workload's pool) and written with one send() per
  * readiness; reading parses every complete line received.
+ *
+ * Transports: kernel sockets on an epoll loop, or with --dpdk the
+ * project's own TCP over a DPDK port (dpdk.c), polled: a connection is
+ * then an fg_tcp_conn whose callbacks (below, "the DPDK transport") do
+ * what the epoll events do for a socket — connected, bytes in, room to
+ * write, closed. Everything above the transport is the same code.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -47,6 +53,7 @@
 
 #include "feedgen.h"
 #include "floodgate/log.h"
+#include "floodgate/tcp.h"
 
 #define IN_CAP (64u << 10)
 #define OUT_HIGH (512u << 10)	/* stop queueing offers above this many unsent octets */
@@ -72,8 +79,12 @@ struct aring {
 	uint32_t cap, head, n;
 };
 
+struct feed;
+
 struct conn {
 	int fd;
+	struct fg_tcp_conn *tc;		/* --dpdk: the connection, NULL: none */
+	struct feed *feed;
 	enum conn_state state;
 	unsigned peer, id;
 	const uint32_t *list;		/* the peer's offers */
@@ -111,7 +122,14 @@ struct feed {
 	struct sockaddr_storage source;
 	bool has_source;
 	uint64_t t0;			/* start, for --rate */
+	struct feed_dp *dp;		/* --dpdk, else NULL (sockets) */
 };
+
+/* No transport under the connection (closed, or not opened yet). */
+static bool conn_gone(const struct conn *c)
+{
+	return c->fd < 0 && !c->tc;
+}
 
 static uint64_t id_hash(const char *s, size_t len)
 {
@@ -341,17 +359,21 @@ static void set_events(struct feed *f, struct conn *c)
 	bool want = out_pending(c) > 0 || c->state == ST_CONNECTING;
 
 	if (c->fd < 0 || want == c->want_out)
-		return;
+		return;	/* (--dpdk: no events; TCP asks for writes itself) */
 	ev.events = EPOLLIN | (want ? EPOLLOUT : 0);
 	epoll_ctl(f->ep, EPOLL_CTL_MOD, c->fd, &ev);
 	c->want_out = want;
 }
+
+static int dp_conn_open(struct feed *f, struct conn *c);
 
 static int conn_open(struct feed *f, struct conn *c)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT, .data.u32 = c->id };
 	int one = 1;
 
+	if (f->dp)
+		return dp_conn_open(f, c);
 	c->fd = socket(f->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (c->fd < 0)
 		return -errno;
@@ -391,13 +413,28 @@ static int conn_open(struct feed *f, struct conn *c)
 	return 0;
 }
 
-static void conn_finish(struct feed *f, struct conn *c)
+/* The transport goes: --dpdk in order (FIN) or reset; a socket closes. */
+static void transport_close(struct feed *f, struct conn *c, bool orderly)
 {
+	struct fg_tcp_conn *tc = c->tc;
+
+	if (tc) {
+		c->tc = NULL;	/* a later on_close of it is not this conn's */
+		if (orderly)
+			fg_tcp_close(tc);
+		else
+			fg_tcp_abort(tc);
+	}
 	if (c->fd >= 0) {
 		epoll_ctl(f->ep, EPOLL_CTL_DEL, c->fd, NULL);
 		close(c->fd);
 		c->fd = -1;
 	}
+}
+
+static void conn_finish(struct feed *f, struct conn *c)
+{
+	transport_close(f, c, true);
 	if (c->state != ST_DONE) {
 		c->state = ST_DONE;
 		f->done++;
@@ -411,11 +448,7 @@ static void conn_finish(struct feed *f, struct conn *c)
  */
 static void conn_lost(struct feed *f, struct conn *c, const char *why)
 {
-	if (c->fd >= 0) {
-		epoll_ctl(f->ep, EPOLL_CTL_DEL, c->fd, NULL);
-		close(c->fd);
-		c->fd = -1;
-	}
+	transport_close(f, c, c->state == ST_QUIT);
 	for (; c->infl_n; c->infl_n--) {
 		struct inflight *e = &c->infl[c->infl_head];
 
@@ -444,7 +477,20 @@ static void conn_lost(struct feed *f, struct conn *c, const char *why)
 
 static void conn_write(struct feed *f, struct conn *c)
 {
-	while (out_pending(c) > 0) {
+	while (c->tc && out_pending(c) > 0) {
+		uint32_t want = (uint32_t)FG_MIN(out_pending(c), (size_t)UINT32_MAX);
+		int n = fg_tcp_send(c->tc, c->out + c->out_off, want);
+
+		if (n < 0) {
+			conn_lost(f, c, "the connection can no longer send");
+			return;
+		}
+		c->out_off += (size_t)n;
+		f->res->bytes_out += (uint64_t)n;
+		if ((uint32_t)n < want)
+			break;	/* the send buffer is full: on_writable follows */
+	}
+	while (c->fd >= 0 && out_pending(c) > 0) {
 		ssize_t n = send(c->fd, c->out + c->out_off, out_pending(c), MSG_NOSIGNAL);
 
 		if (n < 0) {
@@ -643,11 +689,40 @@ static void on_line(struct feed *f, struct conn *c, const char *line, size_t len
 	}
 }
 
+/* Every complete line of c->in; false when the connection went meanwhile. */
+static bool conn_lines(struct feed *f, struct conn *c, uint64_t now)
+{
+	size_t start = 0;
+
+	for (;;) {
+		char *nl = memchr(c->in + start, '\n', c->in_len - start);
+		size_t len;
+
+		if (!nl)
+			break;
+		len = (size_t)(nl - (c->in + start));
+		if (len > 0 && nl[-1] == '\r')
+			len--;
+		on_line(f, c, c->in + start, len, now);
+		if (conn_gone(c))
+			return false;
+		start = (size_t)(nl - c->in) + 1;
+	}
+	if (start == 0 && c->in_len == IN_CAP) {
+		fg_wlc_mismatch(f->chk, "peer %u conn %u: response line over %u octets",
+				c->peer, c->id, IN_CAP);
+		conn_lost(f, c, "protocol error");
+		return false;
+	}
+	memmove(c->in, c->in + start, c->in_len - start);
+	c->in_len -= start;
+	return true;
+}
+
 static void conn_read(struct feed *f, struct conn *c, uint64_t now)
 {
 	for (;;) {
 		ssize_t n = recv(c->fd, c->in + c->in_len, IN_CAP - c->in_len, 0);
-		size_t start = 0;
 
 		if (n == 0) {
 			conn_lost(f, c, "closed by the server");
@@ -660,29 +735,96 @@ static void conn_read(struct feed *f, struct conn *c, uint64_t now)
 		}
 		f->res->bytes_in += (uint64_t)n;
 		c->in_len += (size_t)n;
-		for (;;) {
-			char *nl = memchr(c->in + start, '\n', c->in_len - start);
-			size_t len;
-
-			if (!nl)
-				break;
-			len = (size_t)(nl - (c->in + start));
-			if (len > 0 && nl[-1] == '\r')
-				len--;
-			on_line(f, c, c->in + start, len, now);
-			if (c->fd < 0)
-				return;
-			start = (size_t)(nl - c->in) + 1;
-		}
-		if (start == 0 && c->in_len == IN_CAP) {
-			fg_wlc_mismatch(f->chk, "peer %u conn %u: response line over %u octets",
-					c->peer, c->id, IN_CAP);
-			conn_lost(f, c, "protocol error");
+		if (!conn_lines(f, c, now))
 			return;
-		}
-		memmove(c->in, c->in + start, c->in_len - start);
-		c->in_len -= start;
 	}
+}
+
+/* ---------------------------------------------------------------- the DPDK transport */
+
+static void dp_connected(void *ctx, struct fg_tcp_conn *tc)
+{
+	struct conn *c = ctx;
+
+	(void)tc;
+	c->state = ST_GREETING;
+}
+
+/* Bytes in: as much as c->in holds; the rest stays queued in TCP (its
+ * window closes) until the lines before it are read. */
+static uint32_t dp_data(void *ctx, struct fg_tcp_conn *tc, const struct fg_iov *iov, unsigned n)
+{
+	struct conn *c = ctx;
+	struct feed *f = c->feed;
+	uint64_t now = fg_mono_ns();
+	uint32_t took = 0;
+
+	(void)tc;
+	for (unsigned i = 0; i < n && c->in_len < IN_CAP; i++) {
+		size_t k = FG_MIN((size_t)iov[i].len, IN_CAP - c->in_len);
+
+		memcpy(c->in + c->in_len, iov[i].base, k);
+		c->in_len += k;
+		took += (uint32_t)k;
+	}
+	f->res->bytes_in += took;
+	if (conn_lines(f, c, now)) {
+		fill(f, c, now);
+		conn_write(f, c);
+	}
+	return took;
+}
+
+static void dp_eof(void *ctx, struct fg_tcp_conn *tc)
+{
+	struct conn *c = ctx;
+
+	(void)tc;
+	conn_lost(c->feed, c, "closed by the server");
+}
+
+static void dp_writable(void *ctx, struct fg_tcp_conn *tc)
+{
+	struct conn *c = ctx;
+
+	(void)tc;
+	conn_write(c->feed, c);
+}
+
+static void dp_closed(void *ctx, struct fg_tcp_conn *tc, enum fg_tcp_close_reason why)
+{
+	struct conn *c = ctx;
+
+	if (c->tc != tc)
+		return;		/* one this conn closed itself */
+	c->tc = NULL;
+	conn_lost(c->feed, c, fg_tcp_close_reason_name(why));
+}
+
+static const struct fg_tcp_app_ops dp_ops = {
+	.on_data = dp_data, .on_eof = dp_eof, .on_writable = dp_writable,
+	.on_close = dp_closed, .on_connect = dp_connected,
+};
+
+static int dp_conn_open(struct feed *f, struct conn *c)
+{
+	struct fg_endpoint local = { .family = AF_INET }, peer = { .family = AF_INET };
+	const struct sockaddr_in *sa = (const struct sockaddr_in *)&f->addr;
+	uint32_t a = feed_dp_addr(f->dp);
+	int err = 0;
+
+	if (f->addr.ss_family != AF_INET)
+		return -EAFNOSUPPORT;	/* --dpdk opens IPv4 connections only */
+	memcpy(local.addr, &a, 4);
+	memcpy(peer.addr, &sa->sin_addr.s_addr, 4);
+	peer.port = ntohs(sa->sin_port);
+	c->tc = fg_tcp_connect(feed_dp_tcp(f->dp), &local, &peer, c, fg_mono_ns(), &err);
+	if (!c->tc)
+		return err;
+	c->state = ST_CONNECTING;
+	c->in_len = 0;
+	c->out_len = c->out_off = 0;
+	return 0;
 }
 
 /* ---------------------------------------------------------------- the loop */
@@ -706,7 +848,7 @@ static void on_event(struct feed *f, struct conn *c, uint32_t events, uint64_t n
 	}
 	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
 		conn_read(f, c, now);
-	if (c->fd < 0)
+	if (conn_gone(c))
 		return;
 	fill(f, c, now);
 	conn_write(f, c);
@@ -761,6 +903,7 @@ static int feed_setup(struct feed *f)
 		struct conn *c = &f->c[i];
 
 		c->fd = -1;
+		c->feed = f;
 		c->id = i;
 		c->peer = i / o->conns;
 		c->list = fg_wl_peer_offers(f->wl, c->peer, &c->n_list);
@@ -791,6 +934,7 @@ static void feed_teardown(struct feed *f)
 	free(f->tries);
 	if (f->ep >= 0)
 		close(f->ep);
+	feed_dp_close(f->dp);
 }
 
 /* A run that hit --timeout: say how much was left unanswered. */
@@ -818,9 +962,13 @@ static void feed_loop(struct feed *f, uint64_t t0)
 	bool show = f->o->progress > 0 || (f->o->progress < 0 && isatty(2));
 
 	while (f->done < f->n) {
-		int n = epoll_wait(f->ep, ev, 256, f->retries_pending || f->o->rate > 0 ? 10 : 100);
+		int n = f->dp ? 0 : epoll_wait(f->ep, ev, 256,
+					       f->retries_pending || f->o->rate > 0 ? 10 : 100);
 		uint64_t now = fg_mono_ns();
 
+		/* --dpdk polls: frames in, TCP's callbacks do the rest */
+		if (f->dp)
+			feed_dp_poll(f->dp, now);
 		for (int i = 0; i < n; i++) {
 			struct conn *c = &f->c[ev[i].data.u32];
 
@@ -894,6 +1042,20 @@ int feed_run(const struct feed_opts *o, const struct fg_wl *wl, struct fg_wlc *c
 	rc = feed_setup(&f);
 	if (rc < 0)
 		goto out_teardown;
+	if (o->dpdk) {
+		struct feed_dp_params dpp = { .port = o->dpdk, .queues = o->dpdk_queues };
+
+		if (inet_pton(AF_INET, o->dpdk_addr, &dpp.addr) != 1) {
+			FG_LOG_ERR("feedgen", "--dpdk-addr: not an IPv4 address: %s", o->dpdk_addr);
+			rc = -EINVAL;
+			goto out_teardown;
+		}
+		f.dp = feed_dp_open(&dpp, &dp_ops, &f, f.n);
+		if (!f.dp) {
+			rc = -EIO;
+			goto out_teardown;
+		}
+	}
 	if (o->server_pid > 0)
 		srv0 = feed_proc_cpu(o->server_pid);
 	cpu0 = feed_self_cpu();
@@ -907,6 +1069,8 @@ int feed_run(const struct feed_opts *o, const struct fg_wl *wl, struct fg_wlc *c
 	}
 	feed_loop(&f, t0);
 	res->elapsed = (double)(fg_mono_ns() - t0) / 1e9;
+	if (f.dp)
+		feed_dp_linger(f.dp, 2000000000ull);	/* the closes finish */
 	res->cpu_self = feed_self_cpu() - cpu0;
 	res->cpu_server = srv0 >= 0 ? feed_proc_cpu(o->server_pid) - srv0 : -1;
 	res->accepted = fg_wlc_accepted(chk);

@@ -39,6 +39,11 @@ struct feed_opts {
 	int progress;			/* -1 auto (a terminal), 0 off, 1 on */
 	const char *pcap;
 	char pcap_server[64];		/* ADDR:PORT the pcap's client streams go to */
+	/* --dpdk PORT: the peers' TCP on the project's own stack over this
+	 * DPDK port (dpdk.c), from dpdk_addr, on dpdk_queues queues */
+	const char *dpdk;
+	char dpdk_addr[64];
+	unsigned dpdk_queues;
 	bool pcap_v6;			/* the pcap's flows over IPv6 (fd00::ADDR) */
 };
 
@@ -65,6 +70,29 @@ struct feed_result {
 	unsigned *conn_peer;
 	bool timed_out;
 };
+
+/* dpdk.c: the kernel-free transport. */
+struct fg_tcp;
+struct fg_tcp_app_ops;
+struct feed_dp;
+struct feed_dp_params {
+	const char *port;		/* the EAL's --vdev string */
+	unsigned queues;		/* RX and TX queues (floodgate's workers) */
+	uint32_t addr;			/* ours, network order */
+};
+/* NULL on failure (logged). The TCP instance's app is `ops` / `app`. */
+struct feed_dp *feed_dp_open(const struct feed_dp_params *p, const struct fg_tcp_app_ops *ops,
+			     void *app, unsigned max_conns);
+void feed_dp_close(struct feed_dp *d);
+/* Receive on every queue, then TCP's end of burst and timers; the frames
+ * received. */
+unsigned feed_dp_poll(struct feed_dp *d, uint64_t now_ns);
+/* Poll until every connection has ended (its FIN acknowledged), at most
+ * max_ns: an exit right after the last close would leave the server's
+ * side of it open. */
+void feed_dp_linger(struct feed_dp *d, uint64_t max_ns);
+struct fg_tcp *feed_dp_tcp(struct feed_dp *d);
+uint32_t feed_dp_addr(const struct feed_dp *d);
 
 /* Runs the whole feed; 0, or -errno for a setup failure (socket, memory). */
 int feed_run(const struct feed_opts *o, const struct fg_wl *wl, struct fg_wlc *chk,

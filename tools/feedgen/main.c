@@ -4,6 +4,8 @@
  *
  *   feedgen [options]               feed a server, check every answer
  *   feedgen --pcap FILE [options]   write the client side as a pcap instead
+ *   feedgen --dpdk PORT [options]   feed a server over a DPDK port (memif)
+ *                                   with the project's own TCP
  *
  * Exit status: 0 when every answer matched the workload model, 1 on any
  * mismatch (the first few are printed), 2 on a usage or setup error.
@@ -37,6 +39,10 @@ static const char usage_text[] =
 "  --server-pid PID       also measure the server's CPU (/proc/PID/stat)\n"
 "  --rate N               at most N first offers a second, all peers together (0 = no limit)\n"
 "  --source ADDR          peer i connects from ADDR + i (one address per peer)\n"
+"  --dpdk PORT            kernel-free: the project's TCP over this DPDK device, e.g.\n"
+"                         net_memif0,role=client,socket=PATH (docs/dataplane.md)\n"
+"  --dpdk-addr ADDR       our IPv4 address on it (198.18.0.1)\n"
+"  --dpdk-queues N        queues, one per floodgate worker (1)\n"
 "workload:\n"
 "  --seed N               (1)      --articles N   unique articles (10000)\n"
 "  --dups N               offers per article across peers (10)\n"
@@ -71,6 +77,7 @@ enum {
 	O_SIZE, O_BINSIZE, O_BINSHARE, O_OLD, O_FUTURE, O_LOOP, O_BADID, O_NOINJ, O_OFFLINE,
 	O_VERSIONS, O_NEAR, O_PREFIX, O_GROUPS, O_CUTOFF, O_MARGIN, O_PATHID, O_NOW, O_JSON,
 	O_PROGRESS, O_NOPROGRESS, O_PCAP, O_PCAPSRV, O_PCAP6, O_LOGLEVEL, O_RATE, O_SOURCE, O_HELP,
+	O_DPDK, O_DPDKADDR, O_DPDKQ,
 };
 
 static const struct option long_opts[] = {
@@ -81,6 +88,7 @@ static const struct option long_opts[] = {
 	{ "max-reconnects", 1, 0, O_MAXRECON }, { "timeout", 1, 0, O_TIMEOUT },
 	{ "server-pid", 1, 0, O_SPID }, { "seed", 1, 0, O_SEED }, { "articles", 1, 0, O_ARTICLES },
 	{ "rate", 1, 0, O_RATE }, { "source", 1, 0, O_SOURCE },
+	{ "dpdk", 1, 0, O_DPDK }, { "dpdk-addr", 1, 0, O_DPDKADDR }, { "dpdk-queues", 1, 0, O_DPDKQ },
 	{ "dups", 1, 0, O_DUPS }, { "spread", 1, 0, O_SPREAD }, { "size", 1, 0, O_SIZE },
 	{ "binary-size", 1, 0, O_BINSIZE }, { "binary-share", 1, 0, O_BINSHARE },
 	{ "old", 1, 0, O_OLD }, { "future", 1, 0, O_FUTURE }, { "path-loop", 1, 0, O_LOOP },
@@ -210,6 +218,9 @@ static int opt_feed(struct feed_opts *o, int opt, const char *arg)
 	case O_SPID: rc = parse_uint(arg, 1u << 30, &v); o->server_pid = (pid_t)v; break;
 	case O_RATE: rc = parse_double(arg, 0, 1e9, &o->rate); break;
 	case O_SOURCE: rc = set_string(o->source, sizeof(o->source), arg); break;
+	case O_DPDK: o->dpdk = arg; break;
+	case O_DPDKADDR: rc = set_string(o->dpdk_addr, sizeof(o->dpdk_addr), arg); break;
+	case O_DPDKQ: rc = parse_uint(arg, 16, &v); o->dpdk_queues = (unsigned)v; break;
 	case O_JSON: o->json = true; break;
 	case O_PROGRESS: o->progress = 1; break;
 	case O_NOPROGRESS: o->progress = 0; break;
@@ -268,6 +279,8 @@ static int parse_args(int argc, char **argv, struct feed_opts *o)
 	fg_wl_params_default(&o->wl);
 	strcpy(o->host, "127.0.0.1");
 	strcpy(o->pcap_server, "198.19.0.1:119");
+	strcpy(o->dpdk_addr, "198.18.0.1");
+	o->dpdk_queues = 1;
 	o->port = 119;
 	o->conns = 1;
 	o->window = 64;
