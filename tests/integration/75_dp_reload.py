@@ -77,7 +77,12 @@ def main():
     r = fgdp.Lines(s)
     check(r.line().startswith("200 "), "greeting")
     offer(s, r, "<old1.%d@reload.test>" % pid, 5 * DAY, "239")
-    closed0 = w.stats()["nntp_sessions_closed"]	# wait_tcp's probe
+    # wait_tcp's probe closed without QUIT: its session is counted closed
+    # once its FIN is in, which may be after this point; wait for that
+    # (every session but ours ended) before taking the base
+    closed0 = fgkit.wait_counters(
+        w.stats, lambda c: c["nntp_sessions_opened"] - c["nntp_sessions_closed"] == 1, 30,
+        "the start-up probe's session to close")["nntp_sessions_closed"]
     load = [Load(src, "l%d" % k) for k, src in enumerate(["198.18.0.1", "198.18.0.1",
                                                             "198.18.0.4", "198.18.0.4"])]
     for t in load:
