@@ -39,7 +39,7 @@ declare -A HEADER=(
 	[net]=dataplane [tcp]=dataplane [tcpsess]=dataplane [memport]=dataplane
 	[passive]=dataplane [qwriter]=dataplane [relay]=dataplane [outbound]=dataplane
 	[slotlink]=dataplane [levers]=dataplane [wire]=dataplane
-	[cluster]=dataplane
+	[cluster]=dataplane [claimer]=dataplane
 	[expiry]=control [metrics]=control [snapshot]=control
 )
 
