@@ -44,6 +44,7 @@ struct node {
 	int port;
 	enum node_state state;
 	bool failing;			/* its loss was logged; quiet until up again */
+	bool master;			/* the map names it: kept connected */
 	redisContext *rc;
 	uint64_t retry_ns;		/* DOWN: no reconnect before */
 	uint32_t head, tail;		/* FIFO of requests sent here */
@@ -350,6 +351,8 @@ static void take_map(struct fg_cluster *c, const struct node *asked, const redis
 		return;
 	for (unsigned s = 0; s < FG_CLUSTER_SLOTS; s++)
 		c->slot_node[s] = NO_NODE;
+	for (unsigned i = 0; i < c->n_node; i++)
+		c->node[i].master = false;
 	c->st.slots_mapped = c->st.masters = 0;
 	for (size_t i = 0; i < rep->elements; i++) {
 		const redisReply *e = rep->element[i], *m;
@@ -374,6 +377,7 @@ static void take_map(struct fg_cluster *c, const struct node *asked, const redis
 			continue;
 		if (!seen[idx]) {
 			seen[idx] = true;
+			c->node[idx].master = true;
 			c->st.masters++;
 		}
 		for (long long s = lo; s <= hi; s++)
@@ -427,6 +431,7 @@ static bool redirect(struct fg_cluster *c, struct req *r, const redisReply *rep)
 	if (moved) {
 		c->st.moved++;
 		c->slot_node[slot] = (int16_t)idx;
+		n->master = true;
 		c->want_map = true;
 	} else {
 		c->st.ask++;
@@ -561,6 +566,12 @@ unsigned fg_cluster_run(struct fg_cluster *c, int wait_ms, fg_cluster_done_fn *d
 	c->done = done;
 	c->done_arg = arg;
 	c->completed = 0;
+	/* the map's masters are kept connected, traffic or not (at most one
+	 * attempt per timeout each), so that health shows and the first
+	 * claims after an outage find their node up */
+	for (unsigned i = 0; i < c->n_node; i++)
+		if (c->node[i].master)
+			node_connect(c, &c->node[i]);
 	ask_map(c);
 	for (unsigned i = 0; i < c->n_node; i++) {
 		struct node *n = &c->node[i];
