@@ -34,6 +34,7 @@
 #include "floodgate/claimer.h"
 #include "floodgate/cluster.h"
 #include "floodgate/log.h"
+#include "floodgate/region.h"
 #include "floodgate/siphash.h"
 
 #define COMP "cluster"
@@ -120,23 +121,6 @@ struct fg_claimer {
 
 /* ---- keys and digests ------------------------------------------------------ */
 
-static void secret_key(const char *secret, uint64_t k[2])
-{
-	static const uint64_t derive[2] = { 0x666c6f6f64676174ull, 0x65636c7573746572ull };
-
-	fg_siphash24_128(derive, secret, strlen(secret), k);
-}
-
-void fg_claimer_key(const char *secret, const char *id, size_t len,
-		    char out[FG_CLUSTER_KEY_LEN + 1])
-{
-	uint64_t k[2], h[2];
-
-	secret_key(secret, k);
-	fg_siphash24_128(k, id, len, h);
-	snprintf(out, FG_CLUSTER_KEY_LEN + 1, "fg:%016" PRIx64 "%016" PRIx64, h[0], h[1]);
-}
-
 static uint64_t mix(uint64_t h, const void *p, size_t n)
 {
 	static const uint64_t k[2] = { 0x6469676573746673ull, 0x646f776e73747265ull };
@@ -219,7 +203,7 @@ static int link_request(struct link *l, uint8_t op, const char *id, size_t len,
 		return -ENOBUFS;
 	l->req[i].op = op;
 	l->req[i].cookie = cookie;
-	fg_claimer_key(l->c->cfg->cluster_secret, id, len, l->req[i].key);
+	fg_cluster_key(l->c->cfg->cluster_secret, id, len, l->req[i].key);
 	ring_push(&l->rq);
 	return 0;
 }
@@ -583,7 +567,7 @@ int fg_claimer_forget(struct fg_claimer *c, const char *id, size_t len)
 	i = ring_slot_in(&c->fq);
 	if (i >= 0) {
 		c->freq[i].op = OP_FORGET;
-		fg_claimer_key(c->cfg->cluster_secret, id, len, c->freq[i].key);
+		fg_cluster_key(c->cfg->cluster_secret, id, len, c->freq[i].key);
 		ring_push(&c->fq);
 		rc = 0;
 	}
@@ -626,6 +610,15 @@ void fg_claimer_counters(const struct fg_claimer *c, struct fg_stats *into)
 {
 	for (unsigned i = 0; i < FG_CTR__COUNT; i++)
 		into->ctr[i] += __atomic_load_n(&c->st.ctr[i], __ATOMIC_RELAXED);
+}
+
+void fg_claimer_publish(struct fg_claimer *c, struct fg_region_writer *slot)
+{
+	struct fg_region_wstats *ws = fg_region_writer_stats(slot);
+
+	memset(&ws->total, 0, sizeof(ws->total));
+	fg_claimer_counters(c, &ws->total);
+	fg_region_writer_heartbeat(slot);
 }
 
 int fg_claimer_format(struct fg_claimer *c, char *buf, size_t len)

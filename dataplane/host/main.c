@@ -295,8 +295,10 @@ static void history_close(struct region *r)
 
 /* The outbound side when the sink is the queue (NULL otherwise). */
 static struct fg_outbound *outbound;
-/* [cluster]: the cluster thread, or NULL (docs/scale.md, "Several boxes") */
+/* [cluster]: the cluster thread, or NULL (docs/scale.md, "Several boxes"),
+ * and with --floodctld the slot its counters are published in */
 static struct fg_claimer *claimer;
+static struct fg_region_writer *claimer_slot;
 
 /* ------------------------------------------------------------ counters */
 
@@ -524,6 +526,8 @@ static void signal_loop(const sigset_t *set, const struct host_opts *o, struct h
 
 		host_clock(&now, &now_ns);
 		fg_outbound_publish(outbound, now_ns);
+		if (claimer_slot)
+			fg_claimer_publish(claimer, claimer_slot);
 		if (sig == SIGUSR1)
 			dump_stats(o, ws, nw, cfg, h);
 		else if (sig == SIGTERM || sig == SIGINT)
@@ -580,6 +584,12 @@ int main(int argc, char **argv)
 			FG_LOG_ERR(HOST_COMP, "[cluster]: cannot start the cluster client");
 			goto out_history;
 		}
+		claimer_slot = r.ctl ? fg_region_claim(r.ctl, "floodgate-host-cluster", &rc) : NULL;
+		if (r.ctl && !claimer_slot) {
+			FG_LOG_ERR(HOST_COMP, "cluster thread: no writer slot in floodctld's region: %s",
+				   strerror(-rc));
+			goto out_history;
+		}
 	}
 	ws = calloc(o.threads, sizeof(*ws));
 	tids = calloc(o.threads, sizeof(*tids));
@@ -621,6 +631,8 @@ out_stop:
 out_workers:
 	fg_outbound_stop(outbound);
 	/* before the workers go: its thread wakes them */
+	if (claimer_slot)
+		fg_claimer_publish(claimer, claimer_slot);
 	fg_claimer_destroy(claimer);
 	claimer = NULL;
 	for (unsigned i = 0; ws && i < o.threads; i++)
@@ -630,6 +642,8 @@ out_workers:
 	free(tids);
 	fg_outbound_close(outbound);
 out_history:
+	if (claimer_slot)
+		fg_region_release(claimer_slot);
 	fg_claimer_destroy(claimer);
 	history_close(&r);
 out:

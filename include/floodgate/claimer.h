@@ -33,15 +33,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "floodgate/cluster.h"
 #include "floodgate/config.h"
 #include "floodgate/session.h"
 #include "floodgate/stats.h"
 
-#define FG_CLUSTER_KEY_LEN 35		/* "fg:" + 32 hex digits */
-
-/* The cluster key of a Message-ID under the site's secret. */
-void fg_claimer_key(const char *secret, const char *id, size_t len,
-		    char out[FG_CLUSTER_KEY_LEN + 1]);
 /* A digest of what the downstreams are fed ([downstream] id, newsgroups,
  * distributions, sizes, exclude-path, in order): equal on every box of a
  * site that shares a cluster. */
@@ -81,6 +77,10 @@ struct fg_claimer_status {
 void fg_claimer_status(struct fg_claimer *c, struct fg_claimer_status *st);
 /* Add the cluster thread's counters (cluster_*) into `into`. */
 void fg_claimer_counters(const struct fg_claimer *c, struct fg_stats *into);
+/* Publish the counters into a writer slot of floodctld's region (the
+ * caller claimed it; one thread publishes), for /metrics and floodctl. */
+struct fg_region_writer;
+void fg_claimer_publish(struct fg_claimer *c, struct fg_region_writer *slot);
 /* "key value" lines for a status file (answering, nodes, RTTs, counters). */
 int fg_claimer_format(struct fg_claimer *c, char *buf, size_t len);
 

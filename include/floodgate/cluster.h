@@ -2,7 +2,8 @@
 /*
  * cluster.h — a small Redis Cluster client: the slot map followed by our
  * own code on top of hiredis 0.14's protocol reader (which knows nothing
- * of clusters). dataplane/cluster/, docs/scale.md "Several boxes".
+ * of clusters). lib/cluster/ (both planes: floodctl forget deletes keys),
+ * docs/scale.md "Several boxes".
  *
  * One client belongs to one thread (the box's cluster thread, never a
  * worker lcore); nothing in it takes a lock. The protocol, per request:
@@ -38,6 +39,13 @@
 
 #define FG_CLUSTER_SLOTS 16384u
 #define FG_CLUSTER_MAX_NODES 64u
+
+/* The cluster key of a Message-ID: "fg:" and the 32 hex digits of its
+ * SipHash-2-4-128 under a key derived from the site's secret
+ * ([cluster] secret, the same on every box). */
+#define FG_CLUSTER_KEY_LEN 35
+void fg_cluster_key(const char *secret, const char *id, size_t len,
+		    char out[FG_CLUSTER_KEY_LEN + 1]);
 
 /* The key's slot, with Redis Cluster's hash tags ("{tag}rest"). */
 unsigned fg_cluster_slot(const void *key, size_t len);
@@ -114,5 +122,10 @@ unsigned fg_cluster_pending(const struct fg_cluster *c);
  * it from the first MOVED anyway). */
 void fg_cluster_refresh(struct fg_cluster *c);
 void fg_cluster_get_stats(const struct fg_cluster *c, struct fg_cluster_stats *out);
+
+/* One DEL of `key` with a client of its own, waited for (redirects
+ * followed) at most bound_ms: 1 deleted, 0 there was none, -errno (the
+ * cluster did not answer). For floodctld's forget, off any hot path. */
+int fg_cluster_del(const struct fg_cluster_params *p, const char *key, unsigned bound_ms);
 
 #endif /* FLOODGATE_CLUSTER_H */

@@ -141,14 +141,14 @@ START_TEST(keys)
 {
 	char a[FG_CLUSTER_KEY_LEN + 1], b[FG_CLUSTER_KEY_LEN + 1], c[FG_CLUSTER_KEY_LEN + 1];
 
-	fg_claimer_key("s1", "<a@x>", 5, a);
-	fg_claimer_key("s1", "<a@x>", 5, b);
+	fg_cluster_key("s1", "<a@x>", 5, a);
+	fg_cluster_key("s1", "<a@x>", 5, b);
 	ck_assert_str_eq(a, b);
 	ck_assert_uint_eq(strlen(a), FG_CLUSTER_KEY_LEN);
 	ck_assert(strncmp(a, "fg:", 3) == 0);
-	fg_claimer_key("s2", "<a@x>", 5, c);
+	fg_cluster_key("s2", "<a@x>", 5, c);
 	ck_assert_str_ne(a, c);
-	fg_claimer_key("s1", "<b@x>", 5, c);
+	fg_cluster_key("s1", "<b@x>", 5, c);
 	ck_assert_str_ne(a, c);
 }
 END_TEST

@@ -517,6 +517,40 @@ START_TEST(killed_master_followed)
 }
 END_TEST
 
+START_TEST(del_with_a_client_of_its_own)
+{
+	struct fg_cluster_params p = { .timeout_ms = TIMEOUT_MS };
+	char seed[64], key[FG_CLUSTER_KEY_LEN + 1], key2[FG_CLUSTER_KEY_LEN + 1];
+	struct fg_cluster *c;
+	uint64_t t0;
+
+	ck_assert_msg(cluster_up, "the test cluster did not start");
+	fg_cluster_key("secret", "<del@x>", 7, key);
+	ck_assert_uint_eq(strlen(key), FG_CLUSTER_KEY_LEN);
+	fg_cluster_key("secret", "<del@x>", 7, key2);
+	ck_assert_str_eq(key, key2);
+	fg_cluster_key("other", "<del@x>", 7, key2);
+	ck_assert_str_ne(key, key2);
+	snprintf(seed, sizeof(seed), "127.0.0.1:%d", R.port[1]);
+	c = client(seed);
+	ck_assert_int_eq(submit_set(c, key, "b:A", 0), 0);
+	ck_assert(run_until_done(c, 1));
+	ck_assert_str_eq(res.val[0], "OK");
+	fg_cluster_destroy(c, NULL, NULL);
+	/* one seed, whichever master has the key: followed */
+	p.seeds = seed;
+	ck_assert_int_eq(fg_cluster_del(&p, key, BOUND_MS), 1);
+	ck_assert_int_eq(fg_cluster_del(&p, key, BOUND_MS), 0);
+	/* nothing there: an error within the bound, never a hang */
+	p.seeds = "127.0.0.1:1";
+	t0 = ms_now();
+	ck_assert_int_lt(fg_cluster_del(&p, key, 300), 0);
+	ck_assert_uint_lt(ms_now() - t0, BOUND_MS);
+	p.seeds = "";
+	ck_assert_int_eq(fg_cluster_del(&p, key, 300), -EINVAL);
+}
+END_TEST
+
 static Suite *cluster_suite(void)
 {
 	Suite *s = suite_create("cluster");
@@ -531,6 +565,7 @@ static Suite *cluster_suite(void)
 	tcase_add_test(live, nothing_listening);
 	tcase_add_test(live, map_and_pipeline);
 	tcase_add_test(live, moved_from_one_seed);
+	tcase_add_test(live, del_with_a_client_of_its_own);
 	tcase_add_test(live, ask_during_migration);
 	tcase_add_test(live, stopped_master_times_out_then_reconnects);
 	tcase_add_test(live, manual_failover_followed);

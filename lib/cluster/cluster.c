@@ -14,6 +14,7 @@
  * table and the FIFOs and never reach the caller.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@
 
 #include "floodgate/cluster.h"
 #include "floodgate/log.h"
+#include "floodgate/siphash.h"
 
 #define DEFAULT_TIMEOUT_MS 50u
 #define DEFAULT_MAX_REQUESTS 4096u
@@ -113,6 +115,25 @@ unsigned fg_cluster_slot(const void *key, size_t len)
 			       (FG_CLUSTER_SLOTS - 1);
 	}
 	return fg_cluster_crc16(k, len) & (FG_CLUSTER_SLOTS - 1);
+}
+
+/* ---- keys ----------------------------------------------------------------- */
+
+static void secret_key(const char *secret, uint64_t k[2])
+{
+	static const uint64_t derive[2] = { 0x666c6f6f64676174ull, 0x65636c7573746572ull };
+
+	fg_siphash24_128(derive, secret, strlen(secret), k);
+}
+
+void fg_cluster_key(const char *secret, const char *id, size_t len,
+		    char out[FG_CLUSTER_KEY_LEN + 1])
+{
+	uint64_t k[2], h[2];
+
+	secret_key(secret, k);
+	fg_siphash24_128(k, id, len, h);
+	snprintf(out, FG_CLUSTER_KEY_LEN + 1, "fg:%016" PRIx64 "%016" PRIx64, h[0], h[1]);
 }
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -716,4 +737,51 @@ void fg_cluster_refresh(struct fg_cluster *c)
 void fg_cluster_get_stats(const struct fg_cluster *c, struct fg_cluster_stats *out)
 {
 	*out = c->st;
+}
+
+struct del_result {
+	bool done;
+	int rc;
+};
+
+static void del_done(void *arg, uint64_t cookie, int rc, const struct fg_cluster_reply *r,
+		     uint64_t rtt_ns)
+{
+	struct del_result *d = arg;
+
+	(void)cookie;
+	(void)rtt_ns;
+	d->done = true;
+	d->rc = rc ? rc : r->type == FG_CLUSTER_R_INTEGER ? (int)(r->integer > 0) : -EPROTO;
+}
+
+int fg_cluster_del(const struct fg_cluster_params *p, const char *key, unsigned bound_ms)
+{
+	const char *argv[] = { "DEL", key };
+	size_t len[] = { 3, strlen(key) };
+	struct fg_cluster *c = fg_cluster_create(p);
+	uint64_t end = now_ns() + (uint64_t)bound_ms * 1000000u;
+	struct del_result d = { false, -ETIMEDOUT };
+
+	if (!c)
+		return -EINVAL;
+	/* a seed may still be connecting, or down while another is up: a
+	 * request that fails at once is tried again until the bound */
+	while (!d.done && now_ns() < end) {
+		int rc = fg_cluster_submit(c, 2, argv, len, 1, 0);
+
+		if (rc != 0) {
+			d.rc = rc;
+			fg_cluster_run(c, 5, del_done, &d);
+			continue;
+		}
+		while (!d.done && fg_cluster_pending(c))
+			fg_cluster_run(c, 5, del_done, &d);
+		if (d.done && d.rc < 0 && d.rc != -EPROTO && now_ns() < end) {
+			d.done = false;
+			fg_cluster_run(c, 5, del_done, &d);
+		}
+	}
+	fg_cluster_destroy(c, NULL, NULL);
+	return d.rc;
 }
