@@ -8,8 +8,9 @@
  *      an answer before the next is sent)
  *   2. every DIGEST_PERIOD, publish the downstream digest
  *   3. run the client for at most a millisecond while requests are in
- *      flight (LOOP_IDLE_MS when none): completions answer claims into
- *      the link's answer ring and wake its engine
+ *      flight (LOOP_IDLE_MS when none; a request pushed meanwhile ends
+ *      the wait through an eventfd): completions answer claims into the
+ *      link's answer ring and wake its engine
  *
  * Rings are single-producer single-consumer: a link's request ring is fed
  * by its engine's thread only, its answer ring by this thread only. The
@@ -29,7 +30,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "floodgate/claimer.h"
 #include "floodgate/cluster.h"
@@ -41,7 +44,7 @@
 #define DEFAULT_LINKS 16u
 #define DEFAULT_CLAIMS 1024u
 #define FORGET_RING 64u
-#define LOOP_IDLE_MS 5
+#define LOOP_IDLE_MS 100		/* nothing in flight: engines wake us */
 #define DIGEST_PERIOD_NS (10ull * 1000000000ull)
 #define DIGEST_TTL_MS "60000"
 #define DIGEST_KEY "fg:digest"
@@ -109,6 +112,8 @@ struct fg_claimer {
 	pthread_t thread;
 	bool started;
 	atomic_bool stop;
+	int wake_fd;				/* eventfd: requests wait */
+	atomic_bool idle;			/* the thread is about to wait */
 	uint64_t next_digest_ns;
 	/* written by the cluster thread */
 	struct fg_stats st;
@@ -194,6 +199,17 @@ static void ring_pop(struct ring_idx *r)
 
 /* ---- the engine's side -------------------------------------------------------- */
 
+/* The thread sets idle, then looks at the rings; a producer pushes, then
+ * looks at idle (both sequentially consistent): one of them sees the
+ * other, so a request never waits out a whole idle period. */
+static void wake_thread(struct fg_claimer *c)
+{
+	uint64_t one = 1;
+
+	if (atomic_load(&c->idle) && write(c->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		FG_LOG_DEBUG(COMP, "wake: %s", strerror(errno));
+}
+
 static int link_request(struct link *l, uint8_t op, const char *id, size_t len,
 			uint64_t cookie)
 {
@@ -205,6 +221,7 @@ static int link_request(struct link *l, uint8_t op, const char *id, size_t len,
 	l->req[i].cookie = cookie;
 	fg_cluster_key(l->c->cfg->cluster_secret, id, len, l->req[i].key);
 	ring_push(&l->rq);
+	wake_thread(l->c);
 	return 0;
 }
 
@@ -434,13 +451,26 @@ static void take_requests(struct fg_claimer *c)
 	}
 }
 
+static bool rings_empty(struct fg_claimer *c)
+{
+	for (unsigned li = 0; li < c->n_link; li++)
+		if (ring_slot_out(&c->link[li].rq) >= 0)
+			return false;
+	return ring_slot_out(&c->fq) < 0;
+}
+
 static void *run(void *arg)
 {
 	struct fg_claimer *c = arg;
 
 	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
+		bool idle;
+
 		take_requests(c);
-		fg_cluster_run(c->cl, c->n_inf ? 1 : LOOP_IDLE_MS, on_done, c);
+		atomic_store(&c->idle, true);
+		idle = !c->n_inf && rings_empty(c);
+		fg_cluster_run(c->cl, idle ? LOOP_IDLE_MS : c->n_inf ? 1 : 0, on_done, c);
+		atomic_store(&c->idle, false);
 		pthread_mutex_lock(&c->st_lock);
 		fg_cluster_get_stats(c->cl, &c->cst);
 		pthread_mutex_unlock(&c->st_lock);
@@ -491,6 +521,12 @@ struct fg_claimer *fg_claimer_create(const struct fg_claimer_params *p)
 	c->cl = fg_cluster_create(&cp);
 	if (!c->cl)
 		goto out_free;
+	c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (c->wake_fd < 0) {
+		fg_cluster_destroy(c->cl, NULL, NULL);
+		goto out_free;
+	}
+	fg_cluster_wake_fd(c->cl, c->wake_fd);
 	atomic_init(&c->answering, true);
 	return c;
 
@@ -544,9 +580,14 @@ void fg_claimer_destroy(struct fg_claimer *c)
 	if (!c)
 		return;
 	if (c->started) {
+		uint64_t one = 1;
+
 		atomic_store(&c->stop, true);
+		if (write(c->wake_fd, &one, sizeof(one)) < 0)
+			FG_LOG_DEBUG(COMP, "wake: %s", strerror(errno));
 		pthread_join(c->thread, NULL);
 	}
+	close(c->wake_fd);
 	fg_cluster_destroy(c->cl, NULL, NULL);
 	for (unsigned i = 0; i < c->n_link; i++) {
 		free(c->link[i].req);
@@ -572,6 +613,8 @@ int fg_claimer_forget(struct fg_claimer *c, const char *id, size_t len)
 		rc = 0;
 	}
 	pthread_mutex_unlock(&c->fq_lock);
+	if (rc == 0)
+		wake_thread(c);
 	return rc;
 }
 

@@ -11,7 +11,8 @@
  *   poll():   the answer -> WON:  the offer stays, 238
  *                           HAVE: the offer becomes ACCEPTED here
  *                                 (warm-up's record_have, journaled), 438
- *                           BUSY: the offer is released here, 431
+ *                           BUSY: the offer shrinks to a second's
+ *                                 hold here (busy_hold), 431
  *                           NONE: decided here alone, 238 (counted)
  *   xfer:     an accepted or refused article -> settle(): its outcome
  *             goes to the cluster for the window
@@ -22,6 +23,8 @@
  * nearer history); warm-up asks only when no cluster is configured.
  */
 #include "nntp_int.h"
+
+#define BUSY_HOLD_S 1
 
 bool fg_nntp_claim_ask(struct fg_session *s, const char *arg, uint32_t len,
 		       const struct fg_history_key *k)
@@ -42,6 +45,25 @@ bool fg_nntp_claim_ask(struct fg_session *s, const char *arg, uint32_t len,
 	return true;
 }
 
+/*
+ * Another box's transfer is in flight: the session's offer gives way to a
+ * short one (BUSY_HOLD_S, to the second) so that this box's other peers,
+ * offering the same ID meanwhile, get 431 from the local history instead
+ * of a claim each; the next offer after it claims again and, the other
+ * box's outcome settled by then, hears HAVE. A TAKETHIS still completes
+ * the short offer like any other.
+ */
+static void busy_hold(struct fg_session *s, const struct fg_history_key *k)
+{
+	struct fg_engine *e = s->e;
+	struct fg_history_entry found;
+	struct fg_history_ref ref;
+
+	fg_nntp_offer_forget(s, k, true);
+	if (fg_history_offer(e->h, k, e->now, e->now + BUSY_HOLD_S, s->token, &ref, &found) == 0)
+		fg_nntp_track_offer(s, k, &ref, e->now + BUSY_HOLD_S);
+}
+
 static void claim_done(void *engine, uint64_t cookie, enum fg_claim_answer ans)
 {
 	struct fg_engine *e = engine;
@@ -59,7 +81,7 @@ static void claim_done(void *engine, uint64_t cookie, enum fg_claim_answer ans)
 		break;
 	case FG_CLAIM_BUSY:
 		if (!a->s->gone)
-			fg_nntp_offer_forget(a->s, &a->key, true);
+			busy_hold(a->s, &a->key);
 		fg_nntp_ask_end(a, FG_CTR_NNTP_CLUSTER_INFLIGHT_WAITS, FG_NNTP_CODE_C431, true);
 		break;
 	case FG_CLAIM_NONE:

@@ -111,10 +111,14 @@ void fg_cluster_destroy(struct fg_cluster *c, fg_cluster_done_fn *done, void *ar
 int fg_cluster_submit(struct fg_cluster *c, unsigned argc, const char **argv,
 		      const size_t *argvlen, unsigned key_arg, uint64_t cookie);
 
-/* Do the I/O: wait at most wait_ms (0: do not wait) for a socket, then
+/* Do the I/O: wait at most wait_ms (0: do not wait; the wait happens even
+ * with no node up) for a socket or the wake fd, then
  * write, read and complete what is due (replies, timeouts, failures).
  * Returns the number of requests completed. */
 unsigned fg_cluster_run(struct fg_cluster *c, int wait_ms, fg_cluster_done_fn *done, void *arg);
+
+/* A readable fd (an eventfd) that ends run()'s wait; run() drains it. */
+void fg_cluster_wake_fd(struct fg_cluster *c, int fd);
 
 /* Requests in flight. */
 unsigned fg_cluster_pending(const struct fg_cluster *c);

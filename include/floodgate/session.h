@@ -166,8 +166,10 @@ struct fg_engine_warmup {
  *          timeout unless an outcome settles it)
  *   HAVE   another box accepted or refused it: recorded here as accepted
  *          (journaled; the site has it or does not want it), 438
- *   BUSY   another box's transfer of it is in flight: the offer is
- *          released here, 431 (the peer offers it again later)
+ *   BUSY   another box's transfer of it is in flight: 431, and the
+ *          offer here shrinks to a hold of a second (this box's other
+ *          peers get 431 from the history meanwhile, no claim each); the
+ *          next offer after it claims again
  *   NONE   no answer in time, or no cluster: decided here alone, 238
  *
  * Every final outcome of an article this box read (accepted, refused) is

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <hiredis/hiredis.h>
 
@@ -76,6 +77,7 @@ struct fg_cluster {
 	int16_t slot_node[FG_CLUSTER_SLOTS];
 	bool want_map, map_inflight;
 	bool closing;			/* destroy(): nodes close without a warning */
+	int wake_fd;			/* polled along, or -1 */
 	uint64_t map_ns;		/* no new CLUSTER SLOTS before */
 	unsigned map_rr;
 	struct fg_cluster_stats st;
@@ -580,7 +582,7 @@ static void node_io(struct fg_cluster *c, struct node *n, short revents)
 
 unsigned fg_cluster_run(struct fg_cluster *c, int wait_ms, fg_cluster_done_fn *done, void *arg)
 {
-	struct pollfd pfd[FG_CLUSTER_MAX_NODES];
+	struct pollfd pfd[FG_CLUSTER_MAX_NODES + 1];
 	int map[FG_CLUSTER_MAX_NODES];
 	unsigned np = 0;
 
@@ -606,10 +608,22 @@ unsigned fg_cluster_run(struct fg_cluster *c, int wait_ms, fg_cluster_done_fn *d
 		pfd[np].revents = 0;
 		map[np++] = (int)i;
 	}
-	if (np && poll(pfd, np, wait_ms) > 0)
+	/* the caller's wake fd (an eventfd) ends the wait early; with no
+	 * node up the wait still happens, so a caller's loop never spins */
+	pfd[np].fd = c->wake_fd;
+	pfd[np].events = POLLIN;
+	pfd[np].revents = 0;
+	if (poll(pfd, np + 1, wait_ms) > 0) {
 		for (unsigned k = 0; k < np; k++)
 			if (pfd[k].revents)
 				node_io(c, &c->node[map[k]], pfd[k].revents);
+		if (pfd[np].revents & POLLIN) {
+			uint64_t v;
+
+			if (read(c->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				FG_LOG_DEBUG("cluster", "wake fd: %s", strerror(errno));
+		}
+	}
 	expire(c);
 	c->done = NULL;
 	return c->completed;
@@ -666,6 +680,7 @@ struct fg_cluster *fg_cluster_create(const struct fg_cluster_params *p)
 		goto out_free_req;
 	}
 	c->want_map = true;
+	c->wake_fd = -1;
 	for (unsigned i = 0; i < c->n_node; i++)
 		node_connect(c, &c->node[i]);
 	return c;
@@ -721,6 +736,11 @@ int fg_cluster_submit(struct fg_cluster *c, unsigned argc, const char **argv,
 		c->want_map = true;
 	}
 	return rc;
+}
+
+void fg_cluster_wake_fd(struct fg_cluster *c, int fd)
+{
+	c->wake_fd = fd;
 }
 
 unsigned fg_cluster_pending(const struct fg_cluster *c)
