@@ -96,7 +96,9 @@ struct inflight {
 };
 
 struct fg_claimer {
-	const struct fg_config *cfg;
+	/* what it needs of the configuration, copied: a reload frees it */
+	char secret[sizeof(((struct fg_config *)0)->cluster_secret)];
+	bool publish_digest;			/* it has downstreams */
 	char box[FG_CONFIG_NAME_MAX];
 	size_t box_len;
 	char ttl_claim[24], ttl_window[24];
@@ -219,7 +221,7 @@ static int link_request(struct link *l, uint8_t op, const char *id, size_t len,
 		return -ENOBUFS;
 	l->req[i].op = op;
 	l->req[i].cookie = cookie;
-	fg_cluster_key(l->c->cfg->cluster_secret, id, len, l->req[i].key);
+	fg_cluster_key(l->c->secret, id, len, l->req[i].key);
 	ring_push(&l->rq);
 	wake_thread(l->c);
 	return 0;
@@ -443,7 +445,7 @@ static void take_requests(struct fg_claimer *c)
 		ring_pop(&c->fq);
 		submit(c, 0, &q);
 	}
-	if (mono_ns() >= c->next_digest_ns && c->cfg->n_downstream) {
+	if (mono_ns() >= c->next_digest_ns && c->publish_digest) {
 		struct req q = { .op = OP_DIGEST };
 
 		c->next_digest_ns = mono_ns() + DIGEST_PERIOD_NS;
@@ -492,7 +494,8 @@ struct fg_claimer *fg_claimer_create(const struct fg_claimer_params *p)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	c->cfg = cfg;
+	snprintf(c->secret, sizeof(c->secret), "%s", cfg->cluster_secret);
+	c->publish_digest = cfg->n_downstream > 0;
 	c->max_link = p->max_links ? p->max_links : DEFAULT_LINKS;
 	c->max_claims = p->max_claims ? p->max_claims : DEFAULT_CLAIMS;
 	snprintf(c->box, sizeof(c->box), "%s",
@@ -608,7 +611,7 @@ int fg_claimer_forget(struct fg_claimer *c, const char *id, size_t len)
 	i = ring_slot_in(&c->fq);
 	if (i >= 0) {
 		c->freq[i].op = OP_FORGET;
-		fg_cluster_key(c->cfg->cluster_secret, id, len, c->freq[i].key);
+		fg_cluster_key(c->secret, id, len, c->freq[i].key);
 		ring_push(&c->fq);
 		rc = 0;
 	}

@@ -46,7 +46,7 @@ uint64_t fg_claimer_digest(const struct fg_config *cfg);
 struct fg_claimer;
 
 struct fg_claimer_params {
-	const struct fg_config *cfg;	/* [cluster], offer-timeout, downstreams; outlives it */
+	const struct fg_config *cfg;	/* [cluster], offer-timeout, downstreams: read at create */
 	unsigned max_links;		/* engines; default 16 */
 	unsigned max_claims;		/* per engine in flight; default 1024 */
 };

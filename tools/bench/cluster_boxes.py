@@ -263,8 +263,6 @@ def main():
                                                             rows[1]["wanted"]))
     with open(sys.argv[3], "w") as f:
         f.write("### Several boxes (cluster_boxes)\n\n" + table(rows, articles))
-    with open(sys.argv[3] + ".json", "w") as f:
-        json.dump(rows, f, indent=1)
     print(table(rows, articles))
 
 
