@@ -284,6 +284,17 @@ static void set_answering(struct fg_claimer *c, bool on, int rc)
 	}
 }
 
+/* fg_hist_add's buckets, with atomic adds: status() reads from any thread */
+static void rtt_add(struct fg_claimer *c, uint64_t us)
+{
+	unsigned i = us == 0 ? 0 : 64 - (unsigned)__builtin_clzll(us);
+
+	if (i >= FG_HIST_BUCKETS)
+		i = FG_HIST_BUCKETS - 1;
+	__atomic_fetch_add(&c->rtt.bucket[i], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->rtt.count, 1, __ATOMIC_RELAXED);
+}
+
 static void answer(struct fg_claimer *c, uint16_t li, uint64_t cookie, enum fg_claim_answer a)
 {
 	struct link *l = &c->link[li];
@@ -352,7 +363,7 @@ static void on_done(void *arg, uint64_t ck, int rc, const struct fg_cluster_repl
 
 		set_answering(c, a != FG_CLAIM_NONE, rc ? rc : -EPROTO);
 		if (rc == 0)
-			fg_hist_add(&c->rtt, (int64_t)(rtt_ns / 1000));
+			rtt_add(c, rtt_ns / 1000);
 		answer(c, f->link, f->cookie, a);
 	} else if ((op == OP_SETTLE_ACCEPTED || op == OP_SETTLE_REFUSED) && rc == 0 &&
 		   r->type != FG_CLUSTER_R_ERROR) {

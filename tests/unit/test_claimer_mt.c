@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_claimer.c — the cluster thread (dataplane/cluster/claimer.c) of two
+ * test_claimer_mt.c — the cluster thread (dataplane/cluster/claimer.c) of two
  * boxes against a real Redis Cluster (tests/lib/rediskit, in a namespace of
  * the test's own), driven through the engine hooks it hands out: the first
  * claim wins, the other box's is BUSY while it is in flight and HAVE once
