@@ -308,9 +308,10 @@ static void claimer_close(struct dp *dp)
 	dp->claimer_slot = NULL;
 }
 
-/* The writer and relay threads, from this (the main lcore's) thread: they
- * inherit its CPU set, and — blocked here while they are created — none
- * of the signals the main loop handles interrupts their system calls. */
+/* The writer and relay threads and the cluster thread, from this (the
+ * main lcore's) thread: they inherit its CPU set, and — blocked here while
+ * they are created — none of the signals the main loop handles interrupts
+ * their system calls. */
 static int outbound_start(struct dp *dp)
 {
 	sigset_t set, old;
@@ -324,7 +325,7 @@ static int outbound_start(struct dp *dp)
 	sigaddset(&set, SIGUSR1);
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, &old);
-	rc = fg_outbound_start(dp->ob);
+	rc = dp->ob ? fg_outbound_start(dp->ob) : 0;
 	if (rc != 0)
 		FG_LOG_ERR(DP, "the queue's writer or relay thread: %s", strerror(-rc));
 	if (rc == 0 && dp->claimer && (rc = fg_claimer_start(dp->claimer)) != 0)
