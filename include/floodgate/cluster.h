@@ -32,6 +32,7 @@
 #ifndef FLOODGATE_CLUSTER_H
 #define FLOODGATE_CLUSTER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -116,6 +117,24 @@ int fg_cluster_submit(struct fg_cluster *c, unsigned argc, const char **argv,
  * write, read and complete what is due (replies, timeouts, failures).
  * Returns the number of requests completed. */
 unsigned fg_cluster_run(struct fg_cluster *c, int wait_ms, fg_cluster_done_fn *done, void *arg);
+
+/* ---- the parsers of what a server says (pure; fuzzed: fuzz_cluster) --- */
+
+struct fg_cluster_range {
+	unsigned lo, hi;		/* slots, lo <= hi < 16384 */
+	char host[64];			/* the master's endpoint */
+	int port;			/* 1..65535 */
+};
+
+/* A CLUSTER SLOTS reply in RESP: at most max ranges into out (an element
+ * of another shape is skipped); `asked` stands for an empty or "?" host.
+ * The count, -EAGAIN (incomplete), -EINVAL (not RESP, not an array). */
+int fg_cluster_parse_slots(const void *resp, size_t len, const char *asked,
+			   struct fg_cluster_range *out, unsigned max);
+/* An error reply "MOVED <slot> <host>:<port>" or "ASK ..." (len octets,
+ * no CRLF): 0 with its parts (*ask says which), or -EINVAL. */
+int fg_cluster_parse_redirect(const char *s, size_t len, unsigned *slot, char *host,
+			      size_t hostlen, int *port, bool *ask);
 
 /* A readable fd (an eventfd) that ends run()'s wait; run() drains it. */
 void fg_cluster_wake_fd(struct fg_cluster *c, int fd);

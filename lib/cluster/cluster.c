@@ -366,6 +366,41 @@ static int route(struct fg_cluster *c, struct req *r, unsigned slot)
 
 /* ---- replies ------------------------------------------------------------- */
 
+/* One element of a CLUSTER SLOTS reply: [lo, hi, [host, port, id...],
+ * replicas...]. An empty or "?" host: the node asked knows it by the
+ * address we reached it at. 0, or -EINVAL for anything else. */
+static int range_of(const redisReply *e, const char *asked, struct fg_cluster_range *r)
+{
+	const redisReply *m;
+	const char *host;
+
+	if (e->type != REDIS_REPLY_ARRAY || e->elements < 3)
+		return -EINVAL;
+	m = e->element[2];
+	if (e->element[0]->type != REDIS_REPLY_INTEGER ||
+	    e->element[1]->type != REDIS_REPLY_INTEGER || m->type != REDIS_REPLY_ARRAY ||
+	    m->elements < 2 || m->element[0]->type != REDIS_REPLY_STRING ||
+	    m->element[1]->type != REDIS_REPLY_INTEGER)
+		return -EINVAL;
+	if (e->element[0]->integer < 0 || e->element[1]->integer >= FG_CLUSTER_SLOTS ||
+	    e->element[0]->integer > e->element[1]->integer ||
+	    m->element[1]->integer <= 0 || m->element[1]->integer > 65535)
+		return -EINVAL;
+	host = m->element[0]->str;
+	/* a NUL inside the string would cut the name short */
+	if (strlen(host) != m->element[0]->len)
+		return -EINVAL;
+	if (host[0] == '\0' || strcmp(host, "?") == 0)
+		host = asked;
+	if (!host[0] || strlen(host) >= sizeof(r->host))
+		return -EINVAL;
+	r->lo = (unsigned)e->element[0]->integer;
+	r->hi = (unsigned)e->element[1]->integer;
+	r->port = (int)m->element[1]->integer;
+	snprintf(r->host, sizeof(r->host), "%s", host);
+	return 0;
+}
+
 static void take_map(struct fg_cluster *c, const struct node *asked, const redisReply *rep)
 {
 	bool seen[FG_CLUSTER_MAX_NODES] = { false };
@@ -378,24 +413,12 @@ static void take_map(struct fg_cluster *c, const struct node *asked, const redis
 		c->node[i].master = false;
 	c->st.slots_mapped = c->st.masters = 0;
 	for (size_t i = 0; i < rep->elements; i++) {
-		const redisReply *e = rep->element[i], *m;
-		const char *host;
-		long long lo, hi;
+		struct fg_cluster_range r;
 		int idx;
 
-		if (e->type != REDIS_REPLY_ARRAY || e->elements < 3)
+		if (range_of(rep->element[i], asked->host, &r) != 0)
 			continue;
-		m = e->element[2];
-		lo = e->element[0]->integer;
-		hi = e->element[1]->integer;
-		if (m->type != REDIS_REPLY_ARRAY || m->elements < 2 || lo < 0 ||
-		    hi >= FG_CLUSTER_SLOTS || lo > hi || m->element[0]->type != REDIS_REPLY_STRING)
-			continue;
-		/* an empty or "?" endpoint: the node we asked knows it by our address */
-		host = m->element[0]->str;
-		if (host[0] == '\0' || strcmp(host, "?") == 0)
-			host = asked->host;
-		idx = find_node(c, host, (int)m->element[1]->integer, true);
+		idx = find_node(c, r.host, r.port, true);
 		if (idx == NO_NODE)
 			continue;
 		if (!seen[idx]) {
@@ -403,33 +426,102 @@ static void take_map(struct fg_cluster *c, const struct node *asked, const redis
 			c->node[idx].master = true;
 			c->st.masters++;
 		}
-		for (long long s = lo; s <= hi; s++)
-			c->slot_node[s] = (int16_t)idx;
-		c->st.slots_mapped += (unsigned)(hi - lo + 1);
+		for (unsigned sl = r.lo; sl <= r.hi; sl++)
+			c->slot_node[sl] = (int16_t)idx;
+		c->st.slots_mapped += r.hi - r.lo + 1;
 	}
 	c->st.map_refreshes++;
 }
 
+int fg_cluster_parse_slots(const void *resp, size_t len, const char *asked,
+			   struct fg_cluster_range *out, unsigned max)
+{
+	redisReader *rd = redisReaderCreate();
+	void *reply = NULL;
+	redisReply *rep;
+	int n = 0;
+
+	if (!rd)
+		return -ENOMEM;
+	if (redisReaderFeed(rd, resp, len) != REDIS_OK ||
+	    redisReaderGetReply(rd, &reply) != REDIS_OK) {
+		n = -EINVAL;
+		goto out_free_reader;
+	}
+	if (!reply) {
+		n = -EAGAIN;
+		goto out_free_reader;
+	}
+	rep = reply;
+	if (rep->type != REDIS_REPLY_ARRAY) {
+		n = -EINVAL;
+		goto out_free_reply;
+	}
+	for (size_t i = 0; i < rep->elements && (unsigned)n < max; i++)
+		if (range_of(rep->element[i], asked, &out[n]) == 0)
+			n++;
+out_free_reply:
+	freeReplyObject(reply);
+out_free_reader:
+	redisReaderFree(rd);
+	return n;
+}
+
+/* Redis Cluster spec, "Redirection": "MOVED <slot> <host>:<port>" or
+ * "ASK ...", the host possibly an IPv6 address (the last ':' splits). */
+int fg_cluster_parse_redirect(const char *s, size_t len, unsigned *slot, char *host,
+			      size_t hostlen, int *port, bool *ask)
+{
+	const char *p = s, *end = s + len, *colon = NULL;
+	unsigned long v = 0;
+	size_t hl;
+
+	if (len > 6 && memcmp(s, "MOVED ", 6) == 0)
+		p += 6, *ask = false;
+	else if (len > 4 && memcmp(s, "ASK ", 4) == 0)
+		p += 4, *ask = true;
+	else
+		return -EINVAL;
+	if (p == end || *p < '0' || *p > '9')
+		return -EINVAL;
+	for (; p < end && *p >= '0' && *p <= '9'; p++)
+		if ((v = v * 10 + (unsigned long)(*p - '0')) >= FG_CLUSTER_SLOTS)
+			return -EINVAL;
+	if (p == end || *p++ != ' ')
+		return -EINVAL;
+	for (const char *q = p; q < end; q++)
+		if (*q == ':')
+			colon = q;
+		else if (*q <= ' ' || *q > '~')
+			return -EINVAL;
+	hl = colon ? (size_t)(colon - p) : 0;
+	if (!colon || hl == 0 || hl >= hostlen || colon + 1 == end || end - colon > 6)
+		return -EINVAL;
+	*port = 0;
+	for (const char *q = colon + 1; q < end; q++) {
+		if (*q < '0' || *q > '9')
+			return -EINVAL;
+		*port = *port * 10 + (*q - '0');
+	}
+	if (*port <= 0 || *port > 65535)
+		return -EINVAL;
+	memcpy(host, p, hl);
+	host[hl] = '\0';
+	*slot = (unsigned)v;
+	return 0;
+}
+
 /* "MOVED 3999 127.0.0.1:6381" or "ASK ...": the target node. */
-static int redirect_target(struct fg_cluster *c, const char *s, unsigned *slot)
+static int redirect_target(struct fg_cluster *c, const redisReply *rep, unsigned *slot)
 {
 	char host[HOST_MAX];
-	const char *sp = strchr(s, ' '), *colon;
-	unsigned long sl;
-	char *end;
+	bool ask;
+	int port;
 
-	if (!sp)
+	if (fg_cluster_parse_redirect(rep->str, rep->len, slot, host, sizeof(host), &port,
+				      &ask) != 0)
 		return NO_NODE;
-	sl = strtoul(sp + 1, &end, 10);
-	if (*end != ' ' || sl >= FG_CLUSTER_SLOTS)
-		return NO_NODE;
-	colon = strrchr(end + 1, ':');
-	if (!colon || (size_t)(colon - end - 1) >= HOST_MAX)
-		return NO_NODE;
-	memcpy(host, end + 1, (size_t)(colon - end - 1));
-	host[colon - end - 1] = '\0';
-	*slot = (unsigned)sl;
-	return find_node(c, host, atoi(colon + 1), true);
+	return find_node(c, host, port, true);
 }
 
 /* MOVED or ASK: send the request on; true when it was taken care of. */
@@ -444,7 +536,7 @@ static bool redirect(struct fg_cluster *c, struct req *r, const redisReply *rep)
 
 	if (!moved && !ask)
 		return false;
-	idx = redirect_target(c, rep->str, &slot);
+	idx = redirect_target(c, rep, &slot);
 	if (idx == NO_NODE || ++r->redirects > MAX_REDIRECTS) {
 		finish(c, r, -ELOOP, NULL);
 		req_put(c, r);
