@@ -84,6 +84,7 @@ struct link {
 	struct ring_idx rq, aq;
 	struct req *req;
 	struct ans *ans;
+	unsigned claims_out;		/* pushed, answer not yet polled (engine's thread) */
 };
 
 /* A request in the client: whose, and what for. */
@@ -227,9 +228,20 @@ static int link_request(struct link *l, uint8_t op, const char *id, size_t len,
 	return 0;
 }
 
+/* Never more claims unanswered than the answer ring holds, whatever the
+ * engine's question table (warm-up's may be larger): past it, -ENOBUFS
+ * and the engine decides locally. */
 static int hook_claim(void *ctx, const char *id, size_t len, uint64_t cookie)
 {
-	return link_request(ctx, OP_CLAIM, id, len, cookie);
+	struct link *l = ctx;
+	int rc;
+
+	if (l->claims_out > l->aq.mask)
+		return -ENOBUFS;
+	rc = link_request(l, OP_CLAIM, id, len, cookie);
+	if (rc == 0)
+		l->claims_out++;
+	return rc;
 }
 
 static void hook_settle(void *ctx, const char *id, size_t len, bool accepted)
@@ -250,6 +262,7 @@ static unsigned hook_poll(void *ctx, fg_engine_claim_done_fn *done, void *engine
 		struct ans a = l->ans[i];
 
 		ring_pop(&l->aq);
+		l->claims_out--;
 		done(engine, a.cookie, a.a);
 		n++;
 	}
@@ -436,6 +449,23 @@ static int submit(struct fg_claimer *c, uint16_t li, const struct req *q)
 	return rc;
 }
 
+/* Submit one request; with every in-flight slot taken (settles pile up
+ * while the cluster is slow) a claim is answered NONE at once and a
+ * settle or forget dropped, both counted: memory stays bounded and no
+ * CHECK ever waits on a request that was never sent. */
+static void take(struct fg_claimer *c, uint16_t li, const struct req *q)
+{
+	if (c->inf_free != UINT32_MAX) {
+		submit(c, li, q);
+		return;
+	}
+	count(c, FG_CTR_CLUSTER_ERRORS);
+	if (q->op == OP_CLAIM) {
+		set_answering(c, false, -ENOBUFS);
+		answer(c, li, q->cookie, FG_CLAIM_NONE);
+	}
+}
+
 static void take_requests(struct fg_claimer *c)
 {
 	int i;
@@ -447,16 +477,16 @@ static void take_requests(struct fg_claimer *c)
 			struct req q = l->req[i];
 
 			ring_pop(&l->rq);
-			submit(c, (uint16_t)li, &q);
+			take(c, (uint16_t)li, &q);
 		}
 	}
 	while ((i = ring_slot_out(&c->fq)) >= 0) {
 		struct req q = c->freq[i];
 
 		ring_pop(&c->fq);
-		submit(c, 0, &q);
+		take(c, 0, &q);
 	}
-	if (mono_ns() >= c->next_digest_ns && c->publish_digest) {
+	if (mono_ns() >= c->next_digest_ns && c->publish_digest && c->inf_free != UINT32_MAX) {
 		struct req q = { .op = OP_DIGEST };
 
 		c->next_digest_ns = mono_ns() + DIGEST_PERIOD_NS;

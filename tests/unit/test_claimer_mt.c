@@ -200,6 +200,35 @@ START_TEST(no_cluster_answers_none)
 }
 END_TEST
 
+/* A link never has more claims unanswered than its answer ring holds. */
+START_TEST(claims_bounded_by_the_answer_ring)
+{
+	struct box b;
+	uint64_t end;
+	unsigned n = 0;
+
+	box_open(&b, "b1", "127.0.0.1:1", "*", "10s");
+	while (b.h->claim(b.h->ctx, "<bound@x>", 9, n) == 0)
+		ck_assert_uint_lt(++n, 1000);
+	ck_assert_uint_eq(n, 64);		/* max_claims */
+	ck_assert_int_eq(b.h->claim(b.h->ctx, "<bound@x>", 9, 0), -ENOBUFS);
+	/* every one is answered (NONE: no cluster), then claims go again */
+	end = ms_now() + BOUND_MS;
+	while (n && ms_now() < end) {
+		unsigned k = b.h->poll(b.h->ctx, on_answer, &b);
+
+		n -= k;
+		if (!k)
+			usleep(1000);
+	}
+	ck_assert_uint_eq(n, 0);
+	for (unsigned i = 0; i < 64; i++)
+		ck_assert_int_eq(b.ans[i], FG_CLAIM_NONE);
+	ck_assert_int_eq(b.h->claim(b.h->ctx, "<bound@x>", 9, 100), 0);
+	box_close(&b);
+}
+END_TEST
+
 START_TEST(two_boxes_share_decisions)
 {
 	struct fg_claimer_status st;
@@ -325,6 +354,7 @@ static Suite *claimer_suite(void)
 	tcase_add_test(t, keys);
 	tcase_add_test(t, digest_follows_downstreams);
 	tcase_add_test(t, no_cluster_answers_none);
+	tcase_add_test(t, claims_bounded_by_the_answer_ring);
 	suite_add_tcase(s, t);
 	tcase_add_unchecked_fixture(live, cluster_setup, cluster_teardown);
 	tcase_set_timeout(live, 120);
