@@ -675,7 +675,7 @@ static uint64_t quantile(const struct fg_hist *h, uint64_t count, double q)
 	return 0;
 }
 
-void fg_claimer_status(struct fg_claimer *c, struct fg_claimer_status *st)
+void fg_claimer_status(struct fg_claimer *c, struct fg_cluster_status *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->answering = atomic_load_explicit(&c->answering, memory_order_relaxed);
@@ -691,6 +691,14 @@ void fg_claimer_status(struct fg_claimer *c, struct fg_claimer_status *st)
 	st->rtt_count = __atomic_load_n(&c->rtt.count, __ATOMIC_RELAXED);
 	st->rtt_p50_us = quantile(&c->rtt, st->rtt_count, 0.50);
 	st->rtt_p99_us = quantile(&c->rtt, st->rtt_count, 0.99);
+}
+
+int fg_claimer_write_status(struct fg_claimer *c, const char *dir)
+{
+	struct fg_cluster_status st;
+
+	fg_claimer_status(c, &st);
+	return fg_cs_status_write(dir, time(NULL), &st);
 }
 
 void fg_claimer_counters(const struct fg_claimer *c, struct fg_stats *into)
@@ -710,15 +718,12 @@ void fg_claimer_publish(struct fg_claimer *c, struct fg_region_writer *slot)
 
 int fg_claimer_format(struct fg_claimer *c, char *buf, size_t len)
 {
-	struct fg_claimer_status st;
+	struct fg_cluster_status st;
+	size_t off = 0;
 
 	fg_claimer_status(c, &st);
-	return snprintf(buf, len,
-			"cluster_answering %d\ncluster_digest_mismatch %d\ncluster_nodes_up %u\n"
-			"cluster_masters %u\ncluster_slots_mapped %u\ncluster_rtt_p50_us %" PRIu64
-			"\ncluster_rtt_p99_us %" PRIu64 "\ncluster_rtt_count %" PRIu64
-			"\ncluster_moved %" PRIu64 "\ncluster_map_refreshes %" PRIu64 "\n",
-			st.answering, st.digest_mismatch, st.nodes_up, st.masters,
-			st.slots_mapped, st.rtt_p50_us, st.rtt_p99_us, st.rtt_count, st.moved,
-			st.map_refreshes);
+	for (unsigned k = 0; k < fg_cs_n_fields && off < len; k++)
+		off += (size_t)snprintf(buf + off, len - off, "cluster_%s %" PRIu64 "\n",
+					fg_cs_fields[k].name, fg_cs_value(&st, &fg_cs_fields[k]));
+	return (int)off;
 }

@@ -196,6 +196,7 @@ struct dp {
 	struct fg_claimer *claimer;
 	struct fg_region_writer *claimer_slot;
 	uint64_t claimer_published_ns;
+	fg_time_t claimer_status_written;
 	/* budgets derived from the pool (port.c) */
 	unsigned per_worker_segs, per_worker_holds, per_worker_conns;
 	/* workers */

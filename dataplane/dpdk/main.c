@@ -286,15 +286,26 @@ static int claimer_open(struct dp *dp)
 	return dp->claimer_slot ? 0 : err ? err : -EBUSY;
 }
 
-/* The cluster thread's counters into its slot, ten times a second. */
+/* The cluster thread's counters into its slot, ten times a second, and its
+ * health into the data directory once a second. */
 static void claimer_publish(struct dp *dp)
 {
 	uint64_t now = fg_mono_ns();
 
-	if (!dp->claimer_slot || now - dp->claimer_published_ns < 100000000ull)
+	if (!dp->claimer || now - dp->claimer_published_ns < 100000000ull)
 		return;
 	dp->claimer_published_ns = now;
-	fg_claimer_publish(dp->claimer, dp->claimer_slot);
+	if (dp->claimer_slot)
+		fg_claimer_publish(dp->claimer, dp->claimer_slot);
+	/* the cluster's health for floodctld, once a second */
+	if (time(NULL) != dp->claimer_status_written) {
+		int rc = fg_claimer_write_status(dp->claimer, dp->cfg->data_dir);
+
+		if (rc != 0)
+			FG_LOG_DEBUG(DP, "%s/%s: %s", dp->cfg->data_dir, FG_CS_STATUS_FILE,
+				     strerror(-rc));
+		dp->claimer_status_written = time(NULL);
+	}
 }
 
 static void claimer_close(struct dp *dp)

@@ -518,6 +518,7 @@ static void signal_loop(const sigset_t *set, const struct host_opts *o, struct h
 {
 	/* wake every 100 ms: the outbound counters go to floodctld from here */
 	const struct timespec tick = { 0, 100000000 };
+	fg_time_t status_written = 0;
 
 	for (;;) {
 		int sig = sigtimedwait(set, NULL, &tick);
@@ -528,6 +529,15 @@ static void signal_loop(const sigset_t *set, const struct host_opts *o, struct h
 		fg_outbound_publish(outbound, now_ns);
 		if (claimer_slot)
 			fg_claimer_publish(claimer, claimer_slot);
+		/* the cluster's health for floodctld, once a second */
+		if (claimer && now != status_written) {
+			int rc = fg_claimer_write_status(claimer, cfg->data_dir);
+
+			if (rc != 0)
+				FG_LOG_DEBUG(HOST_COMP, "%s/%s: %s", cfg->data_dir,
+					     FG_CS_STATUS_FILE, strerror(-rc));
+			status_written = now;
+		}
 		if (sig == SIGUSR1)
 			dump_stats(o, ws, nw, cfg, h);
 		else if (sig == SIGTERM || sig == SIGINT)

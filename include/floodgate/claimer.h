@@ -35,6 +35,7 @@
 
 #include "floodgate/cluster.h"
 #include "floodgate/config.h"
+#include "floodgate/cstatus.h"
 #include "floodgate/session.h"
 #include "floodgate/stats.h"
 
@@ -65,23 +66,17 @@ void fg_claimer_destroy(struct fg_claimer *c);
  * 0, -ENOBUFS. */
 int fg_claimer_forget(struct fg_claimer *c, const char *id, size_t len);
 
-struct fg_claimer_status {
-	bool answering;			/* the last claim had an answer in time */
-	bool digest_mismatch;		/* another box feeds its downstreams otherwise */
-	unsigned nodes_up, masters, slots_mapped;
-	uint64_t rtt_p50_us, rtt_p99_us;	/* claims' round trips (log2 buckets: upper bounds) */
-	uint64_t rtt_count;
-	uint64_t moved, ask, map_refreshes;
-};
-
-void fg_claimer_status(struct fg_claimer *c, struct fg_claimer_status *st);
+/* Its health now (cstatus.h's fields). */
+void fg_claimer_status(struct fg_claimer *c, struct fg_cluster_status *st);
+/* Write it to `dir`/cluster.status for floodctld: 0 or -errno. */
+int fg_claimer_write_status(struct fg_claimer *c, const char *dir);
 /* Add the cluster thread's counters (cluster_*) into `into`. */
 void fg_claimer_counters(const struct fg_claimer *c, struct fg_stats *into);
 /* Publish the counters into a writer slot of floodctld's region (the
  * caller claimed it; one thread publishes), for /metrics and floodctl. */
 struct fg_region_writer;
 void fg_claimer_publish(struct fg_claimer *c, struct fg_region_writer *slot);
-/* "key value" lines for a status file (answering, nodes, RTTs, counters). */
+/* "cluster_<field> value" lines (cstatus.h's fields) for a stats file. */
 int fg_claimer_format(struct fg_claimer *c, char *buf, size_t len);
 
 #endif /* FLOODGATE_CLAIMER_H */

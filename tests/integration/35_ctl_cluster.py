@@ -8,8 +8,10 @@ A CHECK of a new ID is claimed (238, the box's claim in the cluster), its
 article accepted (239) and the outcome settled: the ID's one key in the
 cluster holds this box's acceptance. /metrics has the engine's cluster
 counters and the cluster thread's (published in a writer slot of its
-own). `floodctl forget` drops the ID here and deletes its cluster key
-(said in the answer); the key is gone from every master.
+own), and the cluster's health (answering, masters, round trips) from the
+status file the host writes, as does `floodctl status`. `floodctl forget`
+drops the ID here and deletes its cluster key (said in the answer); the
+key is gone from every master.
 """
 import os
 import signal
@@ -87,6 +89,19 @@ def main():
                  "the engine's cluster counters in /metrics", timeout=30)
         check(metric("floodgate_nntp_cluster_claims_total") == 1, "one claim")
         check(metric("floodgate_nntp_cluster_fallbacks_total") == 0, "no fallback")
+        # the cluster's health: floodctl status and /metrics (the status
+        # file the host writes into the data directory once a second)
+        wait_for(lambda: metric("floodgate_cluster_rtt_count_total") == 1,
+                 "the cluster's status in /metrics", timeout=30)
+        check(metric("floodgate_cluster_answering") == 1, "answering, says /metrics")
+        check(metric("floodgate_cluster_masters") == 3, "three masters, says /metrics")
+        check(metric("floodgate_cluster_digest_mismatch") == 0, "no digest mismatch")
+        r, out, err = c.ctl("status")
+        check(r == 0 and "cluster     answering, 3 masters mapped (16384 slots)" in out,
+              "floodctl status shows the cluster: %r" % out)
+        rj, j = c.ctl_json("status")
+        check(j.get("cluster", {}).get("answering") == 1 and j["cluster"]["rtt_count"] == 1,
+              "floodctl status --json: %r" % j.get("cluster"))
         keys = id_keys(rc)
         check(len(keys) == 1, "one ID key in the cluster: %r" % keys)
         val = clusterkit.cli(rc.ports[0], "-c", "get", keys[0])

@@ -177,7 +177,7 @@ END_TEST
 START_TEST(no_cluster_answers_none)
 {
 	struct fg_test_logcap cap;
-	struct fg_claimer_status st;
+	struct fg_cluster_status st;
 	struct box b;
 	uint64_t t0;
 
@@ -231,7 +231,7 @@ END_TEST
 
 START_TEST(two_boxes_share_decisions)
 {
-	struct fg_claimer_status st;
+	struct fg_cluster_status st;
 	struct box b1, b2;
 	char s[128];
 
@@ -282,6 +282,24 @@ START_TEST(two_boxes_share_decisions)
 	ck_assert_uint_gt(st.rtt_p99_us, 0);
 	ck_assert_uint_ge(st.rtt_p99_us, st.rtt_p50_us);
 	ck_assert_uint_eq(ctr(&b1, FG_CTR_CLUSTER_TIMEOUTS), 0);
+	/* the same, through the status file floodctld reads */
+	{
+		struct fg_cluster_status back;
+		char dir[] = "/tmp/fg-cstatus-XXXXXX", path[64];
+		fg_time_t t;
+
+		ck_assert_ptr_nonnull(mkdtemp(dir));
+		ck_assert_int_eq(fg_claimer_write_status(b1.c, dir), 0);
+		ck_assert_int_eq(fg_cs_status_read(dir, &back, &t), 0);
+		ck_assert_uint_eq(back.answering, 1);
+		ck_assert_uint_eq(back.masters, 3);
+		ck_assert_uint_eq(back.rtt_count, 4);
+		ck_assert_uint_ge(back.rtt_p99_us, back.rtt_p50_us);
+		ck_assert_int_le(t, time(NULL));
+		snprintf(path, sizeof(path), "%s/%s", dir, FG_CS_STATUS_FILE);
+		unlink(path);
+		rmdir(dir);
+	}
 	box_close(&b1);
 	box_close(&b2);
 }
@@ -312,7 +330,7 @@ END_TEST
 
 START_TEST(digest_mismatch_alarm)
 {
-	struct fg_claimer_status st;
+	struct fg_cluster_status st;
 	struct fg_test_logcap cap;
 	struct box b1, b2;
 	uint64_t end;
