@@ -67,8 +67,8 @@ def in_netns():
         return
     env = dict(os.environ, FG_BENCH_NETNS="1")
     rc = subprocess.call(["unshare", "--net", "sh", "-c",
-                          'ip link set lo up && exec "$0" "$@"', sys.executable] + sys.argv,
-                         env=env)
+                          'ip link set lo up && exec "$0" "$@"', sys.executable,
+                          os.path.abspath(__file__)] + sys.argv[1:], env=env, cwd=TOP)
     sys.exit(rc)
 
 
