@@ -16,6 +16,7 @@ started here).
   back       once the cluster is back, shared decisions again: exactly once
              across the boxes, and the boxes say the cluster answers
 """
+import atexit
 import json
 import os
 import signal
@@ -26,6 +27,7 @@ import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fgkit  # noqa: E402
+import hostlib  # noqa: E402
 from hostlib import BUILD, HOST_BIN, KEEP, check, fail, in_netns, log, read_stats  # noqa: E402
 
 in_netns("fg-clu")
@@ -67,6 +69,7 @@ class Box:
         self.port = BASE_PORT + n
         self.dir = tempfile.mkdtemp(prefix="fg-clu-box%d-" % n)
         KEEP.append(self.dir)
+        atexit.register(hostlib._rmtree_unless_failed, self.dir)
         self.conf = os.path.join(self.dir, "floodgate.conf")
         self.stats_file = os.path.join(self.dir, "stats")
         self.log = os.path.join(self.dir, "host.log")

@@ -17,6 +17,7 @@ dead master acknowledged and had not yet replicated (its replication lag,
 milliseconds on loopback: LAG_SLACK) — and the boxes answer shared again
 after the failover (fallbacks stop growing).
 """
+import atexit
 import json
 import os
 import signal
@@ -28,6 +29,7 @@ import threading
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 import fgkit  # noqa: E402
+import hostlib  # noqa: E402
 from hostlib import BUILD, HOST_BIN, KEEP, check, fail, in_netns, log, read_stats  # noqa: E402
 
 in_netns("fg-clf")
@@ -66,6 +68,7 @@ class Box:
         self.port = BASE_PORT + n
         self.dir = tempfile.mkdtemp(prefix="fg-clf-box%d-" % n)
         KEEP.append(self.dir)
+        atexit.register(hostlib._rmtree_unless_failed, self.dir)
         conf = os.path.join(self.dir, "floodgate.conf")
         self.stats_file = os.path.join(self.dir, "stats")
         self.log = os.path.join(self.dir, "host.log")
