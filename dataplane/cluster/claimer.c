@@ -382,8 +382,8 @@ static void on_done(void *arg, uint64_t ck, int rc, const struct fg_cluster_repl
 		   r->type != FG_CLUSTER_R_ERROR) {
 		count(c, FG_CTR_CLUSTER_SETTLES);
 		/* accepted here over another box's claim or outcome */
-		if (op == OP_SETTLE_ACCEPTED && r->type == FG_CLUSTER_R_STRING && !ours(c, r) &&
-		    r->str[r->len - 1] != 'R')
+		if (op == OP_SETTLE_ACCEPTED && r->type == FG_CLUSTER_R_STRING && r->len &&
+		    !ours(c, r) && r->str[r->len - 1] != 'R')
 			count(c, FG_CTR_CLUSTER_TAKETHIS_RACES);
 	} else if (op == OP_DIGEST && rc == 0) {
 		digest_reply(c, r);
