@@ -84,7 +84,7 @@ TOOLS_CPPFLAGS := -Itools
 TEST_CPPFLAGS := -Itests/lib $(TOOLS_CPPFLAGS)
 CFLAGS := -std=gnu11 -g -pipe -fno-common $(ARCH_FLAGS) $(WARN)
 LDFLAGS :=
-LDLIBS := -lpthread -lm -lrt
+LDLIBS := -lpthread -lm -lrt -lhiredis
 # A distribution's own flags (debian/rules passes dpkg-buildflags' here):
 # added after ours, so its hardening applies and our warnings stay.
 CPPFLAGS += $(EXTRA_CPPFLAGS)

@@ -6,7 +6,8 @@ set -eu
 PKGS="build-essential pkg-config libdpdk-dev dpdk libjemalloc-dev check \
 libpcap-dev clang llvm libclang-rt-14-dev iproute2 ethtool inn2 inn2-dev python3 \
 tcpdump netcat-openbsd prometheus gnuplot-nox procps psmisc util-linux faketime \
-dpkg-dev debhelper lintian scdoc groff-base man-db logrotate adduser linux-perf"
+dpkg-dev debhelper lintian scdoc groff-base man-db logrotate adduser linux-perf \
+redis-server redis-tools libhiredis-dev"
 
 missing=""
 for p in $PKGS; do

@@ -349,7 +349,9 @@ const struct fg_ctl_command fg_ctl_cmd_forget = {
 	"\nThe next offer of the ID is judged afresh. The change is journaled as a\n"
 	"tombstone before the answer, so a restart keeps the ID forgotten, even when\n"
 	"the outbound queue still holds its article (unless it came again after the\n"
-	"forget). Exit 1 when the ID is not in history, or is in flight right now.\n",
+	"forget). Exit 1 when the ID is not in history, or is in flight right now.\n"
+	"With [cluster], the ID's key in the shared history is deleted too (the\n"
+	"answer says deleted, absent or unreachable).\n",
 	.run = run_forget,
 };
 

@@ -23,9 +23,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "floodgate/cluster.h"
 #include "floodgate/log.h"
 #include "floodgate/msgid.h"
 #include "floodctld.h"
+
+/* a forget waits this long for the cluster's DEL, at most */
+#define CLUSTER_DEL_BOUND_MS 2000u
 
 /* One record, durable before the answer: 0 or -errno. */
 static int journal_now(struct ctld *d, const struct fg_jrec *rec)
@@ -72,19 +76,59 @@ static void entry_json(struct fg_json *j, const char *id, const char *verb,
 	fg_json_time(j, "article_date", e->article_date);
 }
 
+/*
+ * [cluster]: the ID's key in the shared second-level history goes too
+ * (docs/scale.md, "Several boxes"), or a box would still answer 438 from
+ * another's outcome for the window. Returns what to tell the operator:
+ * "deleted", "absent", "unreachable", or NULL without a cluster.
+ */
+static const char *cluster_forget(struct ctld *d, const char *id)
+{
+	char seeds[sizeof(d->cfg->cluster_seeds)], secret[sizeof(d->cfg->cluster_secret)];
+	char password[sizeof(d->cfg->cluster_password)], key[FG_CLUSTER_KEY_LEN + 1];
+	struct fg_cluster_params p = { 0 };
+	int rc;
+
+	pthread_mutex_lock(&d->lock);
+	snprintf(seeds, sizeof(seeds), "%s", d->cfg->cluster_seeds);
+	snprintf(secret, sizeof(secret), "%s", d->cfg->cluster_secret);
+	snprintf(password, sizeof(password), "%s", d->cfg->cluster_password);
+	p.timeout_ms = (unsigned)FG_MAX(d->cfg->cluster_timeout_ms, 100);
+	pthread_mutex_unlock(&d->lock);
+	if (!seeds[0])
+		return NULL;
+	fg_cluster_key(secret, id, strlen(id), key);
+	p.seeds = seeds;
+	p.password = password;
+	rc = fg_cluster_del(&p, key, CLUSTER_DEL_BOUND_MS);
+	if (rc < 0) {
+		FG_LOG_WARN(CTLD, "forget %s: the cluster did not answer its DEL (%s): other boxes "
+			    "keep its outcome for the window", id, strerror(-rc));
+		return "unreachable";
+	}
+	return rc ? "deleted" : "absent";
+}
+
 const char *ctld_forget(struct ctld *d, const char *id, bool json, struct fg_sbuf *out)
 {
 	struct fg_history_entry was;
 	struct fg_history_key k;
 	struct fg_jrec rec;
 	fg_time_t now = time(NULL);
-	const char *code = key_of(d, id, json, &k, out);
+	const char *code = key_of(d, id, json, &k, out), *cl;
 	int rc;
 
 	if (code)
 		return code;
 	rc = fg_history_forget(fg_region_history(d->r), &k, now, &was);
 	if (rc == -ENOENT) {
+		/* another box's outcome may still be in the cluster */
+		cl = cluster_forget(d, id);
+		if (cl && strcmp(cl, "deleted") == 0) {
+			FG_LOG_NOTICE(CTLD, "forgot %s: not in history; its cluster key deleted", id);
+			error_line(out, json, "not in history; its cluster key deleted");
+			return NULL;
+		}
 		error_line(out, json, "not in history: nothing to forget");
 		return "not-found";
 	}
@@ -103,21 +147,28 @@ const char *ctld_forget(struct ctld *d, const char *id, bool json, struct fg_sbu
 			   "durable: a restart may bring the ID back (see the log)");
 		return "failed";
 	}
-	FG_LOG_NOTICE(CTLD, "forgot %s (was %s, first seen %lld): journaled", id,
-		      fg_history_state_name(was.state), (long long)was.first_seen);
+	cl = cluster_forget(d, id);
+	FG_LOG_NOTICE(CTLD, "forgot %s (was %s, first seen %lld): journaled%s%s", id,
+		      fg_history_state_name(was.state), (long long)was.first_seen,
+		      cl ? "; cluster key " : "", cl ? cl : "");
 	if (json) {
 		struct fg_json j;
 
 		fg_json_begin(&j, out);
 		entry_json(&j, id, "was", &was);
 		fg_json_bool(&j, "journaled", true);
+		if (cl)
+			fg_json_str(&j, "cluster_key", cl);
 		fg_json_end(&j);
 		fg_sbuf_puts(out, "\n");
 	} else {
 		fg_sbuf_printf(out, "forgot %s: it was %s, first seen ", id,
 			       fg_history_state_name(was.state));
 		fg_sbuf_time(out, was.first_seen);
-		fg_sbuf_puts(out, "; journaled (a tombstone: a restart keeps it forgotten)\n");
+		fg_sbuf_puts(out, "; journaled (a tombstone: a restart keeps it forgotten)");
+		if (cl)
+			fg_sbuf_printf(out, "; cluster key %s", cl);
+		fg_sbuf_puts(out, "\n");
 	}
 	return NULL;
 }

@@ -68,6 +68,9 @@ void ctld_metrics_state(struct ctld *d, struct fg_metrics_state *m)
 		m->n_ds = 0;
 		m->ds_written = 0;
 	}
+	/* and of the cluster (docs/scale.md, "Several boxes") */
+	if (fg_cs_status_read(d->data_dir, &m->cs, &m->cs_written) != 0)
+		m->cs_written = 0;
 }
 
 /* ---- status ---- */
@@ -147,6 +150,14 @@ static void status_json(struct ctld *d, const struct fg_metrics_state *m,
 	fg_json_str(&j, "verdict_log", d->set.verdict_log[0] ? d->set.verdict_log : NULL);
 	pthread_mutex_unlock(&d->lock);
 	fg_json_bool(&j, "clock_suspect", fg_metrics_clock_suspect(d->r));
+	if (m->cs_written) {
+		fg_json_obj(&j, "cluster");
+		fg_json_time(&j, "written", m->cs_written);
+		fg_json_i64(&j, "age_seconds", m->now - m->cs_written);
+		for (unsigned k = 0; k < fg_cs_n_fields; k++)
+			fg_json_u64(&j, fg_cs_fields[k].name, fg_cs_value(&m->cs, &fg_cs_fields[k]));
+		fg_json_close(&j);
+	}
 	fg_kclock_read(&kc);
 	fg_metrics_kclock_json(&j, &kc);
 	fg_json_end(&j);
@@ -205,6 +216,20 @@ static void status_text(struct ctld *d, const struct fg_metrics_state *m,
 	fg_sbuf_printf(b, ": %llu expired\n", (unsigned long long)d->exp_last.expired);
 	fg_sbuf_printf(b, "verdict log %s\n", d->set.verdict_log[0] ? d->set.verdict_log : "off");
 	pthread_mutex_unlock(&d->lock);
+	if (m->cs_written) {
+		const struct fg_cluster_status *c = &m->cs;
+
+		fg_sbuf_printf(b, "cluster     %s, %llu masters mapped (%llu slots), %llu nodes up, "
+			       "claim round trip p50 <%llu us, p99 <%llu us%s (%llds ago%s)\n",
+			       c->answering ? "answering" : "NOT ANSWERING: claims decided locally",
+			       (unsigned long long)c->masters, (unsigned long long)c->slots_mapped,
+			       (unsigned long long)c->nodes_up, (unsigned long long)c->rtt_p50_us,
+			       (unsigned long long)c->rtt_p99_us,
+			       c->digest_mismatch ? ", DIGEST MISMATCH: another box feeds its "
+						    "downstreams otherwise" : "",
+			       (long long)(m->now - m->cs_written),
+			       m->now - m->cs_written > 5 ? ": stale, is the dataplane running?" : "");
+	}
 	if (fg_metrics_clock_suspect(d->r))
 		fg_sbuf_puts(b, "CLOCK SUSPECT: a writer's recent Injection-Dates sit hours away from the "
 			     "local clock; date verdicts it could flip are passed on, none remembered\n");

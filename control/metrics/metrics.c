@@ -429,6 +429,28 @@ static void prom_downstreams(struct fg_sbuf *b, const struct fg_metrics_state *m
 	}
 }
 
+/* The cluster's health as the dataplane last wrote it (cstatus.h). */
+static void prom_cluster(struct fg_sbuf *b, const struct fg_metrics_state *m)
+{
+	char name[96];
+
+	if (!m->cs_written)
+		return;
+	prom_gauge(b, "floodgate_cluster_status_age_seconds",
+		   "seconds since the dataplane last wrote the cluster's status",
+		   (double)(m->now - m->cs_written));
+	for (unsigned k = 0; k < fg_cs_n_fields; k++) {
+		const struct fg_cs_field *f = &fg_cs_fields[k];
+		bool counter = f->kind == FG_CS_COUNTER;
+
+		snprintf(name, sizeof(name), "floodgate_cluster_%s%s", f->name,
+			 counter ? "_total" : "");
+		prom_head(b, name, counter ? "counter" : "gauge", f->help);
+		fg_sbuf_puts(b, name);
+		prom_value(b, (double)fg_cs_value(&m->cs, f));
+	}
+}
+
 static void prom_queue(struct fg_sbuf *b, const struct fg_queue_status *q)
 {
 	if (!q->present)
@@ -516,6 +538,7 @@ void fg_metrics_prometheus(struct fg_region *r, const struct fg_metrics_state *m
 	prom_queue(out, &m->queue);
 	prom_downstreams(out, m);
 	prom_nic(out, &s);
+	prom_cluster(out, m);
 	sample_free(&s);
 }
 

@@ -286,7 +286,8 @@ static void parse_header(struct parse *ps, const char *s, const char *end)
 			sec = i;
 	if (n <= 0 || sec == SEC_SKIP) {
 		error_at(ps, ps->line, hdr, "unknown section (known: site, rules, session, "
-			 "history, persistence, stats, dataplane, peer NAME, downstream NAME)");
+			 "history, persistence, stats, dataplane, log, cluster, peer NAME, "
+			 "downstream NAME)");
 		return;
 	}
 	if (sec == SEC_PEER || sec == SEC_DOWNSTREAM) {
@@ -636,6 +637,32 @@ static void check_site(struct parse *ps)
 			 sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
 }
 
+/* [cluster]: the boxes of a site must hash IDs alike, so a secret is
+ * required; a seed list must be host:port words. */
+static void check_cluster(struct parse *ps)
+{
+	const struct fg_config *cfg = ps->cfg;
+	unsigned line = line_of(ps, SEC_CLUSTER, 0, "seeds");
+
+	if (!cfg->cluster_seeds[0])
+		return;
+	if (!cfg->cluster_secret[0])
+		error_at(ps, line, "seeds", "needs [cluster] secret (the same on every box of "
+			 "the site: it keys the hash of the IDs in the cluster)");
+	for (const char *p = cfg->cluster_seeds; *p;) {
+		size_t n = strcspn(p, ",");
+		const char *colon = memchr(p, ':', n);
+
+		if (!colon || colon == p || colon + 1 == p + n ||
+		    strspn(colon + 1, "0123456789") != (size_t)(p + n - colon - 1)) {
+			error_at(ps, line, "seeds", "\"%.*s\" is not host:port (seeds are "
+				 "host:port,host:port)", (int)n, p);
+			break;
+		}
+		p += n + (p[n] == ',');
+	}
+}
+
 /* Does address j of peer pj clash with address i of peer pi (j before i)? */
 static void check_addr_pair(struct parse *ps, unsigned pi, unsigned i, unsigned pj,
 			    unsigned j)
@@ -756,6 +783,7 @@ struct fg_config *fg_config_load_text(const char *name, const char *text, size_t
 	check_site(ps);
 	check_peers(ps);
 	check_downstreams(ps);
+	check_cluster(ps);
 	if (errs->total == 0)
 		goto out_free_parse;
 out_free_cfg:

@@ -27,6 +27,7 @@ enum cfg_section {
 	SEC_STATS,
 	SEC_DATAPLANE,
 	SEC_LOG,
+	SEC_CLUSTER,
 	SEC_PEER,		/* [peer NAME], fields of struct fg_config_peer */
 	SEC_DOWNSTREAM,		/* [downstream NAME], struct fg_config_downstream */
 	SEC__COUNT,

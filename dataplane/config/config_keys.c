@@ -38,6 +38,7 @@ const char *const cfg_section_names[SEC__COUNT] = {
 	[SEC_STATS] = "stats",
 	[SEC_DATAPLANE] = "dataplane",
 	[SEC_LOG] = "log",
+	[SEC_CLUSTER] = "cluster",
 	[SEC_PEER] = "peer",
 	[SEC_DOWNSTREAM] = "downstream",
 };
@@ -180,6 +181,16 @@ const struct cfg_key cfg_keys[] = {
 	  .def = "stderr" },
 	{ SEC_LOG, T_ENUM, 0, "timestamps", GF(log_timestamps), .names = logtime_names,
 	  .def = "auto" },
+
+	/* [cluster] */
+	{ SEC_CLUSTER, T_NAME, F_OFF, "seeds", GF(cluster_seeds), .def = "off" },
+	{ SEC_CLUSTER, T_NAME, F_OFF, "secret", GF(cluster_secret), .def = "off" },
+	{ SEC_CLUSTER, T_NAME, F_OFF, "password", GF(cluster_password), .def = "off" },
+	{ SEC_CLUSTER, T_NAME, F_OFF, "box", GF(cluster_box), .def = "off" },
+	{ SEC_CLUSTER, T_DURATION, 0, "window", GF(cluster_window_ms), .unit = NS_MS,
+	  .min = 1000, .max = INT64_C(7) * 86400 * 1000, .def = "1h" },
+	{ SEC_CLUSTER, T_DURATION, 0, "timeout", GF(cluster_timeout_ms), .unit = NS_MS,
+	  .min = 1, .max = 10000, .def = "50ms" },
 
 	/* [peer NAME] */
 	{ SEC_PEER, T_PEER_ADDRS, F_REPEAT, "address", PF(addr),

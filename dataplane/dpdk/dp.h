@@ -42,6 +42,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include "floodgate/claimer.h"
 #include "floodgate/config.h"
 #include "floodgate/ctl.h"
 #include "floodgate/history.h"
@@ -215,6 +216,12 @@ struct dp {
 	 * were opened with (kept until exit: a reload cannot change them) */
 	struct fg_outbound *ob;
 	struct fg_config *ob_cfg;
+	/* [cluster]: the cluster thread (on the main lcore's CPUs, like the
+	 * outbound's) and its counters' writer slot, or NULL */
+	struct fg_claimer *claimer;
+	struct fg_region_writer *claimer_slot;
+	uint64_t claimer_published_ns;
+	fg_time_t claimer_status_written;
 	/* budgets derived from the pool (port.c) */
 	unsigned per_worker_segs, per_worker_holds, per_worker_conns;
 	/* workers */

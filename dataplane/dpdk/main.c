@@ -279,15 +279,71 @@ static int outbound_open(struct dp *dp)
 	return dp->ob ? 0 : err;
 }
 
-/* The writer and relay threads, from this (the main lcore's) thread: they
- * inherit its CPU set, and — blocked here while they are created — none
- * of the signals the main loop handles interrupts their system calls. */
+/* [cluster] (docs/scale.md, "Several boxes"): the cluster client, before
+ * the workers, which each take a link; its counters get a writer slot. */
+static int claimer_open(struct dp *dp)
+{
+	struct fg_claimer_params cp = { .cfg = dp->cfg, .max_links = dp->n_workers };
+	int err = 0;
+
+	if (!dp->cfg->cluster_seeds[0])
+		return 0;
+	dp->claimer = fg_claimer_create(&cp);
+	if (!dp->claimer) {
+		FG_LOG_ERR(DP, "[cluster]: cannot start the cluster client");
+		return -EINVAL;
+	}
+	if (!dp->region)
+		return 0;
+	dp->claimer_slot = fg_region_claim(dp->region, "floodgate/cluster", &err);
+	if (!dp->claimer_slot)
+		FG_LOG_ERR(DP, "cluster thread: no writer slot in the region: %s", strerror(-err));
+	return dp->claimer_slot ? 0 : err ? err : -EBUSY;
+}
+
+/* The cluster thread's counters into its slot, ten times a second, and its
+ * health into the data directory once a second. */
+static void claimer_publish(struct dp *dp)
+{
+	uint64_t now = fg_mono_ns();
+
+	if (!dp->claimer || now - dp->claimer_published_ns < 100000000ull)
+		return;
+	dp->claimer_published_ns = now;
+	if (dp->claimer_slot)
+		fg_claimer_publish(dp->claimer, dp->claimer_slot);
+	/* the cluster's health for floodctld, once a second */
+	if (time(NULL) != dp->claimer_status_written) {
+		int rc = fg_claimer_write_status(dp->claimer, dp->cfg->data_dir);
+
+		if (rc != 0)
+			FG_LOG_DEBUG(DP, "%s/%s: %s", dp->cfg->data_dir, FG_CS_STATUS_FILE,
+				     strerror(-rc));
+		dp->claimer_status_written = time(NULL);
+	}
+}
+
+static void claimer_close(struct dp *dp)
+{
+	if (dp->claimer_slot) {
+		fg_claimer_publish(dp->claimer, dp->claimer_slot);
+		fg_region_release(dp->claimer_slot);
+	}
+	fg_claimer_destroy(dp->claimer);
+	dp->claimer = NULL;
+	dp->claimer_slot = NULL;
+}
+
+/* The writer and relay threads and the cluster thread, from this (the
+ * main lcore's) thread: they inherit its CPU set, and — blocked here while
+ * they are created — none of the signals the main loop handles interrupts
+ * their system calls. */
 static int outbound_start(struct dp *dp)
 {
 	sigset_t set, old;
 	int rc;
 
-	if (!dp->ob)
+	if (!dp->ob && !dp->claimer)
 		return 0;
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
@@ -295,10 +351,12 @@ static int outbound_start(struct dp *dp)
 	sigaddset(&set, SIGUSR1);
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, &old);
-	rc = fg_outbound_start(dp->ob);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = dp->ob ? fg_outbound_start(dp->ob) : 0;
 	if (rc != 0)
 		FG_LOG_ERR(DP, "the queue's writer or relay thread: %s", strerror(-rc));
+	if (rc == 0 && dp->claimer && (rc = fg_claimer_start(dp->claimer)) != 0)
+		FG_LOG_ERR(DP, "the cluster thread: %s", strerror(-rc));
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return rc;
 }
 
@@ -446,6 +504,7 @@ static void main_loop(struct dp *dp)
 		}
 		fg_outbound_publish(dp->ob, fg_mono_ns());
 		dp_nic_publish(dp, false);
+		claimer_publish(dp);
 		if (dp->passive && dp->o.exit_idle_ms && all(dp, true))
 			break;
 	}
@@ -529,6 +588,8 @@ static int start(struct dp *dp)
 	if (rc == 0)
 		rc = outbound_open(dp);
 	if (rc == 0)
+		rc = claimer_open(dp);
+	if (rc == 0)
 		rc = workers_setup(dp);
 	if (rc == 0)
 		rc = dp_port_start(dp);
@@ -589,6 +650,7 @@ out:
 	dp_ctl_close(&dp);
 	fg_outbound_stop(dp.ob);	/* a failed start: the workers never ran */
 	dp.nic.block = NULL;		/* worker 0's slot goes with its teardown */
+	claimer_close(&dp);		/* the workers' links go with it */
 	workers_teardown(&dp);
 	fg_outbound_close(dp.ob);
 	if (dp.pool)

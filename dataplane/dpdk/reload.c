@@ -64,6 +64,13 @@ static void carry(struct fg_config *n, const struct fg_config *o, FILE *out)
 	CARRY(warmup, "persistence warmup");
 	CARRY(downstream, "downstream");
 	CARRY(n_downstream, "downstream");
+	/* the cluster thread was started with the first configuration */
+	CARRY(cluster_seeds, "cluster seeds");
+	CARRY(cluster_secret, "cluster secret");
+	CARRY(cluster_password, "cluster password");
+	CARRY(cluster_box, "cluster box");
+	CARRY(cluster_window_ms, "cluster window");
+	CARRY(cluster_timeout_ms, "cluster timeout");
 #undef CARRY
 }
 

@@ -85,8 +85,11 @@ void dp_write_counters(FILE *f, const struct dp *dp)
 	for (unsigned i = 0; i < dp->n_workers; i++)
 		if (dp->w[i].stats)
 			fg_nntp_counters_merge(sum, dp->w[i].stats);
-	/* the queue writer's and the relay's threads count in blocks of their own */
+	/* the queue writer's, the relay's and the cluster thread count in
+	 * blocks of their own */
 	fg_outbound_counters(dp->ob, sum);
+	if (dp->claimer)
+		fg_claimer_counters(dp->claimer, &sum->s);
 	write_block(f, "", sum, true);
 	/* per peer, by name across workers (each worker's array follows
 	 * the configuration it runs, which is the main lcore's between
@@ -103,6 +106,12 @@ void dp_write_counters(FILE *f, const struct dp *dp)
 		write_block(f, prefix, sum, false);
 	}
 	free(sum);
+	if (dp->claimer) {
+		char buf[1024];
+
+		fg_claimer_format(dp->claimer, buf, sizeof(buf));
+		fputs(buf, f);
+	}
 	write_port(f, dp);
 	fg_history_stats(dp->history, &hs);
 	fprintf(f, "history_entries %" PRIu64 "\nhistory_capacity %" PRIu64 "\n", hs.entries,

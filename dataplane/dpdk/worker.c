@@ -199,6 +199,10 @@ static int engine_setup(struct dp_worker *w)
 	ep.max_sessions = w->dp->per_worker_conns;
 	ep.max_holds = w->dp->per_worker_holds;
 	ep.warmup = fg_outbound_warm_hooks(w->warm);
+	/* claims' answers come back through a ring the worker polls: no wake */
+	ep.cluster = w->dp->claimer ? fg_claimer_link(w->dp->claimer, NULL, NULL) : NULL;
+	if (w->dp->claimer && !ep.cluster)
+		return -ENOMEM;
 	ep.token_base = token;
 	ep.history_owner = w->slot ? fg_region_writer_slot(w->slot) : FG_HISTORY_OWNER_NONE;
 	w->e = fg_engine_create(&ep);

@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "floodgate/claimer.h"
 #include "floodgate/log.h"
 #include "host.h"
 
@@ -296,6 +297,10 @@ static void history_close(struct region *r)
 
 /* The outbound side when the sink is the queue (NULL otherwise). */
 static struct fg_outbound *outbound;
+/* [cluster]: the cluster thread, or NULL (docs/scale.md, "Several boxes"),
+ * and with --floodctld the slot its counters are published in */
+static struct fg_claimer *claimer;
+static struct fg_region_writer *claimer_slot;
 
 /* ------------------------------------------------------------ counters */
 
@@ -340,8 +345,11 @@ static void write_stats(FILE *f, struct host_worker *ws, unsigned nw, const stru
 	unsigned sessions = 0, xfers = 0, suspect = 0;
 
 	memset(&sum, 0, sizeof(sum));
-	/* the queue writer's and the relay's threads count in blocks of their own */
+	/* the queue writer's, the relay's and the cluster thread count in
+	 * blocks of their own */
 	fg_outbound_counters(outbound, &sum);
+	if (claimer)
+		fg_claimer_counters(claimer, &sum.s);
 	for (unsigned i = 0; i < nw; i++) {
 		fg_nntp_counters_merge(&sum, ws[i].stats);
 		if (ws[i].e) {
@@ -369,6 +377,12 @@ static void write_stats(FILE *f, struct host_worker *ws, unsigned nw, const stru
 	fprintf(f, "sessions_open %u\ntransfers_open %u\nclock_suspect %u\n", sessions, xfers,
 		suspect);
 	fg_outbound_write(outbound, f);
+	if (claimer) {
+		char buf[1024];
+
+		fg_claimer_format(claimer, buf, sizeof(buf));
+		fputs(buf, f);
+	}
 }
 
 static void dump_stats(const struct host_opts *o, struct host_worker *ws, unsigned nw,
@@ -461,6 +475,9 @@ static int worker_setup(struct host_worker *w, unsigned i, const struct host_opt
 	ep.token_base = i << 20;
 	ep.history_owner = w->slot ? fg_region_writer_slot(w->slot) : FG_HISTORY_OWNER_NONE;
 	ep.warmup = fg_outbound_warm_hooks(w->warm);
+	ep.cluster = claimer ? fg_claimer_link(claimer, wake_worker, w) : NULL;
+	if (claimer && !ep.cluster)
+		return -ENOMEM;
 	w->e = fg_engine_create(&ep);
 	if (!w->e)
 		return -EINVAL;
@@ -503,6 +520,7 @@ static void signal_loop(const sigset_t *set, const struct host_opts *o, struct h
 {
 	/* wake every 100 ms: the outbound counters go to floodctld from here */
 	const struct timespec tick = { 0, 100000000 };
+	fg_time_t status_written = 0;
 
 	for (;;) {
 		int sig = sigtimedwait(set, NULL, &tick);
@@ -511,6 +529,17 @@ static void signal_loop(const sigset_t *set, const struct host_opts *o, struct h
 
 		host_clock(&now, &now_ns);
 		fg_outbound_publish(outbound, now_ns);
+		if (claimer_slot)
+			fg_claimer_publish(claimer, claimer_slot);
+		/* the cluster's health for floodctld, once a second */
+		if (claimer && now != status_written) {
+			int rc = fg_claimer_write_status(claimer, cfg->data_dir);
+
+			if (rc != 0)
+				FG_LOG_DEBUG(HOST_COMP, "%s/%s: %s", cfg->data_dir,
+					     FG_CS_STATUS_FILE, strerror(-rc));
+			status_written = now;
+		}
 		if (sig == SIGUSR1)
 			dump_stats(o, ws, nw, cfg, h);
 		else if (sig == SIGTERM || sig == SIGINT)
@@ -559,6 +588,21 @@ int main(int argc, char **argv)
 		if (!outbound)
 			goto out_history;
 	}
+	if (cfg->cluster_seeds[0]) {
+		struct fg_claimer_params cp = { .cfg = cfg, .max_links = o.threads };
+
+		claimer = fg_claimer_create(&cp);
+		if (!claimer) {
+			FG_LOG_ERR(HOST_COMP, "[cluster]: cannot start the cluster client");
+			goto out_history;
+		}
+		claimer_slot = r.ctl ? fg_region_claim(r.ctl, "floodgate-host-cluster", &rc) : NULL;
+		if (r.ctl && !claimer_slot) {
+			FG_LOG_ERR(HOST_COMP, "cluster thread: no writer slot in floodctld's region: %s",
+				   strerror(-rc));
+			goto out_history;
+		}
+	}
 	ws = calloc(o.threads, sizeof(*ws));
 	tids = calloc(o.threads, sizeof(*tids));
 	if (!ws || !tids)
@@ -572,6 +616,10 @@ int main(int argc, char **argv)
 	}
 	if (outbound && (rc = fg_outbound_start(outbound)) != 0) {
 		FG_LOG_ERR(HOST_COMP, "outbound threads: %s", strerror(-rc));
+		goto out_workers;
+	}
+	if (claimer && (rc = fg_claimer_start(claimer)) != 0) {
+		FG_LOG_ERR(HOST_COMP, "cluster thread: %s", strerror(-rc));
 		goto out_workers;
 	}
 	for (; started < o.threads; started++)
@@ -594,6 +642,11 @@ out_stop:
 	dump_stats(&o, ws, o.threads, cfg, r.h);
 out_workers:
 	fg_outbound_stop(outbound);
+	/* before the workers go: its thread wakes them */
+	if (claimer_slot)
+		fg_claimer_publish(claimer, claimer_slot);
+	fg_claimer_destroy(claimer);
+	claimer = NULL;
 	for (unsigned i = 0; ws && i < o.threads; i++)
 		if (ws[i].stats)
 			worker_teardown(&ws[i]);
@@ -601,6 +654,9 @@ out_workers:
 	free(tids);
 	fg_outbound_close(outbound);
 out_history:
+	if (claimer_slot)
+		fg_region_release(claimer_slot);
+	fg_claimer_destroy(claimer);
 	history_close(&r);
 out:
 	fg_config_free(cfg);

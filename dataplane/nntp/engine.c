@@ -226,7 +226,7 @@ static bool rules_newest(void *ctx, const char *base, size_t len, uint64_t *vers
 
 /* ------------------------------------------------------------ lifecycle */
 
-static int alloc_pools(struct fg_engine *e, const struct fg_engine_warmup *warmup)
+static int alloc_pools(struct fg_engine *e, const struct fg_engine_params *p)
 {
 	e->sess = calloc(e->max_sessions, sizeof(*e->sess));
 	e->xfers = calloc(e->max_xfers, sizeof(*e->xfers));
@@ -237,7 +237,7 @@ static int alloc_pools(struct fg_engine *e, const struct fg_engine_warmup *warmu
 	e->rate = calloc(e->cfg->n_peer + 1, sizeof(*e->rate));
 	if (!e->sess || !e->xfers || !e->holds || !e->jq || !e->peer_sessions || !e->rate)
 		return -ENOMEM;
-	if (fg_nntp_warmup_init(e, warmup) != 0)
+	if (fg_nntp_warmup_init(e, p->warmup, p->cluster) != 0)
 		return -ENOMEM;
 	for (unsigned i = 0; i < e->max_xfers; i++)
 		e->xfers[i].next = i + 1 < e->max_xfers ? i + 1 : FG_NNTP_NONE;
@@ -305,7 +305,7 @@ struct fg_engine *fg_engine_create(const struct fg_engine_params *p)
 			   e->response_buffer);
 		goto out_free;
 	}
-	if (alloc_pools(e, p->warmup) != 0) {
+	if (alloc_pools(e, p) != 0) {
 		FG_LOG_ERR(FG_NNTP_COMP, "engine: out of memory for %u sessions, %u transfers",
 			   e->max_sessions, e->max_xfers);
 		goto out_free_pools;
@@ -383,6 +383,7 @@ unsigned fg_engine_poll(struct fg_engine *e, fg_time_t now, uint64_t now_ns)
 	e->now_ns = now_ns;
 	n = e->sink_ops->poll(e->sink, now_ns, fg_nntp_xfer_sink_done, e);
 	n += fg_nntp_warmup_poll(e);
+	n += fg_nntp_claims_poll(e);
 	if (e->jq_n)
 		n += journal_retry(e);
 	if (e->wait_head != FG_NNTP_NONE)

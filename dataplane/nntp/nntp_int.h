@@ -205,7 +205,7 @@ struct fg_xfer {
 	char sup[FG_MSGID_MAX + 1];
 };
 
-/* A warm-up question in flight (warmup.c). */
+/* A warm-up question or a cluster claim in flight (warmup.c, claims.c). */
 struct fg_nntp_ask {
 	struct fg_session *s;	/* kept while the question lives */
 	uint32_t gen;		/* cookie check */
@@ -283,8 +283,9 @@ struct fg_engine {
 		fg_time_t until;
 	} pauses[FG_CONFIG_MAX_PEERS];
 
-	/* warm-up questions (warmup.c) */
+	/* warm-up questions (warmup.c) and cluster claims (claims.c), one table */
 	struct fg_engine_warmup warm;
+	struct fg_engine_cluster cl;
 	struct fg_nntp_ask *asks;
 	unsigned n_asks;
 	uint32_t ask_free, ask_gen;
@@ -323,12 +324,26 @@ struct fg_nntp_offer {
 };
 
 /* warmup.c */
-int fg_nntp_warmup_init(struct fg_engine *e, const struct fg_engine_warmup *w);
+int fg_nntp_warmup_init(struct fg_engine *e, const struct fg_engine_warmup *w,
+			const struct fg_engine_cluster *cl);
+struct fg_nntp_ask *fg_nntp_ask_take(struct fg_session *s, const char *arg, uint32_t len,
+				     const struct fg_history_key *k);
+struct fg_nntp_ask *fg_nntp_ask_find(struct fg_engine *e, uint64_t cookie);
+uint64_t fg_nntp_ask_cookie(const struct fg_engine *e, const struct fg_nntp_ask *a);
+void fg_nntp_ask_free(struct fg_engine *e, struct fg_nntp_ask *a);
+void fg_nntp_ask_record_have(struct fg_engine *e, struct fg_nntp_ask *a);
+void fg_nntp_ask_end(struct fg_nntp_ask *a, enum fg_counter why, enum fg_nntp_code code,
+		     bool from_poll);
 void fg_nntp_warmup_fini(struct fg_engine *e);
 bool fg_nntp_warmup_ask(struct fg_session *s, const char *arg, uint32_t len,
 			const struct fg_history_key *k);
 void fg_nntp_warmup_drop(struct fg_session *s);
 unsigned fg_nntp_warmup_poll(struct fg_engine *e);
+/* claims.c */
+bool fg_nntp_claim_ask(struct fg_session *s, const char *arg, uint32_t len,
+		       const struct fg_history_key *k);
+unsigned fg_nntp_claims_poll(struct fg_engine *e);
+void fg_nntp_claim_settle(struct fg_engine *e, const char *id, uint16_t len, bool accepted);
 
 /* prefetch.c: look-ahead over received command lines, refilled in
  * batches up to DEPTH lines when fewer than LOW are left */

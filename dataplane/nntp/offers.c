@@ -297,8 +297,9 @@ void fg_nntp_do_check(struct fg_session *s, const struct fg_nntp_cmd *c)
 		switch (fg_nntp_offer(s, arg, len, &k, &ref, &deadline, &reason)) {
 		case 0:
 			fg_nntp_track_offer(s, &k, &ref, deadline);
-			/* warm-up: the downstream is asked first (warmup.c) */
-			if (fg_nntp_warmup_ask(s, arg, len, &k))
+			/* the site's other boxes (claims.c), else, during a
+			 * warm-up, the downstream (warmup.c) are asked first */
+			if (fg_nntp_claim_ask(s, arg, len, &k) || fg_nntp_warmup_ask(s, arg, len, &k))
 				return;
 			fg_nntp_put_echo(s, FG_NNTP_CODE_C238, FG_L_ECHO_238, arg, len);
 			fg_nntp_verdict_of(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C238, FG_REASON_NONE, arg, len, 0);

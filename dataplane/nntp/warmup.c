@@ -40,15 +40,21 @@
 
 #define DEFAULT_MAX_ASKS 1024u
 
-int fg_nntp_warmup_init(struct fg_engine *e, const struct fg_engine_warmup *w)
+/* One table of questions serves warm-up and cluster claims (claims.c). */
+int fg_nntp_warmup_init(struct fg_engine *e, const struct fg_engine_warmup *w,
+			const struct fg_engine_cluster *cl)
 {
 	unsigned n;
 
 	e->ask_free = FG_NNTP_NONE;
-	if (!w)
+	if (!w && !cl)
 		return 0;
-	e->warm = *w;
-	n = e->warm.max_asks = w->max_asks ? w->max_asks : DEFAULT_MAX_ASKS;
+	if (w)
+		e->warm = *w;
+	if (cl)
+		e->cl = *cl;
+	n = FG_MAX(w ? w->max_asks : 0, cl ? cl->max_claims : 0);
+	n = e->warm.max_asks = n ? n : DEFAULT_MAX_ASKS;
 	e->asks = calloc(n, sizeof(*e->asks));
 	if (!e->asks)
 		return -ENOMEM;
@@ -64,12 +70,12 @@ void fg_nntp_warmup_fini(struct fg_engine *e)
 	e->asks = NULL;
 }
 
-static uint64_t cookie_of(const struct fg_engine *e, const struct fg_nntp_ask *a)
+uint64_t fg_nntp_ask_cookie(const struct fg_engine *e, const struct fg_nntp_ask *a)
 {
 	return (uint64_t)a->gen << 32 | (uint32_t)(a - e->asks);
 }
 
-static void ask_free(struct fg_engine *e, struct fg_nntp_ask *a)
+void fg_nntp_ask_free(struct fg_engine *e, struct fg_nntp_ask *a)
 {
 	struct fg_session *s = a->s;
 
@@ -83,7 +89,7 @@ static void ask_free(struct fg_engine *e, struct fg_nntp_ask *a)
 }
 
 /* "<code> <id>" into the question's response entry. */
-static void answer(struct fg_nntp_ask *a, enum fg_nntp_code code, const char *prefix)
+static void ask_answer(struct fg_nntp_ask *a, enum fg_nntp_code code, const char *prefix)
 {
 	if (!a->resp || a->s->gone)
 		return;
@@ -91,21 +97,22 @@ static void answer(struct fg_nntp_ask *a, enum fg_nntp_code code, const char *pr
 	a->resp = false;
 }
 
-static void verdict(struct fg_nntp_ask *a, enum fg_nntp_code code)
+static void ask_verdict(struct fg_nntp_ask *a, enum fg_nntp_code code)
 {
 	fg_nntp_verdict_of(a->s, FG_NNTP_VERB_CHECK, code, FG_REASON_NONE, a->id, a->id_len, 0);
 }
 
-bool fg_nntp_warmup_ask(struct fg_session *s, const char *arg, uint32_t len,
-			const struct fg_history_key *k)
+/* A free question with the command's response entry waiting for it;
+ * NULL when none is free or the ID is too long. */
+struct fg_nntp_ask *fg_nntp_ask_take(struct fg_session *s, const char *arg, uint32_t len,
+				     const struct fg_history_key *k)
 {
 	struct fg_engine *e = s->e;
 	struct fg_nntp_ask *a;
 	char *p;
 
-	if (!e->warm.ask || e->ask_free == FG_NNTP_NONE || len > FG_MSGID_MAX ||
-	    !e->warm.active(e->warm.ctx, e->now))
-		return false;
+	if (e->ask_free == FG_NNTP_NONE || len > FG_MSGID_MAX)
+		return NULL;
 	a = &e->asks[e->ask_free];
 	/* the command was checked for room for its answer: this is that room */
 	p = fg_respq_push(&s->q, FG_NNTP_ECHO_LEN(len), FG_RQ_WAIT, &a->seq);
@@ -121,14 +128,42 @@ bool fg_nntp_warmup_ask(struct fg_session *s, const char *arg, uint32_t len,
 	e->n_asks++;
 	s->n_asks++;
 	s->n_xfers++;		/* the session stays while its question lives */
+	return a;
+}
+
+bool fg_nntp_warmup_ask(struct fg_session *s, const char *arg, uint32_t len,
+			const struct fg_history_key *k)
+{
+	struct fg_engine *e = s->e;
+	struct fg_nntp_ask *a;
+
+	if (!e->warm.ask || !e->warm.active(e->warm.ctx, e->now))
+		return false;
+	a = fg_nntp_ask_take(s, arg, len, k);
+	if (!a)
+		return false;
 	fg_nntp_count(s, FG_CTR_NNTP_WARMUP_ASKED);
-	if (e->warm.ask(e->warm.ctx, arg, len, cookie_of(e, a)) != 0) {
-		fg_nntp_count(s, FG_CTR_NNTP_WARMUP_UNKNOWN);
-		answer(a, FG_NNTP_CODE_C238, FG_L_ECHO_238);
-		verdict(a, FG_NNTP_CODE_C238);
-		ask_free(e, a);
-	}
+	if (e->warm.ask(e->warm.ctx, arg, len, fg_nntp_ask_cookie(e, a)) != 0)
+		fg_nntp_ask_end(a, FG_CTR_NNTP_WARMUP_UNKNOWN, FG_NNTP_CODE_C238, false);
 	return true;
+}
+
+/* The question's end: counted, answered (238, 431 or 438), freed. From
+ * poll() the session's responses are flushed; from its own command they
+ * go out with the command's. */
+void fg_nntp_ask_end(struct fg_nntp_ask *a, enum fg_counter why, enum fg_nntp_code code,
+		     bool from_poll)
+{
+	struct fg_session *s = a->s;
+
+	fg_nntp_count(s, why);
+	ask_answer(a, code, code == FG_NNTP_CODE_C438   ? FG_L_ECHO_438
+				    : code == FG_NNTP_CODE_C431 ? FG_L_ECHO_431
+								: FG_L_ECHO_238);
+	ask_verdict(a, code);
+	if (from_poll && !s->gone)
+		fg_nntp_session_flush(s);
+	fg_nntp_ask_free(s->e, a);
 }
 
 /* The session's responses are dropped (it closes): nothing to fill. */
@@ -143,7 +178,7 @@ void fg_nntp_warmup_drop(struct fg_session *s)
 
 /* The downstream has it: the offer becomes ACCEPTED (or, the session gone
  * and its offers released, a fresh ACCEPTED entry). */
-static void record_have(struct fg_engine *e, struct fg_nntp_ask *a)
+void fg_nntp_ask_record_have(struct fg_engine *e, struct fg_nntp_ask *a)
 {
 	struct fg_history_entry found;
 	struct fg_history_ref ref;
@@ -164,33 +199,33 @@ static void record_have(struct fg_engine *e, struct fg_nntp_ask *a)
 				FG_RULES_DATE_NONE, FG_REASON_NONE, a->id, a->id_len);
 }
 
-static void warm_done(void *engine, uint64_t cookie, unsigned code)
+/* The live question a cookie names, or NULL (answered already). */
+struct fg_nntp_ask *fg_nntp_ask_find(struct fg_engine *e, uint64_t cookie)
 {
-	struct fg_engine *e = engine;
 	uint32_t idx = (uint32_t)cookie;
-	struct fg_nntp_ask *a;
-	struct fg_session *s;
 
 	if (idx >= e->warm.max_asks || !e->asks[idx].used ||
 	    e->asks[idx].gen != (uint32_t)(cookie >> 32))
+		return NULL;
+	return &e->asks[idx];
+}
+
+static void warm_done(void *engine, uint64_t cookie, unsigned code)
+{
+	struct fg_engine *e = engine;
+	struct fg_nntp_ask *a = fg_nntp_ask_find(e, cookie);
+
+	if (!a)
 		return;
-	a = &e->asks[idx];
-	s = a->s;
 	if (code == 438) {
-		fg_nntp_count(s, FG_CTR_NNTP_WARMUP_HAVE);
-		record_have(e, a);
-		answer(a, FG_NNTP_CODE_C438, FG_L_ECHO_438);
-		verdict(a, FG_NNTP_CODE_C438);
+		fg_nntp_ask_record_have(e, a);
+		fg_nntp_ask_end(a, FG_CTR_NNTP_WARMUP_HAVE, FG_NNTP_CODE_C438, true);
 	} else {
-		fg_nntp_count(s, code == 238   ? FG_CTR_NNTP_WARMUP_WANTED
-				 : code == 431 ? FG_CTR_NNTP_WARMUP_LATER
-					       : FG_CTR_NNTP_WARMUP_UNKNOWN);
-		answer(a, FG_NNTP_CODE_C238, FG_L_ECHO_238);
-		verdict(a, FG_NNTP_CODE_C238);
+		fg_nntp_ask_end(a, code == 238   ? FG_CTR_NNTP_WARMUP_WANTED
+				   : code == 431 ? FG_CTR_NNTP_WARMUP_LATER
+						 : FG_CTR_NNTP_WARMUP_UNKNOWN,
+				FG_NNTP_CODE_C238, true);
 	}
-	if (!s->gone)
-		fg_nntp_session_flush(s);
-	ask_free(e, a);
 }
 
 unsigned fg_nntp_warmup_poll(struct fg_engine *e)

@@ -260,6 +260,7 @@ static void succeed(struct fg_engine *e, struct fg_xfer *x)
 	 * deletion gate never waits for */
 	fg_nntp_journal(e, &x->key, FG_HISTORY_ACCEPTED, x->article_date, x->first_seen,
 			x->date_used, FG_REASON_NONE, x->id, x->id_len);
+	fg_nntp_claim_settle(e, x->id, x->id_len, true);
 	rc = fg_history_finish(e->h, &x->ref, FG_HISTORY_ACCEPTED, x->article_date, x->first_seen,
 			       e->now);
 	if (rc != 0)
@@ -372,6 +373,7 @@ static bool remember(struct fg_engine *e, struct fg_xfer *x, enum fg_reason reas
 		return false;
 	fg_nntp_journal(e, &x->key, FG_HISTORY_REJECTED, x->article_date, x->first_seen,
 			x->date_used, reason, x->id, x->id_len);
+	fg_nntp_claim_settle(e, x->id, x->id_len, false);
 	fg_nntp_count(x->s, FG_CTR_NNTP_REJECTS_REMEMBERED);
 	return true;
 }

@@ -213,6 +213,14 @@ struct fg_config {
 	struct fg_config_downstream downstream[FG_CONFIG_MAX_DOWNSTREAMS];
 	unsigned n_downstream;
 
+	/* [cluster] (docs/scale.md, "Several boxes"): off without seeds */
+	char cluster_seeds[256];	/* host:port,host:port */
+	char cluster_secret[128];	/* site-wide key of the cluster's key hash */
+	char cluster_password[128];	/* AUTH; "" none */
+	char cluster_box[FG_CONFIG_NAME_MAX];	/* this box's name; "": server-name */
+	int64_t cluster_window_ms;	/* an outcome is kept this long; default 1 h */
+	int64_t cluster_timeout_ms;	/* a claim's answer; default 50 ms */
+
 	/* [peer NAME] */
 	struct fg_config_peer peer[FG_CONFIG_MAX_PEERS];
 	unsigned n_peer;

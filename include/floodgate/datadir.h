@@ -43,6 +43,13 @@ int fg_datadir_write_all(int fd, const void *buf, size_t len);
 /* pread() exactly len octets at off; 0, -EIO on a short file, or -errno. */
 int fg_datadir_pread_all(int fd, void *buf, size_t len, uint64_t off);
 
+/* A small information file (status for floodctld: not state, never
+ * synced): `text` to dir/name.tmp, renamed over dir/name. 0 or -errno. */
+int fg_datadir_put_info(const char *dir, const char *name, const char *text, size_t len);
+/* Read dir/name, at most cap octets, into buf: the length, or -errno
+ * (-ENOENT: none). */
+long fg_datadir_get_info(const char *dir, const char *name, char *buf, size_t cap);
+
 /* Rename path to path.bad (path.bad.2, ... if taken) and fsync the
  * directory. Writes the new name into `as` if not NULL. 0 or -errno. */
 int fg_datadir_set_aside(const char *path, char *as, size_t aslen);

@@ -31,6 +31,7 @@
 #include "floodgate/config.h"
 #include "floodgate/dstatus.h"
 #include "floodgate/queue.h"
+#include "floodgate/cstatus.h"
 #include "floodgate/region.h"
 #include "floodgate/sbuf.h"
 
@@ -59,6 +60,10 @@ struct fg_metrics_state {
 	struct fg_ds_status ds[FG_CONFIG_MAX_DOWNSTREAMS];
 	unsigned n_ds;
 	fg_time_t ds_written;
+	/* the shared second-level history as the dataplane last published it
+	 * (cstatus.h); cs_written 0: no such file (no [cluster]) */
+	struct fg_cluster_status cs;
+	fg_time_t cs_written;
 };
 
 /* The kernel's view of its clock (adjtimex, read only): shown, never acted on. */

@@ -154,6 +154,49 @@ struct fg_engine_warmup {
 	unsigned max_asks;		/* questions in flight; default 1024 */
 };
 
+/* ---- the shared second-level history (docs/scale.md, "Several boxes") -- */
+
+/*
+ * With several boxes sharing a Redis Cluster, a CHECK whose ID this box's
+ * history does not know (the session holds it as OFFERED, so this box's
+ * other sessions get 431 meanwhile) is claimed in the cluster before it is
+ * answered; the answer waits in order, like a warm-up question:
+ *
+ *   WON    this box's claim: 238 (the cluster's claim lapses at the offer
+ *          timeout unless an outcome settles it)
+ *   HAVE   another box accepted or refused it: recorded here as accepted
+ *          (journaled; the site has it or does not want it), 438
+ *   BUSY   another box's transfer of it is in flight: 431, and the
+ *          offer here shrinks to a hold of a second (this box's other
+ *          peers get 431 from the history meanwhile, no claim each); the
+ *          next offer after it claims again
+ *   NONE   no answer in time, or no cluster: decided here alone, 238
+ *
+ * Every final outcome of an article this box read (accepted, refused) is
+ * settled in the cluster with settle(): the claim then lasts the window.
+ * A TAKETHIS without a CHECK is never held back: its outcome is settled,
+ * and the cluster side counts it when another box's claim was in flight.
+ */
+enum fg_claim_answer {
+	FG_CLAIM_NONE = 0,
+	FG_CLAIM_WON,
+	FG_CLAIM_HAVE,
+	FG_CLAIM_BUSY,
+};
+
+typedef void fg_engine_claim_done_fn(void *engine, uint64_t cookie, enum fg_claim_answer a);
+
+struct fg_engine_cluster {
+	/* Claim: 0, the answer comes from poll(); -errno: decide locally now. */
+	int (*claim)(void *ctx, const char *id, size_t len, uint64_t cookie);
+	/* Deliver the answers that came; returns how many. */
+	unsigned (*poll)(void *ctx, fg_engine_claim_done_fn *done, void *engine);
+	/* This box's final word on an ID (accepted: true; refused: false). */
+	void (*settle)(void *ctx, const char *id, size_t len, bool accepted);
+	void *ctx;
+	unsigned max_claims;		/* claims in flight; default 1024 */
+};
+
 /* ---- the transport a session runs on ---------------------------------- */
 
 struct fg_session_transport {
@@ -206,6 +249,7 @@ struct fg_engine_params {
 	unsigned history_owner;
 	uint32_t response_buffer;		/* per session, octets; default 32 KiB */
 	const struct fg_engine_warmup *warmup;	/* NULL: no warm-up */
+	const struct fg_engine_cluster *cluster;	/* NULL: this box alone */
 };
 
 struct fg_engine *fg_engine_create(const struct fg_engine_params *p);

@@ -128,6 +128,45 @@ int fg_datadir_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+int fg_datadir_put_info(const char *dir, const char *name, const char *text, size_t len)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	int fd, rc;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path) ||
+	    (size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	rc = fg_datadir_write_all(fd, text, len);
+	if (close(fd) != 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = -errno;
+	if (rc != 0)
+		unlink(tmp);
+	return rc;
+}
+
+long fg_datadir_get_info(const char *dir, const char *name, char *buf, size_t cap)
+{
+	char path[PATH_MAX];
+	ssize_t got;
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	got = read(fd, buf, cap);
+	if (got < 0)
+		got = -errno;
+	close(fd);
+	return (long)got;
+}
+
 int fg_datadir_pread_all(int fd, void *buf, size_t len, uint64_t off)
 {
 	uint8_t *p = buf;

@@ -30,14 +30,11 @@ const unsigned fg_ds_n_fields = FG_ARRAY_SIZE(fg_ds_fields);
 int fg_ds_status_write(const char *dir, fg_time_t now, const struct fg_ds_status *s,
 		       unsigned n)
 {
-	char path[PATH_MAX], tmp[PATH_MAX];
-	FILE *f;
-	int rc = 0;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int rc;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, FG_DS_STATUS_FILE) >=
-	    sizeof(path) || (size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	f = fopen(tmp, "w");
 	if (!f)
 		return -errno;
 	fprintf(f, "%s %d %lld\n", FG_DS_STATUS_MAGIC, FG_DS_STATUS_VERSION, (long long)now);
@@ -48,14 +45,12 @@ int fg_ds_status_write(const char *dir, fg_time_t now, const struct fg_ds_status
 				(unsigned long long)fg_ds_value(&s[i], &fg_ds_fields[k]));
 		fputc('\n', f);
 	}
-	if (ferror(f))
-		rc = -EIO;
+	rc = ferror(f) ? -EIO : 0;
 	if (fclose(f) != 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && rename(tmp, path) != 0)
-		rc = -errno;
-	if (rc != 0)
-		unlink(tmp);
+		rc = -ENOMEM;
+	if (rc == 0)
+		rc = fg_datadir_put_info(dir, FG_DS_STATUS_FILE, text, len);
+	free(text);
 	return rc;
 }
 
@@ -166,24 +161,15 @@ int fg_ds_status_parse(const char *text, size_t len, struct fg_ds_status *s, uns
 int fg_ds_status_read(const char *dir, struct fg_ds_status *s, unsigned max, unsigned *n,
 		      fg_time_t *written)
 {
-	char path[PATH_MAX], *buf;
-	ssize_t got;
-	int fd, rc;
+	char *buf = malloc(DS_FILE_MAX);
+	long got;
+	int rc;
 
 	*n = 0;
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, FG_DS_STATUS_FILE) >= sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	buf = malloc(DS_FILE_MAX);
-	if (!buf) {
-		close(fd);
+	if (!buf)
 		return -ENOMEM;
-	}
-	got = read(fd, buf, DS_FILE_MAX);
-	rc = got < 0 ? -errno : fg_ds_status_parse(buf, (size_t)got, s, max, n, written);
+	got = fg_datadir_get_info(dir, FG_DS_STATUS_FILE, buf, DS_FILE_MAX);
+	rc = got < 0 ? (int)got : fg_ds_status_parse(buf, (size_t)got, s, max, n, written);
 	free(buf);
-	close(fd);
 	return rc;
 }

@@ -181,21 +181,29 @@ int fg_th_init(struct fg_th *t, const char *extra, const struct fg_sink_mem_para
 }
 
 static int th_init(struct fg_th *t, const char *extra, const struct fg_sink_mem_params *sp,
-		   struct fg_th *history_of, const struct fg_engine_warmup *warmup);
+		   struct fg_th *history_of, const struct fg_engine_warmup *warmup,
+		   const struct fg_engine_cluster *cluster);
 
 int fg_th_init_shared(struct fg_th *t, const char *extra, const struct fg_sink_mem_params *sp,
 		      struct fg_th *history_of)
 {
-	return th_init(t, extra, sp, history_of, NULL);
+	return th_init(t, extra, sp, history_of, NULL, NULL);
 }
 
 int fg_th_init_warmup(struct fg_th *t, const char *extra, const struct fg_engine_warmup *w)
 {
-	return th_init(t, extra, NULL, NULL, w);
+	return th_init(t, extra, NULL, NULL, w, NULL);
+}
+
+int fg_th_init_cluster(struct fg_th *t, const char *extra, const struct fg_engine_cluster *cl,
+		       struct fg_th *history_of)
+{
+	return th_init(t, extra, NULL, history_of, NULL, cl);
 }
 
 static int th_init(struct fg_th *t, const char *extra, const struct fg_sink_mem_params *sp,
-		   struct fg_th *history_of, const struct fg_engine_warmup *warmup)
+		   struct fg_th *history_of, const struct fg_engine_warmup *warmup,
+		   const struct fg_engine_cluster *cluster)
 {
 	struct fg_config_errors errs;
 	struct fg_history_params hp;
@@ -256,6 +264,7 @@ static int th_init(struct fg_th *t, const char *extra, const struct fg_sink_mem_
 	ep.max_xfers = 256;
 	ep.max_holds = 4096;
 	ep.warmup = warmup;
+	ep.cluster = cluster;
 	t->e = fg_engine_create(&ep);
 	return t->e ? 0 : -1;
 }
@@ -498,6 +507,28 @@ void fg_th_out_clear(struct fg_th_conn *c)
 	c->out_len = 0;
 	if (c->out)
 		c->out[0] = '\0';
+}
+
+void fg_th_line(struct fg_th_conn *c, const char *text)
+{
+	fg_th_send(c, text, strlen(text), 0);
+}
+
+void fg_th_expect(struct fg_th_conn *c, const char *want)
+{
+	ck_assert_str_eq(fg_th_out(c), want);
+	fg_th_out_clear(c);
+}
+
+struct fg_th_conn *fg_th_open_greeted(struct fg_th *t, const char *peer)
+{
+	struct fg_th_conn *c = fg_th_open(t, peer);
+
+	ck_assert_ptr_nonnull(c);
+	fg_th_pump(t, 0);
+	ck_assert_str_eq(fg_th_out(c), FG_TH_GREETING);
+	fg_th_out_clear(c);
+	return c;
 }
 
 enum fg_history_state fg_th_state(struct fg_th *t, const char *id)

@@ -87,6 +87,10 @@ int fg_th_init_shared(struct fg_th *t, const char *extra_config,
 		      const struct fg_sink_mem_params *sp, struct fg_th *history_of);
 /* With warm-up questions (session.h, struct fg_engine_warmup). */
 int fg_th_init_warmup(struct fg_th *t, const char *extra, const struct fg_engine_warmup *w);
+/* With cluster claims (session.h, struct fg_engine_cluster), on its own
+ * history or on another harness's (NULL: its own). */
+int fg_th_init_cluster(struct fg_th *t, const char *extra, const struct fg_engine_cluster *cl,
+		       struct fg_th *history_of);
 void fg_th_fini(struct fg_th *t);
 
 /* A connection from the peer named `peer` (NULL: not a peer). */
@@ -119,6 +123,14 @@ void fg_th_unblock(struct fg_th_conn *c);
 /* The output as a NUL-terminated string, and forgetting it. */
 const char *fg_th_out(struct fg_th_conn *c);
 void fg_th_out_clear(struct fg_th_conn *c);
+/* Send one text as it is; assert the output so far is `want`, then clear
+ * it (libcheck assertions). */
+void fg_th_line(struct fg_th_conn *c, const char *text);
+void fg_th_expect(struct fg_th_conn *c, const char *want);
+/* A connection from `peer` whose greeting was read. */
+#define FG_TH_GREETING \
+	"200 news.test.example floodgate transit-only NNTP service ready (feeds only, no reading or posting)\r\n"
+struct fg_th_conn *fg_th_open_greeted(struct fg_th *t, const char *peer);
 
 /* The history state of an ID, and a counter of the harness's block. */
 enum fg_history_state fg_th_state(struct fg_th *t, const char *id);

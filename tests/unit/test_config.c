@@ -708,7 +708,7 @@ START_TEST(test_structure_errors)
 		     "t.conf:1: cutoff: key outside any section (start with [site])");
 	expect_error("[rulez]\ncutoff 9d\n" PEER_AND_DS,
 		     "t.conf:1: [rulez]: unknown section (known: site, rules, session, history, "
-		     "persistence, stats, dataplane, peer NAME, downstream NAME)");
+		     "persistence, stats, dataplane, log, cluster, peer NAME, downstream NAME)");
 	expect_error("[rules]\ncutof 9d\n" PEER_AND_DS, "t.conf:2: cutof: unknown key in [rules]");
 	expect_error("[rules]\nmax-line 600\n" PEER_AND_DS,
 		     "t.conf:2: max-line: unknown key in [rules] (it belongs in [session])");
@@ -732,12 +732,45 @@ START_TEST(test_structure_errors)
 	expect_error("[peer a/b]\n" PEER_AND_DS, "t.conf:1: [peer a/b]: a name is 1-63 "
 		     "letters, digits, \"-\", \"_\" or \".\"");
 	expect_error("[]\n" PEER_AND_DS, "t.conf:1: []: unknown section (known: site, rules, "
-		     "session, history, persistence, stats, dataplane, peer NAME, downstream "
-		     "NAME)");
+		     "session, history, persistence, stats, dataplane, log, cluster, peer NAME, "
+		     "downstream NAME)");
 	/* keys of a refused section are not reported again */
 	expect_error("[bogus]\nfoo 1\nbar 2\n" PEER_AND_DS,
 		     "t.conf:1: [bogus]: unknown section (known: site, rules, session, history, "
-		     "persistence, stats, dataplane, peer NAME, downstream NAME)");
+		     "persistence, stats, dataplane, log, cluster, peer NAME, downstream NAME)");
+}
+END_TEST
+
+/* [cluster]: off by default; seeds need a secret and host:port words. */
+START_TEST(test_cluster_section)
+{
+	struct fg_config *cfg = load(PEER_AND_DS);
+
+	ck_assert_msg(cfg != NULL, "refused:%s", all_errors());
+	ck_assert_str_eq(cfg->cluster_seeds, "");
+	ck_assert_int_eq(cfg->cluster_window_ms, 3600 * 1000);
+	ck_assert_int_eq(cfg->cluster_timeout_ms, 50);
+	fg_config_free(cfg);
+	cfg = load("[cluster]\nseeds 10.0.0.1:7000,10.0.0.2:7001\nsecret s3cret\nbox b1\n"
+		   "window 30m\ntimeout 20ms\npassword pw\n" PEER_AND_DS);
+	ck_assert_msg(cfg != NULL, "refused:%s", all_errors());
+	ck_assert_str_eq(cfg->cluster_seeds, "10.0.0.1:7000,10.0.0.2:7001");
+	ck_assert_str_eq(cfg->cluster_secret, "s3cret");
+	ck_assert_str_eq(cfg->cluster_password, "pw");
+	ck_assert_str_eq(cfg->cluster_box, "b1");
+	ck_assert_int_eq(cfg->cluster_window_ms, 30 * 60 * 1000);
+	ck_assert_int_eq(cfg->cluster_timeout_ms, 20);
+	fg_config_free(cfg);
+	expect_error("[cluster]\nseeds 10.0.0.1:7000\n" PEER_AND_DS,
+		     "t.conf:2: seeds: needs [cluster] secret (the same on every box of the "
+		     "site: it keys the hash of the IDs in the cluster)");
+	expect_error("[cluster]\nseeds 10.0.0.1:7000,10.0.0.2\nsecret s\n" PEER_AND_DS,
+		     "t.conf:2: seeds: \"10.0.0.2\" is not host:port (seeds are "
+		     "host:port,host:port)");
+	expect_error("[cluster]\nseeds :7000\nsecret s\n" PEER_AND_DS,
+		     "t.conf:2: seeds: \":7000\" is not host:port (seeds are host:port,host:port)");
+	expect_error("[cluster]\nseeds h:70x\nsecret s\n" PEER_AND_DS,
+		     "t.conf:2: seeds: \"h:70x\" is not host:port (seeds are host:port,host:port)");
 }
 END_TEST
 
@@ -1271,6 +1304,7 @@ static Suite *config_suite(void)
 	tcase_add_test(errors, test_structure_errors);
 	tcase_add_test(errors, test_line_errors);
 	tcase_add_test(errors, test_value_errors);
+	tcase_add_test(errors, test_cluster_section);
 	tcase_add_test(errors, test_section_checks);
 	tcase_add_test(errors, test_no_cascade);
 	tcase_add_test(errors, test_error_collection);

@@ -447,6 +447,42 @@ START_TEST(test_nic_names)
 }
 END_TEST
 
+/* The cluster's health from its status file: there only with one. */
+START_TEST(test_cluster_status)
+{
+	struct ctl_fixture fx = { 0 };
+	struct fg_region_writer *w[2];
+	struct fg_region *r = workload(&fx, w);
+	struct fg_metrics_state m;
+	struct fg_sbuf b;
+
+	state(&m);
+	fg_sbuf_init(&b);
+	fg_metrics_prometheus(r, &m, &b);
+	ck_assert(!strstr(b.p, "floodgate_cluster_answering"));
+	ck_assert(!strstr(b.p, "floodgate_cluster_status_age_seconds"));
+	fg_sbuf_free(&b);
+	m.cs_written = 999999;
+	m.cs.answering = 1;
+	m.cs.masters = 3;
+	m.cs.rtt_p99_us = 2048;
+	m.cs.moved = 5;
+	fg_sbuf_init(&b);
+	fg_metrics_prometheus(r, &m, &b);
+	ck_assert(has_line(b.p, "floodgate_cluster_status_age_seconds 1"));
+	ck_assert(has_line(b.p, "floodgate_cluster_answering 1"));
+	ck_assert(has_line(b.p, "floodgate_cluster_masters 3"));
+	ck_assert(has_line(b.p, "floodgate_cluster_rtt_p99_us 2048"));
+	ck_assert(has_line(b.p, "# TYPE floodgate_cluster_moved_total counter"));
+	ck_assert(has_line(b.p, "floodgate_cluster_moved_total 5"));
+	ck_assert(has_line(b.p, "floodgate_cluster_digest_mismatch 0"));
+	fg_sbuf_free(&b);
+	fg_region_release(w[0]);
+	fg_region_release(w[1]);
+	fx_cleanup(&fx);
+}
+END_TEST
+
 static Suite *metrics_suite(void)
 {
 	Suite *s = suite_create("metrics");
@@ -460,6 +496,7 @@ static Suite *metrics_suite(void)
 	tcase_add_test(tc, test_downstreams);
 	tcase_add_test(tc, test_nic);
 	tcase_add_test(tc, test_nic_names);
+	tcase_add_test(tc, test_cluster_status);
 	suite_add_tcase(s, tc);
 	return s;
 }

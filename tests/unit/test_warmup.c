@@ -14,9 +14,6 @@
 #include "fgtest.h"
 #include "nntp_harness.h"
 
-#define GREETING \
-	"200 news.test.example floodgate transit-only NNTP service ready (feeds only, no reading or posting)\r\n"
-
 static struct fg_th T;
 
 /* The scripted downstream: questions kept, answers given by the test. */
@@ -81,28 +78,6 @@ static void teardown(void)
 	fg_th_fini(&T);
 }
 
-static struct fg_th_conn *peer(void)
-{
-	struct fg_th_conn *c = fg_th_open(&T, "alpha");
-
-	ck_assert_ptr_nonnull(c);
-	fg_th_pump(&T, 0);
-	ck_assert_str_eq(fg_th_out(c), GREETING);
-	fg_th_out_clear(c);
-	return c;
-}
-
-static void line(struct fg_th_conn *c, const char *text)
-{
-	fg_th_send(c, text, strlen(text), 0);
-}
-
-static void expect(struct fg_th_conn *c, const char *want)
-{
-	ck_assert_str_eq(fg_th_out(c), want);
-	fg_th_out_clear(c);
-}
-
 /* The question about `id` gets `code`. */
 static void answer(const char *id, int code)
 {
@@ -121,24 +96,24 @@ static const char *const ART =
 
 START_TEST(have_is_recorded_and_answers_wait_in_order)
 {
-	struct fg_th_conn *c = peer();
+	struct fg_th_conn *c = fg_th_open_greeted(&T, "alpha");
 	unsigned j = T.n_journal;
 
-	line(c, "CHECK <a@x>\r\nCHECK <b@x>\r\nCHECK <a@x>\r\n");
+	fg_th_line(c, "CHECK <a@x>\r\nCHECK <b@x>\r\nCHECK <a@x>\r\n");
 	fg_th_pump(&T, 0);
 	/* nothing may overtake the first answer */
-	expect(c, "");
+	fg_th_expect(c, "");
 	ck_assert_uint_eq(F.n, 2);
 	ck_assert_str_eq(F.id[0], "<a@x>");
 	ck_assert_str_eq(F.id[1], "<b@x>");
 	/* the second question answered first: still held back */
 	answer("<b@x>", 238);
 	fg_th_pump(&T, 0);
-	expect(c, "");
+	fg_th_expect(c, "");
 	answer("<a@x>", 438);
 	fg_th_pump(&T, 0);
 	/* the third CHECK asked while <a@x> was offered: 431, not a question */
-	expect(c, "438 <a@x>\r\n238 <b@x>\r\n431 <a@x>\r\n");
+	fg_th_expect(c, "438 <a@x>\r\n238 <b@x>\r\n431 <a@x>\r\n");
 	ck_assert_int_eq(fg_th_state(&T, "<a@x>"), FG_HISTORY_ACCEPTED);
 	ck_assert_int_eq(fg_th_state(&T, "<b@x>"), FG_HISTORY_OFFERED);
 	ck_assert_uint_eq(T.n_journal, j + 1);
@@ -148,9 +123,9 @@ START_TEST(have_is_recorded_and_answers_wait_in_order)
 	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_WARMUP_HAVE), 1);
 	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_WARMUP_WANTED), 1);
 	/* now known: a re-offer is a plain 438 from the history */
-	line(c, "CHECK <a@x>\r\n");
+	fg_th_line(c, "CHECK <a@x>\r\n");
 	fg_th_pump(&T, 0);
-	expect(c, "438 <a@x>\r\n");
+	fg_th_expect(c, "438 <a@x>\r\n");
 	ck_assert_uint_eq(F.n, 2);
 	ck_assert_uint_eq(fg_engine_xfers(T.e), 0);
 }
@@ -158,20 +133,20 @@ END_TEST
 
 START_TEST(wanted_then_article_accepted)
 {
-	struct fg_th_conn *c = peer();
+	struct fg_th_conn *c = fg_th_open_greeted(&T, "alpha");
 	char cmd[64];
 
-	line(c, "CHECK <w@x>\r\n");
+	fg_th_line(c, "CHECK <w@x>\r\n");
 	fg_th_pump(&T, 0);
 	answer("<w@x>", 238);
 	fg_th_pump(&T, 0);
-	expect(c, "238 <w@x>\r\n");
+	fg_th_expect(c, "238 <w@x>\r\n");
 	snprintf(cmd, sizeof(cmd), "TAKETHIS <w@x>\r\n");
-	line(c, cmd);
-	line(c, ART);
+	fg_th_line(c, cmd);
+	fg_th_line(c, ART);
 	fg_th_pump(&T, 0);
 	fg_th_settle(&T, 1000000, 100);
-	expect(c, "239 <w@x>\r\n");
+	fg_th_expect(c, "239 <w@x>\r\n");
 	ck_assert_int_eq(fg_th_state(&T, "<w@x>"), FG_HISTORY_ACCEPTED);
 }
 END_TEST
@@ -181,59 +156,59 @@ END_TEST
  * and other sessions get 431 from the filter's own offer as usual. */
 START_TEST(later_and_unknown_answer_238)
 {
-	struct fg_th_conn *c = peer();
-	struct fg_th_conn *d = peer();
+	struct fg_th_conn *c = fg_th_open_greeted(&T, "alpha");
+	struct fg_th_conn *d = fg_th_open_greeted(&T, "alpha");
 
-	line(c, "CHECK <l@x>\r\nCHECK <u@x>\r\n");
+	fg_th_line(c, "CHECK <l@x>\r\nCHECK <u@x>\r\n");
 	fg_th_pump(&T, 0);
 	answer("<l@x>", 431);
 	answer("<u@x>", 0);
 	fg_th_pump(&T, 0);
-	expect(c, "238 <l@x>\r\n238 <u@x>\r\n");
+	fg_th_expect(c, "238 <l@x>\r\n238 <u@x>\r\n");
 	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_WARMUP_LATER), 1);
 	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_WARMUP_UNKNOWN), 1);
 	ck_assert_int_eq(fg_th_state(&T, "<l@x>"), FG_HISTORY_OFFERED);
 	/* still c's offer: another session is deferred without a question */
-	line(d, "CHECK <l@x>\r\n");
+	fg_th_line(d, "CHECK <l@x>\r\n");
 	fg_th_pump(&T, 0);
 	ck_assert_uint_eq(F.n, 2);
-	expect(d, "431 <l@x>\r\n");
+	fg_th_expect(d, "431 <l@x>\r\n");
 }
 END_TEST
 
 START_TEST(off_refused_or_full_answers_at_once)
 {
-	struct fg_th_conn *c = peer();
+	struct fg_th_conn *c = fg_th_open_greeted(&T, "alpha");
 
 	F.active = false;
-	line(c, "CHECK <o1@x>\r\n");
+	fg_th_line(c, "CHECK <o1@x>\r\n");
 	fg_th_pump(&T, 0);
-	expect(c, "238 <o1@x>\r\n");
+	fg_th_expect(c, "238 <o1@x>\r\n");
 	ck_assert_uint_eq(F.n, 0);
 	F.active = true;
 	F.ask_rc = -EAGAIN;
-	line(c, "CHECK <o2@x>\r\n");
+	fg_th_line(c, "CHECK <o2@x>\r\n");
 	fg_th_pump(&T, 0);
-	expect(c, "238 <o2@x>\r\n");
+	fg_th_expect(c, "238 <o2@x>\r\n");
 	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_WARMUP_UNKNOWN), 1);
 	F.ask_rc = 0;
 	/* four slots (max_asks): the fifth question is not asked */
-	line(c, "CHECK <q1@x>\r\nCHECK <q2@x>\r\nCHECK <q3@x>\r\nCHECK <q4@x>\r\nCHECK <q5@x>\r\n");
+	fg_th_line(c, "CHECK <q1@x>\r\nCHECK <q2@x>\r\nCHECK <q3@x>\r\nCHECK <q4@x>\r\nCHECK <q5@x>\r\n");
 	fg_th_pump(&T, 0);
-	expect(c, "");
+	fg_th_expect(c, "");
 	ck_assert_uint_eq(F.n, 4);
 	for (unsigned i = 0; i < 4; i++)
 		F.code[i] = 438;
 	fg_th_pump(&T, 0);
-	expect(c, "438 <q1@x>\r\n438 <q2@x>\r\n438 <q3@x>\r\n438 <q4@x>\r\n238 <q5@x>\r\n");
+	fg_th_expect(c, "438 <q1@x>\r\n438 <q2@x>\r\n438 <q3@x>\r\n438 <q4@x>\r\n238 <q5@x>\r\n");
 }
 END_TEST
 
 START_TEST(session_gone_before_the_answer)
 {
-	struct fg_th_conn *c = peer();
+	struct fg_th_conn *c = fg_th_open_greeted(&T, "alpha");
 
-	line(c, "CHECK <g1@x>\r\nCHECK <g2@x>\r\n");
+	fg_th_line(c, "CHECK <g1@x>\r\nCHECK <g2@x>\r\n");
 	fg_th_pump(&T, 0);
 	fg_th_drop(c);
 	fg_th_pump(&T, 0);

@@ -117,6 +117,9 @@ else
 		"$([ "$mode" = full ] && echo 1000 || echo 300)" 700K --md
 	FG_BENCH_PATH_KIND=memif run_fragment path_profile_memif_2k tools/bench/path_profile.sh \
 		"$([ "$mode" = full ] && echo 20000 || echo 5000)" 2K --md
+	# several boxes with and without the shared history on a Redis
+	# Cluster (docs/scale.md, "Several boxes")
+	run_fragment cluster_boxes python3 tools/bench/cluster_boxes.py "--$mode" --md
 	if [ ${#failed[@]} -gt 0 ]; then
 		echo "run.sh: FAILED: ${failed[*]}" >&2
 		die "docs/ left as it was; no figure of this run is published"

@@ -79,6 +79,16 @@ FG_COUNTER(NNTP_WARMUP_HAVE, "nntp_warmup_have", "warm-up: the downstream had th
 FG_COUNTER(NNTP_WARMUP_LATER, "nntp_warmup_later", "warm-up: the downstream said 431 (not yet): answered 238")
 FG_COUNTER(NNTP_WARMUP_WANTED, "nntp_warmup_wanted", "warm-up: the downstream did not have it: answered 238")
 FG_COUNTER(NNTP_WARMUP_UNKNOWN, "nntp_warmup_unknown", "warm-up: no answer (none to ask, or not in time): answered 238")
+FG_COUNTER(NNTP_CLUSTER_CLAIMS, "nntp_cluster_claims", "cluster: CHECKs of IDs this box did not know claimed in the shared history")
+FG_COUNTER(NNTP_CLUSTER_WINS, "nntp_cluster_wins", "cluster: claims this box won: answered 238")
+FG_COUNTER(NNTP_CLUSTER_LOSSES, "nntp_cluster_losses", "cluster: another box accepted or refused the ID: recorded as accepted, answered 438")
+FG_COUNTER(NNTP_CLUSTER_INFLIGHT_WAITS, "nntp_cluster_inflight_waits", "cluster: another box's transfer of the ID in flight: answered 431")
+FG_COUNTER(NNTP_CLUSTER_FALLBACKS, "nntp_cluster_fallbacks", "cluster: no answer in time (cluster slow or unreachable): decided locally, 238")
+FG_COUNTER(CLUSTER_TIMEOUTS, "cluster_timeouts", "cluster thread: claims and settles not answered within [cluster] timeout")
+FG_COUNTER(CLUSTER_ERRORS, "cluster_errors", "cluster thread: claims and settles failed (no node up, connection lost, error reply)")
+FG_COUNTER(CLUSTER_SETTLES, "cluster_settles", "cluster thread: outcomes written to the shared history (accepted or refused, for the window)")
+FG_COUNTER(CLUSTER_TAKETHIS_RACES, "cluster_takethis_races", "cluster thread: an article accepted here while another box's claim of it was in flight or final (a cross-box duplicate)")
+FG_COUNTER(CLUSTER_DIGEST_MISMATCHES, "cluster_digest_mismatches", "cluster thread: another box published a different downstream configuration digest")
 
 /* ---- tcp / net ---- */
 FG_COUNTER(NET_RX_FRAMES, "net_rx_frames", "frames received")

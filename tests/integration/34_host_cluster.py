@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+# timeout: 600
+"""Several boxes as one (docs/scale.md, "Several boxes"): three
+floodgate-host boxes, each fed the same articles by feedgen peers of its
+own, with and without a shared Redis Cluster (three masters on loopback,
+started here).
+
+  alone      no [cluster]: every box accepts every wanted article, so the
+             site's downstream would get each one three times (asserted:
+             the cross-box duplicates are there to be removed)
+  shared     [cluster] on every box: every wanted article is accepted
+             exactly once across the three, and no claim fell back to a
+             local decision
+  away       the cluster stopped entirely: every box keeps serving from its
+             own history (each feed completes; fallbacks counted), and
+  back       once the cluster is back, shared decisions again: exactly once
+             across the boxes, and the boxes say the cluster answers
+"""
+import atexit
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fgkit  # noqa: E402
+import hostlib  # noqa: E402
+from hostlib import BUILD, HOST_BIN, KEEP, check, fail, in_netns, log, read_stats  # noqa: E402
+
+in_netns("fg-clu")
+import clusterkit  # noqa: E402
+
+FEEDGEN = os.path.join(BUILD, "bin", "feedgen")
+BOXES = 3
+BASE_PORT = 1119
+ARTICLES = 600
+
+CONFIG = """[site]
+server-name box{n}.test.example
+path-identity filter.test.example
+listen 127.0.0.1:{port}
+[rules]
+cutoff 10d
+retention 11d
+[session]
+offer-timeout 5s
+[history]
+capacity 100000
+[peer local]
+address 127.0.0.1
+{cluster}
+"""
+
+CLUSTER = """[cluster]
+seeds {seeds}
+secret site-secret-1
+box box{n}
+timeout 2s
+window 10m
+"""
+
+
+class Box:
+    def __init__(self, n, seeds):
+        self.n = n
+        self.port = BASE_PORT + n
+        self.dir = tempfile.mkdtemp(prefix="fg-clu-box%d-" % n)
+        KEEP.append(self.dir)
+        atexit.register(hostlib._rmtree_unless_failed, self.dir)
+        self.conf = os.path.join(self.dir, "floodgate.conf")
+        self.stats_file = os.path.join(self.dir, "stats")
+        self.log = os.path.join(self.dir, "host.log")
+        with open(self.conf, "w") as f:
+            f.write(CONFIG.format(n=n, port=self.port, cluster=CLUSTER.format(
+                seeds=seeds, n=n) if seeds else ""))
+        self.proc = fgkit.spawn([HOST_BIN, "-c", self.conf, "--stats-file", self.stats_file,
+                                 "-t", "2", "--sink", "null"], self.log)
+        fgkit.wait_until(self.listening, 30, "box %d to listen" % n, step=0.02)
+
+    def listening(self):
+        import socket
+        if self.proc.poll() is not None:
+            fail("box %d exited at start:\n%s" % (self.n, open(self.log).read()))
+        try:
+            socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+            return True
+        except OSError:
+            return False
+
+    def stats(self):
+        return fgkit.fresh_stats_file(self.proc, self.stats_file, "box %d's stats" % self.n)
+
+    def stop(self):
+        rc = fgkit.stop(self.proc)
+        text = open(self.log).read()
+        check(rc == 0, "box %d exit status %s:\n%s" % (self.n, rc, text))
+        bad = [l for l in text.splitlines()
+               if l.startswith("err ") or "runtime error" in l or "Sanitizer" in l]
+        check(not bad, "errors in box %d's log:\n%s" % (self.n, text))
+        return read_stats(self.stats_file)
+
+
+def feed_all(boxes, seed):
+    """The same articles to every box at once, two peers each; feedgen's
+    reports. Its model judges one server alone, so its verdict is not
+    asked: the sums across the boxes are."""
+    out = [None] * len(boxes)
+
+    def one(i, b):
+        cmd = [FEEDGEN, "--host", "127.0.0.1", "--port", str(b.port), "--mode", "check",
+               "--peers", "2", "--dups", "2", "--articles", str(ARTICLES), "--size", "2K",
+               "--window", "16", "--seed", str(seed), "--cutoff", "10d",
+               "--path-identity", "filter.test.example", "--retry-delay", "0.05",
+               "--max-retries", "200", "--timeout", "240", "--no-progress", "--json"]
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            out[i] = json.loads(r.stdout)
+        except ValueError:
+            fail("feedgen against box %d: no report:\n%s" % (b.n, r.stderr[-2000:]))
+    ts = [threading.Thread(target=one, args=(i, b)) for i, b in enumerate(boxes)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    for i, r in enumerate(out):
+        check(not r["timed_out"] and r["unknown_outcome"] == 0,
+              "feed to box %d did not finish: %s" % (boxes[i].n, json.dumps(r)[:600]))
+    wanted = out[0]["expected_accepted"]
+    check(wanted > ARTICLES // 2, "feedgen wants %d of %d" % (wanted, ARTICLES))
+    accepted = sum(r["accepted"] for r in out)
+    log("seed %d: %d wanted; accepted per box %s" % (seed, wanted, [r["accepted"] for r in out]))
+    return wanted, accepted, out
+
+
+def counters(boxes, name):
+    return sum(b.stats().get(name, 0) for b in boxes)
+
+
+def main():
+    if not os.path.exists(FEEDGEN):
+        fail("%s not built" % FEEDGEN)
+    # alone: each box its own history
+    boxes = [Box(n, None) for n in range(BOXES)]
+    wanted, accepted, _ = feed_all(boxes, 101)
+    check(accepted == BOXES * wanted,
+          "without a cluster every box accepts every article: %d, want %d"
+          % (accepted, BOXES * wanted))
+    for b in boxes:
+        b.stop()
+
+    rc = clusterkit.RedisCluster(masters=3, replicas=0, base_port=7000)
+    try:
+        boxes = [Box(n, rc.seeds()) for n in range(BOXES)]
+        # shared: exactly once across the boxes, no fallback
+        wanted, accepted, _ = feed_all(boxes, 202)
+        check(accepted == wanted, "with the cluster: accepted %d across the boxes, want "
+              "exactly %d" % (accepted, wanted))
+        st = [b.stats() for b in boxes]
+        check(sum(s["nntp_cluster_fallbacks"] for s in st) == 0,
+              "fallbacks while the cluster was up: %s" % [s["nntp_cluster_fallbacks"] for s in st])
+        check(sum(s["nntp_cluster_wins"] for s in st) >= wanted, "wins below the articles")
+        check(sum(s["nntp_cluster_losses"] for s in st) > 0, "no claim lost to another box")
+        check(sum(s["cluster_settles"] for s in st) >= wanted, "outcomes not settled")
+        check(all(s["cluster_answering"] == 1 and s["cluster_masters"] == 3 for s in st),
+              "status: the cluster not answering or not mapped")
+        check(all(s["cluster_digest_mismatch"] == 0 for s in st), "a digest mismatch")
+
+        # away: the boxes decide alone, and keep serving
+        rc.stop()
+        wanted, accepted, _ = feed_all(boxes, 303)
+        check(accepted == BOXES * wanted,
+              "cluster away: every box serves from its own history: %d, want %d"
+              % (accepted, BOXES * wanted))
+        st = [b.stats() for b in boxes]
+        check(all(s["nntp_cluster_fallbacks"] > 0 for s in st), "no fallback counted")
+        check(all(s["cluster_answering"] == 0 for s in st), "status still says answering")
+
+        # back: shared decisions again
+        rc.start_again()
+        fgkit.wait_until(lambda: all(b.stats()["cluster_nodes_up"] == 3 for b in boxes), 60,
+                         "every box to reconnect to the three nodes")
+        fb = [b.stats()["nntp_cluster_fallbacks"] for b in boxes]
+        wanted, accepted, _ = feed_all(boxes, 404)
+        check(accepted == wanted, "cluster back: accepted %d across the boxes, want %d"
+              % (accepted, wanted))
+        st = [b.stats() for b in boxes]
+        check([s["nntp_cluster_fallbacks"] for s in st] == fb,
+              "fallbacks after the cluster came back")
+        check(all(s["cluster_answering"] == 1 for s in st), "status: not answering again")
+        for b in boxes:
+            b.stop()
+    finally:
+        rc.close()
+    fgkit.passed("34_host_cluster")
+
+
+main()
