@@ -82,6 +82,10 @@ void fg_metrics_prometheus(struct fg_region *r, const struct fg_metrics_state *s
 			   struct fg_sbuf *out);
 void fg_metrics_json(struct fg_region *r, const struct fg_metrics_state *s, struct fg_sbuf *out);
 void fg_metrics_table(struct fg_region *r, const struct fg_metrics_state *s, struct fg_sbuf *out);
+/* One peer's counters, delay histograms and share of first offers (the
+ * table's block, or a JSON object): 0, or -ENOENT when the region names
+ * no such peer. */
+int fg_metrics_peer(struct fg_region *r, const char *peer, bool json, struct fg_sbuf *out);
 
 /* `floodctl downstreams`: each downstream's state, lag, backlog and
  * counters, as a table or one JSON document (the region is not needed). */

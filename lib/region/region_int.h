@@ -55,7 +55,9 @@
  *   192   64    journal ring tail: records durable (consumer's line)
  *   256   64    verdict-log ring head
  *   320   64    verdict-log ring tail
- *   384   ...   counters (struct fg_region_wstats), 64-aligned
+ *   384   ...   counters (struct fg_region_wstats), 64-aligned: totals,
+ *               the two delay histograms, counters by peer and (layout 2)
+ *               the two delay histograms by peer
  *   jring_off   journal ring: records of FG_REGION_JREC_SIZE
  *   vring_off   verdict-log ring: lines of FG_REGION_VREC_SIZE
  *
