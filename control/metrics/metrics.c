@@ -402,6 +402,38 @@ static void prom_downstreams(struct fg_sbuf *b, const struct fg_metrics_state *m
 	}
 }
 
+/* The operator levers (floodctl throttle, pause): alarms while they last. */
+static void prom_levers(struct fg_sbuf *b, struct fg_region *r, const struct fg_metrics_state *m)
+{
+	const struct fg_levers *l = &m->levers;
+
+	if (!m->levers_ok)
+		return;
+	prom_gauge(b, "floodgate_throttled",
+		   "1 while the dataplane is throttled (floodctl throttle; every session answered 400)",
+		   l->throttle[0] ? 1 : 0);
+	if (l->throttle[0]) {
+		prom_head(b, "floodgate_throttle_info", "gauge",
+			  "the throttle's reason, while throttled (label reason)");
+		fg_sbuf_puts(b, "floodgate_throttle_info{");
+		prom_label(b, "reason", l->throttle, true);
+		fg_sbuf_puts(b, "} 1\n");
+	}
+	prom_gauge(b, "floodgate_paused_peers", "peers paused by the operator (floodctl pause)",
+		   l->n_pauses);
+	if (!fg_region_npeers(r))
+		return;
+	prom_head(b, "floodgate_peer_paused_seconds", "gauge",
+		  "seconds the operator's pause of the peer has left (0: not paused)");
+	for (unsigned p = 0; p < fg_region_npeers(r); p++) {
+		fg_time_t until = fg_levers_paused_until(l, fg_region_peer_name(r, p));
+
+		fg_sbuf_puts(b, "floodgate_peer_paused_seconds");
+		prom_peer_open(b, fg_region_peer_name(r, p), false);
+		prom_value(b, until > m->now ? (double)(until - m->now) : 0);
+	}
+}
+
 static void prom_queue(struct fg_sbuf *b, const struct fg_queue_status *q)
 {
 	if (!q->present)
@@ -435,6 +467,7 @@ void fg_metrics_prometheus(struct fg_region *r, const struct fg_metrics_state *m
 	prom_delays(out, r, &s);
 	prom_history(out, &s);
 	prom_state(out, m, &s);
+	prom_levers(out, r, m);
 	prom_queue(out, &m->queue);
 	prom_downstreams(out, m);
 	free(s.st);
@@ -520,6 +553,26 @@ static void json_history(struct fg_json *j, const struct sample *s)
 	fg_json_close(j);
 }
 
+static void json_levers(struct fg_json *j, const struct fg_metrics_state *m)
+{
+	const struct fg_levers *l = &m->levers;
+
+	if (!m->levers_ok)
+		return;
+	fg_json_obj(j, "levers");
+	fg_json_str(j, "throttled", l->throttle[0] ? l->throttle : NULL);
+	fg_json_arr(j, "paused");
+	for (unsigned i = 0; i < l->n_pauses; i++) {
+		fg_json_obj(j, NULL);
+		fg_json_str(j, "peer", l->pause[i].peer);
+		fg_json_time(j, "until", l->pause[i].until);
+		fg_json_i64(j, "remaining_seconds", l->pause[i].until - m->now);
+		fg_json_close(j);
+	}
+	fg_json_close(j);
+	fg_json_close(j);
+}
+
 static void json_state(struct fg_json *j, const struct fg_metrics_state *m, const struct sample *s)
 {
 	fg_json_obj(j, "journal");
@@ -546,6 +599,7 @@ static void json_state(struct fg_json *j, const struct fg_metrics_state *m, cons
 	fg_json_time(j, "started", m->started);
 	fg_json_str(j, "startup", m->startup);
 	fg_json_f64(j, "restore_seconds", m->restore_seconds);
+	json_levers(j, m);
 	if (!m->queue.present)
 		return;
 	fg_json_obj(j, "queue");
@@ -691,6 +745,12 @@ void fg_metrics_table(struct fg_region *r, const struct fg_metrics_state *m, str
 		fg_sbuf_puts(out, "CLOCK SUSPECT: a writer's recent Injection-Dates sit hours away from "
 			     "the local clock\n");
 	fg_metrics_kclock_text(out, &s.kclock);
+	if (m->levers.throttle[0])
+		fg_sbuf_printf(out, "THROTTLED: %s (floodctl go ends it)\n", m->levers.throttle);
+	for (unsigned i = 0; i < m->levers.n_pauses; i++)
+		fg_sbuf_printf(out, "PAUSED: peer %s, %lld s more (floodctl resume)\n",
+			       m->levers.pause[i].peer,
+			       (long long)(m->levers.pause[i].until - m->now));
 	if (m->queue.present) {
 		fg_sbuf_printf(out, "outbound queue: %llu articles, %llu octets in %llu segments, "
 			       "oldest undelivered %llds\n",

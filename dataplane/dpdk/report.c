@@ -210,15 +210,6 @@ static void conn_line(FILE *f, const struct fg_tcpsess_info *c, unsigned worker,
 		c->queued);
 }
 
-/* Until when the operator paused this peer; 0: not paused. */
-static fg_time_t paused_until(const struct dp *dp, const char *name)
-{
-	for (unsigned i = 0; i < dp->levers.n_pauses; i++)
-		if (strcmp(dp->levers.pause[i].peer, name) == 0)
-			return dp->levers.pause[i].until;
-	return 0;
-}
-
 /* A JSON number, or null for NaN. */
 static void json_num(FILE *f, const char *key, double v)
 {
@@ -265,8 +256,9 @@ static void peers_json(FILE *f, const struct dp *dp, const struct peer_row *rows
 		for (unsigned k = 0; k < FG_ARRAY_SIZE(shown_codes); k++)
 			fprintf(f, ",\"%u\":%" PRIu64, shown_codes[k], code_count(c, shown_codes[k]));
 		peer_delays_json(f, c);
-		if (paused_until(dp, rows[i].name))
-			fprintf(f, ",\"paused_until\":%" PRId64, paused_until(dp, rows[i].name));
+		if (fg_levers_paused_until(&dp->levers.l, rows[i].name))
+			fprintf(f, ",\"paused_until\":%" PRId64,
+				fg_levers_paused_until(&dp->levers.l, rows[i].name));
 		else
 			fprintf(f, ",\"paused_until\":null");
 		fprintf(f, "}");
@@ -307,7 +299,7 @@ static void peers_text(FILE *f, const struct dp *dp, const struct peer_row *rows
 	for (unsigned i = 0; i < dp->n_workers; i++)
 		for (unsigned k = 0; k < dp->w[i].snap->n_conns; k++)
 			conn_line(f, &dp->w[i].snap->conn[k], i, now, false, true);
-	if (dp->levers.throttle[0] || dp->levers.n_pauses)
+	if (dp->levers.l.throttle[0] || dp->levers.l.n_pauses)
 		fputc('\n', f);
 	dp_levers_text(dp, f);
 }

@@ -99,6 +99,29 @@ void fg_slotlink_fold(struct fg_slotlink *sl, const struct fg_nntp_counters *pee
 	}
 }
 
+int fg_slotlink_switch(struct fg_slotlink *sl, struct fg_engine *e, const struct fg_config *old,
+		       const struct fg_config *cfg, struct fg_nntp_counters **peers,
+		       struct fg_nntp_counters **fresh)
+{
+	struct fg_nntp_counters *was = *peers;
+	int rc;
+
+	if (sl)
+		fg_slotlink_fold(sl, was, old->n_peer);
+	rc = fg_engine_set_config(e, cfg, *fresh);
+	if (rc != 0) {
+		/* the folded counters are in the base: publish from zero */
+		if (sl)
+			memset(was, 0, (old->n_peer + 1) * sizeof(*was));
+		return rc;
+	}
+	if (sl)
+		fg_slotlink_set_config(sl, cfg);
+	*peers = *fresh;
+	*fresh = was;
+	return 0;
+}
+
 /* A peer's delays: those folded before reloads, and the live ones. */
 static void publish_delays(struct fg_region_delays *out, const struct fg_region_delays *base,
 			   const struct fg_nntp_counters *live)

@@ -26,6 +26,7 @@
 #include "floodgate/common.h"
 #include "floodgate/config.h"
 #include "floodgate/dstatus.h"
+#include "floodgate/levers.h"
 #include "floodgate/queue.h"
 #include "floodgate/region.h"
 #include "floodgate/sbuf.h"
@@ -55,6 +56,10 @@ struct fg_metrics_state {
 	struct fg_ds_status ds[FG_CONFIG_MAX_DOWNSTREAMS];
 	unsigned n_ds;
 	fg_time_t ds_written;
+	/* the operator levers, as the dataplane journaled them in the data
+	 * directory (levers.h); levers_ok false: the journal was unreadable */
+	struct fg_levers levers;
+	bool levers_ok;
 };
 
 /* The kernel's view of its clock (adjtimex, read only): shown, never acted on. */

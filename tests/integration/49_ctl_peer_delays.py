@@ -18,15 +18,11 @@ export, `floodctl stats --peer NAME` (table and --json) show exactly that
 per peer, while the site-wide histograms hold both.
 """
 import json
-import os
-import socket
 import subprocess
-import time
 
-from ctlkit import BUILD, Ctl, check, http_get, log, passed, prom_parse, prom_value, wait_for
+from ctlkit import Ctl, check, http_get, log, passed, prom_parse, prom_value, wait_for
 from hostlib import Client, article
 
-HOST = os.path.join(BUILD, "bin/floodgate-host")
 PORT = 1119
 BASE = "http://127.0.0.1:9119"
 
@@ -44,23 +40,6 @@ def cmd(cl, line, data=b""):
     return cl.line().decode().rstrip("\r\n")
 
 
-def start_host(c):
-    logp = os.path.join(c.dir, "host.log")
-    p = subprocess.Popen([HOST, "-c", c.conf, "--floodctld"], stdout=subprocess.DEVNULL,
-                         stderr=open(logp, "w"))
-    c.procs.append(p)
-    wait_for(lambda: p.poll() is not None or connectable(), "floodgate-host listens")
-    check(p.poll() is None, "floodgate-host exited:\n" + open(logp).read())
-    return p
-
-
-def connectable():
-    try:
-        socket.create_connection(("127.0.0.1", PORT), timeout=1).close()
-        return True
-    except OSError:
-        return False
-
 
 def scrape():
     st, body = http_get(BASE + "/metrics")
@@ -75,7 +54,7 @@ def main():
              "[peer near]\naddress 127.0.0.1\nnewsgroups *\n"
              "[peer far]\naddress 127.0.0.2\nnewsgroups *\n" % PORT, http="127.0.0.1:9119")
     c.start(args=["--expire-interval", "3600"])
-    host = start_host(c)
+    host, _ = c.start_host(PORT)
 
     near, far = nntp("127.0.0.1"), nntp("127.0.0.2")
     nids = ["<n%d@delays.test>" % i for i in range(10)]

@@ -5,7 +5,8 @@ Ctl(name) makes a private world under build/test-tmp/fg-ctl-<name>-<pid>:
 a floodgate.conf, a data directory, a control socket, a region file in
 /dev/shm (fg-ctl-<name>-<pid>). start() runs floodctld, optionally under
 the power-loss shim (tests/preload/powerloss.so); writer() runs
-tools/histwriter; ctl() runs floodctl; powerloss() throws away everything
+tools/histwriter; start_host() runs floodgate-host on the region; ctl()
+runs floodctl; powerloss() throws away everything
 not made durable (the shim's revert); wipe_shm() deletes the region, as a
 reboot would. netns() moves this process into a fresh network namespace
 (fg-ctl-<name>-<pid>) so the stats endpoint listens only there.
@@ -16,6 +17,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 
 import fgkit
@@ -24,6 +26,7 @@ from fgkit import BUILD, TOP, check, fail, log, passed, wait_until  # noqa: F401
 FLOODCTLD = os.path.join(BUILD, "bin/floodctld")
 FLOODCTL = os.path.join(BUILD, "bin/floodctl")
 HISTWRITER = os.path.join(BUILD, "bin/histwriter")
+HOST = os.path.join(BUILD, "bin/floodgate-host")
 POWERLOSS = os.path.join(BUILD, "tests/preload/powerloss.so")
 DAY = 86400
 
@@ -180,6 +183,18 @@ class Ctl:
         check("reverted to its durable state" in err, "power-loss revert did not run: %r" % err)
         return err
 
+    def start_host(self, port, args=()):
+        """floodgate-host --floodctld on this world's configuration, once it
+        listens on 127.0.0.1:port; (process, its log's path)."""
+        logp = os.path.join(self.dir, "host.%d.log" % len(self.procs))
+        p = subprocess.Popen([HOST, "-c", self.conf, "--floodctld"] + list(args),
+                             stdout=subprocess.DEVNULL, stderr=open(logp, "w"))
+        self.procs.append(p)
+        wait_until(lambda: p.poll() is not None or connectable(port), 30,
+                   "floodgate-host to listen")
+        check(p.poll() is None, "floodgate-host exited:\n" + open(logp).read())
+        return p, logp
+
     def wipe_shm(self):
         for p in (self.shm,):
             if os.path.exists(p):
@@ -205,6 +220,14 @@ class Ctl:
             log("kept %s" % self.dir)
         else:
             shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def connectable(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
 
 
 def crash_round(c, prefix, until, rate=3000, env=None, args=(), timeout=120):

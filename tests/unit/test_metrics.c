@@ -40,6 +40,10 @@ static void state(struct fg_metrics_state *m)
 	m->ds[1].backlog_bytes = 1048576;
 	m->ds[1].lag_records = 350;
 	m->ds[1].dropped = 12;
+	/* throttled, and alpha paused for 90 s more (levers.journal) */
+	m->levers_ok = true;
+	ck_assert_int_eq(fg_levers_throttle(&m->levers, "disk \"full\""), 0);
+	ck_assert_int_eq(fg_levers_pause(&m->levers, "alpha", m->now + 90), 0);
 }
 
 /* A region with two writers and peers "alpha" and `we"ird\name`. */
@@ -373,6 +377,47 @@ START_TEST(test_downstreams)
 }
 END_TEST
 
+/* The lever gauges: throttled with its reason, each peer's pause left. */
+START_TEST(test_levers)
+{
+	struct ctl_fixture fx = { 0 };
+	struct fg_region_writer *w[2];
+	struct fg_region *r = workload(&fx, w);
+	char *t = render(r);
+	struct fg_metrics_state m;
+	struct fg_sbuf b;
+
+	ck_assert(has_line(t, "floodgate_throttled 1"));
+	ck_assert(has_line(t, "floodgate_throttle_info{reason=\"disk \\\"full\\\"\"} 1"));
+	ck_assert(has_line(t, "floodgate_paused_peers 1"));
+	ck_assert(has_line(t, "floodgate_peer_paused_seconds{peer=\"alpha\"} 90"));
+	ck_assert(has_line(t, "floodgate_peer_paused_seconds{peer=\"we\\\"ird\\\\name\"} 0"));
+	free(t);
+	state(&m);
+	fg_sbuf_init(&b);
+	fg_metrics_json(r, &m, &b);
+	ck_assert(strstr(b.p, "\"levers\":{\"throttled\":\"disk \\\"full\\\"\",\"paused\":"
+			  "[{\"peer\":\"alpha\",\"until\":"));
+	ck_assert(strstr(b.p, "\"remaining_seconds\":90}]}"));
+	fg_sbuf_reset(&b);
+	fg_metrics_table(r, &m, &b);
+	ck_assert(strstr(b.p, "THROTTLED: disk \"full\" (floodctl go ends it)\n"));
+	ck_assert(strstr(b.p, "PAUSED: peer alpha, 90 s more (floodctl resume)\n"));
+	/* go, and no pause: the gauges say so, the reason's family goes */
+	fg_levers_throttle(&m.levers, NULL);
+	fg_levers_pause(&m.levers, "alpha", 0);
+	fg_sbuf_reset(&b);
+	fg_metrics_prometheus(r, &m, &b);
+	ck_assert(has_line(b.p, "floodgate_throttled 0"));
+	ck_assert(has_line(b.p, "floodgate_peer_paused_seconds{peer=\"alpha\"} 0"));
+	ck_assert_ptr_null(strstr(b.p, "floodgate_throttle_info"));
+	fg_sbuf_free(&b);
+	fg_region_release(w[0]);
+	fg_region_release(w[1]);
+	fx_cleanup(&fx);
+}
+END_TEST
+
 static Suite *metrics_suite(void)
 {
 	Suite *s = suite_create("metrics");
@@ -384,6 +429,7 @@ static Suite *metrics_suite(void)
 	tcase_add_test(tc, test_sums_never_go_backwards);
 	tcase_add_test(tc, test_kernel_clock);
 	tcase_add_test(tc, test_downstreams);
+	tcase_add_test(tc, test_levers);
 	suite_add_tcase(s, tc);
 	return s;
 }
