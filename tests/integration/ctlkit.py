@@ -97,7 +97,11 @@ class Ctl:
 
     def start(self, powerloss=False, env=None, args=(), wait=True):
         e = dict(os.environ)
-        e.update(env or {})
+        for k, v in (env or {}).items():   # None: not in floodctld's environment
+            if v is None:
+                e.pop(k, None)
+            else:
+                e[k] = v
         if powerloss:
             os.makedirs(self.data, exist_ok=True)
             e.update(FG_PL_DIR=self.data, FG_PL_STATE=self.state, LD_PRELOAD=POWERLOSS)
@@ -117,9 +121,10 @@ class Ctl:
             return self.ctl("status", timeout=5)[0] == 0
         wait_until(ready, timeout, lambda: "floodctld to be ready:\n" + self.log())
 
-    def log(self, i=-1):
-        with open(self.logs[i]) as f:
-            return f.read()
+    def log(self, i=-1, raw=False):
+        """floodctld's log; its lines' times taken off unless raw."""
+        text = fgkit.slurp(self.logs[i])
+        return text if raw else fgkit.log_text(text)
 
     def stop(self):
         self.d.send_signal(signal.SIGTERM)
