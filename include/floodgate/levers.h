@@ -90,8 +90,10 @@ void fg_levers_apply(const struct fg_levers *l, struct fg_engine *e);
 struct fg_levers_pub {
 	struct fg_levers l;		/* the owner's; engines copy it (step 3) */
 	_Atomic unsigned long gen;	/* odd while being written */
-	const char *comp;		/* log component */
-	const char *data_dir;		/* where levers.journal is */
+	const char *comp;		/* log component (a string constant) */
+	/* where levers.journal is: a copy, as a reload frees the configuration
+	 * it came from (data-dir itself needs a restart to change) */
+	char data_dir[FG_CONFIG_PATH_MAX];
 };
 
 struct fg_ctl_req;

@@ -24,7 +24,9 @@ int fg_levers_pub_load(struct fg_levers_pub *p, const char *comp, const char *da
 	int rc;
 
 	p->comp = comp;
-	p->data_dir = data_dir;
+	if (strlen(data_dir) >= sizeof(p->data_dir))
+		return -ENAMETOOLONG;
+	memcpy(p->data_dir, data_dir, strlen(data_dir) + 1);
 	rc = fg_levers_load(data_dir, time(NULL), &p->l, &bad);
 	if (rc < 0) {
 		FG_LOG_ERR(comp, "cannot read %s/%s: %s", data_dir, FG_LEVERS_FILE, strerror(-rc));

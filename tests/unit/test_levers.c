@@ -192,9 +192,13 @@ START_TEST(test_serve_publish_pickup)
 	struct fg_th T;
 	unsigned long seen = 0, gen;
 	char *body = NULL;
+	char *where = strdup(dir);
 
 	ck_assert_int_eq(fg_th_init(&T, NULL, NULL), 0);
-	ck_assert_int_eq(fg_levers_pub_load(p, "test", dir), 0);
+	/* the path is kept as a copy: a reload frees the configuration's */
+	ck_assert_int_eq(fg_levers_pub_load(p, "test", where), 0);
+	memset(where, 'x', strlen(where));
+	free(where);
 	ck_assert_uint_eq(atomic_load(&p->gen), 2);
 	ck_assert_ptr_null(serve(p, T.cfg, "pause alpha 60\n", &body));
 	ck_assert(strstr(body, "pause alpha ") && strstr(body, "done, journaled"));
