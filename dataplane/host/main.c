@@ -632,8 +632,6 @@ out_stop:
 	dump_stats(&o, ws, o.threads, ctl.cfg, r.h);
 out_ctl:
 	host_ctl_close(&ctl);
-	if (ctl.cfg && ctl.cfg != cfg)
-		fg_config_free(ctl.cfg);	/* the last reload's */
 out_workers:
 	fg_outbound_stop(outbound);
 	for (unsigned i = 0; ws && i < o.threads; i++)
@@ -645,6 +643,9 @@ out_workers:
 out_history:
 	history_close(&r);
 out:
+	/* after the workers' teardown, which reads their configuration */
+	if (ctl.cfg && ctl.cfg != cfg)
+		fg_config_free(ctl.cfg);	/* the last reload's */
 	fg_config_free(cfg);
 	return status;
 }
