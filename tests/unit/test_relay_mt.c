@@ -652,6 +652,14 @@ START_TEST(server_400_reconnects)
 }
 END_TEST
 
+static bool cursor_published(void)
+{
+	struct fg_relay_ds_status st;
+
+	ck_assert_int_eq(fg_relay_status(relay, 0, &st), 0);
+	return st.acked.recno != 0;
+}
+
 START_TEST(restart_resumes_from_cursor)
 {
 	static struct server s = { .streaming = true, .drop_after = -1 };
@@ -667,7 +675,10 @@ START_TEST(restart_resumes_from_cursor)
 	rig_up(s.port, "");
 	offer("<j%u@t>", 40);
 	/* nobody listens on the port: no connection can be ready and nothing
-	 * be acknowledged, whenever we look */
+	 * be acknowledged, whenever we look — once the relay has published
+	 * its state at all (its thread may not have run yet on a busy box):
+	 * the cursor's 50 */
+	wait_until(cursor_published, "the restarted relay to publish its cursor");
 	ck_assert_int_eq(fg_relay_status(relay, 0, &st), 0);
 	ck_assert_uint_eq(st.ready, 0);
 	ck_assert_uint_eq(st.acked.recno, 50);
