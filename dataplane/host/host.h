@@ -19,6 +19,7 @@
 #ifndef FLOODGATE_HOST_H
 #define FLOODGATE_HOST_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -133,7 +134,7 @@ struct host_ctl {
 	struct fg_levers_pub levers;
 	struct fg_config *cfg;		/* the running one (under lock) */
 	const struct fg_config *first;	/* the outbound side's: kept until exit */
-	char config_path[FG_CONFIG_PATH_MAX];	/* "": the embedded default */
+	char config_path[PATH_MAX];	/* "": the embedded default; realpath's size */
 	pthread_mutex_t lock;		/* levers, reload, the counters' dump */
 	struct host_worker *ws;
 	unsigned nw;
