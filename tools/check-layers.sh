@@ -35,10 +35,10 @@ declare -A HEADER=(
 	[history]=engine [msgid]=engine [rules]=engine [session]=engine [sink]=engine
 	[wildmat]=engine [notify]=engine [siphash]=engine [feeds]=engine
 	[region]=lib [journal]=lib [vlog]=lib [datadir]=lib [ctl]=lib [sbuf]=lib
-	[queue]=lib [warmup]=lib [dstatus]=lib [cluster]=lib [cstatus]=lib
+	[queue]=lib [warmup]=lib [dstatus]=lib [cluster]=lib [cstatus]=lib [levers]=lib
 	[net]=dataplane [tcp]=dataplane [tcpsess]=dataplane [memport]=dataplane
 	[passive]=dataplane [qwriter]=dataplane [relay]=dataplane [outbound]=dataplane
-	[slotlink]=dataplane [levers]=dataplane [wire]=dataplane [mbuf]=dataplane
+	[slotlink]=dataplane [wire]=dataplane [mbuf]=dataplane
 	[claimer]=dataplane
 	[expiry]=control [metrics]=control [snapshot]=control
 )

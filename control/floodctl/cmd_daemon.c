@@ -40,10 +40,13 @@ struct call {
 	char socket[FG_CONFIG_PATH_MAX];
 	int timeout_s;
 	int64_t for_s;		/* pause --for, seconds; 0: not given */
+	char peer[FG_CTL_ARG_MAX];	/* stats --peer NAME; "": not given */
 };
 
-/* An option of floodctl's own, not a request flag: pause --for DURATION. */
+/* Options of floodctl's own, not request flags: pause --for DURATION and
+ * stats --peer NAME, each sent as a word after the positional ones. */
 #define OWN_FOR 0x10000u
+#define OWN_PEER 0x20000u
 
 /* The control socket named by -c FILE, or by the embedded default. */
 int fg_ctl_socket_from_config(const struct fg_ctl_command *cmd, const char *file, char *out,
@@ -76,6 +79,7 @@ static int parse(struct call *c, int argc, char **argv, unsigned own_flags)
 		{ "prom", no_argument, NULL, 'p' },
 		{ "dry-run", no_argument, NULL, 'd' },
 		{ "for", required_argument, NULL, 'f' },
+		{ "peer", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -104,6 +108,11 @@ static int parse(struct call *c, int argc, char **argv, unsigned own_flags)
 				goto usage;
 			if (fg_parse_duration(optarg, &c->for_s) < 0 || c->for_s <= 0)
 				return fg_ctl_fail(c->cmd, "--for wants a duration (90, 30m, 2h, 1d)");
+			break;
+		case 'P':
+			if (!(own_flags & OWN_PEER) || !optarg[0] || strlen(optarg) >= sizeof(c->peer))
+				goto usage;
+			snprintf(c->peer, sizeof(c->peer), "%s", optarg);
 			break;
 		case 'p':
 		case 'd':
@@ -192,12 +201,14 @@ static int simple(const struct fg_ctl_command *cmd, enum fg_ctl_verb verb, unsig
 	rc = parse(&c, argc, argv, own);
 	if (rc)
 		return rc;
-	if (c.for_s && c.req.argc < FG_CTL_ARGS_MAX)
-		snprintf(c.req.argv[c.req.argc++], FG_CTL_ARG_MAX, "%lld", (long long)c.for_s);
-	if (c.req.argc < min_args || c.req.argc > max_args) {
+	if (c.req.argc < min_args || c.req.argc > max_args || c.req.argc == FG_CTL_ARGS_MAX) {
 		fg_ctl_usage(cmd, stderr);
 		return FG_CTL_EXIT_USAGE;
 	}
+	if (c.for_s)
+		snprintf(c.req.argv[c.req.argc++], FG_CTL_ARG_MAX, "%lld", (long long)c.for_s);
+	else if (c.peer[0])
+		snprintf(c.req.argv[c.req.argc++], FG_CTL_ARG_MAX, "%s", c.peer);
 	/* a relative FILE means here, not floodctld's working directory */
 	if (verb == FG_CTL_RELOAD && c.req.argc && c.req.argv[0][0] != '/') {
 		char *abs = realpath(c.req.argv[0], NULL);
@@ -221,8 +232,8 @@ static int run_status(int argc, char **argv)
 
 static int run_stats(int argc, char **argv)
 {
-	return simple(&fg_ctl_cmd_stats, FG_CTL_STATS, FG_CTL_F_PROM, DEFAULT_TIMEOUT_S, 0, 0,
-		      argc, argv);
+	return simple(&fg_ctl_cmd_stats, FG_CTL_STATS, FG_CTL_F_PROM | OWN_PEER, DEFAULT_TIMEOUT_S,
+		      0, 0, argc, argv);
 }
 
 static int run_lookup(int argc, char **argv)
@@ -253,8 +264,8 @@ static int run_go(int argc, char **argv)
 
 static int run_pause(int argc, char **argv)
 {
-	/* PEER, and the --for seconds appended after the words */
-	return simple(&fg_ctl_cmd_pause, FG_CTL_PAUSE, OWN_FOR, DEFAULT_TIMEOUT_S, 1, 2, argc, argv);
+	/* PEER, and the --for seconds appended after it */
+	return simple(&fg_ctl_cmd_pause, FG_CTL_PAUSE, OWN_FOR, DEFAULT_TIMEOUT_S, 1, 1, argc, argv);
 }
 
 static int run_resume(int argc, char **argv)
@@ -322,10 +333,14 @@ const struct fg_ctl_command fg_ctl_cmd_status = {
 
 const struct fg_ctl_command fg_ctl_cmd_stats = {
 	.name = "stats",
-	.args = "[-s SOCKET|-c CONFIG] [--json|--prom]",
+	.args = "[-s SOCKET|-c CONFIG] [--json|--prom] [--peer NAME]",
 	.summary = "every counter (per peer too), the delay histograms, history load",
 	.help = COMMON_HELP
-	"  --prom             the Prometheus text floodctld serves on /metrics\n",
+	"  --prom             the Prometheus text floodctld serves on /metrics\n"
+	"  --peer NAME        one peer only: its counters, the delays of the articles\n"
+	"                     it brought (arrival - Injection-Date, Injection-Date -\n"
+	"                     Date) and the share of its offers it sent first\n"
+	"\nExit 1 when no configured peer has that name.\n",
 	.run = run_stats,
 };
 

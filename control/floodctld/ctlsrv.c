@@ -216,10 +216,23 @@ static const char *do_snapshot(struct ctld *d, bool json, struct fg_sbuf *out)
 	return NULL;
 }
 
-static const char *do_stats(struct ctld *d, unsigned flags, struct fg_sbuf *out)
+static const char *do_stats(struct ctld *d, const struct fg_ctl_req *q, struct fg_sbuf *out)
 {
+	unsigned flags = q->flags;
 	struct fg_metrics_state m;
 
+	if (q->argc) {
+		/* one peer: the Prometheus text is /metrics' whole, labelled */
+		if (flags & FG_CTL_F_PROM) {
+			error_body(out, false, "--peer and --prom do not go together: /metrics "
+				   "labels every peer's series");
+			return "bad-request";
+		}
+		if (fg_metrics_peer(d->r, q->argv[0], flags & FG_CTL_F_JSON, out) == 0)
+			return NULL;
+		error_body(out, flags & FG_CTL_F_JSON, "no peer of that name");
+		return "not-found";
+	}
 	ctld_metrics_state(d, &m);
 	if (flags & FG_CTL_F_PROM) {
 		fg_metrics_prometheus(d->r, &m, out);
@@ -283,7 +296,7 @@ static const char *dispatch(struct ctld *d, const struct fg_ctl_req *q, struct f
 		ctld_status(d, json, out);
 		return NULL;
 	case FG_CTL_STATS:
-		return do_stats(d, q->flags, out);
+		return do_stats(d, q, out);
 	case FG_CTL_LOOKUP:
 		rc = ctld_lookup(d, q->argv[0], json, out);
 		return rc == -EINVAL ? "bad-request" : rc == -ENOENT ? "not-found" : NULL;

@@ -62,6 +62,9 @@ void ctld_metrics_state(struct ctld *d, struct fg_metrics_state *m)
 	}
 	if (rc != 0)
 		m->queue.present = false;
+	/* the levers the dataplane (floodgate or floodgate-host) journaled;
+	 * pauses already over are dropped as the dataplane drops them */
+	m->levers_ok = fg_levers_load(d->data_dir, m->now, &m->levers, NULL) == 0;
 	/* what the dataplane last said of each downstream */
 	if (fg_ds_status_read(d->data_dir, m->ds, FG_CONFIG_MAX_DOWNSTREAMS, &m->n_ds,
 			      &m->ds_written) != 0) {

@@ -12,6 +12,7 @@
  * escape backslash, double quote and newline; histogram buckets are
  * cumulative, in increasing order, ending with le="+Inf" equal to _count.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,23 +253,89 @@ static void prom_rejects(struct fg_sbuf *b, struct fg_region *r, const struct sa
 	}
 }
 
-static void prom_hist(struct fg_sbuf *b, const char *name, const char *help,
-		      const struct fg_hist *h)
+/* "{peer=\"p\"," before a bucket's le, "{peer=\"p\"}" after _sum, or
+ * nothing without a peer. */
+static void prom_peer_open(struct fg_sbuf *b, const char *peer, bool more)
+{
+	if (!peer) {
+		if (more)
+			fg_sbuf_puts(b, "{");
+		return;
+	}
+	fg_sbuf_puts(b, "{");
+	prom_label(b, "peer", peer, true);
+	fg_sbuf_puts(b, more ? "," : "}");
+}
+
+/* One histogram's series (peer: labelled, or NULL). */
+static void prom_hist_series(struct fg_sbuf *b, const char *name, const char *peer,
+			     const struct fg_hist *h)
 {
 	uint64_t cum = h->negative;
 
-	prom_head(b, name, "histogram", help);
-	fg_sbuf_printf(b, "%s_bucket{le=\"-1\"} %llu\n", name, (unsigned long long)cum);
+	fg_sbuf_printf(b, "%s_bucket", name);
+	prom_peer_open(b, peer, true);
+	fg_sbuf_printf(b, "le=\"-1\"} %llu\n", (unsigned long long)cum);
 	/* bucket i holds 2^(i-1) <= v < 2^i: for whole seconds, v <= 2^i - 1;
 	 * the last bucket also holds everything larger, so it is +Inf only */
 	for (unsigned i = 0; i + 1 < FG_HIST_BUCKETS; i++) {
 		cum += h->bucket[i];
-		fg_sbuf_printf(b, "%s_bucket{le=\"%lld\"} %llu\n", name,
-			       (long long)(fg_hist_bucket_le(i) - 1), (unsigned long long)cum);
+		fg_sbuf_printf(b, "%s_bucket", name);
+		prom_peer_open(b, peer, true);
+		fg_sbuf_printf(b, "le=\"%lld\"} %llu\n", (long long)(fg_hist_bucket_le(i) - 1),
+			       (unsigned long long)cum);
 	}
-	fg_sbuf_printf(b, "%s_bucket{le=\"+Inf\"} %llu\n", name, (unsigned long long)h->count);
-	fg_sbuf_printf(b, "%s_sum %lld\n%s_count %llu\n", name, (long long)h->sum, name,
-		       (unsigned long long)h->count);
+	fg_sbuf_printf(b, "%s_bucket", name);
+	prom_peer_open(b, peer, true);
+	fg_sbuf_printf(b, "le=\"+Inf\"} %llu\n", (unsigned long long)h->count);
+	fg_sbuf_printf(b, "%s_sum", name);
+	prom_peer_open(b, peer, false);
+	fg_sbuf_printf(b, " %lld\n%s_count", (long long)h->sum, name);
+	prom_peer_open(b, peer, false);
+	fg_sbuf_printf(b, " %llu\n", (unsigned long long)h->count);
+}
+
+static const char help_injection[] =
+	"Injection-Date minus Date: how long an article waited before entering the network (seed 002)";
+static const char help_propagation[] =
+	"arrival minus Injection-Date: how long the network took to bring the article here (seed 002)";
+
+/* The two delays of seed 002, site-wide, then by peer: what a peer adds
+ * (a feed an hour behind) or replays (old articles) shows in its own. */
+static void prom_delays(struct fg_sbuf *b, struct fg_region *r, const struct sample *s)
+{
+	char help[256];
+
+	for (unsigned k = 0; k < 2; k++) {
+		const char *stem = k ? "propagation_delay_seconds" : "injection_delay_seconds";
+		char name[96];
+
+		snprintf(name, sizeof(name), "floodgate_%s", stem);
+		prom_head(b, name, "histogram", k ? help_propagation : help_injection);
+		prom_hist_series(b, name, NULL, k ? &s->st->propagation_delay : &s->st->injection_delay);
+		if (!s->npeers)
+			continue;
+		snprintf(name, sizeof(name), "floodgate_peer_%s", stem);
+		snprintf(help, sizeof(help), "%s, by the peer that brought the article",
+			 k ? help_propagation : help_injection);
+		prom_head(b, name, "histogram", help);
+		for (unsigned p = 0; p < s->npeers; p++) {
+			const struct fg_region_delays *d = &s->st->peer_delay[p];
+
+			prom_hist_series(b, name, fg_region_peer_name(r, p),
+					 k ? &d->propagation_delay : &d->injection_delay);
+		}
+	}
+	if (!s->npeers)
+		return;
+	prom_head(b, "floodgate_peer_offers_first_ratio", "gauge",
+		  "share of the peer's offers that were of an ID the history did not hold yet "
+		  "(nntp_offers_first / nntp_offers; NaN before its first offer; seed 002)");
+	for (unsigned p = 0; p < s->npeers; p++) {
+		fg_sbuf_puts(b, "floodgate_peer_offers_first_ratio");
+		prom_peer_open(b, fg_region_peer_name(r, p), false);
+		prom_value(b, fg_stats_first_share(&s->st->peer[p]));
+	}
 }
 
 static void prom_history(struct fg_sbuf *b, const struct sample *s)
@@ -451,6 +518,38 @@ static void prom_cluster(struct fg_sbuf *b, const struct fg_metrics_state *m)
 	}
 }
 
+/* The operator levers (floodctl throttle, pause): alarms while they last. */
+static void prom_levers(struct fg_sbuf *b, struct fg_region *r, const struct fg_metrics_state *m)
+{
+	const struct fg_levers *l = &m->levers;
+
+	if (!m->levers_ok)
+		return;
+	prom_gauge(b, "floodgate_throttled",
+		   "1 while the dataplane is throttled (floodctl throttle; every session answered 400)",
+		   l->throttle[0] ? 1 : 0);
+	if (l->throttle[0]) {
+		prom_head(b, "floodgate_throttle_info", "gauge",
+			  "the throttle's reason, while throttled (label reason)");
+		fg_sbuf_puts(b, "floodgate_throttle_info{");
+		prom_label(b, "reason", l->throttle, true);
+		fg_sbuf_puts(b, "} 1\n");
+	}
+	prom_gauge(b, "floodgate_paused_peers", "peers paused by the operator (floodctl pause)",
+		   l->n_pauses);
+	if (!fg_region_npeers(r))
+		return;
+	prom_head(b, "floodgate_peer_paused_seconds", "gauge",
+		  "seconds the operator's pause of the peer has left (0: not paused)");
+	for (unsigned p = 0; p < fg_region_npeers(r); p++) {
+		fg_time_t until = fg_levers_paused_until(l, fg_region_peer_name(r, p));
+
+		fg_sbuf_puts(b, "floodgate_peer_paused_seconds");
+		prom_peer_open(b, fg_region_peer_name(r, p), false);
+		prom_value(b, until > m->now ? (double)(until - m->now) : 0);
+	}
+}
+
 static void prom_queue(struct fg_sbuf *b, const struct fg_queue_status *q)
 {
 	if (!q->present)
@@ -527,14 +626,10 @@ void fg_metrics_prometheus(struct fg_region *r, const struct fg_metrics_state *m
 	}
 	prom_counters(out, r, &s);
 	prom_rejects(out, r, &s);
-	prom_hist(out, "floodgate_injection_delay_seconds",
-		  "Injection-Date minus Date: how long an article waited before entering the network (seed 002)",
-		  &s.st->injection_delay);
-	prom_hist(out, "floodgate_propagation_delay_seconds",
-		  "arrival minus Injection-Date: how long the network took to bring the article here (seed 002)",
-		  &s.st->propagation_delay);
+	prom_delays(out, r, &s);
 	prom_history(out, &s);
 	prom_state(out, m, &s);
+	prom_levers(out, r, m);
 	prom_queue(out, &m->queue);
 	prom_downstreams(out, m);
 	prom_nic(out, &s);
@@ -580,6 +675,26 @@ static void json_hist(struct fg_json *j, const char *key, const struct fg_hist *
 	fg_json_close(j);
 }
 
+static void json_delays(struct fg_json *j, const struct fg_hist *injection,
+			const struct fg_hist *propagation)
+{
+	fg_json_obj(j, "histograms");
+	json_hist(j, "injection_delay_seconds", injection);
+	json_hist(j, "propagation_delay_seconds", propagation);
+	fg_json_close(j);
+}
+
+/* One peer's object: its non-zero counters, its delays, its share of
+ * first offers (null before its first offer). */
+static void json_peer(struct fg_json *j, const struct sample *s, unsigned p)
+{
+	const struct fg_region_delays *d = &s->st->peer_delay[p];
+
+	json_counters(j, &s->st->peer[p], true);
+	json_delays(j, &d->injection_delay, &d->propagation_delay);
+	fg_json_f64(j, "offers_first_share", fg_stats_first_share(&s->st->peer[p]));
+}
+
 static void json_history(struct fg_json *j, const struct sample *s)
 {
 	fg_json_obj(j, "history");
@@ -599,6 +714,26 @@ static void json_history(struct fg_json *j, const struct sample *s)
 	fg_json_u64(j, "expired", s->hs.expired);
 	fg_json_u64(j, "versions_used", s->hs.side_used);
 	fg_json_u64(j, "versions_capacity", s->hs.side_capacity);
+	fg_json_close(j);
+}
+
+static void json_levers(struct fg_json *j, const struct fg_metrics_state *m)
+{
+	const struct fg_levers *l = &m->levers;
+
+	if (!m->levers_ok)
+		return;
+	fg_json_obj(j, "levers");
+	fg_json_str(j, "throttled", l->throttle[0] ? l->throttle : NULL);
+	fg_json_arr(j, "paused");
+	for (unsigned i = 0; i < l->n_pauses; i++) {
+		fg_json_obj(j, NULL);
+		fg_json_str(j, "peer", l->pause[i].peer);
+		fg_json_time(j, "until", l->pause[i].until);
+		fg_json_i64(j, "remaining_seconds", l->pause[i].until - m->now);
+		fg_json_close(j);
+	}
+	fg_json_close(j);
 	fg_json_close(j);
 }
 
@@ -638,6 +773,7 @@ static void json_state(struct fg_json *j, const struct fg_metrics_state *m, cons
 	fg_json_time(j, "started", m->started);
 	fg_json_str(j, "startup", m->startup);
 	fg_json_f64(j, "restore_seconds", m->restore_seconds);
+	json_levers(j, m);
 	if (!m->queue.present)
 		return;
 	fg_json_obj(j, "queue");
@@ -745,14 +881,11 @@ void fg_metrics_json(struct fg_region *r, const struct fg_metrics_state *m, stru
 	fg_json_obj(&j, "peers");
 	for (unsigned p = 0; p < s.npeers; p++) {
 		fg_json_obj(&j, fg_region_peer_name(r, p));
-		json_counters(&j, &s.st->peer[p], true);
+		json_peer(&j, &s, p);
 		fg_json_close(&j);
 	}
 	fg_json_close(&j);
-	fg_json_obj(&j, "histograms");
-	json_hist(&j, "injection_delay_seconds", &s.st->injection_delay);
-	json_hist(&j, "propagation_delay_seconds", &s.st->propagation_delay);
-	fg_json_close(&j);
+	json_delays(&j, &s.st->injection_delay, &s.st->propagation_delay);
 	json_history(&j, &s);
 	json_state(&j, m, &s);
 	nic_json(&j, s.nic, s.n_nic);
@@ -790,6 +923,54 @@ static void table_hist(struct fg_sbuf *b, const char *name, const struct fg_hist
 	}
 }
 
+static void table_delays(struct fg_sbuf *b, const struct fg_hist *injection,
+			 const struct fg_hist *propagation)
+{
+	table_hist(b, "injection delay (Injection-Date - Date)", injection);
+	table_hist(b, "propagation delay (arrival - Injection-Date)", propagation);
+}
+
+/* A peer's block: counters, then its delays and share of first offers
+ * once it has offered anything. */
+static void table_peer(struct fg_sbuf *b, struct fg_region *r, const struct sample *s,
+		       unsigned p)
+{
+	const struct fg_region_delays *d = &s->st->peer_delay[p];
+	double share = fg_stats_first_share(&s->st->peer[p]);
+
+	fg_sbuf_printf(b, "peer %s\n", fg_region_peer_name(r, p));
+	table_block(b, &s->st->peer[p], "  ");
+	if (!isnan(share))
+		fg_sbuf_printf(b, "  offered first: %.1f %% of its offers\n", share * 100.0);
+	if (d->injection_delay.count || d->propagation_delay.count)
+		table_delays(b, &d->injection_delay, &d->propagation_delay);
+}
+
+int fg_metrics_peer(struct fg_region *r, const char *peer, bool json, struct fg_sbuf *out)
+{
+	int p = fg_region_peer_index(r, peer);
+	struct fg_json j;
+	struct sample s;
+
+	if (p < 0)
+		return p;
+	if (!sample_take(r, &s)) {
+		out->failed = true;
+		return -ENOMEM;
+	}
+	if (json) {
+		fg_json_begin(&j, out);
+		fg_json_str(&j, "peer", peer);
+		json_peer(&j, &s, (unsigned)p);
+		fg_json_end(&j);
+		fg_sbuf_puts(out, "\n");
+	} else {
+		table_peer(out, r, &s, (unsigned)p);
+	}
+	free(s.st);
+	return 0;
+}
+
 void fg_metrics_table(struct fg_region *r, const struct fg_metrics_state *m, struct fg_sbuf *out)
 {
 	struct sample s;
@@ -800,12 +981,9 @@ void fg_metrics_table(struct fg_region *r, const struct fg_metrics_state *m, str
 	}
 	fg_sbuf_puts(out, "counters (non-zero)\n");
 	table_block(out, &s.st->total, "  ");
-	for (unsigned p = 0; p < s.npeers; p++) {
-		fg_sbuf_printf(out, "peer %s\n", fg_region_peer_name(r, p));
-		table_block(out, &s.st->peer[p], "  ");
-	}
-	table_hist(out, "injection delay (Injection-Date - Date)", &s.st->injection_delay);
-	table_hist(out, "propagation delay (arrival - Injection-Date)", &s.st->propagation_delay);
+	for (unsigned p = 0; p < s.npeers; p++)
+		table_peer(out, r, &s, p);
+	table_delays(out, &s.st->injection_delay, &s.st->propagation_delay);
 	fg_sbuf_printf(out, "history: %llu entries of %llu (%.1f %%)%s\n",
 		       (unsigned long long)s.hs.entries, (unsigned long long)s.hs.slots,
 		       s.hs.load_ppm / 1e4, s.hs.alarm ? "  ALARM: near full" : "");
@@ -816,6 +994,12 @@ void fg_metrics_table(struct fg_region *r, const struct fg_metrics_state *m, str
 	for (unsigned i = 0; i < s.n_lc; i++)
 		fg_sbuf_printf(out, "lcore %s: busy %.1f %% of its loop since it started\n",
 			       s.lc[i].name, 100.0 * lcore_busy_share(&s.lc[i]));
+	if (m->levers.throttle[0])
+		fg_sbuf_printf(out, "THROTTLED: %s (floodctl go ends it)\n", m->levers.throttle);
+	for (unsigned i = 0; i < m->levers.n_pauses; i++)
+		fg_sbuf_printf(out, "PAUSED: peer %s, %lld s more (floodctl resume)\n",
+			       m->levers.pause[i].peer,
+			       (long long)(m->levers.pause[i].until - m->now));
 	if (m->queue.present) {
 		fg_sbuf_printf(out, "outbound queue: %llu articles, %llu octets in %llu segments, "
 			       "oldest undelivered %llds\n",

@@ -107,11 +107,18 @@ static bool stderr_is_journal(void)
 	       (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
 }
 
+/* systemd runs us (as a service, $INVOCATION_ID; or with stderr on the
+ * journal, $JOURNAL_STREAM): whatever keeps our stderr keeps the time. */
+static bool under_systemd(void)
+{
+	return getenv("INVOCATION_ID") || getenv("JOURNAL_STREAM");
+}
+
 static enum stderr_prefix choose_prefix(enum fg_log_timestamps ts)
 {
 	if (stderr_is_journal())
 		return PREFIX_PRIORITY;
-	if (ts == FG_LOG_TIME_ON || (ts == FG_LOG_TIME_AUTO && isatty(STDERR_FILENO)))
+	if (ts == FG_LOG_TIME_ON || (ts == FG_LOG_TIME_AUTO && !under_systemd()))
 		return PREFIX_TIME;
 	return PREFIX_NONE;
 }

@@ -3,6 +3,7 @@
  * stats.c — names of counters and reasons, histogram and block arithmetic.
  */
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 #include "floodgate/stats.h"
@@ -92,6 +93,18 @@ void fg_hist_merge(struct fg_hist *into, const struct fg_hist *from)
 	into->count += from->count;
 	if (__builtin_add_overflow(into->sum, from->sum, &into->sum))
 		into->sum = from->sum < 0 ? INT64_MIN : INT64_MAX;
+}
+
+double fg_hist_mean(const struct fg_hist *h)
+{
+	return h->count ? (double)h->sum / (double)h->count : NAN;
+}
+
+double fg_stats_first_share(const struct fg_stats *s)
+{
+	uint64_t offers = s->ctr[FG_CTR_NNTP_OFFERS];
+
+	return offers ? (double)s->ctr[FG_CTR_NNTP_OFFERS_FIRST] / (double)offers : NAN;
 }
 
 void fg_stats_merge(struct fg_stats *into, const struct fg_stats *from)

@@ -235,8 +235,7 @@ struct dp {
 	bool draining;				/* the operator asked for a drain */
 	/* the operator's throttle and pauses (levers.c): the main lcore's,
 	 * published to the workers under a sequence lock */
-	struct fg_levers levers;
-	atomic_ulong levers_gen;		/* odd while being written */
+	struct fg_levers_pub levers;
 	bool shutdown_asked;
 	unsigned shutdown_grace_ms;
 	uint64_t reloads, reload_failures;

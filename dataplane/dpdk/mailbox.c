@@ -44,26 +44,15 @@ static int serve_config(struct dp_worker *w)
 {
 	const struct fg_config *cfg = atomic_load(&w->mbox.cfg);
 	struct fg_nntp_counters *ps = atomic_load(&w->mbox.peer_stats);
-	int rc;
+	int rc = fg_slotlink_switch(w->link, w->e, w->cfg, cfg, &w->peer_stats, &ps);
 
-	if (w->link)
-		fg_slotlink_fold(w->link, w->peer_stats, w->cfg->n_peer);
-	rc = fg_engine_set_config(w->e, cfg, ps);
-	if (rc != 0) {
-		/* nothing changed: the counters folded are still in the
-		 * base, so publish from a zero array until the next swap */
-		if (w->link)
-			memset(w->peer_stats, 0, (w->cfg->n_peer + 1) * sizeof(*w->peer_stats));
+	if (rc != 0)
 		return rc;
-	}
-	if (w->link)
-		fg_slotlink_set_config(w->link, cfg);
 	if (w->ts)
 		fg_tcpsess_set_config(w->ts, cfg);
 	if (w->pv)
 		fg_passive_set_config(w->pv, cfg);
-	atomic_store(&w->mbox.peer_stats, w->peer_stats);
-	w->peer_stats = ps;
+	atomic_store(&w->mbox.peer_stats, ps);	/* the old array, for the main lcore */
 	w->cfg = cfg;
 	fg_stats_inc(&w->stats->s, FG_CTR_DP_CONFIG_SWAPS);
 	return 0;

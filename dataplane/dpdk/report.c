@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,13 +226,33 @@ static void conn_line(FILE *f, const struct fg_tcpsess_info *c, unsigned worker,
 		c->queued);
 }
 
-/* Until when the operator paused this peer; 0: not paused. */
-static fg_time_t paused_until(const struct dp *dp, const char *name)
+/* A JSON number, or null for NaN. */
+static void json_num(FILE *f, const char *key, double v)
 {
-	for (unsigned i = 0; i < dp->levers.n_pauses; i++)
-		if (strcmp(dp->levers.pause[i].peer, name) == 0)
-			return dp->levers.pause[i].until;
-	return 0;
+	if (isnan(v))
+		fprintf(f, ",\"%s\":null", key);
+	else
+		fprintf(f, ",\"%s\":%.6g", key, v);
+}
+
+/* Seed 002, per peer: the share of its offers it sent first, and the mean
+ * delays of the articles it brought. */
+static void peer_delays_json(FILE *f, const struct fg_nntp_counters *c)
+{
+	fprintf(f, ",\"offers\":%" PRIu64 ",\"offers_first\":%" PRIu64,
+		c->s.ctr[FG_CTR_NNTP_OFFERS], c->s.ctr[FG_CTR_NNTP_OFFERS_FIRST]);
+	json_num(f, "offers_first_share", fg_stats_first_share(&c->s));
+	json_num(f, "propagation_delay_mean_s", fg_hist_mean(&c->n.arrival_delay));
+	json_num(f, "injection_delay_mean_s", fg_hist_mean(&c->n.injection_delay));
+}
+
+/* A column of the text table: "-" for NaN. */
+static void text_num(FILE *f, const char *fmt, double v)
+{
+	if (isnan(v))
+		fprintf(f, " %8s", "-");
+	else
+		fprintf(f, fmt, v);
 }
 
 static void peers_json(FILE *f, const struct dp *dp, const struct peer_row *rows, unsigned n)
@@ -250,8 +271,10 @@ static void peers_json(FILE *f, const struct dp *dp, const struct peer_row *rows
 			c->n.verb[FG_NNTP_VERB_IHAVE], c->s.ctr[FG_CTR_NNTP_ARTICLE_BYTES]);
 		for (unsigned k = 0; k < FG_ARRAY_SIZE(shown_codes); k++)
 			fprintf(f, ",\"%u\":%" PRIu64, shown_codes[k], code_count(c, shown_codes[k]));
-		if (paused_until(dp, rows[i].name))
-			fprintf(f, ",\"paused_until\":%" PRId64, paused_until(dp, rows[i].name));
+		peer_delays_json(f, c);
+		if (fg_levers_paused_until(&dp->levers.l, rows[i].name))
+			fprintf(f, ",\"paused_until\":%" PRId64,
+				fg_levers_paused_until(&dp->levers.l, rows[i].name));
 		else
 			fprintf(f, ",\"paused_until\":null");
 		fprintf(f, "}");
@@ -271,23 +294,28 @@ static void peers_text(FILE *f, const struct dp *dp, const struct peer_row *rows
 {
 	uint64_t now = fg_mono_ns();
 
-	fprintf(f, "%-16s %8s %10s %10s %10s %10s %10s %10s %10s\n", "peer", "sessions", "check",
-		"238", "431", "438", "takethis", "239", "439");
+	fprintf(f, "%-16s %8s %10s %10s %10s %10s %10s %10s %10s %8s %8s %8s\n", "peer", "sessions",
+		"check", "238", "431", "438", "takethis", "239", "439", "first%", "prop(s)",
+		"inj(s)");
 	for (unsigned i = 0; i < n; i++) {
 		const struct fg_nntp_counters *c = &rows[i].c;
 
 		fprintf(f, "%-16s %8u %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
-			   " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n",
+			   " %10" PRIu64 " %10" PRIu64 " %10" PRIu64,
 			rows[i].name, rows[i].sessions, c->n.verb[FG_NNTP_VERB_CHECK],
 			code_count(c, 238), code_count(c, 431), code_count(c, 438),
 			c->n.verb[FG_NNTP_VERB_TAKETHIS], code_count(c, 239), code_count(c, 439));
+		text_num(f, " %8.1f", fg_stats_first_share(&c->s) * 100.0);
+		text_num(f, " %8.1f", fg_hist_mean(&c->n.arrival_delay));
+		text_num(f, " %8.1f", fg_hist_mean(&c->n.injection_delay));
+		fputc('\n', f);
 	}
 	fprintf(f, "\nconnections:\n  %-16s %21s %6s %-9s %8s %12s %10s %8s %8s\n", "peer",
 		"remote", "worker", "state", "age(s)", "bytes-in", "bytes-out", "held", "queued");
 	for (unsigned i = 0; i < dp->n_workers; i++)
 		for (unsigned k = 0; k < dp->w[i].snap->n_conns; k++)
 			conn_line(f, &dp->w[i].snap->conn[k], i, now, false, true);
-	if (dp->levers.throttle[0] || dp->levers.n_pauses)
+	if (dp->levers.l.throttle[0] || dp->levers.l.n_pauses)
 		fputc('\n', f);
 	dp_levers_text(dp, f);
 }

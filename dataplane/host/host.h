@@ -5,6 +5,7 @@
  *   main.c    options, the history region, threads, signals, counters out
  *   worker.c  one thread: epoll loop, listeners, one engine and its sink
  *   conn.c    one connection: receive chunks, the engine's transport ops
+ *   ctl.c     the control socket floodctld forwards to, the operator levers
  *   restoring.c  while floodctld restores the history: 400 to every session
  *
  * With --floodctld each worker claims a writer slot in floodctld's region
@@ -19,13 +20,16 @@
 #ifndef FLOODGATE_HOST_H
 #define FLOODGATE_HOST_H
 
-#include <stdbool.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "floodgate/config.h"
 #include "floodgate/history.h"
+#include "floodgate/levers.h"
 #include "floodgate/outbound.h"
 #include "floodgate/qwriter.h"
 #include "floodgate/region.h"
@@ -53,6 +57,7 @@ struct host_opts {
 	unsigned max_sessions;
 	uint64_t history_capacity;	/* 0: the config's */
 	bool floodctld;			/* use floodctld's region */
+	const char *ctl_socket;		/* NULL: dataplane.sock beside floodctld's, with --floodctld */
 	int log_level;
 };
 
@@ -112,6 +117,32 @@ struct host_worker {
 	struct fg_slotlink *link;
 	struct fg_engine_hooks hooks;
 	uint64_t next_publish;
+	/* the operator levers (ctl.c), and the generation applied */
+	struct fg_levers_pub *levers;
+	unsigned long levers_seen;
+	/* a reload (ctl.c): the configuration to switch to and the zeroed
+	 * peer array for it; the worker switches at its next round, leaves
+	 * the old array in next_peers and clears next_cfg (release) */
+	_Atomic(const struct fg_config *) next_cfg;
+	struct fg_nntp_counters *next_peers;
+	int switch_rc;
+};
+
+/* The control socket and the levers (ctl.c). */
+struct host_ctl {
+	int fd;				/* -1: no socket */
+	char path[FG_CONFIG_PATH_MAX + 32];
+	struct fg_levers_pub levers;
+	struct fg_config *cfg;		/* the running one (under lock) */
+	const struct fg_config *first;	/* the outbound side's: kept until exit */
+	char config_path[PATH_MAX];	/* "": the embedded default; realpath's size */
+	pthread_mutex_t lock;		/* levers, reload, the counters' dump */
+	struct host_worker *ws;
+	unsigned nw;
+	pthread_t th;
+	bool running;
+	bool opened;			/* the lock is initialised */
+	int stop;			/* atomic */
 };
 
 /* conn.c */
@@ -140,5 +171,18 @@ void host_worker_defer(struct host_worker *w, struct host_conn *c);
 void host_worker_update(struct host_conn *c);
 void host_clock(fg_time_t *now, uint64_t *now_ns);
 void host_worker_publish(struct host_worker *w, uint64_t now_ns);
+
+/* ctl.c: replay the levers journal into every worker's reach, and listen
+ * (with --floodctld or --ctl-socket); 0 or -errno, logged. Then serve
+ * from a thread of its own until closed. */
+int host_ctl_open(struct host_ctl *c, const struct host_opts *o, struct fg_config *cfg,
+		  struct host_worker *ws, unsigned nw);
+int host_ctl_start(struct host_ctl *c);
+void host_ctl_close(struct host_ctl *c);	/* again: nothing */
+
+/* ctl.c: reload the configuration (FILE, or the one started with) on
+ * every worker (arg: the host_ctl); the report to `report`; 0, -EINVAL
+ * (the file refused: nothing changed) or another -errno. */
+int host_reload(void *arg, const char *file, FILE *report);
 
 #endif /* FLOODGATE_HOST_H */

@@ -12,8 +12,10 @@
  *
  * Counters: SIGUSR1 writes them (and at exit) as "name value" lines, to
  * --stats-file (replaced atomically) or to stdout; docs/protocol.md lists
- * the names. SIGTERM/SIGINT: every session is answered 400 and closed,
- * transfers in flight finish, entries are released, the counters written.
+ * the names. SIGHUP reloads the configuration file (ctl.c, as `floodctl
+ * reload` does through floodctld and the control socket). SIGTERM/SIGINT:
+ * every session is answered 400 and closed, transfers in flight finish,
+ * entries are released, the counters written.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -53,12 +55,14 @@ static void usage(FILE *f)
 		"      --sink-hold         memory sink: hold received buffers, do not copy\n"
 		"      --max-sessions N    per thread (default 4096)\n"
 		"      --stats-file FILE   counters go here (SIGUSR1, exit) instead of stdout\n"
+		"      --ctl-socket PATH   serve the levers and reload here (default with\n"
+		"                          --floodctld: dataplane.sock beside floodctld's socket)\n"
 		"      --log-level L       err, warn, notice, info, debug (default notice)\n"
 		"  -h, --help\n");
 }
 
 enum { O_SHM = 256, O_HCAP, O_SINK, O_DELAY, O_FAIL_EVERY, O_FAIL_MATCH, O_HOLD,
-       O_MAX_SESS, O_STATS, O_LOG, O_FLOODCTLD };
+       O_MAX_SESS, O_STATS, O_LOG, O_FLOODCTLD, O_CTL };
 
 static const struct option long_opts[] = {
 	{ "config", required_argument, NULL, 'c' },
@@ -74,6 +78,7 @@ static const struct option long_opts[] = {
 	{ "sink-hold", no_argument, NULL, O_HOLD },
 	{ "max-sessions", required_argument, NULL, O_MAX_SESS },
 	{ "stats-file", required_argument, NULL, O_STATS },
+	{ "ctl-socket", required_argument, NULL, O_CTL },
 	{ "log-level", required_argument, NULL, O_LOG },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -151,6 +156,9 @@ static int parse_one(struct host_opts *o, int opt, const char *arg)
 		return 0;
 	case O_STATS:
 		o->stats_file = arg;
+		return 0;
+	case O_CTL:
+		o->ctl_socket = arg;
 		return 0;
 	case O_LOG:
 		lvl = fg_log_level_parse(arg);
@@ -514,9 +522,28 @@ static struct fg_config *load_config(const struct host_opts *o)
 	return cfg;
 }
 
-/* Wait for signals; SIGUSR1 writes the counters. Returns on SIGTERM/SIGINT. */
+/* SIGHUP: reload as the control socket's `reload` does; the report to
+ * the log, a line each. */
+static void reload_on_hup(struct host_ctl *ctl)
+{
+	char *text = NULL, *save = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int rc;
+
+	if (!f)
+		return;
+	rc = host_reload(ctl, NULL, f);
+	fclose(f);
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+		fg_log(rc ? FG_LOG_ERR : FG_LOG_NOTICE, HOST_COMP, "SIGHUP reload: %s", l);
+	free(text);
+}
+
+/* Wait for signals; SIGUSR1 writes the counters, SIGHUP reloads. Returns
+ * on SIGTERM/SIGINT. */
 static void signal_loop(const sigset_t *set, const struct host_opts *o, struct host_worker *ws,
-			unsigned nw, const struct fg_config *cfg, struct fg_history *h)
+			unsigned nw, struct host_ctl *ctl, struct fg_history *h)
 {
 	/* wake every 100 ms: the outbound counters go to floodctld from here */
 	const struct timespec tick = { 0, 100000000 };
@@ -531,19 +558,28 @@ static void signal_loop(const sigset_t *set, const struct host_opts *o, struct h
 		fg_outbound_publish(outbound, now_ns);
 		if (claimer_slot)
 			fg_claimer_publish(claimer, claimer_slot);
-		/* the cluster's health for floodctld, once a second */
+		/* the cluster's health for floodctld, once a second (data-dir
+		 * is carried across reloads; the lock keeps the config alive) */
 		if (claimer && now != status_written) {
-			int rc = fg_claimer_write_status(claimer, cfg->data_dir);
+			int rc;
 
+			pthread_mutex_lock(&ctl->lock);
+			rc = fg_claimer_write_status(claimer, ctl->cfg->data_dir);
 			if (rc != 0)
-				FG_LOG_DEBUG(HOST_COMP, "%s/%s: %s", cfg->data_dir,
+				FG_LOG_DEBUG(HOST_COMP, "%s/%s: %s", ctl->cfg->data_dir,
 					     FG_CS_STATUS_FILE, strerror(-rc));
+			pthread_mutex_unlock(&ctl->lock);
 			status_written = now;
 		}
-		if (sig == SIGUSR1)
-			dump_stats(o, ws, nw, cfg, h);
-		else if (sig == SIGTERM || sig == SIGINT)
+		if (sig == SIGUSR1) {
+			pthread_mutex_lock(&ctl->lock);
+			dump_stats(o, ws, nw, ctl->cfg, h);
+			pthread_mutex_unlock(&ctl->lock);
+		} else if (sig == SIGHUP) {
+			reload_on_hup(ctl);
+		} else if (sig == SIGTERM || sig == SIGINT) {
 			return;
+		}
 	}
 }
 
@@ -553,6 +589,7 @@ int main(int argc, char **argv)
 	struct fg_config *cfg = NULL;
 	struct region r = { 0 };
 	struct host_worker *ws = NULL;
+	struct host_ctl ctl = { .fd = -1 };
 	pthread_t *tids = NULL;
 	sigset_t set;
 	unsigned started = 0;
@@ -574,6 +611,7 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (!o.sink_given && cfg->n_downstream)
@@ -614,9 +652,11 @@ int main(int argc, char **argv)
 			goto out_workers;
 		}
 	}
+	if (host_ctl_open(&ctl, &o, cfg, ws, o.threads) != 0)
+		goto out_ctl;
 	if (outbound && (rc = fg_outbound_start(outbound)) != 0) {
 		FG_LOG_ERR(HOST_COMP, "outbound threads: %s", strerror(-rc));
-		goto out_workers;
+		goto out_ctl;
 	}
 	if (claimer && (rc = fg_claimer_start(claimer)) != 0) {
 		FG_LOG_ERR(HOST_COMP, "cluster thread: %s", strerror(-rc));
@@ -625,12 +665,16 @@ int main(int argc, char **argv)
 	for (; started < o.threads; started++)
 		if (pthread_create(&tids[started], NULL, host_worker_run, &ws[started]) != 0)
 			goto out_stop;
+	if (ctl.fd >= 0 && host_ctl_start(&ctl) != 0)
+		goto out_stop;
 	FG_LOG_NOTICE(HOST_COMP, "floodgate-host ready: %u thread(s), history of %llu entries",
 		      o.threads, (unsigned long long)(o.history_capacity ? o.history_capacity :
 						      cfg->history_capacity));
-	signal_loop(&set, &o, ws, o.threads, cfg, r.h);
+	signal_loop(&set, &o, ws, o.threads, &ctl, r.h);
 	status = 0;
 out_stop:
+	/* no lever change or reload after this: the workers stop */
+	host_ctl_close(&ctl);
 	for (unsigned i = 0; i < started; i++) {
 		__atomic_store_n(&ws[i].stop, 1, __ATOMIC_RELEASE);
 		host_worker_wake(&ws[i]);
@@ -639,7 +683,9 @@ out_stop:
 		pthread_join(tids[i], NULL);
 	/* after the workers: their last transfers needed the writer */
 	fg_outbound_stop(outbound);
-	dump_stats(&o, ws, o.threads, cfg, r.h);
+	dump_stats(&o, ws, o.threads, ctl.cfg, r.h);
+out_ctl:
+	host_ctl_close(&ctl);
 out_workers:
 	fg_outbound_stop(outbound);
 	/* before the workers go: its thread wakes them */
@@ -659,6 +705,9 @@ out_history:
 	fg_claimer_destroy(claimer);
 	history_close(&r);
 out:
+	/* after the workers' teardown, which reads their configuration */
+	if (ctl.cfg && ctl.cfg != cfg)
+		fg_config_free(ctl.cfg);	/* the last reload's */
 	fg_config_free(cfg);
 	return status;
 }

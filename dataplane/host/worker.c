@@ -276,6 +276,26 @@ static void close_listeners(struct host_worker *w)
 	w->n_lfd = 0;
 }
 
+/* A reload asked for (ctl.c): switch between two rounds. */
+static void switch_config(struct host_worker *w)
+{
+	const struct fg_config *cfg = atomic_load_explicit(&w->next_cfg, memory_order_acquire);
+
+	w->switch_rc = fg_slotlink_switch(w->link, w->e, w->cfg, cfg, &w->peer_stats,
+					  &w->next_peers);
+	if (w->switch_rc == 0)
+		w->cfg = cfg;
+	atomic_store_explicit(&w->next_cfg, NULL, memory_order_release);
+}
+
+static void pickup_levers(struct host_worker *w)
+{
+	unsigned long seen = w->levers_seen;
+
+	fg_levers_pickup(w->levers, &seen, w->e);
+	__atomic_store_n(&w->levers_seen, seen, __ATOMIC_RELEASE);	/* ctl.c waits on it */
+}
+
 /* One round of the loop; returns the engine's event count. */
 static void round_once(struct host_worker *w, int tmo)
 {
@@ -284,6 +304,11 @@ static void round_once(struct host_worker *w, int tmo)
 	uint64_t now_ns;
 	int n = epoll_wait(w->ep, evs, 256, tmo);
 
+	/* a reload or a lever first: the answer to the operator waits for it */
+	if (atomic_load_explicit(&w->next_cfg, memory_order_acquire))
+		switch_config(w);
+	if (w->levers)
+		pickup_levers(w);
 	for (int i = 0; i < n; i++)
 		handle(w, &evs[i]);
 	run_work(w);

@@ -420,6 +420,7 @@ void fg_nntp_count(struct fg_session *s, enum fg_counter c);
 void fg_nntp_count_n(struct fg_session *s, enum fg_counter c, uint64_t n);
 void fg_nntp_count_code(struct fg_session *s, enum fg_nntp_code code);
 void fg_nntp_count_reason(struct fg_session *s, enum fg_reason r);
+void fg_nntp_count_offer(struct fg_session *s, bool first);
 void fg_nntp_ecount(struct fg_engine *e, enum fg_counter c);
 void fg_nntp_journal(struct fg_engine *e, const struct fg_history_key *k,
 		     enum fg_history_state st, fg_time_t article_date, fg_time_t first_seen,

@@ -270,6 +270,16 @@ int fg_nntp_offer(struct fg_session *s, const char *arg, uint32_t len,
 	return 2;
 }
 
+/* Seed 002, who offers first: every offer of a valid ID counts once per
+ * peer (a TAKETHIS after the session's own 238 is not a second offer),
+ * and those of an ID the history did not hold yet count as first. */
+void fg_nntp_count_offer(struct fg_session *s, bool first)
+{
+	fg_nntp_count(s, FG_CTR_NNTP_OFFERS);
+	if (first)
+		fg_nntp_count(s, FG_CTR_NNTP_OFFERS_FIRST);
+}
+
 /* RFC 4644 2.4: CHECK <id> -> 238 / 431 / 438, always echoing <id>. */
 void fg_nntp_do_check(struct fg_session *s, const struct fg_nntp_cmd *c)
 {
@@ -296,6 +306,7 @@ void fg_nntp_do_check(struct fg_session *s, const struct fg_nntp_cmd *c)
 			fg_history_hash(s->e->h, arg, len, &k);
 		switch (fg_nntp_offer(s, arg, len, &k, &ref, &deadline, &reason)) {
 		case 0:
+			fg_nntp_count_offer(s, true);
 			fg_nntp_track_offer(s, &k, &ref, deadline);
 			/* the site's other boxes (claims.c), else, during a
 			 * warm-up, the downstream (warmup.c) are asked first */
@@ -305,10 +316,12 @@ void fg_nntp_do_check(struct fg_session *s, const struct fg_nntp_cmd *c)
 			fg_nntp_verdict_of(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C238, FG_REASON_NONE, arg, len, 0);
 			return;
 		case 2:
+			fg_nntp_count_offer(s, false);
 			fg_nntp_put_echo(s, FG_NNTP_CODE_C431, FG_L_ECHO_431, arg, len);
 			fg_nntp_verdict_of(s, FG_NNTP_VERB_CHECK, FG_NNTP_CODE_C431, FG_REASON_NONE, arg, len, 0);
 			return;
 		default:
+			fg_nntp_count_offer(s, false);
 			break;
 		}
 	}

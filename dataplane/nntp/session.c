@@ -200,10 +200,15 @@ struct prep {
 	bool valid;			/* ... and an RFC 5536 one, an article could carry it */
 	struct fg_history_key key;
 	enum fg_reason known;		/* final in history: refused at once */
+	bool unknown;			/* the history did not hold the ID (seed 002: first) */
+	bool own_offer;			/* ... it holds this session's own 238 for it */
 };
 
 static void prepare(struct fg_session *s, const struct fg_nntp_cmd *c, struct prep *p)
 {
+	struct fg_history_entry e;
+	enum fg_history_state st;
+
 	memset(p, 0, sizeof(*p));
 	p->syntax_ok = c->argc == 1 && !c->bad_char;
 	if (!p->syntax_ok)
@@ -222,7 +227,11 @@ static void prepare(struct fg_session *s, const struct fg_nntp_cmd *c, struct pr
 		p->known = FG_REASON_CYBER_CANCEL;	/* refused at once, as a known ID */
 		return;
 	}
-	fg_nntp_final_reason(s->e, fg_history_lookup(s->e->h, &p->key, s->e->now, NULL), &p->known);
+	st = fg_history_lookup(s->e->h, &p->key, s->e->now, &e);
+	fg_nntp_final_reason(s->e, st, &p->known);
+	p->unknown = st == FG_HISTORY_ABSENT ||
+		     (st == FG_HISTORY_OFFERED && (e.flags & FG_HISTORY_F_EXPIRED));
+	p->own_offer = st == FG_HISTORY_OFFERED && !p->unknown && e.token == s->token;
 }
 
 /* RFC 4644 2.5: TAKETHIS <id> and its article -> 239 / 439 (400). */
@@ -244,20 +253,25 @@ static enum run do_takethis(struct fg_session *s, const struct fg_nntp_cmd *c,
 		return RUN_OK;
 	}
 	if (p->known != FG_REASON_NONE) {
+		fg_nntp_count_offer(s, false);
 		fg_nntp_start_drain(s, p->known, NULL);
 		return RUN_OK;
 	}
 	if (fg_nntp_peer_paused(s)) {
+		fg_nntp_count_offer(s, false);
 		fg_nntp_count(s, FG_CTR_NNTP_DEFER_PAUSED);
 		fg_nntp_start_paused_drain(s);
 		return RUN_OK;
 	}
 	x = fg_nntp_xfer_start(s, FG_NNTP_VERB_TAKETHIS, c->arg[0], c->arg_len[0], &p->key, &err);
 	if (!x) {
-		/* never a 431 to TAKETHIS: stop reading instead */
+		/* never a 431 to TAKETHIS: stop reading instead (the command
+		 * runs again, and counts then) */
 		set_stall(s, FG_STALL_SINK, FG_CTR_NNTP_STALL_SINK);
 		return RUN_STALL;
 	}
+	if (!p->own_offer)
+		fg_nntp_count_offer(s, p->unknown);
 	fg_nntp_start_article(s, FG_ART_TAKETHIS, x);
 	return RUN_OK;
 }
@@ -279,15 +293,19 @@ static void do_ihave(struct fg_session *s, const struct fg_nntp_cmd *c, const st
 	}
 	if (!p->valid)
 		reason = FG_REASON_BAD_MESSAGE_ID;
+	else if (reason != FG_REASON_NONE)
+		fg_nntp_count_offer(s, false);
 	if (reason == FG_REASON_NONE) {
 		switch (fg_nntp_offer(s, arg, len, &p->key, &ref, &deadline, &reason)) {
 		case 0:
 			x = fg_nntp_xfer_start(s, FG_NNTP_VERB_IHAVE, arg, len, &p->key, &err);
 			if (!x) {
 				fg_history_release(s->e->h, &ref);
+				fg_nntp_count_offer(s, false);
 				fg_nntp_count(s, FG_CTR_NNTP_DEFER_SINK);
 				goto later;
 			}
+			fg_nntp_count_offer(s, true);
 			fg_nntp_track_offer(s, &p->key, &ref, deadline);
 			memcpy(s->a.arg, arg, len);
 			s->a.arg_len = len;
@@ -296,8 +314,10 @@ static void do_ihave(struct fg_session *s, const struct fg_nntp_cmd *c, const st
 			fg_nntp_start_article(s, FG_ART_IHAVE, x);
 			return;
 		case 2:
+			fg_nntp_count_offer(s, false);
 			goto later;
 		default:
+			fg_nntp_count_offer(s, false);
 			break;
 		}
 	}

@@ -31,6 +31,7 @@ struct fg_slotlink {
 	int cfg_to_region[FG_CONFIG_MAX_PEERS + 1];
 	int region_to_cfg[FG_REGION_PEERS];
 	struct fg_stats base[FG_REGION_PEERS];		/* folded before reloads */
+	struct fg_region_delays base_delay[FG_REGION_PEERS];
 	struct fg_stats tmp;
 	/* for the outbound queue's journal gate (outbound.h): records placed
 	 * in the slot's journal ring, and whether the last one was refused
@@ -90,9 +91,46 @@ void fg_slotlink_fold(struct fg_slotlink *sl, const struct fg_nntp_counters *pee
 	for (unsigned i = 0; i < n_peer; i++) {
 		int ri = sl->cfg_to_region[i];
 
-		if (ri >= 0)
-			fg_stats_merge(&sl->base[ri], &peers[i].s);
+		if (ri < 0)
+			continue;
+		fg_stats_merge(&sl->base[ri], &peers[i].s);
+		fg_hist_merge(&sl->base_delay[ri].injection_delay, &peers[i].n.injection_delay);
+		fg_hist_merge(&sl->base_delay[ri].propagation_delay, &peers[i].n.arrival_delay);
 	}
+}
+
+int fg_slotlink_switch(struct fg_slotlink *sl, struct fg_engine *e, const struct fg_config *old,
+		       const struct fg_config *cfg, struct fg_nntp_counters **peers,
+		       struct fg_nntp_counters **fresh)
+{
+	struct fg_nntp_counters *was = *peers;
+	int rc;
+
+	if (sl)
+		fg_slotlink_fold(sl, was, old->n_peer);
+	rc = fg_engine_set_config(e, cfg, *fresh);
+	if (rc != 0) {
+		/* the folded counters are in the base: publish from zero */
+		if (sl)
+			memset(was, 0, (old->n_peer + 1) * sizeof(*was));
+		return rc;
+	}
+	if (sl)
+		fg_slotlink_set_config(sl, cfg);
+	*peers = *fresh;
+	*fresh = was;
+	return 0;
+}
+
+/* A peer's delays: those folded before reloads, and the live ones. */
+static void publish_delays(struct fg_region_delays *out, const struct fg_region_delays *base,
+			   const struct fg_nntp_counters *live)
+{
+	*out = *base;
+	if (!live)
+		return;
+	fg_hist_merge(&out->injection_delay, &live->n.injection_delay);
+	fg_hist_merge(&out->propagation_delay, &live->n.arrival_delay);
 }
 
 void fg_slotlink_publish(struct fg_slotlink *sl, const struct fg_nntp_counters *total,
@@ -109,10 +147,13 @@ void fg_slotlink_publish(struct fg_slotlink *sl, const struct fg_nntp_counters *
 	for (unsigned ri = 0; ri < np && ri < FG_REGION_PEERS; ri++) {
 		int ci = sl->region_to_cfg[ri];
 
+		const struct fg_nntp_counters *live = ci >= 0 && peers ? &peers[ci] : NULL;
+
 		sl->tmp = sl->base[ri];
-		if (ci >= 0 && peers)
-			fg_stats_merge(&sl->tmp, &peers[ci].s);
+		if (live)
+			fg_stats_merge(&sl->tmp, &live->s);
 		ws->peer[ri] = sl->tmp;
+		publish_delays(&ws->peer_delay[ri], &sl->base_delay[ri], live);
 	}
 	fg_region_writer_heartbeat(sl->w);
 	fg_region_writer_clock_suspect(sl->w, clock_suspect);

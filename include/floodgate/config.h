@@ -33,6 +33,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "floodgate/common.h"
 #include "floodgate/date.h"
@@ -368,5 +369,18 @@ int fg_endpoint_format(const struct fg_endpoint *ep, char *buf, size_t len);
  * of the whole text (so >= len means it was cut).
  */
 size_t fg_config_format(const struct fg_config *cfg, char *buf, size_t len);
+
+/*
+ * Reload (config_reload.c), for a running dataplane: load FILE ("" the
+ * embedded default) and list its errors, or its warnings, to `out`; NULL
+ * when it has errors. fg_config_carry keeps in `n` the running values of
+ * `o` for the keys that size what exists (the port, lcores, pools, listen
+ * addresses, the history region, per-session buffers, the queue and the
+ * downstreams), naming each that differed as "needs restart";
+ * fg_config_changes lists the keys of b that a lacks as "applied".
+ */
+struct fg_config *fg_config_reload_load(const char *file, FILE *out);
+void fg_config_carry(struct fg_config *n, const struct fg_config *o, FILE *out);
+void fg_config_changes(const struct fg_config *a, const struct fg_config *b, FILE *out);
 
 #endif /* FLOODGATE_CONFIG_H */

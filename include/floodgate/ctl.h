@@ -38,6 +38,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define FG_CTL_LINE_MAX 1024
 #define FG_CTL_ARGS_MAX 4
@@ -120,5 +121,31 @@ struct fg_ctl_reply {
 int fg_ctl_call(const char *socket_path, const struct fg_ctl_req *req, int timeout_ms,
 		struct fg_ctl_reply *out, const char **why);
 void fg_ctl_reply_free(struct fg_ctl_reply *r);
+
+/* ---- a small server: the dataplanes' own sockets (lib/ctl/server.c) ---- */
+
+/*
+ * Listen on `path` (0600; one request per connection; root or this
+ * process's user only). A socket file nobody answers on (its owner died)
+ * is replaced; one another process answers on is -EADDRINUSE. 0 with
+ * *fd, or -errno, logged under `comp`.
+ */
+int fg_ctl_listen(const char *path, const char *comp, int *fd);
+/* Close the listener and unlink its path (fd -1: nothing). */
+void fg_ctl_unlisten(int *fd, const char *path);
+
+/* Wait up to timeout_ms for a connection on the listener, read its
+ * request (within FG_CTL_READ_TIMEOUT_MS), run `fn` on it — the body to
+ * f, NULL or an error code for the reply head — and reply. */
+void fg_ctl_serve_one(int lfd, int timeout_ms,
+		      const char *(*fn)(void *arg, const struct fg_ctl_req *q, FILE *f),
+		      void *arg);
+
+/* A dataplane's `reload [FILE]`: run reload(arg, file, report) — 0;
+ * -EINVAL: the file refused; else a failure — and reply with its report
+ * as it is, or with --json {"reloaded": bool, "report": text}. The
+ * reply's error code, or NULL. */
+const char *fg_ctl_reload_serve(int (*reload)(void *arg, const char *file, FILE *report),
+				void *arg, const struct fg_ctl_req *q, FILE *f);
 
 #endif /* FLOODGATE_CTL_H */

@@ -27,8 +27,10 @@
 #ifndef FLOODGATE_LEVERS_H
 #define FLOODGATE_LEVERS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "floodgate/common.h"
 #include "floodgate/config.h"
@@ -66,5 +68,53 @@ int fg_levers_load(const char *dir, fg_time_t now, struct fg_levers *l, unsigned
 
 /* Make an engine's levers those of `l`. */
 void fg_levers_apply(const struct fg_levers *l, struct fg_engine *e);
+
+/*
+ * Serving the levers (lib/levers/serve.c), the same on both dataplanes:
+ *
+ *   1. One thread owns the state (the DPDK main lcore, floodgate-host's
+ *      control thread). A request on the control socket (throttle REASON,
+ *      go, pause PEER [SECONDS], resume PEER) changes a copy, journals the
+ *      change (fsynced), and only then publishes the copy and answers: a
+ *      change the journal could not keep is refused, and nothing changes.
+ *   2. Publication is a sequence lock: the generation is odd while the
+ *      owner copies the state in, even after.
+ *   3. Each engine's thread, once a loop, compares the generation with the
+ *      one it applied; when it moved and is even, it copies the state,
+ *      checks the generation again, and applies the copy to its engine.
+ *   4. Once a second the owner drops the pauses that are over, logs it and
+ *      publishes (the engines stop honouring them at their time by
+ *      themselves; this keeps status and the logs true).
+ *   5. At start the journal is replayed before the engines run.
+ */
+struct fg_levers_pub {
+	struct fg_levers l;		/* the owner's; engines copy it (step 3) */
+	_Atomic unsigned long gen;	/* odd while being written */
+	const char *comp;		/* log component (a string constant) */
+	/* where levers.journal is: a copy, as a reload frees the configuration
+	 * it came from (data-dir itself needs a restart to change) */
+	char data_dir[FG_CONFIG_PATH_MAX];
+};
+
+struct fg_ctl_req;
+
+/* Step 5: replay the journal, log what it holds: 0 or -errno (logged). */
+int fg_levers_pub_load(struct fg_levers_pub *p, const char *comp, const char *data_dir);
+/* Step 1: one control request (throttle, go, pause, resume); its body to
+ * f; NULL, or the reply's error code. `cfg` names the peers a pause may
+ * name. */
+const char *fg_levers_serve(struct fg_levers_pub *p, const struct fg_config *cfg,
+			    const struct fg_ctl_req *q, FILE *f);
+/* Step 3: an engine's thread, each loop; *seen is its generation. */
+void fg_levers_pickup(struct fg_levers_pub *p, unsigned long *seen, struct fg_engine *e);
+/* Step 4: the owner, once a second. */
+void fg_levers_tick(struct fg_levers_pub *p, fg_time_t now);
+/* The state as `"throttled": REASON|null, "paused": [{"peer","until"}]`,
+ * inside an object (whole: as one object of its own, with a newline). */
+void fg_levers_json(const struct fg_levers *l, FILE *f, bool whole);
+/* The state as lines for people (nothing when no lever is pulled). */
+void fg_levers_text(const struct fg_levers *l, FILE *f, fg_time_t now);
+/* Until when `peer` is paused; 0 when it is not. */
+fg_time_t fg_levers_paused_until(const struct fg_levers *l, const char *peer);
 
 #endif /* FLOODGATE_LEVERS_H */

@@ -7,9 +7,10 @@
  * Where lines go is the program's choice, once at start (fg_log_open,
  * from floodgate.conf [log]):
  *
- *   stderr   "LEVEL component: message" lines, today's format. With
- *            timestamps (`on`, or `auto` when stderr is a terminal) each
- *            line starts with the UTC time in ISO 8601, milliseconds:
+ *   stderr   "LEVEL component: message" lines. With timestamps (`on`,
+ *            or `auto`, the default, unless systemd runs the program:
+ *            $INVOCATION_ID or $JOURNAL_STREAM set) each line starts
+ *            with the UTC time in ISO 8601, milliseconds:
  *            "2026-12-01T20:34:36.123Z warn relay: ...". When stderr is
  *            the journal (systemd's $JOURNAL_STREAM names its device and
  *            inode) the line starts with "<N>" instead, N the syslog
@@ -53,7 +54,7 @@ enum fg_log_target {
 
 /* floodgate.conf [log] timestamps: the stderr target's time prefix */
 enum fg_log_timestamps {
-	FG_LOG_TIME_AUTO = 0,	/* when stderr is a terminal */
+	FG_LOG_TIME_AUTO = 0,	/* unless systemd runs us ($INVOCATION_ID, $JOURNAL_STREAM) */
 	FG_LOG_TIME_ON = 1,	/* always, unless stderr is the journal */
 	FG_LOG_TIME_OFF = 2,
 };

@@ -30,6 +30,7 @@
 #include "floodgate/common.h"
 #include "floodgate/config.h"
 #include "floodgate/dstatus.h"
+#include "floodgate/levers.h"
 #include "floodgate/queue.h"
 #include "floodgate/cstatus.h"
 #include "floodgate/region.h"
@@ -64,6 +65,10 @@ struct fg_metrics_state {
 	 * (cstatus.h); cs_written 0: no such file (no [cluster]) */
 	struct fg_cluster_status cs;
 	fg_time_t cs_written;
+	/* the operator levers, as the dataplane journaled them in the data
+	 * directory (levers.h); levers_ok false: the journal was unreadable */
+	struct fg_levers levers;
+	bool levers_ok;
 };
 
 /* The kernel's view of its clock (adjtimex, read only): shown, never acted on. */
@@ -91,6 +96,10 @@ void fg_metrics_prometheus(struct fg_region *r, const struct fg_metrics_state *s
 			   struct fg_sbuf *out);
 void fg_metrics_json(struct fg_region *r, const struct fg_metrics_state *s, struct fg_sbuf *out);
 void fg_metrics_table(struct fg_region *r, const struct fg_metrics_state *s, struct fg_sbuf *out);
+/* One peer's counters, delay histograms and share of first offers (the
+ * table's block, or a JSON object): 0, or -ENOENT when the region names
+ * no such peer. */
+int fg_metrics_peer(struct fg_region *r, const char *peer, bool json, struct fg_sbuf *out);
 
 /* The port's figures of every dataplane: `"nic": [...]` / a line a port,
  * for `floodctl status`. */

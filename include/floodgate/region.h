@@ -58,7 +58,8 @@
 #include "floodgate/nic.h"
 #include "floodgate/stats.h"
 
-#define FG_REGION_LAYOUT 1
+/* 2: per-peer delay histograms (peer_delay) after the per-peer counters */
+#define FG_REGION_LAYOUT 2
 /* one less than the owners a history token can name: FG_HISTORY_OWNER_NONE */
 #define FG_REGION_MAX_WRITERS FG_HISTORY_OWNER_NONE
 /* Peer names a region can label counters with, over its whole life. */
@@ -77,15 +78,22 @@ enum fg_region_ring {
 	FG_RING__COUNT
 };
 
+/* Seed 002: Injection-Date - Date (offline wait before entry), and
+ * arrival - Injection-Date (network propagation), in seconds. */
+struct fg_region_delays {
+	struct fg_hist injection_delay;
+	struct fg_hist propagation_delay;
+};
+
 /* A writer's counters, in its slot. Plain increments by the writer. */
 struct fg_region_wstats {
 	struct fg_stats total;
-	/* seed 002: Injection-Date - Date (offline wait before entry), and
-	 * arrival - Injection-Date (network propagation), in seconds */
 	struct fg_hist injection_delay FG_CACHE_ALIGNED;
 	struct fg_hist propagation_delay FG_CACHE_ALIGNED;
-	/* by peer index (fg_region_peer_index) */
+	/* by peer index (fg_region_peer_index): counters, and the delays of
+	 * the articles each peer brought (layout 2) */
 	struct fg_stats peer[FG_REGION_PEERS];
+	struct fg_region_delays peer_delay[FG_REGION_PEERS];
 };
 
 /* Where a new region's pages come from ([history] huge-pages). */

@@ -51,6 +51,18 @@ void fg_slotlink_fold(struct fg_slotlink *sl, const struct fg_nntp_counters *pee
 		      unsigned n_peer);
 
 /*
+ * A reload at an engine's quiescent point, its counters kept whole: fold
+ * the peer array into the link's base (sl may be NULL: no slot), switch
+ * the engine to `cfg` with the zeroed array `fresh` (n_peer + 1 blocks of
+ * cfg), map the link to it. 0: *peers is `fresh` now and `fresh` holds
+ * the old array, for the caller to free; -EINVAL: nothing switched (the
+ * engine refused cfg), *peers zeroed, since the base holds what it had.
+ */
+int fg_slotlink_switch(struct fg_slotlink *sl, struct fg_engine *e, const struct fg_config *old,
+		       const struct fg_config *cfg, struct fg_nntp_counters **peers,
+		       struct fg_nntp_counters **fresh);
+
+/*
  * Copy the engine's counters into the slot (plain stores; floodctld sums
  * slots): `total` is the thread's block (the engine's, which the net and
  * TCP modules of the same core share), `peers` its per-peer blocks

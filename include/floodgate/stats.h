@@ -57,11 +57,17 @@ void fg_hist_add(struct fg_hist *h, int64_t v);
 /* Upper bound (exclusive) of bucket i: 1, 2, 4, ... */
 int64_t fg_hist_bucket_le(unsigned i);
 void fg_hist_merge(struct fg_hist *into, const struct fg_hist *from);
+/* The mean of the values counted; NaN when there are none. */
+double fg_hist_mean(const struct fg_hist *h);
 
 struct fg_stats {
 	uint64_t ctr[FG_CTR__COUNT];
 	uint64_t rejected[FG_REASON__COUNT];
 } FG_CACHE_ALIGNED;
+
+/* Seed 002: the share of a block's offers that were of an ID the history
+ * did not hold yet (nntp_offers_first / nntp_offers); NaN before any. */
+double fg_stats_first_share(const struct fg_stats *s);
 
 static inline void fg_stats_inc(struct fg_stats *s, enum fg_counter c)
 {

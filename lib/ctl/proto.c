@@ -20,7 +20,7 @@ struct verb_def {
 static const struct verb_def verbs[FG_CTL_VERB__COUNT] = {
 	[FG_CTL_PING] = { "ping", 0, 0, 0 },
 	[FG_CTL_STATUS] = { "status", 0, 0, 0 },
-	[FG_CTL_STATS] = { "stats", 0, 0, FG_CTL_F_PROM },
+	[FG_CTL_STATS] = { "stats", 0, 1, FG_CTL_F_PROM },	/* [PEER] */
 	[FG_CTL_LOOKUP] = { "lookup", 1, 1, 0 },
 	[FG_CTL_EXPIRE] = { "expire", 0, 0, FG_CTL_F_DRY_RUN },
 	[FG_CTL_SNAPSHOT] = { "snapshot", 0, 0, 0 },

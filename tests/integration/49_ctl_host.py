@@ -17,7 +17,6 @@ import os
 import signal
 import socket
 import subprocess
-import time
 
 from ctlkit import BUILD, Ctl, check, http_get, log, passed, prom_parse, prom_value, wait_for
 from hostlib import article
@@ -44,18 +43,7 @@ class Nntp:
 
 
 def start_host(c):
-    logp = os.path.join(c.dir, "host.%d.log" % len(c.procs))
-    p = subprocess.Popen([HOST, "-c", c.conf, "--floodctld"], stdout=subprocess.DEVNULL,
-                         stderr=open(logp, "w"))
-    c.procs.append(p)
-    for _ in range(300):
-        try:
-            socket.create_connection(("127.0.0.1", PORT), timeout=1).close()
-            return p, logp
-        except OSError:
-            check(p.poll() is None, "floodgate-host exited:\n" + open(logp).read())
-            time.sleep(0.02)
-    check(False, "floodgate-host did not listen")
+    return c.start_host(PORT)
 
 
 

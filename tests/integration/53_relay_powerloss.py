@@ -34,8 +34,8 @@ import re
 import signal
 import tempfile
 import threading
-import time
 
+import fgkit
 import hostlib
 import relaykit
 from hostlib import check
@@ -88,8 +88,10 @@ def lost_round(work, name, rule=None):
     answers = []
     t = threading.Thread(target=lambda: swallow(arts, answers))
     t.start()
-    while len(answers) < 1000 and t.is_alive():
-        time.sleep(0.01)
+    # kill mid-feed: once 1000 answers are in (or the feeder ended early,
+    # which the check below reports)
+    fgkit.wait_until(lambda: len(answers) >= 1000 or not t.is_alive(), 120,
+                     "1000 answers before the kill", step=0.01)
     host.proc.send_signal(signal.SIGKILL)
     host.proc.wait()
     t.join()
@@ -104,13 +106,11 @@ def lost_round(work, name, rule=None):
     if rule:
         # what the recovery found is all there is to deliver (a lost record
         # can leave a gap the relay's lag never closes: wait for those)
-        m = re.search(r": (\d+) segments, (\d+) records", open(host.log).read())
+        m = re.search(r": (\d+) segments, (\d+) records", fgkit.slurp_log(host.log))
         on_disk = int(m.group(2)) if m else 0
-        end = time.time() + 60
-        while len(countd.counts()) < on_disk and time.time() < end:
-            time.sleep(0.05)
-        check(len(countd.counts()) >= on_disk, "the %d records recovered were delivered: %d"
-              % (on_disk, len(countd.counts())))
+        fgkit.wait_until(lambda: len(countd.counts()) >= on_disk, 60,
+                         lambda: "the %d records recovered delivered: %d" %
+                         (on_disk, len(countd.counts())))
     else:
         relaykit.wait_drained(host)
     got = countd.counts()

@@ -17,14 +17,13 @@ the journal segment floodctld creates next covers it (docs/operations.md,
 import os
 import signal
 import subprocess
-import time
 
 import relaykit
 
 relaykit.in_netns()
 
 import hostlib  # noqa: E402 (after the namespace switch)
-from ctlkit import BUILD, Ctl, check, log, passed  # noqa: E402
+from ctlkit import BUILD, Ctl, check, log, passed, wait_until  # noqa: E402
 
 HOST = os.path.join(BUILD, "bin/floodgate-host")
 
@@ -36,15 +35,12 @@ def host_log_after_open(c, name):
     p = subprocess.Popen([HOST, "-c", c.conf, "--floodctld"], stdout=subprocess.DEVNULL,
                          stderr=open(logp, "w"))
     c.procs.append(p)
-    end = time.time() + 60
-    text = ""
-    while time.time() < end:
+    def opened():
         text = open(logp).read()
-        if "records on disk" in text:
-            break
-        check(p.poll() is None, "floodgate-host exited:\n" + text)
-        time.sleep(0.05)
-    check("records on disk" in text, "floodgate-host opened its queue:\n" + text)
+        check(p.poll() is None or "records on disk" in text, "floodgate-host exited:\n" + text)
+        return "records on disk" in text and text
+    text = wait_until(opened, 60, lambda: "floodgate-host to open its queue:\n" +
+                      open(logp).read())
     p.send_signal(signal.SIGTERM)
     p.wait(timeout=30)
     return text

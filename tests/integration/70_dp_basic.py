@@ -126,6 +126,16 @@ def main():
     peers = __import__("json").loads(out)
     a = [p for p in peers["peers"] if p["name"] == "feeder-a"]
     check(a and a[0]["check"] >= 40000 and a[0]["239"] >= 1, "peers: %s" % peers["peers"])
+    # seed 002 per peer: every accepted article was an ID first offered by
+    # feeder-a (the only peer), and its delays were measured
+    p = a[0]
+    check(p["239"] <= p["offers_first"] <= p["offers"] <= p["check"] + p["takethis"] and
+          abs(p["offers_first_share"] - p["offers_first"] / p["offers"]) < 1e-5 and
+          p["propagation_delay_mean_s"] is not None and p["injection_delay_mean_s"] is not None,
+          "peers' seed 002 columns: %s" % p)
+    rc, out, err = w.ctl("peers")
+    check(rc == 0 and out.split("\n")[0].split()[-3:] == ["first%", "prop(s)", "inj(s)"],
+          "floodctl peers' columns: %r" % out[:200])
     # idle: the worker blocks on the tap's interrupts (or sleeps)
     c0 = w.stats()
     t0 = fgdp.cpu_ticks(w.fg.pid)

@@ -48,7 +48,7 @@ def replay(d, conf, tag):
                         "--exit-idle", "300", "--stats-file", stats],
                        stdout=subprocess.PIPE, stderr=open(logp, "w"), text=True, timeout=120)
     check(p.returncode == 0, "floodgate passive exited %d:\n%s" % (p.returncode, fgdp.slurp(logp)))
-    bad = [l for l in fgdp.slurp(logp).splitlines() if l.strip() and not fgdp.DPDK_NOISE.match(l)]
+    bad = [l for l in fgdp.fgkit.slurp_log(logp).splitlines() if l.strip() and not fgdp.DPDK_NOISE.match(l)]
     check(not bad, "passive log not clean:\n" + "\n".join(bad))
     return fgdp.read_stats_text(fgdp.slurp(stats))
 

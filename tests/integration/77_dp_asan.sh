@@ -9,6 +9,8 @@
 # floodgate's log, which the tests require to be clean; the runner also
 # fails on a sanitizer line in this script's output.
 set -eu
+# not root: a skip (77) that make test, which runs as root, never takes
+[ "$(id -u)" -eq 0 ] || { echo "SKIP (make deps): needs root (network namespaces, a tap port); make test runs as root"; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
 top=${FG_TOP:-$(cd "$here/../.." && pwd)}
 . "$here/asan_dp.sh"

@@ -12,6 +12,8 @@
 #  2. without --once: once it says it keeps serving, a SIGINT (what Ctrl-C
 #     sends) must stop everything in order and exit 0, leaving nothing.
 set -u -o pipefail
+# not root: a skip (77) that make test, which runs as root, never takes
+[ "$(id -u)" -eq 0 ] || { echo "SKIP (make deps): needs root (network namespaces, innd as news, a tap port); make test runs as root"; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
 top=${FG_TOP:-$(cd "$here/../.." && pwd)}
 work=$(mktemp -d /tmp/fg-demo-test.XXXXXX)

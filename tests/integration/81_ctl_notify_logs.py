@@ -7,21 +7,26 @@ Type=notify: with $NOTIFY_SOCKET naming a datagram socket this test binds
 (systemd's stand-in), floodctld says STATUS= before and after restoring
 the history, sends READY=1 once it serves — the control socket answers at
 the first try after it — and STOPPING=1 on SIGTERM.
-[log] timestamps on: every line of its stderr starts with an ISO 8601 UTC
-time. $JOURNAL_STREAM naming its stderr (as systemd sets it): lines start
-with "<N>", the syslog priority, and no time. `floodctl reopen-logs`: after
-the verdict log was renamed (logrotate), lines written after the reopen go
-to a new file of the configured name, none to the renamed one.
+[log] timestamps auto (the default), not under systemd: every line of its
+stderr starts with an ISO 8601 UTC time. With $INVOCATION_ID set (a
+systemd service whose stderr is not the journal): no time; with
+`timestamps on`, the time again. $JOURNAL_STREAM naming its stderr (as
+systemd sets it): lines start with "<N>", the syslog priority, and no
+time. `floodctl reopen-logs`: after the verdict log was renamed
+(logrotate), lines written after the reopen go to a new file of the
+configured name, none to the renamed one.
 """
 import os
 import re
 import signal
 import socket
-import time
 
-from ctlkit import Ctl, check, fail, log, passed
+from ctlkit import Ctl, check, log, passed, wait_until
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (err|warn|notice|info|debug) \S+: ")
+BARE = re.compile(r"^(err|warn|notice|info|debug) \S+: ")
+# not under systemd, whatever runs this test
+NO_SYSTEMD = {"INVOCATION_ID": None, "JOURNAL_STREAM": None}
 PRIO = re.compile(r"^<([3-7])>(err|warn|notice|info|debug) \S+: ")
 PRIO_OF = {"err": "3", "warn": "4", "notice": "5", "info": "6", "debug": "7"}
 
@@ -41,24 +46,31 @@ def lines_with(path, needle):
 
 
 def wait_lines(path, needle, n, timeout=60):
-    end = time.time() + timeout
-    while time.time() < end:
-        if len(lines_with(path, needle)) >= n:
-            return
-        time.sleep(0.05)
-    fail("%s: %d lines with %r, wanted %d" % (path, len(lines_with(path, needle)), needle, n))
+    wait_until(lambda: len(lines_with(path, needle)) >= n, timeout,
+               lambda: "%s: %d lines with %r, wanted %d" % (path, len(lines_with(path, needle)),
+                                                          needle, n))
+
+
+def log_lines(c):
+    return [l for l in c.log(raw=True).splitlines() if l.strip()]
+
+
+def run_once(c, env):
+    """floodctld started and stopped; its log's lines as written."""
+    c.start(env=env)
+    c.stop()
+    return log_lines(c)
 
 
 def main():
     c = Ctl("notify")
     vlog = os.path.join(c.dir, "verdict.log")
-    c.config("[stats]\nverdict-log %s\n[log]\ntimestamps on\n"
-             "[peer p]\naddress 192.0.2.1\n" % vlog)
+    c.config("[stats]\nverdict-log %s\n[peer p]\naddress 192.0.2.1\n" % vlog)
 
     # --- Type=notify: READY=1 when it serves, STOPPING=1 when it stops
     nsock_path = os.path.join(c.dir, "notify.sock")
     ns = notify_socket(nsock_path)
-    d = c.start(env={"NOTIFY_SOCKET": nsock_path}, wait=False)
+    d = c.start(env=dict(NO_SYSTEMD, NOTIFY_SOCKET=nsock_path), wait=False)
     # the restore says what it does (STATUS=, `systemctl status`), then READY=1
     msgs = [ns.recv(4096).decode() for _ in range(3)]
     check(msgs == ["STATUS=restoring the history from the data directory",
@@ -91,13 +103,29 @@ def main():
     check(d.wait(timeout=60) == 0, "floodctld exit status %s" % d.returncode)
     ns.close()
 
-    # --- timestamps on: every line of the log starts with the time
-    text = c.log()
-    lines = [l for l in text.splitlines() if l.strip()]
-    check(len(lines) >= 3, "a few lines logged: %r" % text)
+    # --- timestamps auto, not under systemd: every line starts with the time
+    lines = log_lines(c)
+    check(len(lines) >= 3, "a few lines logged: %r" % lines)
     bad = [l for l in lines if not ISO.match(l)]
     check(not bad, "lines without an ISO 8601 time: %r" % bad[:5])
     check(any("ready: region" in l for l in lines), "the ready line is there")
+    # the kits match lines by their level once the time is off
+    check(any(l.startswith("notice floodctld: ready") for l in c.log().splitlines()),
+          "the kit's log() takes the time off")
+
+    # --- a systemd service (its stderr not the journal): no time ...
+    lines = run_once(c, {"INVOCATION_ID": "0123456789abcdef0123456789abcdef",
+                         "JOURNAL_STREAM": None})
+    bad = [l for l in lines if not BARE.match(l)]
+    check(lines and not bad, "lines with something before their level: %r" % (bad[:5] or lines))
+    # ... unless asked for
+    with open(c.conf, "a") as f:
+        f.write("[log]\ntimestamps on\n")
+    lines = run_once(c, {"INVOCATION_ID": "0123456789abcdef0123456789abcdef",
+                         "JOURNAL_STREAM": None})
+    bad = [l for l in lines if not ISO.match(l)]
+    check(lines and not bad, "timestamps on: lines without the time: %r" % (bad[:5] or lines))
+    log("timestamps: by default outside systemd, none under it, `on` everywhere")
 
     # --- under systemd's journal stream: "<N>" prefixes, no time
     logp = os.path.join(c.dir, "floodctld.%d.log" % len(c.logs))
@@ -106,7 +134,7 @@ def main():
     c.start(env={"JOURNAL_STREAM": "%d:%d" % (st.st_dev, st.st_ino)})
     c.stop()
     check(c.logs[-1] == logp, "the kit wrote the log this test named")
-    lines = [l for l in c.log().splitlines() if l.strip()]
+    lines = log_lines(c)
     bad = [l for l in lines if not PRIO.match(l) or PRIO.match(l).group(1) != PRIO_OF[PRIO.match(l).group(2)]]
     check(lines and not bad, "lines without their priority prefix: %r" % (bad[:5] or lines))
     check(any(l.startswith("<5>notice floodctld: ready") for l in lines), "ready at notice (<5>)")

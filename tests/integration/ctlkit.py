@@ -5,7 +5,8 @@ Ctl(name) makes a private world under build/test-tmp/fg-ctl-<name>-<pid>:
 a floodgate.conf, a data directory, a control socket, a region file in
 /dev/shm (fg-ctl-<name>-<pid>). start() runs floodctld, optionally under
 the power-loss shim (tests/preload/powerloss.so); writer() runs
-tools/histwriter; ctl() runs floodctl; powerloss() throws away everything
+tools/histwriter; start_host() runs floodgate-host on the region; ctl()
+runs floodctl; powerloss() throws away everything
 not made durable (the shim's revert); wipe_shm() deletes the region, as a
 reboot would. netns() moves this process into a fresh network namespace
 (fg-ctl-<name>-<pid>) so the stats endpoint listens only there.
@@ -16,6 +17,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 
 import fgkit
@@ -24,6 +26,7 @@ from fgkit import BUILD, TOP, check, fail, log, passed, wait_until  # noqa: F401
 FLOODCTLD = os.path.join(BUILD, "bin/floodctld")
 FLOODCTL = os.path.join(BUILD, "bin/floodctl")
 HISTWRITER = os.path.join(BUILD, "bin/histwriter")
+HOST = os.path.join(BUILD, "bin/floodgate-host")
 POWERLOSS = os.path.join(BUILD, "tests/preload/powerloss.so")
 DAY = 86400
 
@@ -94,7 +97,11 @@ class Ctl:
 
     def start(self, powerloss=False, env=None, args=(), wait=True):
         e = dict(os.environ)
-        e.update(env or {})
+        for k, v in (env or {}).items():   # None: not in floodctld's environment
+            if v is None:
+                e.pop(k, None)
+            else:
+                e[k] = v
         if powerloss:
             os.makedirs(self.data, exist_ok=True)
             e.update(FG_PL_DIR=self.data, FG_PL_STATE=self.state, LD_PRELOAD=POWERLOSS)
@@ -114,9 +121,10 @@ class Ctl:
             return self.ctl("status", timeout=5)[0] == 0
         wait_until(ready, timeout, lambda: "floodctld to be ready:\n" + self.log())
 
-    def log(self, i=-1):
-        with open(self.logs[i]) as f:
-            return f.read()
+    def log(self, i=-1, raw=False):
+        """floodctld's log; its lines' times taken off unless raw."""
+        text = fgkit.slurp(self.logs[i])
+        return text if raw else fgkit.log_text(text)
 
     def stop(self):
         self.d.send_signal(signal.SIGTERM)
@@ -180,6 +188,18 @@ class Ctl:
         check("reverted to its durable state" in err, "power-loss revert did not run: %r" % err)
         return err
 
+    def start_host(self, port, args=()):
+        """floodgate-host --floodctld on this world's configuration, once it
+        listens on 127.0.0.1:port; (process, its log's path)."""
+        logp = os.path.join(self.dir, "host.%d.log" % len(self.procs))
+        p = subprocess.Popen([HOST, "-c", self.conf, "--floodctld"] + list(args),
+                             stdout=subprocess.DEVNULL, stderr=open(logp, "w"))
+        self.procs.append(p)
+        wait_until(lambda: p.poll() is not None or connectable(port), 30,
+                   "floodgate-host to listen")
+        check(p.poll() is None, "floodgate-host exited:\n" + open(logp).read())
+        return p, logp
+
     def wipe_shm(self):
         for p in (self.shm,):
             if os.path.exists(p):
@@ -205,6 +225,14 @@ class Ctl:
             log("kept %s" % self.dir)
         else:
             shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def connectable(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
 
 
 def crash_round(c, prefix, until, rate=3000, env=None, args=(), timeout=120):

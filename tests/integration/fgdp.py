@@ -205,7 +205,7 @@ class World:
         expression of lines this test caused on purpose."""
         extra = re.compile(allow) if allow else None
         for p in self.logs:
-            bad = [l for l in slurp(p).splitlines()
+            bad = [l for l in fgkit.slurp_log(p).splitlines()
                    if l.strip() and not DPDK_NOISE.match(l) and l.strip() != "ready"
                    and not (extra and extra.search(l))]
             check(not bad, "log %s not clean:\n%s" % (p, "\n".join(bad[:20])))

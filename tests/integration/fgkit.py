@@ -36,6 +36,7 @@ Python stdlib only.
 import atexit
 import ctypes
 import os
+import re
 import signal
 import socket
 import struct
@@ -190,6 +191,21 @@ def cpu_ticks(pid):
 def slurp(path):
     with open(path, errors="replace") as f:
         return f.read()
+
+
+# The time our programs put before each stderr line unless systemd runs
+# them ([log] timestamps auto): "2026-12-01T20:34:36.123Z ".
+LOG_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z ", re.M)
+
+
+def log_text(text):
+    """A log's lines without their time, so that they can be matched by
+    their level prefix ("warn region: ...")."""
+    return LOG_TIME.sub("", text)
+
+
+def slurp_log(path):
+    return log_text(slurp(path))
 
 
 # ---------------------------------------------------------------- counters

@@ -121,9 +121,9 @@ class Harness:
             self.pcap.wait()
         fgkit.del_netns(self.ns)
         if check_log:
-            with open(self.log_file) as f:
-                # the harness relays nowhere, and knows it (as fgdp.py)
-                text = "".join(ln for ln in f if not NO_DOWNSTREAM.match(ln))
+            # the harness relays nowhere, and knows it (as fgdp.py)
+            text = "".join(ln for ln in fgkit.slurp_log(self.log_file).splitlines(True)
+                           if not NO_DOWNSTREAM.match(ln))
             check(self.proc.returncode == 0, "fg-taphost exited %s" % self.proc.returncode)
             check(text.strip() == "", "fg-taphost log not clean:\n" + text)
         return final

@@ -122,7 +122,7 @@ class Host:
             self.proc.kill()
             fail("floodgate-host did not stop on SIGTERM")
         check(rc == 0, "floodgate-host exit status %d:\n%s" % (rc, open(self.log).read()))
-        log = open(self.log).read()
+        log = fgkit.slurp_log(self.log)
         bad = [l for l in log.splitlines()
                if l.startswith("err ") or "runtime error" in l or "Sanitizer" in l]
         check(not bad, "errors in the log:\n" + log)

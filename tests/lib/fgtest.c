@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "floodgate/log.h"
 #include "fgtest.h"
@@ -44,4 +46,26 @@ uint64_t fg_test_rng(uint64_t *state)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+bool fg_test_wait_until(bool (*cond)(void *arg), void *arg, unsigned step_us)
+{
+	const char *scale = getenv("FG_TIMEOUT_SCALE");
+	double k = scale && atof(scale) > 0 ? atof(scale) : 1.0;
+	uint64_t until = mono_ns() + (uint64_t)(FG_TEST_WAIT_S * k * 1e9);
+
+	while (!cond(arg)) {
+		if (mono_ns() >= until)
+			return cond(arg);
+		usleep(step_us);
+	}
+	return true;
 }

@@ -10,6 +10,7 @@
 #define FLOODGATE_TESTS_FGTEST_H
 
 #include <check.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -33,6 +34,17 @@ struct fg_test_logcap {
 void fg_test_logcap_start(struct fg_test_logcap *cap);
 void fg_test_logcap_stop(void);
 int fg_test_logcap_has(const struct fg_test_logcap *cap, const char *needle);
+
+/*
+ * Wait on a condition, never on the clock: cond(arg) every step_us
+ * microseconds until it holds. Returns true then, or false once
+ * FG_TEST_WAIT_S seconds, stretched by $FG_TIMEOUT_SCALE as fgkit.py's
+ * deadlines are, have passed: a bound on failure only (under ASan or TSan
+ * on a loaded machine a thread may take a while). The test asserts on the
+ * answer, naming what it waited for.
+ */
+#define FG_TEST_WAIT_S 60
+bool fg_test_wait_until(bool (*cond)(void *arg), void *arg, unsigned step_us);
 
 /* splitmix64: a small seeded generator, so randomised tests repeat exactly. */
 uint64_t fg_test_rng(uint64_t *state);

@@ -101,14 +101,9 @@ def run(cmd, ok=(0,), timeout=600, **kw):
 
 
 def wait_for(what, cond, timeout=60):
-    """cond() until true; the deadline is a failure bound only."""
-    end = time.time() + timeout
-    while time.time() < end:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.05)
-    fail("timed out waiting for " + what)
+    """cond()'s first true value (fgkit.wait_until: the deadline is a
+    failure bound only, stretched by FG_TIMEOUT_SCALE)."""
+    return fgkit.wait_until(cond, timeout, what)
 
 
 # ---------------------------------------------------------------- the machine

@@ -1284,6 +1284,72 @@ START_TEST(test_docs_match_parser)
 }
 END_TEST
 
+/* Write `text` to a file of its own; the path in `path`. */
+static void write_conf(char *path, size_t len, const char *text)
+{
+	FILE *f;
+
+	snprintf(path, len, "/tmp/fg-config-reload-%d.conf", (int)getpid());
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* What a running dataplane does with a new file (config_reload.c): every
+ * error listed and nothing loaded; the keys that size what exists keep
+ * their running values and are named; the others are listed as applied. */
+START_TEST(test_reload_report)
+{
+	char path[64], *out = NULL;
+	size_t len = 0;
+	struct fg_config *old, *n;
+	FILE *f;
+
+	write_conf(path, sizeof(path), "[site]\nlisten 127.0.0.1:1119\n[rules]\ncutoff 10d\n"
+		   "retention 11d\n[peer alpha]\naddress 192.0.2.1\n");
+	f = open_memstream(&out, &len);
+	old = fg_config_reload_load(path, f);
+	fclose(f);
+	ck_assert_ptr_nonnull(old);
+	/* warnings are listed too: here, no downstream */
+	ck_assert_msg(strncmp(out, "  warning        ", 17) == 0 && strstr(out, "[downstream]"),
+		      "%s", out);
+	free(out);
+	write_conf(path, sizeof(path), "[site]\nlisten 127.0.0.1:2119\n[rules]\ncutoff 5d\n"
+		   "retention 6d\n[peer alpha]\naddress 192.0.2.1\n[peer beta]\n"
+		   "address 192.0.2.2\n");
+	f = open_memstream(&out, &len);
+	n = fg_config_reload_load(path, f);
+	ck_assert_ptr_nonnull(n);
+	fg_config_carry(n, old, f);
+	fg_config_changes(old, n, f);
+	fclose(f);
+	ck_assert_msg(strstr(out, "  needs restart  site listen\n"), "%s", out);
+	ck_assert_uint_eq(n->listen[0].port, 1119);	/* carried */
+	ck_assert_msg(strstr(out, "  applied        [rules] cutoff"), "%s", out);
+	ck_assert_msg(strstr(out, "  applied        [peer beta] address"), "%s", out);
+	free(out);
+	/* nothing changed: said so */
+	f = open_memstream(&out, &len);
+	fg_config_changes(n, n, f);
+	fclose(f);
+	ck_assert_str_eq(out, "  (no key changed)\n");
+	free(out);
+	fg_config_free(n);
+	/* a file with errors: refused, each listed */
+	write_conf(path, sizeof(path), "[rules]\ncutoff soon\n[nonsense]\n");
+	f = open_memstream(&out, &len);
+	ck_assert_ptr_null(fg_config_reload_load(path, f));
+	fclose(f);
+	ck_assert_msg(strstr(out, ": refused, 2 errors; the running configuration is kept\n"), "%s",
+		      out);
+	free(out);
+	fg_config_free(old);
+	unlink(path);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -1316,6 +1382,7 @@ static Suite *config_suite(void)
 	tcase_add_test(misc, test_errors_log);
 	tcase_add_test(misc, test_format_truncation);
 	tcase_add_test(misc, test_docs_match_parser);
+	tcase_add_test(misc, test_reload_report);
 	suite_add_tcase(s, values);
 	suite_add_tcase(s, keys);
 	suite_add_tcase(s, errors);

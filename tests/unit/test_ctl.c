@@ -34,6 +34,7 @@ START_TEST(test_every_verb)
 		{ "status --json\r\n", FG_CTL_STATUS, FG_CTL_F_JSON, 0 },
 		{ "stats --prom", FG_CTL_STATS, FG_CTL_F_PROM, 0 },
 		{ "  stats   --json  ", FG_CTL_STATS, FG_CTL_F_JSON, 0 },
+		{ "stats --json alpha", FG_CTL_STATS, FG_CTL_F_JSON, 1 },
 		{ "lookup <a@b>", FG_CTL_LOOKUP, 0, 1 },
 		{ "lookup --json <a@b>", FG_CTL_LOOKUP, FG_CTL_F_JSON, 1 },
 		{ "expire --dry-run --json", FG_CTL_EXPIRE, FG_CTL_F_DRY_RUN | FG_CTL_F_JSON, 0 },
@@ -282,6 +283,125 @@ START_TEST(test_client_never_hangs)
 }
 END_TEST
 
+/* ---- the server side (the dataplanes' sockets) ---- */
+
+struct served {
+	int lfd;
+	unsigned rounds;
+	unsigned handled;
+	pthread_t t;
+};
+
+static const char *echo(void *arg, const struct fg_ctl_req *q, FILE *f)
+{
+	struct served *sv = arg;
+
+	sv->handled++;
+	fprintf(f, "%s %u%s", fg_ctl_verb_name(q->verb), q->argc,
+		q->flags & FG_CTL_F_JSON ? " json" : "");
+	return q->argc ? "refused" : NULL;
+}
+
+static void *serve_rounds(void *arg)
+{
+	struct served *sv = arg;
+
+	for (unsigned i = 0; i < sv->rounds; i++)
+		fg_ctl_serve_one(sv->lfd, 5000, echo, sv);
+	return NULL;
+}
+
+START_TEST(test_server)
+{
+	char path[108];
+	/* rounds: the second listen's probe, two calls, one bad line */
+	struct served sv = { .rounds = 4 };
+	struct fg_ctl_req q;
+	struct fg_ctl_reply rep;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *why;
+	char buf[256];
+	int fd, other = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/tmp/fg-ctl-srv-%d.sock", (int)getpid());
+	/* a socket file nobody answers on (a dead owner's) is replaced */
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	strcpy(sa.sun_path, path);
+	unlink(path);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	close(fd);
+	ck_assert_int_eq(fg_ctl_listen(path, "test", &sv.lfd), 0);
+	/* one that another process answers on is not */
+	ck_assert_int_eq(fg_ctl_listen(path, "test", &other), -EADDRINUSE);
+	ck_assert_int_eq(other, -1);
+	pthread_create(&sv.t, NULL, serve_rounds, &sv);
+	memset(&q, 0, sizeof(q));
+	q.verb = FG_CTL_PING;
+	q.flags = FG_CTL_F_JSON;
+	ck_assert_int_eq(fg_ctl_call(path, &q, 5000, &rep, &why), 0);
+	ck_assert(rep.ok);
+	ck_assert_str_eq(rep.body, "ping 0 json");
+	fg_ctl_reply_free(&rep);
+	q.verb = FG_CTL_RESUME;
+	q.flags = 0;
+	q.argc = 1;
+	strcpy(q.argv[0], "alpha");
+	ck_assert_int_eq(fg_ctl_call(path, &q, 5000, &rep, &why), 0);
+	ck_assert(!rep.ok);
+	ck_assert_str_eq(rep.code, "refused");
+	ck_assert_str_eq(rep.body, "resume 1");
+	fg_ctl_reply_free(&rep);
+	/* a line that does not parse never reaches the handler */
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(write(fd, "frobnicate\n", 11), 11);
+	n = read(fd, buf, sizeof(buf) - 1);
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	ck_assert_msg(strncmp(buf, "err bad-request ", 16) == 0, "%s", buf);
+	close(fd);
+	pthread_join(sv.t, NULL);
+	ck_assert_uint_eq(sv.handled, 2);
+	fg_ctl_unlisten(&sv.lfd, path);
+	ck_assert_int_eq(sv.lfd, -1);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	fg_ctl_unlisten(&sv.lfd, path);	/* again: nothing */
+}
+END_TEST
+
+static int fake_reload(void *arg, const char *file, FILE *report)
+{
+	fprintf(report, "%s: loaded\n", file ? file : "<running>");
+	return *(int *)arg;
+}
+
+/* A dataplane's reply to reload: the report as text, or wrapped in JSON;
+ * the code from the outcome. */
+START_TEST(test_reload_serve)
+{
+	struct fg_ctl_req q = { .verb = FG_CTL_RELOAD };
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	int rc = 0;
+
+	ck_assert_ptr_null(fg_ctl_reload_serve(fake_reload, &rc, &q, f));
+	q.argc = 1;
+	strcpy(q.argv[0], "f.conf");
+	q.flags = FG_CTL_F_JSON;
+	rc = -EINVAL;
+	ck_assert_str_eq(fg_ctl_reload_serve(fake_reload, &rc, &q, f), "refused");
+	rc = -ETIMEDOUT;
+	ck_assert_str_eq(fg_ctl_reload_serve(fake_reload, &rc, &q, f), "failed");
+	fclose(f);
+	ck_assert_str_eq(out, "<running>: loaded\n"
+			 "{\"reloaded\":false,\"report\":\"f.conf: loaded\\u000a\"}\n"
+			 "{\"reloaded\":false,\"report\":\"f.conf: loaded\\u000a\"}\n");
+	free(out);
+}
+END_TEST
+
 static Suite *ctl_suite(void)
 {
 	Suite *s = suite_create("ctl");
@@ -293,6 +413,8 @@ static Suite *ctl_suite(void)
 	tcase_add_test(tc, test_reply_heads);
 	tcase_add_test(tc, test_client_outcomes);
 	tcase_add_test(tc, test_client_never_hangs);
+	tcase_add_test(tc, test_server);
+	tcase_add_test(tc, test_reload_serve);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
 	return s;

@@ -31,8 +31,7 @@ static const char *const ART =
 /* Far longer than any wait below: an article that waited for the
  * interval would fail the test by its deadline. */
 #define LONG_INTERVAL_NS (60ull * 1000000000)
-/* Deadlines: a bound on failure only (ASan on a loaded machine). */
-#define WAIT_NS (30ull * 1000000000)
+/* Deadlines: fg_test_wait_until, a bound on failure only. */
 
 static uint64_t now_ns(void)
 {
@@ -50,15 +49,19 @@ struct slow {
 	unsigned append_us;
 };
 
+static bool sync_let_go(void *arg)
+{
+	return !atomic_load(&((struct slow *)arg)->hold_sync);
+}
+
 static int slow_hook(void *arg, enum fg_queue_fault where)
 {
 	struct slow *sl = arg;
-	uint64_t until = now_ns() + WAIT_NS;
 
 	if (where == FG_QUEUE_FAULT_SYNC) {
 		atomic_fetch_add(&sl->syncs_entered, 1);
-		while (atomic_load(&sl->hold_sync) && now_ns() < until)
-			usleep(200);
+		/* the test lets it go (a bound keeps a failed test from hanging) */
+		fg_test_wait_until(sync_let_go, sl, 200);
 	} else if (where == FG_QUEUE_FAULT_WRITE && sl->append_us) {
 		usleep(sl->append_us);
 	}
@@ -79,27 +82,44 @@ static void on_done(void *ctx, uint64_t cookie, int status)
 	d->done++;
 }
 
+struct waiting {
+	struct fg_queue_sink *s;
+	struct drv *d;
+	struct slow *sl;
+	unsigned want;
+};
+
+static bool all_done(void *arg)
+{
+	struct waiting *w = arg;
+
+	fg_queue_sink_ops.poll(w->s, now_ns(), on_done, w->d);
+	return w->d->done >= w->want;
+}
+
 static void wait_done(struct fg_queue_sink *s, struct drv *d, unsigned want)
 {
-	uint64_t until = now_ns() + WAIT_NS;
+	struct waiting w = { .s = s, .d = d, .want = want };
 
-	while (d->done < want && now_ns() < until) {
-		fg_queue_sink_ops.poll(s, now_ns(), on_done, d);
-		usleep(100);
-	}
+	fg_test_wait_until(all_done, &w, 100);
 	ck_assert_uint_eq(d->done, want);
 	for (unsigned i = 0; i < want; i++)
 		ck_assert_int_eq(d->status[i], 0);
 }
 
+static bool syncs_entered(void *arg)
+{
+	struct waiting *w = arg;
+
+	return atomic_load(&w->sl->syncs_entered) >= w->want;
+}
+
 static void wait_sync_entered(struct slow *sl, unsigned n)
 {
-	uint64_t until = now_ns() + WAIT_NS;
-	unsigned entered;
+	struct waiting w = { .sl = sl, .want = n };
 
-	while ((entered = atomic_load(&sl->syncs_entered)) < n && now_ns() < until)
-		usleep(100);
-	ck_assert_msg(entered >= n, "%u syncs begun, waited for %u", entered, n);
+	ck_assert_msg(fg_test_wait_until(syncs_entered, &w, 100), "%u syncs begun, waited for %u",
+		      atomic_load(&sl->syncs_entered), n);
 }
 
 static void put(struct fg_queue_sink *s, unsigned i)

@@ -2,7 +2,8 @@
 /*
  * test_levers.c — the operator levers' state and journal: every change
  * kind, refusals, expiry, a journal replayed to the same state, a torn or
- * hostile line skipped and counted, and the state applied to an engine.
+ * hostile line skipped and counted, the state applied to an engine, and
+ * the levers served: request, journal, publication, pickup.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "floodgate/ctl.h"
 #include "floodgate/levers.h"
 #include "fgtest.h"
 #include "nntp_harness.h"
@@ -166,6 +168,121 @@ START_TEST(test_apply_to_an_engine)
 }
 END_TEST
 
+/* Serve one request line; the body in *body (malloc'd). */
+static const char *serve(struct fg_levers_pub *p, const struct fg_config *cfg, const char *line,
+			 char **body)
+{
+	struct fg_ctl_req q;
+	const char *why = NULL, *code;
+	size_t len = 0;
+	FILE *f = open_memstream(body, &len);
+
+	ck_assert_int_eq(fg_ctl_parse_request(line, strlen(line), &q, &why), 0);
+	code = fg_levers_serve(p, cfg, &q, f);
+	fclose(f);
+	return code;
+}
+
+/* Serving (levers.h, steps 1-5): a request journals, publishes, and an
+ * engine picks the change up once; refusals change nothing; the journal
+ * brings the same state back; a pause over is dropped by the tick. */
+START_TEST(test_serve_publish_pickup)
+{
+	struct fg_levers_pub *p = calloc(1, sizeof(*p)), *again = calloc(1, sizeof(*again));
+	struct fg_th T;
+	unsigned long seen = 0, gen;
+	char *body = NULL;
+	char *where = strdup(dir);
+
+	ck_assert_int_eq(fg_th_init(&T, NULL, NULL), 0);
+	/* the path is kept as a copy: a reload frees the configuration's */
+	ck_assert_int_eq(fg_levers_pub_load(p, "test", where), 0);
+	memset(where, 'x', strlen(where));
+	free(where);
+	ck_assert_uint_eq(atomic_load(&p->gen), 2);
+	ck_assert_ptr_null(serve(p, T.cfg, "pause alpha 60\n", &body));
+	ck_assert(strstr(body, "pause alpha ") && strstr(body, "done, journaled"));
+	free(body);
+	gen = atomic_load(&p->gen);
+	ck_assert_uint_eq(gen, 4);
+	fg_levers_pickup(p, &seen, T.e);
+	ck_assert_uint_eq(seen, gen);
+	ck_assert(fg_engine_paused(T.e, "alpha", NULL));
+	/* refusals: nothing journaled, nothing published */
+	ck_assert_str_eq(serve(p, T.cfg, "pause nobody\n", &body), "bad-request");
+	ck_assert(strstr(body, "no peer nobody in the configuration"));
+	free(body);
+	ck_assert_str_eq(serve(p, T.cfg, "pause alpha 0\n", &body), "bad-request");
+	free(body);
+	ck_assert_str_eq(serve(p, T.cfg, "go\n", &body), "refused");
+	free(body);
+	ck_assert_str_eq(serve(p, T.cfg, "resume beta\n", &body), "refused");
+	ck_assert(strstr(body, "not paused"));
+	free(body);
+	ck_assert_uint_eq(atomic_load(&p->gen), gen);
+	ck_assert_ptr_null(serve(p, T.cfg, "throttle disk full --json\n", &body));
+	ck_assert(strncmp(body, "{\"throttled\":\"disk full\",\"paused\":[{\"peer\":\"alpha\",", 51) == 0);
+	free(body);
+	fg_levers_pickup(p, &seen, T.e);
+	ck_assert_str_eq(fg_engine_throttled(T.e), "disk full");
+	/* an odd generation (a change being copied in) is not picked up */
+	atomic_fetch_add(&p->gen, 1);
+	ck_assert_ptr_null(serve(p, T.cfg, "go\n", &body));
+	free(body);
+	ck_assert_uint_eq(atomic_load(&p->gen) & 1, 1);
+	fg_levers_pickup(p, &seen, T.e);
+	ck_assert_str_eq(fg_engine_throttled(T.e), "disk full");
+	atomic_fetch_add(&p->gen, 1);
+	fg_levers_pickup(p, &seen, T.e);
+	ck_assert_ptr_null(fg_engine_throttled(T.e));
+	/* the journal gives the same state to the next owner */
+	ck_assert_int_eq(fg_levers_pub_load(again, "test", dir), 0);
+	ck_assert(!again->l.throttle[0]);
+	ck_assert_int_eq(fg_levers_paused_until(&again->l, "alpha"),
+			 fg_levers_paused_until(&p->l, "alpha"));
+	ck_assert_int_eq(fg_levers_paused_until(&again->l, "beta"), 0);
+	/* the tick drops a pause that is over, and publishes */
+	gen = atomic_load(&p->gen);
+	fg_levers_tick(p, fg_levers_paused_until(&p->l, "alpha") - 1);
+	ck_assert_uint_eq(atomic_load(&p->gen), gen);
+	fg_levers_tick(p, fg_levers_paused_until(&p->l, "alpha"));
+	ck_assert_uint_eq(atomic_load(&p->gen), gen + 2);
+	ck_assert_uint_eq(p->l.n_pauses, 0);
+	fg_th_fini(&T);
+	free(p);
+	free(again);
+}
+END_TEST
+
+/* What floodctl peers and status show of the levers. */
+START_TEST(test_json_and_text)
+{
+	struct fg_levers l;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	memset(&l, 0, sizeof(l));
+	f = open_memstream(&out, &len);
+	fg_levers_json(&l, f, false);
+	fg_levers_text(&l, f, T0);
+	fclose(f);
+	ck_assert_str_eq(out, ",\"throttled\":null,\"paused\":[]");
+	free(out);
+	ck_assert_int_eq(fg_levers_throttle(&l, "say \"no\""), 0);
+	ck_assert_int_eq(fg_levers_pause(&l, "alpha", T0 + 90), 0);
+	f = open_memstream(&out, &len);
+	fg_levers_json(&l, f, true);
+	fg_levers_text(&l, f, T0);
+	fclose(f);
+	ck_assert_str_eq(out, "{\"throttled\":\"say \\\"no\\\"\",\"paused\":[{\"peer\":\"alpha\","
+			 "\"until\":1767225690}]}\n"
+			 "THROTTLED  say \"no\" (floodctl go ends it)\n"
+			 "PAUSED     peer alpha until 1767225690 (90 s more; floodctl resume)\n");
+	free(out);
+}
+END_TEST
+
 static Suite *levers_suite(void)
 {
 	Suite *s = suite_create("levers");
@@ -176,6 +293,8 @@ static Suite *levers_suite(void)
 	tcase_add_test(tc, test_journal_replays_to_the_same_state);
 	tcase_add_test(tc, test_journal_version);
 	tcase_add_test(tc, test_apply_to_an_engine);
+	tcase_add_test(tc, test_serve_publish_pickup);
+	tcase_add_test(tc, test_json_and_text);
 	suite_add_tcase(s, tc);
 	return s;
 }

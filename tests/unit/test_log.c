@@ -151,12 +151,25 @@ static void log_with_ts_off(void)
 	fg_log_close();
 }
 
-/* auto: a file is not a terminal, so no time */
+/* auto: the time unless systemd runs us ($INVOCATION_ID, $JOURNAL_STREAM),
+ * a file or a pipe as well as a terminal */
 static void log_with_ts_auto(void)
 {
+	unsetenv("INVOCATION_ID");
+	unsetenv("JOURNAL_STREAM");
 	ck_assert_int_eq(fg_log_open(FG_LOG_TO_STDERR, FG_LOG_TIME_AUTO, "t", NULL), 0);
 	FG_LOG_NOTICE("ctld", "ready");
 	fg_log_close();
+	setenv("INVOCATION_ID", "0123456789abcdef0123456789abcdef", 1);
+	ck_assert_int_eq(fg_log_open(FG_LOG_TO_STDERR, FG_LOG_TIME_AUTO, "t", NULL), 0);
+	FG_LOG_NOTICE("ctld", "a service");
+	fg_log_close();
+	unsetenv("INVOCATION_ID");
+	setenv("JOURNAL_STREAM", "1:2", 1);	/* not our stderr, but systemd's doing */
+	ck_assert_int_eq(fg_log_open(FG_LOG_TO_STDERR, FG_LOG_TIME_AUTO, "t", NULL), 0);
+	FG_LOG_NOTICE("ctld", "a stream");
+	fg_log_close();
+	unsetenv("JOURNAL_STREAM");
 }
 
 /* systemd's JOURNAL_STREAM naming our stderr: "<N>" and no time, even with on */
@@ -193,7 +206,9 @@ START_TEST(test_stderr_timestamps)
 	capture_stderr(log_with_ts_off, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "warn relay: plain\n");
 	capture_stderr(log_with_ts_auto, buf, sizeof(buf));
-	ck_assert_str_eq(buf, "notice ctld: ready\n");
+	ck_assert_msg(matches("^[0-9]{4}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9]"
+			      "\\.[0-9]{3}Z notice ctld: ready\n"
+			      "notice ctld: a service\nnotice ctld: a stream$", buf), "auto: %s", buf);
 	fg_log_set_level(FG_LOG_INFO);
 	capture_stderr(log_under_journal_stream, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "<3>err queue: disk full\n<6>info queue: x\nerr queue: not journal\n");

@@ -40,6 +40,10 @@ static void state(struct fg_metrics_state *m)
 	m->ds[1].backlog_bytes = 1048576;
 	m->ds[1].lag_records = 350;
 	m->ds[1].dropped = 12;
+	/* throttled, and alpha paused for 90 s more (levers.journal) */
+	m->levers_ok = true;
+	ck_assert_int_eq(fg_levers_throttle(&m->levers, "disk \"full\""), 0);
+	ck_assert_int_eq(fg_levers_pause(&m->levers, "alpha", m->now + 90), 0);
 }
 
 /* What a dataplane's main lcore publishes (nic.h): a bonded port whose
@@ -93,6 +97,16 @@ static struct fg_region *workload(struct ctl_fixture *fx, struct fg_region_write
 	/* the first writer is a polling worker, busy a quarter of its loop */
 	fg_region_writer_stats(w[0])->total.ctr[FG_CTR_DP_BUSY_CYCLES] = 1000;
 	fg_region_writer_stats(w[0])->total.ctr[FG_CTR_DP_IDLE_CYCLES] = 3000;
+	/* seed 002 by peer: alpha's articles an hour on the way, five minutes
+	 * offline; one of its four offers first; the other peer offered none */
+	{
+		struct fg_region_wstats *s = fg_region_writer_stats(w[0]);
+
+		fg_hist_add(&s->peer_delay[0].propagation_delay, 3600);
+		fg_hist_add(&s->peer_delay[0].injection_delay, 300);
+		s->peer[0].ctr[FG_CTR_NNTP_OFFERS] += 4;
+		s->peer[0].ctr[FG_CTR_NNTP_OFFERS_FIRST] += 1;
+	}
 	fg_stats_inc(fg_region_ctld_stats(r), FG_CTR_SNAPSHOTS);
 	publish_nic(w[1]);
 	return r;
@@ -146,6 +160,20 @@ START_TEST(test_known_values)
 	ck_assert(has_line(t, "floodgate_injection_delay_seconds_count 6"));
 	ck_assert(has_line(t, "floodgate_propagation_delay_seconds_bucket{le=\"63\"} 0"));
 	ck_assert(has_line(t, "floodgate_propagation_delay_seconds_bucket{le=\"127\"} 2"));
+	/* the delays and the first-offer share by peer (alpha's 3600 s is in
+	 * 2048..4095; the other peer's families are there, empty) */
+	ck_assert(has_line(t, "floodgate_peer_propagation_delay_seconds_bucket{peer=\"alpha\",le=\"2047\"} 0"));
+	ck_assert(has_line(t, "floodgate_peer_propagation_delay_seconds_bucket{peer=\"alpha\",le=\"4095\"} 1"));
+	ck_assert(has_line(t, "floodgate_peer_propagation_delay_seconds_bucket{peer=\"alpha\",le=\"+Inf\"} 1"));
+	ck_assert(has_line(t, "floodgate_peer_propagation_delay_seconds_sum{peer=\"alpha\"} 3600"));
+	ck_assert(has_line(t, "floodgate_peer_injection_delay_seconds_bucket{peer=\"alpha\",le=\"255\"} 0"));
+	ck_assert(has_line(t, "floodgate_peer_injection_delay_seconds_bucket{peer=\"alpha\",le=\"511\"} 1"));
+	ck_assert(has_line(t, "floodgate_peer_injection_delay_seconds_count{peer=\"we\\\"ird\\\\name\"} 0"));
+	ck_assert(has_line(t, "floodgate_peer_nntp_offers_total{peer=\"alpha\"} 4"));
+	ck_assert(has_line(t, "floodgate_peer_offers_first_ratio{peer=\"alpha\"} 0.25"));
+	ck_assert(has_line(t, "floodgate_peer_offers_first_ratio{peer=\"we\\\"ird\\\\name\"} NaN"));
+	/* the site-wide families do not count the per-peer ones twice */
+	ck_assert(has_line(t, "floodgate_propagation_delay_seconds_count 2"));
 	ck_assert(has_line(t, "floodgate_writers 2"));
 	/* the busy share of the one writer that counts its cycles */
 	ck_assert(has_line(t, "floodgate_lcore_busy_share{writer=\"t\"} 0.25"));
@@ -173,7 +201,7 @@ END_TEST
 
 /* Every sample line belongs to the family last introduced by HELP and
  * TYPE; no family appears twice; counters end in _total; histogram
- * buckets never decrease. */
+ * buckets never decrease within a series. */
 START_TEST(test_exposition_rules)
 {
 	struct ctl_fixture fx = { 0 };
@@ -209,6 +237,8 @@ START_TEST(test_exposition_rules)
 		if (strcmp(type, "histogram") == 0 && strstr(name, "_bucket")) {
 			double v = atof(strrchr(line, ' ') + 1);
 
+			if (strstr(line, "le=\"-1\""))
+				last_bucket = -1;	/* a series (a peer's) begins */
 			ck_assert(v >= last_bucket);
 			last_bucket = v;
 		}
@@ -233,7 +263,12 @@ START_TEST(test_json_and_table)
 	fg_sbuf_init(&b);
 	fg_metrics_json(r, &m, &b);
 	ck_assert(strstr(b.p, "\"rules_accepted\":20"));
-	ck_assert(strstr(b.p, "\"alpha\":{\"counters\":{\"rules_accepted\":10},\"rejected\":{\"too-old\":3}}"));
+	ck_assert(strstr(b.p, "\"alpha\":{\"counters\":{\"rules_accepted\":10,\"nntp_offers\":4,"
+			  "\"nntp_offers_first\":1},\"rejected\":{\"too-old\":3},\"histograms\":"
+			  "{\"injection_delay_seconds\":{\"count\":1,\"sum\":300,"));
+	ck_assert(strstr(b.p, "\"propagation_delay_seconds\":{\"count\":1,\"sum\":3600,\"negative\":0,"
+			  "\"buckets\":[[4095,1]]}},\"offers_first_share\":0.25}"));
+	ck_assert(strstr(b.p, "\"offers_first_share\":null}"));
 	ck_assert(strstr(b.p, "\"we\\\"ird\\\\name\":"));
 	ck_assert(strstr(b.p, "\"commit_age_seconds\":null"));
 	ck_assert(strstr(b.p, "\"lcores\":[{\"writer\":\"t\",\"busy_cycles\":1000,"
@@ -250,6 +285,21 @@ START_TEST(test_json_and_table)
 	ck_assert(strstr(b.p, "peer alpha"));
 	ck_assert(strstr(b.p, "rejected too-old"));
 	ck_assert(strstr(b.p, "lcore t: busy 25.0 % of its loop since it started\n"));
+	ck_assert(strstr(b.p, "  offered first: 25.0 % of its offers\n"));
+	/* floodctl stats --peer: one peer's block, table and JSON */
+	fg_sbuf_reset(&b);
+	ck_assert_int_eq(fg_metrics_peer(r, "alpha", false, &b), 0);
+	ck_assert(strncmp(b.p, "peer alpha\n", 11) == 0);
+	ck_assert(strstr(b.p, "propagation delay (arrival - Injection-Date) count 1, negative 0, "
+			 "mean 3600.0 s\n  <= 4095"));
+	ck_assert_ptr_null(strstr(b.p, "we\"ird"));
+	fg_sbuf_reset(&b);
+	ck_assert_int_eq(fg_metrics_peer(r, "alpha", true, &b), 0);
+	ck_assert(strncmp(b.p, "{\"peer\":\"alpha\",\"counters\":{\"rules_accepted\":10,", 48) == 0);
+	ck_assert(strstr(b.p, "\"offers_first_share\":0.25}\n"));
+	fg_sbuf_reset(&b);
+	ck_assert_int_eq(fg_metrics_peer(r, "nobody", true, &b), -ENOENT);
+	ck_assert_uint_eq(b.len, 0);
 	fg_sbuf_free(&b);
 	fg_region_release(w[0]);
 	fg_region_release(w[1]);
@@ -483,6 +533,47 @@ START_TEST(test_cluster_status)
 }
 END_TEST
 
+/* The lever gauges: throttled with its reason, each peer's pause left. */
+START_TEST(test_levers)
+{
+	struct ctl_fixture fx = { 0 };
+	struct fg_region_writer *w[2];
+	struct fg_region *r = workload(&fx, w);
+	char *t = render(r);
+	struct fg_metrics_state m;
+	struct fg_sbuf b;
+
+	ck_assert(has_line(t, "floodgate_throttled 1"));
+	ck_assert(has_line(t, "floodgate_throttle_info{reason=\"disk \\\"full\\\"\"} 1"));
+	ck_assert(has_line(t, "floodgate_paused_peers 1"));
+	ck_assert(has_line(t, "floodgate_peer_paused_seconds{peer=\"alpha\"} 90"));
+	ck_assert(has_line(t, "floodgate_peer_paused_seconds{peer=\"we\\\"ird\\\\name\"} 0"));
+	free(t);
+	state(&m);
+	fg_sbuf_init(&b);
+	fg_metrics_json(r, &m, &b);
+	ck_assert(strstr(b.p, "\"levers\":{\"throttled\":\"disk \\\"full\\\"\",\"paused\":"
+			  "[{\"peer\":\"alpha\",\"until\":"));
+	ck_assert(strstr(b.p, "\"remaining_seconds\":90}]}"));
+	fg_sbuf_reset(&b);
+	fg_metrics_table(r, &m, &b);
+	ck_assert(strstr(b.p, "THROTTLED: disk \"full\" (floodctl go ends it)\n"));
+	ck_assert(strstr(b.p, "PAUSED: peer alpha, 90 s more (floodctl resume)\n"));
+	/* go, and no pause: the gauges say so, the reason's family goes */
+	fg_levers_throttle(&m.levers, NULL);
+	fg_levers_pause(&m.levers, "alpha", 0);
+	fg_sbuf_reset(&b);
+	fg_metrics_prometheus(r, &m, &b);
+	ck_assert(has_line(b.p, "floodgate_throttled 0"));
+	ck_assert(has_line(b.p, "floodgate_peer_paused_seconds{peer=\"alpha\"} 0"));
+	ck_assert_ptr_null(strstr(b.p, "floodgate_throttle_info"));
+	fg_sbuf_free(&b);
+	fg_region_release(w[0]);
+	fg_region_release(w[1]);
+	fx_cleanup(&fx);
+}
+END_TEST
+
 static Suite *metrics_suite(void)
 {
 	Suite *s = suite_create("metrics");
@@ -497,6 +588,7 @@ static Suite *metrics_suite(void)
 	tcase_add_test(tc, test_nic);
 	tcase_add_test(tc, test_nic_names);
 	tcase_add_test(tc, test_cluster_status);
+	tcase_add_test(tc, test_levers);
 	suite_add_tcase(s, tc);
 	return s;
 }

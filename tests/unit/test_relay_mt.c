@@ -387,10 +387,16 @@ static void rig_down(void)
 	fg_queue_close(q);
 }
 
+/* The sink polled: are `*want` articles made safe? */
+static bool sink_done(void *want)
+{
+	fg_queue_sink_ops.poll(sink, now_ns(), on_done, NULL);
+	return done_n >= *(unsigned *)want;
+}
+
 static void offer(const char *fmt, unsigned n)
 {
-	unsigned first = done_n;
-	uint64_t until = now_ns() + 60ull * 1000000000;
+	unsigned first = done_n, want = first + n;
 	char id[64];
 
 	for (unsigned i = 0; i < n; i++) {
@@ -403,39 +409,49 @@ static void offer(const char *fmt, unsigned n)
 		ck_assert_int_eq(fg_queue_sink_ops.append(sink, h, &seg, false), 0);
 		ck_assert_int_eq(fg_queue_sink_ops.commit(sink, h, i), 0);
 	}
-	while (done_n < first + n && now_ns() < until) {
-		fg_queue_sink_ops.poll(sink, now_ns(), on_done, NULL);
-		usleep(500);
-	}
-	ck_assert_uint_eq(done_n, first + n);
+	ck_assert_msg(fg_test_wait_until(sink_done, &want, 500), "%u of %u articles made safe",
+		      done_n - first, n);
 }
 
-/* Until cond() holds; fails naming `what` after a generous deadline (a
- * bound on failure only: under ASan or TSan on a loaded machine the relay
- * and the queue's writer may take a while). */
-#define WAIT_NS (60ull * 1000000000)
+/* The bound the relay's own timeouts are set against (a failure bound) */
+#define WAIT_NS ((uint64_t)FG_TEST_WAIT_S * 1000000000)
 
+struct cond {
+	bool (*fn)(void);
+};
+
+static bool call_cond(void *arg)
+{
+	return ((struct cond *)arg)->fn();
+}
+
+/* Until cond() holds; fails naming `what` after the deadline
+ * (fg_test_wait_until). */
 static void wait_until(bool (*cond)(void), const char *what)
 {
-	uint64_t until = now_ns() + WAIT_NS;
+	struct cond c = { cond };
 
-	while (!cond() && now_ns() < until)
-		usleep(1000);
-	ck_assert_msg(cond(), "timed out waiting for %s", what);
+	ck_assert_msg(fg_test_wait_until(call_cond, &c, 1000), "timed out waiting for %s", what);
+}
+
+static bool delivered(void *arg)
+{
+	struct fg_relay_ds_status *st = arg;
+	struct fg_queue_cursor end;
+
+	fg_queue_durable(q, &end);
+	ck_assert_int_eq(fg_relay_status(relay, 0, st), 0);
+	return st->acked.recno >= end.recno;
 }
 
 /* Wait until the downstream has acknowledged every queued record. */
 static void wait_delivered(void)
 {
-	uint64_t until = now_ns() + WAIT_NS;
 	struct fg_relay_ds_status st;
 	struct fg_queue_cursor end;
 
-	do {
-		usleep(2000);
-		fg_queue_durable(q, &end);
-		ck_assert_int_eq(fg_relay_status(relay, 0, &st), 0);
-	} while (st.acked.recno < end.recno && now_ns() < until);
+	fg_test_wait_until(delivered, &st, 2000);
+	fg_queue_durable(q, &end);
 	ck_assert_uint_eq(st.acked.recno, end.recno);
 	ck_assert_uint_eq(st.acked.pos, end.pos);
 }
@@ -636,6 +652,14 @@ START_TEST(server_400_reconnects)
 }
 END_TEST
 
+static bool cursor_published(void)
+{
+	struct fg_relay_ds_status st;
+
+	ck_assert_int_eq(fg_relay_status(relay, 0, &st), 0);
+	return st.acked.recno != 0;
+}
+
 START_TEST(restart_resumes_from_cursor)
 {
 	static struct server s = { .streaming = true, .drop_after = -1 };
@@ -651,7 +675,10 @@ START_TEST(restart_resumes_from_cursor)
 	rig_up(s.port, "");
 	offer("<j%u@t>", 40);
 	/* nobody listens on the port: no connection can be ready and nothing
-	 * be acknowledged, whenever we look */
+	 * be acknowledged, whenever we look — once the relay has published
+	 * its state at all (its thread may not have run yet on a busy box):
+	 * the cursor's 50 */
+	wait_until(cursor_published, "the restarted relay to publish its cursor");
 	ck_assert_int_eq(fg_relay_status(relay, 0, &st), 0);
 	ck_assert_uint_eq(st.ready, 0);
 	ck_assert_uint_eq(st.acked.recno, 50);
@@ -763,8 +790,7 @@ static void rig_up_text(const char *fmt, unsigned p1, unsigned p2)
 
 static void offer_routed(const char *fmt, unsigned n)
 {
-	unsigned first = done_n;
-	uint64_t until = now_ns() + WAIT_NS;
+	unsigned first = done_n, want = first + n;
 	char id[64];
 
 	for (unsigned i = 0; i < n; i++) {
@@ -780,11 +806,8 @@ static void offer_routed(const char *fmt, unsigned n)
 		fg_queue_sink_ops.route(sink, h, &r);
 		ck_assert_int_eq(fg_queue_sink_ops.commit(sink, h, i), 0);
 	}
-	while (done_n < first + n && now_ns() < until) {
-		fg_queue_sink_ops.poll(sink, now_ns(), on_done, NULL);
-		usleep(500);
-	}
-	ck_assert_uint_eq(done_n, first + n);
+	ck_assert_msg(fg_test_wait_until(sink_done, &want, 500), "%u of %u articles made safe",
+		      done_n - first, n);
 }
 
 static bool all_acked(void)
@@ -960,14 +983,25 @@ static void on_answer(void *arg, uint64_t cookie, enum fg_relay_answer a)
 	x->n++;
 }
 
+struct answering {
+	struct fg_relay_asker *a;
+	struct answers *x;
+	unsigned want;
+};
+
+static bool answered(void *arg)
+{
+	struct answering *w = arg;
+
+	fg_relay_answers(w->a, on_answer, w->x);
+	return w->x->n >= w->want;
+}
+
 static void wait_answers(struct fg_relay_asker *a, struct answers *x, unsigned want)
 {
-	uint64_t until = now_ns() + WAIT_NS;
+	struct answering w = { a, x, want };
 
-	while (x->n < want && now_ns() < until) {
-		fg_relay_answers(a, on_answer, x);
-		usleep(1000);
-	}
+	fg_test_wait_until(answered, &w, 1000);
 	ck_assert_uint_eq(x->n, want);
 }
 

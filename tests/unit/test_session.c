@@ -340,6 +340,60 @@ START_TEST(ihave_paths)
 }
 END_TEST
 
+/* Seed 002 per peer: who offered an ID first, and the delays of the
+ * articles each peer brought. alpha is peer 0, beta peer 1. */
+START_TEST(offers_first_by_peer)
+{
+	struct fg_th_conn *a = peer(), *b = fg_th_open(&T, "beta");
+	struct fg_nntp_counters *pa = &T.peer_stats[0], *pb = &T.peer_stats[1];
+	char *o1 = article("<o1@x.example>"), *o2 = article("<o2@x.example>");
+	char *o3 = article("<o3@x.example>");
+
+	fg_th_pump(&T, 0);
+	fg_th_out_clear(b);
+	line(a, "CHECK <o1@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	line(b, "CHECK <o1@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(b, "431 <o1@x.example>\r\n");
+	/* alpha's TAKETHIS after its own 238 is the same offer, not another */
+	takethis(a, "<o1@x.example>", o1, 0);
+	fg_th_settle(&T, MS, 100);
+	expect(a, "238 <o1@x.example>\r\n239 <o1@x.example>\r\n");
+	/* a TAKETHIS without a CHECK is an offer; first when the ID is new */
+	takethis(b, "<o2@x.example>", o2, 7);
+	fg_th_settle(&T, MS, 100);
+	expect(b, "239 <o2@x.example>\r\n");
+	line(a, "CHECK <o2@x.example>\r\nIHAVE <o3@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	fg_th_send(a, o3, strlen(o3), 0);
+	fg_th_settle(&T, MS, 100);
+	expect(a, "438 <o2@x.example>\r\n335 Send it; end with <CR-LF>.<CR-LF>\r\n"
+		  "235 Article transferred OK\r\n");
+	/* an argument no article could carry is no offer; a known ID is one */
+	line(b, "CHECK not-an-id\r\n");
+	takethis(b, "<o1@x.example>", o1, 0);
+	fg_th_settle(&T, MS, 100);
+	expect(b, "438 not-an-id\r\n439 <o1@x.example>\r\n");
+	ck_assert_uint_eq(pa->s.ctr[FG_CTR_NNTP_OFFERS], 3);
+	ck_assert_uint_eq(pa->s.ctr[FG_CTR_NNTP_OFFERS_FIRST], 2);
+	ck_assert_uint_eq(pb->s.ctr[FG_CTR_NNTP_OFFERS], 3);
+	ck_assert_uint_eq(pb->s.ctr[FG_CTR_NNTP_OFFERS_FIRST], 1);
+	ck_assert_uint_eq(T.stats.s.ctr[FG_CTR_NNTP_OFFERS], 6);
+	ck_assert_uint_eq(T.stats.s.ctr[FG_CTR_NNTP_OFFERS_FIRST], 3);
+	ck_assert(fg_stats_first_share(&pa->s) == 2.0 / 3.0);
+	/* alpha brought o1 and o3: Date an hour old, Injection-Date 3000 s */
+	ck_assert_uint_eq(pa->n.arrival_delay.count, 2);
+	ck_assert_int_eq(pa->n.arrival_delay.sum, 6000);
+	ck_assert_int_eq(pa->n.injection_delay.sum, 1200);
+	ck_assert_uint_eq(pb->n.arrival_delay.count, 1);
+	ck_assert(fg_hist_mean(&pb->n.injection_delay) == 600.0);
+	free(o1);
+	free(o2);
+	free(o3);
+}
+END_TEST
+
 /* ------------------------------------------------------------ the sink */
 
 START_TEST(sink_failure)
@@ -1060,6 +1114,7 @@ static Suite *session_suite(void)
 	tcase_add_test(tc, takethis_remember_off);
 	tcase_add_test(tc, takethis_empty_and_headless);
 	tcase_add_test(tc, ihave_paths);
+	tcase_add_test(tc, offers_first_by_peer);
 	tcase_add_test(tc, sink_failure);
 	tcase_add_test(tc, pipelined_delayed_in_order);
 	tcase_add_test(tc, second_transfer_waits);

@@ -7,12 +7,14 @@
  * that survive a reload which renumbers the peers.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ctl_fixture.h"
 #include "floodgate/journal.h"
 #include "floodgate/rules.h"
 #include "floodgate/slotlink.h"
+#include "nntp_harness.h"
 #include "floodgate/vlog.h"
 #include "fgtest.h"
 
@@ -25,7 +27,7 @@ static struct fg_config *conf(const char *text)
 	struct fg_config_errors errs;
 	struct fg_config *c = fg_config_load_text("t", text, strlen(text), &errs);
 
-	ck_assert_ptr_nonnull(c);
+	ck_assert_msg(c != NULL, "%s", errs.n ? errs.err[0].text : "?");
 	return c;
 }
 
@@ -228,6 +230,76 @@ START_TEST(test_publish_across_reload)
 }
 END_TEST
 
+/* The harness's configuration as text, the value of its key `key` (if
+ * any) overwritten by `to` (of the same length), and `extra` appended. */
+static struct fg_config *conf_plus(const struct fg_config *base, const char *key, const char *to,
+				   const char *extra)
+{
+	size_t cap = 1u << 20;
+	char *text = malloc(cap), *at;
+	struct fg_config *c;
+
+	ck_assert_ptr_nonnull(text);
+	fg_config_format(base, text, cap / 2);
+	if (key) {
+		at = strstr(text, key);
+		ck_assert_ptr_nonnull(at);
+		at += strcspn(at, "0123456789");
+		memcpy(at, to, strlen(to));
+	}
+	strcat(text, extra);
+	c = conf(text);
+	free(text);
+	return c;
+}
+
+/* A reload at an engine's quiescent point keeps the published per-peer
+ * counters and delays whole; a configuration the engine refuses changes
+ * nothing. */
+START_TEST(test_switch_keeps_counters)
+{
+	struct fg_th T;
+	struct fg_config *more, *bad;
+	struct fg_nntp_counters total = { 0 }, *fresh, *was;
+	struct fg_region_wstats *ws;
+	struct world W;
+	int ia;
+
+	ck_assert_int_eq(fg_th_init(&T, NULL, NULL), 0);
+	more = conf_plus(T.cfg, NULL, NULL, "\n[peer gamma]\naddress 192.0.2.3\n");
+	bad = conf_plus(more, "\nmax-line ", "600", "");
+	up(&W, T.cfg, 64);
+	ws = fg_region_writer_stats(W.w);
+	ia = fg_region_peer_index(W.r, "alpha");
+	T.peer_stats[0].s.ctr[FG_CTR_NNTP_ARTICLES] = 2;	/* alpha */
+	fg_hist_add(&T.peer_stats[0].n.arrival_delay, 30);
+	was = T.peer_stats;
+	fresh = calloc(more->n_peer + 1, sizeof(*fresh));
+	ck_assert_int_eq(fg_slotlink_switch(W.sl, T.e, T.cfg, more, &T.peer_stats, &fresh), 0);
+	ck_assert_ptr_eq(fresh, was);		/* the old array, to free */
+	ck_assert_uint_eq(T.peer_stats[0].s.ctr[FG_CTR_NNTP_ARTICLES], 0);
+	T.peer_stats[0].s.ctr[FG_CTR_NNTP_ARTICLES] = 1;
+	fg_slotlink_publish(W.sl, &total, T.peer_stats, more->n_peer, false);
+	ck_assert_uint_eq(ws->peer[ia].ctr[FG_CTR_NNTP_ARTICLES], 3);
+	ck_assert_uint_eq(ws->peer_delay[ia].propagation_delay.count, 1);
+	ck_assert_int_eq(fg_slotlink_region_peer(W.sl, 2), fg_region_peer_index(W.r, "gamma"));
+	/* refused: nothing switched, the array zeroed (its counts are in the base) */
+	was = T.peer_stats;
+	ck_assert_int_eq(fg_slotlink_switch(W.sl, T.e, more, bad, &T.peer_stats, &fresh), -EINVAL);
+	ck_assert_ptr_eq(T.peer_stats, was);
+	ck_assert_uint_eq(T.peer_stats[0].s.ctr[FG_CTR_NNTP_ARTICLES], 0);
+	fg_slotlink_publish(W.sl, &total, T.peer_stats, more->n_peer, false);
+	ck_assert_uint_eq(ws->peer[ia].ctr[FG_CTR_NNTP_ARTICLES], 3);
+	/* without a slot: the engine alone */
+	ck_assert_int_eq(fg_slotlink_switch(NULL, T.e, more, T.cfg, &T.peer_stats, &fresh), 0);
+	down(&W);
+	fg_th_fini(&T);
+	free(fresh);
+	fg_config_free(more);
+	fg_config_free(bad);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("slotlink");
@@ -237,6 +309,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_journal_gate);
 	tcase_add_test(t, test_verdict_lines);
 	tcase_add_test(t, test_publish_across_reload);
+	tcase_add_test(t, test_switch_keeps_counters);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -33,6 +33,8 @@ FG_COUNTER(NNTP_SESSIONS_NOT_PEER, "nntp_sessions_not_peer", "connections answer
 FG_COUNTER(NNTP_SESSIONS_TOO_MANY, "nntp_sessions_too_many", "connections answered 400 and closed: the peer's max-connections reached")
 FG_COUNTER(NNTP_BYTES_IN, "nntp_bytes_in", "octets consumed from peers")
 FG_COUNTER(NNTP_BYTES_OUT, "nntp_bytes_out", "response octets handed to the transport")
+FG_COUNTER(NNTP_OFFERS, "nntp_offers", "offers of a valid Message-ID: CHECK, IHAVE, and TAKETHIS not after the session's own 238 for the ID")
+FG_COUNTER(NNTP_OFFERS_FIRST, "nntp_offers_first", "offers of an ID the history did not hold yet: the peer offered it first (seed 002; share = offers_first / offers)")
 FG_COUNTER(NNTP_ARTICLES, "nntp_articles", "complete articles read (TAKETHIS and IHAVE)")
 FG_COUNTER(NNTP_ARTICLE_BYTES, "nntp_article_bytes", "octets of complete articles, wire form without the terminator")
 FG_COUNTER(NNTP_ARTICLES_ACCEPTED, "nntp_articles_accepted", "articles made safe by the sink and answered 239/235")

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * levers.c — the operator levers' state and journal (levers.h has the
- * format). The main lcore calls these, never a worker: a change is rare,
- * and its fsync may take milliseconds.
+ * format). The levers' owner calls these (levers.h, "Serving the
+ * levers"), never an engine's thread: a change is rare, and its fsync may
+ * take milliseconds.
  */
 #include <errno.h>
 #include <fcntl.h>
