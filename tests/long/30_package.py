@@ -301,12 +301,16 @@ def start_floodctld():
     os.chmod(nsock, 0o666)
     s.settimeout(60)            # a failure bound: floodctld is ready in well under a second
     d = as_unit("floodctld.service", env={"NOTIFY_SOCKET": nsock})
-    try:
-        msg = s.recv(4096).decode()
-    except socket.timeout:
-        fail("no READY=1 from floodctld:\n" + slurp(d.logp))
+    # STATUS= lines (the history's restore) may come first; READY=1 ends it
+    msgs = []
+    while not msgs or msgs[-1] != "READY=1":
+        try:
+            msgs.append(s.recv(4096).decode())
+        except socket.timeout:
+            fail("no READY=1 from floodctld (got %r):\n%s" % (msgs, slurp(d.logp)))
+        check(msgs[-1] == "READY=1" or msgs[-1].startswith("STATUS="),
+              "floodctld's notifications: %r" % msgs)
     s.close()
-    check(msg == "READY=1", "floodctld's notification: %r" % msg)
     ctl("status")               # ready means it answers, at the first try
     return d
 
