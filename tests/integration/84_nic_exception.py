@@ -16,9 +16,10 @@ workers (no frame of it reaches the box), and the box's own kernel
 connects out to a server in the network (what the relay's and the cluster
 client's sockets do). Then a flood of UDP to a closed port, 40 times
 `exception-rate`: the rate limit counts drops while it runs (the positive
-sign that the flood was on while we measured), and a healthy NNTP peer's
-answer rate under the flood (8000 CHECKs, 50 in flight; the better of two
-runs each) stays within a factor of 2 of the one without.
+sign that the flood was on while we measured), what reaches the kernel
+stays within the rate, and a healthy NNTP peer gets every one of its 8000
+CHECKs (50 in flight) answered right meanwhile; its rate with and without
+the flood is logged, not compared (a rate here measures the machine).
 """
 import ctypes
 import os
@@ -228,16 +229,27 @@ def main():
     w.procs.append(fl)
     wait_until(lambda: w.stats()["net_to_kernel_limited"] > before + RATE, 30,
                "the flood to reach the rate limit")
-    mid = w.stats()["net_to_kernel_limited"]
+    t0 = time.monotonic()
+    st0 = w.stats()
+    mid = st0["net_to_kernel_limited"]
     loud = max(nntp_rate(8000), nntp_rate(8000))
-    after = w.stats()["net_to_kernel_limited"]
+    st1 = w.stats()
+    dt = time.monotonic() - t0
+    after = st1["net_to_kernel_limited"]
     fl.kill()
     fl.wait()
+    passed = st1["net_to_kernel"] - st0["net_to_kernel"]
+    # the rates are shown, not compared: a rate on a shared machine
+    # measures the machine (make bench measures speed)
     log("healthy peer: %.0f CHECK/s quiet, %.0f under a UDP flood to a closed port "
-        "(%d datagrams dropped by the rate limit while it was measured)" % (quiet, loud, after - mid))
+        "(%d datagrams dropped by the rate limit and %d passed in %.1f s while it was "
+        "measured)" % (quiet, loud, after - mid, passed, dt))
     check(after > mid, "the flood was on (rate-limited drops) while the peer was measured")
-    check(loud >= quiet / 2, "the flood slowed the healthy peer from %.0f to %.0f CHECK/s" % (
-        quiet, loud))
+    # what reached the kernel stayed within the bucket: the rate over the
+    # interval (which holds both stats snapshots) plus each worker's burst
+    bound = RATE * dt + RATE // 10 + 8 * 4
+    check(passed <= bound, "%d frames went to the kernel in %.1f s: the limit is %d a second"
+          % (passed, dt, RATE))
     # the box still answers once the flood is over
     ssh_like()
 
