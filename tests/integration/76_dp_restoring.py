@@ -15,6 +15,8 @@ READY again floodgate attaches by itself: the next session is greeted 200
 and a CHECK of an ID floodctld's history holds is refused 438 (the real
 table), one not in it 238. The refusals and the switch are counted
 (dp_sessions_refused_restoring, dp_restore_attached) and logged once.
+A SIGTERM during the wait is a clean stop (exit 0); floodctld killed
+during it ends the wait, and floodgate exits 1 saying why.
 """
 import os
 import struct
@@ -122,8 +124,16 @@ def main():
     w.start_dp(first_line="restoring")
     w.stop_dp()
     check("the history is restored" not in slurp(w.fg.logp), "attached to a BUILDING region")
-    set_state(w, 1)
-    w.check_logs()
+
+    # floodctld dies during its restore: the wait ends, floodgate exits 1
+    # as it does at a start without floodctld (its unit restarts it)
+    w.start_dp(first_line="restoring")
+    w.ctld.kill()
+    w.ctld.wait()
+    rc = w.fg.wait(timeout=60)
+    check(rc == 1, "floodgate exited %d after floodctld died:\n%s" % (rc, slurp(w.fg.logp)))
+    check("cannot attach to floodctld's region" in slurp(w.fg.logp), "the reason is logged")
+    w.check_logs(allow=r"cannot attach to floodctld's region|floodctld.*(killed|signal)")
     fgdp.passed("76_dp_restoring")
 
 
