@@ -418,6 +418,8 @@ static int workers_setup(struct dp *dp)
 		dp->w[i].index = i;
 		dp->w[i].lcore = lcore;
 		dp->w[i].epfd = -1;
+		/* a drain asked during a restore wait holds for the new workers */
+		atomic_store(&dp->w[i].mbox.draining, dp->draining);
 		atomic_store(&dp->w[i].mbox.restoring, dp->restoring);
 		if (dp_worker_setup(&dp->w[i]) != 0)
 			return -EINVAL;

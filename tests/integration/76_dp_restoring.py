@@ -3,20 +3,21 @@
 # timeout: 240
 """76_dp_restoring — floodgate (DPDK) while floodctld restores the history.
 
-A region in state BUILDING is a history being restored. floodctld's
-region is put back into BUILDING (the state word of its header, as it is
-during a restore, owner alive: the hold 49_ctl_host_restoring uses), then
-floodgate (two workers) starts on its tap: it says "restoring", answers
-ARP and TCP, and greets every new session "400 ... being restored ..." and
-closes it before any command is answered — a client that sends MODE STREAM, a TAKETHIS and
-a CHECK at once reads that one line and EOF (a FIN), never a 431 (nor a
-238, 239, 438 or 439) from a half-restored history. Once the region is
-READY again floodgate attaches by itself: the next session is greeted 200
-and a CHECK of an ID floodctld's history holds is refused 438 (the real
-table), one not in it 238. The refusals and the switch are counted
-(dp_sessions_refused_restoring, dp_restore_attached) and logged once.
-A SIGTERM during the wait is a clean stop (exit 0); floodctld killed
-during it ends the wait, and floodgate exits 1 saying why.
+A region in state BUILDING is a history being restored. floodctld's region
+is put back into BUILDING (the state word of its header, as it is during a
+restore, owner alive: the hold 49_ctl_host_restoring uses), then floodgate
+(two workers) starts on its tap: it says "restoring", answers ARP and TCP,
+and greets every new session "400 ... being restored ..." and closes it
+before any command is answered — a client that sends MODE STREAM, a TAKETHIS
+and a CHECK at once reads that one line and EOF (a FIN), never a 431 (nor a
+238, 239, 438 or 439) from a half-restored history. Once the region is READY
+again floodgate attaches by itself: the next session is greeted 200 and a
+CHECK of an ID floodctld's history holds is refused 438 (the real table),
+one not in it 238; a drain asked during the wait still holds after the
+switch. The refusals and the switch are counted
+(dp_sessions_refused_restoring, dp_restore_attached) and logged once. A
+SIGTERM during the wait is a clean stop (exit 0); floodctld killed during it
+ends the wait, and floodgate exits 1 saying why.
 """
 import os
 import struct
@@ -85,7 +86,20 @@ def main():
     status = w.dp_json("status")
     check(status["restoring"] is True, "status while restoring: %r" % status)
 
+    # a drain asked during the wait holds for the workers built after it
+    ok, body = w.dp("drain")
+    check(ok, "drain while restoring: %s" % body)
+
     set_state(w, 1)
+    wait_until(lambda: not w.dp_json("status")["restoring"], 60,
+               "floodgate to attach once the history is ready")
+    s = fgdp.connect("198.18.0.3", timeout=20)
+    greet = fgdp.Lines(s).line()
+    s.close()
+    check(greet.startswith("400 ") and "draining" in greet, "draining after the switch: %r"
+          % greet)
+    ok, body = w.dp("drain", "off")
+    check(ok, "drain off: %s" % body)
     greeting = []
 
     def served():
