@@ -125,6 +125,7 @@ struct dp_mbox {
 	atomic_ulong seq;			/* the request's number */
 	atomic_ulong done;			/* the last number answered */
 	atomic_bool draining;
+	atomic_bool restoring;			/* floodctld restores: every new session 400 */
 	atomic_bool shutdown;			/* drain, then end every session */
 	atomic_bool stop;			/* leave the loop now */
 	atomic_bool finished;			/* nothing left: sessions and transfers ended */
@@ -193,6 +194,7 @@ struct dp {
 	char config_path[4096];			/* "" = the embedded default */
 	char ctl_path[FG_CONFIG_PATH_MAX + 32];
 	bool passive;
+	bool restoring;				/* waiting for floodctld's restore (main.c) */
 	/* history: floodctld's region, or a private table in passive mode */
 	struct fg_region *region;
 	struct fg_history *history;

@@ -11,8 +11,10 @@
  *   1. the configuration (a file, or the embedded default);
  *   2. the history: active mode attaches to floodctld's region (refused
  *      when floodctld is not running or the region is not one this build
- *      understands); passive mode keeps a private table, since what it
- *      decides must never reach the real history;
+ *      understands); while floodctld restores it, the start goes on with
+ *      a placeholder and every session is greeted 400 until the region is
+ *      ready (the restore wait, below); passive mode keeps a private
+ *      table, since what it decides must never reach the real history;
  *   3. the EAL (eal.c), the port and its mempool (port.c);
  *   4. with --sink queue (the default when the configuration has a
  *      [downstream]): the outbound side (outbound.h) — the queue in the
@@ -55,6 +57,12 @@
 
 #define EAL_ARGV_MAX 64
 #define FINISH_EXTRA_NS (2ull * 1000000000ull)
+/* The table the workers' engines hold while floodctld restores: every
+ * session is refused before it reaches the engine, so the least size. */
+#define RESTORE_PLACEHOLDER_ENTRIES 1024u
+/* How often the wait for floodctld's restore looks at the region again
+ * (the control socket is served meanwhile). */
+#define RESTORE_POLL_MS 100
 
 static volatile sig_atomic_t sig_stop, sig_usr1, sig_hup;
 
@@ -195,11 +203,11 @@ static int load_config(struct dp *dp)
 
 /* ------------------------------------------------------------ history */
 
-static int history_private(struct dp *dp)
+static int history_private(struct dp *dp, uint64_t capacity)
 {
 	struct fg_history_params hp = { 0 };
 
-	hp.capacity = dp->cfg->history_capacity;
+	hp.capacity = capacity;
 	hp.side_capacity = dp->cfg->version_numbers ? 65536 : 0;
 	hp.full_policy = dp->cfg->full_policy;
 	hp.alarm_load_pct = dp->cfg->alarm_load_pct;
@@ -222,12 +230,20 @@ static int history_open(struct dp *dp)
 	char why[512];
 
 	if (dp->passive) {
-		int rc = history_private(dp);
+		int rc = history_private(dp, dp->cfg->history_capacity);
 
 		if (rc != 0)
 			FG_LOG_ERR(DP, "passive mode: private history of %llu entries: %s",
 				   (unsigned long long)dp->cfg->history_capacity, strerror(-rc));
 		return rc;
+	}
+	if (fg_region_restoring(dp->cfg->shm_path)) {
+		/* the workers refuse every session until the restore is over:
+		 * their engines need a table, never consulted */
+		dp->restoring = true;
+		FG_LOG_NOTICE(DP, "floodctld is restoring the history (%s): new sessions are "
+			      "greeted with 400 until it is ready", dp->cfg->shm_path);
+		return history_private(dp, RESTORE_PLACEHOLDER_ENTRIES);
 	}
 	why[0] = '\0';
 	dp->region = fg_region_attach(dp->cfg->shm_path, why, sizeof(why));
@@ -263,7 +279,7 @@ static int outbound_open(struct dp *dp)
 	struct fg_outbound_params op = { 0 };
 	int err = 0;
 
-	if (dp->o.sink != DP_SINK_QUEUE)
+	if (dp->o.sink != DP_SINK_QUEUE || dp->restoring)
 		return 0;
 	if (!dp->cfg->n_downstream)
 		FG_LOG_WARN(DP, "--sink queue without a [downstream]: articles are queued, "
@@ -286,7 +302,7 @@ static int claimer_open(struct dp *dp)
 	struct fg_claimer_params cp = { .cfg = dp->cfg, .max_links = dp->n_workers };
 	int err = 0;
 
-	if (!dp->cfg->cluster_seeds[0])
+	if (!dp->cfg->cluster_seeds[0] || dp->restoring)
 		return 0;
 	dp->claimer = fg_claimer_create(&cp);
 	if (!dp->claimer) {
@@ -402,11 +418,27 @@ static int workers_setup(struct dp *dp)
 		dp->w[i].index = i;
 		dp->w[i].lcore = lcore;
 		dp->w[i].epfd = -1;
+		/* a drain asked during a restore wait holds for the new workers */
+		atomic_store(&dp->w[i].mbox.draining, dp->draining);
+		atomic_store(&dp->w[i].mbox.restoring, dp->restoring);
 		if (dp_worker_setup(&dp->w[i]) != 0)
 			return -EINVAL;
 		i++;
 	}
 	return 0;
+}
+
+/* What is built on the history (steps 4 and 5): the queue, the cluster
+ * client, the workers; once at start, once more after a restore wait. */
+static int history_users_open(struct dp *dp)
+{
+	int rc = outbound_open(dp);
+
+	if (rc == 0)
+		rc = claimer_open(dp);
+	if (rc == 0)
+		rc = workers_setup(dp);
+	return rc;
 }
 
 static void workers_launch(struct dp *dp)
@@ -487,6 +519,69 @@ static void handle_signals(struct dp *dp)
 	}
 }
 
+/*
+ * While floodctld restores the history (its region is BUILDING, its owner
+ * alive), floodgate does not exit to be restarted by its unit: it starts
+ * its port and workers as usual, with a placeholder table and
+ * `restoring` set, so ARP, ND and TCP are answered and every new NNTP
+ * session is greeted "400 ... being restored ..." and closed before a
+ * command is read (tcpsess.c). Once the region is READY:
+ *  1. the workers stop (each refused connection is closed already: no
+ *     session or transfer can be open);
+ *  2. the refusals they counted are kept, the workers are torn down and
+ *     the placeholder table goes;
+ *  3. the region is attached and the rest of the start runs — the queue,
+ *     the cluster client, the workers with their writer slots, the NIC
+ *     block — as it would have without the wait; the port keeps running.
+ * A worker is built once per history: rebuilding it is lighter than
+ * swapping the table, slot, link and sink under a running engine, and
+ * nothing of a refused connection is worth keeping. Counted
+ * (dp_restore_attached) and logged once per change.
+ */
+static int restore_wait(struct dp *dp)
+{
+	/* a SIGTERM becomes a shutdown request in handle_signals() */
+	while (!dp->shutdown_asked && fg_region_restoring(dp->cfg->shm_path)) {
+		dp_ctl_serve(dp, RESTORE_POLL_MS);
+		handle_signals(dp);
+	}
+	return dp->shutdown_asked ? -EINTR : 0;
+}
+
+static uint64_t workers_stop(struct dp *dp)
+{
+	uint64_t refused = 0;
+
+	for (unsigned i = 0; i < dp->n_workers; i++)
+		atomic_store_explicit(&dp->w[i].mbox.stop, true, memory_order_release);
+	rte_eal_mp_wait_lcore();
+	for (unsigned i = 0; i < dp->n_workers; i++)
+		refused += dp->w[i].stats->s.ctr[FG_CTR_DP_SESSIONS_REFUSED_RESTORING];
+	dp->nic.block = NULL;		/* worker 0's slot (none yet) */
+	workers_teardown(dp);
+	return refused;
+}
+
+static int restore_attach(struct dp *dp)
+{
+	uint64_t refused = workers_stop(dp);
+	int rc;
+
+	history_close(dp);
+	dp->restoring = false;
+	rc = history_open(dp);
+	if (rc == 0)
+		rc = history_users_open(dp);
+	if (rc != 0)
+		return rc;
+	dp_nic_setup(dp);
+	fg_stats_add(&dp->w[0].stats->s, FG_CTR_DP_SESSIONS_REFUSED_RESTORING, refused);
+	fg_stats_inc(&dp->w[0].stats->s, FG_CTR_DP_RESTORE_ATTACHED);
+	FG_LOG_NOTICE(DP, "the history is restored: attached to %s; %llu sessions were greeted "
+		      "with 400 meanwhile", dp->cfg->shm_path, (unsigned long long)refused);
+	return outbound_start(dp);
+}
+
 /* Serve until a shutdown is asked (or a passive replay is over). */
 static void main_loop(struct dp *dp)
 {
@@ -550,11 +645,11 @@ void dp_status(struct dp *dp, FILE *f, bool json)
 	if (json) {
 		fprintf(f, "{\"mode\":\"%s\",\"pid\":%d,\"uptime_s\":%.1f,\"workers\":%u,"
 			   "\"rx_queues\":%u,\"sessions\":%u,\"connections\":%u,\"draining\":%s,"
-			   "\"shutting_down\":%s,\"config\":\"%s\",\"reloads\":%llu",
+			   "\"shutting_down\":%s,\"restoring\":%s,\"config\":\"%s\",\"reloads\":%llu",
 			dp->passive ? "passive" : "active", (int)getpid(),
 			(double)(fg_mono_ns() - dp->started_ns) / 1e9, dp->n_workers, dp->n_rxq,
 			sessions, conns, dp->draining ? "true" : "false",
-			dp->shutdown_asked ? "true" : "false",
+			dp->shutdown_asked ? "true" : "false", dp->restoring ? "true" : "false",
 			dp->config_path[0] ? dp->config_path : "<default>",
 			(unsigned long long)dp->reloads);
 		dp_levers_json(dp, f, false);
@@ -567,8 +662,9 @@ void dp_status(struct dp *dp, FILE *f, bool json)
 		dp->config_path[0] ? dp->config_path : "<default>", (unsigned long long)dp->reloads);
 	fprintf(f, "port       %u, %u RX queues, %u workers\n", dp->port_id, dp->n_rxq,
 		dp->n_workers);
-	fprintf(f, "sessions   %u on %u connections%s%s\n", sessions, conns,
-		dp->draining ? ", draining" : "", dp->shutdown_asked ? ", shutting down" : "");
+	fprintf(f, "sessions   %u on %u connections%s%s%s\n", sessions, conns,
+		dp->draining ? ", draining" : "", dp->shutdown_asked ? ", shutting down" : "",
+		dp->restoring ? ", 400 to every new one: floodctld is restoring the history" : "");
 	dp_nic_text(dp, f);
 	dp_levers_text(dp, f);
 }
@@ -586,11 +682,7 @@ static int start(struct dp *dp)
 	if (rc == 0)
 		rc = dp_port_setup(dp);
 	if (rc == 0)
-		rc = outbound_open(dp);
-	if (rc == 0)
-		rc = claimer_open(dp);
-	if (rc == 0)
-		rc = workers_setup(dp);
+		rc = history_users_open(dp);
 	if (rc == 0)
 		rc = dp_port_start(dp);
 	if (rc == 0)
@@ -630,10 +722,18 @@ int main(int argc, char **argv)
 	if (start(&dp) != 0)
 		goto out;
 	workers_launch(&dp);
-	if (ipv6_dad_wait(&dp) != 0) {
-		dp_request_shutdown(&dp, 0);
-		shutdown_sequence(&dp);
-		goto out;
+	if (ipv6_dad_wait(&dp) != 0)
+		goto out_shutdown;
+	if (dp.restoring) {
+		printf("restoring\n");
+		fflush(stdout);
+		if (restore_wait(&dp) != 0)
+			goto out_stop;	/* a shutdown was asked: a clean stop */
+		if (restore_attach(&dp) != 0)
+			goto out;
+		workers_launch(&dp);
+		if (ipv6_dad_wait(&dp) != 0)
+			goto out_shutdown;
 	}
 	FG_LOG_NOTICE(DP, "ready: %s mode, %u workers, control socket %s",
 		      dp.passive ? "passive" : "active", dp.n_workers, dp.ctl_path);
@@ -642,8 +742,13 @@ int main(int argc, char **argv)
 	main_loop(&dp);
 	if (!dp.shutdown_asked)
 		dp_request_shutdown(&dp, 0);
+out_stop:
 	shutdown_sequence(&dp);
 	status = 0;
+	goto out;
+out_shutdown:
+	dp_request_shutdown(&dp, 0);
+	shutdown_sequence(&dp);
 out:
 	if (dp.o.stats_file && dp.w)
 		dp_write_stats_file(&dp, dp.o.stats_file);

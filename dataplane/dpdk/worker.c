@@ -32,6 +32,11 @@
  * Passive mode: rx burst -> fg_passive_rx (per frame: net, TCP's passive
  * reassembly, tcpsess -> engine), engine poll, passive work; no TX at all.
  *
+ * While floodctld restores the history (main.c), `restoring` is set from
+ * the start: every new connection is answered 400 with the reason and
+ * closed before a command is read; the workers are then stopped and
+ * built again on the restored region.
+ *
  * Shutdown: the main lcore sets `draining` (new connections are answered
  * 400), then `shutdown` once its grace period is over (the engine answers
  * 400 to every session still open and closes it; transfers in flight
@@ -95,8 +100,9 @@ static int sink_setup(struct dp_worker *w)
 {
 	struct dp *dp = w->dp;
 
-	if (dp->passive || dp->o.sink == DP_SINK_NULL) {
-		/* decided, counted, never relayed */
+	if (dp->passive || dp->o.sink == DP_SINK_NULL || dp->restoring) {
+		/* decided, counted, never relayed; while floodctld restores,
+		 * nothing is decided at all (every session is refused) */
 		w->sink_ops = &fg_sink_null_ops;
 		w->sink = fg_sink_null_create(0);
 	} else if (dp->ob) {
@@ -454,8 +460,10 @@ static void lifecycle(struct dp_worker *w, uint64_t now_ns)
 {
 	struct dp_mbox *m = &w->mbox;
 
-	if (w->ts)
+	if (w->ts) {
 		fg_tcpsess_set_draining(w->ts, atomic_load(&m->draining));
+		fg_tcpsess_set_restoring(w->ts, atomic_load(&m->restoring));
+	}
 	dp_levers_worker(w);
 	if (atomic_load(&m->shutdown) && !w->shutdown_deadline_ns) {
 		w->shutdown_deadline_ns = now_ns + DP_ABORT_NS;

@@ -64,6 +64,7 @@ struct fg_tcpsess {
 	fg_time_t now;
 	uint64_t now_ns;
 	bool draining;
+	bool restoring;
 	unsigned n_conns, in_use;
 	unsigned hold_segs;		/* per connection */
 	struct conn *conns;
@@ -133,6 +134,11 @@ void fg_tcpsess_set_config(struct fg_tcpsess *ts, const struct fg_config *cfg)
 void fg_tcpsess_set_draining(struct fg_tcpsess *ts, bool draining)
 {
 	ts->draining = draining;
+}
+
+void fg_tcpsess_set_restoring(struct fg_tcpsess *ts, bool restoring)
+{
+	ts->restoring = restoring;
 }
 
 unsigned fg_tcpsess_in_use(const struct fg_tcpsess *ts)
@@ -280,19 +286,25 @@ static const struct fg_nntp_session_transport tcp_transport = {
 /* ------------------------------------------------------------ TCP callbacks */
 
 /* RFC 3977 5.1.1: 400 as the greeting says the service is not available
- * now; a peer retries later (innfeed backs off). */
-static void refuse_draining(struct fg_tcpsess *ts, struct conn *c)
+ * now; a peer retries later (innfeed backs off). The line says why: a
+ * drain, or floodctld restoring the history (then no command is read,
+ * so nothing is answered from a half-restored table). */
+#define RESTORING_LINE "400 floodgate: the history is being restored (floodctld), try again later\r\n"
+
+static void refuse(struct fg_tcpsess *ts, struct conn *c)
 {
-	char line[FG_CONFIG_NAME_MAX + 64];
-	int n = snprintf(line, sizeof(line), "400 %s draining, try again later\r\n",
-			 ts->cfg->server_name);
+	char line[FG_CONFIG_NAME_MAX + 80];
+	int n = ts->restoring ? snprintf(line, sizeof(line), "%s", RESTORING_LINE)
+			      : snprintf(line, sizeof(line), "400 %s draining, try again later\r\n",
+					 ts->cfg->server_name);
 
 	c->flags |= C_REFUSED;
 	c->info.state = FG_TCPSESS_REFUSED;
 	if (n > 0 && fg_tcp_send(c->tc, line, (uint32_t)FG_MIN((size_t)n, sizeof(line) - 1)) > 0)
 		c->info.bytes_out += (uint32_t)n;
 	fg_tcp_close(c->tc);
-	fg_stats_inc(ts->st, FG_CTR_DP_SESSIONS_REFUSED_DRAIN);
+	fg_stats_inc(ts->st, ts->restoring ? FG_CTR_DP_SESSIONS_REFUSED_RESTORING
+					   : FG_CTR_DP_SESSIONS_REFUSED_DRAIN);
 }
 
 static void *on_accept(void *app, struct fg_tcp_conn *tc, const struct fg_endpoint *peer,
@@ -310,8 +322,8 @@ static void *on_accept(void *app, struct fg_tcp_conn *tc, const struct fg_endpoi
 	c->info.remote = *peer;
 	c->info.opened_ns = ts->now_ns;
 	(void)local;
-	if (ts->draining) {
-		refuse_draining(ts, c);
+	if (ts->draining || ts->restoring) {
+		refuse(ts, c);
 		return c;
 	}
 	p = fg_config_find_peer(ts->cfg, peer->family, peer->addr);

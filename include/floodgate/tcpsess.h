@@ -78,6 +78,10 @@ void fg_tcpsess_set_time(struct fg_tcpsess *ts, fg_time_t now, uint64_t now_ns);
 void fg_tcpsess_set_config(struct fg_tcpsess *ts, const struct fg_config *cfg);
 /* While set, new connections get "400 ... draining" and are closed. */
 void fg_tcpsess_set_draining(struct fg_tcpsess *ts, bool draining);
+/* While set, new connections get "400 ... the history is being restored
+ * ..." and are closed before a command is read: floodctld is restoring
+ * the history, and no answer may come from a half-restored table. */
+void fg_tcpsess_set_restoring(struct fg_tcpsess *ts, bool restoring);
 
 /* Deferred work: tell the engine about sessions it asked to close, free
  * records nobody uses any more. Call after every burst and poll. Returns

@@ -7,8 +7,9 @@ that this process moves into (every child follows), a directory under
 build/test-tmp with a floodgate.conf, a data directory and the control
 sockets, and a region file /dev/shm/fg-dp-<name>-<pid>. start_ctld() runs
 floodctld; start_dp() runs floodgate on a net_tap port (fgd0) and, once it
-says "ready", gives the kernel side of the tap its address (the tap only
-exists while the port is open). The kernel side is 198.18.0.1/24 plus
+says "ready" (or first_line: "restoring" while floodctld restores), gives
+the kernel side of the tap its address (the tap only exists while the port
+is open). The kernel side is 198.18.0.1/24 plus
 .3 and .4 as extra client addresses; the dataplane is 198.18.0.2. dp()
 talks to the dataplane's control socket, ctl() runs floodctl. Every log is
 checked at the end: no error line, no sanitizer report. Everything is
@@ -110,7 +111,7 @@ class World:
         wait_until(ready, 30, "floodctld to answer `floodctl status`")
         return self.ctld
 
-    def start_dp(self, args=(), build=None, expect_ready=True):
+    def start_dp(self, args=(), build=None, expect_ready=True, first_line="ready"):
         # FG_DP_BUILD: run this build's floodgate (the ASan pass) with the
         # release build's other programs
         exe = os.path.join(build or os.environ.get("FG_DP_BUILD") or BUILD, "bin/floodgate")
@@ -124,7 +125,7 @@ class World:
         line = p.stdout.readline()
         if not expect_ready:
             return p
-        if line.strip() != "ready":
+        if line.strip() != first_line:
             p.wait()
             fail("floodgate did not start (exit %s):\n%s" % (p.returncode, slurp(logp)))
         # the tap exists now: give the kernel side its addresses

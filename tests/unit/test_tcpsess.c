@@ -384,6 +384,43 @@ START_TEST(test_draining)
 }
 END_TEST
 
+/* While floodctld restores: 400 with the reason, closed, and what the
+ * client sends at once is never answered (no session is opened). The
+ * reason wins over a drain; once cleared, sessions open again. */
+START_TEST(test_restoring)
+{
+	static const char line[] =
+		"400 floodgate: the history is being restored (floodctld), try again later\r\n";
+	struct cli *b, *c;
+	size_t got;
+
+	fx_up(false);
+	fg_tcpsess_set_restoring(X.ts, true);
+	fg_tcpsess_set_draining(X.ts, true);
+	b = connect_from(0x0a000001, 40003);
+	ck_assert_uint_eq(b->rx_len, sizeof(line) - 1);
+	ck_assert(memcmp(b->rx, line, sizeof(line) - 1) == 0);
+	ck_assert(b->fin_seen);
+	got = b->rx_len;
+	say(b, "MODE STREAM\r\nCHECK <d@t>\r\n");
+	ck_assert_uint_eq(b->rx_len, got);
+	ck_assert_uint_eq(fg_nntp_engine_sessions(X.e), 0);
+	ck_assert_uint_eq(X.st.s.ctr[FG_CTR_DP_SESSIONS_REFUSED_RESTORING], 1);
+	ck_assert_uint_eq(X.st.s.ctr[FG_CTR_DP_SESSIONS_REFUSED_DRAIN], 0);
+	ck_assert_uint_eq(X.st.s.ctr[FG_CTR_NNTP_SESSIONS_OPENED], 0);
+	send_seg(b, 0x11, NULL, 0);
+	fg_tcpsess_set_restoring(X.ts, false);
+	fg_tcpsess_set_draining(X.ts, false);
+	c = connect_from(0x0a000001, 40005);
+	ck_assert(strncmp(c->rx, "200 ", 4) == 0);
+	say(c, "CHECK <d@t>\r\n");
+	ck_assert(heard(c, "238 <d@t>"));
+	say(c, "QUIT\r\n");
+	send_seg(c, 0x11, NULL, 0);
+	fx_down();
+}
+END_TEST
+
 /* The sink keeps the article's buffers for a second: they count against
  * the connection's window until the article is safe. */
 START_TEST(test_holds_close_the_window)
@@ -540,6 +577,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_whole_session);
 	tcase_add_test(t, test_not_a_peer);
 	tcase_add_test(t, test_draining);
+	tcase_add_test(t, test_restoring);
 	tcase_add_test(t, test_holds_close_the_window);
 	tcase_add_test(t, test_article_larger_than_window);
 	tcase_add_test(t, test_reset_while_held);

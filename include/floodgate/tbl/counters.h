@@ -280,6 +280,7 @@ FG_COUNTER(RELAY_ASK_UNKNOWN, "relay_ask_unknown", "warm-up: questions without a
 
 /* ---- dataplane (DPDK ports, lcores) ---- */
 FG_COUNTER(DP_SESSIONS_REFUSED_DRAIN, "dp_sessions_refused_draining", "connections answered 400 and closed because the dataplane was draining")
+FG_COUNTER(DP_SESSIONS_REFUSED_RESTORING, "dp_sessions_refused_restoring", "connections answered 400 and closed because floodctld was restoring the history")
 FG_COUNTER(DP_SESSIONS_REFUSED_FULL, "dp_sessions_refused_full", "connections reset because every session or connection record was in use")
 FG_COUNTER(DP_HOLDS_ORPHANED, "dp_holds_orphaned", "connections that closed while the sink still held their octets (released later)")
 FG_COUNTER(DP_CONNS_ABORTED, "dp_conns_aborted", "connections reset at the end of a shutdown's grace period")
@@ -293,6 +294,7 @@ FG_COUNTER(DP_IDLE_WAITS, "dp_idle_waits", "waits of an idle worker on its queue
 FG_COUNTER(DP_BUSY_CYCLES, "dp_busy_cycles", "TSC cycles of worker loop passes that received frames or did work: a polling lcore's load, its spinning left out")
 FG_COUNTER(DP_IDLE_CYCLES, "dp_idle_cycles", "TSC cycles of worker loop passes that found nothing to do, their sleeps and interrupt waits included")
 FG_COUNTER(DP_CONFIG_SWAPS, "dp_config_swaps", "configurations a worker switched to at a quiescent point (reload)")
+FG_COUNTER(DP_RESTORE_ATTACHED, "dp_restore_attached", "switches from greeting 400 during floodctld's restore to the restored history")
 FG_COUNTER(PASSIVE_FRAMES, "passive_frames", "passive mode: frames received")
 FG_COUNTER(PASSIVE_NOT_TCP, "passive_not_tcp", "passive mode: frames that are not IPv4/TCP, dropped")
 FG_COUNTER(PASSIVE_BAD, "passive_bad", "passive mode: malformed (lengths) or fragmented packets, dropped")
