@@ -503,7 +503,10 @@ static unsigned get_until_ok(struct fg_cluster *c, const char *key, const char *
 			return failed;
 		}
 		failed++;
-		ck_assert_msg(ms_now() < end, "no answer for %s within the bound", key);
+		/* the last try's outcome, so that a failure says what it saw */
+		ck_assert_msg(ms_now() < end, "no answer for %s within the bound (last try: submit "
+			      "%d, rc %d, type %d '%.40s'; %u tries)", key, rc, res.rc[0],
+			      (int)res.type[0], res.val[0], failed);
 		fg_cluster_run(c, 10, on_done, &res);
 	}
 }
