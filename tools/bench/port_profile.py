@@ -24,6 +24,9 @@ import sys
 from path_profile import emit, samples
 
 HZ = 2000.0	# path_profile.sh's and port_profile.sh's perf -F
+# perf on a loaded machine can fall behind and lose samples: a run whose
+# samples account for less than this share of the process's CPU is retried
+MIN_COVERAGE = 0.7
 WORKER = r"^(rte-worker|lcore|floodgate-host)"
 
 # (stage, frame pattern, where): the port's stages ("chain") take a sample
@@ -83,8 +86,20 @@ def classify(path):
     return counts, total
 
 
+def coverage(run, total):
+    """The share of the process's CPU over feedgen's run (its --server-pid
+    figure, from /proc) that perf's samples account for."""
+    return total / HZ / run["cpu_server_s"] if run.get("cpu_server_s") else 0.0
+
+
 def main():
     args = sys.argv[1:]
+    if args[:1] == ["coverage"] and len(args) == 3:
+        # port_profile.sh's check of one run: perf kept up (exit 0) or lost
+        # samples (exit 1: more than MIN_COVERAGE of the CPU unsampled)
+        cov = coverage(json.load(open(args[1])), sum(1 for _ in samples(args[2])))
+        print("%.2f" % cov)
+        return 0 if cov >= MIN_COVERAGE else 1
     md = None
     if "--md" in args:
         i = args.index("--md")
@@ -118,7 +133,8 @@ def main():
         "%.0f" % (r[2]["busy"]["cycles"] / r[2]["busy"]["tsc_hz"] / r[5] * 1e9)
         if r[2].get("busy") else "–" for r in runs))
     out.append("| offers/s of the run | %s |" % " | ".join("%.0f" % r[2]["offers_per_s"] for r in runs))
-    out.append("| samples | %s |" % " | ".join(str(r[4]) for r in runs))
+    out.append("| samples (perf's share of the process's CPU from /proc) | %s |" % " | ".join(
+        "%d (%.0f %%)" % (r[4], 100 * coverage(r[2], r[4])) for r in runs))
     def workload(w):
         r = next((r[2] for r in runs if r[1] == w), None)
         if r is None:
@@ -130,7 +146,10 @@ def main():
             "2-core VM (compare columns within the table, not with another run's). Null sink, "
             "one worker lcore (floodgate-host: one thread). CHECK: %s. 2 KB TAKETHIS: %s. "
             "perf cpu-clock at %.0f Hz with DWARF call chains on floodgate's process only "
-            "(feedgen's side is not in these figures); a sample is its chain's port stage, else "
+            "(feedgen's side is not in these figures), from just before feedgen starts to its "
+            "end, so perf's share of the process's CPU over feedgen's run can pass 100 %%; a "
+            "run whose samples fall below %.0f %% of it (perf lost samples waiting for a core) "
+            "is made again. A sample is its chain's port stage, else "
             "its innermost frame's stage (tools/bench/port_profile.py). A polling worker's CPU includes its empty "
             "polls (the spell of spinning before the idle back-off, in the PMD and loop rows) and "
             "its waits (the idle row: epoll on the tap's and af_packet's receive interrupt, "
@@ -139,9 +158,10 @@ def main():
             "on this loaded machine counts that time too, so they can exceed the sampled CPU. "
             "floodgate-host's kernel TCP runs in its system calls (the other system calls row) and, on the receive "
             "side, in softirq context on feedgen's sends, which its process does not pay."
-            % (workload("check"), workload("takethis_2k"), HZ))
+            % (workload("check"), workload("takethis_2k"), HZ, 100 * MIN_COVERAGE))
     emit("\n".join(out) + "\n\n" + note + "\n", md)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
