@@ -2,6 +2,8 @@
 """port_profile.py — what one offer costs on each port, per stage (stdlib only).
 
   port_profile.py [--md FILE] LABEL WORKLOAD RUN.json PERF.txt [LABEL ...]
+  port_profile.py coverage RUN.json PERF.txt   perf's share of the process's
+                  CPU (feedgen's figure) for one run; exit 1 below MIN_COVERAGE
 
 Four arguments per run (tools/bench/port_profile.sh): the port's label,
 the workload (check or takethis_2k), feedgen's JSON of the run (with
