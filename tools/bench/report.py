@@ -493,7 +493,8 @@ def machine(opts, earlier):
         text += "- note: %s\n" % opts["note"]
     if earlier:
         text += ("- made by an earlier run, not this one (kept by a partial run: "
-                 "FG_BENCH_MODULES=0 or FG_BENCH_SYSTEMS; each says its own run): %s\n"
+                 "FG_BENCH_MODULES=0, FG_BENCH_FRAGMENTS or FG_BENCH_SYSTEMS; each says its own run): "
+                 "%s\n"
                  % ", ".join(earlier))
     return text
 
