@@ -273,7 +273,7 @@ def writer_bound(runs):
             "Gbit/s per busy second for the memif worker with the null sink above: the writer's "
             "bound is %.3fx the worker's null-sink rate, so with the durable queue on this disk "
             "the writer, not the worker, sets a 700 KB feed's pace whenever that is below 1 "
-            "(two benchmarks of the same `make bench`, each with its own load).\n"
+            "(two benchmarks, each under its own stamp: bench_relay's fragment and the memif run above).\n"
             % (fig["queue_write_700k_gbps"], writer, fig.get("disk_gbps", 0), worker,
                writer / worker))
 
