@@ -54,7 +54,7 @@ STAGES = [
      r"fg_nntp_drop_responses", "leaf"),
     ("journal and verdict-log records (slot rings)", r"fg_slotlink|fg_journal|fg_vlog|fg_region",
      "leaf"),
-    ("engine: commands, Message-IDs, rules, articles", r"fg_nntp|fg_session|fg_rules|fg_article|"
+    ("engine: commands, Message-IDs, rules, articles", r"fg_nntp|fg_nntp_session|fg_rules|fg_article|"
      r"fg_msgid|fg_date|fg_wildmat|xfer_|find_nl_dot|host_conn|fg_sink|sink_", "leaf"),
     ("TCP: segments, ACKs, window, timers (floodgate's own)", r"\bfg_tcp|\btcp_|fg_tcpsess", "leaf"),
     ("net: Ethernet, ARP, IPv4, checksums", r"\bfg_net_|\bnet_|cksum", "leaf"),
