@@ -807,6 +807,11 @@ static void report(FILE *f, const struct figures *g, const char *mode, double lo
 			"dated ahead, bad IDs): its rate counts every article sent.\n",
 			g->nq2k, g->nq700k, g->nlat, g->nheavy2k, g->nheavy700k, g->nr2k,
 			g->big ? " (and the 700 KB run's)" : "");
+	/* for report.py: the queue writer's own bound, put beside the 700 KB
+	 * memif null-sink figure (docs/benchmarks.md, busy cycles) */
+	if (md)
+		fprintf(f, "\n<!-- fg-figure queue_write_700k_gbps=%.4f disk_gbps=%.4f -->\n",
+			g->q700k.gbps, g->disk / 1e3);
 }
 
 int main(int argc, char **argv)

@@ -99,6 +99,14 @@ def classify(path, stages):
     return counts, total
 
 
+def emit(text, md):
+    """Print a fragment's text, and write it to md (run.sh's --md) if given."""
+    print(text)
+    if md:
+        with open(md, "w") as f:
+            f.write(text)
+
+
 def main():
     args = sys.argv[1:]
     opt = {}
@@ -152,11 +160,7 @@ def main():
                     c.get("tcp_rx_bytes", 0) / max(1, c.get("tcp_rx_segs", 0)),
                     c.get("tcp_rx_dup_data", 0), c.get("tcp_rx_ooo", 0),
                     c.get("tcp_rx_segs_full", 0)))
-    text = "\n".join(out) + "\n\n" + note + "\n"
-    print(text)
-    if md:
-        with open(md, "w") as f:
-            f.write(text)
+    emit("\n".join(out) + "\n\n" + note + "\n", md)
 
 
 if __name__ == "__main__":

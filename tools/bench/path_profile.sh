@@ -19,17 +19,10 @@
 # stopped and the scratch directory removed, also on failure
 # (FG_PROFILE_KEEP=1 keeps the directory: perf's files, the run's JSON).
 set -euo pipefail
-md=
-args=()
-while [ $# -gt 0 ]; do
-	if [ "$1" = --md ]; then md=$2; shift 2; else args+=("$1"); shift; fi
-done
+# shellcheck source=tools/bench/profile_args.sh
+. "$(dirname "$0")/profile_args.sh"
 articles=${args[0]:-300}
 size=${args[1]:-700K}
-FG_TOP=$(cd "$(dirname "$0")/../.." && pwd)
-export FG_TOP
-cd "$FG_TOP"
-export FG_BENCH_HISTORY=${FG_BENCH_HISTORY:-2000000}
 command -v perf > /dev/null || { echo "path_profile.sh: perf is not installed (make deps)" >&2; exit 1; }
 # shellcheck source=/dev/null
 . tools/bench/sys_inn.sh

@@ -6,7 +6,9 @@
 #     stamps each fragment with this run (mode, commit, date, load average
 #     as the module began); then tools/bench/path_profile.sh, where the
 #     CPU goes for 700 KB articles on the whole path (perf), stamped alike
-#     (docs/benchmarks.md shows it in the method section);
+#     (docs/benchmarks.md shows it in the method section), port_profile.sh
+#     (one CHECK offer on each port) and innd_paced.sh (innd behind the
+#     relay against innd fed directly at the same rate) alike;
 #  2. the end-to-end runs: feedgen against each system (tools/bench/
 #     sys_<name>.sh), each workload on a fresh instance, raw feedgen JSON
 #     kept as STAGE/e2e_<system>_<workload>.json (plus the same stamp,
@@ -73,8 +75,10 @@ case $FG_BENCH_INND_LOG in buffered|unbuffered) ;;
 
 # FG_BENCH_SYSTEMS="inn fgpath": only these end-to-end systems (their old
 # results are replaced, the others' kept, each with its own stamp, for the
-# report); FG_BENCH_MODULES=0 skips the module benchmarks (their fragments
-# are kept, with their own stamps). Both for working on one system; a
+# report; "none": no end-to-end system); FG_BENCH_MODULES=0 skips the
+# module benchmarks (their fragments are kept, with their own stamps);
+# FG_BENCH_FRAGMENTS="relay port_profile": only these fragments (by their
+# run_fragment names) are run and replaced, the others kept. Both for working on one system; a
 # published run is a whole one.
 echo "== module benchmarks ($mode)"
 shopt -s nullglob
@@ -88,6 +92,9 @@ else
 	run_fragment() {
 		local name=$1 frag=$stage/$1.md load rc=0
 		shift
+		if [ -n "${FG_BENCH_FRAGMENTS:-}" ] && [[ " $FG_BENCH_FRAGMENTS " != *" $name "* ]]; then
+			return 0
+		fi
 		load=$(loadavg)
 		echo "-- $name"
 		"$@" "$frag.raw" || rc=$?
@@ -106,7 +113,8 @@ else
 	for b in "$B"/bench/bench_*; do
 		run_fragment "${b##*/bench_}" "$b" "--$mode" --md
 	done
-	[ $modules -gt 0 ] || [ ${#failed[@]} -gt 0 ] || die "no module benchmark in $B/bench (make all)"
+	[ $modules -gt 0 ] || [ ${#failed[@]} -gt 0 ] || [ -n "${FG_BENCH_FRAGMENTS:-}" ] ||
+		die "no module benchmark in $B/bench (make all)"
 	# where the CPU goes for 700 KB articles on the whole path (perf): a
 	# fragment like a module's, shown in the method section
 	run_fragment path_profile tools/bench/path_profile.sh \
@@ -117,6 +125,16 @@ else
 		"$([ "$mode" = full ] && echo 1000 || echo 300)" 700K --md
 	FG_BENCH_PATH_KIND=memif run_fragment path_profile_memif_2k tools/bench/path_profile.sh \
 		"$([ "$mode" = full ] && echo 20000 || echo 5000)" 2K --md
+	# where the cycles of one CHECK offer go on each port (tap, af_packet,
+	# memif, floodgate-host's kernel sockets) and of one 2 KB article on
+	# the tap and af_packet (perf and the worker's busy cycles)
+	run_fragment port_profile tools/bench/port_profile.sh \
+		"$([ "$mode" = full ] && echo 100000 || echo 30000)" \
+		"$([ "$mode" = full ] && echo 100000 || echo 30000)" --md
+	# innd's CPU per article behind the relay against innd fed directly at
+	# the same rate (feedgen --rate) and flat out
+	run_fragment innd_paced tools/bench/innd_paced.sh \
+		"$([ "$mode" = full ] && echo 100000 || echo 30000)" --md
 	# several boxes with and without the shared history on a Redis
 	# Cluster (docs/scale.md, "Several boxes")
 	run_fragment cluster_boxes python3 tools/bench/cluster_boxes.py "--$mode" --md
@@ -141,6 +159,7 @@ for sys in "${systems[@]}"; do
 	labels+=("$sys=${!v:-$sys}")
 done
 [ -n "${FG_BENCH_SYSTEMS:-}" ] && read -r -a systems <<< "$FG_BENCH_SYSTEMS"
+[ "${FG_BENCH_SYSTEMS:-}" != none ] || systems=()
 for sys in "${systems[@]}"; do
 	for w in "${WORKLOADS[@]}"; do
 		wname=${w%%|*}
@@ -205,7 +224,7 @@ done
 # module run replaces every module fragment (one of a benchmark that no
 # longer exists goes too); an end-to-end system replaces all its results.
 mkdir -p docs/bench docs/img
-if [ $modules -gt 0 ]; then
+if [ $modules -gt 0 ] && [ -z "${FG_BENCH_FRAGMENTS:-}" ]; then
 	for f in docs/bench/*.md; do
 		case ${f##*/} in e2e*) ;; *) rm -f "$f" ;; esac
 	done
