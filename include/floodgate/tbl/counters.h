@@ -99,7 +99,7 @@ FG_COUNTER(NET_RX_RUNT, "net_rx_runt", "frames dropped: shorter than their heade
 FG_COUNTER(NET_RX_NOT_OURS, "net_rx_not_ours", "frames dropped: destination MAC neither ours nor broadcast/multicast")
 FG_COUNTER(NET_RX_ETHERTYPE, "net_rx_ethertype", "frames dropped: ethertype not IPv4 or ARP")
 FG_COUNTER(NET_RX_VLAN_UNKNOWN, "net_rx_vlan_unknown", "frames dropped: tagged with a VLAN none of our addresses is on")
-FG_COUNTER(NET_RX_IPV6, "net_rx_ipv6", "IPv6 frames dropped: the instance has no IPv6 address")
+FG_COUNTER(NET_RX_IPV6, "net_rx_ipv6", "IPv6 frames dropped: the instance has no IPv6 address, or they came on a VLAN (IPv6 is untagged)")
 FG_COUNTER(NET_ARP_RX, "net_arp_rx", "ARP packets received")
 FG_COUNTER(NET_ARP_BAD, "net_arp_bad", "ARP packets dropped: malformed or not Ethernet/IPv4")
 FG_COUNTER(NET_ARP_REPLIES, "net_arp_replies", "ARP replies sent for our addresses")
