@@ -11,8 +11,10 @@
  * port receives: a specific address must be one of [dataplane] address,
  * and a wildcard (0.0.0.0, ::) needs an address of its family there;
  * otherwise the dataplane would run and never see that endpoint's
- * connections. floodgate-host and floodctld refuse nothing beyond
- * loading.
+ * connections. In either mode, a PCI port ([dataplane] port, or
+ * floodgate's --port in its place) with --no-pci in eal-args: the EAL
+ * would never probe it. floodgate-host and floodctld refuse nothing
+ * beyond loading.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,6 +22,8 @@
 #include <sys/socket.h>
 
 #include "config_int.h"
+
+#define EAL_WORDS_MAX 64	/* eal-args words floodgate takes (its EAL_ARGV_MAX) */
 
 static const char *const program_names[] = {
 	[FG_PROGRAM_FLOODCTLD] = "floodctld",
@@ -64,13 +68,57 @@ static bool listen_reachable(const struct fg_config *cfg, const struct fg_endpoi
 	return false;
 }
 
+bool fg_config_port_is_pci(const char *port)
+{
+	unsigned d, b, s, f;
+	char tail;
+	int n = 0;
+
+	/* domain:bus:dev.fn or bus:dev.fn, then nothing or ",devargs" */
+	if (sscanf(port, "%4x:%2x:%2x.%1u%n", &d, &b, &s, &f, &n) == 4 ||
+	    sscanf(port, "%2x:%2x.%1u%n", &b, &s, &f, &n) == 3) {
+		tail = port[n];
+		return tail == '\0' || tail == ',';
+	}
+	return false;
+}
+
+/* eal-args has the word `word` (split as floodgate splits them). */
+static bool eal_has_word(const struct fg_config *cfg, const char *word)
+{
+	char buf[sizeof(cfg->eal_args) + 64], *argv[EAL_WORDS_MAX];
+	int k = fg_config_split_args(cfg->eal_args, buf, sizeof(buf), argv,
+				     FG_ARRAY_SIZE(argv));
+
+	for (int i = 0; i < k; i++)
+		if (!strcmp(argv[i], word))
+			return true;
+	return false;
+}
+
+/* floodgate in either mode: the port the EAL is to probe. */
+static unsigned port_refusals(const struct fg_config *cfg, char (*why)[FG_CONFIG_REFUSAL_MAX],
+			      unsigned max)
+{
+	if (!fg_config_port_is_pci(cfg->port) || !eal_has_word(cfg, "--no-pci"))
+		return 0;
+	if (max)
+		snprintf(why[0], FG_CONFIG_REFUSAL_MAX,
+			 "[dataplane] port %.*s is a PCI device but eal-args has --no-pci",
+			 FG_CONFIG_REFUSAL_MAX - 64, cfg->port);
+	return 1;
+}
+
 unsigned fg_config_refusals(const struct fg_config *cfg, enum fg_program prog,
 			    char (*why)[FG_CONFIG_REFUSAL_MAX], unsigned max)
 {
-	unsigned n = 0;
+	unsigned n;
 
-	if (prog != FG_PROGRAM_FLOODGATE || cfg->dp_mode != FG_DATAPLANE_ACTIVE)
+	if (prog != FG_PROGRAM_FLOODGATE)
 		return 0;
+	n = port_refusals(cfg, why, max);
+	if (cfg->dp_mode != FG_DATAPLANE_ACTIVE)
+		return n;
 	for (unsigned i = 0; i < cfg->n_listen; i++) {
 		const struct fg_endpoint *ep = &cfg->listen[i];
 		char text[64];

@@ -250,7 +250,6 @@ struct dp {
 /* eal.c: argv for rte_eal_init (strings in `buf`); the count or -errno. */
 int dp_eal_args(const struct fg_config *cfg, const char *port, char *buf, size_t buflen,
 		char **argv, unsigned max);
-bool dp_port_is_pci(const char *port);
 
 /* port.c */
 int dp_port_setup(struct dp *dp);

@@ -308,6 +308,41 @@ START_TEST(test_program_refusals)
 }
 END_TEST
 
+/* A PCI port with --no-pci in eal-args: refused in either mode, with the
+ * words floodgate logs; a vdev, or a PCI port without --no-pci, goes;
+ * "--no-pci" inside another word is not the option. */
+START_TEST(test_port_refusals)
+{
+	struct fg_config *cfg = load("[dataplane]\nport 0000:01:00.0,rxq_pkt_burst=8\n"
+				     "eal-args --no-huge --no-pci -l 0-1\n" PEER_AND_DS);
+	char why[4][FG_CONFIG_REFUSAL_MAX];
+
+	ck_assert_ptr_nonnull(cfg);
+	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 4), 1);
+	ck_assert_str_eq(why[0], "[dataplane] port 0000:01:00.0,rxq_pkt_burst=8 is a PCI device "
+				 "but eal-args has --no-pci");
+	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 0), 1);
+	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE_HOST, why, 4), 0);
+	fg_config_free(cfg);
+	cfg = load("[dataplane]\nmode passive\nport 01:00.1\neal-args --no-pci\n" PEER_AND_DS);
+	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 4), 1);
+	fg_config_free(cfg);
+	/* the default eal-args have --no-pci, the default port is a tap */
+	cfg = load("[dataplane]\naddress 198.18.0.2/24\n" PEER_AND_DS);
+	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 4), 0);
+	fg_config_free(cfg);
+	cfg = load("[dataplane]\nport 0000:01:00.0\neal-args -l 0-1 --vdev=x,a=--no-pci\n"
+		   PEER_AND_DS);
+	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 4), 0);
+	fg_config_free(cfg);
+	ck_assert(fg_config_port_is_pci("0000:01:00.0"));
+	ck_assert(fg_config_port_is_pci("01:00.0,devargs"));
+	ck_assert(!fg_config_port_is_pci("net_tap0,iface=fg0"));
+	ck_assert(!fg_config_port_is_pci("01:00.0x"));
+	ck_assert(!fg_config_port_is_pci(""));
+}
+END_TEST
+
 START_TEST(test_endpoints)
 {
 	struct fg_endpoint ep;
@@ -1363,6 +1398,7 @@ static Suite *config_suite(void)
 	tcase_add_test(values, test_endpoints);
 	tcase_add_test(values, test_dual_stack);
 	tcase_add_test(values, test_program_refusals);
+	tcase_add_test(values, test_port_refusals);
 	tcase_add_test(keys, test_embedded_default);
 	tcase_add_test(keys, test_defaults);
 	tcase_add_test(keys, test_every_key);
