@@ -13,11 +13,14 @@
  * otherwise the dataplane would run and never see that endpoint's
  * connections. In either mode, a PCI port ([dataplane] port, or
  * floodgate's --port in its place) with --no-pci in eal-args: the EAL
- * would never probe it. floodgate-host and floodctld refuse nothing
+ * would never probe it, and an eal-args -l LIST or -c MASK with fewer
+ * lcores than the workers and the main lcore (without them, or with
+ * --lcores, the lcores depend on the host: not checked). floodgate-host and floodctld refuse nothing
  * beyond loading.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -96,17 +99,80 @@ static bool eal_has_word(const struct fg_config *cfg, const char *word)
 	return false;
 }
 
-/* floodgate in either mode: the port the EAL is to probe. */
-static unsigned port_refusals(const struct fg_config *cfg, char (*why)[FG_CONFIG_REFUSAL_MAX],
+/* The lcores an EAL core list names ("0-3,5": 5), or -1 when it is not
+ * one (the EAL will refuse it itself). */
+static int list_count(const char *s)
+{
+	int n = 0;
+
+	while (*s) {
+		char *end;
+		unsigned long a = strtoul(s, &end, 10), b = a;
+
+		if (end == s)
+			return -1;
+		if (*end == '-') {
+			s = end + 1;
+			b = strtoul(s, &end, 10);
+			if (end == s || b < a)
+				return -1;
+		}
+		n += (int)(b - a + 1);
+		if (*end == ',')
+			end++;
+		else if (*end)
+			return -1;
+		s = end;
+	}
+	return n;
+}
+
+/* The lcores eal-args gives by -l LIST or -c MASK; -1 when it gives them
+ * otherwise (--lcores) or not at all (then they depend on the host). */
+static int eal_lcores(const struct fg_config *cfg)
+{
+	char buf[sizeof(cfg->eal_args) + 64], *argv[EAL_WORDS_MAX];
+	int k = fg_config_split_args(cfg->eal_args, buf, sizeof(buf), argv,
+				     FG_ARRAY_SIZE(argv));
+
+	for (int i = 0; i < k; i++) {
+		const char *v = argv[i][2] ? argv[i] + 2 : (i + 1 < k ? argv[i + 1] : "");
+
+		if (!strncmp(argv[i], "-l", 2))
+			return list_count(v);
+		if (!strncmp(argv[i], "-c", 2)) {
+			char *end;
+			unsigned long long m = strtoull(v, &end, 16);
+
+			return end != v && !*end ? __builtin_popcountll(m) : -1;
+		}
+	}
+	return -1;
+}
+
+/* floodgate in either mode: the port the EAL is to probe, and the lcores
+ * eal-args gives (a main lcore and one per worker), as eal.c words them. */
+static unsigned eal_refusals(const struct fg_config *cfg, char (*why)[FG_CONFIG_REFUSAL_MAX],
 			      unsigned max)
 {
-	if (!fg_config_port_is_pci(cfg->port) || !eal_has_word(cfg, "--no-pci"))
-		return 0;
-	if (max)
-		snprintf(why[0], FG_CONFIG_REFUSAL_MAX,
-			 "[dataplane] port %.*s is a PCI device but eal-args has --no-pci",
-			 FG_CONFIG_REFUSAL_MAX - 64, cfg->port);
-	return 1;
+	int lcores = eal_lcores(cfg);
+	unsigned n = 0;
+
+	if (fg_config_port_is_pci(cfg->port) && eal_has_word(cfg, "--no-pci")) {
+		if (n < max)
+			snprintf(why[n], FG_CONFIG_REFUSAL_MAX,
+				 "[dataplane] port %.*s is a PCI device but eal-args has --no-pci",
+				 FG_CONFIG_REFUSAL_MAX - 64, cfg->port);
+		n++;
+	}
+	if (lcores >= 0 && (unsigned)lcores < cfg->workers + 1) {
+		if (n < max)
+			snprintf(why[n], FG_CONFIG_REFUSAL_MAX,
+				 "%u workers need %u lcores; the EAL has %d (eal-args -l/--lcores)",
+				 cfg->workers, cfg->workers + 1, lcores);
+		n++;
+	}
+	return n;
 }
 
 unsigned fg_config_refusals(const struct fg_config *cfg, enum fg_program prog,
@@ -116,7 +182,7 @@ unsigned fg_config_refusals(const struct fg_config *cfg, enum fg_program prog,
 
 	if (prog != FG_PROGRAM_FLOODGATE)
 		return 0;
-	n = port_refusals(cfg, why, max);
+	n = eal_refusals(cfg, why, max);
 	if (cfg->dp_mode != FG_DATAPLANE_ACTIVE)
 		return n;
 	for (unsigned i = 0; i < cfg->n_listen; i++) {

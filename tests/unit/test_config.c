@@ -335,6 +335,24 @@ START_TEST(test_port_refusals)
 		   PEER_AND_DS);
 	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 4), 0);
 	fg_config_free(cfg);
+	/* lcores: -l LIST and -c MASK are counted, --lcores is the host's */
+	cfg = load("[dataplane]\nworkers 3\neal-args -l 0-1,3\n" PEER_AND_DS);
+	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 4), 1);
+	ck_assert_str_eq(why[0], "3 workers need 4 lcores; the EAL has 3 (eal-args -l/--lcores)");
+	fg_config_free(cfg);
+	cfg = load("[dataplane]\nworkers 3\neal-args -l0-2,5\n" PEER_AND_DS);
+	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 4), 0);
+	fg_config_free(cfg);
+	cfg = load("[dataplane]\nworkers 2\neal-args -c 0x5\n" PEER_AND_DS);
+	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 4), 1);
+	fg_config_free(cfg);
+	cfg = load("[dataplane]\nworkers 2\neal-args --lcores=(0-1)@0\n" PEER_AND_DS);
+	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 4), 0);
+	fg_config_free(cfg);
+	/* both at once, counted past what fits */
+	cfg = load("[dataplane]\nworkers 2\nport 01:00.0\neal-args --no-pci -l 0\n" PEER_AND_DS);
+	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 1), 2);
+	fg_config_free(cfg);
 	ck_assert(fg_config_port_is_pci("0000:01:00.0"));
 	ck_assert(fg_config_port_is_pci("01:00.0,devargs"));
 	ck_assert(!fg_config_port_is_pci("net_tap0,iface=fg0"));
