@@ -308,51 +308,48 @@ START_TEST(test_program_refusals)
 }
 END_TEST
 
-/* A PCI port with --no-pci in eal-args: refused in either mode, with the
- * words floodgate logs; a vdev, or a PCI port without --no-pci, goes;
- * "--no-pci" inside another word is not the option. */
+/* floodgate's refusals of a file whose [dataplane] section is `dp`, at
+ * most `max` messages into `why` (the count goes on past them). */
+static unsigned dp_refusals(const char *dp, char (*why)[FG_CONFIG_REFUSAL_MAX], unsigned max)
+{
+	char text[512];
+	struct fg_config *cfg;
+	unsigned n;
+
+	snprintf(text, sizeof(text), "[dataplane]\n%s%s", dp, PEER_AND_DS);
+	cfg = load(text);
+	ck_assert_ptr_nonnull(cfg);
+	n = fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, max);
+	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE_HOST, why + max, 0), 0);
+	fg_config_free(cfg);
+	return n;
+}
+
+/* The EAL's refusals, in either mode, with the words floodgate logs: a
+ * PCI port with --no-pci in eal-args ("--no-pci" inside another word is
+ * not the option; the default eal-args have it, the default port is a
+ * tap); -l LIST and -c MASK with too few lcores (--lcores: the host's). */
 START_TEST(test_port_refusals)
 {
-	struct fg_config *cfg = load("[dataplane]\nport 0000:01:00.0,rxq_pkt_burst=8\n"
-				     "eal-args --no-huge --no-pci -l 0-1\n" PEER_AND_DS);
 	char why[4][FG_CONFIG_REFUSAL_MAX];
 
-	ck_assert_ptr_nonnull(cfg);
-	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 4), 1);
+	ck_assert_uint_eq(dp_refusals("port 0000:01:00.0,rxq_pkt_burst=8\n"
+				      "eal-args --no-huge --no-pci -l 0-1\n", why, 4), 1);
 	ck_assert_str_eq(why[0], "[dataplane] port 0000:01:00.0,rxq_pkt_burst=8 is a PCI device "
 				 "but eal-args has --no-pci");
-	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 0), 1);
-	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE_HOST, why, 4), 0);
-	fg_config_free(cfg);
-	cfg = load("[dataplane]\nmode passive\nport 01:00.1\neal-args --no-pci\n" PEER_AND_DS);
-	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 4), 1);
-	fg_config_free(cfg);
-	/* the default eal-args have --no-pci, the default port is a tap */
-	cfg = load("[dataplane]\naddress 198.18.0.2/24\n" PEER_AND_DS);
-	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 4), 0);
-	fg_config_free(cfg);
-	cfg = load("[dataplane]\nport 0000:01:00.0\neal-args -l 0-1 --vdev=x,a=--no-pci\n"
-		   PEER_AND_DS);
-	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 4), 0);
-	fg_config_free(cfg);
-	/* lcores: -l LIST and -c MASK are counted, --lcores is the host's */
-	cfg = load("[dataplane]\nworkers 3\neal-args -l 0-1,3\n" PEER_AND_DS);
-	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 4), 1);
+	ck_assert_uint_eq(dp_refusals("mode passive\nport 01:00.1\neal-args --no-pci\n", why, 4), 1);
+	ck_assert_uint_eq(dp_refusals("address 198.18.0.2/24\n", why, 4), 0);
+	ck_assert_uint_eq(dp_refusals("port 0000:01:00.0\neal-args -l 0-1 --vdev=x,a=--no-pci\n",
+				      why, 4), 0);
+	ck_assert_uint_eq(dp_refusals("workers 3\neal-args -l 0-1,3\n", why, 4), 1);
 	ck_assert_str_eq(why[0], "3 workers need 4 lcores; the EAL has 3 (eal-args -l/--lcores)");
-	fg_config_free(cfg);
-	cfg = load("[dataplane]\nworkers 3\neal-args -l0-2,5\n" PEER_AND_DS);
-	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 4), 0);
-	fg_config_free(cfg);
-	cfg = load("[dataplane]\nworkers 2\neal-args -c 0x5\n" PEER_AND_DS);
-	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 4), 1);
-	fg_config_free(cfg);
-	cfg = load("[dataplane]\nworkers 2\neal-args --lcores=(0-1)@0\n" PEER_AND_DS);
-	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 4), 0);
-	fg_config_free(cfg);
+	ck_assert_uint_eq(dp_refusals("workers 3\neal-args -l0-2,5\n", why, 4), 0);
+	ck_assert_uint_eq(dp_refusals("workers 2\neal-args -c 0x5\n", why, 4), 1);
+	ck_assert_uint_eq(dp_refusals("workers 2\neal-args --lcores=(0-1)@0\n", why, 4), 0);
+	ck_assert_uint_eq(dp_refusals("workers 2\neal-args -l 3-1\n", why, 4), 0);
 	/* both at once, counted past what fits */
-	cfg = load("[dataplane]\nworkers 2\nport 01:00.0\neal-args --no-pci -l 0\n" PEER_AND_DS);
-	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, 1), 2);
-	fg_config_free(cfg);
+	ck_assert_uint_eq(dp_refusals("workers 2\nport 01:00.0\neal-args --no-pci -l 0\n", why, 1),
+			  2);
 	ck_assert(fg_config_port_is_pci("0000:01:00.0"));
 	ck_assert(fg_config_port_is_pci("01:00.0,devargs"));
 	ck_assert(!fg_config_port_is_pci("net_tap0,iface=fg0"));
