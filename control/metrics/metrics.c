@@ -972,7 +972,7 @@ int fg_metrics_peer(struct fg_region *r, const char *peer, bool json, struct fg_
 	} else {
 		table_peer(out, r, &s, (unsigned)p);
 	}
-	free(s.st);
+	sample_free(&s);
 	return 0;
 }
 
