@@ -78,7 +78,7 @@ struct ring_idx {
 
 struct link {
 	struct fg_claimer *c;
-	struct fg_engine_cluster hooks;
+	struct fg_nntp_engine_cluster hooks;
 	void (*wake)(void *arg);
 	void *wake_arg;
 	struct ring_idx rq, aq;
@@ -252,7 +252,7 @@ static void hook_settle(void *ctx, const char *id, size_t len, bool accepted)
 		__atomic_fetch_add(&l->c->st.ctr[FG_CTR_CLUSTER_ERRORS], 1, __ATOMIC_RELAXED);
 }
 
-static unsigned hook_poll(void *ctx, fg_engine_claim_done_fn *done, void *engine)
+static unsigned hook_poll(void *ctx, fg_nntp_engine_claim_done_fn *done, void *engine)
 {
 	struct link *l = ctx;
 	unsigned n = 0;
@@ -581,7 +581,7 @@ out_free:
 	return NULL;
 }
 
-const struct fg_engine_cluster *fg_claimer_link(struct fg_claimer *c, void (*wake)(void *arg),
+const struct fg_nntp_engine_cluster *fg_claimer_link(struct fg_claimer *c, void (*wake)(void *arg),
 						void *arg)
 {
 	struct link *l;
@@ -603,7 +603,7 @@ const struct fg_engine_cluster *fg_claimer_link(struct fg_claimer *c, void (*wak
 		free(l->ans);
 		return NULL;
 	}
-	l->hooks = (struct fg_engine_cluster){ hook_claim, hook_poll, hook_settle, l,
+	l->hooks = (struct fg_nntp_engine_cluster){ hook_claim, hook_poll, hook_settle, l,
 					       c->max_claims };
 	c->n_link++;
 	return &l->hooks;

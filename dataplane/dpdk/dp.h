@@ -171,7 +171,7 @@ struct dp_worker {
 	struct fg_tcp *tcp;
 	struct fg_tcpsess *ts;
 	struct fg_passive *pv;
-	struct fg_engine *e;
+	struct fg_nntp_engine *e;
 	const struct fg_sink_ops *sink_ops;
 	void *sink;
 	struct fg_outbound_warm *warm;		/* warm-up questions, or NULL */

@@ -554,7 +554,7 @@ void dp_status(struct dp *dp, FILE *f, bool json)
 	unsigned sessions = 0, conns = 0;
 
 	for (unsigned i = 0; i < dp->n_workers; i++) {
-		sessions += fg_engine_sessions(dp->w[i].e);
+		sessions += fg_nntp_engine_sessions(dp->w[i].e);
 		conns += dp->w[i].ts ? fg_tcpsess_in_use(dp->w[i].ts) : 0;
 	}
 	if (json) {

@@ -126,7 +126,7 @@ void dp_write_counters(FILE *f, const struct dp *dp)
 		if (!w->e)
 			continue;
 		fprintf(f, "worker:%u:sessions %u\nworker:%u:transfers %u\n", i,
-			fg_engine_sessions(w->e), i, fg_engine_xfers(w->e));
+			fg_nntp_engine_sessions(w->e), i, fg_nntp_engine_xfers(w->e));
 		fprintf(f, "worker:%u:busy_cycles %" PRIu64 "\nworker:%u:idle_cycles %" PRIu64 "\n",
 			i, w->stats->s.ctr[FG_CTR_DP_BUSY_CYCLES], i,
 			w->stats->s.ctr[FG_CTR_DP_IDLE_CYCLES]);

@@ -129,7 +129,7 @@ static void sink_settle(struct dp_worker *w)
 
 	for (unsigned i = 0; i < 100 && fg_queue_sink_busy(w->sink); i++) {
 		dp_clock(&now, &now_ns);
-		fg_engine_poll(w->e, now, now_ns);
+		fg_nntp_engine_poll(w->e, now, now_ns);
 		if (w->ts)
 			fg_tcpsess_work(w->ts);
 		if (fg_queue_sink_busy(w->sink))
@@ -181,8 +181,8 @@ static int slot_setup(struct dp_worker *w)
 
 static int engine_setup(struct dp_worker *w)
 {
-	struct fg_engine_params ep = { 0 };
-	struct fg_engine_hooks hooks;
+	struct fg_nntp_engine_params ep = { 0 };
+	struct fg_nntp_engine_hooks hooks;
 	uint32_t token;
 
 	if (getrandom(&token, sizeof(token), 0) != sizeof(token))
@@ -206,7 +206,7 @@ static int engine_setup(struct dp_worker *w)
 		return -ENOMEM;
 	ep.token_base = token;
 	ep.history_owner = w->slot ? fg_region_writer_slot(w->slot) : FG_HISTORY_OWNER_NONE;
-	w->e = fg_engine_create(&ep);
+	w->e = fg_nntp_engine_create(&ep);
 	return w->e ? 0 : -EINVAL;
 }
 
@@ -368,7 +368,7 @@ void dp_worker_teardown(struct dp_worker *w)
 	fg_net_destroy(w->net);
 	fg_passive_destroy(w->pv);
 	if (w->e)
-		fg_engine_destroy(w->e);
+		fg_nntp_engine_destroy(w->e);
 	sink_teardown(w);
 	if (w->link) {
 		fg_slotlink_publish(w->link, w->stats, w->peer_stats, w->cfg->n_peer, false);
@@ -446,7 +446,7 @@ static unsigned rx_passive(struct dp_worker *w, fg_time_t now, uint64_t now_ns)
 /* Nothing left to end: the worker may stop. */
 static bool worker_done(const struct dp_worker *w)
 {
-	if (fg_engine_sessions(w->e) || fg_engine_xfers(w->e))
+	if (fg_nntp_engine_sessions(w->e) || fg_nntp_engine_xfers(w->e))
 		return false;
 	return w->pv ? fg_passive_flows(w->pv) == 0 : fg_tcpsess_unfinished(w->ts) == 0;
 }
@@ -463,7 +463,7 @@ static void lifecycle(struct dp_worker *w, uint64_t now_ns)
 		w->shutdown_deadline_ns = now_ns + DP_ABORT_NS;
 		if (w->pv)
 			fg_passive_end_all(w->pv);
-		fg_engine_shutdown(w->e);
+		fg_nntp_engine_shutdown(w->e);
 	}
 	if (w->shutdown_deadline_ns && now_ns > w->shutdown_deadline_ns && w->ts &&
 	    fg_tcpsess_unfinished(w->ts)) {
@@ -598,7 +598,7 @@ static void publish(struct dp_worker *w, uint64_t now_ns)
 	w->next_publish_ns = now_ns + DP_PUBLISH_NS;
 	if (w->link)
 		fg_slotlink_publish(w->link, w->stats, w->peer_stats, w->cfg->n_peer,
-				    fg_engine_clock_suspect(w->e));
+				    fg_nntp_engine_clock_suspect(w->e));
 }
 
 /* One pass of the loop; returns true when it did work. */
@@ -617,18 +617,18 @@ static bool iteration(struct dp_worker *w)
 			now_ns = fg_passive_clock(w->pv);
 			now = (fg_time_t)(now_ns / 1000000000ull);
 		}
-		fg_engine_poll(w->e, now, now_ns);
+		fg_nntp_engine_poll(w->e, now, now_ns);
 		work = fg_passive_work(w->pv);
-		next = w->engine_due_ns = fg_engine_next_poll(w->e, now_ns);
+		next = w->engine_due_ns = fg_nntp_engine_next_poll(w->e, now_ns);
 	} else {
 		fg_tcpsess_set_time(w->ts, now, now_ns);
 		got = rx_active(w, now_ns);
 		dp_tx_drain(&w->tx);
 		if (got || now_ns >= w->engine_due_ns) {
-			fg_engine_poll(w->e, now, now_ns);
+			fg_nntp_engine_poll(w->e, now, now_ns);
 			/* the engine says when, from now: transfers waiting on
 			 * another's outcome are retried within a millisecond */
-			w->engine_due_ns = fg_engine_next_poll(w->e, now_ns);
+			w->engine_due_ns = fg_nntp_engine_next_poll(w->e, now_ns);
 		}
 		work = fg_tcpsess_work(w->ts);
 		if (got || work || now_ns >= fg_net_next_deadline(w->net)) {

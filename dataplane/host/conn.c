@@ -13,7 +13,7 @@
  *
  * Send path: send() writes straight to the socket; what the kernel does not
  * take stays in the engine's response queue, EPOLLOUT is armed, and
- * fg_session_writable() follows.
+ * fg_nntp_session_writable() follows.
  *
  * Close: when the engine asks, the worker shuts the socket down for
  * writing (the responses already written go out first), reports the
@@ -124,7 +124,7 @@ static void t_detach(void *tp)
 	host_worker_defer(c->w, c);
 }
 
-const struct fg_session_transport host_transport = {
+const struct fg_nntp_session_transport host_transport = {
 	.send = t_send, .hold = t_hold, .release = t_release, .pause = t_pause,
 	.resume = t_resume, .close = t_close, .detach = t_detach,
 };
@@ -168,13 +168,13 @@ static void close_fd(struct host_conn *c)
 /* The engine is told the connection is gone (once). */
 static void report_closed(struct host_conn *c)
 {
-	struct fg_session *s = c->s;
+	struct fg_nntp_session *s = c->s;
 
 	if (!s)
 		return;
 	c->s = NULL;
 	drop_queue(c);
-	fg_session_closed(s);
+	fg_nntp_session_closed(s);
 }
 
 static void conn_maybe_free(struct host_conn *c)
@@ -213,7 +213,7 @@ static void offer(struct host_conn *c)
 		iov[i].handle = c->q[i];
 	}
 	host_clock(&now, &now_ns);
-	took = c->qn ? fg_session_input(c->s, iov, c->qn, now, now_ns) : 0;
+	took = c->qn ? fg_nntp_session_input(c->s, iov, c->qn, now, now_ns) : 0;
 	while (took > 0 && c->qn) {
 		uint32_t rest = c->q[0]->len - c->q_off;
 
@@ -235,7 +235,7 @@ static void offer(struct host_conn *c)
 	if (c->s && c->eof && !c->eof_told && !c->paused && !c->close_asked &&
 	    (c->qn == 0 || (c->qn == 1 && c->q_off == c->q[0]->len))) {
 		c->eof_told = true;
-		fg_session_eof(c->s, now, now_ns);
+		fg_nntp_session_eof(c->s, now, now_ns);
 	}
 }
 
@@ -298,7 +298,7 @@ void host_conn_writable(struct host_conn *c)
 	c->want_out = false;
 	host_worker_update(c);
 	if (c->s)
-		fg_session_writable(c->s);
+		fg_nntp_session_writable(c->s);
 }
 
 /* A reset or an error: the connection is gone. */

@@ -73,7 +73,7 @@ struct host_worker;
 struct host_conn {
 	struct host_worker *w;
 	int fd;
-	struct fg_session *s;		/* NULL once reported closed */
+	struct fg_nntp_session *s;		/* NULL once reported closed */
 	struct host_chunk *q[HOST_MAX_CHUNKS];	/* unconsumed, oldest first */
 	unsigned qn;
 	uint32_t q_off;			/* consumed octets of q[0] */
@@ -81,7 +81,7 @@ struct host_conn {
 	bool paused;			/* the engine stopped reading */
 	bool want_out;			/* EPOLLOUT wanted */
 	bool eof;			/* read() returned 0 */
-	bool eof_told;			/* fg_session_eof() called */
+	bool eof_told;			/* fg_nntp_session_eof() called */
 	bool close_asked;		/* the engine called close() */
 	bool lingering;			/* shut down for writing, draining */
 	bool detached;			/* the engine is done with it */
@@ -101,7 +101,7 @@ struct host_worker {
 	int ep, wake;			/* epoll, eventfd */
 	int lfd[FG_CONFIG_MAX_LISTEN];
 	unsigned n_lfd;
-	struct fg_engine *e;
+	struct fg_nntp_engine *e;
 	const struct fg_sink_ops *sink_ops;
 	void *sink;
 	struct fg_nntp_counters *stats;		/* this thread's block */
@@ -115,7 +115,7 @@ struct host_worker {
 	/* --floodctld: its writer slot and the engine's link to it */
 	struct fg_region_writer *slot;
 	struct fg_slotlink *link;
-	struct fg_engine_hooks hooks;
+	struct fg_nntp_engine_hooks hooks;
 	uint64_t next_publish;
 	/* the operator levers (ctl.c), and the generation applied */
 	struct fg_levers_pub *levers;
@@ -146,7 +146,7 @@ struct host_ctl {
 };
 
 /* conn.c */
-extern const struct fg_session_transport host_transport;
+extern const struct fg_nntp_session_transport host_transport;
 struct host_conn *host_conn_new(struct host_worker *w, int fd);
 void host_conn_readable(struct host_conn *c);
 void host_conn_writable(struct host_conn *c);

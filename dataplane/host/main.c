@@ -361,9 +361,9 @@ static void write_stats(FILE *f, struct host_worker *ws, unsigned nw, const stru
 	for (unsigned i = 0; i < nw; i++) {
 		fg_nntp_counters_merge(&sum, ws[i].stats);
 		if (ws[i].e) {
-			sessions += fg_engine_sessions(ws[i].e);
-			xfers += fg_engine_xfers(ws[i].e);
-			suspect += fg_engine_clock_suspect(ws[i].e);
+			sessions += fg_nntp_engine_sessions(ws[i].e);
+			xfers += fg_nntp_engine_xfers(ws[i].e);
+			suspect += fg_nntp_engine_clock_suspect(ws[i].e);
 		}
 	}
 	write_block(f, "", &sum, true);
@@ -446,7 +446,7 @@ static int worker_slot(struct host_worker *w, struct fg_region *region)
 static int worker_setup(struct host_worker *w, unsigned i, const struct host_opts *o,
 			const struct fg_config *cfg, struct region *r)
 {
-	struct fg_engine_params ep = { 0 };
+	struct fg_nntp_engine_params ep = { 0 };
 	struct fg_history *h = r->h;
 	int rc;
 
@@ -486,7 +486,7 @@ static int worker_setup(struct host_worker *w, unsigned i, const struct host_opt
 	ep.cluster = claimer ? fg_claimer_link(claimer, wake_worker, w) : NULL;
 	if (claimer && !ep.cluster)
 		return -ENOMEM;
-	w->e = fg_engine_create(&ep);
+	w->e = fg_nntp_engine_create(&ep);
 	if (!w->e)
 		return -EINVAL;
 	return host_worker_init(w);
@@ -502,7 +502,7 @@ static void worker_teardown(struct host_worker *w)
 	if (w->slot)
 		fg_region_release(w->slot);
 	host_worker_fini(w);
-	fg_engine_destroy(w->e);
+	fg_nntp_engine_destroy(w->e);
 	fg_outbound_warm_destroy(w->warm);
 	if (w->sink)
 		w->sink_ops->destroy(w->sink);

@@ -48,7 +48,7 @@ void host_worker_publish(struct host_worker *w, uint64_t now_ns)
 		return;
 	w->next_publish = now_ns + PUBLISH_NS;
 	fg_slotlink_publish(w->link, w->stats, w->peer_stats, w->cfg->n_peer,
-			    fg_engine_clock_suspect(w->e));
+			    fg_nntp_engine_clock_suspect(w->e));
 }
 
 /* Listener tags are small integers 2.. so they never look like a conn. */
@@ -205,7 +205,7 @@ static void accept_all(struct host_worker *w, int lfd)
 		epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev);
 		host_clock(&now, &now_ns);
 		/* a non-peer is answered 502 by the engine, then closed */
-		c->s = fg_session_open(w->e, peer, &host_transport, c, now, now_ns);
+		c->s = fg_nntp_session_open(w->e, peer, &host_transport, c, now, now_ns);
 		if (!c->s) {
 			FG_LOG_WARN(HOST_COMP, "session limit reached: connection refused");
 			c->detached = true;
@@ -230,7 +230,7 @@ static int timeout_ms(struct host_worker *w)
 	uint64_t now_ns, next;
 
 	host_clock(&now, &now_ns);
-	next = fg_engine_next_poll(w->e, now_ns);
+	next = fg_nntp_engine_next_poll(w->e, now_ns);
 	for (struct host_conn *c = w->all; c; c = c->all_next)
 		if (c->lingering && c->linger_until < next)
 			next = c->linger_until;
@@ -313,7 +313,7 @@ static void round_once(struct host_worker *w, int tmo)
 		handle(w, &evs[i]);
 	run_work(w);
 	host_clock(&now, &now_ns);
-	fg_engine_poll(w->e, now, now_ns);
+	fg_nntp_engine_poll(w->e, now, now_ns);
 	run_work(w);
 	for (struct host_conn *c = w->all, *next; c; c = next) {
 		next = c->all_next;
@@ -329,11 +329,11 @@ static void drain(struct host_worker *w)
 	uint64_t now_ns, until;
 
 	close_listeners(w);
-	fg_engine_shutdown(w->e);
+	fg_nntp_engine_shutdown(w->e);
 	run_work(w);
 	host_clock(&now, &now_ns);
 	until = now_ns + STOP_GRACE_NS;
-	while ((fg_engine_sessions(w->e) || fg_engine_xfers(w->e)) && now_ns < until) {
+	while ((fg_nntp_engine_sessions(w->e) || fg_nntp_engine_xfers(w->e)) && now_ns < until) {
 		round_once(w, 10);
 		host_clock(&now, &now_ns);
 	}
@@ -342,16 +342,16 @@ static void drain(struct host_worker *w)
 		host_conn_force_close(c);
 	}
 	run_work(w);
-	for (unsigned i = 0; i < 1000 && fg_engine_xfers(w->e); i++) {
+	for (unsigned i = 0; i < 1000 && fg_nntp_engine_xfers(w->e); i++) {
 		host_clock(&now, &now_ns);
-		fg_engine_poll(w->e, now, now_ns);
+		fg_nntp_engine_poll(w->e, now, now_ns);
 		run_work(w);
-		if (fg_engine_xfers(w->e))
+		if (fg_nntp_engine_xfers(w->e))
 			usleep(1000);
 	}
-	if (fg_engine_xfers(w->e))
+	if (fg_nntp_engine_xfers(w->e))
 		FG_LOG_WARN(HOST_COMP, "%u transfers did not finish before exit",
-			    fg_engine_xfers(w->e));
+			    fg_nntp_engine_xfers(w->e));
 }
 
 void *host_worker_run(void *arg)

@@ -15,9 +15,9 @@
 
 /* ------------------------------------------------------------ articles */
 
-int fg_nntp_start_article(struct fg_session *s, enum fg_art_kind kind, struct fg_xfer *x)
+int fg_nntp_start_article(struct fg_nntp_session *s, enum fg_art_kind kind, struct fg_xfer *x)
 {
-	struct fg_session_art *a = &s->a;
+	struct fg_nntp_session_art *a = &s->a;
 	const struct fg_config *cfg = s->e->cfg;
 
 	a->kind = kind;
@@ -43,7 +43,7 @@ int fg_nntp_start_article(struct fg_session *s, enum fg_art_kind kind, struct fg
 	return 0;
 }
 
-void fg_nntp_start_drain(struct fg_session *s, enum fg_reason reason, const char *line)
+void fg_nntp_start_drain(struct fg_nntp_session *s, enum fg_reason reason, const char *line)
 {
 	s->a.drain_reason = reason;
 	s->a.drain_line = line;
@@ -52,7 +52,7 @@ void fg_nntp_start_drain(struct fg_session *s, enum fg_reason reason, const char
 
 /* A paused peer's TAKETHIS: its article is read to the end, then 400 and
  * close (RFC 4644 2.5.2: the peer sends it again later). */
-void fg_nntp_start_paused_drain(struct fg_session *s)
+void fg_nntp_start_paused_drain(struct fg_nntp_session *s)
 {
 	s->a.drain_reason = FG_REASON_NONE;
 	s->a.drain_line = NULL;
@@ -60,7 +60,7 @@ void fg_nntp_start_paused_drain(struct fg_session *s)
 }
 
 /* Copy the header section as it arrives, for the rules (at most 64 KiB). */
-static void header_copy(struct fg_session_art *a, const uint8_t *p, uint32_t n)
+static void header_copy(struct fg_nntp_session_art *a, const uint8_t *p, uint32_t n)
 {
 	uint32_t k = FG_MIN(n, FG_ARTICLE_MAX_HEADER - a->hdr_len);
 
@@ -70,9 +70,9 @@ static void header_copy(struct fg_session_art *a, const uint8_t *p, uint32_t n)
 		a->hdr_done = true;
 }
 
-static void article_bytes(struct fg_session *s, const uint8_t *p, uint32_t n, void *handle)
+static void article_bytes(struct fg_nntp_session *s, const uint8_t *p, uint32_t n, void *handle)
 {
-	struct fg_session_art *a = &s->a;
+	struct fg_nntp_session_art *a = &s->a;
 	struct fg_xfer *x = a->x;
 	struct fg_iov seg = { p, n, handle };
 
@@ -93,9 +93,9 @@ static void article_bytes(struct fg_session *s, const uint8_t *p, uint32_t n, vo
 	fg_nntp_xfer_append(s, x, &seg, handle != NULL);
 }
 
-static void end_article(struct fg_session *s)
+static void end_article(struct fg_nntp_session *s)
 {
-	struct fg_session_art *a = &s->a;
+	struct fg_nntp_session_art *a = &s->a;
 
 	s->in_article = false;
 	fg_nntp_count(s, FG_CTR_NNTP_ARTICLES);
@@ -127,7 +127,7 @@ static void end_article(struct fg_session *s)
 }
 
 /* Article octets from one input piece; returns how many were used. */
-uint32_t fg_nntp_article_input(struct fg_session *s, const struct fg_iov *iov, uint32_t off)
+uint32_t fg_nntp_article_input(struct fg_nntp_session *s, const struct fg_iov *iov, uint32_t off)
 {
 	const uint8_t *p = iov->base + off;
 	struct fg_nntp_read r;

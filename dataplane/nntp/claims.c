@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * claims.c — the shared second-level history (session.h, struct
- * fg_engine_cluster; docs/scale.md, "Several boxes").
+ * fg_nntp_engine_cluster; docs/scale.md, "Several boxes").
  *
  * Only a local miss goes to the cluster, and only from a CHECK:
  *
@@ -26,10 +26,10 @@
 
 #define BUSY_HOLD_S 1
 
-bool fg_nntp_claim_ask(struct fg_session *s, const char *arg, uint32_t len,
+bool fg_nntp_claim_ask(struct fg_nntp_session *s, const char *arg, uint32_t len,
 		       const struct fg_history_key *k)
 {
-	struct fg_engine *e = s->e;
+	struct fg_nntp_engine *e = s->e;
 	struct fg_nntp_ask *a;
 
 	if (!e->cl.claim)
@@ -53,9 +53,9 @@ bool fg_nntp_claim_ask(struct fg_session *s, const char *arg, uint32_t len,
  * box's outcome settled by then, hears HAVE. A TAKETHIS still completes
  * the short offer like any other.
  */
-static void busy_hold(struct fg_session *s, const struct fg_history_key *k)
+static void busy_hold(struct fg_nntp_session *s, const struct fg_history_key *k)
 {
-	struct fg_engine *e = s->e;
+	struct fg_nntp_engine *e = s->e;
 	struct fg_history_entry found;
 	struct fg_history_ref ref;
 
@@ -66,7 +66,7 @@ static void busy_hold(struct fg_session *s, const struct fg_history_key *k)
 
 static void claim_done(void *engine, uint64_t cookie, enum fg_claim_answer ans)
 {
-	struct fg_engine *e = engine;
+	struct fg_nntp_engine *e = engine;
 	struct fg_nntp_ask *a = fg_nntp_ask_find(e, cookie);
 
 	if (!a)
@@ -91,14 +91,14 @@ static void claim_done(void *engine, uint64_t cookie, enum fg_claim_answer ans)
 	}
 }
 
-unsigned fg_nntp_claims_poll(struct fg_engine *e)
+unsigned fg_nntp_claims_poll(struct fg_nntp_engine *e)
 {
 	if (!e->cl.poll || !e->n_asks)
 		return 0;
 	return e->cl.poll(e->cl.ctx, claim_done, e);
 }
 
-void fg_nntp_claim_settle(struct fg_engine *e, const char *id, uint16_t len, bool accepted)
+void fg_nntp_claim_settle(struct fg_nntp_engine *e, const char *id, uint16_t len, bool accepted)
 {
 	if (e->cl.settle && len)
 		e->cl.settle(e->cl.ctx, id, len, accepted);

@@ -36,35 +36,35 @@
 
 /* ------------------------------------------------------------ counting */
 
-void fg_nntp_count(struct fg_session *s, enum fg_counter c)
+void fg_nntp_count(struct fg_nntp_session *s, enum fg_counter c)
 {
 	s->e->st->s.ctr[c]++;
 	if (s->pst)
 		s->pst->s.ctr[c]++;
 }
 
-void fg_nntp_count_n(struct fg_session *s, enum fg_counter c, uint64_t n)
+void fg_nntp_count_n(struct fg_nntp_session *s, enum fg_counter c, uint64_t n)
 {
 	s->e->st->s.ctr[c] += n;
 	if (s->pst)
 		s->pst->s.ctr[c] += n;
 }
 
-void fg_nntp_count_code(struct fg_session *s, enum fg_nntp_code code)
+void fg_nntp_count_code(struct fg_nntp_session *s, enum fg_nntp_code code)
 {
 	s->e->st->n.code[code]++;
 	if (s->pst)
 		s->pst->n.code[code]++;
 }
 
-void fg_nntp_count_reason(struct fg_session *s, enum fg_reason r)
+void fg_nntp_count_reason(struct fg_nntp_session *s, enum fg_reason r)
 {
 	s->e->st->s.rejected[r]++;
 	if (s->pst)
 		s->pst->s.rejected[r]++;
 }
 
-void fg_nntp_ecount(struct fg_engine *e, enum fg_counter c)
+void fg_nntp_ecount(struct fg_nntp_engine *e, enum fg_counter c)
 {
 	e->st->s.ctr[c]++;
 }
@@ -82,7 +82,7 @@ void fg_nntp_counters_merge(struct fg_nntp_counters *into, const struct fg_nntp_
 
 /* ------------------------------------------------------------ hooks */
 
-static void jq_push(struct fg_engine *e, const struct fg_journal_rec *r)
+static void jq_push(struct fg_nntp_engine *e, const struct fg_journal_rec *r)
 {
 	struct fg_nntp_jrec *j;
 
@@ -95,7 +95,7 @@ static void jq_push(struct fg_engine *e, const struct fg_journal_rec *r)
 	j->r.msgid = j->id;
 }
 
-void fg_nntp_journal(struct fg_engine *e, const struct fg_history_key *k,
+void fg_nntp_journal(struct fg_nntp_engine *e, const struct fg_history_key *k,
 		     enum fg_history_state st, fg_time_t article_date, fg_time_t first_seen,
 		     unsigned date_used, enum fg_reason reason, const char *id, size_t id_len)
 {
@@ -116,7 +116,7 @@ void fg_nntp_journal(struct fg_engine *e, const struct fg_history_key *k,
 	jq_push(e, &r);
 }
 
-static unsigned journal_retry(struct fg_engine *e)
+static unsigned journal_retry(struct fg_nntp_engine *e)
 {
 	unsigned n = 0;
 
@@ -133,19 +133,19 @@ static unsigned journal_retry(struct fg_engine *e)
 	return n;
 }
 
-bool fg_nntp_journal_blocked(const struct fg_engine *e)
+bool fg_nntp_journal_blocked(const struct fg_nntp_engine *e)
 {
 	return e->jq_n > 0;
 }
 
-bool fg_nntp_sink_full(const struct fg_engine *e)
+bool fg_nntp_sink_full(const struct fg_nntp_engine *e)
 {
 	return e->sink_ops->full && e->sink_ops->full(e->sink);
 }
 
 /* ------------------------------------------------------------ pools */
 
-struct fg_xfer *fg_nntp_xfer_alloc(struct fg_engine *e)
+struct fg_xfer *fg_nntp_xfer_alloc(struct fg_nntp_engine *e)
 {
 	struct fg_xfer *x;
 	uint32_t gen;
@@ -163,7 +163,7 @@ struct fg_xfer *fg_nntp_xfer_alloc(struct fg_engine *e)
 	return x;
 }
 
-void fg_nntp_xfer_free(struct fg_engine *e, struct fg_xfer *x)
+void fg_nntp_xfer_free(struct fg_nntp_engine *e, struct fg_xfer *x)
 {
 	FG_ASSERT(x->state != FG_X_FREE && x->hold_head == FG_NNTP_NONE);
 	x->state = FG_X_FREE;
@@ -172,18 +172,18 @@ void fg_nntp_xfer_free(struct fg_engine *e, struct fg_xfer *x)
 	e->n_xfers--;
 }
 
-uint32_t fg_nntp_xfer_index(const struct fg_engine *e, const struct fg_xfer *x)
+uint32_t fg_nntp_xfer_index(const struct fg_nntp_engine *e, const struct fg_xfer *x)
 {
 	return (uint32_t)(x - e->xfers);
 }
 
-void fg_nntp_wait_add(struct fg_engine *e, struct fg_xfer *x)
+void fg_nntp_wait_add(struct fg_nntp_engine *e, struct fg_xfer *x)
 {
 	x->next = e->wait_head;
 	e->wait_head = fg_nntp_xfer_index(e, x);
 }
 
-uint32_t fg_nntp_hold_alloc(struct fg_engine *e)
+uint32_t fg_nntp_hold_alloc(struct fg_nntp_engine *e)
 {
 	uint32_t h = e->hold_free;
 
@@ -198,7 +198,7 @@ uint32_t fg_nntp_hold_alloc(struct fg_engine *e)
  * the command's argument (saves hashing it again). */
 static enum fg_rules_id_state rules_lookup(void *ctx, const char *id, size_t len, const void *key)
 {
-	struct fg_engine *e = ctx;
+	struct fg_nntp_engine *e = ctx;
 	struct fg_history_key tmp;
 
 	if (!key)
@@ -217,7 +217,7 @@ static enum fg_rules_id_state rules_lookup(void *ctx, const char *id, size_t len
 
 static bool rules_newest(void *ctx, const char *base, size_t len, uint64_t *version)
 {
-	struct fg_engine *e = ctx;
+	struct fg_nntp_engine *e = ctx;
 	char id[FG_HISTORY_ID_MAX + 1];
 	size_t id_len;
 
@@ -226,7 +226,7 @@ static bool rules_newest(void *ctx, const char *base, size_t len, uint64_t *vers
 
 /* ------------------------------------------------------------ lifecycle */
 
-static int alloc_pools(struct fg_engine *e, const struct fg_engine_params *p)
+static int alloc_pools(struct fg_nntp_engine *e, const struct fg_nntp_engine_params *p)
 {
 	e->sess = calloc(e->max_sessions, sizeof(*e->sess));
 	e->xfers = calloc(e->max_xfers, sizeof(*e->xfers));
@@ -249,7 +249,7 @@ static int alloc_pools(struct fg_engine *e, const struct fg_engine_params *p)
 	return 0;
 }
 
-static void free_pools(struct fg_engine *e)
+static void free_pools(struct fg_nntp_engine *e)
 {
 	free(e->sess);
 	free(e->xfers);
@@ -260,9 +260,9 @@ static void free_pools(struct fg_engine *e)
 	fg_nntp_warmup_fini(e);
 }
 
-struct fg_engine *fg_engine_create(const struct fg_engine_params *p)
+struct fg_nntp_engine *fg_nntp_engine_create(const struct fg_nntp_engine_params *p)
 {
-	struct fg_engine *e;
+	struct fg_nntp_engine *e;
 
 	if (!p->cfg || !p->history || !p->sink_ops || !p->stats || !p->sink_ops->begin ||
 	    !p->sink_ops->append || !p->sink_ops->commit || !p->sink_ops->discard ||
@@ -319,7 +319,7 @@ out_free:
 	return NULL;
 }
 
-void fg_engine_destroy(struct fg_engine *e)
+void fg_nntp_engine_destroy(struct fg_nntp_engine *e)
 {
 	if (!e)
 		return;
@@ -332,7 +332,7 @@ void fg_engine_destroy(struct fg_engine *e)
 
 /* ------------------------------------------------------------ poll */
 
-static unsigned run_waits(struct fg_engine *e)
+static unsigned run_waits(struct fg_nntp_engine *e)
 {
 	uint32_t i = e->wait_head;
 	unsigned n = 0;
@@ -349,12 +349,12 @@ static unsigned run_waits(struct fg_engine *e)
 	return n;
 }
 
-static unsigned run_stalled(struct fg_engine *e)
+static unsigned run_stalled(struct fg_nntp_engine *e)
 {
 	unsigned n = 0, seen = 0;
 
 	for (unsigned i = 0; i < e->max_sessions && seen < e->n_sessions; i++) {
-		struct fg_session *s = e->sess[i];
+		struct fg_nntp_session *s = e->sess[i];
 
 		if (!s)
 			continue;
@@ -365,7 +365,7 @@ static unsigned run_stalled(struct fg_engine *e)
 	return n;
 }
 
-static unsigned run_idle(struct fg_engine *e)
+static unsigned run_idle(struct fg_nntp_engine *e)
 {
 	unsigned n = 0;
 
@@ -375,7 +375,7 @@ static unsigned run_idle(struct fg_engine *e)
 	return n;
 }
 
-unsigned fg_engine_poll(struct fg_engine *e, fg_time_t now, uint64_t now_ns)
+unsigned fg_nntp_engine_poll(struct fg_nntp_engine *e, fg_time_t now, uint64_t now_ns)
 {
 	unsigned n;
 
@@ -397,7 +397,7 @@ unsigned fg_engine_poll(struct fg_engine *e, fg_time_t now, uint64_t now_ns)
 	return n;
 }
 
-uint64_t fg_engine_next_poll(const struct fg_engine *e, uint64_t now_ns)
+uint64_t fg_nntp_engine_next_poll(const struct fg_nntp_engine *e, uint64_t now_ns)
 {
 	/* work in flight is driven by poll(): come back soon */
 	if (e->n_xfers || e->n_asks || e->jq_n || e->wait_head != FG_NNTP_NONE ||
@@ -406,33 +406,33 @@ uint64_t fg_engine_next_poll(const struct fg_engine *e, uint64_t now_ns)
 	return FG_MIN(now_ns + NS_PER_SEC, FG_MAX(e->next_scan_ns, now_ns));
 }
 
-void fg_engine_shutdown(struct fg_engine *e)
+void fg_nntp_engine_shutdown(struct fg_nntp_engine *e)
 {
 	e->shutting_down = true;
 	for (unsigned i = 0; i < e->max_sessions; i++) {
-		struct fg_session *s = e->sess[i];
+		struct fg_nntp_session *s = e->sess[i];
 
 		if (s && !s->closing)
 			fg_nntp_session_close_now(s, FG_L_SHUTDOWN, sizeof(FG_L_SHUTDOWN) - 1);
 	}
 }
 
-unsigned fg_engine_sessions(const struct fg_engine *e)
+unsigned fg_nntp_engine_sessions(const struct fg_nntp_engine *e)
 {
 	return e->n_sessions;
 }
 
-unsigned fg_engine_xfers(const struct fg_engine *e)
+unsigned fg_nntp_engine_xfers(const struct fg_nntp_engine *e)
 {
 	return e->n_xfers + e->n_asks;
 }
 
-bool fg_engine_clock_suspect(const struct fg_engine *e)
+bool fg_nntp_engine_clock_suspect(const struct fg_nntp_engine *e)
 {
 	return e->clock.suspect;
 }
 
-int64_t fg_engine_clock_offset(const struct fg_engine *e)
+int64_t fg_nntp_engine_clock_offset(const struct fg_nntp_engine *e)
 {
 	return e->clock.offset;
 }

@@ -26,7 +26,7 @@
 #include "lines.h"
 #include "nntp_int.h"
 
-int fg_engine_throttle(struct fg_engine *e, const char *reason)
+int fg_nntp_engine_throttle(struct fg_nntp_engine *e, const char *reason)
 {
 	size_t len = reason ? strlen(reason) : 0;
 
@@ -34,7 +34,7 @@ int fg_engine_throttle(struct fg_engine *e, const char *reason)
 		e->throttle_len = 0;
 		return 0;
 	}
-	if (len > FG_ENGINE_REASON_MAX)
+	if (len > FG_NNTP_ENGINE_REASON_MAX)
 		return -EINVAL;
 	for (size_t i = 0; i < len; i++)
 		if (reason[i] < 0x20 || reason[i] > 0x7e)
@@ -43,7 +43,7 @@ int fg_engine_throttle(struct fg_engine *e, const char *reason)
 					     "400 %s\r\n", reason);
 	snprintf(e->throttle_reason, sizeof(e->throttle_reason), "%s", reason);
 	for (unsigned i = 0; i < e->max_sessions; i++) {
-		struct fg_session *s = e->sess[i];
+		struct fg_nntp_session *s = e->sess[i];
 
 		if (s && !s->closing) {
 			fg_nntp_count(s, FG_CTR_NNTP_THROTTLE_CLOSED);
@@ -53,12 +53,12 @@ int fg_engine_throttle(struct fg_engine *e, const char *reason)
 	return 0;
 }
 
-const char *fg_engine_throttled(const struct fg_engine *e)
+const char *fg_nntp_engine_throttled(const struct fg_nntp_engine *e)
 {
 	return e->throttle_len ? e->throttle_reason : NULL;
 }
 
-static int pause_find(const struct fg_engine *e, const char *peer)
+static int pause_find(const struct fg_nntp_engine *e, const char *peer)
 {
 	for (unsigned i = 0; i < e->n_pauses; i++)
 		if (strcmp(e->pauses[i].peer, peer) == 0)
@@ -66,7 +66,7 @@ static int pause_find(const struct fg_engine *e, const char *peer)
 	return -1;
 }
 
-int fg_engine_pause(struct fg_engine *e, const char *peer, fg_time_t until)
+int fg_nntp_engine_pause(struct fg_nntp_engine *e, const char *peer, fg_time_t until)
 {
 	int i;
 
@@ -89,12 +89,12 @@ int fg_engine_pause(struct fg_engine *e, const char *peer, fg_time_t until)
 	return 0;
 }
 
-void fg_engine_pauses_clear(struct fg_engine *e)
+void fg_nntp_engine_pauses_clear(struct fg_nntp_engine *e)
 {
 	e->n_pauses = 0;
 }
 
-bool fg_engine_paused(const struct fg_engine *e, const char *peer, fg_time_t *until)
+bool fg_nntp_engine_paused(const struct fg_nntp_engine *e, const char *peer, fg_time_t *until)
 {
 	int i = pause_find(e, peer);
 
@@ -105,9 +105,9 @@ bool fg_engine_paused(const struct fg_engine *e, const char *peer, fg_time_t *un
 	return true;
 }
 
-bool fg_nntp_peer_paused(const struct fg_session *s)
+bool fg_nntp_peer_paused(const struct fg_nntp_session *s)
 {
-	const struct fg_engine *e = s->e;
+	const struct fg_nntp_engine *e = s->e;
 
-	return e->n_pauses && s->peer && fg_engine_paused(e, s->peer->name, NULL);
+	return e->n_pauses && s->peer && fg_nntp_engine_paused(e, s->peer->name, NULL);
 }

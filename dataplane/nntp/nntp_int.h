@@ -125,7 +125,7 @@ char *fg_respq_slot(struct fg_respq *q, uint32_t seq, uint32_t *cap);
 void fg_respq_fill(struct fg_respq *q, uint32_t seq, uint32_t len, enum fg_respq_state st);
 /* Send the READY prefix. Returns octets sent (>= 0), or -errno when the
  * transport is gone. *closing is set when a CLOSE entry was sent. */
-int64_t fg_respq_flush(struct fg_respq *q, const struct fg_session_transport *ops, void *t,
+int64_t fg_respq_flush(struct fg_respq *q, const struct fg_nntp_session_transport *ops, void *t,
 		       bool *closing);
 uint32_t fg_respq_entries(const struct fg_respq *q);
 uint32_t fg_respq_unsent(const struct fg_respq *q);
@@ -135,7 +135,7 @@ void fg_respq_clear(struct fg_respq *q);
 /* ------------------------------------------------------------ levers.c */
 
 /* The session's peer is paused right now. */
-bool fg_nntp_peer_paused(const struct fg_session *s);
+bool fg_nntp_peer_paused(const struct fg_nntp_session *s);
 
 /* ------------------------------------------------------------ clock.c */
 
@@ -175,7 +175,7 @@ enum fg_xfer_state {
 };
 
 struct fg_xfer {
-	struct fg_session *s;	/* the session (kept while this transfer lives) */
+	struct fg_nntp_session *s;	/* the session (kept while this transfer lives) */
 	enum fg_xfer_state state;
 	enum fg_nntp_verb verb;	/* TAKETHIS or IHAVE */
 	uint32_t gen;		/* cookie check */
@@ -207,7 +207,7 @@ struct fg_xfer {
 
 /* A warm-up question or a cluster claim in flight (warmup.c, claims.c). */
 struct fg_nntp_ask {
-	struct fg_session *s;	/* kept while the question lives */
+	struct fg_nntp_session *s;	/* kept while the question lives */
 	uint32_t gen;		/* cookie check */
 	uint32_t seq;		/* the response entry it fills */
 	uint32_t next;		/* free list */
@@ -231,14 +231,14 @@ struct fg_nntp_rate {
 	uint64_t at_ns;		/* last refill; 0: full, never used */
 };
 
-struct fg_engine {
+struct fg_nntp_engine {
 	const struct fg_config *cfg;
 	struct fg_history *h;
 	struct fg_rules rules;
 	struct fg_rules_history rules_hist;
 	const struct fg_sink_ops *sink_ops;
 	void *sink;
-	struct fg_engine_hooks hooks;
+	struct fg_nntp_engine_hooks hooks;
 	struct fg_nntp_counters *st;
 	struct fg_nntp_counters *peer_st;	/* n_peer + 1, or NULL */
 	fg_time_t now;
@@ -246,7 +246,7 @@ struct fg_engine {
 
 	/* the rules' history callback: the ID whose key is at hand */
 
-	struct fg_session **sess;
+	struct fg_nntp_session **sess;
 	unsigned max_sessions, n_sessions;
 	unsigned n_stalled;		/* sessions with stall != 0 */
 	unsigned *peer_sessions;	/* per config peer, for max-connections */
@@ -274,8 +274,8 @@ struct fg_engine {
 	bool shutting_down;
 
 	/* the operator's levers (levers.c) */
-	char throttle_line[FG_ENGINE_REASON_MAX + 8];	/* "400 REASON\r\n" */
-	char throttle_reason[FG_ENGINE_REASON_MAX + 1];
+	char throttle_line[FG_NNTP_ENGINE_REASON_MAX + 8];	/* "400 REASON\r\n" */
+	char throttle_reason[FG_NNTP_ENGINE_REASON_MAX + 1];
 	uint16_t throttle_len;				/* 0: not throttled */
 	unsigned n_pauses;
 	struct {
@@ -284,8 +284,8 @@ struct fg_engine {
 	} pauses[FG_CONFIG_MAX_PEERS];
 
 	/* warm-up questions (warmup.c) and cluster claims (claims.c), one table */
-	struct fg_engine_warmup warm;
-	struct fg_engine_cluster cl;
+	struct fg_nntp_engine_warmup warm;
+	struct fg_nntp_engine_cluster cl;
 	struct fg_nntp_ask *asks;
 	unsigned n_asks;
 	uint32_t ask_free, ask_gen;
@@ -300,7 +300,7 @@ enum fg_art_kind {
 	FG_ART_TAKETHIS_PAUSED,	/* the peer is paused: drain, then 400 and close */
 };
 
-struct fg_session_art {
+struct fg_nntp_session_art {
 	enum fg_art_kind kind;
 	struct fg_nntp_reader rd;
 	struct fg_xfer *x;		/* NULL: drained without the sink */
@@ -324,26 +324,26 @@ struct fg_nntp_offer {
 };
 
 /* warmup.c */
-int fg_nntp_warmup_init(struct fg_engine *e, const struct fg_engine_warmup *w,
-			const struct fg_engine_cluster *cl);
-struct fg_nntp_ask *fg_nntp_ask_take(struct fg_session *s, const char *arg, uint32_t len,
+int fg_nntp_warmup_init(struct fg_nntp_engine *e, const struct fg_nntp_engine_warmup *w,
+			const struct fg_nntp_engine_cluster *cl);
+struct fg_nntp_ask *fg_nntp_ask_take(struct fg_nntp_session *s, const char *arg, uint32_t len,
 				     const struct fg_history_key *k);
-struct fg_nntp_ask *fg_nntp_ask_find(struct fg_engine *e, uint64_t cookie);
-uint64_t fg_nntp_ask_cookie(const struct fg_engine *e, const struct fg_nntp_ask *a);
-void fg_nntp_ask_free(struct fg_engine *e, struct fg_nntp_ask *a);
-void fg_nntp_ask_record_have(struct fg_engine *e, struct fg_nntp_ask *a);
+struct fg_nntp_ask *fg_nntp_ask_find(struct fg_nntp_engine *e, uint64_t cookie);
+uint64_t fg_nntp_ask_cookie(const struct fg_nntp_engine *e, const struct fg_nntp_ask *a);
+void fg_nntp_ask_free(struct fg_nntp_engine *e, struct fg_nntp_ask *a);
+void fg_nntp_ask_record_have(struct fg_nntp_engine *e, struct fg_nntp_ask *a);
 void fg_nntp_ask_end(struct fg_nntp_ask *a, enum fg_counter why, enum fg_nntp_code code,
 		     bool from_poll);
-void fg_nntp_warmup_fini(struct fg_engine *e);
-bool fg_nntp_warmup_ask(struct fg_session *s, const char *arg, uint32_t len,
+void fg_nntp_warmup_fini(struct fg_nntp_engine *e);
+bool fg_nntp_warmup_ask(struct fg_nntp_session *s, const char *arg, uint32_t len,
 			const struct fg_history_key *k);
-void fg_nntp_warmup_drop(struct fg_session *s);
-unsigned fg_nntp_warmup_poll(struct fg_engine *e);
+void fg_nntp_warmup_drop(struct fg_nntp_session *s);
+unsigned fg_nntp_warmup_poll(struct fg_nntp_engine *e);
 /* claims.c */
-bool fg_nntp_claim_ask(struct fg_session *s, const char *arg, uint32_t len,
+bool fg_nntp_claim_ask(struct fg_nntp_session *s, const char *arg, uint32_t len,
 		       const struct fg_history_key *k);
-unsigned fg_nntp_claims_poll(struct fg_engine *e);
-void fg_nntp_claim_settle(struct fg_engine *e, const char *id, uint16_t len, bool accepted);
+unsigned fg_nntp_claims_poll(struct fg_nntp_engine *e);
+void fg_nntp_claim_settle(struct fg_nntp_engine *e, const char *id, uint16_t len, bool accepted);
 
 /* prefetch.c: look-ahead over received command lines, refilled in
  * batches up to DEPTH lines when fewer than LOW are left */
@@ -375,9 +375,9 @@ struct fg_nntp_pf {
 #define FG_STALL_XFERS 0x10u
 #define FG_STALL_RATE 0x20u	/* the peer's max-offer-rate or max-byte-rate */
 
-struct fg_session {
-	struct fg_engine *e;
-	const struct fg_session_transport *ops;
+struct fg_nntp_session {
+	struct fg_nntp_engine *e;
+	const struct fg_nntp_session_transport *ops;
 	void *t;
 	const struct fg_config_peer *peer;
 	int peer_idx;
@@ -402,7 +402,7 @@ struct fg_session {
 	bool line_ready;		/* line[] holds a complete line not yet run */
 	enum fg_nntp_verb over_verb;	/* the over-long line's verb */
 
-	struct fg_session_art a;
+	struct fg_nntp_session_art a;
 	struct fg_respq q;
 	struct fg_nntp_pf pf;
 
@@ -416,93 +416,93 @@ struct fg_session {
 };
 
 /* engine.c */
-void fg_nntp_count(struct fg_session *s, enum fg_counter c);
-void fg_nntp_count_n(struct fg_session *s, enum fg_counter c, uint64_t n);
-void fg_nntp_count_code(struct fg_session *s, enum fg_nntp_code code);
-void fg_nntp_count_reason(struct fg_session *s, enum fg_reason r);
-void fg_nntp_count_offer(struct fg_session *s, bool first);
-void fg_nntp_ecount(struct fg_engine *e, enum fg_counter c);
-void fg_nntp_journal(struct fg_engine *e, const struct fg_history_key *k,
+void fg_nntp_count(struct fg_nntp_session *s, enum fg_counter c);
+void fg_nntp_count_n(struct fg_nntp_session *s, enum fg_counter c, uint64_t n);
+void fg_nntp_count_code(struct fg_nntp_session *s, enum fg_nntp_code code);
+void fg_nntp_count_reason(struct fg_nntp_session *s, enum fg_reason r);
+void fg_nntp_count_offer(struct fg_nntp_session *s, bool first);
+void fg_nntp_ecount(struct fg_nntp_engine *e, enum fg_counter c);
+void fg_nntp_journal(struct fg_nntp_engine *e, const struct fg_history_key *k,
 		     enum fg_history_state st, fg_time_t article_date, fg_time_t first_seen,
 		     unsigned date_used, enum fg_reason reason, const char *id, size_t id_len);
-bool fg_nntp_journal_blocked(const struct fg_engine *e);
-bool fg_nntp_sink_full(const struct fg_engine *e);
-struct fg_xfer *fg_nntp_xfer_alloc(struct fg_engine *e);
-void fg_nntp_xfer_free(struct fg_engine *e, struct fg_xfer *x);
-void fg_nntp_wait_add(struct fg_engine *e, struct fg_xfer *x);
-uint32_t fg_nntp_hold_alloc(struct fg_engine *e);
-uint32_t fg_nntp_xfer_index(const struct fg_engine *e, const struct fg_xfer *x);
+bool fg_nntp_journal_blocked(const struct fg_nntp_engine *e);
+bool fg_nntp_sink_full(const struct fg_nntp_engine *e);
+struct fg_xfer *fg_nntp_xfer_alloc(struct fg_nntp_engine *e);
+void fg_nntp_xfer_free(struct fg_nntp_engine *e, struct fg_xfer *x);
+void fg_nntp_wait_add(struct fg_nntp_engine *e, struct fg_xfer *x);
+uint32_t fg_nntp_hold_alloc(struct fg_nntp_engine *e);
+uint32_t fg_nntp_xfer_index(const struct fg_nntp_engine *e, const struct fg_xfer *x);
 
 /* resp.c: answers (now, or into a place reserved in command order) and
  * verdict records */
 #define FG_NNTP_ECHO_LEN(id_len) (4u + (id_len) + 2u)	/* "<code> <id>\r\n" */
-void fg_nntp_put(struct fg_session *s, enum fg_nntp_code code, const char *text, uint32_t len,
+void fg_nntp_put(struct fg_nntp_session *s, enum fg_nntp_code code, const char *text, uint32_t len,
 		 enum fg_respq_state st);
-void fg_nntp_put_echo(struct fg_session *s, enum fg_nntp_code code, const char *prefix,
+void fg_nntp_put_echo(struct fg_nntp_session *s, enum fg_nntp_code code, const char *prefix,
 		      const char *id, uint32_t len);
-void fg_nntp_fill(struct fg_session *s, uint32_t seq, enum fg_nntp_code code, const char *text,
+void fg_nntp_fill(struct fg_nntp_session *s, uint32_t seq, enum fg_nntp_code code, const char *text,
 		  uint32_t len, enum fg_respq_state st);
-void fg_nntp_fill_echo(struct fg_session *s, uint32_t seq, enum fg_nntp_code code,
+void fg_nntp_fill_echo(struct fg_nntp_session *s, uint32_t seq, enum fg_nntp_code code,
 		       const char *prefix, const char *id, uint32_t len);
-void fg_nntp_drop_responses(struct fg_session *s);
-void fg_nntp_verdict_init(struct fg_verdict_rec *r, const struct fg_session *s,
+void fg_nntp_drop_responses(struct fg_nntp_session *s);
+void fg_nntp_verdict_init(struct fg_verdict_rec *r, const struct fg_nntp_session *s,
 			  enum fg_nntp_verb verb, enum fg_nntp_code code, enum fg_reason reason,
 			  const char *id, uint32_t len);
-void fg_nntp_verdict_of(struct fg_session *s, enum fg_nntp_verb verb, enum fg_nntp_code code,
+void fg_nntp_verdict_of(struct fg_nntp_session *s, enum fg_nntp_verb verb, enum fg_nntp_code code,
 			enum fg_reason reason, const char *id, uint32_t len, uint64_t size);
-void fg_nntp_verdict(struct fg_session *s, const struct fg_verdict_rec *r);
+void fg_nntp_verdict(struct fg_nntp_session *s, const struct fg_verdict_rec *r);
 #define FG_NNTP_PUT(s, code, lit) \
 	fg_nntp_put(s, FG_NNTP_CODE_##code, lit, sizeof(lit) - 1, FG_RQ_READY)
 #define FG_NNTP_PUT_CLOSE(s, code, lit) \
 	fg_nntp_put(s, FG_NNTP_CODE_##code, lit, sizeof(lit) - 1, FG_RQ_CLOSE)
 
 /* offers.c: the session's live offers, its peer's budgets */
-bool fg_nntp_take_offer(struct fg_session *s);
-bool fg_nntp_bytes_spent(const struct fg_session *s);
-void fg_nntp_charge_bytes(const struct fg_session *s, uint64_t n);
-bool fg_nntp_budget_ok(const struct fg_session *s);
-void fg_nntp_track_offer(struct fg_session *s, const struct fg_history_key *k,
+bool fg_nntp_take_offer(struct fg_nntp_session *s);
+bool fg_nntp_bytes_spent(const struct fg_nntp_session *s);
+void fg_nntp_charge_bytes(const struct fg_nntp_session *s, uint64_t n);
+bool fg_nntp_budget_ok(const struct fg_nntp_session *s);
+void fg_nntp_track_offer(struct fg_nntp_session *s, const struct fg_history_key *k,
 			 const struct fg_history_ref *ref, fg_time_t deadline);
-void fg_nntp_release_offers(struct fg_session *s);
-bool fg_nntp_final_reason(const struct fg_engine *e, enum fg_history_state st, enum fg_reason *r);
-int fg_nntp_offer(struct fg_session *s, const char *arg, uint32_t len,
+void fg_nntp_release_offers(struct fg_nntp_session *s);
+bool fg_nntp_final_reason(const struct fg_nntp_engine *e, enum fg_history_state st, enum fg_reason *r);
+int fg_nntp_offer(struct fg_nntp_session *s, const char *arg, uint32_t len,
 		  const struct fg_history_key *k, struct fg_history_ref *ref, fg_time_t *deadline,
 		  enum fg_reason *reason);
-void fg_nntp_do_check(struct fg_session *s, const struct fg_nntp_cmd *c);
+void fg_nntp_do_check(struct fg_nntp_session *s, const struct fg_nntp_cmd *c);
 
 /* artin.c: an article's octets, kept or drained */
-int fg_nntp_start_article(struct fg_session *s, enum fg_art_kind kind, struct fg_xfer *x);
-void fg_nntp_start_drain(struct fg_session *s, enum fg_reason reason, const char *line);
-void fg_nntp_start_paused_drain(struct fg_session *s);
-uint32_t fg_nntp_article_input(struct fg_session *s, const struct fg_iov *iov, uint32_t off);
+int fg_nntp_start_article(struct fg_nntp_session *s, enum fg_art_kind kind, struct fg_xfer *x);
+void fg_nntp_start_drain(struct fg_nntp_session *s, enum fg_reason reason, const char *line);
+void fg_nntp_start_paused_drain(struct fg_nntp_session *s);
+uint32_t fg_nntp_article_input(struct fg_nntp_session *s, const struct fg_iov *iov, uint32_t off);
 
 /* session.c */
-void fg_nntp_session_flush(struct fg_session *s);
-void fg_nntp_session_xfer_done(struct fg_session *s);
-bool fg_nntp_session_try_resume(struct fg_session *s);
-void fg_nntp_session_close_now(struct fg_session *s, const char *line, size_t len);
-void fg_nntp_offer_forget(struct fg_session *s, const struct fg_history_key *k, bool release);
-bool fg_nntp_session_idle_check(struct fg_session *s, uint64_t now_ns);
+void fg_nntp_session_flush(struct fg_nntp_session *s);
+void fg_nntp_session_xfer_done(struct fg_nntp_session *s);
+bool fg_nntp_session_try_resume(struct fg_nntp_session *s);
+void fg_nntp_session_close_now(struct fg_nntp_session *s, const char *line, size_t len);
+void fg_nntp_offer_forget(struct fg_nntp_session *s, const struct fg_history_key *k, bool release);
+bool fg_nntp_session_idle_check(struct fg_nntp_session *s, uint64_t now_ns);
 
 /* prefetch.c */
 void fg_nntp_pf_reset(struct fg_nntp_pf *pf);
-void fg_nntp_pf_ahead(struct fg_session *s, const uint8_t *base, uint32_t from, uint32_t end);
+void fg_nntp_pf_ahead(struct fg_nntp_session *s, const uint8_t *base, uint32_t from, uint32_t end);
 /* The look-ahead's entry for the line starting at `line`, or NULL; the
  * entries of lines before it (run some other way) are dropped. */
-const struct fg_nntp_pf_ent *fg_nntp_pf_line(struct fg_session *s, const char *line);
+const struct fg_nntp_pf_ent *fg_nntp_pf_line(struct fg_nntp_session *s, const char *line);
 /* Drop the entry fg_nntp_pf_line returned (its line ran). */
-void fg_nntp_pf_pop(struct fg_session *s);
+void fg_nntp_pf_pop(struct fg_nntp_session *s);
 
 /* xfer.c */
-struct fg_xfer *fg_nntp_xfer_start(struct fg_session *s, enum fg_nntp_verb verb,
+struct fg_xfer *fg_nntp_xfer_start(struct fg_nntp_session *s, enum fg_nntp_verb verb,
 				   const char *id, size_t id_len,
 				   const struct fg_history_key *key, int *err);
-void fg_nntp_xfer_append(struct fg_session *s, struct fg_xfer *x, const struct fg_iov *seg,
+void fg_nntp_xfer_append(struct fg_nntp_session *s, struct fg_xfer *x, const struct fg_iov *seg,
 			 bool holdable);
-void fg_nntp_xfer_end(struct fg_session *s, struct fg_xfer *x);
-void fg_nntp_xfer_drop(struct fg_engine *e, struct fg_xfer *x);
-void fg_nntp_xfer_sink_close(struct fg_engine *e, struct fg_xfer *x);
-void fg_nntp_xfer_retry(struct fg_engine *e, struct fg_xfer *x);
+void fg_nntp_xfer_end(struct fg_nntp_session *s, struct fg_xfer *x);
+void fg_nntp_xfer_drop(struct fg_nntp_engine *e, struct fg_xfer *x);
+void fg_nntp_xfer_sink_close(struct fg_nntp_engine *e, struct fg_xfer *x);
+void fg_nntp_xfer_retry(struct fg_nntp_engine *e, struct fg_xfer *x);
 void fg_nntp_xfer_sink_done(void *engine, uint64_t cookie, int status);
 
 #endif /* FLOODGATE_NNTP_INT_H */

@@ -29,7 +29,7 @@
 
 /* The peer's budgets refilled to now; NULL when it has none. Each holds a
  * second's worth at most (max-offer-rate, max-byte-rate). */
-static struct fg_nntp_rate *budget(const struct fg_session *s)
+static struct fg_nntp_rate *budget(const struct fg_nntp_session *s)
 {
 	const struct fg_config_peer *p = s->peer;
 	struct fg_nntp_rate *r;
@@ -59,7 +59,7 @@ static struct fg_nntp_rate *budget(const struct fg_session *s)
 }
 
 /* Room for one more offer: taken, or false (stop reading until there is). */
-bool fg_nntp_take_offer(struct fg_session *s)
+bool fg_nntp_take_offer(struct fg_nntp_session *s)
 {
 	struct fg_nntp_rate *r = budget(s);
 
@@ -72,20 +72,20 @@ bool fg_nntp_take_offer(struct fg_session *s)
 }
 
 /* The peer's byte budget is spent (octets already read are a debt). */
-bool fg_nntp_bytes_spent(const struct fg_session *s)
+bool fg_nntp_bytes_spent(const struct fg_nntp_session *s)
 {
 	const struct fg_nntp_rate *r = budget(s);
 
 	return r && s->peer->max_byte_rate && r->bytes <= 0;
 }
 
-void fg_nntp_charge_bytes(const struct fg_session *s, uint64_t n)
+void fg_nntp_charge_bytes(const struct fg_nntp_session *s, uint64_t n)
 {
 	if (s->peer && s->peer->max_byte_rate)
 		s->e->rate[s->peer_idx].bytes -= (int64_t)n;
 }
 
-bool fg_nntp_budget_ok(const struct fg_session *s)
+bool fg_nntp_budget_ok(const struct fg_nntp_session *s)
 {
 	struct fg_nntp_rate *r = budget(s);
 
@@ -100,7 +100,7 @@ static bool key_eq(const struct fg_history_key *a, const struct fg_history_key *
 	return a->lo == b->lo && a->hi == b->hi;
 }
 
-static void offers_trim(struct fg_session *s)
+static void offers_trim(struct fg_nntp_session *s)
 {
 	while (s->off_n && s->offers[s->off_head].deadline <= s->e->now) {
 		s->off_head = (s->off_head + 1) % s->off_cap;
@@ -109,7 +109,7 @@ static void offers_trim(struct fg_session *s)
 }
 
 /* Squeeze out the offers already taken over, released or lapsed. */
-static void offers_compact(struct fg_session *s)
+static void offers_compact(struct fg_nntp_session *s)
 {
 	unsigned n = 0;
 
@@ -123,7 +123,7 @@ static void offers_compact(struct fg_session *s)
 	s->off_dead = 0;
 }
 
-void fg_nntp_track_offer(struct fg_session *s, const struct fg_history_key *k,
+void fg_nntp_track_offer(struct fg_nntp_session *s, const struct fg_history_key *k,
 			const struct fg_history_ref *ref, fg_time_t deadline)
 {
 	struct fg_nntp_offer *o;
@@ -144,14 +144,14 @@ void fg_nntp_track_offer(struct fg_session *s, const struct fg_history_key *k,
 	o->deadline = deadline;
 }
 
-static void release_offer(struct fg_session *s, struct fg_nntp_offer *o)
+static void release_offer(struct fg_nntp_session *s, struct fg_nntp_offer *o)
 {
 	if (o->deadline > s->e->now && fg_history_release(s->e->h, &o->ref) == 0)
 		fg_nntp_count(s, FG_CTR_NNTP_OFFERS_RELEASED);
 	o->deadline = 0;
 }
 
-void fg_nntp_offer_forget(struct fg_session *s, const struct fg_history_key *k, bool release)
+void fg_nntp_offer_forget(struct fg_nntp_session *s, const struct fg_history_key *k, bool release)
 {
 	for (unsigned i = 0; i < s->off_n; i++) {
 		struct fg_nntp_offer *o = &s->offers[(s->off_head + i) % s->off_cap];
@@ -167,7 +167,7 @@ void fg_nntp_offer_forget(struct fg_session *s, const struct fg_history_key *k, 
 	offers_trim(s);
 }
 
-void fg_nntp_release_offers(struct fg_session *s)
+void fg_nntp_release_offers(struct fg_nntp_session *s)
 {
 	for (unsigned i = 0; i < s->off_n; i++)
 		release_offer(s, &s->offers[(s->off_head + i) % s->off_cap]);
@@ -176,7 +176,7 @@ void fg_nntp_release_offers(struct fg_session *s)
 
 /* ------------------------------------------------------------ decisions */
 
-static uint32_t offer_timeout(const struct fg_engine *e)
+static uint32_t offer_timeout(const struct fg_nntp_engine *e)
 {
 	int64_t t = e->cfg->offer_timeout;
 
@@ -184,7 +184,7 @@ static uint32_t offer_timeout(const struct fg_engine *e)
 }
 
 /* A final state found in history is a refusal; which reason? */
-bool fg_nntp_final_reason(const struct fg_engine *e, enum fg_history_state st, enum fg_reason *r)
+bool fg_nntp_final_reason(const struct fg_nntp_engine *e, enum fg_history_state st, enum fg_reason *r)
 {
 	switch (st) {
 	case FG_HISTORY_ACCEPTED:
@@ -202,9 +202,9 @@ bool fg_nntp_final_reason(const struct fg_engine *e, enum fg_history_state st, e
 
 /* Why new IDs are deferred right now, or 0. Never the clock view: a CHECK
  * answer depends on history alone, and articles are what clears the view. */
-static enum fg_counter defer_cause(const struct fg_session *s)
+static enum fg_counter defer_cause(const struct fg_nntp_session *s)
 {
-	const struct fg_engine *e = s->e;
+	const struct fg_nntp_engine *e = s->e;
 
 	if (fg_nntp_peer_paused(s))
 		return FG_CTR_NNTP_DEFER_PAUSED;
@@ -216,7 +216,7 @@ static enum fg_counter defer_cause(const struct fg_session *s)
 }
 
 /* Seed 000 versions, when honoured: a newer $v=N known makes this unwanted. */
-static enum fg_reason version_check(struct fg_engine *e, const char *arg, uint32_t len,
+static enum fg_reason version_check(struct fg_nntp_engine *e, const char *arg, uint32_t len,
 				    const struct fg_history_key *k)
 {
 	enum fg_reason r;
@@ -231,11 +231,11 @@ static enum fg_reason version_check(struct fg_engine *e, const char *arg, uint32
  * The history's answer to an offer (CHECK or IHAVE): 0 with *ref (wanted),
  * 1 (refused: *reason), 2 (later: a counter already bumped).
  */
-int fg_nntp_offer(struct fg_session *s, const char *arg, uint32_t len,
+int fg_nntp_offer(struct fg_nntp_session *s, const char *arg, uint32_t len,
 		  const struct fg_history_key *k, struct fg_history_ref *ref, fg_time_t *deadline,
 		 enum fg_reason *reason)
 {
-	struct fg_engine *e = s->e;
+	struct fg_nntp_engine *e = s->e;
 	struct fg_history_entry found;
 	enum fg_counter defer;
 	int rc;
@@ -273,7 +273,7 @@ int fg_nntp_offer(struct fg_session *s, const char *arg, uint32_t len,
 /* Seed 002, who offers first: every offer of a valid ID counts once per
  * peer (a TAKETHIS after the session's own 238 is not a second offer),
  * and those of an ID the history did not hold yet count as first. */
-void fg_nntp_count_offer(struct fg_session *s, bool first)
+void fg_nntp_count_offer(struct fg_nntp_session *s, bool first)
 {
 	fg_nntp_count(s, FG_CTR_NNTP_OFFERS);
 	if (first)
@@ -281,7 +281,7 @@ void fg_nntp_count_offer(struct fg_session *s, bool first)
 }
 
 /* RFC 4644 2.4: CHECK <id> -> 238 / 431 / 438, always echoing <id>. */
-void fg_nntp_do_check(struct fg_session *s, const struct fg_nntp_cmd *c)
+void fg_nntp_do_check(struct fg_nntp_session *s, const struct fg_nntp_cmd *c)
 {
 	const char *arg = c->arg[0];
 	uint32_t len = c->arg_len[0];

@@ -30,7 +30,7 @@
  * this article's rules run). Entries of lines the session did not run
  * from the look-ahead (it read an article over them) are dropped as it
  * passes them. Everything kept points into the caller's buffers, so it is
- * dropped when fg_session_input() returns.
+ * dropped when fg_nntp_session_input() returns.
  */
 #include <string.h>
 
@@ -46,7 +46,7 @@ void fg_nntp_pf_reset(struct fg_nntp_pf *pf)
 
 /* One complete line [line, line + len) without its LF: parse it into a
  * new entry, hash an offer's ID. Returns true for TAKETHIS. */
-static bool look(struct fg_session *s, const char *line, uint32_t len)
+static bool look(struct fg_nntp_session *s, const char *line, uint32_t len)
 {
 	struct fg_nntp_pf *pf = &s->pf;
 	struct fg_nntp_pf_ent *e = &pf->e[(pf->head + pf->n++) % FG_PF_DEPTH];
@@ -65,7 +65,7 @@ static bool look(struct fg_session *s, const char *line, uint32_t len)
 	return c->verb == FG_NNTP_VERB_TAKETHIS;
 }
 
-void fg_nntp_pf_ahead(struct fg_session *s, const uint8_t *base, uint32_t from, uint32_t end)
+void fg_nntp_pf_ahead(struct fg_nntp_session *s, const uint8_t *base, uint32_t from, uint32_t end)
 {
 	struct fg_nntp_pf *pf = &s->pf;
 	uint32_t p = from;
@@ -103,7 +103,7 @@ void fg_nntp_pf_ahead(struct fg_session *s, const uint8_t *base, uint32_t from, 
 	}
 }
 
-const struct fg_nntp_pf_ent *fg_nntp_pf_line(struct fg_session *s, const char *line)
+const struct fg_nntp_pf_ent *fg_nntp_pf_line(struct fg_nntp_session *s, const char *line)
 {
 	struct fg_nntp_pf *pf = &s->pf;
 
@@ -120,7 +120,7 @@ const struct fg_nntp_pf_ent *fg_nntp_pf_line(struct fg_session *s, const char *l
 	return NULL;
 }
 
-void fg_nntp_pf_pop(struct fg_session *s)
+void fg_nntp_pf_pop(struct fg_nntp_session *s)
 {
 	struct fg_nntp_pf *pf = &s->pf;
 

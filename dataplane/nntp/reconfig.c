@@ -35,7 +35,7 @@
 /* Move one session to cfg (by its peer's name; s->peer still points into
  * the old configuration, or into cfg when moved already); false when its
  * peer is gone. */
-static bool remap(struct fg_session *s, const struct fg_config *cfg,
+static bool remap(struct fg_nntp_session *s, const struct fg_config *cfg,
 		  struct fg_nntp_counters *peer_stats, unsigned *peer_sessions)
 {
 	const struct fg_config_peer *p = s->peer ? fg_config_peer_by_name(cfg, s->peer->name) : NULL;
@@ -50,7 +50,7 @@ static bool remap(struct fg_session *s, const struct fg_config *cfg,
 	return p || !had;
 }
 
-int fg_engine_set_config(struct fg_engine *e, const struct fg_config *cfg,
+int fg_nntp_engine_set_config(struct fg_nntp_engine *e, const struct fg_config *cfg,
 			 struct fg_nntp_counters *peer_stats)
 {
 	struct fg_rules rules;
@@ -92,7 +92,7 @@ int fg_engine_set_config(struct fg_engine *e, const struct fg_config *cfg,
 			remap(x->s, cfg, peer_stats, NULL);
 	}
 	for (unsigned i = 0; i < e->max_sessions; i++) {
-		struct fg_session *s = e->sess[i];
+		struct fg_nntp_session *s = e->sess[i];
 
 		if (s && !remap(s, cfg, peer_stats, ps) && !s->closing)
 			fg_nntp_session_close_now(s, L_NOT_PEER, sizeof(L_NOT_PEER) - 1);

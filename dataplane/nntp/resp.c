@@ -29,7 +29,7 @@ static uint32_t echo(char *p, const char *prefix, const char *id, uint32_t len)
 	return 4 + len + 2;
 }
 
-void fg_nntp_put(struct fg_session *s, enum fg_nntp_code code, const char *text, uint32_t len,
+void fg_nntp_put(struct fg_nntp_session *s, enum fg_nntp_code code, const char *text, uint32_t len,
 		 enum fg_respq_state st)
 {
 	uint32_t seq;
@@ -43,7 +43,7 @@ void fg_nntp_put(struct fg_session *s, enum fg_nntp_code code, const char *text,
 		s->closing = true;
 }
 
-void fg_nntp_put_echo(struct fg_session *s, enum fg_nntp_code code, const char *prefix,
+void fg_nntp_put_echo(struct fg_nntp_session *s, enum fg_nntp_code code, const char *prefix,
 		      const char *id, uint32_t len)
 {
 	uint32_t seq;
@@ -54,7 +54,7 @@ void fg_nntp_put_echo(struct fg_session *s, enum fg_nntp_code code, const char *
 	fg_nntp_count_code(s, code);
 }
 
-void fg_nntp_fill(struct fg_session *s, uint32_t seq, enum fg_nntp_code code, const char *text,
+void fg_nntp_fill(struct fg_nntp_session *s, uint32_t seq, enum fg_nntp_code code, const char *text,
 		  uint32_t len, enum fg_respq_state st)
 {
 	uint32_t cap;
@@ -68,7 +68,7 @@ void fg_nntp_fill(struct fg_session *s, uint32_t seq, enum fg_nntp_code code, co
 		s->closing = true;
 }
 
-void fg_nntp_fill_echo(struct fg_session *s, uint32_t seq, enum fg_nntp_code code,
+void fg_nntp_fill_echo(struct fg_nntp_session *s, uint32_t seq, enum fg_nntp_code code,
 		       const char *prefix, const char *id, uint32_t len)
 {
 	uint32_t cap;
@@ -82,9 +82,9 @@ void fg_nntp_fill_echo(struct fg_session *s, uint32_t seq, enum fg_nntp_code cod
 /* Drop every queued response: the session closes after a CLOSE line or
  * when the transport can no longer send. The transfers and questions that
  * were to fill a place in it have nowhere to answer now. */
-void fg_nntp_drop_responses(struct fg_session *s)
+void fg_nntp_drop_responses(struct fg_nntp_session *s)
 {
-	struct fg_engine *e = s->e;
+	struct fg_nntp_engine *e = s->e;
 
 	fg_respq_clear(&s->q);
 	for (unsigned i = 0; i < e->max_xfers && s->n_xfers; i++)
@@ -93,7 +93,7 @@ void fg_nntp_drop_responses(struct fg_session *s)
 	fg_nntp_warmup_drop(s);
 }
 
-void fg_nntp_verdict_init(struct fg_verdict_rec *r, const struct fg_session *s,
+void fg_nntp_verdict_init(struct fg_verdict_rec *r, const struct fg_nntp_session *s,
 			  enum fg_nntp_verb verb, enum fg_nntp_code code, enum fg_reason reason,
 			  const char *id, uint32_t len)
 {
@@ -105,7 +105,7 @@ void fg_nntp_verdict_init(struct fg_verdict_rec *r, const struct fg_session *s,
 }
 
 /* A decision without an article's dates (an offer, a drained article). */
-void fg_nntp_verdict_of(struct fg_session *s, enum fg_nntp_verb verb, enum fg_nntp_code code,
+void fg_nntp_verdict_of(struct fg_nntp_session *s, enum fg_nntp_verb verb, enum fg_nntp_code code,
 			enum fg_reason reason, const char *id, uint32_t len, uint64_t size)
 {
 	struct fg_verdict_rec r;
@@ -117,9 +117,9 @@ void fg_nntp_verdict_of(struct fg_session *s, enum fg_nntp_verb verb, enum fg_nn
 	fg_nntp_verdict(s, &r);
 }
 
-void fg_nntp_verdict(struct fg_session *s, const struct fg_verdict_rec *r)
+void fg_nntp_verdict(struct fg_nntp_session *s, const struct fg_verdict_rec *r)
 {
-	struct fg_engine *e = s->e;
+	struct fg_nntp_engine *e = s->e;
 
 	if (!e->hooks.verdict)
 		return;

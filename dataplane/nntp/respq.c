@@ -181,7 +181,7 @@ static uint32_t run_end(const struct fg_respq *q, uint32_t *start)
 	return end;
 }
 
-int64_t fg_respq_flush(struct fg_respq *q, const struct fg_session_transport *ops, void *t,
+int64_t fg_respq_flush(struct fg_respq *q, const struct fg_nntp_session_transport *ops, void *t,
 		       bool *closing)
 {
 	int64_t total = 0;

@@ -61,7 +61,7 @@
 enum run { RUN_OK = 0, RUN_STALL = 1 };
 
 
-static void drop_article(struct fg_session *s)
+static void drop_article(struct fg_nntp_session *s)
 {
 	struct fg_xfer *x = s->a.x;
 
@@ -74,7 +74,7 @@ static void drop_article(struct fg_session *s)
 		fg_nntp_xfer_drop(s->e, x);
 }
 
-static void set_stall(struct fg_session *s, unsigned bit, enum fg_counter c)
+static void set_stall(struct fg_nntp_session *s, unsigned bit, enum fg_counter c)
 {
 	if (!(s->stall & bit)) {
 		fg_nntp_count(s, c);
@@ -86,7 +86,7 @@ static void set_stall(struct fg_session *s, unsigned bit, enum fg_counter c)
 	s->stall |= bit;
 }
 
-static void clear_stall(struct fg_session *s)
+static void clear_stall(struct fg_nntp_session *s)
 {
 	if (s->stall)
 		s->e->n_stalled--;
@@ -95,7 +95,7 @@ static void clear_stall(struct fg_session *s)
 	s->stall = 0;
 }
 
-void fg_nntp_session_flush(struct fg_session *s)
+void fg_nntp_session_flush(struct fg_nntp_session *s)
 {
 	bool closed_line;
 	int64_t rc;
@@ -119,7 +119,7 @@ void fg_nntp_session_flush(struct fg_session *s)
 }
 
 /* Stop reading now, answer `line` (a 400) after what is queued, close. */
-void fg_nntp_session_close_now(struct fg_session *s, const char *line, size_t len)
+void fg_nntp_session_close_now(struct fg_nntp_session *s, const char *line, size_t len)
 {
 	if (s->closing || s->gone)
 		return;
@@ -136,14 +136,14 @@ void fg_nntp_session_close_now(struct fg_session *s, const char *line, size_t le
 
 /* ------------------------------------------------------------ limits */
 
-static bool room(const struct fg_session *s, uint32_t bytes, uint32_t entries)
+static bool room(const struct fg_nntp_session *s, uint32_t bytes, uint32_t entries)
 {
 	return fg_respq_entries(&s->q) + entries <= s->e->cfg->max_pending_commands &&
 	       fg_respq_room(&s->q, bytes);
 }
 
 /* Room for the answers of one command; flush first, stall if still none. */
-static bool need_room(struct fg_session *s, uint32_t bytes, uint32_t entries)
+static bool need_room(struct fg_nntp_session *s, uint32_t bytes, uint32_t entries)
 {
 	if (room(s, bytes, entries))
 		return true;
@@ -156,9 +156,9 @@ static bool need_room(struct fg_session *s, uint32_t bytes, uint32_t entries)
 
 /* Can an article that needs the sink start now? (IHAVE answers 436 when
  * the journal or the sink is full; TAKETHIS may only stop reading.) */
-static bool can_take_article(struct fg_session *s, bool ihave)
+static bool can_take_article(struct fg_nntp_session *s, bool ihave)
 {
-	struct fg_engine *e = s->e;
+	struct fg_nntp_engine *e = s->e;
 
 	if (s->pending_bytes >= e->cfg->max_pending_bytes)
 		set_stall(s, FG_STALL_BYTES, FG_CTR_NNTP_STALL_BYTES);
@@ -171,9 +171,9 @@ static bool can_take_article(struct fg_session *s, bool ihave)
 	return s->stall == 0;
 }
 
-static bool stall_cleared(const struct fg_session *s)
+static bool stall_cleared(const struct fg_nntp_session *s)
 {
-	const struct fg_engine *e = s->e;
+	const struct fg_nntp_engine *e = s->e;
 
 	if ((s->stall & FG_STALL_RESPONSES) &&
 	    !room(s, e->cfg->max_line + 2 * FG_L_FIXED_MAX, 2))
@@ -204,7 +204,7 @@ struct prep {
 	bool own_offer;			/* ... it holds this session's own 238 for it */
 };
 
-static void prepare(struct fg_session *s, const struct fg_nntp_cmd *c, struct prep *p)
+static void prepare(struct fg_nntp_session *s, const struct fg_nntp_cmd *c, struct prep *p)
 {
 	struct fg_history_entry e;
 	enum fg_history_state st;
@@ -235,7 +235,7 @@ static void prepare(struct fg_session *s, const struct fg_nntp_cmd *c, struct pr
 }
 
 /* RFC 4644 2.5: TAKETHIS <id> and its article -> 239 / 439 (400). */
-static enum run do_takethis(struct fg_session *s, const struct fg_nntp_cmd *c,
+static enum run do_takethis(struct fg_nntp_session *s, const struct fg_nntp_cmd *c,
 			    const struct prep *p)
 {
 	struct fg_xfer *x;
@@ -277,7 +277,7 @@ static enum run do_takethis(struct fg_session *s, const struct fg_nntp_cmd *c,
 }
 
 /* RFC 3977 6.3.2: IHAVE <id> -> 335 (article follows) / 435 / 436. */
-static void do_ihave(struct fg_session *s, const struct fg_nntp_cmd *c, const struct prep *p)
+static void do_ihave(struct fg_nntp_session *s, const struct fg_nntp_cmd *c, const struct prep *p)
 {
 	const char *arg = c->arg[0];
 	uint32_t len = c->arg_len[0];
@@ -332,7 +332,7 @@ later:
 
 /* ------------------------------------------------------------ other commands */
 
-static void do_greeting(struct fg_session *s)
+static void do_greeting(struct fg_nntp_session *s)
 {
 	char buf[sizeof(FG_L_GREETING_FMT) + FG_CONFIG_NAME_MAX];
 	int n = snprintf(buf, sizeof(buf), FG_L_GREETING_FMT, s->e->cfg->server_name);
@@ -341,7 +341,7 @@ static void do_greeting(struct fg_session *s)
 }
 
 /* RFC 4644 2.3, RFC 3977 5.3: MODE STREAM -> 203; MODE READER -> 502. */
-static void do_mode(struct fg_session *s, const struct fg_nntp_cmd *c)
+static void do_mode(struct fg_nntp_session *s, const struct fg_nntp_cmd *c)
 {
 	static const char stream[] = "stream", reader[] = "reader";
 
@@ -377,7 +377,7 @@ static void needs(const struct fg_nntp_cmd *c, uint32_t line_len, uint32_t *byte
 }
 
 /* One parsed command line of `len` octets (no line end). */
-static enum run run_cmd(struct fg_session *s, const struct fg_nntp_cmd *c, uint32_t len)
+static enum run run_cmd(struct fg_nntp_session *s, const struct fg_nntp_cmd *c, uint32_t len)
 {
 	struct prep p;
 	uint32_t bytes, entries;
@@ -447,7 +447,7 @@ static enum run run_cmd(struct fg_session *s, const struct fg_nntp_cmd *c, uint3
 }
 
 /* A line longer than max-line: 501, and drain a TAKETHIS's article. */
-static enum run run_overlong(struct fg_session *s, enum fg_nntp_verb verb)
+static enum run run_overlong(struct fg_nntp_session *s, enum fg_nntp_verb verb)
 {
 	if (!need_room(s, FG_L_FIXED_MAX, 1))
 		return RUN_STALL;
@@ -464,7 +464,7 @@ static enum run run_overlong(struct fg_session *s, enum fg_nntp_verb verb)
 
 /* A complete line [p, p + len) without its LF, in place or copied;
  * `cmd` is its parse when the look-ahead made it (else NULL). */
-static enum run take_line(struct fg_session *s, const char *p, uint32_t len,
+static enum run take_line(struct fg_nntp_session *s, const char *p, uint32_t len,
 			  const struct fg_nntp_cmd *cmd)
 {
 	bool bare = len == 0 || p[len - 1] != '\r';
@@ -484,7 +484,7 @@ static enum run take_line(struct fg_session *s, const char *p, uint32_t len,
 }
 
 /* Part of a line with no LF yet: keep it, or note that it is too long. */
-static void append_partial(struct fg_session *s, const uint8_t *p, uint32_t n)
+static void append_partial(struct fg_nntp_session *s, const uint8_t *p, uint32_t n)
 {
 	uint32_t max = s->e->cfg->max_line;
 
@@ -504,7 +504,7 @@ static void append_partial(struct fg_session *s, const uint8_t *p, uint32_t n)
 }
 
 /* Run the copied line; on a stall it stays (line_ready) for later. */
-static enum run run_saved(struct fg_session *s)
+static enum run run_saved(struct fg_nntp_session *s)
 {
 	enum run r = s->line_over ? run_overlong(s, s->over_verb) :
 		     take_line(s, s->line, s->line_len, NULL);
@@ -518,7 +518,7 @@ static enum run run_saved(struct fg_session *s)
 }
 
 /* Command octets from one input piece from *off; advances *off. */
-static enum run command_input(struct fg_session *s, const struct fg_iov *iov, uint32_t *off)
+static enum run command_input(struct fg_nntp_session *s, const struct fg_iov *iov, uint32_t *off)
 {
 	const uint8_t *p = iov->base + *off;
 	uint32_t avail = iov->len - *off;
@@ -559,7 +559,7 @@ static enum run command_input(struct fg_session *s, const struct fg_iov *iov, ui
 
 /* ------------------------------------------------------------ API */
 
-uint32_t fg_session_input(struct fg_session *s, const struct fg_iov *iov, unsigned n,
+uint32_t fg_nntp_session_input(struct fg_nntp_session *s, const struct fg_iov *iov, unsigned n,
 			  fg_time_t now, uint64_t now_ns)
 {
 	uint64_t total = 0, consumed = 0;
@@ -609,7 +609,7 @@ out:
 	return (uint32_t)consumed;
 }
 
-void fg_session_writable(struct fg_session *s)
+void fg_nntp_session_writable(struct fg_nntp_session *s)
 {
 	s->last_ns = s->e->now_ns;
 	fg_nntp_session_flush(s);
@@ -617,7 +617,7 @@ void fg_session_writable(struct fg_session *s)
 		fg_nntp_session_try_resume(s);
 }
 
-bool fg_nntp_session_try_resume(struct fg_session *s)
+bool fg_nntp_session_try_resume(struct fg_nntp_session *s)
 {
 	if (!s->stall || s->gone)
 		return false;
@@ -644,7 +644,7 @@ bool fg_nntp_session_try_resume(struct fg_session *s)
 	return true;
 }
 
-void fg_session_eof(struct fg_session *s, fg_time_t now, uint64_t now_ns)
+void fg_nntp_session_eof(struct fg_nntp_session *s, fg_time_t now, uint64_t now_ns)
 {
 	s->e->now = now;
 	s->e->now_ns = now_ns;
@@ -666,7 +666,7 @@ void fg_session_eof(struct fg_session *s, fg_time_t now, uint64_t now_ns)
 	fg_nntp_session_flush(s);
 }
 
-bool fg_nntp_session_idle_check(struct fg_session *s, uint64_t now_ns)
+bool fg_nntp_session_idle_check(struct fg_nntp_session *s, uint64_t now_ns)
 {
 	uint64_t idle = (uint64_t)s->e->cfg->idle_timeout * 1000000000ull;
 
@@ -679,7 +679,7 @@ bool fg_nntp_session_idle_check(struct fg_session *s, uint64_t now_ns)
 	return true;
 }
 
-static void free_session(struct fg_session *s)
+static void free_session(struct fg_nntp_session *s)
 {
 	if (s->ops && s->ops->detach)
 		s->ops->detach(s->t);
@@ -691,16 +691,16 @@ static void free_session(struct fg_session *s)
 	free(s);
 }
 
-void fg_nntp_session_xfer_done(struct fg_session *s)
+void fg_nntp_session_xfer_done(struct fg_nntp_session *s)
 {
 	FG_ASSERT(s->n_xfers > 0);
 	if (--s->n_xfers == 0 && s->gone)
 		free_session(s);
 }
 
-void fg_session_closed(struct fg_session *s)
+void fg_nntp_session_closed(struct fg_nntp_session *s)
 {
-	struct fg_engine *e = s->e;
+	struct fg_nntp_engine *e = s->e;
 
 	/* gone first: nothing below may call the transport's send or close */
 	s->gone = true;
@@ -721,7 +721,7 @@ void fg_session_closed(struct fg_session *s)
 	fg_nntp_session_xfer_done(s);
 }
 
-static int alloc_session(struct fg_engine *e, struct fg_session *s)
+static int alloc_session(struct fg_nntp_engine *e, struct fg_nntp_session *s)
 {
 	const struct fg_config *cfg = e->cfg;
 
@@ -735,11 +735,11 @@ static int alloc_session(struct fg_engine *e, struct fg_session *s)
 	return 0;
 }
 
-struct fg_session *fg_session_open(struct fg_engine *e, const struct fg_config_peer *peer,
-				   const struct fg_session_transport *ops, void *t,
+struct fg_nntp_session *fg_nntp_session_open(struct fg_nntp_engine *e, const struct fg_config_peer *peer,
+				   const struct fg_nntp_session_transport *ops, void *t,
 				   fg_time_t now, uint64_t now_ns)
 {
-	struct fg_session *s;
+	struct fg_nntp_session *s;
 	unsigned slot;
 
 	if (e->n_sessions >= e->max_sessions || e->shutting_down)
@@ -790,12 +790,12 @@ struct fg_session *fg_session_open(struct fg_engine *e, const struct fg_config_p
 	return s;
 }
 
-uint32_t fg_session_unsent(const struct fg_session *s)
+uint32_t fg_nntp_session_unsent(const struct fg_nntp_session *s)
 {
 	return fg_respq_unsent(&s->q);
 }
 
-bool fg_session_closing(const struct fg_session *s)
+bool fg_nntp_session_closing(const struct fg_nntp_session *s)
 {
 	return s->closing;
 }

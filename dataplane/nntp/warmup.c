@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * warmup.c — downstream-assisted CHECK after a cold start (docs/relay.md,
- * "Warm-up"; session.h, struct fg_engine_warmup).
+ * "Warm-up"; session.h, struct fg_nntp_engine_warmup).
  *
  * A new box starts with an empty history and would accept again every
  * article of the last cutoff days its peers still offer. While the host
@@ -41,8 +41,8 @@
 #define DEFAULT_MAX_ASKS 1024u
 
 /* One table of questions serves warm-up and cluster claims (claims.c). */
-int fg_nntp_warmup_init(struct fg_engine *e, const struct fg_engine_warmup *w,
-			const struct fg_engine_cluster *cl)
+int fg_nntp_warmup_init(struct fg_nntp_engine *e, const struct fg_nntp_engine_warmup *w,
+			const struct fg_nntp_engine_cluster *cl)
 {
 	unsigned n;
 
@@ -64,20 +64,20 @@ int fg_nntp_warmup_init(struct fg_engine *e, const struct fg_engine_warmup *w,
 	return 0;
 }
 
-void fg_nntp_warmup_fini(struct fg_engine *e)
+void fg_nntp_warmup_fini(struct fg_nntp_engine *e)
 {
 	free(e->asks);
 	e->asks = NULL;
 }
 
-uint64_t fg_nntp_ask_cookie(const struct fg_engine *e, const struct fg_nntp_ask *a)
+uint64_t fg_nntp_ask_cookie(const struct fg_nntp_engine *e, const struct fg_nntp_ask *a)
 {
 	return (uint64_t)a->gen << 32 | (uint32_t)(a - e->asks);
 }
 
-void fg_nntp_ask_free(struct fg_engine *e, struct fg_nntp_ask *a)
+void fg_nntp_ask_free(struct fg_nntp_engine *e, struct fg_nntp_ask *a)
 {
-	struct fg_session *s = a->s;
+	struct fg_nntp_session *s = a->s;
 
 	a->used = false;
 	a->s = NULL;
@@ -104,10 +104,10 @@ static void ask_verdict(struct fg_nntp_ask *a, enum fg_nntp_code code)
 
 /* A free question with the command's response entry waiting for it;
  * NULL when none is free or the ID is too long. */
-struct fg_nntp_ask *fg_nntp_ask_take(struct fg_session *s, const char *arg, uint32_t len,
+struct fg_nntp_ask *fg_nntp_ask_take(struct fg_nntp_session *s, const char *arg, uint32_t len,
 				     const struct fg_history_key *k)
 {
-	struct fg_engine *e = s->e;
+	struct fg_nntp_engine *e = s->e;
 	struct fg_nntp_ask *a;
 	char *p;
 
@@ -131,10 +131,10 @@ struct fg_nntp_ask *fg_nntp_ask_take(struct fg_session *s, const char *arg, uint
 	return a;
 }
 
-bool fg_nntp_warmup_ask(struct fg_session *s, const char *arg, uint32_t len,
+bool fg_nntp_warmup_ask(struct fg_nntp_session *s, const char *arg, uint32_t len,
 			const struct fg_history_key *k)
 {
-	struct fg_engine *e = s->e;
+	struct fg_nntp_engine *e = s->e;
 	struct fg_nntp_ask *a;
 
 	if (!e->warm.ask || !e->warm.active(e->warm.ctx, e->now))
@@ -154,7 +154,7 @@ bool fg_nntp_warmup_ask(struct fg_session *s, const char *arg, uint32_t len,
 void fg_nntp_ask_end(struct fg_nntp_ask *a, enum fg_counter why, enum fg_nntp_code code,
 		     bool from_poll)
 {
-	struct fg_session *s = a->s;
+	struct fg_nntp_session *s = a->s;
 
 	fg_nntp_count(s, why);
 	ask_answer(a, code, code == FG_NNTP_CODE_C438   ? FG_L_ECHO_438
@@ -167,9 +167,9 @@ void fg_nntp_ask_end(struct fg_nntp_ask *a, enum fg_counter why, enum fg_nntp_co
 }
 
 /* The session's responses are dropped (it closes): nothing to fill. */
-void fg_nntp_warmup_drop(struct fg_session *s)
+void fg_nntp_warmup_drop(struct fg_nntp_session *s)
 {
-	struct fg_engine *e = s->e;
+	struct fg_nntp_engine *e = s->e;
 
 	for (unsigned i = 0; s->n_asks && i < e->warm.max_asks; i++)
 		if (e->asks[i].used && e->asks[i].s == s)
@@ -178,7 +178,7 @@ void fg_nntp_warmup_drop(struct fg_session *s)
 
 /* The downstream has it: the offer becomes ACCEPTED (or, the session gone
  * and its offers released, a fresh ACCEPTED entry). */
-void fg_nntp_ask_record_have(struct fg_engine *e, struct fg_nntp_ask *a)
+void fg_nntp_ask_record_have(struct fg_nntp_engine *e, struct fg_nntp_ask *a)
 {
 	struct fg_history_entry found;
 	struct fg_history_ref ref;
@@ -200,7 +200,7 @@ void fg_nntp_ask_record_have(struct fg_engine *e, struct fg_nntp_ask *a)
 }
 
 /* The live question a cookie names, or NULL (answered already). */
-struct fg_nntp_ask *fg_nntp_ask_find(struct fg_engine *e, uint64_t cookie)
+struct fg_nntp_ask *fg_nntp_ask_find(struct fg_nntp_engine *e, uint64_t cookie)
 {
 	uint32_t idx = (uint32_t)cookie;
 
@@ -212,7 +212,7 @@ struct fg_nntp_ask *fg_nntp_ask_find(struct fg_engine *e, uint64_t cookie)
 
 static void warm_done(void *engine, uint64_t cookie, unsigned code)
 {
-	struct fg_engine *e = engine;
+	struct fg_nntp_engine *e = engine;
 	struct fg_nntp_ask *a = fg_nntp_ask_find(e, cookie);
 
 	if (!a)
@@ -228,7 +228,7 @@ static void warm_done(void *engine, uint64_t cookie, unsigned code)
 	}
 }
 
-unsigned fg_nntp_warmup_poll(struct fg_engine *e)
+unsigned fg_nntp_warmup_poll(struct fg_nntp_engine *e)
 {
 	if (!e->warm.poll || !e->n_asks)
 		return 0;

@@ -43,14 +43,14 @@
 #include "lines.h"
 #include "nntp_int.h"
 
-static uint64_t cookie(const struct fg_engine *e, const struct fg_xfer *x)
+static uint64_t cookie(const struct fg_nntp_engine *e, const struct fg_xfer *x)
 {
 	return (uint64_t)x->gen << 32 | fg_nntp_xfer_index(e, x);
 }
 
 /* ------------------------------------------------------------ buffers */
 
-static void release_holds(struct fg_engine *e, struct fg_xfer *x)
+static void release_holds(struct fg_nntp_engine *e, struct fg_xfer *x)
 {
 	while (x->hold_head != FG_NNTP_NONE) {
 		struct fg_nntp_hold *h = &e->holds[x->hold_head];
@@ -73,7 +73,7 @@ static const struct fg_log_ctx *xfer_log_ctx(const struct fg_xfer *x, struct fg_
 }
 
 /* The sink is done with the article's octets (discarded or completed). */
-static void settle(struct fg_engine *e, struct fg_xfer *x)
+static void settle(struct fg_nntp_engine *e, struct fg_xfer *x)
 {
 	release_holds(e, x);
 	FG_ASSERT(x->s->pending_bytes >= x->bytes);
@@ -81,7 +81,7 @@ static void settle(struct fg_engine *e, struct fg_xfer *x)
 	x->bytes = 0;
 }
 
-void fg_nntp_xfer_sink_close(struct fg_engine *e, struct fg_xfer *x)
+void fg_nntp_xfer_sink_close(struct fg_nntp_engine *e, struct fg_xfer *x)
 {
 	if (x->sink_open) {
 		e->sink_ops->discard(e->sink, x->art);
@@ -90,11 +90,11 @@ void fg_nntp_xfer_sink_close(struct fg_engine *e, struct fg_xfer *x)
 	settle(e, x);
 }
 
-struct fg_xfer *fg_nntp_xfer_start(struct fg_session *s, enum fg_nntp_verb verb,
+struct fg_xfer *fg_nntp_xfer_start(struct fg_nntp_session *s, enum fg_nntp_verb verb,
 				   const char *id, size_t id_len,
 				   const struct fg_history_key *key, int *err)
 {
-	struct fg_engine *e = s->e;
+	struct fg_nntp_engine *e = s->e;
 	unsigned peer = s->peer_idx >= 0 ? (unsigned)s->peer_idx : e->cfg->n_peer;
 	struct fg_xfer *x = fg_nntp_xfer_alloc(e);
 	void *art = NULL;
@@ -129,10 +129,10 @@ struct fg_xfer *fg_nntp_xfer_start(struct fg_session *s, enum fg_nntp_verb verb,
 	return x;
 }
 
-void fg_nntp_xfer_append(struct fg_session *s, struct fg_xfer *x, const struct fg_iov *seg,
+void fg_nntp_xfer_append(struct fg_nntp_session *s, struct fg_xfer *x, const struct fg_iov *seg,
 			 bool holdable)
 {
-	struct fg_engine *e = s->e;
+	struct fg_nntp_engine *e = s->e;
 	bool may_hold = holdable && s->ops->hold && e->hold_free != FG_NNTP_NONE &&
 			(!s->ops->may_hold || s->ops->may_hold(s->t, seg->len));
 	int rc = e->sink_ops->append(e->sink, x->art, seg, may_hold);
@@ -198,9 +198,9 @@ static void verdict(struct fg_xfer *x, enum fg_nntp_code code, enum fg_reason re
 }
 
 /* The transfer's end: its session may be freed here. */
-static void done(struct fg_engine *e, struct fg_xfer *x)
+static void done(struct fg_nntp_engine *e, struct fg_xfer *x)
 {
-	struct fg_session *s = x->s;
+	struct fg_nntp_session *s = x->s;
 
 	settle(e, x);
 	fg_nntp_xfer_free(e, x);
@@ -211,7 +211,7 @@ static void done(struct fg_engine *e, struct fg_xfer *x)
 /* ------------------------------------------------------------ outcomes */
 
 /* The article could not be made safe: the peer must retry it later. */
-static void fail(struct fg_engine *e, struct fg_xfer *x)
+static void fail(struct fg_nntp_engine *e, struct fg_xfer *x)
 {
 	if (x->state == FG_X_COMMITTED)
 		fg_history_abort(e->h, &x->ref);
@@ -247,7 +247,7 @@ static void refuse(struct fg_xfer *x, enum fg_reason reason, uint64_t size)
 	verdict(x, FG_NNTP_CODE_C437, reason, size);
 }
 
-static void succeed(struct fg_engine *e, struct fg_xfer *x)
+static void succeed(struct fg_nntp_engine *e, struct fg_xfer *x)
 {
 	struct fg_history_key k;
 	struct fg_log_ctx lc;
@@ -293,7 +293,7 @@ static void succeed(struct fg_engine *e, struct fg_xfer *x)
 }
 
 /* ACCEPTING, then the sink; or wait for the transfer that is ahead. */
-static void try_accept(struct fg_engine *e, struct fg_xfer *x)
+static void try_accept(struct fg_nntp_engine *e, struct fg_xfer *x)
 {
 	struct fg_history_entry found;
 	struct fg_log_ctx lc;
@@ -337,7 +337,7 @@ static void try_accept(struct fg_engine *e, struct fg_xfer *x)
 	fail(e, x);
 }
 
-void fg_nntp_xfer_retry(struct fg_engine *e, struct fg_xfer *x)
+void fg_nntp_xfer_retry(struct fg_nntp_engine *e, struct fg_xfer *x)
 {
 	FG_ASSERT(x->state == FG_X_WAIT);
 	try_accept(e, x);
@@ -345,7 +345,7 @@ void fg_nntp_xfer_retry(struct fg_engine *e, struct fg_xfer *x)
 
 void fg_nntp_xfer_sink_done(void *engine, uint64_t ck, int status)
 {
-	struct fg_engine *e = engine;
+	struct fg_nntp_engine *e = engine;
 	uint32_t i = (uint32_t)ck;
 	struct fg_xfer *x = i < e->max_xfers ? &e->xfers[i] : NULL;
 
@@ -362,7 +362,7 @@ void fg_nntp_xfer_sink_done(void *engine, uint64_t ck, int status)
 }
 
 /* REJECTED in history: re-offers are refused at CHECK (INN remembertrash). */
-static bool remember(struct fg_engine *e, struct fg_xfer *x, enum fg_reason reason)
+static bool remember(struct fg_nntp_engine *e, struct fg_xfer *x, enum fg_reason reason)
 {
 	struct fg_history_entry found;
 
@@ -382,7 +382,7 @@ static bool remember(struct fg_engine *e, struct fg_xfer *x, enum fg_reason reas
 
 /* The header section must end for the scanner: an article that ended
  * inside it has the terminator appended (its content ends with CRLF). */
-static void finish_header(struct fg_session_art *a)
+static void finish_header(struct fg_nntp_session_art *a)
 {
 	if (a->hdr_done)
 		return;
@@ -398,7 +398,7 @@ static bool date_reason(enum fg_reason r)
 }
 
 /* The verdict acted on, in the engine's and the peer's counters. */
-static void count_rules(struct fg_session *s, const struct fg_rules_verdict *v)
+static void count_rules(struct fg_nntp_session *s, const struct fg_rules_verdict *v)
 {
 	fg_rules_count(v, &s->e->st->s);
 	if (s->pst)
@@ -412,10 +412,10 @@ static void count_rules(struct fg_session *s, const struct fg_rules_verdict *v)
  * flip the verdict, and the article is passed on — accepted and relayed,
  * the downstream judges it with its own clock. Returns the reason acted on.
  */
-static enum fg_reason clock_second_look(struct fg_session *s, struct fg_rules_input *in,
+static enum fg_reason clock_second_look(struct fg_nntp_session *s, struct fg_rules_input *in,
 					struct fg_rules_verdict *v, enum fg_reason reason)
 {
-	struct fg_engine *e = s->e;
+	struct fg_nntp_engine *e = s->e;
 	struct fg_rules_verdict again;
 
 	if (!e->clock.suspect || !date_reason(reason))
@@ -428,7 +428,7 @@ static enum fg_reason clock_second_look(struct fg_session *s, struct fg_rules_in
 	return FG_REASON_NONE;
 }
 
-static void hist_add(struct fg_session *s, bool arrival, int64_t v)
+static void hist_add(struct fg_nntp_session *s, bool arrival, int64_t v)
 {
 	fg_hist_add(arrival ? &s->e->st->n.arrival_delay : &s->e->st->n.injection_delay, v);
 	if (s->pst)
@@ -436,9 +436,9 @@ static void hist_add(struct fg_session *s, bool arrival, int64_t v)
 }
 
 /* Seed 002: the three times stay apart; two delays are measured. */
-static void note_dates(struct fg_session *s, struct fg_xfer *x, const struct fg_rules_verdict *v)
+static void note_dates(struct fg_nntp_session *s, struct fg_xfer *x, const struct fg_rules_verdict *v)
 {
-	struct fg_engine *e = s->e;
+	struct fg_nntp_engine *e = s->e;
 	int turned;
 
 	x->first_seen = e->now;
@@ -472,7 +472,7 @@ static void note_dates(struct fg_session *s, struct fg_xfer *x, const struct fg_
 }
 
 /* What the completion needs of the verdict, copied out of the header. */
-static void keep_for_completion(const struct fg_engine *e, struct fg_xfer *x,
+static void keep_for_completion(const struct fg_nntp_engine *e, struct fg_xfer *x,
 				const struct fg_rules_verdict *v)
 {
 	if (e->cfg->version_numbers && v->version_ok && v->version.has_version) {
@@ -489,10 +489,10 @@ static void keep_for_completion(const struct fg_engine *e, struct fg_xfer *x,
 	}
 }
 
-void fg_nntp_xfer_end(struct fg_session *s, struct fg_xfer *x)
+void fg_nntp_xfer_end(struct fg_nntp_session *s, struct fg_xfer *x)
 {
-	struct fg_engine *e = s->e;
-	struct fg_session_art *a = &s->a;
+	struct fg_nntp_engine *e = s->e;
+	struct fg_nntp_session_art *a = &s->a;
 	struct fg_rules_input in = {
 		.art = &a->scan, .arg = x->id, .arg_len = x->id_len, .arg_key = &x->key,
 		.size = a->size, .now = e->now, .peer = s->peer,
@@ -545,7 +545,7 @@ void fg_nntp_xfer_end(struct fg_session *s, struct fg_xfer *x)
 	done(e, x);
 }
 
-void fg_nntp_xfer_drop(struct fg_engine *e, struct fg_xfer *x)
+void fg_nntp_xfer_drop(struct fg_nntp_engine *e, struct fg_xfer *x)
 {
 	FG_ASSERT(x->state == FG_X_OPEN);
 	x->resp = false;

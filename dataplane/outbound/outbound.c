@@ -50,7 +50,7 @@ struct fg_outbound {
 struct fg_outbound_warm {
 	struct fg_relay_asker *asker;
 	fg_time_t until;
-	struct fg_engine_warmup hooks;
+	struct fg_nntp_engine_warmup hooks;
 };
 
 /* When the warm-up period ends (*out, 0: no warm-up). 0, or
@@ -410,7 +410,7 @@ struct fg_queue_sink *fg_outbound_sink(struct fg_outbound *ob, struct fg_stats *
 /* ------------------------------------------------------------ warm-up */
 
 struct warm_cb {
-	fg_engine_warm_done_fn *done;
+	fg_nntp_engine_warm_done_fn *done;
 	void *engine;
 };
 
@@ -435,7 +435,7 @@ static void warm_answer(void *arg, uint64_t cookie, enum fg_relay_answer a)
 	cb->done(cb->engine, cookie, (unsigned)a);
 }
 
-static unsigned warm_poll(void *ctx, fg_engine_warm_done_fn *done, void *engine)
+static unsigned warm_poll(void *ctx, fg_nntp_engine_warm_done_fn *done, void *engine)
 {
 	struct fg_outbound_warm *wa = ctx;
 	struct warm_cb cb = { done, engine };
@@ -459,12 +459,12 @@ struct fg_outbound_warm *fg_outbound_warm_create(struct fg_outbound *ob,
 		return NULL;
 	}
 	wa->until = ob->warm_until;
-	wa->hooks = (struct fg_engine_warmup){ warm_active, warm_ask, warm_poll, wa,
+	wa->hooks = (struct fg_nntp_engine_warmup){ warm_active, warm_ask, warm_poll, wa,
 					       WARM_MAX_ASKS };
 	return wa;
 }
 
-const struct fg_engine_warmup *fg_outbound_warm_hooks(struct fg_outbound_warm *wa)
+const struct fg_nntp_engine_warmup *fg_outbound_warm_hooks(struct fg_outbound_warm *wa)
 {
 	return wa ? &wa->hooks : NULL;
 }

@@ -29,7 +29,7 @@
 #define NO_SEND_BUFFER 1024	/* TCP's smallest: nothing is ever sent */
 
 struct fg_passive {
-	struct fg_engine *e;
+	struct fg_nntp_engine *e;
 	struct fg_stats *st;
 	struct fg_net *net;
 	struct fg_tcp *tcp;
@@ -154,8 +154,8 @@ uint64_t fg_passive_clock(const struct fg_passive *p)
  * same way whatever the burst sizes. */
 static void settle(struct fg_passive *p)
 {
-	if (fg_engine_xfers(p->e))
-		fg_engine_poll(p->e, p->now, p->now_ns);
+	if (fg_nntp_engine_xfers(p->e))
+		fg_nntp_engine_poll(p->e, p->now, p->now_ns);
 }
 
 unsigned fg_passive_rx(struct fg_passive *p, struct fg_rx_frame *frames, unsigned n,

@@ -99,7 +99,7 @@ void fg_slotlink_fold(struct fg_slotlink *sl, const struct fg_nntp_counters *pee
 	}
 }
 
-int fg_slotlink_switch(struct fg_slotlink *sl, struct fg_engine *e, const struct fg_config *old,
+int fg_slotlink_switch(struct fg_slotlink *sl, struct fg_nntp_engine *e, const struct fg_config *old,
 		       const struct fg_config *cfg, struct fg_nntp_counters **peers,
 		       struct fg_nntp_counters **fresh)
 {
@@ -108,7 +108,7 @@ int fg_slotlink_switch(struct fg_slotlink *sl, struct fg_engine *e, const struct
 
 	if (sl)
 		fg_slotlink_fold(sl, was, old->n_peer);
-	rc = fg_engine_set_config(e, cfg, *fresh);
+	rc = fg_nntp_engine_set_config(e, cfg, *fresh);
 	if (rc != 0) {
 		/* the folded counters are in the base: publish from zero */
 		if (sl)
@@ -239,7 +239,7 @@ static int hook_verdict(void *ctx, const struct fg_verdict_rec *r)
 			    r->size ? r->time : 0);
 }
 
-void fg_slotlink_hooks(struct fg_slotlink *sl, struct fg_engine_hooks *out)
+void fg_slotlink_hooks(struct fg_slotlink *sl, struct fg_nntp_engine_hooks *out)
 {
 	out->journal = hook_journal;
 	out->verdict = hook_verdict;

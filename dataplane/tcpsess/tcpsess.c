@@ -48,7 +48,7 @@
 struct conn {
 	struct fg_tcpsess *ts;
 	struct fg_tcp_conn *tc;		/* NULL once TCP reported it closed */
-	struct fg_session *s;		/* NULL once the engine was told it closed */
+	struct fg_nntp_session *s;		/* NULL once the engine was told it closed */
 	struct conn *next;		/* free list, or work list */
 	uint32_t flags;
 	uint32_t held;			/* octets held through fg_tcp_hold */
@@ -58,7 +58,7 @@ struct conn {
 
 struct fg_tcpsess {
 	struct fg_net *net;
-	struct fg_engine *e;
+	struct fg_nntp_engine *e;
 	const struct fg_config *cfg;
 	struct fg_stats *st;
 	fg_time_t now;
@@ -272,7 +272,7 @@ static void t_detach(void *t)
 	work_add(c);
 }
 
-static const struct fg_session_transport tcp_transport = {
+static const struct fg_nntp_session_transport tcp_transport = {
 	.send = t_send, .hold = t_hold, .release = t_release, .may_hold = t_may_hold,
 	.pause = t_pause, .resume = t_resume, .close = t_close, .detach = t_detach,
 };
@@ -317,7 +317,7 @@ static void *on_accept(void *app, struct fg_tcp_conn *tc, const struct fg_endpoi
 	p = fg_config_find_peer(ts->cfg, peer->family, peer->addr);
 	if (p)
 		snprintf(c->info.peer, sizeof(c->info.peer), "%s", p->name);
-	c->s = fg_session_open(ts->e, p, &tcp_transport, c, ts->now, ts->now_ns);
+	c->s = fg_nntp_session_open(ts->e, p, &tcp_transport, c, ts->now, ts->now_ns);
 	if (!c->s) {
 		/* every session slot in use: refuse with a RST (TCP frees tc) */
 		c->tc = NULL;
@@ -341,7 +341,7 @@ static uint32_t on_data(void *ctx, struct fg_tcp_conn *tc, const struct fg_iov *
 			total += iov[i].len;
 		return total;
 	}
-	took = fg_session_input(c->s, iov, n, c->ts->now, c->ts->now_ns);
+	took = fg_nntp_session_input(c->s, iov, n, c->ts->now, c->ts->now_ns);
 	c->info.bytes_in += took;
 	return took;
 }
@@ -351,7 +351,7 @@ static void on_eof(void *ctx, struct fg_tcp_conn *tc)
 	struct conn *c = ctx;
 
 	if (c->s && !(c->flags & C_CLOSE_ASKED))
-		fg_session_eof(c->s, c->ts->now, c->ts->now_ns);
+		fg_nntp_session_eof(c->s, c->ts->now, c->ts->now_ns);
 	else
 		fg_tcp_close(tc);
 }
@@ -362,20 +362,20 @@ static void on_writable(void *ctx, struct fg_tcp_conn *tc)
 
 	(void)tc;
 	if (c->s)
-		fg_session_writable(c->s);
+		fg_nntp_session_writable(c->s);
 }
 
 static void on_close(void *ctx, struct fg_tcp_conn *tc, enum fg_tcp_close_reason why)
 {
 	struct conn *c = ctx;
-	struct fg_session *s = c->s;
+	struct fg_nntp_session *s = c->s;
 
 	(void)why;
 	/* tc stays usable until this returns: the engine's releases during
-	 * fg_session_closed still go through TCP */
+	 * fg_nntp_session_closed still go through TCP */
 	if (s) {
 		c->s = NULL;
-		fg_session_closed(s);
+		fg_nntp_session_closed(s);
 	}
 	if (c->held) {
 		fg_tcp_unaccount(tc, c->held);
@@ -408,12 +408,12 @@ unsigned fg_tcpsess_work(struct fg_tcpsess *ts)
 		c->next = NULL;
 		c->flags &= ~C_ON_WORK;
 		if ((c->flags & C_CLOSE_ASKED) && c->s) {
-			struct fg_session *s = c->s;
+			struct fg_nntp_session *s = c->s;
 
 			/* the engine may detach (queueing c again) inside */
 			c->s = NULL;
 			c->info.state = FG_TCPSESS_CLOSING;
-			fg_session_closed(s);
+			fg_nntp_session_closed(s);
 		}
 		conn_maybe_put(c);
 		done++;

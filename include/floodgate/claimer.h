@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * claimer.h — a box's cluster thread: the engines' claims and outcomes
- * (session.h, struct fg_engine_cluster) pipelined to the Redis Cluster
+ * (session.h, struct fg_nntp_engine_cluster) pipelined to the Redis Cluster
  * (cluster.h), answers back through rings. dataplane/cluster/claimer.c;
  * docs/scale.md, "Several boxes".
  *
@@ -56,7 +56,7 @@ struct fg_claimer_params {
 struct fg_claimer *fg_claimer_create(const struct fg_claimer_params *p);
 /* One engine's hooks (its rings), before start; wake(arg) is called from
  * the cluster thread when answers wait (NULL: the engine polls anyway). */
-const struct fg_engine_cluster *fg_claimer_link(struct fg_claimer *c, void (*wake)(void *arg),
+const struct fg_nntp_engine_cluster *fg_claimer_link(struct fg_claimer *c, void (*wake)(void *arg),
 						void *arg);
 int fg_claimer_start(struct fg_claimer *c);
 /* Stops the thread; the engines must be gone or never poll again. */

@@ -4,7 +4,7 @@
  *
  * The state: innd's throttle (a reason; empty when not throttled) and the
  * peers paused, each until a time (floodctl pause PEER [--for DURATION]).
- * The engines act on it (session.h: fg_engine_throttle, fg_engine_pause);
+ * The engines act on it (session.h: fg_nntp_engine_throttle, fg_nntp_engine_pause);
  * the dataplane's main lcore owns it, and every change is journaled before
  * the operator's answer, so a restarted dataplane comes back in the same
  * state.
@@ -42,7 +42,7 @@
 #define FG_LEVERS_PAUSE_DEFAULT (24 * 3600)	/* floodctl pause without --for */
 
 struct fg_levers {
-	char throttle[FG_ENGINE_REASON_MAX + 1];	/* "": not throttled */
+	char throttle[FG_NNTP_ENGINE_REASON_MAX + 1];	/* "": not throttled */
 	unsigned n_pauses;
 	struct {
 		char peer[FG_CONFIG_NAME_MAX];
@@ -67,7 +67,7 @@ int fg_levers_journal(const char *dir, fg_time_t now, const char *change);
 int fg_levers_load(const char *dir, fg_time_t now, struct fg_levers *l, unsigned *bad);
 
 /* Make an engine's levers those of `l`. */
-void fg_levers_apply(const struct fg_levers *l, struct fg_engine *e);
+void fg_levers_apply(const struct fg_levers *l, struct fg_nntp_engine *e);
 
 /*
  * Serving the levers (lib/levers/serve.c), the same on both dataplanes:
@@ -106,7 +106,7 @@ int fg_levers_pub_load(struct fg_levers_pub *p, const char *comp, const char *da
 const char *fg_levers_serve(struct fg_levers_pub *p, const struct fg_config *cfg,
 			    const struct fg_ctl_req *q, FILE *f);
 /* Step 3: an engine's thread, each loop; *seen is its generation. */
-void fg_levers_pickup(struct fg_levers_pub *p, unsigned long *seen, struct fg_engine *e);
+void fg_levers_pickup(struct fg_levers_pub *p, unsigned long *seen, struct fg_nntp_engine *e);
 /* Step 4: the owner, once a second. */
 void fg_levers_tick(struct fg_levers_pub *p, fg_time_t now);
 /* The state as `"throttled": REASON|null, "paused": [{"peer","until"}]`,

@@ -87,8 +87,8 @@ struct fg_queue_sink *fg_outbound_sink(struct fg_outbound *ob, struct fg_stats *
  * downstream can be asked, or no memory). */
 struct fg_outbound_warm *fg_outbound_warm_create(struct fg_outbound *ob,
 						 void (*wake)(void *arg), void *wake_arg);
-/* Its hooks for fg_engine_params.warmup (they live as long as it). */
-const struct fg_engine_warmup *fg_outbound_warm_hooks(struct fg_outbound_warm *wa);
+/* Its hooks for fg_nntp_engine_params.warmup (they live as long as it). */
+const struct fg_nntp_engine_warmup *fg_outbound_warm_hooks(struct fg_outbound_warm *wa);
 void fg_outbound_warm_destroy(struct fg_outbound_warm *wa);
 
 /* With a region: an engine thread's slot link joins the gate (before

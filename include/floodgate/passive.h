@@ -57,7 +57,7 @@
 struct fg_passive;
 
 struct fg_passive_params {
-	struct fg_engine *engine;
+	struct fg_nntp_engine *engine;
 	const struct fg_config *cfg;		/* listen endpoints, peers */
 	const struct fg_port_ops *ops;		/* buffer references */
 	void *port;

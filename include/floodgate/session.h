@@ -10,21 +10,21 @@
  * same code. docs/protocol.md lists every command and response line, every
  * limit and what each kind of bad input gets.
  *
- * One `struct fg_engine` per thread (a DPDK worker lcore, a host thread):
+ * One `struct fg_nntp_engine` per thread (a DPDK worker lcore, a host thread):
  * it owns that thread's sessions, its counters, its sink handle and its
  * transfers; only the history table is shared between engines. Nothing in
  * here takes a lock.
  *
  * Driving a session (every call on the engine's thread):
  *
- *   s = fg_session_open(e, peer, &transport_ops, tctx, now, now_ns);
- *   n = fg_session_input(s, iov, niov, now, now_ns);  // bytes consumed
- *   fg_session_writable(s);      // the transport has room again
- *   fg_session_eof(s, ...);      // the peer sent FIN, all bytes consumed
- *   fg_session_closed(s);        // the connection is gone: s is invalid
- *   fg_engine_poll(e, now, now_ns);  // sink completions, timers, retries
+ *   s = fg_nntp_session_open(e, peer, &transport_ops, tctx, now, now_ns);
+ *   n = fg_nntp_session_input(s, iov, niov, now, now_ns);  // bytes consumed
+ *   fg_nntp_session_writable(s);      // the transport has room again
+ *   fg_nntp_session_eof(s, ...);      // the peer sent FIN, all bytes consumed
+ *   fg_nntp_session_closed(s);        // the connection is gone: s is invalid
+ *   fg_nntp_engine_poll(e, now, now_ns);  // sink completions, timers, retries
  *
- * Input contract: fg_session_input() consumes a prefix of the bytes given
+ * Input contract: fg_nntp_session_input() consumes a prefix of the bytes given
  * (the whole list unless it stops reading). When it returns less than it
  * was given, it has called transport pause(); it calls resume() when it
  * can go on, and the transport then offers the unconsumed bytes again
@@ -33,8 +33,8 @@
  * are never copied by the engine: they go to the sink in place.
  *
  * Transport calls are never re-entrant: close() must not call
- * fg_session_closed() before returning, resume() must not call
- * fg_session_input() before returning.
+ * fg_nntp_session_closed() before returning, resume() must not call
+ * fg_nntp_session_input() before returning.
  *
  * Time: `now` is wall-clock seconds (dates, first-seen, offer deadlines),
  * `now_ns` monotonic nanoseconds (idle timeout, sink delays).
@@ -120,7 +120,7 @@ struct fg_verdict_rec {
 	uint64_t size;			/* article octets (wire), 0 for offers */
 };
 
-struct fg_engine_hooks {
+struct fg_nntp_engine_hooks {
 	/* Append a record to this thread's journal ring: 0, or -ENOSPC (full:
 	 * the engine keeps the record, retries from poll(), and defers new
 	 * work meanwhile — a record is never dropped). */
@@ -140,16 +140,16 @@ struct fg_engine_hooks {
  * as its date and first-seen) and the peer gets 438; 431 gives 431; 238 or
  * no answer gives 238, as without warm-up.
  */
-typedef void fg_engine_warm_done_fn(void *engine, uint64_t cookie, unsigned code);
+typedef void fg_nntp_engine_warm_done_fn(void *engine, uint64_t cookie, unsigned code);
 
-struct fg_engine_warmup {
+struct fg_nntp_engine_warmup {
 	/* Whether warm-up is on now (the host knows when it ends). */
 	bool (*active)(void *ctx, fg_time_t now);
 	/* Ask: 0, the answer comes from poll(); -errno: answer without it. */
 	int (*ask)(void *ctx, const char *id, size_t len, uint64_t cookie);
 	/* Deliver the answers that came: done(engine, cookie, 238 | 431 |
-	 * 438 | 0 for none), from fg_engine_poll. Returns how many. */
-	unsigned (*poll)(void *ctx, fg_engine_warm_done_fn *done, void *engine);
+	 * 438 | 0 for none), from fg_nntp_engine_poll. Returns how many. */
+	unsigned (*poll)(void *ctx, fg_nntp_engine_warm_done_fn *done, void *engine);
 	void *ctx;
 	unsigned max_asks;		/* questions in flight; default 1024 */
 };
@@ -184,13 +184,13 @@ enum fg_claim_answer {
 	FG_CLAIM_BUSY,
 };
 
-typedef void fg_engine_claim_done_fn(void *engine, uint64_t cookie, enum fg_claim_answer a);
+typedef void fg_nntp_engine_claim_done_fn(void *engine, uint64_t cookie, enum fg_claim_answer a);
 
-struct fg_engine_cluster {
+struct fg_nntp_engine_cluster {
 	/* Claim: 0, the answer comes from poll(); -errno: decide locally now. */
 	int (*claim)(void *ctx, const char *id, size_t len, uint64_t cookie);
 	/* Deliver the answers that came; returns how many. */
-	unsigned (*poll)(void *ctx, fg_engine_claim_done_fn *done, void *engine);
+	unsigned (*poll)(void *ctx, fg_nntp_engine_claim_done_fn *done, void *engine);
 	/* This box's final word on an ID (accepted: true; refused: false). */
 	void (*settle)(void *ctx, const char *id, size_t len, bool accepted);
 	void *ctx;
@@ -199,9 +199,9 @@ struct fg_engine_cluster {
 
 /* ---- the transport a session runs on ---------------------------------- */
 
-struct fg_session_transport {
+struct fg_nntp_session_transport {
 	/* Queue bytes for the peer: the count taken (0..len; less than len:
-	 * call fg_session_writable() once there is room), or -errno when the
+	 * call fg_nntp_session_writable() once there is room), or -errno when the
 	 * connection can no longer send (the session then closes). */
 	int (*send)(void *t, const void *buf, uint32_t len);
 	/* Take / drop a reference on seg->handle's buffer; held bytes count
@@ -228,15 +228,15 @@ struct fg_session_transport {
 
 /* ---- the engine -------------------------------------------------------- */
 
-struct fg_engine;
-struct fg_session;
+struct fg_nntp_engine;
+struct fg_nntp_session;
 
-struct fg_engine_params {
+struct fg_nntp_engine_params {
 	const struct fg_config *cfg;		/* must outlive the engine */
 	struct fg_history *history;		/* shared with other engines */
 	const struct fg_sink_ops *sink_ops;
 	void *sink;
-	const struct fg_engine_hooks *hooks;	/* NULL: none */
+	const struct fg_nntp_engine_hooks *hooks;	/* NULL: none */
 	struct fg_nntp_counters *stats;		/* this thread's block (required) */
 	struct fg_nntp_counters *peer_stats;	/* cfg->n_peer + 1 blocks (the last: no peer), or NULL */
 	unsigned max_sessions;			/* default 4096 */
@@ -248,48 +248,48 @@ struct fg_engine_params {
 	 * FG_HISTORY_OWNER_NONE without one. 0 is slot 0. */
 	unsigned history_owner;
 	uint32_t response_buffer;		/* per session, octets; default 32 KiB */
-	const struct fg_engine_warmup *warmup;	/* NULL: no warm-up */
-	const struct fg_engine_cluster *cluster;	/* NULL: this box alone */
+	const struct fg_nntp_engine_warmup *warmup;	/* NULL: no warm-up */
+	const struct fg_nntp_engine_cluster *cluster;	/* NULL: this box alone */
 };
 
-struct fg_engine *fg_engine_create(const struct fg_engine_params *p);
-/* Every session must be closed and every transfer done (fg_engine_drain). */
-void fg_engine_destroy(struct fg_engine *e);
+struct fg_nntp_engine *fg_nntp_engine_create(const struct fg_nntp_engine_params *p);
+/* Every session must be closed and every transfer done (fg_nntp_engine_drain). */
+void fg_nntp_engine_destroy(struct fg_nntp_engine *e);
 
 /* Sink completions, journal retries, transfers waiting for another's
  * outcome, stalled sessions, idle timeouts (checked at most once a second).
  * Returns the number of events handled. */
-unsigned fg_engine_poll(struct fg_engine *e, fg_time_t now, uint64_t now_ns);
+unsigned fg_nntp_engine_poll(struct fg_nntp_engine *e, fg_time_t now, uint64_t now_ns);
 
 /* The monotonic time by which poll() should run again. */
-uint64_t fg_engine_next_poll(const struct fg_engine *e, uint64_t now_ns);
+uint64_t fg_nntp_engine_next_poll(const struct fg_nntp_engine *e, uint64_t now_ns);
 
 /* Shutdown: answer "400" to every open session and close it (transfers in
  * flight still complete and are recorded). */
-void fg_engine_shutdown(struct fg_engine *e);
+void fg_nntp_engine_shutdown(struct fg_nntp_engine *e);
 
 /*
  * The operator's levers (dataplane/nntp/levers.c, docs/operations.md
  * "Levers"), as innd's throttle and paused channels:
  *
- * fg_engine_throttle: every open session is answered "400 REASON" and
+ * fg_nntp_engine_throttle: every open session is answered "400 REASON" and
  * closed, every new one greeted so, until a NULL or empty reason ends it.
- * REASON is one printable ASCII line of at most FG_ENGINE_REASON_MAX
+ * REASON is one printable ASCII line of at most FG_NNTP_ENGINE_REASON_MAX
  * octets; -EINVAL otherwise (nothing changes).
  *
- * fg_engine_pause: until `until` (0: resume; -ENOENT if not paused), the
+ * fg_nntp_engine_pause: until `until` (0: resume; -ENOENT if not paused), the
  * named peer's sessions defer every new offer: CHECK 431, IHAVE 436, a
  * TAKETHIS is read, answered 400 and its session closed. Kept by name (a
  * reload keeps it). -EINVAL for a bad name, -ENOSPC past
- * FG_CONFIG_MAX_PEERS pauses. fg_engine_paused says whether a peer is
+ * FG_CONFIG_MAX_PEERS pauses. fg_nntp_engine_paused says whether a peer is
  * paused at the engine's time, and until when.
  */
-#define FG_ENGINE_REASON_MAX 200
-int fg_engine_throttle(struct fg_engine *e, const char *reason);
-const char *fg_engine_throttled(const struct fg_engine *e);	/* the reason, or NULL */
-int fg_engine_pause(struct fg_engine *e, const char *peer, fg_time_t until);
-bool fg_engine_paused(const struct fg_engine *e, const char *peer, fg_time_t *until);
-void fg_engine_pauses_clear(struct fg_engine *e);
+#define FG_NNTP_ENGINE_REASON_MAX 200
+int fg_nntp_engine_throttle(struct fg_nntp_engine *e, const char *reason);
+const char *fg_nntp_engine_throttled(const struct fg_nntp_engine *e);	/* the reason, or NULL */
+int fg_nntp_engine_pause(struct fg_nntp_engine *e, const char *peer, fg_time_t until);
+bool fg_nntp_engine_paused(const struct fg_nntp_engine *e, const char *peer, fg_time_t *until);
+void fg_nntp_engine_pauses_clear(struct fg_nntp_engine *e);
 
 /* Reload: switch to `cfg` (rules, peer policies, timeouts for open
  * sessions too) with `peer_stats` (cfg->n_peer + 1 blocks, or NULL)
@@ -298,16 +298,16 @@ void fg_engine_pauses_clear(struct fg_engine *e);
  * changed) when max-line or max-pending-commands differ: open sessions'
  * buffers are sized by them. The old configuration and array must stay
  * valid until this returns. dataplane/nntp/reconfig.c. */
-int fg_engine_set_config(struct fg_engine *e, const struct fg_config *cfg,
+int fg_nntp_engine_set_config(struct fg_nntp_engine *e, const struct fg_config *cfg,
 			 struct fg_nntp_counters *peer_stats);
 
 /* Sessions open, transfers not yet done (open, waiting or committed) and
  * warm-up questions not yet answered. */
-unsigned fg_engine_sessions(const struct fg_engine *e);
-unsigned fg_engine_xfers(const struct fg_engine *e);
+unsigned fg_nntp_engine_sessions(const struct fg_nntp_engine *e);
+unsigned fg_nntp_engine_xfers(const struct fg_nntp_engine *e);
 /* The clock-sanity view (docs/protocol.md, "Clock sanity"). */
-bool fg_engine_clock_suspect(const struct fg_engine *e);
-int64_t fg_engine_clock_offset(const struct fg_engine *e);
+bool fg_nntp_engine_clock_suspect(const struct fg_nntp_engine *e);
+int64_t fg_nntp_engine_clock_offset(const struct fg_nntp_engine *e);
 
 /* ---- sessions ----------------------------------------------------------- */
 
@@ -317,21 +317,21 @@ int64_t fg_engine_clock_offset(const struct fg_engine *e);
  * and is done once the transport reports it closed. Sends the greeting.
  * NULL when max_sessions are open (the caller refuses the connection).
  */
-struct fg_session *fg_session_open(struct fg_engine *e, const struct fg_config_peer *peer,
-				   const struct fg_session_transport *ops, void *t,
+struct fg_nntp_session *fg_nntp_session_open(struct fg_nntp_engine *e, const struct fg_config_peer *peer,
+				   const struct fg_nntp_session_transport *ops, void *t,
 				   fg_time_t now, uint64_t now_ns);
 
-uint32_t fg_session_input(struct fg_session *s, const struct fg_iov *iov, unsigned n,
+uint32_t fg_nntp_session_input(struct fg_nntp_session *s, const struct fg_iov *iov, unsigned n,
 			  fg_time_t now, uint64_t now_ns);
-void fg_session_writable(struct fg_session *s);
-void fg_session_eof(struct fg_session *s, fg_time_t now, uint64_t now_ns);
+void fg_nntp_session_writable(struct fg_nntp_session *s);
+void fg_nntp_session_eof(struct fg_nntp_session *s, fg_time_t now, uint64_t now_ns);
 /* The connection is gone (after close(), or a reset, a timeout): the engine
  * releases what the session held in history; `s` is invalid afterwards. */
-void fg_session_closed(struct fg_session *s);
+void fg_nntp_session_closed(struct fg_nntp_session *s);
 
 /* Octets of responses queued but not yet taken by the transport. */
-uint32_t fg_session_unsent(const struct fg_session *s);
+uint32_t fg_nntp_session_unsent(const struct fg_nntp_session *s);
 /* True once the session asked its transport to close. */
-bool fg_session_closing(const struct fg_session *s);
+bool fg_nntp_session_closing(const struct fg_nntp_session *s);
 
 #endif /* FLOODGATE_SESSION_H */

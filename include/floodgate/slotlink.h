@@ -37,8 +37,8 @@ struct fg_slotlink;
 struct fg_slotlink *fg_slotlink_create(struct fg_region_writer *w, const struct fg_config *cfg);
 void fg_slotlink_destroy(struct fg_slotlink *sl);
 
-/* Fill `out` with the hooks (ctx = the link) for fg_engine_params. */
-void fg_slotlink_hooks(struct fg_slotlink *sl, struct fg_engine_hooks *out);
+/* Fill `out` with the hooks (ctx = the link) for fg_nntp_engine_params. */
+void fg_slotlink_hooks(struct fg_slotlink *sl, struct fg_nntp_engine_hooks *out);
 
 /* Map the peers of a new configuration (call at the quiescent point where
  * the engine switches to it). */
@@ -58,7 +58,7 @@ void fg_slotlink_fold(struct fg_slotlink *sl, const struct fg_nntp_counters *pee
  * the old array, for the caller to free; -EINVAL: nothing switched (the
  * engine refused cfg), *peers zeroed, since the base holds what it had.
  */
-int fg_slotlink_switch(struct fg_slotlink *sl, struct fg_engine *e, const struct fg_config *old,
+int fg_slotlink_switch(struct fg_slotlink *sl, struct fg_nntp_engine *e, const struct fg_config *old,
 		       const struct fg_config *cfg, struct fg_nntp_counters **peers,
 		       struct fg_nntp_counters **fresh);
 

@@ -4,7 +4,7 @@
  * transport (session.h) implemented over one fg_tcp instance (tcp.h).
  *
  * One instance per worker core, next to that core's fg_net, fg_tcp and
- * fg_engine; nothing is shared with other cores. Its fg_tcp_app_ops are
+ * fg_nntp_engine; nothing is shared with other cores. Its fg_tcp_app_ops are
  * what the worker gives fg_tcp_create() (with the instance as `app`):
  *
  *   on_accept   the peer's address is looked up in the configuration
@@ -12,10 +12,10 @@
  *               that is not a peer still gets a session, which answers
  *               502 and closes (RFC-NOTES). While draining, a new
  *               connection is answered "400" and closed instead.
- *   on_data     the in-order payload goes to fg_session_input() in place;
+ *   on_data     the in-order payload goes to fg_nntp_session_input() in place;
  *               what the engine does not consume stays queued in TCP
  *   on_eof, on_writable  passed on
- *   on_close    the engine is told (fg_session_closed)
+ *   on_close    the engine is told (fg_nntp_session_closed)
  *
  * Transport ops for the engine: send -> fg_tcp_send; pause/resume ->
  * fg_tcp_pause/fg_tcp_resume; hold/release -> fg_tcp_hold/fg_tcp_release,
@@ -52,7 +52,7 @@ struct fg_tcpsess;
 
 struct fg_tcpsess_params {
 	struct fg_net *net;
-	struct fg_engine *engine;
+	struct fg_nntp_engine *engine;
 	const struct fg_config *cfg;	/* until fg_tcpsess_set_config */
 	struct fg_stats *stats;		/* the worker's block */
 	unsigned max_conns;		/* connection records (default 2 * 4096) */

@@ -31,7 +31,7 @@ int fg_levers_throttle(struct fg_levers *l, const char *reason)
 		l->throttle[0] = '\0';
 		return 0;
 	}
-	if (strlen(reason) > FG_ENGINE_REASON_MAX || !printable(reason))
+	if (strlen(reason) > FG_NNTP_ENGINE_REASON_MAX || !printable(reason))
 		return -EINVAL;
 	snprintf(l->throttle, sizeof(l->throttle), "%s", reason);
 	return 0;
@@ -102,7 +102,7 @@ static bool torn_tail(int fd)
 
 int fg_levers_journal(const char *dir, fg_time_t now, const char *change)
 {
-	char path[PATH_MAX], line[FG_ENGINE_REASON_MAX + FG_CONFIG_NAME_MAX + 64];
+	char path[PATH_MAX], line[FG_NNTP_ENGINE_REASON_MAX + FG_CONFIG_NAME_MAX + 64];
 	bool created;
 	int fd, n, rc = 0;
 
@@ -166,7 +166,7 @@ static bool replay_line(struct fg_levers *l, char *s)
 
 int fg_levers_load(const char *dir, fg_time_t now, struct fg_levers *l, unsigned *bad)
 {
-	char path[PATH_MAX], buf[FG_ENGINE_REASON_MAX + FG_CONFIG_NAME_MAX + 128];
+	char path[PATH_MAX], buf[FG_NNTP_ENGINE_REASON_MAX + FG_CONFIG_NAME_MAX + 128];
 	unsigned nbad = 0;
 	FILE *f;
 	int rc;
@@ -208,14 +208,14 @@ int fg_levers_load(const char *dir, fg_time_t now, struct fg_levers *l, unsigned
 	return 0;
 }
 
-void fg_levers_apply(const struct fg_levers *l, struct fg_engine *e)
+void fg_levers_apply(const struct fg_levers *l, struct fg_nntp_engine *e)
 {
-	const char *was = fg_engine_throttled(e);
+	const char *was = fg_nntp_engine_throttled(e);
 
 	/* the same throttle again closes nothing again */
 	if (!l->throttle[0] || !was || strcmp(was, l->throttle) != 0)
-		fg_engine_throttle(e, l->throttle[0] ? l->throttle : NULL);
-	fg_engine_pauses_clear(e);
+		fg_nntp_engine_throttle(e, l->throttle[0] ? l->throttle : NULL);
+	fg_nntp_engine_pauses_clear(e);
 	for (unsigned i = 0; i < l->n_pauses; i++)
-		fg_engine_pause(e, l->pause[i].peer, l->pause[i].until);
+		fg_nntp_engine_pause(e, l->pause[i].peer, l->pause[i].until);
 }

@@ -54,7 +54,7 @@ static void publish(struct fg_levers_pub *p, const struct fg_levers *next)
 	atomic_store_explicit(&p->gen, g + 2, memory_order_release);
 }
 
-void fg_levers_pickup(struct fg_levers_pub *p, unsigned long *seen, struct fg_engine *e)
+void fg_levers_pickup(struct fg_levers_pub *p, unsigned long *seen, struct fg_nntp_engine *e)
 {
 	unsigned long g = atomic_load_explicit(&p->gen, memory_order_acquire);
 	struct fg_levers *copy;
@@ -98,7 +98,7 @@ static const char *change_of(const struct fg_levers_pub *p, const struct fg_conf
 			     size_t len, FILE *f)
 {
 	fg_time_t now = time(NULL);
-	char reason[FG_ENGINE_REASON_MAX + 2] = "";
+	char reason[FG_NNTP_ENGINE_REASON_MAX + 2] = "";
 	unsigned long secs = FG_LEVERS_PAUSE_DEFAULT;
 	char *end;
 	int rc = 0;
@@ -178,7 +178,7 @@ static void log_change(const struct fg_levers_pub *p, const struct fg_ctl_req *q
 const char *fg_levers_serve(struct fg_levers_pub *p, const struct fg_config *cfg,
 			    const struct fg_ctl_req *q, FILE *f)
 {
-	char change[FG_ENGINE_REASON_MAX + FG_CONFIG_NAME_MAX + 32];
+	char change[FG_NNTP_ENGINE_REASON_MAX + FG_CONFIG_NAME_MAX + 32];
 	struct fg_levers *next = malloc(sizeof(*next));
 	const char *code;
 	int rc;

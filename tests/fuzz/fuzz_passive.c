@@ -41,7 +41,7 @@ struct fz {
 	struct fg_memport *mp;
 	struct fg_nntp_counters st;
 	struct fg_sink_null *sink;
-	struct fg_engine *e;
+	struct fg_nntp_engine *e;
 	struct fg_passive *pv;
 	uint64_t now_ns;
 };
@@ -63,7 +63,7 @@ static int up(struct fz *z)
 	struct fg_config_errors errs;
 	struct fg_history_params hp = { .capacity = 4096, .alarm_load_pct = 90,
 					.now = (fg_time_t)(START / 1000000000ull) };
-	struct fg_engine_params ep = { 0 };
+	struct fg_nntp_engine_params ep = { 0 };
 	struct fg_passive_params pp = { 0 };
 	size_t hl;
 
@@ -85,7 +85,7 @@ static int up(struct fz *z)
 	ep.max_sessions = 8;
 	ep.max_xfers = 32;
 	ep.max_holds = 256;
-	z->e = z->h ? fg_engine_create(&ep) : NULL;
+	z->e = z->h ? fg_nntp_engine_create(&ep) : NULL;
 	pp.engine = z->e;
 	pp.cfg = z->cfg;
 	pp.ops = fg_memport_ops();
@@ -103,16 +103,16 @@ static int up(struct fz *z)
 static void down(struct fz *z)
 {
 	fg_passive_end_all(z->pv);
-	for (int i = 0; i < 50 && (fg_engine_xfers(z->e) || fg_passive_flows(z->pv)); i++) {
+	for (int i = 0; i < 50 && (fg_nntp_engine_xfers(z->e) || fg_passive_flows(z->pv)); i++) {
 		z->now_ns += 2000000000ull;
-		fg_engine_poll(z->e, (fg_time_t)(z->now_ns / 1000000000ull), z->now_ns);
+		fg_nntp_engine_poll(z->e, (fg_time_t)(z->now_ns / 1000000000ull), z->now_ns);
 		fg_passive_work(z->pv);
 	}
 	/* nothing may keep a buffer once every flow is over */
 	FG_ASSERT(fg_passive_flows(z->pv) == 0);
 	FG_ASSERT(fg_memport_in_use(z->mp) == 0);
 	fg_passive_destroy(z->pv);
-	fg_engine_destroy(z->e);
+	fg_nntp_engine_destroy(z->e);
 	fg_sink_null_destroy(z->sink);
 	fg_memport_destroy(z->mp);
 	fg_history_detach(z->h);
@@ -188,7 +188,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (op & 0x80)
 			fr.flags = FG_RX_IP_CSUM_OK | FG_RX_L4_CSUM_OK;
 		fg_passive_rx(z.pv, &fr, 1, &z.now_ns, 0, 0);
-		fg_engine_poll(z.e, (fg_time_t)(z.now_ns / 1000000000ull), z.now_ns);
+		fg_nntp_engine_poll(z.e, (fg_time_t)(z.now_ns / 1000000000ull), z.now_ns);
 		fg_passive_work(z.pv);
 	}
 	down(&z);

@@ -51,7 +51,7 @@ struct conn {
 	int holds;
 	bool close_called, detached, paused;
 	bool gone;			/* reported closed: no send, close, pause */
-	struct fg_session *s;
+	struct fg_nntp_session *s;
 };
 
 struct run {
@@ -123,7 +123,7 @@ static bool t_may_hold(void *tp, uint32_t len)
 	return ((struct conn *)tp)->holds < 3;
 }
 
-static const struct fg_session_transport ops = {
+static const struct fg_nntp_session_transport ops = {
 	.send = t_send, .hold = t_hold, .release = t_release, .pause = t_pause,
 	.resume = t_resume, .close = t_close, .detach = t_detach, .may_hold = t_may_hold,
 };
@@ -178,7 +178,7 @@ static void check_output(const struct conn *c)
 
 /* Offer `data` in pseudo-random pieces to every open session, as a transport
  * would: unconsumed octets are offered again once the session resumes. */
-static void feed(struct fg_engine *e, struct conn *cs, unsigned nc, const uint8_t *data,
+static void feed(struct fg_nntp_engine *e, struct conn *cs, unsigned nc, const uint8_t *data,
 		 size_t size, size_t maxseg, uint64_t seed, uint64_t *now_ns)
 {
 	size_t off[2] = { 0, 0 }, arrived[2] = { 0, 0 };
@@ -200,14 +200,14 @@ static void feed(struct fg_engine *e, struct conn *cs, unsigned nc, const uint8_
 			iov.base = data + off[k];
 			iov.len = (uint32_t)(arrived[k] - off[k]);
 			iov.handle = &iov;
-			took = fg_session_input(c->s, &iov, 1, NOW, *now_ns);
+			took = fg_nntp_session_input(c->s, &iov, 1, NOW, *now_ns);
 			if (took > iov.len)
 				abort();
 			off[k] += took;
 			moved = true;
 		}
 		*now_ns += 100000;
-		if (fg_engine_poll(e, NOW, *now_ns))
+		if (fg_nntp_engine_poll(e, NOW, *now_ns))
 			moved = true;
 		if (!moved)
 			break;
@@ -222,12 +222,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fg_nntp_counters st, peer_st[2];
 	static struct conn cs[2];
 	struct run run = { 0 };
-	struct fg_engine_hooks hooks = { j_hook, v_hook, &run };
-	struct fg_engine_params ep;
+	struct fg_nntp_engine_hooks hooks = { j_hook, v_hook, &run };
+	struct fg_nntp_engine_params ep;
 	struct fg_history *h;
 	struct fg_history_stats hs;
 	struct fg_sink_mem *sink;
-	struct fg_engine *e;
+	struct fg_nntp_engine *e;
 	uint64_t now_ns = 1000000000ull;
 	unsigned nc;
 	uint8_t flags;
@@ -259,13 +259,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ep.max_sessions = 2;
 	ep.max_xfers = 8;
 	ep.max_holds = 64;
-	e = fg_engine_create(&ep);
+	e = fg_nntp_engine_create(&ep);
 	if (!e)
 		abort();
 	nc = flags & 32 ? 2 : 1;
 	for (unsigned k = 0; k < nc; k++) {
 		cs[k].send_limit = flags & 16 ? 7 : 0;
-		cs[k].s = fg_session_open(e, &cfg->peer[0], &ops, &cs[k], NOW, now_ns);
+		cs[k].s = fg_nntp_session_open(e, &cfg->peer[0], &ops, &cs[k], NOW, now_ns);
 		if (!cs[k].s)
 			abort();
 	}
@@ -275,29 +275,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (unsigned k = 0; k < nc; k++) {
 		if (flags & 64) {
 			cs[k].gone = true;
-			fg_session_closed(cs[k].s);
+			fg_nntp_session_closed(cs[k].s);
 			cs[k].close_called = true;
 			cs[k].s = NULL;
 		} else if (!cs[k].close_called) {
-			fg_session_eof(cs[k].s, NOW, now_ns);
+			fg_nntp_session_eof(cs[k].s, NOW, now_ns);
 		}
 	}
 	/* let the sink and the journal finish, then close what is left */
-	for (unsigned i = 0; i < 100000 && fg_engine_xfers(e); i++) {
+	for (unsigned i = 0; i < 100000 && fg_nntp_engine_xfers(e); i++) {
 		now_ns += 1000000;
 		run.journal_flaky = false;
-		fg_engine_poll(e, NOW, now_ns);
+		fg_nntp_engine_poll(e, NOW, now_ns);
 	}
 	for (unsigned k = 0; k < nc; k++)
 		if (cs[k].s) {
 			cs[k].gone = true;
-			fg_session_closed(cs[k].s);
+			fg_nntp_session_closed(cs[k].s);
 		}
-	for (unsigned i = 0; i < 1000 && fg_engine_xfers(e); i++) {
+	for (unsigned i = 0; i < 1000 && fg_nntp_engine_xfers(e); i++) {
 		now_ns += 1000000;
-		fg_engine_poll(e, NOW, now_ns);
+		fg_nntp_engine_poll(e, NOW, now_ns);
 	}
-	if (fg_engine_xfers(e) || fg_engine_sessions(e))
+	if (fg_nntp_engine_xfers(e) || fg_nntp_engine_sessions(e))
 		abort();
 	for (unsigned k = 0; k < nc; k++) {
 		if (cs[k].holds != 0 || !cs[k].detached)
@@ -310,7 +310,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (hs.by_state[FG_HISTORY_ACCEPTING] ||
 	    (hs.by_state[FG_HISTORY_OFFERED] && !st.s.ctr[FG_CTR_NNTP_OFFERS_UNTRACKED]))
 		abort();
-	fg_engine_destroy(e);
+	fg_nntp_engine_destroy(e);
 	fg_sink_mem_destroy(sink);
 	fg_history_detach(h);
 	return 0;

@@ -133,7 +133,7 @@ static void t_detach(void *tp)
 	c->detached = true;
 }
 
-static const struct fg_session_transport th_ops = {
+static const struct fg_nntp_session_transport th_ops = {
 	.send = t_send, .hold = t_hold, .release = t_release, .pause = t_pause,
 	.resume = t_resume, .close = t_close, .detach = t_detach,
 };
@@ -181,8 +181,8 @@ int fg_th_init(struct fg_th *t, const char *extra, const struct fg_sink_mem_para
 }
 
 static int th_init(struct fg_th *t, const char *extra, const struct fg_sink_mem_params *sp,
-		   struct fg_th *history_of, const struct fg_engine_warmup *warmup,
-		   const struct fg_engine_cluster *cluster);
+		   struct fg_th *history_of, const struct fg_nntp_engine_warmup *warmup,
+		   const struct fg_nntp_engine_cluster *cluster);
 
 int fg_th_init_shared(struct fg_th *t, const char *extra, const struct fg_sink_mem_params *sp,
 		      struct fg_th *history_of)
@@ -190,25 +190,25 @@ int fg_th_init_shared(struct fg_th *t, const char *extra, const struct fg_sink_m
 	return th_init(t, extra, sp, history_of, NULL, NULL);
 }
 
-int fg_th_init_warmup(struct fg_th *t, const char *extra, const struct fg_engine_warmup *w)
+int fg_th_init_warmup(struct fg_th *t, const char *extra, const struct fg_nntp_engine_warmup *w)
 {
 	return th_init(t, extra, NULL, NULL, w, NULL);
 }
 
-int fg_th_init_cluster(struct fg_th *t, const char *extra, const struct fg_engine_cluster *cl,
+int fg_th_init_cluster(struct fg_th *t, const char *extra, const struct fg_nntp_engine_cluster *cl,
 		       struct fg_th *history_of)
 {
 	return th_init(t, extra, NULL, history_of, NULL, cl);
 }
 
 static int th_init(struct fg_th *t, const char *extra, const struct fg_sink_mem_params *sp,
-		   struct fg_th *history_of, const struct fg_engine_warmup *warmup,
-		   const struct fg_engine_cluster *cluster)
+		   struct fg_th *history_of, const struct fg_nntp_engine_warmup *warmup,
+		   const struct fg_nntp_engine_cluster *cluster)
 {
 	struct fg_config_errors errs;
 	struct fg_history_params hp;
 	struct fg_sink_mem_params def = { .store_limit = 64u << 20 };
-	struct fg_engine_params ep;
+	struct fg_nntp_engine_params ep;
 	size_t len = strlen(base_config) + (extra ? strlen(extra) : 0);
 	char *text = xmalloc(len + 1);
 	size_t rsz;
@@ -265,7 +265,7 @@ static int th_init(struct fg_th *t, const char *extra, const struct fg_sink_mem_
 	ep.max_holds = 4096;
 	ep.warmup = warmup;
 	ep.cluster = cluster;
-	t->e = fg_engine_create(&ep);
+	t->e = fg_nntp_engine_create(&ep);
 	return t->e ? 0 : -1;
 }
 
@@ -289,7 +289,7 @@ void fg_th_fini(struct fg_th *t)
 			fg_th_drop(c);
 	}
 	fg_th_settle(t, 1000000, 1000);
-	fg_engine_destroy(t->e);
+	fg_nntp_engine_destroy(t->e);
 	for (unsigned i = 0; i < FG_TH_MAX_CONNS; i++) {
 		conn_free_queue(&t->conn[i]);
 		free(t->conn[i].out);
@@ -317,7 +317,7 @@ struct fg_th_conn *fg_th_open(struct fg_th *t, const char *peer)
 	free(c->out);
 	memset(c, 0, sizeof(*c));
 	c->th = t;
-	c->s = fg_session_open(t->e, p, &th_ops, c, t->now, t->now_ns);
+	c->s = fg_nntp_session_open(t->e, p, &th_ops, c, t->now, t->now_ns);
 	if (!c->s) {
 		c->th = NULL;
 		return NULL;
@@ -383,7 +383,7 @@ void fg_th_drop(struct fg_th_conn *c)
 	if (!c->th || c->closed_reported)
 		return;
 	c->closed_reported = true;
-	fg_session_closed(c->s);
+	fg_nntp_session_closed(c->s);
 	conn_free_queue(c);
 }
 
@@ -407,7 +407,7 @@ static unsigned offer(struct fg_th *t, struct fg_th_conn *c, unsigned arrived)
 	}
 	if (!n)
 		return 0;
-	took = fg_session_input(c->s, iov, n, t->now, t->now_ns);
+	took = fg_nntp_session_input(c->s, iov, n, t->now, t->now_ns);
 	if (took > total)
 		abort();
 	while (took > 0) {
@@ -433,7 +433,7 @@ static bool step_conn(struct fg_th *t, struct fg_th_conn *c)
 		return false;
 	if (c->want_writable && !c->send_blocked) {
 		c->want_writable = false;
-		fg_session_writable(c->s);
+		fg_nntp_session_writable(c->s);
 		moved = true;
 	}
 	if (c->close_called) {
@@ -445,19 +445,19 @@ static bool step_conn(struct fg_th *t, struct fg_th_conn *c)
 	if (!c->paused && c->reoffer && c->arrived) {
 		c->reoffer = false;
 		c->arrived -= offer(t, c, c->arrived);
-		fg_engine_poll(t->e, t->now, t->now_ns);
+		fg_nntp_engine_poll(t->e, t->now, t->now_ns);
 		moved = true;
 	}
 	/* buffers arrive one at a time, offered with what is still unconsumed */
 	while (!c->paused && !c->close_called && c->arrived < c->q_n - c->q_head) {
 		c->arrived++;
 		c->arrived -= offer(t, c, c->arrived);
-		fg_engine_poll(t->e, t->now, t->now_ns);
+		fg_nntp_engine_poll(t->e, t->now, t->now_ns);
 		moved = true;
 	}
 	if (c->q_n == c->q_head && c->eof_pending && !c->paused && !c->close_called) {
 		c->eof_pending = false;
-		fg_session_eof(c->s, t->now, t->now_ns);
+		fg_nntp_session_eof(c->s, t->now, t->now_ns);
 		moved = true;
 	}
 	return moved;
@@ -471,7 +471,7 @@ void fg_th_pump(struct fg_th *t, uint64_t advance_ns)
 		for (unsigned i = 0; i < FG_TH_MAX_CONNS; i++)
 			moved |= step_conn(t, &t->conn[i]);
 		t->now_ns += advance_ns;
-		if (fg_engine_poll(t->e, t->now, t->now_ns))
+		if (fg_nntp_engine_poll(t->e, t->now, t->now_ns))
 			moved = true;
 		if (!moved)
 			return;
@@ -482,10 +482,10 @@ void fg_th_settle(struct fg_th *t, uint64_t step_ns, unsigned max_rounds)
 {
 	for (unsigned i = 0; i < max_rounds; i++) {
 		fg_th_pump(t, step_ns);
-		if (fg_engine_xfers(t->e) == 0)
+		if (fg_nntp_engine_xfers(t->e) == 0)
 			break;
 		t->now_ns += step_ns;
-		fg_engine_poll(t->e, t->now, t->now_ns);
+		fg_nntp_engine_poll(t->e, t->now, t->now_ns);
 	}
 	fg_th_pump(t, 0);
 }
@@ -494,7 +494,7 @@ void fg_th_unblock(struct fg_th_conn *c)
 {
 	c->send_blocked = false;
 	c->want_writable = false;
-	fg_session_writable(c->s);
+	fg_nntp_session_writable(c->s);
 }
 
 const char *fg_th_out(struct fg_th_conn *c)

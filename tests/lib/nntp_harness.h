@@ -36,7 +36,7 @@ struct fg_th_buf {
 
 struct fg_th_conn {
 	struct fg_th *th;
-	struct fg_session *s;
+	struct fg_nntp_session *s;
 	char *out;			/* everything the engine sent */
 	size_t out_len, out_cap;
 	uint32_t send_limit;		/* take at most this per send(); 0: all */
@@ -59,11 +59,11 @@ struct fg_th {
 	void *hmem;
 	struct fg_history *h;
 	bool shared;			/* h belongs to another harness */
-	struct fg_engine_hooks hooks;
+	struct fg_nntp_engine_hooks hooks;
 	struct fg_sink_mem *sink;
 	struct fg_nntp_counters stats;
 	struct fg_nntp_counters *peer_stats;
-	struct fg_engine *e;
+	struct fg_nntp_engine *e;
 	fg_time_t now;
 	uint64_t now_ns;
 	struct fg_th_conn conn[FG_TH_MAX_CONNS];
@@ -85,11 +85,11 @@ int fg_th_init(struct fg_th *t, const char *extra_config, const struct fg_sink_m
  * one table: the dataplane's shape). Finish it before that one. */
 int fg_th_init_shared(struct fg_th *t, const char *extra_config,
 		      const struct fg_sink_mem_params *sp, struct fg_th *history_of);
-/* With warm-up questions (session.h, struct fg_engine_warmup). */
-int fg_th_init_warmup(struct fg_th *t, const char *extra, const struct fg_engine_warmup *w);
-/* With cluster claims (session.h, struct fg_engine_cluster), on its own
+/* With warm-up questions (session.h, struct fg_nntp_engine_warmup). */
+int fg_th_init_warmup(struct fg_th *t, const char *extra, const struct fg_nntp_engine_warmup *w);
+/* With cluster claims (session.h, struct fg_nntp_engine_cluster), on its own
  * history or on another harness's (NULL: its own). */
-int fg_th_init_cluster(struct fg_th *t, const char *extra, const struct fg_engine_cluster *cl,
+int fg_th_init_cluster(struct fg_th *t, const char *extra, const struct fg_nntp_engine_cluster *cl,
 		       struct fg_th *history_of);
 void fg_th_fini(struct fg_th *t);
 

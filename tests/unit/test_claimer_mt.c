@@ -31,7 +31,7 @@ static bool cluster_up;
 struct box {
 	struct fg_config *cfg;
 	struct fg_claimer *c;
-	const struct fg_engine_cluster *h;
+	const struct fg_nntp_engine_cluster *h;
 	int ans[256];			/* by cookie; -1 none yet */
 	uint64_t next_cookie;
 };

@@ -49,7 +49,7 @@ static int f_claim(void *ctx, const char *id, size_t len, uint64_t cookie)
 	return 0;
 }
 
-static unsigned f_poll(void *ctx, fg_engine_claim_done_fn *done, void *engine)
+static unsigned f_poll(void *ctx, fg_nntp_engine_claim_done_fn *done, void *engine)
 {
 	struct fake *f = ctx;
 	unsigned n = 0;
@@ -73,7 +73,7 @@ static void f_settle(void *ctx, const char *id, size_t len, bool accepted)
 	f->settle_accepted[f->n_settle++] = accepted;
 }
 
-static const struct fg_engine_cluster CL = { f_claim, f_poll, f_settle, &F, 4 };
+static const struct fg_nntp_engine_cluster CL = { f_claim, f_poll, f_settle, &F, 4 };
 
 static void setup(void)
 {
@@ -142,7 +142,7 @@ START_TEST(answers_wait_in_order)
 	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_CLUSTER_LOSSES), 1);
 	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_CLUSTER_INFLIGHT_WAITS), 1);
 	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_CLUSTER_FALLBACKS), 1);
-	ck_assert_uint_eq(fg_engine_xfers(T.e), 0);
+	ck_assert_uint_eq(fg_nntp_engine_xfers(T.e), 0);
 	/* known here now: answered from the history, no claim */
 	fg_th_line(c, "CHECK <h@x>\r\nCHECK <w@x>\r\n");
 	fg_th_pump(&T, 0);
@@ -227,12 +227,12 @@ START_TEST(session_gone_before_the_answer)
 	fg_th_pump(&T, 0);
 	fg_th_drop(c);
 	fg_th_pump(&T, 0);
-	ck_assert_uint_eq(fg_engine_xfers(T.e), 3);
+	ck_assert_uint_eq(fg_nntp_engine_xfers(T.e), 3);
 	answer("<g1@x>", FG_CLAIM_HAVE);
 	answer("<g2@x>", FG_CLAIM_WON);
 	answer("<g3@x>", FG_CLAIM_BUSY);
 	fg_th_pump(&T, 0);
-	ck_assert_uint_eq(fg_engine_xfers(T.e), 0);
+	ck_assert_uint_eq(fg_nntp_engine_xfers(T.e), 0);
 	ck_assert_int_eq(fg_th_state(&T, "<g1@x>"), FG_HISTORY_ACCEPTED);
 	ck_assert_int_eq(fg_th_state(&T, "<g2@x>"), FG_HISTORY_ABSENT);
 	ck_assert_int_eq(fg_th_state(&T, "<g3@x>"), FG_HISTORY_ABSENT);

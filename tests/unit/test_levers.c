@@ -40,7 +40,7 @@ static void teardown(void)
 START_TEST(test_changes_and_refusals)
 {
 	struct fg_levers l;
-	char long_reason[FG_ENGINE_REASON_MAX + 2];
+	char long_reason[FG_NNTP_ENGINE_REASON_MAX + 2];
 
 	memset(&l, 0, sizeof(l));
 	ck_assert_int_eq(fg_levers_throttle(&l, "disk full"), 0);
@@ -145,7 +145,7 @@ START_TEST(test_apply_to_an_engine)
 	memset(&l, 0, sizeof(l));
 	ck_assert_int_eq(fg_levers_pause(&l, "alpha", T.now + 60), 0);
 	fg_levers_apply(&l, T.e);
-	ck_assert(fg_engine_paused(T.e, "alpha", NULL));
+	ck_assert(fg_nntp_engine_paused(T.e, "alpha", NULL));
 	c = fg_th_open(&T, "alpha");
 	fg_th_pump(&T, 0);
 	fg_th_out_clear(c);
@@ -155,15 +155,15 @@ START_TEST(test_apply_to_an_engine)
 	ck_assert_int_eq(fg_levers_pause(&l, "alpha", 0), 0);
 	ck_assert_int_eq(fg_levers_throttle(&l, "maintenance"), 0);
 	fg_levers_apply(&l, T.e);
-	ck_assert(!fg_engine_paused(T.e, "alpha", NULL));
-	ck_assert_str_eq(fg_engine_throttled(T.e), "maintenance");
+	ck_assert(!fg_nntp_engine_paused(T.e, "alpha", NULL));
+	ck_assert_str_eq(fg_nntp_engine_throttled(T.e), "maintenance");
 	fg_th_pump(&T, 0);
 	ck_assert_str_eq(fg_th_out(c), "431 <a@x>\r\n400 maintenance\r\n");
 	fg_levers_apply(&l, T.e);
 	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_THROTTLE_CLOSED), 1);
 	ck_assert_int_eq(fg_levers_throttle(&l, NULL), 0);
 	fg_levers_apply(&l, T.e);
-	ck_assert_ptr_null(fg_engine_throttled(T.e));
+	ck_assert_ptr_null(fg_nntp_engine_throttled(T.e));
 	fg_th_fini(&T);
 }
 END_TEST
@@ -207,7 +207,7 @@ START_TEST(test_serve_publish_pickup)
 	ck_assert_uint_eq(gen, 4);
 	fg_levers_pickup(p, &seen, T.e);
 	ck_assert_uint_eq(seen, gen);
-	ck_assert(fg_engine_paused(T.e, "alpha", NULL));
+	ck_assert(fg_nntp_engine_paused(T.e, "alpha", NULL));
 	/* refusals: nothing journaled, nothing published */
 	ck_assert_str_eq(serve(p, T.cfg, "pause nobody\n", &body), "bad-request");
 	ck_assert(strstr(body, "no peer nobody in the configuration"));
@@ -224,17 +224,17 @@ START_TEST(test_serve_publish_pickup)
 	ck_assert(strncmp(body, "{\"throttled\":\"disk full\",\"paused\":[{\"peer\":\"alpha\",", 51) == 0);
 	free(body);
 	fg_levers_pickup(p, &seen, T.e);
-	ck_assert_str_eq(fg_engine_throttled(T.e), "disk full");
+	ck_assert_str_eq(fg_nntp_engine_throttled(T.e), "disk full");
 	/* an odd generation (a change being copied in) is not picked up */
 	atomic_fetch_add(&p->gen, 1);
 	ck_assert_ptr_null(serve(p, T.cfg, "go\n", &body));
 	free(body);
 	ck_assert_uint_eq(atomic_load(&p->gen) & 1, 1);
 	fg_levers_pickup(p, &seen, T.e);
-	ck_assert_str_eq(fg_engine_throttled(T.e), "disk full");
+	ck_assert_str_eq(fg_nntp_engine_throttled(T.e), "disk full");
 	atomic_fetch_add(&p->gen, 1);
 	fg_levers_pickup(p, &seen, T.e);
-	ck_assert_ptr_null(fg_engine_throttled(T.e));
+	ck_assert_ptr_null(fg_nntp_engine_throttled(T.e));
 	/* the journal gives the same state to the next owner */
 	ck_assert_int_eq(fg_levers_pub_load(again, "test", dir), 0);
 	ck_assert(!again->l.throttle[0]);

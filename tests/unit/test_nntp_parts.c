@@ -273,7 +273,7 @@ static int q_send(void *t, const void *buf, uint32_t len)
 	return (int)n;
 }
 
-static const struct fg_session_transport qops = { .send = q_send };
+static const struct fg_nntp_session_transport qops = { .send = q_send };
 
 START_TEST(respq_order_wrap_partial)
 {

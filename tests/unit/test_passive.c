@@ -47,7 +47,7 @@ struct fx {
 	struct fg_nntp_counters *pst;
 	const struct fg_sink_ops *sink_ops;
 	void *sink;
-	struct fg_engine *e;
+	struct fg_nntp_engine *e;
 	struct fg_passive *pv;
 	fg_time_t now;
 	uint64_t now_ns;
@@ -60,7 +60,7 @@ static void fx_up(const char *extra, bool slow_sink, unsigned max_segs)
 	struct fg_config_errors errs;
 	struct fg_history_params hp = { .capacity = 100000, .full_policy = FG_FULL_DEFER,
 					.alarm_load_pct = 90, .now = NOW };
-	struct fg_engine_params ep = { 0 };
+	struct fg_nntp_engine_params ep = { 0 };
 	struct fg_passive_params pp = { 0 };
 	char text[1024];
 	size_t hlen;
@@ -93,7 +93,7 @@ static void fx_up(const char *extra, bool slow_sink, unsigned max_segs)
 	ep.sink = X.sink;
 	ep.stats = X.st;
 	ep.peer_stats = X.pst;
-	X.e = fg_engine_create(&ep);
+	X.e = fg_nntp_engine_create(&ep);
 	ck_assert_ptr_nonnull(X.e);
 	pp.engine = X.e;
 	pp.cfg = X.cfg;
@@ -111,16 +111,16 @@ static void fx_up(const char *extra, bool slow_sink, unsigned max_segs)
 static void fx_down(void)
 {
 	fg_passive_end_all(X.pv);
-	for (int i = 0; i < 100 && (fg_engine_xfers(X.e) || fg_passive_flows(X.pv)); i++) {
+	for (int i = 0; i < 100 && (fg_nntp_engine_xfers(X.e) || fg_passive_flows(X.pv)); i++) {
 		X.now_ns += 2000000000ull;
-		fg_engine_poll(X.e, X.now + 100, X.now_ns);
+		fg_nntp_engine_poll(X.e, X.now + 100, X.now_ns);
 		fg_passive_work(X.pv);
 	}
 	ck_assert_uint_eq(fg_passive_flows(X.pv), 0);
-	ck_assert_uint_eq(fg_engine_sessions(X.e), 0);
+	ck_assert_uint_eq(fg_nntp_engine_sessions(X.e), 0);
 	ck_assert_uint_eq(fg_memport_in_use(X.mp), 0);
 	fg_passive_destroy(X.pv);
-	fg_engine_destroy(X.e);
+	fg_nntp_engine_destroy(X.e);
 	if (X.sink_ops == &fg_sink_null_ops)
 		fg_sink_null_destroy(X.sink);
 	else
@@ -172,7 +172,7 @@ static void replay(const char *path, unsigned burst)
 			fg_passive_rx(X.pv, fr, n, ts, 0, 0);
 			X.now_ns = fg_passive_clock(X.pv);
 			X.now = (fg_time_t)(X.now_ns / 1000000000ull);
-			fg_engine_poll(X.e, X.now, X.now_ns);
+			fg_nntp_engine_poll(X.e, X.now, X.now_ns);
 			fg_passive_work(X.pv);
 			n = 0;
 		}
@@ -302,7 +302,7 @@ static void seg_frame(uint32_t src, uint16_t sport, uint32_t dst, uint16_t dport
 	put16(th + 16, fg_pcap_tcp_checksum(src, dst, th, 20 + len) ^ (bad ? 0x1111 : 0));
 	ck_assert_int_eq(fg_memport_rx_frame(X.mp, f, (uint32_t)(th + 20 + len - f), &fr), 0);
 	fg_passive_rx(X.pv, &fr, 1, NULL, X.now, X.now_ns);
-	fg_engine_poll(X.e, X.now, X.now_ns);
+	fg_nntp_engine_poll(X.e, X.now, X.now_ns);
 	fg_passive_work(X.pv);
 }
 
@@ -446,7 +446,7 @@ START_TEST(test_backpressure)
 	ck_assert_uint_lt(code(239), 12);
 	for (int i = 0; i < 40 && code(239) < 12; i++) {
 		X.now_ns += 500000000ull;
-		fg_engine_poll(X.e, X.now, X.now_ns);
+		fg_nntp_engine_poll(X.e, X.now, X.now_ns);
 		fg_passive_work(X.pv);
 	}
 	ck_assert_uint_eq(code(239), 12);

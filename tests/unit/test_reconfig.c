@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_reconfig.c — a running engine switched to a new configuration
- * (fg_engine_set_config, dataplane/nntp/reconfig.c), as the dataplane
+ * (fg_nntp_engine_set_config, dataplane/nntp/reconfig.c), as the dataplane
  * does at a reload: the rules change for sessions already open, sessions
  * follow their peer by name into the new numbering (counters and
  * max-connections with them), a session whose peer is gone is answered
@@ -59,7 +59,7 @@ static void swap(struct fg_th *t, const char *text, int expect_rc)
 {
 	struct fg_config *n = conf(text);
 	struct fg_nntp_counters *ps = calloc(n->n_peer + 1, sizeof(*ps));
-	int rc = fg_engine_set_config(t->e, n, ps);
+	int rc = fg_nntp_engine_set_config(t->e, n, ps);
 
 	ck_assert_int_eq(rc, expect_rc);
 	if (rc != 0) {

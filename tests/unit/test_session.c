@@ -565,7 +565,7 @@ START_TEST(drop_releases_offers)
 	c->send_blocked = true;
 	line(c, "CHECK <o1@x.example>\r\nCHECK <o2@x.example>\r\nTAKETHIS <o1@x.example>\r\nPath: a\r\n");
 	fg_th_pump(&T, 0);
-	ck_assert_uint_gt(fg_session_unsent(c->s), 0);
+	ck_assert_uint_gt(fg_nntp_session_unsent(c->s), 0);
 	ck_assert_int_eq(fg_th_state(&T, "<o2@x.example>"), FG_HISTORY_OFFERED);
 	fg_th_drop(c);
 	ck_assert_int_eq(fg_th_state(&T, "<o1@x.example>"), FG_HISTORY_ABSENT);
@@ -761,8 +761,8 @@ START_TEST(clock_suspect_never_stalls)
 			fg_th_settle(&T, MS, 100);
 	}
 	fg_th_settle(&T, MS, 100);
-	ck_assert(fg_engine_clock_suspect(T.e));
-	ck_assert_int_eq(fg_engine_clock_offset(T.e), 3 * 3600);
+	ck_assert(fg_nntp_engine_clock_suspect(T.e));
+	ck_assert_int_eq(fg_nntp_engine_clock_offset(T.e), 3 * 3600);
 	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_CLOCK_SUSPECT_ENTERED), 1);
 	fg_th_out_clear(c);
 	/* a CHECK answer depends on history alone: known refused, new wanted */
@@ -801,7 +801,7 @@ START_TEST(clock_suspect_never_stalls)
 	free(art);
 	fg_th_settle(&T, MS, 100);
 	expect(c, "239 <now@x.example>\r\n");
-	ck_assert(!fg_engine_clock_suspect(T.e));
+	ck_assert(!fg_nntp_engine_clock_suspect(T.e));
 	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_CLOCK_SUSPECT_CLEARED), 1);
 	/* and a date verdict is remembered again */
 	art = article_x("<old2@x.example>", "<old2@x.example>", 30 * 86400, 30 * 86400, NULL,
@@ -831,7 +831,7 @@ START_TEST(clock_untrusted_dates_not_sampled)
 			fg_th_settle(&T, MS, 100);
 	}
 	fg_th_settle(&T, MS, 100);
-	ck_assert(!fg_engine_clock_suspect(T.e));
+	ck_assert(!fg_nntp_engine_clock_suspect(T.e));
 	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_CLOCK_UNTRUSTED), 1030);
 	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_ARTICLES_ACCEPTED), 1030);
 }
@@ -845,10 +845,10 @@ START_TEST(throttle_and_go)
 {
 	struct fg_th_conn *a = peer(), *b;
 
-	ck_assert_ptr_null(fg_engine_throttled(T.e));
-	ck_assert_int_eq(fg_engine_throttle(T.e, "bad\r\nline"), -EINVAL);
-	ck_assert_int_eq(fg_engine_throttle(T.e, "disk full, back soon"), 0);
-	ck_assert_str_eq(fg_engine_throttled(T.e), "disk full, back soon");
+	ck_assert_ptr_null(fg_nntp_engine_throttled(T.e));
+	ck_assert_int_eq(fg_nntp_engine_throttle(T.e, "bad\r\nline"), -EINVAL);
+	ck_assert_int_eq(fg_nntp_engine_throttle(T.e, "disk full, back soon"), 0);
+	ck_assert_str_eq(fg_nntp_engine_throttled(T.e), "disk full, back soon");
 	fg_th_pump(&T, 0);
 	expect(a, "400 disk full, back soon\r\n");
 	ck_assert(a->close_called);
@@ -857,8 +857,8 @@ START_TEST(throttle_and_go)
 	ck_assert_str_eq(fg_th_out(b), "400 disk full, back soon\r\n");
 	ck_assert(b->close_called);
 	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_THROTTLE_CLOSED), 2);
-	ck_assert_int_eq(fg_engine_throttle(T.e, NULL), 0);
-	ck_assert_ptr_null(fg_engine_throttled(T.e));
+	ck_assert_int_eq(fg_nntp_engine_throttle(T.e, NULL), 0);
+	ck_assert_ptr_null(fg_nntp_engine_throttled(T.e));
 	b = peer();
 	line(b, "CHECK <after@x.example>\r\n");
 	fg_th_pump(&T, 0);
@@ -880,9 +880,9 @@ START_TEST(pause_and_resume)
 	takethis(a, "<k@x.example>", known, 0);
 	fg_th_settle(&T, MS, 100);
 	expect(a, "239 <k@x.example>\r\n");
-	ck_assert_int_eq(fg_engine_pause(T.e, "alpha", T.now + 3600), 0);
-	ck_assert(fg_engine_paused(T.e, "alpha", &until) && until == T.now + 3600);
-	ck_assert(!fg_engine_paused(T.e, "beta", NULL));
+	ck_assert_int_eq(fg_nntp_engine_pause(T.e, "alpha", T.now + 3600), 0);
+	ck_assert(fg_nntp_engine_paused(T.e, "alpha", &until) && until == T.now + 3600);
+	ck_assert(!fg_nntp_engine_paused(T.e, "beta", NULL));
 	line(a, "CHECK <p1@x.example>\r\nCHECK <k@x.example>\r\nIHAVE <p3@x.example>\r\n");
 	line(b, "CHECK <p1@x.example>\r\n");
 	fg_th_pump(&T, 0);
@@ -900,11 +900,11 @@ START_TEST(pause_and_resume)
 	line(a, "CHECK <p4@x.example>\r\n");
 	fg_th_pump(&T, 0);
 	expect(a, "238 <p4@x.example>\r\n");
-	ck_assert(!fg_engine_paused(T.e, "alpha", NULL));
+	ck_assert(!fg_nntp_engine_paused(T.e, "alpha", NULL));
 	/* resume ends it before */
-	ck_assert_int_eq(fg_engine_pause(T.e, "alpha", T.now + 60), 0);
-	ck_assert_int_eq(fg_engine_pause(T.e, "alpha", 0), 0);
-	ck_assert_int_eq(fg_engine_pause(T.e, "alpha", 0), -ENOENT);
+	ck_assert_int_eq(fg_nntp_engine_pause(T.e, "alpha", T.now + 60), 0);
+	ck_assert_int_eq(fg_nntp_engine_pause(T.e, "alpha", 0), 0);
+	ck_assert_int_eq(fg_nntp_engine_pause(T.e, "alpha", 0), -ENOENT);
 	line(a, "CHECK <p5@x.example>\r\n");
 	fg_th_pump(&T, 0);
 	expect(a, "238 <p5@x.example>\r\n");

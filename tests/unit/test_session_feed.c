@@ -427,7 +427,7 @@ static void run(const struct feed *f, enum split how, uint64_t seed, size_t maxs
 	ck_assert_uint_eq(st.succeeded, f->accepted);
 	ck_assert_uint_eq(st.open, 0);
 	ck_assert_uint_eq(t.stats.s.ctr[FG_CTR_NNTP_ARTICLES_ACCEPTED], f->accepted);
-	ck_assert_uint_eq(fg_engine_xfers(t.e), 0);
+	ck_assert_uint_eq(fg_nntp_engine_xfers(t.e), 0);
 	fg_th_fini(&t);
 }
 

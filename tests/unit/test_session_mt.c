@@ -76,7 +76,7 @@ static void *run_worker(void *arg)
 	/* until every transfer has its outcome: the other thread's may come later */
 	do {
 		fg_th_pump(w->t, MS);
-		if (fg_engine_xfers(w->t->e) == 0 && w->c->closed_reported)
+		if (fg_nntp_engine_xfers(w->t->e) == 0 && w->c->closed_reported)
 			break;
 		sched_yield();
 	} while (now_s() < deadline);
@@ -116,7 +116,7 @@ START_TEST(two_threads_one_history)
 	pthread_join(ta, NULL);
 	pthread_join(tb, NULL);
 	ck_assert(wa.c->closed_reported && wb.c->closed_reported);
-	ck_assert_uint_eq(fg_engine_xfers(a.e) + fg_engine_xfers(b.e), 0);
+	ck_assert_uint_eq(fg_nntp_engine_xfers(a.e) + fg_nntp_engine_xfers(b.e), 0);
 	for (unsigned i = 0; i < N_IDS; i++) {
 		char id[64], want[80];
 		unsigned k;

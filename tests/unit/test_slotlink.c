@@ -36,7 +36,7 @@ struct world {
 	struct fg_region *r;
 	struct fg_region_writer *w;
 	struct fg_slotlink *sl;
-	struct fg_engine_hooks hooks;
+	struct fg_nntp_engine_hooks hooks;
 };
 
 static void up(struct world *W, struct fg_config *cfg, uint32_t jring)

@@ -50,7 +50,7 @@ struct fx {
 	struct fg_net *net;
 	struct fg_tcp *tcp;
 	struct fg_tcpsess *ts;
-	struct fg_engine *e;
+	struct fg_nntp_engine *e;
 	struct fg_sink_mem *sink;
 	struct fg_nntp_counters st;
 	struct fg_nntp_counters *pst;
@@ -131,7 +131,7 @@ static void pump(void)
 {
 	for (int i = 0; i < 4; i++) {
 		fg_tcpsess_set_time(X.ts, X.now, X.now_ns);
-		fg_engine_poll(X.e, X.now, X.now_ns);
+		fg_nntp_engine_poll(X.e, X.now, X.now_ns);
 		fg_tcpsess_work(X.ts);
 		fg_net_poll(X.net, X.now_ns);
 		fg_tcpsess_work(X.ts);
@@ -238,7 +238,7 @@ static void fx_up(bool slow_sink)
 	struct fg_net_config nc = { .mac = { 2, 0, 0, 0, 0, 2 }, .n_ipv4 = 1 };
 	struct fg_tcp_config tc = { .n_listen = 1, .max_conns = 16, .rcvbuf = 16384, .secret = 7 };
 	struct fg_sink_mem_params mp = { .hold = true, .delay_ns = slow_sink ? 1000 * MS : 0 };
-	struct fg_engine_params ep = { 0 };
+	struct fg_nntp_engine_params ep = { 0 };
 	struct fg_tcpsess_params sp = { 0 };
 	size_t hl;
 
@@ -262,7 +262,7 @@ static void fx_up(bool slow_sink)
 	ep.stats = &X.st;
 	ep.peer_stats = X.pst;
 	ep.max_sessions = 16;
-	X.e = fg_engine_create(&ep);
+	X.e = fg_nntp_engine_create(&ep);
 	sp.net = X.net;
 	sp.engine = X.e;
 	sp.cfg = X.cfg;
@@ -280,14 +280,14 @@ static void fx_down(void)
 	fg_tcpsess_abort_all(X.ts);
 	for (int i = 0; i < 10; i++)
 		advance(1000 * MS);
-	ck_assert_uint_eq(fg_engine_sessions(X.e), 0);
-	ck_assert_uint_eq(fg_engine_xfers(X.e), 0);
+	ck_assert_uint_eq(fg_nntp_engine_sessions(X.e), 0);
+	ck_assert_uint_eq(fg_nntp_engine_xfers(X.e), 0);
 	ck_assert_uint_eq(fg_tcpsess_in_use(X.ts), 0);
 	fg_tcp_destroy(X.tcp);
 	fg_tcpsess_destroy(X.ts);
 	fg_net_destroy(X.net);
 	ck_assert_uint_eq(fg_memport_in_use(X.mp), 0);
-	fg_engine_destroy(X.e);
+	fg_nntp_engine_destroy(X.e);
 	fg_sink_mem_destroy(X.sink);
 	fg_memport_destroy(X.mp);
 	fg_history_detach(X.h);
@@ -343,7 +343,7 @@ START_TEST(test_whole_session)
 	ck_assert(heard(c, "205 Bye"));
 	ck_assert(c->fin_seen);
 	send_seg(c, 0x11, NULL, 0);		/* our FIN */
-	ck_assert_uint_eq(fg_engine_sessions(X.e), 0);
+	ck_assert_uint_eq(fg_nntp_engine_sessions(X.e), 0);
 	ck_assert_uint_eq(fg_tcpsess_in_use(X.ts), 0);
 	fx_down();
 }
@@ -457,10 +457,10 @@ START_TEST(test_reset_while_held)
 	ck_assert_uint_gt(fg_memport_in_use(X.mp), 0);
 	send_seg(c, 0x04, NULL, 0);		/* RST */
 	ck_assert_uint_eq(X.st.s.ctr[FG_CTR_DP_HOLDS_ORPHANED], 1);
-	ck_assert_uint_eq(fg_engine_sessions(X.e), 0);
-	ck_assert_uint_eq(fg_engine_xfers(X.e), 1);	/* still being made safe */
+	ck_assert_uint_eq(fg_nntp_engine_sessions(X.e), 0);
+	ck_assert_uint_eq(fg_nntp_engine_xfers(X.e), 1);	/* still being made safe */
 	advance(1100 * MS);
-	ck_assert_uint_eq(fg_engine_xfers(X.e), 0);
+	ck_assert_uint_eq(fg_nntp_engine_xfers(X.e), 0);
 	ck_assert_uint_eq(fg_tcpsess_in_use(X.ts), 0);
 	ck_assert_uint_eq(fg_memport_in_use(X.mp), 0);
 	fx_down();
@@ -475,13 +475,13 @@ START_TEST(test_shutdown_and_abort)
 	a = connect_from(0x0a000001, 40006);
 	b = connect_from(0x0a000002, 40007);
 	say(a, "CHECK <s@t>\r\n");
-	fg_engine_shutdown(X.e);
+	fg_nntp_engine_shutdown(X.e);
 	pump();
 	ck_assert(heard(a, "238 <s@t>"));
 	ck_assert(heard(a, "400 Server shutting down, try again later"));
 	ck_assert(heard(b, "400 Server shutting down, try again later"));
 	ck_assert(a->fin_seen && b->fin_seen);
-	ck_assert_uint_eq(fg_engine_sessions(X.e), 0);
+	ck_assert_uint_eq(fg_nntp_engine_sessions(X.e), 0);
 	/* a answers with its FIN; b acknowledges ours but never sends its
 	 * own: nothing of ours is in flight to b any more */
 	send_seg(a, 0x11, NULL, 0);

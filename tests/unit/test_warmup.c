@@ -50,7 +50,7 @@ static int f_ask(void *ctx, const char *id, size_t len, uint64_t cookie)
 	return 0;
 }
 
-static unsigned f_poll(void *ctx, fg_engine_warm_done_fn *done, void *engine)
+static unsigned f_poll(void *ctx, fg_nntp_engine_warm_done_fn *done, void *engine)
 {
 	struct fake *f = ctx;
 	unsigned n = 0;
@@ -64,7 +64,7 @@ static unsigned f_poll(void *ctx, fg_engine_warm_done_fn *done, void *engine)
 	return n;
 }
 
-static const struct fg_engine_warmup WARM = { f_active, f_ask, f_poll, &F, 4 };
+static const struct fg_nntp_engine_warmup WARM = { f_active, f_ask, f_poll, &F, 4 };
 
 static void setup(void)
 {
@@ -127,7 +127,7 @@ START_TEST(have_is_recorded_and_answers_wait_in_order)
 	fg_th_pump(&T, 0);
 	fg_th_expect(c, "438 <a@x>\r\n");
 	ck_assert_uint_eq(F.n, 2);
-	ck_assert_uint_eq(fg_engine_xfers(T.e), 0);
+	ck_assert_uint_eq(fg_nntp_engine_xfers(T.e), 0);
 }
 END_TEST
 
@@ -213,11 +213,11 @@ START_TEST(session_gone_before_the_answer)
 	fg_th_drop(c);
 	fg_th_pump(&T, 0);
 	/* the session's offers went with it; the questions are still open */
-	ck_assert_uint_eq(fg_engine_xfers(T.e), 2);
+	ck_assert_uint_eq(fg_nntp_engine_xfers(T.e), 2);
 	answer("<g1@x>", 438);
 	answer("<g2@x>", 238);
 	fg_th_pump(&T, 0);
-	ck_assert_uint_eq(fg_engine_xfers(T.e), 0);
+	ck_assert_uint_eq(fg_nntp_engine_xfers(T.e), 0);
 	ck_assert_int_eq(fg_th_state(&T, "<g1@x>"), FG_HISTORY_ACCEPTED);
 	ck_assert_int_eq(fg_th_state(&T, "<g2@x>"), FG_HISTORY_ABSENT);
 }

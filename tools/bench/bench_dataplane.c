@@ -326,7 +326,7 @@ struct worker {
 	struct fg_history *h;
 	struct fg_sink_null *sink;
 	struct fg_nntp_counters *st;
-	struct fg_engine *e;
+	struct fg_nntp_engine *e;
 	struct fg_passive *pv;
 };
 
@@ -334,7 +334,7 @@ static int worker_up(struct worker *w, uint64_t capacity, unsigned flows)
 {
 	struct fg_config_errors errs;
 	struct fg_history_params hp = { .capacity = capacity, .alarm_load_pct = 90, .now = NOW };
-	struct fg_engine_params ep = { 0 };
+	struct fg_nntp_engine_params ep = { 0 };
 	struct fg_passive_params pp = { 0 };
 
 	w->cfg = fg_config_load_text("bench", conf_text, sizeof(conf_text) - 1, &errs);
@@ -354,7 +354,7 @@ static int worker_up(struct worker *w, uint64_t capacity, unsigned flows)
 	ep.sink_ops = &fg_sink_null_ops;
 	ep.sink = w->sink;
 	ep.stats = w->st;
-	w->e = w->h ? fg_engine_create(&ep) : NULL;
+	w->e = w->h ? fg_nntp_engine_create(&ep) : NULL;
 	pp.engine = w->e;
 	pp.cfg = w->cfg;
 	pp.ops = &mbuf_ops;
@@ -368,7 +368,7 @@ static void worker_down(struct worker *w)
 {
 	fg_passive_destroy(w->pv);
 	if (w->e)
-		fg_engine_destroy(w->e);
+		fg_nntp_engine_destroy(w->e);
 	fg_sink_null_destroy(w->sink);
 	if (w->h)
 		fg_history_detach(w->h);
@@ -409,7 +409,7 @@ static int run(const char *name, const struct capture *c, uint64_t capacity, str
 			fr[k] = (struct fg_rx_frame){ rte_pktmbuf_mtod(m, uint8_t *), m->data_len, 0, m, 0 };
 		}
 		fg_passive_rx(w.pv, fr, n, c->ts + i, 0, 0);
-		fg_engine_poll(w.e, (fg_time_t)(now_ns / 1000000000ull), now_ns);
+		fg_nntp_engine_poll(w.e, (fg_time_t)(now_ns / 1000000000ull), now_ns);
 		fg_passive_work(w.pv);
 	}
 	t1 = thread_ns();

@@ -66,7 +66,7 @@ static void b_seg(void *t, const struct fg_iov *s)
 	(void)s;
 }
 
-static const struct fg_session_transport bench_ops = {
+static const struct fg_nntp_session_transport bench_ops = {
 	.send = b_send, .hold = b_seg, .release = b_seg, .pause = b_nop, .resume = b_nop,
 	.close = b_nop,
 };
@@ -191,13 +191,13 @@ static int env_init(struct env *v, uint64_t prefill)
 struct rig {
 	struct fg_sink_null *sink;
 	struct fg_nntp_counters st;
-	struct fg_engine *e;
-	struct fg_session *s;
+	struct fg_nntp_engine *e;
+	struct fg_nntp_session *s;
 };
 
 static int rig_open(struct rig *r, struct env *v)
 {
-	struct fg_engine_params ep = { 0 };
+	struct fg_nntp_engine_params ep = { 0 };
 
 	memset(&r->st, 0, sizeof(r->st));
 	r->sink = fg_sink_null_create(65536);
@@ -209,19 +209,19 @@ static int rig_open(struct rig *r, struct env *v)
 	ep.max_sessions = 4;
 	ep.max_xfers = 4096;
 	ep.response_buffer = 1u << 20;
-	r->e = fg_engine_create(&ep);
+	r->e = fg_nntp_engine_create(&ep);
 	if (!r->e)
 		return -1;
-	r->s = fg_session_open(r->e, &v->cfg->peer[0], &bench_ops, NULL, v->now, 1);
+	r->s = fg_nntp_session_open(r->e, &v->cfg->peer[0], &bench_ops, NULL, v->now, 1);
 	return r->s ? 0 : -1;
 }
 
 static void rig_close(struct rig *r)
 {
-	fg_session_closed(r->s);
-	for (int i = 0; i < 1000 && fg_engine_xfers(r->e); i++)
-		fg_engine_poll(r->e, 0, 2);
-	fg_engine_destroy(r->e);
+	fg_nntp_session_closed(r->s);
+	for (int i = 0; i < 1000 && fg_nntp_engine_xfers(r->e); i++)
+		fg_nntp_engine_poll(r->e, 0, 2);
+	fg_nntp_engine_destroy(r->e);
 	fg_sink_null_destroy(r->sink);
 }
 
@@ -236,16 +236,16 @@ static double feed(struct rig *r, struct env *v, const struct buf *b)
 		uint32_t took;
 
 		iov.len = (uint32_t)FG_MIN((size_t)PIECE, b->len - off);
-		took = fg_session_input(r->s, &iov, 1, v->now, ns);
-		fg_engine_poll(r->e, v->now, ns);
+		took = fg_nntp_session_input(r->s, &iov, 1, v->now, ns);
+		fg_nntp_engine_poll(r->e, v->now, ns);
 		if (took == 0) {
 			fprintf(stderr, "bench: the session stopped reading\n");
 			abort();
 		}
 		off += took;
 	}
-	while (fg_engine_xfers(r->e))
-		fg_engine_poll(r->e, v->now, ns);
+	while (fg_nntp_engine_xfers(r->e))
+		fg_nntp_engine_poll(r->e, v->now, ns);
 	return now_s() - t0;
 }
 

@@ -40,7 +40,7 @@ STAGES = [
      r"\bsink_\w+|art_release|piece_add|iov_next|qring_|fg_nntp_xfer_append|fg_nntp_hold|"
      r"t_hold|t_release|fg_tcp_hold|fg_tcp_release|fg_net_buf_"),
     ("NNTP: the terminator scan, commands, rules, answers", WORKER,
-     r"fg_nntp_reader|find_nl_dot|article_bytes|fg_session|fg_nntp|fg_rules|fg_article|"
+     r"fg_nntp_reader|find_nl_dot|article_bytes|fg_nntp_session|fg_nntp|fg_rules|fg_article|"
      r"fg_msgid|fg_date|fg_history|xfer_|respq"),
     ("userspace TCP: segments in order, ACKs, window, timers", WORKER, r"\bfg_tcp|\btcp_"),
     ("net: Ethernet, ARP, IPv4, checksums", WORKER, r"\bfg_net_|\bnet_|cksum"),

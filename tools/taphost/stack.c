@@ -5,7 +5,7 @@
  * memory port (memport) in place of a NIC queue:
  *
  *   frames -> fg_net (Ethernet, ARP, ICMP, IPv4) -> fg_tcp -> fg_tcpsess
- *          -> fg_engine (NNTP sessions, rules) -> history + sink
+ *          -> fg_nntp_engine (NNTP sessions, rules) -> history + sink
  *
  * The history is private memory (an anonymous mapping sized by the
  * config's [history] capacity), as in the dataplane's passive mode: no
@@ -66,7 +66,7 @@ static int sink_create(struct th *t)
 
 static int engine_create(struct th *t)
 {
-	struct fg_engine_params ep = { 0 };
+	struct fg_nntp_engine_params ep = { 0 };
 	uint32_t token;
 
 	if (getrandom(&token, sizeof(token), 0) != sizeof(token))
@@ -82,7 +82,7 @@ static int engine_create(struct th *t)
 	ep.max_holds = FG_MAX(t->o.bufs / 4, 64u);
 	ep.token_base = token;
 	ep.history_owner = FG_HISTORY_OWNER_NONE;
-	t->e = fg_engine_create(&ep);
+	t->e = fg_nntp_engine_create(&ep);
 	return t->e ? 0 : -EINVAL;
 }
 
@@ -165,7 +165,7 @@ void th_stack_destroy(struct th *t)
 	fg_net_destroy(t->net);
 	fg_memport_destroy(t->mp);
 	if (t->e)
-		fg_engine_destroy(t->e);
+		fg_nntp_engine_destroy(t->e);
 	if (t->sink)
 		t->sink_ops->destroy(t->sink);
 	if (t->history)
@@ -209,7 +209,7 @@ static void write_engine(FILE *f, const struct th *t)
 	for (unsigned i = FG_HISTORY_OFFERED; i < FG_HISTORY_STATE__COUNT; i++)
 		fprintf(f, "history_state:%s %lu\n", fg_history_state_name(i), hs.by_state[i]);
 	fprintf(f, "sessions_open %u\ntransfers_open %u\nconnections %u\n",
-		fg_engine_sessions(t->e), fg_engine_xfers(t->e), fg_tcpsess_in_use(t->ts));
+		fg_nntp_engine_sessions(t->e), fg_nntp_engine_xfers(t->e), fg_tcpsess_in_use(t->ts));
 	if (t->sink_ops == &fg_sink_mem_ops) {
 		struct fg_sink_mem_stats ms;
 

@@ -211,8 +211,8 @@ static uint64_t iteration(struct th *t, uint64_t engine_due)
 	if (got)
 		got = rx_burst(t, now_ns);
 	if (got || now_ns >= engine_due) {
-		fg_engine_poll(t->e, wall.tv_sec, now_ns);
-		engine_due = fg_engine_next_poll(t->e, now_ns);
+		fg_nntp_engine_poll(t->e, wall.tv_sec, now_ns);
+		engine_due = fg_nntp_engine_next_poll(t->e, now_ns);
 	}
 	fg_tcpsess_work(t->ts);
 	/* TCP timers, and the answers and window updates of this pass */
@@ -232,20 +232,20 @@ static void shutdown_sequence(struct th *t, uint64_t engine_due)
 	uint64_t deadline = fg_mono_ns() + SHUTDOWN_GRACE_NS;
 
 	fg_tcpsess_set_draining(t->ts, true);
-	fg_engine_shutdown(t->e);
-	while (fg_mono_ns() < deadline && (fg_engine_sessions(t->e) || fg_engine_xfers(t->e) ||
+	fg_nntp_engine_shutdown(t->e);
+	while (fg_mono_ns() < deadline && (fg_nntp_engine_sessions(t->e) || fg_nntp_engine_xfers(t->e) ||
 					fg_tcpsess_unfinished(t->ts)))
 		engine_due = iteration(t, engine_due);
 	if (fg_tcpsess_abort_all(t->ts))
 		fg_tcpsess_work(t->ts);
 	/* transfers of aborted sessions complete at the sink's next poll */
-	while (fg_mono_ns() < deadline + SHUTDOWN_GRACE_NS && fg_engine_xfers(t->e))
+	while (fg_mono_ns() < deadline + SHUTDOWN_GRACE_NS && fg_nntp_engine_xfers(t->e))
 		engine_due = iteration(t, engine_due);
 	fg_net_poll(t->net, fg_mono_ns());
 	fg_tcpsess_work(t->ts);
-	if (fg_engine_sessions(t->e) || fg_engine_xfers(t->e))
+	if (fg_nntp_engine_sessions(t->e) || fg_nntp_engine_xfers(t->e))
 		FG_LOG_ERR(TH_COMP, "stopped with %u sessions and %u transfers open",
-			   fg_engine_sessions(t->e), fg_engine_xfers(t->e));
+			   fg_nntp_engine_sessions(t->e), fg_nntp_engine_xfers(t->e));
 }
 
 int main(int argc, char **argv)

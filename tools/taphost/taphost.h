@@ -43,7 +43,7 @@ struct th {
 	const struct fg_sink_ops *sink_ops;
 	void *sink;
 	struct fg_nntp_counters *stats;	/* the one block: net, TCP, tcpsess, engine */
-	struct fg_engine *e;
+	struct fg_nntp_engine *e;
 	struct fg_memport *mp;
 	struct fg_net *net;
 	struct fg_tcp *tcp;
