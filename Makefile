@@ -119,7 +119,7 @@ endif
 # DPDK's headers are system headers: our warning set is not theirs.
 DPDK_CFLAGS := $(shell pkg-config --cflags libdpdk 2>/dev/null | sed -e 's/-I/-isystem /g' -e 's/-march=[^ ]*//')
 DPDK_LIBS := $(shell pkg-config --libs libdpdk 2>/dev/null)
-# the bonding PMD's API (dataplane/dpdk/bond.c); the same file the EAL
+# the bonding PMD's API (dataplane/dpdk/bond.c, feedgen's dpdk.c); the same file the EAL
 # loads as a driver
 DPDK_BOND_LIBS := -lrte_net_bond
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
@@ -187,7 +187,7 @@ BENCH_BINS := $(BENCH_SRCS:tools/bench/%.c=$(B)/bench/%)
 PROG_BINS :=
 # A program's own extra libraries: PROG_LIBS_<name> (DPDK for feedgen, whose
 # --dpdk transport is tools/feedgen/dpdk.c; that one file sees DPDK's headers).
-PROG_LIBS_feedgen := $(DPDK_LIBS)
+PROG_LIBS_feedgen := $(DPDK_LIBS) $(DPDK_BOND_LIBS)
 PROG_DPDK_OBJS := $(B)/obj/tools/feedgen/dpdk.o
 # a program links the tiers its directory's top folder names (dataplane/host
 # is a dataplane program, control/floodctl a control one)

@@ -834,6 +834,11 @@ static void nic_text(struct fg_sbuf *b, const struct fg_nic_block *nic, unsigned
 				       v[FG_NIC_LINK_UP] ? "up" : "DOWN");
 			if (v[FG_NIC_LINK_SPEED])
 				fg_sbuf_printf(b, " %llu Mbit/s", (unsigned long long)v[FG_NIC_LINK_SPEED]);
+			if (v[FG_NIC_LACP_STATE])
+				fg_sbuf_printf(b, ", lacp %s (0x%02llx)",
+					       (v[FG_NIC_LACP_STATE] & FG_NIC_LACP_UP) == FG_NIC_LACP_UP ?
+						       "collecting+distributing" : "NOT distributing",
+					       (unsigned long long)v[FG_NIC_LACP_STATE]);
 			fg_sbuf_printf(b, "; rx %llu frames, missed %llu, no mbuf %llu, errors %llu; "
 				       "tx %llu frames, errors %llu, dropped %llu\n",
 				       (unsigned long long)v[FG_NIC_RX_PACKETS],

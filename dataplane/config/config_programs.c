@@ -11,15 +11,22 @@
  * port receives: a specific address must be one of [dataplane] address,
  * and a wildcard (0.0.0.0, ::) needs an address of its family there;
  * otherwise the dataplane would run and never see that endpoint's
- * connections. floodgate-host and floodctld refuse nothing beyond
- * loading.
+ * connections. In either mode, a PCI port ([dataplane] port, or
+ * floodgate's --port in its place) with --no-pci in eal-args: the EAL
+ * would never probe it, and an eal-args -l LIST or -c MASK with fewer
+ * lcores than the workers and the main lcore (without them, or with
+ * --lcores, the lcores depend on the host: not checked). floodgate-host and floodctld refuse nothing
+ * beyond loading.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include "config_int.h"
+
+#define EAL_WORDS_MAX 64	/* eal-args words floodgate takes (its EAL_ARGV_MAX) */
 
 static const char *const program_names[] = {
 	[FG_PROGRAM_FLOODCTLD] = "floodctld",
@@ -64,13 +71,120 @@ static bool listen_reachable(const struct fg_config *cfg, const struct fg_endpoi
 	return false;
 }
 
+bool fg_config_port_is_pci(const char *port)
+{
+	unsigned d, b, s, f;
+	char tail;
+	int n = 0;
+
+	/* domain:bus:dev.fn or bus:dev.fn, then nothing or ",devargs" */
+	if (sscanf(port, "%4x:%2x:%2x.%1u%n", &d, &b, &s, &f, &n) == 4 ||
+	    sscanf(port, "%2x:%2x.%1u%n", &b, &s, &f, &n) == 3) {
+		tail = port[n];
+		return tail == '\0' || tail == ',';
+	}
+	return false;
+}
+
+/* eal-args has the word `word` (split as floodgate splits them). */
+static bool eal_has_word(const struct fg_config *cfg, const char *word)
+{
+	char buf[sizeof(cfg->eal_args) + 64], *argv[EAL_WORDS_MAX];
+	int k = fg_config_split_args(cfg->eal_args, buf, sizeof(buf), argv,
+				     FG_ARRAY_SIZE(argv));
+
+	for (int i = 0; i < k; i++)
+		if (!strcmp(argv[i], word))
+			return true;
+	return false;
+}
+
+/* The lcores an EAL core list names ("0-3,5": 5), or -1 when it is not
+ * one (the EAL will refuse it itself). */
+static int list_count(const char *s)
+{
+	int n = 0;
+
+	while (*s) {
+		char *end;
+		unsigned long a = strtoul(s, &end, 10), b = a;
+
+		if (end == s)
+			return -1;
+		if (*end == '-') {
+			s = end + 1;
+			b = strtoul(s, &end, 10);
+			if (end == s || b < a)
+				return -1;
+		}
+		n += (int)(b - a + 1);
+		if (*end == ',')
+			end++;
+		else if (*end)
+			return -1;
+		s = end;
+	}
+	return n;
+}
+
+/* The lcores eal-args gives by -l LIST or -c MASK; -1 when it gives them
+ * otherwise (--lcores) or not at all (then they depend on the host). */
+static int eal_lcores(const struct fg_config *cfg)
+{
+	char buf[sizeof(cfg->eal_args) + 64], *argv[EAL_WORDS_MAX];
+	int k = fg_config_split_args(cfg->eal_args, buf, sizeof(buf), argv,
+				     FG_ARRAY_SIZE(argv));
+
+	for (int i = 0; i < k; i++) {
+		const char *v = argv[i][2] ? argv[i] + 2 : (i + 1 < k ? argv[i + 1] : "");
+
+		if (!strncmp(argv[i], "-l", 2))
+			return list_count(v);
+		if (!strncmp(argv[i], "-c", 2)) {
+			char *end;
+			unsigned long long m = strtoull(v, &end, 16);
+
+			return end != v && !*end ? __builtin_popcountll(m) : -1;
+		}
+	}
+	return -1;
+}
+
+/* floodgate in either mode: the port the EAL is to probe, and the lcores
+ * eal-args gives (a main lcore and one per worker), as eal.c words them. */
+static unsigned eal_refusals(const struct fg_config *cfg, char (*why)[FG_CONFIG_REFUSAL_MAX],
+			      unsigned max)
+{
+	int lcores = eal_lcores(cfg);
+	unsigned n = 0;
+
+	if (fg_config_port_is_pci(cfg->port) && eal_has_word(cfg, "--no-pci")) {
+		if (n < max)
+			snprintf(why[n], FG_CONFIG_REFUSAL_MAX,
+				 "[dataplane] port %.*s is a PCI device but eal-args has --no-pci",
+				 FG_CONFIG_REFUSAL_MAX - 64, cfg->port);
+		n++;
+	}
+	if (lcores >= 0 && (unsigned)lcores < cfg->workers + 1) {
+		if (n < max)
+			snprintf(why[n], FG_CONFIG_REFUSAL_MAX,
+				 "%u workers need %u lcores; the EAL has %d (eal-args -l/--lcores)",
+				 cfg->workers, cfg->workers + 1, lcores);
+		n++;
+	}
+	return n;
+}
+
 unsigned fg_config_refusals(const struct fg_config *cfg, enum fg_program prog,
 			    char (*why)[FG_CONFIG_REFUSAL_MAX], unsigned max)
 {
-	unsigned n = 0;
+	unsigned n;
 
-	if (prog != FG_PROGRAM_FLOODGATE || cfg->dp_mode != FG_DATAPLANE_ACTIVE)
+	if (prog != FG_PROGRAM_FLOODGATE)
 		return 0;
+	n = eal_refusals(cfg, why, max);
+	if (cfg->dp_mode != FG_DATAPLANE_ACTIVE)
+		return n;
 	for (unsigned i = 0; i < cfg->n_listen; i++) {
 		const struct fg_endpoint *ep = &cfg->listen[i];
 		char text[64];

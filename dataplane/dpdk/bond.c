@@ -13,6 +13,18 @@
  * beside the bond's (nic.c), so /metrics and `floodctl status` show a
  * member that went down while the bond stays up.
  *
+ * 802.3ad: the bonding PMD's LACP state machines run on an alarm, but
+ * its LACPDUs go out and come in only inside the bond's TX and RX
+ * bursts, at least one every 100 ms. A worker on an 802.3ad bond
+ * (dp_bond_lacp) therefore calls a TX burst every pass, empty when it
+ * has nothing to send (port.c), and never idles longer than
+ * DP_LACP_POLL_NS (worker.c). The bonding PMD drops multicast, broadcast
+ * included, unless the bond is all-multicast (or promiscuous): without it
+ * no ARP request would reach us, so the bond is made all-multicast
+ * (dp_bond_start), and said when its members cannot (memif). Each member's LACP actor state is
+ * published with its figures (nic.c: collecting and distributing, or
+ * not).
+ *
  * Link watch (active-backup): the bond moves off a member when the member
  * raises a link-state event. DPDK 22.11's tap PMD answers a link query
  * from the kernel side's flags but raises no event, so a bond of taps
@@ -59,6 +71,33 @@ void dp_bond_members(struct dp *dp, const char *port, const char *driver)
 		dp->member[dp->n_members++] = id;
 	}
 	FG_LOG_NOTICE(DP, "port %u is a bond of %u members", dp->port_id, dp->n_members);
+}
+
+bool dp_bond_lacp(const struct dp *dp)
+{
+	return dp->n_members && rte_eth_bond_mode_get(dp->port_id) == BONDING_MODE_8023AD;
+}
+
+void dp_bond_start(struct dp *dp)
+{
+	struct rte_ether_addr mac;
+
+	if (!dp->n_members || dp->passive)
+		return;
+	/* the bond takes its primary member's MAC when it starts, unless it
+	 * was given one through its own API: ours, again, or the bonding
+	 * PMD's filter (802.3ad) drops every frame sent to it */
+	memcpy(mac.addr_bytes, dp->mac, sizeof(mac.addr_bytes));
+	if (rte_eth_bond_mac_address_set(dp->port_id, &mac) != 0)
+		FG_LOG_WARN(DP, "bonded port %u: cannot take our MAC address", dp->port_id);
+	if (!dp_bond_lacp(dp))
+		return;
+	if (rte_eth_allmulticast_enable(dp->port_id) == 0 ||
+	    rte_eth_promiscuous_get(dp->port_id) == 1)
+		return;
+	FG_LOG_WARN(DP, "802.3ad bond %u: no member takes all-multicast, so the bond drops "
+		    "every broadcast and multicast frame (ARP requests, IPv6 neighbour "
+		    "solicitations): neighbours must be given our MAC", dp->port_id);
 }
 
 void dp_bond_watch(struct dp *dp, const bool *member_up)

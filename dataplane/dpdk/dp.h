@@ -68,6 +68,10 @@
 #define DP_TX_STUCK_TRIES 1024		/* failed sends of one frame before it is dropped */
 #define DP_PUBLISH_NS (100ull * 1000000ull)	/* counters into the region slot */
 #define DP_SPIN_NS (20ull * 1000ull)	/* an idle worker polls this long before it sleeps */
+/* An 802.3ad bond exchanges LACPDUs only inside its RX and TX bursts, and
+ * DPDK asks for one at least every 100 ms: a worker on one never idles
+ * longer than this, and bursts (empty if need be) every pass. */
+#define DP_LACP_POLL_NS (50ull * 1000000ull)
 #define DP_PEERS_MAX 4096		/* connections one `peers` snapshot lists per worker */
 #define DP_EXC_PORT "net_tap_exc"		/* the exception path's tap port */
 #define DP_EXC_DESC 512			/* its RX and TX ring sizes */
@@ -105,6 +109,7 @@ struct dp_txq {
 	unsigned n_pending;
 	unsigned stuck;			/* sends in a row that took nothing */
 	int exc_port;			/* the exception tap (its TX queue is `queue`); -1: none */
+	bool lacp;			/* an 802.3ad bond: a burst every pass (DP_LACP_POLL_NS) */
 	struct rte_mbuf *pending[DP_TX_PENDING];
 	struct fg_stats *st;
 };
@@ -247,7 +252,6 @@ struct dp {
 /* eal.c: argv for rte_eal_init (strings in `buf`); the count or -errno. */
 int dp_eal_args(const struct fg_config *cfg, const char *port, char *buf, size_t buflen,
 		char **argv, unsigned max);
-bool dp_port_is_pci(const char *port);
 
 /* port.c */
 int dp_port_setup(struct dp *dp);
@@ -271,6 +275,11 @@ void dp_bond_members(struct dp *dp, const char *port, const char *driver);
 /* Active-backup: a member whose link is up becomes the primary when the
  * primary's is down (member_up[i]: dp->member[i]'s link). Main lcore. */
 void dp_bond_watch(struct dp *dp, const bool *member_up);
+/* True when the port is an 802.3ad bond (LACP runs inside its bursts). */
+bool dp_bond_lacp(const struct dp *dp);
+/* At the port's start: an 802.3ad bond made all-multicast (broadcast
+ * frames pass its filter), or a warning that it cannot be. */
+void dp_bond_start(struct dp *dp);
 
 /* nic.c: after the workers claimed their slots; publish from the main
  * lcore's loops (at most every DP_NIC_PUBLISH_NS unless `now`). */

@@ -8,7 +8,7 @@
  * ",devargs") given as `-a PORT`, or any other device string given as
  * `--vdev=PORT` (net_tap, net_af_packet, net_pcap, ...): nothing here
  * knows one PMD from another. A PCI port with --no-pci in eal-args is a
- * contradiction and refused. With `exception-path tap` a second port,
+ * contradiction, refused before (fg_config_refusals). With `exception-path tap` a second port,
  * `--vdev=net_tap_exc,iface=<exception-iface>`, is the exception path's.
  *
  * Lcores: when eal-args names none (-l, -c, --lcores), one main lcore
@@ -24,21 +24,6 @@
 
 #include "dp.h"
 #include "floodgate/log.h"
-
-bool dp_port_is_pci(const char *port)
-{
-	unsigned d, b, s, f;
-	char tail;
-	int n = 0;
-
-	/* domain:bus:dev.fn or bus:dev.fn, then nothing or ",devargs" */
-	if (sscanf(port, "%4x:%2x:%2x.%1u%n", &d, &b, &s, &f, &n) == 4 ||
-	    sscanf(port, "%2x:%2x.%1u%n", &b, &s, &f, &n) == 3) {
-		tail = port[n];
-		return tail == '\0' || tail == ',';
-	}
-	return false;
-}
 
 static bool has_word(char **argv, unsigned n, const char *const *words)
 {
@@ -101,7 +86,6 @@ static int push(char **argv, unsigned *n, unsigned max, char *s)
 int dp_eal_args(const struct fg_config *cfg, const char *port, char *buf, size_t buflen,
 		char **argv, unsigned max)
 {
-	static const char *const no_pci[] = { "--no-pci", NULL };
 	static const char *const lcore_opts[] = { "-l", "-c", "--lcores", NULL };
 	unsigned n = 0;
 	size_t used;
@@ -119,18 +103,14 @@ int dp_eal_args(const struct fg_config *cfg, const char *port, char *buf, size_t
 	/* the words were copied into buf: find where they end */
 	if (k > 0)
 		used = (size_t)(argv[n - 1] - buf) + strlen(argv[n - 1]) + 1;
-	if (dp_port_is_pci(port) && has_word(argv + 1, n - 1, no_pci)) {
-		FG_LOG_ERR(DP, "port %s is a PCI device but eal-args has --no-pci", port);
-		return -EINVAL;
-	}
-	rc = snprintf(buf + used, buflen - used, "%s%s", dp_port_is_pci(port) ? "-a" : "--vdev=",
-		      dp_port_is_pci(port) ? "" : port);
+	rc = snprintf(buf + used, buflen - used, "%s%s", fg_config_port_is_pci(port) ? "-a" : "--vdev=",
+		      fg_config_port_is_pci(port) ? "" : port);
 	if (rc < 0 || (size_t)rc >= buflen - used)
 		return -ENOSPC;
 	if ((rc = push(argv, &n, max, buf + used)) != 0)
 		return rc;
 	used += strlen(buf + used) + 1;
-	if (dp_port_is_pci(port)) {
+	if (fg_config_port_is_pci(port)) {
 		if ((size_t)snprintf(buf + used, buflen - used, "%s", port) >= buflen - used)
 			return -ENOSPC;
 		if ((rc = push(argv, &n, max, buf + used)) != 0)

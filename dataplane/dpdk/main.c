@@ -155,11 +155,21 @@ static int parse_opts(struct dp_opts *o, int argc, char **argv)
 
 /* What floodgate refuses in a file that loaded (config_programs.c: the
  * same messages `floodctl config --check --for floodgate` prints). */
-static bool refused_by_file(const struct fg_config *cfg)
+static bool refused_by_file(const struct fg_config *cfg, const char *port)
 {
 	char why[8][FG_CONFIG_REFUSAL_MAX];
-	unsigned n = fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, FG_ARRAY_SIZE(why));
+	struct fg_config *copy = NULL;
+	unsigned n;
 
+	/* --port stands for [dataplane] port: judged in its place */
+	if (port) {
+		if (!(copy = malloc(sizeof(*copy))))
+			return true;
+		*copy = *cfg;
+		snprintf(copy->port, sizeof(copy->port), "%s", port);
+	}
+	n = fg_config_refusals(copy ? copy : cfg, FG_PROGRAM_FLOODGATE, why, FG_ARRAY_SIZE(why));
+	free(copy);
 	for (unsigned i = 0; i < FG_MIN(n, (unsigned)FG_ARRAY_SIZE(why)); i++)
 		FG_LOG_ERR(DP, "%s", why[i]);
 	return n > 0;
@@ -180,7 +190,7 @@ static int load_config(struct dp *dp)
 	if (dp->o.config && !realpath(dp->o.config, dp->config_path))
 		snprintf(dp->config_path, sizeof(dp->config_path), "%s", dp->o.config);
 	dp->passive = dp->cfg->dp_mode == FG_DATAPLANE_PASSIVE;
-	if (refused_by_file(dp->cfg))
+	if (refused_by_file(dp->cfg, dp->o.port))
 		return -EINVAL;
 	if (!dp->o.sink_given)
 		dp->o.sink = dp->cfg->n_downstream && !dp->passive ? DP_SINK_QUEUE : DP_SINK_MEMORY;

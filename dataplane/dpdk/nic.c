@@ -15,7 +15,10 @@
  *      "drop" or "discard", not per queue), looked up once at start by
  *      name and read by id: the port's own TX drops, which rte_eth_stats
  *      has no field for;
- *   4. floodgate's own TX drops per queue: worker i sends on TX queue i,
+ *   4. a member of an 802.3ad bond: its LACP actor state
+ *      (rte_eth_bond_8023ad_slave_info), collecting and distributing or
+ *      not;
+ *   5. floodgate's own TX drops per queue: worker i sends on TX queue i,
  *      and what its queue would not take it counts (dp_tx_refused,
  *      net_tx_port_drop), read from the worker's block as report.c does.
  * and writes them in place into the NIC block of worker 0's slot (nic.h:
@@ -28,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_eth_bond.h>
+#include <rte_eth_bond_8023ad.h>
 #include <rte_ethdev.h>
 
 #include "dp.h"
@@ -97,7 +102,7 @@ void dp_nic_setup(struct dp *dp)
 	__atomic_store_n(&dp->nic.block->n_ports, dp->nic.n_ports, __ATOMIC_RELEASE);
 }
 
-/* Floodgate's own drops on TX queue q (step 4). */
+/* Floodgate's own drops on TX queue q (step 5). */
 static uint64_t queue_drops(const struct dp *dp, unsigned q)
 {
 	const struct fg_stats *st;
@@ -106,6 +111,20 @@ static uint64_t queue_drops(const struct dp *dp, unsigned q)
 		return 0;
 	st = &dp->w[q].stats->s;
 	return st->ctr[FG_CTR_DP_TX_REFUSED] + st->ctr[FG_CTR_NET_TX_PORT_DROP];
+}
+
+_Static_assert(FG_NIC_LACP_UP == (STATE_COLLECTING | STATE_DISTRIBUTING),
+	       "FG_NIC_LACP_UP is DPDK's collecting and distributing");
+
+/* A member's LACP actor state (step 4); 0 outside an 802.3ad bond. */
+static uint64_t lacp_state(const struct dp *dp, uint16_t member)
+{
+	struct rte_eth_bond_8023ad_slave_info info;
+
+	if (rte_eth_bond_mode_get(dp->port_id) != BONDING_MODE_8023AD ||
+	    rte_eth_bond_8023ad_slave_info(dp->port_id, member, &info) != 0)
+		return 0;
+	return info.actor_state;
 }
 
 static void port_read(struct dp *dp, unsigned p)
@@ -122,6 +141,7 @@ static void port_read(struct dp *dp, unsigned p)
 		np->v[FG_NIC_LINK_SPEED] = link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ?
 						   0 : link.link_speed;
 	}
+	np->v[FG_NIC_LACP_STATE] = p ? lacp_state(dp, id) : 0;
 	if (rte_eth_stats_get(id, &es) == 0) {
 		np->v[FG_NIC_RX_PACKETS] = es.ipackets;
 		np->v[FG_NIC_RX_BYTES] = es.ibytes;

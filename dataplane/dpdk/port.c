@@ -79,8 +79,11 @@ void dp_tx_drain(struct dp_txq *q)
 {
 	uint16_t sent;
 
-	if (!q->n_pending)
+	if (!q->n_pending) {
+		if (q->lacp)	/* the bond sends the LACPDUs it has queued */
+			rte_eth_tx_burst(q->port, q->queue, q->pending, 0);
 		return;
+	}
 	sent = rte_eth_tx_burst(q->port, q->queue, q->pending, (uint16_t)q->n_pending);
 	if (sent == 0 && ++q->stuck >= DP_TX_STUCK_TRIES) {
 		/* a frame the port will never take (a PMD stops at the
@@ -615,6 +618,7 @@ int dp_port_start(struct dp *dp)
 		rte_eth_promiscuous_enable(dp->port_id);
 	else
 		join_groups(dp);
+	dp_bond_start(dp);
 	return dp->o.capture_clock ? capture_clock(dp) : 0;
 }
 

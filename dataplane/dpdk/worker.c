@@ -25,7 +25,8 @@
  *       timer is due, when the port has interrupts; otherwise it sleeps,
  *       1 us doubling up to [dataplane] idle-backoff, never past its next
  *       timer. An idle worker costs little CPU, a busy one never sleeps;
- *       idle-backoff 0 spins (no interrupts, no sleeps). The spell of
+ *       idle-backoff 0 spins (no interrupts, no sleeps). On an 802.3ad
+ *       bond no wait is longer than DP_LACP_POLL_NS (bond.c). The spell of
  *       polling first covers a peer's round trip: a sleep and its wake-up
  *       cost more than 50 us of polling, more still on a virtual machine.
  *
@@ -335,6 +336,7 @@ int dp_worker_setup(struct dp_worker *w)
 	w->tx.csum_offload = dp->tx_csum;
 	w->tx.vlan_insert = dp->vlan_insert;
 	w->tx.exc_port = dp->exc_port;
+	w->tx.lacp = dp_bond_lacp(dp);
 	w->stats = aligned_alloc(FG_CACHE_LINE, sizeof(*w->stats));
 	w->peer_stats = calloc(w->cfg->n_peer + 1, sizeof(*w->peer_stats));
 	if (!w->stats || !w->peer_stats)
@@ -576,6 +578,8 @@ static void idle_backoff(struct dp_worker *w, uint64_t mono_ns, uint64_t wait_ns
 	uint64_t cap = (uint64_t)w->cfg->idle_backoff_us * 1000ull, d;
 	struct timespec ts;
 
+	if (w->tx.lacp)
+		wait_ns = FG_MIN(wait_ns, DP_LACP_POLL_NS);
 	if (!w->idle_since_ns)
 		w->idle_since_ns = mono_ns;
 	if (mono_ns - w->idle_since_ns < DP_SPIN_NS || cap == 0 || wait_ns == 0)

@@ -60,6 +60,7 @@ struct arp_entry {
 	uint32_t ip;		/* 0 = free */
 	uint8_t mac[FG_ETH_ALEN];
 	uint8_t valid;		/* mac is known (not just a pending request) */
+	uint8_t permanent;	/* given by fg_net_arp_static: never expires */
 	uint64_t updated_ns;
 	uint64_t requested_ns;
 };
@@ -564,7 +565,8 @@ static void arp_learn(struct fg_net *net, uint32_t ip, const uint8_t *mac)
 
 	memcpy(e->mac, mac, FG_ETH_ALEN);
 	e->valid = 1;
-	e->updated_ns = net->now;
+	if (!e->permanent)
+		e->updated_ns = net->now;
 	fg_stats_inc(net->st, FG_CTR_NET_ARP_LEARNED);
 }
 
@@ -654,6 +656,20 @@ static uint32_t src_for(const struct fg_net *net, uint32_t ip)
 	return net->cfg.ipv4[0];
 }
 
+int fg_net_arp_static(struct fg_net *net, uint32_t ip, const uint8_t mac[FG_ETH_ALEN])
+{
+	struct arp_entry *e;
+
+	if (ip == 0)
+		return -EINVAL;
+	e = arp_find(net, ip, true);
+	memcpy(e->mac, mac, FG_ETH_ALEN);
+	e->valid = 1;
+	e->permanent = 1;
+	e->updated_ns = UINT64_MAX;	/* never the oldest: never evicted */
+	return 0;
+}
+
 int fg_net_arp_resolve(struct fg_net *net, uint32_t ip, uint8_t mac[FG_ETH_ALEN],
 		       uint64_t now_ns)
 {
@@ -661,7 +677,7 @@ int fg_net_arp_resolve(struct fg_net *net, uint32_t ip, uint8_t mac[FG_ETH_ALEN]
 	static const uint8_t zero[FG_ETH_ALEN];
 	struct arp_entry *e = arp_find(net, ip, false);
 
-	if (e && e->valid && now_ns - e->updated_ns < net->cfg.arp_ttl_ns) {
+	if (e && e->valid && (e->permanent || now_ns - e->updated_ns < net->cfg.arp_ttl_ns)) {
 		memcpy(mac, e->mac, FG_ETH_ALEN);
 		return 0;
 	}

@@ -301,6 +301,19 @@ static void region_free(struct fg_outbound *ob)
 	free(ob->gate_pushed);
 }
 
+/* The relay and the queue, then the region: its last publication reads
+ * neither once they are gone (a start that failed before the first
+ * publication would otherwise read the relay's freed status). */
+static void outbound_free(struct fg_outbound *ob)
+{
+	fg_relay_destroy(ob->relay);
+	ob->relay = NULL;
+	fg_queue_close(ob->q);
+	ob->q = NULL;
+	region_free(ob);
+	free(ob);
+}
+
 struct fg_outbound *fg_outbound_open(const struct fg_outbound_params *p, int *err)
 {
 	struct fg_queue_params qp = { 0 };
@@ -348,8 +361,10 @@ struct fg_outbound *fg_outbound_open(const struct fg_outbound_params *p, int *er
 	return ob;
 out_relay:
 	fg_relay_destroy(ob->relay);
+	ob->relay = NULL;
 out_queue:
 	fg_queue_close(ob->q);
+	ob->q = NULL;
 out_region:
 	region_free(ob);
 	free(ob);
@@ -381,10 +396,7 @@ void fg_outbound_close(struct fg_outbound *ob)
 	if (!ob)
 		return;
 	fg_outbound_stop(ob);
-	fg_relay_destroy(ob->relay);
-	fg_queue_close(ob->q);
-	region_free(ob);
-	free(ob);
+	outbound_free(ob);
 }
 
 struct fg_queue_sink *fg_outbound_sink(struct fg_outbound *ob, struct fg_stats *stats,

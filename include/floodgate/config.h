@@ -312,6 +312,9 @@ int fg_config_program_parse(const char *name, enum fg_program *out);
  * many there are (0: it starts, as far as the file goes). */
 unsigned fg_config_refusals(const struct fg_config *cfg, enum fg_program prog,
 			    char (*why)[FG_CONFIG_REFUSAL_MAX], unsigned max);
+/* A PCI address ("0000:01:00.0", "01:00.0"), optionally ",devargs":
+ * floodgate's port given to the EAL as -a, not --vdev. */
+bool fg_config_port_is_pci(const char *port);
 /* What the program may still refuse at start that depends on the host,
  * not the file (one line, for operators). */
 const char *fg_config_host_refusals(enum fg_program prog);

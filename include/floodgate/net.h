@@ -202,6 +202,11 @@ int fg_net_faults_parse(const char *spec, struct fg_net_faults *f);
  * ARP request has been queued (at most one a second per address). */
 int fg_net_arp_resolve(struct fg_net *net, uint32_t ip, uint8_t mac[FG_ETH_ALEN],
 		       uint64_t now_ns);
+/* A neighbour given, not asked for: `ip`'s MAC from now on, never expired
+ * nor evicted (an ARP reply may still change the MAC). For a link that
+ * carries no broadcast (an 802.3ad bond whose members take no
+ * all-multicast: feedgen --dpdk-peer-mac). 0, or -EINVAL for 0.0.0.0. */
+int fg_net_arp_static(struct fg_net *net, uint32_t ip, const uint8_t mac[FG_ETH_ALEN]);
 bool fg_net_is_local_ipv4(const struct fg_net *net, uint32_t ip);
 const uint8_t *fg_net_mac(const struct fg_net *net);
 unsigned fg_net_mtu(const struct fg_net *net);

@@ -46,6 +46,10 @@ enum fg_nic_queue_ctr {
 
 enum fg_nic_role { FG_NIC_ROLE_PORT = 0, FG_NIC_ROLE_MEMBER = 1 };
 
+/* FG_NIC_LACP_STATE's bits (IEEE 802.1AX actor state) of a member that
+ * carries traffic: collecting and distributing. */
+#define FG_NIC_LACP_UP 0x30u
+
 struct fg_nic_port {
 	char name[FG_NIC_NAME_MAX];	/* the ethdev's name: net_tap0, 0000:01:00.0 */
 	uint32_t role;			/* enum fg_nic_role */

@@ -26,29 +26,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fgdp  # noqa: E402
 from fgdp import check, log  # noqa: E402
 
-# memif under --no-shconf has no multi-process channel: a notice, not a fault
-MEMIF_NOISE = r"rte_pmd_memif_probe\(\): Failed to register mp action callback"
-
-
-def start_memif_dp(w, sock):
-    """floodgate on the memif server end (the tap-specific steps of
-    World.start_dp do not apply); returns once it says ready."""
-    with open(w.conf) as f:
-        text = f.read()
-    with open(w.conf, "w") as f:
-        f.write(text.replace("port net_tap0,iface=fgd0",
-                             "port net_memif0,role=server,socket=%s" % sock))
-    w.start_dp(expect_ready=False)	# it read floodgate's first line
-
-    def answers():
-        if w.fg.poll() is not None:
-            fgdp.fail("floodgate did not start on memif (exit %s):\n%s"
-                      % (w.fg.returncode, fgdp.slurp(w.fg.logp)))
-        try:
-            return w.dp("status")[0]
-        except OSError:
-            return False
-    fgdp.wait_until(answers, 30, "floodgate on memif to answer on its control socket")
 
 
 def feed(w, sock, tag, *args, watch=None):
@@ -86,7 +63,7 @@ def main():
     w = fgdp.World("memif", workers=2, rx_queues=2)
     sock = os.path.join(w.dir, "memif.sock")
     w.start_ctld()
-    start_memif_dp(w, sock)
+    fgdp.start_memif_dp(w, "port net_memif0,role=server,socket=%s" % sock)
     # paced, so that the connections are there to be looked at while it runs
     where = set()
     out, seen = feed(w, sock, "check", "--mode", "check", "--articles", "1500", "--dups", "2",
@@ -120,7 +97,7 @@ def main():
         % (st.get("dp_tx_refused", 0), st.get("dp_tx_ring_full", 0),
            st.get("tcp_retrans_segs", 0)))
     w.stop_dp()
-    w.check_logs(allow=MEMIF_NOISE)
+    w.check_logs(allow=fgdp.MEMIF_NOISE)
     fgdp.passed("71_dp_memif")
 
 

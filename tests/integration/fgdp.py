@@ -250,3 +250,29 @@ def article(msgid, age=3600, body=2048, path="peer.example!not-for-mail"):
             % (path, msgid, rfc5322(time.time() - age - 60), rfc5322(time.time() - age)))
     line = b"..a dot-stuffed line of article text, 64 octets long.........\r\n"
     return head.encode() + line * max(1, body // len(line)) + b".\r\n"
+
+
+# memif under --no-shconf has no multi-process channel: a notice, not a fault
+MEMIF_NOISE = r"rte_pmd_memif_probe\(\): Failed to register mp action callback"
+
+
+def start_memif_dp(w, lines):
+    """floodgate on memif (the tap-specific steps of World.start_dp do not
+    apply): `lines` replace the tap's port line of w's config; returns once
+    it answers on its control socket."""
+    with open(w.conf) as f:
+        text = f.read()
+    with open(w.conf, "w") as f:
+        f.write(text.replace("port net_tap0,iface=fgd0", lines))
+    w.start_dp(expect_ready=False)	# it read floodgate's first line
+
+    def answers():
+        if w.fg.poll() is not None:
+            fail("floodgate did not start on memif (exit %s):\n%s"
+                 % (w.fg.returncode, slurp(w.fg.logp)))
+        try:
+            return w.dp("status")[0]
+        except OSError:
+            return False
+    wait_until(answers, 30, "floodgate on memif to answer on its control socket")
+

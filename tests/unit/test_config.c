@@ -308,6 +308,56 @@ START_TEST(test_program_refusals)
 }
 END_TEST
 
+/* floodgate's refusals of a file whose [dataplane] section is `dp`, at
+ * most `max` messages into `why` (the count goes on past them). */
+static unsigned dp_refusals(const char *dp, char (*why)[FG_CONFIG_REFUSAL_MAX], unsigned max)
+{
+	char text[512];
+	struct fg_config *cfg;
+	unsigned n;
+
+	snprintf(text, sizeof(text), "[dataplane]\n%s%s", dp, PEER_AND_DS);
+	cfg = load(text);
+	ck_assert_ptr_nonnull(cfg);
+	n = fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE, why, max);
+	ck_assert_uint_eq(fg_config_refusals(cfg, FG_PROGRAM_FLOODGATE_HOST, why + max, 0), 0);
+	fg_config_free(cfg);
+	return n;
+}
+
+/* The EAL's refusals, in either mode, with the words floodgate logs: a
+ * PCI port with --no-pci in eal-args ("--no-pci" inside another word is
+ * not the option; the default eal-args have it, the default port is a
+ * tap); -l LIST and -c MASK with too few lcores (--lcores: the host's). */
+START_TEST(test_port_refusals)
+{
+	char why[4][FG_CONFIG_REFUSAL_MAX];
+
+	ck_assert_uint_eq(dp_refusals("port 0000:01:00.0,rxq_pkt_burst=8\n"
+				      "eal-args --no-huge --no-pci -l 0-1\n", why, 4), 1);
+	ck_assert_str_eq(why[0], "[dataplane] port 0000:01:00.0,rxq_pkt_burst=8 is a PCI device "
+				 "but eal-args has --no-pci");
+	ck_assert_uint_eq(dp_refusals("mode passive\nport 01:00.1\neal-args --no-pci\n", why, 4), 1);
+	ck_assert_uint_eq(dp_refusals("address 198.18.0.2/24\n", why, 4), 0);
+	ck_assert_uint_eq(dp_refusals("port 0000:01:00.0\neal-args -l 0-1 --vdev=x,a=--no-pci\n",
+				      why, 4), 0);
+	ck_assert_uint_eq(dp_refusals("workers 3\neal-args -l 0-1,3\n", why, 4), 1);
+	ck_assert_str_eq(why[0], "3 workers need 4 lcores; the EAL has 3 (eal-args -l/--lcores)");
+	ck_assert_uint_eq(dp_refusals("workers 3\neal-args -l0-2,5\n", why, 4), 0);
+	ck_assert_uint_eq(dp_refusals("workers 2\neal-args -c 0x5\n", why, 4), 1);
+	ck_assert_uint_eq(dp_refusals("workers 2\neal-args --lcores=(0-1)@0\n", why, 4), 0);
+	ck_assert_uint_eq(dp_refusals("workers 2\neal-args -l 3-1\n", why, 4), 0);
+	/* both at once, counted past what fits */
+	ck_assert_uint_eq(dp_refusals("workers 2\nport 01:00.0\neal-args --no-pci -l 0\n", why, 1),
+			  2);
+	ck_assert(fg_config_port_is_pci("0000:01:00.0"));
+	ck_assert(fg_config_port_is_pci("01:00.0,devargs"));
+	ck_assert(!fg_config_port_is_pci("net_tap0,iface=fg0"));
+	ck_assert(!fg_config_port_is_pci("01:00.0x"));
+	ck_assert(!fg_config_port_is_pci(""));
+}
+END_TEST
+
 START_TEST(test_endpoints)
 {
 	struct fg_endpoint ep;
@@ -1363,6 +1413,7 @@ static Suite *config_suite(void)
 	tcase_add_test(values, test_endpoints);
 	tcase_add_test(values, test_dual_stack);
 	tcase_add_test(values, test_program_refusals);
+	tcase_add_test(values, test_port_refusals);
 	tcase_add_test(keys, test_embedded_default);
 	tcase_add_test(keys, test_defaults);
 	tcase_add_test(keys, test_every_key);

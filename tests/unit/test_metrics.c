@@ -46,8 +46,9 @@ static void state(struct fg_metrics_state *m)
 	ck_assert_int_eq(fg_levers_pause(&m->levers, "alpha", m->now + 90), 0);
 }
 
-/* What a dataplane's main lcore publishes (nic.h): a bonded port whose
- * name needs escaping, two queues, and one member whose link is down. */
+/* What a dataplane's main lcore publishes (nic.h): an 802.3ad bonded port
+ * whose name needs escaping, two queues, one member whose link is down
+ * (LACP defaulted, not distributing), one carrying traffic. */
 static void publish_nic(struct fg_region_writer *w)
 {
 	struct fg_nic_block *b = fg_region_writer_nic(w);
@@ -68,7 +69,12 @@ static void publish_nic(struct fg_region_writer *w)
 	b->port[1].n_rxq = 1;
 	b->port[1].n_txq = 1;
 	b->port[1].v[FG_NIC_RX_PACKETS] = 400;
-	__atomic_store_n(&b->n_ports, 2, __ATOMIC_RELEASE);
+	b->port[1].v[FG_NIC_LACP_STATE] = 0x47;
+	strcpy(b->port[2].name, "net_tap2");
+	b->port[2].role = FG_NIC_ROLE_MEMBER;
+	b->port[2].v[FG_NIC_LINK_UP] = 1;
+	b->port[2].v[FG_NIC_LACP_STATE] = 0x3f;
+	__atomic_store_n(&b->n_ports, 3, __ATOMIC_RELEASE);
 }
 
 /* A region with two writers and peers "alpha" and `we"ird\name`. */
@@ -439,6 +445,8 @@ START_TEST(test_nic)
 	ck_assert(has_line(t, "floodgate_nic_queue_tx_dropped_total{port=\"net_tap1\",queue=\"0\"} 0"));
 	ck_assert(!strstr(t, "queue=\"2\""));
 	ck_assert(!strstr(t, "floodgate_nic_link_up_total"));
+	ck_assert(has_line(t, "floodgate_nic_lacp_state{port=\"net_tap2\",role=\"member\"} 63"));
+	ck_assert(has_line(t, "floodgate_nic_lacp_state{port=\"net_\\\"bond0\",role=\"port\"} 0"));
 	free(t);
 
 	state(&m);
@@ -448,7 +456,10 @@ START_TEST(test_nic)
 	ck_assert(strstr(b.p, "\"queues\":[{\"queue\":0,"));
 	fg_sbuf_reset(&b);
 	fg_metrics_table(r, &m, &b);
-	ck_assert(strstr(b.p, "nic net_tap1 (member): link DOWN; rx 400 frames"));
+	ck_assert(strstr(b.p, "nic net_tap1 (member): link DOWN, lacp NOT distributing (0x47); "
+			      "rx 400 frames"));
+	ck_assert(strstr(b.p, "nic net_tap2 (member): link up, lacp collecting+distributing "
+			      "(0x3f); rx 0 frames"));
 	ck_assert(strstr(b.p, "link up 10000 Mbit/s; rx 1000 frames, missed 7"));
 	fg_sbuf_free(&b);
 
@@ -458,7 +469,7 @@ START_TEST(test_nic)
 	ck_assert_int_eq(fg_region_nic_read(r, 999, &copy), -ENOENT);
 	fg_region_writer_nic(w[1])->port[1].n_rxq = 1000;
 	ck_assert_int_eq(fg_region_nic_read(r, fg_region_writer_slot(w[1]), &copy), 0);
-	ck_assert_uint_eq(copy.n_ports, 2);
+	ck_assert_uint_eq(copy.n_ports, 3);
 	ck_assert_uint_eq(copy.port[1].n_rxq, FG_NIC_MAX_QUEUES);
 	fg_region_writer_nic(w[1])->n_ports = FG_NIC_MAX_PORTS + 1;
 	ck_assert_int_eq(fg_region_nic_read(r, fg_region_writer_slot(w[1]), &copy), -ENOENT);

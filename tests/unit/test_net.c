@@ -684,12 +684,36 @@ START_TEST(test_vlan_resolve)
 }
 END_TEST
 
+/* A static neighbour answers at once, past the TTL, without a request;
+ * 0.0.0.0 is refused. */
+START_TEST(test_arp_static)
+{
+	static const uint8_t gw[6] = { 0x02, 0xfd, 0, 0, 0, 0x02 };
+	uint8_t mac[6];
+	uint32_t peer = htonl(0xc6120002u);
+
+	up_vlans();
+	ck_assert_int_eq(fg_net_arp_static(X.net, 0, gw), -EINVAL);
+	ck_assert_int_eq(fg_net_arp_static(X.net, peer, gw), 0);
+	ck_assert_int_eq(fg_net_arp_resolve(X.net, peer, mac, 1000), 0);
+	ck_assert_mem_eq(mac, gw, 6);
+	/* an hour on: still there, and nothing was asked */
+	ck_assert_int_eq(fg_net_arp_resolve(X.net, peer, mac, 3600ull * 1000000000ull), 0);
+	ck_assert_mem_eq(mac, gw, 6);
+	fg_net_flush(X.net);
+	ck_assert_uint_eq(Wr.frames, 0);
+	ck_assert_uint_eq(X.st.ctr[FG_CTR_NET_ARP_REQUESTS], 0);
+	down();
+}
+END_TEST
+
 static Suite *net_suite(void)
 {
 	Suite *s = suite_create("net");
 	TCase *t = tcase_create("l4-handlers");
 
 	tcase_add_test(t, test_register_refusals);
+	tcase_add_test(t, test_arp_static);
 	tcase_add_test(t, test_faults_parse);
 	tcase_add_test(t, test_dispatch_by_protocol);
 	tcase_add_test(t, test_poll_timers_and_deadline);

@@ -1043,12 +1043,23 @@ int feed_run(const struct feed_opts *o, const struct fg_wl *wl, struct fg_wlc *c
 	if (rc < 0)
 		goto out_teardown;
 	if (o->dpdk) {
-		struct feed_dp_params dpp = { .port = o->dpdk, .queues = o->dpdk_queues };
+		struct feed_dp_params dpp = { .port = o->dpdk, .queues = o->dpdk_queues,
+					      .member = o->dpdk_member,
+					      .n_members = o->n_dpdk_members };
 
 		if (inet_pton(AF_INET, o->dpdk_addr, &dpp.addr) != 1) {
 			FG_LOG_ERR("feedgen", "--dpdk-addr: not an IPv4 address: %s", o->dpdk_addr);
 			rc = -EINVAL;
 			goto out_teardown;
+		}
+		if (o->has_dpdk_peer_mac) {
+			if (inet_pton(AF_INET, o->host, &dpp.peer) != 1) {
+				FG_LOG_ERR("feedgen", "--dpdk-peer-mac: --host is not an IPv4 address: "
+					   "%s", o->host);
+				rc = -EINVAL;
+				goto out_teardown;
+			}
+			dpp.peer_mac = o->dpdk_peer_mac;
 		}
 		f.dp = feed_dp_open(&dpp, &dp_ops, &f, f.n);
 		if (!f.dp) {

@@ -11,9 +11,13 @@
  *   2. the port (the --dpdk device string, e.g.
  *      net_memif0,role=client,socket=/run/x/memif.sock): `queues` RX and
  *      TX queues, a mempool, no offloads (memif has none: both ends
- *      compute checksums in software), then the link, waited for;
- *   3. net (our address, the port's MAC) and a client-only TCP instance
- *      whose app is client.c's connections.
+ *      compute checksums in software), then the link, waited for; a
+ *      bond's members (--dpdk-member, created first) and, for an 802.3ad
+ *      bond, LACP: every member collecting and distributing, waited for
+ *      while its LACPDUs are polled through the bond (lacp_wait);
+ *   3. net (our address, the port's MAC; the server's MAC when given,
+ *      --dpdk-peer-mac) and a client-only TCP instance whose app is
+ *      client.c's connections.
  *
  * Queues: memif has no RSS; the sender chooses the queue. floodgate's
  * worker i polls RX queue i, so a frame is sent on TX queue
@@ -34,6 +38,8 @@
 #include <unistd.h>
 
 #include <rte_eal.h>
+#include <rte_eth_bond.h>
+#include <rte_eth_bond_8023ad.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
@@ -49,6 +55,8 @@
 #define FD_MBUFS 16383u
 #define FD_TX_PENDING 4096	/* frames a queue keeps while its ring is full */
 #define FD_LINK_WAIT_MS 10000
+#define FD_LACP_WAIT_MS 60000	/* a bound: LACP agrees in a few seconds */
+#define FD_LACP_UP (STATE_COLLECTING | STATE_DISTRIBUTING)
 #define FD_MAX_QUEUES 16
 
 /* A TX queue's frames the ring could not take yet, oldest first. */
@@ -154,12 +162,21 @@ static bool arg_add(char *buf, size_t cap, size_t *used, char **argv, unsigned *
 	return true;
 }
 
-static int eal_start(struct feed_dp *d, const char *port)
+static bool vdev_add(char *buf, size_t size, size_t *used, char **argv, unsigned *argc,
+		     const char *dev)
+{
+	char word[600];
+
+	return (size_t)snprintf(word, sizeof(word), "--vdev=%s", dev) < sizeof(word) &&
+	       arg_add(buf, size, used, argv, argc, word);
+}
+
+static int eal_start(struct feed_dp *d, const struct feed_dp_params *p)
 {
 	static const char *const fixed[] = { "feedgen", "--no-huge", "-m", "256", "--no-pci",
 					     "--no-shconf", "--no-telemetry", "-l", "0",
 					     "--log-level", "lib.eal:error" };
-	char buf[1024], word[600], *argv[FG_ARRAY_SIZE(fixed) + 3];
+	char buf[4096], word[600], *argv[FG_ARRAY_SIZE(fixed) + FEED_DP_MAX_MEMBERS + 3];
 	unsigned argc = 0;
 	size_t used = 0;
 	bool ok = true;
@@ -168,13 +185,15 @@ static int eal_start(struct feed_dp *d, const char *port)
 		ok = ok && arg_add(buf, sizeof(buf), &used, argv, &argc, fixed[i]);
 	snprintf(word, sizeof(word), "--file-prefix=feedgen-%d", (int)getpid());
 	ok = ok && arg_add(buf, sizeof(buf), &used, argv, &argc, word);
-	ok = ok && (size_t)snprintf(word, sizeof(word), "--vdev=%s", port) < sizeof(word) &&
-	     arg_add(buf, sizeof(buf), &used, argv, &argc, word);
+	/* a bond's members first: the bond finds them by name */
+	for (unsigned m = 0; m < p->n_members && m < FEED_DP_MAX_MEMBERS; m++)
+		ok = ok && vdev_add(buf, sizeof(buf), &used, argv, &argc, p->member[m]);
+	ok = ok && vdev_add(buf, sizeof(buf), &used, argv, &argc, p->port);
 	if (!ok)
 		return -EINVAL;
 	argv[argc] = NULL;
 	if (rte_eal_init((int)argc, argv) < 0) {
-		FG_LOG_ERR(FD, "--dpdk %s: EAL start failed: %s", port, rte_strerror(rte_errno));
+		FG_LOG_ERR(FD, "--dpdk %s: EAL start failed: %s", p->port, rte_strerror(rte_errno));
 		return -rte_errno;
 	}
 	d->eal_up = true;
@@ -195,6 +214,57 @@ static int port_find(struct feed_dp *d, const char *spec)
 		return -ENODEV;
 	}
 	return 0;
+}
+
+/* The members of an 802.3ad bond that collect and distribute, of n. */
+static unsigned lacp_members_up(uint16_t port, unsigned *n)
+{
+	uint16_t member[RTE_MAX_ETHPORTS];
+	int k = rte_eth_bond_slaves_get(port, member, RTE_MAX_ETHPORTS);
+	unsigned up = 0;
+
+	*n = k > 0 ? (unsigned)k : 0;
+	for (unsigned m = 0; m < *n; m++) {
+		struct rte_eth_bond_8023ad_slave_info info;
+
+		if (rte_eth_bond_8023ad_slave_info(port, member[m], &info) == 0 &&
+		    (info.actor_state & FD_LACP_UP) == FD_LACP_UP)
+			up++;
+	}
+	return up;
+}
+
+/* An 802.3ad bond carries nothing until LACP has agreed with the partner
+ * (floodgate's bond): its LACPDUs go out and come in only through the
+ * bond's bursts, so they are polled here (nothing else is received yet)
+ * until every member collects and distributes. Any other port: 0 now. */
+static int lacp_wait(struct feed_dp *d)
+{
+	unsigned n = 0, up = 0;
+
+	if (rte_eth_bond_mode_get(d->port) != BONDING_MODE_8023AD)
+		return 0;
+	for (unsigned ms = 0; ms < FD_LACP_WAIT_MS; ms += 10) {
+		struct rte_mbuf *mb[FD_BURST];
+
+		for (uint16_t q = 0; q < d->queues; q++) {
+			uint16_t got = rte_eth_rx_burst(d->port, q, mb, FD_BURST);
+
+			rte_pktmbuf_free_bulk(mb, got);
+			rte_eth_tx_burst(d->port, q, mb, 0);
+		}
+		up = lacp_members_up(d->port, &n);
+		if (n && up == n) {
+			FG_LOG_NOTICE(FD, "--dpdk: 802.3ad: all %u members collecting and "
+				      "distributing after %u ms", n, ms);
+			return 0;
+		}
+		usleep(10 * 1000);
+	}
+	FG_LOG_ERR(FD, "--dpdk: 802.3ad: %u of %u members collecting and distributing after %u s "
+		   "(is the partner an 802.3ad bond, polling its port?)", up, n,
+		   FD_LACP_WAIT_MS / 1000);
+	return -ETIMEDOUT;
 }
 
 static int port_start(struct feed_dp *d)
@@ -222,7 +292,7 @@ static int port_start(struct feed_dp *d)
 	/* memif's link comes up once the client has joined the server */
 	for (unsigned ms = 0; ms < FD_LINK_WAIT_MS; ms += 10) {
 		if (rte_eth_link_get_nowait(d->port, &link) == 0 && link.link_status)
-			return 0;
+			return lacp_wait(d);
 		usleep(10 * 1000);
 	}
 	FG_LOG_ERR(FD, "--dpdk: the link stayed down for %u s (is the other end running?)",
@@ -231,7 +301,7 @@ static int port_start(struct feed_dp *d)
 }
 
 static int stack_start(struct feed_dp *d, const struct fg_tcp_app_ops *ops, void *app,
-		       unsigned max_conns)
+		       unsigned max_conns, uint32_t peer, const uint8_t *peer_mac)
 {
 	struct fg_net_config nc = { 0 };
 	struct fg_tcp_config tc = { 0 };
@@ -244,6 +314,8 @@ static int stack_start(struct feed_dp *d, const struct fg_tcp_app_ops *ops, void
 	nc.hash_seed = 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
 	d->net = fg_net_create(&nc, &feed_port_ops, d, &d->st);
 	if (!d->net)
+		return -EINVAL;
+	if (peer_mac && fg_net_arp_static(d->net, peer, peer_mac) != 0)
 		return -EINVAL;
 	tc.max_conns = FG_MAX(16u, 2 * max_conns);
 	tc.syn_backlog = FG_MIN(256u, tc.max_conns);
@@ -265,13 +337,13 @@ struct feed_dp *feed_dp_open(const struct feed_dp_params *p, const struct fg_tcp
 		return NULL;
 	d->queues = (uint16_t)FG_MAX(1u, FG_MIN(p->queues, FD_MAX_QUEUES));
 	d->addr = p->addr;
-	rc = eal_start(d, p->port);
+	rc = eal_start(d, p);
 	if (rc == 0)
 		rc = port_find(d, p->port);
 	if (rc == 0)
 		rc = port_start(d);
 	if (rc == 0)
-		rc = stack_start(d, ops, app, max_conns);
+		rc = stack_start(d, ops, app, max_conns, p->peer, p->peer_mac);
 	if (rc != 0) {
 		feed_dp_close(d);
 		return NULL;

@@ -19,6 +19,8 @@ enum fg_feed_mode {
 	FEED_IHAVE,		/* RFC 3977 6.3.2, one offer at a time */
 };
 
+#define FEED_DP_MAX_MEMBERS 4	/* --dpdk-member */
+
 struct feed_opts {
 	struct fg_wl_params wl;
 	char host[64];
@@ -44,6 +46,13 @@ struct feed_opts {
 	const char *dpdk;
 	char dpdk_addr[64];
 	unsigned dpdk_queues;
+	/* --dpdk-member DEV: devices created before the port (a bond's
+	 * members, the port then net_bonding0,mode=4,slave=...) */
+	const char *dpdk_member[FEED_DP_MAX_MEMBERS];
+	unsigned n_dpdk_members;
+	/* --dpdk-peer-mac: the server's MAC, given (no ARP request) */
+	uint8_t dpdk_peer_mac[6];
+	bool has_dpdk_peer_mac;
 	bool pcap_v6;			/* the pcap's flows over IPv6 (fd00::ADDR) */
 };
 
@@ -77,6 +86,10 @@ struct fg_tcp_app_ops;
 struct feed_dp;
 struct feed_dp_params {
 	const char *port;		/* the EAL's --vdev string */
+	const char *const *member;	/* --vdev strings created before it */
+	unsigned n_members;
+	uint32_t peer;			/* the server, network order, and */
+	const uint8_t *peer_mac;	/* its MAC when given (else NULL: ARP) */
 	unsigned queues;		/* RX and TX queues (floodgate's workers) */
 	uint32_t addr;			/* ours, network order */
 };

@@ -43,6 +43,10 @@ static const char usage_text[] =
 "                         net_memif0,role=client,socket=PATH (docs/dataplane.md)\n"
 "  --dpdk-addr ADDR       our IPv4 address on it (198.18.0.1)\n"
 "  --dpdk-queues N        queues, one per floodgate worker (1)\n"
+"  --dpdk-member DEV      a device created before PORT (repeatable, up to 4): a bond's\n"
+"                         members, PORT then net_bonding0,mode=4,slave=...\n"
+"  --dpdk-peer-mac MAC    the server's MAC, not asked by ARP (a link without broadcast:\n"
+"                         an 802.3ad bond of memif ports)\n"
 "workload:\n"
 "  --seed N               (1)      --articles N   unique articles (10000)\n"
 "  --dups N               offers per article across peers (10)\n"
@@ -77,7 +81,7 @@ enum {
 	O_SIZE, O_BINSIZE, O_BINSHARE, O_OLD, O_FUTURE, O_LOOP, O_BADID, O_NOINJ, O_OFFLINE,
 	O_VERSIONS, O_NEAR, O_PREFIX, O_GROUPS, O_CUTOFF, O_MARGIN, O_PATHID, O_NOW, O_JSON,
 	O_PROGRESS, O_NOPROGRESS, O_PCAP, O_PCAPSRV, O_PCAP6, O_LOGLEVEL, O_RATE, O_SOURCE, O_HELP,
-	O_DPDK, O_DPDKADDR, O_DPDKQ,
+	O_DPDK, O_DPDKADDR, O_DPDKQ, O_DPDKMEMBER, O_DPDKPEERMAC,
 };
 
 static const struct option long_opts[] = {
@@ -89,6 +93,7 @@ static const struct option long_opts[] = {
 	{ "server-pid", 1, 0, O_SPID }, { "seed", 1, 0, O_SEED }, { "articles", 1, 0, O_ARTICLES },
 	{ "rate", 1, 0, O_RATE }, { "source", 1, 0, O_SOURCE },
 	{ "dpdk", 1, 0, O_DPDK }, { "dpdk-addr", 1, 0, O_DPDKADDR }, { "dpdk-queues", 1, 0, O_DPDKQ },
+	{ "dpdk-member", 1, 0, O_DPDKMEMBER }, { "dpdk-peer-mac", 1, 0, O_DPDKPEERMAC },
 	{ "dups", 1, 0, O_DUPS }, { "spread", 1, 0, O_SPREAD }, { "size", 1, 0, O_SIZE },
 	{ "binary-size", 1, 0, O_BINSIZE }, { "binary-share", 1, 0, O_BINSHARE },
 	{ "old", 1, 0, O_OLD }, { "future", 1, 0, O_FUTURE }, { "path-loop", 1, 0, O_LOOP },
@@ -221,6 +226,23 @@ static int opt_feed(struct feed_opts *o, int opt, const char *arg)
 	case O_DPDK: o->dpdk = arg; break;
 	case O_DPDKADDR: rc = set_string(o->dpdk_addr, sizeof(o->dpdk_addr), arg); break;
 	case O_DPDKQ: rc = parse_uint(arg, 16, &v); o->dpdk_queues = (unsigned)v; break;
+	case O_DPDKPEERMAC: {
+		unsigned m[6];
+		char tail;
+
+		rc = sscanf(arg, "%2x:%2x:%2x:%2x:%2x:%2x%c", &m[0], &m[1], &m[2], &m[3], &m[4],
+			    &m[5], &tail) == 6 ? 0 : -EINVAL;
+		for (unsigned i = 0; rc == 0 && i < 6; i++)
+			o->dpdk_peer_mac[i] = (uint8_t)m[i];
+		o->has_dpdk_peer_mac = rc == 0;
+		break;
+	}
+	case O_DPDKMEMBER:
+		if (o->n_dpdk_members == FEED_DP_MAX_MEMBERS)
+			rc = -E2BIG;
+		else
+			o->dpdk_member[o->n_dpdk_members++] = arg;
+		break;
 	case O_JSON: o->json = true; break;
 	case O_PROGRESS: o->progress = 1; break;
 	case O_NOPROGRESS: o->progress = 0; break;

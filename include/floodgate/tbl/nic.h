@@ -20,6 +20,7 @@
 #ifdef FG_NIC_PORT
 FG_NIC_PORT(LINK_UP, "link_up", GAUGE, "1 while the port's link is up, 0 while it is down")
 FG_NIC_PORT(LINK_SPEED, "link_speed_mbps", GAUGE, "the link's speed in Mbit/s (0: the port does not say)")
+FG_NIC_PORT(LACP_STATE, "lacp_state", GAUGE, "a member of an 802.3ad bond: its LACP actor state (IEEE 802.1AX bits; 0x30, collecting and distributing, while it carries traffic); 0 for any other port")
 FG_NIC_PORT(RX_PACKETS, "rx_packets", COUNTER, "frames the port received (rte_eth_stats ipackets)")
 FG_NIC_PORT(RX_BYTES, "rx_bytes", COUNTER, "octets the port received (ibytes)")
 FG_NIC_PORT(RX_MISSED, "rx_missed", COUNTER, "frames the port dropped because no RX descriptor was free: the workers did not keep up (imissed)")
