@@ -33,8 +33,9 @@ MODULE_ADDR = "198.18.0.2"
 # pinned in their bucket pair, so a table whose pinned entries fill both
 # buckets of a new ID answers it 431 (nntp_history_full) at any load. 64
 # holds 60000 offers at once: at 400000 slots (80000 buckets of 5, 0.75
-# per bucket) about one run in a hundred met such a pair; at 2 M slots
-# (0.15 per bucket) the odds are below one in a million.
+# per bucket) a make test loop met such a pair (and a 90000-slot table met
+# one at once); at 2 M slots (0.15 per bucket) a Poisson estimate puts the
+# odds of a full pair over a run below one in a million.
 HISTORY_SLOTS = 2000000
 NOT_PEER = "198.18.0.3"
 NO_DOWNSTREAM = re.compile(r"^warn config: .*no \[downstream\] sections")
