@@ -12,9 +12,10 @@
  * LINE (one JSON object per line, fields always in this order):
  *
  *   {"time":"2026-11-29T16:30:00.123Z","peer":"innfeed-a",
- *    "addr":"192.0.2.1:41234","cmd":"TAKETHIS","id":"<a@b>","verdict":"reject","reason":"too-old",
- *    "article_date":"2026-11-10T00:00:00Z","date":"2026-11-10T00:00:00Z",
- *    "injection_date":null,"arrival":"2026-11-29T16:30:00Z"}
+ *    "addr":"192.0.2.1:41234","cmd":"TAKETHIS","id":"<a@b>",
+ *    "verdict":"reject","reason":"too-old","article_date":"2026-11-10T00:00:00Z",
+ *    "date":"2026-11-10T00:00:00Z","injection_date":null,
+ *    "arrival":"2026-11-29T16:30:00Z"}
  *
  * addr: the session's remote address and port, spelt as `floodctl peers`
  * spells it (fg_endpoint_format: "192.0.2.1:41234", "[2001:db8::1]:41234"),

@@ -169,10 +169,10 @@ START_TEST(test_remote_through_ring)
 	n = fread(text, 1, sizeof(text) - 1, in);
 	fclose(in);
 	text[n] = '\0';
-	ck_assert_msg(strstr(text, "\"addr\":\"198.51.100.7:40001\",\"cmd\":\"TAKETHIS\",\"id\":\"<v4@x>\""),
-		      "%s", text);
-	ck_assert_msg(strstr(text, "\"addr\":\"[2001:db8::7]:40002\",\"cmd\":\"TAKETHIS\",\"id\":\"<v6@x>\""),
-		      "%s", text);
+	ck_assert_msg(strstr(text, "\"addr\":\"198.51.100.7:40001\",\"cmd\":\"TAKETHIS\","
+				   "\"id\":\"<v4@x>\""), "%s", text);
+	ck_assert_msg(strstr(text, "\"addr\":\"[2001:db8::7]:40002\",\"cmd\":\"TAKETHIS\","
+				   "\"id\":\"<v6@x>\""), "%s", text);
 	ck_assert_msg(strstr(text, "\"addr\":null,\"cmd\":\"TAKETHIS\",\"id\":\"<none@x>\""), "%s",
 		      text);
 	ck_assert_ptr_null(strstr(text, "<odd@x>"));
