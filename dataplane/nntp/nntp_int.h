@@ -410,6 +410,8 @@ struct fg_nntp_session {
 	struct fg_nntp_offer *offers;	/* ring of this session's live 238s */
 	unsigned off_cap, off_head, off_n;
 	unsigned off_dead;		/* taken out of the middle since the last squeeze */
+	uint32_t *off_idx;		/* offers.c: key -> ring slot + 1, linear probing */
+	unsigned off_mask;		/* off_idx's size - 1 (a power of two) */
 
 	uint64_t pending_bytes;		/* article octets not yet safe or discarded */
 	unsigned n_xfers;		/* transfers and warm-up questions pointing here */

@@ -576,6 +576,73 @@ START_TEST(drop_releases_offers)
 }
 END_TEST
 
+/* The session's offers are found by key (offers.c's index), whatever the
+ * order their articles come in: articles taken in a scrambled order leave
+ * room that the next offers use (squeezed out of a full list, none
+ * untracked); a list still full forgets exactly its oldest; a drop
+ * releases exactly the offers still tracked. */
+START_TEST(offers_found_by_key)
+{
+	enum { CAP = 64, FIRST = 60, TAKEN = 30, MORE = 30, OVER = 10 };
+	struct fg_th_conn *c;
+	char id[64], *art;
+	unsigned i, n;
+
+	teardown();
+	setup_with("[session]\nmax-pending-commands 64\n", NULL);
+	c = peer();
+	for (i = 0; i < FIRST; i++) {
+		snprintf(id, sizeof(id), "CHECK <k%u@x.example>\r\n", i);
+		line(c, id);
+		fg_th_pump(&T, 0);
+	}
+	fg_th_settle(&T, MS, 100);
+	/* every other one, in a scrambled order (a stride prime to FIRST) */
+	for (i = 0, n = 0; n < TAKEN; i = (i + 7) % FIRST) {
+		if (i % 2)
+			continue;
+		snprintf(id, sizeof(id), "<k%u@x.example>", i);
+		art = article(id);
+		takethis(c, id, art, 0);
+		fg_th_settle(&T, MS, 100);
+		ck_assert_int_eq(fg_th_state(&T, id), FG_HISTORY_ACCEPTED);
+		free(art);
+		n++;
+	}
+	for (i = FIRST; i < FIRST + MORE; i++) {
+		snprintf(id, sizeof(id), "CHECK <k%u@x.example>\r\n", i);
+		line(c, id);
+		fg_th_pump(&T, 0);
+	}
+	fg_th_settle(&T, MS, 100);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_OFFERS_UNTRACKED), 0);
+	/* 60 live of 64: ten more forget the six oldest live ones */
+	for (i = FIRST + MORE; i < FIRST + MORE + OVER; i++) {
+		snprintf(id, sizeof(id), "CHECK <k%u@x.example>\r\n", i);
+		line(c, id);
+		fg_th_pump(&T, 0);
+	}
+	fg_th_settle(&T, MS, 100);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_OFFERS_UNTRACKED),
+			  FIRST - TAKEN + MORE + OVER - CAP);
+	fg_th_drop(c);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_OFFERS_RELEASED), CAP);
+	for (i = 0, n = 0; i < FIRST + MORE + OVER; i++) {
+		snprintf(id, sizeof(id), "<k%u@x.example>", i);
+		if (i < FIRST && i % 2 == 0)
+			ck_assert_int_eq(fg_th_state(&T, id), FG_HISTORY_ACCEPTED);
+		else if (fg_th_state(&T, id) == FG_HISTORY_OFFERED)
+			n++;	/* forgotten by the full list: lapses at its deadline */
+		else
+			ck_assert_int_eq(fg_th_state(&T, id), FG_HISTORY_ABSENT);
+	}
+	ck_assert_uint_eq(n, FIRST - TAKEN + MORE + OVER - CAP);
+	/* the oldest untaken ones were the ones forgotten */
+	ck_assert_int_eq(fg_th_state(&T, "<k1@x.example>"), FG_HISTORY_OFFERED);
+	ck_assert_int_eq(fg_th_state(&T, "<k59@x.example>"), FG_HISTORY_ABSENT);
+}
+END_TEST
+
 START_TEST(oversize_drained)
 {
 	struct fg_th_conn *c;
@@ -1137,6 +1204,7 @@ static Suite *session_suite(void)
 	tcase_add_test(tc, bad_lines);
 	tcase_add_test(tc, eof_cases);
 	tcase_add_test(tc, drop_releases_offers);
+	tcase_add_test(tc, offers_found_by_key);
 	tcase_add_test(tc, oversize_drained);
 	tcase_add_test(tc, output_backpressure);
 	tcase_add_test(tc, pending_bytes_backpressure);
