@@ -349,7 +349,9 @@ static void bound_job(struct job *j)
 
 /* ---- rte_hash ---- */
 
-static void rte_lookup_job(struct job *j)
+/* with_sig: the signatures computed beforehand, rte_hash's table alone,
+ * to compare with floodgate's "keys hashed before". */
+static void rte_lookups(struct job *j, bool with_sig)
 {
 	const struct ids *s = j->s;
 	const struct rte_hash *rh = j->ctx;
@@ -359,28 +361,24 @@ static void rte_lookup_job(struct job *j)
 	for (size_t b = 0; b < n; b += BURST) {
 		size_t at = (b + off) % n, cnt = n - at < BURST ? n - at : BURST;
 
-		rte_hash_lookup_bulk(rh, s->ptr + at, (uint32_t)cnt, pos);
+		if (with_sig)
+			rte_hash_lookup_with_hash_bulk(rh, s->ptr + at, s->sig + at, (uint32_t)cnt,
+						       pos);
+		else
+			rte_hash_lookup_bulk(rh, s->ptr + at, (uint32_t)cnt, pos);
 		for (size_t i = 0; i < cnt; i++)
 			j->errors += (pos[i] >= 0) != j->want;
 	}
 }
 
-/* The same with the signatures computed beforehand: rte_hash's table
- * alone, to compare with floodgate's "keys hashed before". */
+static void rte_lookup_job(struct job *j)
+{
+	rte_lookups(j, false);
+}
+
 static void rte_lookup_sig_job(struct job *j)
 {
-	const struct ids *s = j->s;
-	const struct rte_hash *rh = j->ctx;
-	size_t n = s->n, off = start_of(j);
-	int32_t pos[BURST];
-
-	for (size_t b = 0; b < n; b += BURST) {
-		size_t at = (b + off) % n, cnt = n - at < BURST ? n - at : BURST;
-
-		rte_hash_lookup_with_hash_bulk(rh, s->ptr + at, s->sig + at, (uint32_t)cnt, pos);
-		for (size_t i = 0; i < cnt; i++)
-			j->errors += (pos[i] >= 0) != j->want;
-	}
+	rte_lookups(j, true);
 }
 
 static double time_hash(void (*fn)(const uint64_t *, const void *, size_t, uint64_t *),

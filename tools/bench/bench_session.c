@@ -265,6 +265,20 @@ static double lookup_rate(struct env *v, const char *const *ids, const uint16_t 
 	return (double)n / (now_s() - t0);
 }
 
+/* The rates of n commands, b, fed in secs; b and the n IDs are freed. */
+static void fed(struct result *res, uint64_t n, double secs, struct buf *b, char **ids,
+		uint16_t *lens)
+{
+	res->ops = (double)n;
+	res->ops_per_s = (double)n / secs;
+	res->bytes_per_s = (double)b->len / secs;
+	for (uint64_t i = 0; i < n; i++)
+		free(ids[i]);
+	free(ids);
+	free(lens);
+	buf_free(b);
+}
+
 /* CHECKs of `n` IDs from `fmt` (dup: prefilled, random order; new: fresh). */
 static int bench_check(struct env *v, bool dup, uint64_t n, struct result *res)
 {
@@ -303,16 +317,9 @@ static int bench_check(struct env *v, bool dup, uint64_t n, struct result *res)
 	}
 	rig_close(&r);
 	res->name = dup ? "CHECK, duplicate IDs (438)" : "CHECK, new IDs (238)";
-	res->ops = (double)n;
-	res->ops_per_s = (double)n / secs;
-	res->bytes_per_s = (double)b.len / secs;
 	res->unit = "CHECK/s";
 	res->goal = 5e6;
-	for (uint64_t i = 0; i < n; i++)
-		free(ids[i]);
-	free(ids);
-	free(lens);
-	buf_free(&b);
+	fed(res, n, secs, &b, ids, lens);
 	return rc;
 }
 
@@ -378,17 +385,10 @@ static int bench_takethis(struct env *v, size_t size, uint64_t n, uint64_t base,
 	}
 	rig_close(&r);
 	res->name = size > 100000 ? "TAKETHIS, 700 KB articles" : "TAKETHIS, 2 KB articles";
-	res->ops = (double)n;
-	res->ops_per_s = (double)n / secs;
-	res->bytes_per_s = (double)b.len / secs;
 	res->unit = "articles/s";
 	res->goal = 4e9;
 	res->bytes_goal = true;
-	for (uint64_t i = 0; i < n; i++)
-		free(ids[i]);
-	free(ids);
-	free(lens);
-	buf_free(&b);
+	fed(res, n, secs, &b, ids, lens);
 	return rc;
 }
 
