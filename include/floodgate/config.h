@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h>
 
 #include "floodgate/common.h"
 #include "floodgate/date.h"
@@ -363,6 +364,8 @@ bool fg_prefix_host_bits(const struct fg_prefix *p);
  * 0, -ENOSPC or -EINVAL. */
 int fg_prefix_format(const struct fg_prefix *p, char *buf, size_t len);
 int fg_endpoint_format(const struct fg_endpoint *ep, char *buf, size_t len);
+/* ep as a socket address to bind or connect to, into *ss: its length. */
+socklen_t fg_endpoint_sockaddr(const struct fg_endpoint *ep, struct sockaddr_storage *ss);
 
 /*
  * Write the effective configuration back as text in canonical form: every
