@@ -378,6 +378,7 @@ struct fg_nntp_session {
 	void *t;
 	const struct fg_config_peer *peer;
 	int peer_idx;
+	struct fg_endpoint remote;	/* family 0: not told (fg_nntp_session_set_remote) */
 	struct fg_nntp_counters *pst;	/* the peer's block, or NULL */
 	unsigned slot;			/* index in e->sess */
 	uint32_t token;

@@ -559,6 +559,11 @@ static enum run command_input(struct fg_nntp_session *s, const struct fg_iov *io
 
 /* ------------------------------------------------------------ API */
 
+void fg_nntp_session_set_remote(struct fg_nntp_session *s, const struct fg_endpoint *remote)
+{
+	s->remote = *remote;
+}
+
 uint32_t fg_nntp_session_input(struct fg_nntp_session *s, const struct fg_iov *iov, unsigned n,
 			  fg_time_t now, uint64_t now_ns)
 {

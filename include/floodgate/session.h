@@ -110,6 +110,7 @@ struct fg_verdict_rec {
 	fg_time_t time;
 	int peer;			/* config peer index; -1 none */
 	const char *peer_name;		/* "" when none */
+	const struct fg_endpoint *remote; /* the connection's remote, NULL unknown */
 	const char *msgid;		/* the command's argument, valid during the call */
 	uint16_t msgid_len;
 	enum fg_nntp_verb verb;
@@ -334,6 +335,11 @@ struct fg_nntp_session *fg_nntp_session_open(struct fg_nntp_engine *e,
 					      const struct fg_config_peer *peer,
 					      const struct fg_nntp_session_transport *ops,
 					      void *t, fg_time_t now, uint64_t now_ns);
+
+/* The connection's remote address and port, for the verdict log
+ * (fg_verdict_rec.remote): the transport says it once, after open. A
+ * session never told has none (NULL in its records). */
+void fg_nntp_session_set_remote(struct fg_nntp_session *s, const struct fg_endpoint *remote);
 
 uint32_t fg_nntp_session_input(struct fg_nntp_session *s, const struct fg_iov *iov, unsigned n,
 			  fg_time_t now, uint64_t now_ns);

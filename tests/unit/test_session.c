@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "floodgate/date.h"
 #include "fgtest.h"
@@ -1079,9 +1080,20 @@ END_TEST
 
 START_TEST(verdicts_logged)
 {
-	struct fg_th_conn *c = peer();
+	struct fg_th_conn *c = peer(), *quiet = peer();
+	struct fg_endpoint remote;
 	char *art = article("<vd@x.example>");
 
+	/* a session its transport never told of its remote logs none */
+	line(quiet, "CHECK <vq@x.example>\r\n");
+	fg_th_settle(&T, MS, 100);
+	ck_assert_uint_eq(T.n_verdicts, 1);
+	ck_assert_str_eq(T.last_verdict_id, "<vq@x.example>");
+	ck_assert_ptr_null(T.last_verdict.remote);
+	T.n_verdicts = 0;
+	T.verdict_codes[238] = 0;
+	ck_assert_int_eq(fg_parse_endpoint("[2001:db8::5]:40555", 0, &remote), 0);
+	fg_nntp_session_set_remote(c->s, &remote);
 	line(c, "CHECK <vd@x.example>\r\n");
 	takethis(c, "<vd@x.example>", art, 0);
 	fg_th_settle(&T, MS, 100);
@@ -1090,6 +1102,10 @@ START_TEST(verdicts_logged)
 	ck_assert_uint_eq(T.verdict_codes[239], 1);
 	ck_assert_str_eq(T.last_verdict_id, "<vd@x.example>");
 	ck_assert_str_eq(T.last_verdict.peer_name, "alpha");
+	ck_assert_ptr_nonnull(T.last_verdict.remote);
+	ck_assert_int_eq(T.last_verdict.remote->family, AF_INET6);
+	ck_assert_uint_eq(T.last_verdict.remote->port, 40555);
+	ck_assert(memcmp(T.last_verdict.remote->addr, remote.addr, 16) == 0);
 	ck_assert(T.last_verdict.has_date && T.last_verdict.has_injection_date);
 	ck_assert_int_eq(T.last_verdict.injection_date, T.now - 3000);
 	ck_assert_int_eq(T.last_verdict.date, T.now - 3600);
