@@ -61,10 +61,6 @@ static inline uint64_t fg_cs_value(const struct fg_cluster_status *s,
 	return fg_status_value(s, f);
 }
 
-/* The names control/metrics/metrics.c still uses for the shared ones. */
-#define fg_cs_field fg_status_field
-#define FG_CS_COUNTER FG_STATUS_COUNTER
-
 /* Write dir's file (temporary + rename). 0 or -errno. */
 int fg_cs_status_write(const char *dir, fg_time_t now, const struct fg_cluster_status *s);
 /* Parse a file's text (len octets): 0 with *s and *written, or -EINVAL

@@ -73,10 +73,6 @@ static inline uint64_t fg_ds_value(const struct fg_ds_status *s, const struct fg
 	return fg_status_value(s, f);
 }
 
-/* The names control/metrics/metrics.c still uses for the shared ones. */
-#define fg_ds_field fg_status_field
-#define FG_DS_COUNTER FG_STATUS_COUNTER
-
 /* Write the file (temporary + rename). 0 or -errno. */
 int fg_ds_status_write(const char *dir, fg_time_t now, const struct fg_ds_status *s,
 		       unsigned n);
