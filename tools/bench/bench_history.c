@@ -53,6 +53,7 @@
 #include <rte_malloc.h>
 
 #include "floodgate/history.h"
+#include "bench_kit.h"
 #include "../../dataplane/history/history_int.h"
 
 #define T0 1767225600
@@ -132,13 +133,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static uint64_t mix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* The i-th Message-ID: unique by its decimal part, random-looking left
  * part and host, 48..64 octets. */
 static uint16_t make_id(uint64_t i, char *out)
@@ -147,7 +141,7 @@ static uint16_t make_id(uint64_t i, char *out)
 	static const char *const hosts[] = { "news.example.net", "feed.example.org",
 		"reader.example-isp.co.uk", "nntp.example.de", "usenet.example.nl",
 		"news.example.com", "in.example.fr", "spool.example.se" };
-	uint64_t r = mix(i * 0x9e3779b97f4a7c15ull + 1);
+	uint64_t r = bench_mix64(i * 0x9e3779b97f4a7c15ull + 1);
 	const char *host = hosts[r % 8];
 	size_t hl = strlen(host), n = 0;
 	char dec[24];
@@ -157,7 +151,7 @@ static uint16_t make_id(uint64_t i, char *out)
 	if (left > 40)
 		left = 12;
 	out[n++] = '<';
-	for (size_t k = 0; k < left; k++, r = mix(r))
+	for (size_t k = 0; k < left; k++, r = bench_mix64(r))
 		out[n++] = alnum[r % 36];
 	out[n++] = '.';
 	memcpy(out + n, dec, (size_t)dl);

@@ -4,6 +4,7 @@
  * what it measures:
  *   - the machine a figure was taken on: the CPU model, the load average
  *     (other work on the cores slows every figure);
+ *   - SplitMix64, the keys' and the workloads' random numbers;
  *   - a region holding a history table, of the shape both a benchmark's
  *     live table and its restore use (struct bench_table);
  *   - the journal records a restore replays after its snapshot (n
@@ -65,6 +66,21 @@ static inline double bench_load_average(void)
 		fclose(f);
 	}
 	return l;
+}
+
+/* SplitMix64's finalizer (Steele, Lea and Flood, 2014): neighbouring
+ * inputs give unrelated outputs. */
+static inline uint64_t bench_mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* The next number of the SplitMix64 sequence that *state walks. */
+static inline uint64_t bench_rng(uint64_t *state)
+{
+	return bench_mix64(*state += 0x9e3779b97f4a7c15ull);
 }
 
 /* ---- a region with a history table, and its restore ---- */

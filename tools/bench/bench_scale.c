@@ -108,17 +108,10 @@ static unsigned id_of(uint64_t i, char *out)
 				  (uint64_t)(i * 0x9e3779b97f4a7c15ull), i);
 }
 
-static uint64_t mix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* first seen over the last 10 days; one in ten 11 d + 10 min ago */
 static fg_time_t first_seen(uint64_t i, fg_time_t now)
 {
-	return now - (fg_time_t)(i % 10 == 0 ? 11 * DAY + 600 : mix(i) % (10 * DAY));
+	return now - (fg_time_t)(i % 10 == 0 ? 11 * DAY + 600 : bench_mix64(i) % (10 * DAY));
 }
 
 /* ---- the table in anonymous memory ---- */
@@ -219,7 +212,7 @@ static void sample_make(struct sample *s, uint64_t base, uint64_t range, uint64_
 	if (!s->id || !s->len)
 		bench_die("no memory for a sample");
 	for (unsigned i = 0; i < SAMPLE; i++)
-		s->len[i] = (uint16_t)id_of(base + mix(seed + i) % range, s->id[i]);
+		s->len[i] = (uint16_t)id_of(base + bench_mix64(seed + i) % range, s->id[i]);
 }
 
 static void sample_free(struct sample *s)
@@ -476,7 +469,7 @@ static void snapshot_under_load(struct table *t, const char *dir, uint64_t n, fg
 
 static struct fg_history_key tail_key(uint64_t i)
 {
-	return (struct fg_history_key){ mix(i * 2 + 1), mix(i * 2 + 2) };
+	return (struct fg_history_key){ bench_mix64(i * 2 + 1), bench_mix64(i * 2 + 2) };
 }
 
 /* The journal needs a region with rings: a small one whose table has the

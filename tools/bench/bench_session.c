@@ -33,6 +33,7 @@
 #include "floodgate/log.h"
 #include "floodgate/session.h"
 #include "floodgate/sink.h"
+#include "bench_kit.h"
 
 #define SLOTS_PER_PREFILLED 5ull	/* table size: prefill x this */
 #define PIECE (64u << 10)
@@ -79,15 +80,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t rng(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
 }
 
 struct buf {
@@ -292,7 +284,7 @@ static int bench_check(struct env *v, bool dup, uint64_t n, struct result *res)
 
 	for (uint64_t i = 0; i < n; i++) {
 		char line[96];
-		uint64_t k = dup ? rng(&seed) % v->prefill : i;
+		uint64_t k = dup ? bench_rng(&seed) % v->prefill : i;
 		int len = snprintf(line, sizeof(line), dup ? "CHECK <pre%llu.x@bench.example>\r\n" :
 				   "CHECK <new%llu.y@bench.example>\r\n", (unsigned long long)k);
 
