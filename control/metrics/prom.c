@@ -340,6 +340,17 @@ static void prom_lag(struct fg_sbuf *b, const struct fg_queue_status *q, const c
 	}
 }
 
+/* A status file's field as a metric (statusfield.h): floodgate_<what>_<field>,
+ * _total for a counter, into name; its HELP and TYPE lines. */
+static void prom_status_head(struct fg_sbuf *b, const char *what, const struct fg_status_field *f,
+			     char *name, size_t len)
+{
+	bool counter = f->kind == FG_STATUS_COUNTER;
+
+	snprintf(name, len, "floodgate_%s_%s%s", what, f->name, counter ? "_total" : "");
+	prom_head(b, name, counter ? "counter" : "gauge", f->help);
+}
+
 /* The dataplane's per-downstream figures (dstatus.h), labelled; the lag
  * is floodgate_relay_lag_* above (from the queue's own files). */
 static void prom_downstreams(struct fg_sbuf *b, const struct fg_metrics_state *m)
@@ -352,14 +363,11 @@ static void prom_downstreams(struct fg_sbuf *b, const struct fg_metrics_state *m
 		   "seconds since the dataplane last wrote the downstreams' status",
 		   (double)(m->now - m->ds_written));
 	for (unsigned k = 0; k < fg_ds_n_fields; k++) {
-		const struct fg_ds_field *f = &fg_ds_fields[k];
-		bool counter = f->kind == FG_DS_COUNTER;
+		const struct fg_status_field *f = &fg_ds_fields[k];
 
 		if (strncmp(f->name, "lag_", 4) == 0)
 			continue;
-		snprintf(name, sizeof(name), "floodgate_downstream_%s%s", f->name,
-			 counter ? "_total" : "");
-		prom_head(b, name, counter ? "counter" : "gauge", f->help);
+		prom_status_head(b, "downstream", f, name, sizeof(name));
 		for (unsigned i = 0; i < m->n_ds; i++) {
 			fg_sbuf_printf(b, "%s{", name);
 			prom_label(b, "downstream", m->ds[i].name, true);
@@ -380,12 +388,9 @@ static void prom_cluster(struct fg_sbuf *b, const struct fg_metrics_state *m)
 		   "seconds since the dataplane last wrote the cluster's status",
 		   (double)(m->now - m->cs_written));
 	for (unsigned k = 0; k < fg_cs_n_fields; k++) {
-		const struct fg_cs_field *f = &fg_cs_fields[k];
-		bool counter = f->kind == FG_CS_COUNTER;
+		const struct fg_status_field *f = &fg_cs_fields[k];
 
-		snprintf(name, sizeof(name), "floodgate_cluster_%s%s", f->name,
-			 counter ? "_total" : "");
-		prom_head(b, name, counter ? "counter" : "gauge", f->help);
+		prom_status_head(b, "cluster", f, name, sizeof(name));
 		fg_sbuf_puts(b, name);
 		prom_value(b, (double)fg_cs_value(&m->cs, f));
 	}

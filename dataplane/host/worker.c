@@ -68,22 +68,7 @@ int host_listen_on(const struct fg_endpoint *ep)
 	socklen_t sl;
 	int one = 1, fd;
 
-	memset(&ss, 0, sizeof(ss));
-	if (ep->family == AF_INET6) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(ep->port);
-		memcpy(&s6->sin6_addr, ep->addr, 16);
-		sl = sizeof(*s6);
-	} else {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(ep->port);
-		memcpy(&s4->sin_addr, ep->addr, 4);
-		sl = sizeof(*s4);
-	}
+	sl = fg_endpoint_sockaddr(ep, &ss);
 	fd = socket(ep->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;

@@ -278,10 +278,7 @@ struct fg_nntp_engine {
 	char throttle_reason[FG_NNTP_ENGINE_REASON_MAX + 1];
 	uint16_t throttle_len;				/* 0: not throttled */
 	unsigned n_pauses;
-	struct {
-		char peer[FG_CONFIG_NAME_MAX];
-		fg_time_t until;
-	} pauses[FG_CONFIG_MAX_PEERS];
+	struct fg_nntp_pause pauses[FG_CONFIG_MAX_PEERS];
 
 	/* warm-up questions (warmup.c) and cluster claims (claims.c), one table */
 	struct fg_nntp_engine_warmup warm;

@@ -286,6 +286,19 @@ void fg_nntp_engine_shutdown(struct fg_nntp_engine *e);
  * paused at the engine's time, and until when.
  */
 #define FG_NNTP_ENGINE_REASON_MAX 200
+
+/* A table of pauses by peer name, as the engine keeps it and the levers'
+ * state (lib/levers) does: fg_nntp_pause_find gives a peer's row or -1;
+ * fg_nntp_pause_set sets its end, until 0 removes it (-ENOENT when it has
+ * none), -EINVAL for a name too long for the table, -ENOSPC when all
+ * FG_CONFIG_MAX_PEERS rows are taken. */
+struct fg_nntp_pause {
+	char peer[FG_CONFIG_NAME_MAX];
+	fg_time_t until;
+};
+int fg_nntp_pause_find(const struct fg_nntp_pause *tab, unsigned n, const char *peer);
+int fg_nntp_pause_set(struct fg_nntp_pause *tab, unsigned *n, const char *peer,
+		      fg_time_t until);
 int fg_nntp_engine_throttle(struct fg_nntp_engine *e, const char *reason);
 const char *fg_nntp_engine_throttled(const struct fg_nntp_engine *e);	/* the reason, or NULL */
 int fg_nntp_engine_pause(struct fg_nntp_engine *e, const char *peer, fg_time_t until);
