@@ -237,7 +237,7 @@ static int timeout_ms(struct host_worker *w)
 	if (w->work)
 		return 0;
 	/* --floodctld: wake to publish the counters even when idle */
-	if (w->slot && next > now_ns + 100000000ull)
+	if (w->link && next > now_ns + 100000000ull)
 		next = now_ns + 100000000ull;
 	return next <= now_ns ? 0 : (int)((next - now_ns + 999999) / 1000000);
 }
