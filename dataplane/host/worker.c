@@ -36,8 +36,7 @@ void host_clock(fg_time_t *now, uint64_t *now_ns)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	*now = ts.tv_sec;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	*now_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	*now_ns = fg_mono_ns();
 }
 
 /* --floodctld: the engine's counters into the slot, for floodctld's sums

@@ -72,11 +72,6 @@ static double now_s(void)
 	return (double)fg_mono_ns() * 1e-9;
 }
 
-static uint64_t now_ns(void)
-{
-	return (uint64_t)(now_s() * 1e9);
-}
-
 static void die(const char *what)
 {
 	fprintf(stderr, "bench_relay: %s\n", what);
@@ -140,7 +135,7 @@ static void on_done(void *ctx, uint64_t cookie, int status)
 	if (status)
 		r->failed++;
 	if (r->lat)
-		r->lat[cookie] = now_ns() - r->lat[cookie];
+		r->lat[cookie] = fg_mono_ns() - r->lat[cookie];
 	r->done++;
 }
 
@@ -185,7 +180,7 @@ static bool commit_one(struct qrun *r, const char *art, size_t len, unsigned pie
 		fg_queue_sink_ops.append(r->s, h, &seg, true);
 	}
 	if (r->lat)
-		r->lat[cookie] = now_ns();
+		r->lat[cookie] = fg_mono_ns();
 	fg_queue_sink_ops.commit(r->s, h, cookie);
 	return true;
 }
@@ -220,7 +215,7 @@ static struct tput queue_throughput(size_t size, unsigned n)
 		/* 64 KiB pieces: the host's receive chunks */
 		while (sent < n && commit_one(&r, art, len, 65536, sent))
 			sent++;
-		if (!fg_queue_sink_ops.poll(r.s, now_ns(), on_done, &r))
+		if (!fg_queue_sink_ops.poll(r.s, fg_mono_ns(), on_done, &r))
 			usleep(50);
 	}
 	t.seconds = now_s() - t0;
@@ -290,7 +285,7 @@ static struct lat commit_latency(uint64_t commit_ns, size_t size, unsigned infli
 	while (r.done < n) {
 		while (sent < n && sent - r.done < inflight)
 			commit_one(&r, art, len, 65536, sent++);
-		if (!fg_queue_sink_ops.poll(r.s, now_ns(), on_done, &r))
+		if (!fg_queue_sink_ops.poll(r.s, fg_mono_ns(), on_done, &r))
 			usleep(20);
 		else if (inflight == 1)
 			/* arrivals are not in step with the writer */
@@ -394,7 +389,7 @@ static struct relayrun relay_to_innd(const char *innd_dir, size_t size, unsigned
 			bytes += len;
 			sent++;
 		}
-		if (!fg_queue_sink_ops.poll(r.s, now_ns(), on_done, &r))
+		if (!fg_queue_sink_ops.poll(r.s, fg_mono_ns(), on_done, &r))
 			usleep(100);
 	}
 	fg_queue_durable(r.q, &end);
@@ -676,7 +671,7 @@ static struct feedsrun feeds_relay(enum feeds_case c, unsigned n)
 			}
 			sent++;
 		}
-		if (!fg_queue_sink_ops.poll(r.s, now_ns(), on_done, &r))
+		if (!fg_queue_sink_ops.poll(r.s, fg_mono_ns(), on_done, &r))
 			usleep(100);
 	}
 	out.select_ns = select_ns(cfg);
