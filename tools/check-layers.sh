@@ -38,7 +38,7 @@ declare -A HEADER=(
 	[queue]=lib [warmup]=lib [dstatus]=lib [statusfield]=lib [cluster]=lib [cstatus]=lib [levers]=lib
 	[net]=dataplane [tcp]=dataplane [tcpsess]=dataplane [memport]=dataplane
 	[passive]=dataplane [qwriter]=dataplane [relay]=dataplane [outbound]=dataplane
-	[slotlink]=dataplane [wire]=dataplane [mbuf]=dataplane
+	[slotlink]=dataplane [wiring]=dataplane [wire]=dataplane [mbuf]=dataplane
 	[claimer]=dataplane
 	[expiry]=control [metrics]=control [snapshot]=control
 )

@@ -71,10 +71,7 @@ static void on_signal(int sig)
 
 static double mono_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)fg_mono_ns() * 1e-9;
 }
 
 /*

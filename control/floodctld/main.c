@@ -54,16 +54,14 @@ static const char usage_text[] =
 void ctld_wait(struct ctld *d, int64_t ms)
 {
 	struct timespec ts;
+	uint64_t until;
 
 	if (ms <= 0 || atomic_load(&d->stop))
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
+	/* the condition variable runs on the monotonic clock (main) */
+	until = fg_mono_ns() + (uint64_t)ms * 1000000ull;
+	ts.tv_sec = (time_t)(until / 1000000000ull);
+	ts.tv_nsec = (long)(until % 1000000000ull);
 	pthread_cond_timedwait(&d->cond, &d->lock, &ts);
 }
 

@@ -271,14 +271,6 @@ static unsigned hook_poll(void *ctx, fg_nntp_engine_claim_done_fn *done, void *e
 
 /* ---- the cluster thread --------------------------------------------------------- */
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void count(struct fg_claimer *c, enum fg_counter ctr)
 {
 	__atomic_fetch_add(&c->st.ctr[ctr], 1, __ATOMIC_RELAXED);
@@ -486,10 +478,10 @@ static void take_requests(struct fg_claimer *c)
 		ring_pop(&c->fq);
 		take(c, 0, &q);
 	}
-	if (mono_ns() >= c->next_digest_ns && c->publish_digest && c->inf_free != UINT32_MAX) {
+	if (fg_mono_ns() >= c->next_digest_ns && c->publish_digest && c->inf_free != UINT32_MAX) {
 		struct req q = { .op = OP_DIGEST };
 
-		c->next_digest_ns = mono_ns() + DIGEST_PERIOD_NS;
+		c->next_digest_ns = fg_mono_ns() + DIGEST_PERIOD_NS;
 		submit(c, 0, &q);
 	}
 }

@@ -57,6 +57,7 @@
 #include "floodgate/slotlink.h"
 #include "floodgate/tcp.h"
 #include "floodgate/tcpsess.h"
+#include "floodgate/wiring.h"
 
 #define DP "floodgate"
 #define DP_MAX_WORKERS 127
@@ -172,11 +173,9 @@ struct dp_worker {
 	struct fg_tcp *tcp;
 	struct fg_tcpsess *ts;
 	struct fg_passive *pv;
-	struct fg_nntp_engine *e;
-	const struct fg_sink_ops *sink_ops;
-	void *sink;
-	struct fg_outbound_warm *warm;		/* warm-up questions, or NULL */
-	struct fg_region_writer *slot;
+	struct fg_wiring *wire;			/* sink, writer slot, engine (wiring.h) */
+	struct fg_nntp_engine *e;		/* the wiring's engine */
+	struct fg_region_writer *slot;		/* the wiring's slot and link, or NULL */
 	struct fg_slotlink *link;
 	struct dp_peers_snap *snap;
 	/* teardown clears everything from tx to here */

@@ -97,32 +97,53 @@ void dp_clock(fg_time_t *now, uint64_t *now_ns)
 
 /* ------------------------------------------------------------ set-up */
 
-static int sink_setup(struct dp_worker *w)
+/* The sink: null in passive mode, with --sink null and while floodctld
+ * restores (decided, counted, never relayed; while it restores nothing is
+ * decided at all: every session is refused); else the durable queue, whose
+ * completions come back through the handle's ring and the engine's poll,
+ * due within a millisecond while a transfer is in flight, so the writer
+ * needs no way to wake this lcore; else memory, holding the mbufs. */
+static enum fg_wiring_sink sink_kind(const struct dp *dp)
 {
-	struct dp *dp = w->dp;
+	if (dp->passive || dp->o.sink == DP_SINK_NULL || dp->restoring)
+		return FG_WIRING_SINK_NULL;
+	return dp->ob ? FG_WIRING_SINK_QUEUE : FG_WIRING_SINK_MEMORY;
+}
 
-	if (dp->passive || dp->o.sink == DP_SINK_NULL || dp->restoring) {
-		/* decided, counted, never relayed; while floodctld restores,
-		 * nothing is decided at all (every session is refused) */
-		w->sink_ops = &fg_sink_null_ops;
-		w->sink = fg_sink_null_create(0);
-	} else if (dp->ob) {
-		/* the durable queue: the article's mbufs are held (within the
-		 * engine's max-holds share, the connection's window shrinking
-		 * while they are) until the writer has them on disk; the
-		 * completion comes back through the handle's ring and the
-		 * engine's poll, due within a millisecond while a transfer is
-		 * in flight, so the writer needs no way to wake this lcore */
-		w->sink_ops = &fg_queue_sink_ops;
-		w->sink = fg_outbound_sink(dp->ob, &w->stats->s, NULL, NULL);
-		w->warm = fg_outbound_warm_create(dp->ob, NULL, NULL);
-	} else {
-		struct fg_sink_mem_params mp = { .hold = true, .store_limit = 0 };
+/* The sink, the writer slot "floodgate/w<i>" and the engine (wiring.h). */
+static int wiring_setup(struct dp_worker *w)
+{
+	struct fg_wiring_params wp = { 0 };
+	char name[FG_REGION_NAME_MAX], who[32];
+	uint32_t token;
+	int err;
 
-		w->sink_ops = &fg_sink_mem_ops;
-		w->sink = fg_sink_mem_create(&mp);
-	}
-	return w->sink ? 0 : -ENOMEM;
+	if (getrandom(&token, sizeof(token), 0) != sizeof(token))
+		token = (uint32_t)fg_mono_ns();
+	snprintf(name, sizeof(name), "floodgate/w%u", w->index);
+	snprintf(who, sizeof(who), "worker %u", w->index);
+	wp.sink = sink_kind(w->dp);
+	wp.mem.hold = true;
+	wp.ob = w->dp->ob;
+	wp.region = w->dp->region;
+	wp.slot_name = name;
+	wp.claimer = w->dp->claimer;
+	wp.log_comp = DP;
+	wp.log_who = who;
+	wp.engine.cfg = w->cfg;
+	wp.engine.history = w->dp->history;
+	wp.engine.stats = w->stats;
+	wp.engine.peer_stats = w->peer_stats;
+	wp.engine.max_sessions = w->dp->per_worker_conns;
+	wp.engine.max_holds = w->dp->per_worker_holds;
+	wp.engine.token_base = token;
+	w->wire = fg_wiring_build(&wp, &err);
+	if (!w->wire)
+		return err;
+	w->e = fg_wiring_engine(w->wire);
+	w->slot = fg_wiring_slot(w->wire);
+	w->link = fg_wiring_link(w->wire);
+	return 0;
 }
 
 /* The queue's completions of what the writer finished after this worker's
@@ -133,87 +154,17 @@ static void sink_settle(struct dp_worker *w)
 	fg_time_t now;
 	uint64_t now_ns;
 
-	for (unsigned i = 0; i < 100 && fg_queue_sink_busy(w->sink); i++) {
+	for (unsigned i = 0; i < 100 && fg_wiring_sink_busy(w->wire); i++) {
 		dp_clock(&now, &now_ns);
 		fg_nntp_engine_poll(w->e, now, now_ns);
 		if (w->ts)
 			fg_tcpsess_work(w->ts);
-		if (fg_queue_sink_busy(w->sink))
+		if (fg_wiring_sink_busy(w->wire))
 			usleep(10 * 1000);
 	}
-	if (fg_queue_sink_busy(w->sink))
+	if (fg_wiring_sink_busy(w->wire))
 		FG_LOG_WARN(DP, "worker %u: %u articles still in the queue's hands at exit",
-			    w->index, fg_queue_sink_busy(w->sink));
-}
-
-static void sink_teardown(struct dp_worker *w)
-{
-	if (!w->sink)
-		return;
-	w->sink_ops->destroy(w->sink);
-	fg_outbound_warm_destroy(w->warm);
-	w->warm = NULL;
-	w->sink = NULL;
-}
-
-static int slot_setup(struct dp_worker *w)
-{
-	char name[FG_REGION_NAME_MAX];
-	int err = 0;
-
-	if (!w->dp->region)
-		return 0;
-	snprintf(name, sizeof(name), "floodgate/w%u", w->index);
-	/* -EAGAIN: floodctld is still clearing what a dead dataplane left */
-	for (unsigned tries = 0; tries < 200; tries++) {
-		w->slot = fg_region_claim(w->dp->region, name, &err);
-		if (w->slot || err != -EAGAIN)
-			break;
-		usleep(50 * 1000);
-	}
-	if (!w->slot) {
-		FG_LOG_ERR(DP, "worker %u: no writer slot in the region: %s", w->index,
-			   err == -EBUSY ? "every slot is in use (floodctld --writers)" :
-			   err == -EAGAIN ? "floodctld kept clearing a dead writer's entries" :
-			   strerror(-err));
-		return err ? err : -EBUSY;
-	}
-	w->link = fg_slotlink_create(w->slot, w->cfg);
-	if (!w->link)
-		return -ENOMEM;
-	/* the queue deletes a segment only once its IDs are in the journal */
-	return w->dp->ob ? fg_outbound_gate_add(w->dp->ob, w->link) : 0;
-}
-
-static int engine_setup(struct dp_worker *w)
-{
-	struct fg_nntp_engine_params ep = { 0 };
-	struct fg_nntp_engine_hooks hooks;
-	uint32_t token;
-
-	if (getrandom(&token, sizeof(token), 0) != sizeof(token))
-		token = (uint32_t)fg_mono_ns();
-	ep.cfg = w->cfg;
-	ep.history = w->dp->history;
-	ep.sink_ops = w->sink_ops;
-	ep.sink = w->sink;
-	if (w->link) {
-		fg_slotlink_hooks(w->link, &hooks);
-		ep.hooks = &hooks;
-	}
-	ep.stats = w->stats;
-	ep.peer_stats = w->peer_stats;
-	ep.max_sessions = w->dp->per_worker_conns;
-	ep.max_holds = w->dp->per_worker_holds;
-	ep.warmup = fg_outbound_warm_hooks(w->warm);
-	/* claims' answers come back through a ring the worker polls: no wake */
-	ep.cluster = w->dp->claimer ? fg_claimer_link(w->dp->claimer, NULL, NULL) : NULL;
-	if (w->dp->claimer && !ep.cluster)
-		return -ENOMEM;
-	ep.token_base = token;
-	ep.history_owner = w->slot ? fg_region_writer_slot(w->slot) : FG_HISTORY_OWNER_NONE;
-	w->e = fg_nntp_engine_create(&ep);
-	return w->e ? 0 : -EINVAL;
+			    w->index, fg_wiring_sink_busy(w->wire));
 }
 
 static int net_setup(struct dp_worker *w)
@@ -347,11 +298,7 @@ int dp_worker_setup(struct dp_worker *w)
 		w->rxq[w->n_rxq++] = (uint16_t)q;
 	rc = snap_setup(w);
 	if (rc == 0)
-		rc = sink_setup(w);
-	if (rc == 0)
-		rc = slot_setup(w);
-	if (rc == 0)
-		rc = engine_setup(w);
+		rc = wiring_setup(w);
 	if (rc == 0)
 		rc = dp->passive ? passive_setup(w) : net_setup(w);
 	if (rc != 0)
@@ -367,21 +314,15 @@ void dp_worker_teardown(struct dp_worker *w)
 		fg_tcpsess_abort_all(w->ts);
 		fg_tcpsess_work(w->ts);
 	}
-	if (w->e && w->sink_ops == &fg_queue_sink_ops)
+	if (w->wire)
 		sink_settle(w);
 	fg_tcp_destroy(w->tcp);
 	fg_tcpsess_destroy(w->ts);
 	fg_net_destroy(w->net);
 	fg_passive_destroy(w->pv);
-	if (w->e)
-		fg_nntp_engine_destroy(w->e);
-	sink_teardown(w);
-	if (w->link) {
+	if (w->link)
 		fg_slotlink_publish(w->link, w->stats, w->peer_stats, w->cfg->n_peer, false);
-		fg_slotlink_destroy(w->link);
-	}
-	if (w->slot)
-		fg_region_release(w->slot);
+	fg_wiring_destroy(w->wire);
 	dp_tx_drain(&w->tx);
 	for (unsigned i = 0; i < w->tx.n_pending; i++)
 		rte_pktmbuf_free(w->tx.pending[i]);

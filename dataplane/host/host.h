@@ -36,6 +36,7 @@
 #include "floodgate/session.h"
 #include "floodgate/sink.h"
 #include "floodgate/slotlink.h"
+#include "floodgate/wiring.h"
 
 #define HOST_COMP "host"
 #define HOST_CHUNK (64u << 10)		/* receive buffer */
@@ -101,21 +102,17 @@ struct host_worker {
 	int ep, wake;			/* epoll, eventfd */
 	int lfd[FG_CONFIG_MAX_LISTEN];
 	unsigned n_lfd;
-	struct fg_nntp_engine *e;
-	const struct fg_sink_ops *sink_ops;
-	void *sink;
+	struct fg_wiring *wire;			/* sink, writer slot, engine (wiring.h) */
+	struct fg_nntp_engine *e;		/* the wiring's engine */
 	struct fg_nntp_counters *stats;		/* this thread's block */
 	struct fg_nntp_counters *peer_stats;	/* n_peer + 1 */
-	struct fg_outbound_warm *warm;		/* warm-up questions, or NULL */
 	struct host_conn *work;			/* connections with deferred work */
 	struct host_conn *all;			/* every live connection */
 	unsigned n_conns;
 	int stop;			/* set by main (atomic) */
 	int rc;
-	/* --floodctld: its writer slot and the engine's link to it */
-	struct fg_region_writer *slot;
+	/* --floodctld: the engine's link to its writer slot (the wiring's) */
 	struct fg_slotlink *link;
-	struct fg_nntp_engine_hooks hooks;
 	uint64_t next_publish;
 	/* the operator levers (ctl.c), and the generation applied */
 	struct fg_levers_pub *levers;

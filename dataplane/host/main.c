@@ -422,74 +422,64 @@ static void wake_worker(void *arg)
 	host_worker_wake(arg);
 }
 
-/* --floodctld: a writer slot, the engine's link to it (slotlink.h), and
- * the link in the outbound queue's journal gate. */
-static int worker_slot(struct host_worker *w, struct fg_region *region)
+static enum fg_wiring_sink sink_kind(const struct host_opts *o)
 {
-	char name[FG_REGION_NAME_MAX];
-	int err = 0;
+	if (outbound)
+		return FG_WIRING_SINK_QUEUE;
+	return o->sink == HOST_SINK_NULL ? FG_WIRING_SINK_NULL : FG_WIRING_SINK_MEMORY;
+}
+
+/* The sink, with --floodctld the writer slot "floodgate-host-<i>", and the
+ * engine (wiring.h); the queue's, the relay's and the cluster thread's
+ * completions wake the thread. */
+static int worker_wiring(struct host_worker *w, const struct host_opts *o, struct region *r)
+{
+	struct fg_wiring_params wp = { 0 };
+	char name[FG_REGION_NAME_MAX], who[32];
+	int err;
 
 	snprintf(name, sizeof(name), "floodgate-host-%u", w->index);
-	w->slot = fg_region_claim(region, name, &err);
-	if (!w->slot) {
-		FG_LOG_ERR(HOST_COMP, "worker %u: no writer slot in floodctld's region: %s", w->index,
-			   strerror(-err));
-		return err ? err : -EBUSY;
-	}
-	w->link = fg_slotlink_create(w->slot, w->cfg);
-	if (!w->link)
-		return -ENOMEM;
-	fg_slotlink_hooks(w->link, &w->hooks);
-	return outbound ? fg_outbound_gate_add(outbound, w->link) : 0;
+	snprintf(who, sizeof(who), "worker %u", w->index);
+	wp.sink = sink_kind(o);
+	wp.mem = o->mem;
+	wp.ob = outbound;
+	wp.wake = wake_worker;
+	wp.wake_arg = w;
+	wp.region = r->ctl;
+	wp.slot_name = name;
+	wp.claimer = claimer;
+	wp.log_comp = HOST_COMP;
+	wp.log_who = who;
+	wp.engine.cfg = w->cfg;
+	wp.engine.history = r->h;
+	wp.engine.stats = w->stats;
+	wp.engine.peer_stats = w->peer_stats;
+	wp.engine.max_sessions = o->max_sessions;
+	wp.engine.token_base = w->index << 20;
+	w->wire = fg_wiring_build(&wp, &err);
+	if (!w->wire)
+		return err;
+	w->e = fg_wiring_engine(w->wire);
+	w->link = fg_wiring_link(w->wire);
+	return 0;
 }
 
 static int worker_setup(struct host_worker *w, unsigned i, const struct host_opts *o,
 			const struct fg_config *cfg, struct region *r)
 {
-	struct fg_nntp_engine_params ep = { 0 };
-	struct fg_history *h = r->h;
 	int rc;
 
 	w->index = i;
 	w->o = o;
 	w->cfg = cfg;
-	w->h = h;
+	w->h = r->h;
 	w->ep = w->wake = -1;
 	w->stats = calloc(1, sizeof(*w->stats));
 	w->peer_stats = calloc(cfg->n_peer + 1, sizeof(*w->peer_stats));
-	if (outbound) {
-		w->sink_ops = &fg_queue_sink_ops;
-		w->sink = w->stats ? fg_outbound_sink(outbound, &w->stats->s, wake_worker, w) : NULL;
-	} else if (o->sink == HOST_SINK_NULL) {
-		w->sink_ops = &fg_sink_null_ops;
-		w->sink = fg_sink_null_create(0);
-	} else {
-		w->sink_ops = &fg_sink_mem_ops;
-		w->sink = fg_sink_mem_create(&o->mem);
-	}
-	if (!w->stats || !w->peer_stats || !w->sink)
+	if (!w->stats || !w->peer_stats)
 		return -ENOMEM;
-	if (r->ctl && (rc = worker_slot(w, r->ctl)) < 0)
-		return rc;
-	w->warm = fg_outbound_warm_create(outbound, wake_worker, w);
-	ep.hooks = r->ctl ? &w->hooks : NULL;
-	ep.cfg = cfg;
-	ep.history = h;
-	ep.sink_ops = w->sink_ops;
-	ep.sink = w->sink;
-	ep.stats = w->stats;
-	ep.peer_stats = w->peer_stats;
-	ep.max_sessions = o->max_sessions;
-	ep.token_base = i << 20;
-	ep.history_owner = w->slot ? fg_region_writer_slot(w->slot) : FG_HISTORY_OWNER_NONE;
-	ep.warmup = fg_outbound_warm_hooks(w->warm);
-	ep.cluster = claimer ? fg_claimer_link(claimer, wake_worker, w) : NULL;
-	if (claimer && !ep.cluster)
-		return -ENOMEM;
-	w->e = fg_nntp_engine_create(&ep);
-	if (!w->e)
-		return -EINVAL;
-	return host_worker_init(w);
+	rc = worker_wiring(w, o, r);
+	return rc ? rc : host_worker_init(w);
 }
 
 static void worker_teardown(struct host_worker *w)
@@ -497,15 +487,9 @@ static void worker_teardown(struct host_worker *w)
 	if (w->link) {
 		w->next_publish = 0;
 		host_worker_publish(w, 0);
-		fg_slotlink_destroy(w->link);
 	}
-	if (w->slot)
-		fg_region_release(w->slot);
 	host_worker_fini(w);
-	fg_nntp_engine_destroy(w->e);
-	fg_outbound_warm_destroy(w->warm);
-	if (w->sink)
-		w->sink_ops->destroy(w->sink);
+	fg_wiring_destroy(w->wire);
 	free(w->stats);
 	free(w->peer_stats);
 }

@@ -36,8 +36,7 @@ void host_clock(fg_time_t *now, uint64_t *now_ns)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	*now = ts.tv_sec;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	*now_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	*now_ns = fg_mono_ns();
 }
 
 /* --floodctld: the engine's counters into the slot, for floodctld's sums
@@ -244,7 +243,7 @@ static int timeout_ms(struct host_worker *w)
 	if (w->work)
 		return 0;
 	/* --floodctld: wake to publish the counters even when idle */
-	if (w->slot && next > now_ns + 100000000ull)
+	if (w->link && next > now_ns + 100000000ull)
 		next = now_ns + 100000000ull;
 	return next <= now_ns ? 0 : (int)((next - now_ns + 999999) / 1000000);
 }

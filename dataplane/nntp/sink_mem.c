@@ -162,16 +162,11 @@ static int mem_begin(void *sink, const char *msgid, size_t len, unsigned peer, v
 static int text_add(struct mem_art *a, const uint8_t *p, size_t n)
 {
 	if (a->len + n > a->cap) {
-		size_t cap = a->cap ? a->cap : 4096;
-		uint8_t *t;
+		uint8_t *t = fg_grow(a->text, &a->cap, a->len + n, 4096);
 
-		while (cap < a->len + n)
-			cap *= 2;
-		t = realloc(a->text, cap);
 		if (!t)
 			return -ENOMEM;
 		a->text = t;
-		a->cap = cap;
 	}
 	a->len += fg_sink_unstuff(&a->u, p, n, a->text + a->len);
 	return 0;

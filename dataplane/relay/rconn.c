@@ -117,16 +117,11 @@ static int item_push(struct rconn *c, int fd, uint64_t seg, uint64_t off, uint64
 static char *obuf_room(struct rconn *c, size_t n)
 {
 	if (c->olen + n > c->ocap) {
-		size_t cap = c->ocap ? c->ocap : 65536;
-		char *nb;
+		char *nb = fg_grow(c->obuf, &c->ocap, c->olen + n, 65536);
 
-		while (cap < c->olen + n)
-			cap *= 2;
-		nb = realloc(c->obuf, cap);
 		if (!nb)
 			return NULL;
 		c->obuf = nb;
-		c->ocap = cap;
 	}
 	return c->obuf + c->olen;
 }

@@ -33,6 +33,12 @@
 
 FG_NORETURN void fg_panic(const char *file, int line, const char *what);
 
+/* A heap buffer of *cap octets (buf NULL and *cap 0 at first) grown to hold
+ * at least `want`: its capacity doubles, from `first` when it has none.
+ * The buffer to use from now on (*cap updated), or NULL when out of memory
+ * (buf and *cap as they were). Text buffers, articles, output queues. */
+void *fg_grow(void *buf, size_t *cap, size_t want, size_t first);
+
 #define FG_ASSERT(c) \
 	do { \
 		if (__builtin_expect(!(c), 0)) \

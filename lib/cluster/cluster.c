@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <hiredis/hiredis.h>
@@ -140,14 +139,6 @@ void fg_cluster_key(const char *secret, const char *id, size_t len,
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static int find_node(struct fg_cluster *c, const char *host, int port, bool add)
 {
 	for (unsigned i = 0; i < c->n_node; i++)
@@ -216,7 +207,7 @@ static void finish(struct fg_cluster *c, struct req *r, int rc, const redisReply
 		c->st.conn_failures++;
 	}
 	if (c->done)
-		c->done(c->done_arg, r->cookie, rc, rc == 0 ? &out : NULL, now_ns() - r->t0_ns);
+		c->done(c->done_arg, r->cookie, rc, rc == 0 ? &out : NULL, fg_mono_ns() - r->t0_ns);
 }
 
 /* ---- connections --------------------------------------------------------- */
@@ -269,7 +260,7 @@ static void node_close(struct fg_cluster *c, struct node *n, const char *why)
 		redisFree(n->rc);
 	n->rc = NULL;
 	n->state = NODE_DOWN;
-	n->retry_ns = now_ns() + c->timeout_ns;
+	n->retry_ns = fg_mono_ns() + c->timeout_ns;
 	while ((r = fifo_pop(n, c)) != NULL) {
 		if (r->kind == REQ_SLOTS)
 			c->map_inflight = false;
@@ -283,7 +274,7 @@ static int append(struct fg_cluster *c, struct node *n, struct req *r)
 {
 	if (redisAppendFormattedCommand(n->rc, r->cmd, r->cmd_len) != REDIS_OK)
 		return -ENOMEM;
-	r->sent_ns = now_ns();
+	r->sent_ns = fg_mono_ns();
 	fifo_push(n, c, r);
 	c->st.sent++;
 	return 0;
@@ -314,9 +305,9 @@ static bool node_connect(struct fg_cluster *c, struct node *n)
 
 	if (n->state != NODE_DOWN)
 		return true;
-	if (now_ns() < n->retry_ns)
+	if (fg_mono_ns() < n->retry_ns)
 		return false;
-	n->retry_ns = now_ns() + c->timeout_ns;
+	n->retry_ns = fg_mono_ns() + c->timeout_ns;
 	n->rc = redisConnectNonBlock(n->host, n->port);
 	if (!n->rc || n->rc->err) {
 		if (n->rc)
@@ -603,12 +594,12 @@ static void ask_map(struct fg_cluster *c)
 	const char *slots[] = { "CLUSTER", "SLOTS" };
 	struct node *n;
 
-	if (!c->want_map || c->map_inflight || now_ns() < c->map_ns)
+	if (!c->want_map || c->map_inflight || fg_mono_ns() < c->map_ns)
 		return;
 	n = any_node(c);
 	if (!n)
 		return;
-	c->map_ns = now_ns() + c->timeout_ns;
+	c->map_ns = fg_mono_ns() + c->timeout_ns;
 	if (append_internal(c, n, REQ_SLOTS, 2, slots) == 0) {
 		c->map_inflight = true;
 		c->want_map = false;
@@ -617,7 +608,7 @@ static void ask_map(struct fg_cluster *c)
 
 static void expire(struct fg_cluster *c)
 {
-	uint64_t t = now_ns();
+	uint64_t t = fg_mono_ns();
 
 	for (unsigned i = 0; c->n_user && i < c->max_req; i++) {
 		struct req *r = &c->req[i];
@@ -809,7 +800,7 @@ int fg_cluster_submit(struct fg_cluster *c, unsigned argc, const char **argv,
 		return -ENOBUFS;
 	r->kind = REQ_USER;
 	r->cookie = cookie;
-	r->t0_ns = now_ns();
+	r->t0_ns = fg_mono_ns();
 	r->deadline_ns = r->t0_ns + c->timeout_ns;
 	len = redisFormatCommandArgv(&r->cmd, (int)argc, argv, argvlen);
 	if (len < 0) {
@@ -872,14 +863,14 @@ int fg_cluster_del(const struct fg_cluster_params *p, const char *key, unsigned 
 	const char *argv[] = { "DEL", key };
 	size_t len[] = { 3, strlen(key) };
 	struct fg_cluster *c = fg_cluster_create(p);
-	uint64_t end = now_ns() + (uint64_t)bound_ms * 1000000u;
+	uint64_t end = fg_mono_ns() + (uint64_t)bound_ms * 1000000u;
 	struct del_result d = { false, -ETIMEDOUT };
 
 	if (!c)
 		return -EINVAL;
 	/* a seed may still be connecting, or down while another is up: a
 	 * request that fails at once is tried again until the bound */
-	while (!d.done && now_ns() < end) {
+	while (!d.done && fg_mono_ns() < end) {
 		int rc = fg_cluster_submit(c, 2, argv, len, 1, 0);
 
 		if (rc != 0) {
@@ -889,7 +880,7 @@ int fg_cluster_del(const struct fg_cluster_params *p, const char *key, unsigned 
 		}
 		while (!d.done && fg_cluster_pending(c))
 			fg_cluster_run(c, 5, del_done, &d);
-		if (d.done && d.rc < 0 && d.rc != -EPROTO && now_ns() < end) {
+		if (d.done && d.rc < 0 && d.rc != -EPROTO && fg_mono_ns() < end) {
 			d.done = false;
 			fg_cluster_run(c, 5, del_done, &d);
 		}

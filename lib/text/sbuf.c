@@ -33,24 +33,18 @@ void fg_sbuf_reset(struct fg_sbuf *b)
 /* Room for n more octets and a NUL; false (sticky) if it cannot grow. */
 static bool reserve(struct fg_sbuf *b, size_t n)
 {
-	size_t want, cap;
 	char *np;
 
 	if (b->failed)
 		return false;
-	want = b->len + n + 1;
-	if (want <= b->cap)
+	if (b->len + n + 1 <= b->cap)
 		return true;
-	cap = b->cap ? b->cap : 256;
-	while (cap < want)
-		cap *= 2;
-	np = realloc(b->p, cap);
+	np = fg_grow(b->p, &b->cap, b->len + n + 1, 256);
 	if (!np) {
 		b->failed = true;
 		return false;
 	}
 	b->p = np;
-	b->cap = cap;
 	return true;
 }
 

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "floodgate/log.h"
@@ -48,22 +47,14 @@ uint64_t fg_test_rng(uint64_t *state)
 	return z ^ (z >> 31);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 bool fg_test_wait_until(bool (*cond)(void *arg), void *arg, unsigned step_us)
 {
 	const char *scale = getenv("FG_TIMEOUT_SCALE");
 	double k = scale && atof(scale) > 0 ? atof(scale) : 1.0;
-	uint64_t until = mono_ns() + (uint64_t)(FG_TEST_WAIT_S * k * 1e9);
+	uint64_t until = fg_mono_ns() + (uint64_t)(FG_TEST_WAIT_S * k * 1e9);
 
 	while (!cond(arg)) {
-		if (mono_ns() >= until)
+		if (fg_mono_ns() >= until)
 			return cond(arg);
 		usleep(step_us);
 	}

@@ -53,14 +53,9 @@ static int t_send(void *tp, const void *buf, uint32_t len)
 	else if (c->send_limit && n > c->send_limit)
 		n = c->send_limit;
 	if (c->out_len + n + 1 > c->out_cap) {
-		size_t cap = c->out_cap ? c->out_cap : 4096;
-
-		while (cap < c->out_len + n + 1)
-			cap *= 2;
-		c->out = realloc(c->out, cap);
+		c->out = fg_grow(c->out, &c->out_cap, c->out_len + n + 1, 4096);
 		if (!c->out)
 			abort();
-		c->out_cap = cap;
 	}
 	memcpy(c->out + c->out_len, buf, n);
 	c->out_len += n;

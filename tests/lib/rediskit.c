@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "floodgate/common.h"
 #include "rediskit.h"
 
 #define POLL_US 20000
@@ -24,10 +24,7 @@ int fg_test_netns_enter(void)
 
 static uint64_t ms_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	return fg_mono_ns() / 1000000u;
 }
 
 int fg_test_redis_cli(const struct fg_test_redis *r, unsigned i, const char *args, char *out,

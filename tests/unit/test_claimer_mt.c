@@ -38,10 +38,7 @@ struct box {
 
 static uint64_t ms_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	return fg_mono_ns() / 1000000u;
 }
 
 static void cluster_setup(void)

@@ -39,10 +39,7 @@ static struct results res;
 
 static uint64_t ms_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	return fg_mono_ns() / 1000000u;
 }
 
 static void on_done(void *arg, uint64_t cookie, int rc, const struct fg_cluster_reply *r,

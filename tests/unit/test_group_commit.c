@@ -16,7 +16,6 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "fgtest.h"
@@ -32,14 +31,6 @@ static const char *const ART =
  * interval would fail the test by its deadline. */
 #define LONG_INTERVAL_NS (60ull * 1000000000)
 /* Deadlines: fg_test_wait_until, a bound on failure only. */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* The writer's fault hook: a sync that blocks while `hold_sync` is set
  * (and says it started), appends that take `append_us` each. */
@@ -93,7 +84,7 @@ static bool all_done(void *arg)
 {
 	struct waiting *w = arg;
 
-	fg_queue_sink_ops.poll(w->s, now_ns(), on_done, w->d);
+	fg_queue_sink_ops.poll(w->s, fg_mono_ns(), on_done, w->d);
 	return w->d->done >= w->want;
 }
 
@@ -204,7 +195,7 @@ static uint64_t behind_a_held_sync(uint64_t commit_ns, unsigned append_us, unsig
 	wait_sync_entered(&r.sl, 1);
 	for (unsigned i = 1; i <= behind; i++)
 		put(r.s, i);
-	fg_queue_sink_ops.poll(r.s, now_ns(), on_done, &r.d);
+	fg_queue_sink_ops.poll(r.s, fg_mono_ns(), on_done, &r.d);
 	ck_assert_uint_eq(r.d.done, 0);
 	atomic_store(&r.sl.hold_sync, false);
 	wait_done(r.s, &r.d, behind + 1);

@@ -121,10 +121,7 @@ static void fx_down(void)
 	ck_assert_uint_eq(fg_memport_in_use(X.mp), 0);
 	fg_passive_destroy(X.pv);
 	fg_nntp_engine_destroy(X.e);
-	if (X.sink_ops == &fg_sink_null_ops)
-		fg_sink_null_destroy(X.sink);
-	else
-		fg_sink_mem_destroy(X.sink);
+	X.sink_ops->destroy(X.sink);
 	fg_memport_destroy(X.mp);
 	fg_history_detach(X.h);
 	free(X.hmem);

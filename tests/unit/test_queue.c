@@ -96,24 +96,16 @@ static void on_done(void *ctx, uint64_t cookie, int status)
 	d->done++;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Deadlines of the waits: a bound on failure only (ASan on a loaded
  * machine), never a measurement. */
 #define WAIT_NS (60ull * 1000000000)
 
 static void wait_done(struct fg_queue_sink *s, struct drv *d, unsigned want)
 {
-	uint64_t until = now_ns() + WAIT_NS;
+	uint64_t until = fg_mono_ns() + WAIT_NS;
 
-	while (d->done < want && now_ns() < until) {
-		fg_queue_sink_ops.poll(s, now_ns(), on_done, d);
+	while (d->done < want && fg_mono_ns() < until) {
+		fg_queue_sink_ops.poll(s, fg_mono_ns(), on_done, d);
 		usleep(200);
 	}
 	ck_assert_uint_eq(d->done, want);
@@ -231,9 +223,9 @@ static size_t nsegments(void)
 
 static void wait_for(bool (*cond)(struct fg_queue *), struct fg_queue *q, const char *what)
 {
-	uint64_t until = now_ns() + WAIT_NS;
+	uint64_t until = fg_mono_ns() + WAIT_NS;
 
-	while (!cond(q) && now_ns() < until)
+	while (!cond(q) && fg_mono_ns() < until)
 		usleep(1000);
 	ck_assert_msg(cond(q), "timed out waiting for %s", what);
 }

@@ -15,7 +15,6 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "fgtest.h"
@@ -27,14 +26,6 @@
 
 static char dir[64];
 static struct fg_queue *q;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 struct producer {
 	unsigned t;
@@ -62,15 +53,15 @@ static void *produce(void *arg)
 	struct producer *p = arg;
 	struct fg_queue_sink_params sp = { .max_articles = 64 };
 	struct fg_queue_sink *s = fg_queue_sink_create(q, &sp);
-	uint64_t until = now_ns() + 60ull * 1000000000;
+	uint64_t until = fg_mono_ns() + 60ull * 1000000000;
 	unsigned sent = 0;
 
 	p->order_ok = true;
-	while (p->done < PER_THREAD && now_ns() < until) {
+	while (p->done < PER_THREAD && fg_mono_ns() < until) {
 		void *h;
 		char id[40];
 
-		fg_queue_sink_ops.poll(s, now_ns(), on_done, p);
+		fg_queue_sink_ops.poll(s, fg_mono_ns(), on_done, p);
 		if (sent == PER_THREAD || fg_queue_sink_ops.full(s)) {
 			usleep(100);
 			continue;
@@ -90,13 +81,13 @@ static void *produce(void *arg)
 		fg_queue_sink_ops.commit(s, h, sent);
 		sent++;
 		/* keep at most 24 in flight so the held buffers are not reused early */
-		while (sent - p->done >= 24 && now_ns() < until) {
-			fg_queue_sink_ops.poll(s, now_ns(), on_done, p);
+		while (sent - p->done >= 24 && fg_mono_ns() < until) {
+			fg_queue_sink_ops.poll(s, fg_mono_ns(), on_done, p);
 			usleep(50);
 		}
 	}
-	while (fg_queue_sink_busy(s) && now_ns() < until) {
-		fg_queue_sink_ops.poll(s, now_ns(), on_done, p);
+	while (fg_queue_sink_busy(s) && fg_mono_ns() < until) {
+		fg_queue_sink_ops.poll(s, fg_mono_ns(), on_done, p);
 		usleep(100);
 	}
 	fg_queue_sink_destroy(s);
@@ -155,10 +146,10 @@ static void *consume(void *arg)
 {
 	struct reader *r = arg;
 	struct fg_queue_cursor pos = { 0, 0 }, durable;
-	uint64_t until = now_ns() + 60ull * 1000000000;
+	uint64_t until = fg_mono_ns() + 60ull * 1000000000;
 
 	r->ok = true;
-	while (r->read < THREADS * PER_THREAD && now_ns() < until) {
+	while (r->read < THREADS * PER_THREAD && fg_mono_ns() < until) {
 		int got = 0;
 
 		fg_queue_durable(q, &durable);
@@ -212,13 +203,13 @@ START_TEST(producers_reader_rotation_deletion)
 	fg_queue_durable(q, &end);
 	ck_assert_uint_eq(end.recno, THREADS * PER_THREAD);
 	/* everything acknowledged: only the current segment stays */
-	until = now_ns() + 10ull * 1000000000;
+	until = fg_mono_ns() + 10ull * 1000000000;
 	do {
 		usleep(10000);
 		ck_assert_int_eq(fg_datadir_list(dir, FG_QUEUE_SEG_PREFIX, FG_QUEUE_SEG_SUFFIX,
 						 &nums, &nseg), 0);
 		free(nums);
-	} while (nseg > 1 && now_ns() < until);
+	} while (nseg > 1 && fg_mono_ns() < until);
 	ck_assert_uint_eq(nseg, 1);
 	fg_queue_stop(q);
 	fg_queue_close(q);

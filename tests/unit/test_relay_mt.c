@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "fgtest.h"
@@ -57,14 +56,6 @@ struct server {
 static const char *const ART =
 	"Path: a!b\r\nFrom: x@y.example\r\nNewsgroups: t.test\r\nSubject: s\r\n"
 	"Date: Mon, 02 Mar 2026 12:00:00 +0000\r\n\r\nbody\r\n..a dot-stuffed line\r\n";
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Buffered line reading on a blocking socket with a poll timeout. */
 struct rd {
@@ -390,7 +381,7 @@ static void rig_down(void)
 /* The sink polled: are `*want` articles made safe? */
 static bool sink_done(void *want)
 {
-	fg_queue_sink_ops.poll(sink, now_ns(), on_done, NULL);
+	fg_queue_sink_ops.poll(sink, fg_mono_ns(), on_done, NULL);
 	return done_n >= *(unsigned *)want;
 }
 
@@ -405,7 +396,7 @@ static void offer(const char *fmt, unsigned n)
 
 		snprintf(id, sizeof(id), fmt, i);
 		while (fg_queue_sink_ops.begin(sink, id, strlen(id), 0, &h) != 0)
-			fg_queue_sink_ops.poll(sink, now_ns(), on_done, NULL);
+			fg_queue_sink_ops.poll(sink, fg_mono_ns(), on_done, NULL);
 		ck_assert_int_eq(fg_queue_sink_ops.append(sink, h, &seg, false), 0);
 		ck_assert_int_eq(fg_queue_sink_ops.commit(sink, h, i), 0);
 	}
@@ -800,7 +791,7 @@ static void offer_routed(const char *fmt, unsigned n)
 
 		snprintf(id, sizeof(id), fmt, i);
 		while (fg_queue_sink_ops.begin(sink, id, strlen(id), 0, &h) != 0)
-			fg_queue_sink_ops.poll(sink, now_ns(), on_done, NULL);
+			fg_queue_sink_ops.poll(sink, fg_mono_ns(), on_done, NULL);
 		ck_assert_int_eq(fg_queue_sink_ops.append(sink, h, &seg, false), 0);
 		route_of(i, &r);
 		fg_queue_sink_ops.route(sink, h, &r);
@@ -1027,12 +1018,12 @@ START_TEST(asks_answered_by_check)
 	a = rig_up_asking(s.port, "", 4);
 	ck_assert_ptr_nonnull(a);
 	/* the asking connection comes up; until then questions get UNKNOWN */
-	until = now_ns() + WAIT_NS;
+	until = fg_mono_ns() + WAIT_NS;
 	do {
 		memset(&x, 0, sizeof(x));
 		ck_assert_int_eq(fg_relay_ask(a, "<probe@t>", 9, 0), 0);
 		wait_answers(a, &x, 1);
-	} while (x.got[0] == FG_RELAY_UNKNOWN && now_ns() < until);
+	} while (x.got[0] == FG_RELAY_UNKNOWN && fg_mono_ns() < until);
 	ck_assert_int_eq(x.got[0], FG_RELAY_WANTED);
 	memset(&x, 0, sizeof(x));
 	for (unsigned i = 0; i < 4; i++)
@@ -1079,11 +1070,11 @@ START_TEST(asks_unknown_when_nobody_answers)
 	a = rig_up_asking(1, "", 16);
 	ask_timeout_ns = ASK_TIMEOUT_NS;
 	memset(&x, 0, sizeof(x));
-	t0 = now_ns();
+	t0 = fg_mono_ns();
 	ck_assert_int_eq(fg_relay_ask(a, "<a@t>", 5, 7), 0);
 	wait_answers(a, &x, 1);
 	ck_assert_int_eq(x.got[7], FG_RELAY_UNKNOWN);
-	ck_assert_uint_lt(now_ns() - t0, 2 * WAIT_NS);
+	ck_assert_uint_lt(fg_mono_ns() - t0, 2 * WAIT_NS);
 	rig_down();
 	fg_relay_asker_destroy(a);
 	fg_config_free(cfg);
@@ -1093,21 +1084,21 @@ START_TEST(asks_unknown_when_nobody_answers)
 	 * (before that, a question is answered UNKNOWN at once, unsent) */
 	server_start(&s);
 	a = rig_up_asking(s.port, "", 16);
-	until = now_ns() + WAIT_NS;
+	until = fg_mono_ns() + WAIT_NS;
 	do {
 		memset(&x, 0, sizeof(x));
 		ck_assert_int_eq(fg_relay_ask(a, "<probe@t>", 9, 0), 0);
 		wait_answers(a, &x, 1);
 		ck_assert_int_eq(x.got[0], FG_RELAY_UNKNOWN);
-	} while (atomic_load(&s.checks) == 0 && now_ns() < until);
+	} while (atomic_load(&s.checks) == 0 && fg_mono_ns() < until);
 	checks = atomic_load(&s.checks);
 	ck_assert_uint_ge(checks, 1);
 	memset(&x, 0, sizeof(x));
-	t0 = now_ns();
+	t0 = fg_mono_ns();
 	ck_assert_int_eq(fg_relay_ask(a, "<b@t>", 5, 3), 0);
 	wait_answers(a, &x, 1);
 	ck_assert_int_eq(x.got[3], FG_RELAY_UNKNOWN);
-	ck_assert_uint_ge(now_ns() - t0, ASK_TIMEOUT_NS - 50000000ull);
+	ck_assert_uint_ge(fg_mono_ns() - t0, ASK_TIMEOUT_NS - 50000000ull);
 	/* it was asked: the server reads the CHECK (in its own time) */
 	mute = &s;
 	checks_want = checks + 1;

@@ -56,19 +56,11 @@ static char *make_feed(fg_time_t now, unsigned n, unsigned variant, size_t *len)
 	return p;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void *run_worker(void *arg)
 {
 	struct worker *w = arg;
 	uint64_t rng = w->seed;
-	double deadline = now_s() + 120;
+	double deadline = ((double)fg_mono_ns() * 1e-9) + 120;
 
 	w->c = fg_th_open(w->t, "alpha");
 	ck_assert_ptr_nonnull(w->c);
@@ -79,7 +71,7 @@ static void *run_worker(void *arg)
 		if (fg_nntp_engine_xfers(w->t->e) == 0 && w->c->closed_reported)
 			break;
 		sched_yield();
-	} while (now_s() < deadline);
+	} while (((double)fg_mono_ns() * 1e-9) < deadline);
 	return NULL;
 }
 

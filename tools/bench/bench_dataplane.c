@@ -161,15 +161,14 @@ static uint64_t thread_ns(void)
 
 static double tsc_hz(void)
 {
-	struct timespec a, b;
-	uint64_t c0, c1;
+	uint64_t a, b, c0, c1;
 
-	clock_gettime(CLOCK_MONOTONIC, &a);
+	a = fg_mono_ns();
 	c0 = __rdtsc();
 	usleep(200000);
-	clock_gettime(CLOCK_MONOTONIC, &b);
+	b = fg_mono_ns();
 	c1 = __rdtsc();
-	return (double)(c1 - c0) / ((double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9);
+	return (double)(c1 - c0) / ((double)(b - a) / 1e9);
 }
 
 static const char *loadavg(void)

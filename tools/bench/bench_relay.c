@@ -73,11 +73,6 @@ static double now_s(void)
 	return (double)fg_mono_ns() * 1e-9;
 }
 
-static uint64_t now_ns(void)
-{
-	return (uint64_t)(now_s() * 1e9);
-}
-
 static void die(const char *what)
 {
 	fprintf(stderr, "bench_relay: %s\n", what);
@@ -128,7 +123,7 @@ static void on_done(void *ctx, uint64_t cookie, int status)
 	if (status)
 		r->failed++;
 	if (r->lat)
-		r->lat[cookie] = now_ns() - r->lat[cookie];
+		r->lat[cookie] = fg_mono_ns() - r->lat[cookie];
 	r->done++;
 }
 
@@ -173,7 +168,7 @@ static bool commit_one(struct qrun *r, const char *art, size_t len, unsigned pie
 		fg_queue_sink_ops.append(r->s, h, &seg, true);
 	}
 	if (r->lat)
-		r->lat[cookie] = now_ns();
+		r->lat[cookie] = fg_mono_ns();
 	fg_queue_sink_ops.commit(r->s, h, cookie);
 	return true;
 }
@@ -208,7 +203,7 @@ static struct tput queue_throughput(size_t size, unsigned n)
 		/* 64 KiB pieces: the host's receive chunks */
 		while (sent < n && commit_one(&r, art, len, 65536, sent))
 			sent++;
-		if (!fg_queue_sink_ops.poll(r.s, now_ns(), on_done, &r))
+		if (!fg_queue_sink_ops.poll(r.s, fg_mono_ns(), on_done, &r))
 			usleep(50);
 	}
 	t.seconds = now_s() - t0;
@@ -278,7 +273,7 @@ static struct lat commit_latency(uint64_t commit_ns, size_t size, unsigned infli
 	while (r.done < n) {
 		while (sent < n && sent - r.done < inflight)
 			commit_one(&r, art, len, 65536, sent++);
-		if (!fg_queue_sink_ops.poll(r.s, now_ns(), on_done, &r))
+		if (!fg_queue_sink_ops.poll(r.s, fg_mono_ns(), on_done, &r))
 			usleep(20);
 		else if (inflight == 1)
 			/* arrivals are not in step with the writer */
@@ -394,7 +389,7 @@ static struct relayrun relay_to_innd(const char *innd_dir, size_t size, unsigned
 			bytes += len;
 			sent++;
 		}
-		if (!fg_queue_sink_ops.poll(r.s, now_ns(), on_done, &r))
+		if (!fg_queue_sink_ops.poll(r.s, fg_mono_ns(), on_done, &r))
 			usleep(100);
 	}
 	fg_queue_durable(r.q, &end);
@@ -663,7 +658,7 @@ static struct feedsrun feeds_relay(enum feeds_case c, unsigned n)
 			}
 			sent++;
 		}
-		if (!fg_queue_sink_ops.poll(r.s, now_ns(), on_done, &r))
+		if (!fg_queue_sink_ops.poll(r.s, fg_mono_ns(), on_done, &r))
 			usleep(100);
 	}
 	out.select_ns = select_ns(cfg);

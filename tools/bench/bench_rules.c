@@ -55,11 +55,6 @@ static uint64_t rng(void)
 	return bench_rng(&rng_state);
 }
 
-static double now_ns(void)
-{
-	return (double)fg_mono_ns();
-}
-
 /* ---------------------------------------------------------------- history stand-in */
 
 #define SET_SIZE 4096	/* power of two, > 2 * N_ARTICLES */
@@ -210,7 +205,7 @@ static double run_once(struct ctx *c, enum kind k, unsigned passes)
 	struct fg_rules_verdict v;
 	struct fg_rules_input in = { .now = NOW, .peer = c->peer };
 	uint64_t acc = 0;
-	double t0 = now_ns();
+	double t0 = (double)fg_mono_ns();
 
 	for (unsigned p = 0; p < passes; p++) {
 		for (unsigned i = 0; i < N_ARTICLES; i++) {
@@ -235,7 +230,7 @@ static double run_once(struct ctx *c, enum kind k, unsigned passes)
 		}
 	}
 	sink += acc;
-	return (now_ns() - t0) / ((double)passes * N_ARTICLES);
+	return ((double)fg_mono_ns() - t0) / ((double)passes * N_ARTICLES);
 }
 
 static double best_of_5(struct ctx *c, enum kind k, unsigned passes)

@@ -84,10 +84,7 @@ struct fig {
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)fg_mono_ns() * 1e-9;
 }
 
 /* This thread's CPU time: a shared machine preempts a run at will, and

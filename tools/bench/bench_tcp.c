@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <x86intrin.h>
 
 #include "floodgate/memport.h"
@@ -249,16 +248,15 @@ static const char *loadavg(void)
 
 static double tsc_hz(void)
 {
-	struct timespec a, b;
-	uint64_t c0, c1;
+	uint64_t a, b, c0, c1;
 
-	clock_gettime(CLOCK_MONOTONIC, &a);
+	a = fg_mono_ns();
 	c0 = __rdtsc();
 	do
-		clock_gettime(CLOCK_MONOTONIC, &b);
-	while ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec) < 2e8);
+		b = fg_mono_ns();
+	while (b - a < 200000000ull);
 	c1 = __rdtsc();
-	return (double)(c1 - c0) / (((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / 1e9);
+	return (double)(c1 - c0) / ((double)(b - a) / 1e9);
 }
 
 int main(int argc, char **argv)

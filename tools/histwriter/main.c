@@ -281,7 +281,7 @@ static int write_ids(struct fg_region *r, const struct opts *o)
 	struct fg_region_writer *w;
 	int64_t period = o->rate > 0 ? (int64_t)(1e9 / o->rate) : 0;
 	uint64_t done = 0, committed = UINT64_MAX, seq = 0;
-	struct timespec t0;
+	uint64_t t0;
 	int peer = o->peer ? fg_region_peer_index(r, o->peer) : -1;
 	int err, rc = 0;
 
@@ -290,7 +290,7 @@ static int write_ids(struct fg_region *r, const struct opts *o)
 		fprintf(stderr, "histwriter: no writer slot: %s\n", strerror(-err));
 		return 2;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = fg_mono_ns();
 	for (uint64_t n = o->start; !atomic_load(&stop) && (!o->count || done < o->count); n++) {
 		rc = insert_one(w, o, n, peer, &seq);
 		if (rc < 0)
@@ -302,11 +302,7 @@ static int write_ids(struct fg_region *r, const struct opts *o)
 		fg_region_writer_heartbeat(w);
 		report_commit(w, &committed);
 		if (period) {
-			struct timespec now;
-
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			sleep_ns((int64_t)done * period - ((now.tv_sec - t0.tv_sec) * 1000000000ll +
-							   (now.tv_nsec - t0.tv_nsec)));
+			sleep_ns((int64_t)done * period - (int64_t)(fg_mono_ns() - t0));
 		}
 	}
 	while (o->wait_commit && !atomic_load(&stop) &&

@@ -14,7 +14,9 @@
  * the connection's window; nothing is stored), or the null sink (copies
  * nothing; for articles larger than the receive window, which a holding
  * sink could never complete: the held octets would close the window for
- * good). One counter block takes every module's counters.
+ * good). The sink and the engine are built by the wiring (wiring.h), as
+ * the dataplane's workers build theirs. One counter block takes every
+ * module's counters.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -50,40 +52,31 @@ static int history_create(struct th *t)
 	return t->history ? 0 : -EINVAL;
 }
 
-static int sink_create(struct th *t)
-{
-	if (t->o.null_sink) {
-		t->sink_ops = &fg_sink_null_ops;
-		t->sink = fg_sink_null_create(0);
-	} else {
-		struct fg_sink_mem_params mp = { .hold = true, .store_limit = 0 };
-
-		t->sink_ops = &fg_sink_mem_ops;
-		t->sink = fg_sink_mem_create(&mp);
-	}
-	return t->sink ? 0 : -ENOMEM;
-}
-
+/* The sink (memory in hold mode, or null) and the engine, without a
+ * writer slot (wiring.h). */
 static int engine_create(struct th *t)
 {
-	struct fg_nntp_engine_params ep = { 0 };
+	struct fg_wiring_params wp = { 0 };
 	uint32_t token;
+	int err;
 
 	if (getrandom(&token, sizeof(token), 0) != sizeof(token))
 		token = (uint32_t)getpid();
-	ep.cfg = t->cfg;
-	ep.history = t->history;
-	ep.sink_ops = t->sink_ops;
-	ep.sink = t->sink;
-	ep.stats = t->stats;
-	ep.max_sessions = t->o.tcp.max_conns;
+	wp.sink = t->o.null_sink ? FG_WIRING_SINK_NULL : FG_WIRING_SINK_MEMORY;
+	wp.mem.hold = true;
+	wp.log_comp = TH_COMP;
+	wp.log_who = "stack";
+	wp.engine.cfg = t->cfg;
+	wp.engine.history = t->history;
+	wp.engine.stats = t->stats;
+	wp.engine.max_sessions = t->o.tcp.max_conns;
 	/* as the dataplane's quota: holds never take more than a quarter
 	 * of the buffers, beyond that the sink copies */
-	ep.max_holds = FG_MAX(t->o.bufs / 4, 64u);
-	ep.token_base = token;
-	ep.history_owner = FG_HISTORY_OWNER_NONE;
-	t->e = fg_nntp_engine_create(&ep);
-	return t->e ? 0 : -EINVAL;
+	wp.engine.max_holds = FG_MAX(t->o.bufs / 4, 64u);
+	wp.engine.token_base = token;
+	t->wire = fg_wiring_build(&wp, &err);
+	t->e = t->wire ? fg_wiring_engine(t->wire) : NULL;
+	return t->wire ? 0 : err;
 }
 
 static void tap_sink(void *arg, const uint8_t *frame, uint32_t len, uint32_t flags)
@@ -146,8 +139,6 @@ int th_stack_create(struct th *t)
 	memset(t->stats, 0, sizeof(*t->stats));
 	rc = history_create(t);
 	if (rc == 0)
-		rc = sink_create(t);
-	if (rc == 0)
 		rc = engine_create(t);
 	if (rc == 0)
 		rc = net_create(t);
@@ -164,10 +155,7 @@ void th_stack_destroy(struct th *t)
 	fg_tcpsess_destroy(t->ts);
 	fg_net_destroy(t->net);
 	fg_memport_destroy(t->mp);
-	if (t->e)
-		fg_nntp_engine_destroy(t->e);
-	if (t->sink)
-		t->sink_ops->destroy(t->sink);
+	fg_wiring_destroy(t->wire);
 	if (t->history)
 		fg_history_detach(t->history);
 	if (t->hist_mem)
@@ -195,6 +183,7 @@ static void write_engine(FILE *f, const struct th *t)
 {
 	const struct fg_nntp_counters *c = t->stats;
 	struct fg_history_stats hs;
+	struct fg_sink_mem_stats ms;
 
 	for (unsigned i = 0; i < FG_CTR__COUNT; i++)
 		fprintf(f, "%s %lu\n", fg_counter_name(i), c->s.ctr[i]);
@@ -210,15 +199,11 @@ static void write_engine(FILE *f, const struct th *t)
 		fprintf(f, "history_state:%s %lu\n", fg_history_state_name(i), hs.by_state[i]);
 	fprintf(f, "sessions_open %u\ntransfers_open %u\nconnections %u\n",
 		fg_nntp_engine_sessions(t->e), fg_nntp_engine_xfers(t->e), fg_tcpsess_in_use(t->ts));
-	if (t->sink_ops == &fg_sink_mem_ops) {
-		struct fg_sink_mem_stats ms;
-
-		fg_sink_mem_stats(t->sink, &ms);
+	if (fg_wiring_sink_mem_stats(t->wire, &ms))
 		fprintf(f, "sink_begun %lu\nsink_holds %lu\nsink_copies %lu\nsink_succeeded %lu\n"
 			   "sink_discarded %lu\nsink_open %u\nsink_in_flight %u\n",
 			ms.begun, ms.holds, ms.copies, ms.succeeded, ms.discarded, ms.open,
 			ms.in_flight);
-	}
 }
 
 void th_write_counters(FILE *f, const struct th *t)

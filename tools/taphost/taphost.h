@@ -18,9 +18,9 @@
 #include "floodgate/memport.h"
 #include "floodgate/net.h"
 #include "floodgate/session.h"
-#include "floodgate/sink.h"
 #include "floodgate/tcp.h"
 #include "floodgate/tcpsess.h"
+#include "floodgate/wiring.h"
 
 #define TH_COMP "taphost"
 
@@ -40,10 +40,9 @@ struct th {
 	void *hist_mem;
 	size_t hist_len;
 	struct fg_history *history;
-	const struct fg_sink_ops *sink_ops;
-	void *sink;
 	struct fg_nntp_counters *stats;	/* the one block: net, TCP, tcpsess, engine */
-	struct fg_nntp_engine *e;
+	struct fg_wiring *wire;		/* sink and engine (wiring.h) */
+	struct fg_nntp_engine *e;	/* the wiring's engine */
 	struct fg_memport *mp;
 	struct fg_net *net;
 	struct fg_tcp *tcp;
