@@ -26,6 +26,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fgdp  # noqa: E402
+import fgkit  # noqa: E402
 import restartkit as rk  # noqa: E402
 from fgdp import check, log  # noqa: E402
 
@@ -45,7 +46,7 @@ def ctld_round(w, race=False):
 
     def kill():
         if race:
-            w.ctld.send_signal(signal.SIGSTOP)
+            fgkit.sigstop(w.ctld)
         state["dead"] = state["p"].pid
         rk.sigkill(state["p"])
         w.logs.remove(state["p"].logp)	# a killed process's log ends anywhere

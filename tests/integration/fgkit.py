@@ -188,6 +188,27 @@ def cpu_ticks(pid):
     return int(fields[11]) + int(fields[12])
 
 
+def stopped(pid):
+    """True once every thread of pid is stopped (a SIGSTOP has taken effect:
+    the signal is only sent when kill() returns, a running thread stops at
+    its next way into the kernel)."""
+    task = "/proc/%d/task" % pid
+    for tid in os.listdir(task):
+        try:
+            with open("%s/%s/stat" % (task, tid)) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] not in ("T", "t"):
+                    return False
+        except FileNotFoundError:
+            pass    # a thread that ended meanwhile
+    return True
+
+
+def sigstop(p, timeout=30):
+    """SIGSTOP p and wait until all its threads are stopped."""
+    p.send_signal(signal.SIGSTOP)
+    wait_until(lambda: stopped(p.pid), timeout, "process %d to stop" % p.pid)
+
+
 def slurp(path):
     with open(path, errors="replace") as f:
         return f.read()
