@@ -42,7 +42,8 @@
  * burst, DPDK's GRO library (lightweight mode: within the burst, no table
  * kept) merges in-order TCP/IPv4 segments of one flow (same addresses,
  * ports, ACK number and options; ACK flag only, so a PSH or FIN segment
- * stays on its own) into a chain of mbufs. Only segments whose checksums
+ * stays on its own) into a chain of mbufs, each run of such segments
+ * apart so that nothing changes places (gro_burst). Only segments whose checksums
  * are known good are offered to it — the port's offload said so, or they
  * are verified here, once, instead of in net — because a merged packet's
  * header (its total length) no longer matches its checksums: net trusts
@@ -83,6 +84,7 @@
 #define POOL_CACHE 256
 #define TX_IN_FLIGHT 128	/* frames a worker may have between alloc and ring */
 #define MIN_SHARE 512		/* mbufs a worker needs at the very least */
+#define GRO_TCP_FLAGS 0x10	/* ACK alone: the only segments DPDK 22.11's GRO merges */
 
 /* the symmetric Toeplitz key (rss.h) */
 static uint8_t rss_key[DP_RSS_KEY_LEN] = DP_RSS_KEY_INIT;
@@ -252,8 +254,8 @@ static bool csums_good(struct rte_mbuf *m, const uint8_t *ip, uint32_t hl, uint3
 }
 
 /* May GRO take m? One untagged, unfragmented TCP/IPv4 segment with
- * payload and good checksums; its packet type and header lengths are set
- * for the library (0: it passes m through untouched). */
+ * payload, the ACK flag alone (what DPDK 22.11's GRO merges) and good
+ * checksums; its packet type and header lengths are set for the library. */
 static bool gro_candidate(struct rte_mbuf *m)
 {
 	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *), *ip = d + FG_ETH_HLEN;
@@ -270,7 +272,8 @@ static bool gro_candidate(struct rte_mbuf *m)
 	if (hl < FG_IP_HLEN || tot < hl + FG_TCP_HLEN || FG_ETH_HLEN + tot > m->data_len)
 		return false;
 	doff = (uint32_t)(ip[hl + 12] >> 4) * 4;
-	if (doff < FG_TCP_HLEN || hl + doff >= tot || !csums_good(m, ip, hl, tot))
+	if (doff < FG_TCP_HLEN || hl + doff >= tot || ip[hl + 13] != GRO_TCP_FLAGS ||
+	    !csums_good(m, ip, hl, tot))
 		return false;
 	m->packet_type = RTE_PTYPE_L2_ETHER | RTE_PTYPE_L3_IPV4 | RTE_PTYPE_L4_TCP;
 	m->l2_len = FG_ETH_HLEN;
@@ -280,7 +283,11 @@ static bool gro_candidate(struct rte_mbuf *m)
 }
 
 /* Merge the burst's segments (see the head comment); returns the packets
- * left, merged ones among them as mbuf chains. */
+ * left, merged ones among them as mbuf chains, in the order they came.
+ * The library returns what it merged first and what it would not take
+ * after, so it is given runs of candidates only: a PSH segment (or any
+ * other) between two runs keeps its place. Out of order, the merged
+ * packets after it would fill TCP's out-of-order list piece by piece. */
 static unsigned gro_burst(struct rte_mbuf **m, unsigned n)
 {
 	const struct rte_gro_param param = {
@@ -288,13 +295,24 @@ static unsigned gro_burst(struct rte_mbuf **m, unsigned n)
 		.max_flow_num = DP_BURST,
 		.max_item_per_flow = DP_BURST,
 	};
-	unsigned cand = 0;
+	unsigned out = 0, start = 0;
 
-	for (unsigned i = 0; i < n; i++)
-		cand += gro_candidate(m[i]);
-	if (cand < 2)
-		return n;
-	return rte_gro_reassemble_burst(m, (uint16_t)n, &param);
+	for (unsigned i = 0; i <= n; i++) {
+		unsigned k;
+
+		if (i < n && gro_candidate(m[i]))
+			continue;
+		/* the run m[start, i), merged in place, then what ended it */
+		k = i - start;
+		if (k >= 2)
+			k = rte_gro_reassemble_burst(m + start, (uint16_t)k, &param);
+		memmove(m + out, m + start, k * sizeof(*m));
+		out += k;
+		if (i < n)
+			m[out++] = m[i];
+		start = i + 1;
+	}
+	return out;
 }
 
 /* Take a merged chain apart: the head alone, its other segments as the
