@@ -573,6 +573,37 @@ START_TEST(test_merged_holds)
 }
 END_TEST
 
+/* The fault knob on merged packets: a dropped one gives back every
+ * piece, a duplicated one takes a reference on every piece for its second
+ * pass, and none is held back (its pieces are the caller's, for the burst). */
+START_TEST(test_merged_faults)
+{
+	const uint8_t *d = pattern();
+	const uint32_t cuts[] = { 500, 500, 500 };
+	struct fg_net_faults fl = { .rx_drop_ppm = 1000000, .seed = 3 };
+
+	fx_handshake();
+	ck_assert_int_eq(fg_net_set_faults(FX->net, &fl), 0);
+	fx_merged(FX->pseq, d, cuts, 3, MERGED_OK, 0);
+	ck_assert_uint_eq(FX->rx_len, 0);
+	ck_assert_uint_eq(fg_memport_in_use(FX->mp), 0);
+	fl = (struct fg_net_faults){ .rx_dup_ppm = 1000000, .seed = 3 };
+	ck_assert_int_eq(fg_net_set_faults(FX->net, &fl), 0);
+	fx_merged(FX->pseq, d, cuts, 3, MERGED_OK, 0);
+	ck_assert_uint_eq(FX->rx_len, 1500);
+	ck_assert_int_eq(memcmp(FX->rx, d, 1500), 0);
+	ck_assert_uint_ge(FX->st.ctr[FG_CTR_NET_FAULT_RX_DUP], 1);
+	ck_assert_uint_eq(fg_memport_in_use(FX->mp), 0);
+	fl = (struct fg_net_faults){ .rx_reorder_ppm = 1000000, .seed = 3 };
+	ck_assert_int_eq(fg_net_set_faults(FX->net, &fl), 0);
+	fx_merged(FX->pseq + 1500, d + 1500, cuts, 3, MERGED_OK, 0);
+	ck_assert_uint_eq(FX->rx_len, 3000);	/* taken at once, not held */
+	ck_assert_int_eq(memcmp(FX->rx, d, 3000), 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET_FAULT_RX_REORDER], 0);
+	ck_assert_uint_eq(fg_memport_in_use(FX->mp), 0);
+}
+END_TEST
+
 /* What a port must not make is dropped whole: unverified checksums, a
  * total length that is not the frame and its pieces, IPv6. */
 START_TEST(test_merged_refused)
@@ -1741,6 +1772,7 @@ static Suite *tcp_suite(void)
 	tcase_add_test(u, test_merged_in_order);
 	tcase_add_test(u, test_merged_out_of_order_and_dup);
 	tcase_add_test(u, test_merged_holds);
+	tcase_add_test(u, test_merged_faults);
 	add_both(u, u6, test_merged_refused);
 	add_both(u, u6, test_window_backpressure_and_hold);
 	add_both(u, u6, test_zero_window);

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """gro_profile.py — the figures of tools/bench/gro_profile.sh. Python stdlib only.
 
-  gro_profile.py run KIND GRO DIR FEEDGEN_JSON BEFORE_JSON
-        one run's line (JSON) on stdout: feedgen's figures and the
-        dataplane's counters since BEFORE_JSON (busy.py stats), taken
+  gro_profile.py run KIND GRO DIR FEEDGEN_JSON BEFORE_JSON LOAD
+        one run's line (JSON) on stdout: feedgen's figures, the load
+        average as the run began and the dataplane's counters since
+        BEFORE_JSON (busy.py stats), taken
         once its 239s are all published (the worker publishes its
         counters every 100 ms: waited for, up to 10 s)
   gro_profile.py table RUNS_JSONL ARTICLES ROUNDS
@@ -22,8 +23,9 @@ import busy  # noqa: E402
 PORTS = {"tap": "net_tap", "veth": "net_af_packet (veth)"}
 
 
-def run(kind, gro, d, fg_path, before_json):
+def run(kind, gro, d, fg_path, before_json, load):
     fg = json.load(open(fg_path))
+    fg["load_avg_1m"] = float(load)
     b = json.loads(before_json)
     deadline = time.monotonic() + 10
     while True:
@@ -61,8 +63,10 @@ def table(path, articles, rounds):
            "null sink); gro off and on alternate, the order flipping every round. Frames: what "
            "the port delivered (`net_rx_frames` + `dp_gro_segs_merged`); packets: what TCP took "
            "(`tcp_rx_segs`); sent: floodgate's segments (ACKs, answers, window updates); busy: "
-           "the worker's busy cycles (its polling left out); CPU: floodgate's process, polling "
-           "and all." % (rounds, articles), "",
+           "the worker's busy cycles (its polling left out, but TSC time: on a loaded machine "
+           "it counts the time the worker was runnable and not running too); CPU: floodgate's "
+           "process from /proc (clock ticks: 10 ms over the run), polling and all; load: the "
+           "1-minute load average as each run began." % (rounds, articles), "",
            "| port | gro | MTU | frames per article | packets TCP took per article | segments per "
            "merged packet | segments sent per article | worker busy µs per article | "
            "floodgate CPU µs per article | articles/s | load (1 min) |",
@@ -87,7 +91,7 @@ def table(path, articles, rounds):
 
 
 def main(argv):
-    if len(argv) == 7 and argv[1] == "run":
+    if len(argv) == 8 and argv[1] == "run":
         run(*argv[2:])
         return 0
     if len(argv) == 5 and argv[1] == "table":

@@ -8,7 +8,7 @@
 #     both alike): the system exactly as run.sh benchmarks it
 #     (sys_floodgate.sh: net_tap; sys_fgveth.sh's veth: net_af_packet),
 #     null sink, one worker, a fresh instance per run, and feedgen's
-#     700 KB TAKETHIS workload (ARTICLES articles, default 200; 4 peers x
+#     700 KB TAKETHIS workload (ARTICLES articles, default 600; 4 peers x
 #     2 connections, every article new);
 #  2. per run: floodgate's CPU (feedgen --server-pid: the process, its
 #     polling included) and the worker's busy cycles (busy.py: what the
@@ -27,7 +27,7 @@
 set -euo pipefail
 # shellcheck source=tools/bench/profile_args.sh
 . "$(dirname "$0")/profile_args.sh"
-articles=${args[0]:-200}
+articles=${args[0]:-600}
 rounds=${args[1]:-3}
 for s in floodgate fgveth; do
 	# shellcheck source=/dev/null
@@ -46,17 +46,18 @@ trap cleanup EXIT
 # one run: port kind $1 (tap, veth), gro $2 (on, off), run number $3;
 # appends one JSON line to $work/runs.jsonl
 run() {
-	local kind=$1 gro=$2 name=$1-$2-$3 host port pid before
+	local kind=$1 gro=$2 name=$1-$2-$3 host port pid before load
 	cur=$name
 	read -r host port pid < <(_sys_fg_start "$work/$name" "fg-gro-$$-$name" "$kind" null \
 		"gro $gro")
+	load=$(cut -d' ' -f1 /proc/loadavg)
 	before=$(python3 tools/bench/busy.py stats "$work/$name")
 	ip netns exec "fg-gro-$$-$name" "$B/feedgen" --host "$host" --port "$port" \
 		--mode takethis --peers 4 --conns 2 --dups 1 --articles "$articles" --size 700K \
 		--window 8 --seed 42 --cutoff 10d --no-progress --json --timeout 600 \
 		--server-pid "$pid" > "$work/$name.json"
 	python3 tools/bench/gro_profile.py run "$kind" "$gro" "$work/$name" "$work/$name.json" \
-		"$before" >> "$work/runs.jsonl"
+		"$before" "$load" >> "$work/runs.jsonl"
 	_sys_fg_stop "$work/$name" "fg-gro-$$-$name" 2> /dev/null
 	cur=
 }
