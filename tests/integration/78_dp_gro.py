@@ -14,7 +14,9 @@ arrives byte for byte. With gro on, GRO merged segments
 merged packet refused (net_rx_merged_bad) nor a bad checksum. What the tap
 delivers is logged: the kernel side's offload features (a DPDK 22.11 tap
 is opened without a virtio-net header, so the kernel segments to the MTU
-before the tap: 1514-octet frames at most) and the mean frame size.
+before the tap: 1514-octet frames at most) and the frames' mean size as
+net counted them (a merged packet's headers once, so a little less with
+gro on).
 """
 import json
 import os
@@ -87,8 +89,8 @@ def run(w, countd, gro):
     frames = d["net_rx_frames"] + d["dp_gro_segs_merged"]	# as the tap delivered them
     mean = d["net_rx_bytes"] / frames
     check(mean <= ETH_FRAME_MAX, "gro %s: the tap's frames average %.0f octets" % (gro, mean))
-    log("gro %s: %d + 6 articles of 700 KB intact; the tap delivered %d frames of %.0f octets "
-        "on average; %d merged into %d packets (%.1f segments each)"
+    log("gro %s: %d + 6 articles of 700 KB intact; the tap delivered %d frames, %.0f octets "
+        "each on average as net counted them; %d merged into %d packets (%.1f segments each)"
         % (gro, accepted, frames, mean, d["dp_gro_segs_merged"], d["dp_gro_packets"],
            (d["dp_gro_packets"] + d["dp_gro_segs_merged"]) / max(d["dp_gro_packets"], 1)))
 

@@ -94,7 +94,7 @@ FG_COUNTER(CLUSTER_DIGEST_MISMATCHES, "cluster_digest_mismatches", "cluster thre
 
 /* ---- tcp / net ---- */
 FG_COUNTER(NET_RX_FRAMES, "net_rx_frames", "frames received")
-FG_COUNTER(NET_RX_BYTES, "net_rx_bytes", "bytes of frames received")
+FG_COUNTER(NET_RX_BYTES, "net_rx_bytes", "bytes of frames received (a GRO-merged packet: its headers once)")
 FG_COUNTER(NET_RX_RUNT, "net_rx_runt", "frames dropped: shorter than their headers say")
 FG_COUNTER(NET_RX_MERGED_BAD, "net_rx_merged_bad", "merged packets dropped: not untagged IPv4 TCP with both checksums verified, or padded (a port's GRO bug)")
 FG_COUNTER(NET_RX_NOT_OURS, "net_rx_not_ours", "frames dropped: destination MAC neither ours nor broadcast/multicast")
