@@ -293,23 +293,23 @@ static void text_feeds(const struct explain *e)
 		printf("%-16s(where it would go, were it accepted)\n", "");
 }
 
-static void json_feeds(struct fg_ctl_json *j, const struct explain *e)
+static void json_feeds(struct fg_json *j, const struct explain *e)
 {
-	fg_ctl_json_array(j, "downstreams");
+	fg_json_arr(j, "downstreams");
 	for (unsigned i = 0; i < e->cfg->n_downstream; i++) {
 		const struct fg_feeds_decision *d = &e->feeds[i];
 
-		fg_ctl_json_open(j, NULL);
-		fg_ctl_json_cstr(j, "name", e->cfg->downstream[i].name);
-		fg_ctl_json_cstr(j, "id", e->cfg->downstream[i].id);
-		fg_ctl_json_bool(j, "sent", d->why == FG_FEEDS_SENT);
-		fg_ctl_json_cstr(j, "why", fg_feeds_why_name(d->why));
-		fg_ctl_json_str(j, "group", fg_feeds_group(d).ptr, fg_feeds_group(d).len);
-		fg_ctl_json_str(j, "pattern", d->pattern.ptr, d->pattern.len);
-		fg_ctl_json_str(j, "item", d->item.ptr, d->item.len);
-		fg_ctl_json_close(j);
+		fg_json_obj(j, NULL);
+		fg_json_str(j, "name", e->cfg->downstream[i].name);
+		fg_json_str(j, "id", e->cfg->downstream[i].id);
+		fg_json_bool(j, "sent", d->why == FG_FEEDS_SENT);
+		fg_json_str(j, "why", fg_feeds_why_name(d->why));
+		fg_json_strn(j, "group", fg_feeds_group(d).ptr, fg_feeds_group(d).len);
+		fg_json_strn(j, "pattern", d->pattern.ptr, d->pattern.len);
+		fg_json_strn(j, "item", d->item.ptr, d->item.len);
+		fg_json_close(j);
 	}
-	fg_ctl_json_close(j);
+	fg_json_close(j);
 }
 
 static void print_text(const struct explain *e)
@@ -353,7 +353,7 @@ static void print_text(const struct explain *e)
 
 /* How an inn reading went: its notes (space-separated names), in words,
  * the zone used and innd's, and whether it may feed the clock guard. */
-static void json_reading(struct fg_ctl_json *j, const struct fg_rules_date *d)
+static void json_reading(struct fg_json *j, const struct fg_rules_date *d)
 {
 	const struct fg_date_reading *r = &d->reading;
 	char names[256] = "", words[512];
@@ -364,96 +364,97 @@ static void json_reading(struct fg_ctl_json *j, const struct fg_rules_date *d)
 			n += (size_t)snprintf(names + n, sizeof(names) - FG_MIN(n, sizeof(names)), "%s%s",
 					      n ? " " : "", fg_date_note_name(bit));
 	fg_date_reading_describe(r, d->text.ptr, d->text.len, words, sizeof(words));
-	fg_ctl_json_open(j, "reading");
-	fg_ctl_json_cstr(j, "notes", names);
-	fg_ctl_json_cstr(j, "words", words);
-	fg_ctl_json_int(j, "zone", r->zone);
-	fg_ctl_json_int(j, "innd_zone", r->inn_zone);
-	fg_ctl_json_bool(j, "clock_sample", fg_date_reading_trusted(r));
-	fg_ctl_json_close(j);
+	fg_json_obj(j, "reading");
+	fg_json_str(j, "notes", names);
+	fg_json_str(j, "words", words);
+	fg_json_i64(j, "zone", r->zone);
+	fg_json_i64(j, "innd_zone", r->inn_zone);
+	fg_json_bool(j, "clock_sample", fg_date_reading_trusted(r));
+	fg_json_close(j);
 }
 
-static void json_date(struct fg_ctl_json *j, const char *key, const struct fg_rules_date *d,
+static void json_date(struct fg_json *j, const char *key, const struct fg_rules_date *d,
 		      enum fg_date_syntax syntax)
 {
 	if (!d->count) {
-		fg_ctl_json_null(j, key);
+		fg_json_null(j, key);
 		return;
 	}
-	fg_ctl_json_open(j, key);
-	fg_ctl_json_str(j, "text", d->text.ptr, d->text.len);
-	fg_ctl_json_uint(j, "count", d->count);
+	fg_json_obj(j, key);
+	fg_json_strn(j, "text", d->text.ptr, d->text.len);
+	fg_json_u64(j, "count", d->count);
 	if (d->err == FG_DATE_OK) {
-		fg_ctl_json_int(j, "epoch", d->t);
-		fg_ctl_json_null(j, "error");
+		fg_json_i64(j, "epoch", d->t);
+		fg_json_null(j, "error");
 	} else {
-		fg_ctl_json_null(j, "epoch");
-		fg_ctl_json_cstr(j, "error", fg_date_error_str(d->err));
+		fg_json_null(j, "epoch");
+		fg_json_str(j, "error", fg_date_error_str(d->err));
 	}
 	if (syntax == FG_DATE_SYNTAX_INN && d->err == FG_DATE_OK)
 		json_reading(j, d);
 	else
-		fg_ctl_json_null(j, "reading");
-	fg_ctl_json_close(j);
+		fg_json_null(j, "reading");
+	fg_json_close(j);
 }
 
-static void json_msgid(struct fg_ctl_json *j, const struct explain *e)
+static void json_msgid(struct fg_json *j, const struct explain *e)
 {
 	const struct fg_rules_verdict *v = &e->v;
 
-	fg_ctl_json_str(j, "message_id", v->msgid.ptr, v->msgid.len);
-	fg_ctl_json_cstr(j, "message_id_form", v->msgid.ptr ? fg_msgid_form_str(v->msgid_form) : NULL);
+	fg_json_strn(j, "message_id", v->msgid.ptr, v->msgid.len);
+	fg_json_str(j, "message_id_form", v->msgid.ptr ? fg_msgid_form_str(v->msgid_form) : NULL);
 	if (v->version_ok) {
-		fg_ctl_json_open(j, "version");
-		fg_ctl_json_bool(j, "has_version", v->version.has_version);
-		fg_ctl_json_uint(j, "number", v->version.version);
-		fg_ctl_json_str(j, "base", v->version.base, v->version.base_len);
-		fg_ctl_json_close(j);
+		fg_json_obj(j, "version");
+		fg_json_bool(j, "has_version", v->version.has_version);
+		fg_json_u64(j, "number", v->version.version);
+		fg_json_strn(j, "base", v->version.base, v->version.base_len);
+		fg_json_close(j);
 	} else {
-		fg_ctl_json_null(j, "version");
+		fg_json_null(j, "version");
 	}
-	fg_ctl_json_cstr(j, "argument", e->arg);
-	fg_ctl_json_str(j, "supersedes", v->supersedes.ptr, v->supersedes.len);
-	fg_ctl_json_bool(j, "supersedes_valid", v->supersedes_valid);
+	fg_json_str(j, "argument", e->arg);
+	fg_json_strn(j, "supersedes", v->supersedes.ptr, v->supersedes.len);
+	fg_json_bool(j, "supersedes_valid", v->supersedes_valid);
 }
 
 static void print_json(const struct explain *e)
 {
 	const struct fg_rules_verdict *v = &e->v;
 	bool rejected = v->reason != FG_REASON_NONE;
-	struct fg_ctl_json j;
+	struct fg_ctl_json doc;
+	struct fg_json *j;
 
-	fg_ctl_json_begin(&j, stdout);
-	fg_ctl_json_cstr(&j, "verdict", rejected ? "rejected" : "accepted");
-	fg_ctl_json_cstr(&j, "reason", rejected ? fg_reason_name(v->reason) : NULL);
-	fg_ctl_json_cstr(&j, "step", rejected ? fg_rules_step_name(v->step) : NULL);
-	fg_ctl_json_cstr(&j, "detail", rejected ? v->detail : NULL);
-	fg_ctl_json_cstr(&j, "why", v->why);
-	fg_ctl_json_str(&j, "what", v->what.ptr, v->what.len);
-	fg_ctl_json_cstr(&j, "date_used", date_used_name(v->date_used));
+	j = fg_ctl_json_begin(&doc, stdout);
+	fg_json_str(j, "verdict", rejected ? "rejected" : "accepted");
+	fg_json_str(j, "reason", rejected ? fg_reason_name(v->reason) : NULL);
+	fg_json_str(j, "step", rejected ? fg_rules_step_name(v->step) : NULL);
+	fg_json_str(j, "detail", rejected ? v->detail : NULL);
+	fg_json_str(j, "why", v->why);
+	fg_json_strn(j, "what", v->what.ptr, v->what.len);
+	fg_json_str(j, "date_used", date_used_name(v->date_used));
 	if (v->date_used) {
-		fg_ctl_json_int(&j, "article_date", v->article_date);
-		fg_ctl_json_int(&j, "age", e->now - v->article_date);
+		fg_json_i64(j, "article_date", v->article_date);
+		fg_json_i64(j, "age", e->now - v->article_date);
 	} else {
-		fg_ctl_json_null(&j, "article_date");
-		fg_ctl_json_null(&j, "age");
+		fg_json_null(j, "article_date");
+		fg_json_null(j, "age");
 	}
-	fg_ctl_json_int(&j, "now", e->now);
-	fg_ctl_json_cstr(&j, "date_syntax", fg_date_syntax_name(e->cfg->date_syntax));
-	json_date(&j, "date", &v->date, e->cfg->date_syntax);
-	json_date(&j, "injection_date", &v->injection_date, e->cfg->date_syntax);
-	json_msgid(&j, e);
-	fg_ctl_json_cstr(&j, "peer", e->peer ? e->peer->name : NULL);
-	fg_ctl_json_cstr(&j, "file", e->path);
-	fg_ctl_json_cstr(&j, "form", fg_article_form_str(e->form));
-	fg_ctl_json_uint(&j, "size", e->size);
-	fg_ctl_json_uint(&j, "header_defects", e->art.n_defects);
-	fg_ctl_json_cstr(&j, "first_defect",
+	fg_json_i64(j, "now", e->now);
+	fg_json_str(j, "date_syntax", fg_date_syntax_name(e->cfg->date_syntax));
+	json_date(j, "date", &v->date, e->cfg->date_syntax);
+	json_date(j, "injection_date", &v->injection_date, e->cfg->date_syntax);
+	json_msgid(j, e);
+	fg_json_str(j, "peer", e->peer ? e->peer->name : NULL);
+	fg_json_str(j, "file", e->path);
+	fg_json_str(j, "form", fg_article_form_str(e->form));
+	fg_json_u64(j, "size", e->size);
+	fg_json_u64(j, "header_defects", e->art.n_defects);
+	fg_json_str(j, "first_defect",
 			 e->art.n_defects ? fg_article_error_str(e->art.first_defect) : NULL);
-	fg_ctl_json_bool(&j, "ended_in_header", e->ended_in_header);
-	fg_ctl_json_bool(&j, "remembered", e->remember);
-	json_feeds(&j, e);
-	fg_ctl_json_end(&j);
+	fg_json_bool(j, "ended_in_header", e->ended_in_header);
+	fg_json_bool(j, "remembered", e->remember);
+	json_feeds(j, e);
+	fg_ctl_json_end(&doc);
 }
 
 /* ---------------------------------------------------------------- explain */
@@ -564,22 +565,23 @@ static void msgid_json(const char *id, size_t len, enum fg_msgid_form form,
 		       enum fg_msgid_error why, const struct fg_msgid_version *ver,
 		       const char *succ)
 {
-	struct fg_ctl_json j;
+	struct fg_ctl_json doc;
+	struct fg_json *j;
 
-	fg_ctl_json_begin(&j, stdout);
-	fg_ctl_json_str(&j, "id", id, len);
-	fg_ctl_json_cstr(&j, "form", fg_msgid_form_str(form));
-	fg_ctl_json_cstr(&j, "why", form == FG_MSGID_HEADER ? NULL : fg_msgid_error_str(why));
+	j = fg_ctl_json_begin(&doc, stdout);
+	fg_json_strn(j, "id", id, len);
+	fg_json_str(j, "form", fg_msgid_form_str(form));
+	fg_json_str(j, "why", form == FG_MSGID_HEADER ? NULL : fg_msgid_error_str(why));
 	if (ver) {
-		fg_ctl_json_bool(&j, "has_version", ver->has_version);
-		fg_ctl_json_uint(&j, "version", ver->version);
-		fg_ctl_json_cstr(&j, "base", ver->base);
+		fg_json_bool(j, "has_version", ver->has_version);
+		fg_json_u64(j, "version", ver->version);
+		fg_json_str(j, "base", ver->base);
 	} else {
-		fg_ctl_json_null(&j, "version");
-		fg_ctl_json_null(&j, "base");
+		fg_json_null(j, "version");
+		fg_json_null(j, "base");
 	}
-	fg_ctl_json_cstr(&j, "successor", succ);
-	fg_ctl_json_end(&j);
+	fg_json_str(j, "successor", succ);
+	fg_ctl_json_end(&doc);
 }
 
 static int msgid_run(int argc, char **argv)

@@ -25,22 +25,22 @@
 
 /* Each problem as {"file", "line", "key", "message"}; line null when the
  * problem is not one line's. */
-static void json_problems(struct fg_ctl_json *j, const char *key, const char *path,
+static void json_problems(struct fg_json *j, const char *key, const char *path,
 			  const struct fg_config_error *e, unsigned n)
 {
-	fg_ctl_json_array(j, key);
+	fg_json_arr(j, key);
 	for (unsigned i = 0; i < n; i++) {
-		fg_ctl_json_open(j, NULL);
-		fg_ctl_json_cstr(j, "file", path);
+		fg_json_obj(j, NULL);
+		fg_json_str(j, "file", path);
 		if (e[i].line)
-			fg_ctl_json_uint(j, "line", e[i].line);
+			fg_json_u64(j, "line", e[i].line);
 		else
-			fg_ctl_json_null(j, "line");
-		fg_ctl_json_str(j, "key", e[i].key_len ? e[i].text + e[i].key_off : NULL, e[i].key_len);
-		fg_ctl_json_cstr(j, "message", e[i].text + e[i].msg_off);
-		fg_ctl_json_close(j);
+			fg_json_null(j, "line");
+		fg_json_strn(j, "key", e[i].key_len ? e[i].text + e[i].key_off : NULL, e[i].key_len);
+		fg_json_str(j, "message", e[i].text + e[i].msg_off);
+		fg_json_close(j);
 	}
-	fg_ctl_json_close(j);
+	fg_json_close(j);
 }
 
 #define MAX_REFUSALS 16
@@ -59,27 +59,28 @@ static int check_file_json(const char *path, int prog)
 	static char why[MAX_REFUSALS][FG_CONFIG_REFUSAL_MAX];
 	struct fg_config_errors errs;
 	struct fg_config *cfg;
-	struct fg_ctl_json j;
+	struct fg_ctl_json doc;
+	struct fg_json *j;
 	unsigned n;
 
 	memset(&errs, 0, sizeof(errs));
 	cfg = fg_config_load_file(path, &errs);
 	n = refusals(cfg, prog, why);
-	fg_ctl_json_begin(&j, stdout);
-	fg_ctl_json_cstr(&j, "file", path);
-	fg_ctl_json_bool(&j, "ok", cfg != NULL && n == 0);
-	json_problems(&j, "errors", path, errs.err, errs.n);
-	fg_ctl_json_uint(&j, "errors_total", errs.total);
-	json_problems(&j, "warnings", path, errs.warn, errs.n_warn);
+	j = fg_ctl_json_begin(&doc, stdout);
+	fg_json_str(j, "file", path);
+	fg_json_bool(j, "ok", cfg != NULL && n == 0);
+	json_problems(j, "errors", path, errs.err, errs.n);
+	fg_json_u64(j, "errors_total", errs.total);
+	json_problems(j, "warnings", path, errs.warn, errs.n_warn);
 	if (prog >= 0) {
-		fg_ctl_json_array(&j, "refused_at_start");
+		fg_json_arr(j, "refused_at_start");
 		for (unsigned i = 0; i < FG_MIN(n, (unsigned)MAX_REFUSALS); i++)
-			fg_ctl_json_cstr(&j, NULL, why[i]);
-		fg_ctl_json_close(&j);
-		fg_ctl_json_cstr(&j, "not_checked_host",
+			fg_json_str(j, NULL, why[i]);
+		fg_json_close(j);
+		fg_json_str(j, "not_checked_host",
 				 fg_config_host_refusals((enum fg_program)prog));
 	}
-	fg_ctl_json_end(&j);
+	fg_ctl_json_end(&doc);
 	fg_config_free(cfg);
 	return cfg && n == 0 ? FG_CTL_EXIT_OK : FG_CTL_EXIT_NO;
 }

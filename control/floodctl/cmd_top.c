@@ -345,48 +345,49 @@ static void put_line(FILE *f, const struct top_opts *o, const struct top_sample 
  * numbers; `offers` and the answers null without a dataplane. */
 static void put_json(FILE *f, const struct top_sample *s, double rate, double elapsed)
 {
-	struct fg_ctl_json j;
+	struct fg_ctl_json doc;
+	struct fg_json *j;
 
-	fg_ctl_json_begin(&j, f);
-	fg_ctl_json_int(&j, "elapsed_ms", (int64_t)(elapsed * 1000));
-	fg_ctl_json_bool(&j, "dataplane", s->have_peers);
+	j = fg_ctl_json_begin(&doc, f);
+	fg_json_i64(j, "elapsed_ms", (int64_t)(elapsed * 1000));
+	fg_json_bool(j, "dataplane", s->have_peers);
 	if (s->have_peers) {
-		fg_ctl_json_uint(&j, "offers", offers_of(s));
-		fg_ctl_json_int(&j, "offers_per_second", (int64_t)(rate + 0.5));
-		fg_ctl_json_uint(&j, "sessions", s->sessions);
-		fg_ctl_json_open(&j, "answers");
-		fg_ctl_json_uint(&j, "238", s->c238);
-		fg_ctl_json_uint(&j, "431", s->c431);
-		fg_ctl_json_uint(&j, "438", s->c438);
-		fg_ctl_json_uint(&j, "239", s->c239);
-		fg_ctl_json_uint(&j, "439", s->c439);
-		fg_ctl_json_close(&j);
+		fg_json_u64(j, "offers", offers_of(s));
+		fg_json_i64(j, "offers_per_second", (int64_t)(rate + 0.5));
+		fg_json_u64(j, "sessions", s->sessions);
+		fg_json_obj(j, "answers");
+		fg_json_u64(j, "238", s->c238);
+		fg_json_u64(j, "431", s->c431);
+		fg_json_u64(j, "438", s->c438);
+		fg_json_u64(j, "239", s->c239);
+		fg_json_u64(j, "439", s->c439);
+		fg_json_close(j);
 	} else {
-		fg_ctl_json_null(&j, "offers");
-		fg_ctl_json_null(&j, "answers");
+		fg_json_null(j, "offers");
+		fg_json_null(j, "answers");
 	}
-	fg_ctl_json_uint(&j, "accepted", s->accepted);
-	fg_ctl_json_uint(&j, "relayed", s->relayed);
-	fg_ctl_json_uint(&j, "refused", refused_of(s));
-	fg_ctl_json_open(&j, "refused_by_reason");
+	fg_json_u64(j, "accepted", s->accepted);
+	fg_json_u64(j, "relayed", s->relayed);
+	fg_json_u64(j, "refused", refused_of(s));
+	fg_json_obj(j, "refused_by_reason");
 	for (unsigned r = FG_REASON_NONE + 1; r < FG_REASON__COUNT; r++)
 		if (s->reason[r])
-			fg_ctl_json_uint(&j, fg_reason_name(r), s->reason[r]);
-	fg_ctl_json_close(&j);
+			fg_json_u64(j, fg_reason_name(r), s->reason[r]);
+	fg_json_close(j);
 	if (s->have_queue) {
-		fg_ctl_json_open(&j, "queue");
-		fg_ctl_json_uint(&j, "records", s->q_records);
-		fg_ctl_json_uint(&j, "lag_records", s->lag_records);
-		fg_ctl_json_int(&j, "oldest_ms", (int64_t)(s->q_oldest_s * 1000));
-		fg_ctl_json_close(&j);
+		fg_json_obj(j, "queue");
+		fg_json_u64(j, "records", s->q_records);
+		fg_json_u64(j, "lag_records", s->lag_records);
+		fg_json_i64(j, "oldest_ms", (int64_t)(s->q_oldest_s * 1000));
+		fg_json_close(j);
 	} else {
-		fg_ctl_json_null(&j, "queue");
+		fg_json_null(j, "queue");
 	}
-	fg_ctl_json_open(&j, "history");
-	fg_ctl_json_uint(&j, "entries", s->hist_entries);
-	fg_ctl_json_uint(&j, "capacity", s->hist_capacity);
-	fg_ctl_json_close(&j);
-	fg_ctl_json_end(&j);
+	fg_json_obj(j, "history");
+	fg_json_u64(j, "entries", s->hist_entries);
+	fg_json_u64(j, "capacity", s->hist_capacity);
+	fg_json_close(j);
+	fg_ctl_json_end(&doc);
 }
 
 /* ---------------------------------------------------------------- the loop */

@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "floodgate/sbuf.h"
+
 #define FG_CTL_EXIT_OK 0
 #define FG_CTL_EXIT_NO 1
 #define FG_CTL_EXIT_USAGE 2
@@ -78,30 +80,21 @@ int fg_ctl_fail(const struct fg_ctl_command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
- * A minimal JSON writer for one object per output: keys in order, values
- * escaped so that any octet string (article text is not UTF-8-clean)
- * yields valid JSON (octets >= 0x80 become \u0080..\u00ff).
+ * One JSON object per output, written with the writer every part of the
+ * project uses (sbuf.h's fg_json: keys in order, any octet string escaped
+ * into valid JSON — article text is not UTF-8-clean) and printed to f as
+ * one line at the end.
  */
 struct fg_ctl_json {
+	struct fg_json j;
+	struct fg_sbuf b;
 	FILE *f;
-	unsigned depth;
-	bool need_comma[8];
-	bool array[8];		/* the level is an array: values without keys */
 };
 
-void fg_ctl_json_begin(struct fg_ctl_json *j, FILE *f);
-void fg_ctl_json_end(struct fg_ctl_json *j);
-/* Nested object / array under `key` (ignored inside an array). */
-void fg_ctl_json_open(struct fg_ctl_json *j, const char *key);
-void fg_ctl_json_array(struct fg_ctl_json *j, const char *key);
-void fg_ctl_json_close(struct fg_ctl_json *j);
-/* A string value; ptr NULL writes null. */
-void fg_ctl_json_str(struct fg_ctl_json *j, const char *key, const char *ptr, size_t len);
-void fg_ctl_json_cstr(struct fg_ctl_json *j, const char *key, const char *s);
-void fg_ctl_json_int(struct fg_ctl_json *j, const char *key, int64_t v);
-void fg_ctl_json_uint(struct fg_ctl_json *j, const char *key, uint64_t v);
-void fg_ctl_json_bool(struct fg_ctl_json *j, const char *key, bool v);
-void fg_ctl_json_null(struct fg_ctl_json *j, const char *key);
+/* The document's writer, its top object open. */
+struct fg_json *fg_ctl_json_begin(struct fg_ctl_json *doc, FILE *f);
+/* Close it, print it and a newline to f, free it. */
+void fg_ctl_json_end(struct fg_ctl_json *doc);
 
 /* Write `len` octets to `f` with control and 8-bit octets as \xNN. */
 void fg_ctl_print_escaped(FILE *f, const char *s, size_t len);

@@ -33,115 +33,23 @@ int fg_ctl_fail(const struct fg_ctl_command *cmd, const char *fmt, ...)
 
 /* ---------------------------------------------------------------- JSON */
 
-static void json_escaped(FILE *f, const char *s, size_t len)
+struct fg_json *fg_ctl_json_begin(struct fg_ctl_json *doc, FILE *f)
 {
-	fputc('"', f);
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", f);
-		else if (c == '\r')
-			fputs("\\r", f);
-		else if (c == '\t')
-			fputs("\\t", f);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+	doc->f = f;
+	fg_sbuf_init(&doc->b);
+	fg_json_begin(&doc->j, &doc->b);
+	return &doc->j;
 }
 
-/* A member's key; inside an array, only the comma. */
-static void json_key(struct fg_ctl_json *j, const char *key)
+void fg_ctl_json_end(struct fg_ctl_json *doc)
 {
-	if (j->need_comma[j->depth])
-		fputc(',', j->f);
-	j->need_comma[j->depth] = true;
-	if (j->array[j->depth])
-		return;
-	json_escaped(j->f, key, strlen(key));
-	fputc(':', j->f);
-}
-
-static void json_open(struct fg_ctl_json *j, const char *key, bool array)
-{
-	json_key(j, key);
-	fputc(array ? '[' : '{', j->f);
-	FG_ASSERT(j->depth + 1 < sizeof(j->need_comma));
-	j->depth++;
-	j->need_comma[j->depth] = false;
-	j->array[j->depth] = array;
-}
-
-void fg_ctl_json_begin(struct fg_ctl_json *j, FILE *f)
-{
-	memset(j, 0, sizeof(*j));
-	j->f = f;
-	fputc('{', f);
-}
-
-void fg_ctl_json_end(struct fg_ctl_json *j)
-{
-	fputs("}\n", j->f);
-}
-
-void fg_ctl_json_open(struct fg_ctl_json *j, const char *key)
-{
-	json_open(j, key, false);
-}
-
-void fg_ctl_json_array(struct fg_ctl_json *j, const char *key)
-{
-	json_open(j, key, true);
-}
-
-void fg_ctl_json_close(struct fg_ctl_json *j)
-{
-	FG_ASSERT(j->depth > 0);
-	fputc(j->array[j->depth] ? ']' : '}', j->f);
-	j->depth--;
-}
-
-void fg_ctl_json_str(struct fg_ctl_json *j, const char *key, const char *ptr, size_t len)
-{
-	json_key(j, key);
-	if (ptr)
-		json_escaped(j->f, ptr, len);
+	fg_json_end(&doc->j);
+	fg_sbuf_put(&doc->b, "\n", 1);
+	if (doc->b.failed)
+		fputs("floodctl: out of memory for the JSON output\n", stderr);
 	else
-		fputs("null", j->f);
-}
-
-void fg_ctl_json_cstr(struct fg_ctl_json *j, const char *key, const char *s)
-{
-	fg_ctl_json_str(j, key, s, s ? strlen(s) : 0);
-}
-
-void fg_ctl_json_int(struct fg_ctl_json *j, const char *key, int64_t v)
-{
-	json_key(j, key);
-	fprintf(j->f, "%" PRId64, v);
-}
-
-void fg_ctl_json_uint(struct fg_ctl_json *j, const char *key, uint64_t v)
-{
-	json_key(j, key);
-	fprintf(j->f, "%" PRIu64, v);
-}
-
-void fg_ctl_json_bool(struct fg_ctl_json *j, const char *key, bool v)
-{
-	json_key(j, key);
-	fputs(v ? "true" : "false", j->f);
-}
-
-void fg_ctl_json_null(struct fg_ctl_json *j, const char *key)
-{
-	json_key(j, key);
-	fputs("null", j->f);
+		fwrite(doc->b.p, 1, doc->b.len, doc->f);
+	fg_sbuf_free(&doc->b);
 }
 
 /* ---------------------------------------------------------------- text */

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * expire.c — floodctld's expiry thread: a full pass every
- * --expire-interval seconds (and at once on `floodctl expire`), in the
+ * --expire-interval seconds, or less often when the last pass's CPU time
+ * asks for it (--expire-share, expiry.h: fg_expiry_next_wait_ns), and at
+ * once on `floodctl expire`, in the
  * configured RFC 5537 mode, in slices that never pause a writer; dry runs
  * (`floodctl expire --dry-run`) run in the asking client's thread, since
  * they change nothing.
@@ -38,7 +40,7 @@ static int run_pass(struct ctld *d, bool dry_run, struct fg_expiry_result *out)
 void *ctld_expire_main(void *arg)
 {
 	struct ctld *d = arg;
-	uint64_t next;
+	uint64_t next, wait;
 
 	pthread_mutex_lock(&d->lock);
 	next = fg_mono_ns() + (uint64_t)d->opt.expire_interval * 1000000000ull;
@@ -63,7 +65,13 @@ void *ctld_expire_main(void *arg)
 				    (unsigned long long)res.kept, res.seconds);
 		}
 		d->exp_done = want;
-		next = fg_mono_ns() + (uint64_t)d->opt.expire_interval * 1000000000ull;
+		wait = fg_expiry_next_wait_ns((uint64_t)d->opt.expire_interval * 1000000000ull,
+					      d->opt.expire_share, rc == 0 ? res.cpu_seconds : 0);
+		if (rc == 0 && res.complete)
+			FG_LOG_INFO(CTLD, "expiry: %.2f s of CPU; the next pass in %llu s (--expire-share %g %%)",
+				    res.cpu_seconds, (unsigned long long)(wait / 1000000000ull),
+				    d->opt.expire_share);
+		next = fg_mono_ns() + wait;
 		pthread_cond_broadcast(&d->cond);
 	}
 	pthread_mutex_unlock(&d->lock);
@@ -109,6 +117,7 @@ void ctld_expiry_json(struct fg_json *j, const struct fg_expiry_result *e)
 		fg_json_u64(j, fg_history_state_name(s), e->expired_by_state[s]);
 	fg_json_close(j);
 	fg_json_f64(j, "seconds", e->seconds);
+	fg_json_f64(j, "cpu_seconds", e->cpu_seconds);
 }
 
 void ctld_expiry_text(struct fg_sbuf *b, const struct fg_expiry_result *e)
@@ -122,7 +131,8 @@ void ctld_expiry_text(struct fg_sbuf *b, const struct fg_expiry_result *e)
 	for (unsigned s = FG_HISTORY_ACCEPTED; s < FG_HISTORY_STATE__COUNT; s++)
 		fg_sbuf_printf(b, "    %-20s %14llu\n", fg_history_state_name(s),
 			       (unsigned long long)e->expired_by_state[s]);
-	fg_sbuf_printf(b, "  %-22s %14llu\n  %-22s %14llu\n  %-22s %14.3f\n", "kept",
-		       (unsigned long long)e->kept, "dead offers dropped",
-		       (unsigned long long)e->expired_offers, "seconds", e->seconds);
+	fg_sbuf_printf(b, "  %-22s %14llu\n  %-22s %14llu\n  %-22s %14.3f\n  %-22s %14.3f\n",
+		       "kept", (unsigned long long)e->kept, "dead offers dropped",
+		       (unsigned long long)e->expired_offers, "seconds", e->seconds, "CPU seconds",
+		       e->cpu_seconds);
 }

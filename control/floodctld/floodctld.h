@@ -63,6 +63,7 @@ struct ctld_opts {
 	uint64_t segment_bytes;		/* --journal-segment-size */
 	unsigned expire_interval;	/* --expire-interval, seconds */
 	unsigned expire_pause_us;	/* --expire-pause */
+	double expire_share;		/* --expire-share, % of one core */
 	unsigned writers;		/* --writers */
 	uint32_t journal_ring;		/* --journal-ring */
 };

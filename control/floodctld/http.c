@@ -34,22 +34,7 @@ int ctld_http_listen(const struct fg_endpoint *ep, int *fd)
 	*fd = -1;
 	if (ep->port == 0)
 		return 0;
-	memset(&ss, 0, sizeof(ss));
-	if (ep->family == AF_INET6) {
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
-
-		a->sin6_family = AF_INET6;
-		a->sin6_port = htons(ep->port);
-		memcpy(&a->sin6_addr, ep->addr, 16);
-		sl = sizeof(*a);
-	} else {
-		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
-
-		a->sin_family = AF_INET;
-		a->sin_port = htons(ep->port);
-		memcpy(&a->sin_addr, ep->addr, 4);
-		sl = sizeof(*a);
-	}
+	sl = fg_endpoint_sockaddr(ep, &ss);
 	fg_endpoint_format(ep, name, sizeof(name));
 	s = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s < 0 || setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||

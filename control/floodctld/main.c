@@ -43,6 +43,9 @@ static const char usage_text[] =
 	"  --journal-segment-size N   rotate journal segments past N octets (default 64M)\n"
 	"  --expire-interval SECONDS  between background expiry passes (default 60)\n"
 	"  --expire-pause MICROS      pause between expiry slices (default 200)\n"
+	"  --expire-share PERCENT     expiry's most share of one core, averaged: a pass\n"
+	"                             that took C s of CPU waits C x (100 / PERCENT - 1) s\n"
+	"                             before the next, at least --expire-interval (default 1)\n"
 	"  -h, --help                 this text\n"
 	"\n"
 	"Signals: SIGHUP reloads the config file, SIGTERM and SIGINT stop.\n"
@@ -82,6 +85,20 @@ void ctld_settings_from(struct ctld_settings *s, const struct fg_config *cfg)
 	s->version_numbers = cfg->version_numbers;
 }
 
+/* A percentage in (0, 100], the whole string. */
+static int parse_share(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0 && v <= 100))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct ctld_opts *o)
 {
 	static const struct option longs[] = {
@@ -92,6 +109,7 @@ static int parse_opts(int argc, char **argv, struct ctld_opts *o)
 		{ "journal-segment-size", required_argument, NULL, 's' },
 		{ "expire-interval", required_argument, NULL, 'e' },
 		{ "expire-pause", required_argument, NULL, 'p' },
+		{ "expire-share", required_argument, NULL, 'x' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -101,6 +119,7 @@ static int parse_opts(int argc, char **argv, struct ctld_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->expire_interval = 60;
 	o->expire_pause_us = FG_EXPIRY_PAUSE_DEFAULT;
+	o->expire_share = FG_EXPIRY_SHARE_DEFAULT;
 	o->journal_ring = FG_REGION_JOURNAL_RING_DEFAULT;
 	while ((c = getopt_long(argc, argv, "c:h", longs, NULL)) != -1) {
 		switch (c) {
@@ -116,6 +135,13 @@ static int parse_opts(int argc, char **argv, struct ctld_opts *o)
 		case 'h':
 			fputs(usage_text, stdout);
 			exit(0);
+		case 'x':
+			if (parse_share(optarg, &o->expire_share) < 0) {
+				fprintf(stderr, "floodctld: --expire-share: '%s' is not a percentage "
+						"above 0 and at most 100\n", optarg);
+				goto bad;
+			}
+			break;
 		default:
 			if (c == '?' || fg_parse_size(optarg, &v) < 0 || v > UINT32_MAX * 16ull)
 				goto bad;

@@ -100,7 +100,7 @@ static void settle_done(void *arg, const struct fg_queue_rec *r, const struct fg
 	fg_journal_append(c->w, k, FG_HISTORY_ACCEPTED, article_date, r->arrival, 0,
 			  FG_REASON_NONE);
 	clock_gettime(CLOCK_REALTIME, &ts);
-	fg_vlog_emit(c->w, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, FG_VLOG_RECOVERY, -1,
+	fg_vlog_emit(c->w, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, FG_VLOG_RECOVERY, -1, NULL,
 		     r->id, r->id_len, FG_VLOG_ACCEPT, FG_REASON_NONE, article_date, 0, 0,
 		     r->arrival);
 	__atomic_fetch_add(&c->d->st->ctr[FG_CTR_HISTORY_SETTLED], 1, __ATOMIC_RELAXED);

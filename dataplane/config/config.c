@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * config.c — loading floodgate.conf: lines, sections, keys, defaults, and
- * the checks that span keys (the RFC 5537 date rules among them).
+ * config.c — loading floodgate.conf: lines, sections, keys, defaults; the
+ * checks that span keys (the RFC 5537 date rules among them) are
+ * config_check.c's.
  *
  * Loading is four passes over one zeroed struct:
  *   1. every line is split into words and applied through the key table
@@ -11,7 +12,7 @@
  *   3. derived defaults: server-name (host name), path-identity (server
  *      name), retention (cutoff + 1 d), warmup (cutoff), rx-queues
  *      (workers);
- *   4. validation across keys and sections.
+ *   4. validation across keys and sections (config_check.c).
  * A problem never stops the load: each is recorded as "file:line: key:
  * message" and the load goes on, so one run lists every mistake. Checks
  * that involve a key whose own line was refused are skipped (the real
@@ -31,35 +32,12 @@
 #include "floodgate/log.h"
 #include "config_int.h"
 
-#define CFG_MAX_KEYS 96
 #define CFG_LINE_MAX 4096
 #define CFG_MAX_WORDS 128
 #define CFG_FILE_MAX (16u << 20)
-#define DAY INT64_C(86400)
-/* key state slots: 0 global, then one per peer, then one per downstream */
-#define SLOT_PEER(i) (1 + (i))
-#define SLOT_DS(i) (1 + FG_CONFIG_MAX_PEERS + (i))
-#define N_SLOTS (1 + FG_CONFIG_MAX_PEERS + FG_CONFIG_MAX_DOWNSTREAMS)
 
 #define SEC_NONE (-1)	/* before the first section header */
 #define SEC_SKIP (-2)	/* inside a refused header: its keys are ignored */
-
-struct key_state {
-	unsigned line;		/* line that set it; 0: not set */
-	bool bad;		/* its line was refused */
-};
-
-struct parse {
-	const char *name;
-	struct fg_config *cfg;
-	struct fg_config_errors *errs;
-	int sec;			/* enum cfg_section, SEC_NONE or SEC_SKIP */
-	unsigned idx;			/* peer or downstream being read */
-	unsigned line;
-	unsigned hdr_line[N_SLOTS];	/* line of each [peer]/[downstream] header */
-	unsigned addr_line[FG_CONFIG_MAX_PEERS][FG_CONFIG_MAX_PEER_ADDRS];
-	struct key_state ks[N_SLOTS][CFG_MAX_KEYS];
-};
 
 /* ---------------------------------------------------------------- errors */
 
@@ -91,9 +69,7 @@ static void add_msg(struct parse *ps, bool warn, unsigned line, const char *key,
 	slot->msg_off = (uint16_t)FG_MIN(n + strlen(key) + 2, strlen(slot->text));
 }
 
-static void error_at(struct parse *ps, unsigned line, const char *key, const char *fmt, ...)
-	FG_PRINTF(4, 5);
-static void error_at(struct parse *ps, unsigned line, const char *key, const char *fmt, ...)
+void cfg_error_at(struct parse *ps, unsigned line, const char *key, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -102,9 +78,7 @@ static void error_at(struct parse *ps, unsigned line, const char *key, const cha
 	va_end(ap);
 }
 
-static void warn_at(struct parse *ps, unsigned line, const char *key, const char *fmt, ...)
-	FG_PRINTF(4, 5);
-static void warn_at(struct parse *ps, unsigned line, const char *key, const char *fmt, ...)
+void cfg_warn_at(struct parse *ps, unsigned line, const char *key, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -212,7 +186,7 @@ int fg_config_split_args(const char *args, char *buf, size_t buflen, char **argv
 
 /* ---------------------------------------------------------------- lines */
 
-static bool valid_section_name(const char *s)
+bool cfg_valid_name(const char *s)
 {
 	if (!*s)
 		return false;
@@ -232,24 +206,24 @@ static int open_instance(struct parse *ps, enum cfg_section sec, const char *nam
 	unsigned n = peer ? cfg->n_peer : cfg->n_downstream;
 	unsigned max = peer ? FG_CONFIG_MAX_PEERS : FG_CONFIG_MAX_DOWNSTREAMS;
 
-	if (!valid_section_name(name) || strlen(name) >= FG_CONFIG_NAME_MAX) {
-		error_at(ps, ps->line, hdr, "a name is 1-%d letters, digits, \"-\", \"_\" "
-			 "or \".\"", FG_CONFIG_NAME_MAX - 1);
+	if (!cfg_valid_name(name) || strlen(name) >= FG_CONFIG_NAME_MAX) {
+		cfg_error_at(ps, ps->line, hdr, "a name is 1-%d letters, digits, \"-\", \"_\" "
+			     "or \".\"", FG_CONFIG_NAME_MAX - 1);
 		return -1;
 	}
 	for (unsigned i = 0; i < n; i++) {
 		const char *other = peer ? cfg->peer[i].name : cfg->downstream[i].name;
 
 		if (strcmp(other, name) == 0) {
-			error_at(ps, ps->line, hdr, "duplicate %s name (first at line %u)",
-				 cfg_section_names[sec],
-				 ps->hdr_line[peer ? SLOT_PEER(i) : SLOT_DS(i)]);
+			cfg_error_at(ps, ps->line, hdr, "duplicate %s name (first at line %u)",
+				     cfg_section_names[sec],
+				     ps->hdr_line[peer ? SLOT_PEER(i) : SLOT_DS(i)]);
 			return -1;
 		}
 	}
 	if (n == max) {
-		error_at(ps, ps->line, hdr, "too many %s sections (at most %u)",
-			 cfg_section_names[sec], max);
+		cfg_error_at(ps, ps->line, hdr, "too many %s sections (at most %u)",
+			     cfg_section_names[sec], max);
 		return -1;
 	}
 	memcpy(peer ? cfg->peer[n].name : cfg->downstream[n].name, name, strlen(name) + 1);
@@ -272,12 +246,12 @@ static void parse_header(struct parse *ps, const char *s, const char *end)
 	ps->sec = SEC_SKIP;
 	snprintf(hdr, sizeof(hdr), "%.*s", close ? (int)(close - s + 1) : (int)(end - s), s);
 	if (!close) {
-		error_at(ps, ps->line, hdr, "section header without \"]\"");
+		cfg_error_at(ps, ps->line, hdr, "section header without \"]\"");
 		return;
 	}
 	n = cfg_split_words(close + 1, (size_t)(end - close - 1), buf, sizeof(buf), w, 3, &why);
 	if (n != 0) {
-		error_at(ps, ps->line, hdr, "text after the section header");
+		cfg_error_at(ps, ps->line, hdr, "text after the section header");
 		return;
 	}
 	n = cfg_split_words(s + 1, (size_t)(close - s - 1), buf, sizeof(buf), w, 3, &why);
@@ -285,14 +259,14 @@ static void parse_header(struct parse *ps, const char *s, const char *end)
 		if (strcmp(w[0], cfg_section_names[i]) == 0)
 			sec = i;
 	if (n <= 0 || sec == SEC_SKIP) {
-		error_at(ps, ps->line, hdr, "unknown section (known: site, rules, session, "
-			 "history, persistence, stats, dataplane, log, cluster, peer NAME, "
-			 "downstream NAME)");
+		cfg_error_at(ps, ps->line, hdr, "unknown section (known: site, rules, session, "
+			     "history, persistence, stats, dataplane, log, cluster, peer NAME, "
+			     "downstream NAME)");
 		return;
 	}
 	if (sec == SEC_PEER || sec == SEC_DOWNSTREAM) {
 		if (n != 2) {
-			error_at(ps, ps->line, hdr, "needs exactly one name: [%s NAME]", w[0]);
+			cfg_error_at(ps, ps->line, hdr, "needs exactly one name: [%s NAME]", w[0]);
 			return;
 		}
 		idx = open_instance(ps, sec, w[1], hdr);
@@ -300,7 +274,7 @@ static void parse_header(struct parse *ps, const char *s, const char *end)
 			return;
 		ps->idx = (unsigned)idx;
 	} else if (n != 1) {
-		error_at(ps, ps->line, hdr, "[%s] takes no name", w[0]);
+		cfg_error_at(ps, ps->line, hdr, "[%s] takes no name", w[0]);
 		return;
 	}
 	ps->sec = sec;
@@ -327,7 +301,7 @@ static void parse_key(struct parse *ps, char **w, unsigned n)
 	if (ps->sec == SEC_SKIP)
 		return;
 	if (ps->sec == SEC_NONE) {
-		error_at(ps, ps->line, w[0], "key outside any section (start with [site])");
+		cfg_error_at(ps, ps->line, w[0], "key outside any section (start with [site])");
 		return;
 	}
 	key = cfg_key_find(ps->sec, w[0]);
@@ -336,17 +310,17 @@ static void parse_key(struct parse *ps, char **w, unsigned n)
 			if (cfg_key_find(s, w[0]) >= 0)
 				other = s;
 		if (other >= 0)
-			error_at(ps, ps->line, w[0], "unknown key in [%s] (it belongs in [%s])",
-				 cfg_section_names[ps->sec], cfg_section_names[other]);
+			cfg_error_at(ps, ps->line, w[0], "unknown key in [%s] (it belongs in [%s])",
+				     cfg_section_names[ps->sec], cfg_section_names[other]);
 		else
-			error_at(ps, ps->line, w[0], "unknown key in [%s]",
-				 cfg_section_names[ps->sec]);
+			cfg_error_at(ps, ps->line, w[0], "unknown key in [%s]",
+				     cfg_section_names[ps->sec]);
 		return;
 	}
 	k = &cfg_keys[key];
 	st = key_state(ps, ps->sec, ps->idx, key);
 	if (st->line && !(k->flags & F_REPEAT)) {
-		error_at(ps, ps->line, w[0], "already set at line %u", st->line);
+		cfg_error_at(ps, ps->line, w[0], "already set at line %u", st->line);
 		return;
 	}
 	n_addr = k->type == T_PEER_ADDRS ? ps->cfg->peer[ps->idx].n_addr : 0;
@@ -354,7 +328,7 @@ static void parse_key(struct parse *ps, char **w, unsigned n)
 	if (cfg_key_set(k, cfg_key_base(ps->cfg, ps->sec, ps->idx), w + 1, n - 1, why,
 			sizeof(why)) < 0) {
 		st->bad = true;
-		error_at(ps, ps->line, w[0], "%s", why);
+		cfg_error_at(ps, ps->line, w[0], "%s", why);
 	}
 	/* each peer address remembers its line, for the overlap checks */
 	if (k->type == T_PEER_ADDRS)
@@ -374,7 +348,7 @@ static void parse_line(struct parse *ps, const char *s, size_t len)
 	end = s + len;
 	for (const char *c = s; c < end; c++) {
 		if ((unsigned char)*c < 0x20 && *c != '\t') {
-			error_at(ps, ps->line, "line", "control character 0x%02x", *c);
+			cfg_error_at(ps, ps->line, "line", "control character 0x%02x", *c);
 			return;
 		}
 	}
@@ -383,7 +357,7 @@ static void parse_line(struct parse *ps, const char *s, size_t len)
 	if (s == end || *s == '#')
 		return;
 	if (len > CFG_LINE_MAX) {
-		error_at(ps, ps->line, "line", "longer than %d octets", CFG_LINE_MAX);
+		cfg_error_at(ps, ps->line, "line", "longer than %d octets", CFG_LINE_MAX);
 		/* a refused header: its keys must not land in the section before */
 		if (*s == '[')
 			ps->sec = SEC_SKIP;
@@ -399,7 +373,7 @@ static void parse_line(struct parse *ps, const char *s, size_t len)
 		int k;
 
 		snprintf(key, sizeof(key), "%.*s", (int)strcspn(s, " \t\""), s);
-		error_at(ps, ps->line, key, "%s", why);
+		cfg_error_at(ps, ps->line, key, "%s", why);
 		/* the key's value was refused: no default, no follow-on errors */
 		k = ps->sec >= 0 ? cfg_key_find(ps->sec, key) : -1;
 		if (k >= 0) {
@@ -437,13 +411,13 @@ static bool unset(struct parse *ps, enum cfg_section sec, unsigned idx, const ch
 	return !st->line || st->bad;
 }
 
-static bool refused(struct parse *ps, enum cfg_section sec, unsigned idx, const char *name)
+bool cfg_refused(struct parse *ps, enum cfg_section sec, unsigned idx, const char *name)
 {
 	return key_state(ps, sec, idx, cfg_key_find(sec, name))->bad;
 }
 
-static unsigned line_of(struct parse *ps, enum cfg_section sec, unsigned idx,
-			const char *name)
+unsigned cfg_line_of(struct parse *ps, enum cfg_section sec, unsigned idx,
+		     const char *name)
 {
 	return key_state(ps, sec, idx, cfg_key_find(sec, name))->line;
 }
@@ -480,22 +454,22 @@ static void apply_derived_defaults(struct parse *ps)
 		w[0] = host;
 		if (gethostname(host, sizeof(host) - 1) < 0 ||
 		    cfg_key_set(&cfg_keys[key], cfg, w, 1, why, sizeof(why)) < 0) {
-			warn_at(ps, 0, "server-name", "the host name \"%s\" is not usable (%s); "
-				"using \"floodgate\"", host, why);
+			cfg_warn_at(ps, 0, "server-name", "the host name \"%s\" is not usable (%s); "
+				    "using \"floodgate\"", host, why);
 			set_from_text(cfg, key, "floodgate");
 		}
 	}
-	if (unset(ps, SEC_SITE, 0, "path-identity") && !refused(ps, SEC_SITE, 0, "path-identity")) {
+	if (unset(ps, SEC_SITE, 0, "path-identity") && !cfg_refused(ps, SEC_SITE, 0, "path-identity")) {
 		key = cfg_key_find(SEC_SITE, "path-identity");
 		w[0] = cfg->server_name;
 		if (cfg_key_set(&cfg_keys[key], cfg, w, 1, why, sizeof(why)) < 0)
-			error_at(ps, 0, "path-identity", "not set, and the server name cannot "
-				 "serve: %s", why);
+			cfg_error_at(ps, 0, "path-identity", "not set, and the server name cannot "
+				     "serve: %s", why);
 	}
 	/* RFC 5537 3.3: first-seen retention is at least cutoff + 24 h; INN's
 	 * /remember/ keeps one day beyond artcutoff. */
 	if (unset(ps, SEC_RULES, 0, "retention"))
-		cfg->retention = cfg->cutoff <= INT64_MAX - DAY ? cfg->cutoff + DAY : INT64_MAX;
+		cfg->retention = cfg->cutoff <= INT64_MAX - CFG_DAY ? cfg->cutoff + CFG_DAY : INT64_MAX;
 	if (unset(ps, SEC_PERSISTENCE, 0, "warmup"))
 		cfg->warmup = cfg->cutoff;
 	if (unset(ps, SEC_DATAPLANE, 0, "rx-queues"))
@@ -526,231 +500,6 @@ uint64_t fg_config_ident(const char *id)
 	return h;
 }
 
-/* ---------------------------------------------------------------- checks */
-
-static void fmt_dur(char *buf, size_t len, int64_t seconds)
-{
-	cfg_fmt_duration(buf, len, seconds, INT64_C(1000000000));
-}
-
-/* The RFC 5537 date rules and the history's own limit on the cutoff. */
-static void check_dates(struct parse *ps)
-{
-	struct fg_config *cfg = ps->cfg;
-	char a[32], b[32];
-
-	fmt_dur(a, sizeof(a), cfg->future_margin);
-	if (!refused(ps, SEC_RULES, 0, "future-margin") &&
-	    cfg->future_margin > FG_FUTURE_MARGIN_MAX)
-		error_at(ps, line_of(ps, SEC_RULES, 0, "future-margin"), "future-margin",
-			 "%s is more than 24h: RFC 5537 3.6 rejects articles dated more "
-			 "than 24 hours ahead; only a smaller margin is allowed", a);
-	if (refused(ps, SEC_RULES, 0, "cutoff"))
-		return;
-	fmt_dur(a, sizeof(a), cfg->cutoff);
-	if (cfg->cutoff > FG_CUTOFF_MAX) {
-		fmt_dur(b, sizeof(b), FG_CUTOFF_MAX);
-		error_at(ps, line_of(ps, SEC_RULES, 0, "cutoff"), "cutoff",
-			 "%s is more than %s: history entries keep the article date as "
-			 "an offset from first-seen, which reaches back %s at most "
-			 "(docs/history.md)", a, b, b);
-		return;
-	}
-	if (cfg->cutoff < FG_CUTOFF_WARN_BELOW)
-		warn_at(ps, line_of(ps, SEC_RULES, 0, "cutoff"), "cutoff",
-			"%s is under 7 days: articles still propagating will be rejected "
-			"as too old (RFC 5537 3.3)", a);
-	/* RFC 5537 3.3: "the history retention interval MUST be at least 24
-	 * hours longer than the cutoff interval" when expiring by first-seen. */
-	if (cfg->expiry == FG_EXPIRY_FIRST_SEEN && !refused(ps, SEC_RULES, 0, "retention") &&
-	    !refused(ps, SEC_RULES, 0, "expiry") &&
-	    cfg->retention < cfg->cutoff + DAY) {
-		fmt_dur(b, sizeof(b), cfg->retention);
-		error_at(ps, line_of(ps, SEC_RULES, 0, "retention"), "retention",
-			 "%s is less than cutoff %s + 24h: RFC 5537 3.3 requires first-seen "
-			 "expiry to keep history at least 24 hours longer than the cutoff",
-			 b, a);
-	}
-}
-
-/* [dataplane] vlan against `address`: an address on one VLAN only, and
- * IPv6 untagged (the IPv6 handler does not tag; docs/dataplane.md). */
-static void check_vlans(struct parse *ps)
-{
-	const struct fg_config *cfg = ps->cfg;
-	unsigned line = line_of(ps, SEC_DATAPLANE, 0, "vlan");
-	unsigned n_v4 = 0;
-	bool has_v6 = false;
-
-	for (unsigned j = 0; j < cfg->n_dp_addr; j++) {
-		has_v6 |= cfg->dp_addr[j].family == AF_INET6;
-		n_v4 += cfg->dp_addr[j].family == AF_INET;
-	}
-	for (unsigned i = 0; i < cfg->n_dp_vlan; i++)
-		n_v4 += cfg->dp_vlan[i].addr.family == AF_INET;
-	if (n_v4 > FG_CONFIG_MAX_DP_ADDRS)
-		error_at(ps, line, "vlan", "%u IPv4 addresses in `address` and `vlan` together: "
-			 "a port has at most %u", n_v4, FG_CONFIG_MAX_DP_ADDRS);
-	for (unsigned i = 0; i < cfg->n_dp_vlan; i++) {
-		const struct fg_config_vlan *v = &cfg->dp_vlan[i];
-
-		if (!v->addr.family && has_v6)
-			error_at(ps, line, "vlan", "VLAN %u: `vlan %u` alone would put `address` "
-				 "on the VLAN, and IPv6 addresses are untagged in this version "
-				 "(give the IPv4 address: `vlan %u ADDRESS/LEN`)", v->id, v->id, v->id);
-		if (v->addr.family == AF_INET6)
-			error_at(ps, line, "vlan", "VLAN %u: IPv6 addresses are untagged in this "
-				 "version", v->id);
-		for (unsigned j = 0; j < cfg->n_dp_addr; j++)
-			if (v->addr.family == cfg->dp_addr[j].family &&
-			    memcmp(v->addr.addr, cfg->dp_addr[j].addr, 16) == 0)
-				error_at(ps, line, "vlan", "VLAN %u: the address is in `address` "
-					 "already (`vlan %u` alone puts `address` on the VLAN)",
-					 v->id, v->id);
-	}
-}
-
-static void check_site(struct parse *ps)
-{
-	struct fg_config *cfg = ps->cfg;
-	unsigned line = line_of(ps, SEC_SITE, 0, "listen");
-
-	for (unsigned i = 0; i < cfg->n_listen; i++)
-		for (unsigned j = 0; j < i; j++)
-			if (memcmp(&cfg->listen[i], &cfg->listen[j], sizeof(cfg->listen[i])) == 0)
-				error_at(ps, line, "listen", "an address is listed twice");
-	if (cfg->honor_versions && !cfg->version_numbers)
-		error_at(ps, line_of(ps, SEC_RULES, 0, "honor-versions"), "honor-versions",
-			 "needs version-numbers on (the side index finds the newer version)");
-	if (!refused(ps, SEC_DATAPLANE, 0, "rx-queues") && cfg->rx_queues < cfg->workers)
-		error_at(ps, line_of(ps, SEC_DATAPLANE, 0, "rx-queues"), "rx-queues",
-			 "%u is fewer than workers %u: every worker polls a queue of its own",
-			 cfg->rx_queues, cfg->workers);
-	check_vlans(ps);
-	if (cfg->history_shards & (cfg->history_shards - 1))
-		error_at(ps, line_of(ps, SEC_HISTORY, 0, "shards"), "shards",
-			 "%u is not a power of two (or 0 for one shard per 16M entries)",
-			 cfg->history_shards);
-	if (strlen(cfg->control_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path))
-		error_at(ps, line_of(ps, SEC_STATS, 0, "control-socket"), "control-socket",
-			 "too long for a unix socket (at most %zu octets)",
-			 sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
-}
-
-/* [cluster]: the boxes of a site must hash IDs alike, so a secret is
- * required; a seed list must be host:port words. */
-static void check_cluster(struct parse *ps)
-{
-	const struct fg_config *cfg = ps->cfg;
-	unsigned line = line_of(ps, SEC_CLUSTER, 0, "seeds");
-
-	if (!cfg->cluster_seeds[0])
-		return;
-	if (!cfg->cluster_secret[0])
-		error_at(ps, line, "seeds", "needs [cluster] secret (the same on every box of "
-			 "the site: it keys the hash of the IDs in the cluster)");
-	for (const char *p = cfg->cluster_seeds; *p;) {
-		size_t n = strcspn(p, ",");
-		const char *colon = memchr(p, ':', n);
-
-		if (!colon || colon == p || colon + 1 == p + n ||
-		    strspn(colon + 1, "0123456789") != (size_t)(p + n - colon - 1)) {
-			error_at(ps, line, "seeds", "\"%.*s\" is not host:port (seeds are "
-				 "host:port,host:port)", (int)n, p);
-			break;
-		}
-		p += n + (p[n] == ',');
-	}
-}
-
-/* Does address j of peer pj clash with address i of peer pi (j before i)? */
-static void check_addr_pair(struct parse *ps, unsigned pi, unsigned i, unsigned pj,
-			    unsigned j)
-{
-	const struct fg_prefix *a = &ps->cfg->peer[pi].addr[i], *b = &ps->cfg->peer[pj].addr[j];
-	const struct fg_prefix *inner = a->len >= b->len ? a : b, *outer = inner == a ? b : a;
-	unsigned ia = inner == a ? pi : pj;
-	unsigned line = ps->addr_line[pi][i];
-	char ta[64], tb[64];
-
-	if (!fg_prefix_contains(outer, inner->family, inner->addr))
-		return;
-	fg_prefix_format(a, ta, sizeof(ta));
-	fg_prefix_format(b, tb, sizeof(tb));
-	if (a->len == b->len && pi == pj)
-		error_at(ps, line, "address", "%s is listed twice (line %u)", ta,
-			 ps->addr_line[pj][j]);
-	else if (a->len == b->len)
-		error_at(ps, line, "address", "%s is also peer %s's (line %u): a connection "
-			 "must map to one peer", ta, ps->cfg->peer[pj].name, ps->addr_line[pj][j]);
-	else if (pi != pj)
-		/* legal, and decided by longest prefix; said because it is often a slip */
-		warn_at(ps, line, "address", "%s overlaps peer %s's %s (line %u): connections "
-			"from %s belong to peer %s (the most specific prefix wins)", ta,
-			ps->cfg->peer[pj].name, tb, ps->addr_line[pj][j],
-			inner == a ? ta : tb, ps->cfg->peer[ia].name);
-}
-
-static void check_peers(struct parse *ps)
-{
-	struct fg_config *cfg = ps->cfg;
-
-	for (unsigned p = 0; p < cfg->n_peer; p++) {
-		if (cfg->peer[p].n_addr == 0 && !refused(ps, SEC_PEER, p, "address"))
-			error_at(ps, ps->hdr_line[SLOT_PEER(p)], "address",
-				 "peer %s has no address", cfg->peer[p].name);
-		for (unsigned i = 0; i < cfg->peer[p].n_addr; i++)
-			for (unsigned q = 0; q <= p; q++)
-				for (unsigned j = 0; j < (q == p ? i : cfg->peer[q].n_addr); j++)
-					check_addr_pair(ps, p, i, q, j);
-	}
-	if (cfg->n_peer == 0)
-		warn_at(ps, 0, "peer", "no [peer] sections: every connection will be refused");
-}
-
-static void check_downstreams(struct parse *ps)
-{
-	struct fg_config *cfg = ps->cfg;
-
-	for (unsigned d = 0; d < cfg->n_downstream; d++) {
-		struct fg_config_downstream *ds = &cfg->downstream[d];
-
-		if (ds->addr.port == 0 && !refused(ps, SEC_DOWNSTREAM, d, "address"))
-			error_at(ps, ps->hdr_line[SLOT_DS(d)], "address",
-				 "downstream %s has no address", ds->name);
-		for (unsigned e = 0; e < d && ds->addr.port; e++)
-			if (memcmp(&ds->addr, &cfg->downstream[e].addr, sizeof(ds->addr)) == 0)
-				error_at(ps, line_of(ps, SEC_DOWNSTREAM, d, "address"), "address",
-					 "same server as downstream %s", cfg->downstream[e].name);
-		if (!valid_section_name(ds->id))
-			error_at(ps, line_of(ps, SEC_DOWNSTREAM, d, "id"), "id",
-				 "an id is 1-%d letters, digits, \"-\", \"_\" or \".\"",
-				 FG_CONFIG_NAME_MAX - 1);
-		for (unsigned e = 0; e < d; e++)
-			if (strcmp(ds->id, cfg->downstream[e].id) == 0 ||
-			    ds->ident == cfg->downstream[e].ident)
-				error_at(ps, line_of(ps, SEC_DOWNSTREAM, d, "id"), "id",
-					 "downstream %s has the id \"%s\" of downstream %s "
-					 "(ids name the queue's routes: each its own)", ds->name,
-					 ds->id, cfg->downstream[e].name);
-		if (ds->backlog_bytes && cfg->queue_limit && ds->backlog_bytes >= cfg->queue_limit &&
-		    cfg->n_downstream > 1)
-			warn_at(ps, line_of(ps, SEC_DOWNSTREAM, d, "backlog-bytes"), "backlog-bytes",
-				"downstream %s: not under queue-limit: the shared queue defers the "
-				"peers before this downstream is ever parked", ds->name);
-		if (ds->max_article_size && ds->min_article_size > ds->max_article_size)
-			error_at(ps, line_of(ps, SEC_DOWNSTREAM, d, "min-article-size"),
-				 "min-article-size", "above max-article-size: downstream %s "
-				 "would be fed nothing", ds->name);
-		if (ds->mode == FG_DOWNSTREAM_IHAVE && ds->check_first)
-			warn_at(ps, line_of(ps, SEC_DOWNSTREAM, d, "check-first"), "check-first",
-				"ignored with mode ihave (IHAVE always asks first)");
-	}
-	if (cfg->n_downstream == 0 && cfg->dp_mode == FG_DATAPLANE_ACTIVE)
-		warn_at(ps, 0, "downstream", "no [downstream] sections: accepted articles "
-			"are queued but relayed nowhere, and warm-up lookups are off");
-}
-
 /* ---------------------------------------------------------------- load */
 
 struct fg_config *fg_config_load_text(const char *name, const char *text, size_t len,
@@ -779,11 +528,7 @@ struct fg_config *fg_config_load_text(const char *name, const char *text, size_t
 	}
 	apply_table_defaults(ps);
 	apply_derived_defaults(ps);
-	check_dates(ps);
-	check_site(ps);
-	check_peers(ps);
-	check_downstreams(ps);
-	check_cluster(ps);
+	cfg_check(ps);
 	if (errs->total == 0)
 		goto out_free_parse;
 out_free_cfg:

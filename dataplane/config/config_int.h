@@ -2,7 +2,8 @@
 /*
  * config_int.h — what the parts of the config parser share: the key table
  * (one row per key: section, type, where it lives, its range and default),
- * the line tokenizer, and the value parsers and formatters per type.
+ * the line tokenizer, the value parsers and formatters per type, and the
+ * loader's state the cross-key checks read.
  *
  * The table is the single definition of the file format: the loader sets
  * fields through it, the formatter writes them back through it, defaults
@@ -117,5 +118,52 @@ void cfg_fmt_size(char *buf, size_t len, uint64_t v);
 int cfg_parse_duration_unit(const char *s, int64_t unit_ns, int64_t *out);
 int cfg_parse_uint(const char *s, uint64_t max, uint64_t *out);
 int cfg_parse_mac(const char *s, uint8_t mac[6]);
+
+/*
+ * The loader's state (config.c), which the cross-key checks
+ * (config_check.c) read: every key's line, per section instance.
+ */
+#define CFG_MAX_KEYS 96
+#define CFG_DAY INT64_C(86400)
+/* key state slots: 0 global, then one per peer, then one per downstream */
+#define SLOT_PEER(i) (1 + (i))
+#define SLOT_DS(i) (1 + FG_CONFIG_MAX_PEERS + (i))
+#define N_SLOTS (1 + FG_CONFIG_MAX_PEERS + FG_CONFIG_MAX_DOWNSTREAMS)
+
+struct key_state {
+	unsigned line;		/* line that set it; 0: not set */
+	bool bad;		/* its line was refused */
+};
+
+struct parse {
+	const char *name;
+	struct fg_config *cfg;
+	struct fg_config_errors *errs;
+	int sec;			/* enum cfg_section, SEC_NONE or SEC_SKIP */
+	unsigned idx;			/* peer or downstream being read */
+	unsigned line;
+	unsigned hdr_line[N_SLOTS];	/* line of each [peer]/[downstream] header */
+	unsigned addr_line[FG_CONFIG_MAX_PEERS][FG_CONFIG_MAX_PEER_ADDRS];
+	struct key_state ks[N_SLOTS][CFG_MAX_KEYS];
+};
+
+/* A problem at `line` (0: none) of the file, about `key`: an error
+ * refuses the load, a warning does not. Neither stops it. */
+void cfg_error_at(struct parse *ps, unsigned line, const char *key, const char *fmt, ...)
+	FG_PRINTF(4, 5);
+void cfg_warn_at(struct parse *ps, unsigned line, const char *key, const char *fmt, ...)
+	FG_PRINTF(4, 5);
+/* Key `name` of section instance (sec, idx): its line was refused; the
+ * line that set it (0: a default). */
+bool cfg_refused(struct parse *ps, enum cfg_section sec, unsigned idx, const char *name);
+unsigned cfg_line_of(struct parse *ps, enum cfg_section sec, unsigned idx,
+		     const char *name);
+
+/* A section's or a downstream id's name: one or more letters, digits,
+ * "-", "_" or "." (the length is the caller's to check). */
+bool cfg_valid_name(const char *s);
+
+/* config_check.c: the checks across keys and sections (pass 4). */
+void cfg_check(struct parse *ps);
 
 #endif /* FLOODGATE_CONFIG_INT_H */

@@ -369,6 +369,26 @@ int fg_endpoint_format(const struct fg_endpoint *ep, char *buf, size_t len)
 	return (size_t)n >= len ? -ENOSPC : 0;
 }
 
+socklen_t fg_endpoint_sockaddr(const struct fg_endpoint *ep, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (ep->family == AF_INET6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons(ep->port);
+		memcpy(&a->sin6_addr, ep->addr, 16);
+		return sizeof(*a);
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)ss;
+
+		a->sin_family = AF_INET;
+		a->sin_port = htons(ep->port);
+		memcpy(&a->sin_addr, ep->addr, 4);
+		return sizeof(*a);
+	}
+}
+
 int cfg_parse_mac(const char *s, uint8_t mac[6])
 {
 	for (int i = 0; i < 6; i++) {

@@ -68,22 +68,7 @@ int host_listen_on(const struct fg_endpoint *ep)
 	socklen_t sl;
 	int one = 1, fd;
 
-	memset(&ss, 0, sizeof(ss));
-	if (ep->family == AF_INET6) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(ep->port);
-		memcpy(&s6->sin6_addr, ep->addr, 16);
-		sl = sizeof(*s6);
-	} else {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(ep->port);
-		memcpy(&s4->sin_addr, ep->addr, 4);
-		sl = sizeof(*s4);
-	}
+	sl = fg_endpoint_sockaddr(ep, &ss);
 	fd = socket(ep->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
@@ -168,12 +153,36 @@ void host_worker_update(struct host_conn *c)
 	c->events = want;
 }
 
+/* An accepted socket's remote as an endpoint: false for another family.
+ * The v6 listeners are V6ONLY, so no v4-mapped address comes here. */
+static bool endpoint_of(const struct sockaddr_storage *ss, struct fg_endpoint *out)
+{
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+
+		out->family = AF_INET;
+		memcpy(out->addr, &s4->sin_addr, 4);
+		out->port = ntohs(s4->sin_port);
+		return true;
+	}
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+
+		out->family = AF_INET6;
+		memcpy(out->addr, &s6->sin6_addr, 16);
+		out->port = ntohs(s6->sin6_port);
+		return true;
+	}
+	return false;
+}
+
 static void accept_all(struct host_worker *w, int lfd)
 {
 	for (;;) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
 		const struct fg_config_peer *peer = NULL;
+		struct fg_endpoint remote = { 0 };
 		struct epoll_event ev;
 		struct host_conn *c;
 		fg_time_t now;
@@ -188,12 +197,8 @@ static void accept_all(struct host_worker *w, int lfd)
 			return;
 		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		if (ss.ss_family == AF_INET)
-			peer = fg_config_find_peer(w->cfg, AF_INET,
-						   &((struct sockaddr_in *)&ss)->sin_addr);
-		else if (ss.ss_family == AF_INET6)
-			peer = fg_config_find_peer(w->cfg, AF_INET6,
-						   &((struct sockaddr_in6 *)&ss)->sin6_addr);
+		if (endpoint_of(&ss, &remote))
+			peer = fg_config_find_peer(w->cfg, remote.family, remote.addr);
 		c = host_conn_new(w, fd);
 		if (!c) {
 			close(fd);
@@ -210,6 +215,8 @@ static void accept_all(struct host_worker *w, int lfd)
 			FG_LOG_WARN(HOST_COMP, "session limit reached: connection refused");
 			c->detached = true;
 			host_conn_error(c);
+		} else if (remote.family) {
+			fg_nntp_session_set_remote(c->s, &remote);
 		}
 	}
 }

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * net.c — L2/L3 of one dataplane instance: Ethernet demux, ARP (answer for
- * our addresses; a peer MAC cache learned from ARP and resolved on
- * demand), IPv4 validation (checksum, lengths, options skipped, fragments
- * dropped), ICMP echo, the TX burst queue and the fault knob.
+ * net.c — L2/L3 of one dataplane instance: Ethernet demux (ARP frames to
+ * arp.c, IPv6 packets to ipv6.c), IPv4 validation (checksum, lengths,
+ * options skipped, fragments dropped), ICMP echo, the TX burst queue and
+ * the fault knob.
  *
  * Receive path: every frame of a burst is classified and handed on (an
  * IP packet to the L4 handler registered for its protocol number: TCP's
@@ -39,38 +39,21 @@
  * The exception path (net.h): fg_net_to_kernel() spends a token of a
  * bucket refilled at kernel_rate frames a second (in nano-frames, capped
  * at kernel_burst frames) and hands the frame to the port's to_kernel op.
- *
- * The ARP cache is direct-mapped with 4-way linear probing, keyed by a
- * seeded hash of the address: a full set evicts its oldest entry. Learned
- * from ARP requests and replies addressed to us (RFC 826's merge step).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
 #include <sys/socket.h>
 
 #include "floodgate/log.h"
 #include "floodgate/net.h"
-#include "floodgate/siphash.h"
 #include "net_int.h"
 
-#define ARP_WAYS 4
-#define ARP_REQ_INTERVAL_NS 1000000000ull
 #define ICMP_ECHO_REQUEST 8
 #define ICMP_ECHO_REPLY 0
 #define NS_PER_S 1000000000ull
 #define KERNEL_BURST_MIN 8u
-
-struct arp_entry {
-	uint32_t ip;		/* 0 = free */
-	uint8_t mac[FG_ETH_ALEN];
-	uint8_t valid;		/* mac is known (not just a pending request) */
-	uint8_t permanent;	/* given by fg_net_arp_static: never expires */
-	uint64_t updated_ns;
-	uint64_t requested_ns;
-};
 
 struct fault_dir {
 	uint32_t drop, dup, reorder;	/* ppm */
@@ -93,8 +76,7 @@ struct fg_net {
 	struct fg_tx_frame txq[FG_NET_TX_BURST];
 	unsigned n_txq;
 
-	struct arp_entry *arp;
-	unsigned arp_mask;
+	struct net_arp *arp;
 
 	struct l4_handler l4[FG_NET_MAX_L4];
 	unsigned n_l4;
@@ -126,7 +108,7 @@ struct fg_net *fg_net_create(const struct fg_net_config *cfg,
 	unsigned n_arp = cfg->arp_entries ? cfg->arp_entries : 1024;
 	int err = 0;
 
-	if ((n_arp & (n_arp - 1)) || n_arp < ARP_WAYS || cfg->n_ipv4 > FG_NET_MAX_ADDRS ||
+	if ((n_arp & (n_arp - 1)) || n_arp < NET_ARP_WAYS || cfg->n_ipv4 > FG_NET_MAX_ADDRS ||
 	    cfg->n_ipv6 > FG_NET_MAX_ADDRS ||
 	    (cfg->mtu && (cfg->mtu < 576 || cfg->mtu > 9000))) {
 		FG_LOG_ERR("net", "bad config: arp_entries %u (power of two >= 4), "
@@ -137,17 +119,12 @@ struct fg_net *fg_net_create(const struct fg_net_config *cfg,
 	net = calloc(1, sizeof(*net));
 	if (!net)
 		return NULL;
-	net->arp = calloc(n_arp, sizeof(*net->arp));
-	if (!net->arp) {
-		free(net);
-		return NULL;
-	}
 	net->cfg = *cfg;
+	net->cfg.arp_entries = n_arp;
 	if (!net->cfg.mtu)
 		net->cfg.mtu = 1500;
 	if (!net->cfg.arp_ttl_ns)
 		net->cfg.arp_ttl_ns = 300ull * 1000000000ull;
-	net->arp_mask = n_arp - 1;
 	for (unsigned i = 0; i < cfg->n_ipv4; i++)
 		net->vlans |= (cfg->vid[i] & 0xfff) != 0;
 	if (!ops->to_kernel)
@@ -158,13 +135,19 @@ struct fg_net *fg_net_create(const struct fg_net_config *cfg,
 	net->ops = ops;
 	net->port = port;
 	net->st = stats;
+	net->arp = net_arp_create(net, &net->cfg);
+	if (!net->arp)
+		goto out_free_net;
 	net->v6 = net6_create(net, &net->cfg, &err);
-	if (err) {
-		free(net->arp);
-		free(net);
-		return NULL;
-	}
+	if (err)
+		goto out_destroy_arp;
 	return net;
+
+out_destroy_arp:
+	net_arp_destroy(net->arp);
+out_free_net:
+	free(net);
+	return NULL;
 }
 
 void fg_net_destroy(struct fg_net *net)
@@ -178,7 +161,7 @@ void fg_net_destroy(struct fg_net *net)
 	for (unsigned i = 0; i < net->n_txq; i++)
 		net->ops->tx_free(net->port, net->txq[i].handle);
 	net6_destroy(net->v6);
-	free(net->arp);
+	net_arp_destroy(net->arp);
 	free(net);
 }
 
@@ -543,161 +526,25 @@ void fg_net_build_ipv6(uint8_t *frame, const uint8_t *dst_mac, const uint8_t *sr
 	memcpy(ip + 24, dst, FG_IP6_ALEN);
 }
 
-/* ---------------------------------------------------------------- ARP */
+/* ---------------------------------------------------------------- ARP (arp.c) */
 
-static struct arp_entry *arp_find(struct fg_net *net, uint32_t ip, bool create)
-{
-	unsigned base = (unsigned)fg_mix64_murmur3(ip ^ net->cfg.hash_seed) & net->arp_mask;
-	struct arp_entry *victim = NULL;
-
-	for (unsigned i = 0; i < ARP_WAYS; i++) {
-		struct arp_entry *e = &net->arp[(base + i) & net->arp_mask];
-
-		if (e->ip == ip)
-			return e;
-		if (!victim || e->ip == 0 ||
-		    (victim->ip != 0 && e->updated_ns < victim->updated_ns))
-			victim = e;
-	}
-	if (!create)
-		return NULL;
-	memset(victim, 0, sizeof(*victim));
-	victim->ip = ip;
-	return victim;
-}
-
-static void arp_learn(struct fg_net *net, uint32_t ip, const uint8_t *mac)
-{
-	struct arp_entry *e = arp_find(net, ip, true);
-
-	memcpy(e->mac, mac, FG_ETH_ALEN);
-	e->valid = 1;
-	if (!e->permanent)
-		e->updated_ns = net->now;
-	fg_stats_inc(net->st, FG_CTR_NET_ARP_LEARNED);
-}
-
-/* An ARP packet (RFC 826) for Ethernet/IPv4: op, sender and target. */
-static void arp_send(struct fg_net *net, uint16_t op, const uint8_t *tha,
-		     uint32_t tpa, uint32_t spa, const uint8_t *eth_dst)
-{
-	void *h;
-	uint8_t *f = fg_net_tx_alloc(net, 60, &h);
-	uint8_t *a;
-
-	if (!f)
-		return;
-	memset(f, 0, 60);
-	memcpy(f, eth_dst, FG_ETH_ALEN);
-	memcpy(f + 6, net->cfg.mac, FG_ETH_ALEN);
-	fg_wr16(f + 12, FG_ETHERTYPE_ARP);
-	a = f + FG_ETH_HLEN;
-	fg_wr16(a, 1);			/* htype Ethernet */
-	fg_wr16(a + 2, FG_ETHERTYPE_IPV4);
-	a[4] = 6;
-	a[5] = 4;
-	fg_wr16(a + 6, op);
-	memcpy(a + 8, net->cfg.mac, FG_ETH_ALEN);
-	fg_wraddr(a + 14, spa);
-	memcpy(a + 18, tha, FG_ETH_ALEN);
-	fg_wraddr(a + 24, tpa);
-	fg_net_tx_queue(net, f, 60, h, 0, false);
-}
-
-/* RFC 826 for our addresses; the rest, and every reply to us (the
- * kernel may be the one that asked), also to the kernel. */
 /* Our address `ip` on VLAN `vid`? An address answers on its own VLAN only. */
-static bool local_on_vlan(const struct fg_net *net, uint32_t ip, uint16_t vid)
+bool net_local_on_vlan(const struct fg_net *net, uint32_t ip, uint16_t vid)
 {
 	int i = addr_index(net, ip);
 
 	return i >= 0 && (net->cfg.vid[i] & 0xfff) == vid;
 }
 
-static void arp_input(struct fg_net *net, const struct fg_rx_frame *f, uint32_t l2)
-{
-	const uint8_t *a = f->data + l2;
-	uint32_t len = f->len - l2;
-	uint16_t op;
-	uint32_t spa, tpa;
-
-	fg_stats_inc(net->st, FG_CTR_NET_ARP_RX);
-	if (len < 28 || fg_rd16(a) != 1 || fg_rd16(a + 2) != FG_ETHERTYPE_IPV4 ||
-	    a[4] != 6 || a[5] != 4) {
-		fg_stats_inc(net->st, FG_CTR_NET_ARP_BAD);
-		return;
-	}
-	op = fg_rd16(a + 6);
-	spa = fg_rdaddr(a + 14);
-	tpa = fg_rdaddr(a + 24);
-	if ((op != 1 && op != 2) || (a[8] & 1)) {
-		fg_stats_inc(net->st, FG_CTR_NET_ARP_BAD);
-		return;
-	}
-	if (!local_on_vlan(net, tpa, net->rx_vid)) {
-		fg_net_to_kernel(net, f);
-		return;
-	}
-	/* RFC 826: merge the sender into the cache when we are the target */
-	if (spa)
-		arp_learn(net, spa, a + 8);
-	if (op == 1) {
-		arp_send(net, 2, a + 8, spa, tpa, a + 8);
-		fg_stats_inc(net->st, FG_CTR_NET_ARP_REPLIES);
-	} else {
-		fg_net_to_kernel(net, f);
-	}
-}
-
-/* The address to ask from (and so the VLAN to ask on): the one whose
- * network holds `ip`, else the first. */
-static uint32_t src_for(const struct fg_net *net, uint32_t ip)
-{
-	for (unsigned i = 0; i < net->cfg.n_ipv4; i++) {
-		unsigned len = net->cfg.plen[i];
-		uint32_t mask = len ? htonl(~0u << (32 - FG_MIN(len, 32u))) : 0;
-
-		if (len && ((ip ^ net->cfg.ipv4[i]) & mask) == 0)
-			return net->cfg.ipv4[i];
-	}
-	return net->cfg.ipv4[0];
-}
-
 int fg_net_arp_static(struct fg_net *net, uint32_t ip, const uint8_t mac[FG_ETH_ALEN])
 {
-	struct arp_entry *e;
-
-	if (ip == 0)
-		return -EINVAL;
-	e = arp_find(net, ip, true);
-	memcpy(e->mac, mac, FG_ETH_ALEN);
-	e->valid = 1;
-	e->permanent = 1;
-	e->updated_ns = UINT64_MAX;	/* never the oldest: never evicted */
-	return 0;
+	return net_arp_static(net->arp, ip, mac);
 }
 
 int fg_net_arp_resolve(struct fg_net *net, uint32_t ip, uint8_t mac[FG_ETH_ALEN],
 		       uint64_t now_ns)
 {
-	static const uint8_t bcast[FG_ETH_ALEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-	static const uint8_t zero[FG_ETH_ALEN];
-	struct arp_entry *e = arp_find(net, ip, false);
-
-	if (e && e->valid && (e->permanent || now_ns - e->updated_ns < net->cfg.arp_ttl_ns)) {
-		memcpy(mac, e->mac, FG_ETH_ALEN);
-		return 0;
-	}
-	if (!net->cfg.n_ipv4)
-		return -EHOSTUNREACH;
-	if (!e)
-		e = arp_find(net, ip, true);
-	if (e->requested_ns == 0 || now_ns - e->requested_ns >= ARP_REQ_INTERVAL_NS) {
-		e->requested_ns = now_ns ? now_ns : 1;
-		arp_send(net, 1, zero, ip, src_for(net, ip), bcast);
-		fg_stats_inc(net->st, FG_CTR_NET_ARP_REQUESTS);
-	}
-	return -EAGAIN;
+	return net_arp_resolve(net->arp, ip, mac, now_ns);
 }
 
 /* ---------------------------------------------------------------- IPv4 */
@@ -792,7 +639,7 @@ static uint32_t ipv4_check(struct fg_net *net, const struct fg_rx_frame *f,
 		fg_stats_inc(net->st, FG_CTR_NET_IP_BAD_CSUM);
 		return 0;
 	}
-	if (!net->cfg.passive && !local_on_vlan(net, fg_rdaddr(ip + 16), net->rx_vid)) {
+	if (!net->cfg.passive && !net_local_on_vlan(net, fg_rdaddr(ip + 16), net->rx_vid)) {
 		fg_stats_inc(net->st, FG_CTR_NET_IP_NOT_OURS);
 		return 0;
 	}
@@ -972,7 +819,7 @@ static uint32_t link_input(struct fg_net *net, struct fg_rx_frame *f, bool fault
 	if (type == FG_ETHERTYPE_IPV4)
 		return l2;
 	if (type == FG_ETHERTYPE_ARP)
-		arp_input(net, f, l2);
+		net_arp_input(net->arp, f, l2, net->rx_vid);
 	else if (type == FG_ETHERTYPE_IPV6 && net->v6 && !net->rx_vid)
 		/* IPv6 addresses are untagged (docs/dataplane.md, "VLANs") */
 		return net6_input(net->v6, f, l2, faults) ? L2_TAKEN : 0;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * net_int.h — what net.c (Ethernet, ARP, IPv4, TX, faults, L4 dispatch)
- * and ipv6.c (IPv6, ICMPv6, Neighbour Discovery) share inside the net
- * module. Not an API: the instance's layout stays in net.c.
+ * net_int.h — what net.c (Ethernet, IPv4, TX, faults, L4 dispatch),
+ * arp.c (ARP and the peer MAC cache) and ipv6.c (IPv6, ICMPv6, Neighbour
+ * Discovery) share inside the net module. Not an API: the instance's layout stays in net.c.
  */
 #ifndef FLOODGATE_NET_INT_H
 #define FLOODGATE_NET_INT_H
@@ -13,6 +13,21 @@
 #include "floodgate/net.h"
 
 struct net6;
+struct net_arp;
+
+/* arp.c: one instance's ARP state; the cache has cfg->arp_entries slots
+ * (a power of two, at least NET_ARP_WAYS: one probe set). NULL on no
+ * memory. */
+#define NET_ARP_WAYS 4
+struct net_arp *net_arp_create(struct fg_net *net, const struct fg_net_config *cfg);
+void net_arp_destroy(struct net_arp *arp);
+/* The ARP packet after `l2` octets of link header, which came on VLAN
+ * `vid`; the frame's reference stays the caller's. */
+void net_arp_input(struct net_arp *arp, const struct fg_rx_frame *f, uint32_t l2,
+		   uint16_t vid);
+int net_arp_static(struct net_arp *arp, uint32_t ip, const uint8_t mac[FG_ETH_ALEN]);
+int net_arp_resolve(struct net_arp *arp, uint32_t ip, uint8_t mac[FG_ETH_ALEN],
+		    uint64_t now_ns);
 
 /* ipv6.c: one instance's IPv6 state; NULL from create when the config
  * has no IPv6 address (and on no memory: *err then -ENOMEM). */
@@ -34,7 +49,10 @@ unsigned net6_mc_macs(const struct net6 *v6, uint8_t (*macs)[FG_ETH_ALEN], unsig
 void net6_link_local(const struct net6 *v6, uint8_t out[FG_IP6_ALEN]);
 bool net6_is_local(const struct net6 *v6, const uint8_t *ip);
 
-/* net.c: services for ipv6.c */
+/* net.c: services for arp.c and ipv6.c */
+/* Our IPv4 address `ip` on VLAN `vid`? An address answers on its own
+ * VLAN only. */
+bool net_local_on_vlan(const struct fg_net *net, uint32_t ip, uint16_t vid);
 /* Hand an L4 packet to the handler of `proto` (fault knob first when
  * `faults`); false when nobody registered the protocol. */
 bool net_l4_input(struct fg_net *net, struct fg_rx_frame *f, const struct fg_net_l3 *l3,

@@ -58,35 +58,41 @@ const char *fg_nntp_engine_throttled(const struct fg_nntp_engine *e)
 	return e->throttle_len ? e->throttle_reason : NULL;
 }
 
-static int pause_find(const struct fg_nntp_engine *e, const char *peer)
+int fg_nntp_pause_find(const struct fg_nntp_pause *tab, unsigned n, const char *peer)
 {
-	for (unsigned i = 0; i < e->n_pauses; i++)
-		if (strcmp(e->pauses[i].peer, peer) == 0)
+	for (unsigned i = 0; i < n; i++)
+		if (strcmp(tab[i].peer, peer) == 0)
 			return (int)i;
 	return -1;
 }
 
-int fg_nntp_engine_pause(struct fg_nntp_engine *e, const char *peer, fg_time_t until)
+int fg_nntp_pause_set(struct fg_nntp_pause *tab, unsigned *n, const char *peer,
+		      fg_time_t until)
 {
 	int i;
 
 	if (!peer || strlen(peer) >= FG_CONFIG_NAME_MAX)
 		return -EINVAL;
-	i = pause_find(e, peer);
+	i = fg_nntp_pause_find(tab, *n, peer);
 	if (until == 0) {
 		if (i < 0)
 			return -ENOENT;
-		e->pauses[i] = e->pauses[--e->n_pauses];
+		tab[i] = tab[--*n];
 		return 0;
 	}
 	if (i < 0) {
-		if (e->n_pauses == FG_CONFIG_MAX_PEERS)
+		if (*n == FG_CONFIG_MAX_PEERS)
 			return -ENOSPC;
-		i = (int)e->n_pauses++;
-		snprintf(e->pauses[i].peer, sizeof(e->pauses[i].peer), "%s", peer);
+		i = (int)(*n)++;
+		snprintf(tab[i].peer, sizeof(tab[i].peer), "%s", peer);
 	}
-	e->pauses[i].until = until;
+	tab[i].until = until;
 	return 0;
+}
+
+int fg_nntp_engine_pause(struct fg_nntp_engine *e, const char *peer, fg_time_t until)
+{
+	return fg_nntp_pause_set(e->pauses, &e->n_pauses, peer, until);
 }
 
 void fg_nntp_engine_pauses_clear(struct fg_nntp_engine *e)
@@ -96,7 +102,7 @@ void fg_nntp_engine_pauses_clear(struct fg_nntp_engine *e)
 
 bool fg_nntp_engine_paused(const struct fg_nntp_engine *e, const char *peer, fg_time_t *until)
 {
-	int i = pause_find(e, peer);
+	int i = fg_nntp_pause_find(e->pauses, e->n_pauses, peer);
 
 	if (i < 0 || e->pauses[i].until <= e->now)
 		return false;

@@ -278,10 +278,7 @@ struct fg_nntp_engine {
 	char throttle_reason[FG_NNTP_ENGINE_REASON_MAX + 1];
 	uint16_t throttle_len;				/* 0: not throttled */
 	unsigned n_pauses;
-	struct {
-		char peer[FG_CONFIG_NAME_MAX];
-		fg_time_t until;
-	} pauses[FG_CONFIG_MAX_PEERS];
+	struct fg_nntp_pause pauses[FG_CONFIG_MAX_PEERS];
 
 	/* warm-up questions (warmup.c) and cluster claims (claims.c), one table */
 	struct fg_nntp_engine_warmup warm;
@@ -381,6 +378,7 @@ struct fg_nntp_session {
 	void *t;
 	const struct fg_config_peer *peer;
 	int peer_idx;
+	struct fg_endpoint remote;	/* family 0: not told (fg_nntp_session_set_remote) */
 	struct fg_nntp_counters *pst;	/* the peer's block, or NULL */
 	unsigned slot;			/* index in e->sess */
 	uint32_t token;
@@ -409,6 +407,8 @@ struct fg_nntp_session {
 	struct fg_nntp_offer *offers;	/* ring of this session's live 238s */
 	unsigned off_cap, off_head, off_n;
 	unsigned off_dead;		/* taken out of the middle since the last squeeze */
+	uint32_t *off_idx;		/* offers.c: key -> ring slot + 1, linear probing */
+	unsigned off_mask;		/* off_idx's size - 1 (a power of two) */
 
 	uint64_t pending_bytes;		/* article octets not yet safe or discarded */
 	unsigned n_xfers;		/* transfers and warm-up questions pointing here */

@@ -13,6 +13,16 @@
  * once (history.h: release) instead of leaving them to lapse. A full ring
  * forgets its oldest (counted): that entry lapses at its own deadline.
  *
+ * The index: a transfer finds its offer by key in a hash index beside the
+ * ring (linear probing over the key's low bits, at most half full), not by
+ * walking the ring: a peer whose 238s are not all followed by articles
+ * keeps hundreds of live offers, and a TAKETHIS never offered by CHECK
+ * (the usual case in a pure streaming feed) would walk all of them.
+ * Invariant: the index holds exactly the ring's entries with a nonzero
+ * deadline (live or lapsed, not yet taken over); a deletion shifts the
+ * probe run back (Knuth's algorithm R), so there are no tombstones, and
+ * entries of one key keep their order: the oldest is found first.
+ *
  * Budgets: a peer's max-offer-rate and max-byte-rate ([peer]), per engine
  * thread. Over them the session stops reading and TCP pushes back; an
  * answer never changes because of them.
@@ -100,24 +110,87 @@ static bool key_eq(const struct fg_history_key *a, const struct fg_history_key *
 	return a->lo == b->lo && a->hi == b->hi;
 }
 
-static void offers_trim(struct fg_nntp_session *s)
+#define IDX_EMPTY 0u	/* an index cell holds a ring slot + 1 */
+
+static unsigned idx_home(const struct fg_nntp_session *s, const struct fg_history_key *k)
 {
-	while (s->off_n && s->offers[s->off_head].deadline <= s->e->now) {
-		s->off_head = (s->off_head + 1) % s->off_cap;
-		s->off_n--;
-	}
+	return (unsigned)(k->lo ^ (k->lo >> 32)) & s->off_mask;
 }
 
-/* Squeeze out the offers already taken over, released or lapsed. */
+static void idx_put(struct fg_nntp_session *s, unsigned slot)
+{
+	unsigned i = idx_home(s, &s->offers[slot].key);
+
+	while (s->off_idx[i] != IDX_EMPTY)
+		i = (i + 1) & s->off_mask;
+	s->off_idx[i] = slot + 1;
+}
+
+/* Empty cell i and shift the rest of its probe run back into the hole. */
+static void idx_del_at(struct fg_nntp_session *s, unsigned i)
+{
+	unsigned j = i;
+	uint32_t v;
+
+	for (;;) {
+		j = (j + 1) & s->off_mask;
+		v = s->off_idx[j];
+		if (v == IDX_EMPTY)
+			break;
+		/* v may fill the hole unless its home lies (cyclically) in (i, j] */
+		unsigned home = idx_home(s, &s->offers[v - 1].key);
+
+		if (((j - home) & s->off_mask) >= ((j - i) & s->off_mask)) {
+			s->off_idx[i] = v;
+			i = j;
+		}
+	}
+	s->off_idx[i] = IDX_EMPTY;
+}
+
+/* Take ring slot `slot` (an entry with a nonzero deadline) out of the index. */
+static void idx_del_slot(struct fg_nntp_session *s, unsigned slot)
+{
+	unsigned i = idx_home(s, &s->offers[slot].key);
+
+	while (s->off_idx[i] != slot + 1) {
+		FG_ASSERT(s->off_idx[i] != IDX_EMPTY);
+		i = (i + 1) & s->off_mask;
+	}
+	idx_del_at(s, i);
+}
+
+/* Drop the oldest entry from the ring (and from the index if it is there). */
+static void offers_pop(struct fg_nntp_session *s)
+{
+	if (s->offers[s->off_head].deadline != 0)
+		idx_del_slot(s, s->off_head);
+	s->off_head = (s->off_head + 1) % s->off_cap;
+	s->off_n--;
+}
+
+static void offers_trim(struct fg_nntp_session *s)
+{
+	while (s->off_n && s->offers[s->off_head].deadline <= s->e->now)
+		offers_pop(s);
+}
+
+/* Squeeze out the offers already taken over, released or lapsed, and
+ * index the survivors anew at their new slots. */
 static void offers_compact(struct fg_nntp_session *s)
 {
 	unsigned n = 0;
 
+	memset(s->off_idx, 0, (s->off_mask + 1) * sizeof(*s->off_idx));
 	for (unsigned i = 0; i < s->off_n; i++) {
 		struct fg_nntp_offer *o = &s->offers[(s->off_head + i) % s->off_cap];
 
-		if (o->deadline > s->e->now)
-			s->offers[(s->off_head + n++) % s->off_cap] = *o;
+		if (o->deadline > s->e->now) {
+			unsigned slot = (s->off_head + n++) % s->off_cap;
+
+			s->offers[slot] = *o;
+			idx_put(s, slot);
+		}
 	}
 	s->off_n = n;
 	s->off_dead = 0;
@@ -127,6 +200,7 @@ void fg_nntp_track_offer(struct fg_nntp_session *s, const struct fg_history_key 
 			const struct fg_history_ref *ref, fg_time_t deadline)
 {
 	struct fg_nntp_offer *o;
+	unsigned slot;
 
 	offers_trim(s);
 	/* squeezing pays only when something was taken out of the middle */
@@ -134,14 +208,16 @@ void fg_nntp_track_offer(struct fg_nntp_session *s, const struct fg_history_key 
 		offers_compact(s);
 	if (s->off_n == s->off_cap) {
 		/* forget the oldest: its entry lapses at its own deadline */
-		s->off_head = (s->off_head + 1) % s->off_cap;
-		s->off_n--;
+		offers_pop(s);
 		fg_nntp_count(s, FG_CTR_NNTP_OFFERS_UNTRACKED);
 	}
-	o = &s->offers[(s->off_head + s->off_n++) % s->off_cap];
+	slot = (s->off_head + s->off_n++) % s->off_cap;
+	o = &s->offers[slot];
 	o->key = *k;
 	o->ref = *ref;
 	o->deadline = deadline;
+	if (deadline != 0)
+		idx_put(s, slot);
 }
 
 static void release_offer(struct fg_nntp_session *s, struct fg_nntp_offer *o)
@@ -153,15 +229,16 @@ static void release_offer(struct fg_nntp_session *s, struct fg_nntp_offer *o)
 
 void fg_nntp_offer_forget(struct fg_nntp_session *s, const struct fg_history_key *k, bool release)
 {
-	for (unsigned i = 0; i < s->off_n; i++) {
-		struct fg_nntp_offer *o = &s->offers[(s->off_head + i) % s->off_cap];
+	for (unsigned i = idx_home(s, k); s->off_idx[i] != IDX_EMPTY; i = (i + 1) & s->off_mask) {
+		struct fg_nntp_offer *o = &s->offers[s->off_idx[i] - 1];
 
-		if (o->deadline == 0 || !key_eq(&o->key, k))
+		if (!key_eq(&o->key, k))
 			continue;
 		if (release)
 			release_offer(s, o);
 		o->deadline = 0;
 		s->off_dead++;
+		idx_del_at(s, i);
 		break;
 	}
 	offers_trim(s);
@@ -172,6 +249,7 @@ void fg_nntp_release_offers(struct fg_nntp_session *s)
 	for (unsigned i = 0; i < s->off_n; i++)
 		release_offer(s, &s->offers[(s->off_head + i) % s->off_cap]);
 	s->off_n = 0;
+	memset(s->off_idx, 0, (s->off_mask + 1) * sizeof(*s->off_idx));
 }
 
 /* ------------------------------------------------------------ decisions */

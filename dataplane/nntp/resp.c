@@ -99,6 +99,7 @@ void fg_nntp_verdict_init(struct fg_verdict_rec *r, const struct fg_nntp_session
 {
 	*r = (struct fg_verdict_rec){
 		.time = s->e->now, .peer = s->peer_idx, .peer_name = s->peer ? s->peer->name : "",
+		.remote = s->remote.family ? &s->remote : NULL,
 		.msgid = id, .msgid_len = (uint16_t)FG_MIN(len, (uint32_t)UINT16_MAX), .verb = verb,
 		.code = fg_nntp_code_number(code), .reason = reason,
 	};

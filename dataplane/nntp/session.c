@@ -559,6 +559,11 @@ static enum run command_input(struct fg_nntp_session *s, const struct fg_iov *io
 
 /* ------------------------------------------------------------ API */
 
+void fg_nntp_session_set_remote(struct fg_nntp_session *s, const struct fg_endpoint *remote)
+{
+	s->remote = *remote;
+}
+
 uint32_t fg_nntp_session_input(struct fg_nntp_session *s, const struct fg_iov *iov, unsigned n,
 			  fg_time_t now, uint64_t now_ns)
 {
@@ -688,6 +693,7 @@ static void free_session(struct fg_nntp_session *s)
 	free(s->a.arg);
 	free(s->a.hdr);
 	free(s->offers);
+	free(s->off_idx);
 	free(s);
 }
 
@@ -729,7 +735,12 @@ static int alloc_session(struct fg_nntp_engine *e, struct fg_nntp_session *s)
 	s->a.arg = malloc(cfg->max_line);
 	s->off_cap = FG_MAX(64u, cfg->max_pending_commands);
 	s->offers = calloc(s->off_cap, sizeof(*s->offers));
-	if (!s->line || !s->a.arg || !s->offers ||
+	/* the offers' index at most half full: short probes (offers.c) */
+	s->off_mask = 1;
+	while (s->off_mask + 1 < 2 * s->off_cap)
+		s->off_mask = 2 * s->off_mask + 1;
+	s->off_idx = calloc(s->off_mask + 1, sizeof(*s->off_idx));
+	if (!s->line || !s->a.arg || !s->offers || !s->off_idx ||
 	    fg_respq_init(&s->q, e->response_buffer, cfg->max_pending_commands + 4) != 0)
 		return -ENOMEM;
 	return 0;

@@ -399,22 +399,7 @@ void rconn_start(struct rconn *c, uint64_t now)
 	socklen_t sl;
 	int one = 1;
 
-	memset(&ss, 0, sizeof(ss));
-	if (ep->family == AF_INET) {
-		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons(ep->port);
-		memcpy(&sin->sin_addr, ep->addr, 4);
-		sl = sizeof(*sin);
-	} else {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons(ep->port);
-		memcpy(&sin6->sin6_addr, ep->addr, 16);
-		sl = sizeof(*sin6);
-	}
+	sl = fg_endpoint_sockaddr(ep, &ss);
 	c->fd = socket(ep->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (c->fd < 0) {
 		rconn_fail(c, strerror(errno), now);

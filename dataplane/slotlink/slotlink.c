@@ -232,7 +232,7 @@ static int hook_verdict(void *ctx, const struct fg_verdict_rec *r)
 		return 0;	/* 400s and the like are not decisions */
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return fg_vlog_emit(sl->w, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec,
-			    (enum fg_vlog_cmd)cmd, peer, r->msgid, r->msgid_len,
+			    (enum fg_vlog_cmd)cmd, peer, r->remote, r->msgid, r->msgid_len,
 			    (enum fg_vlog_verdict)verdict, r->reason, adate,
 			    r->has_date ? r->date : 0,
 			    r->has_injection_date ? r->injection_date : 0,

@@ -338,6 +338,7 @@ static void *on_accept(void *app, struct fg_tcp_conn *tc, const struct fg_endpoi
 		fg_stats_inc(ts->st, FG_CTR_DP_SESSIONS_REFUSED_FULL);
 		return NULL;
 	}
+	fg_nntp_session_set_remote(c->s, peer);
 	return c;
 }
 

@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h>
 
 #include "floodgate/common.h"
 #include "floodgate/date.h"
@@ -363,7 +364,11 @@ bool fg_prefix_host_bits(const struct fg_prefix *p);
 /* "192.0.2.0/24" (a single address bare: "192.0.2.1"), "[2001:db8::1]:119":
  * 0, -ENOSPC or -EINVAL. */
 int fg_prefix_format(const struct fg_prefix *p, char *buf, size_t len);
+/* Room for any endpoint fg_endpoint_format writes: "[" 45 "]:65535" NUL. */
+#define FG_ENDPOINT_STRLEN 54
 int fg_endpoint_format(const struct fg_endpoint *ep, char *buf, size_t len);
+/* ep as a socket address to bind or connect to, into *ss: its length. */
+socklen_t fg_endpoint_sockaddr(const struct fg_endpoint *ep, struct sockaddr_storage *ss);
 
 /*
  * Write the effective configuration back as text in canonical form: every

@@ -13,7 +13,8 @@
  *     floodgate-cluster 1 <Unix time written>
  *     <field> <decimal value>
  *
- * one line per field. A reader keeps the fields it knows (FG_CS_FIELDS),
+ * one line per field. A reader keeps the fields it knows (FG_CS_FIELDS, a
+ * status field table: statusfield.h),
  * ignores the others, and skips a line that is not of that shape; a file
  * whose first line is not the header is refused whole.
  */
@@ -24,6 +25,7 @@
 #include <stdint.h>
 
 #include "floodgate/common.h"
+#include "floodgate/statusfield.h"
 
 #define FG_CS_STATUS_FILE "cluster.status"
 #define FG_CS_STATUS_MAGIC "floodgate-cluster"
@@ -44,26 +46,19 @@
 	X(ask, COUNTER, "ASK redirects followed (slots in migration)")                     \
 	X(map_refreshes, COUNTER, "slot maps taken (CLUSTER SLOTS)")
 
-enum fg_cs_kind { FG_CS_GAUGE = 0, FG_CS_COUNTER = 1 };
-
 struct fg_cluster_status {
 #define FG_CS_FIELD(f, k, h) uint64_t f;
 	FG_CS_FIELDS(FG_CS_FIELD)
 #undef FG_CS_FIELD
 };
 
-struct fg_cs_field {
-	const char *name;
-	enum fg_cs_kind kind;
-	const char *help;
-	size_t off;			/* of its uint64_t in struct fg_cluster_status */
-};
-extern const struct fg_cs_field fg_cs_fields[];
+extern const struct fg_status_field fg_cs_fields[];
 extern const unsigned fg_cs_n_fields;
 
-static inline uint64_t fg_cs_value(const struct fg_cluster_status *s, const struct fg_cs_field *f)
+static inline uint64_t fg_cs_value(const struct fg_cluster_status *s,
+				   const struct fg_status_field *f)
 {
-	return *(const uint64_t *)(const void *)((const char *)s + f->off);
+	return fg_status_value(s, f);
 }
 
 /* Write dir's file (temporary + rename). 0 or -errno. */

@@ -12,7 +12,8 @@
  *     <name> <id> key=value key=value ...
  *
  * one line per configured downstream, the values decimal. A reader keeps
- * the keys it knows (FG_DS_FIELDS), ignores the others, and skips a line
+ * the keys it knows (FG_DS_FIELDS, a status field table: statusfield.h),
+ * ignores the others, and skips a line
  * that is not of that shape; a file whose first line is not the header is
  * refused whole. Names and ids are the configuration's (letters, digits,
  * "-", "_", ".").
@@ -26,6 +27,7 @@
 
 #include "floodgate/common.h"
 #include "floodgate/config.h"
+#include "floodgate/statusfield.h"
 
 #define FG_DS_STATUS_FILE "downstreams.status"
 #define FG_DS_STATUS_MAGIC "floodgate-downstreams"
@@ -54,8 +56,6 @@
 	X(dropped, COUNTER, "its articles given up at its backlog cap (backlog-full drop)") \
 	X(parks, COUNTER, "times it was parked")
 
-enum fg_ds_kind { FG_DS_GAUGE = 0, FG_DS_COUNTER = 1 };
-
 struct fg_ds_status {
 	char name[FG_CONFIG_NAME_MAX];
 	char id[FG_CONFIG_NAME_MAX];
@@ -65,18 +65,12 @@ struct fg_ds_status {
 };
 
 /* The table, for writers of every format (text, JSON, Prometheus). */
-struct fg_ds_field {
-	const char *name;
-	enum fg_ds_kind kind;
-	const char *help;
-	size_t off;			/* of its uint64_t in struct fg_ds_status */
-};
-extern const struct fg_ds_field fg_ds_fields[];
+extern const struct fg_status_field fg_ds_fields[];
 extern const unsigned fg_ds_n_fields;
 
-static inline uint64_t fg_ds_value(const struct fg_ds_status *s, const struct fg_ds_field *f)
+static inline uint64_t fg_ds_value(const struct fg_ds_status *s, const struct fg_status_field *f)
 {
-	return *(const uint64_t *)(const void *)((const char *)s + f->off);
+	return fg_status_value(s, f);
 }
 
 /* Write the file (temporary + rename). 0 or -errno. */

@@ -44,10 +44,7 @@
 struct fg_levers {
 	char throttle[FG_NNTP_ENGINE_REASON_MAX + 1];	/* "": not throttled */
 	unsigned n_pauses;
-	struct {
-		char peer[FG_CONFIG_NAME_MAX];
-		fg_time_t until;
-	} pause[FG_CONFIG_MAX_PEERS];
+	struct fg_nntp_pause pause[FG_CONFIG_MAX_PEERS];
 };
 
 /* One change. throttle: NULL or "" is `go`; -EINVAL for a reason the

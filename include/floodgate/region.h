@@ -58,8 +58,9 @@
 #include "floodgate/nic.h"
 #include "floodgate/stats.h"
 
-/* 2: per-peer delay histograms (peer_delay) after the per-peer counters */
-#define FG_REGION_LAYOUT 2
+/* 2: per-peer delay histograms (peer_delay) after the per-peer counters;
+ * 3: verdict-log records carry the remote address and port (vlog.h) */
+#define FG_REGION_LAYOUT 3
 /* one less than the owners a history token can name: FG_HISTORY_OWNER_NONE */
 #define FG_REGION_MAX_WRITERS FG_HISTORY_OWNER_NONE
 /* Peer names a region can label counters with, over its whole life. */

@@ -39,7 +39,8 @@ void fg_sbuf_json_str(struct fg_sbuf *b, const char *s, size_t n);
 /* "2026-11-29T16:30:00Z" (RFC 3339, UTC). */
 void fg_sbuf_time(struct fg_sbuf *b, fg_time_t t);
 
-/* JSON writer: keys are ignored inside arrays (pass NULL). */
+/* JSON writer: keys are ignored inside arrays (pass NULL). A string
+ * value whose s is NULL is written as null. */
 #define FG_JSON_DEPTH 16
 struct fg_json {
 	struct fg_sbuf *b;

@@ -110,6 +110,7 @@ struct fg_verdict_rec {
 	fg_time_t time;
 	int peer;			/* config peer index; -1 none */
 	const char *peer_name;		/* "" when none */
+	const struct fg_endpoint *remote; /* the connection's remote, NULL unknown */
 	const char *msgid;		/* the command's argument, valid during the call */
 	uint16_t msgid_len;
 	enum fg_nntp_verb verb;
@@ -285,6 +286,19 @@ void fg_nntp_engine_shutdown(struct fg_nntp_engine *e);
  * paused at the engine's time, and until when.
  */
 #define FG_NNTP_ENGINE_REASON_MAX 200
+
+/* A table of pauses by peer name, as the engine keeps it and the levers'
+ * state (lib/levers) does: fg_nntp_pause_find gives a peer's row or -1;
+ * fg_nntp_pause_set sets its end, until 0 removes it (-ENOENT when it has
+ * none), -EINVAL for a name too long for the table, -ENOSPC when all
+ * FG_CONFIG_MAX_PEERS rows are taken. */
+struct fg_nntp_pause {
+	char peer[FG_CONFIG_NAME_MAX];
+	fg_time_t until;
+};
+int fg_nntp_pause_find(const struct fg_nntp_pause *tab, unsigned n, const char *peer);
+int fg_nntp_pause_set(struct fg_nntp_pause *tab, unsigned *n, const char *peer,
+		      fg_time_t until);
 int fg_nntp_engine_throttle(struct fg_nntp_engine *e, const char *reason);
 const char *fg_nntp_engine_throttled(const struct fg_nntp_engine *e);	/* the reason, or NULL */
 int fg_nntp_engine_pause(struct fg_nntp_engine *e, const char *peer, fg_time_t until);
@@ -321,6 +335,11 @@ struct fg_nntp_session *fg_nntp_session_open(struct fg_nntp_engine *e,
 					      const struct fg_config_peer *peer,
 					      const struct fg_nntp_session_transport *ops,
 					      void *t, fg_time_t now, uint64_t now_ns);
+
+/* The connection's remote address and port, for the verdict log
+ * (fg_verdict_rec.remote): the transport says it once, after open. A
+ * session never told has none (NULL in its records). */
+void fg_nntp_session_set_remote(struct fg_nntp_session *s, const struct fg_endpoint *remote);
 
 uint32_t fg_nntp_session_input(struct fg_nntp_session *s, const struct fg_iov *iov, unsigned n,
 			  fg_time_t now, uint64_t now_ns);

@@ -11,10 +11,16 @@
  *
  * LINE (one JSON object per line, fields always in this order):
  *
- *   {"time":"2026-11-29T16:30:00.123Z","peer":"innfeed-a","cmd":"TAKETHIS",
- *    "id":"<a@b>","verdict":"reject","reason":"too-old",
- *    "article_date":"2026-11-10T00:00:00Z","date":"2026-11-10T00:00:00Z",
- *    "injection_date":null,"arrival":"2026-11-29T16:30:00Z"}
+ *   {"time":"2026-11-29T16:30:00.123Z","peer":"innfeed-a",
+ *    "addr":"192.0.2.1:41234","cmd":"TAKETHIS","id":"<a@b>",
+ *    "verdict":"reject","reason":"too-old","article_date":"2026-11-10T00:00:00Z",
+ *    "date":"2026-11-10T00:00:00Z","injection_date":null,
+ *    "arrival":"2026-11-29T16:30:00Z"}
+ *
+ * addr: the session's remote address and port, spelt as `floodctl peers`
+ * spells it (fg_endpoint_format: "192.0.2.1:41234", "[2001:db8::1]:41234"),
+ * or null when the writer has none (a recovery line, a session whose
+ * transport gave none). peer is null for a connection that is no peer.
  *
  * cmd: CHECK, TAKETHIS, IHAVE, or "recovery" — an accept floodctld
  * recorded for a writer that died after the article was durable in the
@@ -36,6 +42,7 @@
 #include <stdint.h>
 
 #include "floodgate/common.h"
+#include "floodgate/config.h"
 #include "floodgate/region.h"
 #include "floodgate/sbuf.h"
 
@@ -61,7 +68,28 @@ enum fg_vlog_cmd {
 	FG_VLOG_CMD__COUNT
 };
 
-/* One decision, as a writer hands it over (FG_REGION_VREC_SIZE octets). */
+/* The remote's family in a record: the ring's own numbers, not the host's
+ * AF_ values (the region is a format). */
+enum fg_vrec_family {
+	FG_VREC_AF_NONE = 0,
+	FG_VREC_AF_INET = 4,
+	FG_VREC_AF_INET6 = 6,
+};
+
+/*
+ * One decision, as a writer hands it over (FG_REGION_VREC_SIZE octets).
+ *
+ *   offset size
+ *     0    40   five times (ns; s), as below
+ *    40     2   peer index
+ *    42     4   verdict, reason, cmd, id_len
+ *    46     2   remote port (region layout 3; before: zero)
+ *    48   250   Message-ID
+ *   298     1   remote family, enum fg_vrec_family (layout 3)
+ *   299     1   zero
+ *   300    16   remote address (4 octets for IPv4, then zeros)
+ *   316   196   zero
+ */
 struct fg_vrec {
 	int64_t time_ns;	/* decision, CLOCK_REALTIME ns */
 	int64_t article_date;	/* 0: unknown */
@@ -73,10 +101,15 @@ struct fg_vrec {
 	uint8_t reason;
 	uint8_t cmd;
 	uint8_t id_len;
-	uint8_t reserved[2];
+	uint16_t port;		/* remote port, host order */
 	char id[FG_VREC_ID_MAX];
-	uint8_t pad[FG_REGION_VREC_SIZE - 48 - FG_VREC_ID_MAX];
+	uint8_t family;		/* enum fg_vrec_family */
+	uint8_t reserved;
+	uint8_t addr[16];
+	uint8_t pad[FG_REGION_VREC_SIZE - 48 - FG_VREC_ID_MAX - 18];
 };
+_Static_assert(offsetof(struct fg_vrec, port) == 46 && offsetof(struct fg_vrec, family) == 298 &&
+	       offsetof(struct fg_vrec, addr) == 300, "verdict-log record layout");
 _Static_assert(sizeof(struct fg_vrec) == FG_REGION_VREC_SIZE, "verdict-log record size");
 
 const char *fg_vlog_verdict_name(enum fg_vlog_verdict v);
@@ -85,10 +118,12 @@ const char *fg_vlog_cmd_name(enum fg_vlog_cmd c);
 /*
  * Writer side: hand one line to floodctld. 0, or -ENOSPC when the ring was
  * full (the line is dropped and counted), or -EINVAL for an out-of-range
- * field. Does nothing (0) when the log is off. The ID is cut at 250 octets.
+ * field (a remote of neither family among them; NULL is none). Does
+ * nothing (0) when the log is off. The ID is cut at 250 octets.
  */
 int fg_vlog_emit(struct fg_region_writer *w, int64_t time_ns, enum fg_vlog_cmd cmd,
-		 int peer, const char *id, size_t id_len, enum fg_vlog_verdict verdict,
+		 int peer, const struct fg_endpoint *remote, const char *id, size_t id_len,
+		 enum fg_vlog_verdict verdict,
 		 enum fg_reason reason, fg_time_t article_date, fg_time_t date,
 		 fg_time_t injection_date, fg_time_t arrival);
 

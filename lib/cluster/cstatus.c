@@ -14,8 +14,8 @@
 
 #define CS_FILE_MAX 4096u	/* a dozen short lines */
 
-const struct fg_cs_field fg_cs_fields[] = {
-#define FG_CS_ROW(f, k, h) { #f, FG_CS_##k, h, offsetof(struct fg_cluster_status, f) },
+const struct fg_status_field fg_cs_fields[] = {
+#define FG_CS_ROW(f, k, h) FG_STATUS_ROW(struct fg_cluster_status, f, k, h)
 	FG_CS_FIELDS(FG_CS_ROW)
 #undef FG_CS_ROW
 };
@@ -60,10 +60,7 @@ static void line(const char *p, const char *end, struct fg_cluster_status *s)
 
 	if (!sp || sp == p || !decimal(sp + 1, end, &v))
 		return;
-	for (unsigned k = 0; k < fg_cs_n_fields; k++)
-		if (strlen(fg_cs_fields[k].name) == (size_t)(sp - p) &&
-		    memcmp(fg_cs_fields[k].name, p, (size_t)(sp - p)) == 0)
-			*(uint64_t *)(void *)((char *)s + fg_cs_fields[k].off) = v;
+	fg_status_set(s, fg_cs_fields, fg_cs_n_fields, p, (size_t)(sp - p), v);
 }
 
 int fg_cs_status_parse(const char *text, size_t len, struct fg_cluster_status *s,

@@ -37,36 +37,11 @@ int fg_levers_throttle(struct fg_levers *l, const char *reason)
 	return 0;
 }
 
-static int find(const struct fg_levers *l, const char *peer)
-{
-	for (unsigned i = 0; i < l->n_pauses; i++)
-		if (strcmp(l->pause[i].peer, peer) == 0)
-			return (int)i;
-	return -1;
-}
-
 int fg_levers_pause(struct fg_levers *l, const char *peer, fg_time_t until)
 {
-	int i;
-
-	if (!peer || !peer[0] || strlen(peer) >= FG_CONFIG_NAME_MAX || !printable(peer) ||
-	    strchr(peer, ' '))
+	if (!peer || !peer[0] || !printable(peer) || strchr(peer, ' '))
 		return -EINVAL;
-	i = find(l, peer);
-	if (until == 0) {
-		if (i < 0)
-			return -ENOENT;
-		l->pause[i] = l->pause[--l->n_pauses];
-		return 0;
-	}
-	if (i < 0) {
-		if (l->n_pauses == FG_CONFIG_MAX_PEERS)
-			return -ENOSPC;
-		i = (int)l->n_pauses++;
-		snprintf(l->pause[i].peer, sizeof(l->pause[i].peer), "%s", peer);
-	}
-	l->pause[i].until = until;
-	return 0;
+	return fg_nntp_pause_set(l->pause, &l->n_pauses, peer, until);
 }
 
 unsigned fg_levers_expire(struct fg_levers *l, fg_time_t now)

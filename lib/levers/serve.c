@@ -213,10 +213,9 @@ const char *fg_levers_serve(struct fg_levers_pub *p, const struct fg_config *cfg
 
 fg_time_t fg_levers_paused_until(const struct fg_levers *l, const char *peer)
 {
-	for (unsigned i = 0; i < l->n_pauses; i++)
-		if (strcmp(l->pause[i].peer, peer) == 0)
-			return l->pause[i].until;
-	return 0;
+	int i = fg_nntp_pause_find(l->pause, l->n_pauses, peer);
+
+	return i < 0 ? 0 : l->pause[i].until;
 }
 
 /* A printable ASCII string as a JSON string. */

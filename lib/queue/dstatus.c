@@ -18,8 +18,8 @@
 
 #define DS_FILE_MAX (64u << 10)	/* FG_CONFIG_MAX_DOWNSTREAMS lines of < 1 KiB */
 
-const struct fg_ds_field fg_ds_fields[] = {
-#define FG_DS_ROW(f, k, h) { #f, FG_DS_##k, h, offsetof(struct fg_ds_status, f) },
+const struct fg_status_field fg_ds_fields[] = {
+#define FG_DS_ROW(f, k, h) FG_STATUS_ROW(struct fg_ds_status, f, k, h)
 	FG_DS_FIELDS(FG_DS_ROW)
 #undef FG_DS_ROW
 };
@@ -99,10 +99,7 @@ static bool pair(const char *w, struct fg_ds_status *s)
 	v = strtoull(eq + 1, &end, 10);
 	if (*end || errno)
 		return false;
-	for (unsigned k = 0; k < fg_ds_n_fields; k++)
-		if (strlen(fg_ds_fields[k].name) == (size_t)(eq - w) &&
-		    memcmp(fg_ds_fields[k].name, w, (size_t)(eq - w)) == 0)
-			*(uint64_t *)(void *)((char *)s + fg_ds_fields[k].off) = v;
+	fg_status_set(s, fg_ds_fields, fg_ds_n_fields, w, (size_t)(eq - w), v);
 	return true;
 }
 

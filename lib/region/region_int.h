@@ -61,7 +61,8 @@
  *   nic_off     the port's figures (struct fg_nic_block, nic.h): filled
  *               only in a dataplane's worker-0 slot, by its main lcore
  *   jring_off   journal ring: records of FG_REGION_JREC_SIZE
- *   vring_off   verdict-log ring: lines of FG_REGION_VREC_SIZE
+ *   vring_off   verdict-log ring: lines of FG_REGION_VREC_SIZE (struct
+ *               fg_vrec; layout 3 added the remote's address and port)
  *
  * Head and tail are free-running counts of records pushed and released
  * (head - tail = records the writer cannot reuse yet). The producer writes

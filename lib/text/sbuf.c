@@ -175,6 +175,10 @@ void fg_json_close(struct fg_json *j)
 
 void fg_json_strn(struct fg_json *j, const char *key, const char *s, size_t n)
 {
+	if (!s) {
+		fg_json_null(j, key);
+		return;
+	}
 	json_key(j, key);
 	fg_sbuf_json_str(j->b, s, n);
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,8 +46,27 @@ const char *fg_vlog_cmd_name(enum fg_vlog_cmd c)
 	return (unsigned)c < FG_VLOG_CMD__COUNT ? cmd_names[c] : NULL;
 }
 
+/* The remote into the record: false for a family the ring cannot carry. */
+static bool put_remote(struct fg_vrec *rec, const struct fg_endpoint *remote)
+{
+	if (!remote)
+		return true;	/* FG_VREC_AF_NONE */
+	if (remote->family == AF_INET) {
+		rec->family = FG_VREC_AF_INET;
+		memcpy(rec->addr, remote->addr, 4);
+	} else if (remote->family == AF_INET6) {
+		rec->family = FG_VREC_AF_INET6;
+		memcpy(rec->addr, remote->addr, 16);
+	} else {
+		return false;
+	}
+	rec->port = remote->port;
+	return true;
+}
+
 int fg_vlog_emit(struct fg_region_writer *w, int64_t time_ns, enum fg_vlog_cmd cmd,
-		 int peer, const char *id, size_t id_len, enum fg_vlog_verdict verdict,
+		 int peer, const struct fg_endpoint *remote, const char *id, size_t id_len,
+		 enum fg_vlog_verdict verdict,
 		 enum fg_reason reason, fg_time_t article_date, fg_time_t date,
 		 fg_time_t injection_date, fg_time_t arrival)
 {
@@ -70,6 +90,8 @@ int fg_vlog_emit(struct fg_region_writer *w, int64_t time_ns, enum fg_vlog_cmd c
 	rec.cmd = (uint8_t)cmd;
 	rec.id_len = (uint8_t)FG_MIN(id_len, (size_t)FG_VREC_ID_MAX);
 	memcpy(rec.id, id, rec.id_len);
+	if (!put_remote(&rec, remote))
+		return -EINVAL;
 	rc = fg_region_ring_push(w, FG_RING_VLOG, &rec);
 	if (rc < 0)
 		fg_stats_inc(&fg_region_writer_stats(w)->total, FG_CTR_VLOG_DROPPED);
@@ -97,6 +119,23 @@ static void field_name(struct fg_sbuf *b, const char *key, const char *v)
 		fg_sbuf_puts(b, "null");
 }
 
+/* "addr": the record's remote as fg_endpoint_format spells it; null for
+ * none, and for a family no writer puts there (a damaged ring). */
+static void field_addr(struct fg_sbuf *b, const struct fg_vrec *rec)
+{
+	struct fg_endpoint ep = { .port = rec->port };
+	char a[FG_ENDPOINT_STRLEN];
+
+	if (rec->family == FG_VREC_AF_INET) {
+		ep.family = AF_INET;
+		memcpy(ep.addr, rec->addr, 4);
+	} else if (rec->family == FG_VREC_AF_INET6) {
+		ep.family = AF_INET6;
+		memcpy(ep.addr, rec->addr, 16);
+	}
+	field_name(b, "addr", ep.family && fg_endpoint_format(&ep, a, sizeof(a)) == 0 ? a : NULL);
+}
+
 void fg_vlog_format(struct fg_sbuf *b, const struct fg_vrec *rec, const char *peer)
 {
 	int64_t sec = rec->time_ns / 1000000000, ms = (rec->time_ns % 1000000000) / 1000000;
@@ -119,6 +158,7 @@ void fg_vlog_format(struct fg_sbuf *b, const struct fg_vrec *rec, const char *pe
 	}
 	fg_sbuf_printf(b, "{\"time\":\"%s.%03lldZ\"", tbuf, (long long)ms);
 	field_name(b, "peer", peer);
+	field_addr(b, rec);
 	field_name(b, "cmd", rec->cmd < FG_VLOG_CMD__COUNT ? cmd_names[rec->cmd] : NULL);
 	fg_sbuf_puts(b, ",\"id\":");
 	fg_sbuf_json_str(b, rec->id, idl);

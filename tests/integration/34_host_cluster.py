@@ -16,24 +16,16 @@ started here).
   back       once the cluster is back, shared decisions again: exactly once
              across the boxes, and the boxes say the cluster answers
 """
-import atexit
-import json
 import os
-import signal
-import subprocess
 import sys
-import tempfile
-import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fgkit  # noqa: E402
-import hostlib  # noqa: E402
-from hostlib import BUILD, HOST_BIN, KEEP, check, fail, in_netns, log, read_stats  # noqa: E402
+from hostlib import check, fail, in_netns, log  # noqa: E402
 
 in_netns("fg-clu")
 import clusterkit  # noqa: E402
 
-FEEDGEN = os.path.join(BUILD, "bin", "feedgen")
 BOXES = 3
 BASE_PORT = 1119
 ARTICLES = 600
@@ -63,71 +55,21 @@ window 10m
 """
 
 
-class Box:
-    def __init__(self, n, seeds):
-        self.n = n
-        self.port = BASE_PORT + n
-        self.dir = tempfile.mkdtemp(prefix="fg-clu-box%d-" % n)
-        KEEP.append(self.dir)
-        atexit.register(hostlib._rmtree_unless_failed, self.dir)
-        self.conf = os.path.join(self.dir, "floodgate.conf")
-        self.stats_file = os.path.join(self.dir, "stats")
-        self.log = os.path.join(self.dir, "host.log")
-        with open(self.conf, "w") as f:
-            f.write(CONFIG.format(n=n, port=self.port, cluster=CLUSTER.format(
-                seeds=seeds, n=n) if seeds else ""))
-        self.proc = fgkit.spawn([HOST_BIN, "-c", self.conf, "--stats-file", self.stats_file,
-                                 "-t", "2", "--sink", "null"], self.log)
-        fgkit.wait_until(self.listening, 30, "box %d to listen" % n, step=0.02)
-
-    def listening(self):
-        import socket
-        if self.proc.poll() is not None:
-            fail("box %d exited at start:\n%s" % (self.n, open(self.log).read()))
-        try:
-            socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-            return True
-        except OSError:
-            return False
-
-    def stats(self):
-        return fgkit.fresh_stats_file(self.proc, self.stats_file, "box %d's stats" % self.n)
-
-    def stop(self):
-        rc = fgkit.stop(self.proc)
-        text = open(self.log).read()
-        check(rc == 0, "box %d exit status %s:\n%s" % (self.n, rc, text))
-        bad = [l for l in text.splitlines()
-               if l.startswith("err ") or "runtime error" in l or "Sanitizer" in l]
-        check(not bad, "errors in box %d's log:\n%s" % (self.n, text))
-        return read_stats(self.stats_file)
+def box(n, seeds):
+    return clusterkit.Box(n, BASE_PORT + n, CONFIG.format(
+        n=n, port=BASE_PORT + n, cluster=CLUSTER.format(seeds=seeds, n=n) if seeds else ""),
+        "fg-clu-box", args=["-t", "2"])
 
 
 def feed_all(boxes, seed):
     """The same articles to every box at once, two peers each; feedgen's
     reports. Its model judges one server alone, so its verdict is not
     asked: the sums across the boxes are."""
-    out = [None] * len(boxes)
-
-    def one(i, b):
-        cmd = [FEEDGEN, "--host", "127.0.0.1", "--port", str(b.port), "--mode", "check",
-               "--peers", "2", "--dups", "2", "--articles", str(ARTICLES), "--size", "2K",
-               "--window", "16", "--seed", str(seed), "--cutoff", "10d",
-               "--path-identity", "filter.test.example", "--retry-delay", "0.05",
-               "--max-retries", "200", "--timeout", "240", "--no-progress", "--json"]
-        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            out[i] = json.loads(r.stdout)
-        except ValueError:
-            fail("feedgen against box %d: no report:\n%s" % (b.n, r.stderr[-2000:]))
-    ts = [threading.Thread(target=one, args=(i, b)) for i, b in enumerate(boxes)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    for i, r in enumerate(out):
-        check(not r["timed_out"] and r["unknown_outcome"] == 0,
-              "feed to box %d did not finish: %s" % (boxes[i].n, json.dumps(r)[:600]))
+    out = clusterkit.Feeds(boxes, [
+        "--mode", "check", "--peers", "2", "--dups", "2", "--articles", str(ARTICLES),
+        "--size", "2K", "--window", "16", "--seed", str(seed), "--cutoff", "10d",
+        "--path-identity", "filter.test.example", "--retry-delay", "0.05",
+        "--max-retries", "200", "--timeout", "240", "--no-progress", "--json"]).check_finished()
     wanted = out[0]["expected_accepted"]
     check(wanted > ARTICLES // 2, "feedgen wants %d of %d" % (wanted, ARTICLES))
     accepted = sum(r["accepted"] for r in out)
@@ -140,10 +82,10 @@ def counters(boxes, name):
 
 
 def main():
-    if not os.path.exists(FEEDGEN):
-        fail("%s not built" % FEEDGEN)
+    if not os.path.exists(clusterkit.FEEDGEN):
+        fail("%s not built" % clusterkit.FEEDGEN)
     # alone: each box its own history
-    boxes = [Box(n, None) for n in range(BOXES)]
+    boxes = [box(n, None) for n in range(BOXES)]
     wanted, accepted, _ = feed_all(boxes, 101)
     check(accepted == BOXES * wanted,
           "without a cluster every box accepts every article: %d, want %d"
@@ -153,7 +95,7 @@ def main():
 
     rc = clusterkit.RedisCluster(masters=3, replicas=0, base_port=7000)
     try:
-        boxes = [Box(n, rc.seeds()) for n in range(BOXES)]
+        boxes = [box(n, rc.seeds()) for n in range(BOXES)]
         # shared: exactly once across the boxes, no fallback
         wanted, accepted, _ = feed_all(boxes, 202)
         check(accepted == wanted, "with the cluster: accepted %d across the boxes, want "

@@ -13,7 +13,7 @@ by article date (cutoff 10 d) exactly `late` goes. `floodctl expire
 removes exactly that many; every ID of every batch is then checked, and
 every ID the live writer inserted is still there.
 """
-from ctlkit import DAY, Ctl, check, log, passed
+from ctlkit import DAY, Ctl, check, log, passed, wait_until
 
 
 def batch(c, prefix, fs_age, date_age, n=600):
@@ -35,7 +35,7 @@ def present(c, prefix, n=600):
 def main():
     c = Ctl("expiry")
     c.config("[persistence]\nsnapshot-interval 1h\n")
-    c.start(args=["--expire-interval", "3600"])
+    c.start(args=["--expire-interval", "3600", "--expire-share", "0.5"])
     batch(c, "old", 12 * DAY, 12 * DAY)
     batch(c, "keep", 9 * DAY, 9 * DAY)
     batch(c, "late", 3600, 11 * DAY)
@@ -52,6 +52,12 @@ def main():
     j = expire(c, False)
     check(j["expired"] == 600, "first-seen pass expired %d (want 600)" % j["expired"])
     check(present(c, "old") == 0, "every old ID is gone")
+    # the pass's own CPU time, and the next pass spaced by it: a table this
+    # small takes well under the 18 s that would push the floor at 0.5 %
+    check(0 < j["cpu_seconds"] <= j["seconds"] + 0.01, "CPU seconds %r of %r wall"
+          % (j["cpu_seconds"], j["seconds"]))
+    wait_until(lambda: "the next pass in 3600 s (--expire-share 0.5 %)" in c.log(), 10,
+               lambda: "the expiry thread's next pass in its log:\n" + c.log())
     check(present(c, "keep") == 600 and present(c, "late") == 600, "keep and late stay")
     check(expire(c, True)["expired"] == 0, "nothing left to expire by first-seen")
 

@@ -121,8 +121,10 @@ def main():
     check(len(rej) == 100 and all(l["reason"] == "too-old" and l["peer"] == "alpha" for l in rej),
           "reject lines: %r" % rej[:1])
     one = lines[0]
-    check(list(one) == ["time", "peer", "cmd", "id", "verdict", "reason", "article_date", "date",
-                        "injection_date", "arrival"], "line fields: %r" % list(one))
+    check(list(one) == ["time", "peer", "addr", "cmd", "id", "verdict", "reason", "article_date",
+                        "date", "injection_date", "arrival"], "line fields: %r" % list(one))
+    # histwriter's records come from no session: no address
+    check(all(l["addr"] is None for l in lines), "addr on a sessionless line: %r" % lines[:1])
 
     # rotation: 1 MiB files, 2 kept
     with open(c.conf, "a") as f:

@@ -9,13 +9,15 @@ nodad). Then: the kernel resolves our IPv6 address by Neighbour
 Discovery (the dataplane's NA) and pings it (ICMPv6 echo); a stdlib
 client holds a whole streaming session over IPv6; `floodctl peers` shows
 the IPv6 connection under its peer, and the verdict log names that peer
-for its offers; feedgen feeds over IPv6 and over IPv4
-at the same time (two workers), every answer as its model says; the
+and the connection's address and port for its offers; feedgen feeds over
+IPv6 and over IPv4 at the same time (two workers), every answer as its
+model says, and the verdict log carries each feed's address in its family; the
 counters show DAD's probes, the NAs and the echoes; SIGTERM ends it
 cleanly with a clean log.
 """
 import json
 import os
+import re
 import socket
 import struct
 import subprocess
@@ -27,22 +29,52 @@ import fgdp  # noqa: E402
 from fgdp import check, log  # noqa: E402
 
 
-def verdicts_name_the_peer(vlog, ids):
+def vlog_lines(vlog):
+    if not os.path.exists(vlog):
+        return []
+    with open(vlog) as f:
+        return [json.loads(line) for line in f]
+
+
+def verdicts_name_the_peer(vlog, ids, addr):
     """The verdict log's lines for `ids` (written by floodctld from the
-    worker's ring) name the peer the IPv6 source matched: feeder-a."""
+    worker's ring) name the peer the IPv6 source matched, feeder-a, and
+    the session's own address and port, `addr`."""
     def lines():
-        if not os.path.exists(vlog):
-            return None
         got = {}
-        with open(vlog) as f:
-            for line in f:
-                rec = json.loads(line)
-                if rec.get("id") in ids:
-                    got.setdefault(rec["id"], []).append(rec.get("peer"))
+        for rec in vlog_lines(vlog):
+            if rec.get("id") in ids:
+                got.setdefault(rec["id"], []).append((rec.get("peer"), rec.get("addr")))
         return got if len(got) == len(ids) else None
     got = fgdp.poll_until(lines, 30)
-    check(got and all(set(p) == {"feeder-a"} for p in got.values()),
-          "verdict log for the IPv6 session: %s" % (got or lines()))
+    check(got and all(set(p) == {("feeder-a", addr)} for p in got.values()),
+          "verdict log for the IPv6 session %s: %s" % (addr, got or lines()))
+
+
+def verdicts_carry_both_families(vlog):
+    """The two feeds' lines: feedgen's IPv6 sessions logged with
+    "[fd00:fd::1]:port", its IPv4 ones with "198.18.0.1:port" (both
+    feeder-a), ports its own (not 119)."""
+    tags = {"six": r"\[%s\]:(\d+)" % re.escape(fgdp.KERNEL_ADDRS6[0]),
+            "four": r"%s:(\d+)" % re.escape(fgdp.KERNEL_ADDRS[0])}
+
+    def by_tag():
+        got = {t: [] for t in tags}
+        for rec in vlog_lines(vlog):
+            for t in tags:
+                if rec.get("id", "").startswith("<%s%d" % (t, os.getpid())):
+                    got[t].append(rec)
+        return got if all(got.values()) else None
+    got = fgdp.poll_until(by_tag, 30)
+    check(got, "no verdict-log lines of one feed: %s" % {t: len(v) for t, v in
+                                                         (by_tag() or {}).items()})
+    for t, recs in got.items():
+        bad = [r for r in recs if r.get("peer") != "feeder-a" or
+               not re.fullmatch(tags[t], r.get("addr") or "") or
+               int(re.fullmatch(tags[t], r["addr"]).group(1)) in (0, 119)]
+        check(not bad, "%s: %d of %d lines with another peer or address: %s" %
+              (t, len(bad), len(recs), bad[:3]))
+        log("verdict log: %d %s lines, e.g. %s" % (len(recs), t, recs[0]["addr"]))
 
 
 def session6(w):
@@ -72,7 +104,7 @@ def session6(w):
         check(got.startswith(exp), "over IPv6: expected %r, got %r" % (exp, got))
     check(s.recv(100) == b"", "the connection stays open after 205")
     s.close()
-    verdicts_name_the_peer(os.path.join(w.dir, "verdicts.log"), set(new + [old]))
+    verdicts_name_the_peer(os.path.join(w.dir, "verdicts.log"), set(new + [old]), mine)
 
 
 def echo6(dst, seq):
@@ -157,6 +189,7 @@ def main():
         check(fg.returncode == 0, "feedgen over %s:\n%s\n%s" % (tag, fg.stdout[-3000:],
                                                               fg.stderr[-2000:]))
         log("%s: %s" % (tag, fg.stdout.strip().splitlines()[-1]))
+    verdicts_carry_both_families(os.path.join(w.dir, "verdicts.log"))
     st = w.stats()
     log("net6: rx %d, NS in %d, NA out %d, DAD probes %d, echoes %d, ext %d, dropped: bad %d "
         "not-ours %d proto %d icmp %d" % (

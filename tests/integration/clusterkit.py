@@ -4,16 +4,25 @@
 --cluster create, and waits on every node's `cluster info` saying
 cluster_state:ok and knowing every node. stop() kills the nodes and
 start_again() restarts them from their nodes-PORT.conf files (same node
-IDs and slots; the keys are gone: no persistence). Python stdlib only;
-call it inside the test's own network namespace.
+IDs and slots; the keys are gone: no persistence). Box and Feeds are
+the other half of such a test: floodgate-host boxes that share it, and
+feedgen feeding them all at once. Python stdlib only; call it inside the
+test's own network namespace.
 """
+import atexit
+import json
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
+import threading
 
 import fgkit
+import hostlib
 from fgkit import check, fail, wait_until
+
+FEEDGEN = os.path.join(fgkit.BUILD, "bin", "feedgen")
 
 
 def cli(port, *args, timeout=10):
@@ -89,3 +98,84 @@ def must(v, what):
     if v is None:
         fail(what)
     return v
+
+
+class Box:
+    """One floodgate-host box (docs/scale.md, "Several boxes"): its own
+    directory (prefix + n, kept when the test fails), the config text the
+    test gives, listening on 127.0.0.1:port, a null sink. clean_log: stop()
+    also fails on an error line in its log."""
+
+    def __init__(self, n, port, config, prefix, args=(), clean_log=True):
+        self.n = n
+        self.port = port
+        self.clean_log = clean_log
+        self.dir = tempfile.mkdtemp(prefix="%s%d-" % (prefix, n))
+        hostlib.KEEP.append(self.dir)
+        atexit.register(hostlib._rmtree_unless_failed, self.dir)
+        self.conf = os.path.join(self.dir, "floodgate.conf")
+        self.stats_file = os.path.join(self.dir, "stats")
+        self.log = os.path.join(self.dir, "host.log")
+        with open(self.conf, "w") as f:
+            f.write(config)
+        self.proc = fgkit.spawn([hostlib.HOST_BIN, "-c", self.conf, "--stats-file",
+                                 self.stats_file, "--sink", "null"] + list(args), self.log)
+        wait_until(self.listening, 30, "box %d to listen" % n, step=0.02)
+
+    def listening(self):
+        if self.proc.poll() is not None:
+            fail("box %d exited at start:\n%s" % (self.n, open(self.log).read()))
+        try:
+            socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+            return True
+        except OSError:
+            return False
+
+    def stats(self):
+        return fgkit.fresh_stats_file(self.proc, self.stats_file, "box %d's stats" % self.n)
+
+    def stop(self):
+        """SIGTERM: a clean exit; the final counters."""
+        rc = fgkit.stop(self.proc)
+        text = open(self.log).read()
+        check(rc == 0, "box %d exit status %s:\n%s" % (self.n, rc, text))
+        if self.clean_log:
+            bad = [l for l in text.splitlines()
+                   if l.startswith("err ") or "runtime error" in l or "Sanitizer" in l]
+            check(not bad, "errors in box %d's log:\n%s" % (self.n, text))
+        return hostlib.read_stats(self.stats_file)
+
+
+class Feeds:
+    """feedgen against every box at once, one thread a box, each with
+    `--host 127.0.0.1 --port <its port>` and args. join() waits for them
+    all: feedgen's JSON reports in the boxes' order, {"error": its stderr}
+    where none came."""
+
+    def __init__(self, boxes, args):
+        self.out = [None] * len(boxes)
+        self.threads = [threading.Thread(target=self._one, args=(i, b, args))
+                        for i, b in enumerate(boxes)]
+        for t in self.threads:
+            t.start()
+
+    def _one(self, i, box, args):
+        r = subprocess.run([FEEDGEN, "--host", "127.0.0.1", "--port", str(box.port)] + args,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            self.out[i] = json.loads(r.stdout)
+        except ValueError:
+            self.out[i] = {"error": r.stderr[-2000:]}
+
+    def join(self):
+        for t in self.threads:
+            t.join()
+        return self.out
+
+    def check_finished(self):
+        """join(), and fail unless every feed finished: a report, no
+        time-out, an answer to every offer."""
+        for i, r in enumerate(self.join()):
+            check("error" not in r and not r["timed_out"] and r["unknown_outcome"] == 0,
+                  "feed to box %d did not finish: %s" % (i, json.dumps(r)[:1500]))
+        return self.out

@@ -167,6 +167,10 @@ static int h_verdict(void *ctx, const struct fg_verdict_rec *r)
 	memcpy(t->last_verdict_id, r->msgid, n);
 	t->last_verdict_id[n] = '\0';
 	t->last_verdict.msgid = t->last_verdict_id;
+	if (r->remote) {
+		t->last_verdict_remote = *r->remote;
+		t->last_verdict.remote = &t->last_verdict_remote;
+	}
 	if (r->code < 600)
 		t->verdict_codes[r->code]++;
 	return 0;

@@ -75,6 +75,7 @@ struct fg_th {
 	unsigned n_verdicts;
 	struct fg_verdict_rec last_verdict;
 	char last_verdict_id[512];
+	struct fg_endpoint last_verdict_remote;	/* last_verdict.remote points here */
 	unsigned verdict_codes[600];
 };
 

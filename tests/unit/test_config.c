@@ -392,6 +392,33 @@ START_TEST(test_endpoints)
 }
 END_TEST
 
+START_TEST(test_endpoint_sockaddr)
+{
+	struct sockaddr_storage ss;
+	const struct sockaddr_in *a4 = (const struct sockaddr_in *)&ss;
+	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)&ss;
+	struct fg_endpoint ep;
+	char buf[INET6_ADDRSTRLEN];
+
+	ck_assert_int_eq(fg_parse_endpoint("192.0.2.7:1119", 0, &ep), 0);
+	memset(&ss, 0xa5, sizeof(ss));
+	ck_assert_uint_eq(fg_endpoint_sockaddr(&ep, &ss), sizeof(struct sockaddr_in));
+	ck_assert_int_eq(a4->sin_family, AF_INET);
+	ck_assert_uint_eq(ntohs(a4->sin_port), 1119);
+	ck_assert_str_eq(inet_ntop(AF_INET, &a4->sin_addr, buf, sizeof(buf)), "192.0.2.7");
+	ck_assert_int_eq(((const uint8_t *)&ss)[sizeof(*a4)], 0);	/* the rest zeroed */
+
+	ck_assert_int_eq(fg_parse_endpoint("[2001:db8::9]:563", 0, &ep), 0);
+	memset(&ss, 0xa5, sizeof(ss));
+	ck_assert_uint_eq(fg_endpoint_sockaddr(&ep, &ss), sizeof(struct sockaddr_in6));
+	ck_assert_int_eq(a6->sin6_family, AF_INET6);
+	ck_assert_uint_eq(ntohs(a6->sin6_port), 563);
+	ck_assert_str_eq(inet_ntop(AF_INET6, &a6->sin6_addr, buf, sizeof(buf)), "2001:db8::9");
+	ck_assert_uint_eq(a6->sin6_flowinfo, 0);
+	ck_assert_uint_eq(a6->sin6_scope_id, 0);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- keys */
 
 START_TEST(test_embedded_default)
@@ -1414,6 +1441,7 @@ static Suite *config_suite(void)
 	tcase_add_test(values, test_sizes_and_bools);
 	tcase_add_test(values, test_prefixes);
 	tcase_add_test(values, test_endpoints);
+	tcase_add_test(values, test_endpoint_sockaddr);
 	tcase_add_test(values, test_dual_stack);
 	tcase_add_test(values, test_program_refusals);
 	tcase_add_test(values, test_port_refusals);

@@ -6,6 +6,7 @@
  * parameters the sweep refuses are refused.
  */
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 #include <time.h>
 
@@ -73,7 +74,34 @@ START_TEST(test_both_modes_exactly)
 	ck_assert_uint_eq(present(r, "late", 300, now), 0);
 	ck_assert_uint_eq(present(r, "keep", 300, now), 300);
 	ck_assert_str_eq(fg_expiry_mode_name(e.mode), "article-date");
+	/* the pass's own CPU time: counted, and within its wall time */
+	ck_assert(e.cpu_seconds > 0);
+	ck_assert(e.cpu_seconds <= e.seconds + 0.01);
 	fx_cleanup(&fx);
+}
+END_TEST
+
+/* Passes spaced to a share of one core, never closer than the floor. */
+START_TEST(test_next_wait)
+{
+	const uint64_t S = 1000000000ull, floor = 60 * S;
+
+	/* 156 s of CPU at 1 %: 99 x 156 s = 4.29 h between passes */
+	ck_assert_uint_eq(fg_expiry_next_wait_ns(floor, 1.0, 156.0), 15444 * S);
+	/* a small table: the floor */
+	ck_assert_uint_eq(fg_expiry_next_wait_ns(floor, 1.0, 0.3), floor);
+	ck_assert_uint_eq(fg_expiry_next_wait_ns(floor, 1.0, 0.0), floor);
+	/* 50 %: as long again as the pass took */
+	ck_assert_uint_eq(fg_expiry_next_wait_ns(0, 50.0, 2.0), 2 * S);
+	/* 100 % and nonsense: no spacing beyond the floor */
+	ck_assert_uint_eq(fg_expiry_next_wait_ns(floor, 100.0, 1e6), floor);
+	ck_assert_uint_eq(fg_expiry_next_wait_ns(floor, 0.0, 10.0), floor);
+	ck_assert_uint_eq(fg_expiry_next_wait_ns(floor, -5.0, 10.0), floor);
+	ck_assert_uint_eq(fg_expiry_next_wait_ns(floor, 1.0, -1.0), floor);
+	ck_assert_uint_eq(fg_expiry_next_wait_ns(floor, NAN, 10.0), floor);
+	ck_assert_uint_eq(fg_expiry_next_wait_ns(floor, 1.0, NAN), floor);
+	/* a pass of absurd length saturates instead of wrapping */
+	ck_assert_uint_eq(fg_expiry_next_wait_ns(floor, 1e-9, 1e12), UINT64_MAX);
 }
 END_TEST
 
@@ -106,6 +134,7 @@ static Suite *expiry_suite(void)
 
 	tcase_add_test(tc, test_both_modes_exactly);
 	tcase_add_test(tc, test_stop_and_bad_parameters);
+	tcase_add_test(tc, test_next_wait);
 	suite_add_tcase(s, tc);
 	return s;
 }

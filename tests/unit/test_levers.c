@@ -37,6 +37,41 @@ static void teardown(void)
 	rmdir(dir);
 }
 
+/* The pause table both the engine and the levers keep (session.h). */
+START_TEST(test_pause_table)
+{
+	struct fg_nntp_pause tab[FG_CONFIG_MAX_PEERS] = { 0 };
+	char name[FG_CONFIG_NAME_MAX + 1];
+	unsigned n = 0;
+
+	ck_assert_int_eq(fg_nntp_pause_find(tab, n, "a"), -1);
+	ck_assert_int_eq(fg_nntp_pause_set(tab, &n, "a", T0 + 1), 0);
+	ck_assert_int_eq(fg_nntp_pause_set(tab, &n, "b", T0 + 2), 0);
+	ck_assert_int_eq(fg_nntp_pause_set(tab, &n, "c", T0 + 3), 0);
+	ck_assert_int_eq(fg_nntp_pause_set(tab, &n, "a", T0 + 9), 0);	/* extended in place */
+	ck_assert_uint_eq(n, 3);
+	ck_assert_int_eq(tab[fg_nntp_pause_find(tab, n, "a")].until, T0 + 9);
+	ck_assert_int_eq(fg_nntp_pause_set(tab, &n, "a", 0), 0);	/* the last row moves up */
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(fg_nntp_pause_find(tab, n, "a"), -1);
+	ck_assert_int_eq(tab[fg_nntp_pause_find(tab, n, "c")].until, T0 + 3);
+	ck_assert_int_eq(fg_nntp_pause_set(tab, &n, "a", 0), -ENOENT);
+	ck_assert_int_eq(fg_nntp_pause_set(tab, &n, NULL, T0), -EINVAL);
+	memset(name, 'x', FG_CONFIG_NAME_MAX);
+	name[FG_CONFIG_NAME_MAX] = '\0';
+	ck_assert_int_eq(fg_nntp_pause_set(tab, &n, name, T0), -EINVAL);
+	name[FG_CONFIG_NAME_MAX - 1] = '\0';	/* the longest that fits */
+	ck_assert_int_eq(fg_nntp_pause_set(tab, &n, name, T0), 0);
+	for (unsigned i = 0; n < FG_CONFIG_MAX_PEERS; i++) {
+		snprintf(name, sizeof(name), "p%u", i);
+		ck_assert_int_eq(fg_nntp_pause_set(tab, &n, name, T0), 0);
+	}
+	ck_assert_int_eq(fg_nntp_pause_set(tab, &n, "one-more", T0), -ENOSPC);
+	ck_assert_int_eq(fg_nntp_pause_set(tab, &n, "b", T0 + 5), 0);	/* a known one still */
+	ck_assert_uint_eq(n, FG_CONFIG_MAX_PEERS);
+}
+END_TEST
+
 START_TEST(test_changes_and_refusals)
 {
 	struct fg_levers l;
@@ -289,6 +324,7 @@ static Suite *levers_suite(void)
 	TCase *tc = tcase_create("levers");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_pause_table);
 	tcase_add_test(tc, test_changes_and_refusals);
 	tcase_add_test(tc, test_journal_replays_to_the_same_state);
 	tcase_add_test(tc, test_journal_version);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "floodgate/date.h"
 #include "fgtest.h"
@@ -575,6 +576,73 @@ START_TEST(drop_releases_offers)
 }
 END_TEST
 
+/* The session's offers are found by key (offers.c's index), whatever the
+ * order their articles come in: articles taken in a scrambled order leave
+ * room that the next offers use (squeezed out of a full list, none
+ * untracked); a list still full forgets exactly its oldest; a drop
+ * releases exactly the offers still tracked. */
+START_TEST(offers_found_by_key)
+{
+	enum { CAP = 64, FIRST = 60, TAKEN = 30, MORE = 30, OVER = 10 };
+	struct fg_th_conn *c;
+	char id[64], *art;
+	unsigned i, n;
+
+	teardown();
+	setup_with("[session]\nmax-pending-commands 64\n", NULL);
+	c = peer();
+	for (i = 0; i < FIRST; i++) {
+		snprintf(id, sizeof(id), "CHECK <k%u@x.example>\r\n", i);
+		line(c, id);
+		fg_th_pump(&T, 0);
+	}
+	fg_th_settle(&T, MS, 100);
+	/* every other one, in a scrambled order (a stride prime to FIRST) */
+	for (i = 0, n = 0; n < TAKEN; i = (i + 7) % FIRST) {
+		if (i % 2)
+			continue;
+		snprintf(id, sizeof(id), "<k%u@x.example>", i);
+		art = article(id);
+		takethis(c, id, art, 0);
+		fg_th_settle(&T, MS, 100);
+		ck_assert_int_eq(fg_th_state(&T, id), FG_HISTORY_ACCEPTED);
+		free(art);
+		n++;
+	}
+	for (i = FIRST; i < FIRST + MORE; i++) {
+		snprintf(id, sizeof(id), "CHECK <k%u@x.example>\r\n", i);
+		line(c, id);
+		fg_th_pump(&T, 0);
+	}
+	fg_th_settle(&T, MS, 100);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_OFFERS_UNTRACKED), 0);
+	/* 60 live of 64: ten more forget the six oldest live ones */
+	for (i = FIRST + MORE; i < FIRST + MORE + OVER; i++) {
+		snprintf(id, sizeof(id), "CHECK <k%u@x.example>\r\n", i);
+		line(c, id);
+		fg_th_pump(&T, 0);
+	}
+	fg_th_settle(&T, MS, 100);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_OFFERS_UNTRACKED),
+			  FIRST - TAKEN + MORE + OVER - CAP);
+	fg_th_drop(c);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_OFFERS_RELEASED), CAP);
+	for (i = 0, n = 0; i < FIRST + MORE + OVER; i++) {
+		snprintf(id, sizeof(id), "<k%u@x.example>", i);
+		if (i < FIRST && i % 2 == 0)
+			ck_assert_int_eq(fg_th_state(&T, id), FG_HISTORY_ACCEPTED);
+		else if (fg_th_state(&T, id) == FG_HISTORY_OFFERED)
+			n++;	/* forgotten by the full list: lapses at its deadline */
+		else
+			ck_assert_int_eq(fg_th_state(&T, id), FG_HISTORY_ABSENT);
+	}
+	ck_assert_uint_eq(n, FIRST - TAKEN + MORE + OVER - CAP);
+	/* the oldest untaken ones were the ones forgotten */
+	ck_assert_int_eq(fg_th_state(&T, "<k1@x.example>"), FG_HISTORY_OFFERED);
+	ck_assert_int_eq(fg_th_state(&T, "<k59@x.example>"), FG_HISTORY_ABSENT);
+}
+END_TEST
+
 START_TEST(oversize_drained)
 {
 	struct fg_th_conn *c;
@@ -1079,9 +1147,20 @@ END_TEST
 
 START_TEST(verdicts_logged)
 {
-	struct fg_th_conn *c = peer();
+	struct fg_th_conn *c = peer(), *quiet = peer();
+	struct fg_endpoint remote;
 	char *art = article("<vd@x.example>");
 
+	/* a session its transport never told of its remote logs none */
+	line(quiet, "CHECK <vq@x.example>\r\n");
+	fg_th_settle(&T, MS, 100);
+	ck_assert_uint_eq(T.n_verdicts, 1);
+	ck_assert_str_eq(T.last_verdict_id, "<vq@x.example>");
+	ck_assert_ptr_null(T.last_verdict.remote);
+	T.n_verdicts = 0;
+	T.verdict_codes[238] = 0;
+	ck_assert_int_eq(fg_parse_endpoint("[2001:db8::5]:40555", 0, &remote), 0);
+	fg_nntp_session_set_remote(c->s, &remote);
 	line(c, "CHECK <vd@x.example>\r\n");
 	takethis(c, "<vd@x.example>", art, 0);
 	fg_th_settle(&T, MS, 100);
@@ -1090,6 +1169,10 @@ START_TEST(verdicts_logged)
 	ck_assert_uint_eq(T.verdict_codes[239], 1);
 	ck_assert_str_eq(T.last_verdict_id, "<vd@x.example>");
 	ck_assert_str_eq(T.last_verdict.peer_name, "alpha");
+	ck_assert_ptr_nonnull(T.last_verdict.remote);
+	ck_assert_int_eq(T.last_verdict.remote->family, AF_INET6);
+	ck_assert_uint_eq(T.last_verdict.remote->port, 40555);
+	ck_assert(memcmp(T.last_verdict.remote->addr, remote.addr, 16) == 0);
 	ck_assert(T.last_verdict.has_date && T.last_verdict.has_injection_date);
 	ck_assert_int_eq(T.last_verdict.injection_date, T.now - 3000);
 	ck_assert_int_eq(T.last_verdict.date, T.now - 3600);
@@ -1121,6 +1204,7 @@ static Suite *session_suite(void)
 	tcase_add_test(tc, bad_lines);
 	tcase_add_test(tc, eof_cases);
 	tcase_add_test(tc, drop_releases_offers);
+	tcase_add_test(tc, offers_found_by_key);
 	tcase_add_test(tc, oversize_drained);
 	tcase_add_test(tc, output_backpressure);
 	tcase_add_test(tc, pending_bytes_backpressure);

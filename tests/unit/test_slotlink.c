@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "ctl_fixture.h"
 #include "floodgate/journal.h"
@@ -154,9 +155,12 @@ START_TEST(test_verdict_lines)
 				    .msgid = "<v@t>", .msgid_len = 5, .verb = FG_NNTP_VERB_TAKETHIS,
 				    .code = 439, .reason = FG_REASON_TOO_OLD, .has_date = true,
 				    .date = 1600000000, .size = 1234 };
+	struct fg_endpoint v6 = { .family = AF_INET6, .port = 40119,
+				  .addr = { 0x20, 0x01, 0x0d, 0xb8, [15] = 0x09 } };
 	const struct fg_vrec *recs;
 	unsigned slot;
 
+	v.remote = &v6;
 	up(&W, cfg, 64);
 	slot = fg_region_writer_slot(W.w);
 	/* off: nothing is written */
@@ -170,6 +174,7 @@ START_TEST(test_verdict_lines)
 	v.verb = FG_NNTP_VERB_CHECK;
 	v.peer = -1;
 	v.size = 0;
+	v.remote = NULL;
 	ck_assert_int_eq(W.hooks.verdict(W.hooks.ctx, &v), 0);
 	ck_assert_uint_eq(fg_region_ring_peek(W.r, slot, FG_RING_VLOG, 0, (const void **)&recs, 8), 2);
 	ck_assert_uint_eq(recs[0].verdict, FG_VLOG_REJECT);
@@ -179,7 +184,11 @@ START_TEST(test_verdict_lines)
 	ck_assert_int_eq(recs[0].article_date, 1600000000);
 	ck_assert_int_eq(recs[0].arrival, 1700000000);
 	ck_assert(memcmp(recs[0].id, "<v@t>", 5) == 0);
+	ck_assert_uint_eq(recs[0].family, FG_VREC_AF_INET6);
+	ck_assert_uint_eq(recs[0].port, 40119);
+	ck_assert(memcmp(recs[0].addr, v6.addr, 16) == 0);
 	ck_assert_uint_eq(recs[1].verdict, FG_VLOG_WANT);
+	ck_assert_uint_eq(recs[1].family, FG_VREC_AF_NONE);
 	ck_assert_uint_eq(recs[1].peer, FG_VREC_PEER_NONE);
 	ck_assert_int_eq(recs[1].arrival, 0);
 	down(&W);

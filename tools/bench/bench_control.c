@@ -40,11 +40,10 @@
 #include <unistd.h>
 
 #include "floodgate/datadir.h"
-#include "floodgate/expiry.h"
 #include "floodgate/journal.h"
 #include "floodgate/log.h"
 #include "floodgate/snapshot.h"
-#include "bench_tail.h"
+#include "bench_kit.h"
 
 #define DAY 86400
 
@@ -60,11 +59,7 @@ static uint64_t rng_state = 0x6a09e667f3bcc909ull;
 
 static uint64_t rng(void)
 {
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return bench_rng(&rng_state);
 }
 
 static double now_s(void)
@@ -72,38 +67,12 @@ static double now_s(void)
 	return (double)fg_mono_ns() * 1e-9;
 }
 
-static void die(const char *what)
-{
-	fprintf(stderr, "bench_control: %s\n", what);
-	exit(1);
-}
-
 /* A region holding the table, so that the journal can use its rings. */
 static struct fg_region *make_region(const char *shm, uint64_t capacity, fg_time_t now)
 {
-	struct fg_region_params rp = { .writers = 2, .journal_ring = FG_REGION_JOURNAL_RING_DEFAULT,
-				       .vlog_ring = 16 };
-	struct fg_history_params hp = { .capacity = capacity, .side_capacity = 0,
-					.full_policy = FG_FULL_DEFER, .alarm_load_pct = 95,
-					.now = now };
-	struct fg_history *h;
-	struct fg_region *r;
-	char why[256];
-	size_t len;
-	void *mem;
+	const struct bench_table t = { .capacity = capacity, .now = now };
+	struct fg_region *r = bench_region(shm, &t, NULL);
 
-	if (fg_history_seed_random(hp.seed) < 0)
-		die("no random seed");
-	memcpy(rp.seed, hp.seed, sizeof(rp.seed));
-	rp.history_size = fg_history_region_size(capacity, 0);
-	r = fg_region_create(shm, &rp, why, sizeof(why));
-	if (!r)
-		die(why);
-	mem = fg_region_history_mem(r, &len);
-	h = fg_history_create(mem, len, &hp);
-	if (!h)
-		die("fg_history_create");
-	fg_region_set_history(r, h);
 	fg_region_publish(r);
 	return r;
 }
@@ -116,7 +85,7 @@ static void fill(struct fg_history *h, uint64_t n, fg_time_t now)
 		fg_time_t fs = now - (fg_time_t)(i % 10 == 0 ? 11 * DAY + 600 : (i % (10 * DAY)));
 
 		if (fg_history_insert_final(h, &k, FG_HISTORY_ACCEPTED, fs, fs, now, NULL) < 0)
-			die("table full while filling");
+			bench_die("table full while filling");
 	}
 }
 
@@ -143,7 +112,7 @@ static void *jwriter(void *arg)
 
 	w = fg_region_claim(b->r, "bench", &err);
 	if (!w)
-		die("claim");
+		bench_die("claim");
 	while (!atomic_load(&b->stop)) {
 		struct fg_history_key k = { rng(), 1 };
 
@@ -189,7 +158,7 @@ static void journal_throughput(const char *dir, double seconds, struct figures *
 	snprintf(shm, sizeof(shm), "/dev/shm/fg-bench-journal-%d", (int)getpid());
 	snprintf(jdir, sizeof(jdir), "%s/journal", dir);
 	if (fg_datadir_make(jdir) < 0)
-		die("journal dir");
+		bench_die("journal dir");
 	memset(&st, 0, sizeof(st));
 	b.r = make_region(shm, 1000, time(NULL));
 	memset(&jp, 0, sizeof(jp));
@@ -198,7 +167,7 @@ static void journal_throughput(const char *dir, double seconds, struct figures *
 	fg_region_seed_check(fg_region_history(b.r), &jp.seed_check);
 	b.j = fg_journal_open(&jp, &st, &err);
 	if (!b.j)
-		die("journal");
+		bench_die("journal");
 	t0 = now_s();
 	pthread_create(&tc, NULL, jconsumer, &b);
 	for (int i = 0; i < 2; i++)
@@ -224,14 +193,11 @@ static void table_figures(const char *dir, uint64_t n, struct figures *f)
 {
 	char shm[128], shm2[128];
 	fg_time_t now = time(NULL);
-	struct fg_restore_params rp;
 	struct fg_restore_result res;
-	struct fg_expiry_result e;
 	struct fg_snap_info info;
 	struct fg_jpos pos = { 1, FG_JSEG_HEADER };
 	struct fg_region *r, *r2;
 	uint8_t seed[FG_HISTORY_SEED_LEN];
-	char why[256];
 	double t;
 
 	snprintf(shm, sizeof(shm), "/dev/shm/fg-bench-a-%d", (int)getpid());
@@ -246,36 +212,19 @@ static void table_figures(const char *dir, uint64_t n, struct figures *f)
 	fg_region_seed(r, seed);
 	t = now_s();
 	if (fg_snapshot_write(dir, 1, fg_region_history(r), seed, &pos, &info) < 0)
-		die("snapshot write");
+		bench_die("snapshot write");
 	f->snap_s = now_s() - t;
 	f->snap_bytes = (double)(info.image_size + FG_SNAP_HEADER);
 	if (bench_journal_tail(r, dir, f->tail_records, now, tail_key) < 0)
-		die("journal for the tail");
+		bench_die("journal for the tail");
 	fg_region_close(r);
 	fg_region_unlink(shm);
 
-	memset(&rp, 0, sizeof(rp));
-	rp.data_dir = dir;
-	rp.shm_path = shm2;
-	rp.region.writers = 2;
-	rp.region.journal_ring = FG_REGION_JOURNAL_RING_DEFAULT;
-	rp.region.vlog_ring = 16;
-	rp.history.capacity = f->capacity;
-	rp.history.full_policy = FG_FULL_DEFER;
-	rp.history.alarm_load_pct = 95;
-	rp.now = now;
-	t = now_s();
-	r2 = fg_restore(&rp, &res, why, sizeof(why));
-	f->restore_s = now_s() - t;
+	r2 = bench_restore(dir, shm2, &(struct bench_table){ .capacity = f->capacity, .now = now },
+			   f->tail_records, &res, &f->restore_s);
 	f->restore_table_s = res.table_seconds;
 	f->restore_journal_s = res.journal_seconds;
-	if (!r2 || res.from != FG_RESTORE_SNAPSHOT || res.inserted != f->tail_records)
-		die("restore did not come from the snapshot and its journal");
-	if (fg_expiry_pass(fg_region_history(r2), FG_EXPIRY_FIRST_SEEN, now, 10 * DAY, 11 * DAY,
-			   false, 0, 0, NULL, &e) < 0)
-		die("sweep");
-	f->sweep_s = e.seconds;
-	f->swept = e.expired;
+	bench_sweep(r2, now, &f->sweep_s, &f->swept);
 	fg_region_close(r2);
 	fg_region_unlink(shm2);
 }
@@ -342,7 +291,7 @@ int main(int argc, char **argv)
 	getloadavg(la, 1);
 	f.load_avg = la[0];
 	if (!dir && !(dir = mkdtemp(tmp)))
-		die("mkdtemp");
+		bench_die("mkdtemp");
 	table_figures(dir, n, &f);
 	journal_throughput(dir, jsecs, &f);
 	printf("bench_control (%" PRIu64 " entries)\n", n);
@@ -351,7 +300,7 @@ int main(int argc, char **argv)
 		FILE *o = fopen(md, "w");
 
 		if (!o)
-			die("cannot write the markdown file");
+			bench_die("cannot write the markdown file");
 		fprintf(o, "### Control plane: snapshot, restore, expiry, journal (`bench_control`)\n\n"
 			"%" PRIu64 " history entries; the snapshot on %s, the region in /dev/shm; "
 			"load average %.2f when it started (a shared machine: other jobs slow it). "

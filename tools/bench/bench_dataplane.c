@@ -4,7 +4,7 @@
  * frames from memory: what one lcore decides per second with no kernel
  * and no device in the path.
  *
- *   bench_dataplane [--quick | --full] [--runs R] [--md FILE]
+ *   bench_dataplane [--quick | --full] [--runs R] [--pairs N] [--md FILE]
  *
  * Each workload is feedgen's model (tools/workload) written as a capture
  * (fg_pcapfeed_write), read back once into DPDK mbufs from an rte_mempool
@@ -25,6 +25,16 @@
  * answers equal the model's (fg_pcapfeed_stats): a figure always comes
  * from a correct run. The fastest of R runs is reported (other work on a
  * shared machine only ever adds cycles).
+ *
+ * IPv6 against IPv4: each "-v6" workload is measured with the workload of
+ * its name over IPv4, both loaded at once, as N pairs of runs in ABBA
+ * order (v4 v6, v6 v4, v4 v6, ...: a load that rises or falls during the
+ * pairs weighs on both sides alike). Each pair gives a ratio, IPv6's
+ * offers per CPU second over IPv4's, from two runs moments apart; the
+ * report is the median of the N ratios and their min–max. (Best of each
+ * side would compare two runs that may be seconds and a load swing
+ * apart: on the loaded 2-core machine one such ratio varied ±10 %.) The
+ * table rows of paired workloads are the fastest of their N runs.
  *
  * Workloads: check (CHECK-heavy: 10 peers each offering every article,
  * 2 KB articles), takethis (innfeed's no-CHECK mode, 2 KB), and with
@@ -83,6 +93,15 @@ struct capture {
 struct result {
 	const char *name;
 	uint64_t ns, frames, checks, articles, article_bytes;	/* ns: thread CPU time */
+};
+
+#define MAX_PAIRS 64
+
+/* IPv6 / IPv4 offers per CPU second of one workload, over its pairs. */
+struct ratio {
+	const char *name;	/* the IPv4 workload's */
+	unsigned pairs;
+	double median, min, max;
 };
 
 static const char conf_text[] =
@@ -255,14 +274,32 @@ static size_t pool_bytes(const struct capture *c)
 	       rte_ring_get_memsize((unsigned)rte_align32pow2(n + 1));
 }
 
-/* -m for the EAL: the largest pool (one workload's pool at a time) and
- * what the EAL itself keeps, in MB. */
-static unsigned eal_memory_mb(const struct capture *c, unsigned n)
+/* The workload over IPv6 measured with workload i (its name and "-v6"),
+ * or -1. */
+static int v6_partner(const struct wl_def *defs, unsigned n, unsigned i)
+{
+	size_t len = strlen(defs[i].name);
+
+	if (defs[i].v6)
+		return -1;
+	for (unsigned j = 0; j < n; j++)
+		if (defs[j].v6 && strlen(defs[j].name) == len + 3 &&
+		    !strncmp(defs[j].name, defs[i].name, len) && !strcmp(defs[j].name + len, "-v6"))
+			return (int)j;
+	return -1;
+}
+
+/* -m for the EAL: the most pool memory loaded at once (one workload's
+ * pool, or a pair's two) and what the EAL itself keeps, in MB. */
+static unsigned eal_memory_mb(const struct wl_def *defs, const struct capture *c, unsigned n)
 {
 	size_t most = 0;
 
-	for (unsigned i = 0; i < n; i++)
-		most = FG_MAX(most, pool_bytes(&c[i]));
+	for (unsigned i = 0; i < n; i++) {
+		int j = v6_partner(defs, n, i);
+
+		most = FG_MAX(most, pool_bytes(&c[i]) + (j < 0 ? 0 : pool_bytes(&c[j])));
+	}
 	return (unsigned)((most + (most >> POOL_SLACK_SHIFT)) >> 20) + EAL_OWN_MB;
 }
 
@@ -452,27 +489,15 @@ static void print(FILE *f, const struct result *r, unsigned n, double hz, bool m
 	}
 }
 
-/* Each "-v6" workload beside the one of the same name over IPv4: offers
- * (CHECKs, or TAKETHIS articles) per CPU second, IPv6 / IPv4. */
-static void print_ratios(FILE *f, const struct result *r, unsigned n, bool md)
+/* Each pair measured: IPv6's offers per CPU second over IPv4's. */
+static void print_ratios(FILE *f, const struct ratio *q, unsigned n, bool md)
 {
-	for (unsigned i = 0; i < n; i++) {
-		size_t len = strlen(r[i].name);
-
-		if (len < 4 || strcmp(r[i].name + len - 3, "-v6"))
-			continue;
-		for (unsigned j = 0; j < n; j++) {
-			double o6, o4;
-
-			if (strlen(r[j].name) != len - 3 || strncmp(r[j].name, r[i].name, len - 3))
-				continue;
-			o6 = (double)(r[i].checks ? r[i].checks : r[i].articles) / (double)r[i].ns;
-			o4 = (double)(r[j].checks ? r[j].checks : r[j].articles) / (double)r[j].ns;
-			fprintf(f, md ? "\n%s over IPv6 / IPv4, offers per CPU second: **%.2f**\n"
-				      : "%s over IPv6 / IPv4, offers per CPU second: %.2f\n",
-				r[j].name, o6 / o4);
-		}
-	}
+	for (unsigned i = 0; i < n; i++)
+		fprintf(f, md ? "\n%s over IPv6 / IPv4, offers per CPU second: **%.3f**, the median of "
+			      "%u ABBA pairs (min %.3f, max %.3f)\n"
+			      : "%s over IPv6 / IPv4, offers per CPU second: %.3f, median of %u ABBA "
+			      "pairs (min %.3f, max %.3f)\n",
+			q[i].name, q[i].median, q[i].pairs, q[i].min, q[i].max);
 }
 
 static int eal_start(unsigned memory_mb)
@@ -511,8 +536,57 @@ static int measure(const struct wl_def *d, struct capture *c, unsigned runs, str
 	return rc;
 }
 
-static int write_md(const char *md, const struct result *res, unsigned n, double hz,
-		    unsigned runs, unsigned memory_mb)
+static double offers_per_ns(const struct result *r)
+{
+	return (double)(r->checks ? r->checks : r->articles) / (double)r->ns;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* A workload (index 0) and its IPv6 twin (1), both loaded: `pairs` pairs
+ * of runs in ABBA order, each pair's ratio, their median and range; the
+ * fastest run of each side into best[]. */
+static int measure_pair(const struct wl_def *d[2], struct capture *c[2], unsigned pairs,
+			struct result best[2], struct ratio *q)
+{
+	double ratio[MAX_PAIRS];
+	int rc = capture_load(d[0]->name, c[0]);
+
+	if (rc == 0)
+		rc = capture_load(d[1]->name, c[1]);
+	for (unsigned p = 0; p < pairs && rc == 0; p++) {
+		struct result r[2];
+
+		for (unsigned k = 0; k < 2 && rc == 0; k++) {
+			unsigned side = k ^ (p & 1);	/* A B, B A, A B, ... */
+
+			rc = run(d[side]->name, c[side], (uint64_t)d[side]->articles * 2 + 1000,
+				 &r[side]);
+			if (rc == 0 && (p == 0 || r[side].ns < best[side].ns))
+				best[side] = r[side];
+		}
+		if (rc == 0)
+			ratio[p] = offers_per_ns(&r[1]) / offers_per_ns(&r[0]);
+	}
+	if (rc == 0) {
+		qsort(ratio, pairs, sizeof(ratio[0]), cmp_double);
+		*q = (struct ratio){ d[0]->name, pairs,
+				     (ratio[(pairs - 1) / 2] + ratio[pairs / 2]) / 2,
+				     ratio[0], ratio[pairs - 1] };
+	}
+	capture_unload(c[1]);
+	capture_unload(c[0]);
+	return rc;
+}
+
+static int write_md(const char *md, const struct result *res, unsigned n,
+		    const struct ratio *q, unsigned nq, double hz, unsigned runs, unsigned pairs,
+		    unsigned memory_mb)
 {
 	FILE *f = fopen(md, "w");
 
@@ -521,12 +595,18 @@ static int write_md(const char *md, const struct result *res, unsigned n, double
 		return -errno;
 	}
 	print(f, res, n, hz, true);
-	print_ratios(f, res, n, true);
-	fprintf(f, "\nThread CPU time, TSC %.2f GHz, best of %u runs, load average %s. Frames are "
-		   "feedgen's model written as a capture (one connection per peer; the -v6 "
-		   "workloads the same flows over IPv6, MSS 1440) in "
-		   "DPDK mbufs (EAL --no-huge -m %u, sized to the largest capture); every run's "
-		   "answers equal the model's.\n", hz / 1e9, runs, loadavg(), memory_mb);
+	print_ratios(f, q, nq, true);
+	fprintf(f, "\nThread CPU time, TSC %.2f GHz, load average %s. ", hz / 1e9, loadavg());
+	if (nq)
+		fprintf(f, "A workload and its -v6 twin run as %u pairs (v4 v6, v6 v4, v4 v6, ...); "
+			   "its row is the fastest of its %u runs, the ratio the median of the "
+			   "pairs' own ratios. ", pairs, pairs);
+	if (nq * 2 < n)
+		fprintf(f, "%s best of %u runs. ", nq ? "The others:" : "Each", runs);
+	fprintf(f, "Frames are feedgen's model written as a capture (one connection per peer; the "
+		   "-v6 workloads the same flows over IPv6, MSS 1440) in DPDK mbufs (EAL --no-huge "
+		   "-m %u, sized to the largest pair of captures); every run's answers equal the "
+		   "model's.\n", memory_mb);
 	return fclose(f) == 0 ? 0 : -errno;
 }
 
@@ -551,9 +631,11 @@ int main(int argc, char **argv)
 		{ "big", FG_PCAPFEED_TAKETHIS, 1500, 4, 1, 8, 700 * 1024, false },
 	};
 	const struct wl_def *defs = quick;
-	unsigned n_defs = FG_ARRAY_SIZE(quick), runs = 3, memory_mb = 0;
+	unsigned n_defs = FG_ARRAY_SIZE(quick), runs = 3, pairs = 10, memory_mb = 0, nq = 0;
 	struct capture caps[FG_ARRAY_SIZE(full)] = { 0 };
 	struct result res[FG_ARRAY_SIZE(full)];
+	struct ratio q[FG_ARRAY_SIZE(full)];
+	bool paired[FG_ARRAY_SIZE(full)] = { false };
 	const char *md = NULL;
 	double hz;
 	int rc = 0;
@@ -565,10 +647,17 @@ int main(int argc, char **argv)
 			defs = full, n_defs = FG_ARRAY_SIZE(full), runs = 5;
 		} else if (!strcmp(argv[i], "--runs") && i + 1 < argc) {
 			runs = (unsigned)strtoul(argv[++i], NULL, 10);
+		} else if (!strcmp(argv[i], "--pairs") && i + 1 < argc) {
+			pairs = (unsigned)strtoul(argv[++i], NULL, 10);
+			if (pairs == 0 || pairs > MAX_PAIRS) {
+				fprintf(stderr, "bench_dataplane: --pairs 1..%u\n", MAX_PAIRS);
+				return 2;
+			}
 		} else if (!strcmp(argv[i], "--md") && i + 1 < argc) {
 			md = argv[++i];
 		} else {
-			fprintf(stderr, "usage: bench_dataplane [--quick|--full] [--runs R] [--md FILE]\n");
+			fprintf(stderr, "usage: bench_dataplane [--quick|--full] [--runs R] [--pairs N] "
+				"[--md FILE]\n");
 			return 2;
 		}
 	}
@@ -580,22 +669,40 @@ int main(int argc, char **argv)
 	}
 	if (rc != 0)
 		goto out_remove_captures;
-	memory_mb = eal_memory_mb(caps, n_defs);
+	memory_mb = eal_memory_mb(defs, caps, n_defs);
 	rc = eal_start(memory_mb);
 	if (rc != 0)
 		goto out_remove_captures;
 	hz = tsc_hz();
 	for (unsigned d = 0; d < n_defs && rc == 0; d++) {
-		rc = measure(&defs[d], &caps[d], runs, &res[d]);
+		int j = v6_partner(defs, n_defs, d);
+
+		if (paired[d])
+			continue;	/* measured with its IPv4 twin */
+		if (j >= 0) {
+			paired[j] = true;
+			const struct wl_def *pd[2] = { &defs[d], &defs[j] };
+			struct capture *pc[2] = { &caps[d], &caps[j] };
+			struct result best[2];
+
+			rc = measure_pair(pd, pc, pairs, best, &q[nq]);
+			if (rc == 0) {
+				res[d] = best[0];
+				res[j] = best[1];
+				nq++;
+			}
+		} else {
+			rc = measure(&defs[d], &caps[d], runs, &res[d]);
+		}
 		if (rc != 0)
 			fprintf(stderr, "bench_dataplane: %s: %s\n", defs[d].name, strerror(-rc));
 	}
 	if (rc == 0) {
 		print(stdout, res, n_defs, hz, false);
-		print_ratios(stdout, res, n_defs, false);
+		print_ratios(stdout, q, nq, false);
 		printf("EAL memory: -m %u (--no-huge)\n", memory_mb);
 		if (md)
-			rc = write_md(md, res, n_defs, hz, runs, memory_mb);
+			rc = write_md(md, res, n_defs, q, nq, hz, runs, pairs, memory_mb);
 	}
 	rte_eal_cleanup();
 out_remove_captures:

@@ -53,6 +53,7 @@
 #include <rte_malloc.h>
 
 #include "floodgate/history.h"
+#include "bench_kit.h"
 #include "../../dataplane/history/history_int.h"
 
 #define T0 1767225600
@@ -132,13 +133,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static uint64_t mix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* The i-th Message-ID: unique by its decimal part, random-looking left
  * part and host, 48..64 octets. */
 static uint16_t make_id(uint64_t i, char *out)
@@ -147,7 +141,7 @@ static uint16_t make_id(uint64_t i, char *out)
 	static const char *const hosts[] = { "news.example.net", "feed.example.org",
 		"reader.example-isp.co.uk", "nntp.example.de", "usenet.example.nl",
 		"news.example.com", "in.example.fr", "spool.example.se" };
-	uint64_t r = mix(i * 0x9e3779b97f4a7c15ull + 1);
+	uint64_t r = bench_mix64(i * 0x9e3779b97f4a7c15ull + 1);
 	const char *host = hosts[r % 8];
 	size_t hl = strlen(host), n = 0;
 	char dec[24];
@@ -157,7 +151,7 @@ static uint16_t make_id(uint64_t i, char *out)
 	if (left > 40)
 		left = 12;
 	out[n++] = '<';
-	for (size_t k = 0; k < left; k++, r = mix(r))
+	for (size_t k = 0; k < left; k++, r = bench_mix64(r))
 		out[n++] = alnum[r % 36];
 	out[n++] = '.';
 	memcpy(out + n, dec, (size_t)dl);
@@ -349,7 +343,9 @@ static void bound_job(struct job *j)
 
 /* ---- rte_hash ---- */
 
-static void rte_lookup_job(struct job *j)
+/* with_sig: the signatures computed beforehand, rte_hash's table alone,
+ * to compare with floodgate's "keys hashed before". */
+static void rte_lookups(struct job *j, bool with_sig)
 {
 	const struct ids *s = j->s;
 	const struct rte_hash *rh = j->ctx;
@@ -359,28 +355,24 @@ static void rte_lookup_job(struct job *j)
 	for (size_t b = 0; b < n; b += BURST) {
 		size_t at = (b + off) % n, cnt = n - at < BURST ? n - at : BURST;
 
-		rte_hash_lookup_bulk(rh, s->ptr + at, (uint32_t)cnt, pos);
+		if (with_sig)
+			rte_hash_lookup_with_hash_bulk(rh, s->ptr + at, s->sig + at, (uint32_t)cnt,
+						       pos);
+		else
+			rte_hash_lookup_bulk(rh, s->ptr + at, (uint32_t)cnt, pos);
 		for (size_t i = 0; i < cnt; i++)
 			j->errors += (pos[i] >= 0) != j->want;
 	}
 }
 
-/* The same with the signatures computed beforehand: rte_hash's table
- * alone, to compare with floodgate's "keys hashed before". */
+static void rte_lookup_job(struct job *j)
+{
+	rte_lookups(j, false);
+}
+
 static void rte_lookup_sig_job(struct job *j)
 {
-	const struct ids *s = j->s;
-	const struct rte_hash *rh = j->ctx;
-	size_t n = s->n, off = start_of(j);
-	int32_t pos[BURST];
-
-	for (size_t b = 0; b < n; b += BURST) {
-		size_t at = (b + off) % n, cnt = n - at < BURST ? n - at : BURST;
-
-		rte_hash_lookup_with_hash_bulk(rh, s->ptr + at, s->sig + at, (uint32_t)cnt, pos);
-		for (size_t i = 0; i < cnt; i++)
-			j->errors += (pos[i] >= 0) != j->want;
-	}
+	rte_lookups(j, true);
 }
 
 static double time_hash(void (*fn)(const uint64_t *, const void *, size_t, uint64_t *),

@@ -33,6 +33,7 @@
 
 #include "floodgate/date.h"
 #include "floodgate/msgid.h"
+#include "bench_kit.h"
 
 /* INN 2.7 libinn.h; declared here rather than included, as INN's headers
  * are not written for our warning set. */
@@ -237,30 +238,11 @@ static int check_inputs(void)
 	return bad;
 }
 
-static void cpu_model(char *buf, size_t len)
-{
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	char line[256];
-
-	snprintf(buf, len, "unknown CPU");
-	while (f && fgets(line, sizeof(line), f)) {
-		char *colon = strchr(line, ':');
-
-		if (strncmp(line, "model name", 10) == 0 && colon) {
-			snprintf(buf, len, "%s", colon + 2);
-			buf[strcspn(buf, "\n")] = '\0';
-			break;
-		}
-	}
-	if (f)
-		fclose(f);
-}
-
 static void print_table(FILE *out, bool md, const struct row *rows, size_t n)
 {
 	char cpu[160];
 
-	cpu_model(cpu, sizeof(cpu));
+	bench_cpu_model(cpu, sizeof(cpu));
 	if (md) {
 		fprintf(out, "### Parsers: floodgate against INN %s\n\n", "2.7 (libinn.a)");
 		fprintf(out, "%s, %ld online CPUs, one thread; ns per call, best of 3; "

@@ -48,6 +48,7 @@
 #include "floodgate/feeds.h"
 #include "floodgate/log.h"
 #include "floodgate/relay.h"
+#include "bench_kit.h"
 
 static char datadir[320];
 static char database[256];
@@ -108,19 +109,6 @@ static size_t make_article_in(char *buf, size_t cap, const char *id, size_t size
 static size_t make_article(char *buf, size_t cap, const char *id, size_t size)
 {
 	return make_article_in(buf, cap, id, size, "fg.test.text");
-}
-
-static double cpu_load(void)
-{
-	FILE *f = fopen("/proc/loadavg", "r");
-	double l = -1;
-
-	if (f) {
-		if (fscanf(f, "%lf", &l) != 1)
-			l = -1;
-		fclose(f);
-	}
-	return l;
 }
 
 /* ------------------------------------------------------------ queue */
@@ -345,12 +333,36 @@ struct relayrun {
 	uint64_t accepted;
 };
 
+/* The queue r (started) and a relay over it (not yet started: it starts
+ * once the articles are durable) to the downstreams conf names; *cfg is
+ * the caller's to free. */
+static struct fg_relay *relay_open(struct qrun *r, const char *conf, struct fg_relay_params *rp,
+				   struct fg_config **cfg)
+{
+	struct fg_config_errors errs;
+	struct fg_relay *rl;
+	int err;
+
+	*cfg = fg_config_load_text("bench", conf, strlen(conf), &errs);
+	if (!*cfg)
+		die("relay config");
+	qrun_open(r, 10000000, 4096, false);
+	rp->cfg = *cfg;
+	rp->q = r->q;
+	rl = fg_relay_create(rp, &err);
+	if (!rl)
+		die("relay create");
+	fg_queue_set_notify(r->q, fg_relay_notify, rl);
+	if (fg_queue_start(r->q) != 0)
+		die("queue start");
+	return rl;
+}
+
 static struct relayrun relay_to_innd(const char *innd_dir, size_t size, unsigned n)
 {
 	static char art[1 << 20];
 	uint16_t port = free_port();
 	struct fg_relay_ds_status st;
-	struct fg_config_errors errs;
 	struct fg_queue_cursor end;
 	struct fg_relay_params rp = { 0 };
 	struct fg_relay *rl;
@@ -361,22 +373,10 @@ static struct relayrun relay_to_innd(const char *innd_dir, size_t size, unsigned
 	uint64_t bytes = 0;
 	unsigned sent = 0;
 	double t0;
-	int err;
 
 	innd("start", innd_dir, port, n * 2 + 1000);
 	snprintf(conf, sizeof(conf), "[downstream innd]\naddress 127.0.0.1:%u\nwindow 64\n", port);
-	cfg = fg_config_load_text("bench", conf, strlen(conf), &errs);
-	if (!cfg)
-		die("config");
-	qrun_open(&r, 10000000, 4096, false);
-	rp.cfg = cfg;
-	rp.q = r.q;
-	rl = fg_relay_create(&rp, &err);
-	if (!rl)
-		die("relay create");
-	fg_queue_set_notify(r.q, fg_relay_notify, rl);
-	if (fg_queue_start(r.q) != 0)
-		die("queue start");
+	rl = relay_open(&r, conf, &rp, &cfg);
 	while (r.done < n) {
 		while (sent < n) {
 			void *h;
@@ -611,7 +611,6 @@ static struct feedsrun feeds_relay(enum feeds_case c, unsigned n)
 	static char art[4096];
 	struct nullsrv a, b = { .lfd = -1 };
 	struct fg_relay_params rp = { .reconnect_min_ns = 1000000000ull };
-	struct fg_config_errors errs;
 	struct fg_relay_ds_status st;
 	struct fg_queue_cursor end;
 	struct fg_feeds_set route;
@@ -624,7 +623,6 @@ static struct feedsrun feeds_relay(enum feeds_case c, unsigned n)
 	uint64_t bytes = 0, fed_bytes = 0;
 	unsigned sent = 0, fed = 0, nds;
 	double t0;
-	int err;
 
 	null_start(&a);
 	if (c == FEEDS_TWO)
@@ -638,19 +636,8 @@ static struct feedsrun feeds_relay(enum feeds_case c, unsigned n)
 			 "address 127.0.0.1:%u\nwindow 64\nnewsgroups *,!alt.binaries.*\n%s",
 			 a.port, c == FEEDS_TWO ? b.port : free_port(),
 			 c == FEEDS_PARKED ? "backlog-articles 1000\n" : "backlog-bytes 0\n");
-	cfg = fg_config_load_text("bench", conf, strlen(conf), &errs);
-	if (!cfg)
-		die("feeds config");
 	nds = c == FEEDS_ONE ? 1 : 2;
-	qrun_open(&r, 10000000, 4096, false);
-	rp.cfg = cfg;
-	rp.q = r.q;
-	rl = fg_relay_create(&rp, &err);
-	if (!rl)
-		die("relay create");
-	fg_queue_set_notify(r.q, fg_relay_notify, rl);
-	if (fg_queue_start(r.q) != 0)
-		die("queue start");
+	rl = relay_open(&r, conf, &rp, &cfg);
 	while (r.done < n) {
 		while (sent < n) {
 			struct fg_iov seg;
@@ -827,7 +814,7 @@ int main(int argc, char **argv)
 	struct figures g = { .nq2k = 50000, .nq700k = 300, .nr2k = 20000, .nr700k = 300,
 			     .nlat = 200, .nheavy2k = 20000, .nheavy700k = 300, .nfeeds = 20000 };
 	char innd_dir[300], cmd[600];
-	double load = cpu_load();
+	double load = bench_load_average();
 	int o;
 
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {

@@ -34,6 +34,7 @@
 #include "floodgate/config.h"
 #include "floodgate/date.h"
 #include "floodgate/rules.h"
+#include "bench_kit.h"
 
 #define N_ARTICLES 1024
 #define NOW ((fg_time_t)1767225600)
@@ -51,11 +52,7 @@ static uint64_t rng_state = 0x243f6a8885a308d3ull;
 
 static uint64_t rng(void)
 {
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return bench_rng(&rng_state);
 }
 
 static double now_ns(void)
@@ -254,40 +251,6 @@ static double best_of_5(struct ctx *c, enum kind k, unsigned passes)
 	return best;
 }
 
-static const char *cpu_model(char *buf, size_t len)
-{
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	char line[256];
-
-	snprintf(buf, len, "unknown CPU");
-	while (f && fgets(line, sizeof(line), f)) {
-		char *colon = strchr(line, ':');
-
-		if (strncmp(line, "model name", 10) == 0 && colon) {
-			snprintf(buf, len, "%s", colon + 2);
-			buf[strcspn(buf, "\n")] = '\0';
-			break;
-		}
-	}
-	if (f)
-		fclose(f);
-	return buf;
-}
-
-/* The 1-minute load average: other work on the cores slows every figure. */
-static double load_average(void)
-{
-	FILE *f = fopen("/proc/loadavg", "r");
-	double l = -1;
-
-	if (f) {
-		if (fscanf(f, "%lf", &l) != 1)
-			l = -1;
-		fclose(f);
-	}
-	return l;
-}
-
 static struct fg_config *bench_config(void)
 {
 	static const char text[] =
@@ -318,7 +281,7 @@ int main(int argc, char **argv)
 	unsigned passes = 500;
 	struct fg_config *cfg;
 	struct ctx *c;
-	double hdr_bytes = 0, ns[5], load = load_average();
+	double hdr_bytes = 0, ns[5], load = bench_load_average();
 	char cpu[128];
 	int o;
 
@@ -361,7 +324,8 @@ int main(int argc, char **argv)
 	}
 
 	printf("bench_rules (%s): %u articles, header section %.0f octets on average, %s, "
-	       "load average %.2f\n", mode, N_ARTICLES, hdr_bytes, cpu_model(cpu, sizeof(cpu)), load);
+	       "load average %.2f\n", mode, N_ARTICLES, hdr_bytes, bench_cpu_model(cpu, sizeof(cpu)),
+	       load);
 	printf("%-44s %10s %14s\n", "what", "ns/call", "rate");
 	printf("%-44s %10.1f %11.2f GB/s\n", "scan a header section", ns[0], hdr_bytes / ns[0]);
 	printf("%-44s %10.1f %11.2f M/s\n", "decide: new article (all 15 steps, accepted)", ns[1], 1e3 / ns[1]);

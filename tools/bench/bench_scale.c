@@ -59,11 +59,10 @@
 #include <unistd.h>
 
 #include "floodgate/datadir.h"
-#include "floodgate/expiry.h"
 #include "floodgate/journal.h"
 #include "floodgate/log.h"
 #include "floodgate/snapshot.h"
-#include "bench_tail.h"
+#include "bench_kit.h"
 
 #define DAY 86400
 #define SAMPLE (1u << 20)	/* IDs per lookup sample */
@@ -101,12 +100,6 @@ static double cpu_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void die(const char *what)
-{
-	fprintf(stderr, "bench_scale: %s\n", what);
-	exit(1);
-}
-
 /* Message-ID number i: spread over the whole hex range, so IDs of nearby
  * numbers share no prefix (as real ones do not). */
 static unsigned id_of(uint64_t i, char *out)
@@ -115,17 +108,10 @@ static unsigned id_of(uint64_t i, char *out)
 				  (uint64_t)(i * 0x9e3779b97f4a7c15ull), i);
 }
 
-static uint64_t mix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* first seen over the last 10 days; one in ten 11 d + 10 min ago */
 static fg_time_t first_seen(uint64_t i, fg_time_t now)
 {
-	return now - (fg_time_t)(i % 10 == 0 ? 11 * DAY + 600 : mix(i) % (10 * DAY));
+	return now - (fg_time_t)(i % 10 == 0 ? 11 * DAY + 600 : bench_mix64(i) % (10 * DAY));
 }
 
 /* ---- the table in anonymous memory ---- */
@@ -143,15 +129,15 @@ static void table_make(struct table *t, uint64_t capacity, uint32_t shards, fg_t
 					.now = now };
 
 	if (fg_history_seed_random(hp.seed) < 0)
-		die("no random seed");
+		bench_die("no random seed");
 	t->len = fg_history_region_size_sharded(capacity, 0, shards);
 	t->mem = mmap(NULL, t->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (!t->len || t->mem == MAP_FAILED)
-		die("no memory for the table");
+		bench_die("no memory for the table");
 	madvise(t->mem, t->len, MADV_HUGEPAGE);
 	t->h = fg_history_create(t->mem, t->len, &hp);
 	if (!t->h)
-		die("fg_history_create");
+		bench_die("fg_history_create");
 }
 
 static void table_free(struct table *t)
@@ -194,7 +180,7 @@ static void *fill_thread(void *p)
 
 		fg_history_hash(a->h, id, id_of(i, id), &k);
 		if (fg_history_insert_final(a->h, &k, FG_HISTORY_ACCEPTED, fs, fs, a->now, NULL) < 0)
-			die("table full while filling");
+			bench_die("table full while filling");
 	}
 	a->cpu = cpu_s() - c;
 	return NULL;
@@ -224,9 +210,9 @@ static void sample_make(struct sample *s, uint64_t base, uint64_t range, uint64_
 	s->id = malloc(sizeof(*s->id) * SAMPLE);
 	s->len = malloc(sizeof(*s->len) * SAMPLE);
 	if (!s->id || !s->len)
-		die("no memory for a sample");
+		bench_die("no memory for a sample");
 	for (unsigned i = 0; i < SAMPLE; i++)
-		s->len[i] = (uint16_t)id_of(base + mix(seed + i) % range, s->id[i]);
+		s->len[i] = (uint16_t)id_of(base + bench_mix64(seed + i) % range, s->id[i]);
 }
 
 static void sample_free(struct sample *s)
@@ -342,7 +328,7 @@ static void lookups(const struct fg_history *h, const void *mem, size_t len, uin
 	lookup_ns(h, &hs, now, &found);	/* warm the sample itself */
 	*hit = lookup_ns(h, &hs, now, &found);
 	if (found != SAMPLE)
-		die("a sampled hit was not found");
+		bench_die("a sampled hit was not found");
 	*miss = lookup_ns(h, &ms, now, &found);
 	*bound = bound_ns(h, mem, len, &hs);
 	if (hit2)
@@ -452,7 +438,7 @@ static void snapshot_under_load(struct table *t, const char *dir, uint64_t n, fg
 	w.lat[0] = malloc(sizeof(uint32_t) * LAT_MAX);
 	w.lat[1] = malloc(sizeof(uint32_t) * LAT_MAX);
 	if (!w.lat[0] || !w.lat[1])
-		die("no memory for latencies");
+		bench_die("no memory for latencies");
 	pin(0);
 	pthread_create(&th, NULL, worker_main, &w);
 	/* the worker alone first, about as long as a snapshot will take
@@ -463,7 +449,7 @@ static void snapshot_under_load(struct table *t, const char *dir, uint64_t n, fg
 	atomic_store(&w.phase, 1);
 	t0 = now_s();
 	if (fg_snapshot_write(dir, 1, t->h, seed, &pos, &info) < 0)
-		die("snapshot write");
+		bench_die("snapshot write");
 	f->snap_s = now_s() - t0;
 	atomic_store(&w.phase, 2);
 	pthread_join(th, NULL);
@@ -483,42 +469,26 @@ static void snapshot_under_load(struct table *t, const char *dir, uint64_t n, fg
 
 static struct fg_history_key tail_key(uint64_t i)
 {
-	return (struct fg_history_key){ mix(i * 2 + 1), mix(i * 2 + 2) };
+	return (struct fg_history_key){ bench_mix64(i * 2 + 1), bench_mix64(i * 2 + 2) };
 }
 
 /* The journal needs a region with rings: a small one whose table has the
  * big one's seed (so the same seed check: the journal is the big table's). */
 static void write_tail(const struct table *t, const char *dir, uint64_t n, fg_time_t now)
 {
-	struct fg_region_params rp = { .writers = 2, .journal_ring = FG_REGION_JOURNAL_RING_DEFAULT,
-				       .vlog_ring = 16, .huge = FG_REGION_HUGE_OFF };
-	struct fg_history_params hp = { .capacity = 1000, .full_policy = FG_FULL_DEFER,
-					.alarm_load_pct = 95, .now = now };
+	const struct bench_table jt = { .capacity = 1000, .huge = FG_REGION_HUGE_OFF, .now = now };
 	struct fg_history_key a, b;
-	char shm[128], why[256];
-	struct fg_history *h;
 	struct fg_region *r;
-	size_t len;
-	void *mem;
+	char shm[128];
 
 	snprintf(shm, sizeof(shm), "/dev/shm/fg-bench-scale-j-%d", (int)getpid());
-	memcpy(rp.seed, (const uint8_t *)t->mem + 64, sizeof(rp.seed));
-	memcpy(hp.seed, rp.seed, sizeof(hp.seed));
-	rp.history_size = fg_history_region_size(hp.capacity, 0);
-	r = fg_region_create(shm, &rp, why, sizeof(why));
-	if (!r)
-		die(why);
-	mem = fg_region_history_mem(r, &len);
-	h = fg_history_create(mem, len, &hp);
-	if (!h)
-		die("the journal's region");
-	fg_region_seed_check(h, &a);
+	r = bench_region(shm, &jt, (const uint8_t *)t->mem + 64);
+	fg_region_seed_check(fg_region_history(r), &a);
 	fg_region_seed_check(t->h, &b);
 	if (a.lo != b.lo || a.hi != b.hi)
-		die("the journal's table does not hash as the big one");
-	fg_region_set_history(r, h);
+		bench_die("the journal's table does not hash as the big one");
 	if (bench_journal_tail(r, dir, n, now, tail_key) < 0)
-		die("journal for the tail");
+		bench_die("journal for the tail");
 	fg_region_close(r);
 	fg_region_unlink(shm);
 }
@@ -539,7 +509,7 @@ static void drop_cache(const char *dir)
 			fg_datadir_path(dir, kinds[k][0], nums[i], kinds[k][1], path, sizeof(path));
 			fd = open(path, O_RDONLY | O_CLOEXEC);
 			if (fd < 0)
-				die("open for fadvise");
+				bench_die("open for fadvise");
 			fdatasync(fd);
 			posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 			close(fd);
@@ -552,32 +522,15 @@ static void drop_cache(const char *dir)
 static struct fg_region *cold_restore(const char *dir, const char *shm, struct fig *f,
 				      fg_time_t now)
 {
-	struct fg_restore_params rp;
+	const struct bench_table t = { .capacity = f->capacity, .shards = (uint32_t)f->shards,
+				       .huge = FG_REGION_HUGE_OFF, .now = now };
 	struct fg_restore_result res;
 	struct fg_region *r;
-	char why[256];
-	double t;
 
 	drop_cache(dir);
-	memset(&rp, 0, sizeof(rp));
-	rp.data_dir = dir;
-	rp.shm_path = shm;
-	rp.region.writers = 2;
-	rp.region.journal_ring = FG_REGION_JOURNAL_RING_DEFAULT;
-	rp.region.vlog_ring = 16;
-	rp.region.huge = FG_REGION_HUGE_OFF;
-	rp.history.capacity = f->capacity;
-	rp.history.shards = (uint32_t)f->shards;
-	rp.history.full_policy = FG_FULL_DEFER;
-	rp.history.alarm_load_pct = 95;
-	rp.now = now;
-	t = now_s();
-	r = fg_restore(&rp, &res, why, sizeof(why));
-	f->restore_s = now_s() - t;
+	r = bench_restore(dir, shm, &t, f->tail, &res, &f->restore_s);
 	f->restore_table_s = res.table_seconds;
 	f->restore_journal_s = res.journal_seconds;
-	if (!r || res.from != FG_RESTORE_SNAPSHOT || res.inserted != f->tail)
-		die("restore did not come from the snapshot and its journal");
 	return r;
 }
 
@@ -586,7 +539,6 @@ static void run_one(const char *dir, uint64_t n, uint32_t shards, struct fig *f)
 	char shm[128];
 	fg_time_t now = time(NULL);
 	struct fg_history_stats hs;
-	struct fg_expiry_result e;
 	struct fg_region *r;
 	struct table t;
 	size_t len;
@@ -612,11 +564,7 @@ static void run_one(const char *dir, uint64_t n, uint32_t shards, struct fig *f)
 	mem = fg_region_history_mem(r, &len);
 	lookups(fg_region_history(r), mem, len, n, now, &f->hit_ns_4k, &f->miss_ns_4k,
 		&f->bound_ns_4k, NULL, NULL);
-	if (fg_expiry_pass(fg_region_history(r), FG_EXPIRY_FIRST_SEEN, now, 10 * DAY, 11 * DAY,
-			   false, 0, 0, NULL, &e) < 0)
-		die("sweep");
-	f->sweep_s = e.seconds;
-	f->swept = e.expired;
+	bench_sweep(r, now, &f->sweep_s, &f->swept);
 	fg_region_close(r);
 	fg_region_unlink(shm);
 }
@@ -666,7 +614,7 @@ static int run_child(const char *dir, uint64_t n, uint32_t shards, const char *j
 	ssize_t l = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
 	if (l <= 0)
-		die("readlink /proc/self/exe");
+		bench_die("readlink /proc/self/exe");
 	self[l] = '\0';
 	snprintf(cmd, sizeof(cmd), "'%s' --entries %" PRIu64 " --shards %u --dir '%s'%s%s%s%s%s%s",
 		 self, n, shards, dir, json ? " --json '" : "", json ? json : "", json ? "'" : "",
@@ -682,14 +630,14 @@ static void append_rows(const char *json, const char *md, const struct fig *f)
 	if (json) {
 		o = fopen(json, "a");
 		if (!o)
-			die("cannot append to the JSON file");
+			bench_die("cannot append to the JSON file");
 		json_line(o, f);
 		fclose(o);
 	}
 	if (md) {
 		o = fopen(md, "a");
 		if (!o)
-			die("cannot append to the markdown file");
+			bench_die("cannot append to the markdown file");
 		md_rows(o, f);
 		fclose(o);
 	}
@@ -729,7 +677,7 @@ int main(int argc, char **argv)
 	}
 	fg_log_set_level(FG_LOG_WARN);
 	if (!dir && !(dir = mkdtemp(tmp)))
-		die("mkdtemp");
+		bench_die("mkdtemp");
 	if (n) {
 		memset(&f, 0, sizeof(f));
 		getloadavg(la, 1);
@@ -741,7 +689,7 @@ int main(int argc, char **argv)
 		FILE *m = md ? fopen(md, "w") : NULL;
 
 		if (md && !m)
-			die("cannot write the markdown file");
+			bench_die("cannot write the markdown file");
 		if (m) {
 			getloadavg(la, 1);
 			fprintf(m, "### History at scale: sharded and single table (`bench_scale`)\n\n"
@@ -753,7 +701,7 @@ int main(int argc, char **argv)
 		for (unsigned i = 0; i < (nsizes ? nsizes : 1); i++)
 			for (unsigned s = 0; s < 2; s++)
 				if (run_child(dir, sizes[i], s ? 1 : 64, json, md) != 0)
-					die("a run failed");
+					bench_die("a run failed");
 	}
 	if (dir == tmp) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

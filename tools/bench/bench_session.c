@@ -33,6 +33,7 @@
 #include "floodgate/log.h"
 #include "floodgate/session.h"
 #include "floodgate/sink.h"
+#include "bench_kit.h"
 
 #define SLOTS_PER_PREFILLED 5ull	/* table size: prefill x this */
 #define PIECE (64u << 10)
@@ -79,15 +80,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t rng(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
 }
 
 struct buf {
@@ -265,6 +257,20 @@ static double lookup_rate(struct env *v, const char *const *ids, const uint16_t 
 	return (double)n / (now_s() - t0);
 }
 
+/* The rates of n commands, b, fed in secs; b and the n IDs are freed. */
+static void fed(struct result *res, uint64_t n, double secs, struct buf *b, char **ids,
+		uint16_t *lens)
+{
+	res->ops = (double)n;
+	res->ops_per_s = (double)n / secs;
+	res->bytes_per_s = (double)b->len / secs;
+	for (uint64_t i = 0; i < n; i++)
+		free(ids[i]);
+	free(ids);
+	free(lens);
+	buf_free(b);
+}
+
 /* CHECKs of `n` IDs from `fmt` (dup: prefilled, random order; new: fresh). */
 static int bench_check(struct env *v, bool dup, uint64_t n, struct result *res)
 {
@@ -278,7 +284,7 @@ static int bench_check(struct env *v, bool dup, uint64_t n, struct result *res)
 
 	for (uint64_t i = 0; i < n; i++) {
 		char line[96];
-		uint64_t k = dup ? rng(&seed) % v->prefill : i;
+		uint64_t k = dup ? bench_rng(&seed) % v->prefill : i;
 		int len = snprintf(line, sizeof(line), dup ? "CHECK <pre%llu.x@bench.example>\r\n" :
 				   "CHECK <new%llu.y@bench.example>\r\n", (unsigned long long)k);
 
@@ -303,16 +309,9 @@ static int bench_check(struct env *v, bool dup, uint64_t n, struct result *res)
 	}
 	rig_close(&r);
 	res->name = dup ? "CHECK, duplicate IDs (438)" : "CHECK, new IDs (238)";
-	res->ops = (double)n;
-	res->ops_per_s = (double)n / secs;
-	res->bytes_per_s = (double)b.len / secs;
 	res->unit = "CHECK/s";
 	res->goal = 5e6;
-	for (uint64_t i = 0; i < n; i++)
-		free(ids[i]);
-	free(ids);
-	free(lens);
-	buf_free(&b);
+	fed(res, n, secs, &b, ids, lens);
 	return rc;
 }
 
@@ -378,17 +377,10 @@ static int bench_takethis(struct env *v, size_t size, uint64_t n, uint64_t base,
 	}
 	rig_close(&r);
 	res->name = size > 100000 ? "TAKETHIS, 700 KB articles" : "TAKETHIS, 2 KB articles";
-	res->ops = (double)n;
-	res->ops_per_s = (double)n / secs;
-	res->bytes_per_s = (double)b.len / secs;
 	res->unit = "articles/s";
 	res->goal = 4e9;
 	res->bytes_goal = true;
-	for (uint64_t i = 0; i < n; i++)
-		free(ids[i]);
-	free(ids);
-	free(lens);
-	buf_free(&b);
+	fed(res, n, secs, &b, ids, lens);
 	return rc;
 }
 

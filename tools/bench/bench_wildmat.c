@@ -22,6 +22,7 @@
 
 #include "floodgate/config.h"
 #include "floodgate/wildmat.h"
+#include "bench_kit.h"
 
 typedef int inn_poison_fn(const char *text, const char *pat);
 
@@ -152,22 +153,6 @@ static double time_load_default(unsigned iters)
 	return best;
 }
 
-static void cpu_model(char *buf, size_t len)
-{
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	char line[256];
-
-	snprintf(buf, len, "unknown CPU");
-	while (f && fgets(line, sizeof(line), f))
-		if (strncmp(line, "model name", 10) == 0 && strchr(line, ':')) {
-			snprintf(buf, len, "%s", strchr(line, ':') + 2);
-			buf[strcspn(buf, "\n")] = '\0';
-			break;
-		}
-	if (f)
-		fclose(f);
-}
-
 int main(int argc, char **argv)
 {
 	unsigned iters = 20000;
@@ -191,7 +176,7 @@ int main(int argc, char **argv)
 		lib = dlopen("/usr/lib/news/libinn.so.9", RTLD_NOW);
 	if (lib)
 		inn = (inn_poison_fn *)(uintptr_t)dlsym(lib, "uwildmat_poison");
-	cpu_model(cpu, sizeof(cpu));
+	bench_cpu_model(cpu, sizeof(cpu));
 	strcat(table, "| case | floodgate ns/call | INN uwildmat_poison ns/call |\n| --- | ---: | ---: |\n");
 	for (size_t i = 0; i < FG_ARRAY_SIZE(cases); i++) {
 		double ours = time_ours(&cases[i], iters);

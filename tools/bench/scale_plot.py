@@ -162,8 +162,8 @@ def sizing(runs):
                snap_s, big["snap_gbps"], ram * 1e3 / 3600),
            "| restore, cold disk | %.1f s per G entries (table) + %.1f s for an hour of journal = %.0f s for the whole history | %d threads, this machine |" % (
                restore_g, journal_s, restore_g * entries / 1e9 + journal_s, 2),
-           "| full expiry sweep | %.0f s a pass; one an hour = %.2f %% of one core | measured pass, scaled |" % (
-               sweep_s, sweep_s / 3600 * 100),
+           "| full expiry sweep | %.0f s a pass; floodctld's --expire-share 1 %% (the default) starts the next %.1f h after one, so an entry leaves up to that long after its retention (%.1f %% more entries held than the retention's own) | measured pass, scaled; expiry.h |" % (
+               sweep_s, sweep_s * 99 / 3600, sweep_s * 99 / (RETENTION_DAYS * 86400) * 100),
            "| a box's RAM, less 32 GB for the rest, holds | 256 GB: %.1f G entries (%.1f days of the feed); 512 GB: %.1f G (%.1f days) | 16 bytes an entry |" % (
                (256 - 32) / per_entry, (256 - 32) * 1e9 / per_entry / IDS_A_DAY,
                (512 - 32) / per_entry, (512 - 32) * 1e9 / per_entry / IDS_A_DAY)]

@@ -1,41 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * client.c — the sending side of a feed: many non-blocking connections on
- * one epoll loop, each a small state machine.
+ * one loop, their transports and their lives. What a connection sends is
+ * offers.c's, what it receives and how that is checked answers.c's.
  *
- *   CONNECTING -> GREETING (200/201) -> [CAPS (101 ... ".")] ->
- *   [MODE (MODE STREAM -> 203)] -> RUN -> QUIT (205) -> DONE
+ * A connection: opened (on a socket bound to --source + its peer's index
+ * when --source is given, so that a server that maps addresses to peers
+ * sees distinct peers), its bytes written out and read in, and lost (400,
+ * reset, EOF: every offer without a final answer is re-offered on the
+ * next connection, RFC 4644 2.5.2, after RECONNECT_DELAY_NS, at most
+ * --max-reconnects times) or finished (QUIT answered).
  *
- * In RUN a connection keeps up to `window` commands in flight (RFC 4644
- * 2.3: pipelining is what streaming is for; answers come in command order)
- * and matches every answer to the oldest command sent: its code, and the
- * Message-ID it must repeat (RFC 4644 2.4.1, 2.5.1). The checker says what
- * to do with the offer: done, send the article, offer again later (431,
- * as innfeed does), or reconnect (400: close, reconnect, and re-offer every
- * offer that had no final answer). IHAVE is lock-step: one offer at a time.
- *
- * Offers: peer p's offer list (workload model) is dealt round-robin to its
- * connections. A connection takes, in order of priority, due retries,
- * re-offers after a reconnect, then its next fresh offer.
- *
- * --rate paces the fresh offers (a demo or a soak at a steady rate rather
- * than flat out): each of the n connections gets rate / n a second, so the
- * peers advance through their lists together, as flood-fill copies of an
- * article arrive close together; a connection's fresh offer k may go once
- * k / (rate / n) seconds have passed since the start. Retries and
- * re-offers are owed answers and are never held back. --source gives each simulated peer
- * its own address (peer i binds source + i), so that a server that maps
- * addresses to peers sees them as distinct peers.
- *
- * Output is built in a per-connection buffer (commands, headers, and the
- * body copied from the workload's pool) and written with one send() per
- * readiness; reading parses every complete line received.
+ * Output is written with one send() per readiness; reading hands every
+ * complete line received to answers.c.
  *
  * Transports: kernel sockets on an epoll loop, or with --dpdk the
  * project's own TCP over a DPDK port (dpdk.c), polled: a connection is
  * then an fg_tcp_conn whose callbacks (below, "the DPDK transport") do
  * what the epoll events do for a socket — connected, bytes in, room to
  * write, closed. Everything above the transport is the same code.
+ *
+ * The loop: events (or a DPDK poll), then timers (reconnects, due
+ * retries), until every connection is done or --timeout passes, when what
+ * was left unanswered is reported; feed_run sets it up and tears it down.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -51,312 +38,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "feedgen.h"
+#include "client_int.h"
 #include "floodgate/log.h"
 #include "floodgate/tcp.h"
-
-#define IN_CAP (64u << 10)
-#define OUT_HIGH (512u << 10)	/* stop queueing offers above this many unsent octets */
-#define RECONNECT_DELAY_NS 200000000ull
-
-enum conn_state {
-	ST_IDLE = 0,		/* waiting to (re)connect */
-	ST_CONNECTING, ST_GREETING, ST_CAPS, ST_MODE, ST_RUN, ST_QUIT, ST_DONE,
-};
-
-struct inflight {
-	uint32_t art;
-	uint8_t cmd;		/* enum fg_wlc_cmd */
-	uint64_t stamp;		/* checker event stamp when sent */
-	uint64_t t_ns;		/* when queued */
-	uint64_t id_hash;	/* of the Message-ID the answer must repeat */
-};
-
-/* A FIFO of uint32 article indices (retries carry their due time). */
-struct aring {
-	uint32_t *art;
-	uint64_t *due;
-	uint32_t cap, head, n;
-};
-
-struct feed;
-
-struct conn {
-	int fd;
-	struct fg_tcp_conn *tc;		/* --dpdk: the connection, NULL: none */
-	struct feed *feed;
-	enum conn_state state;
-	unsigned peer, id;
-	const uint32_t *list;		/* the peer's offers */
-	uint64_t n_list, next, stride;	/* next = this conn's next index into list */
-	uint64_t fresh;			/* fresh offers made, for --rate */
-	struct inflight *infl;
-	uint32_t infl_cap, infl_head, infl_n;
-	struct aring retry, reoffer;
-	char in[IN_CAP];
-	size_t in_len;
-	char *out;
-	size_t out_len, out_off, out_cap;
-	bool want_out;
-	bool caps_list, caps_streaming;
-	unsigned reconnects;
-	uint64_t reconnect_at;
-	uint32_t *codes;
-};
-
-struct feed {
-	const struct feed_opts *o;
-	const struct fg_wl *wl;
-	struct fg_wlc *chk;
-	struct feed_result *res;
-	int ep;
-	struct conn *c;
-	unsigned n;
-	unsigned done;
-	uint8_t *tries;			/* per article and peer: 431/436 retries so far */
-	uint64_t retries_pending;
-	/* the server, IPv4 or IPv6; --source likewise (peer i binds to it
-	 * plus i, added to its last 32 bits) */
-	struct sockaddr_storage addr;
-	socklen_t addrlen;
-	struct sockaddr_storage source;
-	bool has_source;
-	uint64_t t0;			/* start, for --rate */
-	struct feed_dp *dp;		/* --dpdk, else NULL (sockets) */
-};
-
-/* No transport under the connection (closed, or not opened yet). */
-static bool conn_gone(const struct conn *c)
-{
-	return c->fd < 0 && !c->tc;
-}
-
-static uint64_t id_hash(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a */
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-	return h;
-}
-
-static int aring_init(struct aring *r, uint32_t cap, bool with_due)
-{
-	r->cap = cap;
-	r->art = malloc(sizeof(*r->art) * cap);
-	r->due = with_due ? malloc(sizeof(*r->due) * cap) : NULL;
-	return r->art && (!with_due || r->due) ? 0 : -ENOMEM;
-}
-
-static int aring_push(struct aring *r, uint32_t art, uint64_t due)
-{
-	uint32_t at;
-
-	if (r->n == r->cap) {
-		uint32_t cap = r->cap * 2;
-		uint32_t *na = malloc(sizeof(*na) * cap);
-		uint64_t *nd = r->due ? malloc(sizeof(*nd) * cap) : NULL;
-
-		if (!na || (r->due && !nd)) {
-			free(na);
-			free(nd);
-			return -ENOMEM;
-		}
-		for (uint32_t k = 0; k < r->n; k++) {
-			na[k] = r->art[(r->head + k) % r->cap];
-			if (nd)
-				nd[k] = r->due[(r->head + k) % r->cap];
-		}
-		free(r->art);
-		free(r->due);
-		r->art = na;
-		r->due = nd;
-		r->head = 0;
-		r->cap = cap;
-	}
-	at = (r->head + r->n) % r->cap;
-	r->art[at] = art;
-	if (r->due)
-		r->due[at] = due;
-	r->n++;
-	return 0;
-}
-
-static uint32_t aring_pop(struct aring *r)
-{
-	uint32_t art = r->art[r->head];
-
-	r->head = (r->head + 1) % r->cap;
-	r->n--;
-	return art;
-}
-
-static void aring_free(struct aring *r)
-{
-	free(r->art);
-	free(r->due);
-}
-
-/* ---------------------------------------------------------------- output */
-
-static int out_reserve(struct conn *c, size_t need)
-{
-	if (c->out_off > 0 && c->out_off == c->out_len)
-		c->out_off = c->out_len = 0;
-	if (c->out_len + need <= c->out_cap)
-		return 0;
-	if (c->out_off > 0) {
-		memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
-		c->out_len -= c->out_off;
-		c->out_off = 0;
-	}
-	if (c->out_len + need > c->out_cap) {
-		size_t cap = FG_MAX(c->out_cap * 2, c->out_len + need);
-		char *p = realloc(c->out, cap);
-
-		if (!p)
-			return -ENOMEM;
-		c->out = p;
-		c->out_cap = cap;
-	}
-	return 0;
-}
-
-static int out_add(struct conn *c, const char *s, size_t len)
-{
-	int rc = out_reserve(c, len);
-
-	if (rc == 0) {
-		memcpy(c->out + c->out_len, s, len);
-		c->out_len += len;
-	}
-	return rc;
-}
-
-static size_t out_pending(const struct conn *c)
-{
-	return c->out_len - c->out_off;
-}
-
-static void infl_push(struct feed *f, struct conn *c, uint32_t art, enum fg_wlc_cmd cmd,
-		      const struct fg_wl_article *a)
-{
-	struct inflight *e;
-
-	FG_ASSERT(c->infl_n < c->infl_cap);
-	e = &c->infl[(c->infl_head + c->infl_n) % c->infl_cap];
-	e->art = art;
-	e->cmd = (uint8_t)cmd;
-	e->stamp = fg_wlc_stamp(f->chk);
-	e->t_ns = fg_mono_ns();
-	e->id_hash = id_hash(a->msgid, a->msgid_len);
-	c->infl_n++;
-}
-
-/* "VERB <id>\r\n" and, for TAKETHIS/IHAVE article, the article itself. */
-static int queue_cmd(struct feed *f, struct conn *c, uint32_t art, enum fg_wlc_cmd cmd)
-{
-	static const char *const verbs[] = {
-		[FG_WLC_CHECK] = "CHECK ", [FG_WLC_TAKETHIS] = "TAKETHIS ", [FG_WLC_IHAVE] = "IHAVE ",
-	};
-	struct fg_wl_article a;
-	size_t head_len;
-	int rc;
-
-	fg_wl_article(f->wl, art, &a);
-	if (cmd != FG_WLC_IHAVE_ART) {
-		rc = out_reserve(c, a.msgid_len + 16);
-		if (rc < 0)
-			return rc;
-		c->out_len += (size_t)sprintf(c->out + c->out_len, "%s%s\r\n", verbs[cmd], a.msgid);
-	}
-	if (cmd == FG_WLC_TAKETHIS || cmd == FG_WLC_IHAVE_ART) {
-		rc = out_reserve(c, FG_WL_HDR_MAX + a.body_len + 3);
-		if (rc < 0)
-			return rc;
-		head_len = fg_wl_wire_head(f->wl, &a, c->peer, c->out + c->out_len, FG_WL_HDR_MAX);
-		c->out_len += head_len;
-		memcpy(c->out + c->out_len, fg_wl_wire_body(f->wl, &a), a.body_len);
-		c->out_len += a.body_len;
-		memcpy(c->out + c->out_len, ".\r\n", 3);
-		c->out_len += 3;
-		f->res->articles_sent++;
-		f->res->article_bytes += head_len + a.body_len + 3;
-	}
-	infl_push(f, c, art, cmd, &a);
-	return 0;
-}
-
-/* --rate: true while c's next fresh offer is not due yet. */
-static bool rate_held(const struct feed *f, const struct conn *c, uint64_t now)
-{
-	double due_s;
-
-	if (f->o->rate <= 0)
-		return false;
-	due_s = (double)c->fresh * (double)f->n / f->o->rate;
-	return (double)(now - f->t0) / 1e9 < due_s;
-}
-
-/* The next offer for c, or false when it has none now. */
-static bool next_offer(struct feed *f, struct conn *c, uint64_t now, uint32_t *art)
-{
-	if (c->retry.n && c->retry.due[c->retry.head] <= now) {
-		*art = aring_pop(&c->retry);
-		f->retries_pending--;
-		f->res->retries++;
-		return true;
-	}
-	if (c->reoffer.n) {
-		*art = aring_pop(&c->reoffer);
-		f->res->reoffers++;
-		return true;
-	}
-	if (c->next < c->n_list && !rate_held(f, c, now)) {
-		*art = c->list[c->next];
-		c->fresh++;
-		c->next += c->stride;
-		f->res->offers++;
-		return true;
-	}
-	return false;
-}
-
-static bool conn_finished(const struct conn *c)
-{
-	return c->infl_n == 0 && c->retry.n == 0 && c->reoffer.n == 0 && c->next >= c->n_list;
-}
-
-/* Queue offers up to the window; QUIT when everything is answered. */
-static int fill(struct feed *f, struct conn *c, uint64_t now)
-{
-	const struct feed_opts *o = f->o;
-	unsigned window = o->mode == FEED_IHAVE ? 1 : o->window;
-	enum fg_wlc_cmd cmd = o->mode == FEED_CHECK ? FG_WLC_CHECK :
-			      o->mode == FEED_TAKETHIS ? FG_WLC_TAKETHIS : FG_WLC_IHAVE;
-	uint32_t art;
-	int rc = 0;
-
-	if (c->state != ST_RUN)
-		return 0;
-	while (c->infl_n < window && out_pending(c) < OUT_HIGH && next_offer(f, c, now, &art)) {
-		rc = queue_cmd(f, c, art, cmd);
-		if (rc < 0)
-			return rc;
-	}
-	if (conn_finished(c)) {
-		rc = out_add(c, "QUIT\r\n", 6);
-		c->state = ST_QUIT;
-	}
-	return rc;
-}
 
 /* ---------------------------------------------------------------- sockets */
 
 static void set_events(struct feed *f, struct conn *c)
 {
 	struct epoll_event ev = { .data.u32 = c->id };
-	bool want = out_pending(c) > 0 || c->state == ST_CONNECTING;
+	bool want = feed_out_pending(c) > 0 || c->state == ST_CONNECTING;
 
 	if (c->fd < 0 || want == c->want_out)
 		return;	/* (--dpdk: no events; TCP asks for writes itself) */
@@ -432,7 +123,7 @@ static void transport_close(struct feed *f, struct conn *c, bool orderly)
 	}
 }
 
-static void conn_finish(struct feed *f, struct conn *c)
+void feed_conn_finish(struct feed *f, struct conn *c)
 {
 	transport_close(f, c, true);
 	if (c->state != ST_DONE) {
@@ -446,7 +137,7 @@ static void conn_finish(struct feed *f, struct conn *c)
  * answer is offered again on the next connection (RFC 4644 2.5.2: after
  * 400 the peer retries later), unless reconnects are used up.
  */
-static void conn_lost(struct feed *f, struct conn *c, const char *why)
+void feed_conn_lost(struct feed *f, struct conn *c, const char *why)
 {
 	transport_close(f, c, c->state == ST_QUIT);
 	for (; c->infl_n; c->infl_n--) {
@@ -456,18 +147,18 @@ static void conn_lost(struct feed *f, struct conn *c, const char *why)
 		/* the CHECK that led to a TAKETHIS in flight is already gone */
 		if (e->cmd == FG_WLC_TAKETHIS || e->cmd == FG_WLC_IHAVE_ART)
 			fg_wlc_answer_lost(f->chk, e->art);
-		if (aring_push(&c->reoffer, e->art, 0) < 0)
+		if (feed_aring_push(&c->reoffer, e->art, 0) < 0)
 			fg_wlc_mismatch(f->chk, "peer %u conn %u: out of memory re-offering", c->peer, c->id);
 	}
 	if (c->state == ST_QUIT) {
-		conn_finish(f, c);
+		feed_conn_finish(f, c);
 		return;
 	}
 	if (++c->reconnects > f->o->max_reconnects) {
 		fg_wlc_mismatch(f->chk, "peer %u conn %u: connection lost (%s) %u times; "
 				"%u offers never answered", c->peer, c->id, why, c->reconnects,
 				c->reoffer.n + c->retry.n + (unsigned)((c->n_list - FG_MIN(c->next, c->n_list)) / c->stride));
-		conn_finish(f, c);
+		feed_conn_finish(f, c);
 		return;
 	}
 	f->res->reconnects++;
@@ -477,12 +168,12 @@ static void conn_lost(struct feed *f, struct conn *c, const char *why)
 
 static void conn_write(struct feed *f, struct conn *c)
 {
-	while (c->tc && out_pending(c) > 0) {
-		uint32_t want = (uint32_t)FG_MIN(out_pending(c), (size_t)UINT32_MAX);
+	while (c->tc && feed_out_pending(c) > 0) {
+		uint32_t want = (uint32_t)FG_MIN(feed_out_pending(c), (size_t)UINT32_MAX);
 		int n = fg_tcp_send(c->tc, c->out + c->out_off, want);
 
 		if (n < 0) {
-			conn_lost(f, c, "the connection can no longer send");
+			feed_conn_lost(f, c, "the connection can no longer send");
 			return;
 		}
 		c->out_off += (size_t)n;
@@ -490,13 +181,13 @@ static void conn_write(struct feed *f, struct conn *c)
 		if ((uint32_t)n < want)
 			break;	/* the send buffer is full: on_writable follows */
 	}
-	while (c->fd >= 0 && out_pending(c) > 0) {
-		ssize_t n = send(c->fd, c->out + c->out_off, out_pending(c), MSG_NOSIGNAL);
+	while (c->fd >= 0 && feed_out_pending(c) > 0) {
+		ssize_t n = send(c->fd, c->out + c->out_off, feed_out_pending(c), MSG_NOSIGNAL);
 
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				break;
-			conn_lost(f, c, strerror(errno));
+			feed_conn_lost(f, c, strerror(errno));
 			return;
 		}
 		c->out_off += (size_t)n;
@@ -506,236 +197,23 @@ static void conn_write(struct feed *f, struct conn *c)
 }
 
 
-/* ---------------------------------------------------------------- answers */
-
-static int parse_code(const char *line, size_t len)
-{
-	if (len < 3 || line[0] < '1' || line[0] > '5' || line[1] < '0' || line[1] > '9' ||
-	    line[2] < '0' || line[2] > '9' || (len > 3 && line[3] != ' '))
-		return -1;
-	return (line[0] - '0') * 100 + (line[1] - '0') * 10 + (line[2] - '0');
-}
-
-/* RFC 4644 2.4.1/2.5.1: the first argument of the answer is the ID. */
-static bool names_id(const char *line, size_t len, uint64_t hash)
-{
-	size_t end = 4;
-
-	if (len < 5)
-		return false;
-	while (end < len && line[end] != ' ')
-		end++;
-	return id_hash(line + 4, end - 4) == hash;
-}
-
-/* The cap is per peer, as a real feeder's is: peers racing for one article
- * are deferred while the winner sends it, and must not use up each
- * other's retries. */
-static void on_retry(struct feed *f, struct conn *c, uint32_t art, uint64_t now)
-{
-	uint8_t *tries = &f->tries[(size_t)art * f->o->wl.peers + c->peer];
-
-	if (*tries >= f->o->max_retries) {
-		struct fg_wl_article a;
-
-		fg_wl_article(f->wl, art, &a);
-		fg_wlc_mismatch(f->chk, "peer %u conn %u: %s deferred %u times; given up",
-				c->peer, c->id, a.msgid, *tries);
-		return;
-	}
-	(*tries)++;
-	if (aring_push(&c->retry, art, now + (uint64_t)(f->o->retry_delay * 1e9)) == 0)
-		f->retries_pending++;
-}
-
-static void on_answer(struct feed *f, struct conn *c, const char *line, size_t len,
-		      int code, uint64_t now)
-{
-	struct inflight e;
-	enum fg_wlc_action act;
-	bool offer;
-
-	if (c->infl_n == 0) {
-		fg_wlc_mismatch(f->chk, "peer %u conn %u: answer with no command in flight: %.*s",
-				c->peer, c->id, (int)FG_MIN(len, 80u), line);
-		conn_lost(f, c, "protocol error");
-		return;
-	}
-	e = c->infl[c->infl_head];
-	c->infl_head = (c->infl_head + 1) % c->infl_cap;
-	c->infl_n--;
-	offer = e.cmd == FG_WLC_CHECK || e.cmd == FG_WLC_IHAVE;
-	fg_lathist_add(offer ? &f->res->lat_offer : &f->res->lat_article, now - e.t_ns);
-	if ((e.cmd == FG_WLC_CHECK || e.cmd == FG_WLC_TAKETHIS) && code != 400 &&
-	    !names_id(line, len, e.id_hash)) {
-		struct fg_wl_article a;
-
-		fg_wl_article(f->wl, e.art, &a);
-		fg_wlc_mismatch(f->chk, "peer %u conn %u: answer to %s does not name it "
-				"(RFC 4644 2.4.1): %.*s", c->peer, c->id, a.msgid,
-				(int)FG_MIN(len, 80u), line);
-		return;
-	}
-	act = fg_wlc_response(f->chk, e.art, e.cmd, code, e.stamp, c->peer, c->id);
-	if (act == FG_WLC_SEND) {
-		if (queue_cmd(f, c, e.art, e.cmd == FG_WLC_CHECK ? FG_WLC_TAKETHIS :
-							     FG_WLC_IHAVE_ART) < 0)
-			fg_wlc_mismatch(f->chk, "out of memory queueing an article");
-	} else if (act == FG_WLC_RETRY) {
-		on_retry(f, c, e.art, now);
-	} else if (act == FG_WLC_RECONNECT) {
-		/* RFC 4644 2.5.2: 400 to TAKETHIS, the article was not taken */
-		aring_push(&c->reoffer, e.art, 0);
-		conn_lost(f, c, "400");
-	}
-}
-
-/* After the greeting (and capabilities): MODE STREAM, or straight to work. */
-static void start_session(struct feed *f, struct conn *c, uint64_t now)
-{
-	if (f->o->mode != FEED_IHAVE && f->o->mode_stream) {
-		out_add(c, "MODE STREAM\r\n", 13);
-		c->state = ST_MODE;
-		return;
-	}
-	c->state = ST_RUN;
-	fill(f, c, now);
-}
-
-static void on_caps_line(struct feed *f, struct conn *c, const char *line, size_t len,
-			 int code, uint64_t now)
-{
-	if (!c->caps_list) {
-		if (code != 101) {
-			fg_wlc_mismatch(f->chk, "peer %u conn %u: CAPABILITIES answered %.*s",
-					c->peer, c->id, (int)FG_MIN(len, 80u), line);
-			conn_finish(f, c);
-			return;
-		}
-		c->caps_list = true;
-		return;
-	}
-	if (len == 1 && line[0] == '.') {
-		c->caps_list = false;
-		if (f->o->mode != FEED_IHAVE && !c->caps_streaming) {
-			fg_wlc_mismatch(f->chk, "peer %u conn %u: server does not list STREAMING "
-					"(RFC 4644 2.1)", c->peer, c->id);
-			conn_finish(f, c);
-			return;
-		}
-		start_session(f, c, now);
-		return;
-	}
-	if (len >= 9 && strncasecmp(line, "STREAMING", 9) == 0 && (len == 9 || line[9] == ' '))
-		c->caps_streaming = true;
-}
-
-static void on_line(struct feed *f, struct conn *c, const char *line, size_t len, uint64_t now)
-{
-	int code = parse_code(line, len);
-
-	if (c->state == ST_CAPS && c->caps_list) {
-		on_caps_line(f, c, line, len, code, now);
-		return;
-	}
-	if (code < 0) {
-		fg_wlc_mismatch(f->chk, "peer %u conn %u: not a response line: %.*s",
-				c->peer, c->id, (int)FG_MIN(len, 80u), line);
-		conn_lost(f, c, "protocol error");
-		return;
-	}
-	c->codes[code]++;
-	switch (c->state) {
-	case ST_GREETING:
-		if (code == 200 || code == 201) {
-			if (f->o->capabilities) {
-				out_add(c, "CAPABILITIES\r\n", 14);
-				c->state = ST_CAPS;
-			} else {
-				start_session(f, c, now);
-			}
-		} else if (code == 400) {
-			conn_lost(f, c, "greeting 400");	/* busy: come back later */
-		} else {
-			fg_wlc_mismatch(f->chk, "peer %u conn %u: refused at greeting: %.*s",
-					c->peer, c->id, (int)FG_MIN(len, 80u), line);
-			conn_finish(f, c);
-		}
-		break;
-	case ST_CAPS:
-		on_caps_line(f, c, line, len, code, now);
-		break;
-	case ST_MODE:
-		if (code == 203) {
-			c->state = ST_RUN;
-			fill(f, c, now);
-		} else {
-			fg_wlc_mismatch(f->chk, "peer %u conn %u: MODE STREAM answered %.*s",
-					c->peer, c->id, (int)FG_MIN(len, 80u), line);
-			conn_finish(f, c);
-		}
-		break;
-	case ST_RUN:
-		on_answer(f, c, line, len, code, now);
-		break;
-	case ST_QUIT:
-		if (code == 205)
-			conn_finish(f, c);
-		else
-			on_answer(f, c, line, len, code, now);
-		break;
-	default:
-		break;
-	}
-}
-
-/* Every complete line of c->in; false when the connection went meanwhile. */
-static bool conn_lines(struct feed *f, struct conn *c, uint64_t now)
-{
-	size_t start = 0;
-
-	for (;;) {
-		char *nl = memchr(c->in + start, '\n', c->in_len - start);
-		size_t len;
-
-		if (!nl)
-			break;
-		len = (size_t)(nl - (c->in + start));
-		if (len > 0 && nl[-1] == '\r')
-			len--;
-		on_line(f, c, c->in + start, len, now);
-		if (conn_gone(c))
-			return false;
-		start = (size_t)(nl - c->in) + 1;
-	}
-	if (start == 0 && c->in_len == IN_CAP) {
-		fg_wlc_mismatch(f->chk, "peer %u conn %u: response line over %u octets",
-				c->peer, c->id, IN_CAP);
-		conn_lost(f, c, "protocol error");
-		return false;
-	}
-	memmove(c->in, c->in + start, c->in_len - start);
-	c->in_len -= start;
-	return true;
-}
-
 static void conn_read(struct feed *f, struct conn *c, uint64_t now)
 {
 	for (;;) {
 		ssize_t n = recv(c->fd, c->in + c->in_len, IN_CAP - c->in_len, 0);
 
 		if (n == 0) {
-			conn_lost(f, c, "closed by the server");
+			feed_conn_lost(f, c, "closed by the server");
 			return;
 		}
 		if (n < 0) {
 			if (errno != EAGAIN && errno != EINTR)
-				conn_lost(f, c, strerror(errno));
+				feed_conn_lost(f, c, strerror(errno));
 			return;
 		}
 		f->res->bytes_in += (uint64_t)n;
 		c->in_len += (size_t)n;
-		if (!conn_lines(f, c, now))
+		if (!feed_conn_lines(f, c, now))
 			return;
 	}
 }
@@ -768,8 +246,8 @@ static uint32_t dp_data(void *ctx, struct fg_tcp_conn *tc, const struct fg_iov *
 		took += (uint32_t)k;
 	}
 	f->res->bytes_in += took;
-	if (conn_lines(f, c, now)) {
-		fill(f, c, now);
+	if (feed_conn_lines(f, c, now)) {
+		feed_fill(f, c, now);
 		conn_write(f, c);
 	}
 	return took;
@@ -780,7 +258,7 @@ static void dp_eof(void *ctx, struct fg_tcp_conn *tc)
 	struct conn *c = ctx;
 
 	(void)tc;
-	conn_lost(c->feed, c, "closed by the server");
+	feed_conn_lost(c->feed, c, "closed by the server");
 }
 
 static void dp_writable(void *ctx, struct fg_tcp_conn *tc)
@@ -798,7 +276,7 @@ static void dp_closed(void *ctx, struct fg_tcp_conn *tc, enum fg_tcp_close_reaso
 	if (c->tc != tc)
 		return;		/* one this conn closed itself */
 	c->tc = NULL;
-	conn_lost(c->feed, c, fg_tcp_close_reason_name(why));
+	feed_conn_lost(c->feed, c, fg_tcp_close_reason_name(why));
 }
 
 static const struct fg_tcp_app_ops dp_ops = {
@@ -839,7 +317,7 @@ static void on_event(struct feed *f, struct conn *c, uint32_t events, uint64_t n
 			return;
 		getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &el);
 		if (err) {
-			conn_lost(f, c, strerror(err));
+			feed_conn_lost(f, c, strerror(err));
 			return;
 		}
 		c->state = ST_GREETING;
@@ -848,9 +326,9 @@ static void on_event(struct feed *f, struct conn *c, uint32_t events, uint64_t n
 	}
 	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
 		conn_read(f, c, now);
-	if (conn_gone(c))
+	if (feed_conn_gone(c))
 		return;
-	fill(f, c, now);
+	feed_fill(f, c, now);
 	conn_write(f, c);
 }
 
@@ -864,10 +342,10 @@ static void on_timers(struct feed *f, uint64_t now)
 			int rc = conn_open(f, c);
 
 			if (rc < 0)
-				conn_lost(f, c, strerror(-rc));
+				feed_conn_lost(f, c, strerror(-rc));
 		} else if (c->state == ST_RUN && ((c->retry.n && c->retry.due[c->retry.head] <= now) ||
 						  (f->o->rate > 0 && c->next < c->n_list))) {
-			fill(f, c, now);
+			feed_fill(f, c, now);
 			conn_write(f, c);
 		}
 	}
@@ -913,8 +391,8 @@ static int feed_setup(struct feed *f)
 		c->infl = calloc(c->infl_cap, sizeof(*c->infl));
 		c->codes = f->res->conn_codes[i];
 		f->res->conn_peer[i] = c->peer;
-		if (!c->infl || aring_init(&c->retry, 64, true) < 0 ||
-		    aring_init(&c->reoffer, 64, false) < 0)
+		if (!c->infl || feed_aring_init(&c->retry, 64, true) < 0 ||
+		    feed_aring_init(&c->reoffer, 64, false) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -927,8 +405,8 @@ static void feed_teardown(struct feed *f)
 			close(f->c[i].fd);
 		free(f->c[i].infl);
 		free(f->c[i].out);
-		aring_free(&f->c[i].retry);
-		aring_free(&f->c[i].reoffer);
+		feed_aring_free(&f->c[i].retry);
+		feed_aring_free(&f->c[i].reoffer);
 	}
 	free(f->c);
 	free(f->tries);
@@ -1076,7 +554,7 @@ int feed_run(const struct feed_opts *o, const struct fg_wl *wl, struct fg_wlc *c
 		int orc = conn_open(&f, &f.c[i]);
 
 		if (orc < 0)
-			conn_lost(&f, &f.c[i], strerror(-orc));
+			feed_conn_lost(&f, &f.c[i], strerror(-orc));
 	}
 	feed_loop(&f, t0);
 	res->elapsed = (double)(fg_mono_ns() - t0) / 1e9;

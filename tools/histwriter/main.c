@@ -260,7 +260,7 @@ static int insert_one(struct fg_region_writer *w, const struct opts *o, uint64_t
 		note_version(h, o, n, id, idl, now);
 	count(w, peer, st, o, reason);
 	if (o->vlog)
-		fg_vlog_emit(w, (int64_t)now * 1000000000, FG_VLOG_TAKETHIS, peer, id, idl,
+		fg_vlog_emit(w, (int64_t)now * 1000000000, FG_VLOG_TAKETHIS, peer, NULL, id, idl,
 			     st == FG_HISTORY_ACCEPTED ? FG_VLOG_ACCEPT : FG_VLOG_REJECT, reason,
 			     date, date - o->injection_delay, date, fs);
 	return 1;
