@@ -31,6 +31,7 @@ void fg_config_carry(struct fg_config *n, const struct fg_config *o, FILE *out)
 	CARRY(rx_queues, "dataplane rx-queues");
 	CARRY(mbufs, "dataplane mbufs");
 	CARRY(dp_mtu, "dataplane mtu");
+	CARRY(dp_gro, "dataplane gro");
 	CARRY(tcp_connections, "dataplane tcp-connections");
 	CARRY(dp_addr, "dataplane address");
 	CARRY(n_dp_addr, "dataplane address");

@@ -212,6 +212,7 @@ struct dp {
 	uint8_t mac[6];
 	bool rx_csum, tx_csum, rss, rx_intr;
 	bool vlan_strip, vlan_insert;		/* the port's VLAN offloads, in use */
+	bool gro;				/* [dataplane] gro, in use (port.c) */
 	int exc_port;				/* the exception path's tap port; -1: none */
 	uint16_t member[FG_NIC_MAX_PORTS - 1];	/* a bonded port's members */
 	unsigned n_members;
@@ -261,7 +262,8 @@ extern const struct fg_port_ops dp_port_ops;
  * fills ts[] from the timestamp dynfield when the port gives one.
  * Returns the frames kept. */
 unsigned dp_rx_frames(const struct dp *dp, struct rte_mbuf **m, unsigned n,
-		      struct fg_rx_frame *fr, uint64_t *ts, struct fg_stats *st);
+		      struct fg_rx_frame *fr, struct fg_rx_piece *pc, uint64_t *ts,
+		      struct fg_stats *st);
 /* Retry frames kept back when the TX ring was full. */
 void dp_tx_drain(struct dp_txq *q);
 /* The kernel's frames from the exception port's RX queue `queue`, sent

@@ -38,6 +38,23 @@
  * a port's per-frame costs (a tap's system call and SIGIO, a NIC's
  * descriptors) are divided by.
  *
+ * GRO ([dataplane] gro, docs/dataplane.md "Large articles"): after an RX
+ * burst, DPDK's GRO library (lightweight mode: within the burst, no table
+ * kept) merges in-order TCP/IPv4 segments of one flow (same addresses,
+ * ports, ACK number and options; ACK flag only, so a PSH or FIN segment
+ * stays on its own) into a chain of mbufs, each run of such segments
+ * apart so that nothing changes places (gro_burst). Only segments whose checksums
+ * are known good are offered to it — the port's offload said so, or they
+ * are verified here, once, instead of in net — because a merged packet's
+ * header (its total length) no longer matches its checksums: net trusts
+ * the flags. DPDK 22.11's GRO knows no TCP over IPv6: IPv6 passes as it
+ * came. The chain is then taken apart: the head mbuf is the frame, every
+ * further mbuf a piece (FG_RX_MORE, net.h), each with its own reference,
+ * so TCP keeps and releases pieces one by one as before. Counted:
+ * dp_gro_segs_merged (segments appended to another), dp_gro_packets. Not
+ * with an exception path: the kernel would get the merged packet with a
+ * stale header, so gro is left off there (said at start).
+ *
  * Exception path ([dataplane] exception-path tap): a second port, the tap
  * DP_EXC_PORT, with one RX and one TX queue per worker on the same pool.
  * Worker i sends what is not floodgate's on its TX queue i (to_kernel:
@@ -47,12 +64,14 @@
  *
  * Buffers: an fg_rx_frame's handle is its mbuf; a reference is
  * rte_mbuf_refcnt_update(+1), a release rte_pktmbuf_free() (which frees at
- * the last reference). Only single-segment mbufs reach the modules.
+ * the last reference). Only single-segment mbufs reach the modules (GRO's
+ * chains are taken apart first).
  */
 #include <errno.h>
 #include <string.h>
 
 #include <rte_ethdev.h>
+#include <rte_gro.h>
 #include <rte_lcore.h>
 #include <rte_mbuf_dyn.h>
 
@@ -60,10 +79,12 @@
 #include "rss.h"
 #include "floodgate/log.h"
 #include "floodgate/mbuf.h"
+#include "floodgate/wire.h"
 
 #define POOL_CACHE 256
 #define TX_IN_FLIGHT 128	/* frames a worker may have between alloc and ring */
 #define MIN_SHARE 512		/* mbufs a worker needs at the very least */
+#define GRO_TCP_FLAGS 0x10	/* ACK alone: the only segments DPDK 22.11's GRO merges */
 
 /* the symmetric Toeplitz key (rss.h) */
 static uint8_t rss_key[DP_RSS_KEY_LEN] = DP_RSS_KEY_INIT;
@@ -167,8 +188,8 @@ static int mb_to_kernel(void *port, const struct fg_rx_frame *f)
 	struct dp_txq *q = port;
 	struct rte_mbuf *m = f->handle;
 
-	if (q->exc_port < 0)
-		return -ENOTSUP;
+	if (q->exc_port < 0 || (f->flags & FG_RX_MORE))
+		return -ENOTSUP;	/* no path, or a merged packet (no GRO with a path) */
 	rte_mbuf_refcnt_update(m, 1);
 	if (rte_eth_tx_burst((uint16_t)q->exc_port, q->queue, &m, 1) == 1)
 		return 0;
@@ -210,14 +231,124 @@ static uint64_t capture_ns(uint64_t v)
 	return v < 100000000000000000ull ? v * 1000ull : v;
 }
 
-unsigned dp_rx_frames(const struct dp *dp, struct rte_mbuf **m, unsigned n,
-		      struct fg_rx_frame *fr, uint64_t *ts, struct fg_stats *st)
+/* Are m's checksums good? The port's word when it gave one, else
+ * verified in software and recorded in ol_flags as the port would have. */
+static bool csums_good(struct rte_mbuf *m, const uint8_t *ip, uint32_t hl, uint32_t tot)
 {
-	unsigned k = 0;
+	const uint64_t mask = RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK;
+	const uint64_t good = RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
+	uint64_t ip_ck = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
+	uint64_t l4_ck = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+
+	if ((ip_ck != RTE_MBUF_F_RX_IP_CKSUM_GOOD &&
+	     (ip_ck != RTE_MBUF_F_RX_IP_CKSUM_UNKNOWN ||
+	      fg_csum_fold(fg_csum_add(0, ip, hl)) != 0)) ||
+	    (l4_ck != RTE_MBUF_F_RX_L4_CKSUM_GOOD &&
+	     (l4_ck != RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN ||
+	      fg_csum_fold(fg_csum_add(fg_ipv4_pseudo_sum(fg_rdaddr(ip + 12), fg_rdaddr(ip + 16),
+							    FG_IP_PROTO_TCP, tot - hl),
+				       ip + hl, tot - hl)) != 0)))
+		return false;
+	m->ol_flags = (m->ol_flags & ~mask) | good;
+	return true;
+}
+
+/* May GRO take m? One untagged, unfragmented TCP/IPv4 segment with
+ * payload, the ACK flag alone (what DPDK 22.11's GRO merges) and good
+ * checksums; its packet type and header lengths are set for the library. */
+static bool gro_candidate(struct rte_mbuf *m)
+{
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *), *ip = d + FG_ETH_HLEN;
+	uint32_t hl, tot, doff;
+
+	m->packet_type = 0;
+	if (m->nb_segs != 1 || (m->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED) ||
+	    m->data_len < FG_ETH_HLEN + FG_IP_HLEN + FG_TCP_HLEN ||
+	    fg_rd16(d + 12) != FG_ETHERTYPE_IPV4 || (ip[0] >> 4) != 4 ||
+	    ip[9] != FG_IP_PROTO_TCP || (fg_rd16(ip + 6) & 0x3fff))
+		return false;
+	hl = (ip[0] & 15u) * 4;
+	tot = fg_rd16(ip + 2);
+	if (hl < FG_IP_HLEN || tot < hl + FG_TCP_HLEN || FG_ETH_HLEN + tot > m->data_len)
+		return false;
+	doff = (uint32_t)(ip[hl + 12] >> 4) * 4;
+	if (doff < FG_TCP_HLEN || hl + doff >= tot || ip[hl + 13] != GRO_TCP_FLAGS ||
+	    !csums_good(m, ip, hl, tot))
+		return false;
+	m->packet_type = RTE_PTYPE_L2_ETHER | RTE_PTYPE_L3_IPV4 | RTE_PTYPE_L4_TCP;
+	m->l2_len = FG_ETH_HLEN;
+	m->l3_len = hl;
+	m->l4_len = doff;
+	return true;
+}
+
+/* Merge the burst's segments (see the head comment); returns the packets
+ * left, merged ones among them as mbuf chains, in the order they came.
+ * The library returns what it merged first and what it would not take
+ * after, so it is given runs of candidates only: a PSH segment (or any
+ * other) between two runs keeps its place. Out of order, the merged
+ * packets after it would fill TCP's out-of-order list piece by piece. */
+static unsigned gro_burst(struct rte_mbuf **m, unsigned n)
+{
+	const struct rte_gro_param param = {
+		.gro_types = RTE_GRO_TCP_IPV4,
+		.max_flow_num = DP_BURST,
+		.max_item_per_flow = DP_BURST,
+	};
+	unsigned out = 0, start = 0;
+
+	for (unsigned i = 0; i <= n; i++) {
+		unsigned k;
+
+		if (i < n && gro_candidate(m[i]))
+			continue;
+		/* the run m[start, i), merged in place, then what ended it */
+		k = i - start;
+		if (k >= 2)
+			k = rte_gro_reassemble_burst(m + start, (uint16_t)k, &param);
+		memmove(m + out, m + start, k * sizeof(*m));
+		out += k;
+		if (i < n)
+			m[out++] = m[i];
+		start = i + 1;
+	}
+	return out;
+}
+
+/* Take a merged chain apart: the head alone, its other segments as the
+ * frame's pieces (appended to pc[*npc]). */
+static void gro_unchain(struct rte_mbuf *m, struct fg_rx_frame *f, struct fg_rx_piece *pc,
+			unsigned *npc, struct fg_stats *st)
+{
+	struct rte_mbuf *seg = m->next;
+
+	fg_stats_inc(st, FG_CTR_DP_GRO_PACKETS);
+	fg_stats_add(st, FG_CTR_DP_GRO_SEGS_MERGED, m->nb_segs - 1u);
+	f->flags |= FG_RX_MORE;
+	f->more = pc + *npc;
+	f->n_more = (uint16_t)(m->nb_segs - 1);
+	m->next = NULL;
+	m->nb_segs = 1;
+	m->pkt_len = m->data_len;
+	while (seg) {
+		struct rte_mbuf *next = seg->next;
+
+		seg->next = NULL;
+		seg->nb_segs = 1;
+		seg->pkt_len = seg->data_len;
+		pc[(*npc)++] = (struct fg_rx_piece){ rte_pktmbuf_mtod(seg, uint8_t *),
+						     seg->data_len, seg };
+		seg = next;
+	}
+}
+
+unsigned dp_rx_frames(const struct dp *dp, struct rte_mbuf **m, unsigned n,
+		      struct fg_rx_frame *fr, struct fg_rx_piece *pc, uint64_t *ts,
+		      struct fg_stats *st)
+{
+	unsigned k = 0, npc = 0, whole = 0;
 
 	for (unsigned i = 0; i < n; i++) {
-		uint64_t ol = m[i]->ol_flags;
-
 		if (m[i]->nb_segs != 1) {
 			/* the modules see one contiguous frame; MTU-sized
 			 * frames fit one default mbuf, so only a jumbo frame
@@ -226,6 +357,12 @@ unsigned dp_rx_frames(const struct dp *dp, struct rte_mbuf **m, unsigned n,
 			rte_pktmbuf_free(m[i]);
 			continue;
 		}
+		m[whole++] = m[i];
+	}
+	n = dp->gro && pc ? gro_burst(m, whole) : whole;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t ol = m[i]->ol_flags;
+
 		fr[k].data = rte_pktmbuf_mtod(m[i], uint8_t *);
 		fr[k].len = m[i]->data_len;
 		fr[k].flags = 0;
@@ -244,6 +381,8 @@ unsigned dp_rx_frames(const struct dp *dp, struct rte_mbuf **m, unsigned n,
 			ts[k] = dp->ts_offset >= 0 && (ol & dp->ts_flag) ?
 				capture_ns(*RTE_MBUF_DYNFIELD(m[i], dp->ts_offset,
 							      rte_mbuf_timestamp_t *)) : 0;
+		if (m[i]->nb_segs != 1)
+			gro_unchain(m[i], &fr[k], pc, &npc, st);
 		k++;
 	}
 	return k;
@@ -296,6 +435,10 @@ static void offloads(struct dp *dp, const struct rte_eth_dev_info *di, struct rt
 		conf->rxmode.offloads |= RTE_ETH_RX_OFFLOAD_VLAN_STRIP;
 	if (dp->vlan_insert)
 		conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_VLAN_INSERT;
+	dp->gro = dp->cfg->dp_gro && !dp->passive &&
+		  dp->cfg->dp_exception == FG_EXCEPTION_NONE;
+	if (dp->cfg->dp_gro && dp->cfg->dp_exception != FG_EXCEPTION_NONE)
+		FG_LOG_INFO(DP, "gro off: the exception path takes frames as they came");
 	if (dp->o.capture_clock && (di->rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP))
 		conf->rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TIMESTAMP;
 	dp->rss = false;

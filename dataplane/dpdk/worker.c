@@ -6,7 +6,8 @@
  * Active mode, per iteration:
  *
  *   mailbox (a quiescent point: config swap, peers snapshot)
- *   for each of its RX queues: rx burst -> fg_net_rx (Ethernet, ARP,
+ *   for each of its RX queues: rx burst -> GRO ([dataplane] gro: in-order
+ *       TCP segments of a flow merged, port.c) -> fg_net_rx (Ethernet, ARP,
  *       IPv4, TCP, reassembly, on_data -> NNTP engine -> answers queued
  *       in TCP; at the end of the burst TCP sends ACKs and answers, and
  *       the net module hands the frames to the TX queue in one burst)
@@ -346,6 +347,7 @@ static unsigned rx_active(struct dp_worker *w, uint64_t now_ns)
 {
 	struct rte_mbuf *mb[DP_BURST];
 	struct fg_rx_frame fr[DP_BURST];
+	struct fg_rx_piece pc[DP_BURST];	/* merged packets' pieces (GRO) */
 	unsigned got = 0;
 
 	for (unsigned i = 0; i < w->n_rxq; i++) {
@@ -355,7 +357,7 @@ static unsigned rx_active(struct dp_worker *w, uint64_t now_ns)
 		if (!n)
 			continue;
 		fg_stats_inc(&w->stats->s, FG_CTR_DP_RX_BURSTS);
-		k = dp_rx_frames(w->dp, mb, n, fr, NULL, &w->stats->s);
+		k = dp_rx_frames(w->dp, mb, n, fr, pc, NULL, &w->stats->s);
 		if (k)
 			fg_net_rx(w->net, fr, k, now_ns);
 		got += n;
@@ -380,7 +382,7 @@ static unsigned rx_passive(struct dp_worker *w, fg_time_t now, uint64_t now_ns)
 		if (!n)
 			continue;
 		fg_stats_inc(&w->stats->s, FG_CTR_DP_RX_BURSTS);
-		k = dp_rx_frames(w->dp, mb, n, fr, w->dp->o.capture_clock ? ts : NULL,
+		k = dp_rx_frames(w->dp, mb, n, fr, NULL, w->dp->o.capture_clock ? ts : NULL,
 				 &w->stats->s);
 		if (k)
 			fg_passive_rx(w->pv, fr, k, w->dp->o.capture_clock ? ts : NULL, now,

@@ -15,6 +15,13 @@
  * L4 handlers: at most FG_NET_MAX_L4, in registration order; a 256-entry
  * map from protocol number to slot makes the dispatch one load.
  *
+ * Merged packets (FG_RX_MORE, net.h): checked once at the door (untagged
+ * IPv4, TCP, both checksums verified by the port, no padding) and then
+ * handled as one packet whose IP total length covers the pieces; the TCP
+ * handler walks them. Every reference the frame brought (its own and its
+ * pieces') is dropped together (frame_unref). The reorder fault never
+ * holds one: its pieces live in the caller's array, valid for the burst.
+ *
  * Passive mode (an instance that only observes a capture or a mirror
  * port): frames addressed anywhere are taken (the observed server's, not
  * ours), one 802.1Q tag is allowed, checksums count as verified (a capture
@@ -585,6 +592,38 @@ static void icmp_input(struct fg_net *net, const struct fg_rx_frame *f,
 	fg_stats_inc(net->st, FG_CTR_NET_ICMP_ECHO);
 }
 
+/* The references a received frame brought: its buffer's and, for a
+ * merged packet, each piece's. */
+static void frame_ref(struct fg_net *net, const struct fg_rx_frame *f)
+{
+	net->ops->buf_ref(net->port, f->handle);
+	if (f->flags & FG_RX_MORE)
+		for (unsigned i = 0; i < f->n_more; i++)
+			net->ops->buf_ref(net->port, f->more[i].handle);
+}
+
+static void frame_unref(struct fg_net *net, const struct fg_rx_frame *f)
+{
+	net->ops->buf_unref(net->port, f->handle);
+	if (f->flags & FG_RX_MORE)
+		for (unsigned i = 0; i < f->n_more; i++)
+			net->ops->buf_unref(net->port, f->more[i].handle);
+}
+
+/* A merged packet as the port may make one (net.h): untagged IPv4 with
+ * TCP in it, both checksums verified before the merge, live mode, and an
+ * IP total length that is exactly the frame and its pieces. */
+static bool merged_ok(const struct fg_net *net, const struct fg_rx_frame *f)
+{
+	const uint32_t want = FG_RX_IP_CSUM_OK | FG_RX_L4_CSUM_OK;
+	const uint8_t *ip = f->data + FG_ETH_HLEN;
+
+	return !net->cfg.passive && f->n_more && (f->flags & want) == want &&
+	       !(f->flags & FG_RX_VLAN) && f->len >= FG_ETH_HLEN + FG_IP_HLEN &&
+	       fg_rd16(f->data + 12) == FG_ETHERTYPE_IPV4 && ip[9] == FG_IP_PROTO_TCP &&
+	       fg_rd16(ip + 2) == f->len - FG_ETH_HLEN + fg_rx_more_len(f);
+}
+
 /* Validates an IPv4 header (RFC 791); returns the header length, or 0. */
 static uint32_t ipv4_check(struct fg_net *net, const struct fg_rx_frame *f,
 			   const uint8_t *ip, uint32_t avail, uint32_t *tot)
@@ -620,16 +659,16 @@ static bool rx_fault(struct fg_net *net, struct fg_rx_frame *f)
 	switch (fault_pick(net, &net->f_rx)) {
 	case 1:
 		fg_stats_inc(net->st, FG_CTR_NET_FAULT_RX_DROP);
-		net->ops->buf_unref(net->port, f->handle);
+		frame_unref(net, f);
 		return true;
 	case 2:
-		/* processed twice: the second pass needs its own reference */
+		/* processed twice: the second pass needs its own references */
 		fg_stats_inc(net->st, FG_CTR_NET_FAULT_RX_DUP);
-		net->ops->buf_ref(net->port, f->handle);
+		frame_ref(net, f);
 		process_frame(net, f, false);
 		return false;
 	case 3:
-		if (net->rx_held)
+		if (net->rx_held || (f->flags & FG_RX_MORE))
 			return false;
 		fg_stats_inc(net->st, FG_CTR_NET_FAULT_RX_REORDER);
 		net->rx_held = true;
@@ -695,7 +734,7 @@ static void ipv4_input(struct fg_net *net, struct fg_rx_frame *f, uint32_t l2, b
 	uint32_t tot = 0, hl;
 
 	fg_stats_inc(net->st, FG_CTR_NET_IP_RX);
-	hl = ipv4_check(net, f, ip, f->len - l2, &tot);
+	hl = ipv4_check(net, f, ip, f->len - l2 + fg_rx_more_len(f), &tot);
 	if (!hl)
 		goto out_unref;
 	if (net->l4_slot[ip[9]]) {
@@ -709,7 +748,7 @@ static void ipv4_input(struct fg_net *net, struct fg_rx_frame *f, uint32_t l2, b
 		count_drop(net, FG_CTR_NET_IP_PROTO, FG_CTR_PASSIVE_NOT_TCP);
 	}
 out_unref:
-	net->ops->buf_unref(net->port, f->handle);
+	frame_unref(net, f);
 }
 
 /* The link layers' answer when the frame's reference was taken (the
@@ -802,15 +841,19 @@ static void process_frame(struct fg_net *net, struct fg_rx_frame *f, bool faults
 		count_drop(net, FG_CTR_NET_RX_RUNT, FG_CTR_PASSIVE_NOT_TCP);
 		goto out_unref;
 	}
+	if ((f->flags & FG_RX_MORE) && !merged_ok(net, f)) {
+		fg_stats_inc(net->st, FG_CTR_NET_RX_MERGED_BAD);
+		goto out_unref;
+	}
 	l2 = net->cfg.passive ? observed_l2(net, f) : link_input(net, f, faults);
 	if (l2 == L2_TAKEN)
 		return;
 	if (!l2)
 		goto out_unref;
-	ipv4_input(net, f, l2, faults);	/* drops the reference */
+	ipv4_input(net, f, l2, faults);	/* drops the references */
 	return;
 out_unref:
-	net->ops->buf_unref(net->port, f->handle);
+	frame_unref(net, f);
 }
 
 unsigned fg_net_rx(struct fg_net *net, struct fg_rx_frame *frames, unsigned n,
@@ -819,7 +862,7 @@ unsigned fg_net_rx(struct fg_net *net, struct fg_rx_frame *frames, unsigned n,
 	net->now = now_ns;
 	for (unsigned i = 0; i < n; i++) {
 		fg_stats_inc(net->st, FG_CTR_NET_RX_FRAMES);
-		fg_stats_add(net->st, FG_CTR_NET_RX_BYTES, frames[i].len);
+		fg_stats_add(net->st, FG_CTR_NET_RX_BYTES, frames[i].len + fg_rx_more_len(&frames[i]));
 		process_frame(net, &frames[i], true);
 	}
 	l4_end_of_burst(net, now_ns);

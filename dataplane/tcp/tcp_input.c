@@ -609,9 +609,10 @@ void tcp_input(void *ctx, struct fg_rx_frame *f, const struct fg_net_l3 *l3,
 		memcpy(s.k.laddr, l3->dst, 4);
 		memcpy(s.k.raddr, l3->src, 4);
 	}
-	if (l4_len < FG_TCP_HLEN ||
-	    (doff = (uint32_t)(l4[12] >> 4) * 4) < FG_TCP_HLEN || doff > l4_len ||
-	    !source_ok(&s.k)) {
+	/* a merged packet's header is in the frame's own buffer (net.h) */
+	if (l4_len < FG_TCP_HLEN + fg_rx_more_len(f) ||
+	    (doff = (uint32_t)(l4[12] >> 4) * 4) < FG_TCP_HLEN ||
+	    doff > l4_len - fg_rx_more_len(f) || !source_ok(&s.k)) {
 		/* short, bad data offset, or a source no connection can have */
 		fg_stats_inc(t->st, t->passive ? FG_CTR_PASSIVE_BAD : FG_CTR_TCP_RX_BAD);
 		return;

@@ -38,9 +38,9 @@ static void rx_dup(struct fg_tcp_conn *c, uint32_t n)
 		tcp_passive_dup(c, n);
 }
 
-/* A descriptor for [seq, seq+len) at `data` in the frame's buffer, with
+/* A descriptor for [seq, seq+len) at `data` in the buffer `handle`, with
  * a reference on that buffer; NULL (counted) when none may be had. */
-static struct tcp_seg *seg_get(struct fg_tcp_conn *c, const struct tcp_seg_in *s, uint32_t seq,
+static struct tcp_seg *seg_get(struct fg_tcp_conn *c, void *handle, uint32_t seq,
 			       const uint8_t *data, uint32_t len)
 {
 	struct fg_tcp *t = c->tcp;
@@ -58,7 +58,7 @@ static struct tcp_seg *seg_get(struct fg_tcp_conn *c, const struct tcp_seg_in *s
 	g->seq = seq;
 	g->data = data;
 	g->len = len;
-	g->handle = s->f->handle;
+	g->handle = handle;
 	fg_net_buf_ref(t->net, g->handle);
 	return g;
 }
@@ -116,7 +116,7 @@ static bool ooo_pull(struct fg_tcp_conn *c)
 
 /* Insert [seq, seq+len) into the sorted out-of-order list, trimmed so no
  * two entries overlap; entries it covers entirely are dropped. */
-static void ooo_insert(struct fg_tcp_conn *c, const struct tcp_seg_in *s, uint32_t seq,
+static void ooo_insert(struct fg_tcp_conn *c, void *handle, uint32_t seq,
 		       const uint8_t *data, uint32_t len)
 {
 	struct fg_tcp *t = c->tcp;
@@ -154,7 +154,7 @@ static void ooo_insert(struct fg_tcp_conn *c, const struct tcp_seg_in *s, uint32
 		rx_lost(c, FG_CTR_TCP_RX_OOO_FULL);
 		return;
 	}
-	g = seg_get(c, s, seq, data, len);
+	g = seg_get(c, handle, seq, data, len);
 	if (!g)
 		return;
 	g->next = *pp;
@@ -167,11 +167,14 @@ static void ooo_insert(struct fg_tcp_conn *c, const struct tcp_seg_in *s, uint32
 
 /* ---------------------------------------------------------------- text */
 
-void tcp_data_input(struct fg_tcp_conn *c, const struct tcp_seg_in *s)
+/* [seq, seq+len) at `data` in the buffer `handle`: one received segment,
+ * or one piece of a merged packet (each piece is handled as the segment
+ * it was on the wire, so ACKs and duplicates count as if unmerged). */
+static void piece_input(struct fg_tcp_conn *c, void *handle, uint32_t seq,
+			const uint8_t *data, uint32_t len)
 {
 	struct fg_tcp *t = c->tcp;
-	uint32_t seq = s->seq, len = s->len, edge;
-	const uint8_t *data = s->data;
+	uint32_t edge;
 	struct tcp_seg *g;
 
 	if (SEQ_LT(seq, c->rcv_nxt)) {
@@ -207,12 +210,12 @@ void tcp_data_input(struct fg_tcp_conn *c, const struct tcp_seg_in *s)
 	}
 	if (seq != c->rcv_nxt) {
 		/* RFC 5681 4.2: out-of-order data gets an immediate ACK */
-		ooo_insert(c, s, seq, data, len);
+		ooo_insert(c, handle, seq, data, len);
 		c->flags |= CF_ACK_NOW;
 		tcp_mark_pending(c);
 		return;
 	}
-	g = seg_get(c, s, seq, data, len);
+	g = seg_get(c, handle, seq, data, len);
 	if (!g)
 		return;
 	rxq_append(c, g);
@@ -225,6 +228,26 @@ void tcp_data_input(struct fg_tcp_conn *c, const struct tcp_seg_in *s)
 	else
 		c->flags |= CF_DACK;
 	tcp_mark_pending(c);
+}
+
+void tcp_data_input(struct fg_tcp_conn *c, const struct tcp_seg_in *s)
+{
+	const struct fg_rx_frame *f = s->f;
+	uint32_t seq = s->seq, head = s->len - fg_rx_more_len(f);
+
+	/* a merged packet (FG_RX_MORE): the first segment's payload in the
+	 * frame's buffer, then each piece in its own (tcp_input checked that
+	 * the pieces are no longer than the payload) */
+	if (head)
+		piece_input(c, f->handle, seq, s->data, head);
+	if (!(f->flags & FG_RX_MORE))
+		return;
+	seq += head;
+	for (unsigned i = 0; i < f->n_more; i++) {
+		if (f->more[i].len)
+			piece_input(c, f->more[i].handle, seq, f->more[i].data, f->more[i].len);
+		seq += f->more[i].len;
+	}
 }
 
 /* ---------------------------------------------------------------- delivery */

@@ -25,6 +25,17 @@
  * the pseudo-header sum, and marks the frame FG_TX_CSUM_OFFLOAD, which is
  * what a NIC with IPv4/TCP checksum offload expects (DPDK's convention).
  *
+ * Merged packets (the port's GRO, docs/dataplane.md "Large articles"): a
+ * frame flagged FG_RX_MORE is one IPv4 TCP packet made of several
+ * received segments of one flow. `data`/`len` hold the headers (IP total
+ * length and all) and the first segment's payload; `more[0..n_more)` the
+ * payload that follows, in order, each piece in its own buffer with its
+ * own reference, which fg_net_rx() takes over like the frame's. The port
+ * merges only segments whose checksums it verified one by one (a merged
+ * header's checksums are stale), so such a frame must carry both
+ * FG_RX_*_CSUM_OK, be untagged IPv4 to a TCP handler and have no padding;
+ * anything else with pieces is counted (net_rx_merged_bad) and dropped.
+ *
  * VLANs (IEEE 802.1Q): each address has a VLAN (vid[], 0: untagged). A
  * received frame's VLAN is its tag (in the frame, or stripped by the port:
  * FG_RX_VLAN); a frame of a VLAN with none of our addresses is counted
@@ -83,6 +94,7 @@
 #define FG_RX_IP_CSUM_OK 0x1u	/* the NIC verified the IPv4 header checksum */
 #define FG_RX_L4_CSUM_OK 0x2u	/* the NIC verified the TCP/ICMP checksum */
 #define FG_RX_VLAN 0x4u		/* the NIC stripped an 802.1Q tag: `vlan` is its TCI */
+#define FG_RX_MORE 0x8u		/* a merged packet: its payload goes on in `more` */
 /* Transmit-frame flags, for the port layer. */
 #define FG_TX_CSUM_OFFLOAD 0x1u	/* compute IPv4 + TCP checksums in hardware */
 #define FG_TX_IPV6 0x2u		/* with FG_TX_CSUM_OFFLOAD: an IPv6 frame (TCP only) */
@@ -94,7 +106,27 @@ struct fg_rx_frame {
 	uint32_t flags;		/* FG_RX_* */
 	void *handle;		/* the port's buffer (an mbuf) */
 	uint16_t vlan;		/* with FG_RX_VLAN */
+	uint16_t n_more;	/* with FG_RX_MORE: pieces in `more` (at least one) */
+	const struct fg_rx_piece *more;	/* with FG_RX_MORE */
 };
+
+/* Payload of a merged packet after the frame's own buffer (FG_RX_MORE). */
+struct fg_rx_piece {
+	uint8_t *data;
+	uint32_t len;
+	void *handle;
+};
+
+/* Octets of a merged packet's pieces; 0 for a plain frame. */
+static inline uint32_t fg_rx_more_len(const struct fg_rx_frame *f)
+{
+	uint32_t n = 0;
+
+	if (f->flags & FG_RX_MORE)
+		for (unsigned i = 0; i < f->n_more; i++)
+			n += f->more[i].len;
+	return n;
+}
 
 struct fg_tx_frame {
 	uint8_t *data;

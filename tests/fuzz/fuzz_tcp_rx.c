@@ -20,7 +20,14 @@
  *            the NIC"; with 1..3: the body is for an opened connection
  *            instead (1: the one in SYN-SENT, 2: the established one,
  *            3: the one in SYN-SENT again);
- * op & 0x80  the app closes (or, with 0x01, aborts) that connection.
+ * op & 0x80  the app closes (or, with 0x01, aborts) that connection; with
+ *            op & 0x30 == 0 instead: the body is a merged packet (GRO's,
+ *            FG_RX_MORE): byte 0 names the connection (its value mod 5;
+ *            0x80: checksums not verified, 0x40: IP total length off by
+ *            one, both refused by net), byte 1 & 7 the number of pieces
+ *            - 1, the rest a TCP header + payload wrapped as for 1..3,
+ *            whose payload is then cut into the frame's own part and
+ *            equal pieces, each in its own buffer.
  * The app consumes a varying amount, holds some buffers and answers
  * with data. The port has a kernel side (the exception path, a small
  * rate): frames not for port 119 or not TCP go there or are rate-limited.
@@ -188,6 +195,42 @@ static uint32_t wrap(uint8_t *f, int k, const uint8_t *tcp, uint32_t len, bool r
 	return n;
 }
 
+/* A merged packet (see the head comment) from a record's body. */
+static void feed_merged(const uint8_t *b, uint32_t len)
+{
+	static uint8_t f[2048];
+	struct fg_rx_frame fr;
+	struct fg_rx_piece pc[8];
+	uint32_t flen, hdr, n, cut;
+	unsigned pieces = 0;
+
+	if (len < 22 || len > 1402)
+		return;
+	flen = wrap(f, b[0] % NCONN, b + 2, len - 2, true);
+	hdr = 14 + 20 + (uint32_t)(f[14 + 20 + 12] >> 4) * 4;
+	n = (b[1] & 7u) + 1;
+	cut = (flen - hdr) / (n + 1);
+	if (!cut) {
+		feed(f, flen, 0);
+		return;
+	}
+	if (fg_memport_rx_frame(Z.mp, f, flen - n * cut, &fr) < 0)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		struct fg_rx_frame p;
+
+		if (fg_memport_rx_frame(Z.mp, f + flen - (n - i) * cut, cut, &p) < 0)
+			break;	/* fewer pieces than the length says: refused */
+		pc[pieces++] = (struct fg_rx_piece){ p.data, p.len, p.handle };
+	}
+	fr.flags = FG_RX_MORE | ((b[0] & 0x80) ? 0 : FG_RX_IP_CSUM_OK | FG_RX_L4_CSUM_OK);
+	fr.more = pc;
+	fr.n_more = (uint16_t)pieces;
+	if (b[0] & 0x40)
+		fr.data[17] ^= 1;	/* the IP total length's low bit */
+	fg_net_rx(Z.net, &fr, 1, Z.now);
+}
+
 /* The kernel side: what reaches it is counted, nothing more. */
 static void kernel_sink(void *arg, const uint8_t *f, uint32_t len, uint32_t flags)
 {
@@ -313,7 +356,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			Z.now += (op & 0x0fu) * 50000000ull;
 			fg_net_poll(Z.net, Z.now);
 		}
-		if (target == 0) {
+		if (target == 0 && (op & 0x80)) {
+			feed_merged(data + i, len);
+		} else if (target == 0) {
 			feed(data + i, len, (op & 0x40) ? FG_RX_IP_CSUM_OK | FG_RX_L4_CSUM_OK : 0);
 		} else if (len >= 20 && len <= 1400) {
 			feed(f, wrap(f, k, data + i, len, true), 0);

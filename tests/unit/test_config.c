@@ -522,6 +522,7 @@ START_TEST(test_defaults)
 	for (int i = 0; i < 6; i++)
 		ck_assert_uint_eq(cfg->dp_mac[i], 0);
 	ck_assert_uint_eq(cfg->idle_backoff_us, 100);
+	ck_assert(cfg->dp_gro);
 	ck_assert_uint_eq(cfg->n_dp_vlan, 0);
 	ck_assert_int_eq(cfg->dp_exception, FG_EXCEPTION_NONE);
 	ck_assert_str_eq(cfg->dp_exception_iface, "fgx0");
@@ -600,6 +601,7 @@ static const char full_text[] =
 	"address          198.51.100.7/28\n"
 	"mac              02:00:5e:10:00:01\n"
 	"idle-backoff     1ms\n"
+	"gro              off\n"
 	"vlan             10 198.51.100.33/28\n"
 	"vlan             20\n"
 	"exception-path   tap\n"
@@ -701,6 +703,7 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(cfg->dp_mac[0], 0x02);
 	ck_assert_uint_eq(cfg->dp_mac[5], 0x01);
 	ck_assert_uint_eq(cfg->idle_backoff_us, 1000);
+	ck_assert(!cfg->dp_gro);
 	ck_assert_uint_eq(cfg->n_dp_vlan, 2);
 	ck_assert_uint_eq(cfg->dp_vlan[0].id, 10);
 	ck_assert_uint_eq(cfg->dp_vlan[0].addr.len, 28);

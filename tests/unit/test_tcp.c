@@ -444,6 +444,192 @@ START_TEST(test_in_order_and_reassembly)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- merged packets (GRO) */
+
+#define MERGED_OK (FG_RX_IP_CSUM_OK | FG_RX_L4_CSUM_OK)
+
+/* A merged packet as the port's GRO makes one (FG_RX_MORE, net.h): one
+ * TCP header (ACK only) for the octets data[0..sum of cuts) at `seq`, the
+ * first cuts[0] in the frame's own buffer and each further cut in a
+ * buffer of its own; the IP total length covers them all (plus `pad`
+ * octets the frame does not have, for the bad case) and its checksum is
+ * left stale, as GRO leaves it: `rx_flags` say what the port verified. */
+static void fx_merged(uint32_t seq, const uint8_t *data, const uint32_t *cuts, unsigned n,
+		      uint32_t rx_flags, uint32_t pad)
+{
+	struct fx *f = FX;
+	struct fg_rx_frame fr;
+	struct fg_rx_piece pc[16];
+	struct fg_craft_tcp c = {
+		.dst_mac = f->mac, .src_mac = f->peer_mac, .src = f->peer, .dst = f->addr,
+		.sport = FX_PEER_PORT, .dport = 119, .seq = seq, .ack = f->our_seq,
+		.flags = F_ACK, .wnd = 65535, .data = data, .len = cuts[0],
+	};
+	uint32_t off = cuts[0];
+
+	ck_assert_uint_le(n, 17);
+	if (f->v6) {
+		c.src6 = f->peer6;
+		c.dst6 = f->addr6;
+	}
+	ck_assert_int_eq(fg_memport_rx_frame(f->mp, NULL, 74 + cuts[0], &fr), 0);
+	fr.len = fg_craft_tcp_frame(fr.data, &c);
+	for (unsigned i = 1; i < n; i++) {
+		struct fg_rx_frame p;
+
+		ck_assert_int_eq(fg_memport_rx_frame(f->mp, data + off, cuts[i], &p), 0);
+		pc[i - 1] = (struct fg_rx_piece){ p.data, p.len, p.handle };
+		off += cuts[i];
+	}
+	if (!f->v6)
+		fg_wr16(fr.data + 16, (uint16_t)(fr.len - 14 + off - cuts[0] + pad));
+	fr.flags = rx_flags | FG_RX_MORE;
+	fr.more = pc;
+	fr.n_more = (uint16_t)(n - 1);
+	fg_net_rx(f->net, &fr, 1, f->now);
+}
+
+static const uint8_t *pattern(void)
+{
+	static uint8_t p[4096];
+
+	for (unsigned i = 0; i < sizeof(p); i++)
+		p[i] = (uint8_t)('A' + i % 23 + i / 997);
+	return p;
+}
+
+START_TEST(test_merged_in_order)
+{
+	const uint8_t *d = pattern();
+	const uint32_t cuts[] = { 1000, 1000, 600, 400 };
+	uint64_t segs;
+
+	fx_handshake();
+	segs = FX->st.ctr[FG_CTR_TCP_RX_SEGS];
+	fx_merged(FX->pseq, d, cuts, 4, MERGED_OK, 0);
+	ck_assert_uint_eq(FX->rx_len, 3000);
+	ck_assert_int_eq(memcmp(FX->rx, d, 3000), 0);
+	/* four segments' worth in one packet: ACKed at once, once */
+	ck_assert_uint_eq(FX->n_tx, 1);
+	ck_assert_uint_eq(fx_last()->ack, FX->pseq + 3000);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_RX_SEGS], segs + 1);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_RX_BYTES], 3000);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_RX_OOO], 0);
+	ck_assert_uint_eq(fg_tcp_segs_in_use(FX->tcp), 0);
+	ck_assert_uint_eq(fg_memport_in_use(FX->mp), 0);
+}
+END_TEST
+
+START_TEST(test_merged_out_of_order_and_dup)
+{
+	const uint8_t *d = pattern();
+	const uint32_t late[] = { 500, 700, 800 }, first[] = { 700, 800 },
+		       again[] = { 1000, 1500, 500 };
+	uint64_t dup;
+
+	fx_handshake();
+	FX->consume_limit = 0;			/* keep the queue to look at */
+	fx_merged(FX->pseq + 1000, d + 1000, late, 3, MERGED_OK, 0);	/* [1000, 3000): a hole */
+	ck_assert_uint_eq(fx_last()->ack, FX->pseq);	/* immediate dup ACK */
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_RX_OOO], 3);
+	fx_merged(FX->pseq + 1000, d + 1000, late, 3, MERGED_OK, 0);	/* the same again */
+	ck_assert_uint_eq(fg_tcp_segs_in_use(FX->tcp), 3);	/* one copy kept */
+	FX->consume_limit = UINT32_MAX;
+	fx_merged(FX->pseq, d, first, 2, MERGED_OK, 0);	/* [0, 1500): fills, overlaps */
+	ck_assert_uint_eq(FX->rx_len, 3000);
+	ck_assert_int_eq(memcmp(FX->rx, d, 3000), 0);
+	ck_assert_uint_eq(fx_last()->ack, FX->pseq + 3000);
+	dup = FX->st.ctr[FG_CTR_TCP_RX_DUP_DATA];
+	fx_merged(FX->pseq, d, again, 3, MERGED_OK, 0);	/* all old */
+	ck_assert_uint_eq(FX->rx_len, 3000);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_RX_DUP_DATA], dup + 1);
+	/* the next octets after it, one more merged packet in order */
+	fx_merged(FX->pseq + 3000, d + 3000, (const uint32_t[]){ 100, 900 }, 2, MERGED_OK, 0);
+	ck_assert_uint_eq(FX->rx_len, 4000);
+	ck_assert_int_eq(memcmp(FX->rx, d, 4000), 0);
+	ck_assert_uint_eq(fg_tcp_segs_in_use(FX->tcp), 0);
+	ck_assert_uint_eq(fg_memport_in_use(FX->mp), 0);
+}
+END_TEST
+
+START_TEST(test_merged_holds)
+{
+	const uint8_t *d = pattern();
+	const uint32_t cuts[] = { 300, 300, 300 };
+
+	fx_handshake();
+	FX->hold_all = 1;
+	fx_merged(FX->pseq, d, cuts, 3, MERGED_OK, 0);
+	ck_assert_uint_eq(FX->rx_len, 900);
+	/* each piece is held in its own buffer */
+	ck_assert_uint_eq(FX->n_held, 3);
+	ck_assert_ptr_ne(FX->held[0].handle, FX->held[1].handle);
+	ck_assert_ptr_ne(FX->held[1].handle, FX->held[2].handle);
+	ck_assert_uint_eq(fg_memport_in_use(FX->mp), 3);
+	for (unsigned i = 0; i < FX->n_held; i++)
+		fg_tcp_release(FX->conn, &FX->held[i]);
+	FX->n_held = 0;
+	ck_assert_uint_eq(fg_memport_in_use(FX->mp), 0);
+}
+END_TEST
+
+/* The fault knob on merged packets: a dropped one gives back every
+ * piece, a duplicated one takes a reference on every piece for its second
+ * pass, and none is held back (its pieces are the caller's, for the burst). */
+START_TEST(test_merged_faults)
+{
+	const uint8_t *d = pattern();
+	const uint32_t cuts[] = { 500, 500, 500 };
+	struct fg_net_faults fl = { .rx_drop_ppm = 1000000, .seed = 3 };
+
+	fx_handshake();
+	ck_assert_int_eq(fg_net_set_faults(FX->net, &fl), 0);
+	fx_merged(FX->pseq, d, cuts, 3, MERGED_OK, 0);
+	ck_assert_uint_eq(FX->rx_len, 0);
+	ck_assert_uint_eq(fg_memport_in_use(FX->mp), 0);
+	fl = (struct fg_net_faults){ .rx_dup_ppm = 1000000, .seed = 3 };
+	ck_assert_int_eq(fg_net_set_faults(FX->net, &fl), 0);
+	fx_merged(FX->pseq, d, cuts, 3, MERGED_OK, 0);
+	ck_assert_uint_eq(FX->rx_len, 1500);
+	ck_assert_int_eq(memcmp(FX->rx, d, 1500), 0);
+	ck_assert_uint_ge(FX->st.ctr[FG_CTR_NET_FAULT_RX_DUP], 1);
+	ck_assert_uint_eq(fg_memport_in_use(FX->mp), 0);
+	fl = (struct fg_net_faults){ .rx_reorder_ppm = 1000000, .seed = 3 };
+	ck_assert_int_eq(fg_net_set_faults(FX->net, &fl), 0);
+	fx_merged(FX->pseq + 1500, d + 1500, cuts, 3, MERGED_OK, 0);
+	ck_assert_uint_eq(FX->rx_len, 3000);	/* taken at once, not held */
+	ck_assert_int_eq(memcmp(FX->rx, d, 3000), 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET_FAULT_RX_REORDER], 0);
+	ck_assert_uint_eq(fg_memport_in_use(FX->mp), 0);
+}
+END_TEST
+
+/* What a port must not make is dropped whole: unverified checksums, a
+ * total length that is not the frame and its pieces, IPv6. */
+START_TEST(test_merged_refused)
+{
+	const uint8_t *d = pattern();
+	const uint32_t cuts[] = { 400, 400 };
+	uint64_t segs;
+
+	fx_handshake();
+	segs = FX->st.ctr[FG_CTR_TCP_RX_SEGS];
+	fx_merged(FX->pseq, d, cuts, 2, FX->v6 ? MERGED_OK : FG_RX_L4_CSUM_OK, 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET_RX_MERGED_BAD], 1);
+	if (!FX->v6) {
+		fx_merged(FX->pseq, d, cuts, 2, FG_RX_IP_CSUM_OK, 0);
+		fx_merged(FX->pseq, d, cuts, 2, MERGED_OK, 4);
+		ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET_RX_MERGED_BAD], 3);
+	}
+	ck_assert_uint_eq(FX->rx_len, 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_RX_SEGS], segs);
+	ck_assert_uint_eq(fg_memport_in_use(FX->mp), 0);
+	/* and the connection still takes the same octets as a plain segment */
+	fx_seg(F_ACK, FX->pseq, FX->our_seq, 65535, d, 800);
+	ck_assert_uint_eq(FX->rx_len, 800);
+}
+END_TEST
+
 START_TEST(test_delayed_ack)
 {
 	fx_handshake();
@@ -1583,6 +1769,11 @@ static Suite *tcp_suite(void)
 	add_both(u, u6, test_app_refuses);
 	add_both(u, u6, test_in_order_and_reassembly);
 	add_both(u, u6, test_delayed_ack);
+	tcase_add_test(u, test_merged_in_order);
+	tcase_add_test(u, test_merged_out_of_order_and_dup);
+	tcase_add_test(u, test_merged_holds);
+	tcase_add_test(u, test_merged_faults);
+	add_both(u, u6, test_merged_refused);
 	add_both(u, u6, test_window_backpressure_and_hold);
 	add_both(u, u6, test_zero_window);
 	add_both(u, u6, test_segmentation_by_mss);

@@ -442,7 +442,8 @@ static int run(const char *name, const struct capture *c, uint64_t capacity, str
 		for (unsigned k = 0; k < n; k++) {
 			struct rte_mbuf *m = c->m[i + k];
 
-			fr[k] = (struct fg_rx_frame){ rte_pktmbuf_mtod(m, uint8_t *), m->data_len, 0, m, 0 };
+			fr[k] = (struct fg_rx_frame){ .data = rte_pktmbuf_mtod(m, uint8_t *),
+						      .len = m->data_len, .handle = m };
 		}
 		fg_passive_rx(w.pv, fr, n, c->ts + i, 0, 0);
 		fg_nntp_engine_poll(w.e, (fg_time_t)(now_ns / 1000000000ull), now_ns);

@@ -5,6 +5,9 @@
                            DIR/dataplane.sock, `stats`) for every worker's
                            busy and idle cycles and the TSC's rate, and add
                            "busy" to feedgen's JSON
+  busy.py stats DIR        the dataplane's counters now, as one JSON
+                           object (tools/bench/gro_profile.sh takes two
+                           and subtracts)
 
 A polling lcore's CPU time counts its spinning: the figure that says what
 an offer costs floodgate's worker is its busy cycles (docs/dataplane.md,
@@ -84,6 +87,9 @@ def after(d, json_path):
 def main(argv):
     if len(argv) == 4 and argv[1] == "after":
         after(argv[2], argv[3])
+        return 0
+    if len(argv) == 3 and argv[1] == "stats":
+        print(json.dumps(dp_stats(os.path.join(argv[2], "dataplane.sock"))))
         return 0
     print(__doc__, file=sys.stderr)
     return 2

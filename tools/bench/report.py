@@ -38,7 +38,7 @@ IMG = "docs/img"
 MODULE_ORDER = ["parsers", "msgid", "date", "rules", "history", "session", "nntp", "tcp"]
 # fragments shown in the method section, not among the modules
 METHOD_FRAGMENTS = ["path_profile", "path_profile_memif", "path_profile_memif_2k", "port_profile",
-                    "innd_paced"]
+                    "gro_profile", "innd_paced"]
 # headings for fragments written without one
 FRAGMENT_TITLES = {"tcp": "Userspace TCP, frames from memory",
                    "dataplane": "Dataplane: one worker core, passive mode, frames from memory"}

@@ -131,6 +131,11 @@ else
 	run_fragment port_profile tools/bench/port_profile.sh \
 		"$([ "$mode" = full ] && echo 100000 || echo 30000)" \
 		"$([ "$mode" = full ] && echo 100000 || echo 30000)" --md
+	# what [dataplane] gro changes for 700 KB articles on the tap and
+	# af_packet, off and on in turns, and what MTU 9000 does on them
+	run_fragment gro_profile tools/bench/gro_profile.sh \
+		"$([ "$mode" = full ] && echo 2000 || echo 600)" \
+		"$([ "$mode" = full ] && echo 5 || echo 3)" --md
 	# innd's CPU per article behind the relay against innd fed directly at
 	# the same rate (feedgen --rate) and flat out
 	run_fragment innd_paced tools/bench/innd_paced.sh \

@@ -94,8 +94,9 @@ FG_COUNTER(CLUSTER_DIGEST_MISMATCHES, "cluster_digest_mismatches", "cluster thre
 
 /* ---- tcp / net ---- */
 FG_COUNTER(NET_RX_FRAMES, "net_rx_frames", "frames received")
-FG_COUNTER(NET_RX_BYTES, "net_rx_bytes", "bytes of frames received")
+FG_COUNTER(NET_RX_BYTES, "net_rx_bytes", "bytes of frames received (a GRO-merged packet: its headers once)")
 FG_COUNTER(NET_RX_RUNT, "net_rx_runt", "frames dropped: shorter than their headers say")
+FG_COUNTER(NET_RX_MERGED_BAD, "net_rx_merged_bad", "merged packets dropped: not untagged IPv4 TCP with both checksums verified, or padded (a port's GRO bug)")
 FG_COUNTER(NET_RX_NOT_OURS, "net_rx_not_ours", "frames dropped: destination MAC neither ours nor broadcast/multicast")
 FG_COUNTER(NET_RX_ETHERTYPE, "net_rx_ethertype", "frames dropped: ethertype not IPv4 or ARP")
 FG_COUNTER(NET_RX_VLAN_UNKNOWN, "net_rx_vlan_unknown", "frames dropped: tagged with a VLAN none of our addresses is on")
@@ -286,6 +287,8 @@ FG_COUNTER(DP_HOLDS_ORPHANED, "dp_holds_orphaned", "connections that closed whil
 FG_COUNTER(DP_CONNS_ABORTED, "dp_conns_aborted", "connections reset at the end of a shutdown's grace period")
 FG_COUNTER(DP_RX_BURSTS, "dp_rx_bursts", "receive polls that returned frames")
 FG_COUNTER(DP_RX_MULTISEG, "dp_rx_multiseg", "frames dropped: larger than one mbuf (jumbo frames are not used)")
+FG_COUNTER(DP_GRO_SEGS_MERGED, "dp_gro_segs_merged", "received TCP segments that GRO appended to an earlier segment of their flow ([dataplane] gro)")
+FG_COUNTER(DP_GRO_PACKETS, "dp_gro_packets", "merged packets GRO made, each of two or more received segments")
 FG_COUNTER(DP_TX_RING_FULL, "dp_tx_ring_full", "transmit bursts the TX ring could not take at once (frames kept and retried)")
 FG_COUNTER(DP_FROM_KERNEL, "dp_from_kernel", "frames the box's kernel sent out through the port (the exception path)")
 FG_COUNTER(DP_TX_REFUSED, "dp_tx_refused", "frames dropped after the port refused them again and again (oversize, malformed)")
