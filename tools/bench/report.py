@@ -556,6 +556,8 @@ def docs(args):
         e2e.append(ratio_table(runs, "fgmemif", "inn", "floodgate kernel-free (memif) / INN"))
     e2e.append(busy_table(runs))
     e2e.append(path_tables(runs, labels))
+    e2e.append(path_tables(runs, labels, "fgvpath", "inn",
+                           "floodgate on af_packet relaying to innd"))
     e2e.append(path_tables(runs, labels, "fgmpath", "inn",
                            "floodgate kernel-free (memif) relaying to innd"))
     imgs = (plots(runs) + path_plot(runs)) if runs else []
