@@ -37,7 +37,7 @@ IMG = "docs/img"
 # module fragments first in this order, then any others by name
 MODULE_ORDER = ["parsers", "msgid", "date", "rules", "history", "session", "nntp", "tcp"]
 # fragments shown in the method section, not among the modules
-METHOD_FRAGMENTS = ["path_profile", "path_profile_memif", "path_profile_memif_2k", "port_profile",
+METHOD_FRAGMENTS = ["path_profile", "path_profile_veth", "path_profile_memif", "path_profile_memif_2k", "port_profile",
                     "gro_profile", "innd_paced"]
 # headings for fragments written without one
 FRAGMENT_TITLES = {"tcp": "Userspace TCP, frames from memory",

@@ -119,6 +119,9 @@ else
 	# fragment like a module's, shown in the method section
 	run_fragment path_profile tools/bench/path_profile.sh \
 		"$([ "$mode" = full ] && echo 1000 || echo 300)" 700K --md
+	# the same on af_packet over a veth (issue 24 asks for it by name)
+	FG_BENCH_PATH_KIND=veth run_fragment path_profile_veth tools/bench/path_profile.sh \
+		"$([ "$mode" = full ] && echo 1000 || echo 300)" 700K --md
 	# the same kernel-free (memif, feedgen --dpdk), for 700 KB and 2 KB
 	# articles: issue 20's cost table per port
 	FG_BENCH_PATH_KIND=memif run_fragment path_profile_memif tools/bench/path_profile.sh \
