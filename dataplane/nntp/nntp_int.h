@@ -407,7 +407,7 @@ struct fg_nntp_session {
 	struct fg_nntp_offer *offers;	/* ring of this session's live 238s */
 	unsigned off_cap, off_head, off_n;
 	unsigned off_dead;		/* taken out of the middle since the last squeeze */
-	uint32_t *off_idx;		/* offers.c: key -> ring slot + 1, linear probing */
+	uint64_t *off_idx;		/* offers.c: key tag << 32 | ring slot + 1 */
 	unsigned off_mask;		/* off_idx's size - 1 (a power of two) */
 
 	uint64_t pending_bytes;		/* article octets not yet safe or discarded */

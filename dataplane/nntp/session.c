@@ -735,9 +735,9 @@ static int alloc_session(struct fg_nntp_engine *e, struct fg_nntp_session *s)
 	s->a.arg = malloc(cfg->max_line);
 	s->off_cap = FG_MAX(64u, cfg->max_pending_commands);
 	s->offers = calloc(s->off_cap, sizeof(*s->offers));
-	/* the offers' index at most half full: short probes (offers.c) */
+	/* the offers' index at most a quarter full: short probes (offers.c) */
 	s->off_mask = 1;
-	while (s->off_mask + 1 < 2 * s->off_cap)
+	while (s->off_mask + 1 < 4 * s->off_cap)
 		s->off_mask = 2 * s->off_mask + 1;
 	s->off_idx = calloc(s->off_mask + 1, sizeof(*s->off_idx));
 	if (!s->line || !s->a.arg || !s->offers || !s->off_idx ||
