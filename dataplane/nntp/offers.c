@@ -117,7 +117,7 @@ static bool key_eq(const struct fg_history_key *a, const struct fg_history_key *
 	return a->lo == b->lo && a->hi == b->hi;
 }
 
-#define IDX_EMPTY 0u	/* a cell: tag << 32 | ring slot + 1 (never 0 when full) */
+#define IDX_EMPTY 0u	/* a cell in use is tag << 32 | ring slot + 1, never 0 */
 
 static uint32_t idx_tag(const struct fg_history_key *k)
 {
