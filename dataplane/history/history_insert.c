@@ -43,8 +43,11 @@
  * slot in the other bucket as RESV, write aux, store the key word, bump
  * that bucket; then CAS the source to FREE and bump its bucket. If the
  * source changed meanwhile (deleted by a sweep, moved by another thread),
- * undo the copy. A reader therefore always finds a moving entry in one of
- * the two buckets or sees a counter move.
+ * undo the copy; the store of the key word is skipped when the source is
+ * already gone, so a copy of a deleted entry is rarely published at all
+ * (history_sweep.c says what a sweep does about the rest). A reader
+ * therefore always finds a moving entry in one of the two buckets or sees
+ * a counter move.
  */
 #include <errno.h>
 #include <string.h>
@@ -250,6 +253,10 @@ static int move_entry(struct fg_history *h, uint64_t gs, uint64_t w, uint64_t ds
 	if (di == FG_HSLOTS)
 		return -EAGAIN;
 	atomic_store_explicit(&db->aux[di], a, memory_order_release);
+	if (atomic_load(&sb->key[si]) != w) {
+		atomic_store(&db->key[di], 0);	/* the source went meanwhile: back out */
+		return -EAGAIN;
+	}
 	atomic_store(&db->key[di], w);
 	fg_hcount(h, dst, fg_hw_state(w), 1);
 	fg_hbump(db);

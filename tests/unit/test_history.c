@@ -937,6 +937,69 @@ START_TEST(test_lookup_sees_an_entry_moving_behind_it)
 }
 END_TEST
 
+static struct fg_history *sweep_other;	/* the sweeper's own handle */
+
+struct sweep_in_move {
+	int calls;
+	struct fg_history_sweep s;
+};
+
+/* Runs inside a relocation, between its copy and its delete: a whole
+ * expiry pass over the table. */
+static void sweep_hook(void *arg, enum fg_history_hook_point where)
+{
+	struct sweep_in_move *m = arg;
+
+	if (where != FG_HISTORY_HOOK_MOVE || m->calls++)
+		return;
+	ck_assert_int_eq(fg_history_sweep_init(&m->s, FG_EXPIRY_FIRST_SEEN, T0, 86400, 86400, false), 0);
+	while (fg_history_sweep_step(sweep_other, &m->s, 1))
+		;
+}
+
+START_TEST(test_sweep_counts_a_moving_entry_once)
+{
+	/* K moves out of bucket `from` while a sweep passes both buckets: the
+	 * sweep meets the source first (from 0) or the copy first (from 1),
+	 * and either way deletes both and counts one expiry */
+	for (unsigned from = 0; from < 2; from++) {
+		struct sweep_in_move m = { 0 };
+		struct fg_history_key k, j, fill;
+		struct fg_history_stats st;
+		struct tbl t;
+		uint64_t fp = 0;
+
+		tbl_open(&t, 10, 0, FG_FULL_DEFER);	/* two buckets: 0 and 1 */
+		ck_assert_uint_eq(t.h->m, 2);
+		k = crafted_key(2, from, 1, &fp);	/* expired, movable */
+		ck_assert_int_eq(fg_history_insert_final(t.h, &k, FG_HISTORY_ACCEPTED, T0 - 86400 * 30,
+							 T0 - 86400 * 30, T0, NULL), 0);
+		for (unsigned i = 0; i < 4; i++) {	/* fresh, immovable */
+			fill = crafted_key(2, from, 0, &fp);
+			ck_assert_int_eq(fg_history_insert_final(t.h, &fill, FG_HISTORY_ACCEPTED, T0, T0,
+								 T0, NULL), 0);
+		}
+		/* J lives only in bucket `from`: inserting it moves K */
+		j = crafted_key(2, from, 0, &fp);
+		sweep_other = fg_history_attach(t.mem, t.len, NULL);
+		fg_history_set_test_hook(t.h, sweep_hook, &m);
+		ck_assert_int_eq(fg_history_insert_final(t.h, &j, FG_HISTORY_ACCEPTED, T0, T0, T0, NULL), 0);
+		ck_assert_int_eq(m.calls, 1);
+		ck_assert(m.s.done);
+		ck_assert_uint_eq(m.s.expired, 1);
+		ck_assert_uint_eq(m.s.kept, 4);
+		fg_history_stats(t.h, &st);
+		ck_assert_uint_eq(st.expired, 1);
+		ck_assert_uint_eq(st.moves, 0);		/* the move lost to the sweep */
+		ck_assert_uint_eq(st.entries, 5);
+		ck_assert_int_eq(fg_history_lookup(t.h, &k, T0, NULL), FG_HISTORY_ABSENT);
+		ck_assert_int_eq(fg_history_lookup(t.h, &j, T0, NULL), FG_HISTORY_ACCEPTED);
+		fg_history_detach(sweep_other);
+		tbl_close(&t);
+	}
+}
+END_TEST
+
 struct nested_insert {
 	struct fg_history *other;
 	struct fg_history_key k;
@@ -1699,6 +1762,7 @@ static Suite *history_suite(void)
 	tcase_add_test(tc, test_evict_oldest_policy);
 	tcase_add_test(tc, test_single_bucket_pair);
 	tcase_add_test(tc, test_lookup_sees_an_entry_moving_behind_it);
+	tcase_add_test(tc, test_sweep_counts_a_moving_entry_once);
 	tcase_add_test(tc, test_insert_races_at_each_step);
 	tcase_add_test(tc, test_stats_alarm_and_clear_transient);
 	tcase_add_test(tc, test_settle_and_drop_by_owner);
