@@ -46,6 +46,7 @@ struct ctld_settings {
 	int64_t journal_commit_ms;
 	int64_t snapshot_interval;
 	unsigned snapshot_keep;
+	uint64_t snapshot_rate;		/* image bytes a second, 0: unpaced */
 	enum fg_expiry_mode expiry;
 	int64_t cutoff;
 	int64_t retention;

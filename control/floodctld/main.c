@@ -71,6 +71,7 @@ void ctld_settings_from(struct ctld_settings *s, const struct fg_config *cfg)
 	s->journal_commit_ms = cfg->journal_commit_ms;
 	s->snapshot_interval = cfg->snapshot_interval;
 	s->snapshot_keep = cfg->snapshot_keep;
+	s->snapshot_rate = (uint64_t)cfg->snapshot_rate;
 	s->expiry = cfg->expiry;
 	s->cutoff = cfg->cutoff;
 	s->retention = cfg->retention;

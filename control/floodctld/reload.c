@@ -50,6 +50,8 @@ static void applied_keys(const struct ctld_settings *a, const struct ctld_settin
 		keys[(*n)++] = "persistence snapshot-interval";
 	if (a->snapshot_keep != b->snapshot_keep)
 		keys[(*n)++] = "persistence snapshot-keep";
+	if (a->snapshot_rate != b->snapshot_rate)
+		keys[(*n)++] = "persistence snapshot-rate";
 	if (a->expiry != b->expiry)
 		keys[(*n)++] = "rules expiry";
 	if (a->cutoff != b->cutoff)

@@ -57,7 +57,7 @@ static int take(struct ctld *d, struct fg_snap_info *info, double *seconds)
 {
 	uint8_t seed[FG_HISTORY_SEED_LEN];
 	struct fg_jpos pos, app;
-	uint64_t t0;
+	uint64_t t0, rate;
 	unsigned keep;
 	int rc;
 
@@ -72,8 +72,11 @@ static int take(struct ctld *d, struct fg_snap_info *info, double *seconds)
 	}
 	fg_region_seed(d->r, seed);
 	t0 = fg_mono_ns();
-	rc = fg_snapshot_write(d->data_dir, d->snap_next_seq, fg_region_history(d->r), seed, &pos,
-			       info);
+	pthread_mutex_lock(&d->lock);
+	rate = d->set.snapshot_rate;	/* a reload may change it */
+	pthread_mutex_unlock(&d->lock);
+	rc = fg_snapshot_write_paced(d->data_dir, d->snap_next_seq, fg_region_history(d->r), seed,
+				     &pos, rate, info);
 	*seconds = (double)(fg_mono_ns() - t0) / 1e9;
 	if (rc < 0) {
 		ctld_count(d, FG_CTR_SNAPSHOT_FAILURES);

@@ -142,6 +142,8 @@ static void status_json(struct ctld *d, const struct fg_metrics_state *m,
 	fg_json_u64(&j, "entries", d->snap_last.entries);
 	fg_json_i64(&j, "interval_seconds", d->set.snapshot_interval);
 	fg_json_u64(&j, "keep", d->set.snapshot_keep);
+	fg_json_u64(&j, "rate_bytes_per_second", d->set.snapshot_rate);
+	fg_json_f64(&j, "last_seconds", d->snap_seconds);
 	fg_json_close(&j);
 	fg_json_obj(&j, "expiry");
 	fg_json_str(&j, "mode", fg_expiry_mode_name(d->set.expiry));
@@ -210,8 +212,11 @@ static void status_text(struct ctld *d, const struct fg_metrics_state *m,
 		       (unsigned long long)d->j_uncommitted, (long long)d->set.journal_commit_ms);
 	fg_sbuf_printf(b, "snapshot    %llu, ", (unsigned long long)d->snap_last.seq);
 	ago(b, m->now, d->snap_last.created);
-	fg_sbuf_printf(b, ", every %llds, keep %u\n", (long long)d->set.snapshot_interval,
-		       d->set.snapshot_keep);
+	fg_sbuf_printf(b, ", every %llds, keep %u, took %.1f s", (long long)d->set.snapshot_interval,
+		       d->set.snapshot_keep, d->snap_seconds);
+	if (d->set.snapshot_rate)
+		fg_sbuf_printf(b, " at most %.1f MB/s", (double)d->set.snapshot_rate / 1e6);
+	fg_sbuf_printf(b, "\n");
 	fg_sbuf_printf(b, "expiry      %s, cutoff %llds, retention %llds, last pass ",
 		       fg_expiry_mode_name(d->set.expiry), (long long)d->set.cutoff,
 		       (long long)d->set.retention);

@@ -6,6 +6,13 @@
  * The image is copied straight into a shared mapping of the temp file:
  * no second copy of the table in memory, which matters at billions of
  * entries. fsync of the file then makes the mapping's pages durable.
+ *
+ * A paced write (snapshot-rate) copies a MiB of buckets at a time
+ * (history.h, fg_history_image_copy_paced), hands what it copied to
+ * writeback at once (sync_file_range, which starts the write and does
+ * not wait for it), and sleeps until the rate allows the next MiB: the
+ * table is read, and the disk written, at a steady rate instead of in
+ * bursts of dirty pages, and the final fsync has little left to do.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floodgate/common.h"
 #include "floodgate/crc32c.h"
 #include "floodgate/datadir.h"
 #include "floodgate/log.h"
@@ -119,9 +127,42 @@ int fg_snapshot_list(const char *dir, uint64_t **seqs, size_t *n)
 	return fg_datadir_list(dir, "snapshot-", ".fgs", seqs, n);
 }
 
-/* Copy the table into the file's mapping, then write the header. */
-static int fill_file(int fd, struct fg_history *h, struct fg_snap_info *info)
+#define NS_PER_S 1000000000ull
+
+struct pacer {
+	int fd;
+	uint64_t rate;		/* image bytes a second */
+	uint64_t t0;		/* fg_mono_ns() at the copy's start */
+	uint64_t flushed;	/* image bytes handed to writeback */
+};
+
+/* Between two MiB of the copy: start the writeback of what was copied,
+ * then wait until `done` bytes are due at the rate. */
+static void pace(void *arg, uint64_t done)
 {
+	struct pacer *p = arg;
+	uint64_t due = p->t0 + (uint64_t)((unsigned __int128)done * NS_PER_S / p->rate);
+	uint64_t now;
+
+	if (done > p->flushed &&
+	    sync_file_range(p->fd, (off_t)(FG_SNAP_HEADER + p->flushed), (off_t)(done - p->flushed),
+			    SYNC_FILE_RANGE_WRITE) == 0)
+		p->flushed = done;
+	now = fg_mono_ns();
+	if (now < due) {
+		struct timespec ts = { .tv_sec = (time_t)((due - now) / NS_PER_S),
+				       .tv_nsec = (long)((due - now) % NS_PER_S) };
+
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
+}
+
+/* Copy the table into the file's mapping (at `rate` bytes a second, 0:
+ * at full speed), then write the header. */
+static int fill_file(int fd, struct fg_history *h, struct fg_snap_info *info, uint64_t rate)
+{
+	struct pacer pacer = { .fd = fd, .rate = rate, .t0 = fg_mono_ns() };
 	struct snap_hdr hdr;
 	size_t total = FG_SNAP_HEADER + info->image_size;
 	uint8_t *map;
@@ -136,7 +177,8 @@ static int fill_file(int fd, struct fg_history *h, struct fg_snap_info *info)
 	map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
 	if (map == MAP_FAILED)
 		return -errno;
-	rc = fg_history_image_copy(h, map + FG_SNAP_HEADER, info->image_size);
+	rc = fg_history_image_copy_paced(h, map + FG_SNAP_HEADER, info->image_size,
+					 rate ? pace : NULL, &pacer);
 	if (rc == 0) {
 		fg_snapshot_header_encode(&hdr, info);
 		memcpy(map, &hdr, sizeof(hdr));
@@ -148,6 +190,13 @@ static int fill_file(int fd, struct fg_history *h, struct fg_snap_info *info)
 int fg_snapshot_write(const char *dir, uint64_t seq, struct fg_history *h,
 		      const uint8_t seed[FG_HISTORY_SEED_LEN], const struct fg_jpos *covers,
 		      struct fg_snap_info *out)
+{
+	return fg_snapshot_write_paced(dir, seq, h, seed, covers, 0, out);
+}
+
+int fg_snapshot_write_paced(const char *dir, uint64_t seq, struct fg_history *h,
+			    const uint8_t seed[FG_HISTORY_SEED_LEN], const struct fg_jpos *covers,
+			    uint64_t rate, struct fg_snap_info *out)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 8];
 	struct fg_history_stats hs;
@@ -171,7 +220,7 @@ int fg_snapshot_write(const char *dir, uint64_t seq, struct fg_history *h,
 	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	rc = fill_file(fd, h, &info);
+	rc = fill_file(fd, h, &info, rate);
 	if (rc == 0 && fsync(fd) < 0)
 		rc = -errno;
 	if (close(fd) < 0 && rc == 0)

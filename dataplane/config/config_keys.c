@@ -125,6 +125,8 @@ const struct cfg_key cfg_keys[] = {
 	  .unit = NS_S, .min = 1, .max = INT64_MAX, .def = "5m" },
 	{ SEC_PERSISTENCE, T_UINT, 0, "snapshot-keep", GF(snapshot_keep), .min = 1,
 	  .max = 100, .def = "2" },
+	{ SEC_PERSISTENCE, T_SIZE, 0, "snapshot-rate", GF(snapshot_rate), .min = 0,
+	  .max = INT64_MAX, .def = "0" },
 	{ SEC_PERSISTENCE, T_DURATION, 0, "queue-commit", GF(queue_commit_ms),
 	  .unit = NS_MS, .min = 0, .max = 60000, .def = "10ms" },
 	{ SEC_PERSISTENCE, T_SIZE, 0, "queue-limit", GF(queue_limit), .min = 1 << 20,

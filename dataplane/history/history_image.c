@@ -131,7 +131,7 @@ static void copy_side(const struct fg_history *h, struct fg_hside_rec *dst)
 }
 
 int fg_history_image_copy_paced(const struct fg_history *h, void *dst, size_t len,
-				void (*pause)(void *arg, uint32_t shard_done), void *arg)
+				fg_history_pause_fn *pause, void *arg)
 {
 	const struct fg_hregion *r = h->hdr;
 	struct fg_hregion *d = dst;
@@ -163,11 +163,15 @@ int fg_history_image_copy_paced(const struct fg_history *h, void *dst, size_t le
 			for (uint64_t b = c; b < c + n; b++)
 				copy_bucket(&h->b[b], &db[b]);
 			crc = fg_crc32c(crc, &db[c], n * sizeof(*db));
+			/* mid-shard, the cursor stays up: only this shard's
+			 * relocations into its copied part wait for us */
+			if (pause && (c + n) % FG_HSNAP_PACE_BUCKETS == 0 && c + n < end)
+				pause(arg, (c + n) * sizeof(*db));
 		}
 		d->shard_crc[s] = crc;
 		atomic_store(&h->hdr->snap, 0);
 		if (pause)
-			pause(arg, (uint32_t)s);
+			pause(arg, end * sizeof(*db));
 	}
 	if (r->side_capacity)
 		copy_side(h, (struct fg_hside_rec *)((uint8_t *)dst + r->side_off));

@@ -122,6 +122,7 @@
 #define FG_HSIDE_WORDS 32u		/* 256 bytes per string */
 #define FG_HSNAP_ACTIVE (1ull << 63)
 #define FG_HSNAP_CHUNK 64u		/* buckets per image-copy chunk */
+#define FG_HSNAP_PACE_BUCKETS 16384u	/* 1 MiB of buckets between an image copy's pauses */
 #define FG_HBFS_DEPTH 4u		/* longest relocation path, in moves */
 
 enum fg_hstate {

@@ -206,6 +206,7 @@ struct fg_config {
 	int64_t journal_commit_ms;	/* group commit interval; default 1000 */
 	int64_t snapshot_interval;	/* seconds; default 300 */
 	unsigned snapshot_keep;		/* default 2 */
+	int64_t snapshot_rate;		/* image bytes a second; 0 (default): unpaced */
 	int64_t queue_commit_ms;	/* outbound queue group commit; default 10 */
 	uint64_t queue_limit;		/* bytes on disk before deferring; default 8 GiB */
 	int64_t queue_max_age;		/* seconds: oldest undelivered article before deferring; 0 = off */

@@ -453,15 +453,20 @@ int fg_history_iterate(const struct fg_history *h, uint64_t *cursor, unsigned bu
  * header with recounted entries, a CRC-32C per shard (in the header) and
  * one over header and side index. Shard by shard, one at a time, so a
  * worker's lookups meet at most one shard's worth of cache misses it
- * caused; `pause` (may be NULL) is called between shards with `arg` (a
- * throttle). Runs concurrently with writers: relocations that could make the copy
+ * caused. `pause` (may be NULL: at full speed) is called with `arg` and
+ * the bytes of buckets copied so far after every MiB of buckets and at
+ * the end of each shard: a throttle (snapshot.h's paced write). A pause
+ * inside a shard keeps that shard's relocations into its copied part
+ * waiting (they are refused, not blocked: see move_allowed); between
+ * shards nothing waits. Runs concurrently with writers: relocations that could make the copy
  * miss an entry are held back while it runs, so every entry present for
  * the whole copy is in the image (one that moved may be there twice).
  * 0, -ENOSPC (dst too small).
  */
 int fg_history_image_copy(const struct fg_history *h, void *dst, size_t len);
+typedef void fg_history_pause_fn(void *arg, uint64_t bytes_done);
 int fg_history_image_copy_paced(const struct fg_history *h, void *dst, size_t len,
-				void (*pause)(void *arg, uint32_t shard_done), void *arg);
+				fg_history_pause_fn *pause, void *arg);
 
 /* Full integrity check of an image (header as attach, then the counts
  * against the table and the checksum). 0 or -EINVAL with *why. */

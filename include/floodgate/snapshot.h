@@ -93,6 +93,11 @@ void fg_snapshot_header_encode(void *buf, const struct fg_snap_info *info);
 int fg_snapshot_write(const char *dir, uint64_t seq, struct fg_history *h,
 		      const uint8_t seed[FG_HISTORY_SEED_LEN], const struct fg_jpos *covers,
 		      struct fg_snap_info *out);
+/* The same at most `rate` image bytes a second (0: at full speed), the
+ * copied part handed to writeback as it goes (snapshot-rate). */
+int fg_snapshot_write_paced(const char *dir, uint64_t seq, struct fg_history *h,
+			    const uint8_t seed[FG_HISTORY_SEED_LEN], const struct fg_jpos *covers,
+			    uint64_t rate, struct fg_snap_info *out);
 
 /* A snapshot file mapped read-only, header checked (not yet the image). */
 struct fg_snap_file {

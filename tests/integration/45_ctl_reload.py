@@ -52,19 +52,31 @@ def main():
 
     good = os.path.join(c.dir, "good.conf")
     vlog = os.path.join(c.dir, "verdict.log")
-    text = open(c.conf).read().replace("snapshot-interval 1h", "snapshot-interval 10m\njournal-commit 500ms")
+    text = open(c.conf).read().replace("snapshot-interval 1h",
+                                       "snapshot-interval 10m\njournal-commit 500ms\nsnapshot-rate 2M")
     text = text.replace("capacity 200000", "capacity 300000")
     text += "[rules]\nexpiry article-date\ncutoff 7d\n[stats]\nverdict-log %s\n" % vlog
     with open(good, "w") as f:
         f.write(text)
     rc, out, err = c.ctl("reload", good)
     check(rc == 0, "good reload: exit %d %r" % (rc, err))
-    for key in ("persistence snapshot-interval", "persistence journal-commit", "rules expiry",
-                "rules cutoff", "stats verdict-log"):
+    for key in ("persistence snapshot-interval", "persistence journal-commit",
+                "persistence snapshot-rate", "rules expiry", "rules cutoff", "stats verdict-log"):
         check(("applied        " + key) in out, "applied %s: %r" % (key, out))
     check("needs restart  history capacity" in out, "capacity needs a restart: %r" % out)
     after = settings(c)
     check(after == (600, "article-date", 7 * 86400, 500, vlog), "new settings %r" % (after,))
+    # the rate paces the next snapshot: at least its buckets (5 slots and
+    # 64 octets each) over 2 MiB a second
+    rc, out, err = c.ctl("snapshot")
+    check(rc == 0, "snapshot at the new rate: exit %d %r" % (rc, err))
+    _, st = c.ctl_json("status")
+    floor = st["history"]["capacity"] / 5 * 64 / (2 << 20)
+    check(st["snapshot"]["rate_bytes_per_second"] == 2 << 20, "rate in status: %r" % st["snapshot"])
+    check(st["snapshot"]["last_seconds"] >= floor,
+          "paced snapshot took %.2f s, its floor %.2f s" % (st["snapshot"]["last_seconds"], floor))
+    rc, out, err = c.ctl("status")
+    check("at most 2.1 MB/s" in out, "text status names the rate: %r" % out)
     # the verdict log is on now: a writer's lines land in the file
     c.run_writer("--count", "20", "--vlog")
     poll_until(lambda: os.path.exists(vlog) and open(vlog).read().count("\n") >= 20, 60, 0.1)

@@ -213,16 +213,18 @@ START_TEST(shard_geometry_checked)
 END_TEST
 
 struct pauses {
-	uint32_t calls, last;
+	uint32_t calls;
+	uint64_t last;
 };
 
-static void count_pause(void *arg, uint32_t shard_done)
+/* Each pause reports more bytes copied than the one before. */
+static void count_pause(void *arg, uint64_t bytes_done)
 {
 	struct pauses *p = arg;
 
-	ck_assert_uint_eq(shard_done, p->calls);
+	ck_assert_uint_gt(bytes_done, p->last);
 	p->calls++;
-	p->last = shard_done;
+	p->last = bytes_done;
 }
 
 /* Copy (pausing after each shard), check, restore on 1, 3 and 8 threads:
@@ -248,8 +250,8 @@ START_TEST(image_round_trip_parallel)
 	img = aligned_alloc(64, t.len);
 	ck_assert_ptr_nonnull(img);
 	ck_assert_int_eq(fg_history_image_copy_paced(t.h, img, t.len, count_pause, &ps), 0);
-	ck_assert_uint_eq(ps.calls, 8);
-	ck_assert_uint_eq(ps.last, 7);
+	ck_assert_uint_eq(ps.calls, 8);	/* shards smaller than a MiB: one at each end */
+	ck_assert_uint_eq(ps.last, t.h->m * sizeof(struct fg_hbucket));
 	ck_assert_int_eq(fg_history_image_check(img, t.len, &why), 0);
 	ir = img;
 	for (uint32_t s = 0; s < 8; s++)
@@ -298,6 +300,51 @@ static uint8_t *filled_image(struct tbl *t, uint32_t shards, unsigned n, void **
 /* A flipped byte in any shard's buckets, in its recorded CRC or in a
  * shard CRC beyond the shard count: refused by the check and by the
  * parallel restore, which then leaves no table to attach to. */
+struct mid_pauses {
+	const struct fg_history *h;
+	uint32_t calls, held;
+	uint64_t last;
+};
+
+/* A pause inside the shard keeps the cursor up; the shard's end clears it. */
+static void mid_pause(void *arg, uint64_t bytes_done)
+{
+	struct mid_pauses *p = arg;
+	bool end = bytes_done == p->h->m * sizeof(struct fg_hbucket);
+
+	ck_assert_uint_eq(bytes_done % (FG_HSNAP_PACE_BUCKETS * sizeof(struct fg_hbucket)) == 0 || end, 1);
+	ck_assert_uint_gt(bytes_done, p->last);
+	p->held += (atomic_load(&p->h->hdr->snap) & FG_HSNAP_ACTIVE) != 0;
+	ck_assert_uint_eq((atomic_load(&p->h->hdr->snap) & FG_HSNAP_ACTIVE) != 0, !end);
+	p->calls++;
+	p->last = bytes_done;
+}
+
+/* One shard of several MiB: a pause after every MiB, then one at its end,
+ * and the image is whole. */
+START_TEST(image_pauses_every_mib_inside_a_shard)
+{
+	struct mid_pauses ps = { 0 };
+	enum fg_history_error why;
+	struct tbl t;
+	void *img;
+
+	tbl_open(&t, 200000, 0, 1);
+	ck_assert_uint_gt(t.h->m, 2 * FG_HSNAP_PACE_BUCKETS);
+	ck_assert_uint_eq(fill(t.h, 1000), 1000);
+	ps.h = t.h;
+	img = aligned_alloc(64, t.len);
+	ck_assert_ptr_nonnull(img);
+	ck_assert_int_eq(fg_history_image_copy_paced(t.h, img, t.len, mid_pause, &ps), 0);
+	ck_assert_uint_eq(ps.calls, (t.h->m - 1) / FG_HSNAP_PACE_BUCKETS + 1);
+	ck_assert_uint_eq(ps.held, ps.calls - 1);
+	ck_assert_uint_eq(ps.last, t.h->m * sizeof(struct fg_hbucket));
+	ck_assert_int_eq(fg_history_image_check(img, t.len, &why), 0);
+	free(img);
+	tbl_close(&t);
+}
+END_TEST
+
 START_TEST(damaged_shard_refused)
 {
 	const size_t bsz = sizeof(struct fg_hbucket);
@@ -427,6 +474,7 @@ static Suite *history_shard_suite(void)
 	tcase_add_test(tc, entries_live_in_their_shard);
 	tcase_add_test(tc, shard_geometry_checked);
 	tcase_add_test(tc, image_round_trip_parallel);
+	tcase_add_test(tc, image_pauses_every_mib_inside_a_shard);
 	tcase_add_test(tc, damaged_shard_refused);
 	tcase_add_test(tc, layout2_image_read_as_one_shard);
 	tcase_add_test(tc, sweep_across_shards);

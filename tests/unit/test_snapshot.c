@@ -195,6 +195,44 @@ START_TEST(test_snapshot_plus_journal_restores_everything)
 }
 END_TEST
 
+/* A paced snapshot takes at least its bytes over its rate (a sleep is a
+ * lower bound on any machine) and restores the same table. */
+START_TEST(test_paced_snapshot_keeps_its_rate_and_restores)
+{
+	struct world wd;
+	struct fg_restore_result res;
+	struct fg_history_stats hs;
+	struct fg_snap_info info;
+	struct fg_region *r;
+	struct fg_jpos pos;
+	uint64_t rate, t0, took, floor_ns;
+	uint8_t seed[16];
+
+	world_open(&wd);
+	world_insert(&wd, 0, 1000);
+	fg_history_stats(fg_region_history(wd.fx.r), &hs);
+	rate = hs.buckets * 64 * 4;		/* a quarter of a second's worth */
+	floor_ns = hs.buckets * 64 * 1000000000ull / rate;
+	fg_journal_position(wd.j, NULL, &pos);
+	fg_region_seed(wd.fx.r, seed);
+	t0 = fg_mono_ns();
+	ck_assert_int_eq(fg_snapshot_write_paced(wd.fx.dir, 1, fg_region_history(wd.fx.r), seed,
+						 &pos, rate, &info), 0);
+	took = fg_mono_ns() - t0;
+	ck_assert_msg(took >= floor_ns, "paced at %llu B/s: %llu ns, under its floor of %llu ns",
+		      (unsigned long long)rate, (unsigned long long)took,
+		      (unsigned long long)floor_ns);
+	ck_assert_uint_eq(info.entries, 1000);
+	world_insert(&wd, 1000, 10);
+	world_crash(&wd);
+	r = world_restore(&wd, &res, NULL, 0);
+	ck_assert_int_eq(res.from, FG_RESTORE_SNAPSHOT);
+	ck_assert_uint_eq(res.records, 10);
+	expect_ids(r, wd.now, 0, 1010);
+	fx_cleanup(&wd.fx);
+}
+END_TEST
+
 START_TEST(test_flipped_newest_snapshot_falls_back)
 {
 	struct world wd;
@@ -570,6 +608,7 @@ static Suite *snapshot_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, test_snapshot_plus_journal_restores_everything);
+	tcase_add_test(tc, test_paced_snapshot_keeps_its_rate_and_restores);
 	tcase_add_test(tc, test_flipped_newest_snapshot_falls_back);
 	tcase_add_test(tc, test_flipped_header_and_short_file_are_set_aside);
 	tcase_add_test(tc, test_journal_alone_keeps_the_seed);

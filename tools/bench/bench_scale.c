@@ -4,7 +4,7 @@
  * shard count per run, every figure against the same run's bound.
  *
  *   bench_scale [--quick|--full] [--entries N] [--shards S] [--dir DIR]
- *               [--json FILE] [--md FILE]
+ *               [--snapshot-rate BYTES] [--json FILE] [--md FILE]
  *
  * --quick: 10 M entries, 64 shards and 1; --full: the same at 10 M and
  * 100 M (each in a child process of its own, so memory is given back
@@ -23,14 +23,22 @@
  *                IDs hashed
  *                and one random 64-byte read in the same table, the same
  *                bursts and prefetches (ratio = bound / lookup time)
- *   3. snapshot  fg_snapshot_write while a worker thread answers CHECK
- *                bursts (32 lookups, an offer and release for each miss):
- *                p50/p99 of a burst's time during the snapshot against the
- *                same worker for as long before it; worker and snapshot
- *                pinned to CPUs of their own, the burst's time in thread
- *                CPU time (what a dedicated lcore would see: a shared
- *                machine's preemptions left out, the snapshot's pressure on
- *                caches and memory kept in)
+ *   3. snapshot  fg_snapshot_write while a worker answers CHECK bursts
+ *                (32 lookups): p50/p99 of a burst's time during the
+ *                snapshot against the same worker for as long before it.
+ *                The worker is a process of its own, as a dataplane lcore
+ *                is beside floodctld: a forked child reading the table
+ *                (lookups only: an offer's write would copy the page under
+ *                fork's copy-on-write), so the TLB shootdowns of the
+ *                snapshot's writeback go to the writer's CPUs, not the
+ *                worker's, as in production. Worker and snapshot pinned to
+ *                CPUs of their own, the burst's time in thread CPU time
+ *                (what a dedicated lcore would see: a shared machine's
+ *                preemptions left out, the snapshot's pressure on caches
+ *                and memory kept in); then the same snapshot again,
+ *                paced (fg_snapshot_write_paced, snapshot-rate) at
+ *                --snapshot-rate bytes a second, by default half the rate
+ *                the unpaced one reached, and the worker's p50/p99 during it
  *   4. journal   an hour of a full feed's new IDs (600 M a day: 25 M
  *                records; at 10 M entries N/4) appended after the snapshot
  *   5. restore   the table freed, the region gone (a reboot), the
@@ -46,6 +54,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
@@ -77,6 +86,7 @@ struct fig {
 	double fill_ns;
 	double hit_ns, miss_ns, bound_ns, hit2_mps, miss2_mps, hit_ns_4k, miss_ns_4k, bound_ns_4k;
 	double snap_s, snap_gbps, p50_idle_us, p99_idle_us, p50_snap_us, p99_snap_us;
+	double paced_s, paced_mbps, p50_paced_us, p99_paced_us;
 	double restore_s, restore_table_s, restore_journal_s, sweep_s;
 	uint64_t swept;
 	double load_avg;
@@ -342,9 +352,9 @@ struct worker {
 	struct fg_history *h;
 	struct sample hits, misses;
 	fg_time_t now;
-	atomic_int phase;		/* 0 idle-measured, 1 snapshot, 2 stop */
-	uint32_t *lat[2];		/* ns per burst */
-	uint32_t nlat[2];
+	atomic_int phase;		/* 0 idle, 1 snapshot, 2 paced snapshot, 3 stop */
+	uint32_t *lat[3];		/* ns per burst */
+	uint32_t nlat[3];
 };
 
 /* Pin the calling thread to one CPU (worker and snapshot each on their
@@ -369,9 +379,10 @@ static void unpin(void)
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
-static void *worker_main(void *p)
+/* The worker process: bursts until phase 3, each burst's time kept in the
+ * phase it started in (shared memory, read by the parent). */
+static void worker_main(struct worker *w)
 {
-	struct worker *w = p;
 	const void *ids[BURST];
 	uint16_t lens[BURST];
 	struct fg_history_key keys[BURST];
@@ -380,7 +391,7 @@ static void *worker_main(void *p)
 	int ph;
 
 	pin(1);
-	while ((ph = atomic_load(&w->phase)) < 2) {
+	while ((ph = atomic_load(&w->phase)) < 3) {
 		double t = cpu_s();
 
 		/* nine in ten offers are duplicates, as on a flood-fill feed */
@@ -391,17 +402,19 @@ static void *worker_main(void *p)
 			lens[j] = s->len[i % SAMPLE];
 		}
 		fg_history_lookup_burst(w->h, ids, lens, BURST, w->now, keys, out);
-		for (unsigned j = 0; j < BURST; j++) {
-			struct fg_history_ref ref;
-
-			if (out[j].state == FG_HISTORY_ABSENT &&
-			    fg_history_offer(w->h, &keys[j], w->now, w->now + 10, 1, &ref, NULL) == 0)
-				fg_history_release(w->h, &ref);
-		}
 		if (w->nlat[ph] < LAT_MAX)
 			w->lat[ph][w->nlat[ph]++] = (uint32_t)((cpu_s() - t) * 1e9);
 	}
-	return NULL;
+}
+
+/* Memory both processes see (the parent reads what the worker wrote). */
+static void *shared_alloc(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		bench_die("no shared memory for the worker");
+	return p;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -420,46 +433,70 @@ static double pct_us(uint32_t *v, uint32_t n, double p)
 }
 
 static void snapshot_under_load(struct table *t, const char *dir, uint64_t n, fg_time_t now,
-				struct fig *f)
+				uint64_t rate, struct fig *f)
 {
-	struct worker w = { .h = t->h, .now = now };
+	char path[PATH_MAX];
+	struct worker *w = shared_alloc(sizeof(*w));
 	struct fg_jpos pos = { 1, FG_JSEG_HEADER };
 	struct fg_snap_info info;
 	uint8_t seed[FG_HISTORY_SEED_LEN];
-	pthread_t th;
+	pid_t pid;
+	int status;
 	double t0;
 
 	memcpy(seed, (const uint8_t *)t->mem + 64, sizeof(seed));	/* the header's seed */
-	sample_make(&w.hits, 0, n, 3);
-	sample_make(&w.misses, n + (1ull << 41), 1ull << 40, 4);
-	w.lat[0] = malloc(sizeof(uint32_t) * LAT_MAX);
-	w.lat[1] = malloc(sizeof(uint32_t) * LAT_MAX);
-	if (!w.lat[0] || !w.lat[1])
-		bench_die("no memory for latencies");
+	w->h = t->h;
+	w->now = now;
+	sample_make(&w->hits, 0, n, 3);
+	sample_make(&w->misses, n + (1ull << 41), 1ull << 40, 4);
+	for (unsigned i = 0; i < 3; i++)
+		w->lat[i] = shared_alloc(sizeof(uint32_t) * LAT_MAX);
+	pid = fork();
+	if (pid < 0)
+		bench_die("fork");
+	if (pid == 0) {
+		worker_main(w);
+		_exit(0);
+	}
 	pin(0);
-	pthread_create(&th, NULL, worker_main, &w);
 	/* the worker alone first, about as long as a snapshot will take
 	 * (estimated at 0.5 GB/s, at least 3 s) */
 	t0 = now_s();
 	while (now_s() - t0 < FG_MAX(3.0, (double)t->len / 0.5e9))
 		usleep(50000);
-	atomic_store(&w.phase, 1);
+	atomic_store(&w->phase, 1);
 	t0 = now_s();
 	if (fg_snapshot_write(dir, 1, t->h, seed, &pos, &info) < 0)
 		bench_die("snapshot write");
 	f->snap_s = now_s() - t0;
-	atomic_store(&w.phase, 2);
-	pthread_join(th, NULL);
-	unpin();
 	f->snap_gbps = (double)(info.image_size + FG_SNAP_HEADER) / 1e9 / f->snap_s;
-	f->p50_idle_us = pct_us(w.lat[0], w.nlat[0], 0.50);
-	f->p99_idle_us = pct_us(w.lat[0], w.nlat[0], 0.99);
-	f->p50_snap_us = pct_us(w.lat[1], w.nlat[1], 0.50);
-	f->p99_snap_us = pct_us(w.lat[1], w.nlat[1], 0.99);
-	free(w.lat[0]);
-	free(w.lat[1]);
-	sample_free(&w.hits);
-	sample_free(&w.misses);
+	/* the same snapshot paced, in place of the first (its disk space and
+	 * page cache given back first) */
+	if (fg_snapshot_path(dir, 1, path, sizeof(path)) < 0 || unlink(path) < 0)
+		bench_die("removing the first snapshot");
+	if (!rate)
+		rate = (uint64_t)(f->snap_gbps * 1e9 / 2);
+	atomic_store(&w->phase, 2);
+	t0 = now_s();
+	if (fg_snapshot_write_paced(dir, 1, t->h, seed, &pos, rate, &info) < 0)
+		bench_die("paced snapshot write");
+	f->paced_s = now_s() - t0;
+	f->paced_mbps = (double)rate / 1e6;
+	atomic_store(&w->phase, 3);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+		bench_die("the worker process failed");
+	unpin();
+	f->p50_idle_us = pct_us(w->lat[0], w->nlat[0], 0.50);
+	f->p99_idle_us = pct_us(w->lat[0], w->nlat[0], 0.99);
+	f->p50_snap_us = pct_us(w->lat[1], w->nlat[1], 0.50);
+	f->p99_snap_us = pct_us(w->lat[1], w->nlat[1], 0.99);
+	f->p50_paced_us = pct_us(w->lat[2], w->nlat[2], 0.50);
+	f->p99_paced_us = pct_us(w->lat[2], w->nlat[2], 0.99);
+	for (unsigned i = 0; i < 3; i++)
+		munmap(w->lat[i], sizeof(uint32_t) * LAT_MAX);
+	sample_free(&w->hits);
+	sample_free(&w->misses);
+	munmap(w, sizeof(*w));
 }
 
 /* ---- journal tail, cold restore, sweep ---- */
@@ -531,7 +568,7 @@ static struct fg_region *cold_restore(const char *dir, const char *shm, struct f
 	return r;
 }
 
-static void run_one(const char *dir, uint64_t n, uint32_t shards, struct fig *f)
+static void run_one(const char *dir, uint64_t n, uint32_t shards, uint64_t rate, struct fig *f)
 {
 	char shm[128];
 	fg_time_t now = time(NULL);
@@ -554,7 +591,7 @@ static void run_one(const char *dir, uint64_t n, uint32_t shards, struct fig *f)
 	f->anon_huge_gb = anon_huge_gb();
 	lookups(t.h, t.mem, t.len, n, now, &f->hit_ns, &f->miss_ns, &f->bound_ns, &f->hit2_mps,
 		&f->miss2_mps);
-	snapshot_under_load(&t, dir, n, now, f);
+	snapshot_under_load(&t, dir, n, now, rate, f);
 	write_tail(&t, dir, f->tail, now);
 	table_free(&t);	/* a reboot: the table is gone */
 	r = cold_restore(dir, shm, f, now);
@@ -574,13 +611,17 @@ static void json_line(FILE *o, const struct fig *f)
 		"\"miss2_mps\": %.2f, \"hit_ns_4k\": %.1f, \"miss_ns_4k\": %.1f, "
 		"\"bound_ns_4k\": %.1f, \"snap_s\": %.2f, \"snap_gbps\": %.3f, "
 		"\"p50_idle_us\": %.2f, \"p99_idle_us\": %.2f, \"p50_snap_us\": %.2f, "
-		"\"p99_snap_us\": %.2f, \"tail\": %" PRIu64 ", \"restore_s\": %.2f, "
+		"\"p99_snap_us\": %.2f, \"paced_s\": %.2f, \"paced_mbps\": %.1f, "
+		"\"p50_paced_us\": %.2f, \"p99_paced_us\": %.2f, "
+		"\"tail\": %" PRIu64 ", \"restore_s\": %.2f, "
 		"\"restore_table_s\": %.2f, \"restore_journal_s\": %.2f, \"sweep_s\": %.2f, "
-		"\"swept\": %" PRIu64 ", \"load_avg\": %.2f, \"lat_clock\": \"thread_cpu\"}\n",
+		"\"swept\": %" PRIu64 ", \"load_avg\": %.2f, \"lat_clock\": \"thread_cpu\", "
+		"\"worker\": \"process\"}\n",
 		f->entries, f->capacity, f->shards, f->region_gb, f->anon_huge_gb, f->fill_ns,
 		f->hit_ns, f->miss_ns, f->bound_ns, f->hit2_mps, f->miss2_mps, f->hit_ns_4k,
 		f->miss_ns_4k, f->bound_ns_4k, f->snap_s, f->snap_gbps, f->p50_idle_us,
-		f->p99_idle_us, f->p50_snap_us, f->p99_snap_us, f->tail, f->restore_s,
+		f->p99_idle_us, f->p50_snap_us, f->p99_snap_us, f->paced_s, f->paced_mbps,
+		f->p50_paced_us, f->p99_paced_us, f->tail, f->restore_s,
 		f->restore_table_s, f->restore_journal_s, f->sweep_s, f->swept, f->load_avg);
 }
 
@@ -588,24 +629,43 @@ static void md_rows(FILE *o, const struct fig *f)
 {
 	fprintf(o, "| %" PRIu64 " M | %" PRIu64 " | %.2f GB (%.0f B/entry) | %.0f ns | "
 		"%.0f / %.0f ns (bound %.0f: %.2f) | %.1f / %.1f M/s | %.0f / %.0f ns (%.2f) | "
-		"%.1f s (%.2f GB/s) | %.0f / %.0f µs (%.2fx) | %.1f s + %.1f s | %.2f s |\n",
+		"%.1f s (%.2f GB/s) | %.0f / %.0f µs (%.2fx) | %.1f s at %.0f MB/s: %.0f µs (%.2fx) | "
+		"%.1f s + %.1f s | %.2f s |\n",
 		f->entries / 1000000, f->shards, f->region_gb, f->region_gb * 1e9 / (double)f->entries,
 		f->fill_ns, f->hit_ns, f->miss_ns, f->bound_ns, f->bound_ns / f->hit_ns,
 		f->hit2_mps, f->miss2_mps, f->hit_ns_4k, f->miss_ns_4k, f->bound_ns_4k / f->hit_ns_4k,
 		f->snap_s, f->snap_gbps, f->p99_idle_us, f->p99_snap_us,
-		f->p99_snap_us / f->p99_idle_us, f->restore_table_s, f->restore_journal_s,
+		f->p99_snap_us / f->p99_idle_us, f->paced_s, f->paced_mbps, f->p99_paced_us,
+		f->p99_paced_us / f->p99_idle_us, f->restore_table_s, f->restore_journal_s,
 		f->sweep_s);
 }
 
 static const char md_head[] =
 	"| entries | shards | table | fill | lookup hit / miss, 2M pages (bound; ratio) | "
 	"2 threads hit / miss | hit / miss, 4K pages (ratio) | snapshot | worker p99 burst "
-	"idle / during snapshot | cold restore: table + journal | full sweep |\n"
-	"| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+	"idle / during snapshot | paced snapshot: worker p99 | cold restore: table + journal | "
+	"full sweep |\n"
+	"| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+
+/* 100M, 512K, 2G or a plain number of bytes; a bad one ends the run. */
+static uint64_t size_arg(const char *a)
+{
+	char *end;
+	uint64_t v = strtoull(a, &end, 10);
+
+	switch (*end) {
+	case 'K': v <<= 10; end++; break;
+	case 'M': v <<= 20; end++; break;
+	case 'G': v <<= 30; end++; break;
+	}
+	if (end == a || *end)
+		bench_die("--snapshot-rate: a size such as 100M");
+	return v;
+}
 
 /* One run in a child process (its memory is all given back at exit). */
-static int run_child(const char *dir, uint64_t n, uint32_t shards, const char *json,
-		     const char *md)
+static int run_child(const char *dir, uint64_t n, uint32_t shards, uint64_t rate,
+		     const char *json, const char *md)
 {
 	char cmd[4096], self[1024];
 	ssize_t l = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -613,8 +673,10 @@ static int run_child(const char *dir, uint64_t n, uint32_t shards, const char *j
 	if (l <= 0)
 		bench_die("readlink /proc/self/exe");
 	self[l] = '\0';
-	snprintf(cmd, sizeof(cmd), "'%s' --entries %" PRIu64 " --shards %u --dir '%s'%s%s%s%s%s%s",
-		 self, n, shards, dir, json ? " --json '" : "", json ? json : "", json ? "'" : "",
+	snprintf(cmd, sizeof(cmd),
+		 "'%s' --entries %" PRIu64 " --shards %u --snapshot-rate %" PRIu64
+		 " --dir '%s'%s%s%s%s%s%s",
+		 self, n, shards, rate, dir, json ? " --json '" : "", json ? json : "", json ? "'" : "",
 		 md ? " --md '" : "", md ? md : "", md ? "'" : "");
 	return system(cmd);
 }
@@ -646,11 +708,13 @@ int main(int argc, char **argv)
 		{ "quick", no_argument, NULL, 'q' }, { "full", no_argument, NULL, 'f' },
 		{ "entries", required_argument, NULL, 'n' }, { "shards", required_argument, NULL, 's' },
 		{ "dir", required_argument, NULL, 'd' }, { "json", required_argument, NULL, 'j' },
-		{ "md", required_argument, NULL, 'm' }, { NULL, 0, NULL, 0 },
+		{ "md", required_argument, NULL, 'm' },
+		{ "snapshot-rate", required_argument, NULL, 'r' }, { NULL, 0, NULL, 0 },
 	};
 	uint64_t n = 0, sizes[2] = { 10000000, 100000000 };
 	unsigned nsizes = 0;
 	uint32_t shards = 0;
+	uint64_t rate = 0;	/* 0: half of what the unpaced snapshot reached */
 	double la[1] = { 0 };
 	const char *md = NULL, *dir = NULL, *json = NULL;
 	char tmp[] = "/var/tmp/fg-bench-scale-XXXXXX", cmd[700];
@@ -666,9 +730,10 @@ int main(int argc, char **argv)
 		case 'd': dir = optarg; break;
 		case 'j': json = optarg; break;
 		case 'm': md = optarg; break;
+		case 'r': rate = size_arg(optarg); break;
 		default:
 			fputs("usage: bench_scale [--quick|--full] [--entries N] [--shards S] [--dir DIR] "
-			      "[--json FILE] [--md FILE]\n", stderr);
+			      "[--snapshot-rate BYTES] [--json FILE] [--md FILE]\n", stderr);
 			return 2;
 		}
 	}
@@ -679,7 +744,7 @@ int main(int argc, char **argv)
 		memset(&f, 0, sizeof(f));
 		getloadavg(la, 1);
 		f.load_avg = la[0];
-		run_one(dir, n, shards, &f);
+		run_one(dir, n, shards, rate, &f);
 		json_line(stdout, &f);
 		append_rows(json, md, &f);
 	} else {
@@ -697,7 +762,7 @@ int main(int argc, char **argv)
 		}
 		for (unsigned i = 0; i < (nsizes ? nsizes : 1); i++)
 			for (unsigned s = 0; s < 2; s++)
-				if (run_child(dir, sizes[i], s ? 1 : 64, json, md) != 0)
+				if (run_child(dir, sizes[i], s ? 1 : 64, rate, json, md) != 0)
 					bench_die("a run failed");
 	}
 	if (dir == tmp) {

@@ -47,8 +47,14 @@ def p99(r):
     time on this shared machine measures the other tenants."""
     if r.get("lat_clock") != "thread_cpu":
         return "— (wall clock: not comparable)"
-    return "%.1f / %.1f (%.2fx)" % (r["p99_idle_us"], r["p99_snap_us"],
-                                   r["p99_snap_us"] / r["p99_idle_us"])
+    out = "%.1f / %.1f (%.2fx)" % (r["p99_idle_us"], r["p99_snap_us"],
+                                  r["p99_snap_us"] / r["p99_idle_us"])
+    if "p99_paced_us" in r:
+        out += "; paced at %.0f MB/s: %.1f (%.2fx)" % (
+            r["paced_mbps"], r["p99_paced_us"], r["p99_paced_us"] / r["p99_idle_us"])
+    if r.get("worker") != "process":
+        out += " [worker a thread of the writer's process]"
+    return out
 
 
 def rows(runs):
@@ -160,6 +166,7 @@ def sizing(runs):
                ram, 2 * ram),
            "| snapshot write | %.0f s at %.2f GB/s measured; %.1f MB/s averaged with one an hour | fsync included |" % (
                snap_s, big["snap_gbps"], ram * 1e3 / 3600),
+           "| a worker's p99 answer during a snapshot | %s | µs a burst of 32, idle / during; snapshot-rate: docs/history.md |" % p99(big),
            "| restore, cold disk | %.1f s per G entries (table) + %.1f s for an hour of journal = %.0f s for the whole history | %d threads, this machine |" % (
                restore_g, journal_s, restore_g * entries / 1e9 + journal_s, 2),
            "| full expiry sweep | %.0f s a pass; floodctld's --expire-share 1 %% (the default) starts the next %.1f h after one, so an entry leaves up to that long after its retention (%.1f %% more entries held than the retention's own) | measured pass, scaled; expiry.h |" % (
@@ -202,7 +209,8 @@ def main():
             "",
             "Each row one run of tools/bench/bench_scale (method in its file-head comment): "
             "fill in anonymous memory with 2M pages where THP gives them, lookups against "
-            "the same run's bound, a snapshot while a pinned worker answers CHECK bursts, "
+            "the same run's bound, a snapshot (unpaced, then paced) while a pinned worker "
+            "process answers CHECK bursts, "
             "an hour of a full feed's journal, a restore from a cold page cache into a "
             "new region in /dev/shm (4K pages here), lookups again, a full expiry sweep. "
             "A shared 2-core machine: the load column is the 1-minute load average as "
