@@ -54,6 +54,12 @@ static void cluster_teardown(void)
 	cluster_up = false;
 }
 
+/* The cluster's reply deadline: no test here is about a late reply, and a
+ * loaded machine (sanitizers, a CPU hog) may deschedule a Redis process
+ * for a moment; 200 ms was a bet on it not doing so. Where nothing
+ * listens, claims fail at once on the refused connection. */
+#define CLAIM_TIMEOUT "3s"
+
 /* A box named `name` on `seeds`, its downstream fed `groups`. */
 static void box_open(struct box *b, const char *name, const char *seeds, const char *groups,
 		     const char *offer_timeout)
@@ -65,9 +71,9 @@ static void box_open(struct box *b, const char *name, const char *seeds, const c
 	memset(b, 0, sizeof(*b));
 	snprintf(text, sizeof(text),
 		 "[session]\noffer-timeout %s\n[cluster]\nseeds %s\nsecret site-secret\n"
-		 "box %s\ntimeout 200ms\nwindow 10m\n[peer p]\naddress 192.0.2.1\n"
+		 "box %s\ntimeout %s\nwindow 10m\n[peer p]\naddress 192.0.2.1\n"
 		 "[downstream d]\naddress 127.0.0.1\nnewsgroups %s\n",
-		 offer_timeout, seeds, name, groups);
+		 offer_timeout, seeds, name, CLAIM_TIMEOUT, groups);
 	b->cfg = fg_config_load_text("t.conf", text, strlen(text), &errs);
 	ck_assert_msg(b->cfg != NULL, "config: %s", errs.n ? errs.err[0].text : "?");
 	p.cfg = b->cfg;
