@@ -162,7 +162,7 @@ static void pace(void *arg, uint64_t done)
  * at full speed), then write the header. */
 static int fill_file(int fd, struct fg_history *h, struct fg_snap_info *info, uint64_t rate)
 {
-	struct pacer pacer = { .fd = fd, .rate = rate, .t0 = fg_mono_ns() };
+	struct pacer pacer = { .fd = fd, .rate = rate };
 	struct snap_hdr hdr;
 	size_t total = FG_SNAP_HEADER + info->image_size;
 	uint8_t *map;
@@ -177,6 +177,7 @@ static int fill_file(int fd, struct fg_history *h, struct fg_snap_info *info, ui
 	map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
 	if (map == MAP_FAILED)
 		return -errno;
+	pacer.t0 = fg_mono_ns();	/* the rate counts from the copy, not the mapping */
 	rc = fg_history_image_copy_paced(h, map + FG_SNAP_HEADER, info->image_size,
 					 rate ? pace : NULL, &pacer);
 	if (rc == 0) {
