@@ -32,11 +32,15 @@
  *  1. A relocation publishes its copy in the pair's other bucket before it
  *     deletes the source (history_insert.c, RELOCATION), so for a moment
  *     one entry has two identical key words in its pair.
- *  2. When the sweep deletes an expired final entry, it also deletes an
- *     identical published key word in the pair's other bucket: the twin
- *     of a relocation caught between its copy and its delete. The pair
- *     counts one expiry, and the relocation's own delete then fails and
- *     its undo finds nothing to undo.
+ *  2. When the sweep deletes an expired final entry whose other bucket is
+ *     still ahead of its cursor, it also deletes an identical published
+ *     key word there: the twin of a relocation caught between its copy and
+ *     its delete. The pair counts one expiry, and the relocation's own
+ *     delete then fails and its undo finds nothing to undo. (A twin behind
+ *     the cursor is never met again in this pass: the relocation's undo
+ *     takes it.) The other buckets are read in batches, each prefetched
+ *     when its entry is deleted, so the check costs no DRAM round trip of
+ *     its own.
  *  3. A relocation checks its source again just before it publishes the
  *     copy, and backs out if the source is gone.
  *  4. What remains: a relocation that passes step 3, is preempted before
@@ -72,23 +76,33 @@ static bool expired(const struct fg_history_sweep *s, const struct fg_history_en
 	return e->first_seen < s->now - s->retention;
 }
 
-/* Step 2 above: delete a relocation's published copy of w (an identical
- * key word) in the other bucket of b's pair, if one is there. */
-static void delete_twin(struct fg_history *h, uint64_t b, uint64_t w)
-{
-	uint64_t alt = fg_halt_global(h, b, fg_hw_fp(w));
-	struct fg_hbucket *bk = fg_hbkt(h, alt);
+/* Deleted entries whose other bucket a step reads at once (step 2). */
+#define TWIN_BATCH 32u
 
-	if (alt == b)
-		return;
-	for (unsigned i = 0; i < FG_HSLOTS; i++)
-		if (atomic_load(&bk->key[i]) == w && fg_hdelete(h, alt * FG_HSLOTS + i, w))
-			return;
+struct twin {
+	uint64_t b;		/* the other bucket of the pair, ahead of the cursor */
+	uint64_t w;		/* the key word deleted */
+};
+
+/* Step 2 above: delete a relocation's published copy of each w (an
+ * identical key word) in its other bucket, if one is there. */
+static void delete_twins(struct fg_history *h, const struct twin *t, unsigned n)
+{
+	for (unsigned j = 0; j < n; j++) {
+		struct fg_hbucket *bk = fg_hbkt(h, t[j].b);
+
+		for (unsigned i = 0; i < FG_HSLOTS; i++)
+			if (atomic_load(&bk->key[i]) == t[j].w &&
+			    fg_hdelete(h, t[j].b * FG_HSLOTS + i, t[j].w))
+				break;
+	}
 }
 
 int fg_history_sweep_step(struct fg_history *h, struct fg_history_sweep *s, unsigned budget)
 {
 	uint64_t end = FG_MIN(s->cursor + budget, h->m);
+	struct twin twins[TWIN_BATCH];
+	unsigned n_twins = 0;
 
 	for (; s->cursor < end; s->cursor++) {
 		struct fg_hbucket *bk = fg_hbkt(h, s->cursor);
@@ -113,8 +127,18 @@ int fg_history_sweep_step(struct fg_history *h, struct fg_history_sweep *s, unsi
 				s->expired_offers++;
 				continue;
 			}
-			if (!s->dry_run)
-				delete_twin(h, s->cursor, w);
+			if (!s->dry_run) {
+				uint64_t alt = fg_halt_global(h, s->cursor, fg_hw_fp(w));
+
+				if (alt > s->cursor) {
+					__builtin_prefetch(fg_hbkt(h, alt));
+					twins[n_twins++] = (struct twin){ alt, w };
+					if (n_twins == TWIN_BATCH) {
+						delete_twins(h, twins, n_twins);
+						n_twins = 0;
+					}
+				}
+			}
 			s->expired++;
 			s->expired_by_state[e.state]++;
 			if (!s->dry_run)
@@ -122,6 +146,7 @@ int fg_history_sweep_step(struct fg_history *h, struct fg_history_sweep *s, unsi
 		}
 		s->buckets++;
 	}
+	delete_twins(h, twins, n_twins);
 	s->done = s->cursor >= h->m;
 	return !s->done;
 }
