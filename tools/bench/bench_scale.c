@@ -4,7 +4,7 @@
  * shard count per run, every figure against the same run's bound.
  *
  *   bench_scale [--quick|--full] [--entries N] [--shards S] [--dir DIR]
- *               [--snapshot-rate BYTES] [--json FILE] [--md FILE]
+ *               [--snapshot-rate BYTES] [--worker-cpu 0|1] [--json FILE] [--md FILE]
  *
  * --quick: 10 M entries, 64 shards and 1; --full: the same at 10 M and
  * 100 M (each in a child process of its own, so memory is given back
@@ -31,8 +31,10 @@
  *                (lookups only: an offer's write would copy the page under
  *                fork's copy-on-write), so the TLB shootdowns of the
  *                snapshot's writeback go to the writer's CPUs, not the
- *                worker's, as in production. Worker and snapshot pinned to
- *                CPUs of their own, the burst's time in thread CPU time
+ *                worker's, as in production. Worker (--worker-cpu, 1 by
+ *                default) and writer pinned to CPUs 0 and 1, one each: put
+ *                the worker where the disk's interrupts are not, as a site
+ *                puts its lcores; the burst's time in thread CPU time
  *                (what a dedicated lcore would see: a shared machine's
  *                preemptions left out, the snapshot's pressure on caches
  *                and memory kept in); then the same snapshot again,
@@ -79,6 +81,7 @@
 #define ID_MAX 48u
 #define HOUR_OF_FEED 25000000ull	/* 600 M new IDs a day / 24 */
 #define LAT_MAX (1u << 22)		/* burst latencies kept per phase */
+#define WORKER_CPU 1u			/* the snapshot phase's worker; the writer takes the other */
 
 struct fig {
 	uint64_t entries, capacity, shards, tail;
@@ -87,6 +90,7 @@ struct fig {
 	double hit_ns, miss_ns, bound_ns, hit2_mps, miss2_mps, hit_ns_4k, miss_ns_4k, bound_ns_4k;
 	double snap_s, snap_gbps, p50_idle_us, p99_idle_us, p50_snap_us, p99_snap_us;
 	double paced_s, paced_mbps, p50_paced_us, p99_paced_us;
+	unsigned worker_cpu;
 	double restore_s, restore_table_s, restore_journal_s, sweep_s;
 	uint64_t swept;
 	double load_avg;
@@ -353,6 +357,7 @@ struct worker {
 	struct sample hits, misses;
 	fg_time_t now;
 	atomic_int phase;		/* 0 idle, 1 snapshot, 2 paced snapshot, 3 stop */
+	unsigned cpu;			/* the worker's CPU, 0 or 1 */
 	uint32_t *lat[3];		/* ns per burst */
 	uint32_t nlat[3];
 };
@@ -390,7 +395,7 @@ static void worker_main(struct worker *w)
 	uint64_t i = 0;
 	int ph;
 
-	pin(1);
+	pin(w->cpu);
 	while ((ph = atomic_load(&w->phase)) < 3) {
 		double t = cpu_s();
 
@@ -433,7 +438,7 @@ static double pct_us(uint32_t *v, uint32_t n, double p)
 }
 
 static void snapshot_under_load(struct table *t, const char *dir, uint64_t n, fg_time_t now,
-				uint64_t rate, struct fig *f)
+				uint64_t rate, unsigned cpu, struct fig *f)
 {
 	char path[PATH_MAX];
 	struct worker *w = shared_alloc(sizeof(*w));
@@ -447,6 +452,8 @@ static void snapshot_under_load(struct table *t, const char *dir, uint64_t n, fg
 	memcpy(seed, (const uint8_t *)t->mem + 64, sizeof(seed));	/* the header's seed */
 	w->h = t->h;
 	w->now = now;
+	w->cpu = cpu;
+	f->worker_cpu = cpu;
 	sample_make(&w->hits, 0, n, 3);
 	sample_make(&w->misses, n + (1ull << 41), 1ull << 40, 4);
 	for (unsigned i = 0; i < 3; i++)
@@ -458,7 +465,7 @@ static void snapshot_under_load(struct table *t, const char *dir, uint64_t n, fg
 		worker_main(w);
 		_exit(0);
 	}
-	pin(0);
+	pin(!w->cpu);	/* the writer on the other of CPUs 0 and 1 */
 	/* the worker alone first, about as long as a snapshot will take
 	 * (estimated at 0.5 GB/s, at least 3 s) */
 	t0 = now_s();
@@ -568,7 +575,8 @@ static struct fg_region *cold_restore(const char *dir, const char *shm, struct f
 	return r;
 }
 
-static void run_one(const char *dir, uint64_t n, uint32_t shards, uint64_t rate, struct fig *f)
+static void run_one(const char *dir, uint64_t n, uint32_t shards, uint64_t rate, unsigned cpu,
+		    struct fig *f)
 {
 	char shm[128];
 	fg_time_t now = time(NULL);
@@ -591,7 +599,7 @@ static void run_one(const char *dir, uint64_t n, uint32_t shards, uint64_t rate,
 	f->anon_huge_gb = anon_huge_gb();
 	lookups(t.h, t.mem, t.len, n, now, &f->hit_ns, &f->miss_ns, &f->bound_ns, &f->hit2_mps,
 		&f->miss2_mps);
-	snapshot_under_load(&t, dir, n, now, rate, f);
+	snapshot_under_load(&t, dir, n, now, rate, cpu, f);
 	write_tail(&t, dir, f->tail, now);
 	table_free(&t);	/* a reboot: the table is gone */
 	r = cold_restore(dir, shm, f, now);
@@ -616,13 +624,14 @@ static void json_line(FILE *o, const struct fig *f)
 		"\"tail\": %" PRIu64 ", \"restore_s\": %.2f, "
 		"\"restore_table_s\": %.2f, \"restore_journal_s\": %.2f, \"sweep_s\": %.2f, "
 		"\"swept\": %" PRIu64 ", \"load_avg\": %.2f, \"lat_clock\": \"thread_cpu\", "
-		"\"worker\": \"process\"}\n",
+		"\"worker\": \"process\", \"worker_cpu\": %u}\n",
 		f->entries, f->capacity, f->shards, f->region_gb, f->anon_huge_gb, f->fill_ns,
 		f->hit_ns, f->miss_ns, f->bound_ns, f->hit2_mps, f->miss2_mps, f->hit_ns_4k,
 		f->miss_ns_4k, f->bound_ns_4k, f->snap_s, f->snap_gbps, f->p50_idle_us,
 		f->p99_idle_us, f->p50_snap_us, f->p99_snap_us, f->paced_s, f->paced_mbps,
 		f->p50_paced_us, f->p99_paced_us, f->tail, f->restore_s,
-		f->restore_table_s, f->restore_journal_s, f->sweep_s, f->swept, f->load_avg);
+		f->restore_table_s, f->restore_journal_s, f->sweep_s, f->swept, f->load_avg,
+		f->worker_cpu);
 }
 
 static void md_rows(FILE *o, const struct fig *f)
@@ -664,7 +673,7 @@ static uint64_t size_arg(const char *a)
 }
 
 /* One run in a child process (its memory is all given back at exit). */
-static int run_child(const char *dir, uint64_t n, uint32_t shards, uint64_t rate,
+static int run_child(const char *dir, uint64_t n, uint32_t shards, uint64_t rate, unsigned cpu,
 		     const char *json, const char *md)
 {
 	char cmd[4096], self[1024];
@@ -675,8 +684,8 @@ static int run_child(const char *dir, uint64_t n, uint32_t shards, uint64_t rate
 	self[l] = '\0';
 	snprintf(cmd, sizeof(cmd),
 		 "'%s' --entries %" PRIu64 " --shards %u --snapshot-rate %" PRIu64
-		 " --dir '%s'%s%s%s%s%s%s",
-		 self, n, shards, rate, dir, json ? " --json '" : "", json ? json : "", json ? "'" : "",
+		 " --worker-cpu %u --dir '%s'%s%s%s%s%s%s",
+		 self, n, shards, rate, cpu, dir, json ? " --json '" : "", json ? json : "", json ? "'" : "",
 		 md ? " --md '" : "", md ? md : "", md ? "'" : "");
 	return system(cmd);
 }
@@ -709,12 +718,14 @@ int main(int argc, char **argv)
 		{ "entries", required_argument, NULL, 'n' }, { "shards", required_argument, NULL, 's' },
 		{ "dir", required_argument, NULL, 'd' }, { "json", required_argument, NULL, 'j' },
 		{ "md", required_argument, NULL, 'm' },
-		{ "snapshot-rate", required_argument, NULL, 'r' }, { NULL, 0, NULL, 0 },
+		{ "snapshot-rate", required_argument, NULL, 'r' },
+		{ "worker-cpu", required_argument, NULL, 'c' }, { NULL, 0, NULL, 0 },
 	};
 	uint64_t n = 0, sizes[2] = { 10000000, 100000000 };
 	unsigned nsizes = 0;
 	uint32_t shards = 0;
 	uint64_t rate = 0;	/* 0: half of what the unpaced snapshot reached */
+	unsigned cpu = WORKER_CPU;
 	double la[1] = { 0 };
 	const char *md = NULL, *dir = NULL, *json = NULL;
 	char tmp[] = "/var/tmp/fg-bench-scale-XXXXXX", cmd[700];
@@ -731,9 +742,10 @@ int main(int argc, char **argv)
 		case 'j': json = optarg; break;
 		case 'm': md = optarg; break;
 		case 'r': rate = size_arg(optarg); break;
+		case 'c': cpu = strtoul(optarg, NULL, 10) != 0; break;
 		default:
 			fputs("usage: bench_scale [--quick|--full] [--entries N] [--shards S] [--dir DIR] "
-			      "[--snapshot-rate BYTES] [--json FILE] [--md FILE]\n", stderr);
+			      "[--snapshot-rate BYTES] [--worker-cpu 0|1] [--json FILE] [--md FILE]\n", stderr);
 			return 2;
 		}
 	}
@@ -744,7 +756,7 @@ int main(int argc, char **argv)
 		memset(&f, 0, sizeof(f));
 		getloadavg(la, 1);
 		f.load_avg = la[0];
-		run_one(dir, n, shards, rate, &f);
+		run_one(dir, n, shards, rate, cpu, &f);
 		json_line(stdout, &f);
 		append_rows(json, md, &f);
 	} else {
@@ -762,7 +774,7 @@ int main(int argc, char **argv)
 		}
 		for (unsigned i = 0; i < (nsizes ? nsizes : 1); i++)
 			for (unsigned s = 0; s < 2; s++)
-				if (run_child(dir, sizes[i], s ? 1 : 64, rate, json, md) != 0)
+				if (run_child(dir, sizes[i], s ? 1 : 64, rate, cpu, json, md) != 0)
 					bench_die("a run failed");
 	}
 	if (dir == tmp) {
