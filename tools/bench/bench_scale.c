@@ -65,6 +65,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -462,6 +464,9 @@ static void snapshot_under_load(struct table *t, const char *dir, uint64_t n, fg
 	if (pid < 0)
 		bench_die("fork");
 	if (pid == 0) {
+		/* a writer that dies (bench_die) takes its worker with it */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
+			_exit(1);
 		worker_main(w);
 		_exit(0);
 	}
