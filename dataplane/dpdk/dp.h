@@ -5,7 +5,8 @@
  *
  *   main.c    options, configuration, EAL start-up, the region, start and
  *             stop, the main lcore's loop (signals, control socket, stats)
- *   eal.c     the EAL argument list built from the configuration
+ *   eal.c     the EAL argument list built from the configuration, and
+ *             the EAL's stop (its interrupt thread parked first)
  *   port.c    the ethdev port: queues, offloads, mempool; the mbuf port
  *             ops the net module and passive mode use
  *   worker.c  one worker lcore: its modules, its loop, idle back-off
@@ -252,6 +253,9 @@ struct dp {
 /* eal.c: argv for rte_eal_init (strings in `buf`); the count or -errno. */
 int dp_eal_args(const struct fg_config *cfg, const char *port, char *buf, size_t buflen,
 		char **argv, unsigned max);
+/* eal.c: rte_eal_cleanup(), the interrupt thread parked first (the ports
+ * must be closed). */
+void dp_eal_stop(void);
 
 /* port.c */
 int dp_port_setup(struct dp *dp);

@@ -772,7 +772,7 @@ out:
 		dp_port_stop(&dp);
 	history_close(&dp);
 	if (dp.eal_up)
-		rte_eal_cleanup();
+		dp_eal_stop();
 	if (dp.ob_cfg != dp.cfg)
 		fg_config_free(dp.ob_cfg);
 	fg_config_free(dp.cfg);
