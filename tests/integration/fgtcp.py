@@ -15,10 +15,12 @@ harness for its counters (SIGUSR1 -> "name value" lines); close() stops
 it, checks its log is clean and deletes the namespace. Verdicts, waiting
 and the namespace come from fgkit.
 """
+import atexit
 import email.utils
 import os
 import re
 import signal
+import shutil
 import socket
 import subprocess
 import time
@@ -51,6 +53,7 @@ class Harness:
         self.ns = "fg-tcp-%s-%d" % (name, os.getpid())
         self.dir = os.path.join(TOP, "build/test-tmp", self.ns)
         os.makedirs(self.dir, exist_ok=True)
+        atexit.register(self.remove_dir)
         self.stats_file = os.path.join(self.dir, "stats")
         self.log_file = os.path.join(self.dir, "taphost.log")
         self.config = os.path.join(self.dir, "floodgate.conf")
@@ -104,6 +107,14 @@ class Harness:
     def wait_stats(self, pred, what, timeout=30):
         """The first fresh counters for which pred(counters) holds."""
         return fgkit.wait_counters(self.stats, pred, timeout, what)
+
+    def remove_dir(self):
+        """At the test's exit: its directory goes unless it failed (as
+        fgdp.World's; FG_KEEP_TMP=1 keeps it anyway)."""
+        if fgkit.failed or os.environ.get("FG_KEEP_TMP"):
+            log("kept %s" % self.dir)
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
     def close(self, check_log=True):
         final = None
