@@ -6,6 +6,7 @@
 #   make test-long  make test, then the long tests: the soak with kills, 700 KB
 #                   articles through the whole path, the power-loss matrix, the
 #                   Debian package installed, upgraded and purged here
+#   make test-long-only  the long tests alone (make test just passed here)
 #   make bench      quick benchmarks; figures to stdout and docs/benchmarks.md
 #   make bench-full the long benchmarks too, and the history's curve to 1 G
 #                   entries (tools/bench/scale_curve.sh: docs/bench/scale.md)
@@ -208,7 +209,7 @@ PROG_BINS += $(B)/bin/floodgate
 endif
 
 # ---------------------------------------------------------------- rules
-.PHONY: all deps test test-long bench bench-full fuzz fuzz-build run clean \
+.PHONY: all deps test test-long test-long-only bench bench-full fuzz fuzz-build run clean \
 	test-build tsan-build help compat-golden programs man install deb
 
 all: $(LIBS_ALL) $(PROG_BINS) $(UNIT_BINS) $(FUZZ_REPLAYS) $(BENCH_BINS) $(PRELOAD_LIBS)
@@ -332,6 +333,11 @@ test: deps
 test-long: deps
 	$(MAKE) --no-print-directory -j$(NPROC) test-build
 	tools/run-tests.sh long
+
+# the long suites alone, where `make test` has just passed on this commit
+test-long-only: deps
+	$(MAKE) --no-print-directory -j$(NPROC) test-build
+	tools/run-tests.sh long-only
 
 bench: deps
 	$(MAKE) --no-print-directory -j$(NPROC) all

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# run-tests.sh quick|long — runs every test suite that `make test` (quick) or
-# `make test-long` (long) promises, each with its own log, and ends with one
-# summary line per suite. Exit status 0 only if every suite passed.
+# run-tests.sh quick|long|long-only — runs every test suite that `make test`
+# (quick) or `make test-long` (long) promises, each with its own log, and
+# ends with one summary line per suite. Exit status 0 only if every suite
+# passed. long-only runs tests/long alone (`make test-long-only`), for a
+# machine where the quick suites have just passed on the same commit.
 #
 # Suites, in order:
 #   layers/check           the tiers hold (tools/check-layers.sh: symbols, includes)
@@ -32,6 +34,10 @@
 # N failed, N skipped" (CI reads it).
 set -u
 mode=${1:-quick}
+case $mode in
+quick|long|long-only) ;;
+*) echo "usage: $0 quick|long|long-only" >&2; exit 2 ;;
+esac
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
 logs=build/test-logs
@@ -125,27 +131,6 @@ script_timeout() {
 	echo "${t:-900}"
 }
 
-run_bg "layers/check" 300 tools/check-layers.sh build/release
-for t in build/release/tests/unit/test_*; do
-	[ -x "$t" ] || continue
-	run_bg "unit/$(basename "$t")" 600 "$t"
-done
-for t in build/asan/tests/unit/test_*; do
-	[ -x "$t" ] || continue
-	run_bg "unit-asan/$(basename "$t")" 900 "$t"
-done
-for t in build/tsan/tests/unit/test_*_mt; do
-	[ -x "$t" ] || continue
-	run_bg "unit-tsan/$(basename "$t")" 900 "$t"
-done
-for t in build/asan/tests/fuzz/fuzz_*; do
-	[ -x "$t" ] || continue
-	n=$(basename "$t")
-	corpus=tests/fuzz/corpus/${n#fuzz_}
-	run_bg "fuzz/$n" 900 "$t" "$corpus"
-done
-wait
-
 run_scripts() {
 	local kind=$1 dir=$2 s
 	for s in "$dir"/[0-9]*; do
@@ -153,9 +138,36 @@ run_scripts() {
 		run_fg "$kind/$(basename "$s")" "$(script_timeout "$s")" "$s"
 	done
 }
-run_scripts integration tests/integration
-run_scripts interop tests/interop
-[ "$mode" = long ] && run_scripts long tests/long
+
+# everything `make test` runs: the library suites, then the scripts
+quick_suites() {
+	run_bg "layers/check" 300 tools/check-layers.sh build/release
+	for t in build/release/tests/unit/test_*; do
+		[ -x "$t" ] || continue
+		run_bg "unit/$(basename "$t")" 600 "$t"
+	done
+	for t in build/asan/tests/unit/test_*; do
+		[ -x "$t" ] || continue
+		run_bg "unit-asan/$(basename "$t")" 900 "$t"
+	done
+	for t in build/tsan/tests/unit/test_*_mt; do
+		[ -x "$t" ] || continue
+		run_bg "unit-tsan/$(basename "$t")" 900 "$t"
+	done
+	for t in build/asan/tests/fuzz/fuzz_*; do
+		[ -x "$t" ] || continue
+		n=$(basename "$t")
+		corpus=tests/fuzz/corpus/${n#fuzz_}
+		run_bg "fuzz/$n" 900 "$t" "$corpus"
+	done
+	wait
+
+	run_scripts integration tests/integration
+	run_scripts interop tests/interop
+}
+
+[ "$mode" = long-only ] || quick_suites
+[ "$mode" = quick ] || run_scripts long tests/long
 
 t_end=$(date +%s)
 echo
