@@ -151,9 +151,10 @@ def phase_patterns(w, bin_dir, text_dir):
     # what the limit is for; it unparks at the writer's next pass after
     # its cursor is durable, and the status file shows that about a
     # second later: wait for it rather than bet on the status in hand
-    d = fgkit.wait_until(lambda: (lambda d: d if d["binaries"]["state"] == "feeding" and
-                                  d["text"]["state"] == "feeding" else None)(downstreams(w)),
-                         30, lambda: "both feeding: %r" % downstreams(w))
+    def both_feeding():
+        d = downstreams(w)
+        return d if d["binaries"]["state"] == d["text"]["state"] == "feeding" else None
+    d = fgkit.wait_until(both_feeding, 30, lambda: "both feeding: %r" % downstreams(w))
     check(d["binaries"]["parks"] == 0, "binaries (no records limit) never parked: %r" % d)
     log("patterns: binaries %d, text %d of %d articles (crossposts both, poisoned neither)"
         % (len(want_bin), len(want_text), len(arts)))

@@ -254,6 +254,10 @@ def article(msgid, age=3600, body=2048, path="peer.example!not-for-mail"):
 
 # memif under --no-shconf has no multi-process channel: a notice, not a fault
 MEMIF_NOISE = r"rte_pmd_memif_probe\(\): Failed to register mp action callback"
+# DPDK's bonding PMD: a bond stops its members before ethdev does, and
+# says so; mode 4's warning at start and its members' refusals (memif
+# takes neither promiscuous nor all-multicast)
+BOND_NOISE = r"^Device with port_id=\d+ already stopped$|^bond_\w+\(\d+\) - (Using mode 4|[Ff]ailed to)"
 
 
 def start_memif_dp(w, lines):

@@ -747,7 +747,14 @@ int main(int argc, char **argv)
 		case 'j': json = optarg; break;
 		case 'm': md = optarg; break;
 		case 'r': rate = size_arg(optarg); break;
-		case 'c': cpu = strtoul(optarg, NULL, 10) != 0; break;
+		case 'c':
+			if (strcmp(optarg, "0") != 0 && strcmp(optarg, "1") != 0) {
+				fprintf(stderr, "bench_scale: --worker-cpu %s: 0 or 1 (the writer "
+					"takes the other)\n", optarg);
+				return 2;
+			}
+			cpu = (unsigned)(optarg[0] - '0');
+			break;
 		default:
 			fputs("usage: bench_scale [--quick|--full] [--entries N] [--shards S] [--dir DIR] "
 			      "[--snapshot-rate BYTES] [--worker-cpu 0|1] [--json FILE] [--md FILE]\n", stderr);
