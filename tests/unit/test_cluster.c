@@ -90,6 +90,21 @@ static bool run_until_mapped(struct fg_cluster *c)
 	return st.slots_mapped == FG_CLUSTER_SLOTS;
 }
 
+/* Run until the client has taken a slot map after the `before` one: a
+ * MOVED asks for one, but no sooner than a request timeout after the last
+ * (the client's own pacing), so the map in hand may still be complete. */
+static bool run_until_refreshed(struct fg_cluster *c, uint64_t before)
+{
+	struct fg_cluster_stats st;
+	uint64_t end = ms_now() + BOUND_MS;
+
+	do {
+		fg_cluster_run(c, 10, on_done, &res);
+		fg_cluster_get_stats(c, &st);
+	} while (st.map_refreshes <= before && ms_now() < end);
+	return st.map_refreshes > before;
+}
+
 static int submit2(struct fg_cluster *c, const char *verb, const char *key, uint64_t cookie)
 {
 	const char *argv[] = { verb, key };
@@ -623,6 +638,7 @@ START_TEST(manual_failover_followed)
 		fprintf(stderr, "note: the new master of %s answered nil after the failover\n", key);
 	fg_cluster_get_stats(c, &st);
 	ck_assert_uint_eq(st.moved, st0.moved + 1);
+	ck_assert(run_until_refreshed(c, st0.map_refreshes));
 	ck_assert(run_until_mapped(c));
 	fg_cluster_get_stats(c, &st);
 	ck_assert_uint_gt(st.map_refreshes, st0.map_refreshes);
