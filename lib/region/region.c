@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,39 +131,59 @@ size_t fg_region_size(const struct fg_region_params *p)
 
 /* ---- where the region lives ---- */
 
-/* The first hugetlbfs mount and its page size; false if none. */
-static bool hugetlbfs_mount(char *dir, size_t len, uint64_t *page)
-{
-	char line[1024], dev[256], mnt[512], type[64];
-	FILE *f = fopen("/proc/mounts", "re");
-	bool found = false;
-	struct statfs sf;
+/*
+ * Every hugetlbfs mount is a candidate: a box may mount one per page size
+ * (2M on /dev/hugepages, 1G elsewhere), and a processor may offer only
+ * 2M. A mount's room is the smaller of two bounds: the free pages of its
+ * own size in the kernel's pool (/sys/kernel/mm/hugepages/hugepages-<kB>kB,
+ * less those promised to mappings not yet touched) and, where the mount
+ * has a size= limit, what is left of that limit (statfs; a mount without
+ * one reports no blocks). /proc/meminfo's HugePages_Free is the default
+ * size's pool alone and is read only where sysfs is missing.
+ */
+#define HUGE_MOUNTS_MAX 8
 
+struct huge_mount {
+	char dir[PATH_MAX];
+	uint64_t page;	/* bytes */
+	uint64_t room;	/* bytes a new file may take */
+};
+
+static unsigned long long sysfs_hugepages(uint64_t page, const char *field)
+{
+	char path[128];
+	unsigned long long v;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%llukB/%s",
+		 (unsigned long long)(page >> 10), field);
+	f = fopen(path, "re");
 	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%255s %511s %63s", dev, mnt, type) != 3 ||
-		    strcmp(type, "hugetlbfs") != 0)
-			continue;
-		if (statfs(mnt, &sf) == 0 && (uint64_t)sf.f_type == HUGETLBFS_MAGIC &&
-		    (size_t)snprintf(dir, len, "%s", mnt) < len) {
-			*page = (uint64_t)sf.f_bsize;
-			found = true;
-		}
-	}
+		return ULLONG_MAX;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = ULLONG_MAX;
 	fclose(f);
-	return found;
+	return v;
 }
 
-/* Free huge pages of the default size, in bytes (0 if unknown). */
-static uint64_t hugepages_free(uint64_t page)
+/* Free pages of `page`'s size in the kernel's pool, in bytes (0 if unknown). */
+static uint64_t pool_free(uint64_t page)
 {
+	unsigned long long free_pages = sysfs_hugepages(page, "free_hugepages");
+	unsigned long long resv = sysfs_hugepages(page, "resv_hugepages");
+	unsigned long long kb = 0, v;
 	char line[256];
-	unsigned long long free_pages = 0, kb = 0, v;
-	FILE *f = fopen("/proc/meminfo", "re");
+	FILE *f;
 
+	if (free_pages != ULLONG_MAX) {
+		if (resv != ULLONG_MAX)
+			free_pages = free_pages > resv ? free_pages - resv : 0;
+		return free_pages * page;
+	}
+	f = fopen("/proc/meminfo", "re");
 	if (!f)
 		return 0;
+	free_pages = 0;
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "HugePages_Free: %llu", &v) == 1)
 			free_pages = v;
@@ -173,6 +194,34 @@ static uint64_t hugepages_free(uint64_t page)
 	return kb * 1024 == page ? free_pages * page : 0;
 }
 
+/* The hugetlbfs mounts, in /proc/mounts order; how many (at most `max`). */
+static unsigned huge_mounts(struct huge_mount *m, unsigned max)
+{
+	char line[1024], dev[256], mnt[512], type[64];
+	FILE *f = fopen("/proc/mounts", "re");
+	unsigned n = 0;
+	struct statfs sf;
+
+	if (!f)
+		return 0;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%255s %511s %63s", dev, mnt, type) != 3 ||
+		    strcmp(type, "hugetlbfs") != 0)
+			continue;
+		if (statfs(mnt, &sf) != 0 || (uint64_t)sf.f_type != HUGETLBFS_MAGIC ||
+		    (size_t)snprintf(m[n].dir, sizeof(m[n].dir), "%s", mnt) >= sizeof(m[n].dir))
+			continue;
+		m[n].page = (uint64_t)sf.f_bsize;
+		m[n].room = pool_free(m[n].page);
+		if (sf.f_blocks != 0 && sf.f_blocks != (__typeof__(sf.f_blocks))-1 &&
+		    (uint64_t)sf.f_bavail * m[n].page < m[n].room)
+			m[n].room = (uint64_t)sf.f_bavail * m[n].page;
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
 static const char *base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -180,29 +229,40 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-/* The hugetlbfs candidate for shm_path; false if no hugetlbfs is mounted
- * (or shm_path already is on one, in which case it is the only place). */
-static bool huge_candidate(const char *shm_path, char *out, size_t len, uint64_t *page)
+/* shm_path's place on mount `m`; false if it does not fit in `out` or
+ * shm_path already is on that mount (then it is its own place). */
+static bool huge_place(const struct huge_mount *m, const char *shm_path, char *out, size_t len)
 {
-	char dir[PATH_MAX];
-	size_t dl;
+	size_t dl = strlen(m->dir);
 
-	if (!hugetlbfs_mount(dir, sizeof(dir), page))
+	if (strncmp(shm_path, m->dir, dl) == 0 && shm_path[dl] == '/')
 		return false;
-	dl = strlen(dir);
-	if (strncmp(shm_path, dir, dl) == 0 && shm_path[dl] == '/')
-		return false;
-	return (size_t)snprintf(out, len, "%s/%s", dir, base_name(shm_path)) < len;
+	return (size_t)snprintf(out, len, "%s/%s", m->dir, base_name(shm_path)) < len;
+}
+
+/* The existing region file for shm_path on some hugetlbfs mount; false if
+ * there is none. */
+static bool huge_existing(const char *shm_path, char *out, size_t len)
+{
+	struct huge_mount m[HUGE_MOUNTS_MAX];
+	unsigned n = huge_mounts(m, HUGE_MOUNTS_MAX);
+
+	for (unsigned i = 0; i < n; i++)
+		if (huge_place(&m[i], shm_path, out, len) && access(out, F_OK) == 0)
+			return true;
+	return false;
 }
 
 int fg_region_unlink(const char *shm_path)
 {
 	char hp[PATH_MAX];
-	uint64_t page;
 	int rc = 0;
 
-	if (huge_candidate(shm_path, hp, sizeof(hp), &page) && unlink(hp) < 0 && errno != ENOENT)
-		rc = -errno;
+	while (huge_existing(shm_path, hp, sizeof(hp)))
+		if (unlink(hp) < 0) {
+			rc = -errno;
+			break;
+		}
 	if (unlink(shm_path) < 0 && errno != ENOENT)
 		rc = -errno;
 	return rc;
@@ -369,42 +429,72 @@ static uint64_t thp_page_size(void)
 	return v ? v : 2u << 20;
 }
 
-/* Try hugetlbfs when the mode allows and it has room, else the tmpfs path.
- * A mode that asked for huge pages and does not get them says so in one
- * log line. */
+/* The hugetlbfs mount for a region of `size`: of those with room for it
+ * (rounded up to their page), the one with the largest pages, the first
+ * in /proc/mounts among equals; -1 if none has room. */
+static int huge_pick(const struct huge_mount *m, unsigned n, const char *shm_path, uint64_t size)
+{
+	char hp[PATH_MAX];
+	int best = -1;
+
+	for (unsigned i = 0; i < n; i++)
+		if (huge_place(&m[i], shm_path, hp, sizeof(hp)) &&
+		    m[i].room >= align_up(size, m[i].page) &&
+		    (best < 0 || m[i].page > m[best].page))
+			best = (int)i;
+	return best;
+}
+
+/* "/dev/hugepages (2048 KB pages, 4 MB free), ..." for the log line of a
+ * mode that asked for huge pages and gets none. */
+static void huge_describe(const struct huge_mount *m, unsigned n, char *out, size_t len)
+{
+	size_t l = 0;
+
+	out[0] = '\0';
+	for (unsigned i = 0; i < n && l < len; i++)
+		l += (size_t)snprintf(out + l, len - l, "%s%s (%llu KB pages, %llu MB free)",
+				      i ? ", " : "", m[i].dir, (unsigned long long)(m[i].page >> 10),
+				      (unsigned long long)(m[i].room >> 20));
+}
+
+/* Try hugetlbfs when the mode allows and a mount has room, else the tmpfs
+ * path. A mode that asked for huge pages and does not get them says so in
+ * one log line; auto falls back silently (the "created" line says what it
+ * got, either way). */
 static int place_new(struct fg_region *r, const char *shm_path, enum fg_region_huge mode,
 		     uint64_t size, char *why, size_t whylen)
 {
-	char hp[PATH_MAX], opt[32];
-	uint64_t page = 0;
-	int rc;
+	struct huge_mount m[HUGE_MOUNTS_MAX];
+	char hp[PATH_MAX], opt[32], seen[512];
+	unsigned n = 0;
+	int rc, pick = -1;
 
 	r->page = 4096;
-	if ((mode == FG_REGION_HUGE_AUTO || mode == FG_REGION_HUGE_HUGETLBFS) &&
-	    huge_candidate(shm_path, hp, sizeof(hp), &page)) {
-		uint64_t hsize = align_up(size, page);
-
-		if (hugepages_free(page) >= hsize) {
-			rc = create_file(r, hp, hsize);
-			if (rc == 0) {
-				r->huge = true;
-				r->page = page;
-				return 0;
-			}
-			FG_LOG_WARN(COMP, "%s: %s; using %s instead", hp, strerror(-rc), shm_path);
-			if (r->fd >= 0) {
-				close(r->fd);
-				r->fd = -1;
-				unlink(hp);
-			}
-		} else if (mode == FG_REGION_HUGE_HUGETLBFS) {
-			FG_LOG_WARN(COMP, "huge-pages hugetlbfs: %s has %llu MB of free huge pages, the region needs %llu MB: using %s with 4K pages",
-				    hp, (unsigned long long)(hugepages_free(page) >> 20),
-				    (unsigned long long)(hsize >> 20), shm_path);
+	if (mode == FG_REGION_HUGE_AUTO || mode == FG_REGION_HUGE_HUGETLBFS) {
+		n = huge_mounts(m, HUGE_MOUNTS_MAX);
+		pick = huge_pick(m, n, shm_path, size);
+	}
+	if (pick >= 0 && huge_place(&m[pick], shm_path, hp, sizeof(hp))) {
+		rc = create_file(r, hp, align_up(size, m[pick].page));
+		if (rc == 0) {
+			r->huge = true;
+			r->page = m[pick].page;
+			return 0;
 		}
-	} else if (mode == FG_REGION_HUGE_HUGETLBFS) {
+		FG_LOG_WARN(COMP, "%s: %s; using %s instead", hp, strerror(-rc), shm_path);
+		if (r->fd >= 0) {
+			close(r->fd);
+			r->fd = -1;
+			unlink(hp);
+		}
+	} else if (mode == FG_REGION_HUGE_HUGETLBFS && n == 0) {
 		FG_LOG_WARN(COMP, "huge-pages hugetlbfs: no hugetlbfs is mounted: using %s with 4K pages",
 			    shm_path);
+	} else if (mode == FG_REGION_HUGE_HUGETLBFS) {
+		huge_describe(m, n, seen, sizeof(seen));
+		FG_LOG_WARN(COMP, "huge-pages hugetlbfs: no hugetlbfs mount has room for the region's %llu MB (%s): using %s with 4K pages",
+			    (unsigned long long)(size >> 20), seen, shm_path);
 	}
 	if (mode == FG_REGION_HUGE_TMPFS) {
 		tmpfs_huge_option(shm_path, opt, sizeof(opt));
@@ -536,11 +626,10 @@ static const char *check_header(const struct fg_rhdr *h, size_t len)
 static int open_existing(struct fg_region *r, const char *shm_path)
 {
 	char hp[PATH_MAX];
-	uint64_t page;
 	struct stat st;
 	const char *path = shm_path;
 
-	if (huge_candidate(shm_path, hp, sizeof(hp), &page) && access(hp, F_OK) == 0)
+	if (huge_existing(shm_path, hp, sizeof(hp)))
 		path = hp;
 	r->fd = open(path, O_RDWR | O_CLOEXEC);
 	if (r->fd < 0)
