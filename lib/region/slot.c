@@ -470,6 +470,9 @@ unsigned fg_region_reap(struct fg_region *r, unsigned *dead, const struct fg_reg
 			continue;
 		if (atomic_load(&s->jprod.head) != atomic_load(&s->jcons.tail))
 			continue;	/* records not yet durable */
+		if (st == FG_SLOT_DEAD)
+			FG_LOG_NOTICE(COMP, "writer slot %u reaped: its ring drained, its %llu journal records durable",
+				      i, (unsigned long long)atomic_load(&s->jcons.tail));
 		free_slot(r, i);
 		freed++;
 		died += st == FG_SLOT_DEAD;

@@ -12,6 +12,8 @@ every ID still there. Last, a clean stop, the region wiped as a reboot
 would, and a restart from the journal: every ID again.
 """
 
+import re
+
 from ctlkit import Ctl, check, log, passed, wait_until
 
 
@@ -36,7 +38,18 @@ def main():
         return ws if len(ws) == 1 else None
     writers = wait_until(one_writer, 60, "the dead writer's slot to be reaped")
     check(len(writers) == 1 and writers[0]["pid"] == b.p.pid, "only writer b left: %r" % writers)
-    check("died; draining its journal ring" in c.log(), "the death was logged")
+    # the order the docstring promises, read from floodctld's log: the death,
+    # then the reap, which comes only once the ring is drained and durable
+    text = c.log()
+    died = text.find("died; draining its journal ring")
+    reaped = text.find("reaped: its ring drained")
+    check(died >= 0, "the death was logged")
+    check(reaped > died, "the slot reaped after the death was seen (died at %d, reaped at %d)"
+          % (died, reaped))
+    m = re.search(r"reaped: its ring drained, its (\d+) journal records durable", text)
+    check(m is not None and int(m.group(1)) >= len(a_ids),
+          "the reaped ring's durable records cover a's %d journaled IDs: %s"
+          % (len(a_ids), m.group(0) if m else "no reap line"))
 
     # floodctld SIGKILLed while b writes: b keeps going, the region survives
     c.kill()		# waits for its end

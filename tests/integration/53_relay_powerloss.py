@@ -107,7 +107,8 @@ def lost_round(work, name, rule=None):
         # what the recovery found is all there is to deliver (a lost record
         # can leave a gap the relay's lag never closes: wait for those)
         m = re.search(r": (\d+) segments, (\d+) records", fgkit.slurp_log(host.log))
-        on_disk = int(m.group(2)) if m else 0
+        check(m is not None, "the queue's recovery line (N segments, N records) in the log")
+        on_disk = int(m.group(2))
         fgkit.wait_until(lambda: len(countd.counts()) >= on_disk, 60,
                          lambda: "the %d records recovered delivered: %d" %
                          (on_disk, len(countd.counts())))

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # timeout: 300
 """54_relay_queue_limit — a full queue defers peers and never refuses them
-(floodgate-host under the power-loss shim).
+(floodgate-host; what a power loss does to the queue is 53's).
 
 The downstream is down and the queue's limit small (queue-limit 1M): once
 the queue holds that much, a CHECK for a new ID gets 431 and a peer sending
@@ -36,8 +36,7 @@ def main():
     hostlib.KEEP.append(work)
     data = os.path.join(work, "data")
     countd = relaykit.Countd(work)
-    host = hostlib.Host(extra=relaykit.host_config(data, persistence="queue-limit 1M\n"),
-                        env=relaykit.powerloss_env(data, data + ".pl"))
+    host = hostlib.Host(extra=relaykit.host_config(data, persistence="queue-limit 1M\n"))
     arts = [("<q%d@limit.test>" % i, relaykit.make_article("<q%d@limit.test>" % i, size=8000))
             for i in range(400)]
     answers = []
