@@ -93,16 +93,17 @@ class World:
     def enter_netns(self):
         fgkit.enter_netns(self.ns)
 
-    def _spawn(self, tag, cmd):
+    def _spawn(self, tag, cmd, env=None):
         logp = os.path.join(self.dir, "%s.%d.log" % (tag, len(self.logs)))
         self.logs.append(logp)
-        p = fgkit.spawn(cmd, logp)
+        p = fgkit.spawn(cmd, logp, env=dict(os.environ, **env) if env else None)
         self.procs.append(p)
         return p
 
-    def start_ctld(self):
+    def start_ctld(self, env=None):
+        """env: variables added to the environment (a preload shim, say)."""
         self.ctld = self._spawn("floodctld", [os.path.join(BIN, "floodctld"), "-c", self.conf,
-                                              "--log-level", "notice"])
+                                              "--log-level", "notice"], env)
 
         def ready():
             if self.ctld.poll() is not None:
@@ -111,14 +112,15 @@ class World:
         wait_until(ready, 30, "floodctld to answer `floodctl status`")
         return self.ctld
 
-    def start_dp(self, args=(), build=None, expect_ready=True, first_line="ready"):
+    def start_dp(self, args=(), build=None, expect_ready=True, first_line="ready", env=None):
         # FG_DP_BUILD: run this build's floodgate (the ASan pass) with the
         # release build's other programs
         exe = os.path.join(build or os.environ.get("FG_DP_BUILD") or BUILD, "bin/floodgate")
         logp = os.path.join(self.dir, "floodgate.%d.log" % len(self.logs))
         self.logs.append(logp)
         p = subprocess.Popen([exe, "-c", self.conf] + list(args), stdout=subprocess.PIPE,
-                             stderr=open(logp, "w"), text=True)
+                             stderr=open(logp, "w"), text=True,
+                             env=dict(os.environ, **env) if env else None)
         p.logp = logp
         self.procs.append(p)
         self.fg = p
