@@ -204,6 +204,10 @@ def path_tables(runs, labels, a="fgpath", b="inn", title="floodgate relaying to 
             "per M offers | p99 latency |", "|---|---:|---:|---:|---:|---:|"]
     for w in sorted(set(runs[a]) & set(runs[b])):
         f, i = runs[a][w], runs[b][w]
+        why = incomparable(run_stamp(f), run_stamp(i))
+        if why:
+            out.append("| %s | no ratio: %s | | | | |" % (w, why))
+            continue
         out.append("| %s%s | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx |" % (
             w, bound_mark(f, i), f["offers_per_s"] / i["offers_per_s"], path_rate(f) / path_rate(i),
             path_cpu(f) / path_cpu(i),
@@ -217,6 +221,9 @@ def path_tables(runs, labels, a="fgpath", b="inn", title="floodgate relaying to 
 
 def path_reading(w, f, i):
     """What one workload's whole-path figures say, in words, from the figures."""
+    why = incomparable(run_stamp(f), run_stamp(i))
+    if why:
+        return "- `%s`: not read against innd alone: %s." % (w, why)
     p = f["path"]
     share = 100.0 * p["delivered"] / f["offers"] if f["offers"] else 0
     text = ("- `%s`: innd behind floodgate saw %d articles for %d offers (%.0f %%), and "
@@ -330,6 +337,10 @@ def ratio_table(runs, a="floodgate", b="inn", title="floodgate / INN"):
            "|---|---:|---:|---:|---:|---:|"]
     for w in sorted(set(runs[a]) & set(runs[b])):
         f, i = runs[a][w], runs[b][w]
+        why = incomparable(run_stamp(f), run_stamp(i))
+        if why:
+            out.append("| %s | no ratio: %s | | | | |" % (w, why))
+            continue
 
         def q(a, b):
             return "%.2fx" % (a / b) if b else "n/a"
@@ -440,8 +451,39 @@ def annotate(path, pairs):
 # ------------------------------------------------------------ provenance
 
 def run_stamp(r):
-    """The run that made an end-to-end result: mode, commit, date."""
-    return {k: r.get(k) for k in ("mode", "commit", "date")}
+    """The run that made an end-to-end result: mode, commit, date, the
+    processor, the load as it began."""
+    st = {k: r.get(k) for k in ("mode", "commit", "date", "cpu")}
+    st["load"] = r.get("load_avg_1m")
+    return st
+
+
+def this_cpu():
+    """This machine's processor, as run.sh writes it in a stamp."""
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            return "_".join(line.split(":", 1)[1].split())
+    return "unknown"
+
+
+def incomparable(x, y):
+    """Why two results must not be divided by each other ("" when they
+    may): other processors or commits, or loads more than 2x apart (a
+    shared machine's load is part of the figure). A result with no cpu in
+    its stamp predates the processor stamp and is refused as well."""
+    why = []
+    if not x.get("cpu") or not y.get("cpu") or x["cpu"] != y["cpu"]:
+        why.append("processors %s / %s" % (x.get("cpu") or "not recorded",
+                                           y.get("cpu") or "not recorded"))
+    if x.get("commit") != y.get("commit"):
+        why.append("commits %s / %s" % (x.get("commit"), y.get("commit")))
+    try:
+        lx, ly = float(x.get("load")), float(y.get("load"))
+        if max(lx, ly) > 2 * max(min(lx, ly), 0.5):
+            why.append("loads %.2f / %.2f as they began" % (lx, ly))
+    except (TypeError, ValueError):
+        pass
+    return ", ".join(why)
 
 
 def fragment_stamp(text):
@@ -457,6 +499,7 @@ def stamp_text(st):
     if not st.get("commit"):
         return "run not recorded"
     text = "%s, commit %s, %s" % (st.get("mode"), st["commit"], st.get("date"))
+    text += ", %s" % (st["cpu"].replace("_", " ") if st.get("cpu") else "processor not recorded")
     if st.get("load"):
         text += ", load %s as it began" % st["load"]
     return text

@@ -44,6 +44,10 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -z "$(git status --porcelain --untracked-files=no -- . ':!docs' 2>/dev/null)" ] || commit="$commit+"
 run_date=$(date -u +%Y-%m-%dT%H:%MZ)
 loadavg() { cut -d' ' -f1 /proc/loadavg; }
+# the processor that made the figures: a ratio across two processors is
+# refused by report.py (the stamp's value has no spaces: they become _)
+cpu_model=$(sed -n 's/^model name[[:space:]]*: *//p' /proc/cpuinfo | head -1 | tr -s ' \t' '__')
+[ -n "$cpu_model" ] || cpu_model=unknown
 
 # ------------------------------------------------------------ workloads
 # name|feedgen arguments. CHECK-heavy: 10 peers each offering every
@@ -103,8 +107,8 @@ else
 		elif [ ! -s "$frag.raw" ]; then
 			failed+=("$name (exit 0 but no fragment)")
 		else
-			printf '<!-- fg-bench mode=%s commit=%s date=%s load=%s -->\n' \
-				"$mode" "$commit" "$run_date" "$load" > "$frag"
+			printf '<!-- fg-bench mode=%s commit=%s date=%s load=%s cpu=%s -->\n' \
+				"$mode" "$commit" "$run_date" "$load" "$cpu_model" > "$frag"
 			cat "$frag.raw" >> "$frag"
 			rm -f "$frag.raw"
 			modules=$((modules + 1))
@@ -207,7 +211,7 @@ for sys in "${systems[@]}"; do
 		# the load average as the run began, kept with its figures, and
 		# the run that made them
 		python3 tools/bench/report.py annotate "$json" load_avg_1m "$load" command "${cmd# }" \
-			mode "$mode" commit "$commit" date "$run_date"
+			mode "$mode" commit "$commit" date "$run_date" cpu "$cpu_model"
 		# a system with innd in it (SYS_<name>_INND=1) says how innd kept
 		# its news log
 		innd="SYS_${sys}_INND"
