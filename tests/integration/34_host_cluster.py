@@ -65,16 +65,43 @@ def feed_all(boxes, seed):
     """The same articles to every box at once, two peers each; feedgen's
     reports. Its model judges one server alone, so its verdict is not
     asked: the sums across the boxes are."""
-    out = clusterkit.Feeds(boxes, [
+    feeds = clusterkit.Feeds(boxes, [
         "--mode", "check", "--peers", "2", "--dups", "2", "--articles", str(ARTICLES),
         "--size", "2K", "--window", "16", "--seed", str(seed), "--cutoff", "10d",
         "--path-identity", "filter.test.example", "--retry-delay", "0.05",
-        "--max-retries", "200", "--timeout", "240", "--no-progress", "--json"]).check_finished()
+        "--max-retries", "200", "--timeout", "240", "--no-progress", "--json"])
+    out = feeds.check_finished()
     wanted = out[0]["expected_accepted"]
     check(wanted > ARTICLES // 2, "feedgen wants %d of %d" % (wanted, ARTICLES))
     accepted = sum(r["accepted"] for r in out)
     log("seed %d: %d wanted; accepted per box %s" % (seed, wanted, [r["accepted"] for r in out]))
-    return wanted, accepted, out
+    # the sets behind the counts: one lost and one doubled ID cancel out in
+    # a sum, not here
+    per_box = [feeds.outcomes(i) for i in range(len(boxes))]
+    want = {m for m, (cls, _) in per_box[0].items() if cls == "wanted"}
+    check(len(want) == wanted and all(
+        {m for m, (cls, _) in o.items() if cls == "wanted"} == want for o in per_box),
+        "every box's feed has the same %d wanted IDs" % wanted)
+    took = []
+    for i, o in enumerate(per_box):
+        twice = [m for m, (_, n) in o.items() if n > 1]
+        check(not twice, "box %d took an ID twice: %s" % (i, twice[:3]))
+        took.append({m for m, (_, n) in o.items() if n >= 1})
+    return wanted, accepted, took, want
+
+
+def exactly_once_across(took, want, what):
+    union = set().union(*took)
+    check(union == want, "%s: the boxes took %d IDs, %d wanted; missing %s, unwanted %s"
+          % (what, len(union), len(want), sorted(want - union)[:3], sorted(union - want)[:3]))
+    both = sorted(m for m in union if sum(m in t for t in took) > 1)
+    check(not both, "%s: %d IDs taken by two boxes or more, e.g. %s" % (what, len(both), both[:3]))
+
+
+def every_box_all(took, want, what):
+    for i, t in enumerate(took):
+        check(t == want, "%s: box %d took %d of the %d wanted IDs (missing %s, unwanted %s)"
+              % (what, i, len(t & want), len(want), sorted(want - t)[:3], sorted(t - want)[:3]))
 
 
 def counters(boxes, name):
@@ -86,7 +113,8 @@ def main():
         fail("%s not built" % clusterkit.FEEDGEN)
     # alone: each box its own history
     boxes = [box(n, None) for n in range(BOXES)]
-    wanted, accepted, _ = feed_all(boxes, 101)
+    wanted, accepted, took, want = feed_all(boxes, 101)
+    every_box_all(took, want, "alone")
     check(accepted == BOXES * wanted,
           "without a cluster every box accepts every article: %d, want %d"
           % (accepted, BOXES * wanted))
@@ -97,7 +125,8 @@ def main():
     try:
         boxes = [box(n, rc.seeds()) for n in range(BOXES)]
         # shared: exactly once across the boxes, no fallback
-        wanted, accepted, _ = feed_all(boxes, 202)
+        wanted, accepted, took, want = feed_all(boxes, 202)
+        exactly_once_across(took, want, "shared")
         check(accepted == wanted, "with the cluster: accepted %d across the boxes, want "
               "exactly %d" % (accepted, wanted))
         st = [b.stats() for b in boxes]
@@ -112,7 +141,8 @@ def main():
 
         # away: the boxes decide alone, and keep serving
         rc.stop()
-        wanted, accepted, _ = feed_all(boxes, 303)
+        wanted, accepted, took, want = feed_all(boxes, 303)
+        every_box_all(took, want, "cluster away")
         check(accepted == BOXES * wanted,
               "cluster away: every box serves from its own history: %d, want %d"
               % (accepted, BOXES * wanted))
@@ -125,7 +155,8 @@ def main():
         fgkit.wait_until(lambda: all(b.stats()["cluster_nodes_up"] == 3 for b in boxes), 60,
                          "every box to reconnect to the three nodes")
         fb = [b.stats()["nntp_cluster_fallbacks"] for b in boxes]
-        wanted, accepted, _ = feed_all(boxes, 404)
+        wanted, accepted, took, want = feed_all(boxes, 404)
+        exactly_once_across(took, want, "cluster back")
         check(accepted == wanted, "cluster back: accepted %d across the boxes, want %d"
               % (accepted, wanted))
         st = [b.stats() for b in boxes]

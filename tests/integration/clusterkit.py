@@ -152,15 +152,22 @@ class Feeds:
     all: feedgen's JSON reports in the boxes' order, {"error": its stderr}
     where none came."""
 
+    seq = 0
+
     def __init__(self, boxes, args):
         self.out = [None] * len(boxes)
+        Feeds.seq += 1
+        # each feed's outcome per article (feedgen --outcomes), in its box's
+        # directory: sets of IDs to compare, not only counts
+        self.paths = [os.path.join(b.dir, "outcomes.%d" % Feeds.seq) for b in boxes]
         self.threads = [threading.Thread(target=self._one, args=(i, b, args))
                         for i, b in enumerate(boxes)]
         for t in self.threads:
             t.start()
 
     def _one(self, i, box, args):
-        r = subprocess.run([FEEDGEN, "--host", "127.0.0.1", "--port", str(box.port)] + args,
+        r = subprocess.run([FEEDGEN, "--host", "127.0.0.1", "--port", str(box.port),
+                            "--outcomes", self.paths[i]] + args,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             self.out[i] = json.loads(r.stdout)
@@ -171,6 +178,18 @@ class Feeds:
         for t in self.threads:
             t.join()
         return self.out
+
+    def outcomes(self, i):
+        """Feed i's articles: {Message-ID: (class, 239s it got)}; every line
+        must parse, and there is one per article."""
+        out = {}
+        with open(self.paths[i]) as f:
+            for n, line in enumerate(f, 1):
+                parts = line.split()
+                check(len(parts) == 4 and parts[2].isdigit(),
+                      "%s line %d does not parse: %r" % (self.paths[i], n, line))
+                out[parts[0]] = (parts[1], int(parts[2]))
+        return out
 
     def check_finished(self):
         """join(), and fail unless every feed finished: a report, no

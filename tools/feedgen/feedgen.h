@@ -38,6 +38,7 @@ struct feed_opts {
 	double rate;			/* first offers a second, all peers; 0 = no limit */
 	char source[64];		/* peer i binds source + i; "" = any */
 	bool json;
+	const char *outcomes;		/* --outcomes FILE, or NULL */
 	int progress;			/* -1 auto (a terminal), 0 off, 1 on */
 	const char *pcap;
 	char pcap_server[64];		/* ADDR:PORT the pcap's client streams go to */

@@ -67,6 +67,7 @@ static const char usage_text[] =
 "  --now EPOCH            the model's clock (now)\n"
 "output:\n"
 "  --json                 one JSON object on stdout\n"
+"  --outcomes FILE        a line per article: Message-ID, class, 239s it got, answer lost\n"
 "  --progress / --no-progress   progress line on stderr (default: if a terminal)\n"
 "  --pcap FILE            write the client side as a pcap; no server needed\n"
 "  --pcap-server A:P      the server address in the pcap (198.19.0.1:119)\n"
@@ -81,7 +82,7 @@ enum {
 	O_SIZE, O_BINSIZE, O_BINSHARE, O_OLD, O_FUTURE, O_LOOP, O_BADID, O_NOINJ, O_OFFLINE,
 	O_VERSIONS, O_NEAR, O_PREFIX, O_GROUPS, O_CUTOFF, O_MARGIN, O_PATHID, O_NOW, O_JSON,
 	O_PROGRESS, O_NOPROGRESS, O_PCAP, O_PCAPSRV, O_PCAP6, O_LOGLEVEL, O_RATE, O_SOURCE, O_HELP,
-	O_DPDK, O_DPDKADDR, O_DPDKQ, O_DPDKMEMBER, O_DPDKPEERMAC,
+	O_DPDK, O_DPDKADDR, O_DPDKQ, O_DPDKMEMBER, O_DPDKPEERMAC, O_OUTCOMES,
 };
 
 static const struct option long_opts[] = {
@@ -105,7 +106,7 @@ static const struct option long_opts[] = {
 	{ "now", 1, 0, O_NOW }, { "json", 0, 0, O_JSON }, { "progress", 0, 0, O_PROGRESS },
 	{ "no-progress", 0, 0, O_NOPROGRESS }, { "pcap", 1, 0, O_PCAP },
 	{ "pcap-server", 1, 0, O_PCAPSRV }, { "pcap-ipv6", 0, 0, O_PCAP6 },
-	{ "log-level", 1, 0, O_LOGLEVEL },
+	{ "log-level", 1, 0, O_LOGLEVEL }, { "outcomes", 1, 0, O_OUTCOMES },
 	{ "help", 0, 0, O_HELP }, { 0, 0, 0, 0 },
 };
 
@@ -244,6 +245,7 @@ static int opt_feed(struct feed_opts *o, int opt, const char *arg)
 			o->dpdk_member[o->n_dpdk_members++] = arg;
 		break;
 	case O_JSON: o->json = true; break;
+	case O_OUTCOMES: o->outcomes = optarg; break;
 	case O_PROGRESS: o->progress = 1; break;
 	case O_NOPROGRESS: o->progress = 0; break;
 	case O_PCAP: o->pcap = arg; break;
@@ -340,6 +342,23 @@ static int parse_args(int argc, char **argv, struct feed_opts *o)
 	return 0;
 }
 
+static int write_outcomes(const char *path, const struct fg_wlc *chk)
+{
+	FILE *f = fopen(path, "we");
+	int rc;
+
+	if (!f) {
+		fprintf(stderr, "feedgen: %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	rc = fg_wlc_write_outcomes(chk, f);
+	if (fclose(f) != 0 && rc == 0)
+		rc = -errno;
+	if (rc < 0)
+		fprintf(stderr, "feedgen: writing %s: %s\n", path, strerror(-rc));
+	return rc;
+}
+
 static int run_live(const struct feed_opts *o, const struct fg_wl *wl)
 {
 	struct fg_wlc *chk = fg_wlc_create(wl);
@@ -351,6 +370,8 @@ static int run_live(const struct feed_opts *o, const struct fg_wl *wl)
 	if (feed_run(o, wl, chk, res) < 0)
 		goto out_free;
 	fg_wlc_finish(chk);
+	if (o->outcomes && write_outcomes(o->outcomes, chk) < 0)
+		goto out_free;
 	if (o->json)
 		feed_report_json(o, wl, chk, res);
 	else

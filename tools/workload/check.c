@@ -210,3 +210,17 @@ uint64_t fg_wlc_accepted(const struct fg_wlc *c)
 {
 	return c->accepted;
 }
+
+int fg_wlc_write_outcomes(const struct fg_wlc *c, FILE *f)
+{
+	uint32_t n = fg_wl_params(c->wl)->articles;
+	struct fg_wl_article a;
+
+	for (uint32_t i = 0; i < n; i++) {
+		fg_wl_article(c->wl, i, &a);
+		if (fprintf(f, "%s %s %u %u\n", a.msgid, fg_wl_class_name(a.cls), c->n_accept[i],
+			    c->lost[i]) < 0)
+			return -EIO;
+	}
+	return fflush(f) == 0 ? 0 : -errno;
+}

@@ -29,6 +29,7 @@
 #define FLOODGATE_WLCHECK_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "workload/workload.h"
 
@@ -89,5 +90,9 @@ uint64_t fg_wlc_mismatches(const struct fg_wlc *c);
 const char *fg_wlc_mismatch_text(const struct fg_wlc *c, unsigned i);
 /* Articles that got their 239 (or 235). */
 uint64_t fg_wlc_accepted(const struct fg_wlc *c);
+/* One line per article to `f`: "<Message-ID> <class> <239s it got> <lost>",
+ * for a test that compares sets of IDs (several feedgens against several
+ * boxes) rather than counts. 0 or -errno. */
+int fg_wlc_write_outcomes(const struct fg_wlc *c, FILE *f);
 
 #endif /* FLOODGATE_WLCHECK_H */
