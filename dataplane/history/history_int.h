@@ -109,6 +109,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "floodgate/crc32c.h"
 #include "floodgate/history.h"
 #include "floodgate/siphash.h"
 #include "aeshash.h"
@@ -466,8 +467,5 @@ static inline void fg_hhash(const struct fg_history *h, const void *id, size_t l
 		fg_siphash13_128(h->k, id, len, out);
 }
 
-/* CRC-32C (Castagnoli), as used by iSCSI and ext4: any burst of up to 32
- * flipped bits changes it. */
-uint32_t fg_crc32c(uint32_t crc, const void *data, size_t len);
 
 #endif /* FLOODGATE_HISTORY_INT_H */

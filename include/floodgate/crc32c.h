@@ -3,11 +3,7 @@
  * crc32c.h — CRC-32C (Castagnoli), as iSCSI and ext4 use it: journal
  * blocks, snapshot headers. Incremental: pass the previous return value as
  * `crc` (0 to start). Uses SSE4.2's crc32 instruction, three lanes at a
- * time on buffers of 720 octets or more (siphash.c).
- *
- * The implementation lives with the history module
- * (dataplane/history/siphash.c), which checksums its images with it; this
- * header makes it public so the control plane uses the same one.
+ * time on buffers of 720 octets or more (dataplane/core/crc32c.c).
  */
 #ifndef FLOODGATE_CRC32C_H
 #define FLOODGATE_CRC32C_H
