@@ -90,6 +90,12 @@ int fg_test_redis_wait_ok(const struct fg_test_redis *r, unsigned timeout_ms)
 	}
 }
 
+/* How long a node may miss pings before the others mark it failed and
+ * its replica takes over: long enough that a loaded test machine does not
+ * fail over a live master behind a test's back (1 s did, once, racing a
+ * manual failover), short enough that a killed master is replaced soon. */
+#define NODE_TIMEOUT_MS "3000"
+
 static int start_node(struct fg_test_redis *r, unsigned i)
 {
 	char port[16], conf[300], log[300];
@@ -104,7 +110,7 @@ static int start_node(struct fg_test_redis *r, unsigned i)
 	if (pid == 0) {
 		execlp("redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1",
 		       "--cluster-enabled", "yes", "--cluster-config-file", conf, "--dir", r->dir,
-		       "--cluster-node-timeout", "1000", "--save", "", "--appendonly", "no",
+		       "--cluster-node-timeout", NODE_TIMEOUT_MS, "--save", "", "--appendonly", "no",
 		       "--protected-mode", "no", "--logfile", log, (char *)NULL);
 		_exit(127);
 	}
@@ -224,6 +230,10 @@ void fg_test_redis_stop(struct fg_test_redis *r)
 		kill(r->pid[i], SIGKILL);
 		waitpid(r->pid[i], NULL, 0);
 		r->pid[i] = 0;
+	}
+	if (r->dir[0] && getenv("FG_KEEP_TMP")) {
+		fprintf(stderr, "rediskit: kept %s (FG_KEEP_TMP)\n", r->dir);
+		r->dir[0] = '\0';
 	}
 	if (r->dir[0]) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", r->dir);
