@@ -27,13 +27,7 @@ import threading
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fgdp  # noqa: E402
 from fgdp import check, log  # noqa: E402
-
-
-def vlog_lines(vlog):
-    if not os.path.exists(vlog):
-        return []
-    with open(vlog) as f:
-        return [json.loads(line) for line in f]
+from restartkit import vlog_lines  # noqa: E402
 
 
 def verdicts_name_the_peer(vlog, ids, addr):

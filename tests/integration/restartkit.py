@@ -320,28 +320,38 @@ def wait_innd(mids, innd_dir, timeout=180):
     return sum(len(news[m]) - 1 for m in mids)
 
 
-def vlog_lines(path):
-    """The JSON objects of a verdict log, one per line (none if it is missing)."""
+def vlog_lines(path, strict=False):
+    """The JSON objects of a verdict log, one per line. Every whole line
+    must parse (a line that does not fails the test: it is a torn or
+    corrupt record, not noise). While a test polls a log that floodctld is
+    still writing (strict False), a missing file and a last line without
+    its newline are "not written yet"; strict, both fail."""
     if not os.path.exists(path):
+        check(not strict, "the verdict log %s is missing" % path)
         return
     with open(path) as f:
-        for line in f:
+        for n, line in enumerate(f, 1):
+            if not line.endswith("\n"):
+                check(not strict, "%s line %d has no newline: %r" % (path, n, line[:200]))
+                return
             try:
-                yield json.loads(line)
+                rec = json.loads(line)
             except ValueError:
-                continue
+                rec = None
+            check(isinstance(rec, dict), "%s line %d does not parse: %r" % (path, n, line[:200]))
+            yield rec
 
 
-def vlog_recovered(path):
+def vlog_recovered(path, strict=False):
     """The IDs of a verdict log's recovery lines (settled from the queue)."""
-    return {r["id"] for r in vlog_lines(path)
+    return {r["id"] for r in vlog_lines(path, strict)
             if r.get("verdict") == "accept" and r.get("cmd") == "recovery"}
 
 
-def vlog_accepts(path):
+def vlog_accepts(path, strict=False):
     """({message-id: accept lines}, recovery lines) of a verdict log."""
     accepts, recovered = {}, 0
-    for r in vlog_lines(path):
+    for r in vlog_lines(path, strict):
         if r.get("verdict") == "accept":
             accepts[r["id"]] = accepts.get(r["id"], 0) + 1
             recovered += r.get("cmd") == "recovery"

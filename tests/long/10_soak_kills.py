@@ -16,9 +16,12 @@ third and two thirds of the phase.
 At the end of the kill phase, once the relay has drained:
   - no feedgen round saw a wrong answer (a lost answer is not wrong:
     feedgen re-offers and accepts 438/439 for what it cannot know);
-  - floodgate's verdict log has at most one accept line per ID (its 239,
-    or floodctld's recovery line for an article the queue held when its
-    writer died): no ID got 239 twice;
+  - floodgate's verdict log (every line of it parses) has at most one
+    accept line per ID (its 239, or floodctld's recovery line for an
+    article the queue held when its writer died): no ID got 239 twice;
+  - every ID feedgen got a 239 for (its --outcomes files, whose count is
+    its reports' accepted) has its accept line, and every other accept
+    line is a recovery or an ID whose answer feedgen lost with a kill;
   - every ID with an accept line was stored by innd exactly once (its news
     log's `+` lines; innd remembers refused IDs too, so its history alone
     would prove nothing).
@@ -71,11 +74,13 @@ class Soak:
              str(ROUND_ARTICLES), "--dups", "3", "--rate", str(RATE), "--window", "32",
              "--seed", str(self.round_no), "--id-prefix", "%s%d" % (tag, self.round_no),
              "--path-identity", "floodgate.test", "--max-reconnects", "1000",
-             "--timeout", "900", "--json", "--no-progress"],
+             "--timeout", "900", "--json", "--no-progress", "--outcomes",
+             os.path.join(self.w.dir, "outcomes.%d" % self.round_no)],
             capture_output=True, text=True, timeout=1200)
         check(r.stdout.strip(), "feedgen round %d printed nothing: %s"
               % (self.round_no, r.stderr[-800:]))
         res = json.loads(r.stdout)
+        res["outcomes"] = os.path.join(self.w.dir, "outcomes.%d" % self.round_no)
         check(r.returncode == 0 and res["mismatches"] == 0,
               "feedgen round %d: exit %d, %d mismatches: %s"
               % (self.round_no, r.returncode, res["mismatches"], res["first_mismatches"][:3]))
@@ -149,12 +154,44 @@ def idle_sample(w, innd_dir):
             "innd": rss_kb(innd_pid), "mempool_in_use": w.stats()["mempool_in_use"]}
 
 
-def check_exactly_once(w, innd_dir):
-    """The verdict log against innd's news log (head comment)."""
+def feedgen_outcomes(rounds):
+    """Across feedgen's rounds: the IDs it got a 239 for, and those whose
+    answer was lost with a connection (floodgate killed under it)."""
+    got, lost = set(), set()
+    for r in rounds:
+        with open(r["outcomes"]) as f:
+            for n, line in enumerate(f, 1):
+                p = line.split()
+                check(len(p) == 4 and p[2].isdigit() and p[3].isdigit(),
+                      "%s line %d does not parse: %r" % (r["outcomes"], n, line))
+                if int(p[2]) > 0:
+                    got.add(p[0])
+                if int(p[3]):
+                    lost.add(p[0])
+    return got, lost
+
+
+def check_exactly_once(w, innd_dir, rounds):
+    """The verdict log against feedgen's 239s and innd's news log (head
+    comment)."""
     relaykit.wait_drained(w, timeout=600)
-    accepts, recovered = rk.vlog_accepts(os.path.join(w.dir, "verdicts.log"))
+    vlog = os.path.join(w.dir, "verdicts.log")
+    accepts, recovered = rk.vlog_accepts(vlog, strict=True)
     twice = [m for m, n in accepts.items() if n > 1]
     check(not twice, "IDs with more than one accept line: %s" % twice[:5])
+    # every 239 feedgen saw has its accept line; an accept line feedgen
+    # did not see is a recovery from the queue or an answer lost with a
+    # killed connection, nothing else
+    got, lost = feedgen_outcomes(rounds)
+    check(sum(r["accepted"] for r in rounds) == len(got),
+          "feedgen's accepted counts %d, its outcome files %d"
+          % (sum(r["accepted"] for r in rounds), len(got)))
+    unlogged = sorted(got - set(accepts))
+    check(not unlogged, "%d IDs got 239 with no accept line, e.g. %s"
+          % (len(unlogged), unlogged[:3]))
+    unexplained = sorted(set(accepts) - got - lost - rk.vlog_recovered(vlog, strict=True))
+    check(not unexplained, "%d accept lines feedgen neither got a 239 for nor lost, and "
+          "no recovery, e.g. %s" % (len(unexplained), unexplained[:3]))
     rk.wait_innd(sorted(accepts), innd_dir, timeout=600)
     news = rk.innd_news(innd_dir)
     stored_twice = [m for m, marks in news.items() if marks.count("+") > 1]
@@ -174,7 +211,7 @@ def run(w):
         s.phase("kill", MINUTES, kills=True)
         check(s.kills["floodgate"] >= max(1, int(MINUTES / 3)) and s.kills["floodctld"] == 2,
               "kills: %s" % s.kills)
-        check_exactly_once(w, innd_dir)
+        check_exactly_once(w, innd_dir, s.rounds)
 
         s.feed_round("calm-warm")
         base = idle_sample(w, innd_dir)
@@ -187,7 +224,7 @@ def run(w):
         check(end["mempool_in_use"] <= base["mempool_in_use"] + MEMPOOL_SLACK,
               "mempool in use grew from %d to %d" % (base["mempool_in_use"],
                                                       end["mempool_in_use"]))
-        check_exactly_once(w, innd_dir)
+        check_exactly_once(w, innd_dir, s.rounds)
         w.stop_dp()
     finally:
         relaykit.innd("stop", innd_dir)
