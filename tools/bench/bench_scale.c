@@ -87,7 +87,7 @@
 
 struct fig {
 	uint64_t entries, capacity, shards, tail;
-	double region_gb, anon_huge_gb;
+	double region_gb, anon_huge_gb, rss_gb;
 	double fill_ns;
 	double hit_ns, miss_ns, bound_ns, hit2_mps, miss2_mps, hit_ns_4k, miss_ns_4k, bound_ns_4k;
 	double snap_s, snap_gbps, p50_idle_us, p99_idle_us, p50_snap_us, p99_snap_us;
@@ -172,6 +172,28 @@ static double anon_huge_gb(void)
 			kb = v;
 	fclose(f);
 	return (double)kb / 1e6 * 1.024;
+}
+
+/* GB the mapping at `base` holds in memory (smaps Rss): what the filled
+ * table really occupies, beside the layout's size (region_gb). */
+static double mapping_rss_gb(const void *base)
+{
+	char line[512];
+	unsigned long lo, hi;
+	unsigned long long kb = 0, v;
+	bool in = false;
+	FILE *f = fopen("/proc/self/smaps", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+			in = lo <= (unsigned long)base && (unsigned long)base < hi;
+		else if (in && sscanf(line, "Rss: %llu kB", &v) == 1)
+			kb += v;
+	}
+	fclose(f);
+	return (double)kb * 1024 / 1e9;
 }
 
 struct fill_arg {
@@ -602,6 +624,7 @@ static void run_one(const char *dir, uint64_t n, uint32_t shards, uint64_t rate,
 	f->region_gb = (double)t.len / 1e9;
 	f->fill_ns = fill(t.h, n, now);
 	f->anon_huge_gb = anon_huge_gb();
+	f->rss_gb = mapping_rss_gb(t.mem);
 	lookups(t.h, t.mem, t.len, n, now, &f->hit_ns, &f->miss_ns, &f->bound_ns, &f->hit2_mps,
 		&f->miss2_mps);
 	snapshot_under_load(&t, dir, n, now, rate, cpu, f);
@@ -619,7 +642,7 @@ static void run_one(const char *dir, uint64_t n, uint32_t shards, uint64_t rate,
 static void json_line(FILE *o, const struct fig *f)
 {
 	fprintf(o, "{\"entries\": %" PRIu64 ", \"capacity\": %" PRIu64 ", \"shards\": %" PRIu64
-		", \"region_gb\": %.3f, \"anon_huge_gb\": %.3f, \"fill_ns\": %.1f, "
+		", \"region_gb\": %.3f, \"anon_huge_gb\": %.3f, \"rss_gb\": %.3f, \"fill_ns\": %.1f, "
 		"\"hit_ns\": %.1f, \"miss_ns\": %.1f, \"bound_ns\": %.1f, \"hit2_mps\": %.2f, "
 		"\"miss2_mps\": %.2f, \"hit_ns_4k\": %.1f, \"miss_ns_4k\": %.1f, "
 		"\"bound_ns_4k\": %.1f, \"snap_s\": %.2f, \"snap_gbps\": %.3f, "
@@ -630,7 +653,7 @@ static void json_line(FILE *o, const struct fig *f)
 		"\"restore_table_s\": %.2f, \"restore_journal_s\": %.2f, \"sweep_s\": %.2f, "
 		"\"swept\": %" PRIu64 ", \"load_avg\": %.2f, \"lat_clock\": \"thread_cpu\", "
 		"\"worker\": \"process\", \"worker_cpu\": %u}\n",
-		f->entries, f->capacity, f->shards, f->region_gb, f->anon_huge_gb, f->fill_ns,
+		f->entries, f->capacity, f->shards, f->region_gb, f->anon_huge_gb, f->rss_gb, f->fill_ns,
 		f->hit_ns, f->miss_ns, f->bound_ns, f->hit2_mps, f->miss2_mps, f->hit_ns_4k,
 		f->miss_ns_4k, f->bound_ns_4k, f->snap_s, f->snap_gbps, f->p50_idle_us,
 		f->p99_idle_us, f->p50_snap_us, f->p99_snap_us, f->paced_s, f->paced_mbps,
@@ -641,11 +664,11 @@ static void json_line(FILE *o, const struct fig *f)
 
 static void md_rows(FILE *o, const struct fig *f)
 {
-	fprintf(o, "| %" PRIu64 " M | %" PRIu64 " | %.2f GB (%.0f B/entry) | %.0f ns | "
+	fprintf(o, "| %" PRIu64 " M | %" PRIu64 " | %.2f GB (%.0f B an entry in memory) | %.0f ns | "
 		"%.0f / %.0f ns (bound %.0f: %.2f) | %.1f / %.1f M/s | %.0f / %.0f ns (%.2f) | "
 		"%.1f s (%.2f GB/s) | %.0f / %.0f µs (%.2fx) | %.1f s at %.0f MB/s: %.0f µs (%.2fx) | "
 		"%.1f s + %.1f s | %.2f s |\n",
-		f->entries / 1000000, f->shards, f->region_gb, f->region_gb * 1e9 / (double)f->entries,
+		f->entries / 1000000, f->shards, f->region_gb, f->rss_gb * 1e9 / (double)f->entries,
 		f->fill_ns, f->hit_ns, f->miss_ns, f->bound_ns, f->bound_ns / f->hit_ns,
 		f->hit2_mps, f->miss2_mps, f->hit_ns_4k, f->miss_ns_4k, f->bound_ns_4k / f->hit_ns_4k,
 		f->snap_s, f->snap_gbps, f->p99_idle_us, f->p99_snap_us,

@@ -57,27 +57,47 @@ def p99(r):
     return out
 
 
+def per_entry(r):
+    """Bytes an entry from the memory the filled table really held (smaps
+    Rss of its mapping, rss_gb), or None for a run made before that was
+    measured."""
+    return r["rss_gb"] * 1e9 / r["entries"] if r.get("rss_gb") else None
+
+
+def per_entry_text(r):
+    b = per_entry(r)
+    return "%.1f" % b if b is not None else "not measured in this run"
+
+
+def provenance(r):
+    """The run behind a row: commit, date, processor; rows written before
+    the tool stamped them say so."""
+    if not r.get("commit"):
+        return "run not recorded (written before scale_curve.sh stamped its rows)"
+    return "commit %s, %s, %s" % (r["commit"], r.get("date", "?"), r.get("cpu", "?"))
+
+
 def rows(runs):
-    out = ["| entries | shards | table (bytes an entry at 80 % load) | fill ns/insert | hit / miss ns, 2M pages "
+    out = ["| entries | shards | table (bytes an entry: in memory, measured) | fill ns/insert | hit / miss ns, 2M pages "
            "| bound ns (ratio) | 2 threads hit / miss M/s | hit / miss ns, 4K pages (ratio) "
            "| snapshot s (GB/s) | worker p99 burst µs idle / snapshot (x) "
            "| cold restore: table s + journal s (records) | table restore s per G entries "
-           "| full sweep s | load |",
-           "| " + " | ".join(["---"] * 14) + " |"]
+           "| full sweep s | load | run |",
+           "| " + " | ".join(["---"] * 15) + " |"]
     for r in runs:
         n = r["entries"]
         out.append(
-            "| %s | %d | %.2f GB (%.1f) | %.0f | %.0f / %.0f | %.0f (%.2f) | %.1f / %.1f "
+            "| %s | %d | %.2f GB (%s) | %.0f | %.0f / %.0f | %.0f (%.2f) | %.1f / %.1f "
             "| %.0f / %.0f (%.2f) | %.1f (%.2f) | %s | %.1f + %.1f (%s) "
-            "| %.1f | %.2f | %.1f |" % (
-                m(n), r["shards"], r["region_gb"], r["region_gb"] * 1e9 / (r["capacity"] * LOAD),
+            "| %.1f | %.2f | %.1f | %s |" % (
+                m(n), r["shards"], r["region_gb"], per_entry_text(r),
                 r["fill_ns"],
                 r["hit_ns"], r["miss_ns"], r["bound_ns"], r["bound_ns"] / r["hit_ns"],
                 r["hit2_mps"], r["miss2_mps"], r["hit_ns_4k"], r["miss_ns_4k"],
                 r["bound_ns_4k"] / r["hit_ns_4k"], r["snap_s"], r["snap_gbps"],
                 p99(r), r["restore_table_s"], r["restore_journal_s"], m(r["tail"]),
                 r["restore_table_s"] * 1e9 / n,
-                r["sweep_s"], r["load_avg"]))
+                r["sweep_s"], r["load_avg"], provenance(r)))
     return out
 
 
@@ -143,9 +163,14 @@ def sizing(runs):
     big = max((r for r in runs if r["shards"] > 1), key=lambda r: r["entries"])
     n = big["entries"]
     g = n / 1e9
-    per_entry = big["region_gb"] * 1e9 / (big["capacity"] * LOAD)
+    measured = per_entry(big)
+    bpe = measured if measured is not None else big["region_gb"] * 1e9 / (big["capacity"] * LOAD)
+    bpe_from = ("%.1f bytes an entry, the memory the filled table held (smaps Rss)" % bpe
+                if measured is not None else
+                "%.1f bytes an entry from the table's layout at 80 %% load: this run predates "
+                "the in-memory measurement" % bpe)
     entries = IDS_A_DAY * RETENTION_DAYS
-    ram = entries * per_entry / 1e9
+    ram = entries * bpe / 1e9
     restore_g = (big["restore_table_s"] / g)
     journal_s = big["restore_journal_s"] / big["tail"] * JOURNAL_HOUR
     snap_s = ram / big["snap_gbps"]
@@ -154,14 +179,13 @@ def sizing(runs):
     if n < 10**9:
         note = (" 1 G entries were not run: the table alone would be %.1f GB (docs/scale.md "
                 "says why and what was run instead)." % ((1e9 + JOURNAL_HOUR) * 1.25 * 12.8 / 1e9))
-    out = ["From the run at %s entries, %d shards (load average %.1f as it began).%s" % (
-               m(n), big["shards"], big["load_avg"], note), "",
+    out = ["From the run at %s entries, %d shards (load average %.1f as it began; %s).%s" % (
+               m(n), big["shards"], big["load_avg"], provenance(big), note), "",
            "| for %.0f M new IDs a day, %d days | figure | from |" % (IDS_A_DAY / 1e6,
                                                                    RETENTION_DAYS),
            "| --- | --- | --- |",
            "| history entries | %.2f G | 11 days of the feed |" % (entries / 1e9),
-           "| RAM for the history | %.0f GB | %.1f bytes an entry measured (80 %% load) |" % (
-               ram, per_entry),
+           "| RAM for the history | %.0f GB | %s |" % (ram, bpe_from),
            "| snapshot on disk | %.0f GB each, %.0f GB with snapshot-keep 2 | the table's size |" % (
                ram, 2 * ram),
            "| snapshot write | %.0f s at %.2f GB/s measured; %.1f MB/s averaged with one an hour | fsync included |" % (
@@ -171,9 +195,9 @@ def sizing(runs):
                restore_g, journal_s, restore_g * entries / 1e9 + journal_s, 2),
            "| full expiry sweep | %.0f s a pass; floodctld's --expire-share 1 %% (the default) starts the next %.1f h after one, so an entry leaves up to that long after its retention (%.1f %% more entries held than the retention's own) | measured pass, scaled; expiry.h |" % (
                sweep_s, sweep_s * 99 / 3600, sweep_s * 99 / (RETENTION_DAYS * 86400) * 100),
-           "| a box's RAM, less 32 GB for the rest, holds | 256 GB: %.1f G entries (%.1f days of the feed); 512 GB: %.1f G (%.1f days) | 16 bytes an entry |" % (
-               (256 - 32) / per_entry, (256 - 32) * 1e9 / per_entry / IDS_A_DAY,
-               (512 - 32) / per_entry, (512 - 32) * 1e9 / per_entry / IDS_A_DAY)]
+           "| a box's RAM, less 32 GB for the rest, holds | 256 GB: %.1f G entries (%.1f days of the feed); 512 GB: %.1f G (%.1f days) | %.1f bytes an entry, as above |" % (
+               (256 - 32) / bpe, (256 - 32) * 1e9 / bpe / IDS_A_DAY,
+               (512 - 32) / bpe, (512 - 32) * 1e9 / bpe / IDS_A_DAY, bpe)]
     return "\n".join(out)
 
 
