@@ -21,10 +21,11 @@
 #include <unistd.h>
 
 #include "floodgate/log.h"
+#include "floodgate/session.h"
 #include "host.h"
 
 #define POLL_MS 100
-#define GREETING "400 floodgate: the history is being restored (floodctld), try again later\r\n"
+#define GREETING FG_NNTP_RESTORING_LINE
 
 static void greet_and_close(int lfd, uint64_t *greeted)
 {

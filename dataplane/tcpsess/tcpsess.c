@@ -287,14 +287,12 @@ static const struct fg_nntp_session_transport tcp_transport = {
 
 /* RFC 3977 5.1.1: 400 as the greeting says the service is not available
  * now; a peer retries later (innfeed backs off). The line says why: a
- * drain, or floodctld restoring the history (then no command is read,
- * so nothing is answered from a half-restored table). */
-#define RESTORING_LINE "400 floodgate: the history is being restored (floodctld), try again later\r\n"
+ * drain, or floodctld restoring the history (FG_NNTP_RESTORING_LINE). */
 
 static void refuse(struct fg_tcpsess *ts, struct conn *c)
 {
 	char line[FG_CONFIG_NAME_MAX + 80];
-	int n = ts->restoring ? snprintf(line, sizeof(line), "%s", RESTORING_LINE)
+	int n = ts->restoring ? snprintf(line, sizeof(line), "%s", FG_NNTP_RESTORING_LINE)
 			      : snprintf(line, sizeof(line), "400 %s draining, try again later\r\n",
 					 ts->cfg->server_name);
 

@@ -287,6 +287,13 @@ void fg_nntp_engine_shutdown(struct fg_nntp_engine *e);
  */
 #define FG_NNTP_ENGINE_REASON_MAX 200
 
+/* The greeting of a new session while floodctld restores the history, on
+ * every dataplane (RFC 3977 5.1.1: 400, the service is not available now;
+ * innfeed backs off and tries again). No command is read after it, so
+ * nothing is answered from a half-restored table. */
+#define FG_NNTP_RESTORING_LINE \
+	"400 floodgate: the history is being restored (floodctld), try again later\r\n"
+
 /* A table of pauses by peer name, as the engine keeps it and the levers'
  * state (lib/levers) does: fg_nntp_pause_find gives a peer's row or -1;
  * fg_nntp_pause_set sets its end, until 0 removes it (-ENOENT when it has
