@@ -57,7 +57,13 @@
 #define NO_SLOT UINT64_MAX
 #define RETRY 1			/* internal: scan again */
 #define ROOM_TRIES 8		/* make_room rounds before an insert gives up */
-#define BFS_NODES 312		/* 2 + 10 + 50 + 250: paths of up to 4 moves */
+/* The search's queue: the pair, then each node's FG_HSLOTS entries, one
+ * level per move short of the last: 2 + 10 + 50 + 250 = 312 for 4 moves. */
+#define BFS_POW5(d) (((d) > 0 ? 5u : 1u) * ((d) > 1 ? 5u : 1u) * ((d) > 2 ? 5u : 1u) * \
+		     ((d) > 3 ? 5u : 1u) * ((d) > 4 ? 5u : 1u) * ((d) > 5 ? 5u : 1u))
+#define BFS_NODES ((int)(FG_HBFS_DEPTH > 1 ? 2u * (BFS_POW5(FG_HBFS_DEPTH) - 1u) / 4u : 2u))
+_Static_assert(FG_HSLOTS == 5 && FG_HBFS_DEPTH <= 6, "BFS_NODES counts 5 slots a bucket, 6 moves at most");
+_Static_assert(FG_HBFS_DEPTH != 4 || BFS_NODES == 312, "BFS_NODES for 4 moves");
 
 enum op { OP_OFFER, OP_ACCEPT, OP_FINAL };
 
@@ -311,6 +317,8 @@ static int relocate(struct fg_history *h, const struct fg_hloc *loc)
 	struct bnode q[BFS_NODES];
 	int head, tail = 0;
 
+	if (FG_HBFS_DEPTH == 0)
+		return -ENOSPC;
 	q[tail++] = (struct bnode){ .b = loc->b1, .parent = -1 };
 	if (loc->b2 != loc->b1)
 		q[tail++] = (struct bnode){ .b = loc->b2, .parent = -1 };

@@ -124,7 +124,12 @@
 #define FG_HSNAP_ACTIVE (1ull << 63)
 #define FG_HSNAP_CHUNK 64u		/* buckets per image-copy chunk */
 #define FG_HSNAP_PACE_BUCKETS 16384u	/* 1 MiB of buckets between an image copy's pauses */
-#define FG_HBFS_DEPTH 4u		/* longest relocation path, in moves */
+/* The longest relocation path, in moves. Overridden (-DFG_HBFS_DEPTH=N)
+ * only by tools/bench/reloc_table.sh, which builds the table for each
+ * length and writes docs/history.md's table of what each length reaches. */
+#ifndef FG_HBFS_DEPTH
+#define FG_HBFS_DEPTH 4u
+#endif
 
 enum fg_hstate {
 	FG_HS_FREE = 0,
