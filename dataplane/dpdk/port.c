@@ -350,9 +350,9 @@ unsigned dp_rx_frames(const struct dp *dp, struct rte_mbuf **m, unsigned n,
 
 	for (unsigned i = 0; i < n; i++) {
 		if (m[i]->nb_segs != 1) {
-			/* the modules see one contiguous frame; MTU-sized
-			 * frames fit one default mbuf, so only a jumbo frame
-			 * lands here */
+			/* the modules see one contiguous frame; the mbufs'
+			 * data room holds one frame of the port's MTU, so
+			 * only a frame over it lands here */
 			fg_stats_inc(st, FG_CTR_DP_RX_MULTISEG);
 			rte_pktmbuf_free(m[i]);
 			continue;

@@ -138,8 +138,9 @@ struct fg_nntp_engine_hooks {
  * of a downstream server before it is answered; its answer waits in order,
  * like a TAKETHIS waiting for its sink. The downstream's 438 is honoured:
  * the ID is recorded as accepted (journaled, with the time of the answer
- * as its date and first-seen) and the peer gets 438; 431 gives 431; 238 or
- * no answer gives 238, as without warm-up.
+ * as its date and first-seen) and the peer gets 438; 238, 431 or no
+ * answer gives 238, as without warm-up (a 431 is not passed on: warmup.c's
+ * head comment says why).
  */
 typedef void fg_nntp_engine_warm_done_fn(void *engine, uint64_t cookie, unsigned code);
 

@@ -17,9 +17,17 @@ checks that the shim announced the skip (the rule met its sync):
   a new segment's header fsync                     none: the commit's fdatasync covers it
   the snapshot rename's directory fsync            none: the prune's directory fsync covers it
   the prune's directory fsync (segments unlinked)  none: a segment that comes back is ignored
+
+Before the rounds, every product directory (the Makefile's tiers, read
+with `make print-tiers` / `print-tier-dirs` / `print-tier-progs`, and
+include/) is read for a sync the shim does not model (O_SYNC, O_DSYNC,
+msync, a waiting sync_file_range); every source outside tests/ that
+syncs must be among those read. The levers journal's syncs have their
+own test (38_ctl_levers_powerloss), the queue's 53, the warm-up file's 58.
 """
 import os
 import re
+import subprocess
 
 from ctlkit import TOP, Ctl, check, committed_ids, crash_round, log, passed
 
@@ -41,6 +49,32 @@ CASES = [
 ]
 
 
+def make_print(*args):
+    r = subprocess.run(["make", "-s", "--no-print-directory", "-C", TOP] + list(args),
+                       capture_output=True, text=True)
+    check(r.returncode == 0, "make %s: %s" % (" ".join(args), r.stderr))
+    return r.stdout.split()
+
+
+def product_dirs():
+    """Every directory of the product, from the Makefile's tiers (each
+    tier's module and program directories, as tools/check-layers.sh reads
+    them), and include/, whose headers every tier compiles."""
+    dirs = ["include"]
+    for tier in make_print("print-tiers"):
+        dirs += make_print("print-tier-dirs", "TIER=" + tier)
+        dirs += make_print("print-tier-progs", "TIER=" + tier)
+    return sorted(set(dirs))
+
+
+def sources(dirs):
+    for d in dirs:
+        for base, _, files in os.walk(os.path.join(TOP, d)):
+            for f in files:
+                if f.endswith((".c", ".h")):
+                    yield os.path.relpath(os.path.join(base, f), TOP)
+
+
 def unmodelled_syncs():
     """The shim models fsync, fdatasync, sync and syncfs only: nothing in
     the product may make data durable another way. sync_file_range is
@@ -48,19 +82,35 @@ def unmodelled_syncs():
     starts writeback and waits for nothing, so it makes nothing durable
     and its pages stay unsynced writes to the shim (docs/operations.md,
     "Durability points"). Any wait flag would be a sync the shim does not
-    see."""
-    found = []
-    for top in ("control", "dataplane"):
-        for base, _, files in os.walk(os.path.join(TOP, top)):
-            for f in files:
-                if f.endswith((".c", ".h")):
-                    text = open(os.path.join(base, f)).read()
-                    found += ["%s: %s" % (f, w) for w in re.findall(
-                        r"\b(O_SYNC|O_DSYNC|msync|SYNC_FILE_RANGE_WAIT_\w+)\b", text)]
-                    calls = re.findall(r"\bsync_file_range\s*\(([^;]*)\)\s*[;=!<>)]", text)
-                    found += ["%s: sync_file_range(%s)" % (f, " ".join(c.split()))
-                              for c in calls if "SYNC_FILE_RANGE_WRITE" not in c]
-    return found
+    see. Every product directory is read (the journal, the warm-up file
+    and the levers journal write from lib/); the scan's positive sign:
+    every source of the tree outside tests/ that calls a modelled sync is
+    among the files read. ([unmodelled], files read, modelled-sync files)"""
+    found, read, syncing = [], set(), set()
+    for path in sources(product_dirs()):
+        read.add(path)
+        text = open(os.path.join(TOP, path)).read()
+        if re.search(r"\b(?:fsync|fdatasync|syncfs)\s*\(", text):
+            syncing.add(path)
+        found += ["%s: %s" % (path, w) for w in re.findall(
+            r"\b(O_SYNC|O_DSYNC|msync|SYNC_FILE_RANGE_WAIT_\w+)\b", text)]
+        calls = re.findall(r"\bsync_file_range\s*\(([^;]*)\)\s*[;=!<>)]", text)
+        found += ["%s: sync_file_range(%s)" % (path, " ".join(c.split()))
+                  for c in calls if "SYNC_FILE_RANGE_WRITE" not in c]
+    outside = []
+    for base, dirs, files in os.walk(TOP):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and
+                   os.path.relpath(os.path.join(base, d), TOP) not in ("build", "tests")]
+        for f in files:
+            path = os.path.relpath(os.path.join(base, f), TOP)
+            if f.endswith((".c", ".h")) and path not in read and re.search(
+                    r"\b(?:fsync|fdatasync|syncfs)\s*\(", open(os.path.join(TOP, path)).read()):
+                outside.append(path)
+    check(not outside, "sources that sync outside the Makefile's tiers, not scanned: %s" % outside)
+    check(any(p.startswith("lib/levers/") for p in syncing) and
+          any(p.startswith("lib/journal/") for p in syncing),
+          "the scan read the levers journal's and the journal's syncs: %s" % sorted(syncing))
+    return found, read, syncing
 
 
 def pruned(c):
@@ -70,8 +120,10 @@ def pruned(c):
 
 
 def main():
-    other = unmodelled_syncs()
+    other, read, syncing = unmodelled_syncs()
     check(not other, "syncs the power-loss shim does not model: %s" % other)
+    log("scanned %d sources of the product's directories for syncs; %d of them sync, all "
+        "modelled" % (len(read), len(syncing)))
     summary = []
     for name, rule, persistence, args, loses in CASES:
         c = Ctl("plskip-" + name)

@@ -179,21 +179,29 @@ class Ctl:
               "histwriter --check: %r %r" % (out[-3:], p.stderr))
         return [int(l.split()[1]) for l in out if l.startswith("missing ")]
 
-    def powerloss(self):
-        """Drop everything not durable (run after every process is killed)."""
+    def powerloss(self, seed=None):
+        """Drop everything not durable (run after every process is killed):
+        the worst case, or with a seed one of the outcomes the shim draws."""
         e = dict(os.environ, FG_PL_DIR=self.data, FG_PL_STATE=self.state, FG_PL_REVERT="1",
                  LD_PRELOAD=POWERLOSS)
+        if seed is not None:
+            e["FG_PL_SEED"] = str(seed)
         p = subprocess.run(["/bin/true"], env=e, capture_output=True)
         err = p.stderr.decode()
         check("reverted to its durable state" in err, "power-loss revert did not run: %r" % err)
         return err
 
-    def start_host(self, port, args=()):
+    def start_host(self, port, args=(), powerloss=False, env=None):
         """floodgate-host --floodctld on this world's configuration, once it
-        listens on 127.0.0.1:port; (process, its log's path)."""
+        listens on 127.0.0.1:port, optionally under the power-loss shim
+        with `env` added; (process, its log's path)."""
         logp = os.path.join(self.dir, "host.%d.log" % len(self.procs))
+        e = dict(os.environ, **(env or {}))
+        if powerloss:
+            os.makedirs(self.data, exist_ok=True)
+            e.update(FG_PL_DIR=self.data, FG_PL_STATE=self.state, LD_PRELOAD=POWERLOSS)
         p = subprocess.Popen([HOST, "-c", self.conf, "--floodctld"] + list(args),
-                             stdout=subprocess.DEVNULL, stderr=open(logp, "w"))
+                             stdout=subprocess.DEVNULL, stderr=open(logp, "w"), env=e)
         self.procs.append(p)
         wait_until(lambda: p.poll() is not None or connectable(port), 30,
                    "floodgate-host to listen")

@@ -77,10 +77,11 @@
  *
  * Limits: O_SYNC/O_DSYNC writes, msync() and sync_file_range() are not
  * modelled (nothing under test uses them: 43_ctl_powerloss_knob greps
- * control/ and dataplane/ for them); only regular files and directories are
- * (sockets, links are left alone); a file's identity is its inode number,
- * so an inode number reused between two syncs could lend content to the
- * wrong name (a window no test here opens).
+ * every directory of the Makefile's tiers, and include/, for them); only
+ * regular files and directories are (sockets, links are left alone); a
+ * file's identity is its inode number, so an inode number reused between
+ * two syncs could lend content to the wrong name (a window no test here
+ * opens).
  */
 #include <dirent.h>
 #include <dlfcn.h>

@@ -562,6 +562,10 @@ def fragment(name, opts, earlier):
         text = "### %s (`bench_%s`)\n\n%s" % (FRAGMENT_TITLES.get(name, name), name, text)
     if not same_run(st, opts):
         earlier.append("module %s" % name)
+    # a fragment's relative links start from docs/bench/, the report's
+    # from docs/
+    text = re.sub(r"\]\((?![a-z]+:|#|/)([^)\s]+)\)",
+                  lambda m: "](%s)" % os.path.normpath(os.path.join("bench", m.group(1))), text)
     head, _, body = text.partition("\n")
     return "%s\n\nMeasured by: %s.\n%s" % (head, stamp_text(st), body)
 

@@ -286,7 +286,7 @@ FG_COUNTER(DP_SESSIONS_REFUSED_FULL, "dp_sessions_refused_full", "connections re
 FG_COUNTER(DP_HOLDS_ORPHANED, "dp_holds_orphaned", "connections that closed while the sink still held their octets (released later)")
 FG_COUNTER(DP_CONNS_ABORTED, "dp_conns_aborted", "connections reset at the end of a shutdown's grace period")
 FG_COUNTER(DP_RX_BURSTS, "dp_rx_bursts", "receive polls that returned frames")
-FG_COUNTER(DP_RX_MULTISEG, "dp_rx_multiseg", "frames dropped: larger than one mbuf (jumbo frames are not used)")
+FG_COUNTER(DP_RX_MULTISEG, "dp_rx_multiseg", "frames dropped: in more than one mbuf (the mbufs hold one frame of the port's MTU)")
 FG_COUNTER(DP_GRO_SEGS_MERGED, "dp_gro_segs_merged", "received TCP segments that GRO appended to an earlier segment of their flow ([dataplane] gro)")
 FG_COUNTER(DP_GRO_PACKETS, "dp_gro_packets", "merged packets GRO made, each of two or more received segments")
 FG_COUNTER(DP_TX_RING_FULL, "dp_tx_ring_full", "transmit bursts the TX ring could not take at once (frames kept and retried)")
