@@ -15,13 +15,17 @@ a password, so it sends AUTHINFO USER and PASS right after the greeting.
    USER 381 and its PASS 481 (innfeed's debug log has "Processing authinfo
    pass response: 481" — it really tried), counted in nntp_auth_failed, also feeder-b's;
    nothing is offered or accepted; stopped, innfeed keeps every article
-   in its backlog.
+   in its backlog. floodctld's /metrics has the refusals, in all and for
+   feeder-b.
 3. The operator writes innfeed's password into floodgate's credentials
    file and runs `floodctl reload`: listed as applied, no restart.
 4. innfeed again, the same password: 281 (in its debug log),
    every article answered 238 then 239, its backlog empty, floodgate's
-   nntp_auth_accepted for feeder-b and every article accepted; the logs
-   are clean.
+   nntp_auth_accepted for feeder-b and every article accepted.
+5. innfeed with a username and password from feeder-c, which has no
+   credentials: floodgate answers its AUTHINFO USER 502 and innfeed goes
+   on as it does with innd (every article 438: floodgate has them all),
+   exiting with an empty backlog. The logs are clean.
 """
 import os
 import sys
@@ -35,12 +39,15 @@ import fgdp  # noqa: E402
 import fgkit  # noqa: E402
 from fgdp import check, log  # noqa: E402
 import innkit  # noqa: E402
+from ctlkit import http_get, prom_parse, prom_value  # noqa: E402
 
 ORIGIN_PORT = 11194
 N = 40
 USER = "feeder-b-user"
 RIGHT, WRONG = "open sesame 34", "not the password"
 INNFEED_ADDR = fgdp.KERNEL_ADDRS[1]     # 198.18.0.3: feeder-b
+OTHER_ADDR = fgdp.KERNEL_ADDRS[2]       # 198.18.0.4: feeder-c, no credentials
+METRICS = "http://127.0.0.1:9119/metrics"   # floodctld's default [stats] http
 
 
 def write_cred(path, password):
@@ -131,6 +138,14 @@ def scenario(w, work, cred, batch):
     check(sorted(feed.backlog()) == ids, "innfeed's backlog after the refusal: %d of %d"
           % (len(feed.backlog()), len(ids)))
     failed = st.get("nntp_auth_failed")
+
+    def published():
+        code, body = http_get(METRICS)
+        m = prom_parse(body) if code == 200 else {}
+        return (prom_value(m, "floodgate_nntp_auth_failed_total") or 0) >= failed and \
+            (prom_value(m, "floodgate_peer_nntp_auth_failed_total", peer="feeder-b") or 0) \
+            >= failed
+    fgkit.wait_until(published, 30, "floodctld's /metrics to show the %d refusals" % failed)
     log("wrong password: %d AUTHINFO PASS refused (481; the plain client's one among them), "
         "nothing offered, %d in the backlog" % (failed, len(ids)))
 
@@ -158,6 +173,24 @@ def scenario(w, work, cred, batch):
                                      k == "nntp_articles_accepted"})
     log("right password: %d AUTHINFO accepted, %d articles 238 then 239"
         % (st["peer:feeder-b:nntp_auth_accepted"], N))
+
+    # 5: innfeed with credentials to a peer that has none: 502, and on
+    other = innkit.Innfeed(os.path.join(work, "innfeed-c"),
+                           os.path.join(work, "origin", "etc", "inn.conf"),
+                           "floodgate", fgdp.DP_ADDR, OTHER_ADDR, auth=(USER, RIGHT))
+    other.start(batch)
+    rc = other.wait(120)
+    check(rc == 0, "innfeed from feeder-c exited %s (log %s)" % (rc, other.log))
+    check(log_has(other, "Processing authinfo user response: 502"),
+          "innfeed's log has the 502 to its AUTHINFO USER")
+    answers = other.answers()
+    check(all(answers.get(m) == [438] for m in ids) and other.backlog() == [],
+          "feeder-c's innfeed: %s, backlog %s" % (list(answers.items())[:3], other.backlog()[:3]))
+    st = w.stats()
+    check(st.get("peer:feeder-c:nntp_response:502", 0) >= 1 and
+          st.get("peer:feeder-c:nntp_auth_accepted", 0) == 0, "feeder-c: %s"
+          % {k: v for k, v in st.items() if k.startswith("peer:feeder-c:")})
+    log("no credentials for feeder-c: innfeed's AUTHINFO USER 502, then %d x 438" % N)
     w.stop_dp()
     w.check_logs()
     fgdp.passed("12_innfeed_auth")
