@@ -528,11 +528,12 @@ struct fg_config *fg_config_load_text(const char *name, const char *text, size_t
 	}
 	apply_table_defaults(ps);
 	apply_derived_defaults(ps);
+	cfg_read_credentials(ps);
 	cfg_check(ps);
 	if (errs->total == 0)
 		goto out_free_parse;
 out_free_cfg:
-	free(cfg);
+	fg_config_free(cfg);
 	cfg = NULL;
 out_free_parse:
 	free(ps);
@@ -596,6 +597,11 @@ struct fg_config *fg_config_load_default(struct fg_config_errors *errs)
 
 void fg_config_free(struct fg_config *cfg)
 {
+	if (!cfg)
+		return;
+	/* the peers' passwords do not outlive the configuration in memory */
+	for (unsigned p = 0; p < FG_CONFIG_MAX_PEERS; p++)
+		explicit_bzero(&cfg->peer[p].cred, sizeof(cfg->peer[p].cred));
 	free(cfg);
 }
 

@@ -85,6 +85,9 @@ int cfg_key_find(enum cfg_section sec, const char *name);
 /* The struct a key of `sec` lives in, inside `cfg` (`idx`: peer or downstream). */
 void *cfg_key_base(struct fg_config *cfg, enum cfg_section sec, unsigned idx);
 
+/* Write the message into why (vsnprintf) and return rc. */
+int cfg_fail(char *why, size_t len, int rc, const char *fmt, ...) FG_PRINTF(4, 5);
+
 /*
  * Set a key from the words of one line (words[0] is the first value).
  * 0, or -EINVAL/-ERANGE/-ENOSPC with a message in `why`.
@@ -162,6 +165,10 @@ unsigned cfg_line_of(struct parse *ps, enum cfg_section sec, unsigned idx,
 /* A section's or a downstream id's name: one or more letters, digits,
  * "-", "_" or "." (the length is the caller's to check). */
 bool cfg_valid_name(const char *s);
+
+/* config_cred.c: every peer's credentials file, read (pass 3b: after the
+ * defaults, before the checks). */
+void cfg_read_credentials(struct parse *ps);
 
 /* config_check.c: the checks across keys and sections (pass 4). */
 void cfg_check(struct parse *ps);

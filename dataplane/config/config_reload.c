@@ -5,7 +5,8 @@
  * validate it completely (a file with any error changes nothing, every
  * error listed), carry the running values of the keys that size what
  * exists (config.h, "Reload"), and list the keys that changed by
- * comparing the canonical text of both (fg_config_format) line by line.
+ * comparing the canonical text of both (fg_config_format) line by line
+ * (and a peer's credentials, which that text names by their file only).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -108,6 +109,19 @@ void fg_config_changes(const struct fg_config *a, const struct fg_config *b, FIL
 			k++;
 		if (k == na) {
 			fprintf(out, "  applied        %s %s\n", sb[i], lb[i]);
+			changed++;
+		}
+	}
+	/* a credentials file changed under the same name: its words are
+	 * never formatted, so the text alone does not show it */
+	for (unsigned i = 0; i < b->n_peer; i++) {
+		const struct fg_config_peer *pb = &b->peer[i];
+		const struct fg_config_peer *pa = fg_config_peer_by_name(a, pb->name);
+
+		if (pa && strcmp(pa->credentials, pb->credentials) == 0 &&
+		    memcmp(&pa->cred, &pb->cred, sizeof(pa->cred)) != 0) {
+			fprintf(out, "  applied        [peer %s] credentials (the file's content)\n",
+				pb->name);
 			changed++;
 		}
 	}

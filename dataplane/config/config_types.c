@@ -64,8 +64,7 @@ void cfg_text_word(struct cfg_text *t, const char *w)
 
 /* ---------------------------------------------------------------- set */
 
-static int fail(char *why, size_t len, int rc, const char *fmt, ...) FG_PRINTF(4, 5);
-static int fail(char *why, size_t len, int rc, const char *fmt, ...)
+int cfg_fail(char *why, size_t len, int rc, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -157,10 +156,10 @@ static int set_number(const struct cfg_key *k, void *field, const char *w, char 
 		v = (int64_t)u;
 	}
 	if (rc == -EINVAL)
-		return fail(why, whylen, rc, "\"%s\" is not %s", w, what[k->type]);
+		return cfg_fail(why, whylen, rc, "\"%s\" is not %s", w, what[k->type]);
 	range_text(k, range, sizeof(range));
 	if (rc < 0 || v < k->min || v > k->max)
-		return fail(why, whylen, -ERANGE, "%s is out of range: must be %s", w, range);
+		return cfg_fail(why, whylen, -ERANGE, "%s is out of range: must be %s", w, range);
 	if (k->type == T_SIZE)
 		memcpy(field, &u, sizeof(u));
 	else
@@ -181,7 +180,7 @@ static int set_enum(const struct cfg_key *k, void *field, const char *w, char *w
 		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
 			 i ? ", " : "", k->names[i]);
 	}
-	return fail(why, whylen, -EINVAL, "\"%s\" is not one of: %s", w, list);
+	return cfg_fail(why, whylen, -EINVAL, "\"%s\" is not one of: %s", w, list);
 }
 
 static bool printable_word(const char *w)
@@ -200,15 +199,15 @@ static int set_string(const struct cfg_key *k, char *field, const char *w, char 
 		return 0;
 	}
 	if (strlen(w) >= k->size)
-		return fail(why, whylen, -ENOSPC, "too long (at most %zu octets)", k->size - 1);
+		return cfg_fail(why, whylen, -ENOSPC, "too long (at most %zu octets)", k->size - 1);
 	if (k->type == T_PATH) {
 		if (w[0] != '/')
-			return fail(why, whylen, -EINVAL, "\"%s\" is not an absolute path", w);
+			return cfg_fail(why, whylen, -EINVAL, "\"%s\" is not an absolute path", w);
 		for (const unsigned char *u = (const unsigned char *)w; *u; u++)
 			if (*u < 0x20 || *u == 0x7f)
-				return fail(why, whylen, -EINVAL, "control character in path");
+				return cfg_fail(why, whylen, -EINVAL, "control character in path");
 	} else if (!printable_word(w)) {
-		return fail(why, whylen, -EINVAL, "must be printable ASCII without blanks");
+		return cfg_fail(why, whylen, -EINVAL, "must be printable ASCII without blanks");
 	}
 	memset(field, 0, k->size);
 	memcpy(field, w, strlen(w));
@@ -225,7 +224,7 @@ static int set_endpoint(const struct cfg_key *k, void *field, const char *w, cha
 		return 0;
 	}
 	if (fg_parse_endpoint(w, k->port, &ep) < 0)
-		return fail(why, whylen, -EINVAL, "\"%s\" is not an address:port%s", w,
+		return cfg_fail(why, whylen, -EINVAL, "\"%s\" is not an address:port%s", w,
 			    k->port ? " (IPv6 as [addr]:port; port 1-65535)" :
 				      " (the port is required; IPv6 as [addr]:port)");
 	memcpy(field, &ep, sizeof(ep));
@@ -238,7 +237,7 @@ static int set_prefix(void *field, const char *w, bool network, char *why, size_
 	char fixed[64];
 
 	if (fg_parse_prefix(w, &p) < 0)
-		return fail(why, whylen, -EINVAL,
+		return cfg_fail(why, whylen, -EINVAL,
 			    "\"%s\" is not an IPv4 or IPv6 address or prefix", w);
 	if (network && fg_prefix_host_bits(&p)) {
 		/* "192.0.2.10/24" names a host, not a network: a typo, most likely */
@@ -247,11 +246,11 @@ static int set_prefix(void *field, const char *w, bool network, char *why, size_
 		for (unsigned bit = p.len; bit < 128; bit++)
 			net.addr[bit / 8] &= (uint8_t)~(0x80 >> (bit % 8));
 		fg_prefix_format(&net, fixed, sizeof(fixed));
-		return fail(why, whylen, -EINVAL, "%s has host bits set (did you mean %s?)",
+		return cfg_fail(why, whylen, -EINVAL, "%s has host bits set (did you mean %s?)",
 			    w, fixed);
 	}
 	if (!network && !fg_prefix_host_bits(&p) && p.len < (p.family == AF_INET ? 31 : 127))
-		return fail(why, whylen, -EINVAL, "%s is a network; give our address on it "
+		return cfg_fail(why, whylen, -EINVAL, "%s is a network; give our address on it "
 			    "(10.99.0.1/24, 2001:db8::1/64)", w);
 	memcpy(field, &p, sizeof(p));
 	return 0;
@@ -266,10 +265,10 @@ static int set_mac(void *field, const char *w, char *why, size_t whylen)
 		return 0;
 	}
 	if (cfg_parse_mac(w, mac) < 0)
-		return fail(why, whylen, -EINVAL, "\"%s\" is not a MAC address "
+		return cfg_fail(why, whylen, -EINVAL, "\"%s\" is not a MAC address "
 			    "(02:00:00:00:00:01) or auto", w);
 	if ((mac[0] & 1) || !(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]))
-		return fail(why, whylen, -EINVAL, "%s is not a unicast address", w);
+		return cfg_fail(why, whylen, -EINVAL, "%s is not a unicast address", w);
 	memcpy(field, mac, 6);
 	return 0;
 }
@@ -332,14 +331,14 @@ static int set_dist(const char *w, size_t len, char *item, size_t elem, char *wh
 	char d[FG_CONFIG_DIST_MAX];
 
 	if (len == 0)
-		return fail(why, whylen, -EINVAL, "an empty distribution");
+		return cfg_fail(why, whylen, -EINVAL, "an empty distribution");
 	if (len >= elem)
-		return fail(why, whylen, -EINVAL, "\"%.*s\" is too long (at most %zu octets)",
+		return cfg_fail(why, whylen, -EINVAL, "\"%.*s\" is too long (at most %zu octets)",
 			    (int)len, w, elem - 1);
 	memcpy(d, w, len);
 	d[len] = '\0';
 	if (!valid_distribution(d))
-		return fail(why, whylen, -EINVAL, "\"%s\" is not a distribution (RFC 5536 "
+		return cfg_fail(why, whylen, -EINVAL, "\"%s\" is not a distribution (RFC 5536 "
 			    "3.2.4, \"!\" before it to exclude it)", d);
 	memset(item, 0, elem);
 	memcpy(item, d, len);
@@ -361,7 +360,7 @@ static int set_list(const struct cfg_key *k, void *base, char *const *w, unsigne
 		char *item = field + (size_t)*cnt * elem;
 
 		if (*cnt == max)
-			return fail(why, whylen, -E2BIG, "too many values (at most %u)", max);
+			return cfg_fail(why, whylen, -E2BIG, "too many values (at most %u)", max);
 		if (k->type == T_DISTS) {
 			const char *p = w[i], *comma;
 
@@ -378,7 +377,7 @@ static int set_list(const struct cfg_key *k, void *base, char *const *w, unsigne
 					continue;
 				}
 				if (*cnt == max)
-					return fail(why, whylen, -E2BIG, "too many values "
+					return cfg_fail(why, whylen, -E2BIG, "too many values "
 						    "(at most %u)", max);
 				rc = set_dist(p, len, field + (size_t)*cnt * elem, elem, why,
 					      whylen);
@@ -392,18 +391,18 @@ static int set_list(const struct cfg_key *k, void *base, char *const *w, unsigne
 			continue;
 		} else if (k->type == T_PATH_IDS) {
 			if (strlen(w[i]) >= elem || !valid_path_identity(w[i]))
-				return fail(why, whylen, -EINVAL, "\"%s\" is not a path "
+				return cfg_fail(why, whylen, -EINVAL, "\"%s\" is not a path "
 					    "identity (RFC 5536 3.1.5; at most %zu octets)",
 					    w[i], elem - 1);
 			memset(item, 0, elem);
 			memcpy(item, w[i], strlen(w[i]));
 		} else if (k->type == T_HEADERS) {
 			if (strlen(w[i]) >= elem || !valid_field_name(w[i]))
-				return fail(why, whylen, -EINVAL, "\"%s\" is not a header "
+				return cfg_fail(why, whylen, -EINVAL, "\"%s\" is not a header "
 					    "field name (at most %zu octets)", w[i], elem - 1);
 			for (unsigned j = 0; j < *cnt; j++)
 				if (strcasecmp(field + j * elem, w[i]) == 0)
-					return fail(why, whylen, -EINVAL, "%s listed twice", w[i]);
+					return cfg_fail(why, whylen, -EINVAL, "%s listed twice", w[i]);
 			memset(item, 0, elem);
 			memcpy(item, w[i], strlen(w[i]));
 		} else {
@@ -414,7 +413,7 @@ static int set_list(const struct cfg_key *k, void *base, char *const *w, unsigne
 			for (unsigned j = 0; k->type == T_ADDRS && j < *cnt; j++)
 				if (fg_prefix_same_addr((const struct fg_prefix *)field + j,
 							(const struct fg_prefix *)item))
-					return fail(why, whylen, -EINVAL, "%s listed twice", w[i]);
+					return cfg_fail(why, whylen, -EINVAL, "%s listed twice", w[i]);
 		}
 		(*cnt)++;
 	}
@@ -442,7 +441,7 @@ static int set_wildmat(const struct cfg_key *k, char *field, char *const *w, uns
 	}
 	part[len] = '\0';
 	if (fg_wildmat_check(part, &off, &what) < 0)
-		return fail(why, whylen, -EINVAL, "\"%s\": %s (at offset %zu)", part, what, off);
+		return cfg_fail(why, whylen, -EINVAL, "\"%s\": %s (at offset %zu)", part, what, off);
 	off = strlen(field);
 	if (off + (off > 0) + len >= k->size)
 		goto too_long;
@@ -451,7 +450,7 @@ static int set_wildmat(const struct cfg_key *k, char *field, char *const *w, uns
 	memcpy(field + off, part, len + 1);
 	return 0;
 too_long:
-	return fail(why, whylen, -ENOSPC, "pattern too long (at most %zu octets in all)",
+	return cfg_fail(why, whylen, -ENOSPC, "pattern too long (at most %zu octets in all)",
 		    k->size - 1);
 }
 
@@ -467,7 +466,7 @@ static int set_args(const struct cfg_key *k, char *field, char *const *w, unsign
 	}
 	if (t.len >= k->size) {
 		field[0] = '\0';
-		return fail(why, whylen, -ENOSPC, "too long (at most %zu octets)", k->size - 1);
+		return cfg_fail(why, whylen, -ENOSPC, "too long (at most %zu octets)", k->size - 1);
 	}
 	return 0;
 }
@@ -496,10 +495,10 @@ static int set_vlan(const struct cfg_key *k, void *base, char *const *w, unsigne
 		return 0;
 	}
 	if (n > 2)
-		return fail(why, whylen, -EINVAL, "expects a VLAN ID and at most one address");
+		return cfg_fail(why, whylen, -EINVAL, "expects a VLAN ID and at most one address");
 	id = strtoul(w[0], &end, 10);
 	if (*end || end == w[0] || w[0][0] == '-' || id < 1 || id > FG_VLAN_ID_MAX)
-		return fail(why, whylen, -EINVAL, "\"%s\" is not a VLAN ID (1 to %u)", w[0],
+		return cfg_fail(why, whylen, -EINVAL, "\"%s\" is not a VLAN ID (1 to %u)", w[0],
 			    FG_VLAN_ID_MAX);
 	memset(&nv, 0, sizeof(nv));
 	nv.id = (unsigned)id;
@@ -507,13 +506,13 @@ static int set_vlan(const struct cfg_key *k, void *base, char *const *w, unsigne
 		return rc;
 	for (unsigned i = 0; i < *cnt; i++) {
 		if (v[i].id == nv.id)
-			return fail(why, whylen, -EINVAL, "VLAN %u is listed twice", nv.id);
+			return cfg_fail(why, whylen, -EINVAL, "VLAN %u is listed twice", nv.id);
 		if (n == 1 && v[i].addr.family == 0)
-			return fail(why, whylen, -EINVAL, "`address` is on VLAN %u already",
+			return cfg_fail(why, whylen, -EINVAL, "`address` is on VLAN %u already",
 				    v[i].id);
 	}
 	if (*cnt == FG_CONFIG_MAX_VLANS)
-		return fail(why, whylen, -E2BIG, "too many VLANs (at most %u)",
+		return cfg_fail(why, whylen, -E2BIG, "too many VLANs (at most %u)",
 			    FG_CONFIG_MAX_VLANS);
 	v[(*cnt)++] = nv;
 	return 0;
@@ -545,9 +544,9 @@ int cfg_key_set(const struct cfg_key *k, void *base, char *const *w, unsigned n,
 	char *field = (char *)base + k->off;
 
 	if (n == 0)
-		return fail(why, whylen, -EINVAL, "missing value");
+		return cfg_fail(why, whylen, -EINVAL, "missing value");
 	if (n > 1 && !is_list(k->type))
-		return fail(why, whylen, -EINVAL, "expects one value, got %u "
+		return cfg_fail(why, whylen, -EINVAL, "expects one value, got %u "
 			    "(quote a value that holds blanks)", n);
 	switch ((enum cfg_type)k->type) {
 	case T_NAME:
@@ -561,7 +560,7 @@ int cfg_key_set(const struct cfg_key *k, void *base, char *const *w, unsigned n,
 		return set_number(k, field, w[0], why, whylen);
 	case T_BOOL:
 		if (fg_parse_bool(w[0], (bool *)field) < 0)
-			return fail(why, whylen, -EINVAL, "\"%s\" is not on/off, yes/no "
+			return cfg_fail(why, whylen, -EINVAL, "\"%s\" is not on/off, yes/no "
 				    "or true/false", w[0]);
 		return 0;
 	case T_ENUM:
@@ -594,7 +593,7 @@ int cfg_key_set(const struct cfg_key *k, void *base, char *const *w, unsigned n,
 	case T_ARGS:
 		return set_args(k, field, w, n, why, whylen);
 	}
-	return fail(why, whylen, -EINVAL, "internal: unknown key type");
+	return cfg_fail(why, whylen, -EINVAL, "internal: unknown key type");
 }
 
 /* ---------------------------------------------------------------- format */

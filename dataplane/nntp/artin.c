@@ -5,7 +5,8 @@
  * (reader.c), the header section copied for the rules, the pieces handed
  * to the transfer (xfer.c) in place; or drained — read and discarded, with
  * the answer its command earned — when the command was refused before the
- * article (a bad Message-ID, a known one, a paused peer).
+ * article (a bad Message-ID, a known one, a paused peer, a peer that has
+ * not authenticated).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,17 @@ void fg_nntp_start_drain(struct fg_nntp_session *s, enum fg_reason reason, const
 {
 	s->a.drain_reason = reason;
 	s->a.drain_line = line;
-	fg_nntp_start_article(s, line ? FG_ART_TAKETHIS_501 : FG_ART_TAKETHIS, NULL);
+	s->a.drain_code = FG_NNTP_CODE_C501;
+	fg_nntp_start_article(s, line ? FG_ART_TAKETHIS_LINE : FG_ART_TAKETHIS, NULL);
+}
+
+/* Drain, then answer the fixed `line` of `code` (480: not authenticated). */
+void fg_nntp_start_drain_line(struct fg_nntp_session *s, enum fg_nntp_code code, const char *line)
+{
+	s->a.drain_reason = FG_REASON_NONE;
+	s->a.drain_line = line;
+	s->a.drain_code = code;
+	fg_nntp_start_article(s, FG_ART_TAKETHIS_LINE, NULL);
 }
 
 /* A paused peer's TAKETHIS: its article is read to the end, then 400 and
@@ -100,8 +111,8 @@ static void end_article(struct fg_nntp_session *s)
 	s->in_article = false;
 	fg_nntp_count(s, FG_CTR_NNTP_ARTICLES);
 	fg_nntp_count_n(s, FG_CTR_NNTP_ARTICLE_BYTES, a->size);
-	if (a->kind == FG_ART_TAKETHIS_501) {
-		fg_nntp_put(s, FG_NNTP_CODE_C501, a->drain_line, (uint32_t)strlen(a->drain_line), FG_RQ_READY);
+	if (a->kind == FG_ART_TAKETHIS_LINE) {
+		fg_nntp_put(s, a->drain_code, a->drain_line, (uint32_t)strlen(a->drain_line), FG_RQ_READY);
 		return;
 	}
 	if (a->kind == FG_ART_TAKETHIS_PAUSED) {

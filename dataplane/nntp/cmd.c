@@ -127,6 +127,7 @@ void fg_nntp_cmd_parse(const char *line, uint32_t len, struct fg_nntp_cmd *c)
 	c->argc = 0;
 	c->key = NULL;
 	c->bad_char = false;
+	c->end = line + len;
 	for (uint32_t w = 0; w < len; w += 64) {
 		uint32_t n = len - w < 64 ? len - w : 64;
 		uint64_t valid = n == 64 ? ~0ull : (1ull << n) - 1;

@@ -43,6 +43,13 @@ void fg_nntp_count(struct fg_nntp_session *s, enum fg_counter c)
 		s->pst->s.ctr[c]++;
 }
 
+void fg_nntp_count_verb(struct fg_nntp_session *s, enum fg_nntp_verb v)
+{
+	s->e->st->n.verb[v]++;
+	if (s->pst)
+		s->pst->n.verb[v]++;
+}
+
 void fg_nntp_count_n(struct fg_nntp_session *s, enum fg_counter c, uint64_t n)
 {
 	s->e->st->s.ctr[c] += n;

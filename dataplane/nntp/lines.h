@@ -31,9 +31,19 @@
 	"IMPLEMENTATION " FG_NNTP_IMPLEMENTATION "\r\n" \
 	".\r\n"
 
+/* RFC 4643 2.1: a peer that must authenticate is offered AUTHINFO USER,
+ * and the commands it may use only after it (as innd lists them) */
+#define FG_L_CAPABILITIES_AUTH \
+	"101 Capability list:\r\n" \
+	"VERSION 2\r\n" \
+	"AUTHINFO USER\r\n" \
+	"IMPLEMENTATION " FG_NNTP_IMPLEMENTATION "\r\n" \
+	".\r\n"
+
 /* RFC 3977 7.2 */
 #define FG_L_HELP \
 	"100 Help text follows\r\n" \
+	"  AUTHINFO USER name|PASS password\r\n" \
 	"  CAPABILITIES\r\n" \
 	"  CHECK message-id\r\n" \
 	"  HELP\r\n" \
@@ -58,6 +68,16 @@
 #define FG_L_LATER "436 Try again later\r\n"
 #define FG_L_FAILED_LATER "436 Transfer failed, try again later\r\n"
 #define FG_L_REJECTED_FMT "437 Rejected: %s\r\n"
+
+/* RFC 4643 2.3 AUTHINFO USER/PASS; 480 as innd words it */
+#define FG_L_AUTH_PASS "381 Password required\r\n"
+#define FG_L_AUTH_OK "281 Authentication accepted\r\n"
+#define FG_L_AUTH_FAILED "481 Authentication failed\r\n"
+#define FG_L_AUTH_FAILED_CLOSE "481 Authentication failed, closing connection\r\n"
+#define FG_L_AUTH_SEQUENCE "482 Authentication commands issued out of sequence\r\n"
+#define FG_L_AUTH_DONE "502 Already authenticated\r\n"
+#define FG_L_AUTH_NOT_NEEDED "502 No authentication needed for this peer\r\n"
+#define FG_L_AUTH_REQUIRED "480 Authentication required for command\r\n"
 
 /* RFC 4644 2.5.2: the article could not be made safe; the peer retries. */
 #define FG_L_SINK_FAILED "400 Article could not be stored, try again later\r\n"

@@ -45,6 +45,7 @@ struct fg_nntp_cmd {
 	const char *arg[FG_NNTP_MAX_ARGS];
 	uint32_t arg_len[FG_NNTP_MAX_ARGS];
 	bool bad_char;			/* a NUL or a CR inside the line */
+	const char *end;		/* the line's end (AUTHINFO's argument runs to it) */
 	/* the history key of arg[0], when the look-ahead hashed it; else NULL */
 	const struct fg_history_key *key;
 };
@@ -293,7 +294,8 @@ enum fg_art_kind {
 	FG_ART_NONE = 0,
 	FG_ART_TAKETHIS,	/* answer 239/439 (or 400) */
 	FG_ART_IHAVE,		/* answer 235/437/436 */
-	FG_ART_TAKETHIS_501,	/* TAKETHIS with a bad line: drain, then 501 */
+	FG_ART_TAKETHIS_LINE,	/* drain, then a fixed line: a bad TAKETHIS line
+				 * (501), no authentication yet (480) */
 	FG_ART_TAKETHIS_PAUSED,	/* the peer is paused: drain, then 400 and close */
 };
 
@@ -302,7 +304,8 @@ struct fg_nntp_session_art {
 	struct fg_nntp_reader rd;
 	struct fg_xfer *x;		/* NULL: drained without the sink */
 	enum fg_reason drain_reason;	/* why, when drained without the sink */
-	const char *drain_line;		/* the 501 line for FG_ART_TAKETHIS_501 */
+	const char *drain_line;		/* the line for FG_ART_TAKETHIS_LINE, */
+	enum fg_nntp_code drain_code;	/* and its code */
 	uint64_t size;			/* wire octets so far */
 	uint64_t max_size;		/* the peer's or the site's limit; 0 none */
 	bool oversize;
@@ -391,6 +394,9 @@ struct fg_nntp_session {
 	bool gone;			/* the transport reported the connection closed */
 	bool eof;
 	bool greeted;			/* counted in the peer's sessions */
+	uint8_t auth;			/* enum fg_nntp_auth */
+	bool auth_user_ok;		/* the last AUTHINFO USER named the peer's user */
+	uint8_t auth_failures;		/* 481s given */
 	unsigned stall;			/* FG_STALL_*: stopped reading (pause() called) */
 
 	/* the command line being assembled */
@@ -418,6 +424,7 @@ struct fg_nntp_session {
 /* engine.c */
 void fg_nntp_count(struct fg_nntp_session *s, enum fg_counter c);
 void fg_nntp_count_n(struct fg_nntp_session *s, enum fg_counter c, uint64_t n);
+void fg_nntp_count_verb(struct fg_nntp_session *s, enum fg_nntp_verb v);
 void fg_nntp_count_code(struct fg_nntp_session *s, enum fg_nntp_code code);
 void fg_nntp_count_reason(struct fg_nntp_session *s, enum fg_reason r);
 void fg_nntp_count_offer(struct fg_nntp_session *s, bool first);
@@ -474,8 +481,28 @@ void fg_nntp_do_check(struct fg_nntp_session *s, const struct fg_nntp_cmd *c);
 /* artin.c: an article's octets, kept or drained */
 int fg_nntp_start_article(struct fg_nntp_session *s, enum fg_art_kind kind, struct fg_xfer *x);
 void fg_nntp_start_drain(struct fg_nntp_session *s, enum fg_reason reason, const char *line);
+void fg_nntp_start_drain_line(struct fg_nntp_session *s, enum fg_nntp_code code, const char *line);
 void fg_nntp_start_paused_drain(struct fg_nntp_session *s);
 uint32_t fg_nntp_article_input(struct fg_nntp_session *s, const struct fg_iov *iov, uint32_t off);
+
+/* auth.c: AUTHINFO USER/PASS (RFC 4643) for peers with credentials */
+#define FG_NNTP_AUTH_TRIES 3	/* wrong passwords before the session closes */
+enum fg_nntp_auth {
+	FG_AUTH_START = 0,	/* nothing sent yet (or a PASS ended the last try) */
+	FG_AUTH_USER,		/* AUTHINFO USER answered 381: PASS next */
+	FG_AUTH_DONE,		/* 281: authenticated for the session's life */
+};
+/* The session's peer has credentials and the session has not passed them. */
+bool fg_nntp_auth_needed(const struct fg_nntp_session *s);
+void fg_nntp_do_authinfo(struct fg_nntp_session *s, const struct fg_nntp_cmd *c);
+/* An offer (CHECK, IHAVE, TAKETHIS) before authentication: answered 480
+ * (a TAKETHIS's article drained first) and true; false when allowed. */
+bool fg_nntp_auth_refuse(struct fg_nntp_session *s, const struct fg_nntp_cmd *c);
+/* Constant time in the octets: equal lengths and octets, with `have` of
+ * `cap` octets zero-padded; `got` of any length (compared as cut or
+ * padded to `cap`, its length compared apart). */
+bool fg_nntp_secret_equal(const char *have, uint16_t have_len, size_t cap, const char *got,
+			  size_t got_len);
 
 /* session.c */
 void fg_nntp_session_flush(struct fg_nntp_session *s);

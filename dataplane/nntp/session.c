@@ -16,8 +16,14 @@
  *   command line ─┬─ CHECK / MODE / CAPABILITIES / HELP / QUIT / other:
  *                 │    answered at once (a line in the response queue)
  *                 ├─ TAKETHIS <id> ──> article ──> 239 / 439 (/ 400)
- *                 └─ IHAVE <id> ─ 335 ──> article ──> 235 / 437 / 436
- *                                 435 / 436 (no article follows)
+ *                 ├─ IHAVE <id> ─ 335 ──> article ──> 235 / 437 / 436
+ *                 │               435 / 436 (no article follows)
+ *                 └─ AUTHINFO USER / PASS: 381, 281, 481, 482, 502 (auth.c)
+ *
+ * A peer whose entry has credentials must pass them first (RFC 4643):
+ * until its AUTHINFO PASS got 281, CHECK and IHAVE are answered 480 and a
+ * TAKETHIS's article is drained, then 480 (auth.c); the other commands
+ * work as for any peer.
  *
  * Lines: a command line ends with LF; CRLF is the rule (RFC 3977 3.1), a
  * bare LF is accepted and counted. A line that is complete in one input
@@ -360,7 +366,7 @@ static void needs(const struct fg_nntp_cmd *c, uint32_t line_len, uint32_t *byte
 	*entries = 1;
 	switch (c->verb) {
 	case FG_NNTP_VERB_CAPABILITIES:
-		*bytes = sizeof(FG_L_CAPABILITIES);
+		*bytes = FG_MAX(sizeof(FG_L_CAPABILITIES), sizeof(FG_L_CAPABILITIES_AUTH));
 		break;
 	case FG_NNTP_VERB_HELP:
 		*bytes = sizeof(FG_L_HELP);
@@ -385,6 +391,9 @@ static enum run run_cmd(struct fg_nntp_session *s, const struct fg_nntp_cmd *c, 
 	needs(c, len, &bytes, &entries);
 	if (!need_room(s, bytes, entries))
 		return RUN_STALL;
+	/* RFC 4643 2.2: a peer with credentials offers nothing before them */
+	if (fg_nntp_auth_refuse(s, c))
+		return RUN_OK;
 	if (c->verb == FG_NNTP_VERB_TAKETHIS || c->verb == FG_NNTP_VERB_IHAVE) {
 		prepare(s, c, &p);
 		/* only an article that may go to the sink waits for room */
@@ -398,9 +407,7 @@ static enum run run_cmd(struct fg_nntp_session *s, const struct fg_nntp_cmd *c, 
 		set_stall(s, FG_STALL_RATE, FG_CTR_NNTP_STALL_RATE);
 		return RUN_STALL;
 	}
-	s->e->st->n.verb[c->verb]++;
-	if (s->pst)
-		s->pst->n.verb[c->verb]++;
+	fg_nntp_count_verb(s, c->verb);
 	if (c->bad_char && c->verb != FG_NNTP_VERB_TAKETHIS) {
 		fg_nntp_count(s, FG_CTR_NNTP_BAD_CHAR);
 		FG_NNTP_PUT(s, C501, FG_L_BAD_CHAR);
@@ -422,7 +429,9 @@ static enum run run_cmd(struct fg_nntp_session *s, const struct fg_nntp_cmd *c, 
 		break;
 	case FG_NNTP_VERB_CAPABILITIES:
 		/* RFC 3977 5.2.2: an optional keyword argument */
-		if (c->argc <= 1)
+		if (c->argc <= 1 && fg_nntp_auth_needed(s))
+			FG_NNTP_PUT(s, C101, FG_L_CAPABILITIES_AUTH);
+		else if (c->argc <= 1)
 			FG_NNTP_PUT(s, C101, FG_L_CAPABILITIES);
 		else
 			FG_NNTP_PUT(s, C501, FG_L_SYNTAX);
@@ -432,6 +441,9 @@ static enum run run_cmd(struct fg_nntp_session *s, const struct fg_nntp_cmd *c, 
 			FG_NNTP_PUT(s, C100, FG_L_HELP);
 		else
 			FG_NNTP_PUT(s, C501, FG_L_SYNTAX);
+		break;
+	case FG_NNTP_VERB_AUTHINFO:
+		fg_nntp_do_authinfo(s, c);
 		break;
 	case FG_NNTP_VERB_QUIT:
 		if (c->argc == 0)
@@ -451,9 +463,7 @@ static enum run run_overlong(struct fg_nntp_session *s, enum fg_nntp_verb verb)
 {
 	if (!need_room(s, FG_L_FIXED_MAX, 1))
 		return RUN_STALL;
-	s->e->st->n.verb[verb]++;
-	if (s->pst)
-		s->pst->n.verb[verb]++;
+	fg_nntp_count_verb(s, verb);
 	fg_nntp_count(s, FG_CTR_NNTP_LINE_TOO_LONG);
 	if (verb == FG_NNTP_VERB_TAKETHIS)
 		fg_nntp_start_drain(s, FG_REASON_NONE, FG_L_LINE_TOO_LONG);

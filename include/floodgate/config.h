@@ -54,6 +54,8 @@
 #define FG_CONFIG_MAX_VLANS 7		/* with `address`, the net module's 8 addresses */
 #define FG_VLAN_ID_MAX 4094
 #define FG_CONFIG_DIST_MAX 32		/* one distribution word, with its "!" */
+#define FG_CONFIG_SECRET_MAX 128	/* a peer's AUTHINFO username or password, octets */
+#define FG_CONFIG_CRED_FILE_MAX 4096	/* a credentials file, octets */
 
 /* RFC 5537 3.3: never accept an article dated more than 24 h ahead. */
 #define FG_FUTURE_MARGIN_MAX (24 * 3600)
@@ -122,6 +124,20 @@ struct fg_config_vlan {
 	struct fg_prefix addr;
 };
 
+/*
+ * A peer's AUTHINFO USER/PASS credentials (RFC 4643 2.3), read from the
+ * file its `credentials` key names when the configuration loads. Each is
+ * kept zero-padded to FG_CONFIG_SECRET_MAX, so that a check compares the
+ * whole buffer whatever the lengths (dataplane/nntp/auth.c). pass_len 0:
+ * the peer does not authenticate. user_len 0 with a password: any username
+ * (innd's incoming.conf checks the password alone).
+ */
+struct fg_config_cred {
+	uint16_t user_len, pass_len;
+	char user[FG_CONFIG_SECRET_MAX];
+	char pass[FG_CONFIG_SECRET_MAX];
+};
+
 struct fg_config_peer {
 	char name[FG_CONFIG_NAME_MAX];
 	struct fg_prefix addr[FG_CONFIG_MAX_PEER_ADDRS];
@@ -132,6 +148,8 @@ struct fg_config_peer {
 	unsigned max_offer_rate;	/* CHECK/IHAVE/TAKETHIS a second, per engine thread; 0 = unlimited */
 	uint64_t max_byte_rate;		/* input octets a second, per engine thread; 0 = unlimited */
 	uint64_t max_article_size;	/* 0 = rules.max_article_size */
+	char credentials[FG_CONFIG_PATH_MAX];	/* the credentials file; "" none */
+	struct fg_config_cred cred;	/* read from it at load; never formatted */
 };
 
 struct fg_config_downstream {
@@ -290,6 +308,24 @@ struct fg_config *fg_config_load_text(const char *name, const char *text,
 				       size_t len, struct fg_config_errors *errs);
 struct fg_config *fg_config_load_default(struct fg_config_errors *errs);
 void fg_config_free(struct fg_config *cfg);
+
+/*
+ * A credentials file (docs/configuration.md, "Peer credentials"): lines
+ * `username WORD` (optional) and `password WORD` (required), each at most
+ * once, words as in floodgate.conf (quoted when they hold blanks), of
+ * 1..FG_CONFIG_SECRET_MAX octets, no control character; "#" comments.
+ * fg_config_cred_parse: 0, or -EINVAL with the line (0: the file as a
+ * whole) and why. No message ever quotes a word of the file: a password
+ * written on a line of its own must not reach a log.
+ * fg_config_cred_read: the same for FILE, which must be a regular file of
+ * at most FG_CONFIG_CRED_FILE_MAX octets that neither its group nor others
+ * may read, write or execute (its owner, the service's user, and root are
+ * the only ones who can read it); -errno otherwise, with why.
+ */
+int fg_config_cred_parse(const char *text, size_t len, struct fg_config_cred *out,
+			 unsigned *line, char *why, size_t whylen);
+int fg_config_cred_read(const char *path, struct fg_config_cred *out, unsigned *line,
+			char *why, size_t whylen);
 
 /* The peer whose addresses contain `addr` (family AF_INET/AF_INET6,
  * network byte order; unmap IPv4-mapped IPv6 first): the longest matching

@@ -9,7 +9,9 @@
  *       drops the connection instead of closing it, 128 sink full at start
  *   [1] largest piece (1 + value): the stream is cut into pieces of
  *       pseudo-random sizes up to it
- *   [2..3] seed of those sizes
+ *   [2..3] seed of those sizes; its top bit (0x80 of [2]) set: the
+ *       session's peer has credentials (username "fuzz-user", password
+ *       "fuzz pass"), so the stream must pass AUTHINFO USER/PASS first
  * Every input runs on a fresh history table and engine. After the stream
  * (and EOF or a drop) and the sink's last completion, the checks: no
  * transfer, session or hold left, no OFFERED or ACCEPTING entry left in
@@ -37,7 +39,10 @@ static const char config_text[] =
 	"honor-supersedes on\nhonor-versions on\n"
 	"[session]\nmax-pending-commands 32\nmax-pending-bytes 65536\n"
 	"[history]\ncapacity 4096\n"
-	"[peer fuzz]\naddress 127.0.0.1\n";
+	"[peer fuzz]\naddress 127.0.0.1\n[peer fuzz-auth]\naddress 127.0.0.2\n";
+
+/* fuzz-auth's credentials, set as the loader sets them from a file */
+static const char cred_text[] = "username fuzz-user\npassword \"fuzz pass\"\n";
 
 static struct fg_config *cfg;
 static void *hmem;
@@ -151,10 +156,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	fg_log_set_level(FG_LOG_ERR);
+	char why[200];
+	unsigned line;
+
 	cfg = fg_config_load_text("<fuzz>", config_text, sizeof(config_text) - 1, &errs);
 	hlen = fg_history_region_size(CAPACITY, 64);
 	hmem = aligned_alloc(64, (hlen + 63) & ~(size_t)63);
-	if (!cfg || !hmem)
+	if (!cfg || !hmem || fg_config_cred_parse(cred_text, sizeof(cred_text) - 1,
+						  &cfg->peer[1].cred, &line, why, sizeof(why)))
 		abort();
 	return 0;
 }
@@ -219,7 +228,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fg_history_params hp = { .capacity = CAPACITY, .side_capacity = 64,
 					.alarm_load_pct = 90, .now = NOW };
 	struct fg_sink_mem_params sp = { .store_limit = 1 << 20, .max_articles = 16, .max_done = 64 };
-	struct fg_nntp_counters st, peer_st[2];
+	struct fg_nntp_counters st, peer_st[3];
 	static struct conn cs[2];
 	struct run run = { 0 };
 	struct fg_nntp_engine_hooks hooks = { j_hook, v_hook, &run };
@@ -265,7 +274,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	nc = flags & 32 ? 2 : 1;
 	for (unsigned k = 0; k < nc; k++) {
 		cs[k].send_limit = flags & 16 ? 7 : 0;
-		cs[k].s = fg_nntp_session_open(e, &cfg->peer[0], &ops, &cs[k], NOW, now_ns);
+		cs[k].s = fg_nntp_session_open(e, &cfg->peer[data[2] & 0x80 ? 1 : 0], &ops, &cs[k],
+					       NOW, now_ns);
 		if (!cs[k].s)
 			abort();
 	}

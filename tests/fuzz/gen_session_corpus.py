@@ -100,6 +100,22 @@ def main():
     many = b"".join(b"X-F%d: v\r\n" % i for i in range(400))
     write("17-many-fields", 0, 255, 17,
           takethis(b"<mf@fuzz.example>", article(b"<mf@fuzz.example>", extra=many)))
+    # AUTHINFO (RFC 4643): seed bit 15 puts the session on the peer with
+    # credentials (fuzz-user / "fuzz pass"); innfeed's order first
+    auth = b"AUTHINFO USER fuzz-user\r\nAUTHINFO PASS fuzz pass\r\n"
+    write("20-auth-innfeed", 2, 60, 0x8000 | 20, auth + stream)
+    refused = b"CAPABILITIES\r\nCHECK " + ids[0] + b"\r\n" + takethis(ids[1], article(ids[1]))
+    refused += b"IHAVE " + ids[2] + b"\r\nMODE STREAM\r\nAUTHINFO PASS fuzz pass\r\n"
+    refused += b"AUTHINFO\r\nAUTHINFO USER\r\nAUTHINFO SASL PLAIN\r\nauthinfo user fuzz-user\r\n"
+    refused += b"AUTHINFO PASS fuzz  pass\r\nAUTHINFO USER " + b"u" * 300 + b"\r\n"
+    refused += b"AUTHINFO PASS fuzz pass\r\nAUTHINFO USER fuzz-user\r\nAUTHINFO PASS x\r\n"
+    refused += stream
+    write("21-auth-refused-closes", 0, 255, 0x8000 | 21, refused)
+    retry = b"AUTHINFO USER fuzz-user\r\nAUTHINFO PASS fuzz pas\r\nCHECK " + ids[3] + b"\r\n"
+    retry += b"AUTHINFO USER fuzz-user\r\nAUTHINFO PASS fuzz pass\r\nAUTHINFO USER again\r\n"
+    retry += b"AUTHINFO PASS " + b"p" * 700 + b"\r\nAUTHINFO PASS a\0b\r\n" + stream
+    write("22-auth-retry-slow-reader", 16 | 1, 7, 0x8000 | 22, retry)
+    write("23-auth-not-needed", 0, 255, 23, auth + b"AUTHINFO PASS x\r\n" + stream)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ def simple_commands():
                          b"STREAMING\r\n", b"IMPLEMENTATION floodgate 0.1\r\n", b".\r\n"],
           "CAPABILITIES")
     c.send("HELP\r\nMODE STREAM\r\nMODE STREAM x\r\nLIST\r\nCHECK\r\n")
-    help_ = c.lines(9)
+    help_ = c.lines(10)
     check(help_[0] == b"100 Help text follows\r\n" and help_[-1] == b".\r\n", "HELP")
     c.expect("203 Streaming permitted\r\n")
     c.expect("501 Syntax error\r\n")

@@ -134,9 +134,11 @@ def quoted(value):
 
 class Innfeed:
     """innfeed feeding one peer, with its own scratch directory; an IPv6
-    `bind` address goes into bindaddress6."""
+    `bind` address goes into bindaddress6. `auth` (username, password):
+    the peer block's username and password, which innfeed sends with
+    AUTHINFO USER/PASS right after the greeting."""
 
-    def __init__(self, path, inn_conf, peer, addr, bind, port=119):
+    def __init__(self, path, inn_conf, peer, addr, bind, port=119, auth=None):
         self.dir, self.inn_conf, self.peer = path, inn_conf, peer
         self.backlog_dir = os.path.join(path, "backlog")
         os.makedirs(self.backlog_dir)
@@ -150,9 +152,10 @@ class Innfeed:
                     "peer %s {\n    ip-name: %s\n    port-number: %d\n"
                     "    %s: %s\n    streaming: true\n"
                     "    initial-connections: 2\n    max-connections: 2\n"
-                    "    no-check-high: 100.0\n    no-check-low: 95.0\n}\n"
+                    "    no-check-high: 100.0\n    no-check-low: 95.0\n%s}\n"
                     % (self.backlog_dir, peer, quoted(addr), port,
-                       "bindaddress6" if ":" in bind else "bindaddress", quoted(bind)))
+                       "bindaddress6" if ":" in bind else "bindaddress", quoted(bind),
+                       '    username: "%s"\n    password: "%s"\n' % auth if auth else ""))
         self.runs = 0
         self.proc = None
         self.log = None

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "fgtest.h"
 #include "nntp_harness.h"
@@ -34,6 +36,18 @@ static void *xmalloc(size_t n)
 		abort();
 	}
 	return p;
+}
+
+void fg_th_cred_file(char *path, size_t len, const char *tag, const char *text)
+{
+	FILE *f;
+
+	snprintf(path, len, "/tmp/fg-th-cred-%s-%d", tag, (int)getpid());
+	f = fopen(path, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0 || chmod(path, 0600) != 0) {
+		fprintf(stderr, "harness: %s: cannot write\n", path);
+		abort();
+	}
 }
 
 /* ------------------------------------------------------------ transport */

@@ -133,6 +133,10 @@ void fg_th_expect(struct fg_th_conn *c, const char *want);
 	"200 news.test.example floodgate transit-only NNTP service ready (feeds only, no reading or posting)\r\n"
 struct fg_th_conn *fg_th_open_greeted(struct fg_th *t, const char *peer);
 
+/* A credentials file ([peer] credentials) holding `text`, mode 600, at
+ * /tmp/fg-th-cred-TAG-PID, its path in `path`; the caller unlinks it. */
+void fg_th_cred_file(char *path, size_t len, const char *tag, const char *text);
+
 /* The history state of an ID, and a counter of the harness's block. */
 enum fg_history_state fg_th_state(struct fg_th *t, const char *id);
 uint64_t fg_th_ctr(struct fg_th *t, enum fg_counter c);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "floodgate/config.h"
@@ -1430,6 +1431,139 @@ START_TEST(test_reload_report)
 }
 END_TEST
 
+/* A credentials file of `mode` holding `text`, at a path of this process. */
+static const char *cred_file(const char *tag, const char *text, mode_t mode)
+{
+	static char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/fg-cred-%s-%d", tag, (int)getpid());
+	unlink(path);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	ck_assert_int_eq(chmod(path, mode), 0);
+	return path;
+}
+
+/* The load of a config whose one peer names `path` fails with one error
+ * that ends in `want` and holds no word of the file. */
+static void expect_cred_error(const char *path, const char *want, const char *secret)
+{
+	char text[512], full[512];
+
+	snprintf(text, sizeof(text), "[peer p]\naddress 192.0.2.1\ncredentials %s\n"
+		 "[downstream d]\naddress 127.0.0.1\n", path);
+	ck_assert_ptr_null(load(text));
+	snprintf(full, sizeof(full), "t.conf:3: credentials: %s%s", path, want);
+	ck_assert_msg(errs.total == 1 && strcmp(errs.err[0].text, full) == 0,
+		      "want:\n  %s\ngot:%s", full, all_errors());
+	ck_assert_msg(!secret || !strstr(errs.err[0].text, secret), "the error quotes the file");
+}
+
+/* [peer] credentials: the file read at load, its every refusal, the
+ * round trip (the path formatted, never the words), the reload's report. */
+START_TEST(test_credentials)
+{
+	char text[512], *out = NULL;
+	struct fg_config *cfg, *cfg2;
+	const char *path;
+	size_t len;
+	FILE *f;
+
+	path = cred_file("ok", "# peer p\nusername  feeder-a\npassword  \"open sesame\"  # spaces\n",
+			 0600);
+	snprintf(text, sizeof(text), "[peer p]\naddress 192.0.2.1\ncredentials %s\n"
+		 "[peer q]\naddress 192.0.2.2\n[downstream d]\naddress 127.0.0.1\n", path);
+	cfg = load_clean(text);
+	ck_assert_str_eq(cfg->peer[0].credentials, path);
+	ck_assert_uint_eq(cfg->peer[0].cred.user_len, 8);
+	ck_assert_mem_eq(cfg->peer[0].cred.user, "feeder-a", 8);
+	ck_assert_uint_eq(cfg->peer[0].cred.pass_len, 11);
+	ck_assert_mem_eq(cfg->peer[0].cred.pass, "open sesame", 11);
+	ck_assert_uint_eq(cfg->peer[0].cred.pass[11], 0);	/* zero-padded */
+	ck_assert_uint_eq(cfg->peer[1].cred.pass_len, 0);
+	ck_assert_str_eq(cfg->peer[1].credentials, "");
+	assert_round_trip(cfg);
+	fg_config_format(cfg, fmtbuf, sizeof(fmtbuf));
+	ck_assert_msg(strstr(fmtbuf, "credentials") && !strstr(fmtbuf, "sesame") &&
+		      !strstr(fmtbuf, "feeder-a"), "%s", fmtbuf);
+	/* the same file, new words: a reload lists it though the text is the same */
+	cred_file("ok", "password \"open sesame!\"\n", 0400);
+	cfg2 = load_clean(text);
+	ck_assert_uint_eq(cfg2->peer[0].cred.user_len, 0);	/* any username */
+	f = open_memstream(&out, &len);
+	fg_config_changes(cfg, cfg2, f);
+	fclose(f);
+	ck_assert_str_eq(out, "  applied        [peer p] credentials (the file's content)\n");
+	ck_assert_msg(!strstr(out, "sesame"), "%s", out);
+	free(out);
+	fg_config_free(cfg2);
+	fg_config_free(cfg);
+
+	/* every refusal names the file (and line), never its words */
+	expect_cred_error(cred_file("mode", "password hunter2\n", 0640),
+			  ": mode 0640 lets its group or others at it; it must be readable by "
+			  "the service's user only (chmod 600)", "hunter2");
+	expect_cred_error(cred_file("mode", "password hunter2\n", 0604),
+			  ": mode 0604 lets its group or others at it; it must be readable by "
+			  "the service's user only (chmod 600)", "hunter2");
+	expect_cred_error(cred_file("nopass", "username a\n", 0600), ": no `password` line", NULL);
+	expect_cred_error(cred_file("bare", "# a comment\nhunter2\n", 0600),
+			  ":2: not a `username` or `password` line", "hunter2");
+	expect_cred_error(cred_file("twice", "password a\npassword b\n", 0600),
+			  ":2: password: given twice", NULL);
+	expect_cred_error(cred_file("two", "password hunter 2\n", 0600),
+			  ":1: password: one value (quote it if it holds blanks)", "hunter");
+	expect_cred_error(cred_file("empty", "password \"\"\n", 0600),
+			  ":1: password: 1 to 128 octets", NULL);
+	expect_cred_error(cred_file("ctl", "password a\001b\n", 0600), ":1: control character",
+			  NULL);
+	expect_cred_error(cred_file("quote", "password \"hunter2\n", 0600),
+			  ":1: unterminated quote", "hunter2");
+	{
+		char big[300];
+
+		memset(big, 'x', 129);
+		snprintf(big + 129, sizeof(big) - 129, "\n");
+		char line[320];
+
+		snprintf(line, sizeof(line), "password %s", big);
+		expect_cred_error(cred_file("long", line, 0600), ":1: password: 1 to 128 octets",
+				  NULL);
+		big[128] = '\n';
+		big[129] = '\0';
+		snprintf(line, sizeof(line), "password %s", big);
+		cfg = load_clean(text);	/* the "ok" file still */
+		fg_config_free(cfg);
+		path = cred_file("max", line, 0600);
+		snprintf(text, sizeof(text), "[peer p]\naddress 192.0.2.1\ncredentials %s\n"
+			 "[downstream d]\naddress 127.0.0.1\n", path);
+		cfg = load_clean(text);
+		ck_assert_uint_eq(cfg->peer[0].cred.pass_len, 128);
+		fg_config_free(cfg);
+	}
+	expect_cred_error("/tmp", ": not a regular file", NULL);
+	snprintf(text, sizeof(text), "/tmp/fg-cred-none-%d", (int)getpid());
+	expect_cred_error(text, ": cannot read: No such file or directory", NULL);
+	{
+		static char huge[FG_CONFIG_CRED_FILE_MAX + 64];
+
+		memset(huge, '#', sizeof(huge) - 1);
+		expect_cred_error(cred_file("huge", huge, 0600), ": longer than 4096 octets", NULL);
+	}
+	expect_error("[peer p]\naddress 192.0.2.1\ncredentials etc/cred\n"
+		     "[downstream d]\naddress 127.0.0.1\n",
+		     "t.conf:3: credentials: \"etc/cred\" is not an absolute path");
+	for (const char *const *t = (const char *const[]){ "ok", "mode", "nopass", "bare", "twice",
+		"two", "empty", "ctl", "quote", "long", "max", "huge", NULL }; *t; t++) {
+		snprintf(text, sizeof(text), "/tmp/fg-cred-%s-%d", *t, (int)getpid());
+		unlink(text);
+	}
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -1465,6 +1599,7 @@ static Suite *config_suite(void)
 	tcase_add_test(misc, test_format_truncation);
 	tcase_add_test(misc, test_docs_match_parser);
 	tcase_add_test(misc, test_reload_report);
+	tcase_add_test(misc, test_credentials);
 	suite_add_tcase(s, values);
 	suite_add_tcase(s, keys);
 	suite_add_tcase(s, errors);

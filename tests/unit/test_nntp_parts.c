@@ -424,12 +424,38 @@ START_TEST(clock_views)
 }
 END_TEST
 
+/* The credentials comparison (auth.c): equal only for the same length and
+ * octets, whatever the lengths on either side (a prefix, one more octet,
+ * more than the buffer holds, nothing). */
+START_TEST(secret_equal_cases)
+{
+	char have[FG_CONFIG_SECRET_MAX] = "open sesame", big[300];
+
+	ck_assert(fg_nntp_secret_equal(have, 11, sizeof(have), "open sesame", 11));
+	ck_assert(!fg_nntp_secret_equal(have, 11, sizeof(have), "open sesam", 10));
+	ck_assert(!fg_nntp_secret_equal(have, 11, sizeof(have), "open sesame!", 12));
+	ck_assert(!fg_nntp_secret_equal(have, 11, sizeof(have), "open sesame\0", 12));
+	ck_assert(!fg_nntp_secret_equal(have, 11, sizeof(have), "Open sesame", 11));
+	ck_assert(!fg_nntp_secret_equal(have, 11, sizeof(have), "", 0));
+	/* a full buffer: a longer argument with the same first 128 octets */
+	memset(have, 'k', sizeof(have));
+	memset(big, 'k', sizeof(big));
+	ck_assert(fg_nntp_secret_equal(have, 128, sizeof(have), big, 128));
+	ck_assert(!fg_nntp_secret_equal(have, 128, sizeof(have), big, 129));
+	ck_assert(!fg_nntp_secret_equal(have, 128, sizeof(have), big, 300));
+	ck_assert(!fg_nntp_secret_equal(have, 128, sizeof(have), big, 127));
+	/* lengths past 16 bits do not wrap into a match */
+	ck_assert(!fg_nntp_secret_equal(have, 128, sizeof(have), big, 128 + 65536));
+}
+END_TEST
+
 static Suite *parts_suite(void)
 {
 	Suite *s = suite_create("nntp_parts");
 	TCase *tc = tcase_create("parts");
 
 	tcase_add_test(tc, cmd_parse_cases);
+	tcase_add_test(tc, secret_equal_cases);
 	tcase_add_loop_test(tc, cmd_parse_matches_reference, 0, 4);
 	tcase_add_loop_test(tc, reader_matches_reference, 0, 8);
 	tcase_add_test(tc, reader_edges);

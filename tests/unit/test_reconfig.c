@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fgtest.h"
 #include "nntp_harness.h"
@@ -130,6 +132,59 @@ START_TEST(test_peers_follow_by_name)
 }
 END_TEST
 
+static void say(struct fg_th *t, struct fg_th_conn *c, const char *text, const char *want)
+{
+	fg_th_out_clear(c);
+	fg_th_send(c, text, strlen(text), 0);
+	fg_th_pump(t, 0);
+	ck_assert_str_eq(fg_th_out(c), want);
+	fg_th_out_clear(c);
+}
+
+/* A reload re-reads the credentials: a session that authenticated stays
+ * so, one that has not meets the new password, and a peer that gains
+ * credentials has its unauthenticated sessions answered 480. */
+START_TEST(test_credentials_reloaded)
+{
+	char pg[96], pa[96], extra[512], text[1024];
+	struct fg_th_conn *done, *half, *a;
+	struct fg_th t;
+
+	fg_th_cred_file(pg, sizeof(pg), "gamma", "password one\n");
+	fg_th_cred_file(pa, sizeof(pa), "alpha", "password alpha-pw\n");
+	snprintf(extra, sizeof(extra), "[peer gamma]\naddress 127.0.0.3\ncredentials %s\n", pg);
+	ck_assert_int_eq(fg_th_init(&t, extra, NULL), 0);
+	done = fg_th_open_greeted(&t, "gamma");
+	half = fg_th_open_greeted(&t, "gamma");
+	a = fg_th_open_greeted(&t, "alpha");
+	say(&t, done, "AUTHINFO USER g\r\nAUTHINFO PASS one\r\n",
+	    "381 Password required\r\n281 Authentication accepted\r\n");
+	say(&t, half, "AUTHINFO USER g\r\n", "381 Password required\r\n");
+	say(&t, a, "CHECK <a0@rc.test>\r\n", "238 <a0@rc.test>\r\n");
+	fg_th_cred_file(pg, sizeof(pg), "gamma", "password two\n");
+	/* alpha gains credentials too */
+	snprintf(text, sizeof(text),
+		 "[site]\nserver-name news.test.example\npath-identity filter.test.example\n"
+		 "listen 127.0.0.1:1119\n[history]\ncapacity 200000\n"
+		 "[peer alpha]\naddress 127.0.0.1\ncredentials %s\n[peer beta]\naddress 127.0.0.2\n"
+		 "[peer gamma]\naddress 127.0.0.3\ncredentials %s\n", pa, pg);
+	swap(&t, text, 0);
+	ck_assert_str_eq(t.cfg->peer[0].name, "alpha");
+	ck_assert_uint_eq(t.cfg->peer[0].cred.pass_len, 8);
+	say(&t, done, "CHECK <g1@rc.test>\r\n", "238 <g1@rc.test>\r\n");
+	say(&t, half, "AUTHINFO PASS one\r\n", "481 Authentication failed\r\n");
+	say(&t, half, "AUTHINFO USER g\r\nAUTHINFO PASS two\r\nCHECK <g2@rc.test>\r\n",
+	    "381 Password required\r\n281 Authentication accepted\r\n238 <g2@rc.test>\r\n");
+	say(&t, a, "CHECK <a1@rc.test>\r\n", "480 Authentication required for command\r\n");
+	say(&t, a, "AUTHINFO USER x\r\nAUTHINFO PASS alpha-pw\r\nCHECK <a1@rc.test>\r\n",
+	    "381 Password required\r\n281 Authentication accepted\r\n238 <a1@rc.test>\r\n");
+	ck_assert(!done->close_called && !half->close_called && !a->close_called);
+	fg_th_fini(&t);
+	unlink(pg);
+	unlink(pa);
+}
+END_TEST
+
 START_TEST(test_sizes_refused)
 {
 	struct fg_th t;
@@ -155,6 +210,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_cutoff_for_open_sessions);
 	tcase_add_test(tc, test_peers_follow_by_name);
 	tcase_add_test(tc, test_sizes_refused);
+	tcase_add_test(tc, test_credentials_reloaded);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "floodgate/date.h"
 #include "fgtest.h"
@@ -92,14 +94,21 @@ static void teardown(void)
 	fg_th_fini(&T);
 }
 
-static struct fg_th_conn *peer(void)
+/* A connection of the named peer, its greeting read (a peer with
+ * credentials gets the same 200, as from innd). */
+static struct fg_th_conn *peer_named(const char *name)
 {
-	struct fg_th_conn *c = fg_th_open(&T, "alpha");
+	struct fg_th_conn *c = fg_th_open(&T, name);
 
 	ck_assert_ptr_nonnull(c);
 	fg_th_pump(&T, 0);
 	expect(c, GREETING);
 	return c;
+}
+
+static struct fg_th_conn *peer(void)
+{
+	return peer_named("alpha");
 }
 
 /* ------------------------------------------------------------ greeting, simple commands */
@@ -122,7 +131,8 @@ START_TEST(capabilities_help_mode_quit)
 {
 	static const char caps[] = "101 Capability list:\r\nVERSION 2\r\nIHAVE\r\nSTREAMING\r\n"
 				   "IMPLEMENTATION floodgate 0.1\r\n.\r\n";
-	static const char help[] = "100 Help text follows\r\n  CAPABILITIES\r\n"
+	static const char help[] = "100 Help text follows\r\n"
+				   "  AUTHINFO USER name|PASS password\r\n  CAPABILITIES\r\n"
 				   "  CHECK message-id\r\n  HELP\r\n  IHAVE message-id\r\n"
 				   "  MODE STREAM\r\n  QUIT\r\n  TAKETHIS message-id\r\n.\r\n";
 	struct fg_th_conn *c = peer();
@@ -1182,10 +1192,210 @@ START_TEST(verdicts_logged)
 }
 END_TEST
 
+/* ------------------------------------------------------------ AUTHINFO (RFC 4643) */
+
+#define CAPS_AUTH "101 Capability list:\r\nVERSION 2\r\nAUTHINFO USER\r\n" \
+		  "IMPLEMENTATION floodgate 0.1\r\n.\r\n"
+#define CAPS "101 Capability list:\r\nVERSION 2\r\nIHAVE\r\nSTREAMING\r\n" \
+	     "IMPLEMENTATION floodgate 0.1\r\n.\r\n"
+#define L480 "480 Authentication required for command\r\n"
+#define L481 "481 Authentication failed\r\n"
+
+static char cred_gamma[96], cred_delta[96];
+
+/* Send `text`, deliver, and the answers are exactly `want`. */
+static void exchange(struct fg_th_conn *c, const char *text, const char *want)
+{
+	line(c, text);
+	fg_th_pump(&T, 0);
+	expect(c, want);
+}
+
+/* alpha and beta as always; gamma with a username and a password (one
+ * with a blank), delta with a password alone (any username). */
+static void setup_auth(void)
+{
+	char extra[512];
+
+	fg_th_cred_file(cred_gamma, sizeof(cred_gamma), "gamma",
+		   "username feeder-g\npassword \"open sesame\"\n");
+	fg_th_cred_file(cred_delta, sizeof(cred_delta), "delta", "password pw-delta\n");
+	snprintf(extra, sizeof(extra), "[peer gamma]\naddress 127.0.0.3\ncredentials %s\n"
+		 "[peer delta]\naddress 127.0.0.4\ncredentials %s\n", cred_gamma, cred_delta);
+	setup_with(extra, NULL);
+}
+
+static void teardown_auth(void)
+{
+	teardown();
+	unlink(cred_gamma);
+	unlink(cred_delta);
+}
+
+static uint64_t peer_ctr(const char *name, enum fg_counter c)
+{
+	const struct fg_config_peer *p = fg_config_peer_by_name(T.cfg, name);
+
+	ck_assert_ptr_nonnull(p);
+	return T.peer_stats[p - T.cfg->peer].s.ctr[c];
+}
+
+/* Before its credentials a peer offers nothing: CHECK and IHAVE 480, a
+ * TAKETHIS's article read to its end, then 480; the rest as usual. After
+ * 281 it is a peer like any other, and AUTHINFO is refused. */
+START_TEST(auth_then_offers)
+{
+	struct fg_th_conn *c = peer_named("gamma");
+	char *art = article("<t1@auth.test>");
+
+	exchange(c, "CAPABILITIES\r\nMODE STREAM\r\nCHECK <c1@auth.test>\r\nIHAVE <i1@auth.test>\r\n",
+		 CAPS_AUTH "203 Streaming permitted\r\n" L480 L480);
+	takethis(c, "<t1@auth.test>", art, 7);
+	exchange(c, "HELP me\r\n",
+		 L480 "501 Syntax error\r\n");
+	ck_assert_int_eq(fg_th_state(&T, "<c1@auth.test>"), FG_HISTORY_ABSENT);
+	ck_assert_int_eq(fg_th_state(&T, "<t1@auth.test>"), FG_HISTORY_ABSENT);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_AUTH_REQUIRED), 3);
+	ck_assert_uint_eq(peer_ctr("gamma", FG_CTR_NNTP_AUTH_REQUIRED), 3);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_OFFERS), 0);
+	ck_assert_uint_eq(T.stats.n.verb[FG_NNTP_VERB_CHECK], 1);
+	ck_assert_uint_eq(T.stats.n.code[FG_NNTP_CODE_C480], 3);
+	/* innfeed's exchange, the subcommand in any case */
+	exchange(c, "AUTHINFO USER feeder-g\r\nauthinfo pass open sesame\r\n",
+		 "381 Password required\r\n281 Authentication accepted\r\n");
+	exchange(c, "CAPABILITIES\r\nCHECK <c1@auth.test>\r\nAUTHINFO USER feeder-g\r\n"
+		"AUTHINFO PASS open sesame\r\n",
+		 CAPS "238 <c1@auth.test>\r\n502 Already authenticated\r\n"
+		  "502 Already authenticated\r\n");
+	takethis(c, "<t1@auth.test>", art, 0);
+	fg_th_pump(&T, 0);
+	fg_th_settle(&T, MS, 100);
+	expect(c, "239 <t1@auth.test>\r\n");
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_AUTH_ACCEPTED), 1);
+	ck_assert_uint_eq(peer_ctr("gamma", FG_CTR_NNTP_AUTH_ACCEPTED), 1);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_AUTH_FAILED), 0);
+	free(art);
+}
+END_TEST
+
+/* Every refusal: syntax, sequence, a wrong name, a wrong password, a
+ * right one after wrong ones, the argument's blanks. */
+START_TEST(auth_refusals)
+{
+	struct fg_th_conn *c = peer_named("gamma");
+	char longuser[400];
+
+	exchange(c, "AUTHINFO\r\nAUTHINFO USER\r\nAUTHINFO USER \r\nAUTHINFO SASL PLAIN\r\n"
+		"AUTHINFO GENERIC x\r\n",
+		 "501 Syntax error\r\n501 Syntax error\r\n501 Syntax error\r\n"
+		  "501 Syntax error\r\n501 Syntax error\r\n");
+	/* RFC 4643 2.3.2: PASS first */
+	exchange(c, "AUTHINFO PASS open sesame\r\n",
+		 "482 Authentication commands issued out of sequence\r\n");
+	/* a name longer than any (within max-line): 381 as any, 481 at PASS */
+	memset(longuser, 'u', sizeof(longuser));
+	memcpy(longuser, "AUTHINFO USER feeder-g", 22);
+	memcpy(longuser + 300, "\r\n", 3);
+	line(c, longuser);
+	exchange(c, "AUTHINFO PASS open sesame\r\n",
+		 "381 Password required\r\n" L481);
+	/* the password is the rest of the line: a second blank or a trailing
+	 * one is part of it; the right one after two wrong ones still works */
+	exchange(c, "AUTHINFO USER feeder-g\r\nAUTHINFO PASS  open sesame\r\n",
+		 "381 Password required\r\n" L481);
+	/* after a 481, PASS again without USER */
+	exchange(c, "AUTHINFO PASS open sesame\r\nCHECK <r1@auth.test>\r\n",
+		 "482 Authentication commands issued out of sequence\r\n" L480);
+	exchange(c, "AUTHINFO USER feeder-g\r\nAUTHINFO PASS open sesame\r\nCHECK <r1@auth.test>\r\n",
+		 "381 Password required\r\n281 Authentication accepted\r\n"
+		  "238 <r1@auth.test>\r\n");
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_AUTH_FAILED), 2);
+	ck_assert_uint_eq(peer_ctr("gamma", FG_CTR_NNTP_AUTH_FAILED), 2);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_AUTH_ACCEPTED), 1);
+	ck_assert_uint_eq(T.stats.n.code[FG_NNTP_CODE_C482], 2);
+	ck_assert_uint_eq(T.stats.n.verb[FG_NNTP_VERB_AUTHINFO], 13);
+	ck_assert(!c->close_called);
+
+	/* a line past max-line is refused as a line, not as a password */
+	c = peer_named("gamma");
+	{
+		char big[700];
+
+		memset(big, 'p', sizeof(big));
+		memcpy(big, "AUTHINFO PASS ", 14);
+		memcpy(big + 600, "\r\n", 3);
+		line(c, "AUTHINFO USER feeder-g\r\n");
+		line(c, big);
+	}
+	fg_th_pump(&T, 0);
+	expect(c, "381 Password required\r\n501 Line too long\r\n");
+	/* NUL in the line: 501, never a comparison */
+	fg_th_send(c, "AUTHINFO PASS open\0sesame\r\n", 27, 0);
+	fg_th_pump(&T, 0);
+	expect(c, "501 Invalid character in command line\r\n");
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_AUTH_FAILED), 2);
+}
+END_TEST
+
+/* The third wrong PASS of a session closes it (RFC 4643 6); a trailing
+ * blank or a wrong name each make a wrong try. */
+START_TEST(auth_third_failure_closes)
+{
+	struct fg_th_conn *c = peer_named("gamma");
+
+	exchange(c, "AUTHINFO USER feeder-g\r\nAUTHINFO PASS open sesame \r\n"
+		"AUTHINFO USER feeder-x\r\nAUTHINFO PASS open sesame\r\n"
+		"AUTHINFO USER feeder-g\r\nAUTHINFO PASS open-sesame\r\n"
+		"AUTHINFO USER feeder-g\r\nAUTHINFO PASS open sesame\r\n",
+		 "381 Password required\r\n" L481 "381 Password required\r\n" L481
+		  "381 Password required\r\n481 Authentication failed, closing connection\r\n");
+	ck_assert(c->close_called && c->closed_reported);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_AUTH_FAILED), 3);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_AUTH_CLOSED), 1);
+	ck_assert_uint_eq(peer_ctr("gamma", FG_CTR_NNTP_AUTH_CLOSED), 1);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_AUTH_ACCEPTED), 0);
+	/* a new session starts afresh */
+	c = peer_named("gamma");
+	exchange(c, "AUTHINFO USER feeder-g\r\nAUTHINFO PASS open sesame\r\n",
+		 "381 Password required\r\n281 Authentication accepted\r\n");
+}
+END_TEST
+
+/* A file without a username takes any (innd's incoming.conf); a peer
+ * without credentials gets 502 and offers at once; the address decides
+ * the peer before any credentials: a non-peer gets 502 at the greeting. */
+START_TEST(auth_any_user_and_no_credentials)
+{
+	struct fg_th_conn *c = peer_named("delta"), *a;
+
+	exchange(c, "AUTHINFO USER whoever\r\nAUTHINFO PASS pw-delta\r\nCHECK <d1@auth.test>\r\n",
+		 "381 Password required\r\n281 Authentication accepted\r\n"
+		  "238 <d1@auth.test>\r\n");
+	/* gamma's password on delta's address is delta's wrong password */
+	c = peer_named("delta");
+	exchange(c, "AUTHINFO USER feeder-g\r\nAUTHINFO PASS open sesame\r\n",
+		 "381 Password required\r\n" L481);
+	a = peer_named("alpha");
+	line(c, "QUIT\r\n");
+	exchange(a, "CAPABILITIES\r\nAUTHINFO USER feeder-g\r\nAUTHINFO PASS open sesame\r\n"
+		"CHECK <a1@auth.test>\r\n",
+		 CAPS "502 No authentication needed for this peer\r\n"
+		  "502 No authentication needed for this peer\r\n238 <a1@auth.test>\r\n");
+	c = fg_th_open(&T, NULL);
+	fg_th_pump(&T, 0);
+	expect(c, "502 Not a configured peer of this transit-only server\r\n");
+	ck_assert(c->close_called);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_AUTH_ACCEPTED), 1);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_AUTH_FAILED), 1);
+	ck_assert_uint_eq(peer_ctr("delta", FG_CTR_NNTP_AUTH_FAILED), 1);
+	ck_assert_uint_eq(peer_ctr("alpha", FG_CTR_NNTP_AUTH_FAILED), 0);
+}
+END_TEST
+
 static Suite *session_suite(void)
 {
 	Suite *s = suite_create("session");
-	TCase *tc = tcase_create("responses");
+	TCase *tc = tcase_create("responses"), *auth = tcase_create("auth");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, greeting_and_not_peer);
@@ -1223,6 +1433,12 @@ static Suite *session_suite(void)
 	tcase_add_test(tc, holds_survive_until_done);
 	tcase_add_test(tc, verdicts_logged);
 	suite_add_tcase(s, tc);
+	tcase_add_checked_fixture(auth, setup_auth, teardown_auth);
+	tcase_add_test(auth, auth_then_offers);
+	tcase_add_test(auth, auth_refusals);
+	tcase_add_test(auth, auth_third_failure_closes);
+	tcase_add_test(auth, auth_any_user_and_no_credentials);
+	suite_add_tcase(s, auth);
 	return s;
 }
 

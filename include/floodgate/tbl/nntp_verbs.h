@@ -10,6 +10,7 @@
  *
  * No include guard: included repeatedly with different FG_NNTP_VERB.
  */
+FG_NNTP_VERB(AUTHINFO, "authinfo", "RFC 4643 2.3: AUTHINFO USER name / PASS password")
 FG_NNTP_VERB(CAPABILITIES, "capabilities", "RFC 3977 5.2: list what this server does")
 FG_NNTP_VERB(CHECK, "check", "RFC 4644 2.4: is this Message-ID wanted?")
 FG_NNTP_VERB(HELP, "help", "RFC 3977 7.2: a short list of the commands")
