@@ -320,6 +320,71 @@ START_TEST(test_sizes)
 }
 END_TEST
 
+static void feed_mix(struct fg_wl_params *p)
+{
+	p->size_mode = FG_WL_SIZE_FEED;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Size feed against the figures it is drawn from (model.c): the binary
+ * median, the 700-768 KiB share, the P99, the largest, the 97 % of the
+ * octets in articles of 700 KiB and more, text's 0.35 % of the octets and
+ * median; and the wire carries what the model says (a body within a line
+ * of its size). */
+START_TEST(test_sizes_feed)
+{
+	enum { N = 100000 };
+	struct fg_wl *wl = make(N, feed_mix);
+	uint32_t *bin = malloc(N * sizeof(*bin)), *text = malloc(N * sizeof(*text));
+	unsigned nb = 0, nt = 0, in_band = 0;
+	double bytes = 0, text_bytes = 0, big_bytes = 0;
+	struct fg_wl_article a;
+
+	ck_assert(bin && text);
+	for (uint32_t i = 0; i < N; i++) {
+		uint32_t size;
+
+		fg_wl_article(wl, i, &a);
+		size = (uint32_t)fg_wl_wire_len(wl, &a, 0);
+		ck_assert_uint_le(size, FG_WL_MAX_SIZE + 2048);
+		bytes += size;
+		if (a.binary) {
+			bin[nb++] = size;
+			in_band += size >= 700u * 1024 && size <= 768u * 1024;
+			if (size >= 700u * 1024)
+				big_bytes += size;
+		} else {
+			text[nt++] = size;
+			text_bytes += size;
+		}
+	}
+	qsort(bin, nb, sizeof(*bin), cmp_u32);
+	qsort(text, nt, sizeof(*text), cmp_u32);
+	assert_share(nb, N, fg_wl_feed_binary_share());
+	ck_assert_msg(fabs(bin[nb / 2] - 740484.0) / 740484.0 < 0.01, "binary median %u", bin[nb / 2]);
+	ck_assert_msg(fabs((double)in_band / nb - 0.847) < 0.01, "700-768 KiB: %.3f",
+		      (double)in_band / nb);
+	ck_assert_msg(fabs(bin[nb * 99 / 100] - 2.06e6) / 2.06e6 < 0.05, "binary P99 %u",
+		      bin[nb * 99 / 100]);
+	ck_assert_uint_le(bin[nb - 1], FG_WL_MAX_SIZE + 2048);
+	ck_assert_uint_ge(bin[nb - 1], 3000000);
+	ck_assert_msg(fabs(big_bytes / (bytes - text_bytes) - 0.97) < 0.01,
+		      "octets in binaries of 700 KiB and more: %.3f", big_bytes / (bytes - text_bytes));
+	ck_assert_msg(fabs(text_bytes / bytes - FG_WL_FEED_TEXT_BYTES) < 0.0007,
+		      "text's share of the octets %.4f", text_bytes / bytes);
+	ck_assert_msg(fabs(text[nt / 2] - 2139.0) / 2139.0 < 0.05, "text median %u", text[nt / 2]);
+	free(bin);
+	free(text);
+	fg_wl_free(wl);
+}
+END_TEST
+
 START_TEST(test_unstuff)
 {
 	char out[64];
@@ -569,6 +634,7 @@ static Suite *workload_suite(void)
 	tcase_add_test(tc, test_dates_relative_to_now);
 	tcase_add_test(tc, test_articles_parse_back);
 	tcase_add_test(tc, test_sizes);
+	tcase_add_test(tc, test_sizes_feed);
 	tcase_add_test(tc, test_unstuff);
 	tcase_add_test(tc, test_pool_exercises_stuffing);
 	tcase_add_test(tc, test_bad_params);

@@ -46,7 +46,7 @@
 #define FG_WL_NAME_MAX 64
 #define FG_WL_ID_MAX 250		/* RFC 5536 3.1.3 */
 #define FG_WL_HDR_MAX 1024		/* formatted headers of one article */
-#define FG_WL_MAX_SIZE (3u << 20)	/* largest article the pools can serve */
+#define FG_WL_MAX_SIZE 4160000u	/* largest article: the full feed's (size feed); the 4 MiB pools serve it */
 #define FG_WL_BINARY_MIN (64u << 10)	/* fixed sizes from here use the binary pool */
 
 enum fg_wl_class {
@@ -61,7 +61,16 @@ enum fg_wl_class {
 enum fg_wl_size_mode {
 	FG_WL_SIZE_FIXED = 0,	/* every article about `size` octets */
 	FG_WL_SIZE_MIX = 1,	/* text posts 800..8000 octets, a share of ~700 KB binary parts */
+	FG_WL_SIZE_FEED = 2,	/* a full feed's mix, from published figures (model.c) */
 };
+
+/* Size feed: the share of binary articles among all, so that text carries
+ * FG_WL_FEED_TEXT_BYTES of the octets; and a binary article's size at
+ * quantile u (0..1). Both from the figures in model.c. */
+#define FG_WL_FEED_TEXT_BYTES 0.0035
+double fg_wl_feed_binary_share(void);
+uint32_t fg_wl_feed_binary_size(double u);
+uint32_t fg_wl_feed_text_size(double u);
 
 struct fg_wl_params {
 	uint64_t seed;
