@@ -254,6 +254,8 @@ static void json_state(struct fg_json *j, const struct fg_metrics_state *m, cons
 	fg_json_u64(j, "segments", m->queue.segments);
 	fg_json_u64(j, "records", m->queue.end.recno - m->queue.begin.recno);
 	fg_json_i64(j, "oldest_age_seconds", m->queue.oldest_seconds);
+	fg_json_u64(j, "limit_bytes", m->queue.limit_bytes);
+	fg_json_i64(j, "max_age_seconds", m->queue.max_age_seconds);
 	fg_json_obj(j, "downstreams");
 	for (unsigned i = 0; i < m->queue.n_consumers; i++) {
 		const struct fg_queue_status_consumer *c = &m->queue.consumer[i];

@@ -441,6 +441,12 @@ static void prom_queue(struct fg_sbuf *b, const struct fg_queue_status *q)
 	prom_gauge(b, "floodgate_queue_oldest_age_seconds",
 		   "age of the oldest article a downstream has not acknowledged (0: none)",
 		   (double)q->oldest_seconds);
+	prom_gauge(b, "floodgate_queue_limit_bytes",
+		   "queue-limit: octets on disk (less what is kept only for parked downstreams) at "
+		   "which new offers are deferred", (double)q->limit_bytes);
+	prom_gauge(b, "floodgate_queue_max_age_seconds",
+		   "queue-max-age: age of the oldest undelivered article at which new offers are "
+		   "deferred (0: off)", (double)q->max_age_seconds);
 	prom_lag(b, q, "floodgate_relay_lag_records", "articles queued and not yet acknowledged by the downstream", 0);
 	prom_lag(b, q, "floodgate_relay_lag_bytes", "octets queued and not yet acknowledged by the downstream", 1);
 	prom_lag(b, q, "floodgate_relay_lag_seconds",
