@@ -165,6 +165,7 @@ static void json_peer(struct fg_json *j, const struct sample *s, unsigned p)
 
 	json_counters(j, &s->st->peer[p], true);
 	json_delays(j, &d->injection_delay, &d->propagation_delay);
+	fg_json_time(j, "last_seen", s->st->peer_last_seen[p]);
 	fg_json_f64(j, "offers_first_share", fg_stats_first_share(&s->st->peer[p]));
 }
 
@@ -420,6 +421,11 @@ static void table_peer(struct fg_sbuf *b, struct fg_region *r, const struct samp
 
 	fg_sbuf_printf(b, "peer %s\n", fg_region_peer_name(r, p));
 	table_block(b, &s->st->peer[p], "  ");
+	if (s->st->peer_last_seen[p]) {
+		fg_sbuf_puts(b, "  last command: ");
+		fg_sbuf_time(b, s->st->peer_last_seen[p]);
+		fg_sbuf_puts(b, "\n");
+	}
 	if (!isnan(share))
 		fg_sbuf_printf(b, "  offered first: %.1f %% of its offers\n", share * 100.0);
 	if (d->injection_delay.count || d->propagation_delay.count)

@@ -78,6 +78,7 @@ void fg_nntp_counters_merge(struct fg_nntp_counters *into, const struct fg_nntp_
 		into->n.code[i] += from->n.code[i];
 	fg_hist_merge(&into->n.injection_delay, &from->n.injection_delay);
 	fg_hist_merge(&into->n.arrival_delay, &from->n.arrival_delay);
+	into->n.last_command = FG_MAX(into->n.last_command, from->n.last_command);
 }
 
 /* ------------------------------------------------------------ hooks */

@@ -399,8 +399,11 @@ static enum run run_cmd(struct fg_nntp_session *s, const struct fg_nntp_cmd *c, 
 		return RUN_STALL;
 	}
 	s->e->st->n.verb[c->verb]++;
-	if (s->pst)
+	s->e->st->n.last_command = s->e->now;
+	if (s->pst) {
 		s->pst->n.verb[c->verb]++;
+		s->pst->n.last_command = s->e->now;
+	}
 	if (c->bad_char && c->verb != FG_NNTP_VERB_TAKETHIS) {
 		fg_nntp_count(s, FG_CTR_NNTP_BAD_CHAR);
 		FG_NNTP_PUT(s, C501, FG_L_BAD_CHAR);
@@ -452,8 +455,11 @@ static enum run run_overlong(struct fg_nntp_session *s, enum fg_nntp_verb verb)
 	if (!need_room(s, FG_L_FIXED_MAX, 1))
 		return RUN_STALL;
 	s->e->st->n.verb[verb]++;
-	if (s->pst)
+	s->e->st->n.last_command = s->e->now;
+	if (s->pst) {
 		s->pst->n.verb[verb]++;
+		s->pst->n.last_command = s->e->now;
+	}
 	fg_nntp_count(s, FG_CTR_NNTP_LINE_TOO_LONG);
 	if (verb == FG_NNTP_VERB_TAKETHIS)
 		fg_nntp_start_drain(s, FG_REASON_NONE, FG_L_LINE_TOO_LONG);
