@@ -15,6 +15,10 @@ by Prometheus's own tool.
    one that never fires, each group fails (its firing case); replaced by
    one that fires on every instance, each group fails (its healthy case).
    promtool names the failing groups: each alert's name must be among them.
+5. promkit's PromQL tokenizer (which 79_dp_prom_live uses to find the
+   metric names of the rules and the dashboard) on expressions of every
+   shape it must read, and on every expression shipped: each selects at
+   least one metric, and each metric is floodgate's or Prometheus's `up`.
 
 The same tests run from the installed examples
 (/usr/share/doc/floodgate/examples/monitoring/), so an operator who changes
@@ -29,9 +33,10 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fgkit  # noqa: E402
+import promkit  # noqa: E402
 from fgkit import TOP, check, log, passed  # noqa: E402
 
-MON = os.path.join(TOP, "contrib", "monitoring")
+MON = promkit.MON
 RULES = "floodgate.rules.yml"
 TESTS = "floodgate.rules.test.yml"
 NEVER = "vector(1) == 0"
@@ -68,6 +73,41 @@ def with_exprs(text, expr):
             continue
         out.append(line)
     return "\n".join(out) + "\n"
+
+
+# expression: the metric names it selects
+TOKENIZER_CASES = {
+    'up{job="floodgate"} == 0': ["up"],
+    'sum by (peer, reason) (rate(floodgate_peer_rejected_total{instance=~"$instance",'
+    'peer=~"a(b)[c]"}[$__rate_interval])) > 0': ["floodgate_peer_rejected_total"],
+    "time() - floodgate_peer_last_seen_seconds > 1800 unless on (instance, job, peer) "
+    "floodgate_peer_paused_seconds > 0": ["floodgate_peer_last_seen_seconds",
+                                          "floodgate_peer_paused_seconds"],
+    "rate(a_total[5m] offset 1h) + 1e3 * b / ignoring(le) group_left(peer) c": ["a_total", "b", "c"],
+    "histogram_quantile(0.5, sum by (le) (rate(h_bucket{x='}'}[1m]))) * .5": ["h_bucket"],
+    "sum without (port) (x) and bool y or z": ["x", "y", "z"],
+    "floodgate_queue_oldest_age_seconds > 0.8 * (floodgate_queue_max_age_seconds > 0)":
+        ["floodgate_queue_oldest_age_seconds", "floodgate_queue_max_age_seconds"],
+    "${var} + $var + m": ["m"],
+}
+
+
+def check_tokenizer():
+    for expr, want in TOKENIZER_CASES.items():
+        got = promkit.metric_names(expr)
+        check(got == want, "metric_names(%r) = %r, want %r" % (expr, got, want))
+    exprs = list(promkit.rule_exprs().items()) + promkit.dashboard_exprs()
+    check(len(promkit.rule_exprs()) == len(alerts_of(open(promkit.RULES).read())),
+          "an expression for every alert")
+    names = set()
+    for where, expr in exprs:
+        got = promkit.metric_names(expr)
+        check(got, "%s: no metric in %r" % (where, expr))
+        bad = [n for n in got if not (n.startswith("floodgate_") or n == "up")]
+        check(not bad, "%s: %r are no metrics of floodgate's (%r)" % (where, bad, expr))
+        names.update(got)
+    log("tokenizer: %d cases; %d expressions of the rules and the dashboard select %d metrics"
+        % (len(TOKENIZER_CASES), len(exprs), len(names)))
 
 
 def failing_groups(output):
@@ -117,6 +157,7 @@ def main():
             log("every expression %s: all %d test groups fail" % (what, len(failed)))
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    check_tokenizer()
     passed("48_ctl_prom_rules")
 
 
