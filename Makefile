@@ -383,6 +383,9 @@ INSTALL_BIN := floodctl feedgen
 MAN_SRCS := $(wildcard debian/man/*.scd)
 MAN_PAGES := $(MAN_SRCS:debian/man/%.scd=$(B)/man/%)
 UNITS := $(wildcard debian/systemd/*.service)
+# the Grafana dashboard, the Prometheus alert rules and their promtool tests
+MONITORING := contrib/monitoring/floodgate-dashboard.json contrib/monitoring/floodgate.rules.yml \
+	contrib/monitoring/floodgate.rules.test.yml
 
 programs: $(addprefix $(B)/bin/,$(INSTALL_SBIN) $(INSTALL_BIN))
 
@@ -400,7 +403,7 @@ $(B)/floodgate.conf: $(B)/bin/floodctl
 install: programs man $(B)/floodgate.conf
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) \
 		$(DESTDIR)$(SYSCONFDIR)/floodgate $(DESTDIR)$(SYSCONFDIR)/logrotate.d \
-		$(DESTDIR)$(DOCDIR)/examples/systemd
+		$(DESTDIR)$(DOCDIR)/examples/systemd $(DESTDIR)$(DOCDIR)/examples/monitoring
 	install -m 0755 $(addprefix $(B)/bin/,$(INSTALL_SBIN)) $(DESTDIR)$(SBINDIR)/
 	install -m 0755 $(addprefix $(B)/bin/,$(INSTALL_BIN)) $(DESTDIR)$(BINDIR)/
 	for m in $(MAN_PAGES); do \
@@ -410,6 +413,7 @@ install: programs man $(B)/floodgate.conf
 	install -m 0644 $(B)/floodgate.conf $(DESTDIR)$(SYSCONFDIR)/floodgate/floodgate.conf
 	install -m 0644 debian/logrotate/floodgate $(DESTDIR)$(SYSCONFDIR)/logrotate.d/floodgate
 	install -m 0644 debian/examples/systemd/*.conf $(DESTDIR)$(DOCDIR)/examples/systemd/
+	install -m 0644 $(MONITORING) $(DESTDIR)$(DOCDIR)/examples/monitoring/
 
 # The packages, built from a copy of the tree (so debian/rules' clean never
 # touches build/ here) into build/deb/; DEB_VERSION=x.y adds a changelog

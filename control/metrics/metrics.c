@@ -165,6 +165,7 @@ static void json_peer(struct fg_json *j, const struct sample *s, unsigned p)
 
 	json_counters(j, &s->st->peer[p], true);
 	json_delays(j, &d->injection_delay, &d->propagation_delay);
+	fg_json_time(j, "last_seen", s->st->peer_last_seen[p]);
 	fg_json_f64(j, "offers_first_share", fg_stats_first_share(&s->st->peer[p]));
 }
 
@@ -254,6 +255,8 @@ static void json_state(struct fg_json *j, const struct fg_metrics_state *m, cons
 	fg_json_u64(j, "segments", m->queue.segments);
 	fg_json_u64(j, "records", m->queue.end.recno - m->queue.begin.recno);
 	fg_json_i64(j, "oldest_age_seconds", m->queue.oldest_seconds);
+	fg_json_u64(j, "limit_bytes", m->queue.limit_bytes);
+	fg_json_i64(j, "max_age_seconds", m->queue.max_age_seconds);
 	fg_json_obj(j, "downstreams");
 	for (unsigned i = 0; i < m->queue.n_consumers; i++) {
 		const struct fg_queue_status_consumer *c = &m->queue.consumer[i];
@@ -418,6 +421,11 @@ static void table_peer(struct fg_sbuf *b, struct fg_region *r, const struct samp
 
 	fg_sbuf_printf(b, "peer %s\n", fg_region_peer_name(r, p));
 	table_block(b, &s->st->peer[p], "  ");
+	if (s->st->peer_last_seen[p]) {
+		fg_sbuf_puts(b, "  last command: ");
+		fg_sbuf_time(b, s->st->peer_last_seen[p]);
+		fg_sbuf_puts(b, "\n");
+	}
 	if (!isnan(share))
 		fg_sbuf_printf(b, "  offered first: %.1f %% of its offers\n", share * 100.0);
 	if (d->injection_delay.count || d->propagation_delay.count)

@@ -168,6 +168,31 @@ static void prom_hist_series(struct fg_sbuf *b, const char *name, const char *pe
 	fg_sbuf_printf(b, " %llu\n", (unsigned long long)h->count);
 }
 
+static double first_share(const struct sample *s, unsigned p)
+{
+	return fg_stats_first_share(&s->st->peer[p]);
+}
+
+static double last_seen(const struct sample *s, unsigned p)
+{
+	return (double)s->st->peer_last_seen[p];
+}
+
+/* A gauge family with one series per configured peer (none without peers). */
+static void prom_peer_gauge(struct fg_sbuf *b, struct fg_region *r, const struct sample *s,
+			    const char *name, const char *help,
+			    double (*value)(const struct sample *s, unsigned p))
+{
+	if (!s->npeers)
+		return;
+	prom_head(b, name, "gauge", help);
+	for (unsigned p = 0; p < s->npeers; p++) {
+		fg_sbuf_puts(b, name);
+		prom_peer_open(b, fg_region_peer_name(r, p), false);
+		prom_value(b, value(s, p));
+	}
+}
+
 static const char help_injection[] =
 	"Injection-Date minus Date: how long an article waited before entering the network (seed 002)";
 static const char help_propagation[] =
@@ -199,16 +224,14 @@ static void prom_delays(struct fg_sbuf *b, struct fg_region *r, const struct sam
 					 k ? &d->propagation_delay : &d->injection_delay);
 		}
 	}
-	if (!s->npeers)
-		return;
-	prom_head(b, "floodgate_peer_offers_first_ratio", "gauge",
-		  "share of the peer's offers that were of an ID the history did not hold yet "
-		  "(nntp_offers_first / nntp_offers; NaN before its first offer; seed 002)");
-	for (unsigned p = 0; p < s->npeers; p++) {
-		fg_sbuf_puts(b, "floodgate_peer_offers_first_ratio");
-		prom_peer_open(b, fg_region_peer_name(r, p), false);
-		prom_value(b, fg_stats_first_share(&s->st->peer[p]));
-	}
+	prom_peer_gauge(b, r, s, "floodgate_peer_offers_first_ratio",
+			"share of the peer's offers that were of an ID the history did not hold yet "
+			"(nntp_offers_first / nntp_offers; NaN before its first offer; seed 002)",
+			first_share);
+	/* for an alert on a peer silent too long */
+	prom_peer_gauge(b, r, s, "floodgate_peer_last_seen_seconds",
+			"when the peer's last command was read (Unix time; 0: none since the "
+			"history region was built)", last_seen);
 }
 
 static void prom_history(struct fg_sbuf *b, const struct sample *s)
@@ -441,6 +464,12 @@ static void prom_queue(struct fg_sbuf *b, const struct fg_queue_status *q)
 	prom_gauge(b, "floodgate_queue_oldest_age_seconds",
 		   "age of the oldest article a downstream has not acknowledged (0: none)",
 		   (double)q->oldest_seconds);
+	prom_gauge(b, "floodgate_queue_limit_bytes",
+		   "queue-limit: octets on disk (less what is kept only for parked downstreams) at "
+		   "which new offers are deferred", (double)q->limit_bytes);
+	prom_gauge(b, "floodgate_queue_max_age_seconds",
+		   "queue-max-age: age of the oldest undelivered article at which new offers are "
+		   "deferred (0: off)", (double)q->max_age_seconds);
 	prom_lag(b, q, "floodgate_relay_lag_records", "articles queued and not yet acknowledged by the downstream", 0);
 	prom_lag(b, q, "floodgate_relay_lag_bytes", "octets queued and not yet acknowledged by the downstream", 1);
 	prom_lag(b, q, "floodgate_relay_lag_seconds",

@@ -43,11 +43,16 @@ void fg_nntp_count(struct fg_nntp_session *s, enum fg_counter c)
 		s->pst->s.ctr[c]++;
 }
 
+/* A command read: counted by verb, and the peer's last command stamped
+ * (floodgate_peer_last_seen_seconds). */
 void fg_nntp_count_verb(struct fg_nntp_session *s, enum fg_nntp_verb v)
 {
 	s->e->st->n.verb[v]++;
-	if (s->pst)
+	s->e->st->n.last_command = s->e->now;
+	if (s->pst) {
 		s->pst->n.verb[v]++;
+		s->pst->n.last_command = s->e->now;
+	}
 }
 
 void fg_nntp_count_n(struct fg_nntp_session *s, enum fg_counter c, uint64_t n)
@@ -85,6 +90,7 @@ void fg_nntp_counters_merge(struct fg_nntp_counters *into, const struct fg_nntp_
 		into->n.code[i] += from->n.code[i];
 	fg_hist_merge(&into->n.injection_delay, &from->n.injection_delay);
 	fg_hist_merge(&into->n.arrival_delay, &from->n.arrival_delay);
+	into->n.last_command = FG_MAX(into->n.last_command, from->n.last_command);
 }
 
 /* ------------------------------------------------------------ hooks */

@@ -32,6 +32,7 @@ struct fg_slotlink {
 	int region_to_cfg[FG_REGION_PEERS];
 	struct fg_stats base[FG_REGION_PEERS];		/* folded before reloads */
 	struct fg_region_delays base_delay[FG_REGION_PEERS];
+	fg_time_t base_last_seen[FG_REGION_PEERS];
 	struct fg_stats tmp;
 	/* for the outbound queue's journal gate (outbound.h): records placed
 	 * in the slot's journal ring, and whether the last one was refused
@@ -96,6 +97,7 @@ void fg_slotlink_fold(struct fg_slotlink *sl, const struct fg_nntp_counters *pee
 		fg_stats_merge(&sl->base[ri], &peers[i].s);
 		fg_hist_merge(&sl->base_delay[ri].injection_delay, &peers[i].n.injection_delay);
 		fg_hist_merge(&sl->base_delay[ri].propagation_delay, &peers[i].n.arrival_delay);
+		sl->base_last_seen[ri] = FG_MAX(sl->base_last_seen[ri], peers[i].n.last_command);
 	}
 }
 
@@ -154,6 +156,8 @@ void fg_slotlink_publish(struct fg_slotlink *sl, const struct fg_nntp_counters *
 			fg_stats_merge(&sl->tmp, &live->s);
 		ws->peer[ri] = sl->tmp;
 		publish_delays(&ws->peer_delay[ri], &sl->base_delay[ri], live);
+		ws->peer_last_seen[ri] = live ? FG_MAX(sl->base_last_seen[ri], live->n.last_command)
+					      : sl->base_last_seen[ri];
 	}
 	fg_region_writer_heartbeat(sl->w);
 	fg_region_writer_clock_suspect(sl->w, clock_suspect);

@@ -325,6 +325,10 @@ struct fg_queue_status {
 	uint64_t bytes;			/* octets of segment files */
 	struct fg_queue_cursor begin, end;	/* oldest record on disk, durable end */
 	int64_t oldest_seconds;		/* age of the oldest unacknowledged record; 0 none */
+	/* the configuration's bounds past which new offers are deferred
+	 * (queue-limit, queue-max-age; 0: off), for alerting on the nearness */
+	uint64_t limit_bytes;
+	int64_t max_age_seconds;
 	unsigned n_consumers;
 	struct fg_queue_status_consumer consumer[FG_CONFIG_MAX_DOWNSTREAMS];
 };

@@ -95,6 +95,10 @@ struct fg_region_wstats {
 	 * the articles each peer brought (layout 2) */
 	struct fg_stats peer[FG_REGION_PEERS];
 	struct fg_region_delays peer_delay[FG_REGION_PEERS];
+	/* by peer index: when its last command was read (Unix time; 0:
+	 * none). Last, because it is the one field that sums as the
+	 * maximum (of the slots and the retired block), not by adding. */
+	fg_time_t peer_last_seen[FG_REGION_PEERS];
 };
 
 /* Where a new region's pages come from ([history] huge-pages). */

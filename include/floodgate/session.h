@@ -81,6 +81,8 @@ struct fg_nntp_stats {
 	uint64_t code[FG_NNTP_CODE__COUNT];
 	struct fg_hist injection_delay;	/* Injection-Date - Date: offline wait before entry */
 	struct fg_hist arrival_delay;	/* arrival - Injection-Date: network propagation */
+	fg_time_t last_command;		/* when the last command was read (0: none); merged
+					 * as the maximum, not added */
 };
 
 /* One counter block: the engine bumps one per thread and one per peer. */

@@ -395,6 +395,8 @@ int fg_queue_inspect(const char *dir, const struct fg_config *cfg, fg_time_t now
 	if (rc != 0)
 		return 0;
 	out->present = true;
+	out->limit_bytes = cfg->queue_limit;
+	out->max_age_seconds = cfg->queue_max_age;
 	out->end = head.c;
 	if ((rc = seg_heads(dir, out, &sh, &nsh)) != 0)
 		return rc;

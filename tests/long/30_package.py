@@ -13,7 +13,10 @@
    and log directories, the conffile root:floodgate 0640; the man pages
    render without a warning under `groff -ww -z`; `systemd-analyze verify`
    is clean for the three installed units; `floodctl config --check
-   /etc/floodgate/floodgate.conf` passes.
+   /etc/floodgate/floodgate.conf` passes. The monitoring examples are
+   contrib/monitoring's files byte for byte: the dashboard is JSON, and
+   `promtool check rules` and `promtool test rules` pass where they are
+   installed.
 4. An operator's change to the conffile (the verdict log to
    /var/log/floodgate/verdict.log). floodctld and floodgate-host run from
    the installed units' own ExecStart lines, as their User= and Group=,
@@ -83,6 +86,11 @@ PATHS_V1 = [
     "/usr/share/man/man5/floodgate.conf.5.gz",
     "/usr/share/doc/floodgate/examples/systemd/vfio.conf",
 ]
+# the dashboard and the alert rules with their tests, as contrib/monitoring has
+# them (uncompressed: Grafana imports the JSON, promtool reads the YAML)
+MONITORING = "/usr/share/doc/floodgate/examples/monitoring"
+MONITORING_FILES = ["floodgate-dashboard.json", "floodgate.rules.yml", "floodgate.rules.test.yml"]
+PATHS_V1 += [MONITORING + "/" + f for f in MONITORING_FILES]
 PATHS_TOOLS = ["/usr/bin/feedgen", "/usr/share/man/man1/feedgen.1.gz"]
 FEED = ["--host", "10.99.0.1", "--port", "119", "--peers", "2", "--articles", "20", "--dups", "2",
         "--old", "0", "--future", "0", "--path-loop", "0", "--bad-id", "0", "--offline", "0",
@@ -110,6 +118,8 @@ def wait_for(what, cond, timeout=60):
 
 def preflight():
     check(os.geteuid() == 0, "the package test installs packages: run it as root")
+    if not shutil.which("promtool"):
+        fgkit.skip("promtool is not installed (Debian's prometheus package)", deps=True)
     st = subprocess.run(["dpkg-query", "-W", "-f=${Status}", "floodgate", "floodgate-tools"],
                         capture_output=True, text=True).stdout
     check("installed" not in st and "config-files" not in st,
@@ -236,8 +246,26 @@ def check_installed():
             if any(u.split(".")[0] in l for u in UNITS)]
     check(p.returncode == 0 and not ours, "systemd-analyze verify: exit %d\n%s" % (p.returncode,
                                                                                     p.stdout + p.stderr))
+    check_monitoring()
     log("installed: user and group floodgate, directories, conffile, 6 man pages clean under "
         "groff -ww, units clean under systemd-analyze verify, config --check ok")
+
+
+def check_monitoring():
+    for f in MONITORING_FILES:
+        with open(os.path.join(MONITORING, f), "rb") as a, \
+                open(os.path.join(TOP, "contrib", "monitoring", f), "rb") as b:
+            check(a.read() == b.read(), "%s/%s is contrib/monitoring/%s" % (MONITORING, f, f))
+    with open(os.path.join(MONITORING, "floodgate-dashboard.json")) as f:
+        dash = json.load(f)
+    check(dash.get("uid") == "floodgate" and len(dash.get("panels", [])) > 20,
+          "the installed dashboard: %r, %d panels" % (dash.get("title"), len(dash.get("panels", []))))
+    p = run(["promtool", "check", "rules", "floodgate.rules.yml"], cwd=MONITORING)
+    check("SUCCESS" in p.stdout, "promtool check rules: %s" % p.stdout)
+    p = run(["promtool", "test", "rules", "floodgate.rules.test.yml"], cwd=MONITORING)
+    check("SUCCESS" in p.stdout, "promtool test rules: %s" % p.stdout)
+    log("monitoring examples: as in the tree; the dashboard's %d panels; promtool passes the "
+        "rules and their tests where they are installed" % len(dash["panels"]))
 
 
 # ---------------------------------------------------------------- running

@@ -112,6 +112,9 @@ static struct fg_region *workload(struct ctl_fixture *fx, struct fg_region_write
 		fg_hist_add(&s->peer_delay[0].injection_delay, 300);
 		s->peer[0].ctr[FG_CTR_NNTP_OFFERS] += 4;
 		s->peer[0].ctr[FG_CTR_NNTP_OFFERS_FIRST] += 1;
+		/* alpha's last command: the later of the two writers' */
+		s->peer_last_seen[0] = 1700000000;
+		fg_region_writer_stats(w[1])->peer_last_seen[0] = 1700000100;
 	}
 	fg_stats_inc(fg_region_ctld_stats(r), FG_CTR_SNAPSHOTS);
 	publish_nic(w[1]);
@@ -178,6 +181,10 @@ START_TEST(test_known_values)
 	ck_assert(has_line(t, "floodgate_peer_nntp_offers_total{peer=\"alpha\"} 4"));
 	ck_assert(has_line(t, "floodgate_peer_offers_first_ratio{peer=\"alpha\"} 0.25"));
 	ck_assert(has_line(t, "floodgate_peer_offers_first_ratio{peer=\"we\\\"ird\\\\name\"} NaN"));
+	/* when each peer last sent a command: the latest of the writers',
+	 * 0 for one never heard from */
+	ck_assert(has_line(t, "floodgate_peer_last_seen_seconds{peer=\"alpha\"} 1700000100"));
+	ck_assert(has_line(t, "floodgate_peer_last_seen_seconds{peer=\"we\\\"ird\\\\name\"} 0"));
 	/* the site-wide families do not count the per-peer ones twice */
 	ck_assert(has_line(t, "floodgate_propagation_delay_seconds_count 2"));
 	ck_assert(has_line(t, "floodgate_writers 2"));
@@ -273,8 +280,9 @@ START_TEST(test_json_and_table)
 			  "\"nntp_offers_first\":1},\"rejected\":{\"too-old\":3},\"histograms\":"
 			  "{\"injection_delay_seconds\":{\"count\":1,\"sum\":300,"));
 	ck_assert(strstr(b.p, "\"propagation_delay_seconds\":{\"count\":1,\"sum\":3600,\"negative\":0,"
-			  "\"buckets\":[[4095,1]]}},\"offers_first_share\":0.25}"));
-	ck_assert(strstr(b.p, "\"offers_first_share\":null}"));
+			  "\"buckets\":[[4095,1]]}},\"last_seen\":\"2023-11-14T22:15:00Z\","
+			  "\"offers_first_share\":0.25}"));
+	ck_assert(strstr(b.p, "\"last_seen\":null,\"offers_first_share\":null}"));
 	ck_assert(strstr(b.p, "\"we\\\"ird\\\\name\":"));
 	ck_assert(strstr(b.p, "\"commit_age_seconds\":null"));
 	ck_assert(strstr(b.p, "\"lcores\":[{\"writer\":\"t\",\"busy_cycles\":1000,"
@@ -298,11 +306,12 @@ START_TEST(test_json_and_table)
 	ck_assert(strncmp(b.p, "peer alpha\n", 11) == 0);
 	ck_assert(strstr(b.p, "propagation delay (arrival - Injection-Date) count 1, negative 0, "
 			 "mean 3600.0 s\n  <= 4095"));
+	ck_assert(strstr(b.p, "\n  last command: 2023-11-14T22:15:00Z\n"));
 	ck_assert_ptr_null(strstr(b.p, "we\"ird"));
 	fg_sbuf_reset(&b);
 	ck_assert_int_eq(fg_metrics_peer(r, "alpha", true, &b), 0);
 	ck_assert(strncmp(b.p, "{\"peer\":\"alpha\",\"counters\":{\"rules_accepted\":10,", 48) == 0);
-	ck_assert(strstr(b.p, "\"offers_first_share\":0.25}\n"));
+	ck_assert(strstr(b.p, "\"last_seen\":\"2023-11-14T22:15:00Z\",\"offers_first_share\":0.25}\n"));
 	fg_sbuf_reset(&b);
 	ck_assert_int_eq(fg_metrics_peer(r, "nobody", true, &b), -ENOENT);
 	ck_assert_uint_eq(b.len, 0);

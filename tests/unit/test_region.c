@@ -229,6 +229,46 @@ START_TEST(test_claim_until_busy_release_reap)
 }
 END_TEST
 
+/* Counters add up over the slots and the retired block; a peer's
+ * last-seen time is their maximum, also once its writer's slot is freed. */
+START_TEST(test_sum_adds_counters_and_keeps_latest_last_seen)
+{
+	struct ctl_fixture fx = { 0 };
+	struct fg_region *r = fx_region(&fx, 1000, 3, 64);
+	const char *peers[] = { "alpha", "beta" };
+	struct fg_region_writer *w[2];
+	struct fg_region_wstats sum;
+	int err;
+
+	ck_assert_int_eq(fg_region_add_peers(r, peers, 2), 2);
+	for (int i = 0; i < 2; i++) {
+		w[i] = fg_region_claim(r, "test", &err);
+		ck_assert_ptr_nonnull(w[i]);
+		fg_region_writer_stats(w[i])->peer[0].ctr[FG_CTR_NNTP_OFFERS] = 5;
+	}
+	fg_region_writer_stats(w[0])->peer_last_seen[0] = 2000;
+	fg_region_writer_stats(w[1])->peer_last_seen[0] = 1000;
+	fg_region_writer_stats(w[1])->peer_last_seen[1] = 1500;
+	fg_region_sum(r, &sum);
+	ck_assert_uint_eq(sum.peer[0].ctr[FG_CTR_NNTP_OFFERS], 10);
+	ck_assert_int_eq(sum.peer_last_seen[0], 2000);
+	ck_assert_int_eq(sum.peer_last_seen[1], 1500);
+	/* the writer that saw alpha last leaves: its time stays (retired) */
+	fg_region_release(w[0]);
+	ck_assert_uint_eq(fg_region_reap(r, NULL, NULL), 1);
+	fg_region_sum(r, &sum);
+	ck_assert_uint_eq(sum.peer[0].ctr[FG_CTR_NNTP_OFFERS], 10);
+	ck_assert_int_eq(sum.peer_last_seen[0], 2000);
+	ck_assert_int_eq(sum.peer_last_seen[1], 1500);
+	fg_region_writer_stats(w[1])->peer_last_seen[0] = 3000;
+	fg_region_sum(r, &sum);
+	ck_assert_int_eq(sum.peer_last_seen[0], 3000);
+	fg_region_release(w[1]);
+	ck_assert_uint_eq(fg_region_reap(r, NULL, NULL), 1);
+	fx_cleanup(&fx);
+}
+END_TEST
+
 START_TEST(test_ring_reserve_push_peek_consume)
 {
 	struct ctl_fixture fx = { 0 };
@@ -600,6 +640,7 @@ static Suite *region_suite(void)
 	tcase_add_test(tc, test_owner_must_be_running_and_adopt);
 	tcase_add_test(tc, test_adopt_refuses_a_live_owner);
 	tcase_add_test(tc, test_claim_until_busy_release_reap);
+	tcase_add_test(tc, test_sum_adds_counters_and_keeps_latest_last_seen);
 	tcase_add_test(tc, test_ring_reserve_push_peek_consume);
 	tcase_add_test(tc, test_dead_writer_reaped_after_drain_and_commit);
 	tcase_add_test(tc, test_claim_in_progress_is_not_reaped);

@@ -399,6 +399,16 @@ START_TEST(offers_first_by_peer)
 	ck_assert_int_eq(pa->n.injection_delay.sum, 1200);
 	ck_assert_uint_eq(pb->n.arrival_delay.count, 1);
 	ck_assert(fg_hist_mean(&pb->n.injection_delay) == 600.0);
+	/* each peer's last command is stamped with the time it was read */
+	ck_assert_int_eq(pa->n.last_command, T.now);
+	ck_assert_int_eq(pb->n.last_command, T.now);
+	T.now += 60;
+	line(b, "CHECK <o4@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(b, "238 <o4@x.example>\r\n");
+	ck_assert_int_eq(pb->n.last_command, T.now);
+	ck_assert_int_eq(pa->n.last_command, T.now - 60);
+	ck_assert_int_eq(T.stats.n.last_command, T.now);
 	free(o1);
 	free(o2);
 	free(o3);

@@ -214,11 +214,16 @@ START_TEST(test_publish_across_reload)
 	total.n.injection_delay.count = 3;
 	p1[0].s.ctr[FG_CTR_NNTP_ARTICLES] = 2;		/* alpha */
 	p1[1].s.ctr[FG_CTR_NNTP_ARTICLES] = 5;		/* beta */
+	p1[0].n.last_command = 1000;
+	p1[1].n.last_command = 2000;
 	fg_slotlink_publish(W.sl, &total, p1, ab->n_peer, true);
 	ck_assert_uint_eq(ws->total.ctr[FG_CTR_NNTP_ARTICLES], 7);
 	ck_assert_uint_eq(ws->injection_delay.count, 3);
 	ck_assert_uint_eq(ws->peer[ia].ctr[FG_CTR_NNTP_ARTICLES], 2);
 	ck_assert_uint_eq(ws->peer[ib].ctr[FG_CTR_NNTP_ARTICLES], 5);
+	ck_assert_int_eq(ws->peer_last_seen[ia], 1000);
+	ck_assert_int_eq(ws->peer_last_seen[ib], 2000);
+	ck_assert_int_eq(ws->peer_last_seen[ig], 0);
 	ck_assert_int_eq(fg_slotlink_region_peer(W.sl, 1), ib);
 	ck_assert_int_eq(fg_slotlink_region_peer(W.sl, 2), -1);	/* no peer */
 	/* reload: beta moves to index 1 of bc, alpha leaves, gamma comes */
@@ -226,7 +231,15 @@ START_TEST(test_publish_across_reload)
 	fg_slotlink_set_config(W.sl, bc);
 	p2[0].s.ctr[FG_CTR_NNTP_ARTICLES] = 4;		/* gamma */
 	p2[1].s.ctr[FG_CTR_NNTP_ARTICLES] = 1;		/* beta */
+	p2[0].n.last_command = 3000;			/* gamma; beta not since */
 	fg_slotlink_publish(W.sl, &total, p2, bc->n_peer, false);
+	/* last seen survives the reload, also for a peer that left */
+	ck_assert_int_eq(ws->peer_last_seen[ia], 1000);
+	ck_assert_int_eq(ws->peer_last_seen[ib], 2000);
+	ck_assert_int_eq(ws->peer_last_seen[ig], 3000);
+	p2[1].n.last_command = 2500;
+	fg_slotlink_publish(W.sl, &total, p2, bc->n_peer, false);
+	ck_assert_int_eq(ws->peer_last_seen[ib], 2500);
 	ck_assert_uint_eq(ws->peer[ia].ctr[FG_CTR_NNTP_ARTICLES], 2);	/* kept */
 	ck_assert_uint_eq(ws->peer[ib].ctr[FG_CTR_NNTP_ARTICLES], 6);	/* 5 + 1 */
 	ck_assert_uint_eq(ws->peer[ig].ctr[FG_CTR_NNTP_ARTICLES], 4);
