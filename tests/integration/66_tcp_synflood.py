@@ -89,6 +89,12 @@ def main():
         check(result["n"] == FLOOD, "the flood sent %d of %d SYNs" % (result["n"], FLOOD))
         check(mid["tcp_syn_backlog_full"] > 0, "backlog never full")
         check(mid["tcp_syncookies_sent"] > 0, "no SYN cookie sent")
+        # the claim of the head comment: a real client came in through a
+        # cookie (only a real client answers a SYN-ACK: a spoofed source
+        # never returns one), so the backlog was full as it connected
+        check(mid["tcp_syncookies_ok"] > 0, "no real client came through a cookie "
+              "(%d real sessions during the flood, %d cookies sent)"
+              % (ok, mid["tcp_syncookies_sent"]))
         check(mid["taphost_conns_in_use"] <= 128 + 16, "blocks in use %d" % mid["taphost_conns_in_use"])
         st = mid
         grew = st["taphost_rss_kb"] - rss0
