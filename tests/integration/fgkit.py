@@ -8,9 +8,9 @@ what is theirs; what every test does the same way lives here, once:
   verdicts   log(), check(), fail(), passed(), skip(). A failed check prints
              "FAIL <why>" and exits 1; passed() prints "PASS <name>: N
              checks" and exits 0; skip() prints "SKIP: <why>" and exits 77
-             (automake's code), which tools/run-tests.sh shows as SKIP and,
-             when make deps should have provided what is missing, counts
-             against the run unless FG_ALLOW_SKIP=1.
+             (automake's code), which tools/run-tests.sh shows as SKIP and
+             counts against the run unless FG_ALLOW_SKIP=1 (a skip is not a
+             pass; an exit 77 without the line is a failure).
   waiting    wait_until(pred, timeout, what): polls pred until it returns
              something true and returns that; fails loudly, naming `what`,
              when the deadline passes. The deadline is a bound on failure,
@@ -94,8 +94,8 @@ def passed(name):
 
 def skip(reason, deps=True):
     """This test cannot run here. deps: what is missing is what `make deps`
-    (or running as root, as make test does) provides, so the runner fails
-    the run for it unless FG_ALLOW_SKIP=1."""
+    (or running as root, as make test does) provides (the line says so).
+    The runner fails the run for any skip unless FG_ALLOW_SKIP=1."""
     log("SKIP%s: %s" % (" (make deps)" if deps else "", reason))
     sys.exit(SKIP_EXIT)
 
