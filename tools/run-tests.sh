@@ -35,7 +35,7 @@
 # FG_TEST_HOG=1: a busy loop runs on one core for the whole run (started
 # and stopped here), so a green run proves the suite under load.
 # FG_TEST_LOGS=DIR: the logs go there (default build/test-logs; emptied
-# first).
+# first). FG_TEST_TMP is set to this run's scratch directory (below).
 #
 # The summary lists one line per suite, then "suites: N, passed: N,
 # failed: N, skipped: N (...)" and, alone on the last line, "N passed,
@@ -62,6 +62,15 @@ export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-120}
 
 results=$logs/results
 mkdir -p "$results"
+
+# The tests' scratch directories (fgkit.scratch_root, FG_TEST_TMP): one
+# directory a run, under /tmp and not in the tree, mode 0755, so that innd
+# and innfeed (user news) and floodctl run as nobody reach them wherever
+# the checkout is (a clone under /root, mode 0700, is out of their reach).
+# Removed after a green run; kept, and named, after a failure.
+scratch=$(mktemp -d /tmp/fg-test.XXXXXX) || exit 2
+chmod 0755 "$scratch"
+export FG_TEST_TMP=$scratch
 jobs_max=${FG_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
 seq_no=0
 t_start=$(date +%s)
@@ -75,10 +84,10 @@ stop_hog() {
 		hog_pid=
 	fi
 }
+trap 'stop_hog; echo "interrupted: scratch directories left in $scratch"; exit 130' INT TERM
+trap stop_hog EXIT
 if [ "${FG_TEST_HOG:-0}" = 1 ]; then
 	hog_pid=$( (sh -c 'while :; do :; done' >/dev/null 2>&1 & echo $!) )
-	trap stop_hog EXIT
-	trap 'stop_hog; exit 130' INT TERM
 	hog_note=" [under FG_TEST_HOG: a busy loop on one core]"
 	echo "FG_TEST_HOG=1: a busy loop (pid $hog_pid) holds one core for the whole run"
 fi
@@ -231,6 +240,13 @@ if [ "$skipped" -gt 0 ]; then
 fi
 [ "$total" -gt 0 ] || { echo "no suites ran"; status=1; }
 stop_hog
+if [ $status -eq 0 ]; then
+	rm -rf "$scratch"
+elif rmdir "$scratch" 2>/dev/null; then
+	:
+else
+	echo "this run's scratch directories kept in $scratch (each failed suite's log names its own)"
+fi
 echo "suites: $total, passed: $passed, failed: $failed, skipped: $skipped$note   (logs in $logs/)$hog_note"
 echo "$passed passed, $failed failed, $skipped skipped"
 exit $status

@@ -22,10 +22,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fgkit  # noqa: E402
 from fgkit import file_identity, poll_until, wait_until  # noqa: E402
 from hostlib import (GREETING, KEEP, PORT, PROCS, Client, Host, article, check,  # noqa: E402
                      fail, in_netns)
@@ -39,7 +39,7 @@ NEWS = pwd.getpwnam("news")
 
 
 def innfeed_dir(streaming):
-    d = tempfile.mkdtemp(prefix="fg-eng-innfeed-")
+    d = fgkit.mkdtemp("fg-eng-innfeed-")
     KEEP.append(d)
     atexit.register(shutil.rmtree, d, True)
     for sub in ("etc", "run", "log", "spool", "tmp", "backlog", "arts", "db"):
@@ -68,7 +68,6 @@ def innfeed_dir(streaming):
                 "    max-queue-size: 500\n"
                 "    no-check-high: 100.0\n    no-check-low: 100.0\n}\n"
                 % (d, d, d, d, PORT, "true" if streaming else "false"))
-    os.chmod(d, 0o755)
     return d
 
 

@@ -26,6 +26,11 @@ what is theirs; what every test does the same way lives here, once:
              waits until the file really was replaced: a helper never hands
              back the previous counters as if they were new.
   lines      Lines(sock).line(): CRLF lines from a socket.
+  scratch    scratch(name) and mkdtemp(prefix): a test's scratch directory,
+             mode 0755, in scratch_root(): FG_TEST_TMP (tools/run-tests.sh
+             makes one per run under /tmp) or /tmp, never inside the tree: a checkout may sit under a
+             directory other users cannot search (/root is 0700), and innd,
+             innfeed and floodctl run as news or nobody in these directories.
   netns      need_root(); enter_netns(name) moves this process (and every
              child started later) into a fresh namespace with lo up, and
              deletes it at exit; rerun_in_netns(prefix) runs this script
@@ -37,11 +42,13 @@ import atexit
 import ctypes
 import os
 import re
+import shutil
 import signal
 import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 
 TOP = os.environ.get("FG_TOP") or os.path.abspath(
@@ -57,6 +64,32 @@ POLL_STEP = 0.05        # between two looks at a condition; nothing is decided b
 checks = 0
 failed = False
 _fail_hooks = []
+
+
+# ---------------------------------------------------------------- scratch
+def scratch_root():
+    """Where the tests' scratch directories go: FG_TEST_TMP (the runner's
+    per-run directory under /tmp, mode 0755, removed after a green run),
+    else /tmp itself (not TMPDIR, which may be private). Not the tree:
+    processes of other users (innd and innfeed as news, floodctl as nobody)
+    must reach these directories wherever the checkout is."""
+    return os.environ.get("FG_TEST_TMP") or "/tmp"
+
+
+def scratch(name):
+    """A fresh, empty directory scratch_root()/name, mode 0755; its path."""
+    d = os.path.join(scratch_root(), name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    os.chmod(d, 0o755)
+    return d
+
+
+def mkdtemp(prefix):
+    """A new directory with a unique name in scratch_root(), mode 0755."""
+    d = tempfile.mkdtemp(prefix=prefix, dir=scratch_root())
+    os.chmod(d, 0o755)
+    return d
 
 
 # ---------------------------------------------------------------- verdicts
