@@ -12,22 +12,8 @@
 # Each case sits beside a passing script, and a directory of passing scripts
 # alone must pass: the positive sign that the runner could have said yes.
 set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/fg-runner-selftest.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-checks=0
-
-fail() {
-	echo "FAIL $*"
-	[ -n "${out:-}" ] && [ -f "$out" ] && { echo "---- the runner said:"; cat "$out"; }
-	exit 1
-}
-check() {	# check WHAT COMMAND...
-	local what=$1
-	shift
-	"$@" || fail "$what"
-	checks=$((checks + 1))
-}
+# shellcheck source=tests/tools/selftest.sh
+. "$(dirname "$0")/selftest.sh" runner-selftest "the runner"
 
 # plant CASE NAME MODE BODY: a script in $tmp/CASE that records its run in
 # $tmp/ran/CASE (outside the directory the runner reads)
@@ -48,7 +34,6 @@ runner() {
 		"$top/tools/run-tests.sh" scripts fake "$tmp/$c" >"$out" 2>&1
 	rc=$?
 }
-said() { grep -qE "$1" "$out"; }
 ran() { [ -f "$tmp/ran/$1/$2" ]; }
 
 # the positive control: passing scripts pass
