@@ -96,6 +96,14 @@ def peer_text(d):
     return sect[1] if len(sect) == 2 else ""
 
 
+STATUS_KEYS = ("offered", "accepted", "refused", "rejected", "missing", "deferred")
+
+
+def complete(st):
+    """st if it holds every counter of a peer's status section, else None."""
+    return st if all(k in st for k in STATUS_KEYS) else None
+
+
 def peer_status(d):
     """innfeed's counters for peer "local" from its status file."""
     out = {}
@@ -103,7 +111,7 @@ def peer_status(d):
         parts = line.split()
         key = parts[0].rstrip(":") if parts else ""
         if (len(parts) >= 2 and key not in out and parts[1].isdigit() and
-                key in ("offered", "accepted", "refused", "rejected", "missing", "deferred")):
+                key in STATUS_KEYS):
             out[key] = int(parts[1])
     return out
 
@@ -156,7 +164,11 @@ def run_innfeed(host, streaming, batch, want_answers):
     status = os.path.join(d, "log", "innfeed.status")
     seen = file_identity(status)
     poll_until(lambda: p.poll() is not None or file_identity(status) != seen, 30, step=0.1)
-    st = peer_status(d)
+    # innfeed rewrites the file in place (truncate, then write): a read
+    # can catch it empty or cut, so the counters are those of a read that
+    # holds every one of them
+    st = wait_until(lambda: complete(peer_status(d)), 30,
+                    lambda: "a whole status file from innfeed:\n" + peer_text(d))
     if p.poll() is None:
         p.send_signal(signal.SIGTERM)
         try:
