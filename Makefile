@@ -12,7 +12,7 @@
 #                   entries (tools/bench/scale_curve.sh: docs/bench/scale.md)
 #   make fuzz       run every libFuzzer target for FUZZ_SECONDS each
 #   make deps       apt-get install what is missing (root)
-#   make compat-golden  write this build's golden files (tests/data/compat)
+#   make compat-golden  write this build's golden files (tests/data/compat); refuses to change a released one
 #   tools/check-layers.sh  the tiers hold (run by make test)
 #   make all        build the current variant (release; SANITIZE=1, TSAN=1, DEBUG=1;
 #                   PACKAGE=1 is debian/rules' release build, into build/package)

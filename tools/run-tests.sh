@@ -4,9 +4,13 @@
 # ends with one summary line per suite. Exit status 0 only if every suite
 # passed. long-only runs tests/long alone (`make test-long-only`), for a
 # machine where the quick suites have just passed on the same commit.
+# run-tests.sh scripts KIND DIR runs only the numbered scripts of DIR, as
+# the integration scripts are run (tests/tools/run_tests_selftest.sh
+# plants a directory of fake scripts and checks the verdicts).
 #
 # Suites, in order:
 #   layers/check           the tiers hold (tools/check-layers.sh: symbols, includes)
+#   tools/<name>           the runner's and check-layers' own tests (tests/tools/)
 #   unit/<name>            libcheck binaries, release build
 #   unit-asan/<name>       the same under ASan+UBSan
 #   unit-tsan/<name>       concurrency tests (*_mt) under ThreadSanitizer
@@ -19,28 +23,34 @@
 # time (default: the number of cores); integration and interop scripts run
 # one at a time, since they start real servers and measure real sessions.
 #
-# Verdicts: PASS (exit 0, no sanitizer report), FAIL, and SKIP: a script
+# Verdicts: PASS (exit 0, no sanitizer report), FAIL, and SKIP. A script
 # that cannot run here exits 77 (automake's code) after a line "SKIP: why",
 # or "SKIP (make deps): why" when what it lacks is what `make deps` and
-# running as root provide (root, INN, promtool). make test installs its
-# own dependencies, so such a skip fails the run unless FG_ALLOW_SKIP=1;
-# a plain SKIP is counted and shown, never taken for a pass.
+# running as root provide (root, INN, promtool). A skip is not a pass: any
+# SKIP fails the run unless FG_ALLOW_SKIP=1, and even then it is counted
+# and shown. An exit 77 without a "SKIP" line is a FAIL, always (a skip
+# must say why), and so is a numbered file in a script directory without
+# its run bit (chmod +x): it would otherwise never run.
 #
 # FG_TEST_HOG=1: a busy loop runs on one core for the whole run (started
 # and stopped here), so a green run proves the suite under load.
+# FG_TEST_LOGS=DIR: the logs go there (default build/test-logs; emptied
+# first). FG_TEST_TMP is set to this run's scratch directory (below).
 #
 # The summary lists one line per suite, then "suites: N, passed: N,
 # failed: N, skipped: N (...)" and, alone on the last line, "N passed,
 # N failed, N skipped" (CI reads it).
 set -u
 mode=${1:-quick}
+usage="usage: $0 quick|long|long-only, or $0 scripts KIND DIR"
 case $mode in
 quick|long|long-only) ;;
-*) echo "usage: $0 quick|long|long-only" >&2; exit 2 ;;
+scripts) [ $# -eq 3 ] || { echo "$usage" >&2; exit 2; } ;;
+*) echo "$usage" >&2; exit 2 ;;
 esac
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
-logs=build/test-logs
+logs=${FG_TEST_LOGS:-build/test-logs}
 rm -rf "$logs"
 mkdir -p "$logs"
 
@@ -52,6 +62,15 @@ export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-120}
 
 results=$logs/results
 mkdir -p "$results"
+
+# The tests' scratch directories (fgkit.scratch_root, FG_TEST_TMP): one
+# directory a run, under /tmp and not in the tree, mode 0755, so that innd
+# and innfeed (user news) and floodctl run as nobody reach them wherever
+# the checkout is (a clone under /root, mode 0700, is out of their reach).
+# Removed after a green run; kept, and named, after a failure.
+scratch=$(mktemp -d /tmp/fg-test.XXXXXX) || exit 2
+chmod 0755 "$scratch"
+export FG_TEST_TMP=$scratch
 jobs_max=${FG_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
 seq_no=0
 t_start=$(date +%s)
@@ -65,10 +84,10 @@ stop_hog() {
 		hog_pid=
 	fi
 }
+trap 'stop_hog; echo "interrupted: scratch directories left in $scratch"; exit 130' INT TERM
+trap stop_hog EXIT
 if [ "${FG_TEST_HOG:-0}" = 1 ]; then
 	hog_pid=$( (sh -c 'while :; do :; done' >/dev/null 2>&1 & echo $!) )
-	trap stop_hog EXIT
-	trap 'stop_hog; exit 130' INT TERM
 	hog_note=" [under FG_TEST_HOG: a busy loop on one core]"
 	echo "FG_TEST_HOG=1: a busy loop (pid $hog_pid) holds one core for the whole run"
 fi
@@ -92,9 +111,13 @@ run_suite_n() {
 	[ -n "$line" ] || line=$(grep -E '^(replayed|RESULT|ok|PASS|FAIL)' "$log" | tail -1)
 	[ -n "$line" ] || line=$(tail -1 "$log")
 	if [ $rc -eq 77 ]; then
-		verdict=SKIP
-		line=$(grep -E '^SKIP' "$log" | tail -1)
-		[ -n "$line" ] || line="SKIP: exit 77 without a reason line"
+		# a skip says why, on a line of its own: without one it is a failure
+		line=$(grep -E '^SKIP( \(make deps\))?: *[^ ]' "$log" | tail -1)
+		if [ -n "$line" ]; then
+			verdict=SKIP
+		else
+			verdict=FAIL; line="exit 77 (a skip) without a \"SKIP: why\" line"
+		fi
 	elif [ $rc -eq 0 ]; then
 		verdict=PASS
 	elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
@@ -131,17 +154,37 @@ script_timeout() {
 	echo "${t:-900}"
 }
 
+# a numbered file the runner cannot run is a failure, not a quiet omission
+not_runnable() {	# not_runnable SEQ NAME WHY
+	local s
+	s=$(printf '%-4s %-44s %6.1fs  %s' FAIL "$2" 0 "$3")
+	echo "$s"
+	printf '%s\n' "$s" >"$results/$(printf '%04d' "$1")"
+}
+
 run_scripts() {
 	local kind=$1 dir=$2 s
 	for s in "$dir"/[0-9]*; do
-		[ -f "$s" ] && [ -x "$s" ] || continue
-		run_fg "$kind/$(basename "$s")" "$(script_timeout "$s")" "$s"
+		[ -e "$s" ] || continue
+		if [ ! -f "$s" ]; then
+			seq_no=$((seq_no + 1))
+			not_runnable "$seq_no" "$kind/$(basename "$s")" "not a file: a numbered entry of $dir is a test"
+		elif [ ! -x "$s" ]; then
+			seq_no=$((seq_no + 1))
+			not_runnable "$seq_no" "$kind/$(basename "$s")" "not executable: never run (chmod +x $s)"
+		else
+			run_fg "$kind/$(basename "$s")" "$(script_timeout "$s")" "$s"
+		fi
 	done
 }
 
 # everything `make test` runs: the library suites, then the scripts
 quick_suites() {
 	run_bg "layers/check" 300 tools/check-layers.sh build/release
+	for t in tests/tools/*_selftest.sh; do
+		[ -e "$t" ] || continue
+		run_bg "tools/$(basename "$t" .sh)" "$(script_timeout "$t")" "$t"
+	done
 	for t in build/release/tests/unit/test_*; do
 		[ -x "$t" ] || continue
 		run_bg "unit/$(basename "$t")" 600 "$t"
@@ -166,8 +209,13 @@ quick_suites() {
 	run_scripts interop tests/interop
 }
 
-[ "$mode" = long-only ] || quick_suites
-[ "$mode" = quick ] || run_scripts long tests/long
+case $mode in
+scripts) run_scripts "$2" "$3" ;;
+*)
+	[ "$mode" = long-only ] || quick_suites
+	[ "$mode" = quick ] || run_scripts long tests/long
+	;;
+esac
 
 t_end=$(date +%s)
 echo
@@ -181,16 +229,24 @@ passed=$((total - failed - skipped))
 status=0
 [ "$failed" -eq 0 ] || status=1
 note=
-if [ "$skipped_deps" -gt 0 ]; then
+if [ "$skipped" -gt 0 ]; then
+	note=" ($skipped_deps of them for what make deps provides"
 	if [ "${FG_ALLOW_SKIP:-0}" = 1 ]; then
-		note=" ($skipped_deps for what make deps provides: allowed by FG_ALLOW_SKIP=1)"
+		note="$note; allowed by FG_ALLOW_SKIP=1)"
 	else
-		note=" ($skipped_deps for what make deps provides: that fails the run; FG_ALLOW_SKIP=1 accepts it)"
+		note="$note; a skip fails the run, FG_ALLOW_SKIP=1 accepts it)"
 		status=1
 	fi
 fi
 [ "$total" -gt 0 ] || { echo "no suites ran"; status=1; }
 stop_hog
+if [ $status -eq 0 ]; then
+	rm -rf "$scratch"
+elif rmdir "$scratch" 2>/dev/null; then
+	:
+else
+	echo "this run's scratch directories kept in $scratch (each failed suite's log names its own)"
+fi
 echo "suites: $total, passed: $passed, failed: $failed, skipped: $skipped$note   (logs in $logs/)$hog_note"
 echo "$passed passed, $failed failed, $skipped skipped"
 exit $status

@@ -8,7 +8,7 @@
 set -u
 top=${FG_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 feedgen=${FG_BUILD:-$top/build/release}/bin/feedgen
-dir=$(mktemp -d /tmp/fg-inn-test.XXXXXX)
+dir=$(mktemp -d "${FG_TEST_TMP:-/tmp}/fg-inn-test.XXXXXX")
 chmod 0755 "$dir"	# innd runs as news and must reach its directory
 port=$((20000 + RANDOM % 20000))
 fail=0

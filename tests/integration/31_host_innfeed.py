@@ -22,10 +22,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fgkit  # noqa: E402
 from fgkit import file_identity, poll_until, wait_until  # noqa: E402
 from hostlib import (GREETING, KEEP, PORT, PROCS, Client, Host, article, check,  # noqa: E402
                      fail, in_netns)
@@ -39,7 +39,7 @@ NEWS = pwd.getpwnam("news")
 
 
 def innfeed_dir(streaming):
-    d = tempfile.mkdtemp(prefix="fg-eng-innfeed-")
+    d = fgkit.mkdtemp("fg-eng-innfeed-")
     KEEP.append(d)
     atexit.register(shutil.rmtree, d, True)
     for sub in ("etc", "run", "log", "spool", "tmp", "backlog", "arts", "db"):
@@ -68,7 +68,6 @@ def innfeed_dir(streaming):
                 "    max-queue-size: 500\n"
                 "    no-check-high: 100.0\n    no-check-low: 100.0\n}\n"
                 % (d, d, d, d, PORT, "true" if streaming else "false"))
-    os.chmod(d, 0o755)
     return d
 
 
@@ -97,6 +96,14 @@ def peer_text(d):
     return sect[1] if len(sect) == 2 else ""
 
 
+STATUS_KEYS = ("offered", "accepted", "refused", "rejected", "missing", "deferred")
+
+
+def complete(st):
+    """st if it holds every counter of a peer's status section, else None."""
+    return st if all(k in st for k in STATUS_KEYS) else None
+
+
 def peer_status(d):
     """innfeed's counters for peer "local" from its status file."""
     out = {}
@@ -104,7 +111,7 @@ def peer_status(d):
         parts = line.split()
         key = parts[0].rstrip(":") if parts else ""
         if (len(parts) >= 2 and key not in out and parts[1].isdigit() and
-                key in ("offered", "accepted", "refused", "rejected", "missing", "deferred")):
+                key in STATUS_KEYS):
             out[key] = int(parts[1])
     return out
 
@@ -157,7 +164,11 @@ def run_innfeed(host, streaming, batch, want_answers):
     status = os.path.join(d, "log", "innfeed.status")
     seen = file_identity(status)
     poll_until(lambda: p.poll() is not None or file_identity(status) != seen, 30, step=0.1)
-    st = peer_status(d)
+    # innfeed rewrites the file in place (truncate, then write): a read
+    # can catch it empty or cut, so the counters are those of a read that
+    # holds every one of them
+    st = wait_until(lambda: complete(peer_status(d)), 30,
+                    lambda: "a whole status file from innfeed:\n" + peer_text(d))
     if p.poll() is None:
         p.send_signal(signal.SIGTERM)
         try:

@@ -23,6 +23,8 @@ import shutil
 import subprocess
 import sys
 
+import fgkit
+
 TOP = os.environ.get("FG_TOP") or os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
 BUILD = os.environ.get("FG_BUILD") or os.path.join(TOP, "build/release")
 SHIM = os.path.join(BUILD, "tests/preload/powerloss.so")
@@ -150,7 +152,7 @@ def sectors(data):
 
 
 def main():
-    work = os.path.join(TOP, "build/test-tmp/fg-plshim-%d" % os.getpid())
+    work = os.path.join(fgkit.scratch_root(), "fg-plshim-%d" % os.getpid())
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
 

@@ -10,8 +10,8 @@ and started again delivers everything not acknowledged, re-sending at most
 the documented bound (4 x connections x window)."""
 import os
 import signal
-import tempfile
 
+import fgkit
 import hostlib
 import relaykit
 from hostlib import check
@@ -30,8 +30,7 @@ def start_host(data, extra=""):
 
 
 def main():
-    work = tempfile.mkdtemp(prefix="fg-relay-50-")
-    os.chmod(work, 0o755)
+    work = fgkit.mkdtemp("fg-relay-50-")
     hostlib.KEEP.append(work)
     data = os.path.join(work, "data")
     countd = relaykit.Countd(work)

@@ -9,7 +9,6 @@ feedgen had accepted is acknowledged by innd."""
 import json
 import os
 import subprocess
-import tempfile
 
 import hostlib
 import fgkit
@@ -24,8 +23,7 @@ FEEDGEN = os.path.join(hostlib.BUILD, "bin", "feedgen")
 
 def main():
     fgkit.need_inn()
-    work = tempfile.mkdtemp(prefix="fg-relay-51-")
-    os.chmod(work, 0o755)
+    work = fgkit.mkdtemp("fg-relay-51-")
     hostlib.KEEP.append(work)
     relaykit.with_innd(work, INND_PORT, run)
 

@@ -9,9 +9,9 @@ innd holds gets 238 from the filter's own empty history), and `warmup 0`
 switches it off."""
 import os
 import socket
-import tempfile
 import time
 
+import fgkit
 import hostlib
 import relaykit
 from hostlib import check
@@ -55,8 +55,7 @@ def checks(ids):
 
 
 def main():
-    work = tempfile.mkdtemp(prefix="fg-relay-52-")
-    os.chmod(work, 0o755)
+    work = fgkit.mkdtemp("fg-relay-52-")
     hostlib.KEEP.append(work)
     relaykit.with_innd(work, INND_PORT, run)
 

@@ -32,7 +32,6 @@ rounds with a sync skipped always take the worst case.
 import os
 import re
 import signal
-import tempfile
 import threading
 
 import fgkit
@@ -158,8 +157,7 @@ def swallow(arts, answers):
 
 
 def main():
-    work = tempfile.mkdtemp(prefix="fg-relay-53-")
-    os.chmod(work, 0o755)
+    work = fgkit.mkdtemp("fg-relay-53-")
     hostlib.KEEP.append(work)
 
     accepted, got = lost_round(work, "p")

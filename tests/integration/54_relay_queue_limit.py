@@ -10,7 +10,6 @@ TAKETHIS); when the downstream comes back the queue drains, the refusal
 ends by itself, the stalled feed completes with 239 for every article, and
 each is delivered exactly once."""
 import os
-import tempfile
 import threading
 
 import fgkit
@@ -31,8 +30,7 @@ def check_answer(mid):
 
 
 def main():
-    work = tempfile.mkdtemp(prefix="fg-relay-54-")
-    os.chmod(work, 0o755)
+    work = fgkit.mkdtemp("fg-relay-54-")
     hostlib.KEEP.append(work)
     data = os.path.join(work, "data")
     countd = relaykit.Countd(work)

@@ -84,9 +84,7 @@ def case(d, name, args):
 
 
 def main():
-    d = os.path.join(fgdp.TOP, "build/test-tmp", "fg-dp-passive-%d" % os.getpid())
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
+    d = fgdp.fgkit.scratch("fg-dp-passive-%d" % os.getpid())
     case(d, "check", ["--articles", "6000", "--peers", "6", "--conns", "2"])
     case(d, "check-late", ["--articles", "3000", "--window", "4", "--spread", "400"])
     case(d, "takethis", ["--articles", "3000", "--mode", "takethis", "--dups", "4"])

@@ -18,13 +18,14 @@ import shutil
 import subprocess
 import sys
 
+import fgkit
 from ctlkit import BUILD, TOP, check, log, passed
 
 PAGES = ["floodgate.8", "floodgate-host.8", "floodctld.8", "floodctl.8", "floodgate.conf.5",
          "feedgen.1"]
 MANGEN = os.path.join(BUILD, "bin/fg-mangen")
 FLOODCTL = os.path.join(BUILD, "bin/floodctl")
-WORK = os.path.join(TOP, "build/test-tmp/fg-man-%d" % os.getpid())
+WORK = os.path.join(fgkit.scratch_root(), "fg-man-%d" % os.getpid())
 
 
 def run(cmd, **kw):

@@ -15,7 +15,6 @@ import os
 import shutil
 import socket
 import subprocess
-import tempfile
 import threading
 
 import fgkit
@@ -37,7 +36,7 @@ class RedisCluster:
         if not shutil.which("redis-server") or not shutil.which("redis-cli"):
             fgkit.skip("redis-server or redis-cli not installed", deps=True)
         self.ports = [base_port + i for i in range(masters * (1 + replicas))]
-        self.dir = tempfile.mkdtemp(prefix="fg-redis-")
+        self.dir = fgkit.mkdtemp("fg-redis-")
         self.procs = {}
         self.start_nodes()
         r = subprocess.run(["redis-cli", "--cluster", "create"] +
@@ -110,7 +109,7 @@ class Box:
         self.n = n
         self.port = port
         self.clean_log = clean_log
-        self.dir = tempfile.mkdtemp(prefix="%s%d-" % (prefix, n))
+        self.dir = fgkit.mkdtemp("%s%d-" % (prefix, n))
         hostlib.KEEP.append(self.dir)
         atexit.register(hostlib._rmtree_unless_failed, self.dir)
         self.conf = os.path.join(self.dir, "floodgate.conf")

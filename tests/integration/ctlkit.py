@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """ctlkit.py — shared helpers for the control-plane integration tests (not a test).
 
-Ctl(name) makes a private world under build/test-tmp/fg-ctl-<name>-<pid>:
+Ctl(name) makes a private world in fgkit.scratch("fg-ctl-<name>-<pid>"):
 a floodgate.conf, a data directory, a control socket, a region file in
 /dev/shm (fg-ctl-<name>-<pid>). start() runs floodctld, optionally under
 the power-loss shim (tests/preload/powerloss.so); writer() runs
@@ -69,10 +69,7 @@ class Writer:
 class Ctl:
     def __init__(self, name):
         self.name = "fg-ctl-%s-%d" % (name, os.getpid())
-        self.dir = os.path.join(TOP, "build/test-tmp", self.name)
-        shutil.rmtree(self.dir, ignore_errors=True)
-        os.makedirs(self.dir)
-        os.chmod(self.dir, 0o755)
+        self.dir = fgkit.scratch(self.name)
         self.data = os.path.join(self.dir, "data")
         self.state = os.path.join(self.dir, "powerloss-state")
         self.sock = os.path.join(self.dir, "control.sock")

@@ -4,7 +4,7 @@
 World(name) makes a private world: a network namespace fg-dp-<name>-<pid>
 (another area's tests give their own prefix)
 that this process moves into (every child follows), a directory under
-build/test-tmp with a floodgate.conf, a data directory and the control
+fgkit.scratch_root() with a floodgate.conf, a data directory and the control
 sockets, and a region file /dev/shm/fg-dp-<name>-<pid>. start_ctld() runs
 floodctld; start_dp() runs floodgate on a net_tap port (fgd0) and, once it
 says "ready" (or first_line: "restoring" while floodctld restores), gives
@@ -50,9 +50,7 @@ class World:
         fgkit.need_root()
         self.v6 = v6
         self.name = "%s-%s-%d" % (prefix, name, os.getpid())
-        self.dir = os.path.join(TOP, "build/test-tmp", self.name)
-        shutil.rmtree(self.dir, ignore_errors=True)
-        os.makedirs(self.dir)
+        self.dir = fgkit.scratch(self.name)
         self.data = os.path.join(self.dir, "data")
         self.sock = os.path.join(self.dir, "control.sock")
         self.dpsock = os.path.join(self.dir, "dataplane.sock")

@@ -8,9 +8,9 @@ what is theirs; what every test does the same way lives here, once:
   verdicts   log(), check(), fail(), passed(), skip(). A failed check prints
              "FAIL <why>" and exits 1; passed() prints "PASS <name>: N
              checks" and exits 0; skip() prints "SKIP: <why>" and exits 77
-             (automake's code), which tools/run-tests.sh shows as SKIP and,
-             when make deps should have provided what is missing, counts
-             against the run unless FG_ALLOW_SKIP=1.
+             (automake's code), which tools/run-tests.sh shows as SKIP and
+             counts against the run unless FG_ALLOW_SKIP=1 (a skip is not a
+             pass; an exit 77 without the line is a failure).
   waiting    wait_until(pred, timeout, what): polls pred until it returns
              something true and returns that; fails loudly, naming `what`,
              when the deadline passes. The deadline is a bound on failure,
@@ -26,6 +26,11 @@ what is theirs; what every test does the same way lives here, once:
              waits until the file really was replaced: a helper never hands
              back the previous counters as if they were new.
   lines      Lines(sock).line(): CRLF lines from a socket.
+  scratch    scratch(name) and mkdtemp(prefix): a test's scratch directory,
+             mode 0755, in scratch_root(): FG_TEST_TMP (tools/run-tests.sh
+             makes one per run under /tmp) or /tmp, never inside the tree: a checkout may sit under a
+             directory other users cannot search (/root is 0700), and innd,
+             innfeed and floodctl run as news or nobody in these directories.
   netns      need_root(); enter_netns(name) moves this process (and every
              child started later) into a fresh namespace with lo up, and
              deletes it at exit; rerun_in_netns(prefix) runs this script
@@ -37,11 +42,13 @@ import atexit
 import ctypes
 import os
 import re
+import shutil
 import signal
 import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 
 TOP = os.environ.get("FG_TOP") or os.path.abspath(
@@ -57,6 +64,32 @@ POLL_STEP = 0.05        # between two looks at a condition; nothing is decided b
 checks = 0
 failed = False
 _fail_hooks = []
+
+
+# ---------------------------------------------------------------- scratch
+def scratch_root():
+    """Where the tests' scratch directories go: FG_TEST_TMP (the runner's
+    per-run directory under /tmp, mode 0755, removed after a green run),
+    else /tmp itself (not TMPDIR, which may be private). Not the tree:
+    processes of other users (innd and innfeed as news, floodctl as nobody)
+    must reach these directories wherever the checkout is."""
+    return os.environ.get("FG_TEST_TMP") or "/tmp"
+
+
+def scratch(name):
+    """A fresh, empty directory scratch_root()/name, mode 0755; its path."""
+    d = os.path.join(scratch_root(), name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    os.chmod(d, 0o755)
+    return d
+
+
+def mkdtemp(prefix):
+    """A new directory with a unique name in scratch_root(), mode 0755."""
+    d = tempfile.mkdtemp(prefix=prefix, dir=scratch_root())
+    os.chmod(d, 0o755)
+    return d
 
 
 # ---------------------------------------------------------------- verdicts
@@ -94,8 +127,8 @@ def passed(name):
 
 def skip(reason, deps=True):
     """This test cannot run here. deps: what is missing is what `make deps`
-    (or running as root, as make test does) provides, so the runner fails
-    the run for it unless FG_ALLOW_SKIP=1."""
+    (or running as root, as make test does) provides (the line says so).
+    The runner fails the run for any skip unless FG_ALLOW_SKIP=1."""
     log("SKIP%s: %s" % (" (make deps)" if deps else "", reason))
     sys.exit(SKIP_EXIT)
 

@@ -51,8 +51,7 @@ class Harness:
     def __init__(self, name, *args, rules=""):
         fgkit.need_root()
         self.ns = "fg-tcp-%s-%d" % (name, os.getpid())
-        self.dir = os.path.join(TOP, "build/test-tmp", self.ns)
-        os.makedirs(self.dir, exist_ok=True)
+        self.dir = fgkit.scratch(self.ns)
         atexit.register(self.remove_dir)
         self.stats_file = os.path.join(self.dir, "stats")
         self.log_file = os.path.join(self.dir, "taphost.log")

@@ -14,7 +14,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 
 import fgkit
@@ -71,7 +70,7 @@ class Host:
     """A floodgate-host process with its own config and stats file."""
 
     def __init__(self, args=(), session="", extra="", env=None):
-        self.dir = tempfile.mkdtemp(prefix="fg-eng-host-")
+        self.dir = fgkit.mkdtemp("fg-eng-host-")
         KEEP.append(self.dir)
         fgkit.on_fail(_stop_everything)
         atexit.register(_rmtree_unless_failed, self.dir)

@@ -45,7 +45,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -216,8 +215,7 @@ def check_feedgen(fg, answers):
 
 def main():
     w = fgdp.World("innfeed", prefix="fg-iop", extra=CONFIG)
-    work = tempfile.mkdtemp(prefix="fg-iop-")
-    os.chmod(work, 0o755)
+    work = fgkit.mkdtemp("fg-iop-")
     arts = posts()
     batch = write_origin(work, arts)
     innkit.with_downstream(work, DOWN_PORT, lambda down: scenario(w, work, batch, arts, down))

@@ -14,7 +14,6 @@ the connection as [fd00:fd::3]:port of feeder-b; the logs are clean.
 """
 import os
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -41,8 +40,7 @@ def posts():
 
 def main():
     w = fgdp.World("innfeed6", prefix="fg-iop", extra=CONFIG, v6=True)
-    work = tempfile.mkdtemp(prefix="fg-iop6-")
-    os.chmod(work, 0o755)
+    work = fgkit.mkdtemp("fg-iop6-")
     new, old = posts()
     origin = innkit.Origin(os.path.join(work, "origin"), ORIGIN_PORT, "floodgate", 30)
     try:

@@ -37,12 +37,12 @@ import email.utils
 import os
 import shutil
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 sys.path.insert(0, HERE)
+import fgkit  # noqa: E402
 import hostlib  # noqa: E402
 from hostlib import GREETING, KEEP, PORT, Client, Host, check, in_netns  # noqa: E402
 import innkit  # noqa: E402
@@ -141,9 +141,8 @@ def main():
         check(os.path.exists(path), "%s is missing (tools/deps.sh installs it)" % path)
     check(os.access(hostlib.HOST_BIN, os.X_OK), "%s is not built (make SANITIZE=1 all)"
           % hostlib.HOST_BIN)
-    work = tempfile.mkdtemp(prefix="fg-clk-")
+    work = fgkit.mkdtemp("fg-clk-")
     KEEP.append(work)
-    os.chmod(work, 0o755)
     try:
         scenario(work)
     finally:
@@ -156,7 +155,6 @@ def scenario(work):
     clock = os.path.join(work, "faketime")
     with open(clock, "w") as f:
         f.write("+0\n")
-    os.chmod(work, 0o755)
     host = Host(session="clock-skew-limit 1h\noffer-timeout 60s",
                 env={"LD_PRELOAD": FAKETIME_LIB, "FAKETIME_TIMESTAMP_FILE": clock,
                      "ASAN_OPTIONS": "verify_asan_link_order=0:detect_leaks=1:abort_on_error=1",

@@ -29,7 +29,6 @@ the logs are otherwise clean.
 import os
 import shutil
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -183,8 +182,7 @@ def going(w, feed, batch_b):
 def main():
     check(os.access(innkit.INNBIN + "/innfeed", os.X_OK), "INN's innfeed is missing")
     w = fgdp.World("levers", prefix="fg-iop")
-    work = tempfile.mkdtemp(prefix="fg-iop-levers-")
-    os.chmod(work, 0o755)
+    work = fgkit.mkdtemp("fg-iop-levers-")
     try:
         batch_a, batch_b = origin_batch(work, posts())
         w.start_ctld()

@@ -68,7 +68,7 @@ from ctlkit import TOP, check, fail, log, passed  # noqa: E402
 
 CLONE_NEWNET = 0x40000000
 PID = os.getpid()
-WORK = os.path.join(TOP, "build/test-tmp/fg-pkg-%d" % PID)
+WORK = os.path.join(fgkit.scratch_root(), "fg-pkg-%d" % PID)
 RUN_TMP = "/run/fg-pkgtest-%d" % PID          # the notify socket: reachable by the daemons' user
 V1 = "0.1.0"
 V2 = "0.1.0+pkgtest1"

@@ -9,7 +9,10 @@
  * refused, with a message naming the file, the version found and the
  * versions understood. And this build still writes its own versions'
  * golden files octet for octet: a format that changed without a version
- * bump fails here (docs/compat.md).
+ * bump fails here (docs/compat.md). Every golden file is released: its
+ * SHA-256 is in tests/data/compat/RELEASED, checked here, and `make
+ * compat-golden` (fg_golden_write) refuses to change a released file, so a
+ * format change plus a regeneration does not pass either.
  */
 #include <check.h>
 #include <dirent.h>
@@ -771,6 +774,384 @@ START_TEST(newer_region_refused)
 }
 END_TEST
 
+/* ------------------------------------------------------------ released */
+
+static void report(const char *msg);
+
+static void hex(const uint8_t *d, char out[2 * FG_SHA256_LEN + 1])
+{
+	for (unsigned i = 0; i < FG_SHA256_LEN; i++)
+		snprintf(out + 2 * i, 3, "%02x", d[i]);
+}
+
+/* FIPS 180-4's examples (and NIST's million a's): the empty message, one
+ * block, a message whose padding takes a second block, many blocks */
+START_TEST(sha256_known_answers)
+{
+	static const struct {
+		const char *msg;
+		size_t repeat;
+		const char *want;
+	} v[] = {
+		{ "", 1, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" },
+		{ "abc", 1, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" },
+		{ "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 1,
+		  "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1" },
+		{ "a", 1000000, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0" },
+	};
+
+	for (unsigned i = 0; i < FG_ARRAY_SIZE(v); i++) {
+		size_t l = strlen(v[i].msg), n = l * v[i].repeat;
+		uint8_t *buf = malloc(n ? n : 1), d[FG_SHA256_LEN];
+		char got[2 * FG_SHA256_LEN + 1];
+
+		ck_assert_ptr_nonnull(buf);
+		for (size_t k = 0; k < v[i].repeat; k++)
+			memcpy(buf + k * l, v[i].msg, l);
+		fg_sha256(buf, n, d);
+		hex(d, got);
+		ck_assert_msg(strcmp(got, v[i].want) == 0, "sha256 of vector %u: %s", i, got);
+		free(buf);
+	}
+}
+END_TEST
+
+/* The format directories of a golden set, each with its v* files, as
+ * "<format>/<file>" names; their number. */
+static unsigned golden_names(const char *dir, char names[][GOLDEN_NAME_MAX], unsigned max)
+{
+	DIR *top = opendir(dir);
+	struct dirent *f;
+	unsigned n = 0;
+
+	ck_assert_msg(top != NULL, "%s: %s", dir, strerror(errno));
+	while ((f = readdir(top)) != NULL) {
+		char sub[PATH_MAX + 64];
+		struct dirent *e;
+		DIR *d;
+		int w;
+
+		if (f->d_name[0] == '.')
+			continue;
+		w = snprintf(sub, sizeof(sub), "%s/%s", dir, f->d_name);
+		ck_assert(w > 0 && (size_t)w < sizeof(sub));
+		d = opendir(sub);
+		if (!d)
+			continue;	/* RELEASED, README */
+		while ((e = readdir(d)) != NULL) {
+			if (e->d_name[0] != 'v')
+				continue;
+			ck_assert_msg(n < max, "more than %u golden files", max);
+			ck_assert_msg(strlen(f->d_name) + 1 + strlen(e->d_name) < GOLDEN_NAME_MAX,
+				      "%s/%s: a name too long for the manifest", f->d_name, e->d_name);
+			w = snprintf(names[n++], GOLDEN_NAME_MAX, "%s/%s", f->d_name, e->d_name);
+			ck_assert(w > 0 && w < (int)GOLDEN_NAME_MAX);
+		}
+		closedir(d);
+	}
+	closedir(top);
+	return n;
+}
+
+static struct blob golden_named(const char *dir, const char *name)
+{
+	char path[PATH_MAX + GOLDEN_NAME_MAX];
+	int w = snprintf(path, sizeof(path), "%s/%s", dir, name);
+
+	ck_assert(w > 0 && (size_t)w < sizeof(path));
+	return slurp(path);
+}
+
+/* The format of "<format>/<file>". */
+static void format_of(const char *name, char fmt[GOLDEN_NAME_MAX])
+{
+	const char *slash = strchr(name, '/');
+
+	ck_assert(slash && (size_t)(slash - name) < GOLDEN_NAME_MAX);
+	memcpy(fmt, name, (size_t)(slash - name));
+	fmt[slash - name] = '\0';
+}
+
+/* Every golden file has its line in RELEASED, with its digest, and every
+ * line its file. Each comparison can fail: one octet changed in a copy
+ * changes the digest (but for a region's schema hash, which it leaves out
+ * with the other fields the counter tables set). */
+START_TEST(golden_files_are_released)
+{
+	static char names[GOLDEN_MANIFEST_MAX][GOLDEN_NAME_MAX];
+	static struct fg_golden_manifest m;
+	char why[256] = "";
+	unsigned n, region = 0;
+
+	ck_assert_msg(fg_golden_manifest_load(golden_dir, &m, why, sizeof(why)) == 0,
+		      "%s/%s: %s", golden_dir, GOLDEN_MANIFEST, why);
+	n = golden_names(golden_dir, names, GOLDEN_MANIFEST_MAX);
+	ck_assert_msg(n > 0, "no golden files in %s", golden_dir);
+	for (unsigned i = 0; i < n; i++) {
+		const struct fg_golden_released *e = fg_golden_manifest_find(&m, names[i]);
+		char fmt[GOLDEN_NAME_MAX];
+		uint8_t d[FG_SHA256_LEN];
+		char have[2 * FG_SHA256_LEN + 1];
+		struct blob b;
+
+		ck_assert_msg(e != NULL, "%s is not in %s: a version's golden file is released "
+			      "by make compat-golden, which adds its line", names[i], GOLDEN_MANIFEST);
+		format_of(names[i], fmt);
+		b = golden_named(golden_dir, names[i]);
+		fg_golden_digest(fmt, b.p, b.len, d);
+		hex(d, have);
+		ck_assert_msg(memcmp(d, e->digest, FG_SHA256_LEN) == 0,
+			      "%s changed since it was released (digest %s): a released version's "
+			      "golden file is never rewritten (docs/compat.md)", names[i], have);
+		ck_assert_uint_gt(b.len, GOLDEN_REGION_SCHEMA_OFF + GOLDEN_REGION_SCHEMA_LEN);
+		b.p[8] ^= 1;
+		fg_golden_digest(fmt, b.p, b.len, d);
+		ck_assert_msg(memcmp(d, e->digest, FG_SHA256_LEN) != 0, "%s: octet 8 changed, "
+			      "digest the same", names[i]);
+		b.p[8] ^= 1;
+		b.p[GOLDEN_REGION_SCHEMA_OFF] ^= 1;
+		fg_golden_digest(fmt, b.p, b.len, d);
+		if (strcmp(fmt, "region") == 0) {
+			ck_assert_msg(memcmp(d, e->digest, FG_SHA256_LEN) == 0,
+				      "%s: the schema hash is left out of a region's digest", names[i]);
+			region++;
+		} else {
+			ck_assert_msg(memcmp(d, e->digest, FG_SHA256_LEN) != 0,
+				      "%s: octet 24 changed, digest the same", names[i]);
+		}
+		free(b.p);
+	}
+	ck_assert_msg(region > 0, "no region golden file");
+	ck_assert_msg(n == m.n, "%s lists %u files, %s holds %u: a line without its file",
+		      GOLDEN_MANIFEST, m.n, golden_dir, n);
+}
+END_TEST
+
+/* A scratch copy of the golden set (its format directories and RELEASED). */
+static void golden_copy(char dir[64])
+{
+	static char names[GOLDEN_MANIFEST_MAX][GOLDEN_NAME_MAX];
+	unsigned n = golden_names(golden_dir, names, GOLDEN_MANIFEST_MAX);
+	char path[PATH_MAX + GOLDEN_NAME_MAX];
+	struct blob b;
+
+	snprintf(dir, 64, "/tmp/fg-compat-golden-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	for (unsigned i = 0; i < n; i++) {
+		char fmt[GOLDEN_NAME_MAX];
+
+		format_of(names[i], fmt);
+		snprintf(path, sizeof(path), "%s/%s", dir, fmt);
+		ck_assert(mkdir(path, 0755) == 0 || errno == EEXIST);
+		b = golden_named(golden_dir, names[i]);
+		put(dir, names[i], b.p, b.len);
+		free(b.p);
+	}
+	b = golden_named(golden_dir, GOLDEN_MANIFEST);
+	put(dir, GOLDEN_MANIFEST, b.p, b.len);
+	free(b.p);
+}
+
+static void golden_copy_remove(const char *dir)
+{
+	DIR *top = opendir(dir);
+	struct dirent *f;
+	char path[PATH_MAX + 64];
+
+	while (top && (f = readdir(top)) != NULL) {
+		DIR *d;
+		struct dirent *e;
+
+		if (f->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, f->d_name);
+		d = opendir(path);
+		while (d && (e = readdir(d)) != NULL) {
+			char p2[2 * PATH_MAX];
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(p2, sizeof(p2), "%s/%s", path, e->d_name);
+			unlink(p2);
+		}
+		if (d) {
+			closedir(d);
+			rmdir(path);
+		} else {
+			unlink(path);
+		}
+	}
+	if (top)
+		closedir(top);
+	rmdir(dir);
+}
+
+static int same_file(const char *dir, const char *name, const struct blob *want)
+{
+	struct blob b = golden_named(dir, name);
+	int same = b.len == want->len && memcmp(b.p, want->p, b.len) == 0;
+
+	free(b.p);
+	return same;
+}
+
+/* RELEASED with name's line given digest d, or without it (d NULL). */
+static void manifest_edit(const char *dir, const char *name, const uint8_t *d)
+{
+	struct blob b = golden_named(dir, GOLDEN_MANIFEST);
+	char *out = calloc(1, b.len + 1), *at = out, line[256];
+	size_t pos = 0;
+
+	ck_assert_ptr_nonnull(out);
+	while (pos < b.len) {
+		const uint8_t *nl = memchr(b.p + pos, '\n', b.len - pos);
+		size_t l = (size_t)(nl - (b.p + pos)) + 1;
+
+		ck_assert_ptr_nonnull(nl);
+		snprintf(line, sizeof(line), "%.*s", (int)l, (const char *)b.p + pos);
+		pos += l;
+		if (l > 2 * FG_SHA256_LEN + 2 && strncmp(line + 2 * FG_SHA256_LEN + 2, name,
+							 strlen(name)) == 0 &&
+		    line[2 * FG_SHA256_LEN + 2 + strlen(name)] == '\n') {
+			struct fg_golden_released e;
+
+			if (!d)
+				continue;
+			snprintf(e.name, sizeof(e.name), "%s", name);
+			memcpy(e.digest, d, FG_SHA256_LEN);
+			ck_assert_uint_gt(fg_golden_manifest_line(&e, line, sizeof(line)), 0);
+		}
+		memcpy(at, line, strlen(line));
+		at += strlen(line);
+	}
+	put(dir, GOLDEN_MANIFEST, out, (size_t)(at - out));
+	free(out);
+	free(b.p);
+}
+
+/* make compat-golden on a copy: untouched, it writes the same octets and
+ * adds nothing; a released file this build would write differently is
+ * refused and left as it is; a region whose schema hash alone differs is
+ * rewritten; a version not yet released is written and its line added. */
+START_TEST(compat_golden_keeps_released_files)
+{
+	char dir[64], jname[GOLDEN_NAME_MAX], qname[GOLDEN_NAME_MAX], rname[GOLDEN_NAME_MAX];
+	struct blob manifest, journal, planted, queue, region;
+	struct fg_golden_manifest m;
+	const struct fg_golden_released *e;
+	uint8_t d[FG_SHA256_LEN];
+	char why[256] = "";
+	int rc;
+
+	snprintf(jname, sizeof(jname), "journal/v%u.fgj", FG_JSEG_VERSION);
+	snprintf(qname, sizeof(qname), "queue/v%u.fgq", FG_QUEUE_VERSION);
+	snprintf(rname, sizeof(rname), "region/v%u.fgr", FG_REGION_LAYOUT);
+	manifest = golden_named(golden_dir, GOLDEN_MANIFEST);
+	journal = golden_named(golden_dir, jname);
+	queue = golden_named(golden_dir, qname);
+	region = golden_named(golden_dir, rname);
+
+	/* the control: an untouched copy */
+	golden_copy(dir);
+	logbuf[0] = '\0';
+	rc = fg_golden_write(dir, 0, report);
+	ck_assert_msg(rc == 0, "untouched: %d\n%s", rc, logbuf);
+	ck_assert_msg(strstr(logbuf, "wrote ") != NULL, "nothing written: %s", logbuf);
+	ck_assert_msg(same_file(dir, GOLDEN_MANIFEST, &manifest), "RELEASED changed:\n%s", logbuf);
+	ck_assert(same_file(dir, jname, &journal) && same_file(dir, qname, &queue));
+
+	/* this build's journal version, released with other octets than this
+	 * build writes (a format changed without its version bump) */
+	planted = golden_named(golden_dir, jname);
+	planted.p[planted.len - 1] ^= 0x5a;
+	put(dir, jname, planted.p, planted.len);
+	fg_golden_digest("journal", planted.p, planted.len, d);
+	manifest_edit(dir, jname, d);
+	/* the region's schema hash and size moved (counters added): not a new
+	 * layout */
+	region.p[GOLDEN_REGION_SCHEMA_OFF] ^= 0xff;
+	region.p[17] ^= 0x10;
+	put(dir, rname, region.p, region.len);
+	region.p[GOLDEN_REGION_SCHEMA_OFF] ^= 0xff;
+	region.p[17] ^= 0x10;
+	logbuf[0] = '\0';
+	rc = fg_golden_write(dir, 0, report);
+	ck_assert_msg(rc == 1, "one released file refused: %d\n%s", rc, logbuf);
+	ck_assert_msg(strstr(logbuf, jname) && strstr(logbuf, "refused: a released version") &&
+		      strstr(logbuf, "without a version bump"), "the message: %s", logbuf);
+	ck_assert_msg(same_file(dir, jname, &planted), "the released journal file was rewritten");
+	ck_assert_msg(same_file(dir, rname, &region), "the region header, schema hash aside, "
+		      "is written again:\n%s", logbuf);
+	ck_assert_int_eq(fg_golden_manifest_load(dir, &m, why, sizeof(why)), 0);
+	e = fg_golden_manifest_find(&m, jname);
+	ck_assert(e && memcmp(e->digest, d, FG_SHA256_LEN) == 0);
+	golden_copy_remove(dir);
+
+	/* this build's queue version not yet released: written, line added */
+	golden_copy(dir);
+	manifest_edit(dir, qname, NULL);
+	{
+		char path[PATH_MAX + GOLDEN_NAME_MAX];
+
+		snprintf(path, sizeof(path), "%s/%s", dir, qname);
+		ck_assert_int_eq(unlink(path), 0);
+	}
+	ck_assert_int_eq(fg_golden_manifest_load(dir, &m, why, sizeof(why)), 0);
+	ck_assert_ptr_null(fg_golden_manifest_find(&m, qname));
+	logbuf[0] = '\0';
+	rc = fg_golden_write(dir, 0, report);
+	ck_assert_msg(rc == 0, "a new version: %d\n%s", rc, logbuf);
+	ck_assert_msg(strstr(logbuf, "a new version: its line added"), "the message: %s", logbuf);
+	ck_assert(same_file(dir, qname, &queue));
+	ck_assert_int_eq(fg_golden_manifest_load(dir, &m, why, sizeof(why)), 0);
+	e = fg_golden_manifest_find(&m, qname);
+	fg_golden_digest("queue", queue.p, queue.len, d);
+	ck_assert_msg(e && memcmp(e->digest, d, FG_SHA256_LEN) == 0, "the new line's digest");
+	/* and now it is released: a second run changes nothing */
+	logbuf[0] = '\0';
+	ck_assert_int_eq(fg_golden_write(dir, 0, report), 0);
+	ck_assert_msg(!strstr(logbuf, "line added"), "added twice: %s", logbuf);
+	golden_copy_remove(dir);
+
+	free(manifest.p);
+	free(journal.p);
+	free(planted.p);
+	free(queue.p);
+	free(region.p);
+}
+END_TEST
+
+/* Lines that are not a manifest's are refused, with the line named. */
+START_TEST(manifest_parse_refuses)
+{
+	static const char *const bad[] = {
+		"0123  journal/v1.fgj\n",				/* short digest */
+		"E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855  journal/v1.fgj\n",
+		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 journal/v1.fgj\n",
+		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  v1.fgj\n",
+		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  a/../v1.fgj\n",
+		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  journal/v1 fgj\n",
+		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  journal/v1.fgj",
+		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  journal/v1.fgj\n"
+		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  journal/v1.fgj\n",
+	};
+	static struct fg_golden_manifest m;
+	char why[256];
+	const char *good = "# comment\n\n"
+		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  journal/v1.fgj\n";
+
+	ck_assert_int_eq(fg_golden_manifest_parse(good, strlen(good), &m, why, sizeof(why)), 0);
+	ck_assert_uint_eq(m.n, 1);
+	ck_assert_str_eq(m.e[0].name, "journal/v1.fgj");
+	for (unsigned i = 0; i < FG_ARRAY_SIZE(bad); i++) {
+		why[0] = '\0';
+		ck_assert_msg(fg_golden_manifest_parse(bad[i], strlen(bad[i]), &m, why,
+						       sizeof(why)) == -EINVAL, "bad %u taken", i);
+		ck_assert_msg(strncmp(why, "line ", 5) == 0, "bad %u: %s", i, why);
+	}
+}
+END_TEST
+
 /* ------------------------------------------------------------ this build */
 
 static void report(const char *msg)
@@ -804,6 +1185,10 @@ static Suite *compat_suite(void)
 	tcase_add_test(t, newer_warmup_refused);
 	tcase_add_test(t, newer_region_refused);
 	tcase_add_test(t, this_build_writes_its_golden_files);
+	tcase_add_test(t, sha256_known_answers);
+	tcase_add_test(t, golden_files_are_released);
+	tcase_add_test(t, compat_golden_keeps_released_files);
+	tcase_add_test(t, manifest_parse_refuses);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "../../lib/journal/journal_int.h"
+#include "../../lib/region/region_int.h"
 #include "floodgate/crc32c.h"
 #include "floodgate/datadir.h"
 #include "floodgate/journal.h"
@@ -30,18 +32,240 @@
 #include "floodgate/snapshot.h"
 #include "golden.h"
 
-/* Octets 24..31 of the region header: the schema hash of the counter
- * tables, which changes with every counter added (region.h: a region is
- * only shared by builds that agree on it). --check does not compare it. */
-#define REGION_SCHEMA_OFF 24u
-#define REGION_SCHEMA_LEN 8u
+/* Octets 24..31 of the region header (GOLDEN_REGION_SCHEMA_*): the schema
+ * hash of the counter tables, which changes with every counter added
+ * (region.h: a region is only shared by builds that agree on it). --check
+ * does not compare it. A region's digest leaves out every field the
+ * counter tables set (region_sized). */
 
 struct out {
 	const char *dir;
 	int check;
 	void (*report)(const char *msg);
 	int count;
+	struct fg_golden_manifest *released;
 };
+
+/* ------------------------------------------------------------ the manifest */
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* "<format>/<file>": one slash, neither end, [A-Za-z0-9._-] otherwise, no
+ * name starting with a dot */
+static int name_ok(const char *p, size_t n)
+{
+	unsigned slashes = 0;
+
+	if (n == 0 || n >= GOLDEN_NAME_MAX || p[0] == '.' || p[0] == '/' || p[n - 1] == '/')
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = p[i];
+
+		if (c == '/') {
+			if (p[i + 1] == '.')
+				return 0;
+			slashes++;
+		} else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			     (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-')) {
+			return 0;
+		}
+	}
+	return slashes == 1;
+}
+
+int fg_golden_manifest_parse(const char *text, size_t len, struct fg_golden_manifest *m,
+			     char *why, size_t whylen)
+{
+	unsigned line = 0;
+	size_t at = 0;
+
+	memset(m, 0, sizeof(*m));
+	while (at < len) {
+		const char *p = text + at, *nl = memchr(p, '\n', len - at);
+		size_t n, name_len;
+		struct fg_golden_released *e;
+
+		line++;
+		if (!nl) {
+			snprintf(why, whylen, "line %u: no newline at its end", line);
+			return -EINVAL;
+		}
+		n = (size_t)(nl - p);
+		at += n + 1;
+		if (n == 0 || p[0] == '#')
+			continue;
+		if (n < 2 * FG_SHA256_LEN + 3 || p[2 * FG_SHA256_LEN] != ' ' ||
+		    p[2 * FG_SHA256_LEN + 1] != ' ') {
+			snprintf(why, whylen, "line %u: not \"<sha256>  <format>/<file>\"", line);
+			return -EINVAL;
+		}
+		if (m->n == GOLDEN_MANIFEST_MAX) {
+			snprintf(why, whylen, "line %u: more than %u files", line, GOLDEN_MANIFEST_MAX);
+			return -EINVAL;
+		}
+		e = &m->e[m->n];
+		for (unsigned i = 0; i < FG_SHA256_LEN; i++) {
+			int hi = hexval(p[2 * i]), lo = hexval(p[2 * i + 1]);
+
+			if (hi < 0 || lo < 0) {
+				snprintf(why, whylen, "line %u: the digest is not 64 lowercase hex digits",
+					 line);
+				return -EINVAL;
+			}
+			e->digest[i] = (uint8_t)(hi << 4 | lo);
+		}
+		name_len = n - 2 * FG_SHA256_LEN - 2;
+		if (!name_ok(p + 2 * FG_SHA256_LEN + 2, name_len)) {
+			snprintf(why, whylen, "line %u: a name is <format>/<file>, shorter than %u, "
+				 "of letters, digits, '.', '_' and '-'", line, GOLDEN_NAME_MAX);
+			return -EINVAL;
+		}
+		memcpy(e->name, p + 2 * FG_SHA256_LEN + 2, name_len);
+		e->name[name_len] = '\0';
+		if (fg_golden_manifest_find(m, e->name)) {
+			snprintf(why, whylen, "line %u: %s is listed twice", line, e->name);
+			return -EINVAL;
+		}
+		m->n++;
+	}
+	return 0;
+}
+
+int fg_golden_manifest_load(const char *dir, struct fg_golden_manifest *m, char *why,
+			    size_t whylen)
+{
+	char path[PATH_MAX + 32], *text;
+	struct stat st;
+	ssize_t n;
+	int fd, rc;
+
+	memset(m, 0, sizeof(*m));
+	snprintf(path, sizeof(path), "%s/%s", dir, GOLDEN_MANIFEST);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		rc = -errno;
+		snprintf(why, whylen, "%s: %s", path, strerror(errno));
+		return rc;
+	}
+	if (fstat(fd, &st) < 0 || st.st_size > 64 * 1024) {
+		close(fd);
+		snprintf(why, whylen, "%s: unreadable or larger than 64 KB", path);
+		return -EINVAL;
+	}
+	text = malloc((size_t)st.st_size + 1);
+	if (!text) {
+		close(fd);
+		return -ENOMEM;
+	}
+	n = read(fd, text, (size_t)st.st_size);
+	close(fd);
+	if (n != (ssize_t)st.st_size) {
+		free(text);
+		snprintf(why, whylen, "%s: short read", path);
+		return -EIO;
+	}
+	rc = fg_golden_manifest_parse(text, (size_t)n, m, why, whylen);
+	free(text);
+	return rc;
+}
+
+const struct fg_golden_released *fg_golden_manifest_find(const struct fg_golden_manifest *m,
+							 const char *name)
+{
+	for (unsigned i = 0; i < m->n; i++)
+		if (strcmp(m->e[i].name, name) == 0)
+			return &m->e[i];
+	return NULL;
+}
+
+size_t fg_golden_manifest_line(const struct fg_golden_released *e, char *buf, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t nl = strlen(e->name), need = 2 * FG_SHA256_LEN + 2 + nl + 1;
+
+	if (len < need + 1)
+		return 0;
+	for (unsigned i = 0; i < FG_SHA256_LEN; i++) {
+		buf[2 * i] = hex[e->digest[i] >> 4];
+		buf[2 * i + 1] = hex[e->digest[i] & 15];
+	}
+	buf[2 * FG_SHA256_LEN] = ' ';
+	buf[2 * FG_SHA256_LEN + 1] = ' ';
+	memcpy(buf + 2 * FG_SHA256_LEN + 2, e->name, nl);
+	buf[need - 1] = '\n';
+	buf[need] = '\0';
+	return need;
+}
+
+/* The region header's fields that the counter tables set: sizeof(struct
+ * fg_stats) and the slot's counters size what follows them. */
+static const struct {
+	size_t off, len;
+} region_sized[] = {
+	{ offsetof(struct fg_rhdr, region_size), 8 },
+	{ offsetof(struct fg_rhdr, schema), 8 },
+	{ offsetof(struct fg_rhdr, history_off), 8 },
+	{ offsetof(struct fg_rhdr, slots_off), 8 },
+	{ offsetof(struct fg_rhdr, slot_size), 8 },
+	{ offsetof(struct fg_rhdr, ctld_off), 8 },
+};
+_Static_assert(offsetof(struct fg_rhdr, schema) == GOLDEN_REGION_SCHEMA_OFF, "schema hash");
+
+void fg_golden_digest(const char *format, const void *buf, size_t len,
+		      uint8_t out[FG_SHA256_LEN])
+{
+	uint8_t *copy;
+
+	if (strcmp(format, "region") != 0 || len < sizeof(struct fg_rhdr)) {
+		fg_sha256(buf, len, out);
+		return;
+	}
+	copy = malloc(len);
+	if (!copy) {	/* a digest no manifest holds: the comparison fails */
+		memset(out, 0, FG_SHA256_LEN);
+		return;
+	}
+	memcpy(copy, buf, len);
+	for (unsigned i = 0; i < FG_ARRAY_SIZE(region_sized); i++)
+		memset(copy + region_sized[i].off, 0, region_sized[i].len);
+	fg_sha256(copy, len, out);
+	free(copy);
+}
+
+/* buf into path, opened with O_WRONLY | O_CREAT | how (O_TRUNC or
+ * O_APPEND). 0 or -errno. */
+static int write_file(const char *path, int how, const void *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | how, 0644), rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = fg_datadir_write_all(fd, buf, len);
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}
+
+/* Append e's line to dir/RELEASED. 0 or -errno. */
+static int release(const char *dir, const struct fg_golden_released *e)
+{
+	char path[PATH_MAX + 32], line[2 * FG_SHA256_LEN + GOLDEN_NAME_MAX + 8];
+	size_t n = fg_golden_manifest_line(e, line, sizeof(line));
+
+	snprintf(path, sizeof(path), "%s/%s", dir, GOLDEN_MANIFEST);
+	return write_file(path, O_APPEND, line, n);
+}
+
+/* ------------------------------------------------------------ the files */
 
 void fg_golden_seed(uint8_t seed[16])
 {
@@ -124,17 +348,33 @@ static int emit(struct out *o, const char *format, const char *name, const void 
 		free(have);
 		return 0;
 	}
-	if (mkdir(sub, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	rc = fg_datadir_write_all(fd, buf, len);
-	if (close(fd) < 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0) {
-		say(o, "wrote %s%s", path, "");
-		o->count++;
+	/* a released version's file does not change (but for what its digest
+	 * leaves out); a new one is released as it is written */
+	{
+		struct fg_golden_released now;
+		const struct fg_golden_released *was;
+
+		snprintf(now.name, sizeof(now.name), "%s/%s", format, name);
+		fg_golden_digest(format, buf, len, now.digest);
+		was = fg_golden_manifest_find(o->released, now.name);
+		if (was && memcmp(was->digest, now.digest, FG_SHA256_LEN) != 0) {
+			say(o, "%s: refused: a released version (listed in %s), and this build "
+			       "writes it differently: the format changed without a version bump "
+			       "(docs/compat.md, \"Changing a format\")", path, GOLDEN_MANIFEST);
+			o->count++;
+			return 0;
+		}
+		if (mkdir(sub, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		rc = write_file(path, O_TRUNC, buf, len);
+		if (rc == 0 && !was) {
+			rc = release(o->dir, &now);
+			if (rc == 0 && o->released->n < GOLDEN_MANIFEST_MAX)
+				o->released->e[o->released->n++] = now;
+		}
+		if (rc == 0)
+			say(o, "wrote %s%s", path, was ? "" : " (a new version: its line added to "
+							   GOLDEN_MANIFEST ")");
 	}
 	return rc;
 }
@@ -344,21 +584,29 @@ static int region(struct out *o, size_t history_size)
 	if (rc != 0)
 		return rc;
 	snprintf(name, sizeof(name), "v%u.fgr", FG_REGION_LAYOUT);
-	return emit(o, "region", name, buf, sizeof(buf), REGION_SCHEMA_OFF, REGION_SCHEMA_LEN);
+	return emit(o, "region", name, buf, sizeof(buf), GOLDEN_REGION_SCHEMA_OFF,
+		    GOLDEN_REGION_SCHEMA_LEN);
 }
 
 int fg_golden_write(const char *dir, int check, void (*report)(const char *msg))
 {
-	struct out o = { dir, check, report, 0 };
+	struct fg_golden_manifest released;
+	struct out o = { dir, check, report, 0, &released };
 	struct fg_queue_slot c1, c2, h1, h2;
 	uint64_t first_end = 0, end = 0;
 	void *mem = NULL;
 	size_t len = 0;
 	struct fg_history *h;
+	char why[256];
 	int rc;
 
 	if (!check && mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return -errno;
+	rc = fg_golden_manifest_load(dir, &released, why, sizeof(why));
+	if (rc < 0) {
+		say(&o, "%s (the released files' manifest)%s", why, "");
+		return rc;
+	}
 	h = golden_table(&mem, &len);
 	if (!h) {
 		free(mem);

@@ -4,7 +4,11 @@
  * shared-memory format (tools/compat/golden.h; docs/compat.md):
  *
  *   fg-compatgen DIR           write DIR/<format>/v<N>.<ext> for this
- *                              build's versions (the older files stay)
+ *                              build's versions (the older files stay);
+ *                              exit 1, changing nothing of it, if a file
+ *                              DIR/RELEASED lists would change: a released
+ *                              version's format needs a version bump. A
+ *                              new file's line is added to DIR/RELEASED.
  *   fg-compatgen --check DIR   write nothing; exit 1 if a file of this
  *                              build's versions is missing or differs
  *
@@ -37,5 +41,8 @@ int main(int argc, char **argv)
 	}
 	if (check)
 		printf("%s: %s\n", argv[argc - 1], n ? "differs from this build" : "this build's golden files match");
-	return check && n ? 1 : 0;
+	else if (n)
+		fprintf(stderr, "fg-compatgen: %d released file%s refused: bump the format's version "
+			"(docs/compat.md)\n", n, n == 1 ? "" : "s");
+	return n ? 1 : 0;
 }
