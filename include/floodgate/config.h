@@ -132,6 +132,9 @@ struct fg_config_peer {
 	unsigned max_offer_rate;	/* CHECK/IHAVE/TAKETHIS a second, per engine thread; 0 = unlimited */
 	uint64_t max_byte_rate;		/* input octets a second, per engine thread; 0 = unlimited */
 	uint64_t max_article_size;	/* 0 = rules.max_article_size */
+	/* 238s (and 335s) a session holds open, not yet followed by their
+	 * article nor lapsed; past it new offers are deferred. Default 1024 */
+	unsigned max_outstanding_offers;
 };
 
 struct fg_config_downstream {
