@@ -49,8 +49,11 @@
  * ring. A feed whose 238s are followed by their articles gains over a
  * walked ring (bench_dataplane's check, 1.4-1.5x); the bound costs a
  * CHECK one comparison while the session is under it (bench_session's
- * check-dup and check-new against the commit before it: 1.01x and 1.06x,
- * medians of five, within the noise of a shared machine).
+ * check-dup and check-new against the commit before it, 11 alternating
+ * runs on a loaded 2-core VM: median ratios 1.01 and 1.03, runs spread
+ * +-20 %). A bound in the millions costs more per CHECK once the index
+ * outgrows the caches (1 M live offers: 32 MiB of index, about 2.3x a
+ * CHECK); the default keeps it at 32 KiB.
  *
  * Budgets: a peer's max-offer-rate and max-byte-rate ([peer]), per engine
  * thread. Over them the session stops reading and TCP pushes back; an
