@@ -340,24 +340,38 @@ static void release_offer(struct fg_nntp_session *s, struct fg_nntp_offer *o)
 	o->deadline = 0;
 }
 
+/*
+ * The session's live offer of k is taken over (release false) or given up
+ * (true): out of the index. Lapsed offers of k found before it (the
+ * session offered the ID again after its first offer lapsed) go with it,
+ * or the live one would keep a place under the bound it no longer holds.
+ * A deletion fills cell i from further along the run, never from before
+ * it, so the scan goes on at i.
+ */
 void fg_nntp_offer_forget(struct fg_nntp_session *s, const struct fg_history_key *k, bool release)
 {
 	uint32_t tag = idx_tag(k);
+	unsigned i = tag & s->off_mask;
 
-	for (unsigned i = tag & s->off_mask; s->off_idx[i] != IDX_EMPTY; i = (i + 1) & s->off_mask) {
-		struct fg_nntp_offer *o;
+	while (s->off_idx[i] != IDX_EMPTY) {
+		struct fg_nntp_offer *o = NULL;
+		bool live;
 
-		if ((uint32_t)(s->off_idx[i] >> 32) != tag)
+		/* the tag first: the ring is read only for a likely match */
+		if ((uint32_t)(s->off_idx[i] >> 32) == tag)
+			o = &s->offers[cell_slot1(s->off_idx[i]) - 1];
+		if (!o || !key_eq(&o->key, k)) {
+			i = (i + 1) & s->off_mask;
 			continue;
-		o = &s->offers[cell_slot1(s->off_idx[i]) - 1];
-		if (!key_eq(&o->key, k))
-			continue;
-		if (release)
+		}
+		live = o->deadline > s->e->now;
+		if (live && release)
 			release_offer(s, o);
 		o->deadline = 0;
 		s->off_dead++;
 		idx_del_at(s, i);
-		break;
+		if (live)
+			break;
 	}
 	offers_trim(s);
 }

@@ -753,6 +753,28 @@ START_TEST(offers_bounded_per_session)
 }
 END_TEST
 
+/* A session that offers an ID again after its first offer lapsed, then
+ * sends its article: both offers leave the list, so both places are free
+ * (the lapsed one, found first by key, must not hide the live one). */
+START_TEST(offers_reoffer_after_lapse)
+{
+	struct fg_th_conn *g;
+
+	teardown();
+	setup_with("[peer gamma]\naddress 127.0.0.3\nmax-outstanding-offers 3\n", NULL);
+	g = fg_th_open_greeted(&T, "gamma");
+	checks_answered(g, "x", 0, 1, 238);
+	T.now += 10;				/* offer-timeout: lapsed */
+	checks_answered(g, "x", 0, 1, 238);	/* taken again: two in the list */
+	take_accepted(g, "x", 0);
+	expect(g, "239 <x0@x.example>\r\n");
+	checks_answered(g, "y", 0, 3, 238);
+	checks_answered(g, "y", 3, 4, 431);
+	fg_th_drop(g);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_OFFERS_RELEASED), 3);
+}
+END_TEST
+
 /* Past max(64, max-pending-commands) live offers the ring grows to the
  * bound (offers.c step 4), every offer still found by key. */
 START_TEST(offers_ring_grows_to_the_bound)
@@ -1344,6 +1366,7 @@ static Suite *session_suite(void)
 	tcase_add_test(tc, offers_found_by_key);
 	tcase_add_test(tc, offers_bounded_per_session);
 	tcase_add_test(tc, offers_ring_grows_to_the_bound);
+	tcase_add_test(tc, offers_reoffer_after_lapse);
 	tcase_add_test(tc, oversize_drained);
 	tcase_add_test(tc, output_backpressure);
 	tcase_add_test(tc, pending_bytes_backpressure);
