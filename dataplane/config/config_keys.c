@@ -203,6 +203,8 @@ const struct cfg_key cfg_keys[] = {
 	{ SEC_PEER, T_SIZE, 0, "max-article-size", PF(max_article_size), .min = 0,
 	  .max = INT64_MAX, .def = "0" },
 	{ SEC_PEER, T_PATH, F_OFF, "credentials", PF(credentials), .def = "off" },
+	{ SEC_PEER, T_UINT, 0, "max-outstanding-offers", PF(max_outstanding_offers),
+	  .min = 1, .max = 1 << 24, .def = "1024" },
 
 	/* [downstream NAME] */
 	{ SEC_DOWNSTREAM, T_ENDPOINT, 0, "address", DF(addr), .port = 119 },

@@ -60,7 +60,10 @@ static void busy_hold(struct fg_nntp_session *s, const struct fg_history_key *k)
 	struct fg_history_ref ref;
 
 	fg_nntp_offer_forget(s, k, true);
-	if (fg_history_offer(e->h, k, e->now, e->now + BUSY_HOLD_S, s->token, &ref, &found) == 0)
+	/* the hold counts against max-outstanding-offers like the offer it
+	 * replaces (which a TAKETHIS may have taken already): none past it */
+	if (fg_nntp_offer_room(s) &&
+	    fg_history_offer(e->h, k, e->now, e->now + BUSY_HOLD_S, s->token, &ref, &found) == 0)
 		fg_nntp_track_offer(s, k, &ref, e->now + BUSY_HOLD_S);
 }
 

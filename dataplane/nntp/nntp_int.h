@@ -412,7 +412,9 @@ struct fg_nntp_session {
 
 	struct fg_nntp_offer *offers;	/* ring of this session's live 238s */
 	unsigned off_cap, off_head, off_n;
+	unsigned off_live;		/* entries with a deadline (those indexed) */
 	unsigned off_dead;		/* taken out of the middle since the last squeeze */
+	fg_time_t off_squeezed;		/* when a full count last squeezed the ring */
 	uint64_t *off_idx;		/* offers.c: key tag << 32 | ring slot + 1 */
 	unsigned off_mask;		/* off_idx's size - 1 (a power of two) */
 
@@ -468,6 +470,8 @@ bool fg_nntp_take_offer(struct fg_nntp_session *s);
 bool fg_nntp_bytes_spent(const struct fg_nntp_session *s);
 void fg_nntp_charge_bytes(const struct fg_nntp_session *s, uint64_t n);
 bool fg_nntp_budget_ok(const struct fg_nntp_session *s);
+int fg_nntp_offers_init(struct fg_nntp_session *s, unsigned cap);
+bool fg_nntp_offer_room(struct fg_nntp_session *s);
 void fg_nntp_track_offer(struct fg_nntp_session *s, const struct fg_history_key *k,
 			 const struct fg_history_ref *ref, fg_time_t deadline);
 void fg_nntp_release_offers(struct fg_nntp_session *s);

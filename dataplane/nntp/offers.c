@@ -5,13 +5,35 @@
  *
  * The decision (fg_nntp_offer): the history says absent, offered elsewhere
  * (431), or final (438); a newer $v=N version known makes an ID unwanted
- * (seed 000, when honoured); a full sink or journal ring defers (431).
+ * (seed 000, when honoured); a full sink or journal ring, or the
+ * session at its bound (below), defers (431).
  *
- * Offers: every 238 a session gave is remembered in a small ring (its key,
- * its history ref, its deadline) until a transfer of the ID takes it over
- * or the deadline passes, so that a session that closes releases them at
- * once (history.h: release) instead of leaving them to lapse. A full ring
- * forgets its oldest (counted): that entry lapses at its own deadline.
+ * Offers: every 238 a session gave is remembered in a ring (its key, its
+ * history ref, its deadline) until a transfer of the ID takes it over or
+ * the deadline passes, so that a session that closes releases them at
+ * once (history.h: release) instead of leaving them to lapse.
+ *
+ * The bound: an OFFERED entry stays in its slot until its article or its
+ * deadline (the table never moves it: sessions hold refs to it), so 238s
+ * that no article follows pin slots; a peer sending CHECKs and no articles
+ * at 100 k/s would pin a million for a 10 s offer-timeout and make other
+ * peers' inserts fail long before the table is full. So a session holds
+ * at most its peer's max-outstanding-offers live offers:
+ *
+ *   1. below the bound: the offer goes to the history as any other
+ *   2. at it: the lapsed ones at the ring's head are dropped; if none,
+ *      lapsed ones behind a live head (a shorter BUSY hold, a reload's
+ *      shorter offer-timeout) are squeezed out, at most once a second
+ *   3. still at it: the offer is deferred (CHECK 431, IHAVE 436, counted
+ *      as nntp_defer_outstanding) before the history is asked; a known
+ *      ID is still refused (438/435). A TAKETHIS, a refusal of the
+ *      article, a lapse or the session's close frees a place
+ *   4. the ring holds max(64, max-pending-commands) at first and doubles,
+ *      up to the bound, only when all it holds is live (a ring that cannot
+ *      grow defers the same way)
+ *
+ * So every live offer is in the ring and none is ever forgotten: a
+ * session's close releases every entry it pinned.
  *
  * The index: a transfer finds its offer by key in a hash index beside the
  * ring (linear probing over the key's low bits, at most a quarter full), not by
@@ -24,17 +46,21 @@
  * entries of one key keep their order: the oldest is found first. A cell
  * carries its key's 32-bit tag beside the slot, so probing and shifting
  * read the index alone (32 KiB at the default 1024 offers), never the
- * ring. The price: a session whose ring is full (CHECKs answered 238 and
- * no articles) evicts and inserts one entry per CHECK, about 60 ns more
- * than a bare ring (bench_session's check-new, 5.1 -> 4.1-4.3 M/s); a
- * feed whose 238s are followed by their articles gains (bench_dataplane's
- * check, 1.4-1.5x).
+ * ring. A feed whose 238s are followed by their articles gains over a
+ * walked ring (bench_dataplane's check, 1.4-1.5x); the bound costs a
+ * CHECK one comparison while the session is under it (bench_session's
+ * check-dup and check-new against the commit before it, 11 alternating
+ * runs on a loaded 2-core VM: median ratios 1.01 and 1.03, runs spread
+ * +-20 %). A bound in the millions costs more per CHECK once the index
+ * outgrows the caches (1 M live offers: 32 MiB of index, about 2.3x a
+ * CHECK); the default keeps it at 32 KiB.
  *
  * Budgets: a peer's max-offer-rate and max-byte-rate ([peer]), per engine
  * thread. Over them the session stops reading and TCP pushes back; an
  * answer never changes because of them.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "floodgate/log.h"
@@ -142,6 +168,7 @@ static void idx_put(struct fg_nntp_session *s, unsigned slot)
 	while (s->off_idx[i] != IDX_EMPTY)
 		i = (i + 1) & s->off_mask;
 	s->off_idx[i] = (uint64_t)tag << 32 | (slot + 1);
+	s->off_live++;
 }
 
 /* Empty cell i and shift the rest of its probe run back into the hole. */
@@ -164,6 +191,7 @@ static void idx_del_at(struct fg_nntp_session *s, unsigned i)
 		}
 	}
 	s->off_idx[i] = IDX_EMPTY;
+	s->off_live--;
 }
 
 /* Take ring slot `slot` (an entry with a nonzero deadline) out of the index. */
@@ -200,6 +228,7 @@ static void offers_compact(struct fg_nntp_session *s)
 	unsigned n = 0;
 
 	memset(s->off_idx, 0, (s->off_mask + 1) * sizeof(*s->off_idx));
+	s->off_live = 0;
 	for (unsigned i = 0; i < s->off_n; i++) {
 		struct fg_nntp_offer *o = &s->offers[(s->off_head + i) % s->off_cap];
 
@@ -214,21 +243,87 @@ static void offers_compact(struct fg_nntp_session *s)
 	s->off_dead = 0;
 }
 
+/* A ring of `cap` entries and its index (at most a quarter full: short
+ * probes), holding the live offers of the old one if there was one:
+ * 0, or -ENOMEM (the old one stays). */
+int fg_nntp_offers_init(struct fg_nntp_session *s, unsigned cap)
+{
+	struct fg_nntp_offer *ring = calloc(cap, sizeof(*ring));
+	unsigned mask = 1, n = 0;
+	uint64_t *idx;
+
+	while (mask + 1 < 4 * cap)
+		mask = 2 * mask + 1;
+	idx = calloc(mask + 1, sizeof(*idx));
+	if (!ring || !idx) {
+		free(ring);
+		free(idx);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < s->off_n; i++) {
+		const struct fg_nntp_offer *o = &s->offers[(s->off_head + i) % s->off_cap];
+
+		if (o->deadline > s->e->now)
+			ring[n++] = *o;
+	}
+	free(s->offers);
+	free(s->off_idx);
+	s->offers = ring;
+	s->off_idx = idx;
+	s->off_cap = cap;
+	s->off_mask = mask;
+	s->off_head = 0;
+	s->off_n = n;
+	s->off_dead = 0;
+	s->off_live = 0;
+	for (unsigned i = 0; i < n; i++)
+		idx_put(s, i);
+	return 0;
+}
+
+/* The session's bound on its live offers (steps 1-4 above). */
+static unsigned offers_bound(const struct fg_nntp_session *s)
+{
+	return s->peer ? s->peer->max_outstanding_offers : s->off_cap;
+}
+
+/*
+ * Whether the session may make one more offer: fewer live offers than its
+ * bound, and a ring slot for it (squeezed free or grown). Steps 2-4.
+ */
+bool fg_nntp_offer_room(struct fg_nntp_session *s)
+{
+	unsigned bound = offers_bound(s);
+
+	if (s->off_live >= bound) {
+		offers_trim(s);
+		if (s->off_live >= bound && s->off_squeezed != s->e->now) {
+			s->off_squeezed = s->e->now;
+			offers_compact(s);
+		}
+		if (s->off_live >= bound)
+			return false;
+	}
+	if (s->off_n < s->off_cap)
+		return true;
+	offers_trim(s);
+	/* squeezing pays only when something was taken out of the middle */
+	if (s->off_n == s->off_cap && s->off_dead)
+		offers_compact(s);
+	if (s->off_n < s->off_cap)
+		return true;
+	/* all live and below the bound: the ring itself is too small */
+	return fg_nntp_offers_init(s, FG_MIN(2 * s->off_cap, FG_MAX(bound, s->off_cap + 1))) == 0;
+}
+
+/* Remember a 238 the history granted; fg_nntp_offer_room() said yes. */
 void fg_nntp_track_offer(struct fg_nntp_session *s, const struct fg_history_key *k,
 			const struct fg_history_ref *ref, fg_time_t deadline)
 {
 	struct fg_nntp_offer *o;
 	unsigned slot;
 
-	offers_trim(s);
-	/* squeezing pays only when something was taken out of the middle */
-	if (s->off_n == s->off_cap && s->off_dead)
-		offers_compact(s);
-	if (s->off_n == s->off_cap) {
-		/* forget the oldest: its entry lapses at its own deadline */
-		offers_pop(s);
-		fg_nntp_count(s, FG_CTR_NNTP_OFFERS_UNTRACKED);
-	}
+	FG_ASSERT(s->off_n < s->off_cap);
 	slot = (s->off_head + s->off_n++) % s->off_cap;
 	o = &s->offers[slot];
 	o->key = *k;
@@ -245,24 +340,38 @@ static void release_offer(struct fg_nntp_session *s, struct fg_nntp_offer *o)
 	o->deadline = 0;
 }
 
+/*
+ * The session's live offer of k is taken over (release false) or given up
+ * (true): out of the index. Lapsed offers of k found before it (the
+ * session offered the ID again after its first offer lapsed) go with it,
+ * or the live one would keep a place under the bound it no longer holds.
+ * A deletion fills cell i from further along the run, never from before
+ * it, so the scan goes on at i.
+ */
 void fg_nntp_offer_forget(struct fg_nntp_session *s, const struct fg_history_key *k, bool release)
 {
 	uint32_t tag = idx_tag(k);
+	unsigned i = tag & s->off_mask;
 
-	for (unsigned i = tag & s->off_mask; s->off_idx[i] != IDX_EMPTY; i = (i + 1) & s->off_mask) {
-		struct fg_nntp_offer *o;
+	while (s->off_idx[i] != IDX_EMPTY) {
+		struct fg_nntp_offer *o = NULL;
+		bool live;
 
-		if ((uint32_t)(s->off_idx[i] >> 32) != tag)
+		/* the tag first: the ring is read only for a likely match */
+		if ((uint32_t)(s->off_idx[i] >> 32) == tag)
+			o = &s->offers[cell_slot1(s->off_idx[i]) - 1];
+		if (!o || !key_eq(&o->key, k)) {
+			i = (i + 1) & s->off_mask;
 			continue;
-		o = &s->offers[cell_slot1(s->off_idx[i]) - 1];
-		if (!key_eq(&o->key, k))
-			continue;
-		if (release)
+		}
+		live = o->deadline > s->e->now;
+		if (live && release)
 			release_offer(s, o);
 		o->deadline = 0;
 		s->off_dead++;
 		idx_del_at(s, i);
-		break;
+		if (live)
+			break;
 	}
 	offers_trim(s);
 }
@@ -272,6 +381,7 @@ void fg_nntp_release_offers(struct fg_nntp_session *s)
 	for (unsigned i = 0; i < s->off_n; i++)
 		release_offer(s, &s->offers[(s->off_head + i) % s->off_cap]);
 	s->off_n = 0;
+	s->off_live = 0;
 	memset(s->off_idx, 0, (s->off_mask + 1) * sizeof(*s->off_idx));
 }
 
@@ -350,6 +460,8 @@ int fg_nntp_offer(struct fg_nntp_session *s, const char *arg, uint32_t len,
 	if (*reason != FG_REASON_NONE)
 		return 1;
 	defer = defer_cause(s);
+	if (!defer && !fg_nntp_offer_room(s))
+		defer = FG_CTR_NNTP_DEFER_OUTSTANDING;
 	if (defer) {
 		/* a known ID is refused whatever else holds new ones back */
 		if (fg_nntp_final_reason(e, fg_history_lookup(e->h, k, e->now, NULL), reason))

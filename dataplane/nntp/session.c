@@ -743,14 +743,9 @@ static int alloc_session(struct fg_nntp_engine *e, struct fg_nntp_session *s)
 
 	s->line = malloc(cfg->max_line);
 	s->a.arg = malloc(cfg->max_line);
-	s->off_cap = FG_MAX(64u, cfg->max_pending_commands);
-	s->offers = calloc(s->off_cap, sizeof(*s->offers));
-	/* the offers' index at most a quarter full: short probes (offers.c) */
-	s->off_mask = 1;
-	while (s->off_mask + 1 < 4 * s->off_cap)
-		s->off_mask = 2 * s->off_mask + 1;
-	s->off_idx = calloc(s->off_mask + 1, sizeof(*s->off_idx));
-	if (!s->line || !s->a.arg || !s->offers || !s->off_idx ||
+	/* grown up to the peer's max-outstanding-offers when it needs more */
+	if (!s->line || !s->a.arg ||
+	    fg_nntp_offers_init(s, FG_MAX(64u, cfg->max_pending_commands)) != 0 ||
 	    fg_respq_init(&s->q, e->response_buffer, cfg->max_pending_commands + 4) != 0)
 		return -ENOMEM;
 	return 0;

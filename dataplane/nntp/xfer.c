@@ -368,6 +368,10 @@ static bool remember(struct fg_nntp_engine *e, struct fg_xfer *x, enum fg_reason
 
 	if (fg_history_begin_accept(e->h, &x->key, e->now, x->token, &x->ref, &found) != 0)
 		return false;
+	/* an offer of ours, if any, became this entry: no longer live, so
+	 * its place under max-outstanding-offers is free (offers.c) */
+	if (!x->s->gone)
+		fg_nntp_offer_forget(x->s, &x->key, false);
 	if (fg_history_finish(e->h, &x->ref, FG_HISTORY_REJECTED, x->article_date, x->first_seen,
 			      e->now) != 0)
 		return false;

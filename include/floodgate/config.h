@@ -150,6 +150,9 @@ struct fg_config_peer {
 	uint64_t max_article_size;	/* 0 = rules.max_article_size */
 	char credentials[FG_CONFIG_PATH_MAX];	/* the credentials file; "" none */
 	struct fg_config_cred cred;	/* read from it at load; never formatted */
+	/* 238s (and 335s) a session holds open, not yet followed by their
+	 * article nor lapsed; past it new offers are deferred. Default 1024 */
+	unsigned max_outstanding_offers;
 };
 
 struct fg_config_downstream {

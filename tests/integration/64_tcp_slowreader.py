@@ -20,7 +20,9 @@ N = 60000
 
 
 def main():
-    h = Harness("slow")
+    # the answers are read only after the stall: all N offers outstanding
+    # at once (max-outstanding-offers, default 1024)
+    h = Harness("slow", peer="max-outstanding-offers %d\n" % N)
     try:
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)   # our side sees a small window

@@ -170,8 +170,10 @@ while True:
 
 
 def main():
+    # nntp_rate's CHECKs are never followed by articles: 8,000 offers stay
+    # outstanding on its session (max-outstanding-offers, default 1024)
     w = fgdp.World("exc", workers=WORKERS, extra="exception-path tap\nexception-iface fgx0\n"
-                   "exception-rate %d\n" % RATE)
+                   "exception-rate %d\n" % RATE, peer_keys="max-outstanding-offers 16384\n")
     box = "fg-box-%d" % os.getpid()
     w.start_ctld()
     # start_dp gives fgd0 the network's addresses; the box takes fgx0

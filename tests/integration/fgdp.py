@@ -46,9 +46,11 @@ read_stats_text = fgkit.parse_counters
 
 
 class World:
-    def __init__(self, name, workers=1, rx_queues=None, extra="", prefix="fg-dp", v6=False):
+    def __init__(self, name, workers=1, rx_queues=None, extra="", prefix="fg-dp", v6=False,
+                 peer_keys=""):
         fgkit.need_root()
         self.v6 = v6
+        self.peer_keys = peer_keys      # lines for every [peer] section
         self.name = "%s-%s-%d" % (prefix, name, os.getpid())
         self.dir = fgkit.scratch(self.name)
         self.data = os.path.join(self.dir, "data")
@@ -74,14 +76,14 @@ class World:
                 "[history]\ncapacity 400000\nshm-path %s\n"
                 "[persistence]\ndata-dir %s\n"
                 "[stats]\ncontrol-socket %s\n"
-                "[peer feeder-a]\naddress 198.18.0.1%s\n"
-                "[peer feeder-b]\naddress 198.18.0.3%s\n"
-                "[peer feeder-c]\naddress 198.18.0.4%s\n"
+                "[peer feeder-a]\naddress 198.18.0.1%s\n%s"
+                "[peer feeder-b]\naddress 198.18.0.3%s\n%s"
+                "[peer feeder-c]\naddress 198.18.0.4%s\n%s"
                 "[dataplane]\nport net_tap0,iface=fgd0\naddress %s/24%s\n"
                 "mac 02:fd:00:00:00:02\nworkers %d\n%s"
                 % (DP_ADDR, " [%s]:119" % DP_ADDR6 if v6 else "", cutoff, self.shm,
                    self.data, self.sock,
-                   *[" " + a if v6 else "" for a in KERNEL_ADDRS6],
+                   *[x for a in KERNEL_ADDRS6 for x in (" " + a if v6 else "", self.peer_keys)],
                    DP_ADDR, " %s/64" % DP_ADDR6 if v6 else "", workers,
                    "rx-queues %d\n" % rx_queues if rx_queues else ""))
         with open(path or self.conf, "w") as f:

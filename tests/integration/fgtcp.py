@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: MIT
 """fgtcp.py — shared helpers for the TCP integration tests (not a test).
 
-Harness(name, *args, rules=...) creates a network namespace
+Harness(name, *args, rules=..., peer=...) creates a network namespace
 fg-tcp-<name>-<pid>, moves this process into it (setns), writes a
 floodgate.conf for it (one peer, "kernel", at 198.18.0.1; extra [rules]
-lines from the argument) and starts fg-taphost there on a
+and [peer] lines from the arguments) and starts fg-taphost there on a
 TAP device: userspace TCP, tcpsess and the NNTP session engine with an
 in-memory history. It brings the device up with the kernel side at
 198.18.0.1/24 (RFC 2544 benchmarking space; nothing leaves the namespace)
@@ -48,7 +48,7 @@ def sh(*cmd):
 
 
 class Harness:
-    def __init__(self, name, *args, rules=""):
+    def __init__(self, name, *args, rules="", peer=""):
         fgkit.need_root()
         self.ns = "fg-tcp-%s-%d" % (name, os.getpid())
         self.dir = fgkit.scratch(self.ns)
@@ -61,8 +61,8 @@ class Harness:
             # refused as too old, not taken for a sign of a wrong clock
             f.write("[site]\nserver-name taphost.test\npath-identity taphost.test\n"
                     "listen 0.0.0.0:119\n[rules]\n%s\n[session]\nclock-skew-limit 0\n"
-                    "[history]\ncapacity %d\n[peer kernel]\naddress %s\n" % (
-                        rules, HISTORY_SLOTS, KERNEL_ADDR))
+                    "[history]\ncapacity %d\n[peer kernel]\naddress %s\n%s" % (
+                        rules, HISTORY_SLOTS, KERNEL_ADDR, peer))
         fgkit.enter_netns(self.ns)
         cmd = [TAPHOST, "--tap", "fgt0", "--addr", MODULE_ADDR, "--config", self.config,
                "--stats-file", self.stats_file] + list(args)

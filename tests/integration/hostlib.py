@@ -69,7 +69,7 @@ newsgroups *,!junk.*
 class Host:
     """A floodgate-host process with its own config and stats file."""
 
-    def __init__(self, args=(), session="", extra="", env=None):
+    def __init__(self, args=(), session="", extra="", env=None, capacity=None):
         self.dir = fgkit.mkdtemp("fg-eng-host-")
         KEEP.append(self.dir)
         fgkit.on_fail(_stop_everything)
@@ -78,8 +78,12 @@ class Host:
         self.conf = os.path.join(self.dir, "floodgate.conf")
         self.stats_file = os.path.join(self.dir, "stats")
         self.log = os.path.join(self.dir, "host.log")
+        text = CONFIG % (PORT, session)
+        if capacity is not None:
+            text = text.replace("\ncapacity 200000\n", "\ncapacity %d\n" % capacity)
+            check("capacity %d\n" % capacity in text, "hostlib: the [history] capacity line")
         with open(self.conf, "w") as f:
-            f.write(CONFIG % (PORT, session) + extra)
+            f.write(text + extra)
         self.proc = subprocess.Popen(
             [HOST_BIN, "-c", self.conf, "--stats-file", self.stats_file] + list(args),
             stdout=subprocess.DEVNULL, stderr=open(self.log, "w"),

@@ -532,6 +532,7 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(cfg->log_timestamps, FG_LOG_TIME_AUTO);
 	ck_assert_str_eq(cfg->peer[0].newsgroups, "*");
 	ck_assert_uint_eq(cfg->peer[0].max_connections, 0);
+	ck_assert_uint_eq(cfg->peer[0].max_outstanding_offers, 1024);
 	ck_assert_uint_eq(cfg->peer[0].max_article_size, 0);
 	ck_assert_uint_eq(cfg->downstream[0].addr.port, 119);
 	ck_assert_uint_eq(cfg->downstream[0].connections, 1);
@@ -626,6 +627,7 @@ static const char full_text[] =
 	"newsgroups       @alt.binaries.warez.*\n"
 	"max-connections  8\n"
 	"max-article-size 10M\n"
+	"max-outstanding-offers 4096\n"
 	"[peer upstream-2]\n"
 	"address          198.51.100.200\n";
 
@@ -728,6 +730,8 @@ START_TEST(test_every_key)
 	ck_assert_str_eq(cfg->peer[0].newsgroups, "*,!junk,!control.*,@alt.binaries.warez.*");
 	ck_assert_uint_eq(cfg->peer[0].max_connections, 8);
 	ck_assert_uint_eq(cfg->peer[0].max_article_size, 10u << 20);
+	ck_assert_uint_eq(cfg->peer[0].max_outstanding_offers, 4096);
+	ck_assert_uint_eq(cfg->peer[1].max_outstanding_offers, 1024);
 	assert_round_trip(cfg);
 	fg_config_free(cfg);
 }
@@ -902,6 +906,9 @@ START_TEST(test_value_errors)
 	expect_error("[session]\nmax-line 99999999999\n" PEER_AND_DS,
 		     "t.conf:2: max-line: 99999999999 is out of range: must be between 512 "
 		     "and 65536");
+	expect_error("[peer q]\naddress 192.0.2.9\nmax-outstanding-offers 0\n" PEER_AND_DS,
+		     "t.conf:3: max-outstanding-offers: 0 is out of range: must be between 1 "
+		     "and 16777216");
 	expect_error("[history]\ncapacity 0\n" PEER_AND_DS,
 		     "t.conf:2: capacity: 0 is out of range: must be between 1 and 1T");
 	expect_error("[history]\ncapacity 2T\n" PEER_AND_DS,

@@ -185,6 +185,56 @@ START_TEST(test_credentials_reloaded)
 }
 END_TEST
 
+/* CHECKs of new IDs tag<i0..i1-1> on c, each answered `want`. */
+static void checks(struct fg_th *t, struct fg_th_conn *c, const char *tag, unsigned i0,
+		   unsigned i1, unsigned want)
+{
+	char cmd[64], exp[64];
+
+	for (unsigned i = i0; i < i1; i++) {
+		snprintf(cmd, sizeof(cmd), "CHECK <%s%u@rc.test>\r\n", tag, i);
+		snprintf(exp, sizeof(exp), "%u <%s%u@rc.test>\r\n", want, tag, i);
+		fg_th_out_clear(c);
+		fg_th_send(c, cmd, strlen(cmd), 0);
+		fg_th_pump(t, 0);
+		ck_assert_str_eq(fg_th_out(c), exp);
+	}
+}
+
+/* max-outstanding-offers and offer-timeout at a reload (offers.c, "The
+ * bound"): offers made under a shorter timeout lapse behind older live
+ * ones and are squeezed out, so their places free at their own deadline;
+ * a raised bound gives the open session the new places at once. */
+START_TEST(test_offer_bound_at_reload)
+{
+	static const char gamma[] = "[rules]\ncutoff 10d\nretention 11d\n"
+				    "[peer gamma]\naddress 127.0.0.3\nmax-outstanding-offers ";
+	struct fg_th t;
+	struct fg_th_conn *g;
+	char text[1024];
+
+	ck_assert_int_eq(fg_th_init(&t, "[peer gamma]\naddress 127.0.0.3\n"
+				       "max-outstanding-offers 8\n", NULL), 0);
+	g = fg_th_open_greeted(&t, "gamma");
+	checks(&t, g, "long", 0, 4, 238);		/* deadline now + 10 s */
+	snprintf(text, sizeof(text), "%s[session]\noffer-timeout 1s\n%s8\n", peers_ab, gamma);
+	swap(&t, text, 0);
+	checks(&t, g, "short", 0, 4, 238);		/* deadline now + 1 s */
+	checks(&t, g, "x", 0, 1, 431);
+	t.now += 1;
+	/* the four short ones lapsed behind four live ones */
+	checks(&t, g, "y", 0, 4, 238);
+	checks(&t, g, "y", 4, 5, 431);
+	snprintf(text, sizeof(text), "%s[session]\noffer-timeout 1s\n%s10\n", peers_ab, gamma);
+	swap(&t, text, 0);
+	checks(&t, g, "z", 0, 2, 238);
+	checks(&t, g, "z", 2, 3, 431);
+	ck_assert_uint_eq(t.stats.s.ctr[FG_CTR_NNTP_DEFER_OUTSTANDING], 3);
+	fg_th_fini(&t);
+}
+END_TEST
+
+
 START_TEST(test_sizes_refused)
 {
 	struct fg_th t;
@@ -211,6 +261,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_peers_follow_by_name);
 	tcase_add_test(tc, test_sizes_refused);
 	tcase_add_test(tc, test_credentials_reloaded);
+	tcase_add_test(tc, test_offer_bound_at_reload);
 	suite_add_tcase(s, tc);
 	return s;
 }

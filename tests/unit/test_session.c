@@ -596,21 +596,35 @@ START_TEST(drop_releases_offers)
 }
 END_TEST
 
+/* TAKETHIS <tag i@x.example> with its article: accepted. */
+static void take_accepted(struct fg_th_conn *c, const char *tag, unsigned i)
+{
+	char id[64], *art;
+
+	snprintf(id, sizeof(id), "<%s%u@x.example>", tag, i);
+	art = article(id);
+	takethis(c, id, art, 0);
+	fg_th_settle(&T, MS, 100);
+	ck_assert_int_eq(fg_th_state(&T, id), FG_HISTORY_ACCEPTED);
+	free(art);
+}
+
 /* The session's offers are found by key (offers.c's index), whatever the
  * order their articles come in: articles taken in a scrambled order leave
- * room that the next offers use (squeezed out of a full list, none
- * untracked); a list still full forgets exactly its oldest; a drop
- * releases exactly the offers still tracked. */
+ * room that the next offers use (squeezed out of a full ring); at the
+ * peer's max-outstanding-offers the next offers are deferred, never
+ * forgotten; a drop releases every offer still live. */
 START_TEST(offers_found_by_key)
 {
 	enum { CAP = 64, FIRST = 60, TAKEN = 30, MORE = 30, OVER = 10 };
 	struct fg_th_conn *c;
-	char id[64], *art;
+	char id[64];
 	unsigned i, n;
 
 	teardown();
-	setup_with("[session]\nmax-pending-commands 64\n", NULL);
-	c = peer();
+	setup_with("[session]\nmax-pending-commands 64\n"
+		   "[peer gamma]\naddress 127.0.0.3\nmax-outstanding-offers 64\n", NULL);
+	c = fg_th_open_greeted(&T, "gamma");
 	for (i = 0; i < FIRST; i++) {
 		snprintf(id, sizeof(id), "CHECK <k%u@x.example>\r\n", i);
 		line(c, id);
@@ -621,12 +635,7 @@ START_TEST(offers_found_by_key)
 	for (i = 0, n = 0; n < TAKEN; i = (i + 7) % FIRST) {
 		if (i % 2)
 			continue;
-		snprintf(id, sizeof(id), "<k%u@x.example>", i);
-		art = article(id);
-		takethis(c, id, art, 0);
-		fg_th_settle(&T, MS, 100);
-		ck_assert_int_eq(fg_th_state(&T, id), FG_HISTORY_ACCEPTED);
-		free(art);
+		take_accepted(c, "k", i);
 		n++;
 	}
 	for (i = FIRST; i < FIRST + MORE; i++) {
@@ -635,31 +644,181 @@ START_TEST(offers_found_by_key)
 		fg_th_pump(&T, 0);
 	}
 	fg_th_settle(&T, MS, 100);
-	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_OFFERS_UNTRACKED), 0);
-	/* 60 live of 64: ten more forget the six oldest live ones */
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_DEFER_OUTSTANDING), 0);
+	/* 60 live of 64: of ten more, four are granted and six deferred */
+	fg_th_out_clear(c);
 	for (i = FIRST + MORE; i < FIRST + MORE + OVER; i++) {
 		snprintf(id, sizeof(id), "CHECK <k%u@x.example>\r\n", i);
 		line(c, id);
 		fg_th_pump(&T, 0);
 	}
 	fg_th_settle(&T, MS, 100);
-	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_OFFERS_UNTRACKED),
+	expect(c, "238 <k90@x.example>\r\n238 <k91@x.example>\r\n238 <k92@x.example>\r\n"
+		  "238 <k93@x.example>\r\n431 <k94@x.example>\r\n431 <k95@x.example>\r\n"
+		  "431 <k96@x.example>\r\n431 <k97@x.example>\r\n431 <k98@x.example>\r\n"
+		  "431 <k99@x.example>\r\n");
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_DEFER_OUTSTANDING),
 			  FIRST - TAKEN + MORE + OVER - CAP);
+	for (i = 0, n = 0; i < FIRST + MORE + OVER; i++) {
+		snprintf(id, sizeof(id), "<k%u@x.example>", i);
+		n += fg_th_state(&T, id) == FG_HISTORY_OFFERED;
+	}
+	ck_assert_uint_eq(n, CAP);
 	fg_th_drop(c);
 	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_OFFERS_RELEASED), CAP);
-	for (i = 0, n = 0; i < FIRST + MORE + OVER; i++) {
+	for (i = 0; i < FIRST + MORE + OVER; i++) {
 		snprintf(id, sizeof(id), "<k%u@x.example>", i);
 		if (i < FIRST && i % 2 == 0)
 			ck_assert_int_eq(fg_th_state(&T, id), FG_HISTORY_ACCEPTED);
-		else if (fg_th_state(&T, id) == FG_HISTORY_OFFERED)
-			n++;	/* forgotten by the full list: lapses at its deadline */
 		else
 			ck_assert_int_eq(fg_th_state(&T, id), FG_HISTORY_ABSENT);
 	}
-	ck_assert_uint_eq(n, FIRST - TAKEN + MORE + OVER - CAP);
-	/* the oldest untaken ones were the ones forgotten */
-	ck_assert_int_eq(fg_th_state(&T, "<k1@x.example>"), FG_HISTORY_OFFERED);
-	ck_assert_int_eq(fg_th_state(&T, "<k59@x.example>"), FG_HISTORY_ABSENT);
+}
+END_TEST
+
+/* CHECKs of new IDs i0..i1-1 on c, pumped one at a time; the answers must
+ * be `want` (238 or 431) each. */
+static void checks_answered(struct fg_th_conn *c, const char *tag, unsigned i0, unsigned i1,
+			    unsigned want)
+{
+	char cmd[64], exp[64];
+
+	for (unsigned i = i0; i < i1; i++) {
+		snprintf(cmd, sizeof(cmd), "CHECK <%s%u@x.example>\r\n", tag, i);
+		snprintf(exp, sizeof(exp), "%u <%s%u@x.example>\r\n", want, tag, i);
+		line(c, cmd);
+		fg_th_pump(&T, 0);
+		expect(c, exp);
+	}
+}
+
+/* At the bound: the article `art` (freed here) for the session's offer `id`
+ * is answered `code`, and frees exactly one place: new ID n<i> gets 238,
+ * n<i+1> 431. */
+static void frees_one_place(struct fg_th_conn *c, const char *id, char *art, const char *code,
+			    unsigned i)
+{
+	char want[128];
+
+	takethis(c, id, art, 0);
+	fg_th_settle(&T, MS, 100);
+	snprintf(want, sizeof(want), "%s %s\r\n", code, id);
+	expect(c, want);
+	free(art);
+	checks_answered(c, "n", i, i + 1, 238);
+	checks_answered(c, "n", i + 1, i + 2, 431);
+}
+
+/*
+ * max-outstanding-offers (offers.c, "The bound"): a session of peer gamma
+ * (bound 8) gets exactly eight 238s for new IDs while none is followed by
+ * its article, then 431 (IHAVE 436), each counted once as
+ * nntp_defer_outstanding, the thread's and the peer's, and the deferred
+ * IDs stay free in the history; a known ID is still refused. Another
+ * session of the same peer and another peer are not held back. A
+ * TAKETHIS, an article refused and the offer timeout each free places.
+ */
+START_TEST(offers_bounded_per_session)
+{
+	enum { BOUND = 8, GAMMA = 2 };
+	struct fg_th_conn *g, *g2, *a;
+	char *art;
+
+	teardown();
+	setup_with("[peer gamma]\naddress 127.0.0.3\nmax-outstanding-offers 8\n", NULL);
+	g = fg_th_open_greeted(&T, "gamma");
+	g2 = fg_th_open_greeted(&T, "gamma");
+	a = peer();
+	art = article("<known@x.example>");
+	takethis(a, "<known@x.example>", art, 0);
+	fg_th_settle(&T, MS, 100);
+	expect(a, "239 <known@x.example>\r\n");
+	free(art);
+
+	checks_answered(g, "g", 0, BOUND, 238);
+	checks_answered(g, "g", BOUND, BOUND + 3, 431);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_DEFER_OUTSTANDING), 3);
+	ck_assert_uint_eq(T.peer_stats[GAMMA].s.ctr[FG_CTR_NNTP_DEFER_OUTSTANDING], 3);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_HISTORY_FULL), 0);
+	ck_assert_int_eq(fg_th_state(&T, "<g7@x.example>"), FG_HISTORY_OFFERED);
+	ck_assert_int_eq(fg_th_state(&T, "<g8@x.example>"), FG_HISTORY_ABSENT);
+	/* at the bound: a known ID is refused as ever; IHAVE is deferred */
+	line(g, "CHECK <known@x.example>\r\nIHAVE <gi@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(g, "438 <known@x.example>\r\n436 Try again later\r\n");
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_DEFER_OUTSTANDING), 4);
+	/* the same peer's other session and another peer: their own places */
+	checks_answered(g2, "h", 0, BOUND, 238);
+	checks_answered(a, "a", 0, 3 * BOUND, 238);
+	checks_answered(g2, "h", BOUND, BOUND + 1, 431);
+	/* the deferred IDs were never held: another peer gets them */
+	checks_answered(a, "g", BOUND, BOUND + 3, 238);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_DEFER_OUTSTANDING), 5);
+
+	/* a TAKETHIS of one of its offers frees one place; so does one
+	 * whose article is refused (too old, remembered) */
+	frees_one_place(g, "<g3@x.example>", article("<g3@x.example>"), "239", 0);
+	frees_one_place(g, "<g4@x.example>",
+			article_x("<g4@x.example>", "<g4@x.example>", 30 * 86400, 30 * 86400, NULL,
+				  "b\r\n"), "439", 2);
+	/* offer-timeout (10 s) later every place is free again */
+	T.now += 9;
+	checks_answered(g, "t", 0, 1, 431);
+	T.now += 1;
+	checks_answered(g, "t", 1, 1 + BOUND, 238);
+	checks_answered(g, "t", 1 + BOUND, 2 + BOUND, 431);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_DEFER_OUTSTANDING), 9);
+	ck_assert_uint_eq(T.peer_stats[GAMMA].s.ctr[FG_CTR_NNTP_DEFER_OUTSTANDING], 9);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_HISTORY_FULL), 0);
+}
+END_TEST
+
+/* A session that offers an ID again after its first offer lapsed, then
+ * sends its article: both offers leave the list, so both places are free
+ * (the lapsed one, found first by key, must not hide the live one). */
+START_TEST(offers_reoffer_after_lapse)
+{
+	struct fg_th_conn *g;
+
+	teardown();
+	setup_with("[peer gamma]\naddress 127.0.0.3\nmax-outstanding-offers 3\n", NULL);
+	g = fg_th_open_greeted(&T, "gamma");
+	checks_answered(g, "x", 0, 1, 238);
+	T.now += 10;				/* offer-timeout: lapsed */
+	checks_answered(g, "x", 0, 1, 238);	/* taken again: two in the list */
+	take_accepted(g, "x", 0);
+	expect(g, "239 <x0@x.example>\r\n");
+	checks_answered(g, "y", 0, 3, 238);
+	checks_answered(g, "y", 3, 4, 431);
+	fg_th_drop(g);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_OFFERS_RELEASED), 3);
+}
+END_TEST
+
+/* Past max(64, max-pending-commands) live offers the ring grows to the
+ * bound (offers.c step 4), every offer still found by key. */
+START_TEST(offers_ring_grows_to_the_bound)
+{
+	enum { BOUND = 300 };
+	struct fg_th_conn *g;
+
+	teardown();
+	setup_with("[session]\nmax-pending-commands 16\n"
+		   "[peer gamma]\naddress 127.0.0.3\nmax-outstanding-offers 300\n", NULL);
+	g = fg_th_open_greeted(&T, "gamma");
+	checks_answered(g, "r", 0, BOUND, 238);
+	checks_answered(g, "r", BOUND, BOUND + 2, 431);
+	/* the first, the middle, the last: found, taken, one place each */
+	for (unsigned i = 0; i < BOUND; i += BOUND / 2 - 1) {
+		take_accepted(g, "r", i);
+	}
+	fg_th_out_clear(g);
+	checks_answered(g, "s", 0, 3, 238);
+	checks_answered(g, "s", 3, 4, 431);
+	fg_th_drop(g);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_OFFERS_RELEASED), BOUND);
+	ck_assert_int_eq(fg_th_state(&T, "<r1@x.example>"), FG_HISTORY_ABSENT);
+	ck_assert_int_eq(fg_th_state(&T, "<s2@x.example>"), FG_HISTORY_ABSENT);
 }
 END_TEST
 
@@ -1425,6 +1584,9 @@ static Suite *session_suite(void)
 	tcase_add_test(tc, eof_cases);
 	tcase_add_test(tc, drop_releases_offers);
 	tcase_add_test(tc, offers_found_by_key);
+	tcase_add_test(tc, offers_bounded_per_session);
+	tcase_add_test(tc, offers_ring_grows_to_the_bound);
+	tcase_add_test(tc, offers_reoffer_after_lapse);
 	tcase_add_test(tc, oversize_drained);
 	tcase_add_test(tc, output_backpressure);
 	tcase_add_test(tc, pending_bytes_backpressure);
