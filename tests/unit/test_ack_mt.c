@@ -1,0 +1,569 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_ack_mt.c — end-to-end acknowledgement (acksink.h, relay.h, rack.c)
+ * against a scripted downstream on loopback: the relay's thread, the
+ * queue's writer and a server thread per connection (also run under TSan).
+ *
+ * Each cause of the state machine, one article at a time, by the
+ * Message-ID's prefix (the server misbehaves on an ID's first TAKETHIS
+ * only, so the spilled copy the queue relays later is taken):
+ *   ok-     239 at once: done 0, nothing written to the queue
+ *   defer-  431: spilled (refused), done 0 after the sync, delivered later
+ *   err-    501: spilled (refused), likewise
+ *   bye-    400 and close: spilled (refused)
+ *   eof-    close without an answer: spilled (eof)
+ *   mute-   the connection goes silent: spilled at ack-timeout (timeout),
+ *           and the downstream is no longer taken straight until it answers
+ *   rejkeep-   439, then 438 to CHECK: FG_SINK_REFUSED (remember)
+ *   rejforget- 439, then 238 to CHECK: FG_SINK_REFUSED_FORGET
+ * and an article whose route does not name the acknowledging downstream
+ * takes the queue's path at once.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "fgtest.h"
+#include "floodgate/acksink.h"
+#include "floodgate/relay.h"
+
+/* ------------------------------------------------------------ the server */
+
+#define MAX_IDS 256
+#define ACK_TIMEOUT_MS 300
+
+static const char *const ART =
+	"Path: a!b\r\nFrom: x@y.example\r\nNewsgroups: t.test\r\nSubject: s\r\n"
+	"Date: Mon, 02 Mar 2026 12:00:00 +0000\r\n\r\nbody\r\n..a dot-stuffed line\r\n";
+
+struct server {
+	int lfd;
+	uint16_t port;
+	pthread_t th;
+	_Atomic bool stop;
+	pthread_mutex_t lock;
+	char id[MAX_IDS][300];		/* TAKETHIS received, per ID */
+	unsigned times[MAX_IDS];
+	unsigned accepted[MAX_IDS];	/* 239 given */
+	unsigned nid;
+	_Atomic unsigned checks;
+	_Atomic bool bytes_bad;
+	pthread_t conn_th[64];
+};
+
+struct rd {
+	int fd;
+	char buf[1 << 16];
+	size_t len;
+};
+
+static int read_line(struct server *s, struct rd *r, char *out, size_t cap)
+{
+	for (;;) {
+		char *nl = memchr(r->buf, '\n', r->len);
+		struct pollfd p = { r->fd, POLLIN, 0 };
+		ssize_t n;
+
+		if (nl) {
+			size_t l = (size_t)(nl - r->buf) + 1;
+
+			if (l >= cap)
+				return -1;
+			memcpy(out, r->buf, l);
+			out[l] = '\0';
+			memmove(r->buf, r->buf + l, r->len - l);
+			r->len -= l;
+			return (int)l;
+		}
+		if (atomic_load(&s->stop))
+			return -1;
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		n = recv(r->fd, r->buf + r->len, sizeof(r->buf) - r->len, 0);
+		if (n <= 0)
+			return -1;
+		r->len += (size_t)n;
+	}
+}
+
+static void say(int fd, const char *fmt, const char *arg)
+{
+	char line[512];
+	int n = snprintf(line, sizeof(line), fmt, arg);
+
+	if (send(fd, line, (size_t)n, MSG_NOSIGNAL) < 0)
+		return;
+}
+
+/* The article up to its terminator, compared with ART byte for byte. */
+static bool read_article(struct server *s, struct rd *r)
+{
+	char line[4096], got[4096];
+	size_t gl = 0;
+
+	for (;;) {
+		int n = read_line(s, r, line, sizeof(line));
+
+		if (n < 0)
+			return false;
+		if (strcmp(line, ".\r\n") == 0)
+			break;
+		if (gl + (size_t)n < sizeof(got)) {
+			memcpy(got + gl, line, (size_t)n);
+			gl += (size_t)n;
+		}
+	}
+	if (gl != strlen(ART) || memcmp(got, ART, gl) != 0)
+		atomic_store(&s->bytes_bad, true);
+	return true;
+}
+
+/* How many times this ID came with TAKETHIS, this one included. */
+static unsigned note(struct server *s, const char *id, bool accept)
+{
+	unsigned i, n;
+
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < s->nid && strcmp(s->id[i], id) != 0; i++)
+		;
+	if (i == s->nid && s->nid < MAX_IDS)
+		snprintf(s->id[s->nid++], sizeof(s->id[0]), "%s", id);
+	n = i < MAX_IDS ? ++s->times[i] : 0;
+	if (accept && i < MAX_IDS)
+		s->accepted[i]++;
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+static unsigned times_of(struct server *s, const char *id, bool accepted)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&s->lock);
+	for (unsigned i = 0; i < s->nid; i++)
+		if (strcmp(s->id[i], id) == 0)
+			n = accepted ? s->accepted[i] : s->times[i];
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+static bool first(const char *id, const char *prefix, unsigned n)
+{
+	return n == 1 && strncmp(id + 1, prefix, strlen(prefix)) == 0;
+}
+
+/* One connection; false from an answer means: close it now. */
+static void serve(struct server *s, int fd)
+{
+	struct rd *r = calloc(1, sizeof(*r));
+	char line[1024], id[300];
+	bool silent = false;
+
+	r->fd = fd;
+	say(fd, "200 test server ready%s\r\n", "");
+	while (read_line(s, r, line, sizeof(line)) > 0) {
+		if (silent)
+			continue;
+		if (strncmp(line, "CAPABILITIES", 12) == 0) {
+			say(fd, "101 caps\r\nVERSION 2\r\nIHAVE\r\nSTREAMING\r\n.\r\n%s", "");
+		} else if (strncmp(line, "MODE STREAM", 11) == 0) {
+			say(fd, "203 streaming%s\r\n", "");
+		} else if (sscanf(line, "CHECK %299s", id) == 1) {
+			atomic_fetch_add(&s->checks, 1);
+			say(fd, strstr(id, "rejkeep") ? "438 %s\r\n" : "238 %s\r\n", id);
+		} else if (sscanf(line, "TAKETHIS %299s", id) == 1) {
+			unsigned n;
+
+			if (!read_article(s, r))
+				break;
+			n = note(s, id, !strstr(id, "rej"));
+			if (first(id, "defer-", n)) {
+				say(fd, "431 %s\r\n", id);
+			} else if (first(id, "err-", n)) {
+				say(fd, "501 %s\r\n", id);
+			} else if (first(id, "bye-", n)) {
+				say(fd, "400 going away%s\r\n", "");
+				break;
+			} else if (first(id, "eof-", n)) {
+				break;
+			} else if (first(id, "mute-", n)) {
+				silent = true;
+			} else {
+				say(fd, strstr(id, "rej") ? "439 %s\r\n" : "239 %s\r\n", id);
+			}
+		} else if (strncmp(line, "QUIT", 4) == 0) {
+			say(fd, "205 bye%s\r\n", "");
+			break;
+		} else {
+			say(fd, "500 unknown%s\r\n", "");
+		}
+	}
+	close(fd);
+	free(r);
+}
+
+struct conn_arg {
+	struct server *s;
+	int fd;
+};
+
+static void *conn_main(void *arg)
+{
+	struct conn_arg *ca = arg;
+
+	serve(ca->s, ca->fd);
+	free(ca);
+	return NULL;
+}
+
+static void *server_main(void *arg)
+{
+	struct server *s = arg;
+	unsigned n = 0;
+
+	while (!atomic_load(&s->stop)) {
+		struct pollfd p = { s->lfd, POLLIN, 0 };
+		struct conn_arg *ca;
+		int fd;
+
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		fd = accept(s->lfd, NULL, NULL);
+		if (fd < 0)
+			continue;
+		ca = malloc(sizeof(*ca));
+		ca->s = s;
+		ca->fd = fd;
+		if (n == 64 || pthread_create(&s->conn_th[n], NULL, conn_main, ca) != 0) {
+			close(fd);
+			free(ca);
+			continue;
+		}
+		n++;
+	}
+	for (unsigned i = 0; i < n; i++)
+		pthread_join(s->conn_th[i], NULL);
+	return NULL;
+}
+
+static void server_start(struct server *s)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sin);
+	int one = 1;
+
+	memset(s, 0, sizeof(*s));
+	pthread_mutex_init(&s->lock, NULL);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	s->lfd = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	ck_assert_int_eq(bind(s->lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(listen(s->lfd, 16), 0);
+	getsockname(s->lfd, (struct sockaddr *)&sin, &sl);
+	s->port = ntohs(sin.sin_port);
+	ck_assert_int_eq(pthread_create(&s->th, NULL, server_main, s), 0);
+}
+
+static void server_stop(struct server *s)
+{
+	atomic_store(&s->stop, true);
+	pthread_join(s->th, NULL);
+	close(s->lfd);
+	pthread_mutex_destroy(&s->lock);
+}
+
+/* ------------------------------------------------------------ the rig */
+
+static char dir[64];
+static struct fg_config *cfg;
+static struct fg_queue *q;
+static struct fg_relay *relay;
+static struct fg_relay_acker *acker;
+static struct fg_ack_sink *sink;
+static struct fg_stats qstats, rstats, estats;
+static struct server srv;
+
+#define MAX_DONE 64
+static int status_of[MAX_DONE];
+static uint64_t done_at[MAX_DONE];
+static unsigned done_n;
+
+static void on_done(void *ctx, uint64_t cookie, int status)
+{
+	(void)ctx;
+	ck_assert_uint_lt(cookie, MAX_DONE);
+	status_of[cookie] = status;
+	done_at[cookie] = fg_mono_ns();
+	done_n++;
+}
+
+/* Two downstreams: `d` acknowledges; `other` (when asked for) does not. */
+static void rig_up(bool two)
+{
+	char text[512];
+	struct fg_config_errors errs;
+	struct fg_queue_params qp = { .commit_ns = 1000000, .segment_bytes = FG_QUEUE_SEGMENT_MIN,
+				      .stats = &qstats };
+	struct fg_queue_sink_params sp = { .max_articles = 64 };
+	struct fg_relay_params rp = { .reconnect_min_ns = 20000000, .reconnect_max_ns = 200000000,
+				      .retry_min_ns = 20000000, .retry_max_ns = 100000000,
+				      .stats = &rstats };
+	struct fg_queue_sink *qs;
+	int err;
+
+	strcpy(dir, "/tmp/fgack-unit-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	memset(&qstats, 0, sizeof(qstats));
+	memset(&rstats, 0, sizeof(rstats));
+	memset(&estats, 0, sizeof(estats));
+	server_start(&srv);
+	snprintf(text, sizeof(text),
+		 "[persistence]\nack-timeout %ums\n"
+		 "[downstream d]\naddress 127.0.0.1:%u\nacknowledges on\nwindow 8\n%s", ACK_TIMEOUT_MS,
+		 srv.port, two ? "[downstream other]\naddress 127.0.0.2:9\nmode ihave\n" : "");
+	cfg = fg_config_load_text("t", text, strlen(text), &errs);
+	ck_assert_msg(cfg != NULL, "config: %s", errs.n ? errs.err[0].text : "?");
+	qp.dir = dir;
+	q = fg_queue_open(&qp, NULL, &err);
+	ck_assert_ptr_nonnull(q);
+	rp.cfg = cfg;
+	rp.q = q;
+	relay = fg_relay_create(&rp, &err);
+	ck_assert_msg(relay != NULL, "relay: %s", strerror(-err));
+	fg_queue_set_notify(q, fg_relay_notify, relay);
+	qs = fg_queue_sink_create(q, &sp);
+	ck_assert_ptr_nonnull(qs);
+	acker = fg_relay_acker_create(relay, 64, NULL, NULL);
+	ck_assert_ptr_nonnull(acker);
+	sink = fg_ack_sink_create(qs, acker, &estats, (uint64_t)ACK_TIMEOUT_MS * 1000000);
+	ck_assert_ptr_nonnull(sink);
+	ck_assert_int_eq(fg_queue_start(q), 0);
+	ck_assert_int_eq(fg_relay_start(relay), 0);
+	memset(status_of, 0x7f, sizeof(status_of));
+	done_n = 0;
+}
+
+static void rig_down(void)
+{
+	char cmd[128];
+
+	fg_relay_stop(relay);
+	fg_queue_stop(q);
+	fg_ack_sink_ops.destroy(sink);
+	fg_relay_destroy(relay);
+	fg_queue_close(q);
+	server_stop(&srv);
+	fg_config_free(cfg);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static bool poll_done(void *want)
+{
+	fg_ack_sink_ops.poll(sink, fg_mono_ns(), on_done, NULL);
+	return done_n >= *(unsigned *)want;
+}
+
+static bool can_ack(void *route)
+{
+	return fg_relay_ack_can(acker, route);
+}
+
+/* The #ack connection is up and keeping up (articles routed so go
+ * straight; NULL: to every downstream). */
+static void wait_straight_for(const struct fg_feeds_set *route)
+{
+	ck_assert_msg(fg_test_wait_until(can_ack, (void *)(uintptr_t)route, 1000),
+		      "the acknowledging downstream never became ready");
+}
+
+static void wait_straight(void)
+{
+	wait_straight_for(NULL);
+}
+
+/* One article through the sink (route: `route`, or every downstream);
+ * waits for its done(); returns its status. */
+static int offer_one(const char *id, unsigned cookie, const struct fg_feeds_set *route)
+{
+	struct fg_iov seg = { (const uint8_t *)ART, (uint32_t)strlen(ART), NULL };
+	unsigned want = done_n + 1;
+	void *h;
+
+	ck_assert_int_eq(fg_ack_sink_ops.begin(sink, id, strlen(id), 0, &h), 0);
+	ck_assert_int_eq(fg_ack_sink_ops.append(sink, h, &seg, false), 0);
+	if (route)
+		fg_ack_sink_ops.route(sink, h, route);
+	ck_assert_int_eq(fg_ack_sink_ops.commit(sink, h, cookie), 0);
+	ck_assert_msg(fg_test_wait_until(poll_done, &want, 500), "no done() for %s", id);
+	return status_of[cookie];
+}
+
+struct seen_arg {
+	const char *id;
+	unsigned n;
+};
+
+static bool accepted_n(void *arg)
+{
+	struct seen_arg *a = arg;
+
+	return times_of(&srv, a->id, true) >= a->n;
+}
+
+/* The queue's relay delivered the spilled copy. */
+static void wait_delivered(const char *id)
+{
+	struct seen_arg a = { id, 1 };
+
+	ck_assert_msg(fg_test_wait_until(accepted_n, &a, 1000), "%s never accepted downstream",
+		      id);
+}
+
+/* ------------------------------------------------------------ tests */
+
+START_TEST(accepted_end_to_end_writes_nothing)
+{
+	char id[64];
+
+	rig_up(false);
+	wait_straight();
+	for (unsigned i = 0; i < 20; i++) {
+		snprintf(id, sizeof(id), "<ok-%u@t>", i);
+		ck_assert_int_eq(offer_one(id, i, NULL), 0);
+		ck_assert_uint_eq(times_of(&srv, id, true), 1);
+	}
+	rig_down();
+	ck_assert(!atomic_load(&srv.bytes_bad));
+	ck_assert_uint_eq(rstats.ctr[FG_CTR_RELAY_ACK_ACCEPTED], 20);
+	ck_assert_uint_eq(qstats.ctr[FG_CTR_QUEUE_RECORDS], 0);
+	ck_assert_uint_eq(qstats.ctr[FG_CTR_QUEUE_BYTES], 0);
+	ck_assert_uint_eq(estats.ctr[FG_CTR_RELAY_ACK_QUEUED], 0);
+}
+END_TEST
+
+/* A spill: done 0 only after its record is on disk, then the queue's
+ * relay delivers it. */
+static void spill_case(const char *id, enum fg_counter cause)
+{
+	rig_up(false);
+	wait_straight();
+	ck_assert_int_eq(offer_one(id, 0, NULL), 0);
+	/* the record was written before the done() that answered 239 */
+	wait_delivered(id);
+	ck_assert_uint_eq(times_of(&srv, id, false), 2);
+	rig_down();
+	ck_assert(!atomic_load(&srv.bytes_bad));
+	ck_assert_uint_eq(qstats.ctr[FG_CTR_QUEUE_RECORDS], 1);
+	ck_assert_uint_ge(qstats.ctr[FG_CTR_QUEUE_COMMITS], 1);
+	ck_assert_uint_eq(rstats.ctr[cause], 1);
+	ck_assert_uint_eq(rstats.ctr[FG_CTR_RELAY_ACK_ACCEPTED], 0);
+}
+
+START_TEST(spill_on_431)
+{
+	spill_case("<defer-1@t>", FG_CTR_RELAY_ACK_SPILL_REFUSED);
+}
+END_TEST
+
+START_TEST(spill_on_5xx)
+{
+	spill_case("<err-1@t>", FG_CTR_RELAY_ACK_SPILL_REFUSED);
+}
+END_TEST
+
+START_TEST(spill_on_400)
+{
+	spill_case("<bye-1@t>", FG_CTR_RELAY_ACK_SPILL_REFUSED);
+}
+END_TEST
+
+START_TEST(spill_on_eof)
+{
+	spill_case("<eof-1@t>", FG_CTR_RELAY_ACK_SPILL_EOF);
+}
+END_TEST
+
+/* Silent downstream: the 239 comes after ack-timeout (plus the sync), not
+ * before; the next article takes the queue's path at once. */
+START_TEST(spill_on_timeout_then_queue_path)
+{
+	uint64_t t0, waited;
+
+	rig_up(false);
+	wait_straight();
+	t0 = fg_mono_ns();
+	ck_assert_int_eq(offer_one("<mute-1@t>", 0, NULL), 0);
+	waited = done_at[0] - t0;
+	ck_assert_uint_ge(waited, (uint64_t)ACK_TIMEOUT_MS * 1000000);
+	/* overdue now: straight to the queue, without waiting */
+	ck_assert(!fg_relay_ack_can(acker, NULL));
+	ck_assert_int_eq(offer_one("<ok-after@t>", 1, NULL), 0);
+	wait_delivered("<mute-1@t>");
+	wait_delivered("<ok-after@t>");
+	rig_down();
+	ck_assert_uint_eq(rstats.ctr[FG_CTR_RELAY_ACK_SPILL_TIMEOUT], 1);
+	ck_assert_uint_eq(estats.ctr[FG_CTR_RELAY_ACK_QUEUED], 1);
+	ck_assert_uint_eq(qstats.ctr[FG_CTR_QUEUE_RECORDS], 2);
+}
+END_TEST
+
+START_TEST(refused_439_confirmed_or_not)
+{
+	rig_up(false);
+	wait_straight();
+	ck_assert_int_eq(offer_one("<rejkeep-1@t>", 0, NULL), FG_SINK_REFUSED);
+	ck_assert_int_eq(offer_one("<rejforget-1@t>", 1, NULL), FG_SINK_REFUSED_FORGET);
+	ck_assert_uint_eq(atomic_load(&srv.checks), 2);
+	rig_down();
+	ck_assert_uint_eq(rstats.ctr[FG_CTR_RELAY_ACK_REFUSED], 2);
+	ck_assert_uint_eq(rstats.ctr[FG_CTR_RELAY_ACK_REMEMBERED], 1);
+	ck_assert_uint_eq(qstats.ctr[FG_CTR_QUEUE_RECORDS], 0);
+}
+END_TEST
+
+/* A route with an IHAVE-only downstream: the queue's path, at once. */
+START_TEST(ihave_downstream_takes_the_queue_path)
+{
+	struct fg_feeds_set both = { .n = 2 }, only_d = { .n = 1 };
+
+	rig_up(true);
+	both.ident[0] = only_d.ident[0] = cfg->downstream[0].ident;
+	both.ident[1] = cfg->downstream[1].ident;
+	wait_straight_for(&only_d);
+	ck_assert(!fg_relay_ack_can(acker, &both));
+	ck_assert_int_eq(offer_one("<ok-both@t>", 0, &both), 0);
+	ck_assert_int_eq(offer_one("<ok-d@t>", 1, &only_d), 0);
+	rig_down();
+	ck_assert_uint_eq(estats.ctr[FG_CTR_RELAY_ACK_QUEUED], 1);
+	ck_assert_uint_eq(rstats.ctr[FG_CTR_RELAY_ACK_ACCEPTED], 1);
+	ck_assert_uint_eq(qstats.ctr[FG_CTR_QUEUE_RECORDS], 1);
+}
+END_TEST
+
+static Suite *ack_suite(void)
+{
+	Suite *s = suite_create("ack");
+	TCase *tc = tcase_create("ack");
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, accepted_end_to_end_writes_nothing);
+	tcase_add_test(tc, spill_on_431);
+	tcase_add_test(tc, spill_on_5xx);
+	tcase_add_test(tc, spill_on_400);
+	tcase_add_test(tc, spill_on_eof);
+	tcase_add_test(tc, spill_on_timeout_then_queue_path);
+	tcase_add_test(tc, refused_439_confirmed_or_not);
+	tcase_add_test(tc, ihave_downstream_takes_the_queue_path);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+FG_TEST_MAIN(ack_suite)
