@@ -56,7 +56,7 @@ listen 127.0.0.1:%d
 [rules]
 cutoff 10d
 retention 11d
-max-article-size 200000
+max-article-size %d
 [session]
 %s
 [history]
@@ -70,7 +70,7 @@ newsgroups *,!junk.*
 class Host:
     """A floodgate-host process with its own config and stats file."""
 
-    def __init__(self, args=(), session="", extra="", env=None):
+    def __init__(self, args=(), session="", extra="", env=None, max_article_size=200000):
         self.dir = tempfile.mkdtemp(prefix="fg-eng-host-")
         KEEP.append(self.dir)
         fgkit.on_fail(_stop_everything)
@@ -80,7 +80,7 @@ class Host:
         self.stats_file = os.path.join(self.dir, "stats")
         self.log = os.path.join(self.dir, "host.log")
         with open(self.conf, "w") as f:
-            f.write(CONFIG % (PORT, session) + extra)
+            f.write(CONFIG % (PORT, max_article_size, session) + extra)
         self.proc = subprocess.Popen(
             [HOST_BIN, "-c", self.conf, "--stats-file", self.stats_file] + list(args),
             stdout=subprocess.DEVNULL, stderr=open(self.log, "w"),
