@@ -14,6 +14,9 @@
  *   eof-    close without an answer: spilled (eof)
  *   mute-   the connection goes silent: spilled at ack-timeout (timeout),
  *           and the downstream is no longer taken straight until it answers
+ *   stall-  the server stops reading: a 12 MB article is still being
+ *           written at ack-timeout, the connection is closed (no octet
+ *           read after the result) and the article spilled (timeout)
  *   rejkeep-   439, then 438 to CHECK: FG_SINK_REFUSED (remember)
  *   rejforget- 439, then 238 to CHECK: FG_SINK_REFUSED_FORGET
  * and an article whose route does not name the acknowledging downstream
@@ -38,6 +41,9 @@
 
 #define MAX_IDS 256
 #define ACK_TIMEOUT_MS 300
+
+#define BIG_LEN (72u * 174763u)
+static char *big;			/* a 12 MB article, lines of 72 octets */
 
 static const char *const ART =
 	"Path: a!b\r\nFrom: x@y.example\r\nNewsgroups: t.test\r\nSubject: s\r\n"
@@ -102,11 +108,12 @@ static void say(int fd, const char *fmt, const char *arg)
 		return;
 }
 
-/* The article up to its terminator, compared with ART byte for byte. */
-static bool read_article(struct server *s, struct rd *r)
+/* The article up to its terminator, compared with ART byte for byte (a
+ * big one: its length). */
+static bool read_article(struct server *s, struct rd *r, bool is_big)
 {
 	char line[4096], got[4096];
-	size_t gl = 0;
+	size_t gl = 0, total = 0;
 
 	for (;;) {
 		int n = read_line(s, r, line, sizeof(line));
@@ -115,31 +122,52 @@ static bool read_article(struct server *s, struct rd *r)
 			return false;
 		if (strcmp(line, ".\r\n") == 0)
 			break;
+		total += (size_t)n;
 		if (gl + (size_t)n < sizeof(got)) {
 			memcpy(got + gl, line, (size_t)n);
 			gl += (size_t)n;
 		}
 	}
-	if (gl != strlen(ART) || memcmp(got, ART, gl) != 0)
+	if (is_big ? total != BIG_LEN : gl != strlen(ART) || memcmp(got, ART, gl) != 0)
 		atomic_store(&s->bytes_bad, true);
 	return true;
 }
 
-/* How many times this ID came with TAKETHIS, this one included. */
-static unsigned note(struct server *s, const char *id, bool accept)
+/* An ID's row (added when new); under the lock. */
+static unsigned row(struct server *s, const char *id)
 {
-	unsigned i, n;
+	unsigned i;
 
-	pthread_mutex_lock(&s->lock);
 	for (i = 0; i < s->nid && strcmp(s->id[i], id) != 0; i++)
 		;
 	if (i == s->nid && s->nid < MAX_IDS)
 		snprintf(s->id[s->nid++], sizeof(s->id[0]), "%s", id);
+	return i;
+}
+
+/* How many times this ID came with TAKETHIS, this one included. */
+static unsigned note(struct server *s, const char *id)
+{
+	unsigned i, n;
+
+	pthread_mutex_lock(&s->lock);
+	i = row(s, id);
 	n = i < MAX_IDS ? ++s->times[i] : 0;
-	if (accept && i < MAX_IDS)
-		s->accepted[i]++;
 	pthread_mutex_unlock(&s->lock);
 	return n;
+}
+
+/* 239, counted once said. */
+static void accept_id(struct server *s, int fd, const char *id)
+{
+	unsigned i;
+
+	pthread_mutex_lock(&s->lock);
+	i = row(s, id);
+	if (i < MAX_IDS)
+		s->accepted[i]++;
+	pthread_mutex_unlock(&s->lock);
+	say(fd, "239 %s\r\n", id);
 }
 
 static unsigned times_of(struct server *s, const char *id, bool accepted)
@@ -181,9 +209,16 @@ static void serve(struct server *s, int fd)
 		} else if (sscanf(line, "TAKETHIS %299s", id) == 1) {
 			unsigned n;
 
-			if (!read_article(s, r))
+			if (strncmp(id, "<stall-", 7) == 0 && times_of(s, id, false) == 0) {
+				/* read nothing more, as a stopped innd */
+				note(s, id);
+				while (!atomic_load(&s->stop))
+					usleep(10000);
 				break;
-			n = note(s, id, !strstr(id, "rej"));
+			}
+			if (!read_article(s, r, strstr(id, "big") != NULL))
+				break;
+			n = note(s, id);
 			if (first(id, "defer-", n)) {
 				say(fd, "431 %s\r\n", id);
 			} else if (first(id, "err-", n)) {
@@ -195,8 +230,10 @@ static void serve(struct server *s, int fd)
 				break;
 			} else if (first(id, "mute-", n)) {
 				silent = true;
+			} else if (strstr(id, "rej")) {
+				say(fd, "439 %s\r\n", id);
 			} else {
-				say(fd, strstr(id, "rej") ? "439 %s\r\n" : "239 %s\r\n", id);
+				accept_id(s, fd, id);
 			}
 		} else if (strncmp(line, "QUIT", 4) == 0) {
 			say(fd, "205 bye%s\r\n", "");
@@ -389,21 +426,28 @@ static void wait_straight(void)
 	wait_straight_for(NULL);
 }
 
-/* One article through the sink (route: `route`, or every downstream);
- * waits for its done(); returns its status. */
-static int offer_one(const char *id, unsigned cookie, const struct fg_feeds_set *route)
+/* One article (`text`, or ART) through the sink (route: `route`, or
+ * every downstream); waits for its done(); returns its status. */
+static int offer_text(const char *id, unsigned cookie, const struct fg_feeds_set *route,
+		      const char *text, size_t len)
 {
-	struct fg_iov seg = { (const uint8_t *)ART, (uint32_t)strlen(ART), NULL };
+	struct fg_iov seg = { (const uint8_t *)text, (uint32_t)len, NULL };
 	unsigned want = done_n + 1;
 	void *h;
 
 	ck_assert_int_eq(fg_ack_sink_ops.begin(sink, id, strlen(id), 0, &h), 0);
-	ck_assert_int_eq(fg_ack_sink_ops.append(sink, h, &seg, false), 0);
+	/* held, as the engine's receive buffers are: sent in place */
+	ck_assert_int_eq(fg_ack_sink_ops.append(sink, h, &seg, true), FG_SINK_HOLD);
 	if (route)
 		fg_ack_sink_ops.route(sink, h, route);
 	ck_assert_int_eq(fg_ack_sink_ops.commit(sink, h, cookie), 0);
 	ck_assert_msg(fg_test_wait_until(poll_done, &want, 500), "no done() for %s", id);
 	return status_of[cookie];
+}
+
+static int offer_one(const char *id, unsigned cookie, const struct fg_feeds_set *route)
+{
+	return offer_text(id, cookie, route, ART, strlen(ART));
 }
 
 struct seen_arg {
@@ -515,6 +559,27 @@ START_TEST(spill_on_timeout_then_queue_path)
 }
 END_TEST
 
+/* The server stops reading with the article half written: at the deadline
+ * the connection is closed before the result (the octets are the engine's
+ * again after it), the article spilled, then delivered by the queue. */
+START_TEST(spill_half_written_closes_the_connection)
+{
+	uint64_t t0;
+
+	rig_up(false);
+	wait_straight();
+	t0 = fg_mono_ns();
+	ck_assert_int_eq(offer_text("<stall-big@t>", 0, NULL, big, BIG_LEN), 0);
+	ck_assert_uint_ge(done_at[0] - t0, (uint64_t)ACK_TIMEOUT_MS * 1000000);
+	wait_delivered("<stall-big@t>");
+	rig_down();
+	ck_assert(!atomic_load(&srv.bytes_bad));
+	ck_assert_uint_eq(rstats.ctr[FG_CTR_RELAY_ACK_SPILL_TIMEOUT], 1);
+	ck_assert_uint_ge(rstats.ctr[FG_CTR_RELAY_CONNECTION_FAILURES], 1);
+	ck_assert_uint_eq(qstats.ctr[FG_CTR_QUEUE_RECORDS], 1);
+}
+END_TEST
+
 START_TEST(refused_439_confirmed_or_not)
 {
 	rig_up(false);
@@ -553,6 +618,12 @@ static Suite *ack_suite(void)
 	Suite *s = suite_create("ack");
 	TCase *tc = tcase_create("ack");
 
+	big = malloc(BIG_LEN);
+	for (size_t i = 0; i < BIG_LEN; i += 72) {
+		memset(big + i, 'a' + (char)(i / 72 % 26), 70);
+		memcpy(big + i + 70, "\r\n", 2);
+	}
+
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, accepted_end_to_end_writes_nothing);
 	tcase_add_test(tc, spill_on_431);
@@ -560,6 +631,7 @@ static Suite *ack_suite(void)
 	tcase_add_test(tc, spill_on_400);
 	tcase_add_test(tc, spill_on_eof);
 	tcase_add_test(tc, spill_on_timeout_then_queue_path);
+	tcase_add_test(tc, spill_half_written_closes_the_connection);
 	tcase_add_test(tc, refused_439_confirmed_or_not);
 	tcase_add_test(tc, ihave_downstream_takes_the_queue_path);
 	suite_add_tcase(s, tc);
