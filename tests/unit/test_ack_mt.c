@@ -36,6 +36,7 @@
 #include "fgtest.h"
 #include "floodgate/acksink.h"
 #include "floodgate/relay.h"
+#include "nntpsrv.h"
 
 /* ------------------------------------------------------------ the server */
 
@@ -50,10 +51,7 @@ static const char *const ART =
 	"Date: Mon, 02 Mar 2026 12:00:00 +0000\r\n\r\nbody\r\n..a dot-stuffed line\r\n";
 
 struct server {
-	int lfd;
-	uint16_t port;
-	pthread_t th;
-	_Atomic bool stop;
+	struct fg_test_srv srv;		/* first: serve() gets it */
 	pthread_mutex_t lock;
 	char id[MAX_IDS][300];		/* TAKETHIS received, per ID */
 	unsigned times[MAX_IDS];
@@ -61,62 +59,17 @@ struct server {
 	unsigned nid;
 	_Atomic unsigned checks;
 	_Atomic bool bytes_bad;
-	pthread_t conn_th[64];
 };
-
-struct rd {
-	int fd;
-	char buf[1 << 16];
-	size_t len;
-};
-
-static int read_line(struct server *s, struct rd *r, char *out, size_t cap)
-{
-	for (;;) {
-		char *nl = memchr(r->buf, '\n', r->len);
-		struct pollfd p = { r->fd, POLLIN, 0 };
-		ssize_t n;
-
-		if (nl) {
-			size_t l = (size_t)(nl - r->buf) + 1;
-
-			if (l >= cap)
-				return -1;
-			memcpy(out, r->buf, l);
-			out[l] = '\0';
-			memmove(r->buf, r->buf + l, r->len - l);
-			r->len -= l;
-			return (int)l;
-		}
-		if (atomic_load(&s->stop))
-			return -1;
-		if (poll(&p, 1, 50) <= 0)
-			continue;
-		n = recv(r->fd, r->buf + r->len, sizeof(r->buf) - r->len, 0);
-		if (n <= 0)
-			return -1;
-		r->len += (size_t)n;
-	}
-}
-
-static void say(int fd, const char *fmt, const char *arg)
-{
-	char line[512];
-	int n = snprintf(line, sizeof(line), fmt, arg);
-
-	if (send(fd, line, (size_t)n, MSG_NOSIGNAL) < 0)
-		return;
-}
 
 /* The article up to its terminator, compared with ART byte for byte (a
  * big one: its length). */
-static bool read_article(struct server *s, struct rd *r, bool is_big)
+static bool read_article(struct server *s, struct fg_test_rd *r, bool is_big)
 {
 	char line[4096], got[4096];
 	size_t gl = 0, total = 0;
 
 	for (;;) {
-		int n = read_line(s, r, line, sizeof(line));
+		int n = fg_test_srv_line(&s->srv, r, line, sizeof(line));
 
 		if (n < 0)
 			return false;
@@ -167,7 +120,7 @@ static void accept_id(struct server *s, int fd, const char *id)
 	if (i < MAX_IDS)
 		s->accepted[i]++;
 	pthread_mutex_unlock(&s->lock);
-	say(fd, "239 %s\r\n", id);
+	fg_test_say(fd, "239 %s\r\n", id);
 }
 
 static unsigned times_of(struct server *s, const char *id, bool accepted)
@@ -187,32 +140,33 @@ static bool first(const char *id, const char *prefix, unsigned n)
 	return n == 1 && strncmp(id + 1, prefix, strlen(prefix)) == 0;
 }
 
-/* One connection; false from an answer means: close it now. */
-static void serve(struct server *s, int fd)
+/* One connection. */
+static void serve(struct fg_test_srv *srv, int fd)
 {
-	struct rd *r = calloc(1, sizeof(*r));
+	struct server *s = (struct server *)srv;
+	struct fg_test_rd *r = calloc(1, sizeof(*r));
 	char line[1024], id[300];
 	bool silent = false;
 
 	r->fd = fd;
-	say(fd, "200 test server ready%s\r\n", "");
-	while (read_line(s, r, line, sizeof(line)) > 0) {
+	fg_test_say(fd, "200 test server ready%s\r\n", "");
+	while (fg_test_srv_line(srv, r, line, sizeof(line)) > 0) {
 		if (silent)
 			continue;
 		if (strncmp(line, "CAPABILITIES", 12) == 0) {
-			say(fd, "101 caps\r\nVERSION 2\r\nIHAVE\r\nSTREAMING\r\n.\r\n%s", "");
+			fg_test_say(fd, "101 caps\r\nVERSION 2\r\nIHAVE\r\nSTREAMING\r\n.\r\n%s", "");
 		} else if (strncmp(line, "MODE STREAM", 11) == 0) {
-			say(fd, "203 streaming%s\r\n", "");
+			fg_test_say(fd, "203 streaming%s\r\n", "");
 		} else if (sscanf(line, "CHECK %299s", id) == 1) {
 			atomic_fetch_add(&s->checks, 1);
-			say(fd, strstr(id, "rejkeep") ? "438 %s\r\n" : "238 %s\r\n", id);
+			fg_test_say(fd, strstr(id, "rejkeep") ? "438 %s\r\n" : "238 %s\r\n", id);
 		} else if (sscanf(line, "TAKETHIS %299s", id) == 1) {
 			unsigned n;
 
 			if (strncmp(id, "<stall-", 7) == 0 && times_of(s, id, false) == 0) {
 				/* read nothing more, as a stopped innd */
 				note(s, id);
-				while (!atomic_load(&s->stop))
+				while (!atomic_load(&srv->stop))
 					usleep(10000);
 				break;
 			}
@@ -220,99 +174,42 @@ static void serve(struct server *s, int fd)
 				break;
 			n = note(s, id);
 			if (first(id, "defer-", n)) {
-				say(fd, "431 %s\r\n", id);
+				fg_test_say(fd, "431 %s\r\n", id);
 			} else if (first(id, "err-", n)) {
-				say(fd, "501 %s\r\n", id);
+				fg_test_say(fd, "501 %s\r\n", id);
 			} else if (first(id, "bye-", n)) {
-				say(fd, "400 going away%s\r\n", "");
+				fg_test_say(fd, "400 going away%s\r\n", "");
 				break;
 			} else if (first(id, "eof-", n)) {
 				break;
 			} else if (first(id, "mute-", n)) {
 				silent = true;
 			} else if (strstr(id, "rej")) {
-				say(fd, "439 %s\r\n", id);
+				fg_test_say(fd, "439 %s\r\n", id);
 			} else {
 				accept_id(s, fd, id);
 			}
 		} else if (strncmp(line, "QUIT", 4) == 0) {
-			say(fd, "205 bye%s\r\n", "");
+			fg_test_say(fd, "205 bye%s\r\n", "");
 			break;
 		} else {
-			say(fd, "500 unknown%s\r\n", "");
+			fg_test_say(fd, "500 unknown%s\r\n", "");
 		}
 	}
-	close(fd);
 	free(r);
-}
-
-struct conn_arg {
-	struct server *s;
-	int fd;
-};
-
-static void *conn_main(void *arg)
-{
-	struct conn_arg *ca = arg;
-
-	serve(ca->s, ca->fd);
-	free(ca);
-	return NULL;
-}
-
-static void *server_main(void *arg)
-{
-	struct server *s = arg;
-	unsigned n = 0;
-
-	while (!atomic_load(&s->stop)) {
-		struct pollfd p = { s->lfd, POLLIN, 0 };
-		struct conn_arg *ca;
-		int fd;
-
-		if (poll(&p, 1, 50) <= 0)
-			continue;
-		fd = accept(s->lfd, NULL, NULL);
-		if (fd < 0)
-			continue;
-		ca = malloc(sizeof(*ca));
-		ca->s = s;
-		ca->fd = fd;
-		if (n == 64 || pthread_create(&s->conn_th[n], NULL, conn_main, ca) != 0) {
-			close(fd);
-			free(ca);
-			continue;
-		}
-		n++;
-	}
-	for (unsigned i = 0; i < n; i++)
-		pthread_join(s->conn_th[i], NULL);
-	return NULL;
 }
 
 static void server_start(struct server *s)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	socklen_t sl = sizeof(sin);
-	int one = 1;
-
 	memset(s, 0, sizeof(*s));
 	pthread_mutex_init(&s->lock, NULL);
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	s->lfd = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	ck_assert_int_eq(bind(s->lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-	ck_assert_int_eq(listen(s->lfd, 16), 0);
-	getsockname(s->lfd, (struct sockaddr *)&sin, &sl);
-	s->port = ntohs(sin.sin_port);
-	ck_assert_int_eq(pthread_create(&s->th, NULL, server_main, s), 0);
+	s->srv.serve = serve;
+	fg_test_srv_start(&s->srv);
 }
 
 static void server_stop(struct server *s)
 {
-	atomic_store(&s->stop, true);
-	pthread_join(s->th, NULL);
-	close(s->lfd);
+	fg_test_srv_stop(&s->srv);
 	pthread_mutex_destroy(&s->lock);
 }
 
@@ -364,7 +261,7 @@ static void rig_up(bool two)
 	snprintf(text, sizeof(text),
 		 "[persistence]\nack-timeout %ums\n"
 		 "[downstream d]\naddress 127.0.0.1:%u\nacknowledges on\nwindow 8\n%s", ACK_TIMEOUT_MS,
-		 srv.port, two ? "[downstream other]\naddress 127.0.0.2:9\nmode ihave\n" : "");
+		 srv.srv.port, two ? "[downstream other]\naddress 127.0.0.2:9\nmode ihave\n" : "");
 	cfg = fg_config_load_text("t", text, strlen(text), &errs);
 	ck_assert_msg(cfg != NULL, "config: %s", errs.n ? errs.err[0].text : "?");
 	qp.dir = dir;
