@@ -67,12 +67,10 @@ struct fg_relay_acker *fg_relay_acker_create(struct fg_relay *r, unsigned max_pe
 					     void (*wake)(void *arg), void *wake_arg)
 {
 	struct fg_relay_acker *a;
-	uint32_t cap = 1;
+	uint32_t cap = rpow2(max_pending, 1024);
 
 	if (!r->ack_mask || r->nackers == R_MAX_ASKERS || r->started)
 		return NULL;
-	while (cap < (max_pending ? max_pending : 1024))
-		cap <<= 1;
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return NULL;
@@ -89,8 +87,7 @@ struct fg_relay_acker *fg_relay_acker_create(struct fg_relay *r, unsigned max_pe
 		a->free[i] = cap - 1 - i;
 	a->nfree = cap;
 	a->r = r;
-	a->wake = wake;
-	a->wake_arg = wake_arg;
+	a->wk = (struct rwake){ wake, wake_arg, false };
 	a->idx = r->nackers;
 	r->ackers[r->nackers++] = a;
 	return a;
@@ -467,7 +464,7 @@ static void report(struct fg_relay *r, const struct acklive *le, struct ackslot 
 	h = atomic_load_explicit(&a->ans_head, memory_order_relaxed);
 	a->ans[h & (a->cap - 1)] = le->slot;
 	atomic_store_explicit(&a->ans_head, h + 1, memory_order_release);
-	a->need_wake = true;
+	a->wk.need = true;
 }
 
 /* Ask the refusing acknowledging downstream whether it keeps the refusal. */
@@ -617,11 +614,8 @@ void rack_pass(struct fg_relay *r, uint64_t now)
 	for (unsigned i = 0; i < r->nackers; i++) {
 		struct fg_relay_acker *a = r->ackers[i];
 
-		if (a && a->need_wake) {
-			a->need_wake = false;
-			if (a->wake)
-				a->wake(a->wake_arg);
-		}
+		if (a)
+			rwake_fire(&a->wk);
 	}
 }
 

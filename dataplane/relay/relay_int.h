@@ -47,6 +47,33 @@ struct rec {
 	char id[FG_QUEUE_ID_MAX + 1];
 };
 
+/* An engine thread's wake-up, called by the relay thread once a pass
+ * when something was handed back (askers, ackers). */
+struct rwake {
+	void (*fn)(void *arg);
+	void *arg;
+	bool need;
+};
+
+static inline void rwake_fire(struct rwake *w)
+{
+	if (w->need) {
+		w->need = false;
+		if (w->fn)
+			w->fn(w->arg);
+	}
+}
+
+/* A ring's size: the power of two at least n (dflt when 0). */
+static inline uint32_t rpow2(unsigned n, unsigned dflt)
+{
+	uint32_t cap = 1;
+
+	while (cap < (n ? n : dflt))
+		cap <<= 1;
+	return cap;
+}
+
 #define R_MAX_ASKERS 64
 #define R_ASK_WINDOW 256		/* CHECKs in flight on the asking connection */
 
@@ -83,9 +110,7 @@ struct fg_relay_asker {
 	_Atomic uint64_t ans_head FG_CACHE_ALIGNED;	/* relay */
 	_Atomic uint64_t ans_tail FG_CACHE_ALIGNED;	/* engine */
 	uint64_t outstanding FG_CACHE_ALIGNED;		/* engine: asked, answer not taken */
-	void (*wake)(void *arg);
-	void *wake_arg;
-	bool need_wake;				/* relay: answers pushed this pass */
+	struct rwake wk;			/* need: answers pushed this pass */
 };
 
 /* ---- end-to-end acknowledgement (rack.c) ----
@@ -131,9 +156,7 @@ struct fg_relay_acker {
 	_Atomic uint64_t ans_tail FG_CACHE_ALIGNED;	/* engine */
 	uint32_t *free FG_CACHE_ALIGNED;		/* engine: free slot numbers */
 	uint32_t nfree;
-	void (*wake)(void *arg);
-	void *wake_arg;
-	bool need_wake;				/* relay: results pushed this pass */
+	struct rwake wk;			/* need: results pushed this pass */
 };
 
 /* An article the relay holds (taken from an acker, no result yet). */

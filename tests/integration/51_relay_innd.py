@@ -9,10 +9,8 @@ feedgen had accepted is acknowledged by innd."""
 import json
 import os
 import subprocess
-import tempfile
 
 import hostlib
-import fgkit
 import relaykit
 from hostlib import check
 
@@ -23,11 +21,7 @@ FEEDGEN = os.path.join(hostlib.BUILD, "bin", "feedgen")
 
 
 def main():
-    fgkit.need_inn()
-    work = tempfile.mkdtemp(prefix="fg-relay-51-")
-    os.chmod(work, 0o755)
-    hostlib.KEEP.append(work)
-    relaykit.with_innd(work, INND_PORT, run)
+    relaykit.main_with_innd("fg-relay-51-", INND_PORT, run)
 
 
 def run(work, innd_dir):

@@ -20,7 +20,6 @@ acknowledgement"):
 import os
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 
@@ -38,11 +37,7 @@ SYNC_SLACK_S = 5.0
 
 
 def main():
-    fgkit.need_inn()
-    work = tempfile.mkdtemp(prefix="fg-relay-51ack-")
-    os.chmod(work, 0o755)
-    hostlib.KEEP.append(work)
-    relaykit.with_innd(work, INND_PORT, run)
+    relaykit.main_with_innd("fg-relay-51ack-", INND_PORT, run)
 
 
 def innd_pid(innd_dir):

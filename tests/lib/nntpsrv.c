@@ -43,6 +43,28 @@ int fg_test_srv_line(struct fg_test_srv *s, struct fg_test_rd *r, char *out, siz
 	}
 }
 
+long fg_test_srv_article(struct fg_test_srv *s, struct fg_test_rd *r, char *got, size_t cap,
+			 size_t *kept)
+{
+	char line[4096];
+	long total = 0;
+
+	*kept = 0;
+	for (;;) {
+		int n = fg_test_srv_line(s, r, line, sizeof(line));
+
+		if (n < 0)
+			return -1;
+		if (strcmp(line, ".\r\n") == 0)
+			return total;
+		total += n;
+		if (*kept + (size_t)n <= cap) {
+			memcpy(got + *kept, line, (size_t)n);
+			*kept += (size_t)n;
+		}
+	}
+}
+
 void fg_test_say(int fd, const char *fmt, const char *arg)
 {
 	char line[512];
@@ -50,6 +72,20 @@ void fg_test_say(int fd, const char *fmt, const char *arg)
 
 	if (send(fd, line, (size_t)n, MSG_NOSIGNAL) < 0)
 		return;
+}
+
+bool fg_test_srv_common(int fd, const char *line, bool streaming)
+{
+	if (strncmp(line, "CAPABILITIES", 12) == 0)
+		fg_test_say(fd, "101 caps\r\nVERSION 2\r\nIHAVE\r\n%s.\r\n",
+			    streaming ? "STREAMING\r\n" : "");
+	else if (strncmp(line, "MODE STREAM", 11) == 0)
+		fg_test_say(fd, streaming ? "203 streaming\r\n%s" : "500 what?\r\n%s", "");
+	else if (strncmp(line, "QUIT", 4) == 0)
+		fg_test_say(fd, "205 bye%s\r\n", "");
+	else
+		fg_test_say(fd, "500 unknown%s\r\n", "");
+	return strncmp(line, "QUIT", 4) != 0;
 }
 
 struct conn_arg {

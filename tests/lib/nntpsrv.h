@@ -39,8 +39,17 @@ struct fg_test_rd {
 /* One line with its CRLF into out (cap octets): its length, or -1 at EOF,
  * a line too long, or once the server stops. */
 int fg_test_srv_line(struct fg_test_srv *s, struct fg_test_rd *r, char *out, size_t cap);
+/* An article's wire octets up to its terminator (not kept): its first
+ * `cap` octets into got (*kept of them); returns them all, or -1 when the
+ * connection ended first. */
+long fg_test_srv_article(struct fg_test_srv *s, struct fg_test_rd *r, char *got, size_t cap,
+			 size_t *kept);
 /* printf(fmt, arg) to fd, best effort. */
 void fg_test_say(int fd, const char *fmt, const char *arg);
+/* The commands every script answers alike: CAPABILITIES (STREAMING listed
+ * when `streaming`), MODE STREAM (203, or 500 when not streaming), QUIT
+ * (205, then false: end the connection), anything else 500. */
+bool fg_test_srv_common(int fd, const char *line, bool streaming);
 void fg_test_srv_start(struct fg_test_srv *s);
 /* Stop accepting, end every connection's reads, join the threads. */
 void fg_test_srv_stop(struct fg_test_srv *s);

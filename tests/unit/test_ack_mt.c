@@ -65,23 +65,13 @@ struct server {
  * big one: its length). */
 static bool read_article(struct server *s, struct fg_test_rd *r, bool is_big)
 {
-	char line[4096], got[4096];
-	size_t gl = 0, total = 0;
+	char got[4096];
+	size_t gl;
+	long total = fg_test_srv_article(&s->srv, r, got, sizeof(got), &gl);
 
-	for (;;) {
-		int n = fg_test_srv_line(&s->srv, r, line, sizeof(line));
-
-		if (n < 0)
-			return false;
-		if (strcmp(line, ".\r\n") == 0)
-			break;
-		total += (size_t)n;
-		if (gl + (size_t)n < sizeof(got)) {
-			memcpy(got + gl, line, (size_t)n);
-			gl += (size_t)n;
-		}
-	}
-	if (is_big ? total != BIG_LEN : gl != strlen(ART) || memcmp(got, ART, gl) != 0)
+	if (total < 0)
+		return false;
+	if (is_big ? total != (long)BIG_LEN : gl != strlen(ART) || memcmp(got, ART, gl) != 0)
 		atomic_store(&s->bytes_bad, true);
 	return true;
 }
@@ -153,11 +143,7 @@ static void serve(struct fg_test_srv *srv, int fd)
 	while (fg_test_srv_line(srv, r, line, sizeof(line)) > 0) {
 		if (silent)
 			continue;
-		if (strncmp(line, "CAPABILITIES", 12) == 0) {
-			fg_test_say(fd, "101 caps\r\nVERSION 2\r\nIHAVE\r\nSTREAMING\r\n.\r\n%s", "");
-		} else if (strncmp(line, "MODE STREAM", 11) == 0) {
-			fg_test_say(fd, "203 streaming%s\r\n", "");
-		} else if (sscanf(line, "CHECK %299s", id) == 1) {
+		if (sscanf(line, "CHECK %299s", id) == 1) {
 			atomic_fetch_add(&s->checks, 1);
 			fg_test_say(fd, strstr(id, "rejkeep") ? "438 %s\r\n" : "238 %s\r\n", id);
 		} else if (sscanf(line, "TAKETHIS %299s", id) == 1) {
@@ -189,11 +175,8 @@ static void serve(struct fg_test_srv *srv, int fd)
 			} else {
 				accept_id(s, fd, id);
 			}
-		} else if (strncmp(line, "QUIT", 4) == 0) {
-			fg_test_say(fd, "205 bye%s\r\n", "");
+		} else if (!fg_test_srv_common(fd, line, true)) {
 			break;
-		} else {
-			fg_test_say(fd, "500 unknown%s\r\n", "");
 		}
 	}
 	free(r);

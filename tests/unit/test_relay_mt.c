@@ -57,21 +57,11 @@ static const char *const ART =
  * wire octets must be the queued article's exactly. */
 static bool read_article(struct server *s, struct fg_test_rd *r)
 {
-	char line[4096], got[4096];
-	size_t gl = 0;
+	char got[4096];
+	size_t gl;
 
-	for (;;) {
-		int n = fg_test_srv_line(&s->srv, r, line, sizeof(line));
-
-		if (n < 0)
-			return false;
-		if (strcmp(line, ".\r\n") == 0)
-			break;
-		if (gl + (size_t)n < sizeof(got)) {
-			memcpy(got + gl, line, (size_t)n);
-			gl += (size_t)n;
-		}
-	}
+	if (fg_test_srv_article(&s->srv, r, got, sizeof(got), &gl) < 0)
+		return false;
 	if (gl != strlen(ART) || memcmp(got, ART, gl) != 0) {
 		pthread_mutex_lock(&s->lock);
 		s->bytes_ok = false;
@@ -121,12 +111,7 @@ static void serve(struct fg_test_srv *srv, int fd)
 	r->fd = fd;
 	fg_test_say(fd, "200 test server ready%s\r\n", "");
 	while (fg_test_srv_line(srv, r, line, sizeof(line)) > 0) {
-		if (strncmp(line, "CAPABILITIES", 12) == 0) {
-			fg_test_say(fd, "101 caps\r\nVERSION 2\r\nIHAVE\r\n%s.\r\n",
-				    s->streaming ? "STREAMING\r\n" : "");
-		} else if (strncmp(line, "MODE STREAM", 11) == 0) {
-			fg_test_say(fd, s->streaming ? "203 streaming\r\n%s" : "500 what?\r\n%s", "");
-		} else if (sscanf(line, "CHECK %299s", id) == 1) {
+		if (sscanf(line, "CHECK %299s", id) == 1) {
 			atomic_fetch_add(&s->checks, 1);
 			if (s->mute_checks)
 				continue;
@@ -160,11 +145,8 @@ static void serve(struct fg_test_srv *srv, int fd)
 				break;
 			seen(s, id);
 			fg_test_say(fd, strstr(id, "rej") ? "437 %s\r\n" : "235 %s\r\n", id);
-		} else if (strncmp(line, "QUIT", 4) == 0) {
-			fg_test_say(fd, "205 bye%s\r\n", "");
+		} else if (!fg_test_srv_common(fd, line, s->streaming)) {
 			break;
-		} else {
-			fg_test_say(fd, "500 unknown%s\r\n", "");
 		}
 	}
 	free(r);
