@@ -138,6 +138,10 @@ extern const struct fg_sink_ops fg_sink_mem_ops;
 /* Change failure injection on the fly (tests). */
 void fg_sink_mem_set_fail(struct fg_sink_mem *m, unsigned fail_every, const char *fail_substr);
 void fg_sink_mem_set_delay(struct fg_sink_mem *m, uint64_t delay_ns);
+/* Complete commits whose Message-ID contains `keep` with FG_SINK_REFUSED,
+ * `forget` with FG_SINK_REFUSED_FORGET (a downstream's 439, as the
+ * end-to-end sink says it; NULL or "": none). */
+void fg_sink_mem_set_refuse(struct fg_sink_mem *m, const char *keep, const char *forget);
 void fg_sink_mem_set_jitter(struct fg_sink_mem *m, uint64_t jitter_ns, uint64_t seed);
 /* Refuse new articles (begin -EAGAIN, full() true) while set. */
 void fg_sink_mem_set_full(struct fg_sink_mem *m, bool full);

@@ -486,6 +486,60 @@ START_TEST(second_transfer_waits)
 }
 END_TEST
 
+/*
+ * End-to-end acknowledgement (sink.h, FG_SINK_REFUSED*): the downstream's
+ * 439 reaches the peer as 439. REFUSED (the server confirmed with 438 to
+ * CHECK) is remembered: a second peer's TAKETHIS waiting on the ACCEPTING
+ * entry gets 439 and a later CHECK 438. REFUSED_FORGET releases the entry:
+ * the waiting transfer takes its place. Either way the second peer, and
+ * the CHECK pipelined behind its TAKETHIS, wait exactly as long as the
+ * first transfer's completion (here the sink's delay; the end-to-end sink
+ * bounds it by ack-timeout plus a spill's sync, test_ack_mt).
+ */
+START_TEST(downstream_refusal_remembered_or_forgotten)
+{
+	struct fg_th_conn *a = peer(), *b = fg_th_open(&T, "beta");
+	char *x = article("<keep-1@x.example>"), *y = article("<forget-1@x.example>");
+
+	fg_th_pump(&T, 0);
+	fg_th_out_clear(b);
+	fg_sink_mem_set_delay(T.sink, 20 * MS);
+	fg_sink_mem_set_refuse(T.sink, "keep-", "forget-");
+	takethis(a, "<keep-1@x.example>", x, 0);
+	fg_th_pump(&T, 0);
+	ck_assert_int_eq(fg_th_state(&T, "<keep-1@x.example>"), FG_HISTORY_ACCEPTING);
+	takethis(b, "<keep-1@x.example>", x, 0);
+	line(b, "CHECK <after1@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(b, "");
+	fg_th_settle(&T, 5 * MS, 100);
+	expect(a, "439 <keep-1@x.example>\r\n");
+	expect(b, "439 <keep-1@x.example>\r\n238 <after1@x.example>\r\n");
+	ck_assert_int_eq(fg_th_state(&T, "<keep-1@x.example>"), FG_HISTORY_REJECTED);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_REJECTS_REMEMBERED), 1);
+	line(b, "CHECK <keep-1@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(b, "438 <keep-1@x.example>\r\n");
+
+	takethis(a, "<forget-1@x.example>", y, 0);
+	fg_th_pump(&T, 0);
+	ck_assert_int_eq(fg_th_state(&T, "<forget-1@x.example>"), FG_HISTORY_ACCEPTING);
+	/* the waiting one is committed once the first is forgotten: accepted */
+	fg_sink_mem_set_refuse(T.sink, "keep-", NULL);
+	takethis(b, "<forget-1@x.example>", y, 0);
+	fg_th_pump(&T, 0);
+	expect(b, "");
+	fg_th_settle(&T, 5 * MS, 100);
+	expect(a, "439 <forget-1@x.example>\r\n");
+	expect(b, "239 <forget-1@x.example>\r\n");
+	ck_assert_int_eq(fg_th_state(&T, "<forget-1@x.example>"), FG_HISTORY_ACCEPTED);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_REJECTS_REMEMBERED), 1);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_WAIT_ACCEPTING), 2);
+	free(x);
+	free(y);
+}
+END_TEST
+
 /* ------------------------------------------------------------ bad input */
 
 START_TEST(bad_lines)
@@ -1201,6 +1255,7 @@ static Suite *session_suite(void)
 	tcase_add_test(tc, sink_failure);
 	tcase_add_test(tc, pipelined_delayed_in_order);
 	tcase_add_test(tc, second_transfer_waits);
+	tcase_add_test(tc, downstream_refusal_remembered_or_forgotten);
 	tcase_add_test(tc, bad_lines);
 	tcase_add_test(tc, eof_cases);
 	tcase_add_test(tc, drop_releases_offers);
