@@ -452,6 +452,24 @@ START_TEST(pipelined_delayed_in_order)
 }
 END_TEST
 
+/* Peer a's TAKETHIS of id is ACCEPTING when peer b's TAKETHIS of it, and a
+ * CHECK of `after` behind, arrive: nothing answers b before a's end. */
+static void both_offer(struct fg_th_conn *a, struct fg_th_conn *b, const char *id,
+		       const char *art, const char *after)
+{
+	char check[128];
+
+	takethis(a, id, art, 0);
+	fg_th_pump(&T, 0);
+	ck_assert_int_eq(fg_th_state(&T, id), FG_HISTORY_ACCEPTING);
+	takethis(b, id, art, 0);
+	snprintf(check, sizeof(check), "CHECK %s\r\n", after);
+	line(b, check);
+	fg_th_pump(&T, 0);
+	expect(b, "");
+	fg_th_settle(&T, 5 * MS, 100);
+}
+
 START_TEST(second_transfer_waits)
 {
 	struct fg_th_conn *a = peer(), *b = fg_th_open(&T, "beta");
@@ -460,14 +478,7 @@ START_TEST(second_transfer_waits)
 	fg_th_pump(&T, 0);
 	fg_th_out_clear(b);
 	fg_sink_mem_set_delay(T.sink, 20 * MS);
-	takethis(a, "<w@x.example>", x, 0);
-	fg_th_pump(&T, 0);
-	ck_assert_int_eq(fg_th_state(&T, "<w@x.example>"), FG_HISTORY_ACCEPTING);
-	takethis(b, "<w@x.example>", x, 0);
-	line(b, "CHECK <after@x.example>\r\n");
-	fg_th_pump(&T, 0);
-	expect(b, "");
-	fg_th_settle(&T, 5 * MS, 100);
+	both_offer(a, b, "<w@x.example>", x, "<after@x.example>");
 	expect(a, "239 <w@x.example>\r\n");
 	expect(b, "439 <w@x.example>\r\n238 <after@x.example>\r\n");
 	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_WAIT_ACCEPTING), 1);
@@ -505,14 +516,7 @@ START_TEST(downstream_refusal_remembered_or_forgotten)
 	fg_th_out_clear(b);
 	fg_sink_mem_set_delay(T.sink, 20 * MS);
 	fg_sink_mem_set_refuse(T.sink, "keep-", "forget-");
-	takethis(a, "<keep-1@x.example>", x, 0);
-	fg_th_pump(&T, 0);
-	ck_assert_int_eq(fg_th_state(&T, "<keep-1@x.example>"), FG_HISTORY_ACCEPTING);
-	takethis(b, "<keep-1@x.example>", x, 0);
-	line(b, "CHECK <after1@x.example>\r\n");
-	fg_th_pump(&T, 0);
-	expect(b, "");
-	fg_th_settle(&T, 5 * MS, 100);
+	both_offer(a, b, "<keep-1@x.example>", x, "<after1@x.example>");
 	expect(a, "439 <keep-1@x.example>\r\n");
 	expect(b, "439 <keep-1@x.example>\r\n238 <after1@x.example>\r\n");
 	ck_assert_int_eq(fg_th_state(&T, "<keep-1@x.example>"), FG_HISTORY_REJECTED);
