@@ -19,8 +19,11 @@
  *           read after the result) and the article spilled (timeout)
  *   rejkeep-   439, then 438 to CHECK: FG_SINK_REFUSED (remember)
  *   rejforget- 439, then 238 to CHECK: FG_SINK_REFUSED_FORGET
- * and an article whose route does not name the acknowledging downstream
- * takes the queue's path at once.
+ * an article whose route names an IHAVE-only downstream takes the
+ * queue's path at once; and with a second streaming downstream that does
+ * not acknowledge (its server `quiet`: silent on IDs holding "quiet"),
+ * the acknowledging one's 239 still waits for it, then spills the article
+ * for that one only.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -59,6 +62,7 @@ struct server {
 	unsigned nid;
 	_Atomic unsigned checks;
 	_Atomic bool bytes_bad;
+	bool quiet;			/* silent at the first TAKETHIS of a "quiet" ID */
 };
 
 /* The article up to its terminator, compared with ART byte for byte (a
@@ -168,7 +172,7 @@ static void serve(struct fg_test_srv *srv, int fd)
 				break;
 			} else if (first(id, "eof-", n)) {
 				break;
-			} else if (first(id, "mute-", n)) {
+			} else if (first(id, "mute-", n) || (s->quiet && n == 1 && strstr(id, "quiet"))) {
 				silent = true;
 			} else if (strstr(id, "rej")) {
 				fg_test_say(fd, "439 %s\r\n", id);
@@ -182,9 +186,10 @@ static void serve(struct fg_test_srv *srv, int fd)
 	free(r);
 }
 
-static void server_start(struct server *s)
+static void server_start(struct server *s, bool quiet)
 {
 	memset(s, 0, sizeof(*s));
+	s->quiet = quiet;
 	pthread_mutex_init(&s->lock, NULL);
 	s->srv.serve = serve;
 	fg_test_srv_start(&s->srv);
@@ -205,7 +210,9 @@ static struct fg_relay *relay;
 static struct fg_relay_acker *acker;
 static struct fg_ack_sink *sink;
 static struct fg_stats qstats, rstats, estats;
-static struct server srv;
+static struct server srv, srv2;
+
+enum other { OTHER_NONE, OTHER_IHAVE, OTHER_STREAM };
 
 #define MAX_DONE 64
 static int status_of[MAX_DONE];
@@ -221,10 +228,11 @@ static void on_done(void *ctx, uint64_t cookie, int status)
 	done_n++;
 }
 
-/* Two downstreams: `d` acknowledges; `other` (when asked for) does not. */
-static void rig_up(bool two)
+/* `d` acknowledges; `other` (when asked for: IHAVE-only and down, or a
+ * second server that streams, srv2, `quiet`) does not. */
+static void rig_up(enum other two)
 {
-	char text[512];
+	char text[512], other[128] = "";
 	struct fg_config_errors errs;
 	struct fg_queue_params qp = { .commit_ns = 1000000, .segment_bytes = FG_QUEUE_SEGMENT_MIN,
 				      .stats = &qstats };
@@ -240,11 +248,18 @@ static void rig_up(bool two)
 	memset(&qstats, 0, sizeof(qstats));
 	memset(&rstats, 0, sizeof(rstats));
 	memset(&estats, 0, sizeof(estats));
-	server_start(&srv);
+	server_start(&srv, false);
+	if (two == OTHER_STREAM) {
+		server_start(&srv2, true);
+		snprintf(other, sizeof(other), "[downstream other]\naddress 127.0.0.1:%u\n",
+			 srv2.srv.port);
+	} else if (two == OTHER_IHAVE) {
+		snprintf(other, sizeof(other), "[downstream other]\naddress 127.0.0.2:9\nmode ihave\n");
+	}
 	snprintf(text, sizeof(text),
 		 "[persistence]\nack-timeout %ums\n"
 		 "[downstream d]\naddress 127.0.0.1:%u\nacknowledges on\nwindow 8\n%s", ACK_TIMEOUT_MS,
-		 srv.srv.port, two ? "[downstream other]\naddress 127.0.0.2:9\nmode ihave\n" : "");
+		 srv.srv.port, other);
 	cfg = fg_config_load_text("t", text, strlen(text), &errs);
 	ck_assert_msg(cfg != NULL, "config: %s", errs.n ? errs.err[0].text : "?");
 	qp.dir = dir;
@@ -277,6 +292,9 @@ static void rig_down(void)
 	fg_relay_destroy(relay);
 	fg_queue_close(q);
 	server_stop(&srv);
+	if (srv2.srv.serve)
+		server_stop(&srv2);
+	memset(&srv2, 0, sizeof(srv2));
 	fg_config_free(cfg);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	ck_assert_int_eq(system(cmd), 0);
@@ -342,6 +360,13 @@ static bool accepted_n(void *arg)
 	return times_of(&srv, a->id, true) >= a->n;
 }
 
+static bool accepted_n2(void *arg)
+{
+	struct seen_arg *a = arg;
+
+	return times_of(&srv2, a->id, true) >= a->n;
+}
+
 /* The queue's relay delivered the spilled copy. */
 static void wait_delivered(const char *id)
 {
@@ -357,7 +382,7 @@ START_TEST(accepted_end_to_end_writes_nothing)
 {
 	char id[64];
 
-	rig_up(false);
+	rig_up(OTHER_NONE);
 	wait_straight();
 	for (unsigned i = 0; i < 20; i++) {
 		snprintf(id, sizeof(id), "<ok-%u@t>", i);
@@ -377,7 +402,7 @@ END_TEST
  * relay delivers it. */
 static void spill_case(const char *id, enum fg_counter cause)
 {
-	rig_up(false);
+	rig_up(OTHER_NONE);
 	wait_straight();
 	ck_assert_int_eq(offer_one(id, 0, NULL), 0);
 	/* the record was written before the done() that answered 239 */
@@ -421,7 +446,7 @@ START_TEST(spill_on_timeout_then_queue_path)
 {
 	uint64_t t0, waited;
 
-	rig_up(false);
+	rig_up(OTHER_NONE);
 	wait_straight();
 	t0 = fg_mono_ns();
 	ck_assert_int_eq(offer_one("<mute-1@t>", 0, NULL), 0);
@@ -446,7 +471,7 @@ START_TEST(spill_half_written_closes_the_connection)
 {
 	uint64_t t0;
 
-	rig_up(false);
+	rig_up(OTHER_NONE);
 	wait_straight();
 	t0 = fg_mono_ns();
 	ck_assert_int_eq(offer_text("<stall-big@t>", 0, NULL, big, BIG_LEN), 0);
@@ -462,7 +487,7 @@ END_TEST
 
 START_TEST(refused_439_confirmed_or_not)
 {
-	rig_up(false);
+	rig_up(OTHER_NONE);
 	wait_straight();
 	ck_assert_int_eq(offer_one("<rejkeep-1@t>", 0, NULL), FG_SINK_REFUSED);
 	ck_assert_int_eq(offer_one("<rejforget-1@t>", 1, NULL), FG_SINK_REFUSED_FORGET);
@@ -479,7 +504,7 @@ START_TEST(ihave_downstream_takes_the_queue_path)
 {
 	struct fg_feeds_set both = { .n = 2 }, only_d = { .n = 1 };
 
-	rig_up(true);
+	rig_up(OTHER_IHAVE);
 	both.ident[0] = only_d.ident[0] = cfg->downstream[0].ident;
 	both.ident[1] = cfg->downstream[1].ident;
 	wait_straight_for(&only_d);
@@ -489,6 +514,28 @@ START_TEST(ihave_downstream_takes_the_queue_path)
 	rig_down();
 	ck_assert_uint_eq(estats.ctr[FG_CTR_RELAY_ACK_QUEUED], 1);
 	ck_assert_uint_eq(rstats.ctr[FG_CTR_RELAY_ACK_ACCEPTED], 1);
+	ck_assert_uint_eq(qstats.ctr[FG_CTR_QUEUE_RECORDS], 1);
+}
+END_TEST
+
+/* Two streaming downstreams, one acknowledging: both answer, no disk; the
+ * other silent: 239 after ack-timeout, spilled for it alone. */
+START_TEST(other_downstream_silent_spills_for_it_only)
+{
+	struct seen_arg once = { "<quiet-1@t>", 1 };
+
+	rig_up(OTHER_STREAM);
+	wait_straight();
+	ck_assert_int_eq(offer_one("<ok-both@t>", 0, NULL), 0);
+	ck_assert_uint_eq(times_of(&srv2, "<ok-both@t>", true), 1);
+	ck_assert_int_eq(offer_one("<quiet-1@t>", 1, NULL), 0);
+	ck_assert_uint_eq(times_of(&srv, "<quiet-1@t>", true), 1);
+	/* the queue's copy goes to the silent one only */
+	ck_assert_msg(fg_test_wait_until(accepted_n2, &once, 1000), "never reached the other");
+	ck_assert_uint_eq(times_of(&srv, "<quiet-1@t>", false), 1);
+	rig_down();
+	ck_assert_uint_eq(rstats.ctr[FG_CTR_RELAY_ACK_ACCEPTED], 1);
+	ck_assert_uint_eq(rstats.ctr[FG_CTR_RELAY_ACK_SPILL_TIMEOUT], 1);
 	ck_assert_uint_eq(qstats.ctr[FG_CTR_QUEUE_RECORDS], 1);
 }
 END_TEST
@@ -514,6 +561,7 @@ static Suite *ack_suite(void)
 	tcase_add_test(tc, spill_half_written_closes_the_connection);
 	tcase_add_test(tc, refused_439_confirmed_or_not);
 	tcase_add_test(tc, ihave_downstream_takes_the_queue_path);
+	tcase_add_test(tc, other_downstream_silent_spills_for_it_only);
 	suite_add_tcase(s, tc);
 	return s;
 }
