@@ -541,6 +541,20 @@ START_TEST(downstream_refusal_remembered_or_forgotten)
 	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_WAIT_ACCEPTING), 2);
 	free(x);
 	free(y);
+	/* IHAVE: 437, the reason named; forgotten, so offered again: 335 */
+	x = article("<forget-2@x.example>");
+	fg_sink_mem_set_refuse(T.sink, NULL, "forget-");
+	line(a, "IHAVE <forget-2@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(a, "335 Send it; end with <CR-LF>.<CR-LF>\r\n");
+	fg_th_send(a, x, strlen(x), 0);
+	fg_th_settle(&T, 5 * MS, 100);
+	expect(a, "437 Rejected: downstream-refused\r\n");
+	ck_assert_int_eq(fg_th_state(&T, "<forget-2@x.example>"), FG_HISTORY_ABSENT);
+	line(a, "IHAVE <forget-2@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(a, "335 Send it; end with <CR-LF>.<CR-LF>\r\n");
+	free(x);
 }
 END_TEST
 
