@@ -12,7 +12,8 @@ acknowledgement"):
 2. innd stopped (SIGSTOP): one peer's TAKETHIS of an ID and another peer's
    TAKETHIS of the same ID with a new one pipelined behind it are all
    answered within ack-timeout plus the spill's sync (the ACCEPTING state
-   inherits the bound): 239, 439 (duplicate), 239;
+   inherits the bound; nntp_wait_accepting shows the second one waited):
+   239, 439 (duplicate), 239;
 3. still stopped: 2 KB and 700 KB articles are spilled (relay_ack_spill_*,
    queue_records) and answered 239, none 400 or 439;
 4. innd resumed (SIGCONT): the queue delivers them, and every ID that got
@@ -105,13 +106,19 @@ def run(work, innd_dir):
         x = "<dup@ack.test>"
         y = "<behind@ack.test>"
         first = []
+        base = host.stats()
         a = threading.Thread(target=lambda: first.extend(
             timed_feed([(x, hostlib.article(x, groups="fg.test.text"))])))
         a.start()
-        time.sleep(0.05)
+        # the first peer's article is in (its ID ACCEPTING) before the second's
+        host.wait_stats(lambda st: ctr(st, "nntp_articles") > ctr(base, "nntp_articles"),
+                        "the first peer's article to be read")
         second = timed_feed([(x, hostlib.article(x, groups="fg.test.text")),
                              (y, hostlib.article(y, groups="fg.test.text"))])
         a.join()
+        waited = ctr(host.stats(), "nntp_wait_accepting") - ctr(base, "nntp_wait_accepting")
+        check(waited == 1, "the second peer's TAKETHIS waited on the ACCEPTING entry %d times"
+              % waited)
         check([c for _, c, _ in first] == [239], "first peer: %s" % first)
         check([c for _, c, _ in second] == [439, 239], "second peer: %s" % second)
         slowest = max(t for _, _, t in first + second)
