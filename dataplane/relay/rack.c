@@ -12,8 +12,10 @@
  *     slot's number on `req`. rack_pass takes it into the live list.
  *  2. To each downstream of the mask: TAKETHIS on its #ack connection with
  *     the most room, the pieces output in place (rconn_out_mem). No such
- *     connection ready: that downstream spills (cause eof); all full: it
- *     waits, within the deadline.
+ *     connection ready: that downstream spills (cause eof); all full — a
+ *     window of commands, or ACK_UNSENT_MAX octets not yet written — it
+ *     waits, within the deadline (an article never sent spills without
+ *     closing anything).
  *  3. Answers (rack_answer), in command order, each naming its ID:
  *       239                 final; `accepted` when it acknowledges
  *       439                 final; `refused` when it acknowledges
@@ -45,6 +47,11 @@
 
 #include "floodgate/log.h"
 #include "relay_int.h"
+
+/* Octets queued on an #ack connection and not yet written past which no
+ * new article is added: what waits beyond it waits in the live list, where
+ * the deadline spills it without closing the connection. */
+#define ACK_UNSENT_MAX (4ull << 20)
 
 static uint8_t bit(unsigned d)
 {
@@ -284,7 +291,8 @@ static struct rconn *pick_conn(struct rds *d)
 	for (unsigned i = 0; i < d->ndconn; i++) {
 		struct rconn *c = &d->dconns[i];
 
-		if (conn_up(c) && c->dn < d->window && (!best || c->dn < best->dn))
+		if (conn_up(c) && c->dn < d->window && c->out_total - c->out_done < ACK_UNSENT_MAX &&
+		    (!best || c->dn < best->dn))
 			best = c;
 	}
 	return best;
