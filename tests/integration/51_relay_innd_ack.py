@@ -8,7 +8,9 @@ acknowledgement"):
 1. while innd keeps up, 150 new articles (and 20 too old) get 239/439 and
    nothing is written to floodgate's disk: queue_bytes does not move while
    relay_ack_accepted grows by the 150 (the positive sign), and every 239'd
-   ID is in innd's history;
+   ID is in innd's history; 5 articles in a group innd does not carry get
+   innd's 439 as 439, and since innd keeps them (remembertrash: 438 to
+   CHECK) so does floodgate: a CHECK of one is answered 438;
 2. innd stopped (SIGSTOP): one peer's TAKETHIS of an ID and another peer's
    TAKETHIS of the same ID with a new one pipelined behind it are all
    answered within ack-timeout plus the spill's sync (the ACCEPTING state
@@ -96,6 +98,25 @@ def run(work, innd_dir):
     check(written == 0, "%d octets written to floodgate's disk while innd kept up" % written)
     missing = relaykit.not_in_history(innd_dir, acc)
     check(not missing, "239 but not in innd's history: %s" % sorted(missing)[:5])
+
+    # innd's 439, confirmed by its 438 to CHECK: passed on and remembered
+    before = host.stats()
+    trash = []
+    for i in range(5):
+        mid = "<acktrash%d@ack.test>" % i
+        trash.append((mid, hostlib.article(mid, groups="fg.nowhere")))
+    codes = [c for _, c in relaykit.feed(trash)]
+    check(codes == [439] * 5, "innd's refusals reached the peer as %s" % codes)
+    after = host.stats()
+    for k, want in (("relay_ack_refused", 5), ("relay_ack_remembered", 5)):
+        got = ctr(after, k) - ctr(before, k)
+        check(got == want, "%s grew by %d, not %d" % (k, got, want))
+    c = hostlib.Client()
+    c.line()
+    c.send(b"CHECK <acktrash0@ack.test>\r\n")
+    got = c.line()
+    check(got.startswith(b"438 "), "a CHECK of a remembered refusal: %r" % got)
+    c.close()
 
     # 2. innd stopped: the ACCEPTING bound for a second peer's TAKETHIS
     pid = innd_pid(innd_dir)
