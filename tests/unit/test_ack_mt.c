@@ -14,9 +14,11 @@
  *   eof-    close without an answer: spilled (eof)
  *   mute-   the connection goes silent: spilled at ack-timeout (timeout),
  *           and the downstream is no longer taken straight until it answers
- *   stall-  the server stops reading: a 12 MB article is still being
+ *   stall-  the server stops reading: a 32 MiB article is still being
  *           written at ack-timeout, the connection is closed (no octet
- *           read after the result) and the article spilled (timeout)
+ *           read after the result) and the article spilled (timeout); an
+ *           article behind it is not queued on that connection (4 MiB
+ *           unwritten) and spills without being part of that close
  *   rejkeep-   439, then 438 to CHECK: FG_SINK_REFUSED (remember)
  *   rejforget- 439, then 238 to CHECK: FG_SINK_REFUSED_FORGET
  * an article whose route names an IHAVE-only downstream takes the
@@ -46,8 +48,9 @@
 #define MAX_IDS 256
 #define ACK_TIMEOUT_MS 300
 
-#define BIG_LEN (72u * 174763u)
-static char *big;			/* a 12 MB article, lines of 72 octets */
+#define BIG_LEN (72u * 466034u)
+static char *big;			/* a 32 MiB article, lines of 72 octets: more
+					 * than loopback's socket buffers hold */
 
 static const char *const ART =
 	"Path: a!b\r\nFrom: x@y.example\r\nNewsgroups: t.test\r\nSubject: s\r\n"
@@ -324,13 +327,12 @@ static void wait_straight(void)
 	wait_straight_for(NULL);
 }
 
-/* One article (`text`, or ART) through the sink (route: `route`, or
- * every downstream); waits for its done(); returns its status. */
-static int offer_text(const char *id, unsigned cookie, const struct fg_feeds_set *route,
-		      const char *text, size_t len)
+/* One article (`text`) through the sink (route: `route`, or every
+ * downstream), committed; its done() comes from poll_done. */
+static void commit_text(const char *id, unsigned cookie, const struct fg_feeds_set *route,
+			const char *text, size_t len)
 {
 	struct fg_iov seg = { (const uint8_t *)text, (uint32_t)len, NULL };
-	unsigned want = done_n + 1;
 	void *h;
 
 	ck_assert_int_eq(fg_ack_sink_ops.begin(sink, id, strlen(id), 0, &h), 0);
@@ -339,6 +341,15 @@ static int offer_text(const char *id, unsigned cookie, const struct fg_feeds_set
 	if (route)
 		fg_ack_sink_ops.route(sink, h, route);
 	ck_assert_int_eq(fg_ack_sink_ops.commit(sink, h, cookie), 0);
+}
+
+/* The same, waiting for its done(); returns its status. */
+static int offer_text(const char *id, unsigned cookie, const struct fg_feeds_set *route,
+		      const char *text, size_t len)
+{
+	unsigned want = done_n + 1;
+
+	commit_text(id, cookie, route, text, len);
 	ck_assert_msg(fg_test_wait_until(poll_done, &want, 500), "no done() for %s", id);
 	return status_of[cookie];
 }
@@ -485,6 +496,48 @@ START_TEST(spill_half_written_closes_the_connection)
 }
 END_TEST
 
+struct stalled {
+	uint64_t not_before;
+};
+
+/* The server stalls on the first article, and half an ack-timeout has
+ * passed (so that the second one's deadline is well after the first's). */
+static bool stalled_a_while(void *arg)
+{
+	struct stalled *st = arg;
+
+	return times_of(&srv, "<stall-big2@t>", false) == 1 && fg_mono_ns() >= st->not_before;
+}
+
+/* Behind a stalled 32 MiB article an article is not added to the
+ * connection (ACK_UNSENT_MAX): when the first one's deadline closes the
+ * connection, the second (committed half an ack-timeout later) is not
+ * among what that close spills (cause timeout, as without the cap): it
+ * spills unsent (no connection up: eof) or, reconnected by then, is
+ * accepted. */
+START_TEST(unsent_article_is_not_caught_in_the_close)
+{
+	struct stalled st;
+	unsigned want = 2;
+
+	rig_up(OTHER_NONE);
+	wait_straight();
+	st.not_before = fg_mono_ns() + (uint64_t)ACK_TIMEOUT_MS * 1000000 / 2;
+	commit_text("<stall-big2@t>", 0, NULL, big, BIG_LEN);
+	ck_assert_msg(fg_test_wait_until(stalled_a_while, &st, 1000), "the server never stalled");
+	commit_text("<ok-behind@t>", 1, NULL, ART, strlen(ART));
+	ck_assert_msg(fg_test_wait_until(poll_done, &want, 500), "no done() for both");
+	ck_assert_int_eq(status_of[0], 0);
+	ck_assert_int_eq(status_of[1], 0);
+	wait_delivered("<stall-big2@t>");
+	wait_delivered("<ok-behind@t>");
+	rig_down();
+	ck_assert_uint_eq(rstats.ctr[FG_CTR_RELAY_ACK_SPILL_TIMEOUT], 1);
+	ck_assert_uint_eq(rstats.ctr[FG_CTR_RELAY_ACK_SPILL_EOF] +
+			  rstats.ctr[FG_CTR_RELAY_ACK_ACCEPTED], 1);
+}
+END_TEST
+
 START_TEST(refused_439_confirmed_or_not)
 {
 	rig_up(OTHER_NONE);
@@ -559,6 +612,7 @@ static Suite *ack_suite(void)
 	tcase_add_test(tc, spill_on_eof);
 	tcase_add_test(tc, spill_on_timeout_then_queue_path);
 	tcase_add_test(tc, spill_half_written_closes_the_connection);
+	tcase_add_test(tc, unsent_article_is_not_caught_in_the_close);
 	tcase_add_test(tc, refused_439_confirmed_or_not);
 	tcase_add_test(tc, ihave_downstream_takes_the_queue_path);
 	tcase_add_test(tc, other_downstream_silent_spills_for_it_only);
