@@ -247,6 +247,11 @@ static void check_downstreams(struct parse *ps)
 		if (ds->mode == FG_DOWNSTREAM_IHAVE && ds->check_first)
 			cfg_warn_at(ps, cfg_line_of(ps, SEC_DOWNSTREAM, d, "check-first"), "check-first",
 				    "ignored with mode ihave (IHAVE always asks first)");
+		if (ds->mode == FG_DOWNSTREAM_IHAVE && ds->acknowledges)
+			cfg_warn_at(ps, cfg_line_of(ps, SEC_DOWNSTREAM, d, "acknowledges"),
+				    "acknowledges", "downstream %s: mode ihave streams nothing: its "
+				    "articles take the queue's path (written and synced first)",
+				    ds->name);
 	}
 	if (cfg->n_downstream == 0 && cfg->dp_mode == FG_DATAPLANE_ACTIVE)
 		cfg_warn_at(ps, 0, "downstream", "no [downstream] sections: accepted articles "

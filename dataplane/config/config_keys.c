@@ -135,6 +135,8 @@ const struct cfg_key cfg_keys[] = {
 	  .min = 0, .max = INT64_MAX, .def = "0" },
 	{ SEC_PERSISTENCE, T_DURATION, 0, "warmup", GF(warmup), .unit = NS_S,
 	  .min = 0, .max = INT64_MAX },
+	{ SEC_PERSISTENCE, T_DURATION, 0, "ack-timeout", GF(ack_timeout_ms), .unit = NS_MS,
+	  .min = 1, .max = 60000, .def = "250ms" },
 
 	/* [stats] */
 	{ SEC_STATS, T_ENDPOINT, F_OFF, "http", GF(http), .def = "127.0.0.1:9119" },
@@ -215,6 +217,7 @@ const struct cfg_key cfg_keys[] = {
 	{ SEC_DOWNSTREAM, T_ENUM, 0, "mode", DF(mode), .names = dsmode_names,
 	  .def = "stream" },
 	{ SEC_DOWNSTREAM, T_BOOL, 0, "check-first", DF(check_first), .def = "off" },
+	{ SEC_DOWNSTREAM, T_BOOL, 0, "acknowledges", DF(acknowledges), .def = "off" },
 	{ SEC_DOWNSTREAM, T_NAME, 0, "id", DF(id) },
 	{ SEC_DOWNSTREAM, T_WILDMAT, F_REPEAT, "newsgroups", DF(newsgroups), .def = "*" },
 	{ SEC_DOWNSTREAM, T_DISTS, F_REPEAT | F_NONE, "distributions", DF(distributions),

@@ -17,6 +17,7 @@
  * Null: takes everything, copies nothing, completes at the next poll().
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,7 @@
 
 struct mem_art {
 	bool used, committed, fail;
+	int refuse;			/* FG_SINK_REFUSED(_FORGET), or 0 */
 	uint64_t due_ns, cookie;
 	unsigned peer;
 	char msgid[256];
@@ -42,6 +44,7 @@ struct mem_art {
 struct fg_sink_mem {
 	struct fg_sink_mem_params p;
 	char fail_substr[256];
+	char refuse_substr[2][256];	/* REFUSED, REFUSED_FORGET */
 	bool full;
 	struct mem_art *arts;
 	uint32_t free_head;
@@ -103,6 +106,12 @@ void fg_sink_mem_destroy(struct fg_sink_mem *m)
 	free(m->arts);
 	free(m->done);
 	free(m);
+}
+
+void fg_sink_mem_set_refuse(struct fg_sink_mem *m, const char *keep, const char *forget)
+{
+	snprintf(m->refuse_substr[0], sizeof(m->refuse_substr[0]), "%s", keep ? keep : "");
+	snprintf(m->refuse_substr[1], sizeof(m->refuse_substr[1]), "%s", forget ? forget : "");
 }
 
 void fg_sink_mem_set_fail(struct fg_sink_mem *m, unsigned fail_every, const char *fail_substr)
@@ -223,6 +232,10 @@ static int mem_commit(void *sink, void *art, uint64_t cookie)
 		    (m->p.jitter_ns ? rng_next(&m->rng) % m->p.jitter_ns : 0);
 	a->fail = (m->p.fail_every && (n - 1) % m->p.fail_every == 0) ||
 		  (m->fail_substr[0] && strstr(a->msgid, m->fail_substr));
+	a->refuse = m->refuse_substr[0][0] && strstr(a->msgid, m->refuse_substr[0]) ?
+		    FG_SINK_REFUSED :
+		    m->refuse_substr[1][0] && strstr(a->msgid, m->refuse_substr[1]) ?
+		    FG_SINK_REFUSED_FORGET : 0;
 	m->in_flight++;
 	m->st.committed++;
 	return 0;
@@ -281,6 +294,8 @@ static unsigned mem_poll(void *sink, uint64_t now_ns, fg_sink_done_fn *done, voi
 		a->nsegs = 0;
 		if (a->fail)
 			status = -EIO;
+		else if (status == 0 && a->refuse)
+			status = a->refuse;
 		if (status == 0) {
 			store(m, a);
 			m->st.succeeded++;

@@ -22,7 +22,10 @@
  *            ends — 439 if it was accepted, else this one takes its place
  *   done:    the sink says safe -> ACCEPTED (journal, version note,
  *            Supersedes mark), 239 / 235; failed -> the entry is released
- *            (abort), 400 and close (RFC 4644 2.5.2) / 436
+ *            (abort), 400 and close (RFC 4644 2.5.2) / 436; refused by
+ *            the acknowledging downstream (end-to-end, docs/relay.md) ->
+ *            439 / 437, REJECTED when that server confirmed it with a
+ *            438 to CHECK, else the entry is released
  *
  * A transfer keeps what its completion needs (the dates, the version and
  * Supersedes it honours), because the session's header buffer is reused
@@ -343,6 +346,34 @@ void fg_nntp_xfer_retry(struct fg_nntp_engine *e, struct fg_xfer *x)
 	try_accept(e, x);
 }
 
+/*
+ * The acknowledging downstream refused the article (sink.h,
+ * FG_SINK_REFUSED*): the peer hears 439 / 437 as if the filter had. Kept
+ * as REJECTED only when the server confirmed (438 to a CHECK of the ID):
+ * innd answers 439 and forgets when it cannot store (a full spool), and
+ * remembering that would refuse the article site-wide for the retention.
+ */
+static void downstream_refused(struct fg_nntp_engine *e, struct fg_xfer *x, bool confirmed)
+{
+	struct fg_log_ctx lc;
+
+	if (confirmed) {
+		fg_nntp_journal(e, &x->key, FG_HISTORY_REJECTED, x->article_date, x->first_seen,
+				x->date_used, FG_REASON_DOWNSTREAM_REFUSED, x->id, x->id_len);
+		fg_nntp_claim_settle(e, x->id, x->id_len, false);
+		if (fg_history_finish(e->h, &x->ref, FG_HISTORY_REJECTED, x->article_date,
+				      x->first_seen, e->now) != 0)
+			fg_log_about(FG_LOG_ERR, FG_NNTP_COMP, xfer_log_ctx(x, &lc),
+				     "history finish(rejected) of %s", x->id);
+		fg_nntp_count(x->s, FG_CTR_NNTP_REJECTS_REMEMBERED);
+	} else {
+		fg_history_abort(e->h, &x->ref);
+	}
+	fg_nntp_count_reason(x->s, FG_REASON_DOWNSTREAM_REFUSED);
+	refuse(x, FG_REASON_DOWNSTREAM_REFUSED, x->size);
+	done(e, x);
+}
+
 void fg_nntp_xfer_sink_done(void *engine, uint64_t ck, int status)
 {
 	struct fg_nntp_engine *e = engine;
@@ -357,6 +388,8 @@ void fg_nntp_xfer_sink_done(void *engine, uint64_t ck, int status)
 	x->sink_open = false;	/* the sink is done with its article */
 	if (status == 0)
 		succeed(e, x);
+	else if (status == FG_SINK_REFUSED || status == FG_SINK_REFUSED_FORGET)
+		downstream_refused(e, x, status == FG_SINK_REFUSED);
 	else
 		fail(e, x);
 }

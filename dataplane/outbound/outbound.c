@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floodgate/acksink.h"
 #include "floodgate/dstatus.h"
 #include "floodgate/log.h"
 #include "floodgate/outbound.h"
@@ -399,12 +400,35 @@ void fg_outbound_close(struct fg_outbound *ob)
 	outbound_free(ob);
 }
 
-struct fg_queue_sink *fg_outbound_sink(struct fg_outbound *ob, struct fg_stats *stats,
-				       void (*wake)(void *arg), void *wake_arg)
+void *fg_outbound_sink(struct fg_outbound *ob, struct fg_stats *stats, void (*wake)(void *arg),
+		       void *wake_arg, const struct fg_sink_ops **ops)
 {
 	struct fg_queue_sink_params sp = { .wake = wake, .wake_arg = wake_arg, .stats = stats };
+	struct fg_queue_sink *qs = fg_queue_sink_create(ob->q, &sp);
+	struct fg_relay_acker *ak;
+	struct fg_ack_sink *as;
 
-	return fg_queue_sink_create(ob->q, &sp);
+	*ops = &fg_queue_sink_ops;
+	if (!qs)
+		return NULL;
+	/* NULL: no downstream acknowledges (or no memory: the queue's path) */
+	ak = fg_relay_acker_create(ob->relay, sp.max_articles ? sp.max_articles : 4096, wake,
+				   wake_arg);
+	if (!ak)
+		return qs;
+	as = fg_ack_sink_create(qs, ak, stats, (uint64_t)ob->cfg->ack_timeout_ms * 1000000ull);
+	if (!as) {
+		fg_relay_acker_destroy(ak);
+		fg_queue_sink_destroy(qs);
+		return NULL;
+	}
+	*ops = &fg_ack_sink_ops;
+	return as;
+}
+
+unsigned fg_outbound_sink_busy(const struct fg_sink_ops *ops, const void *sink)
+{
+	return ops == &fg_ack_sink_ops ? fg_ack_sink_busy(sink) : fg_queue_sink_busy(sink);
 }
 
 /* ------------------------------------------------------------ warm-up */

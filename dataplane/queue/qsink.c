@@ -371,6 +371,29 @@ static unsigned sink_poll(void *sink, uint64_t now_ns, fg_sink_done_fn *done, vo
 	return n;
 }
 
+void fg_queue_sink_view(const void *art, struct fg_queue_art_view *out)
+{
+	const struct qs_art *a = art;
+	unsigned n = 0;
+
+	for (const struct qs_block *b = a->blocks; b; b = b->next)
+		n += b->n;
+	*out = (struct fg_queue_art_view){ .id = a->id, .id_len = a->id_len, .route = &a->route,
+					   .len = a->art_len, .pieces = n };
+}
+
+unsigned fg_queue_sink_pieces(const void *art, struct iovec *out, unsigned max)
+{
+	const struct qs_art *a = art;
+	unsigned n = 0;
+
+	for (const struct qs_block *b = a->blocks; b; b = b->next)
+		for (unsigned i = 0; i < b->n; i++, n++)
+			if (n < max)
+				out[n] = b->v[i];
+	return n;
+}
+
 static void sink_destroy(void *sink)
 {
 	fg_queue_sink_destroy(sink);

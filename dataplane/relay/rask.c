@@ -27,12 +27,10 @@ struct fg_relay_asker *fg_relay_asker_create(struct fg_relay *r, unsigned max_pe
 					     void (*wake)(void *arg), void *wake_arg)
 {
 	struct fg_relay_asker *a;
-	uint32_t cap = 1;
+	uint32_t cap = rpow2(max_pending, 1024);
 
 	if (!r->ask_ds || r->naskers == R_MAX_ASKERS || r->started)
 		return NULL;
-	while (cap < (max_pending ? max_pending : 1024))
-		cap <<= 1;
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return NULL;
@@ -44,8 +42,7 @@ struct fg_relay_asker *fg_relay_asker_create(struct fg_relay *r, unsigned max_pe
 	}
 	a->r = r;
 	a->mask = cap - 1;
-	a->wake = wake;
-	a->wake_arg = wake_arg;
+	a->wk = (struct rwake){ wake, wake_arg, false };
 	a->idx = r->naskers;
 	r->askers[r->naskers++] = a;
 	return a;
@@ -114,7 +111,7 @@ static void answer_to(struct fg_relay *r, unsigned asker, uint64_t cookie, int a
 	h = atomic_load_explicit(&a->ans_head, memory_order_relaxed);
 	a->ans[h & a->mask] = (struct askans){ cookie, answer };
 	atomic_store_explicit(&a->ans_head, h + 1, memory_order_release);
-	a->need_wake = true;
+	a->wk.need = true;
 	rcount(r, answer == FG_RELAY_HAVE ? FG_CTR_RELAY_ASK_HAVE :
 	       answer == FG_RELAY_UNKNOWN ? FG_CTR_RELAY_ASK_UNKNOWN : FG_CTR_RELAY_ASK_OTHER, 1);
 }
@@ -222,10 +219,7 @@ void rask_pass(struct fg_relay *r, uint64_t now)
 	for (unsigned i = 0; i < r->naskers; i++) {
 		struct fg_relay_asker *a = r->askers[i];
 
-		if (a && a->need_wake) {
-			a->need_wake = false;
-			if (a->wake)
-				a->wake(a->wake_arg);
-		}
+		if (a)
+			rwake_fire(&a->wk);
 	}
 }

@@ -17,7 +17,11 @@
  *
  * The article octets are the queue record's, unchanged: copied into the
  * output buffer when small (so many go out in one send), otherwise sent
- * straight from the segment file with sendfile(2).
+ * straight from the segment file with sendfile(2). On an #ack connection
+ * (end-to-end acknowledgement, rack.c) they are the engine's held receive
+ * buffers, sent in place: the output is a list of items — octets of
+ * obuf, a range of a segment file, or memory the relay does not own —
+ * written with sendmsg (many items at once) or sendfile.
  *
  * Any failure — refused connect, a 400 or 5xx, an answer out of step, a
  * timeout, EOF — closes the connection; the records it had in flight go
@@ -43,6 +47,9 @@
 #include "relay_int.h"
 
 #define CONNECT_TIMEOUT_NS (10ull * 1000000000)
+#define FLUSH_IOV 64
+#define ITEM_OBUF (-1)			/* oitem.fd: octets of obuf at off */
+#define ITEM_MEM (-2)			/* oitem.fd: memory at (uintptr_t)off */
 
 void rconn_init(struct rconn *c, struct rds *d, unsigned idx)
 {
@@ -51,6 +58,7 @@ void rconn_init(struct rconn *c, struct rds *d, unsigned idx)
 	c->idx = idx;
 	c->fd = -1;
 	c->st = CS_IDLE;
+	c->dcause = FG_CTR_RELAY_ACK_SPILL_EOF;
 }
 
 static void items_clear(struct rconn *c)
@@ -63,6 +71,7 @@ static void items_clear(struct rconn *c)
 	}
 	c->ih = c->in = 0;
 	c->olen = 0;
+	c->out_done = c->out_total;	/* nothing is referenced any more */
 }
 
 void rconn_fini(struct rconn *c)
@@ -74,6 +83,9 @@ void rconn_fini(struct rconn *c)
 	free(c->cmds);
 	free(c->items);
 	free(c->obuf);
+	free(c->dp);
+	c->dp = NULL;
+	c->dh = c->dn = c->dcap = 0;
 	c->cmds = NULL;
 	c->items = NULL;
 	c->obuf = NULL;
@@ -88,10 +100,11 @@ static int item_push(struct rconn *c, int fd, uint64_t seg, uint64_t off, uint64
 {
 	struct oitem *last;
 
-	/* octets right after the previous octets: one item */
-	if (fd < 0 && c->in) {
+	c->out_total += len;
+	/* octets of obuf right after the previous ones: one item */
+	if (fd == ITEM_OBUF && c->in) {
 		last = &c->items[(c->ih + c->in - 1) % c->icap];
-		if (last->fd < 0 && last->off + last->len == off) {
+		if (last->fd == ITEM_OBUF && last->off + last->len == off) {
 			last->len += len;
 			return 0;
 		}
@@ -134,7 +147,14 @@ static int out_bytes(struct rconn *c, const void *p, size_t n)
 		return -ENOMEM;
 	memcpy(dst, p, n);
 	c->olen += n;
-	return item_push(c, -1, 0, c->olen - n, n);
+	return item_push(c, ITEM_OBUF, 0, c->olen - n, n);
+}
+
+/* Memory the caller keeps valid until it is written or the connection
+ * fails (out_done passes it, or items_clear). */
+int rconn_out_mem(struct rconn *c, const void *p, size_t n)
+{
+	return n ? item_push(c, ITEM_MEM, 0, (uint64_t)(uintptr_t)p, n) : 0;
 }
 
 int rconn_out_line(struct rconn *c, const char *verb, const char *arg)
@@ -160,7 +180,7 @@ static int out_article(struct rconn *c, const struct rec *e)
 		relay_segfd_put(r, e->seg);
 		if (rc == 0) {
 			c->olen += e->art_len;
-			rc = item_push(c, -1, 0, c->olen - e->art_len, e->art_len);
+			rc = item_push(c, ITEM_OBUF, 0, c->olen - e->art_len, e->art_len);
 		}
 	} else {
 		rc = item_push(c, fd, e->seg, e->art_off, e->art_len);
@@ -182,6 +202,42 @@ static void want_out(struct rconn *c, bool on)
 	epoll_ctl(c->ds->r->ep, EPOLL_CTL_MOD, c->fd, &ev);
 }
 
+/* Up to FLUSH_IOV memory items from the front, as iovecs; how many. */
+static unsigned gather(const struct rconn *c, struct iovec *v)
+{
+	unsigned n = 0;
+
+	for (unsigned k = 0; k < c->in && n < FLUSH_IOV; k++) {
+		const struct oitem *o = &c->items[(c->ih + k) % c->icap];
+
+		if (o->fd >= 0)
+			break;
+		v[n].iov_base = o->fd == ITEM_MEM ? (void *)(uintptr_t)o->off : c->obuf + o->off;
+		v[n++].iov_len = o->len;
+	}
+	return n;
+}
+
+/* Drop w written octets from the front of the items. */
+static void consumed(struct rconn *c, uint64_t w)
+{
+	c->out_done += w;
+	while (w && c->in) {
+		struct oitem *it = &c->items[c->ih];
+
+		if (w < it->len) {
+			it->off += w;
+			it->len -= w;
+			return;
+		}
+		w -= it->len;
+		if (it->fd >= 0)
+			relay_segfd_put(c->ds->r, it->seg);
+		c->ih = (c->ih + 1) % c->icap;
+		c->in--;
+	}
+}
+
 /* Write what can be written now: 0, or -errno (the connection failed). */
 static int flush(struct rconn *c)
 {
@@ -192,8 +248,11 @@ static int flush(struct rconn *c)
 		ssize_t w;
 
 		if (it->fd < 0) {
-			w = send(c->fd, c->obuf + it->off, it->len, MSG_NOSIGNAL |
-				 (c->in > 1 ? MSG_MORE : 0));
+			struct iovec v[FLUSH_IOV];
+			struct msghdr mh = { .msg_iov = v };
+
+			mh.msg_iovlen = gather(c, v);
+			w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | (c->in > mh.msg_iovlen ? MSG_MORE : 0));
 		} else {
 			off_t off = (off_t)it->off;
 
@@ -205,15 +264,7 @@ static int flush(struct rconn *c)
 			return -errno;
 		}
 		rcount(r, FG_CTR_RELAY_BYTES, (uint64_t)w);
-		if ((uint64_t)w < it->len) {
-			it->off += (uint64_t)w;
-			it->len -= (uint64_t)w;
-			continue;
-		}
-		if (it->fd >= 0)
-			relay_segfd_put(r, it->seg);
-		c->ih = (c->ih + 1) % c->icap;
-		c->in--;
+		consumed(c, (uint64_t)w);
 	}
 	if (c->in == 0)
 		c->olen = 0;
@@ -273,7 +324,7 @@ bool rconn_can_take(const struct rconn *c)
 {
 	unsigned limit = c->streaming ? c->ds->window : 1;
 
-	return !c->asking && c->st == CS_READY && c->cn < limit;
+	return !c->asking && !c->direct && c->st == CS_READY && c->cn < limit;
 }
 
 static int send_takethis(struct rconn *c, struct rec *e, uint64_t now)
@@ -347,6 +398,8 @@ static const char *label(const struct rconn *c, char *buf, size_t len)
 {
 	if (c->asking)
 		snprintf(buf, len, "%s#ask", c->ds->cfg->name);
+	else if (c->direct)
+		snprintf(buf, len, "%s#ack%u", c->ds->cfg->name, c->idx);
 	else
 		snprintf(buf, len, "%s#%u", c->ds->cfg->name, c->idx);
 	return buf;
@@ -366,6 +419,10 @@ void rconn_fail(struct rconn *c, const char *why, uint64_t now)
 	}
 	if (c->asking)
 		rask_fail(c);
+	items_clear(c);		/* before rack_fail: no octet of an article is referenced */
+	if (c->direct)
+		rack_fail(c);
+	c->dcause = FG_CTR_RELAY_ACK_SPILL_EOF;
 	while (c->cn) {
 		struct cmd k = cmd_pop(c, now);
 		struct rec *e = k.kind == CMD_QUIT ? NULL : rds_rec(d, k.recno);
@@ -422,7 +479,7 @@ static void ready(struct rconn *c)
 
 	c->st = CS_READY;
 	c->deadline_ns = 0;
-	if (!c->asking)
+	if (!c->asking && !c->direct)
 		d->reconnects++;
 	rcount(d->r, FG_CTR_RELAY_CONNECTS, 1);
 	fg_log(c->fails ? FG_LOG_NOTICE : FG_LOG_INFO, RCOMP, "%s: connected%s (%s)",
@@ -502,7 +559,9 @@ static bool handshake(struct rconn *c, const char *line, int code, uint64_t now)
 
 			FG_LOG_NOTICE(RCOMP, "%s: MODE STREAM answered \"%s\": %s",
 				      label(c, lb, sizeof(lb)), line,
-				      c->asking ? "no warm-up lookups" : "feeding with IHAVE");
+				      c->asking ? "no warm-up lookups" :
+				      c->direct ? "its articles take the queue's path" :
+						  "feeding with IHAVE");
 		}
 		ready(c);
 		return true;
@@ -630,9 +689,11 @@ static bool answer(struct rconn *c, const char *line, uint64_t now)
 		return handshake(c, line, code, now);
 	/* 400: the server is going away (RFC 3977 3.2.1); anything else must
 	 * be an answer to something asked */
-	if (code == 400 || code < 0 || (c->st == CS_READY && c->cn == 0 && c->an == 0)) {
+	if (code == 400 || code < 0 || (c->st == CS_READY && c->cn == 0 && c->an == 0 && c->dn == 0)) {
 		snprintf(why, sizeof(why), "%s \"%.500s\"", code == 400 ? "server says" :
 			 "unexpected line", line);
+		if (code == 400)
+			c->dcause = FG_CTR_RELAY_ACK_SPILL_REFUSED;
 		rconn_fail(c, why, now);
 		return false;
 	}
@@ -640,6 +701,10 @@ static bool answer(struct rconn *c, const char *line, uint64_t now)
 		return handshake(c, line, code, now);
 	if (c->asking && c->an) {
 		rask_answer(c, code, rest, line, now);
+		return c->fd >= 0;
+	}
+	if (c->direct && c->dn) {
+		rack_answer(c, code, rest, line, now);
 		return c->fd >= 0;
 	}
 	if (c->cn == 0)

@@ -386,7 +386,12 @@ static bool busy(struct fg_relay *r)
 {
 	if (r->naskers && (r->ask_conn.st != CS_READY || r->ask_conn.an))
 		return true;
+	if (r->nlive)
+		return true;
 	for (unsigned d = 0; d < r->nds; d++) {
+		for (unsigned i = 0; i < r->ds[d].ndconn; i++)
+			if (r->ds[d].dconns[i].st != CS_READY)
+				return true;
 		if (r->ds[d].next.recno != r->ds[d].low.recno)
 			return true;
 		for (unsigned i = 0; i < r->ds[d].nconn; i++)
@@ -432,6 +437,8 @@ static void pass(struct fg_relay *r, bool feeding)
 	}
 	if (feeding)
 		rask_pass(r, now);
+	/* end-to-end results are given while stopping too */
+	rack_pass(r, now);
 	segfd_gc(r);
 }
 
@@ -442,7 +449,7 @@ static void wind_down(struct fg_relay *r)
 	bool waiting = true;
 
 	while (waiting && fg_mono_ns() < until) {
-		waiting = false;
+		waiting = r->nlive > 0;
 		for (unsigned d = 0; d < r->nds; d++)
 			for (unsigned i = 0; i < r->ds[d].nconn; i++)
 				waiting |= r->ds[d].conns[i].st == CS_READY && r->ds[d].conns[i].cn;
@@ -450,9 +457,12 @@ static void wind_down(struct fg_relay *r)
 			events(r, BUSY_TICK_MS);
 		pass(r, false);
 	}
-	for (unsigned d = 0; d < r->nds; d++)
+	for (unsigned d = 0; d < r->nds; d++) {
 		for (unsigned i = 0; i < r->ds[d].nconn; i++)
 			rconn_quit(&r->ds[d].conns[i]);
+		for (unsigned i = 0; i < r->ds[d].ndconn; i++)
+			rconn_quit(&r->ds[d].dconns[i]);
+	}
 	if (r->ask_conn.ds) {
 		rask_fail(&r->ask_conn);
 		rconn_quit(&r->ask_conn);
@@ -477,8 +487,13 @@ static void *relay_main(void *arg)
 	struct fg_relay *r = arg;
 
 	while (!atomic_load(&r->stop)) {
+		int tick, ack;
+
 		pass(r, true);
-		events(r, busy(r) ? BUSY_TICK_MS : IDLE_TICK_MS);
+		tick = busy(r) ? BUSY_TICK_MS : IDLE_TICK_MS;
+		/* an end-to-end article's deadline is kept to the millisecond */
+		ack = rack_sleep_ms(r, fg_mono_ns());
+		events(r, ack >= 0 && ack < tick ? ack : tick);
 	}
 	wind_down(r);
 	return NULL;
@@ -559,6 +574,8 @@ struct fg_relay *fg_relay_create(const struct fg_relay_params *p, int *err)
 				   strerror(-rc));
 			goto out_free;
 		}
+	if ((rc = rack_init(r)) != 0)
+		goto out_free;
 	/* warm-up asks go to the first downstream that streams */
 	for (unsigned d = 0; d < r->nds && !r->ask_ds; d++)
 		if (p->cfg->downstream[d].mode == FG_DOWNSTREAM_STREAM)
@@ -623,6 +640,7 @@ void fg_relay_destroy(struct fg_relay *r)
 	if (!r)
 		return;
 	FG_ASSERT(!r->started);
+	rack_fini(r);
 	for (unsigned d = 0; r->ds && d < r->nds; d++) {
 		for (unsigned i = 0; r->ds[d].conns && i < r->ds[d].nconn; i++)
 			rconn_fini(&r->ds[d].conns[i]);

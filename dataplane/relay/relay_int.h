@@ -47,6 +47,33 @@ struct rec {
 	char id[FG_QUEUE_ID_MAX + 1];
 };
 
+/* An engine thread's wake-up, called by the relay thread once a pass
+ * when something was handed back (askers, ackers). */
+struct rwake {
+	void (*fn)(void *arg);
+	void *arg;
+	bool need;
+};
+
+static inline void rwake_fire(struct rwake *w)
+{
+	if (w->need) {
+		w->need = false;
+		if (w->fn)
+			w->fn(w->arg);
+	}
+}
+
+/* A ring's size: the power of two at least n (dflt when 0). */
+static inline uint32_t rpow2(unsigned n, unsigned dflt)
+{
+	uint32_t cap = 1;
+
+	while (cap < (n ? n : dflt))
+		cap <<= 1;
+	return cap;
+}
+
 #define R_MAX_ASKERS 64
 #define R_ASK_WINDOW 256		/* CHECKs in flight on the asking connection */
 
@@ -83,9 +110,70 @@ struct fg_relay_asker {
 	_Atomic uint64_t ans_head FG_CACHE_ALIGNED;	/* relay */
 	_Atomic uint64_t ans_tail FG_CACHE_ALIGNED;	/* engine */
 	uint64_t outstanding FG_CACHE_ALIGNED;		/* engine: asked, answer not taken */
-	void (*wake)(void *arg);
-	void *wake_arg;
-	bool need_wake;				/* relay: answers pushed this pass */
+	struct rwake wk;			/* need: answers pushed this pass */
+};
+
+/* ---- end-to-end acknowledgement (rack.c) ----
+ *
+ * An acker's slot is the engine's until its number is pushed on `req`,
+ * the relay's until it is pushed on `ans`, the engine's again after: the
+ * rings' release/acquire pairs order every field, the article's octets
+ * included. Per downstream (bit i = the relay's downstream i) the relay
+ * keeps what it did: sent, final (answered for good), spill (it must get
+ * the article from the queue), and of the acknowledging ones accepted
+ * (239) and refused (439). */
+#define R_ACK_MAX_DS FG_CONFIG_MAX_DOWNSTREAMS
+
+struct ackslot {
+	/* the engine's, read by the relay */
+	uint64_t cookie;
+	void *ctx;
+	uint64_t deadline_ns;
+	struct iovec *iov;
+	unsigned niov, capiov;
+	uint8_t want;			/* downstreams it goes to */
+	uint8_t id_len;
+	char id[FG_QUEUE_ID_MAX + 1];
+	/* the relay's */
+	uint8_t sent, final, spill, accepted, refused;
+	uint16_t cause;			/* enum fg_counter of the first spill */
+	bool checking, check_done, confirmed;
+	uint8_t conn[R_ACK_MAX_DS];	/* which #ack connection */
+	uint64_t out_end[R_ACK_MAX_DS];	/* its octets are written past this */
+	/* the result */
+	struct fg_relay_ack_result res;
+};
+
+struct fg_relay_acker {
+	struct fg_relay *r;
+	unsigned idx;
+	uint32_t cap;			/* slots; the rings are as large */
+	struct ackslot *slot;
+	uint32_t *req, *ans;
+	_Atomic uint64_t req_head FG_CACHE_ALIGNED;	/* engine */
+	_Atomic uint64_t req_tail FG_CACHE_ALIGNED;	/* relay */
+	_Atomic uint64_t ans_head FG_CACHE_ALIGNED;	/* relay */
+	_Atomic uint64_t ans_tail FG_CACHE_ALIGNED;	/* engine */
+	uint32_t *free FG_CACHE_ALIGNED;		/* engine: free slot numbers */
+	uint32_t nfree;
+	struct rwake wk;			/* need: results pushed this pass */
+};
+
+/* An article the relay holds (taken from an acker, no result yet). */
+struct acklive {
+	uint16_t acker;
+	uint32_t slot;
+};
+
+/* What an #ack connection waits an answer for, in order; `stale` once its
+ * article's result was given (the answer is then only checked). */
+struct dpend {
+	uint16_t acker;
+	uint32_t slot;
+	uint8_t kind;			/* CMD_TAKETHIS or CMD_CHECK */
+	uint8_t stale;
+	uint8_t id_len;
+	char id[FG_QUEUE_ID_MAX + 1];
 };
 
 /* What a connection waits an answer for, in order. */
@@ -142,6 +230,12 @@ struct rconn {
 	bool asking;
 	struct askpend *ask;
 	unsigned ah, an;
+	/* an #ack connection (end-to-end): articles straight from the engines */
+	bool direct;
+	struct dpend *dp;
+	unsigned dh, dn, dcap;
+	enum fg_counter dcause;		/* why it failed: a spill's cause */
+	uint64_t out_total, out_done;	/* octets queued for output, written */
 };
 
 struct segfd {
@@ -169,6 +263,10 @@ struct rds {
 	uint64_t not_routed;		/* records whose route does not name it */
 	uint64_t dropped, drops;	/* backlog-full drop: articles, times */
 	_Atomic bool paused;
+	/* end-to-end acknowledgement: its #ack connections */
+	struct rconn *dconns;
+	unsigned ndconn;
+	_Atomic bool direct_ok;		/* one ready and streaming, none overdue */
 };
 
 struct fg_relay {
@@ -189,6 +287,13 @@ struct fg_relay {
 	unsigned naskers;
 	struct rconn ask_conn;			/* to ask_ds; st CS_IDLE forever when none */
 	struct rds *ask_ds;
+	/* end-to-end acknowledgement */
+	uint8_t ack_mask;			/* the downstreams that acknowledge */
+	uint8_t direct_mask;			/* those with #ack connections */
+	struct fg_relay_acker *ackers[R_MAX_ASKERS];
+	unsigned nackers;
+	struct acklive *live;
+	unsigned nlive, caplive;
 };
 
 static inline void rcount(struct fg_relay *r, enum fg_counter c, uint64_t n)
@@ -211,7 +316,17 @@ void rask_answer(struct rconn *c, int code, const char *rest, const char *line, 
 void rask_fail(struct rconn *c);
 int rask_send(struct rconn *c, const struct askreq *q, unsigned asker, uint64_t now);
 
+/* rack.c */
+int rack_init(struct fg_relay *r);
+void rack_fini(struct fg_relay *r);
+void rack_pass(struct fg_relay *r, uint64_t now);
+void rack_answer(struct rconn *c, int code, const char *rest, const char *line, uint64_t now);
+void rack_fail(struct rconn *c);
+/* Milliseconds the loop may sleep before an article's deadline (-1: none). */
+int rack_sleep_ms(struct fg_relay *r, uint64_t now);
+
 /* rconn.c */
+int rconn_out_mem(struct rconn *c, const void *p, size_t n);
 int rconn_out_line(struct rconn *c, const char *verb, const char *arg);
 void rconn_init(struct rconn *c, struct rds *d, unsigned idx);
 void rconn_fini(struct rconn *c);

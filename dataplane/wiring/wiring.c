@@ -38,8 +38,8 @@ static int sink_build(struct fg_wiring *wr, const struct fg_wiring_params *p)
 		 * back through the handle's ring and the engine's poll */
 		if (!p->ob)
 			return -EINVAL;
-		wr->sink_ops = &fg_queue_sink_ops;
-		wr->sink = fg_outbound_sink(p->ob, &p->engine.stats->s, p->wake, p->wake_arg);
+		wr->sink = fg_outbound_sink(p->ob, &p->engine.stats->s, p->wake, p->wake_arg,
+					    &wr->sink_ops);
 		if (wr->sink)
 			wr->warm = fg_outbound_warm_create(p->ob, p->wake, p->wake_arg);
 		break;
@@ -192,7 +192,7 @@ struct fg_slotlink *fg_wiring_link(const struct fg_wiring *wr)
 
 unsigned fg_wiring_sink_busy(const struct fg_wiring *wr)
 {
-	return wr->kind == FG_WIRING_SINK_QUEUE ? fg_queue_sink_busy(wr->sink) : 0;
+	return wr->kind == FG_WIRING_SINK_QUEUE ? fg_outbound_sink_busy(wr->sink_ops, wr->sink) : 0;
 }
 
 bool fg_wiring_sink_mem_stats(const struct fg_wiring *wr, struct fg_sink_mem_stats *out)

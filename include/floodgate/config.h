@@ -162,6 +162,10 @@ struct fg_config_downstream {
 	unsigned window;		/* TAKETHIS in flight per connection, default 64 */
 	enum fg_downstream_mode mode;
 	bool check_first;		/* CHECK before TAKETHIS; default off */
+	/* End-to-end acknowledgement (docs/relay.md): its 239 makes an
+	 * article safe, answered to the peer without the queue's disk;
+	 * default off (the queue's promise) */
+	bool acknowledges;
 	/* Its stable identity: names its cursor file and, in queue records,
 	 * the downstreams an article goes to (feeds.h). Default: the section
 	 * name; keep it when renaming a section. */
@@ -232,6 +236,7 @@ struct fg_config {
 	uint64_t queue_limit;		/* bytes on disk before deferring; default 8 GiB */
 	int64_t queue_max_age;		/* seconds: oldest undelivered article before deferring; 0 = off */
 	int64_t warmup;			/* seconds of downstream-assisted CHECK after a cold start; default = cutoff; 0 = off */
+	int64_t ack_timeout_ms;		/* end-to-end acknowledgement: spill after this; default 250 */
 
 	/* [downstream NAME] */
 	struct fg_config_downstream downstream[FG_CONFIG_MAX_DOWNSTREAMS];

@@ -78,10 +78,15 @@ void fg_outbound_stop(struct fg_outbound *ob);
 /* After stop, once every sink and asker is destroyed. NULL is fine. */
 void fg_outbound_close(struct fg_outbound *ob);
 
-/* An engine thread's sink handle (destroy with fg_queue_sink_destroy);
- * `stats` is that thread's counter block, wake may be NULL. */
-struct fg_queue_sink *fg_outbound_sink(struct fg_outbound *ob, struct fg_stats *stats,
-				       void (*wake)(void *arg), void *wake_arg);
+/* An engine thread's sink (destroy with its ops' destroy): the queue's
+ * handle, or, when a downstream acknowledges (end-to-end, acksink.h), the
+ * acknowledging sink around one. *ops says which; `stats` is that
+ * thread's counter block, wake may be NULL. NULL: no handle free, or no
+ * memory. */
+void *fg_outbound_sink(struct fg_outbound *ob, struct fg_stats *stats, void (*wake)(void *arg),
+		       void *wake_arg, const struct fg_sink_ops **ops);
+/* Articles open or in flight in a sink fg_outbound_sink made. */
+unsigned fg_outbound_sink_busy(const struct fg_sink_ops *ops, const void *sink);
 
 /* An engine thread's warm-up asker, or NULL: warm-up is off (or no
  * downstream can be asked, or no memory). */

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "floodgate/config.h"
 #include "floodgate/queue.h"
@@ -184,5 +185,24 @@ void fg_queue_sink_destroy(struct fg_queue_sink *s);
 /* Articles open or in flight. */
 unsigned fg_queue_sink_busy(const struct fg_queue_sink *s);
 extern const struct fg_sink_ops fg_queue_sink_ops;
+
+/*
+ * An open article of a handle (begun, not committed or discarded), as a
+ * sink that wraps the handle sees it (the end-to-end acknowledgement,
+ * outbound.h): its Message-ID, the route the engine gave it, its octets,
+ * and its pieces in order — the held receive buffers and the handle's
+ * copies, valid until the article is committed and done, or discarded.
+ * Engine thread.
+ */
+struct fg_queue_art_view {
+	const char *id;
+	size_t id_len;
+	const struct fg_feeds_set *route;
+	uint64_t len;			/* wire octets appended */
+	unsigned pieces;		/* iovecs fg_queue_sink_pieces fills */
+};
+void fg_queue_sink_view(const void *art, struct fg_queue_art_view *out);
+/* Fill out[0..max) with the article's pieces; returns how many it has. */
+unsigned fg_queue_sink_pieces(const void *art, struct iovec *out, unsigned max);
 
 #endif /* FLOODGATE_QWRITER_H */

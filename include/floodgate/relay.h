@@ -46,7 +46,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/uio.h>
+
 #include "floodgate/config.h"
+#include "floodgate/feeds.h"
 #include "floodgate/qwriter.h"
 #include "floodgate/stats.h"
 
@@ -137,5 +140,80 @@ int fg_relay_ask(struct fg_relay_asker *a, const char *id, size_t len, uint64_t 
 typedef void fg_relay_answer_fn(void *arg, uint64_t cookie, enum fg_relay_answer answer);
 /* Deliver the answers that came (engine thread); returns how many. */
 unsigned fg_relay_answers(struct fg_relay_asker *a, fg_relay_answer_fn *fn, void *arg);
+
+/* ---- end-to-end acknowledgement (docs/relay.md) ----
+ *
+ * With a downstream that `acknowledges`, an accepted article need not be
+ * written to floodgate's disk: the engine thread hands it to the relay
+ * through its acker (a ring, the article's pieces read in place from the
+ * receive buffers the engine holds), the relay sends it with TAKETHIS on
+ * connections kept for it (`<name>#ackN`, one per `connections`) to every
+ * downstream its route names, and hands back one result:
+ *
+ *   ACCEPTED       an acknowledging downstream answered 239 and every other
+ *                  one answered: the peer gets 239, nothing is queued
+ *   REFUSED        the acknowledging downstream(s) answered 439 and the
+ *                  server then answered 438 to a CHECK of the ID: 439,
+ *                  remembered
+ *   REFUSED_FORGET 439 without that confirmation (innd says 439 and
+ *                  forgets when it cannot store): 439, not remembered
+ *   SPILL          by the deadline (ack-timeout after the commit) some
+ *                  downstream had not answered, or it answered 400, 431,
+ *                  436 or 5xx, or its connection broke: the article is
+ *                  queued for those downstreams (`spill`), the peer's 239
+ *                  after the queue's sync
+ *
+ * A result is never later than the deadline (plus the relay's loop tick):
+ * at the deadline, an article whose octets are still being written on a
+ * connection closes that connection, so that no octet is read after its
+ * result. Once given, the relay holds no pointer into the article.
+ */
+enum fg_relay_ack {
+	FG_RELAY_ACK_ACCEPTED = 0,
+	FG_RELAY_ACK_REFUSED,
+	FG_RELAY_ACK_REFUSED_FORGET,
+	FG_RELAY_ACK_SPILL,
+};
+
+struct fg_relay_ack_result {
+	uint64_t cookie;
+	void *ctx;			/* the article's, as handed over */
+	enum fg_relay_ack what;
+	struct fg_feeds_set spill;	/* SPILL: the downstreams that still need it */
+};
+
+struct fg_relay_ack_art {
+	uint64_t cookie;
+	void *ctx;			/* the caller's, given back with the result */
+	const char *id;
+	size_t id_len;
+	const struct fg_feeds_set *route;
+	const struct iovec *iov;	/* the wire octets, valid until its result */
+	unsigned niov;
+	uint64_t deadline_ns;		/* fg_mono_ns() clock */
+};
+
+struct fg_relay_acker;
+
+/* One per engine thread, created before fg_relay_start and destroyed after
+ * fg_relay_stop; NULL when no downstream acknowledges, or no memory.
+ * `wake` (may be NULL) is called from the relay thread when results wait. */
+struct fg_relay_acker *fg_relay_acker_create(struct fg_relay *r, unsigned max_pending,
+					     void (*wake)(void *arg), void *wake_arg);
+void fg_relay_acker_destroy(struct fg_relay_acker *a);
+
+/* Engine thread. Would an article routed so go straight to its
+ * downstreams? True when the route names an acknowledging downstream and
+ * every downstream it names streams on a ready connection that is keeping
+ * up (none of its answers overdue). */
+bool fg_relay_ack_can(const struct fg_relay_acker *a, const struct fg_feeds_set *route);
+/* Hand the article over: 0, a result will come; -EAGAIN: max_pending are
+ * out (take the queue's path); -ENOMEM. */
+int fg_relay_ack_send(struct fg_relay_acker *a, const struct fg_relay_ack_art *art);
+typedef void fg_relay_ack_fn(void *arg, const struct fg_relay_ack_result *res);
+/* Deliver the results that came (engine thread); returns how many. */
+unsigned fg_relay_ack_results(struct fg_relay_acker *a, fg_relay_ack_fn *fn, void *arg);
+/* Articles handed over whose result has not been taken. */
+unsigned fg_relay_ack_out(const struct fg_relay_acker *a);
 
 #endif /* FLOODGATE_RELAY_H */

@@ -32,7 +32,12 @@
  * completions back through a ring that poll() drains. 0 = the article is
  * safe (durable): the engine records it accepted and answers 239/235;
  * -errno = it is not: the engine releases the history entry and answers
- * 400 and closes (RFC 4644 2.5.2) or 436 (IHAVE). commit() may also fail
+ * 400 and closes (RFC 4644 2.5.2) or 436 (IHAVE). A sink that lets a
+ * downstream server decide (end-to-end acknowledgement, docs/relay.md)
+ * may also say FG_SINK_REFUSED (that server refused it and confirmed it
+ * has or will not take the ID: the engine remembers it REJECTED) or
+ * FG_SINK_REFUSED_FORGET (refused, not confirmed: the entry is released);
+ * either way the peer gets 439 / 437. commit() may also fail
  * at once (-errno: the sink has dropped the article, no done() follows).
  * discard() ends an article that will not be accepted; no done() follows.
  * Either way the engine keeps its holds until done() or discard().
@@ -57,6 +62,9 @@
 #include "floodgate/iov.h"
 
 #define FG_SINK_HOLD 1
+/* done() statuses besides 0 and -errno (see Completion) */
+#define FG_SINK_REFUSED 1
+#define FG_SINK_REFUSED_FORGET 2
 
 /* Called from poll() once per committed article. */
 typedef void fg_sink_done_fn(void *ctx, uint64_t cookie, int status);
@@ -130,6 +138,10 @@ extern const struct fg_sink_ops fg_sink_mem_ops;
 /* Change failure injection on the fly (tests). */
 void fg_sink_mem_set_fail(struct fg_sink_mem *m, unsigned fail_every, const char *fail_substr);
 void fg_sink_mem_set_delay(struct fg_sink_mem *m, uint64_t delay_ns);
+/* Complete commits whose Message-ID contains `keep` with FG_SINK_REFUSED,
+ * `forget` with FG_SINK_REFUSED_FORGET (a downstream's 439, as the
+ * end-to-end sink says it; NULL or "": none). */
+void fg_sink_mem_set_refuse(struct fg_sink_mem *m, const char *keep, const char *forget);
 void fg_sink_mem_set_jitter(struct fg_sink_mem *m, uint64_t jitter_ns, uint64_t seed);
 /* Refuse new articles (begin -EAGAIN, full() true) while set. */
 void fg_sink_mem_set_full(struct fg_sink_mem *m, bool full);

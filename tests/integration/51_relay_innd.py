@@ -11,7 +11,6 @@ import os
 import subprocess
 
 import hostlib
-import fgkit
 import relaykit
 from hostlib import check
 
@@ -22,10 +21,7 @@ FEEDGEN = os.path.join(hostlib.BUILD, "bin", "feedgen")
 
 
 def main():
-    fgkit.need_inn()
-    work = fgkit.mkdtemp("fg-relay-51-")
-    hostlib.KEEP.append(work)
-    relaykit.with_innd(work, INND_PORT, run)
+    relaykit.main_with_innd("fg-relay-51-", INND_PORT, run)
 
 
 def run(work, innd_dir):

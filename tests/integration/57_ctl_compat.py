@@ -126,7 +126,7 @@ def main():
         v = bump(os.path.join(c.data, name), off, crc_end, newest_version(FORMAT[name]))
         conf = os.path.join(c.dir, "host.conf")
         with open(conf, "w") as f:
-            f.write(hostlib.CONFIG % (hostlib.PORT, "") +
+            f.write(hostlib.CONFIG % (hostlib.PORT, 200000, "") +
                     "[persistence]\ndata-dir %s\nwarmup 0\n[downstream down]\n"
                     "address 127.0.0.1:1\n" % c.data)
         p = subprocess.run([hostlib.HOST_BIN, "-c", conf], capture_output=True, timeout=60)

@@ -55,7 +55,7 @@ listen 127.0.0.1:%d
 [rules]
 cutoff 10d
 retention 11d
-max-article-size 200000
+max-article-size %d
 [session]
 %s
 [history]
@@ -69,7 +69,8 @@ newsgroups *,!junk.*
 class Host:
     """A floodgate-host process with its own config and stats file."""
 
-    def __init__(self, args=(), session="", extra="", env=None, capacity=None):
+    def __init__(self, args=(), session="", extra="", env=None, capacity=None,
+                 max_article_size=200000):
         self.dir = fgkit.mkdtemp("fg-eng-host-")
         KEEP.append(self.dir)
         fgkit.on_fail(_stop_everything)
@@ -78,7 +79,7 @@ class Host:
         self.conf = os.path.join(self.dir, "floodgate.conf")
         self.stats_file = os.path.join(self.dir, "stats")
         self.log = os.path.join(self.dir, "host.log")
-        text = CONFIG % (PORT, session)
+        text = CONFIG % (PORT, max_article_size, session)
         if capacity is not None:
             text = text.replace("\ncapacity 200000\n", "\ncapacity %d\n" % capacity)
             check("capacity %d\n" % capacity in text, "hostlib: the [history] capacity line")

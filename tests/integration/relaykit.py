@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import fgkit
@@ -120,6 +121,15 @@ def with_innd(work, port, run):
         run(work, d)
     finally:
         innd("stop", d)
+
+
+def main_with_innd(prefix, port, run):
+    """A test's main: skip without INN, else run(work, innd_dir) with a
+    throwaway innd on port and a work directory kept when the test fails."""
+    fgkit.need_inn()
+    work = fgkit.mkdtemp(prefix)
+    hostlib.KEEP.append(work)
+    with_innd(work, port, run)
 
 
 def host_config(data_dir, down_port=DOWN_PORT, downstream_extra="", persistence=""):

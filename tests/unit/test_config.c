@@ -505,6 +505,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(cfg->queue_limit, UINT64_C(8) << 30);
 	ck_assert_int_eq(cfg->queue_max_age, 0);
 	ck_assert_int_eq(cfg->warmup, cfg->cutoff);
+	ck_assert_int_eq(cfg->ack_timeout_ms, 250);
 	fg_endpoint_format(&cfg->http, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "127.0.0.1:9119");
 	ck_assert_str_eq(cfg->control_socket, "/run/floodgate/control.sock");
@@ -539,6 +540,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(cfg->downstream[0].window, 64);
 	ck_assert_int_eq(cfg->downstream[0].mode, FG_DOWNSTREAM_STREAM);
 	ck_assert(!cfg->downstream[0].check_first);
+	ck_assert(!cfg->downstream[0].acknowledges);
 	assert_round_trip(cfg);
 	fg_config_free(cfg);
 }
@@ -586,6 +588,7 @@ static const char full_text[] =
 	"queue-limit      100G\n"
 	"queue-max-age    6h\n"
 	"warmup           0\n"
+	"ack-timeout      1s\n"
 	"[stats]\n"
 	"http             [::1]:9200\n"
 	"control-socket   /tmp/fg.sock\n"
@@ -620,6 +623,7 @@ static const char full_text[] =
 	"[downstream spool-b]\n"
 	"address          192.0.2.26:1119\n"
 	"check-first      on\n"
+	"acknowledges     on\n"
 	"[peer upstream-1]\n"
 	"address          203.0.113.0/24\n"
 	"address          2001:db8:1::/48\n"
@@ -683,6 +687,7 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(cfg->queue_limit, UINT64_C(100) << 30);
 	ck_assert_int_eq(cfg->queue_max_age, 6 * 3600);
 	ck_assert_int_eq(cfg->warmup, 0);
+	ck_assert_int_eq(cfg->ack_timeout_ms, 1000);
 	fg_endpoint_format(&cfg->http, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "[::1]:9200");
 	ck_assert_str_eq(cfg->control_socket, "/tmp/fg.sock");
@@ -724,6 +729,7 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(cfg->downstream[0].window, 256);
 	ck_assert_int_eq(cfg->downstream[0].mode, FG_DOWNSTREAM_IHAVE);
 	ck_assert(cfg->downstream[1].check_first);
+	ck_assert(cfg->downstream[1].acknowledges && !cfg->downstream[0].acknowledges);
 	ck_assert_uint_eq(cfg->downstream[1].addr.port, 1119);
 	ck_assert_uint_eq(cfg->n_peer, 2);
 	ck_assert_uint_eq(cfg->peer[0].n_addr, 2);
@@ -1051,6 +1057,10 @@ START_TEST(test_section_checks)
 	expect_warning("[downstream d]\naddress 127.0.0.1\nmode ihave\ncheck-first on\n"
 		       "[peer p]\naddress 192.0.2.1\n",
 		       "t.conf:4: check-first: ignored with mode ihave (IHAVE always asks first)");
+	expect_warning("[downstream d]\naddress 127.0.0.1\nmode ihave\nacknowledges on\n"
+		       "[peer p]\naddress 192.0.2.1\n",
+		       "t.conf:4: acknowledges: downstream d: mode ihave streams nothing: its "
+		       "articles take the queue's path (written and synced first)");
 	expect_error("[rules]\nversion-numbers off\nhonor-versions on\n" PEER_AND_DS,
 		     "t.conf:3: honor-versions: needs version-numbers on (the side index finds "
 		     "the newer version)");

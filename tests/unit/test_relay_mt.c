@@ -26,16 +26,14 @@
 #include "fgtest.h"
 #include "floodgate/datadir.h"
 #include "floodgate/relay.h"
+#include "nntpsrv.h"
 
 /* ------------------------------------------------------------ the server */
 
 #define MAX_SEEN 4096
 
 struct server {
-	int lfd;
-	uint16_t port;
-	pthread_t th;
-	_Atomic bool stop;
+	struct fg_test_srv srv;		/* first: serve() gets it */
 	/* script */
 	bool streaming;			/* list STREAMING, accept MODE STREAM */
 	int drop_after;			/* close (no answer) after this many articles; -1 never */
@@ -46,9 +44,7 @@ struct server {
 	char seen[MAX_SEEN][64];	/* IDs of articles received, in order */
 	unsigned nseen;
 	unsigned later_tries;		/* 431/436 given */
-	_Atomic unsigned checks, conns;
-	pthread_t conn_th[64];
-	int conn_fd[64];
+	_Atomic unsigned checks;
 	bool bytes_ok;
 	int max_in_flight;
 };
@@ -57,70 +53,15 @@ static const char *const ART =
 	"Path: a!b\r\nFrom: x@y.example\r\nNewsgroups: t.test\r\nSubject: s\r\n"
 	"Date: Mon, 02 Mar 2026 12:00:00 +0000\r\n\r\nbody\r\n..a dot-stuffed line\r\n";
 
-/* Buffered line reading on a blocking socket with a poll timeout. */
-struct rd {
-	int fd;
-	char buf[1 << 16];
-	size_t len;
-};
-
-static int read_line(struct server *s, struct rd *r, char *out, size_t cap)
-{
-	for (;;) {
-		char *nl = memchr(r->buf, '\n', r->len);
-		struct pollfd p = { r->fd, POLLIN, 0 };
-		ssize_t n;
-
-		if (nl) {
-			size_t l = (size_t)(nl - r->buf) + 1;
-
-			if (l >= cap)
-				return -1;
-			memcpy(out, r->buf, l);
-			out[l] = '\0';
-			memmove(r->buf, r->buf + l, r->len - l);
-			r->len -= l;
-			return (int)l;
-		}
-		if (atomic_load(&s->stop))
-			return -1;
-		if (poll(&p, 1, 100) <= 0)
-			continue;
-		n = recv(r->fd, r->buf + r->len, sizeof(r->buf) - r->len, 0);
-		if (n <= 0)
-			return -1;
-		r->len += (size_t)n;
-	}
-}
-
-static void say(int fd, const char *fmt, const char *arg)
-{
-	char line[512];
-	int n = snprintf(line, sizeof(line), fmt, arg);
-
-	if (send(fd, line, (size_t)n, MSG_NOSIGNAL) < 0)
-		return;
-}
-
 /* The article up to its terminator; false if the connection ended. The
  * wire octets must be the queued article's exactly. */
-static bool read_article(struct server *s, struct rd *r)
+static bool read_article(struct server *s, struct fg_test_rd *r)
 {
-	char line[4096], got[4096];
-	size_t gl = 0;
+	char got[4096];
+	size_t gl;
 
-	for (;;) {
-		int n = read_line(s, r, line, sizeof(line));
-
-		if (n < 0)
-			return false;
-		if (strcmp(line, ".\r\n") == 0)
-			break;
-		if (gl + (size_t)n < sizeof(got)) {
-			memcpy(got + gl, line, (size_t)n);
-			gl += (size_t)n;
-		}
-	}
+	if (fg_test_srv_article(&s->srv, r, got, sizeof(got), &gl) < 0)
+		return false;
 	if (gl != strlen(ART) || memcmp(got, ART, gl) != 0) {
 		pthread_mutex_lock(&s->lock);
 		s->bytes_ok = false;
@@ -160,146 +101,68 @@ static unsigned seen(struct server *s, const char *id)
 	return n;
 }
 
-static void serve(struct server *s, int fd)
+static void serve(struct fg_test_srv *srv, int fd)
 {
-	struct rd *r = calloc(1, sizeof(*r));
+	struct server *s = (struct server *)srv;
+	struct fg_test_rd *r = calloc(1, sizeof(*r));
 	char line[1024], id[300];
 	int taken = 0;
 
 	r->fd = fd;
-	say(fd, "200 test server ready%s\r\n", "");
-	while (read_line(s, r, line, sizeof(line)) > 0) {
-		if (strncmp(line, "CAPABILITIES", 12) == 0) {
-			say(fd, "101 caps\r\nVERSION 2\r\nIHAVE\r\n%s.\r\n",
-			    s->streaming ? "STREAMING\r\n" : "");
-		} else if (strncmp(line, "MODE STREAM", 11) == 0) {
-			say(fd, s->streaming ? "203 streaming\r\n%s" : "500 what?\r\n%s", "");
-		} else if (sscanf(line, "CHECK %299s", id) == 1) {
+	fg_test_say(fd, "200 test server ready%s\r\n", "");
+	while (fg_test_srv_line(srv, r, line, sizeof(line)) > 0) {
+		if (sscanf(line, "CHECK %299s", id) == 1) {
 			atomic_fetch_add(&s->checks, 1);
 			if (s->mute_checks)
 				continue;
-			say(fd, strstr(id, "have") ? "438 %s\r\n" :
-				later(s, id) ? "431 %s\r\n" : "238 %s\r\n", id);
+			fg_test_say(fd, strstr(id, "have") ? "438 %s\r\n" :
+					later(s, id) ? "431 %s\r\n" : "238 %s\r\n", id);
 		} else if (sscanf(line, "TAKETHIS %299s", id) == 1) {
 			if (!read_article(s, r))
 				break;
 			if (s->drop_after >= 0 && ++taken > s->drop_after) {
 				if (s->say_400)
-					say(fd, "400 going away%s\r\n", "");
+					fg_test_say(fd, "400 going away%s\r\n", "");
 				break;
 			}
 			if (later(s, id)) {
-				say(fd, "431 %s\r\n", id);
+				fg_test_say(fd, "431 %s\r\n", id);
 				continue;
 			}
 			seen(s, id);
-			say(fd, strstr(id, "rej") ? "439 %s\r\n" : "239 %s\r\n", id);
+			fg_test_say(fd, strstr(id, "rej") ? "439 %s\r\n" : "239 %s\r\n", id);
 		} else if (sscanf(line, "IHAVE %299s", id) == 1) {
 			if (strstr(id, "have")) {
-				say(fd, "435 %s\r\n", id);
+				fg_test_say(fd, "435 %s\r\n", id);
 				continue;
 			}
 			if (later(s, id)) {
-				say(fd, "436 %s\r\n", id);
+				fg_test_say(fd, "436 %s\r\n", id);
 				continue;
 			}
-			say(fd, "335 %s\r\n", id);
+			fg_test_say(fd, "335 %s\r\n", id);
 			if (!read_article(s, r))
 				break;
 			seen(s, id);
-			say(fd, strstr(id, "rej") ? "437 %s\r\n" : "235 %s\r\n", id);
-		} else if (strncmp(line, "QUIT", 4) == 0) {
-			say(fd, "205 bye%s\r\n", "");
+			fg_test_say(fd, strstr(id, "rej") ? "437 %s\r\n" : "235 %s\r\n", id);
+		} else if (!fg_test_srv_common(fd, line, s->streaming)) {
 			break;
-		} else {
-			say(fd, "500 unknown%s\r\n", "");
 		}
 	}
-	/* a lingering close: unread input at close() would make it an RST,
-	 * which may destroy answers already sent before the client reads them */
-	shutdown(fd, SHUT_WR);
-	for (int i = 0; i < 100; i++) {
-		struct pollfd p = { fd, POLLIN, 0 };
-		char junk[4096];
-
-		if (poll(&p, 1, 10) > 0 && recv(fd, junk, sizeof(junk), 0) <= 0)
-			break;
-	}
-	close(fd);
 	free(r);
-}
-
-struct conn_arg {
-	struct server *s;
-	int fd;
-};
-
-static void *conn_main(void *arg)
-{
-	struct conn_arg *ca = arg;
-
-	serve(ca->s, ca->fd);
-	free(ca);
-	return NULL;
-}
-
-/* A thread per connection (feeding and asking ones run side by side). */
-static void *server_main(void *arg)
-{
-	struct server *s = arg;
-	unsigned n = 0;
-
-	while (!atomic_load(&s->stop)) {
-		struct pollfd p = { s->lfd, POLLIN, 0 };
-		struct conn_arg *ca;
-		int fd;
-
-		if (poll(&p, 1, 50) <= 0)
-			continue;
-		fd = accept(s->lfd, NULL, NULL);
-		if (fd < 0)
-			continue;
-		atomic_fetch_add(&s->conns, 1);
-		ca = malloc(sizeof(*ca));
-		ca->s = s;
-		ca->fd = fd;
-		if (n == 64 || pthread_create(&s->conn_th[n], NULL, conn_main, ca) != 0) {
-			close(fd);
-			free(ca);
-			continue;
-		}
-		n++;
-	}
-	for (unsigned i = 0; i < n; i++)
-		pthread_join(s->conn_th[i], NULL);
-	return NULL;
 }
 
 static void server_start(struct server *s)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	socklen_t sl = sizeof(sin);
-	int one = 1;
-
 	pthread_mutex_init(&s->lock, NULL);
 	s->bytes_ok = true;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sin.sin_port = htons(s->port);	/* a restart takes the same port again */
-	s->lfd = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	ck_assert_int_eq(bind(s->lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-	ck_assert_int_eq(listen(s->lfd, 16), 0);
-	getsockname(s->lfd, (struct sockaddr *)&sin, &sl);
-	s->port = ntohs(sin.sin_port);
-	atomic_store(&s->stop, false);
-	ck_assert_int_eq(pthread_create(&s->th, NULL, server_main, s), 0);
+	s->srv.serve = serve;	/* a restart takes the same port again */
+	fg_test_srv_start(&s->srv);
 }
 
 static void server_stop(struct server *s)
 {
-	atomic_store(&s->stop, true);
-	pthread_join(s->th, NULL);
-	close(s->lfd);
+	fg_test_srv_stop(&s->srv);
 }
 
 /* ------------------------------------------------------------ the rig */
@@ -513,7 +376,7 @@ START_TEST(streaming_exactly_once_byte_for_byte)
 	struct fg_relay_ds_status st;
 
 	server_start(&s);
-	rig_up(s.port, "window 16\n");
+	rig_up(s.srv.port, "window 16\n");
 	offer("<a%u@t>", 600);
 	wait_delivered();
 	assert_once_in_order(&s, "<a%u@t>", 600);
@@ -537,7 +400,7 @@ START_TEST(answers_refused_deferred)
 	struct fg_relay_ds_status st;
 
 	server_start(&s);
-	rig_up(s.port, "");
+	rig_up(s.srv.port, "");
 	offer("<b%u@t>", 5);
 	offer("<rej%u@t>", 3);
 	offer("<later%u@t>", 2);
@@ -562,7 +425,7 @@ START_TEST(check_first)
 	struct fg_relay_ds_status st;
 
 	server_start(&s);
-	rig_up(s.port, "check-first on\n");
+	rig_up(s.srv.port, "check-first on\n");
 	offer("<e%u@t>", 10);
 	offer("<have%u@t>", 4);
 	offer("<later%u@t>", 1);
@@ -584,7 +447,7 @@ START_TEST(ihave_when_not_streaming)
 	struct fg_relay_ds_status st;
 
 	server_start(&s);
-	rig_up(s.port, "window 8\n");
+	rig_up(s.srv.port, "window 8\n");
 	offer("<f%u@t>", 20);
 	offer("<have%u@t>", 2);
 	offer("<rej%u@t>", 2);
@@ -610,16 +473,16 @@ START_TEST(dropped_connection_resends_only_in_flight)
 	unsigned dup = 0;
 
 	server_start(&s);
-	rig_up(s.port, "window 8\n");
+	rig_up(s.srv.port, "window 8\n");
 	offer("<g%u@t>", 200);
 	wait_delivered();
 	ck_assert_int_eq(fg_relay_status(relay, 0, &st), 0);
 	ck_assert_uint_eq(st.accepted, 200);
-	ck_assert_uint_ge(s.conns, 4);
+	ck_assert_uint_ge(s.srv.conns, 4);
 	/* the server saw each article once: the unanswered one went again */
 	assert_once_in_order(&s, "<g%u@t>", 200);
 	/* at most the window was in flight at each drop */
-	ck_assert_uint_le(st.sent - 200, 8 * (s.conns - 1));
+	ck_assert_uint_le(st.sent - 200, 8 * (s.srv.conns - 1));
 	(void)dup;
 	rig_down();
 	server_stop(&s);
@@ -632,7 +495,7 @@ START_TEST(server_400_reconnects)
 	struct fg_relay_ds_status st;
 
 	server_start(&s);
-	rig_up(s.port, "window 4\nconnections 2\n");
+	rig_up(s.srv.port, "window 4\nconnections 2\n");
 	offer("<h%u@t>", 100);
 	wait_delivered();
 	ck_assert_int_eq(fg_relay_status(relay, 0, &st), 0);
@@ -657,13 +520,13 @@ START_TEST(restart_resumes_from_cursor)
 	struct fg_relay_ds_status st;
 
 	server_start(&s);
-	rig_up(s.port, "");
+	rig_up(s.srv.port, "");
 	offer("<i%u@t>", 50);
 	wait_delivered();
 	rig_down();
 	/* the downstream is away while more arrives */
 	server_stop(&s);
-	rig_up(s.port, "");
+	rig_up(s.srv.port, "");
 	offer("<j%u@t>", 40);
 	/* nobody listens on the port: no connection can be ready and nothing
 	 * be acknowledged, whenever we look — once the relay has published
@@ -676,7 +539,7 @@ START_TEST(restart_resumes_from_cursor)
 	rig_down();
 	/* back: everything not acknowledged goes, nothing twice */
 	server_start(&s);
-	rig_up(s.port, "");
+	rig_up(s.srv.port, "");
 	wait_delivered();
 	assert_once_in_order(&s, "<i%u@t>", 50);
 	assert_once_in_order(&s, "<j%u@t>", 40);
@@ -735,7 +598,7 @@ START_TEST(a_lost_segment_is_skipped)
 	fg_config_free(cfg);
 	cfg = NULL;
 	server_start(&s);
-	rig_up(s.port, "");
+	rig_up(s.srv.port, "");
 	wait_delivered();
 	/* what was in segment 1 is gone; the rest arrived, in order */
 	pthread_mutex_lock(&s.lock);
@@ -849,7 +712,7 @@ START_TEST(routes_pick_downstreams)
 	server_start(&sa);
 	server_start(&sb);
 	rig_up_text("[downstream a]\naddress 127.0.0.1:%u\n[downstream b]\naddress 127.0.0.1:%u\n",
-		    sa.port, sb.port);
+		    sa.srv.port, sb.srv.port);
 	offer_routed("<r%u@t>", 400);
 	wait_until(all_acked, "both downstreams to pass every record");
 	assert_routed(&sa, 0, 400);
@@ -865,7 +728,7 @@ START_TEST(routes_pick_downstreams)
 	/* reordered, "b" renamed (its id kept): nothing again, and new records
 	 * still go where their routes say */
 	rig_up_text("[downstream bee]\nid b\naddress 127.0.0.1:%u\n[downstream a]\n"
-		    "address 127.0.0.1:%u\n", sb.port, sa.port);
+		    "address 127.0.0.1:%u\n", sb.srv.port, sa.srv.port);
 	offer_routed("<s%u@t>", 8);
 	wait_until(all_acked, "both downstreams to pass the new records");
 	pthread_mutex_lock(&sa.lock);
@@ -925,7 +788,7 @@ START_TEST(paused_parked_dropped_resumed)
 	server_start(&sa);
 	server_start(&sb);
 	rig_up_text("[downstream a]\naddress 127.0.0.1:%u\n[downstream b]\naddress 127.0.0.1:%u\n"
-		    "backlog-bytes 64K\nbacklog-disk 256K\nbacklog-full drop\n", sa.port, sb.port);
+		    "backlog-bytes 64K\nbacklog-disk 256K\nbacklog-full drop\n", sa.srv.port, sb.srv.port);
 	ck_assert_int_eq(fg_relay_find(relay, "b"), 1);
 	ck_assert_int_eq(fg_relay_find(relay, "nope"), -ENOENT);
 	ck_assert_int_eq(fg_relay_pause(relay, 1, true), 0);
@@ -1015,7 +878,7 @@ START_TEST(asks_answered_by_check)
 	uint64_t until;
 
 	server_start(&s);
-	a = rig_up_asking(s.port, "", 4);
+	a = rig_up_asking(s.srv.port, "", 4);
 	ck_assert_ptr_nonnull(a);
 	/* the asking connection comes up; until then questions get UNKNOWN */
 	until = fg_mono_ns() + WAIT_NS;
@@ -1083,7 +946,7 @@ START_TEST(asks_unknown_when_nobody_answers)
 	 * The asking connection is up once a question reaches the server
 	 * (before that, a question is answered UNKNOWN at once, unsent) */
 	server_start(&s);
-	a = rig_up_asking(s.port, "", 16);
+	a = rig_up_asking(s.srv.port, "", 16);
 	until = fg_mono_ns() + WAIT_NS;
 	do {
 		memset(&x, 0, sizeof(x));

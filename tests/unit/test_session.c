@@ -472,6 +472,24 @@ START_TEST(pipelined_delayed_in_order)
 }
 END_TEST
 
+/* Peer a's TAKETHIS of id is ACCEPTING when peer b's TAKETHIS of it, and a
+ * CHECK of `after` behind, arrive: nothing answers b before a's end. */
+static void both_offer(struct fg_th_conn *a, struct fg_th_conn *b, const char *id,
+		       const char *art, const char *after)
+{
+	char check[128];
+
+	takethis(a, id, art, 0);
+	fg_th_pump(&T, 0);
+	ck_assert_int_eq(fg_th_state(&T, id), FG_HISTORY_ACCEPTING);
+	takethis(b, id, art, 0);
+	snprintf(check, sizeof(check), "CHECK %s\r\n", after);
+	line(b, check);
+	fg_th_pump(&T, 0);
+	expect(b, "");
+	fg_th_settle(&T, 5 * MS, 100);
+}
+
 START_TEST(second_transfer_waits)
 {
 	struct fg_th_conn *a = peer(), *b = fg_th_open(&T, "beta");
@@ -480,14 +498,7 @@ START_TEST(second_transfer_waits)
 	fg_th_pump(&T, 0);
 	fg_th_out_clear(b);
 	fg_sink_mem_set_delay(T.sink, 20 * MS);
-	takethis(a, "<w@x.example>", x, 0);
-	fg_th_pump(&T, 0);
-	ck_assert_int_eq(fg_th_state(&T, "<w@x.example>"), FG_HISTORY_ACCEPTING);
-	takethis(b, "<w@x.example>", x, 0);
-	line(b, "CHECK <after@x.example>\r\n");
-	fg_th_pump(&T, 0);
-	expect(b, "");
-	fg_th_settle(&T, 5 * MS, 100);
+	both_offer(a, b, "<w@x.example>", x, "<after@x.example>");
 	expect(a, "239 <w@x.example>\r\n");
 	expect(b, "439 <w@x.example>\r\n238 <after@x.example>\r\n");
 	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_WAIT_ACCEPTING), 1);
@@ -503,6 +514,67 @@ START_TEST(second_transfer_waits)
 	ck_assert_int_eq(fg_th_state(&T, "<v@x.example>"), FG_HISTORY_ACCEPTED);
 	free(x);
 	free(y);
+}
+END_TEST
+
+/*
+ * End-to-end acknowledgement (sink.h, FG_SINK_REFUSED*): the downstream's
+ * 439 reaches the peer as 439. REFUSED (the server confirmed with 438 to
+ * CHECK) is remembered: a second peer's TAKETHIS waiting on the ACCEPTING
+ * entry gets 439 and a later CHECK 438. REFUSED_FORGET releases the entry:
+ * the waiting transfer takes its place. Either way the second peer, and
+ * the CHECK pipelined behind its TAKETHIS, wait exactly as long as the
+ * first transfer's completion (here the sink's delay; the end-to-end sink
+ * bounds it by ack-timeout plus a spill's sync, test_ack_mt).
+ */
+START_TEST(downstream_refusal_remembered_or_forgotten)
+{
+	struct fg_th_conn *a = peer(), *b = fg_th_open(&T, "beta");
+	char *x = article("<keep-1@x.example>"), *y = article("<forget-1@x.example>");
+
+	fg_th_pump(&T, 0);
+	fg_th_out_clear(b);
+	fg_sink_mem_set_delay(T.sink, 20 * MS);
+	fg_sink_mem_set_refuse(T.sink, "keep-", "forget-");
+	both_offer(a, b, "<keep-1@x.example>", x, "<after1@x.example>");
+	expect(a, "439 <keep-1@x.example>\r\n");
+	expect(b, "439 <keep-1@x.example>\r\n238 <after1@x.example>\r\n");
+	ck_assert_int_eq(fg_th_state(&T, "<keep-1@x.example>"), FG_HISTORY_REJECTED);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_REJECTS_REMEMBERED), 1);
+	line(b, "CHECK <keep-1@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(b, "438 <keep-1@x.example>\r\n");
+
+	takethis(a, "<forget-1@x.example>", y, 0);
+	fg_th_pump(&T, 0);
+	ck_assert_int_eq(fg_th_state(&T, "<forget-1@x.example>"), FG_HISTORY_ACCEPTING);
+	/* the waiting one is committed once the first is forgotten: accepted */
+	fg_sink_mem_set_refuse(T.sink, "keep-", NULL);
+	takethis(b, "<forget-1@x.example>", y, 0);
+	fg_th_pump(&T, 0);
+	expect(b, "");
+	fg_th_settle(&T, 5 * MS, 100);
+	expect(a, "439 <forget-1@x.example>\r\n");
+	expect(b, "239 <forget-1@x.example>\r\n");
+	ck_assert_int_eq(fg_th_state(&T, "<forget-1@x.example>"), FG_HISTORY_ACCEPTED);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_REJECTS_REMEMBERED), 1);
+	ck_assert_uint_eq(fg_th_ctr(&T, FG_CTR_NNTP_WAIT_ACCEPTING), 2);
+	free(x);
+	free(y);
+	/* IHAVE: 437, the reason named; forgotten, so offered again: 335 */
+	x = article("<forget-2@x.example>");
+	fg_sink_mem_set_refuse(T.sink, NULL, "forget-");
+	line(a, "IHAVE <forget-2@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(a, "335 Send it; end with <CR-LF>.<CR-LF>\r\n");
+	fg_th_send(a, x, strlen(x), 0);
+	fg_th_settle(&T, 5 * MS, 100);
+	expect(a, "437 Rejected: downstream-refused\r\n");
+	ck_assert_int_eq(fg_th_state(&T, "<forget-2@x.example>"), FG_HISTORY_ABSENT);
+	line(a, "IHAVE <forget-2@x.example>\r\n");
+	fg_th_pump(&T, 0);
+	expect(a, "335 Send it; end with <CR-LF>.<CR-LF>\r\n");
+	free(x);
 }
 END_TEST
 
@@ -1580,6 +1652,7 @@ static Suite *session_suite(void)
 	tcase_add_test(tc, sink_failure);
 	tcase_add_test(tc, pipelined_delayed_in_order);
 	tcase_add_test(tc, second_transfer_waits);
+	tcase_add_test(tc, downstream_refusal_remembered_or_forgotten);
 	tcase_add_test(tc, bad_lines);
 	tcase_add_test(tc, eof_cases);
 	tcase_add_test(tc, drop_releases_offers);

@@ -282,6 +282,13 @@ FG_COUNTER(RELAY_ASKED, "relay_asked", "warm-up: CHECKs sent downstream to ask a
 FG_COUNTER(RELAY_ASK_HAVE, "relay_ask_have", "warm-up: answers that the downstream has the ID (438)")
 FG_COUNTER(RELAY_ASK_OTHER, "relay_ask_other", "warm-up: answers that it does not (238) or is receiving it (431)")
 FG_COUNTER(RELAY_ASK_UNKNOWN, "relay_ask_unknown", "warm-up: questions without an answer (no connection, a failure, or too slow)")
+FG_COUNTER(RELAY_ACK_ACCEPTED, "relay_ack_accepted", "end-to-end: articles answered 239/235 on an acknowledging downstream's 239, nothing written to floodgate's disk")
+FG_COUNTER(RELAY_ACK_SPILL_TIMEOUT, "relay_ack_spill_timeout", "end-to-end: articles spilled to the queue because a downstream had not answered within ack-timeout")
+FG_COUNTER(RELAY_ACK_SPILL_REFUSED, "relay_ack_spill_refused", "end-to-end: articles spilled to the queue on a downstream's 400, 431, 436 or 5xx")
+FG_COUNTER(RELAY_ACK_SPILL_EOF, "relay_ack_spill_eof", "end-to-end: articles spilled to the queue because a downstream's connection closed or broke before its answer")
+FG_COUNTER(RELAY_ACK_QUEUED, "relay_ack_queued", "end-to-end: articles that took the queue's path at once (no acknowledging downstream in the route, one not streaming or not ready, or no room)")
+FG_COUNTER(RELAY_ACK_REFUSED, "relay_ack_refused", "end-to-end: an acknowledging downstream's 439 passed to the peer as 439 / 437")
+FG_COUNTER(RELAY_ACK_REMEMBERED, "relay_ack_remembered", "end-to-end: of those, refusals the server confirmed with 438 to a CHECK of the ID (remembered as rejected)")
 
 /* ---- dataplane (DPDK ports, lcores) ---- */
 FG_COUNTER(DP_SESSIONS_REFUSED_DRAIN, "dp_sessions_refused_draining", "connections answered 400 and closed because the dataplane was draining")

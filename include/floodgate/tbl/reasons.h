@@ -25,3 +25,4 @@ FG_REASON(UNWANTED_NEWSGROUP, "unwanted-newsgroup", "no newsgroup of the article
 FG_REASON(DUPLICATE, "duplicate", "the Message-ID is already in history")
 FG_REASON(SUPERSEDED, "superseded", "a newer version or a Supersedes of this Message-ID was honoured")
 FG_REASON(CYBER_CANCEL, "cyber-cancel", "the Message-ID starts with <cancel. and refuse-cyber-cancels is on (INN's refusecybercancels)")
+FG_REASON(DOWNSTREAM_REFUSED, "downstream-refused", "the acknowledging downstream server refused the article (439; end-to-end acknowledgement, docs/relay.md)")

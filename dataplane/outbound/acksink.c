@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * acksink.c — the end-to-end acknowledging sink (acksink.h): the queue's
+ * handle for the pieces, the relay's acker for the decision.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "floodgate/acksink.h"
+
+struct fg_ack_sink {
+	struct fg_queue_sink *qs;
+	struct fg_relay_acker *ak;
+	struct fg_stats *stats;
+	uint64_t timeout_ns;
+	struct iovec *iov;		/* scratch: an article's pieces at commit */
+	unsigned capiov;
+};
+
+struct fg_ack_sink *fg_ack_sink_create(struct fg_queue_sink *qs, struct fg_relay_acker *ak,
+				       struct fg_stats *stats, uint64_t timeout_ns)
+{
+	struct fg_ack_sink *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->qs = qs;
+	s->ak = ak;
+	s->stats = stats;
+	s->timeout_ns = timeout_ns;
+	return s;
+}
+
+unsigned fg_ack_sink_busy(const struct fg_ack_sink *s)
+{
+	return fg_queue_sink_busy(s->qs);
+}
+
+static int ack_begin(void *sink, const char *msgid, size_t len, unsigned peer, void **art)
+{
+	struct fg_ack_sink *s = sink;
+
+	return fg_queue_sink_ops.begin(s->qs, msgid, len, peer, art);
+}
+
+static int ack_append(void *sink, void *art, const struct fg_iov *seg, bool may_hold)
+{
+	struct fg_ack_sink *s = sink;
+
+	return fg_queue_sink_ops.append(s->qs, art, seg, may_hold);
+}
+
+static void ack_route(void *sink, void *art, const struct fg_feeds_set *set)
+{
+	struct fg_ack_sink *s = sink;
+
+	fg_queue_sink_ops.route(s->qs, art, set);
+}
+
+static void ack_discard(void *sink, void *art)
+{
+	struct fg_ack_sink *s = sink;
+
+	fg_queue_sink_ops.discard(s->qs, art);
+}
+
+static bool ack_full(void *sink)
+{
+	struct fg_ack_sink *s = sink;
+
+	return fg_queue_sink_ops.full(s->qs);
+}
+
+/* Straight to the relay: 0, or -errno (take the queue's path). */
+static int to_relay(struct fg_ack_sink *s, void *art, uint64_t cookie)
+{
+	struct fg_queue_art_view v;
+	struct fg_relay_ack_art a;
+
+	fg_queue_sink_view(art, &v);
+	if (!fg_relay_ack_can(s->ak, v.route))
+		return -EAGAIN;
+	if (v.pieces > s->capiov) {
+		unsigned cap = FG_MAX(v.pieces, FG_MAX(2 * s->capiov, 64u));
+		struct iovec *n = realloc(s->iov, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		s->iov = n;
+		s->capiov = cap;
+	}
+	fg_queue_sink_pieces(art, s->iov, v.pieces);
+	a = (struct fg_relay_ack_art){
+		.cookie = cookie, .ctx = art, .id = v.id, .id_len = v.id_len, .route = v.route,
+		.iov = s->iov, .niov = v.pieces, .deadline_ns = fg_mono_ns() + s->timeout_ns,
+	};
+	return fg_relay_ack_send(s->ak, &a);
+}
+
+static int ack_commit(void *sink, void *art, uint64_t cookie)
+{
+	struct fg_ack_sink *s = sink;
+
+	if (to_relay(s, art, cookie) == 0)
+		return 0;
+	if (s->stats)
+		fg_stats_inc(s->stats, FG_CTR_RELAY_ACK_QUEUED);
+	return fg_queue_sink_ops.commit(s->qs, art, cookie);
+}
+
+struct ack_poll {
+	struct fg_ack_sink *s;
+	fg_sink_done_fn *done;
+	void *ctx;
+	unsigned n;
+};
+
+static void on_result(void *arg, const struct fg_relay_ack_result *res)
+{
+	struct ack_poll *p = arg;
+	struct fg_ack_sink *s = p->s;
+	int status;
+
+	if (res->what == FG_RELAY_ACK_SPILL) {
+		/* the queue's done() follows its sync */
+		fg_queue_sink_ops.route(s->qs, res->ctx, &res->spill);
+		if (fg_queue_sink_ops.commit(s->qs, res->ctx, res->cookie) == 0)
+			return;
+		status = -EIO;
+	} else {
+		fg_queue_sink_ops.discard(s->qs, res->ctx);
+		status = res->what == FG_RELAY_ACK_ACCEPTED ? 0 :
+			 res->what == FG_RELAY_ACK_REFUSED ? FG_SINK_REFUSED : FG_SINK_REFUSED_FORGET;
+	}
+	p->done(p->ctx, res->cookie, status);
+	p->n++;
+}
+
+static unsigned ack_poll(void *sink, uint64_t now_ns, fg_sink_done_fn *done, void *ctx)
+{
+	struct fg_ack_sink *s = sink;
+	struct ack_poll p = { s, done, ctx, 0 };
+
+	p.n = fg_queue_sink_ops.poll(s->qs, now_ns, done, ctx);
+	fg_relay_ack_results(s->ak, on_result, &p);
+	return p.n;
+}
+
+static void ack_destroy(void *sink)
+{
+	struct fg_ack_sink *s = sink;
+
+	if (!s)
+		return;
+	fg_relay_acker_destroy(s->ak);
+	fg_queue_sink_destroy(s->qs);
+	free(s->iov);
+	free(s);
+}
+
+const struct fg_sink_ops fg_ack_sink_ops = {
+	.begin = ack_begin,
+	.append = ack_append,
+	.commit = ack_commit,
+	.route = ack_route,
+	.discard = ack_discard,
+	.poll = ack_poll,
+	.full = ack_full,
+	.destroy = ack_destroy,
+};
