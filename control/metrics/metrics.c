@@ -166,6 +166,7 @@ static void json_peer(struct fg_json *j, const struct sample *s, unsigned p)
 	json_counters(j, &s->st->peer[p], true);
 	json_delays(j, &d->injection_delay, &d->propagation_delay);
 	fg_json_f64(j, "offers_first_share", fg_stats_first_share(&s->st->peer[p]));
+	fg_json_time(j, "last_seen", s->st->peer_seen[p]);
 }
 
 static void json_history(struct fg_json *j, const struct sample *s)
@@ -420,6 +421,11 @@ static void table_peer(struct fg_sbuf *b, struct fg_region *r, const struct samp
 	table_block(b, &s->st->peer[p], "  ");
 	if (!isnan(share))
 		fg_sbuf_printf(b, "  offered first: %.1f %% of its offers\n", share * 100.0);
+	if (s->st->peer_seen[p]) {
+		fg_sbuf_puts(b, "  last seen: ");
+		fg_sbuf_time(b, s->st->peer_seen[p]);
+		fg_sbuf_puts(b, "\n");
+	}
 	if (d->injection_delay.count || d->propagation_delay.count)
 		table_delays(b, &d->injection_delay, &d->propagation_delay);
 }

@@ -209,6 +209,16 @@ static void prom_delays(struct fg_sbuf *b, struct fg_region *r, const struct sam
 		prom_peer_open(b, fg_region_peer_name(r, p), false);
 		prom_value(b, fg_stats_first_share(&s->st->peer[p]));
 	}
+	prom_head(b, "floodgate_peer_last_seen_timestamp_seconds", "gauge",
+		  "Unix time the peer last sent anything (input octets or a session), to the "
+		  "writers' publication period; no series for a peer never seen");
+	for (unsigned p = 0; p < s->npeers; p++) {
+		if (!s->st->peer_seen[p])
+			continue;
+		fg_sbuf_puts(b, "floodgate_peer_last_seen_timestamp_seconds");
+		prom_peer_open(b, fg_region_peer_name(r, p), false);
+		prom_value(b, (double)s->st->peer_seen[p]);
+	}
 }
 
 static void prom_history(struct fg_sbuf *b, const struct sample *s)

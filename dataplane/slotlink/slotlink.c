@@ -32,6 +32,9 @@ struct fg_slotlink {
 	int region_to_cfg[FG_REGION_PEERS];
 	struct fg_stats base[FG_REGION_PEERS];		/* folded before reloads */
 	struct fg_region_delays base_delay[FG_REGION_PEERS];
+	/* each peer's input octets + sessions at the last publication: when
+	 * they grew, the peer was seen (its peer_seen is stamped) */
+	uint64_t seen_mark[FG_REGION_PEERS];
 	struct fg_stats tmp;
 	/* for the outbound queue's journal gate (outbound.h): records placed
 	 * in the slot's journal ring, and whether the last one was refused
@@ -139,6 +142,8 @@ void fg_slotlink_publish(struct fg_slotlink *sl, const struct fg_nntp_counters *
 {
 	struct fg_region_wstats *ws = fg_region_writer_stats(sl->w);
 	unsigned np = fg_region_npeers(sl->r);
+	fg_time_t now = 0;		/* read once, when a peer was seen */
+	uint64_t mark;
 
 	FG_ASSERT(n_peer == sl->n_peer);
 	ws->total = total->s;
@@ -154,6 +159,11 @@ void fg_slotlink_publish(struct fg_slotlink *sl, const struct fg_nntp_counters *
 			fg_stats_merge(&sl->tmp, &live->s);
 		ws->peer[ri] = sl->tmp;
 		publish_delays(&ws->peer_delay[ri], &sl->base_delay[ri], live);
+		mark = sl->tmp.ctr[FG_CTR_NNTP_BYTES_IN] + sl->tmp.ctr[FG_CTR_NNTP_SESSIONS_OPENED];
+		if (mark != sl->seen_mark[ri]) {
+			sl->seen_mark[ri] = mark;
+			ws->peer_seen[ri] = now ? now : (now = time(NULL));
+		}
 	}
 	fg_region_writer_heartbeat(sl->w);
 	fg_region_writer_clock_suspect(sl->w, clock_suspect);

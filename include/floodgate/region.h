@@ -59,8 +59,9 @@
 #include "floodgate/stats.h"
 
 /* 2: per-peer delay histograms (peer_delay) after the per-peer counters;
- * 3: verdict-log records carry the remote address and port (vlog.h) */
-#define FG_REGION_LAYOUT 3
+ * 3: verdict-log records carry the remote address and port (vlog.h);
+ * 4: each peer's last-seen time (peer_seen) after the delays */
+#define FG_REGION_LAYOUT 4
 /* one less than the owners a history token can name: FG_HISTORY_OWNER_NONE */
 #define FG_REGION_MAX_WRITERS FG_HISTORY_OWNER_NONE
 /* Peer names a region can label counters with, over its whole life. */
@@ -95,6 +96,10 @@ struct fg_region_wstats {
 	 * the articles each peer brought (layout 2) */
 	struct fg_stats peer[FG_REGION_PEERS];
 	struct fg_region_delays peer_delay[FG_REGION_PEERS];
+	/* by peer index: Unix seconds of the publication that first saw the
+	 * peer's input octets or sessions grow, 0 never (layout 4). A time,
+	 * not a count: a sum keeps the newest over the slots, never adds. */
+	fg_time_t peer_seen[FG_REGION_PEERS];
 };
 
 /* Where a new region's pages come from ([history] huge-pages). */
@@ -228,7 +233,7 @@ bool fg_region_vlog_on(const struct fg_region *r);
 struct fg_stats *fg_region_ctld_stats(struct fg_region *r);
 
 /* Sum of every slot's counters, the retired block and floodctld's own
- * block. Serialised against fg_region_reap in this process, so a sum never
+ * block (peer_seen: the newest of them). Serialised against fg_region_reap in this process, so a sum never
  * counts a slot twice or not at all. */
 void fg_region_sum(struct fg_region *r, struct fg_region_wstats *out);
 

@@ -67,7 +67,9 @@ int fg_slotlink_switch(struct fg_slotlink *sl, struct fg_nntp_engine *e, const s
  * slots): `total` is the thread's block (the engine's, which the net and
  * TCP modules of the same core share), `peers` its per-peer blocks
  * (n_peer + 1, the last for hosts that are not peers). Also bumps the
- * slot's heartbeat and sets its clock-suspect flag.
+ * slot's heartbeat, sets its clock-suspect flag, and stamps the last-seen
+ * time of each peer whose input octets or sessions grew since the last
+ * publication (so to the publication's period).
  */
 void fg_slotlink_publish(struct fg_slotlink *sl, const struct fg_nntp_counters *total,
 			 const struct fg_nntp_counters *peers, unsigned n_peer,

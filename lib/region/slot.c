@@ -31,6 +31,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -369,13 +370,17 @@ static void add_u64s(uint64_t *into, const uint64_t *from, size_t n)
 		into[i] += from[i];
 }
 
-/* struct fg_region_wstats is made of uint64 counters only (fg_hist's sum
- * is an int64 whose sum wraps the same way): add it word by word. */
+/* struct fg_region_wstats is made of uint64 counters (fg_hist's sum is
+ * an int64 whose sum wraps the same way), added word by word, then the
+ * peers' last-seen times, of which the newest is kept. */
 static void wstats_add(struct fg_region_wstats *into, const struct fg_region_wstats *from)
 {
-	_Static_assert(sizeof(struct fg_region_wstats) % sizeof(uint64_t) == 0, "words");
+	_Static_assert(offsetof(struct fg_region_wstats, peer_seen) % sizeof(uint64_t) == 0,
+		       "words");
 	add_u64s((uint64_t *)into, (const uint64_t *)from,
-		 sizeof(*into) / sizeof(uint64_t));
+		 offsetof(struct fg_region_wstats, peer_seen) / sizeof(uint64_t));
+	for (unsigned p = 0; p < FG_REGION_PEERS; p++)
+		into->peer_seen[p] = FG_MAX(into->peer_seen[p], from->peer_seen[p]);
 }
 
 static void free_slot(struct fg_region *r, unsigned i)

@@ -392,6 +392,10 @@ START_TEST(golden_region_headers_read)
 			ck_assert_msg(rc == -EPROTONOSUPPORT && strstr(why, "region layout version 2"),
 				      "layout 2 (verdict lines without the remote) is refused: %d %s",
 				      rc, why ? why : "");
+		if (strstr(names[i], "/v3.fgr"))
+			ck_assert_msg(rc == -EPROTONOSUPPORT && strstr(why, "region layout version 3"),
+				      "layout 3 (no per-peer last-seen) is refused: %d %s",
+				      rc, why ? why : "");
 		free(b.p);
 	}
 	free_names(names, n);

@@ -112,6 +112,9 @@ static struct fg_region *workload(struct ctl_fixture *fx, struct fg_region_write
 		fg_hist_add(&s->peer_delay[0].injection_delay, 300);
 		s->peer[0].ctr[FG_CTR_NNTP_OFFERS] += 4;
 		s->peer[0].ctr[FG_CTR_NNTP_OFFERS_FIRST] += 1;
+		/* alpha last seen by the second writer, 5 s ago; the other never */
+		s->peer_seen[0] = 999990;
+		fg_region_writer_stats(w[1])->peer_seen[0] = 999995;
 	}
 	fg_stats_inc(fg_region_ctld_stats(r), FG_CTR_SNAPSHOTS);
 	publish_nic(w[1]);
@@ -178,6 +181,9 @@ START_TEST(test_known_values)
 	ck_assert(has_line(t, "floodgate_peer_nntp_offers_total{peer=\"alpha\"} 4"));
 	ck_assert(has_line(t, "floodgate_peer_offers_first_ratio{peer=\"alpha\"} 0.25"));
 	ck_assert(has_line(t, "floodgate_peer_offers_first_ratio{peer=\"we\\\"ird\\\\name\"} NaN"));
+	/* last seen: the newest over the writers, no series for a peer never seen */
+	ck_assert(has_line(t, "floodgate_peer_last_seen_timestamp_seconds{peer=\"alpha\"} 999995"));
+	ck_assert(!strstr(t, "floodgate_peer_last_seen_timestamp_seconds{peer=\"we"));
 	/* the site-wide families do not count the per-peer ones twice */
 	ck_assert(has_line(t, "floodgate_propagation_delay_seconds_count 2"));
 	ck_assert(has_line(t, "floodgate_writers 2"));
@@ -273,8 +279,9 @@ START_TEST(test_json_and_table)
 			  "\"nntp_offers_first\":1},\"rejected\":{\"too-old\":3},\"histograms\":"
 			  "{\"injection_delay_seconds\":{\"count\":1,\"sum\":300,"));
 	ck_assert(strstr(b.p, "\"propagation_delay_seconds\":{\"count\":1,\"sum\":3600,\"negative\":0,"
-			  "\"buckets\":[[4095,1]]}},\"offers_first_share\":0.25}"));
-	ck_assert(strstr(b.p, "\"offers_first_share\":null}"));
+			  "\"buckets\":[[4095,1]]}},\"offers_first_share\":0.25,"
+			  "\"last_seen\":\"1970-01-12T13:46:35Z\"}"));
+	ck_assert(strstr(b.p, "\"offers_first_share\":null,\"last_seen\":null}"));
 	ck_assert(strstr(b.p, "\"we\\\"ird\\\\name\":"));
 	ck_assert(strstr(b.p, "\"commit_age_seconds\":null"));
 	ck_assert(strstr(b.p, "\"lcores\":[{\"writer\":\"t\",\"busy_cycles\":1000,"
@@ -292,6 +299,7 @@ START_TEST(test_json_and_table)
 	ck_assert(strstr(b.p, "rejected too-old"));
 	ck_assert(strstr(b.p, "lcore t: busy 25.0 % of its loop since it started\n"));
 	ck_assert(strstr(b.p, "  offered first: 25.0 % of its offers\n"));
+	ck_assert(strstr(b.p, "  offered first: 25.0 % of its offers\n  last seen: 1970-01-12T13:46:35Z\n"));
 	/* floodctl stats --peer: one peer's block, table and JSON */
 	fg_sbuf_reset(&b);
 	ck_assert_int_eq(fg_metrics_peer(r, "alpha", false, &b), 0);
@@ -302,7 +310,7 @@ START_TEST(test_json_and_table)
 	fg_sbuf_reset(&b);
 	ck_assert_int_eq(fg_metrics_peer(r, "alpha", true, &b), 0);
 	ck_assert(strncmp(b.p, "{\"peer\":\"alpha\",\"counters\":{\"rules_accepted\":10,", 48) == 0);
-	ck_assert(strstr(b.p, "\"offers_first_share\":0.25}\n"));
+	ck_assert(strstr(b.p, "\"offers_first_share\":0.25,\"last_seen\":\"1970-01-12T13:46:35Z\"}\n"));
 	fg_sbuf_reset(&b);
 	ck_assert_int_eq(fg_metrics_peer(r, "nobody", true, &b), -ENOENT);
 	ck_assert_uint_eq(b.len, 0);

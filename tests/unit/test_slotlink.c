@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 
 #include "ctl_fixture.h"
@@ -239,6 +240,66 @@ START_TEST(test_publish_across_reload)
 }
 END_TEST
 
+/* Layout 4: a publication stamps the last-seen time of each peer whose
+ * input octets or sessions grew, and no other; the region's sum keeps the
+ * newest stamp over the slots (a time is never added up). */
+START_TEST(test_publish_last_seen)
+{
+	struct fg_config *ab = conf(conf_ab);
+	struct fg_nntp_counters total = { 0 }, *p = calloc(3, sizeof(*p)),
+				*q = calloc(3, sizeof(*q));
+	struct fg_region_wstats *ws, *ws2, *sum = malloc(sizeof(*sum));
+	struct fg_region_writer *w2;
+	struct fg_slotlink *sl2;
+	struct world W;
+	fg_time_t t0, t1;
+	int ia, ib, err;
+
+	up(&W, ab, 64);
+	ws = fg_region_writer_stats(W.w);
+	ia = fg_region_peer_index(W.r, "alpha");
+	ib = fg_region_peer_index(W.r, "beta");
+	t0 = time(NULL);
+	p[0].s.ctr[FG_CTR_NNTP_BYTES_IN] = 100;			/* alpha spoke */
+	fg_slotlink_publish(W.sl, &total, p, ab->n_peer, false);
+	t1 = time(NULL);
+	ck_assert(ws->peer_seen[ia] >= t0 && ws->peer_seen[ia] <= t1);
+	ck_assert_int_eq(ws->peer_seen[ib], 0);			/* beta did not */
+	/* nothing grew: no stamp (a sentinel shows it was not rewritten) */
+	ws->peer_seen[ia] = 1000;
+	fg_slotlink_publish(W.sl, &total, p, ab->n_peer, false);
+	ck_assert_int_eq(ws->peer_seen[ia], 1000);
+	/* a session opened, no octet yet: seen */
+	p[1].s.ctr[FG_CTR_NNTP_SESSIONS_OPENED] = 1;
+	fg_slotlink_publish(W.sl, &total, p, ab->n_peer, false);
+	ck_assert(ws->peer_seen[ib] >= t0);
+	ck_assert_int_eq(ws->peer_seen[ia], 1000);
+	/* a second writer: the sum adds the counters, keeps the newest time */
+	w2 = fg_region_claim(W.r, "test2", &err);
+	ck_assert_ptr_nonnull(w2);
+	sl2 = fg_slotlink_create(w2, ab);
+	ck_assert_ptr_nonnull(sl2);
+	ws2 = fg_region_writer_stats(w2);
+	q[0].s.ctr[FG_CTR_NNTP_BYTES_IN] = 50;
+	fg_slotlink_publish(sl2, &total, q, ab->n_peer, false);
+	ws2->peer_seen[ia] = 2000;
+	fg_region_sum(W.r, sum);
+	ck_assert_uint_eq(sum->peer[ia].ctr[FG_CTR_NNTP_BYTES_IN], 150);
+	ck_assert_int_eq(sum->peer_seen[ia], 2000);
+	ws2->peer_seen[ia] = 500;
+	fg_region_sum(W.r, sum);
+	ck_assert_int_eq(sum->peer_seen[ia], 1000);
+	ck_assert_int_eq(sum->peer_seen[ib], ws->peer_seen[ib]);
+	fg_slotlink_destroy(sl2);
+	fg_region_release(w2);
+	down(&W);
+	free(p);
+	free(q);
+	free(sum);
+	fg_config_free(ab);
+}
+END_TEST
+
 /* The harness's configuration as text, the value of its key `key` (if
  * any) overwritten by `to` (of the same length), and `extra` appended. */
 static struct fg_config *conf_plus(const struct fg_config *base, const char *key, const char *to,
@@ -318,6 +379,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_journal_gate);
 	tcase_add_test(t, test_verdict_lines);
 	tcase_add_test(t, test_publish_across_reload);
+	tcase_add_test(t, test_publish_last_seen);
 	tcase_add_test(t, test_switch_keeps_counters);
 	suite_add_tcase(s, t);
 	return s;
