@@ -67,6 +67,7 @@ struct ctld_opts {
 	double expire_share;		/* --expire-share, % of one core */
 	unsigned writers;		/* --writers */
 	uint32_t journal_ring;		/* --journal-ring */
+	unsigned graph_period;		/* --graph-period, seconds */
 };
 
 struct ctld {
