@@ -16,7 +16,8 @@
  *      refused and by reason, the share of first offers, the two delays of
  *      seed 002 (means), last seen;
  *   4. downstreams: state, lag, parked, backlog, what they took;
- *   5. history, queue, levers, ports, clock, floodctld's own state.
+ *   5. history, queue, levers, clock, floodctld's own state side by side;
+ *      then the ports.
  * No script: a meta refresh reloads it. Numbers are grouped by thousands
  * in the text; data-v keeps the exact value (statuspage.h).
  */
@@ -56,7 +57,8 @@ static const char css[] =
 	".bar{display:inline-block;width:10em;height:.7em;background:#eaeef2;vertical-align:middle}"
 	".bar i{display:block;height:100%;background:#0969da}.bar i.hot{background:#cf222e}"
 	"dl{display:grid;grid-template-columns:max-content auto;gap:.15em 1em;margin:0}"
-	"dt{color:#57606a}dd{margin:0}";
+	"dt{color:#57606a}dd{margin:0}"
+	".cols{display:flex;flex-wrap:wrap;gap:0 3em}.cols>section{min-width:17em}";
 
 /* ---------------------------------------------------------------- figures */
 
@@ -659,7 +661,7 @@ static void sec_daemon(struct fg_sbuf *b, const struct fg_metrics_state *m, cons
 	dd_count(b, "journal records waiting", "journal_lag_records", m->journal_lag_records);
 	fg_sbuf_puts(b, "<dt>last snapshot</dt><dd>");
 	if (m->snapshot_time) {
-		fg_sbuf_printf(b, "%llu, ", (unsigned long long)m->snapshot_seq);
+		fg_sbuf_printf(b, "#%llu, ", (unsigned long long)m->snapshot_seq);
 		put_secs(b, (double)(m->now - m->snapshot_time));
 		fg_sbuf_puts(b, " ago");
 	} else {
@@ -724,12 +726,14 @@ void fg_statuspage_render(struct fg_region *r, const struct fg_metrics_state *m,
 	sec_tiles(out, m, &s, t);
 	sec_peers(out, r, m, &s, t);
 	sec_downstreams(out, m);
+	fg_sbuf_puts(out, "<div class=\"cols\">");
 	sec_history(out, &s);
 	sec_queue(out, m);
 	sec_levers(out, m);
-	sec_nic(out, &s);
 	sec_clock(out, &s);
 	sec_daemon(out, m, &s);
+	fg_sbuf_puts(out, "</div>\n");
+	sec_nic(out, &s);
 	fg_sbuf_puts(out, "</body></html>\n");
 	metrics_sample_free(&s);
 }
