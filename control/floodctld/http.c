@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * http.c — the stats endpoint: GET /metrics (Prometheus text format
- * 0.0.4), GET /stats.json and the status page at GET / (statuspage.h),
+ * 0.0.4), GET /stats.json and the status page at GET / (statuspage.h;
+ * GET /?id=<Message-ID> adds what `floodctl lookup` says of the ID),
  * on the address of config [stats] http (loopback by default; "off" for
  * none).
  *
@@ -90,11 +91,44 @@ static bool read_request(int fd, char *buf, size_t cap)
 	return false;
 }
 
+/*
+ * The status page; with ?id=<Message-ID> (its lookup form) it also says
+ * what `floodctl lookup` says of the ID. A value that is not one (too
+ * long, a NUL) is answered as an invalid ID, never cut to one.
+ */
+static void serve_page(struct ctld *d, const struct fg_metrics_state *m,
+		       const struct fg_trend *trend, const char *query, struct fg_sbuf *out)
+{
+	struct fg_page_opts o = { .refresh = PAGE_REFRESH_S };
+	char host[256], id[FG_HISTORY_ID_MAX + 2];
+	struct fg_sbuf said;
+	int rc;
+
+	fg_sbuf_init(&said);
+	if (gethostname(host, sizeof(host)) == 0) {
+		host[sizeof(host) - 1] = '\0';
+		o.host = host;
+	}
+	rc = query ? fg_html_form_value(query, strlen(query), "id", id, sizeof(id)) : -ENOENT;
+	if (rc > 0) {
+		ctld_lookup(d, id, false, &said);
+	} else if (rc == -ENOSPC || rc == -EINVAL) {
+		snprintf(id, sizeof(id), "(%s)", rc == -ENOSPC ? "too long" : "holds a NUL");
+		fg_sbuf_puts(&said, "not a valid Message-ID (RFC 3977 3.6)\n");
+	}
+	if (rc > 0 || rc == -ENOSPC || rc == -EINVAL) {
+		o.lookup_id = id;
+		o.lookup_text = said.failed ? "out of memory" : said.p;
+	}
+	fg_statuspage_render(d->r, m, trend, &o, out);
+	fg_sbuf_free(&said);
+}
+
 static void serve_one(struct ctld *d, int fd, const struct fg_trend *trend)
 {
 	static const char prom_type[] = "text/plain; version=0.0.4; charset=utf-8";
 	struct timeval tv = { .tv_sec = 2 };
-	char req[REQ_MAX], method[16], path[512];
+	char req[REQ_MAX], method[16], path[1024], *query;
 	struct fg_metrics_state m;
 	struct fg_sbuf out;
 
@@ -102,12 +136,14 @@ static void serve_one(struct ctld *d, int fd, const struct fg_trend *trend)
 	tv.tv_sec = 5;
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (!read_request(fd, req, sizeof(req)) ||
-	    sscanf(req, "%15s %511s HTTP/", method, path) != 2) {
+	    sscanf(req, "%15s %1023s HTTP/", method, path) != 2) {
 		reply(fd, "400 Bad Request", "text/plain", "bad request\n", 12);
 		return;
 	}
 	ctld_count(d, FG_CTR_HTTP_REQUESTS);
-	path[strcspn(path, "?")] = '\0';
+	query = strchr(path, '?');
+	if (query)
+		*query++ = '\0';
 	if (strcmp(method, "GET") != 0) {
 		reply(fd, "405 Method Not Allowed", "text/plain", "GET only\n", 9);
 		return;
@@ -124,14 +160,7 @@ static void serve_one(struct ctld *d, int fd, const struct fg_trend *trend)
 		reply(fd, out.failed ? "500 Internal Server Error" : "200 OK", "application/json",
 		      out.p, out.failed ? 0 : out.len);
 	} else if (strcmp(path, "/") == 0) {
-		struct fg_page_opts o = { .refresh = PAGE_REFRESH_S };
-		char host[256];
-
-		if (gethostname(host, sizeof(host)) == 0) {
-			host[sizeof(host) - 1] = '\0';
-			o.host = host;
-		}
-		fg_statuspage_render(d->r, &m, trend, &o, &out);
+		serve_page(d, &m, trend, query, &out);
 		reply(fd, out.failed ? "500 Internal Server Error" : "200 OK",
 		      "text/html; charset=utf-8", out.p, out.failed ? 0 : out.len);
 	} else {

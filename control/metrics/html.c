@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * html.c — text into HTML, and sparklines (statuspage.h).
+ * html.c — text into HTML, sparklines, and the lookup form's query
+ * string (statuspage.h).
  *
  * Escaping: one function for element content and quoted attribute values
  * alike, so a caller cannot pick the wrong one (OWASP's rule #1 and #2
@@ -10,6 +11,7 @@
  * newline aside) and DEL become U+FFFD, so what a peer or a header sends
  * can neither end an element nor confuse the browser's decoder.
  */
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -142,4 +144,57 @@ void fg_html_spark(struct fg_sbuf *b, const double *v, unsigned n, unsigned w, u
 		fg_sbuf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"1.5\"/>", 1 + dx * last, y);
 	}
 	fg_sbuf_puts(b, "</svg>");
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Decode s[0..n) into out; its length, or -ENOSPC / -EINVAL. */
+static int form_decode(const char *s, size_t n, char *out, size_t cap)
+{
+	size_t len = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int hi, lo;
+		char c = s[i];
+
+		if (c == '+')
+			c = ' ';
+		else if (c == '%' && i + 2 < n && (hi = hexval(s[i + 1])) >= 0 &&
+			 (lo = hexval(s[i + 2])) >= 0) {
+			c = (char)(hi << 4 | lo);
+			i += 2;
+		}
+		if (c == '\0')
+			return -EINVAL;
+		if (len + 1 >= cap)
+			return -ENOSPC;
+		out[len++] = c;
+	}
+	out[len] = '\0';
+	return (int)len;
+}
+
+int fg_html_form_value(const char *query, size_t n, const char *key, char *out, size_t cap)
+{
+	size_t klen = strlen(key);
+
+	if (cap == 0)
+		return -ENOSPC;
+	for (size_t i = 0; i <= n;) {
+		const char *pair = query + i, *amp = memchr(pair, '&', n - i), *eq;
+		size_t plen = amp ? (size_t)(amp - pair) : n - i;
+
+		eq = memchr(pair, '=', plen);
+		/* names are compared as they came: the form's are plain */
+		if ((eq ? (size_t)(eq - pair) : plen) == klen && memcmp(pair, key, klen) == 0)
+			return form_decode(eq ? eq + 1 : pair, eq ? plen - klen - 1 : 0, out, cap);
+		i += plen + 1;
+	}
+	return -ENOENT;
 }

@@ -6,6 +6,7 @@
  * figure.
  *
  * The page, top to bottom, in the order a person on call asks:
+ *   0. a form to look a Message-ID up, and its answer when one was asked;
  *   1. what is wrong: one line per alarm (clock suspect, history near
  *      full, throttled, a peer paused, a downstream parked, a port down or
  *      dropping, the kernel clock unsynchronised, the dataplane's files
@@ -58,7 +59,9 @@ static const char css[] =
 	".bar i{display:block;height:100%;background:#0969da}.bar i.hot{background:#cf222e}"
 	"dl{display:grid;grid-template-columns:max-content auto;gap:.15em 1em;margin:0}"
 	"dt{color:#57606a}dd{margin:0}"
-	".cols{display:flex;flex-wrap:wrap;gap:0 3em}.cols>section{min-width:17em}";
+	".cols{display:flex;flex-wrap:wrap;gap:0 3em}.cols>section{min-width:17em}"
+	"form.lookup{margin:0 0 .5em}form.lookup input{font:inherit;font-family:monospace}"
+	"pre{background:#f6f8fa;padding:.5em .7em;margin:0;white-space:pre-wrap}";
 
 /* ---------------------------------------------------------------- figures */
 
@@ -223,6 +226,22 @@ static void alert(struct fg_sbuf *b, const char *cls, const char *key, unsigned 
 {
 	fg_sbuf_printf(b, "<p class=\"%s\" data-k=\"alert\" data-v=\"%s\">", cls, key);
 	(*n)++;
+}
+
+/* 0. The lookup form, and what the lookup said when one was asked. */
+static void sec_lookup(struct fg_sbuf *b, const struct fg_page_opts *o)
+{
+	fg_sbuf_puts(b, "<form class=\"lookup\" method=\"get\" action=\"/\"><label>Look up a "
+		     "Message-ID <input name=\"id\" size=\"48\" placeholder=\"&lt;id@example&gt;\" "
+		     "value=\"");
+	if (o->lookup_id)
+		fg_html_puts(b, o->lookup_id);
+	fg_sbuf_puts(b, "\"></label> <button>look up</button></form>\n");
+	if (!o->lookup_id)
+		return;
+	fg_sbuf_puts(b, "<section data-s=\"lookup\"><pre data-k=\"lookup\">");
+	fg_html_puts(b, o->lookup_text ? o->lookup_text : "");
+	fg_sbuf_puts(b, "</pre></section>\n");
 }
 
 /* 1. What is wrong, one line each. */
@@ -722,6 +741,7 @@ void fg_statuspage_render(struct fg_region *r, const struct fg_metrics_state *m,
 						: 0, fg_trend_period_ms(t) / 1000);
 	fg_sbuf_puts(out, " &middot; <a href=\"/metrics\">/metrics</a> &middot; "
 		     "<a href=\"/stats.json\">/stats.json</a></p></header>\n");
+	sec_lookup(out, o);
 	sec_alerts(out, m, &s, t);
 	sec_tiles(out, m, &s, t);
 	sec_peers(out, r, m, &s, t);

@@ -20,7 +20,8 @@
  * data-port, so a program can read the page (tests/integration/
  * 90_status_page.py compares it with /stats.json). Every string that comes
  * from outside (peer and port names, reasons, Message-IDs) goes through
- * fg_html_escape.
+ * fg_html_escape. A form at the top looks a Message-ID up (GET /?id=...):
+ * the page then shows what `floodctl lookup` says of it.
  */
 #ifndef FLOODGATE_STATUSPAGE_H
 #define FLOODGATE_STATUSPAGE_H
@@ -55,6 +56,17 @@ void fg_html_puts(struct fg_sbuf *b, const char *s);
  */
 void fg_html_spark(struct fg_sbuf *b, const double *v, unsigned n, unsigned w, unsigned h,
 		   const char *label);
+
+/*
+ * The value of `key` in a query string of application/x-www-form-urlencoded
+ * pairs (the page's lookup form; WHATWG URL, "application/x-www-form-
+ * urlencoded parsing"): pairs apart at '&', name and value at the first
+ * '=', '+' a space, %XX a byte, a '%' not followed by two hex digits kept
+ * as it is. The first pair named `key` counts. Returns the value's length,
+ * written NUL-terminated into out; -ENOENT no such pair; -ENOSPC the value
+ * does not fit in cap - 1 octets; -EINVAL it holds a NUL.
+ */
+int fg_html_form_value(const char *query, size_t n, const char *key, char *out, size_t cap);
 
 /* ---- trend ---- */
 
@@ -94,6 +106,10 @@ const struct fg_trend_row *fg_trend_row(const struct fg_trend *t, unsigned i);
 struct fg_page_opts {
 	unsigned refresh;		/* seconds between the page's own reloads; 0: none */
 	const char *host;		/* shown in the title (escaped); NULL: none */
+	/* the lookup form: the Message-ID asked (NULL: none) and what
+	 * `floodctl lookup` says of it, plain text; both escaped */
+	const char *lookup_id;
+	const char *lookup_text;
 };
 
 /* Append the page. `t` may be NULL or empty (no graphs, rates "-").

@@ -24,11 +24,16 @@ ampersands (through floodctl), and a pause of a peer named with HTML
 metacharacters written into the levers journal (no configuration can
 name such a peer, but the journal is a file floodctld reads): the page
 shows both as text, exactly as /stats.json has them, and no markup of
-theirs reaches the document.
+theirs reaches the document. A Message-ID of quotes, ampersands and a
+"<script" (in a no-fold-literal, RFC 5536 3.1.3), fed by near and
+accepted, and one never seen, looked up with
+the page's form (GET /?id=...): the page says what `floodctl lookup` says,
+the form keeps the ID as text, and an overlong value is no ID.
 """
 import os
 import threading
 import time
+import urllib.parse
 
 import relaykit
 from ctlkit import check, http_get, log, passed, prom_parse, prom_value, wait_for
@@ -131,6 +136,26 @@ def main():
           p.alerts)
     rc, out, err = c.ctl("go")
     check(rc == 0, "floodctl go: %r" % err)
+
+    # a Message-ID as hostile as RFC 5536 lets one be (a no-fold-literal
+    # holds < " ' &), fed, then looked up with the page's form: the page
+    # says what floodctl lookup says
+    hid = "<it's&co@[\"<script'&]>"
+    got = relaykit.feed([(hid, relaykit.make_article(hid))], src="127.0.0.1",
+                        addr=("127.0.0.1", PORT))
+    check(got == [(hid, 239)], "the hostile ID fed: %r" % got)
+    for mid, state in ((hid, "accepted"), ("<never\"'&@page.test>", "absent")):
+        body = http_get(BASE + "/?id=" + urllib.parse.quote(mid, safe=""))[1]
+        p = Page(body)
+        rc, said, err = c.ctl("lookup", mid)
+        shown_ = p.fig[(("s", "lookup"), "lookup")]["text"]
+        check(shown_.splitlines()[:2] == said.splitlines()[:2] == [mid, "  state          " + state],
+              "lookup of %s on the page %r, floodctl %r" % (mid, shown_, said))
+        check("script" not in p.tags and "<script" not in body, "no markup from the ID")
+        check(p.forms == [mid], "the form keeps the ID asked: %r" % p.forms)
+    p = Page(http_get(BASE + "/?id=" + "x" * 400)[1])
+    check(p.fig[(("s", "lookup"), "lookup")]["text"].startswith("not a valid Message-ID"),
+          "an overlong value is no ID")
 
     host.terminate()
     check(host.wait(timeout=20) == 0, "the host stopped cleanly")

@@ -33,6 +33,7 @@ class Page(html.parser.HTMLParser):
         self.fig = {}
         self.rows = {k: [] for k in ROWS}
         self.alerts = []
+        self.forms = []          # the values of the inputs named "id"
         self.tags = []
         self.feed(text)
         self.close()
@@ -41,6 +42,8 @@ class Page(html.parser.HTMLParser):
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         self.tags.append(tag)
+        if tag == "input" and a.get("name") == "id":
+            self.forms.append(a.get("value"))
         ctx = None
         for kind in ROWS:
             if "data-" + kind in a:

@@ -3,11 +3,13 @@
  * test_statuspage.c — the status page (statuspage.h): escaping of hostile
  * text (markup, quotes, ampersands, invalid UTF-8, controls, very long
  * names, and random bytes whose output must be clean), the sparkline,
- * the trend ring, and the page rendered from a fixed stats snapshot
- * (metrics_fixture.h) plus a peer, a pause, a throttle reason and a host
- * name that are all hostile: every figure where the snapshot says, and
+ * the lookup form's query string, the trend ring, and the page rendered
+ * from a fixed stats snapshot
+ * (metrics_fixture.h) plus a peer, a pause, a throttle reason, a host
+ * name and a Message-ID looked up that are all hostile: every figure where the snapshot says, and
  * no hostile byte unescaped.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,6 +164,36 @@ START_TEST(test_escape_random)
 }
 END_TEST
 
+static int form(const char *q, const char *key, char *out, size_t cap)
+{
+	return fg_html_form_value(q, strlen(q), key, out, cap);
+}
+
+START_TEST(test_form_value)
+{
+	char v[16];
+
+	ck_assert_int_eq(form("id=%3Cx%40y%3E", "id", v, sizeof(v)), 5);
+	ck_assert_str_eq(v, "<x@y>");
+	ck_assert_int_eq(form("a=1&id=two+words&id=second", "id", v, sizeof(v)), 9);
+	ck_assert_str_eq(v, "two words");			/* the first counts */
+	ck_assert_int_eq(form("ids=1&xid=2&id", "id", v, sizeof(v)), 0);	/* bare name */
+	ck_assert_str_eq(v, "");
+	ck_assert_int_eq(form("id=%zz%4%", "id", v, sizeof(v)), 6);	/* bad escapes kept */
+	ck_assert_str_eq(v, "%zz%4%");
+	ck_assert_int_eq(form("id=%2b%2B+%26%3d", "id", v, sizeof(v)), 5);
+	ck_assert_str_eq(v, "++ &=");
+	ck_assert_int_eq(form("x=1&&=2", "id", v, sizeof(v)), -ENOENT);
+	ck_assert_int_eq(form("", "id", v, sizeof(v)), -ENOENT);
+	ck_assert_int_eq(form("id=a%00b", "id", v, sizeof(v)), -EINVAL);
+	ck_assert_int_eq(form("id=0123456789abcdef", "id", v, sizeof(v)), -ENOSPC);
+	ck_assert_int_eq(form("id=0123456789abcde", "id", v, sizeof(v)), 15);	/* fits exactly */
+	/* the length bounds the query: nothing past it is read */
+	ck_assert_int_eq(fg_html_form_value("id=ab&id=c", 4, "id", v, sizeof(v)), 1);
+	ck_assert_str_eq(v, "a");
+}
+END_TEST
+
 static unsigned count(const char *hay, const char *needle)
 {
 	unsigned n = 0;
@@ -235,18 +267,34 @@ static void trend_at(struct fg_trend *t, unsigned sec, uint64_t offers, uint64_t
 	fg_trend_push(t, &row);
 }
 
-static char *render(struct fg_region *r, const struct fg_metrics_state *m,
-		    const struct fg_trend *t, const char *host)
+static char *render_opts(struct fg_region *r, const struct fg_metrics_state *m,
+			 const struct fg_trend *t, const struct fg_page_opts *o)
 {
-	struct fg_page_opts o = { .refresh = 5, .host = host };
 	static struct fg_sbuf b;
 
 	fg_sbuf_free(&b);
 	fg_sbuf_init(&b);
-	fg_statuspage_render(r, m, t, &o, &b);
+	fg_statuspage_render(r, m, t, o, &b);
 	ck_assert(!b.failed);
 	fg_sbuf_put(&b, "", 1);
 	return b.p;
+}
+
+static char *render(struct fg_region *r, const struct fg_metrics_state *m,
+		    const struct fg_trend *t, const char *host)
+{
+	struct fg_page_opts o = { .refresh = 5, .host = host };
+
+	return render_opts(r, m, t, &o);
+}
+
+static char *render_lookup(struct fg_region *r, const struct fg_metrics_state *m,
+			   const char *host, const char *id, const char *said)
+{
+	struct fg_page_opts o = { .refresh = 5, .host = host, .lookup_id = id,
+				  .lookup_text = said };
+
+	return render_opts(r, m, NULL, &o);
 }
 
 /* Every element opened is closed, as often. */
@@ -365,7 +413,8 @@ START_TEST(test_page_hostile)
 	memset(&m.levers, 0, sizeof(m.levers));
 	ck_assert_int_eq(fg_levers_throttle(&m.levers, "<b>\"disk\" & 'full'</b>"), 0);
 	ck_assert_int_eq(fg_levers_pause(&m.levers, "<i>p</i>", m.now + 60), 0);
-	page = render(r, &m, NULL, "<script>host</script>");
+	page = render_lookup(r, &m, "<script>host</script>", "<\"'&<script@x.example>",
+			     "<\"'&<script@x.example>\n  state          absent\n");
 	assert_balanced(page);
 	ck_assert_ptr_null(strstr(page, "<script"));
 	ck_assert_ptr_null(strstr(page, "<img"));
@@ -379,6 +428,10 @@ START_TEST(test_page_hostile)
 	ck_assert(strstr(page, "<dd data-k=\"throttled\">&lt;b&gt;&quot;disk&quot; &amp; "
 			 "&#39;full&#39;&lt;/b&gt;</dd>"));
 	ck_assert(strstr(page, "data-pause=\"&lt;i&gt;p&lt;/i&gt;\""));
+	/* the Message-ID looked up, in the form's value and in the answer */
+	ck_assert(strstr(page, "value=\"&lt;&quot;&#39;&amp;&lt;script@x.example&gt;\">"));
+	ck_assert(strstr(page, "<pre data-k=\"lookup\">&lt;&quot;&#39;&amp;&lt;script@x.example&gt;\n"
+			 "  state          absent\n</pre>"));
 	/* the whole page is UTF-8, and in its body no text between tags
 	 * holds a quote (every one was escaped; attributes hold them) */
 	ck_assert(valid_utf8((const unsigned char *)page, strlen(page)));
@@ -408,6 +461,7 @@ static Suite *statuspage_suite(void)
 	tcase_add_test(t, test_escape_utf8);
 	tcase_add_test(t, test_escape_long);
 	tcase_add_test(t, test_escape_random);
+	tcase_add_test(t, test_form_value);
 	tcase_add_test(t, test_spark);
 	tcase_add_test(t, test_trend_ring);
 	tcase_add_test(t, test_page_figures);
