@@ -41,6 +41,7 @@ void metrics_sample_free(struct sample *s)
 	free(s->st);
 	free(s->lc);
 	free(s->nic);
+	free(s->sessions);
 }
 
 bool metrics_sample_take(struct fg_region *r, struct sample *s)
@@ -68,6 +69,12 @@ bool metrics_sample_take(struct fg_region *r, struct sample *s)
 	}
 	fg_history_stats(fg_region_history(r), &s->hs);
 	s->npeers = fg_region_npeers(r);
+	s->sessions = calloc(s->npeers ? s->npeers : 1, sizeof(*s->sessions));
+	if (!s->sessions) {
+		metrics_sample_free(s);
+		return false;
+	}
+	fg_region_live_sessions(r, s->sessions, s->npeers);
 	s->writers = fg_region_live_writers(r);
 	s->clock_suspect = fg_metrics_clock_suspect(r);
 	fg_kclock_read(&s->kclock);
@@ -167,6 +174,7 @@ static void json_peer(struct fg_json *j, const struct sample *s, unsigned p)
 	json_delays(j, &d->injection_delay, &d->propagation_delay);
 	fg_json_f64(j, "offers_first_share", fg_stats_first_share(&s->st->peer[p]));
 	fg_json_time(j, "last_seen", s->st->peer_seen[p]);
+	fg_json_u64(j, "sessions", s->sessions[p]);
 }
 
 static void json_history(struct fg_json *j, const struct sample *s)

@@ -209,6 +209,13 @@ static void prom_delays(struct fg_sbuf *b, struct fg_region *r, const struct sam
 		prom_peer_open(b, fg_region_peer_name(r, p), false);
 		prom_value(b, fg_stats_first_share(&s->st->peer[p]));
 	}
+	prom_head(b, "floodgate_peer_sessions", "gauge",
+		  "the peer's sessions open now (those of writers that died are not)");
+	for (unsigned p = 0; p < s->npeers; p++) {
+		fg_sbuf_puts(b, "floodgate_peer_sessions");
+		prom_peer_open(b, fg_region_peer_name(r, p), false);
+		prom_value(b, (double)s->sessions[p]);
+	}
 	prom_head(b, "floodgate_peer_last_seen_timestamp_seconds", "gauge",
 		  "Unix time the peer last sent anything (input octets or a session), to the "
 		  "writers' publication period; no series for a peer never seen");

@@ -397,8 +397,6 @@ static void peer_row(struct fg_sbuf *b, struct fg_region *r, const struct fg_met
 	const struct fg_stats *st = &s->st->peer[p];
 	const struct fg_region_delays *d = &s->st->peer_delay[p];
 	const char *name = fg_region_peer_name(r, p);
-	uint64_t opened = st->ctr[FG_CTR_NNTP_SESSIONS_OPENED];
-	uint64_t closed = st->ctr[FG_CTR_NNTP_SESSIONS_CLOSED];
 	double share = fg_stats_first_share(st), rate = last_rate(t, S_PEER, p);
 	fg_time_t seen = s->st->peer_seen[p];
 	bool any = false;
@@ -408,7 +406,7 @@ static void peer_row(struct fg_sbuf *b, struct fg_region *r, const struct fg_met
 	fg_sbuf_puts(b, "\"><td class=\"l\" data-k=\"name\">");
 	fg_html_escape(b, name, strlen(name), NAME_MAX_CHARS);
 	fg_sbuf_puts(b, "</td>");
-	td_count(b, "sessions", opened > closed ? opened - closed : 0);
+	td_count(b, "sessions", s->sessions[p]);
 	fg_sbuf_puts(b, "<td data-k=\"offers_rate\"");
 	rate_attr(b, rate);
 	fg_sbuf_puts(b, ">");

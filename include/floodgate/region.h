@@ -236,6 +236,10 @@ struct fg_stats *fg_region_ctld_stats(struct fg_region *r);
  * block (peer_seen: the newest of them). Serialised against fg_region_reap in this process, so a sum never
  * counts a slot twice or not at all. */
 void fg_region_sum(struct fg_region *r, struct fg_region_wstats *out);
+/* Each peer's sessions open now (out[0..n), by peer index): sessions
+ * opened less closed over the live slots only. A dead writer's sessions
+ * died with it, though its counters (in the sum) never closed them. */
+void fg_region_live_sessions(struct fg_region *r, uint64_t *out, unsigned n);
 
 /* ---- writers ---- */
 

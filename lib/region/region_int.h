@@ -56,8 +56,9 @@
  *   256   64    verdict-log ring head
  *   320   64    verdict-log ring tail
  *   384   ...   counters (struct fg_region_wstats), 64-aligned: totals,
- *               the two delay histograms, counters by peer and (layout 2)
- *               the two delay histograms by peer
+ *               the two delay histograms, counters by peer, (layout 2)
+ *               the two delay histograms by peer and (layout 4) each
+ *               peer's last-seen time
  *   nic_off     the port's figures (struct fg_nic_block, nic.h): filled
  *               only in a dataplane's worker-0 slot, by its main lcore
  *   jring_off   journal ring: records of FG_REGION_JREC_SIZE

@@ -58,6 +58,7 @@ def main():
                                                            addr=("127.0.0.1", PORT)))
     feeder.start()
     triples = judged = moving = 0
+    near_sessions = set()
     near_rate = 0.0
     end = time.time() + 150
     while time.time() < end and feeder.is_alive():
@@ -69,6 +70,7 @@ def main():
         moving += n_m
         triples += 1
         near_rate = max(near_rate, rate(p, "near") or 0)
+        near_sessions.add(int(num(p.fig[(("peer", "near"), "sessions")])))
         check(rate(p, "idle") in (None, 0), "idle's offers/s %r" % rate(p, "idle"))
         if triples >= 6 and near_rate > 0 and len(answers) > 500:
             break
@@ -79,6 +81,7 @@ def main():
     log("live: %d triples, %d figures judged, %d moving between the fetches; near up to "
         "%.0f offers/s; %d answers" % (triples, judged, moving, near_rate, len(answers)))
     check(triples >= 6 and near_rate > 0, "near's offers/s seen above 0 in %d triples" % triples)
+    check(1 in near_sessions and near_sessions <= {0, 1}, "near's one session: %r" % near_sessions)
     check(moving > 0 and judged > 10 * triples, "figures judged while the feed moved them")
     codes = {code for _, code in answers}
     check(codes == {239, 439}, "near's answers: %r" % codes)

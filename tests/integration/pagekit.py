@@ -123,8 +123,7 @@ def twins(j):
     out[(t, "nic_drops")] = (drops, "c")
     for name, p in j["peers"].items():
         ctx, c = ("peer", name), p["counters"]
-        out[(ctx, "sessions")] = (c.get("nntp_sessions_opened", 0) -
-                                  c.get("nntp_sessions_closed", 0), "g")
+        out[(ctx, "sessions")] = (p["sessions"], "g")
         out[(ctx, "offers")] = (c.get("nntp_offers", 0), "c")
         out[(ctx, "accepted")] = (c.get("nntp_articles_accepted", 0), "c")
         out[(ctx, "refused")] = (sum(p["rejected"].values()), "c")

@@ -177,8 +177,8 @@ START_TEST(test_json_and_table)
 			  "{\"injection_delay_seconds\":{\"count\":1,\"sum\":300,"));
 	ck_assert(strstr(b.p, "\"propagation_delay_seconds\":{\"count\":1,\"sum\":3600,\"negative\":0,"
 			  "\"buckets\":[[4095,1]]}},\"offers_first_share\":0.25,"
-			  "\"last_seen\":\"1970-01-12T13:46:35Z\"}"));
-	ck_assert(strstr(b.p, "\"offers_first_share\":null,\"last_seen\":null}"));
+			  "\"last_seen\":\"1970-01-12T13:46:35Z\",\"sessions\":0}"));
+	ck_assert(strstr(b.p, "\"offers_first_share\":null,\"last_seen\":null,\"sessions\":0}"));
 	ck_assert(strstr(b.p, "\"we\\\"ird\\\\name\":"));
 	ck_assert(strstr(b.p, "\"commit_age_seconds\":null"));
 	ck_assert(strstr(b.p, "\"lcores\":[{\"writer\":\"t\",\"busy_cycles\":1000,"
@@ -207,13 +207,54 @@ START_TEST(test_json_and_table)
 	fg_sbuf_reset(&b);
 	ck_assert_int_eq(fg_metrics_peer(r, "alpha", true, &b), 0);
 	ck_assert(strncmp(b.p, "{\"peer\":\"alpha\",\"counters\":{\"rules_accepted\":10,", 48) == 0);
-	ck_assert(strstr(b.p, "\"offers_first_share\":0.25,\"last_seen\":\"1970-01-12T13:46:35Z\"}\n"));
+	ck_assert(strstr(b.p, "\"offers_first_share\":0.25,\"last_seen\":\"1970-01-12T13:46:35Z\","
+			  "\"sessions\":0}\n"));
 	fg_sbuf_reset(&b);
 	ck_assert_int_eq(fg_metrics_peer(r, "nobody", true, &b), -ENOENT);
 	ck_assert_uint_eq(b.len, 0);
 	fg_sbuf_free(&b);
 	fg_region_release(w[0]);
 	fg_region_release(w[1]);
+	fx_cleanup(&fx);
+}
+END_TEST
+
+/* A peer's sessions open now: opened less closed over the live slots
+ * only; a slot given back (or dead) takes its sessions with it, though
+ * the sum of counters keeps them. */
+START_TEST(test_live_sessions)
+{
+	struct ctl_fixture fx = { 0 };
+	struct fg_region_writer *w[2];
+	struct fg_region *r = workload(&fx, w);
+	struct fg_region_wstats *s0 = fg_region_writer_stats(w[0]), *s1 = fg_region_writer_stats(w[1]);
+	struct fg_metrics_state m;
+	uint64_t n[2];
+	struct fg_sbuf b;
+
+	s0->peer[0].ctr[FG_CTR_NNTP_SESSIONS_OPENED] = 3;
+	s0->peer[0].ctr[FG_CTR_NNTP_SESSIONS_CLOSED] = 1;
+	s1->peer[0].ctr[FG_CTR_NNTP_SESSIONS_OPENED] = 4;
+	s1->peer[0].ctr[FG_CTR_NNTP_SESSIONS_CLOSED] = 4;
+	s1->peer[1].ctr[FG_CTR_NNTP_SESSIONS_OPENED] = 2;
+	fg_region_live_sessions(r, n, 2);
+	ck_assert_uint_eq(n[0], 2);
+	ck_assert_uint_eq(n[1], 2);
+	state(&m);
+	fg_sbuf_init(&b);
+	fg_metrics_prometheus(r, &m, &b);
+	ck_assert(has_line(b.p, "floodgate_peer_sessions{peer=\"alpha\"} 2"));
+	fg_region_release(w[1]);
+	fg_region_live_sessions(r, n, 2);
+	ck_assert_uint_eq(n[0], 2);
+	ck_assert_uint_eq(n[1], 0);
+	fg_sbuf_reset(&b);
+	fg_metrics_json(r, &m, &b);
+	ck_assert(strstr(b.p, "\"sessions\":2}"));
+	ck_assert(strstr(b.p, "\"sessions\":0}"));
+	ck_assert(strstr(b.p, "\"nntp_sessions_opened\":2"));	/* the sum keeps them */
+	fg_sbuf_free(&b);
+	fg_region_release(w[0]);
 	fx_cleanup(&fx);
 }
 END_TEST
@@ -498,6 +539,7 @@ static Suite *metrics_suite(void)
 	tcase_add_test(tc, test_known_values);
 	tcase_add_test(tc, test_exposition_rules);
 	tcase_add_test(tc, test_json_and_table);
+	tcase_add_test(tc, test_live_sessions);
 	tcase_add_test(tc, test_sums_never_go_backwards);
 	tcase_add_test(tc, test_kernel_clock);
 	tcase_add_test(tc, test_downstreams);
