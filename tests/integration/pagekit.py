@@ -220,6 +220,29 @@ def compare(before, p, after, exact=False):
     return judged, moving
 
 
+NIC_KEYS = ("rx_packets", "rx_missed", "rx_nombuf", "rx_errors", "tx_packets", "tx_errors",
+            "tx_dropped")
+
+
+def ports_agree(before, p, after):
+    """The page's port rows against the JSON's "nic" fetched before and
+    after it: every counter between, the link as both say when they agree.
+    Returns the ports compared."""
+    ports = {n["port"]: n for n in after["nic"]}
+    was = {n["port"]: n for n in before["nic"]}
+    check(sorted(p.rows["port"]) == sorted(ports), "port rows %r, the JSON's %r" %
+          (p.rows["port"], sorted(ports)))
+    for name, n in ports.items():
+        ctx = ("port", name)
+        for k in NIC_KEYS:
+            got = num(p.fig[(ctx, k)])
+            check(was[name][k] <= got <= n[k], "port %s %s: the page %r, the JSON %r then %r"
+                  % (name, k, got, was[name][k], n[k]))
+        if was[name]["link_up"] == n["link_up"]:
+            check(num(p.fig[(ctx, "link_up")]) == n["link_up"], "port %s link" % name)
+    return sorted(ports)
+
+
 def rate(p, peer):
     """A peer's offers/s on the page; None before the trend has two rows."""
     return num(p.fig[(("peer", peer), "offers_rate")])
