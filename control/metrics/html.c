@@ -120,7 +120,7 @@ void fg_html_spark(struct fg_sbuf *b, const double *v, unsigned n, unsigned w, u
 	for (unsigned i = 0; i < n; i++)
 		if (!isnan(v[i]) && v[i] > top)
 			top = v[i];
-	if (n < 2) {
+	if (n < 2 || w < 3 || h < 3) {
 		fg_sbuf_puts(b, "</svg>");
 		return;
 	}

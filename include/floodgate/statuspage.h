@@ -52,7 +52,8 @@ void fg_html_puts(struct fg_sbuf *b, const char *s);
  * A sparkline: an inline <svg> of `w` x `h` pixels drawing v[0..n) left
  * to right (oldest first), scaled from 0 to the largest value, with
  * `label` (escaped) as its title for screen readers and tooltips. NaN
- * values leave a gap. Fewer than two values draw an empty frame.
+ * values leave a gap. Fewer than two values, or a frame smaller than 3
+ * pixels either way, draw an empty frame.
  */
 void fg_html_spark(struct fg_sbuf *b, const double *v, unsigned n, unsigned w, unsigned h,
 		   const char *label);

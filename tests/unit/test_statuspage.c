@@ -224,6 +224,9 @@ START_TEST(test_spark)
 	fg_sbuf_reset(&b);
 	fg_html_spark(&b, (double[]){ 0, 0 }, 2, 100, 20, "flat");
 	ck_assert(strstr(b.p, "points=\"1.0,19.0 99.0,19.0\""));
+	fg_sbuf_reset(&b);
+	fg_html_spark(&b, v, 3, 2, 20, "too narrow");
+	ck_assert_ptr_null(strstr(b.p, "<polyline"));
 	fg_sbuf_free(&b);
 }
 END_TEST
