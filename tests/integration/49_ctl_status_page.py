@@ -28,7 +28,8 @@ theirs reaches the document. A Message-ID of quotes, ampersands and a
 "<script" (in a no-fold-literal, RFC 5536 3.1.3), fed by near and
 accepted, and one never seen, looked up with
 the page's form (GET /?id=...): the page says what `floodctl lookup` says,
-the form keeps the ID as text, and an overlong value is no ID.
+the form keeps the ID as text, and an overlong value is no ID. Last, the
+host stopped: the page calls its downstreams' file stale.
 """
 import os
 import threading
@@ -160,8 +161,12 @@ def main():
     check(p.fig[(("s", "lookup"), "lookup")]["text"].startswith("not a valid Message-ID"),
           "an overlong value is no ID")
 
+    # the dataplane gone: its downstreams' file goes stale, the page says so
     host.terminate()
     check(host.wait(timeout=20) == 0, "the host stopped cleanly")
+    p = wait_until(lambda: (lambda p: p if "stale" in p.alerts else None)(Page(page())), 60,
+                   "the page to call the dataplane's file stale", step=1)
+    check(num(p.fig[(("s", "floodctld"), "writers")]) == 0, "no writer left")
     countd.stop()
     c.stop()
     passed("49_ctl_status_page")
