@@ -209,7 +209,7 @@ PROG_BINS += $(B)/bin/floodgate
 endif
 
 # ---------------------------------------------------------------- rules
-.PHONY: all deps test test-long test-long-only bench bench-full fuzz fuzz-build run clean \
+.PHONY: all deps deps-long test test-long test-long-only bench bench-full fuzz fuzz-build run clean \
 	test-build tsan-build help compat-golden programs man install deb
 
 all: $(LIBS_ALL) $(PROG_BINS) $(UNIT_BINS) $(FUZZ_REPLAYS) $(BENCH_BINS) $(PRELOAD_LIBS)
@@ -318,6 +318,10 @@ print-tier-progs:
 deps:
 	@tools/deps.sh
 
+# and what only the long tests use (chromium for the status page's render)
+deps-long:
+	@tools/deps.sh long
+
 # Builds every variant the test suite runs: release, ASan+UBSan, TSan.
 test-build:
 	$(MAKE) --no-print-directory all
@@ -330,12 +334,12 @@ test: deps
 	$(MAKE) --no-print-directory -j$(NPROC) test-build
 	tools/run-tests.sh quick
 
-test-long: deps
+test-long: deps-long
 	$(MAKE) --no-print-directory -j$(NPROC) test-build
 	tools/run-tests.sh long
 
 # the long suites alone, where `make test` has just passed on this commit
-test-long-only: deps
+test-long-only: deps-long
 	$(MAKE) --no-print-directory -j$(NPROC) test-build
 	tools/run-tests.sh long-only
 

@@ -1,6 +1,9 @@
 #!/bin/sh
 # Install, with apt, only the Debian packages floodgate needs that are missing.
 # Runs as root on Debian 12. Idempotent: when nothing is missing it does nothing.
+# `deps.sh long` adds what only the long tests use (make test-long): chromium,
+# about 300 MB with its libraries, renders the status page
+# (tests/long/50_status_page_chromium.py), so make test does not pull it in.
 set -eu
 
 PKGS="build-essential pkg-config libdpdk-dev dpdk libjemalloc-dev check \
@@ -8,6 +11,9 @@ libpcap-dev clang llvm libclang-rt-14-dev iproute2 ethtool inn2 inn2-dev python3
 tcpdump netcat-openbsd prometheus gnuplot-nox procps psmisc util-linux faketime \
 dpkg-dev debhelper lintian scdoc groff-base man-db logrotate adduser linux-perf \
 redis-server redis-tools libhiredis-dev"
+if [ "${1:-}" = long ]; then
+	PKGS="$PKGS chromium fonts-dejavu-core"
+fi
 
 missing=""
 for p in $PKGS; do

@@ -10,7 +10,8 @@
  *             dead writers, clearing transient entries  rings.c
  *   snapshot  periodic and requested snapshots, pruning snapper.c
  *   expiry    periodic and requested expiry passes     expire.c
- *   http      /metrics and /stats.json                 http.c
+ *   http      /metrics, /stats.json, the status page   http.c
+ *             (and the ring of samples its graphs draw)
  *   control   the control socket, one thread per client ctlsrv.c
  *
  * Locks: `lock` guards the settings, the config pointer and the state
@@ -67,6 +68,7 @@ struct ctld_opts {
 	double expire_share;		/* --expire-share, % of one core */
 	unsigned writers;		/* --writers */
 	uint32_t journal_ring;		/* --journal-ring */
+	unsigned graph_period;		/* --graph-period, seconds */
 };
 
 struct ctld {

@@ -46,6 +46,8 @@ static const char usage_text[] =
 	"  --expire-share PERCENT     expiry's most share of one core, averaged: a pass\n"
 	"                             that took C s of CPU waits C x (100 / PERCENT - 1) s\n"
 	"                             before the next, at least --expire-interval (default 1)\n"
+	"  --graph-period SECONDS     a point of the status page's graphs every SECONDS, 1 to\n"
+	"                             60; they show the last 60 points (default 5)\n"
 	"  -h, --help                 this text\n"
 	"\n"
 	"Signals: SIGHUP reloads the config file, SIGTERM and SIGINT stop.\n"
@@ -109,6 +111,7 @@ static int parse_opts(int argc, char **argv, struct ctld_opts *o)
 		{ "expire-interval", required_argument, NULL, 'e' },
 		{ "expire-pause", required_argument, NULL, 'p' },
 		{ "expire-share", required_argument, NULL, 'x' },
+		{ "graph-period", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -120,6 +123,7 @@ static int parse_opts(int argc, char **argv, struct ctld_opts *o)
 	o->expire_pause_us = FG_EXPIRY_PAUSE_DEFAULT;
 	o->expire_share = FG_EXPIRY_SHARE_DEFAULT;
 	o->journal_ring = FG_REGION_JOURNAL_RING_DEFAULT;
+	o->graph_period = 5;
 	while ((c = getopt_long(argc, argv, "c:h", longs, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -152,6 +156,10 @@ static int parse_opts(int argc, char **argv, struct ctld_opts *o)
 				o->segment_bytes = v;
 			else if (c == 'e')
 				o->expire_interval = (unsigned)v;
+			else if (c == 'g' && v >= 1 && v <= 60)
+				o->graph_period = (unsigned)v;
+			else if (c == 'g')
+				goto bad;
 			else
 				o->expire_pause_us = (unsigned)v;
 		}

@@ -41,6 +41,7 @@ void metrics_sample_free(struct sample *s)
 	free(s->st);
 	free(s->lc);
 	free(s->nic);
+	free(s->sessions);
 }
 
 bool metrics_sample_take(struct fg_region *r, struct sample *s)
@@ -68,6 +69,12 @@ bool metrics_sample_take(struct fg_region *r, struct sample *s)
 	}
 	fg_history_stats(fg_region_history(r), &s->hs);
 	s->npeers = fg_region_npeers(r);
+	s->sessions = calloc(s->npeers ? s->npeers : 1, sizeof(*s->sessions));
+	if (!s->sessions) {
+		metrics_sample_free(s);
+		return false;
+	}
+	fg_region_live_sessions(r, s->sessions, s->npeers);
 	s->writers = fg_region_live_writers(r);
 	s->clock_suspect = fg_metrics_clock_suspect(r);
 	fg_kclock_read(&s->kclock);
@@ -167,6 +174,7 @@ static void json_peer(struct fg_json *j, const struct sample *s, unsigned p)
 	json_delays(j, &d->injection_delay, &d->propagation_delay);
 	fg_json_time(j, "last_seen", s->st->peer_last_seen[p]);
 	fg_json_f64(j, "offers_first_share", fg_stats_first_share(&s->st->peer[p]));
+	fg_json_u64(j, "sessions", s->sessions[p]);
 }
 
 static void json_history(struct fg_json *j, const struct sample *s)
@@ -347,6 +355,8 @@ void fg_metrics_nic_text(struct fg_sbuf *b, struct fg_region *r)
 	metrics_sample_free(&s);
 }
 
+static void ds_json_array(struct fg_json *j, const struct fg_metrics_state *m);
+
 void fg_metrics_json(struct fg_region *r, const struct fg_metrics_state *m, struct fg_sbuf *out)
 {
 	struct fg_json j;
@@ -370,6 +380,10 @@ void fg_metrics_json(struct fg_region *r, const struct fg_metrics_state *m, stru
 	json_history(&j, &s);
 	json_state(&j, m, &s);
 	nic_json(&j, s.nic, s.n_nic);
+	if (m->ds_written) {
+		fg_json_time(&j, "downstreams_written", m->ds_written);
+		ds_json_array(&j, m);
+	}
 	fg_json_end(&j);
 	metrics_sample_free(&s);
 }
@@ -506,8 +520,7 @@ void fg_metrics_table(struct fg_region *r, const struct fg_metrics_state *m, str
 
 /* ------------------------------------------------------------ downstreams */
 
-/* One word for a downstream's state, the first that holds. */
-static const char *ds_state(const struct fg_ds_status *d)
+const char *fg_metrics_ds_state(const struct fg_ds_status *d)
 {
 	return d->paused ? "paused" : d->full ? "parked-full" : d->parked ? "parked"
 		: d->ready ? "feeding" : "connecting";
@@ -515,8 +528,8 @@ static const char *ds_state(const struct fg_ds_status *d)
 
 /* The lag from the queue's own files when floodctld has it (fresher than
  * the status file when the dataplane is down), else the dataplane's. */
-static void ds_lag(const struct fg_metrics_state *m, const struct fg_ds_status *d,
-		   uint64_t *rec, uint64_t *bytes, int64_t *secs)
+void fg_metrics_ds_lag(const struct fg_metrics_state *m, const struct fg_ds_status *d,
+		       uint64_t *rec, uint64_t *bytes, int64_t *secs)
 {
 	*rec = d->lag_records;
 	*bytes = d->lag_bytes;
@@ -527,6 +540,32 @@ static void ds_lag(const struct fg_metrics_state *m, const struct fg_ds_status *
 			*bytes = m->queue.consumer[i].lag_bytes;
 			*secs = m->queue.consumer[i].lag_seconds;
 		}
+}
+
+/* "downstreams": [{name, id, state, the fields of dstatus.h, lag}] */
+static void ds_json_array(struct fg_json *j, const struct fg_metrics_state *m)
+{
+	fg_json_arr(j, "downstreams");
+	for (unsigned i = 0; i < m->n_ds; i++) {
+		const struct fg_ds_status *d = &m->ds[i];
+		uint64_t rec, bytes;
+		int64_t secs;
+
+		fg_metrics_ds_lag(m, d, &rec, &bytes, &secs);
+		fg_json_obj(j, NULL);
+		fg_json_str(j, "name", d->name);
+		fg_json_str(j, "id", d->id);
+		fg_json_str(j, "state", fg_metrics_ds_state(d));
+		for (unsigned k = 0; k < fg_ds_n_fields; k++)
+			fg_json_u64(j, fg_ds_fields[k].name, fg_ds_value(d, &fg_ds_fields[k]));
+		fg_json_obj(j, "lag");
+		fg_json_u64(j, "records", rec);
+		fg_json_u64(j, "bytes", bytes);
+		fg_json_i64(j, "seconds", secs);
+		fg_json_close(j);
+		fg_json_close(j);
+	}
+	fg_json_close(j);
 }
 
 static void ds_json(const struct fg_metrics_state *m, struct fg_sbuf *out)
@@ -541,27 +580,7 @@ static void ds_json(const struct fg_metrics_state *m, struct fg_sbuf *out)
 	} else {
 		fg_json_null(&j, "written");
 	}
-	fg_json_arr(&j, "downstreams");
-	for (unsigned i = 0; i < m->n_ds; i++) {
-		const struct fg_ds_status *d = &m->ds[i];
-		uint64_t rec, bytes;
-		int64_t secs;
-
-		ds_lag(m, d, &rec, &bytes, &secs);
-		fg_json_obj(&j, NULL);
-		fg_json_str(&j, "name", d->name);
-		fg_json_str(&j, "id", d->id);
-		fg_json_str(&j, "state", ds_state(d));
-		for (unsigned k = 0; k < fg_ds_n_fields; k++)
-			fg_json_u64(&j, fg_ds_fields[k].name, fg_ds_value(d, &fg_ds_fields[k]));
-		fg_json_obj(&j, "lag");
-		fg_json_u64(&j, "records", rec);
-		fg_json_u64(&j, "bytes", bytes);
-		fg_json_i64(&j, "seconds", secs);
-		fg_json_close(&j);
-		fg_json_close(&j);
-	}
-	fg_json_close(&j);
+	ds_json_array(&j, m);
 	fg_json_end(&j);
 	fg_sbuf_puts(out, "\n");
 }
@@ -586,9 +605,9 @@ void fg_metrics_downstreams(const struct fg_metrics_state *m, bool json, struct 
 		uint64_t rec, bytes;
 		int64_t secs;
 
-		ds_lag(m, d, &rec, &bytes, &secs);
+		fg_metrics_ds_lag(m, d, &rec, &bytes, &secs);
 		fg_sbuf_printf(out, "%-16s %-11s %10llu %12llu %7lld %12llu %9llu %9llu %8llu %8llu "
-			       "%8llu %6llu %8llu %8llu\n", d->name, ds_state(d),
+			       "%8llu %6llu %8llu %8llu\n", d->name, fg_metrics_ds_state(d),
 			       (unsigned long long)rec, (unsigned long long)bytes, (long long)secs,
 			       (unsigned long long)d->backlog_bytes, (unsigned long long)d->sent,
 			       (unsigned long long)d->accepted, (unsigned long long)d->refused,

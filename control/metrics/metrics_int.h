@@ -27,6 +27,7 @@ struct sample {
 	unsigned n_lc;
 	struct fg_history_stats hs;
 	unsigned npeers;
+	uint64_t *sessions;		/* heap: each peer's sessions open now (live slots) */
 	unsigned writers;
 	bool clock_suspect;
 	struct fg_kclock kclock;

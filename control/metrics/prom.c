@@ -173,6 +173,11 @@ static double first_share(const struct sample *s, unsigned p)
 	return fg_stats_first_share(&s->st->peer[p]);
 }
 
+static double sessions_open(const struct sample *s, unsigned p)
+{
+	return (double)s->sessions[p];
+}
+
 static double last_seen(const struct sample *s, unsigned p)
 {
 	return (double)s->st->peer_last_seen[p];
@@ -232,6 +237,9 @@ static void prom_delays(struct fg_sbuf *b, struct fg_region *r, const struct sam
 	prom_peer_gauge(b, r, s, "floodgate_peer_last_seen_seconds",
 			"when the peer's last command was read (Unix time; 0: none since the "
 			"history region was built)", last_seen);
+	prom_peer_gauge(b, r, s, "floodgate_peer_sessions",
+			"the peer's sessions open now (those of writers that died are not)",
+			sessions_open);
 }
 
 static void prom_history(struct fg_sbuf *b, const struct sample *s)

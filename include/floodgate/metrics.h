@@ -109,5 +109,12 @@ void fg_metrics_nic_text(struct fg_sbuf *b, struct fg_region *r);
 /* `floodctl downstreams`: each downstream's state, lag, backlog and
  * counters, as a table or one JSON document (the region is not needed). */
 void fg_metrics_downstreams(const struct fg_metrics_state *s, bool json, struct fg_sbuf *out);
+/* One word for a downstream's state, the first that holds: "paused",
+ * "parked-full", "parked", "feeding", "connecting". */
+const char *fg_metrics_ds_state(const struct fg_ds_status *d);
+/* Its lag: from the queue's own files when floodctld has them (fresher
+ * than the status file when the dataplane is down), else the dataplane's. */
+void fg_metrics_ds_lag(const struct fg_metrics_state *m, const struct fg_ds_status *d,
+		       uint64_t *rec, uint64_t *bytes, int64_t *secs);
 
 #endif /* FLOODGATE_METRICS_H */

@@ -231,6 +231,11 @@ bool fg_region_vlog_on(const struct fg_region *r);
 /* floodctld's own counters (in the region, so they survive its restarts). */
 struct fg_stats *fg_region_ctld_stats(struct fg_region *r);
 
+/* Each peer's sessions open now (out[0..n), by peer index): sessions
+ * opened less closed over the live slots only. A dead writer's sessions
+ * died with it, though its counters (in the sum) never closed them. */
+void fg_region_live_sessions(struct fg_region *r, uint64_t *out, unsigned n);
+
 /* Sum of every slot's counters, the retired block and floodctld's own
  * block. Serialised against fg_region_reap in this process, so a sum never
  * counts a slot twice or not at all. */

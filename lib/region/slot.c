@@ -505,6 +505,27 @@ void fg_region_sum(struct fg_region *r, struct fg_region_wstats *out)
 	pthread_mutex_unlock(&r->sum_lock);
 }
 
+void fg_region_live_sessions(struct fg_region *r, uint64_t *out, unsigned n)
+{
+	memset(out, 0, n * sizeof(*out));
+	pthread_mutex_lock(&r->sum_lock);
+	COUNTER_READS_BEGIN();
+	for (unsigned i = 0; i < r->hdr->n_slots; i++) {
+		const struct fg_region_wstats *st = fg_rslot_stats(r, i);
+
+		if (fg_rowner_state(atomic_load(&fg_rslot_at(r, i)->ctl.owner)) != FG_SLOT_LIVE)
+			continue;
+		for (unsigned p = 0; p < n && p < FG_REGION_PEERS; p++) {
+			uint64_t opened = st->peer[p].ctr[FG_CTR_NNTP_SESSIONS_OPENED];
+			uint64_t closed = st->peer[p].ctr[FG_CTR_NNTP_SESSIONS_CLOSED];
+
+			out[p] += opened > closed ? opened - closed : 0;
+		}
+	}
+	COUNTER_READS_END();
+	pthread_mutex_unlock(&r->sum_lock);
+}
+
 int fg_region_nic_read(const struct fg_region *r, unsigned slot, struct fg_nic_block *out)
 {
 	const struct fg_nic_block *b;

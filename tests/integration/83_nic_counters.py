@@ -11,8 +11,10 @@ status` shows the port. Then a forced drop: the kernel side of the tap
 goes down while a session is open, its idle timeout makes floodgate send
 (the 400 and the FIN), the port refuses those frames, and /metrics shows
 the link down, the port's transmit errors and floodgate's own drops on the
-queue. The link comes back up: link_up is 1 again and a new session is
-served, the sign that the counters recorded a drop, not a dead port.
+queue; the status page (/) shows the port's row as /stats.json has it and
+the link down as an alert. The link comes back up: link_up is 1 again and
+a new session is served, the sign that the counters recorded a drop, not
+a dead port.
 """
 import os
 import re
@@ -23,6 +25,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fgdp  # noqa: E402
 from ctlkit import http_get, prom_parse, prom_value  # noqa: E402
 from fgdp import check, log, wait_until  # noqa: E402
+from pagekit import Page, num, ports_agree, stats  # noqa: E402
+from pagekit import page as status_page  # noqa: E402
 
 METRICS = "http://127.0.0.1:9119/metrics"
 PORT = dict(port="net_tap0", role="port")
@@ -130,6 +134,11 @@ def main():
           "the port's drops include its queues'")
     rc, out, err = w.ctl("status")
     check("link DOWN" in out, "floodctl status shows the link down: %s" % out)
+    # the status page: the port's row as /stats.json has it, the link down an alert
+    a, page, b = stats(), Page(status_page()), stats()
+    check(ports_agree(a, page, b) == ["net_tap0"], "the port on the status page")
+    check(num(page.fig[(("port", "net_tap0"), "link_up")]) == 0 and "link-down" in page.alerts,
+          "the page says the link is down: %r" % page.alerts)
     s.close()
 
     # back up: the link, and service

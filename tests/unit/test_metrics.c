@@ -15,111 +15,8 @@
 #include "floodgate/metrics.h"
 #include "floodgate/region.h"
 #include "ctl_fixture.h"
+#include "metrics_fixture.h"
 #include "fgtest.h"
-
-static void state(struct fg_metrics_state *m)
-{
-	memset(m, 0, sizeof(*m));
-	m->now = 1000000;
-	m->started = 999000;
-	m->startup = "empty";
-	m->journal_commit_age = -1;
-	m->snapshot_time = 999500;
-	/* two downstreams as the dataplane wrote them 2 s ago */
-	m->ds_written = 999998;
-	m->n_ds = 2;
-	strcpy(m->ds[0].name, "binaries");
-	strcpy(m->ds[0].id, "binaries");
-	m->ds[0].ready = 2;
-	m->ds[0].sent = 120;
-	m->ds[0].accepted = 118;
-	m->ds[0].not_routed = 40;
-	strcpy(m->ds[1].name, "te\"xt");
-	strcpy(m->ds[1].id, "text");
-	m->ds[1].parked = 1;
-	m->ds[1].backlog_bytes = 1048576;
-	m->ds[1].lag_records = 350;
-	m->ds[1].dropped = 12;
-	/* throttled, and alpha paused for 90 s more (levers.journal) */
-	m->levers_ok = true;
-	ck_assert_int_eq(fg_levers_throttle(&m->levers, "disk \"full\""), 0);
-	ck_assert_int_eq(fg_levers_pause(&m->levers, "alpha", m->now + 90), 0);
-}
-
-/* What a dataplane's main lcore publishes (nic.h): an 802.3ad bonded port
- * whose name needs escaping, two queues, one member whose link is down
- * (LACP defaulted, not distributing), one carrying traffic. */
-static void publish_nic(struct fg_region_writer *w)
-{
-	struct fg_nic_block *b = fg_region_writer_nic(w);
-
-	strcpy(b->port[0].name, "net_\"bond0");
-	b->port[0].role = FG_NIC_ROLE_PORT;
-	b->port[0].n_rxq = 2;
-	b->port[0].n_txq = 2;
-	b->port[0].v[FG_NIC_LINK_UP] = 1;
-	b->port[0].v[FG_NIC_LINK_SPEED] = 10000;
-	b->port[0].v[FG_NIC_RX_PACKETS] = 1000;
-	b->port[0].v[FG_NIC_RX_MISSED] = 7;
-	b->port[0].v[FG_NIC_TX_DROPPED] = 3;
-	b->port[0].q[1][FG_NICQ_RX_PACKETS] = 600;
-	b->port[0].q[1][FG_NICQ_TX_DROPPED] = 3;
-	strcpy(b->port[1].name, "net_tap1");
-	b->port[1].role = FG_NIC_ROLE_MEMBER;
-	b->port[1].n_rxq = 1;
-	b->port[1].n_txq = 1;
-	b->port[1].v[FG_NIC_RX_PACKETS] = 400;
-	b->port[1].v[FG_NIC_LACP_STATE] = 0x47;
-	strcpy(b->port[2].name, "net_tap2");
-	b->port[2].role = FG_NIC_ROLE_MEMBER;
-	b->port[2].v[FG_NIC_LINK_UP] = 1;
-	b->port[2].v[FG_NIC_LACP_STATE] = 0x3f;
-	__atomic_store_n(&b->n_ports, 3, __ATOMIC_RELEASE);
-}
-
-/* A region with two writers and peers "alpha" and `we"ird\name`. */
-static struct fg_region *workload(struct ctl_fixture *fx, struct fg_region_writer **w)
-{
-	struct fg_region *r = fx_region(fx, 1000, 4, 64);
-	const char *peers[] = { "alpha", "we\"ird\\name" };
-	int err;
-
-	ck_assert_int_eq(fg_region_add_peers(r, peers, 2), 2);
-	for (int i = 0; i < 2; i++) {
-		struct fg_region_wstats *s;
-
-		w[i] = fg_region_claim(r, "t", &err);
-		ck_assert_ptr_nonnull(w[i]);
-		s = fg_region_writer_stats(w[i]);
-		s->total.ctr[FG_CTR_RULES_ACCEPTED] += 10;
-		s->total.rejected[FG_REASON_TOO_OLD] += 3;
-		s->peer[i].ctr[FG_CTR_RULES_ACCEPTED] += 10;
-		s->peer[i].rejected[FG_REASON_TOO_OLD] += 3;
-		fg_hist_add(&s->injection_delay, 0);
-		fg_hist_add(&s->injection_delay, 5);
-		fg_hist_add(&s->injection_delay, -2);
-		fg_hist_add(&s->propagation_delay, 100);
-	}
-	/* the first writer is a polling worker, busy a quarter of its loop */
-	fg_region_writer_stats(w[0])->total.ctr[FG_CTR_DP_BUSY_CYCLES] = 1000;
-	fg_region_writer_stats(w[0])->total.ctr[FG_CTR_DP_IDLE_CYCLES] = 3000;
-	/* seed 002 by peer: alpha's articles an hour on the way, five minutes
-	 * offline; one of its four offers first; the other peer offered none */
-	{
-		struct fg_region_wstats *s = fg_region_writer_stats(w[0]);
-
-		fg_hist_add(&s->peer_delay[0].propagation_delay, 3600);
-		fg_hist_add(&s->peer_delay[0].injection_delay, 300);
-		s->peer[0].ctr[FG_CTR_NNTP_OFFERS] += 4;
-		s->peer[0].ctr[FG_CTR_NNTP_OFFERS_FIRST] += 1;
-		/* alpha's last command: the later of the two writers' */
-		s->peer_last_seen[0] = 1700000000;
-		fg_region_writer_stats(w[1])->peer_last_seen[0] = 1700000100;
-	}
-	fg_stats_inc(fg_region_ctld_stats(r), FG_CTR_SNAPSHOTS);
-	publish_nic(w[1]);
-	return r;
-}
 
 static char *render(struct fg_region *r)
 {
@@ -183,7 +80,7 @@ START_TEST(test_known_values)
 	ck_assert(has_line(t, "floodgate_peer_offers_first_ratio{peer=\"we\\\"ird\\\\name\"} NaN"));
 	/* when each peer last sent a command: the latest of the writers',
 	 * 0 for one never heard from */
-	ck_assert(has_line(t, "floodgate_peer_last_seen_seconds{peer=\"alpha\"} 1700000100"));
+	ck_assert(has_line(t, "floodgate_peer_last_seen_seconds{peer=\"alpha\"} 999995"));
 	ck_assert(has_line(t, "floodgate_peer_last_seen_seconds{peer=\"we\\\"ird\\\\name\"} 0"));
 	/* the site-wide families do not count the per-peer ones twice */
 	ck_assert(has_line(t, "floodgate_propagation_delay_seconds_count 2"));
@@ -280,9 +177,9 @@ START_TEST(test_json_and_table)
 			  "\"nntp_offers_first\":1},\"rejected\":{\"too-old\":3},\"histograms\":"
 			  "{\"injection_delay_seconds\":{\"count\":1,\"sum\":300,"));
 	ck_assert(strstr(b.p, "\"propagation_delay_seconds\":{\"count\":1,\"sum\":3600,\"negative\":0,"
-			  "\"buckets\":[[4095,1]]}},\"last_seen\":\"2023-11-14T22:15:00Z\","
-			  "\"offers_first_share\":0.25}"));
-	ck_assert(strstr(b.p, "\"last_seen\":null,\"offers_first_share\":null}"));
+			  "\"buckets\":[[4095,1]]}},\"last_seen\":\"1970-01-12T13:46:35Z\","
+			  "\"offers_first_share\":0.25,\"sessions\":0}"));
+	ck_assert(strstr(b.p, "\"last_seen\":null,\"offers_first_share\":null,\"sessions\":0}"));
 	ck_assert(strstr(b.p, "\"we\\\"ird\\\\name\":"));
 	ck_assert(strstr(b.p, "\"commit_age_seconds\":null"));
 	ck_assert(strstr(b.p, "\"lcores\":[{\"writer\":\"t\",\"busy_cycles\":1000,"
@@ -306,18 +203,59 @@ START_TEST(test_json_and_table)
 	ck_assert(strncmp(b.p, "peer alpha\n", 11) == 0);
 	ck_assert(strstr(b.p, "propagation delay (arrival - Injection-Date) count 1, negative 0, "
 			 "mean 3600.0 s\n  <= 4095"));
-	ck_assert(strstr(b.p, "\n  last command: 2023-11-14T22:15:00Z\n"));
+	ck_assert(strstr(b.p, "\n  last command: 1970-01-12T13:46:35Z\n"));
 	ck_assert_ptr_null(strstr(b.p, "we\"ird"));
 	fg_sbuf_reset(&b);
 	ck_assert_int_eq(fg_metrics_peer(r, "alpha", true, &b), 0);
 	ck_assert(strncmp(b.p, "{\"peer\":\"alpha\",\"counters\":{\"rules_accepted\":10,", 48) == 0);
-	ck_assert(strstr(b.p, "\"last_seen\":\"2023-11-14T22:15:00Z\",\"offers_first_share\":0.25}\n"));
+	ck_assert(strstr(b.p, "\"last_seen\":\"1970-01-12T13:46:35Z\",\"offers_first_share\":0.25,"
+			  "\"sessions\":0}\n"));
 	fg_sbuf_reset(&b);
 	ck_assert_int_eq(fg_metrics_peer(r, "nobody", true, &b), -ENOENT);
 	ck_assert_uint_eq(b.len, 0);
 	fg_sbuf_free(&b);
 	fg_region_release(w[0]);
 	fg_region_release(w[1]);
+	fx_cleanup(&fx);
+}
+END_TEST
+
+/* A peer's sessions open now: opened less closed over the live slots
+ * only; a slot given back (or dead) takes its sessions with it, though
+ * the sum of counters keeps them. */
+START_TEST(test_live_sessions)
+{
+	struct ctl_fixture fx = { 0 };
+	struct fg_region_writer *w[2];
+	struct fg_region *r = workload(&fx, w);
+	struct fg_region_wstats *s0 = fg_region_writer_stats(w[0]), *s1 = fg_region_writer_stats(w[1]);
+	struct fg_metrics_state m;
+	uint64_t n[2];
+	struct fg_sbuf b;
+
+	s0->peer[0].ctr[FG_CTR_NNTP_SESSIONS_OPENED] = 3;
+	s0->peer[0].ctr[FG_CTR_NNTP_SESSIONS_CLOSED] = 1;
+	s1->peer[0].ctr[FG_CTR_NNTP_SESSIONS_OPENED] = 4;
+	s1->peer[0].ctr[FG_CTR_NNTP_SESSIONS_CLOSED] = 4;
+	s1->peer[1].ctr[FG_CTR_NNTP_SESSIONS_OPENED] = 2;
+	fg_region_live_sessions(r, n, 2);
+	ck_assert_uint_eq(n[0], 2);
+	ck_assert_uint_eq(n[1], 2);
+	state(&m);
+	fg_sbuf_init(&b);
+	fg_metrics_prometheus(r, &m, &b);
+	ck_assert(has_line(b.p, "floodgate_peer_sessions{peer=\"alpha\"} 2"));
+	fg_region_release(w[1]);
+	fg_region_live_sessions(r, n, 2);
+	ck_assert_uint_eq(n[0], 2);
+	ck_assert_uint_eq(n[1], 0);
+	fg_sbuf_reset(&b);
+	fg_metrics_json(r, &m, &b);
+	ck_assert(strstr(b.p, "\"sessions\":2}"));
+	ck_assert(strstr(b.p, "\"sessions\":0}"));
+	ck_assert(strstr(b.p, "\"nntp_sessions_opened\":2"));	/* the sum keeps them */
+	fg_sbuf_free(&b);
+	fg_region_release(w[0]);
 	fx_cleanup(&fx);
 }
 END_TEST
@@ -602,6 +540,7 @@ static Suite *metrics_suite(void)
 	tcase_add_test(tc, test_known_values);
 	tcase_add_test(tc, test_exposition_rules);
 	tcase_add_test(tc, test_json_and_table);
+	tcase_add_test(tc, test_live_sessions);
 	tcase_add_test(tc, test_sums_never_go_backwards);
 	tcase_add_test(tc, test_kernel_clock);
 	tcase_add_test(tc, test_downstreams);
