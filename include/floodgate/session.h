@@ -252,8 +252,13 @@ struct fg_nntp_engine_params {
 	uint32_t response_buffer;		/* per session, octets; default 32 KiB */
 	const struct fg_nntp_engine_warmup *warmup;	/* NULL: no warm-up */
 	const struct fg_nntp_engine_cluster *cluster;	/* NULL: this box alone */
+	/* The peers' limits shared by every engine of the box (peerlim.h),
+	 * with a slot for each of cfg's peers; NULL: the engine keeps its
+	 * own, and its limits are this engine's alone. */
+	struct fg_peerlim *limits;
 };
 
+struct fg_peerlim;
 struct fg_nntp_engine *fg_nntp_engine_create(const struct fg_nntp_engine_params *p);
 /* Every session must be closed and every transfer done (fg_nntp_engine_drain). */
 void fg_nntp_engine_destroy(struct fg_nntp_engine *e);
