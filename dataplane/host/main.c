@@ -385,6 +385,15 @@ static void write_stats(FILE *f, struct host_worker *ws, unsigned nw, const stru
 			(unsigned long long)hs.by_state[i]);
 	fprintf(f, "sessions_open %u\ntransfers_open %u\nclock_suspect %u\n", sessions, xfers,
 		suspect);
+	/* per thread, as floodgate's worker:N: lines: where the kernel's
+	 * SO_REUSEPORT put the connections */
+	for (unsigned i = 0; i < nw; i++) {
+		char prefix[32];
+
+		snprintf(prefix, sizeof(prefix), "worker:%u:", i);
+		fprintf(f, "%ssessions %u\n", prefix, ws[i].e ? fg_nntp_engine_sessions(ws[i].e) : 0);
+		write_block(f, prefix, ws[i].stats, false);
+	}
 	fg_outbound_write(outbound, f);
 	if (claimer) {
 		char buf[1024];

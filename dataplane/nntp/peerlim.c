@@ -14,10 +14,13 @@
  * rate, cap = a second's worth = rate * 10^6 millionths):
  *
  *   1. Refill: read at_ns = t. If t != 0 and now <= t, nothing to credit.
- *      Else compare-and-swap at_ns from t to now: the one thread that
- *      wins credits the interval (t, now] — (now - t) * rate / 1000
- *      millionths, cap when t = 0 — so every nanosecond is credited once
- *      whoever refills; a thread that loses leaves it to the winner.
+ *      Else c = (now - t) * rate / 1000 millionths (cap when t = 0 or
+ *      c >= cap; nothing when c = 0), earned by t' = t + ceil(c * 1000 /
+ *      rate) <= now (now when capped). Compare-and-swap at_ns from t to
+ *      t' (> t): the one thread that wins credits c for (t, t'], so every
+ *      nanosecond is credited once whoever refills and the remainder
+ *      (t', now] waits for the next refill; a thread that loses leaves it
+ *      to the winner.
  *   2. The winner adds its credit to avail by compare-and-swap, holding
  *      avail at cap at most (also clamping a bucket whose rate a reload
  *      lowered): what an idle peer would have earned beyond a second's
@@ -181,25 +184,31 @@ static void add_capped(struct fg_peerlim_bucket_state *bk, int64_t n, int64_t ca
 							memory_order_relaxed));
 }
 
-/* Step 1. */
+/* Step 1. The time credited is the time the credit was earned in,
+ * rounded up to a whole nanosecond (at most 1 ns short per refill, never
+ * over), and the rest carries over: a worker that polls a slow bucket
+ * every few hundred nanoseconds loses nothing to rounding. */
 static void refill(struct fg_peerlim_bucket_state *bk, uint64_t rate, uint64_t now_ns)
 {
-	uint64_t t = atomic_load_explicit(&bk->at_ns, memory_order_relaxed);
-	int64_t cap = cap_of(rate), credit;
+	uint64_t t = atomic_load_explicit(&bk->at_ns, memory_order_relaxed), to = now_ns;
+	int64_t cap = cap_of(rate), credit = cap;
 
 	if (now_ns == 0 || (t != 0 && now_ns <= t))
 		return;
-	if (!atomic_compare_exchange_strong_explicit(&bk->at_ns, &t, now_ns, memory_order_relaxed,
-						     memory_order_relaxed))
-		return;
-	if (t == 0) {
-		credit = cap;
-	} else {
+	if (t != 0) {
 		unsigned __int128 c = (unsigned __int128)(now_ns - t) * rate / 1000u;
 
-		credit = c >= (unsigned __int128)cap ? cap : (int64_t)c;
+		if (c == 0)
+			return;		/* not a millionth yet: the time stays */
+		if (c < (unsigned __int128)cap) {
+			credit = (int64_t)c;
+			to = t + (uint64_t)(((unsigned __int128)credit * 1000u + rate - 1) / rate);
+		}
 	}
-	add_capped(bk, credit, cap);
+	/* to > t: the interval is credited by the one thread that moves it */
+	if (atomic_compare_exchange_strong_explicit(&bk->at_ns, &t, to, memory_order_relaxed,
+						    memory_order_relaxed))
+		add_capped(bk, credit, cap);
 }
 
 int64_t fg_peerlim_take(struct fg_peerlim_peer *p, enum fg_peerlim_bucket b, int64_t want,
