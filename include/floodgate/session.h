@@ -12,8 +12,9 @@
  *
  * One `struct fg_nntp_engine` per thread (a DPDK worker lcore, a host thread):
  * it owns that thread's sessions, its counters, its sink handle and its
- * transfers; only the history table is shared between engines. Nothing in
- * here takes a lock.
+ * transfers; only the history table and the peers' limits (peerlim.h:
+ * touched per connection and per batch of offers, never per offer) are
+ * shared between engines. Nothing in here takes a lock.
  *
  * Driving a session (every call on the engine's thread):
  *

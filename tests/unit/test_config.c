@@ -625,6 +625,7 @@ static const char full_text[] =
 	"newsgroups       *, !junk,!control.*\n"
 	"newsgroups       @alt.binaries.warez.*\n"
 	"max-connections  8\n"
+	"max-connection-rate 3\n"
 	"max-article-size 10M\n"
 	"[peer upstream-2]\n"
 	"address          198.51.100.200\n";
@@ -727,6 +728,8 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(cfg->peer[0].n_addr, 2);
 	ck_assert_str_eq(cfg->peer[0].newsgroups, "*,!junk,!control.*,@alt.binaries.warez.*");
 	ck_assert_uint_eq(cfg->peer[0].max_connections, 8);
+	ck_assert_uint_eq(cfg->peer[0].max_connection_rate, 3);
+	ck_assert_uint_eq(cfg->peer[1].max_connection_rate, 0);
 	ck_assert_uint_eq(cfg->peer[0].max_article_size, 10u << 20);
 	assert_round_trip(cfg);
 	fg_config_free(cfg);
