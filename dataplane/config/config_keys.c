@@ -198,6 +198,8 @@ const struct cfg_key cfg_keys[] = {
 	{ SEC_PEER, T_WILDMAT, F_REPEAT, "newsgroups", PF(newsgroups), .def = "*" },
 	{ SEC_PEER, T_UINT, 0, "max-connections", PF(max_connections), .min = 0,
 	  .max = 1 << 16, .def = "0" },
+	{ SEC_PEER, T_UINT, 0, "max-connection-rate", PF(max_connection_rate), .min = 0,
+	  .max = 1000000, .def = "0" },
 	{ SEC_PEER, T_UINT, 0, "max-offer-rate", PF(max_offer_rate), .min = 0,
 	  .max = 100000000, .def = "0" },
 	{ SEC_PEER, T_SIZE, 0, "max-byte-rate", PF(max_byte_rate), .min = 0,

@@ -51,6 +51,7 @@
 #include "floodgate/net.h"
 #include "floodgate/nic.h"
 #include "floodgate/outbound.h"
+#include "floodgate/peerlim.h"
 #include "floodgate/passive.h"
 #include "floodgate/region.h"
 #include "floodgate/session.h"
@@ -202,6 +203,7 @@ struct dp {
 	bool restoring;				/* waiting for floodctld's restore (main.c) */
 	/* history: floodctld's region, or a private table in passive mode */
 	struct fg_region *region;
+	struct fg_peerlim *lim;			/* the peers' limits, the box's (peerlim.h) */
 	struct fg_history *history;
 	void *hist_mem;
 	size_t hist_len;

@@ -421,6 +421,12 @@ static int workers_setup(struct dp *dp)
 	dp->w = calloc(dp->n_workers, sizeof(*dp->w));
 	if (!dp->w)
 		return -ENOMEM;
+	/* the peers' limits are the box's: one table for every worker, kept
+	 * across a restore wait (its sessions have all closed by then) */
+	if (!dp->lim)
+		dp->lim = fg_peerlim_create(dp->n_workers);
+	if (!dp->lim || fg_peerlim_add(dp->lim, dp->cfg) != 0)
+		return -ENOMEM;
 	RTE_LCORE_FOREACH_WORKER(lcore) {
 		if (i == dp->n_workers)
 			break;
@@ -767,6 +773,7 @@ out:
 	dp.nic.block = NULL;		/* worker 0's slot goes with its teardown */
 	claimer_close(&dp);		/* the workers' links go with it */
 	workers_teardown(&dp);
+	fg_peerlim_destroy(dp.lim);
 	fg_outbound_close(dp.ob);
 	if (dp.pool)
 		dp_port_stop(&dp);

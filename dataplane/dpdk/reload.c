@@ -35,6 +35,17 @@ int dp_reload(struct dp *dp, const char *path, FILE *out)
 	fprintf(out, "%s: loaded\n", file[0] ? file : "<default>");
 	fg_config_carry(cfg, old, out);
 	fg_config_changes(old, cfg, out);
+	/* the new peers' slots in the box's limits, before any worker has
+	 * the configuration (peerlim.h) */
+	if (dp->lim && fg_peerlim_add(dp->lim, cfg) != 0) {
+		fprintf(out, "more than %u peer names since the start: restart to take more\n",
+			FG_PEERLIM_SLOTS);
+		FG_LOG_ERR(DP, "reload of %s: the peers' limits have no room for its new peers",
+			   file);
+		fg_config_free(cfg);
+		dp->reload_failures++;
+		return -ENOSPC;
+	}
 	for (unsigned i = 0; i < dp->n_workers; i++) {
 		struct fg_nntp_counters *ps = calloc(cfg->n_peer + 1, sizeof(*ps));
 

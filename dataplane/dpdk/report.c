@@ -76,6 +76,11 @@ static void write_port(FILE *f, const struct dp *dp)
 		rte_mempool_in_use_count(dp->pool));
 }
 
+/* Counters also written per worker (worker:N:name). */
+static const enum fg_counter per_worker_ctrs[] = {
+	FG_CTR_NNTP_SESSIONS_OPENED, FG_CTR_NNTP_SESSIONS_TOO_MANY, FG_CTR_NNTP_SESSIONS_TOO_FAST,
+};
+
 void dp_write_counters(FILE *f, const struct dp *dp)
 {
 	struct fg_nntp_counters *sum = calloc(1, sizeof(*sum));
@@ -130,6 +135,11 @@ void dp_write_counters(FILE *f, const struct dp *dp)
 		fprintf(f, "worker:%u:busy_cycles %" PRIu64 "\nworker:%u:idle_cycles %" PRIu64 "\n",
 			i, w->stats->s.ctr[FG_CTR_DP_BUSY_CYCLES], i,
 			w->stats->s.ctr[FG_CTR_DP_IDLE_CYCLES]);
+		/* where the NIC's RSS put the sessions, and which worker
+		 * refused them (the peers' limits are the box's) */
+		for (unsigned k = 0; k < FG_ARRAY_SIZE(per_worker_ctrs); k++)
+			fprintf(f, "worker:%u:%s %" PRIu64 "\n", i, fg_counter_name(per_worker_ctrs[k]),
+				w->stats->s.ctr[per_worker_ctrs[k]]);
 		if (w->ts)
 			fprintf(f, "worker:%u:connections %u\n", i, fg_tcpsess_in_use(w->ts));
 		if (w->pv)

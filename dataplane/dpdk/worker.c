@@ -138,6 +138,7 @@ static int wiring_setup(struct dp_worker *w)
 	wp.engine.max_sessions = w->dp->per_worker_conns;
 	wp.engine.max_holds = w->dp->per_worker_holds;
 	wp.engine.token_base = token;
+	wp.engine.limits = w->dp->lim;
 	w->wire = fg_wiring_build(&wp, &err);
 	if (!w->wire)
 		return err;

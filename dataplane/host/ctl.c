@@ -161,6 +161,15 @@ static int reload_locked(struct host_ctl *c, const char *file, FILE *out)
 	fprintf(out, "%s: loaded\n", path[0] ? path : "<default>");
 	fg_config_carry(cfg, old, out);
 	fg_config_changes(old, cfg, out);
+	/* the new peers' slots in the box's limits, before any worker has
+	 * the configuration (peerlim.h) */
+	rc = c->lim ? fg_peerlim_add(c->lim, cfg) : 0;
+	if (rc != 0) {
+		fprintf(out, "more than %u peer names since the start: restart to take more\n",
+			FG_PEERLIM_SLOTS);
+		fg_config_free(cfg);
+		return rc;
+	}
 	rc = switch_workers(c, cfg, out);
 	if (rc == -ENOMEM)
 		fg_config_free(cfg);	/* no worker was handed it */

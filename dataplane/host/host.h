@@ -31,6 +31,7 @@
 #include "floodgate/history.h"
 #include "floodgate/levers.h"
 #include "floodgate/outbound.h"
+#include "floodgate/peerlim.h"
 #include "floodgate/qwriter.h"
 #include "floodgate/region.h"
 #include "floodgate/session.h"
@@ -136,6 +137,7 @@ struct host_ctl {
 	pthread_mutex_t lock;		/* levers, reload, the counters' dump */
 	struct host_worker *ws;
 	unsigned nw;
+	struct fg_peerlim *lim;		/* the peers' limits, the box's */
 	pthread_t th;
 	bool running;
 	bool opened;			/* the lock is initialised */

@@ -308,6 +308,7 @@ static struct fg_outbound *outbound;
 /* [cluster]: the cluster thread, or NULL (docs/scale.md, "Several boxes"),
  * and with --floodctld the slot its counters are published in */
 static struct fg_claimer *claimer;
+static struct fg_peerlim *limits;	/* the peers' limits, the box's (peerlim.h) */
 static struct fg_region_writer *claimer_slot;
 
 /* ------------------------------------------------------------ counters */
@@ -384,6 +385,15 @@ static void write_stats(FILE *f, struct host_worker *ws, unsigned nw, const stru
 			(unsigned long long)hs.by_state[i]);
 	fprintf(f, "sessions_open %u\ntransfers_open %u\nclock_suspect %u\n", sessions, xfers,
 		suspect);
+	/* per thread, as floodgate's worker:N: lines: where the kernel's
+	 * SO_REUSEPORT put the connections */
+	for (unsigned i = 0; i < nw; i++) {
+		char prefix[32];
+
+		snprintf(prefix, sizeof(prefix), "worker:%u:", i);
+		fprintf(f, "%ssessions %u\n", prefix, ws[i].e ? fg_nntp_engine_sessions(ws[i].e) : 0);
+		write_block(f, prefix, ws[i].stats, false);
+	}
 	fg_outbound_write(outbound, f);
 	if (claimer) {
 		char buf[1024];
@@ -456,6 +466,7 @@ static int worker_wiring(struct host_worker *w, const struct host_opts *o, struc
 	wp.engine.peer_stats = w->peer_stats;
 	wp.engine.max_sessions = o->max_sessions;
 	wp.engine.token_base = w->index << 20;
+	wp.engine.limits = limits;
 	w->wire = fg_wiring_build(&wp, &err);
 	if (!w->wire)
 		return err;
@@ -627,7 +638,8 @@ int main(int argc, char **argv)
 	}
 	ws = calloc(o.threads, sizeof(*ws));
 	tids = calloc(o.threads, sizeof(*tids));
-	if (!ws || !tids)
+	limits = fg_peerlim_create(o.threads);
+	if (!ws || !tids || !limits || fg_peerlim_add(limits, cfg) != 0)
 		goto out_workers;
 	for (unsigned i = 0; i < o.threads; i++) {
 		rc = worker_setup(&ws[i], i, &o, cfg, &r);
@@ -638,6 +650,7 @@ int main(int argc, char **argv)
 	}
 	if (host_ctl_open(&ctl, &o, cfg, ws, o.threads) != 0)
 		goto out_ctl;
+	ctl.lim = limits;
 	if (outbound && (rc = fg_outbound_start(outbound)) != 0) {
 		FG_LOG_ERR(HOST_COMP, "outbound threads: %s", strerror(-rc));
 		goto out_ctl;
@@ -682,6 +695,8 @@ out_workers:
 			worker_teardown(&ws[i]);
 	free(ws);
 	free(tids);
+	fg_peerlim_destroy(limits);
+	limits = NULL;
 	fg_outbound_close(outbound);
 out_history:
 	if (claimer_slot)

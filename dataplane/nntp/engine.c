@@ -246,9 +246,14 @@ static int alloc_pools(struct fg_nntp_engine *e, const struct fg_nntp_engine_par
 	e->holds = calloc(e->max_holds, sizeof(*e->holds));
 	e->jq_cap = 2 * e->max_xfers + 16;
 	e->jq = calloc(e->jq_cap, sizeof(*e->jq));
-	e->peer_sessions = calloc(e->cfg->n_peer + 1, sizeof(*e->peer_sessions));
-	e->rate = calloc(e->cfg->n_peer + 1, sizeof(*e->rate));
-	if (!e->sess || !e->xfers || !e->holds || !e->jq || !e->peer_sessions || !e->rate)
+	if (!e->sess || !e->xfers || !e->holds || !e->jq)
+		return -ENOMEM;
+	e->lim = p->limits;
+	if (!e->lim) {
+		e->lim = fg_peerlim_create(1);
+		e->lim_own = true;
+	}
+	if (!e->lim || fg_nntp_limits_set(e, e->cfg) != 0)
 		return -ENOMEM;
 	if (fg_nntp_warmup_init(e, p->warmup, p->cluster) != 0)
 		return -ENOMEM;
@@ -268,8 +273,12 @@ static void free_pools(struct fg_nntp_engine *e)
 	free(e->xfers);
 	free(e->holds);
 	free(e->jq);
-	free(e->peer_sessions);
+	if (e->lim_peer)
+		fg_nntp_limits_return(e);
+	free(e->lim_peer);
 	free(e->rate);
+	if (e->lim_own)
+		fg_peerlim_destroy(e->lim);
 	fg_nntp_warmup_fini(e);
 }
 

@@ -21,6 +21,7 @@
 #define FG_L_GREETING_FMT "200 %s floodgate transit-only NNTP service ready (feeds only, no reading or posting)\r\n"
 #define FG_L_NOT_PEER "502 Not a configured peer of this transit-only server\r\n"
 #define FG_L_TOO_MANY "400 Too many connections from this peer, try again later\r\n"
+#define FG_L_TOO_FAST "400 Connecting too often from this peer, try again later\r\n"
 
 /* RFC 3977 5.2, RFC 4644 2.2 */
 #define FG_L_CAPABILITIES \

@@ -29,6 +29,7 @@
 #include "floodgate/article.h"
 #include "floodgate/log.h"
 #include "floodgate/msgid.h"
+#include "floodgate/peerlim.h"
 #include "floodgate/rules.h"
 #include "floodgate/session.h"
 
@@ -224,12 +225,12 @@ struct fg_nntp_jrec {
 	char id[FG_MSGID_MAX + 1];
 };
 
-/* A peer's budgets, token buckets of one second: offers in millionths,
- * octets as they are (negative: a debt the next refills pay first). */
+/* This engine's cache of a peer's box-wide budgets (peerlim.c): millionths
+ * of an offer and of an octet taken from the shared buckets a batch at a
+ * time (bytes below zero: a debt the next batch pays first). */
 struct fg_nntp_rate {
 	int64_t offers_u;
-	int64_t bytes;
-	uint64_t at_ns;		/* last refill; 0: full, never used */
+	int64_t bytes_u;
 };
 
 struct fg_nntp_engine {
@@ -250,8 +251,13 @@ struct fg_nntp_engine {
 	struct fg_nntp_session **sess;
 	unsigned max_sessions, n_sessions;
 	unsigned n_stalled;		/* sessions with stall != 0 */
-	unsigned *peer_sessions;	/* per config peer, for max-connections */
-	struct fg_nntp_rate *rate;	/* per config peer: max-offer-rate, max-byte-rate */
+	/* the peers' box-wide limits (peerlim.h): the table (the engine's own
+	 * when the program gave none), each config peer's slot in it, and
+	 * this engine's cache of its rate budgets */
+	struct fg_peerlim *lim;
+	bool lim_own;
+	struct fg_peerlim_peer **lim_peer;	/* n_peer + 1; the last NULL */
+	struct fg_nntp_rate *rate;		/* n_peer + 1 */
 	unsigned n_rate_stalled;	/* sessions with FG_STALL_RATE: poll soon */
 	uint32_t token_next;
 	unsigned history_owner;
@@ -393,7 +399,8 @@ struct fg_nntp_session {
 	bool close_sent;		/* close() was called */
 	bool gone;			/* the transport reported the connection closed */
 	bool eof;
-	bool greeted;			/* counted in the peer's sessions */
+	bool greeted;			/* greeted 200 */
+	struct fg_peerlim_peer *lim_conn;	/* the slot it is counted on, or NULL */
 	uint8_t auth;			/* enum fg_nntp_auth */
 	bool auth_user_ok;		/* the last AUTHINFO USER named the peer's user */
 	uint8_t auth_failures;		/* 481s given */
@@ -472,6 +479,8 @@ void fg_nntp_charge_bytes(const struct fg_nntp_session *s, uint64_t n);
 bool fg_nntp_budget_ok(const struct fg_nntp_session *s);
 int fg_nntp_offers_init(struct fg_nntp_session *s, unsigned cap);
 bool fg_nntp_offer_room(struct fg_nntp_session *s);
+int fg_nntp_limits_set(struct fg_nntp_engine *e, const struct fg_config *cfg);
+void fg_nntp_limits_return(struct fg_nntp_engine *e);
 void fg_nntp_track_offer(struct fg_nntp_session *s, const struct fg_history_key *k,
 			 const struct fg_history_ref *ref, fg_time_t deadline);
 void fg_nntp_release_offers(struct fg_nntp_session *s);

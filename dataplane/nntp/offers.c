@@ -55,9 +55,10 @@
  * outgrows the caches (1 M live offers: 32 MiB of index, about 2.3x a
  * CHECK); the default keeps it at 32 KiB.
  *
- * Budgets: a peer's max-offer-rate and max-byte-rate ([peer]), per engine
- * thread. Over them the session stops reading and TCP pushes back; an
- * answer never changes because of them.
+ * Budgets: a peer's max-offer-rate and max-byte-rate ([peer]), held
+ * box-wide (peerlim.c): an offer takes from this engine's cache, only an
+ * empty cache reaches the shared bucket. Over them the session stops
+ * reading and TCP pushes back; an answer never changes because of them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -70,70 +71,109 @@
 
 /* ------------------------------------------------------------ peer budgets */
 
-/* The peer's budgets refilled to now; NULL when it has none. Each holds a
- * second's worth at most (max-offer-rate, max-byte-rate). */
-static struct fg_nntp_rate *budget(const struct fg_nntp_session *s)
+/* The engine's cache of bucket b: topped up to a batch from the peer's
+ * shared bucket when it holds less than `need` millionths. */
+static int64_t *cache_fill(const struct fg_nntp_session *s, enum fg_peerlim_bucket b,
+			   uint64_t rate, int64_t need)
 {
-	const struct fg_config_peer *p = s->peer;
-	struct fg_nntp_rate *r;
-	uint64_t now = s->e->now_ns;
+	struct fg_nntp_engine *e = s->e;
+	struct fg_nntp_rate *r = &e->rate[s->peer_idx];
+	int64_t *c = b == FG_PEERLIM_OFFERS ? &r->offers_u : &r->bytes_u;
 
-	if (!p || (!p->max_offer_rate && !p->max_byte_rate))
-		return NULL;
-	r = &s->e->rate[s->peer_idx];
-	if (r->at_ns == 0 || now < r->at_ns) {
-		r->offers_u = (int64_t)p->max_offer_rate * 1000000;
-		r->bytes = (int64_t)p->max_byte_rate;
-	} else {
-		/* a second refills the rate; what is beyond a second's worth
-		 * (an idle peer's) is not kept */
-		unsigned __int128 dt = now - r->at_ns;
-		unsigned __int128 offers = dt * p->max_offer_rate / 1000;	/* millionths */
-		unsigned __int128 bytes = dt * p->max_byte_rate / 1000000000u;
-		int64_t cap_o = (int64_t)p->max_offer_rate * 1000000, cap_b = (int64_t)p->max_byte_rate;
-
-		r->offers_u = offers >= (unsigned __int128)(cap_o - r->offers_u) ? cap_o
-			      : r->offers_u + (int64_t)offers;
-		r->bytes = bytes >= (unsigned __int128)(cap_b - r->bytes) ? cap_b
-			   : r->bytes + (int64_t)bytes;
-	}
-	r->at_ns = now;
-	return r;
+	if (*c < need)
+		*c += fg_peerlim_take(e->lim_peer[s->peer_idx], b,
+				      fg_peerlim_batch(e->lim, rate) - *c, rate, e->now_ns);
+	return c;
 }
 
 /* Room for one more offer: taken, or false (stop reading until there is). */
 bool fg_nntp_take_offer(struct fg_nntp_session *s)
 {
-	struct fg_nntp_rate *r = budget(s);
+	unsigned rate = s->peer ? s->peer->max_offer_rate : 0;
+	int64_t *c;
 
-	if (!r || !s->peer->max_offer_rate)
+	if (!rate)
 		return true;
-	if (r->offers_u < 1000000)
+	c = cache_fill(s, FG_PEERLIM_OFFERS, rate, FG_PEERLIM_UNIT);
+	if (*c < FG_PEERLIM_UNIT)
 		return false;
-	r->offers_u -= 1000000;
+	*c -= FG_PEERLIM_UNIT;
 	return true;
 }
 
 /* The peer's byte budget is spent (octets already read are a debt). */
 bool fg_nntp_bytes_spent(const struct fg_nntp_session *s)
 {
-	const struct fg_nntp_rate *r = budget(s);
+	uint64_t rate = s->peer ? s->peer->max_byte_rate : 0;
 
-	return r && s->peer->max_byte_rate && r->bytes <= 0;
+	return rate && *cache_fill(s, FG_PEERLIM_BYTES, rate, 1) <= 0;
 }
 
 void fg_nntp_charge_bytes(const struct fg_nntp_session *s, uint64_t n)
 {
 	if (s->peer && s->peer->max_byte_rate)
-		s->e->rate[s->peer_idx].bytes -= (int64_t)n;
+		s->e->rate[s->peer_idx].bytes_u -= (int64_t)n * FG_PEERLIM_UNIT;
 }
 
 bool fg_nntp_budget_ok(const struct fg_nntp_session *s)
 {
-	struct fg_nntp_rate *r = budget(s);
+	const struct fg_config_peer *p = s->peer;
 
-	return !r || ((!s->peer->max_offer_rate || r->offers_u >= 1000000) &&
-		      (!s->peer->max_byte_rate || r->bytes > 0));
+	if (!p)
+		return true;
+	if (p->max_offer_rate &&
+	    *cache_fill(s, FG_PEERLIM_OFFERS, p->max_offer_rate, FG_PEERLIM_UNIT) < FG_PEERLIM_UNIT)
+		return false;
+	return !fg_nntp_bytes_spent(s);
+}
+
+/* The engine's slots for cfg's peers, and empty caches (a configuration
+ * taken at creation or a reload). 0, -ENOSPC (the engine's own table is
+ * full of names), -ENOMEM. */
+int fg_nntp_limits_set(struct fg_nntp_engine *e, const struct fg_config *cfg)
+{
+	struct fg_peerlim_peer **lp = calloc(cfg->n_peer + 1, sizeof(*lp));
+	struct fg_nntp_rate *rate = calloc(cfg->n_peer + 1, sizeof(*rate));
+	int rc = lp && rate ? 0 : -ENOMEM;
+
+	if (rc == 0 && e->lim_own)
+		rc = fg_peerlim_add(e->lim, cfg);
+	for (unsigned i = 0; rc == 0 && i < cfg->n_peer; i++) {
+		lp[i] = fg_peerlim_find(e->lim, cfg->peer[i].name);
+		if (!lp[i]) {
+			FG_LOG_ERR(FG_NNTP_COMP, "limits: no slot for peer %s (the program "
+				   "did not add the configuration)", cfg->peer[i].name);
+			rc = -EINVAL;
+		}
+	}
+	if (rc != 0) {
+		free(lp);
+		free(rate);
+		return rc;
+	}
+	free(e->lim_peer);
+	free(e->rate);
+	e->lim_peer = lp;
+	e->rate = rate;
+	return 0;
+}
+
+/* What the caches hold goes back to the shared buckets (before a reload
+ * or at the end), so that no other engine goes short of it; a debt of
+ * octets is forgiven. */
+void fg_nntp_limits_return(struct fg_nntp_engine *e)
+{
+	if (!e->rate)
+		return;
+	for (unsigned i = 0; i < e->cfg->n_peer; i++) {
+		const struct fg_config_peer *p = &e->cfg->peer[i];
+
+		fg_peerlim_give(e->lim_peer[i], FG_PEERLIM_OFFERS, e->rate[i].offers_u,
+				p->max_offer_rate);
+		fg_peerlim_give(e->lim_peer[i], FG_PEERLIM_BYTES, e->rate[i].bytes_u,
+				p->max_byte_rate);
+		e->rate[i] = (struct fg_nntp_rate){ 0 };
+	}
 }
 
 /* ------------------------------------------------------------ offers */

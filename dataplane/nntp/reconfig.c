@@ -22,6 +22,13 @@
  * configuration's numbering: the caller hands in a new array (zeroed, or
  * carried over by name) and keeps the old one until the engine is done
  * with it, which is when this returns.
+ *
+ * The peers' limits are the box's (peerlim.h): the program adds the new
+ * configuration's names to the shared table before it hands the
+ * configuration to any engine; this engine gives its cached budgets back
+ * and finds its slots by name. An open session stays counted on the slot
+ * it was counted on, so a lowered max-connections closes nobody: it
+ * refuses new connections until the count is below it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -36,7 +43,7 @@
  * the old configuration, or into cfg when moved already); false when its
  * peer is gone. */
 static bool remap(struct fg_nntp_session *s, const struct fg_config *cfg,
-		  struct fg_nntp_counters *peer_stats, unsigned *peer_sessions)
+		  struct fg_nntp_counters *peer_stats)
 {
 	const struct fg_config_peer *p = s->peer ? fg_config_peer_by_name(cfg, s->peer->name) : NULL;
 	unsigned idx = p ? (unsigned)(p - cfg->peer) : cfg->n_peer;
@@ -45,8 +52,6 @@ static bool remap(struct fg_nntp_session *s, const struct fg_config *cfg,
 	s->peer = p;
 	s->peer_idx = p ? (int)idx : -1;
 	s->pst = peer_stats ? &peer_stats[idx] : NULL;
-	if (p && s->greeted && !s->gone && peer_sessions)
-		peer_sessions[idx]++;
 	return p || !had;
 }
 
@@ -54,28 +59,24 @@ int fg_nntp_engine_set_config(struct fg_nntp_engine *e, const struct fg_config *
 			 struct fg_nntp_counters *peer_stats)
 {
 	struct fg_rules rules;
-	struct fg_nntp_rate *rate;
-	unsigned *ps;
+	int rc;
 
 	if (cfg->max_line != e->cfg->max_line ||
 	    cfg->max_pending_commands != e->cfg->max_pending_commands)
 		return -EINVAL;
 	if (fg_rules_init(&rules, cfg, &e->rules_hist) != 0)
 		return -EINVAL;
-	ps = calloc(cfg->n_peer + 1, sizeof(*ps));
-	rate = calloc(cfg->n_peer + 1, sizeof(*rate));	/* budgets start full */
-	if (!ps || !rate) {
-		free(ps);
-		free(rate);
-		return -ENOMEM;
-	}
+	/* the caches go back to the box's buckets under the old rates; the
+	 * new slots are found by name (the counts of open connections and
+	 * the buckets carry over: the table is the box's, not the
+	 * configuration's) */
+	fg_nntp_limits_return(e);
+	rc = fg_nntp_limits_set(e, cfg);
+	if (rc != 0)
+		return rc;
 	e->cfg = cfg;
 	e->rules = rules;
 	e->peer_st = peer_stats;
-	free(e->peer_sessions);
-	e->peer_sessions = ps;
-	free(e->rate);
-	e->rate = rate;
 	if (e->clock.limit != cfg->clock_skew_limit) {
 		/* a new limit judges afresh (0 turns the view off); the
 		 * alarm's counters stay balanced */
@@ -89,12 +90,12 @@ int fg_nntp_engine_set_config(struct fg_nntp_engine *e, const struct fg_config *
 		struct fg_xfer *x = &e->xfers[i];
 
 		if (x->state != FG_X_FREE && x->s && x->s->gone)
-			remap(x->s, cfg, peer_stats, NULL);
+			remap(x->s, cfg, peer_stats);
 	}
 	for (unsigned i = 0; i < e->max_sessions; i++) {
 		struct fg_nntp_session *s = e->sess[i];
 
-		if (s && !remap(s, cfg, peer_stats, ps) && !s->closing)
+		if (s && !remap(s, cfg, peer_stats) && !s->closing)
 			fg_nntp_session_close_now(s, L_NOT_PEER, sizeof(L_NOT_PEER) - 1);
 	}
 	return 0;

@@ -730,8 +730,9 @@ void fg_nntp_session_closed(struct fg_nntp_session *s)
 	fg_nntp_drop_responses(s);
 	clear_stall(s);
 	fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_CLOSED);
-	if (s->peer_idx >= 0 && e->peer_sessions[s->peer_idx] > 0 && s->greeted)
-		e->peer_sessions[s->peer_idx]--;
+	if (s->lim_conn)
+		fg_peerlim_conn_close(s->lim_conn);
+	s->lim_conn = NULL;
 	e->sess[s->slot] = NULL;
 	e->n_sessions--;
 	fg_nntp_session_xfer_done(s);
@@ -793,13 +794,17 @@ struct fg_nntp_session *fg_nntp_session_open(struct fg_nntp_engine *e,
 		/* innd's throttle: greeted with its reason, closed */
 		fg_nntp_count(s, FG_CTR_NNTP_THROTTLE_CLOSED);
 		fg_nntp_put(s, FG_NNTP_CODE_C400, e->throttle_line, e->throttle_len, FG_RQ_CLOSE);
-	} else if (peer->max_connections &&
-		   e->peer_sessions[s->peer_idx] >= peer->max_connections) {
+	} else if (peer->max_connection_rate &&
+		   !fg_peerlim_take_unit(e->lim_peer[s->peer_idx], FG_PEERLIM_CONNS,
+					 peer->max_connection_rate, now_ns)) {
+		fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_TOO_FAST);
+		FG_NNTP_PUT_CLOSE(s, C400, FG_L_TOO_FAST);
+	} else if (!fg_peerlim_conn_open(e->lim_peer[s->peer_idx], peer->max_connections)) {
 		fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_TOO_MANY);
 		FG_NNTP_PUT_CLOSE(s, C400, FG_L_TOO_MANY);
 	} else {
 		fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_OPENED);
-		e->peer_sessions[s->peer_idx]++;
+		s->lim_conn = e->lim_peer[s->peer_idx];
 		s->greeted = true;
 		do_greeting(s);
 	}

@@ -144,9 +144,11 @@ struct fg_config_peer {
 	unsigned n_addr;
 	/* RFC 3977 4 wildmat, as written (default "*"); see wildmat.h */
 	char newsgroups[FG_CONFIG_WILDMAT_MAX];
-	unsigned max_connections;	/* 0 = unlimited */
-	unsigned max_offer_rate;	/* CHECK/IHAVE/TAKETHIS a second, per engine thread; 0 = unlimited */
-	uint64_t max_byte_rate;		/* input octets a second, per engine thread; 0 = unlimited */
+	/* Held box-wide, across every engine thread (peerlim.h); 0 = unlimited */
+	unsigned max_connections;	/* open sessions */
+	unsigned max_connection_rate;	/* new connections a second */
+	unsigned max_offer_rate;	/* CHECK/IHAVE/TAKETHIS a second */
+	uint64_t max_byte_rate;		/* input octets a second */
 	uint64_t max_article_size;	/* 0 = rules.max_article_size */
 	char credentials[FG_CONFIG_PATH_MAX];	/* the credentials file; "" none */
 	struct fg_config_cred cred;	/* read from it at load; never formatted */

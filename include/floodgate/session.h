@@ -12,8 +12,9 @@
  *
  * One `struct fg_nntp_engine` per thread (a DPDK worker lcore, a host thread):
  * it owns that thread's sessions, its counters, its sink handle and its
- * transfers; only the history table is shared between engines. Nothing in
- * here takes a lock.
+ * transfers; only the history table and the peers' limits (peerlim.h:
+ * touched per connection and per batch of offers, never per offer) are
+ * shared between engines. Nothing in here takes a lock.
  *
  * Driving a session (every call on the engine's thread):
  *
@@ -254,8 +255,13 @@ struct fg_nntp_engine_params {
 	uint32_t response_buffer;		/* per session, octets; default 32 KiB */
 	const struct fg_nntp_engine_warmup *warmup;	/* NULL: no warm-up */
 	const struct fg_nntp_engine_cluster *cluster;	/* NULL: this box alone */
+	/* The peers' limits shared by every engine of the box (peerlim.h),
+	 * with a slot for each of cfg's peers; NULL: the engine keeps its
+	 * own, and its limits are this engine's alone. */
+	struct fg_peerlim *limits;
 };
 
+struct fg_peerlim;
 struct fg_nntp_engine *fg_nntp_engine_create(const struct fg_nntp_engine_params *p);
 /* Every session must be closed and every transfer done (fg_nntp_engine_drain). */
 void fg_nntp_engine_destroy(struct fg_nntp_engine *e);

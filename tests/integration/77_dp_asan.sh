@@ -3,8 +3,9 @@
 # timeout: 540
 # 77_dp_asan — the live tap tests (70_dp_basic, 70_dp_ipv6), the lossy-wire test
 # (72_dp_faults), the relay test (78_dp_relay: the queue's writer and
-# relay threads, a SIGKILL and restart) and the restore wait (76_dp_restoring:
-# the workers torn down and built again on the region) once more, with floodgate built
+# relay threads, a SIGKILL and restart), the restore wait (76_dp_restoring:
+# the workers torn down and built again on the region) and the peers' limits
+# of two workers (75_dp_limits: the box's table, a reload) once more, with floodgate built
 # with ASan + UBSan (make SANITIZE=1): the project's allocations and arithmetic are checked on the
 # whole path (DPDK's own heap is not instrumented). Any report ends up in
 # floodgate's log, which the tests require to be clean; the runner also
@@ -18,6 +19,7 @@ top=${FG_TOP:-$(cd "$here/../.." && pwd)}
 "$here/70_dp_basic.py"
 "$here/70_dp_ipv6.py"
 "$here/72_dp_faults.py"
+"$here/75_dp_limits.py"
 "$here/76_dp_restoring.py"
 "$here/78_dp_relay.py"
 echo "PASS 77_dp_asan"

@@ -152,6 +152,18 @@ def _scale():
         return 1.0
 
 
+def check_rate(times, t0, rate, burst, slack, what):
+    """Events seen at monotonic `times` (from t0, before the first could
+    happen) never came faster than a token bucket of `rate` a second with
+    `burst` at once and `slack` more: the n-th by t at most burst + rate *
+    (t - t0) + slack. Seen later than it happened, an event only makes the
+    bound more lenient, so load cannot fail it."""
+    for n, t in enumerate(sorted(times), 1):
+        bound = burst + rate * (t - t0) + slack
+        check(n <= bound, "%s %d after %.3f s: faster than %g a second (bound %.1f)" %
+              (what, n, t - t0, rate, bound))
+
+
 def poll_until(pred, timeout, step=POLL_STEP):
     """pred()'s first true value, or its last (false) one after timeout s."""
     end = time.monotonic() + timeout * _scale()

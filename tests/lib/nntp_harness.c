@@ -195,28 +195,34 @@ int fg_th_init(struct fg_th *t, const char *extra, const struct fg_sink_mem_para
 
 static int th_init(struct fg_th *t, const char *extra, const struct fg_sink_mem_params *sp,
 		   struct fg_th *history_of, const struct fg_nntp_engine_warmup *warmup,
-		   const struct fg_nntp_engine_cluster *cluster);
+		   const struct fg_nntp_engine_cluster *cluster, struct fg_peerlim *limits);
 
 int fg_th_init_shared(struct fg_th *t, const char *extra, const struct fg_sink_mem_params *sp,
 		      struct fg_th *history_of)
 {
-	return th_init(t, extra, sp, history_of, NULL, NULL);
+	return th_init(t, extra, sp, history_of, NULL, NULL, NULL);
 }
 
 int fg_th_init_warmup(struct fg_th *t, const char *extra, const struct fg_nntp_engine_warmup *w)
 {
-	return th_init(t, extra, NULL, NULL, w, NULL);
+	return th_init(t, extra, NULL, NULL, w, NULL, NULL);
 }
 
 int fg_th_init_cluster(struct fg_th *t, const char *extra, const struct fg_nntp_engine_cluster *cl,
 		       struct fg_th *history_of)
 {
-	return th_init(t, extra, NULL, history_of, NULL, cl);
+	return th_init(t, extra, NULL, history_of, NULL, cl, NULL);
+}
+
+int fg_th_init_box(struct fg_th *t, const char *extra, struct fg_th *history_of,
+		   struct fg_peerlim *limits)
+{
+	return th_init(t, extra, NULL, history_of, NULL, NULL, limits);
 }
 
 static int th_init(struct fg_th *t, const char *extra, const struct fg_sink_mem_params *sp,
 		   struct fg_th *history_of, const struct fg_nntp_engine_warmup *warmup,
-		   const struct fg_nntp_engine_cluster *cluster)
+		   const struct fg_nntp_engine_cluster *cluster, struct fg_peerlim *limits)
 {
 	struct fg_config_errors errs;
 	struct fg_history_params hp;
@@ -278,6 +284,9 @@ static int th_init(struct fg_th *t, const char *extra, const struct fg_sink_mem_
 	ep.max_holds = 4096;
 	ep.warmup = warmup;
 	ep.cluster = cluster;
+	ep.limits = limits;
+	if (limits && fg_peerlim_add(limits, t->cfg) != 0)
+		return -1;
 	t->e = fg_nntp_engine_create(&ep);
 	return t->e ? 0 : -1;
 }
@@ -398,6 +407,12 @@ void fg_th_drop(struct fg_th_conn *c)
 	c->closed_reported = true;
 	fg_nntp_session_closed(c->s);
 	conn_free_queue(c);
+}
+
+void fg_th_release(struct fg_th_conn *c)
+{
+	fg_th_drop(c);
+	c->th = NULL;		/* the next fg_th_open may take the slot */
 }
 
 /* Offer the arrived, unconsumed octets (`arrived` buffers); returns how

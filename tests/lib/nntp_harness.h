@@ -22,6 +22,7 @@
 
 #include "floodgate/config.h"
 #include "floodgate/history.h"
+#include "floodgate/peerlim.h"
 #include "floodgate/session.h"
 #include "floodgate/sink.h"
 
@@ -92,6 +93,11 @@ int fg_th_init_warmup(struct fg_th *t, const char *extra, const struct fg_nntp_e
  * history or on another harness's (NULL: its own). */
 int fg_th_init_cluster(struct fg_th *t, const char *extra, const struct fg_nntp_engine_cluster *cl,
 		       struct fg_th *history_of);
+/* One engine of a box: the history of another harness (NULL: its own)
+ * and the box's peer limits (peerlim.h), which it adds its configuration
+ * to. */
+int fg_th_init_box(struct fg_th *t, const char *extra, struct fg_th *history_of,
+		   struct fg_peerlim *limits);
 void fg_th_fini(struct fg_th *t);
 
 /* A connection from the peer named `peer` (NULL: not a peer). */
@@ -106,6 +112,8 @@ void fg_th_send_random(struct fg_th_conn *c, const void *data, size_t len, size_
 void fg_th_eof(struct fg_th_conn *c);
 /* The connection drops now (RST): the engine is told it is closed. */
 void fg_th_drop(struct fg_th_conn *c);
+/* Dropped, and its slot free for another fg_th_open (c is not to be used). */
+void fg_th_release(struct fg_th_conn *c);
 
 /*
  * Deliver: every connection that is not paused gets its queued octets,

@@ -630,6 +630,7 @@ static const char full_text[] =
 	"newsgroups       *, !junk,!control.*\n"
 	"newsgroups       @alt.binaries.warez.*\n"
 	"max-connections  8\n"
+	"max-connection-rate 3\n"
 	"max-article-size 10M\n"
 	"max-outstanding-offers 4096\n"
 	"[peer upstream-2]\n"
@@ -735,6 +736,8 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(cfg->peer[0].n_addr, 2);
 	ck_assert_str_eq(cfg->peer[0].newsgroups, "*,!junk,!control.*,@alt.binaries.warez.*");
 	ck_assert_uint_eq(cfg->peer[0].max_connections, 8);
+	ck_assert_uint_eq(cfg->peer[0].max_connection_rate, 3);
+	ck_assert_uint_eq(cfg->peer[1].max_connection_rate, 0);
 	ck_assert_uint_eq(cfg->peer[0].max_article_size, 10u << 20);
 	ck_assert_uint_eq(cfg->peer[0].max_outstanding_offers, 4096);
 	ck_assert_uint_eq(cfg->peer[1].max_outstanding_offers, 1024);

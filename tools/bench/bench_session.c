@@ -151,7 +151,9 @@ static int env_init(struct env *v, uint64_t prefill)
 		"[site]\nserver-name bench.example\npath-identity filter.bench.example\n"
 		"listen 127.0.0.1:1119\n[rules]\ncutoff 10d\nretention 11d\n"
 		"[session]\nmax-pending-commands 4096\nmax-pending-bytes 64M\noffer-timeout 1s\n"
-		"[history]\ncapacity 10M\n[peer bench]\naddress 127.0.0.1\n";
+		"[history]\ncapacity 10M\n[peer bench]\naddress 127.0.0.1\n"
+		/* rates it never reaches: what the budgets cost an offer */
+		"[peer limited]\naddress 127.0.0.2\nmax-offer-rate 100000000\nmax-byte-rate 1T\n";
 	struct fg_config_errors errs;
 	struct fg_history_params hp = { .capacity = prefill * SLOTS_PER_PREFILLED,
 					.side_capacity = 4096, .alarm_load_pct = 99 };
@@ -192,7 +194,7 @@ struct rig {
 	struct fg_nntp_session *s;
 };
 
-static int rig_open(struct rig *r, struct env *v)
+static int rig_open(struct rig *r, struct env *v, unsigned peer)
 {
 	struct fg_nntp_engine_params ep = { 0 };
 
@@ -209,7 +211,7 @@ static int rig_open(struct rig *r, struct env *v)
 	r->e = fg_nntp_engine_create(&ep);
 	if (!r->e)
 		return -1;
-	r->s = fg_nntp_session_open(r->e, &v->cfg->peer[0], &bench_ops, NULL, v->now, 1);
+	r->s = fg_nntp_session_open(r->e, &v->cfg->peer[peer], &bench_ops, NULL, v->now, 1);
 	return r->s ? 0 : -1;
 }
 
@@ -279,8 +281,9 @@ static void fed(struct result *res, uint64_t n, double secs, struct buf *b, char
 	buf_free(b);
 }
 
-/* CHECKs of `n` IDs from `fmt` (dup: prefilled, random order; new: fresh). */
-static int bench_check(struct env *v, bool dup, uint64_t n, struct result *res)
+/* CHECKs of `n` IDs from `fmt` (dup: prefilled, random order; new: fresh),
+ * from peer `peer` of the configuration (1: with offer and octet rates). */
+static int bench_check(struct env *v, bool dup, uint64_t n, unsigned peer, struct result *res)
 {
 	struct buf b = { 0 };
 	char **ids = malloc(n * sizeof(*ids));
@@ -301,7 +304,7 @@ static int bench_check(struct env *v, bool dup, uint64_t n, struct result *res)
 		lens[i] = (uint16_t)(len - 8);
 	}
 	buf_settle(&b);
-	if (rig_open(&r, v) != 0)
+	if (rig_open(&r, v, peer) != 0)
 		abort();
 	/* lookups first for new IDs (they are absent then), after for dups */
 	res->lookups_per_s = dup ? 0 : lookup_rate(v, (const char *const *)ids, lens, n);
@@ -318,7 +321,8 @@ static int bench_check(struct env *v, bool dup, uint64_t n, struct result *res)
 		rc = -1;
 	}
 	rig_close(&r);
-	res->name = dup ? "CHECK, duplicate IDs (438)" : "CHECK, new IDs (238)";
+	res->name = peer ? "CHECK, duplicates, peer rates" :
+		    dup ? "CHECK, duplicate IDs (438)" : "CHECK, new IDs (238)";
 	res->unit = "CHECK/s";
 	res->goal = 5e6;
 	fed(res, n, secs, &b, ids, lens);
@@ -376,7 +380,7 @@ static int bench_takethis(struct env *v, size_t size, uint64_t n, uint64_t base,
 		body += b.len - before;
 	}
 	buf_settle(&b);
-	if (rig_open(&r, v) != 0)
+	if (rig_open(&r, v, 0) != 0)
 		abort();
 	res->lookups_per_s = lookup_rate(v, (const char *const *)ids, lens, n);
 	secs = feed(&r, v, &b, PIECE, 0);
@@ -430,10 +434,11 @@ static void print_table(FILE *f, const struct result *r, unsigned n, bool md, co
 
 int main(int argc, char **argv)
 {
-	static const char *const rows[] = { "check-dup", "check-new", "takethis-2k", "takethis-700k" };
+	static const char *const rows[] = { "check-dup", "check-new", "takethis-2k", "takethis-700k",
+					    "check-dup-rate" };
 	bool full = false;
 	const char *md = NULL, *only = NULL;
-	struct result res[4];
+	struct result res[FG_ARRAY_SIZE(rows)];
 	unsigned n = 0;
 	struct env v;
 	int rc = 0;
@@ -449,7 +454,8 @@ int main(int argc, char **argv)
 			only = argv[++i];	/* one row, for profiling */
 		else {
 			fprintf(stderr, "usage: bench_session [--quick|--full] [--md FILE] "
-				"[--only check-dup|check-new|takethis-2k|takethis-700k]\n");
+				"[--only check-dup|check-new|takethis-2k|takethis-700k|"
+				"check-dup-rate]\n");
 			return 2;
 		}
 	}
@@ -458,21 +464,24 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_session: setup failed\n");
 		return 1;
 	}
-	for (unsigned i = 0; i < 4; i++) {
+	for (unsigned i = 0; i < FG_ARRAY_SIZE(rows); i++) {
 		if (only && strcmp(only, rows[i]) != 0)
 			continue;
 		switch (i) {
 		case 0:
-			rc |= bench_check(&v, true, full ? 8000000 : 2000000, &res[n]);
+			rc |= bench_check(&v, true, full ? 8000000 : 2000000, 0, &res[n]);
 			break;
 		case 1:
-			rc |= bench_check(&v, false, full ? 2000000 : 1000000, &res[n]);
+			rc |= bench_check(&v, false, full ? 2000000 : 1000000, 0, &res[n]);
 			break;
 		case 2:
 			rc |= bench_takethis(&v, 2048, full ? 400000 : 100000, 0, &res[n]);
 			break;
-		default:
+		case 3:
 			rc |= bench_takethis(&v, 700 * 1024, full ? 1000 : 200, 10000000, &res[n]);
+			break;
+		default:
+			rc |= bench_check(&v, true, full ? 8000000 : 2000000, 1, &res[n]);
 			break;
 		}
 		n++;

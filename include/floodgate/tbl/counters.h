@@ -31,6 +31,7 @@ FG_COUNTER(NNTP_SESSIONS_OPENED, "nntp_sessions_opened", "sessions greeted with 
 FG_COUNTER(NNTP_SESSIONS_CLOSED, "nntp_sessions_closed", "sessions ended (every cause)")
 FG_COUNTER(NNTP_SESSIONS_NOT_PEER, "nntp_sessions_not_peer", "connections answered 502 and closed: not a configured peer")
 FG_COUNTER(NNTP_SESSIONS_TOO_MANY, "nntp_sessions_too_many", "connections answered 400 and closed: the peer's max-connections reached")
+FG_COUNTER(NNTP_SESSIONS_TOO_FAST, "nntp_sessions_too_fast", "connections answered 400 and closed: over the peer's max-connection-rate")
 FG_COUNTER(NNTP_AUTH_ACCEPTED, "nntp_auth_accepted", "AUTHINFO PASS answered 281: the peer's credentials matched")
 FG_COUNTER(NNTP_AUTH_FAILED, "nntp_auth_failed", "AUTHINFO PASS answered 481: wrong username or password")
 FG_COUNTER(NNTP_AUTH_CLOSED, "nntp_auth_closed", "sessions closed after their third wrong AUTHINFO PASS")
