@@ -342,7 +342,9 @@ START_TEST(box_batch_and_reload)
 	struct fg_nntp_counters *ps;
 	char text[1024];
 
-	box_open(&x, "[peer gamma]\naddress 127.0.0.3\nmax-offer-rate 3200\nmax-connections 2\n");
+	/* its 3200 CHECKs stay outstanding: max-outstanding-offers above them */
+	box_open(&x, "[peer gamma]\naddress 127.0.0.3\nmax-offer-rate 3200\nmax-connections 2\n"
+		 "max-outstanding-offers 8192\n");
 	a = fg_th_open_greeted(&x.a, "gamma");
 	b = fg_th_open_greeted(&x.b, "gamma");
 	checks(a, "a", 1);
@@ -357,7 +359,7 @@ START_TEST(box_batch_and_reload)
 		 "[site]\nserver-name news.test.example\npath-identity filter.test.example\n"
 		 "listen 127.0.0.1:1119\n[rules]\ncutoff 10d\nretention 11d\n[history]\n"
 		 "capacity 200000\n[peer gamma]\naddress 127.0.0.3\nmax-offer-rate 3200\n"
-		 "max-connections 3\n");
+		 "max-connections 3\nmax-outstanding-offers 8192\n");
 	n = conf(text);
 	ps = calloc(n->n_peer + 1, sizeof(*ps));
 	ck_assert_int_eq(fg_peerlim_add(x.pl, n), 0);
