@@ -263,7 +263,7 @@ static void offer(const char *fmt, unsigned n)
 		ck_assert_int_eq(fg_queue_sink_ops.append(sink, h, &seg, false), 0);
 		ck_assert_int_eq(fg_queue_sink_ops.commit(sink, h, i), 0);
 	}
-	ck_assert_msg(fg_test_wait_until(sink_done, &want, 500), "%u of %u articles made safe",
+	ck_assert_msg(fg_test_wait_until(sink_done, &want, 30000), "%u of %u articles made safe",
 		      done_n - first, n);
 }
 
@@ -285,7 +285,7 @@ static void wait_until(bool (*cond)(void), const char *what)
 {
 	struct cond c = { cond };
 
-	ck_assert_msg(fg_test_wait_until(call_cond, &c, 1000), "timed out waiting for %s", what);
+	ck_assert_msg(fg_test_wait_until(call_cond, &c, 30000), "timed out waiting for %s", what);
 }
 
 static bool delivered(void *arg)
@@ -660,7 +660,7 @@ static void offer_routed(const char *fmt, unsigned n)
 		fg_queue_sink_ops.route(sink, h, &r);
 		ck_assert_int_eq(fg_queue_sink_ops.commit(sink, h, i), 0);
 	}
-	ck_assert_msg(fg_test_wait_until(sink_done, &want, 500), "%u of %u articles made safe",
+	ck_assert_msg(fg_test_wait_until(sink_done, &want, 30000), "%u of %u articles made safe",
 		      done_n - first, n);
 }
 
