@@ -61,6 +61,12 @@ static void quiet(enum fg_log_level level, const char *component, const char *ms
 	(void)arg;
 }
 
+/* Leave nothing behind in /tmp (each input's files are removed after it). */
+static void cleanup(void)
+{
+	rmdir(dir);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
@@ -68,6 +74,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	strcpy(dir, "/tmp/fgq-fuzz-XXXXXX");
 	if (!mkdtemp(dir))
 		abort();
+	atexit(cleanup);
 	fg_log_set_sink(quiet, NULL);
 	return 0;
 }
