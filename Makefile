@@ -5,7 +5,9 @@
 #   make test       install what is missing, build every variant, run every test
 #   make test-long  make test, then the long tests: the soak with kills, 700 KB
 #                   articles through the whole path, the power-loss matrix, the
-#                   Debian package installed, upgraded and purged here
+#                   Debian package installed, upgraded and purged here; then
+#                   every fuzz target fuzzing anew for FG_FUZZ_LONG_SECONDS
+#                   (180) each
 #   make test-long-only  the long tests alone (make test just passed here)
 #   make bench      quick benchmarks; figures to stdout and docs/benchmarks.md
 #   make bench-full the long benchmarks too, and the history's curve to 1 G
@@ -336,11 +338,13 @@ test: deps
 
 test-long: deps-long
 	$(MAKE) --no-print-directory -j$(NPROC) test-build
+	$(MAKE) --no-print-directory -j$(NPROC) FUZZ=1 fuzz-build
 	tools/run-tests.sh long
 
 # the long suites alone, where `make test` has just passed on this commit
 test-long-only: deps-long
 	$(MAKE) --no-print-directory -j$(NPROC) test-build
+	$(MAKE) --no-print-directory -j$(NPROC) FUZZ=1 fuzz-build
 	tools/run-tests.sh long-only
 
 bench: deps

@@ -35,7 +35,8 @@ declare -A HEADER=(
 	[history]=engine [msgid]=engine [peerlim]=engine [rules]=engine [session]=engine [sink]=engine
 	[wildmat]=engine [notify]=engine [siphash]=engine [feeds]=engine
 	[region]=lib [journal]=lib [vlog]=lib [datadir]=lib [ctl]=lib [sbuf]=lib
-	[queue]=lib [warmup]=lib [dstatus]=lib [statusfield]=lib [cluster]=lib [cstatus]=lib [levers]=lib
+	[queue]=lib [warmup]=lib [dstatus]=lib [statusfield]=lib [cluster]=lib [respguard]=lib
+	[cstatus]=lib [levers]=lib
 	[net]=dataplane [tcp]=dataplane [tcpsess]=dataplane [memport]=dataplane
 	[passive]=dataplane [qwriter]=dataplane [relay]=dataplane [outbound]=dataplane [acksink]=dataplane
 	[slotlink]=dataplane [wiring]=dataplane [wire]=dataplane [mbuf]=dataplane

@@ -17,7 +17,11 @@
 #   fuzz/<name>            each fuzz target's corpus replayed under ASan+UBSan
 #   integration/<name>     tests/integration/NN_*.{sh,py}, real processes
 #   interop/<name>         tests/interop/NN_*.{sh,py}, against INN
-#   long/<name>            tests/long/* (only with `long`)
+#   long/<name>            tests/long/* (only with `long` and `long-only`)
+#   fuzz-long/<name>       each libFuzzer target (build/fuzz, make FUZZ=1
+#                          fuzz-build) fuzzing anew for FG_FUZZ_LONG_SECONDS
+#                          (default 180), one at a time (tools/fuzz.sh);
+#                          with `long` and `long-only`
 # A script may say "# timeout: SECONDS" in its first lines (default 900).
 # Library suites (unit, unit-asan, unit-tsan, fuzz) run FG_TEST_JOBS at a
 # time (default: the number of cores); integration and interop scripts run
@@ -209,11 +213,25 @@ quick_suites() {
 	run_scripts interop tests/interop
 }
 
+# every fuzz target for a few minutes of new inputs (the quick suites only
+# replay the stored corpora): one at a time, each as CPU-heavy as it gets
+fuzz_long_suites() {
+	local secs=${FG_FUZZ_LONG_SECONDS:-180} t n found=0
+	for t in build/fuzz/tests/fuzz/fuzz_*; do
+		[ -x "$t" ] || continue
+		found=1
+		n=$(basename "$t")
+		run_fg "fuzz-long/$n" $((secs + 300)) tools/fuzz.sh "$secs" "$n"
+	done
+	# no target built is a failure, never a quiet pass
+	[ $found = 1 ] || run_fg "fuzz-long/build" 60 tools/fuzz.sh "$secs"
+}
+
 case $mode in
 scripts) run_scripts "$2" "$3" ;;
 *)
 	[ "$mode" = long-only ] || quick_suites
-	[ "$mode" = quick ] || run_scripts long tests/long
+	[ "$mode" = quick ] || { run_scripts long tests/long; fuzz_long_suites; }
 	;;
 esac
 

@@ -679,6 +679,7 @@ void fg_claimer_status(struct fg_claimer *c, struct fg_cluster_status *st)
 	st->moved = c->cst.moved;
 	st->ask = c->cst.ask;
 	st->map_refreshes = c->cst.map_refreshes;
+	st->replies_refused = c->cst.replies_refused;
 	pthread_mutex_unlock(&c->st_lock);
 	st->rtt_count = __atomic_load_n(&c->rtt.count, __ATOMIC_RELAXED);
 	st->rtt_p50_us = quantile(&c->rtt, st->rtt_count, 0.50);

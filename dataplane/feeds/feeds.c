@@ -84,6 +84,12 @@ static struct fg_article_value val(const char *p, size_t len)
 	return (struct fg_article_value){ p, len };
 }
 
+/* The end of a value, NULL for an absent one (NULL plus 0 is undefined). */
+static const char *val_end(struct fg_article_value v)
+{
+	return v.ptr ? v.ptr + v.len : NULL;
+}
+
 /* ------------------------------------------------------------ the steps */
 
 /* What the article brings to the newsgroups step, computed once. */
@@ -146,7 +152,7 @@ static enum fg_feeds_why step_groups(const struct fg_config_downstream *ds,
 {
 	struct fg_feeds_decision first = { 0 }, cur;
 	bool selected = false, refused = false;
-	const char *p = g->groups.ptr, *end = p + g->groups.len, *s;
+	const char *p = g->groups.ptr, *end = val_end(g->groups), *s;
 	size_t len, at, at_len;
 	enum fg_wildmat_result r;
 
@@ -196,7 +202,7 @@ static enum fg_feeds_why step_distributions(const struct fg_config_downstream *d
 					    const struct art_groups *g,
 					    struct fg_feeds_decision *d)
 {
-	const char *p = g->dist.ptr, *end = p + g->dist.len, *s;
+	const char *p = g->dist.ptr, *end = val_end(g->dist), *s;
 	bool negations = false, any_word = false;
 	size_t len;
 
@@ -233,7 +239,7 @@ static enum fg_feeds_why step_distributions(const struct fg_config_downstream *d
 static enum fg_feeds_why step_exclude(const struct fg_config_downstream *ds,
 				      const struct art_groups *g, struct fg_feeds_decision *d)
 {
-	const char *p = g->path.ptr, *end = p + g->path.len, *s;
+	const char *p = g->path.ptr, *end = val_end(g->path), *s;
 	size_t len;
 
 	if (ds->n_exclude_path == 0 || !p)

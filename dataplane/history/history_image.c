@@ -222,12 +222,15 @@ int fg_history_image_seal(void *img, size_t len)
 static enum fg_history_error counts_agree(const struct fg_hregion *r, const uint64_t counts[8])
 {
 	for (unsigned st = 0; st < 8; st++) {
-		int64_t striped = 0;
+		uint64_t striped = 0;
 
+		/* a modular sum, as fg_history_stats's: an image's stripes are
+		 * not trusted yet, and their sum must not be undefined */
 		for (unsigned s = 0; s < FG_HSTRIPES; s++)
-			striped += atomic_load_explicit(&r->stripe[s].n[st], memory_order_relaxed);
+			striped += (uint64_t)atomic_load_explicit(&r->stripe[s].n[st],
+								  memory_order_relaxed);
 		if (counts[st] != r->image_counts[st] ||
-		    (fg_hs_published(st) && striped != (int64_t)counts[st]))
+		    (fg_hs_published(st) && striped != counts[st]))
 			return FG_HISTORY_E_COUNTS;
 	}
 	return FG_HISTORY_E_OK;

@@ -14,7 +14,10 @@
  *      flight per node, answered in order). A slot the map does not know
  *      yet goes to any connected node, which answers MOVED.
  *   2. run: poll() over the nodes' sockets, write what is queued, read
- *      what came. A reply completes the oldest request of its node.
+ *      what came, through the guard (respguard.h: a reply past its
+ *      bounds closes the connection, counted in replies_refused, before
+ *      hiredis allocates what it declares). A reply completes the oldest
+ *      request of its node.
  *   3. "-MOVED slot host:port": the slot lives elsewhere now (a failover,
  *      a resharding): the map entry is changed, the request sent there,
  *      and a fresh map asked for (CLUSTER SLOTS). "-ASK slot host:port":
@@ -95,6 +98,7 @@ struct fg_cluster_stats {
 	uint64_t conn_failures;		/* requests completed -ECONNRESET / -ENOTCONN */
 	uint64_t connects, disconnects;	/* node connections made, lost or closed */
 	uint64_t map_refreshes;		/* CLUSTER SLOTS answers taken */
+	uint64_t replies_refused;	/* past the guard's bounds (respguard.h): closed */
 	unsigned nodes_up;		/* connections open now */
 	unsigned masters;		/* distinct masters in the map */
 	unsigned slots_mapped;		/* slots the map knows (16384 when whole) */
@@ -128,7 +132,9 @@ struct fg_cluster_range {
 
 /* A CLUSTER SLOTS reply in RESP: at most max ranges into out (an element
  * of another shape is skipped); `asked` stands for an empty or "?" host.
- * The count, -EAGAIN (incomplete), -EINVAL (not RESP, not an array). */
+ * The octets pass the guard first (respguard.h), all of them. The count,
+ * -EAGAIN (incomplete), -EMSGSIZE (past the guard's bounds), -EINVAL (not
+ * RESP, not an array). */
 int fg_cluster_parse_slots(const void *resp, size_t len, const char *asked,
 			   struct fg_cluster_range *out, unsigned max);
 /* An error reply "MOVED <slot> <host>:<port>" or "ASK ..." (len octets,

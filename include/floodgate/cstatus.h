@@ -44,7 +44,8 @@
 	X(rtt_count, COUNTER, "claims answered by the cluster")                            \
 	X(moved, COUNTER, "MOVED redirects followed (slots moved, failovers)")             \
 	X(ask, COUNTER, "ASK redirects followed (slots in migration)")                     \
-	X(map_refreshes, COUNTER, "slot maps taken (CLUSTER SLOTS)")
+	X(map_refreshes, COUNTER, "slot maps taken (CLUSTER SLOTS)")                       \
+	X(replies_refused, COUNTER, "node replies refused unread, past the client's bounds (an array, a bulk string or a reply too large): the connection closed")
 
 struct fg_cluster_status {
 #define FG_CS_FIELD(f, k, h) uint64_t f;

@@ -12,6 +12,11 @@
  * (timed out) stays on its FIFO, marked `finished`, until its late reply
  * is read. Internal requests (AUTH, ASKING, CLUSTER SLOTS) share the
  * table and the FIFOs and never reach the caller.
+ *
+ * hiredis's reader sees no octet the guard (respguard.h) has not passed:
+ * the client reads the socket itself, and a reply past the guard's bounds
+ * closes the connection (counted: replies_refused) before hiredis could
+ * allocate what it declares.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -27,6 +32,7 @@
 
 #include "floodgate/cluster.h"
 #include "floodgate/log.h"
+#include "floodgate/respguard.h"
 #include "floodgate/siphash.h"
 
 #define DEFAULT_TIMEOUT_MS 50u
@@ -37,6 +43,7 @@
 #define NONE UINT32_MAX
 #define NO_NODE (-1)
 #define HOST_MAX 64
+#define READ_CHUNK (16u << 10)	/* one read of a node's socket (hiredis's own size) */
 
 enum node_state { NODE_DOWN = 0, NODE_CONNECTING, NODE_UP };
 enum req_kind { REQ_USER = 0, REQ_AUTH, REQ_ASKING, REQ_SLOTS };
@@ -48,6 +55,7 @@ struct node {
 	bool failing;			/* its loss was logged; quiet until up again */
 	bool master;			/* the map names it: kept connected */
 	redisContext *rc;
+	struct fg_resp_guard guard;	/* what rc's reader may be fed */
 	uint64_t retry_ns;		/* DOWN: no reconnect before */
 	uint32_t head, tail;		/* FIFO of requests sent here */
 	unsigned n_fifo;
@@ -316,6 +324,7 @@ static bool node_connect(struct fg_cluster *c, struct node *n)
 		return false;
 	}
 	n->state = NODE_CONNECTING;
+	fg_resp_guard_init(&n->guard);
 	if (c->password[0] && append_internal(c, n, REQ_AUTH, 2, auth) != 0) {
 		node_close(c, n, "no room for AUTH");
 		return false;
@@ -429,11 +438,18 @@ int fg_cluster_parse_slots(const void *resp, size_t len, const char *asked,
 {
 	redisReader *rd = redisReaderCreate();
 	void *reply = NULL;
+	struct fg_resp_guard g;
 	redisReply *rep;
 	int n = 0;
 
 	if (!rd)
 		return -ENOMEM;
+	fg_resp_guard_init(&g);
+	n = fg_resp_guard_scan(&g, resp, len);
+	if (n != 0) {
+		n = n == -EMSGSIZE ? -EMSGSIZE : -EINVAL;
+		goto out_free_reader;
+	}
 	if (redisReaderFeed(rd, resp, len) != REDIS_OK ||
 	    redisReaderGetReply(rd, &reply) != REDIS_OK) {
 		n = -EINVAL;
@@ -625,6 +641,35 @@ static void expire(struct fg_cluster *c)
 	}
 }
 
+/* Step 2's read: what the socket holds, through the guard, to the reader
+ * (hiredis's redisBufferRead, with the guard between). False when the
+ * connection was closed. */
+static bool node_read(struct fg_cluster *c, struct node *n)
+{
+	char buf[READ_CHUNK];
+	ssize_t got = read(n->rc->fd, buf, sizeof(buf));
+	int rc;
+
+	if (got < 0 && (errno == EAGAIN || errno == EINTR))
+		return true;
+	if (got <= 0) {
+		node_close(c, n, got == 0 ? "server closed the connection" : strerror(errno));
+		return false;
+	}
+	rc = fg_resp_guard_scan(&n->guard, buf, (size_t)got);
+	if (rc != 0) {
+		if (rc == -EMSGSIZE)
+			c->st.replies_refused++;
+		node_close(c, n, n->guard.why);
+		return false;
+	}
+	if (redisReaderFeed(n->rc->reader, buf, (size_t)got) != REDIS_OK) {
+		node_close(c, n, n->rc->reader->errstr);
+		return false;
+	}
+	return true;
+}
+
 static void node_io(struct fg_cluster *c, struct node *n, short revents)
 {
 	void *rep;
@@ -650,10 +695,8 @@ static void node_io(struct fg_cluster *c, struct node *n, short revents)
 		return;
 	}
 	if (revents & (POLLIN | POLLHUP | POLLERR)) {
-		if (redisBufferRead(n->rc) != REDIS_OK) {
-			node_close(c, n, n->rc->errstr);
+		if (!node_read(c, n))
 			return;
-		}
 		while (n->rc && redisGetReplyFromReader(n->rc, &rep) == REDIS_OK && rep) {
 			on_reply(c, n, rep);
 			freeReplyObject(rep);

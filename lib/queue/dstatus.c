@@ -57,7 +57,9 @@ int fg_ds_status_write(const char *dir, fg_time_t now, const struct fg_ds_status
 /* ------------------------------------------------------------ parse */
 
 /* The next blank-separated word of [*p, end) into out (NUL-terminated,
- * at most cap - 1 octets); false at the end or for a longer word. */
+ * at most cap - 1 octets); false at the end, for a longer word, and for
+ * one holding a NUL octet (as a C string it would read as another word:
+ * "\0\0x" as a name would be "" and written back as nothing). */
 static bool word(const char **p, const char *end, char *out, size_t cap)
 {
 	const char *s = *p, *e;
@@ -68,7 +70,7 @@ static bool word(const char **p, const char *end, char *out, size_t cap)
 	while (e < end && *e != ' ')
 		e++;
 	*p = e;
-	if (e == s || (size_t)(e - s) >= cap)
+	if (e == s || (size_t)(e - s) >= cap || memchr(s, '\0', (size_t)(e - s)))
 		return false;
 	memcpy(out, s, (size_t)(e - s));
 	out[e - s] = '\0';
@@ -112,18 +114,14 @@ static bool line(const char *p, const char *end, struct fg_ds_status *s)
 	if (!word(&p, end, s->name, sizeof(s->name)) || !name_ok(s->name) ||
 	    !word(&p, end, s->id, sizeof(s->id)) || !name_ok(s->id))
 		return false;
-	while (p < end) {
-		if (!word(&p, end, w, sizeof(w))) {
-			while (p < end && *p == ' ')
-				p++;
-			if (p < end)
-				return false;	/* a word too long */
-			break;
-		}
-		if (!pair(w, s))
+	for (;;) {
+		while (p < end && *p == ' ')
+			p++;
+		if (p == end)
+			return true;
+		if (!word(&p, end, w, sizeof(w)) || !pair(w, s))
 			return false;
 	}
-	return true;
 }
 
 int fg_ds_status_parse(const char *text, size_t len, struct fg_ds_status *s, unsigned max,

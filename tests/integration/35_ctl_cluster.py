@@ -96,6 +96,9 @@ def main():
         check(metric("floodgate_cluster_answering") == 1, "answering, says /metrics")
         check(metric("floodgate_cluster_masters") == 3, "three masters, says /metrics")
         check(metric("floodgate_cluster_digest_mismatch") == 0, "no digest mismatch")
+        # a real cluster's replies pass the client's guard (respguard.h)
+        check(metric("floodgate_cluster_replies_refused_total") == 0,
+              "no reply of a real cluster refused")
         r, out, err = c.ctl("status")
         check(r == 0 and "cluster     answering, 3 masters mapped (16384 slots)" in out,
               "floodctl status shows the cluster: %r" % out)

@@ -106,6 +106,30 @@ START_TEST(newer_keys_and_bad_lines)
 }
 END_TEST
 
+/* A word holding a NUL octet is not of the shape: as a C string the name
+ * "\0\0x" would read as "" and be written back as a line of another
+ * shape (the fuzzer's find: fuzz_dstatus's corpus, nul-in-name). */
+START_TEST(nul_octets_refused)
+{
+	static const char text[] = "floodgate-downstreams 1 5\n"
+				   "\0\0x acc sent=1\n"		/* NUL in the name */
+				   "b b\0c sent=2\n"		/* in the id */
+				   "c c sent=3\0junk\n"		/* in a value */
+				   "d d sent=4\n";
+	static const char hdr[] = "floodgate-downstreams 1 5\0\nd d sent=4\n";
+	struct fg_ds_status r[4];
+	fg_time_t t;
+	unsigned n;
+
+	ck_assert_int_eq(fg_ds_status_parse(text, sizeof(text) - 1, r, 4, &n, &t), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(r[0].name, "d");
+	ck_assert_uint_eq(r[0].sent, 4);
+	/* the header's words too */
+	ck_assert_int_eq(fg_ds_status_parse(hdr, sizeof(hdr) - 1, r, 4, &n, &t), -EINVAL);
+}
+END_TEST
+
 START_TEST(header_refused)
 {
 	struct fg_ds_status r[2];
@@ -132,6 +156,7 @@ static Suite *dstatus_suite(void)
 	tcase_add_test(t, roundtrip_every_field);
 	tcase_add_test(t, table_is_the_struct);
 	tcase_add_test(t, newer_keys_and_bad_lines);
+	tcase_add_test(t, nul_octets_refused);
 	tcase_add_test(t, header_refused);
 	suite_add_tcase(s, t);
 	return s;

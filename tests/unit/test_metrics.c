@@ -475,6 +475,7 @@ START_TEST(test_cluster_status)
 	m.cs.masters = 3;
 	m.cs.rtt_p99_us = 2048;
 	m.cs.moved = 5;
+	m.cs.replies_refused = 2;
 	fg_sbuf_init(&b);
 	fg_metrics_prometheus(r, &m, &b);
 	ck_assert(has_line(b.p, "floodgate_cluster_status_age_seconds 1"));
@@ -483,6 +484,8 @@ START_TEST(test_cluster_status)
 	ck_assert(has_line(b.p, "floodgate_cluster_rtt_p99_us 2048"));
 	ck_assert(has_line(b.p, "# TYPE floodgate_cluster_moved_total counter"));
 	ck_assert(has_line(b.p, "floodgate_cluster_moved_total 5"));
+	ck_assert(has_line(b.p, "# TYPE floodgate_cluster_replies_refused_total counter"));
+	ck_assert(has_line(b.p, "floodgate_cluster_replies_refused_total 2"));
 	ck_assert(has_line(b.p, "floodgate_cluster_digest_mismatch 0"));
 	fg_sbuf_free(&b);
 	fg_region_release(w[0]);

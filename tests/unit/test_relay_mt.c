@@ -10,17 +10,21 @@
  * 400 from the server, a restart from the durable cursor that re-sends
  * nothing, the window bound, the queue's segments deleted once delivered,
  * routes (each downstream gets what its feed selected at queue time),
+ * damaged segments (the relay starts and delivers every sound record),
  * and the warm-up questions (answers, timeouts, nobody to ask).
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fgtest.h"
@@ -173,6 +177,7 @@ static struct fg_queue *q;
 static struct fg_queue_sink *sink;
 static struct fg_relay *relay;
 static unsigned done_n;
+static struct fg_queue_open_info open_info;	/* what the last rig_up's open found */
 
 static void on_done(void *ctx, uint64_t cookie, int status)
 {
@@ -210,8 +215,8 @@ static struct fg_relay_asker *rig_up_with(uint16_t port, const char *extra, unsi
 	if (!cfg)
 		load_cfg(port, extra);
 	qp.dir = dir;
-	q = fg_queue_open(&qp, NULL, &err);
-	ck_assert_ptr_nonnull(q);
+	q = fg_queue_open(&qp, &open_info, &err);
+	ck_assert_msg(q != NULL, "queue: %s", strerror(-err));
 	rp.cfg = cfg;
 	rp.q = q;
 	relay = fg_relay_create(&rp, &err);
@@ -617,6 +622,134 @@ START_TEST(a_lost_segment_is_skipped)
 }
 END_TEST
 
+/* The whole of segment num's file (malloc'd), *len its size. */
+static uint8_t *segment_bytes(uint64_t num, size_t *len)
+{
+	char path[256];
+	struct stat st;
+	uint8_t *b;
+	int fd;
+
+	fg_queue_segment_path(dir, num, path, sizeof(path));
+	fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	*len = (size_t)st.st_size;
+	b = malloc(*len);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(read(fd, b, *len), (ssize_t)*len);
+	close(fd);
+	return b;
+}
+
+/* Overwrite n octets at off of segment num's file (off == its size: append). */
+static void segment_poke(uint64_t num, size_t off, const void *p, size_t n)
+{
+	char path[256];
+	int fd;
+
+	fg_queue_segment_path(dir, num, path, sizeof(path));
+	fd = open(path, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, p, n, (off_t)off), (ssize_t)n);
+	close(fd);
+}
+
+struct find_rec {
+	uint64_t recno;
+	const uint8_t *base;
+	size_t art_off;
+};
+
+static int find_rec(void *arg, const struct fg_queue_rec *r, uint64_t pos)
+{
+	struct find_rec *f = arg;
+
+	(void)pos;
+	if (r->recno != f->recno)
+		return 0;
+	f->art_off = (size_t)(r->art - f->base);
+	return 1;
+}
+
+/* No damage to a segment keeps the queue from opening or the relay from
+ * starting: a record damaged in the middle of the oldest segment (the
+ * rest of it lost, counted), a segment whose header is damaged (set
+ * aside as .bad) and junk after the newest one's last record (cut). The
+ * relay then delivers every sound record, once, in order. (A sound
+ * header of a newer format version is not damage: test_compat's
+ * newer_queue_files_refused.) */
+START_TEST(damaged_segments_do_not_stop_the_relay)
+{
+	static struct server s = { .streaming = true, .drop_after = -1 };
+	struct fg_queue_segref a, b, c, last;
+	struct fg_queue_cursor end;
+	struct fg_queue_scan sc;
+	struct find_rec fr;
+	uint64_t next = 0;
+	char path[256], bad[300];
+	uint8_t *buf, flip;
+	size_t len;
+
+	/* everything queued while the downstream is away */
+	rig_up(1, "");
+	offer("<m%u@t>", 800);
+	fg_queue_durable(q, &end);
+	ck_assert_int_eq(fg_queue_segment_at(q, 0, &a), 0);
+	ck_assert_int_eq(fg_queue_segment_at(q, a.end, &b), 0);
+	ck_assert_int_eq(fg_queue_segment_at(q, b.end, &c), 0);
+	ck_assert_int_eq(fg_queue_segment_at(q, end.pos - 1, &last), 0);
+	ck_assert_uint_gt(last.segment, b.segment);
+	rig_down();
+
+	/* a: record 5's article altered */
+	buf = segment_bytes(a.segment, &len);
+	fr = (struct find_rec){ .recno = a.first_recno + 5, .base = buf };
+	ck_assert_int_eq(fg_queue_seg_scan(buf, len, find_rec, &fr, &sc), 0);
+	ck_assert_uint_gt(fr.art_off, 0);
+	flip = buf[fr.art_off] ^ 0x20;
+	segment_poke(a.segment, fr.art_off, &flip, 1);
+	free(buf);
+	/* b: its header */
+	buf = segment_bytes(b.segment, &len);
+	flip = buf[20] ^ 0x01;
+	segment_poke(b.segment, 20, &flip, 1);
+	free(buf);
+	/* the newest: junk after its last record */
+	buf = segment_bytes(last.segment, &len);
+	segment_poke(last.segment, len, "garbage!", 8);
+	free(buf);
+
+	fg_config_free(cfg);
+	cfg = NULL;
+	server_start(&s);
+	rig_up(s.port, "");
+	ck_assert_uint_eq(open_info.damaged, 1);
+	ck_assert_uint_eq(open_info.set_aside, 1);
+	ck_assert_uint_eq(open_info.torn_cut, 1);
+	ck_assert_uint_eq(open_info.cut_bytes, 8);
+	ck_assert_uint_eq(open_info.records, 5 + (800 - c.first_recno));
+	fg_queue_segment_path(dir, b.segment, path, sizeof(path));
+	snprintf(bad, sizeof(bad), "%s.bad", path);
+	ck_assert_int_eq(access(bad, F_OK), 0);
+	wait_delivered();
+	/* a's first five, then c onwards: once each, in order */
+	pthread_mutex_lock(&s.lock);
+	ck_assert_uint_eq(s.nseen, 5 + (800 - c.first_recno));
+	for (unsigned i = 0; i < s.nseen; i++) {
+		char want[32];
+
+		if (next == a.first_recno + 5)
+			next = c.first_recno;
+		snprintf(want, sizeof(want), "<m%llu@t>", (unsigned long long)next++);
+		ck_assert_str_eq(s.seen[i], want);
+	}
+	pthread_mutex_unlock(&s.lock);
+	rig_down();
+	server_stop(&s);
+}
+END_TEST
+
 /* ------------------------------------------------------------ routes */
 
 /* Record i goes to: 0 a, 1 b, 2 both, 3 neither (accepted, no feed wants it). */
@@ -1007,6 +1140,7 @@ static Suite *relay_suite(void)
 	tcase_add_test(tc, restart_resumes_from_cursor);
 	tcase_add_test(tc, window_bound_from_durable_cursor);
 	tcase_add_test(tc, a_lost_segment_is_skipped);
+	tcase_add_test(tc, damaged_segments_do_not_stop_the_relay);
 	tcase_add_test(tc, routes_pick_downstreams);
 	tcase_add_test(tc, paused_parked_dropped_resumed);
 	tcase_add_test(tc, asks_answered_by_check);
