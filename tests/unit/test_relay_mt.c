@@ -723,7 +723,7 @@ START_TEST(damaged_segments_do_not_stop_the_relay)
 	fg_config_free(cfg);
 	cfg = NULL;
 	server_start(&s);
-	rig_up(s.port, "");
+	rig_up(s.srv.port, "");
 	ck_assert_uint_eq(open_info.damaged, 1);
 	ck_assert_uint_eq(open_info.set_aside, 1);
 	ck_assert_uint_eq(open_info.torn_cut, 1);
