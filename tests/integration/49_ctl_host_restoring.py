@@ -95,7 +95,12 @@ def main():
     greeting = []
 
     def served():
-        greeting[:] = session()
+        # between the restore's listeners closing and the workers' binding
+        # theirs a connection may be refused: not served yet, try again
+        try:
+            greeting[:] = session()
+        except ConnectionRefusedError:
+            return False
         return bool(greeting) and greeting[0].startswith("200 ")
     wait_for(served, "floodgate-host to attach once the history is ready", timeout=30)
     s = socket.create_connection(("127.0.0.1", PORT), timeout=10)
