@@ -265,6 +265,7 @@ static void free_pools(struct fg_nntp_engine *e)
 	free(e->peer_sessions);
 	free(e->rate);
 	fg_nntp_warmup_fini(e);
+	fg_nntp_foreign_fini(e);
 }
 
 struct fg_nntp_engine *fg_nntp_engine_create(const struct fg_nntp_engine_params *p)
@@ -317,6 +318,9 @@ struct fg_nntp_engine *fg_nntp_engine_create(const struct fg_nntp_engine_params 
 			   e->max_sessions, e->max_xfers);
 		goto out_free_pools;
 	}
+	/* INN's history, if imported: mapped now, its window checked at each
+	 * lookup against the session's time and at every poll (foreign.c) */
+	fg_nntp_foreign_refresh(e, 0);
 	return e;
 
 out_free_pools:
@@ -400,6 +404,7 @@ unsigned fg_nntp_engine_poll(struct fg_nntp_engine *e, fg_time_t now, uint64_t n
 	if (now_ns >= e->next_scan_ns) {
 		e->next_scan_ns = now_ns + NS_PER_SEC;
 		n += run_idle(e);
+		fg_nntp_foreign_refresh(e, now);
 	}
 	return n;
 }

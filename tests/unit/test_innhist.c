@@ -14,8 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floodgate/date.h"
 #include "floodgate/innhist.h"
 #include "fgtest.h"
+#include "nntp_harness.h"
 
 typedef struct { char hash[16]; } inn_hash;	/* libinn.h's HASH */
 extern inn_hash HashMessageID(const char *MessageID);
@@ -313,6 +315,108 @@ START_TEST(test_foreign_table)
 }
 END_TEST
 
+/* ------------------------------------------------------------ the engine asks it on a miss */
+
+#define MS 1000000ull
+
+static char *article(struct fg_th *t, const char *id)
+{
+	char date[64], *a = malloc(2048);
+
+	fg_date_format(t->now - 3600, date, sizeof(date));
+	snprintf(a, 2048, "Path: peer.example!not-for-mail\r\nFrom: P <p@example.com>\r\n"
+		 "Newsgroups: test.group\r\nSubject: s\r\nMessage-ID: %s\r\nDate: %s\r\n\r\n"
+		 "Hello.\r\n.\r\n", id, date);
+	return a;
+}
+
+static void send_line(struct fg_th_conn *c, const char *text)
+{
+	fg_th_send(c, text, strlen(text), 0);
+}
+
+static void expect_out(struct fg_th_conn *c, const char *want)
+{
+	ck_assert_str_eq(fg_th_out(c), want);
+	fg_th_out_clear(c);
+}
+
+START_TEST(test_engine_asks_inn_history_on_a_miss)
+{
+	enum { N = 100 };
+	uint8_t (*h)[16] = malloc(N * 16);
+	char dir[64], path[128], extra[160], id[64], line[600], *art;
+	struct fg_history_key k;
+	struct fg_th t;
+	struct fg_th_conn *c;
+	size_t n;
+
+	snprintf(dir, sizeof(dir), "/tmp/test_innhist.%d.d", (int)getpid());
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(path, sizeof(path), "%s/%s", dir, FG_FOREIGN_FILE);
+	for (unsigned i = 0; i < N; i++) {
+		snprintf(id, sizeof(id), "<inn.%u@Site.Example>", i);
+		ck_assert(fg_inn_hash_msgid(id, strlen(id), h[i]));
+	}
+	/* the harness's clock is 1800000000: in force for 1000 s more */
+	ck_assert_int_eq(fg_foreign_write(path, h, N, 1800000000 - 10, 1800000000 + 1000, &n), 0);
+	snprintf(extra, sizeof(extra), "[persistence]\ndata-dir %s\n", dir);
+	ck_assert_int_eq(fg_th_init(&t, extra, NULL), 0);
+	c = fg_th_open(&t, "alpha");
+	fg_th_pump(&t, 0);
+	fg_th_out_clear(c);
+
+	/* CHECK: INN had it (the domain's case is INN's to fold): 438, and
+	 * the offer placed in our own history is withdrawn */
+	send_line(c, "CHECK <inn.5@site.example>\r\nCHECK <new.1@x.example>\r\n");
+	fg_th_pump(&t, 0);
+	expect_out(c, "438 <inn.5@site.example>\r\n238 <new.1@x.example>\r\n");
+	ck_assert_uint_eq(fg_th_ctr(&t, FG_CTR_NNTP_INN_HISTORY_HITS), 1);
+	ck_assert_int_eq(fg_th_state(&t, "<inn.5@site.example>"), FG_HISTORY_ABSENT);
+	/* the local part's case is not folded: a different ID for INN too */
+	send_line(c, "CHECK <INN.6@Site.Example>\r\n");
+	fg_th_pump(&t, 0);
+	expect_out(c, "238 <INN.6@Site.Example>\r\n");
+	/* TAKETHIS without a CHECK, and IHAVE */
+	art = article(&t, "<inn.7@Site.Example>");
+	snprintf(line, sizeof(line), "TAKETHIS <inn.7@Site.Example>\r\n%s", art);
+	send_line(c, line);
+	fg_th_settle(&t, MS, 100);
+	expect_out(c, "439 <inn.7@Site.Example>\r\n");
+	free(art);
+	send_line(c, "IHAVE <inn.8@Site.Example>\r\n");
+	fg_th_pump(&t, 0);
+	expect_out(c, "435 Article not wanted\r\n");
+	ck_assert_uint_eq(fg_th_ctr(&t, FG_CTR_NNTP_INN_HISTORY_HITS), 3);
+	/* a new article still goes through */
+	art = article(&t, "<new.1@x.example>");
+	snprintf(line, sizeof(line), "TAKETHIS <new.1@x.example>\r\n%s", art);
+	send_line(c, line);
+	fg_th_settle(&t, MS, 100);
+	expect_out(c, "239 <new.1@x.example>\r\n");
+	free(art);
+	/* our own history answers first: the table is not asked on a hit */
+	fg_history_hash(t.h, "<inn.9@Site.Example>", 20, &k);
+	ck_assert_int_eq(fg_history_insert_final(t.h, &k, FG_HISTORY_ACCEPTED, t.now, t.now,
+						 t.now, NULL), 0);
+	send_line(c, "CHECK <inn.9@Site.Example>\r\n");
+	fg_th_pump(&t, 0);
+	expect_out(c, "438 <inn.9@Site.Example>\r\n");
+	ck_assert_uint_eq(fg_th_ctr(&t, FG_CTR_NNTP_INN_HISTORY_HITS), 3);
+	/* the window's end: no longer asked */
+	t.now = 1800000000 + 1000;
+	fg_th_pump(&t, 2 * 1000 * MS);
+	send_line(c, "CHECK <inn.10@Site.Example>\r\n");
+	fg_th_pump(&t, 0);
+	expect_out(c, "238 <inn.10@Site.Example>\r\n");
+	ck_assert_uint_eq(fg_th_ctr(&t, FG_CTR_NNTP_INN_HISTORY_HITS), 3);
+	fg_th_fini(&t);
+	unlink(path);
+	rmdir(dir);
+	free(h);
+}
+END_TEST
+
 static Suite *innhist_suite(void)
 {
 	Suite *s = suite_create("innhist");
@@ -325,6 +429,7 @@ static Suite *innhist_suite(void)
 	tcase_add_test(tc, test_newslog_lines);
 	tcase_add_test(tc, test_idfile_lines);
 	tcase_add_test(tc, test_foreign_table);
+	tcase_add_test(tc, test_engine_asks_inn_history_on_a_miss);
 	suite_add_tcase(s, tc);
 	return s;
 }
