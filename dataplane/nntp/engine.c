@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lines.h"
 #include "nntp_int.h"
@@ -318,9 +319,10 @@ struct fg_nntp_engine *fg_nntp_engine_create(const struct fg_nntp_engine_params 
 			   e->max_sessions, e->max_xfers);
 		goto out_free_pools;
 	}
-	/* INN's history, if imported: mapped now, its window checked at each
-	 * lookup against the session's time and at every poll (foreign.c) */
-	fg_nntp_foreign_refresh(e, 0);
+	/* INN's history, if imported and in force (the wall clock: the engine
+	 * has no time of its own before its first input); its window is
+	 * checked again at each lookup and every second (foreign.c) */
+	fg_nntp_foreign_refresh(e, (fg_time_t)time(NULL));
 	return e;
 
 out_free_pools:
