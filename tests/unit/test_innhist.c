@@ -410,6 +410,26 @@ START_TEST(test_engine_asks_inn_history_on_a_miss)
 	fg_th_pump(&t, 0);
 	expect_out(c, "238 <inn.10@Site.Example>\r\n");
 	ck_assert_uint_eq(fg_th_ctr(&t, FG_CTR_NNTP_INN_HISTORY_HITS), 3);
+	/* a new import, renamed over the old file, is mapped within a second */
+	for (unsigned i = 0; i < N; i++) {
+		snprintf(id, sizeof(id), "<again.%u@Site.Example>", i);
+		ck_assert(fg_inn_hash_msgid(id, strlen(id), h[i]));
+	}
+	ck_assert_int_eq(fg_foreign_write(path, h, N, t.now, t.now + 1000, &n), 0);
+	send_line(c, "CHECK <again.1@site.example>\r\n");
+	fg_th_pump(&t, 0);
+	expect_out(c, "238 <again.1@site.example>\r\n");	/* not looked at yet */
+	fg_th_pump(&t, 2 * 1000 * MS);
+	send_line(c, "CHECK <again.2@site.example>\r\n");
+	fg_th_pump(&t, 0);
+	expect_out(c, "438 <again.2@site.example>\r\n");
+	ck_assert_uint_eq(fg_th_ctr(&t, FG_CTR_NNTP_INN_HISTORY_HITS), 4);
+	/* and a removed one let go */
+	ck_assert_int_eq(unlink(path), 0);
+	fg_th_pump(&t, 2 * 1000 * MS);
+	send_line(c, "CHECK <again.3@site.example>\r\n");
+	fg_th_pump(&t, 0);
+	expect_out(c, "238 <again.3@site.example>\r\n");
 	fg_th_fini(&t);
 	unlink(path);
 	rmdir(dir);
