@@ -16,13 +16,19 @@ floodctld (ctlkit, a history of 5 M slots) is given:
   3. floodctld is stopped and its region wiped: the restore (snapshot, then
      journal) has every remembered ID again — the replies came after the
      journal's commit.
+  4. status names no INN history; floodctl import-inn-history -c (the
+     data directory from the configuration) of two hisv6 lines made here
+     (MD5 of the ID with its domain lowercased, as INN's HashMessageID);
+     status then shows 2 IDs in force, in text and JSON.
 """
+import hashlib
 import os
+import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ctlkit import Ctl, check, log, passed  # noqa: E402
+from ctlkit import FLOODCTL, Ctl, check, log, passed  # noqa: E402
 
 N = 1000000
 
@@ -94,6 +100,26 @@ def main():
                 "<log.junk@inn.test>"):
         check(state(c, mid) == "accepted", "%s after the restore" % mid)
     check(state(c, "<log.store@inn.test>") is None, "cant store: still absent")
+
+    # 4. INN's history in status
+    rc, j = c.ctl_json("status")
+    check(rc == 0 and j.get("inn_history", "missing") is None, "no INN history: %r"
+          % j.get("inn_history", "missing"))
+    hist = os.path.join(c.dir, "history")
+    with open(hist, "w") as f:
+        for mid in ("<h1@Origin.Test>", "<h2@origin.test>"):
+            local, domain = mid.split("@")
+            h = hashlib.md5((local + "@" + domain.lower()).encode()).hexdigest().upper()
+            f.write("[%s]\t%d~-~%d\t@0%035d@\n" % (h, now - 60, now - 120, 1))
+    r = subprocess.run([FLOODCTL, "import-inn-history", "-c", c.conf, hist],
+                       capture_output=True, text=True)
+    check(r.returncode == 0 and "imported 2 IDs" in r.stdout, "import: %r %r"
+          % (r.stdout, r.stderr))
+    rc, j = c.ctl_json("status")
+    ih = j.get("inn_history") or {}
+    check(ih.get("ids") == 2 and ih.get("in_force") is True, "status inn_history: %r" % ih)
+    rc, out, err = c.ctl("status")
+    check("inn history 2 IDs imported" in out, "status text: %r" % out)
     c.stop()
     passed("40_ctl_remember_bulk (%d IDs from a file, 2 from a news log, all restored)" % N)
 
