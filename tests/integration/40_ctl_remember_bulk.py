@@ -18,8 +18,10 @@ floodctld (ctlkit, a history of 5 M slots) is given:
      journal's commit.
   4. status names no INN history; floodctl import-inn-history -c (the
      data directory from the configuration) of two hisv6 lines made here
-     (MD5 of the ID with its domain lowercased, as INN's HashMessageID);
-     status then shows 2 IDs in force, in text and JSON.
+     (MD5 of the ID with its domain lowercased, as INN's HashMessageID),
+     one that arrived 12 days ago (skipped: older than the cutoff + 1 day)
+     and a malformed one (skipped, shown with its line number); status
+     then shows 2 IDs in force, in text and JSON.
 """
 import hashlib
 import os
@@ -111,10 +113,13 @@ def main():
             local, domain = mid.split("@")
             h = hashlib.md5((local + "@" + domain.lower()).encode()).hexdigest().upper()
             f.write("[%s]\t%d~-~%d\t@0%035d@\n" % (h, now - 60, now - 120, 1))
+        f.write("[0123456789ABCDEF0123456789ABCDEF]\t%d~-\n" % (now - 12 * 86400))
+        f.write("[0123456789ABCDEF0123456789ABCDEF] broken\n")
     r = subprocess.run([FLOODCTL, "import-inn-history", "-c", c.conf, hist],
                        capture_output=True, text=True)
-    check(r.returncode == 0 and "imported 2 IDs" in r.stdout, "import: %r %r"
-          % (r.stdout, r.stderr))
+    check(r.returncode == 0 and "imported 2 IDs" in r.stdout and
+          "1 older than the cutoff + 1 day skipped, 1 malformed skipped" in r.stdout and
+          ":4: tab missing after the hash" in r.stderr, "import: %r %r" % (r.stdout, r.stderr))
     rc, j = c.ctl_json("status")
     ih = j.get("inn_history") or {}
     check(ih.get("ids") == 2 and ih.get("in_force") is True, "status inn_history: %r" % ih)
