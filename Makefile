@@ -150,7 +150,7 @@ PROG_DIRS := $(foreach p,$(PROGRAMS),$(word 2,$(subst :, ,$(p)))) dataplane/dpdk
 TIERS := engine lib dataplane control tools
 ENGINE_DIRS := dataplane/core dataplane/article dataplane/config dataplane/date \
 	dataplane/history dataplane/msgid dataplane/nntp dataplane/rules dataplane/wildmat \
-	dataplane/feeds
+	dataplane/feeds dataplane/innhist
 module_dirs = $(filter-out $(PROG_DIRS) $(2),$(patsubst %/,%,$(dir $(wildcard $(1)/*/*.c))))
 TIER_DIRS_engine := $(ENGINE_DIRS)
 TIER_DIRS_lib := $(call module_dirs,lib)
@@ -267,6 +267,7 @@ $(B)/bin/floodgate: $(DPDK_OBJS) $(LINK_dataplane)
 # A unit test's own extra libraries: UNIT_LIBS_<name> (INN's libinn.a for
 # test_date_inn, INN's date parser as the oracle).
 UNIT_LIBS_test_date_inn := /usr/lib/news/libinn.a
+UNIT_LIBS_test_innhist := /usr/lib/news/libinn.a
 
 # test_rss checks the port's RSS key with DPDK's rte_softrss (a header's
 # inline function: DPDK's headers, none of its libraries)

@@ -246,9 +246,37 @@ static int run_forget(int argc, char **argv)
 	return simple(&fg_ctl_cmd_forget, FG_CTL_FORGET, 0, DEFAULT_TIMEOUT_S, 1, 1, argc, argv);
 }
 
+/* remember ID [accepted|rejected], or remember --file|--inn-news-log FILE:
+ * floodctld reads FILE itself (bulk.c), given its absolute path. */
 static int run_remember(int argc, char **argv)
 {
-	return simple(&fg_ctl_cmd_remember, FG_CTL_REMEMBER, 0, DEFAULT_TIMEOUT_S, 1, 2, argc, argv);
+	char *args[32], kind[16], *abs = NULL;
+	int n = 0, rc;
+
+	for (int i = 0; i < argc && n < 30; i++) {
+		if ((strcmp(argv[i], "--file") == 0 || strcmp(argv[i], "--inn-news-log") == 0) &&
+		    i + 1 < argc && !abs) {
+			snprintf(kind, sizeof(kind), "%s", argv[i][2] == 'f' ? "ids" : "inn-news-log");
+			abs = realpath(argv[++i], NULL);
+			if (!abs || strlen(abs) >= FG_CTL_ARG_MAX) {
+				fprintf(stderr, "floodctl remember: %s: %s\n", argv[i],
+					abs ? "path too long" : strerror(errno));
+				free(abs);
+				return FG_CTL_EXIT_USAGE;
+			}
+			continue;
+		}
+		args[n++] = argv[i];
+	}
+	if (!abs)
+		return simple(&fg_ctl_cmd_remember, FG_CTL_REMEMBER, 0, DEFAULT_TIMEOUT_S, 1, 2,
+			      argc, argv);
+	args[n++] = kind;
+	args[n++] = abs;
+	args[n] = NULL;
+	rc = simple(&fg_ctl_cmd_remember, FG_CTL_REMEMBER_FILE, 0, LONG_TIMEOUT_S, 2, 2, n, args);
+	free(abs);
+	return rc;
 }
 
 static int run_throttle(int argc, char **argv)
@@ -372,12 +400,20 @@ const struct fg_ctl_command fg_ctl_cmd_forget = {
 
 const struct fg_ctl_command fg_ctl_cmd_remember = {
 	.name = "remember",
-	.args = "[-s SOCKET|-c CONFIG] [--json] '<ID>' [accepted|rejected]",
-	.summary = "put a Message-ID in history, accepted (default) or rejected; journaled",
+	.args = "[-s SOCKET|-c CONFIG] [--json] '<ID>' [accepted|rejected] | "
+		"--file FILE | --inn-news-log FILE",
+	.summary = "put Message-IDs in history (one, or a file's); journaled",
 	.help = COMMON_HELP
+	"  --file FILE        every <ID> of FILE, one a line, each optionally followed\n"
+	"                     by its time (Unix seconds), as accepted\n"
+	"  --inn-news-log FILE  every article INN's news log says it accepted ('+'\n"
+	"                     and 'j' lines), with the line's time\n"
 	"\nAs INN's `ctlinnd addhist`: offers of the ID are then refused (438,\n"
-	"duplicate). The first-seen and article date are now. Exit 1 when the ID is\n"
-	"already in history (forget it first).\n",
+	"duplicate). The first-seen and article date are now (for one ID) or the\n"
+	"time the file gives. Exit 1 when the ID is already in history (forget it\n"
+	"first). With a file, floodctld reads it (its user must be able to), skips\n"
+	"IDs already in history and those older than cutoff + 1 day, counts the\n"
+	"rest, and journals all of it before it answers.\n",
 	.run = run_remember,
 };
 

@@ -22,6 +22,7 @@ static const struct fg_ctl_command *const commands[] = {
 	&fg_ctl_cmd_lookup,
 	&fg_ctl_cmd_forget,
 	&fg_ctl_cmd_remember,
+	&fg_ctl_cmd_import_inn_history,
 	&fg_ctl_cmd_explain,
 	&fg_ctl_cmd_msgid,
 	&fg_ctl_cmd_expire,

@@ -323,6 +323,8 @@ static const char *dispatch(struct ctld *d, const struct fg_ctl_req *q, struct f
 		return ctld_forget(d, q->argv[0], json, out);
 	case FG_CTL_REMEMBER:
 		return ctld_remember(d, q->argv[0], q->argc > 1 ? q->argv[1] : NULL, json, out);
+	case FG_CTL_REMEMBER_FILE:
+		return ctld_remember_file(d, q->argv[0], q->argv[1], json, out);
 	default:
 		return "bad-request";
 	}

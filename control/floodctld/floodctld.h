@@ -181,6 +181,9 @@ int ctld_lookup(struct ctld *d, const char *id, bool json, struct fg_sbuf *out);
 const char *ctld_forget(struct ctld *d, const char *id, bool json, struct fg_sbuf *out);
 const char *ctld_remember(struct ctld *d, const char *id, const char *as, bool json,
 			  struct fg_sbuf *out);
+/* bulk.c: floodctl remember --file / --inn-news-log (kind "ids" or "inn-news-log") */
+const char *ctld_remember_file(struct ctld *d, const char *kind, const char *path, bool json,
+			       struct fg_sbuf *out);
 /* reload.c */
 /* 0 applied; -EINVAL refused (errors in out) */
 int ctld_reload(struct ctld *d, const char *path, bool json, struct fg_sbuf *out);

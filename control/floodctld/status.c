@@ -23,6 +23,7 @@
 
 #include "floodgate/log.h"
 #include "floodgate/msgid.h"
+#include "floodgate/innhist.h"
 #include "floodctld.h"
 
 #define LOOKUP_SCAN_MAX (1ull << 30)
@@ -102,6 +103,8 @@ static void status_writers_json(struct ctld *d, struct fg_json *j)
 	fg_json_close(j);
 }
 
+static void inn_history_json(struct ctld *d, struct fg_json *j, fg_time_t now);
+
 static void status_json(struct ctld *d, const struct fg_metrics_state *m,
 			const struct fg_history_stats *hs, struct fg_sbuf *out)
 {
@@ -154,6 +157,7 @@ static void status_json(struct ctld *d, const struct fg_metrics_state *m,
 	fg_json_close(&j);
 	fg_json_str(&j, "verdict_log", d->set.verdict_log[0] ? d->set.verdict_log : NULL);
 	pthread_mutex_unlock(&d->lock);
+	inn_history_json(d, &j, m->now);
 	fg_json_bool(&j, "clock_suspect", fg_metrics_clock_suspect(d->r));
 	if (m->cs_written) {
 		fg_json_obj(&j, "cluster");
@@ -167,6 +171,63 @@ static void status_json(struct ctld *d, const struct fg_metrics_state *m,
 	fg_metrics_kclock_json(&j, &kc);
 	fg_json_end(&j);
 	fg_sbuf_puts(out, "\n");
+}
+
+/* INN's imported history (docs/history.md "History carried over from
+ * INN"): the table's header, or NULL when there is none (or it is refused:
+ * *why). The caller closes it. */
+static struct fg_foreign *inn_history(struct ctld *d, char *path, size_t len, const char **why)
+{
+	int err;
+
+	*why = NULL;
+	pthread_mutex_lock(&d->lock);
+	snprintf(path, len, "%s/%s", d->data_dir, FG_FOREIGN_FILE);
+	pthread_mutex_unlock(&d->lock);
+	return fg_foreign_open(path, false, &err, why);
+}
+
+static void inn_history_json(struct ctld *d, struct fg_json *j, fg_time_t now)
+{
+	char path[PATH_MAX];
+	const char *why;
+	struct fg_foreign *f = inn_history(d, path, sizeof(path), &why);
+
+	if (!f && (!why || strcmp(why, "cannot be opened") == 0)) {
+		fg_json_str(j, "inn_history", NULL);
+		return;
+	}
+	fg_json_obj(j, "inn_history");
+	fg_json_str(j, "file", path);
+	if (f) {
+		fg_json_u64(j, "ids", fg_foreign_count(f));
+		fg_json_time(j, "imported", fg_foreign_imported(f));
+		fg_json_time(j, "until", fg_foreign_until(f));
+		fg_json_bool(j, "in_force", now < fg_foreign_until(f));
+		fg_foreign_close(f);
+	} else {
+		fg_json_str(j, "refused", why);
+	}
+	fg_json_close(j);
+}
+
+static void inn_history_text(struct ctld *d, struct fg_sbuf *b, fg_time_t now)
+{
+	char path[PATH_MAX];
+	const char *why;
+	struct fg_foreign *f = inn_history(d, path, sizeof(path), &why);
+
+	if (!f) {
+		if (why && strcmp(why, "cannot be opened") != 0)
+			fg_sbuf_printf(b, "inn history %s: REFUSED: %s\n", path, why);
+		return;
+	}
+	fg_sbuf_printf(b, "inn history %llu IDs imported ", (unsigned long long)fg_foreign_count(f));
+	fg_sbuf_time(b, fg_foreign_imported(f));
+	fg_sbuf_puts(b, now < fg_foreign_until(f) ? ", consulted on a miss until " : ", window ended ");
+	fg_sbuf_time(b, fg_foreign_until(f));
+	fg_sbuf_puts(b, "\n");
+	fg_foreign_close(f);
 }
 
 static void ago(struct fg_sbuf *b, fg_time_t now, fg_time_t t)
@@ -224,6 +285,7 @@ static void status_text(struct ctld *d, const struct fg_metrics_state *m,
 	fg_sbuf_printf(b, ": %llu expired\n", (unsigned long long)d->exp_last.expired);
 	fg_sbuf_printf(b, "verdict log %s\n", d->set.verdict_log[0] ? d->set.verdict_log : "off");
 	pthread_mutex_unlock(&d->lock);
+	inn_history_text(d, b, m->now);
 	if (m->cs_written) {
 		const struct fg_cluster_status *c = &m->cs;
 

@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lines.h"
 #include "nntp_int.h"
@@ -280,6 +281,7 @@ static void free_pools(struct fg_nntp_engine *e)
 	if (e->lim_own)
 		fg_peerlim_destroy(e->lim);
 	fg_nntp_warmup_fini(e);
+	fg_nntp_foreign_fini(e);
 }
 
 struct fg_nntp_engine *fg_nntp_engine_create(const struct fg_nntp_engine_params *p)
@@ -332,6 +334,10 @@ struct fg_nntp_engine *fg_nntp_engine_create(const struct fg_nntp_engine_params 
 			   e->max_sessions, e->max_xfers);
 		goto out_free_pools;
 	}
+	/* INN's history, if imported and in force (the wall clock: the engine
+	 * has no time of its own before its first input); its window is
+	 * checked again at each lookup and every second (foreign.c) */
+	fg_nntp_foreign_refresh(e, (fg_time_t)time(NULL));
 	return e;
 
 out_free_pools:
@@ -415,6 +421,7 @@ unsigned fg_nntp_engine_poll(struct fg_nntp_engine *e, fg_time_t now, uint64_t n
 	if (now_ns >= e->next_scan_ns) {
 		e->next_scan_ns = now_ns + NS_PER_SEC;
 		n += run_idle(e);
+		fg_nntp_foreign_refresh(e, now);
 	}
 	return n;
 }

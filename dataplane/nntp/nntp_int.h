@@ -28,6 +28,7 @@
 
 #include "floodgate/article.h"
 #include "floodgate/log.h"
+#include "floodgate/innhist.h"
 #include "floodgate/msgid.h"
 #include "floodgate/peerlim.h"
 #include "floodgate/rules.h"
@@ -279,6 +280,9 @@ struct fg_nntp_engine {
 	struct fg_nntp_clock clock;
 	uint64_t next_scan_ns;
 	bool shutting_down;
+	/* INN's history (foreign.c): mapped, or NULL; the last refusal's -errno */
+	struct fg_foreign *foreign;
+	int foreign_err;
 
 	/* the operator's levers (levers.c) */
 	char throttle_line[FG_NNTP_ENGINE_REASON_MAX + 8];	/* "400 REASON\r\n" */
@@ -341,6 +345,11 @@ void fg_nntp_ask_record_have(struct fg_nntp_engine *e, struct fg_nntp_ask *a);
 void fg_nntp_ask_end(struct fg_nntp_ask *a, enum fg_counter why, enum fg_nntp_code code,
 		     bool from_poll);
 void fg_nntp_warmup_fini(struct fg_nntp_engine *e);
+
+/* foreign.c: INN's history, asked on a miss of the engine's own */
+void fg_nntp_foreign_refresh(struct fg_nntp_engine *e, fg_time_t now);
+void fg_nntp_foreign_fini(struct fg_nntp_engine *e);
+bool fg_nntp_foreign_known(struct fg_nntp_session *s, const char *id, uint32_t len);
 bool fg_nntp_warmup_ask(struct fg_nntp_session *s, const char *arg, uint32_t len,
 			const struct fg_history_key *k);
 void fg_nntp_warmup_drop(struct fg_nntp_session *s);

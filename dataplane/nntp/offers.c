@@ -511,8 +511,14 @@ int fg_nntp_offer(struct fg_nntp_session *s, const char *arg, uint32_t len,
 	}
 	*deadline = e->now + offer_timeout(e);
 	rc = fg_history_offer(e->h, k, e->now, *deadline, s->token, ref, &found);
-	if (rc == 0)
-		return 0;
+	if (rc == 0) {
+		/* a miss of our own history: INN's, if the site brought it (foreign.c) */
+		if (!fg_nntp_foreign_known(s, arg, len))
+			return 0;
+		fg_history_release(e->h, ref);
+		*reason = FG_REASON_DUPLICATE;
+		return 1;
+	}
 	if (rc == -EEXIST && fg_nntp_final_reason(e, found.state, reason))
 		return 1;
 	if (rc == -EEXIST || rc == -EAGAIN)

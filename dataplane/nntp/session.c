@@ -237,6 +237,11 @@ static void prepare(struct fg_nntp_session *s, const struct fg_nntp_cmd *c, stru
 	fg_nntp_final_reason(s->e, st, &p->known);
 	p->unknown = st == FG_HISTORY_ABSENT ||
 		     (st == FG_HISTORY_OFFERED && (e.flags & FG_HISTORY_F_EXPIRED));
+	/* a miss of our own history: INN's, if the site brought it (foreign.c) */
+	if (p->unknown && fg_nntp_foreign_known(s, c->arg[0], c->arg_len[0])) {
+		p->known = FG_REASON_DUPLICATE;
+		p->unknown = false;
+	}
 	p->own_offer = st == FG_HISTORY_OFFERED && !p->unknown && e.token == s->token;
 }
 

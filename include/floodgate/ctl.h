@@ -66,6 +66,7 @@ enum fg_ctl_verb {
 	FG_CTL_REOPEN_LOGS,	/* floodctld reopens its log files (logrotate) */
 	FG_CTL_DOWNSTREAMS,	/* each downstream: state, lag, backlog, counters */
 	FG_CTL_DOWNSTREAM,	/* pause|resume NAME: stop or go on feeding one */
+	FG_CTL_REMEMBER_FILE,	/* ids|inn-news-log PATH: every ID of a file put in history */
 	FG_CTL_VERB__COUNT
 };
 

@@ -37,6 +37,7 @@ static const struct verb_def verbs[FG_CTL_VERB__COUNT] = {
 	[FG_CTL_REOPEN_LOGS] = { "reopen-logs", 0, 0, 0 },
 	[FG_CTL_DOWNSTREAMS] = { "downstreams", 0, 0, 0 },
 	[FG_CTL_DOWNSTREAM] = { "downstream", 2, 2, 0 },
+	[FG_CTL_REMEMBER_FILE] = { "remember-file", 2, 2, 0 },
 };
 
 static const struct {

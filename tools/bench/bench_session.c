@@ -16,6 +16,11 @@
  *               the next, as if their articles had come, so the session
  *               stays under its peer's max-outstanding-offers (1024) and
  *               every CHECK is a 238 (docs/protocol.md, "Limits")
+ *   CHECK new, INN's history imported
+ *               the same with a table of as many INN hashes as were
+ *               pre-filled (innhist.h) in the data directory: each miss
+ *               of the history then asks it too (INN's MD5 of the ID and
+ *               a lookup), so the ratio to the row above is its cost
  *   TAKETHIS    2 KB and 700 KB articles, every one new, into the null
  *               sink (rules, header copy, terminator search, history)
  * Each row is printed next to the history-lookup rate of the same run
@@ -30,11 +35,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "floodgate/config.h"
 #include "floodgate/date.h"
 #include "floodgate/history.h"
+#include "floodgate/innhist.h"
 #include "floodgate/log.h"
 #include "floodgate/session.h"
 #include "floodgate/sink.h"
@@ -135,8 +143,18 @@ static void buf_free(struct buf *b)
 	memset(b, 0, sizeof(*b));
 }
 
+#define BENCH_CONF \
+	"[site]\nserver-name bench.example\npath-identity filter.bench.example\n" \
+	"listen 127.0.0.1:1119\n[rules]\ncutoff 10d\nretention 11d\n" \
+	"[session]\nmax-pending-commands 4096\nmax-pending-bytes 64M\noffer-timeout 1s\n" \
+	"[history]\ncapacity 10M\n[peer bench]\naddress 127.0.0.1\n" \
+	/* rates it never reaches: what the budgets cost an offer */ \
+	"[peer limited]\naddress 127.0.0.2\nmax-offer-rate 100000000\nmax-byte-rate 1T\n"
+
 struct env {
 	struct fg_config *cfg;
+	struct fg_config *cfg_inn;	/* data-dir: inn_dir, a table of INN hashes in it */
+	char inn_dir[64];
 	void *mem;
 	size_t len;
 	struct fg_history *h;
@@ -147,13 +165,7 @@ struct env {
 
 static int env_init(struct env *v, uint64_t prefill)
 {
-	static const char conf[] =
-		"[site]\nserver-name bench.example\npath-identity filter.bench.example\n"
-		"listen 127.0.0.1:1119\n[rules]\ncutoff 10d\nretention 11d\n"
-		"[session]\nmax-pending-commands 4096\nmax-pending-bytes 64M\noffer-timeout 1s\n"
-		"[history]\ncapacity 10M\n[peer bench]\naddress 127.0.0.1\n"
-		/* rates it never reaches: what the budgets cost an offer */
-		"[peer limited]\naddress 127.0.0.2\nmax-offer-rate 100000000\nmax-byte-rate 1T\n";
+	static const char conf[] = BENCH_CONF;
 	struct fg_config_errors errs;
 	struct fg_history_params hp = { .capacity = prefill * SLOTS_PER_PREFILLED,
 					.side_capacity = 4096, .alarm_load_pct = 99 };
@@ -186,6 +198,43 @@ static int env_init(struct env *v, uint64_t prefill)
 	return 0;
 }
 
+/* A table of `n` INN hashes in a data directory of its own, and a
+ * configuration that names it. */
+static int env_inn(struct env *v, uint64_t n)
+{
+	static const char conf[] = BENCH_CONF "[persistence]\ndata-dir ";
+	uint8_t (*h)[FG_MD5_LEN] = malloc(n * FG_MD5_LEN);
+	struct fg_config_errors errs;
+	char text[512], path[128], id[64];
+	size_t m;
+	int len;
+
+	snprintf(v->inn_dir, sizeof(v->inn_dir), "/tmp/bench_session.%d", (int)getpid());
+	snprintf(path, sizeof(path), "%s/%s", v->inn_dir, FG_FOREIGN_FILE);
+	if (!h || mkdir(v->inn_dir, 0700) != 0)
+		return -1;
+	for (uint64_t i = 0; i < n; i++) {
+		len = snprintf(id, sizeof(id), "<inn%llu.q@bench.example>", (unsigned long long)i);
+		fg_inn_hash_msgid(id, (size_t)len, h[i]);
+	}
+	if (fg_foreign_write(path, h, n, v->now, v->now + 11 * 86400, &m) != 0)
+		return -1;
+	free(h);
+	len = snprintf(text, sizeof(text), "%s%s\n", conf, v->inn_dir);
+	v->cfg_inn = fg_config_load_text("<bench>", text, (size_t)len, &errs);
+	return v->cfg_inn ? 0 : -1;
+}
+
+static void env_inn_fini(struct env *v)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/%s", v->inn_dir, FG_FOREIGN_FILE);
+	unlink(path);
+	rmdir(v->inn_dir);
+	fg_config_free(v->cfg_inn);
+}
+
 /* One engine, one session, the null sink. */
 struct rig {
 	struct fg_sink_null *sink;
@@ -194,13 +243,13 @@ struct rig {
 	struct fg_nntp_session *s;
 };
 
-static int rig_open(struct rig *r, struct env *v, unsigned peer)
+static int rig_open(struct rig *r, struct env *v, const struct fg_config *cfg, unsigned peer)
 {
 	struct fg_nntp_engine_params ep = { 0 };
 
 	memset(&r->st, 0, sizeof(r->st));
 	r->sink = fg_sink_null_create(65536);
-	ep.cfg = v->cfg;
+	ep.cfg = cfg;
 	ep.history = v->h;
 	ep.sink_ops = &fg_sink_null_ops;
 	ep.sink = r->sink;
@@ -211,7 +260,7 @@ static int rig_open(struct rig *r, struct env *v, unsigned peer)
 	r->e = fg_nntp_engine_create(&ep);
 	if (!r->e)
 		return -1;
-	r->s = fg_nntp_session_open(r->e, &v->cfg->peer[peer], &bench_ops, NULL, v->now, 1);
+	r->s = fg_nntp_session_open(r->e, &cfg->peer[peer], &bench_ops, NULL, v->now, 1);
 	return r->s ? 0 : -1;
 }
 
@@ -281,9 +330,11 @@ static void fed(struct result *res, uint64_t n, double secs, struct buf *b, char
 	buf_free(b);
 }
 
-/* CHECKs of `n` IDs from `fmt` (dup: prefilled, random order; new: fresh),
- * from peer `peer` of the configuration (1: with offer and octet rates). */
-static int bench_check(struct env *v, bool dup, uint64_t n, unsigned peer, struct result *res)
+/* CHECKs of `n` IDs (dup: prefilled, random order; new: fresh; inn: with
+ * INN's history in the data directory), from peer `peer` of the
+ * configuration (1: with offer and octet rates). */
+static int bench_check(struct env *v, bool dup, bool inn, uint64_t n, unsigned peer,
+		       struct result *res)
 {
 	struct buf b = { 0 };
 	char **ids = malloc(n * sizeof(*ids));
@@ -297,6 +348,7 @@ static int bench_check(struct env *v, bool dup, uint64_t n, unsigned peer, struc
 		char line[96];
 		uint64_t k = dup ? bench_rng(&seed) % v->prefill : i;
 		int len = snprintf(line, sizeof(line), dup ? "CHECK <pre%llu.x@bench.example>\r\n" :
+				   inn ? "CHECK <new%llu.w@bench.example>\r\n" :
 				   "CHECK <new%llu.y@bench.example>\r\n", (unsigned long long)k);
 
 		put(&b, line, (size_t)len);
@@ -304,7 +356,7 @@ static int bench_check(struct env *v, bool dup, uint64_t n, unsigned peer, struc
 		lens[i] = (uint16_t)(len - 8);
 	}
 	buf_settle(&b);
-	if (rig_open(&r, v, peer) != 0)
+	if (rig_open(&r, v, inn ? v->cfg_inn : v->cfg, peer) != 0)
 		abort();
 	/* lookups first for new IDs (they are absent then), after for dups */
 	res->lookups_per_s = dup ? 0 : lookup_rate(v, (const char *const *)ids, lens, n);
@@ -322,7 +374,8 @@ static int bench_check(struct env *v, bool dup, uint64_t n, unsigned peer, struc
 	}
 	rig_close(&r);
 	res->name = peer ? "CHECK, duplicates, peer rates" :
-		    dup ? "CHECK, duplicate IDs (438)" : "CHECK, new IDs (238)";
+		    dup ? "CHECK, duplicate IDs (438)" :
+		    inn ? "CHECK, new IDs, INN's history imported (238)" : "CHECK, new IDs (238)";
 	res->unit = "CHECK/s";
 	res->goal = 5e6;
 	fed(res, n, secs, &b, ids, lens);
@@ -380,7 +433,7 @@ static int bench_takethis(struct env *v, size_t size, uint64_t n, uint64_t base,
 		body += b.len - before;
 	}
 	buf_settle(&b);
-	if (rig_open(&r, v, 0) != 0)
+	if (rig_open(&r, v, v->cfg, 0) != 0)
 		abort();
 	res->lookups_per_s = lookup_rate(v, (const char *const *)ids, lens, n);
 	secs = feed(&r, v, &b, PIECE, 0);
@@ -434,8 +487,8 @@ static void print_table(FILE *f, const struct result *r, unsigned n, bool md, co
 
 int main(int argc, char **argv)
 {
-	static const char *const rows[] = { "check-dup", "check-new", "takethis-2k", "takethis-700k",
-					    "check-dup-rate" };
+	static const char *const rows[] = { "check-dup", "check-new", "check-new-inn", "takethis-2k",
+					    "takethis-700k", "check-dup-rate" };
 	bool full = false;
 	const char *md = NULL, *only = NULL;
 	struct result res[FG_ARRAY_SIZE(rows)];
@@ -454,7 +507,7 @@ int main(int argc, char **argv)
 			only = argv[++i];	/* one row, for profiling */
 		else {
 			fprintf(stderr, "usage: bench_session [--quick|--full] [--md FILE] "
-				"[--only check-dup|check-new|takethis-2k|takethis-700k|"
+				"[--only check-dup|check-new|check-new-inn|takethis-2k|takethis-700k|"
 				"check-dup-rate]\n");
 			return 2;
 		}
@@ -464,24 +517,29 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_session: setup failed\n");
 		return 1;
 	}
+	if (env_inn(&v, full ? 8000000 : 2000000) != 0) {
+		fprintf(stderr, "bench_session: setup of INN's history failed\n");
+		return 1;
+	}
 	for (unsigned i = 0; i < FG_ARRAY_SIZE(rows); i++) {
 		if (only && strcmp(only, rows[i]) != 0)
 			continue;
 		switch (i) {
 		case 0:
-			rc |= bench_check(&v, true, full ? 8000000 : 2000000, 0, &res[n]);
+			rc |= bench_check(&v, true, false, full ? 8000000 : 2000000, 0, &res[n]);
 			break;
 		case 1:
-			rc |= bench_check(&v, false, full ? 2000000 : 1000000, 0, &res[n]);
-			break;
 		case 2:
-			rc |= bench_takethis(&v, 2048, full ? 400000 : 100000, 0, &res[n]);
+			rc |= bench_check(&v, false, i == 2, full ? 2000000 : 1000000, 0, &res[n]);
 			break;
 		case 3:
+			rc |= bench_takethis(&v, 2048, full ? 400000 : 100000, 0, &res[n]);
+			break;
+		case 4:
 			rc |= bench_takethis(&v, 700 * 1024, full ? 1000 : 200, 10000000, &res[n]);
 			break;
 		default:
-			rc |= bench_check(&v, true, full ? 8000000 : 2000000, 1, &res[n]);
+			rc |= bench_check(&v, true, false, full ? 8000000 : 2000000, 1, &res[n]);
 			break;
 		}
 		n++;
@@ -490,6 +548,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_session: answers other than the expected ones; no figures\n");
 		return 1;
 	}
+	env_inn_fini(&v);
 	print_table(stdout, res, n, false, &v);
 	if (md) {
 		FILE *f = fopen(md, "w");

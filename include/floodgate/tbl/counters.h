@@ -71,6 +71,7 @@ FG_COUNTER(NNTP_CLOCK_SUSPECT_CLEARED, "nntp_clock_suspect_cleared", "times the 
 FG_COUNTER(NNTP_CLOCK_PASSED, "nntp_clock_passed", "articles refused for their date by the local clock but not at the time the suspect clock view estimates: passed on, the downstream judges")
 FG_COUNTER(NNTP_CLOCK_NOT_REMEMBERED, "nntp_clock_not_remembered", "articles refused for their date while the clock view is suspect: refused, not remembered")
 FG_COUNTER(NNTP_CLOCK_UNTRUSTED, "nntp_clock_untrusted", "Injection-Dates kept out of the clock view: zone guessed (missing, unknown) or misread by innd")
+FG_COUNTER(NNTP_INN_HISTORY_HITS, "nntp_inn_history_hits", "offers and TAKETHIS refused as duplicates because INN's imported history holds the ID (floodgate's own history had missed)")
 FG_COUNTER(NNTP_REJECTS_REMEMBERED, "nntp_rejects_remembered", "rejected articles remembered in history as rejected")
 FG_COUNTER(NNTP_SUPERSEDES_HONORED, "nntp_supersedes_honored", "Message-IDs marked superseded by an accepted Supersedes")
 FG_COUNTER(NNTP_VERSIONS_NOTED, "nntp_versions_noted", "$v=N versions recorded in the history side index")
