@@ -16,7 +16,8 @@ scripted feed whose every outcome is known:
 After the host has published those counts and floodctld has sampled
 them twice more, `floodctl report --since 1h --json` must give exactly
 those figures per peer and their totals, with the article octets the
-export counts, and no gap, no damaged sample; the text and the HTML
+export counts, the 18 accepted articles delivered to the one downstream
+(a counting server, countd), and no gap, no damaged sample; the text and the HTML
 (parsed with html.parser: its peers table) say the same; a bad --since
 is refused; the day file is the format report.h states.
 """
@@ -24,6 +25,7 @@ import html.parser
 import json
 import os
 
+import relaykit
 from ctlkit import Ctl, check, log, passed, wait_for
 from hostlib import article, streaming
 
@@ -80,11 +82,14 @@ def report(c):
 def main():
     c = Ctl("report")
     c.netns()
+    countd = relaykit.Countd(c.dir)
     c.config("[site]\npath-identity filter.test.example\nlisten 127.0.0.1:%d\n"
              "[peer near]\naddress 127.0.0.1\nnewsgroups *\n"
              "[peer far]\naddress 127.0.0.2\nnewsgroups *\n"
-             "[stats]\nreport-interval 1s\n" % PORT)
+             "[downstream down]\naddress 127.0.0.1:%d\n"
+             "[stats]\nreport-interval 1s\n" % (PORT, relaykit.DOWN_PORT))
     c.start(args=["--expire-interval", "3600"])
+    countd.start()
     host, _ = c.start_host(PORT)
     # the base: a sample before the feed
     wait_for(lambda: report(c)["samples"] >= 1, "floodctld's first sample")
@@ -128,6 +133,11 @@ def main():
             p["far"]["counters"].get("nntp_offers") == 17 and \
             p["far"]["rejected"].get("duplicate") == 6
     wait_for(published, "the feed's counts published")
+
+    def delivered():
+        rc, j = c.ctl_json("downstreams")
+        return rc == 0 and [d["accepted"] for d in j["downstreams"]] == [18]
+    wait_for(delivered, "the 18 accepted articles delivered downstream", timeout=60)
     rc, st = c.ctl_json("stats")
     after = report(c)["samples"]
     wait_for(lambda: report(c)["samples"] >= after + 2, "two samples after the feed")
@@ -164,6 +174,10 @@ def main():
           "no gap, damage or reset: %r" % {k: j[k] for k in ("gaps", "damaged_samples",
                                                               "counter_resets")})
 
+    ds = j["downstreams"]
+    check(len(ds) == 1 and ds[0]["downstream"] == "down" and ds[0]["delivered"] == 18 and
+          ds[0]["sent"] >= 18 and ds[0]["refused"] == 0, "the downstream in the report: %r" % ds)
+
     rc, out, err = c.ctl("report", "--since", "1h")
     check(rc == 0, "report text: %r" % err)
     rows = {}
@@ -186,6 +200,9 @@ def main():
     check(reasons == {("near", "too-old"): "2", ("near", "duplicate"): "8",
                       ("far", "too-far-future"): "3", ("far", "duplicate"): "6"},
           "the HTML refusals: %r" % reasons)
+    down = {r[0]: r[1:4] for r in p.tables["downstreams"][1:]}
+    check(list(down) == ["down"] and down["down"][1:] == ["18", "0"],
+          "the HTML downstreams table: %r" % down)
     rc, out, err = c.ctl("report", "--since", "soon")
     check(rc == 2 and "--since" in err, "a bad --since refused: %r %r" % (rc, err))
     rc, out, err = c.ctl("report", "--json", "--html")
@@ -201,6 +218,7 @@ def main():
 
     host.terminate()
     check(host.wait(timeout=20) == 0, "the host stopped cleanly")
+    countd.stop()
     c.stop()
     log("report: %d samples, near %d/%d, far %d/%d offers/accepted, %d octets" % (
         j["samples"], 20, 10, 17, 8, sent["near"] + sent["far"]))
