@@ -57,13 +57,16 @@ void *ctld_report_main(void *arg)
 	while (!atomic_load(&d->stop)) {
 		int64_t interval = d->set.report_interval;
 		unsigned keep = d->set.report_keep;
-		uint64_t next;
+		uint64_t taken;
 
 		pthread_mutex_unlock(&d->lock);
 		take_one(d, s, interval, keep, &failing);
-		next = fg_mono_ns() + (uint64_t)interval * 1000000000ull;
+		taken = fg_mono_ns();
 		pthread_mutex_lock(&d->lock);
-		for (uint64_t now = fg_mono_ns(); now < next && !atomic_load(&d->stop);
+		/* the interval in force: a reload (which wakes us) may change it */
+		for (uint64_t now = fg_mono_ns(), next;
+		     !atomic_load(&d->stop) &&
+		     now < (next = taken + (uint64_t)d->set.report_interval * 1000000000ull);
 		     now = fg_mono_ns())
 			ctld_wait(d, (int64_t)((next - now) / 1000000) + 1);
 	}
