@@ -34,6 +34,20 @@ static void hist_copy(struct fg_hist *to, const struct fg_hist *from)
 	to->negative = from->negative;
 }
 
+/* Nothing counted yet: such a peer is left out of the sample (a reader
+ * takes a peer it does not find as all zeros). */
+static bool peer_idle(const struct fg_report_peer *p)
+{
+	uint64_t any = p->offers | p->accepted | p->octets | p->injection.negative |
+		       p->propagation.negative;
+
+	for (unsigned x = 0; x < FG_REASON__COUNT; x++)
+		any |= p->refused[x];
+	for (unsigned i = 0; i < FG_HIST_BUCKETS; i++)
+		any |= p->injection.bucket[i] | p->propagation.bucket[i];
+	return any == 0;
+}
+
 int fg_report_sample_take(struct fg_region *r, const struct fg_ds_status *ds, unsigned n_ds,
 			  fg_time_t now, int64_t interval, struct fg_report_sample *s)
 {
@@ -58,6 +72,10 @@ int fg_report_sample_take(struct fg_region *r, const struct fg_ds_status *ds, un
 		o->refused[FG_REASON_NONE] = 0;
 		hist_copy(&o->injection, &st->peer_delay[p].injection_delay);
 		hist_copy(&o->propagation, &st->peer_delay[p].propagation_delay);
+		if (peer_idle(o)) {
+			memset(o, 0, sizeof(*o));
+			s->n_peers--;
+		}
 	}
 	for (unsigned i = 0; i < n_ds && i < FG_CONFIG_MAX_DOWNSTREAMS; i++) {
 		struct fg_report_ds *o = &s->ds[s->n_ds++];

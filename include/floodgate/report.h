@@ -19,7 +19,8 @@
  *     D <downstream> <sent> <delivered> <refused> <lag records> <lag seconds>
  *     E <unix time>                              the sample is complete
  *
- * P: a peer's nntp_offers, nntp_articles_accepted, nntp_article_bytes;
+ * P: a peer's nntp_offers, nntp_articles_accepted, nntp_article_bytes
+ * (a peer that has counted nothing yet has no line: read as all zeros);
  * <refused> its rejections by reason, `reason=n` joined by "," (non-zero
  * ones, "-" for none; a reason this build does not know is skipped); the
  * two delay histograms of seed 002 (stats.h), `i=n` joined by "," for the
