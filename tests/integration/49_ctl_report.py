@@ -18,15 +18,18 @@ them twice more, `floodctl report --since 1h --json` must give exactly
 those figures per peer and their totals, with the article octets the
 export counts, the 18 accepted articles delivered to the one downstream
 (a counting server, countd), and no gap, no damaged sample; the text and the HTML
-(parsed with html.parser: its peers table) say the same; a bad --since
-is refused; the day file is the format report.h states.
+(parsed with html.parser: its tables) say the same; a bad --since
+is refused; the day file is the format report.h states. Then floodctld
+stops for more than two intervals and starts again on the region: the
+report lists the gap, meets no reset and counts nothing twice.
 """
+import calendar
 import html.parser
-import json
 import os
+import time
 
 import relaykit
-from ctlkit import Ctl, check, log, passed, wait_for
+from ctlkit import Ctl, check, log, passed, wait_for, wait_until
 from hostlib import article, streaming
 
 PORT = 1119
@@ -219,6 +222,23 @@ def main():
     host.terminate()
     check(host.wait(timeout=20) == 0, "the host stopped cleanly")
     countd.stop()
+
+    # floodctld away for more than two intervals: a gap; started again it
+    # adopts the region, whose counters went on: nothing counted twice, no reset
+    last = report(c)["last_sample"]
+    c.stop()
+    wait_until(lambda: time.time() > calendar.timegm(time.strptime(last, "%Y-%m-%dT%H:%M:%SZ"))
+               + 4, 30, "the clock past the gap's bound")
+    c.start(args=["--expire-interval", "3600"])
+    wait_for(lambda: report(c)["gaps_total"] == 1, "the gap in the report")
+    g = report(c)
+    peers = {p["peer"]: p for p in g["peers"]}
+    check(g["gaps"][0]["from"] == last and g["counter_resets"] == 0 and
+          (peers["near"]["offers"], peers["far"]["offers"], g["total"]["refused"]) ==
+          (20, 17, 19), "after the gap: %r" % {k: g[k] for k in ("gaps", "counter_resets",
+                                                                  "total")})
+    rc, out, _ = c.ctl("report", "--since", "1h")
+    check(rc == 0 and "gaps 1\n  gap: no samples between " in out, "the gap in the text: %r" % out)
     c.stop()
     log("report: %d samples, near %d/%d, far %d/%d offers/accepted, %d octets" % (
         j["samples"], 20, 10, 17, 8, sent["near"] + sent["far"]))
