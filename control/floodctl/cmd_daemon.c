@@ -27,6 +27,7 @@
 
 #define DEFAULT_TIMEOUT_S 10
 #define LONG_TIMEOUT_S 1800	/* snapshot and expire of a big history */
+#define REPORT_TIMEOUT_S 120	/* a report of many days of many peers */
 
 #define COMMON_HELP \
 	"  -s, --socket PATH  floodctld's control socket\n" \
@@ -243,7 +244,7 @@ static int simple(const struct fg_ctl_command *cmd, enum fg_ctl_verb verb, unsig
 static int run_report(int argc, char **argv)
 {
 	return simple(&fg_ctl_cmd_report, FG_CTL_REPORT, OWN_SINCE | FG_CTL_F_HTML,
-		      DEFAULT_TIMEOUT_S, 0, 0, argc, argv);
+		      REPORT_TIMEOUT_S, 0, 0, argc, argv);
 }
 
 static int run_status(int argc, char **argv)

@@ -476,8 +476,14 @@ static void hist_diff(struct fg_hist *sum, const struct fg_hist *now, const stru
 	sum->count += diff(now->negative, b ? b->negative : 0, reset);
 }
 
-static const struct fg_report_peer *prev_peer(const struct fg_report_sample *p, const char *n)
+/* The lookups by name try the same position first: samples list the
+ * peers in the region's order, so a day of a few hundred peers is read
+ * in linear time. */
+static const struct fg_report_peer *prev_peer(const struct fg_report_sample *p, const char *n,
+					      unsigned hint)
 {
+	if (hint < p->n_peers && strcmp(p->peer[hint].name, n) == 0)
+		return &p->peer[hint];
 	for (unsigned i = 0; i < p->n_peers; i++)
 		if (strcmp(p->peer[i].name, n) == 0)
 			return &p->peer[i];
@@ -492,8 +498,10 @@ static const struct fg_report_ds *prev_ds(const struct fg_report_sample *p, cons
 	return NULL;
 }
 
-static struct fg_report_peer *sum_peer(struct fg_report *r, const char *n)
+static struct fg_report_peer *sum_peer(struct fg_report *r, const char *n, unsigned hint)
 {
+	if (hint < r->n_peers && strcmp(r->peer[hint].name, n) == 0)
+		return &r->peer[hint];
 	for (unsigned i = 0; i < r->n_peers; i++)
 		if (strcmp(r->peer[i].name, n) == 0)
 			return &r->peer[i];
@@ -521,8 +529,8 @@ static void add_diffs(struct fg_report *r, const struct fg_report_sample *s)
 
 	for (unsigned i = 0; i < s->n_peers; i++) {
 		const struct fg_report_peer *n = &s->peer[i];
-		const struct fg_report_peer *b = prev_peer(&r->prev, n->name);
-		struct fg_report_peer *o = sum_peer(r, n->name);
+		const struct fg_report_peer *b = prev_peer(&r->prev, n->name, i);
+		struct fg_report_peer *o = sum_peer(r, n->name, i);
 
 		if (!o)
 			continue;
