@@ -41,7 +41,7 @@ declare -A HEADER=(
 	[passive]=dataplane [qwriter]=dataplane [relay]=dataplane [outbound]=dataplane [acksink]=dataplane
 	[slotlink]=dataplane [wiring]=dataplane [wire]=dataplane [mbuf]=dataplane
 	[claimer]=dataplane
-	[expiry]=control [metrics]=control [snapshot]=control [statuspage]=control
+	[expiry]=control [metrics]=control [report]=control [snapshot]=control [statuspage]=control
 )
 
 tiers=$(make -s --no-print-directory print-tiers)

@@ -27,6 +27,7 @@
 
 #define DEFAULT_TIMEOUT_S 10
 #define LONG_TIMEOUT_S 1800	/* snapshot and expire of a big history */
+#define REPORT_TIMEOUT_S 120	/* a report of many days of many peers */
 
 #define COMMON_HELP \
 	"  -s, --socket PATH  floodctld's control socket\n" \
@@ -39,14 +40,16 @@ struct call {
 	struct fg_ctl_req req;
 	char socket[FG_CONFIG_PATH_MAX];
 	int timeout_s;
-	int64_t for_s;		/* pause --for, seconds; 0: not given */
+	int64_t for_s;		/* pause --for, report --since, seconds; 0: not given */
 	char peer[FG_CTL_ARG_MAX];	/* stats --peer NAME; "": not given */
 };
 
-/* Options of floodctl's own, not request flags: pause --for DURATION and
- * stats --peer NAME, each sent as a word after the positional ones. */
+/* Options of floodctl's own, not request flags: pause --for DURATION,
+ * report --since DURATION (as seconds) and stats --peer NAME, each sent
+ * as a word after the positional ones. */
 #define OWN_FOR 0x10000u
 #define OWN_PEER 0x20000u
+#define OWN_SINCE 0x40000u
 
 /* The control socket named by -c FILE, or by the embedded default. */
 int fg_ctl_socket_from_config(const struct fg_ctl_command *cmd, const char *file, char *out,
@@ -79,6 +82,8 @@ static int parse(struct call *c, int argc, char **argv, unsigned own_flags)
 		{ "prom", no_argument, NULL, 'p' },
 		{ "dry-run", no_argument, NULL, 'd' },
 		{ "for", required_argument, NULL, 'f' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "html", no_argument, NULL, 'H' },
 		{ "peer", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -108,6 +113,17 @@ static int parse(struct call *c, int argc, char **argv, unsigned own_flags)
 				goto usage;
 			if (fg_parse_duration(optarg, &c->for_s) < 0 || c->for_s <= 0)
 				return fg_ctl_fail(c->cmd, "--for wants a duration (90, 30m, 2h, 1d)");
+			break;
+		case 'S':
+			if (!(own_flags & OWN_SINCE))
+				goto usage;
+			if (fg_parse_duration(optarg, &c->for_s) < 0 || c->for_s <= 0)
+				return fg_ctl_fail(c->cmd, "--since wants a duration (3600, 90m, 24h, 7d)");
+			break;
+		case 'H':
+			if (!(own_flags & FG_CTL_F_HTML))
+				goto usage;
+			c->req.flags |= FG_CTL_F_HTML;
 			break;
 		case 'P':
 			if (!(own_flags & OWN_PEER) || !optarg[0] || strlen(optarg) >= sizeof(c->peer))
@@ -223,6 +239,12 @@ static int simple(const struct fg_ctl_command *cmd, enum fg_ctl_verb verb, unsig
 		free(abs);
 	}
 	return run_call(&c);
+}
+
+static int run_report(int argc, char **argv)
+{
+	return simple(&fg_ctl_cmd_report, FG_CTL_REPORT, OWN_SINCE | FG_CTL_F_HTML,
+		      REPORT_TIMEOUT_S, 0, 0, argc, argv);
 }
 
 static int run_status(int argc, char **argv)
@@ -350,6 +372,24 @@ static int run_shutdown(int argc, char **argv)
 	return simple(&fg_ctl_cmd_shutdown, FG_CTL_SHUTDOWN, 0, DEFAULT_TIMEOUT_S, 0, 1, argc,
 		      argv);
 }
+
+const struct fg_ctl_command fg_ctl_cmd_report = {
+	.name = "report",
+	.args = "[-s SOCKET|-c CONFIG] [--since DURATION] [--json|--html]",
+	.summary = "the daily report: per peer and downstream, what the counters say of a window",
+	.help = COMMON_HELP
+	"  --since DURATION   the window: the last DURATION (default 24h)\n"
+	"  --html             the report as one HTML page (no script)\n"
+	"\nINN's innreport for floodgate. floodctld samples its counters every\n"
+	"[stats] report-interval into <data-dir>/report (report-keep days); the\n"
+	"report sums their differences over the window (a counter that went back\n"
+	"was reset: its new value counts). Per peer: offers, articles accepted,\n"
+	"refused (and by reason), article octets, and the injection and propagation\n"
+	"delays as 50th/90th/99th percentiles (seconds, the log2 bucket's upper\n"
+	"bound); per downstream: articles sent, delivered (accepted), refused, and\n"
+	"its lag (last, max); totals; and the gaps where floodctld took no samples.\n",
+	.run = run_report,
+};
 
 const struct fg_ctl_command fg_ctl_cmd_status = {
 	.name = "status",

@@ -45,6 +45,7 @@ extern const struct fg_ctl_command fg_ctl_cmd_explain;
 extern const struct fg_ctl_command fg_ctl_cmd_msgid;
 extern const struct fg_ctl_command fg_ctl_cmd_status;
 extern const struct fg_ctl_command fg_ctl_cmd_stats;
+extern const struct fg_ctl_command fg_ctl_cmd_report;
 extern const struct fg_ctl_command fg_ctl_cmd_lookup;
 extern const struct fg_ctl_command fg_ctl_cmd_forget;
 extern const struct fg_ctl_command fg_ctl_cmd_remember;

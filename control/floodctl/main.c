@@ -19,6 +19,7 @@ static const struct fg_ctl_command *const commands[] = {
 	&fg_ctl_cmd_status,
 	&fg_ctl_cmd_stats,
 	&fg_ctl_cmd_top,
+	&fg_ctl_cmd_report,
 	&fg_ctl_cmd_lookup,
 	&fg_ctl_cmd_forget,
 	&fg_ctl_cmd_remember,

@@ -282,6 +282,18 @@ static const char *do_downstreams(struct ctld *d, bool json, struct fg_sbuf *out
 	return NULL;
 }
 
+/* report [SECONDS]: the word floodctl sends for --since */
+static const char *do_report(struct ctld *d, const struct fg_ctl_req *q, struct fg_sbuf *out)
+{
+	int64_t since = 0;
+
+	if (q->argc && (fg_parse_duration(q->argv[0], &since) < 0 || since <= 0)) {
+		error_body(out, q->flags & FG_CTL_F_JSON, "report wants a duration (3600, 24h, 7d)");
+		return "bad-request";
+	}
+	return ctld_report(d, since, q->flags, out);
+}
+
 /* Run one request; the error code for the reply head, or NULL. */
 static const char *dispatch(struct ctld *d, const struct fg_ctl_req *q, struct fg_sbuf *out)
 {
@@ -319,6 +331,8 @@ static const char *dispatch(struct ctld *d, const struct fg_ctl_req *q, struct f
 		return ctld_dataplane_forward(d, q, out);
 	case FG_CTL_DOWNSTREAMS:
 		return do_downstreams(d, json, out);
+	case FG_CTL_REPORT:
+		return do_report(d, q, out);
 	case FG_CTL_FORGET:
 		return ctld_forget(d, q->argv[0], json, out);
 	case FG_CTL_REMEMBER:

@@ -12,6 +12,7 @@
  *   expiry    periodic and requested expiry passes     expire.c
  *   http      /metrics, /stats.json, the status page   http.c
  *             (and the ring of samples its graphs draw)
+ *   report    the daily report's samples             reporter.c
  *   control   the control socket, one thread per client ctlsrv.c
  *
  * Locks: `lock` guards the settings, the config pointer and the state
@@ -57,6 +58,8 @@ struct ctld_settings {
 	char verdict_log[FG_CONFIG_PATH_MAX];
 	uint64_t verdict_log_rotate;
 	unsigned verdict_log_keep;
+	int64_t report_interval;	/* seconds between report samples */
+	unsigned report_keep;		/* days of them kept */
 	bool version_numbers;
 };
 
@@ -122,7 +125,7 @@ struct ctld {
 	uint64_t j_uncommitted;
 	uint64_t j_last_commit_ns;
 
-	pthread_t t_rings, t_snap, t_expire, t_http, t_ctl;
+	pthread_t t_rings, t_snap, t_expire, t_http, t_ctl, t_report;
 	int http_fd;			/* -1: none (port 0) */
 	int ctl_fd;
 	atomic_uint ctl_clients;
@@ -170,6 +173,11 @@ void *ctld_http_main(void *arg);
 /* ctlsrv.c: bind the control socket into d->ctl_fd */
 int ctld_ctl_listen(struct ctld *d);
 void *ctld_ctl_main(void *arg);
+
+/* reporter.c: a sample every report-interval into <data-dir>/report;
+ * `floodctl report`: the window of the last `since` seconds (0: 24 h) */
+void *ctld_report_main(void *arg);
+const char *ctld_report(struct ctld *d, int64_t since, unsigned flags, struct fg_sbuf *out);
 
 /* status.c */
 void ctld_metrics_state(struct ctld *d, struct fg_metrics_state *m);

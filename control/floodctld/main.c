@@ -83,6 +83,8 @@ void ctld_settings_from(struct ctld_settings *s, const struct fg_config *cfg)
 	snprintf(s->verdict_log, sizeof(s->verdict_log), "%s", cfg->verdict_log);
 	s->verdict_log_rotate = cfg->verdict_log_rotate;
 	s->verdict_log_keep = cfg->verdict_log_keep;
+	s->report_interval = cfg->report_interval;
+	s->report_keep = cfg->report_keep;
 	s->version_numbers = cfg->version_numbers;
 }
 
@@ -399,7 +401,7 @@ static int start_threads(struct ctld *d)
 		return rc;
 	if (spawn(&d->t_rings, ctld_rings_main, d) || spawn(&d->t_snap, ctld_snap_main, d) ||
 	    spawn(&d->t_expire, ctld_expire_main, d) || spawn(&d->t_http, ctld_http_main, d) ||
-	    spawn(&d->t_ctl, ctld_ctl_main, d))
+	    spawn(&d->t_ctl, ctld_ctl_main, d) || spawn(&d->t_report, ctld_report_main, d))
 		return -EAGAIN;
 	return 0;
 }
@@ -443,6 +445,7 @@ static void stop_threads(struct ctld *d)
 	atomic_store(&d->stop, true);
 	pthread_cond_broadcast(&d->cond);
 	pthread_mutex_unlock(&d->lock);
+	pthread_join(d->t_report, NULL);
 	pthread_join(d->t_ctl, NULL);
 	pthread_join(d->t_http, NULL);
 	pthread_join(d->t_expire, NULL);

@@ -69,6 +69,8 @@ static void applied_keys(const struct ctld_settings *a, const struct ctld_settin
 	if (a->verdict_log_rotate != b->verdict_log_rotate ||
 	    a->verdict_log_keep != b->verdict_log_keep)
 		keys[(*n)++] = "stats verdict-log-rotate/keep";
+	if (a->report_interval != b->report_interval || a->report_keep != b->report_keep)
+		keys[(*n)++] = "stats report-interval/keep";
 }
 
 static void refused(const char *path, const struct fg_config_errors *errs, bool json,

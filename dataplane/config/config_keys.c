@@ -147,6 +147,10 @@ const struct cfg_key cfg_keys[] = {
 	  .min = 1 << 20, .max = INT64_MAX, .def = "256M" },
 	{ SEC_STATS, T_UINT, 0, "verdict-log-keep", GF(verdict_log_keep), .min = 1,
 	  .max = 1000, .def = "8" },
+	{ SEC_STATS, T_DURATION, 0, "report-interval", GF(report_interval), .unit = NS_S,
+	  .min = 1, .max = 3600, .def = "60s" },
+	{ SEC_STATS, T_UINT, 0, "report-keep", GF(report_keep), .min = 1, .max = 400,
+	  .def = "8" },
 
 	/* [dataplane] */
 	{ SEC_DATAPLANE, T_ENUM, 0, "mode", GF(dp_mode), .names = dpmode_names,

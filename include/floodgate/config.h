@@ -262,6 +262,8 @@ struct fg_config {
 	char verdict_log[FG_CONFIG_PATH_MAX];	/* empty = off */
 	uint64_t verdict_log_rotate;	/* bytes per file; default 256 MiB */
 	unsigned verdict_log_keep;	/* files; default 8 */
+	int64_t report_interval;	/* seconds between report samples; default 60 */
+	unsigned report_keep;		/* days of report samples kept; default 8 */
 
 	/* [dataplane] */
 	enum fg_dataplane_mode dp_mode;

@@ -14,13 +14,14 @@
  *
  * `length` is the body's size in octets (decimal, at most 64 MiB); the
  * body is JSON when the request carried --json, else text for people (the
- * Prometheus text for `stats --prom`). An error body says what was wrong,
+ * Prometheus text for `stats --prom`, a page for `report --html`). An error body says what was wrong,
  * one problem per line (JSON: {"error": ..., "details": [...]}). Codes:
  * bad-request (unparsable, or a bad argument), not-found (a lookup of an
  * ID not in history: the body is the normal answer), refused (a reload
  * with errors), denied (not root), busy (too many clients), failed.
  *
  * Verbs (docs/floodctl.md): ping; status; stats [--json|--prom];
+ * report [seconds] [--json|--html];
  * lookup <message-id>; expire [--dry-run]; snapshot; reload [path];
  * forget <message-id>; remember <message-id> [accepted|rejected];
  * reopen-logs;
@@ -67,12 +68,14 @@ enum fg_ctl_verb {
 	FG_CTL_DOWNSTREAMS,	/* each downstream: state, lag, backlog, counters */
 	FG_CTL_DOWNSTREAM,	/* pause|resume NAME: stop or go on feeding one */
 	FG_CTL_REMEMBER_FILE,	/* ids|inn-news-log PATH: every ID of a file put in history */
+	FG_CTL_REPORT,		/* the daily report [SECONDS back] (report.h) */
 	FG_CTL_VERB__COUNT
 };
 
 #define FG_CTL_F_JSON 0x1u
 #define FG_CTL_F_PROM 0x2u
 #define FG_CTL_F_DRY_RUN 0x4u
+#define FG_CTL_F_HTML 0x8u	/* report: one HTML page */
 
 struct fg_ctl_req {
 	enum fg_ctl_verb verb;

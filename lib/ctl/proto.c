@@ -38,6 +38,7 @@ static const struct verb_def verbs[FG_CTL_VERB__COUNT] = {
 	[FG_CTL_DOWNSTREAMS] = { "downstreams", 0, 0, 0 },
 	[FG_CTL_DOWNSTREAM] = { "downstream", 2, 2, 0 },
 	[FG_CTL_REMEMBER_FILE] = { "remember-file", 2, 2, 0 },
+	[FG_CTL_REPORT] = { "report", 0, 1, FG_CTL_F_HTML },	/* [SECONDS] */
 };
 
 static const struct {
@@ -47,6 +48,7 @@ static const struct {
 	{ "--json", FG_CTL_F_JSON },
 	{ "--prom", FG_CTL_F_PROM },
 	{ "--dry-run", FG_CTL_F_DRY_RUN },
+	{ "--html", FG_CTL_F_HTML },
 };
 
 const char *fg_ctl_verb_name(enum fg_ctl_verb v)
@@ -81,9 +83,9 @@ static int take_word(struct fg_ctl_req *req, const char *w, size_t n, const char
 			*why = "unknown option for this verb";
 			return -EINVAL;
 		}
-		if (((req->flags | f) & (FG_CTL_F_JSON | FG_CTL_F_PROM)) ==
-		    (FG_CTL_F_JSON | FG_CTL_F_PROM)) {
-			*why = "--json and --prom exclude each other";
+		if (__builtin_popcount((req->flags | f) &
+				       (FG_CTL_F_JSON | FG_CTL_F_PROM | FG_CTL_F_HTML)) > 1) {
+			*why = "--json, --prom and --html exclude each other";
 			return -EINVAL;
 		}
 		req->flags |= f;

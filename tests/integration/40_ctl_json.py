@@ -77,6 +77,7 @@ def main():
         "pause": (s + ["--json", "--for", "1h", "alpha"], (1,), 1),
         "resume": (s + ["--json", "alpha"], (1,), 1),
         "downstreams": (s + ["--json"], (0,), 1),
+        "report": (s + ["--json", "--since", "1h"], (0,), 1),
         "downstream": (s + ["--json", "pause", "inn"], (1,), 1),
         "config": (["--check", bad, "--json"], (1,), 1),
     }
@@ -104,6 +105,8 @@ def main():
     check(got["downstreams"][0].get("written", 0) is None and
           got["downstreams"][0].get("downstreams") == [],
           "downstreams without a dataplane: %r" % got["downstreams"])
+    check(got["report"][0].get("samples", 0) >= 1 and "total" in got["report"][0],
+          "report: %r" % got["report"])
     for name in ("peers", "drain", "shutdown", "throttle", "go", "pause", "resume", "downstream"):
         check("error" in got[name][0], "%s without a dataplane: %r" % (name, got[name]))
     cfg = got["config"][0]

@@ -21,24 +21,18 @@ import json
 import subprocess
 
 from ctlkit import Ctl, check, http_get, log, passed, prom_parse, prom_value, wait_for
-from hostlib import Client, article
+from hostlib import article, streaming
 
 PORT = 1119
 BASE = "http://127.0.0.1:9119"
 
 
 def nntp(source):
-    """A streaming connection from `source` (127.0.0.0/8 is all loopback)."""
-    cl = Client(src=source, addr=("127.0.0.1", PORT))
-    check(cl.line().startswith(b"200 "), "greeting to " + source)
-    check(cmd(cl, "MODE STREAM").startswith("203"), "MODE STREAM")
-    return cl
+    return streaming(source, PORT)
 
 
 def cmd(cl, line, data=b""):
-    cl.send(line.encode() + b"\r\n" + data)
-    return cl.line().decode().rstrip("\r\n")
-
+    return cl.cmd(line, data)
 
 
 def scrape():

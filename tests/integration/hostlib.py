@@ -170,6 +170,19 @@ class Client:
         self.f.close()
         self.s.close()
 
+    def cmd(self, line, data=b""):
+        """Send a command line (and data after it); its reply line, as text."""
+        self.send(line.encode() + b"\r\n" + data)
+        return self.line().decode().rstrip("\r\n")
+
+
+def streaming(source, port):
+    """A MODE STREAM connection from `source` (127.0.0.0/8 is all loopback)."""
+    cl = Client(src=source, addr=("127.0.0.1", port))
+    check(cl.line().startswith(b"200 "), "greeting to " + source)
+    check(cl.cmd("MODE STREAM").startswith("203"), "MODE STREAM")
+    return cl
+
 
 GREETING = (b"200 host.test.example floodgate transit-only NNTP service ready "
             b"(feeds only, no reading or posting)\r\n")

@@ -512,6 +512,8 @@ START_TEST(test_defaults)
 	ck_assert_str_eq(cfg->verdict_log, "");
 	ck_assert_uint_eq(cfg->verdict_log_rotate, 256u << 20);
 	ck_assert_uint_eq(cfg->verdict_log_keep, 8);
+	ck_assert_int_eq(cfg->report_interval, 60);
+	ck_assert_uint_eq(cfg->report_keep, 8);
 	ck_assert_int_eq(cfg->dp_mode, FG_DATAPLANE_ACTIVE);
 	ck_assert_str_eq(cfg->eal_args, "--no-huge -m 512 --no-pci --no-shconf --no-telemetry");
 	ck_assert_str_eq(cfg->port, "net_tap0,iface=fg0");
@@ -595,6 +597,8 @@ static const char full_text[] =
 	"verdict-log      /var/log/floodgate/verdicts\n"
 	"verdict-log-rotate 1G\n"
 	"verdict-log-keep 30\n"
+	"report-interval  5m\n"
+	"report-keep      31\n"
 	"[dataplane]\n"
 	"mode             passive\n"
 	"eal-args         -l 0-3 --vdev \"net_pcap0,rx_pcap=/tmp/a b.pcap\" --no-pci\n"
@@ -695,6 +699,8 @@ START_TEST(test_every_key)
 	ck_assert_str_eq(cfg->verdict_log, "/var/log/floodgate/verdicts");
 	ck_assert_uint_eq(cfg->verdict_log_rotate, 1u << 30);
 	ck_assert_uint_eq(cfg->verdict_log_keep, 30);
+	ck_assert_int_eq(cfg->report_interval, 300);
+	ck_assert_uint_eq(cfg->report_keep, 31);
 	ck_assert_int_eq(cfg->dp_mode, FG_DATAPLANE_PASSIVE);
 	ck_assert_int_eq(fg_config_split_args(cfg->eal_args, args, sizeof(args), argv, 8), 5);
 	ck_assert_str_eq(argv[0], "-l");
@@ -906,6 +912,10 @@ START_TEST(test_value_errors)
 		     "t.conf:2: cutoff: \"9x\" is not a duration (90, 10d, 1d12h, 250ms)");
 	expect_error("[rules]\ncutoff 0\n" PEER_AND_DS,
 		     "t.conf:2: cutoff: 0 is out of range: must be at least 1s");
+	expect_error("[stats]\nreport-interval 0\n" PEER_AND_DS,
+		     "t.conf:2: report-interval: 0 is out of range: must be between 1s and 1h");
+	expect_error("[stats]\nreport-keep 401\n" PEER_AND_DS,
+		     "t.conf:2: report-keep: 401 is out of range: must be between 1 and 400");
 	expect_error("[session]\noffer-timeout 2h\n" PEER_AND_DS,
 		     "t.conf:2: offer-timeout: 2h is out of range: must be between 1s and 1h");
 	expect_error("[session]\nmax-line 511\n" PEER_AND_DS,

@@ -50,6 +50,9 @@ START_TEST(test_every_verb)
 		{ "remember <a@b> rejected", FG_CTL_REMEMBER, 0, 2 },
 		{ "downstreams --json", FG_CTL_DOWNSTREAMS, FG_CTL_F_JSON, 0 },
 		{ "downstream pause text", FG_CTL_DOWNSTREAM, 0, 2 },
+		{ "report", FG_CTL_REPORT, 0, 0 },
+		{ "report 86400 --html", FG_CTL_REPORT, FG_CTL_F_HTML, 1 },
+		{ "report --json 3600", FG_CTL_REPORT, FG_CTL_F_JSON, 1 },
 	};
 	struct fg_ctl_req q;
 	const char *why;
@@ -86,7 +89,10 @@ START_TEST(test_bad_requests_say_why)
 		{ "remember <a@b> rejected now", "too many arguments" },
 		{ "lookup <a@b> <c@d>", "too many arguments" },
 		{ "status --dry-run", "unknown option for this verb" },
-		{ "stats --json --prom", "--json and --prom exclude each other" },
+		{ "stats --json --prom", "--json, --prom and --html exclude each other" },
+		{ "report --html --json", "--json, --prom and --html exclude each other" },
+		{ "stats --html", "unknown option for this verb" },
+		{ "report 60 120", "too many arguments" },
 		{ "expire --force", "unknown option for this verb" },
 		{ "status\tnow", "a request holds only printable US-ASCII words" },
 		{ "lookup <a\x80@b>", "a request holds only printable US-ASCII words" },
