@@ -35,9 +35,9 @@ declare -A HEADER=(
 	[history]=engine [msgid]=engine [rules]=engine [session]=engine [sink]=engine
 	[wildmat]=engine [notify]=engine [siphash]=engine [feeds]=engine
 	[region]=lib [journal]=lib [vlog]=lib [datadir]=lib [ctl]=lib [sbuf]=lib
-	[queue]=lib [warmup]=lib [dstatus]=lib [statusfield]=lib [cluster]=lib [cstatus]=lib [levers]=lib
+	[queue]=lib [warmup]=lib [dstatus]=lib [statusfield]=lib [cluster]=lib [cstatus]=lib [levers]=lib [shadowrep]=lib
 	[net]=dataplane [tcp]=dataplane [tcpsess]=dataplane [memport]=dataplane
-	[passive]=dataplane [qwriter]=dataplane [relay]=dataplane [outbound]=dataplane
+	[passive]=dataplane [shadow]=dataplane [qwriter]=dataplane [relay]=dataplane [outbound]=dataplane
 	[slotlink]=dataplane [wiring]=dataplane [wire]=dataplane [mbuf]=dataplane
 	[claimer]=dataplane
 	[expiry]=control [metrics]=control [snapshot]=control
