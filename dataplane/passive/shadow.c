@@ -498,6 +498,8 @@ void fg_shadow_theirs(struct fg_shadow *sh, const struct fg_endpoint *client, ui
 	}
 	text_input(sh, f, data, len);
 	f->nxt += len;
+	if ((flags & FG_SHADOW_FIN) && !f->closed)
+		f->nxt++;		/* a FIN takes a sequence number */
 	if (flags & (FG_SHADOW_FIN | FG_SHADOW_RST))
 		f->closed = true;
 }

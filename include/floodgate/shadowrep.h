@@ -32,6 +32,7 @@
 
 #define FG_SHADOW_MAGIC "floodgate-shadow"
 #define FG_SHADOW_VERSION 1
+#define FG_SHADOW_STATUS_FILE "shadow.status"	/* in the data directory */
 #define FG_SHADOW_SAMPLES 8
 #define FG_SHADOW_ID_MAX 250		/* RFC 5536 3.1.3's 250 octets */
 

@@ -172,6 +172,11 @@ START_TEST(test_gap_and_resync)
 	ck_assert_uint_eq(r.gaps, 1);
 	ck_assert_uint_eq(r.n[FG_SHADOW_AGREE], 2);
 	ck_assert_uint_eq(st.ctr[FG_CTR_SHADOW_GAPS], 1);
+	/* the server's FIN takes a sequence number: its last ACK is no hole */
+	fg_shadow_theirs(sh, &cl, sseq, FG_SHADOW_FIN, NULL, 0);
+	fg_shadow_theirs(sh, &cl, sseq + 1, 0, NULL, 0);
+	fg_shadow_theirs(sh, &cl, sseq, FG_SHADOW_FIN, NULL, 0);	/* again */
+	ck_assert_uint_eq(rep().gaps, 1);
 	fg_shadow_end_all(sh);
 	ck_assert_uint_eq(rep().not_compared, 2);	/* g2, g3 */
 	/* a flow whose SYN was not seen: its answers are not cut into lines */
