@@ -7,7 +7,7 @@
  * The reader takes a whole file's text, line by line; every line must be
  * one of the header's kinds with every field present and in range (counts
  * decimal and below 2^64, codes three digits, reasons and classes by
- * name, a sample's ID up to FG_SHADOW_ID_MAX octets with no space), or the
+ * name, a sample's ID up to FG_SHADOW_ID_MAX printable octets), or the
  * file is refused at that line.
  */
 #include <errno.h>
@@ -169,6 +169,9 @@ static bool sample_line(const struct fields *fl, struct fg_shadow_report *out)
 	    !code(fl->p[2], fl->n[2], &s.ours) || !code(fl->p[3], fl->n[3], &s.theirs) ||
 	    (r = reason_of(fl->p[4], fl->n[4])) < 0 || fl->n[5] > FG_SHADOW_ID_MAX)
 		return false;
+	for (size_t i = 0; i < fl->n[5]; i++)
+		if (fl->p[5][i] < '!' || fl->p[5][i] > '~')
+			return false;	/* RFC 5536 3.1.3: printable US-ASCII */
 	s.reason = (uint8_t)r;
 	memcpy(s.id, fl->p[5], fl->n[5]);
 	if (out->n_samples[c] < FG_SHADOW_SAMPLES)
