@@ -14,7 +14,10 @@
  *               the next line start, where answers pair again
  *   3. lines    "<code> [<id>]": the streaming codes with an ID, IHAVE's
  *               codes by the flow's IHAVE stage; every other line (the
- *               greeting, MODE STREAM's 203, 205) is no offer's answer
+ *               greeting, MODE STREAM's 203, 205) is no offer's answer,
+ *               and the lines of a multi-line answer (RFC 3977 3.1.1:
+ *               HELP's 100, CAPABILITIES' 101, LIST's 215, ... up to the
+ *               lone ".") are none either
  *   4. pair     an answer and a decision of the same kind (and ID) meet
  *               in whichever order they come; the one that comes first
  *               waits in its side's list (FG_SHADOW_WAIT a side; the
@@ -51,7 +54,7 @@ struct side {
 
 struct flow {
 	struct fg_endpoint client;
-	bool used, anchored, closed, resync, ihave_off, ihave_xfer;
+	bool used, anchored, closed, resync, ihave_off, ihave_xfer, multi;
 	uint32_t nxt;			/* the server's next sequence number */
 	uint16_t line_len;
 	char line[LINE_MAX_OCTETS];
@@ -380,16 +383,34 @@ void fg_shadow_ours(struct fg_shadow *sh, const struct fg_verdict_rec *r)
 
 /* ------------------------------------------------------------ 3. lines */
 
+/* RFC 3977's multi-line answers a feed's server may give (211 is one
+ * only after LISTGROUP, which a feed does not send). */
+static bool multi_line(unsigned code)
+{
+	switch (code) {
+	case 100: case 101: case 215: case 220: case 221: case 222: case 224: case 225:
+	case 230: case 231:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* "<code> <id> ..." -> the answer's kind and ID; K_NONE: no offer's. */
 static void line_input(struct fg_shadow *sh, struct flow *f, const char *p, size_t len)
 {
 	struct wait w = { 0 };
 	size_t i = 4, s;
 
+	if (f->multi) {
+		f->multi = !(len == 1 && p[0] == '.');
+		return;
+	}
 	if (len < 3 || p[0] < '1' || p[0] > '5' || p[1] < '0' || p[1] > '9' || p[2] < '0' ||
 	    p[2] > '9' || (len > 3 && p[3] != ' '))
 		return;
 	w.code = (uint16_t)((p[0] - '0') * 100 + (p[1] - '0') * 10 + (p[2] - '0'));
+	f->multi = multi_line(w.code);
 	switch (w.code) {
 	case 238: case 431: case 438:
 		w.kind = K_CHECK;
@@ -492,6 +513,7 @@ void fg_shadow_theirs(struct fg_shadow *sh, const struct fg_endpoint *client, ui
 		sh->r.gaps++;
 		count(sh, FG_CTR_SHADOW_GAPS, 1);
 		f->resync = true;
+		f->multi = false;	/* a lost "." must not hide every later answer */
 		f->ihave_off = true;
 		f->line_len = 0;
 		f->nxt = seq;

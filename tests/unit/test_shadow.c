@@ -64,7 +64,9 @@ START_TEST(test_every_class)
 	struct fg_shadow_report r;
 
 	setup(40000);
-	theirs("200 innd ready\r\n203 streaming ok\r\n");
+	/* a multi-line answer's lines answer no offer, even one like "238 <x>" */
+	theirs("200 innd ready\r\n101 Capability list:\r\nVERSION 2\r\n238 <a@x>\r\n"
+	       "..dot\r\n.\r\n203 streaming ok\r\n");
 	/* agree, ours first */
 	ours(FG_NNTP_VERB_CHECK, 238, FG_REASON_NONE, "<a@x>", 0);
 	theirs("238 <a@x>\r\n");
