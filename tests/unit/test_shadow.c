@@ -218,6 +218,34 @@ START_TEST(test_port_reuse_and_full_table)
 }
 END_TEST
 
+/* An IPv6 client and an IPv4 one on the same port are two flows. */
+START_TEST(test_ipv6_flow)
+{
+	struct fg_endpoint v4;
+	struct fg_shadow_report r;
+
+	setup(40030);
+	v4 = cl;
+	memset(&cl, 0, sizeof(cl));
+	cl.family = AF_INET6;
+	inet_pton(AF_INET6, "fd00::c612:1", cl.addr);
+	cl.port = 40030;
+	fg_shadow_theirs(sh, &cl, 77, FG_SHADOW_SYN, NULL, 0);
+	sseq = 78;
+	ours(FG_NNTP_VERB_CHECK, 438, FG_REASON_DUPLICATE, "<v6@x>", 0);
+	theirs("438 <v6@x>\r\n");
+	cl = v4;
+	sseq = 1000;
+	ours(FG_NNTP_VERB_CHECK, 238, FG_REASON_NONE, "<v6@x>", 0);
+	theirs("438 <v6@x>\r\n");
+	r = rep();
+	ck_assert_uint_eq(r.flows, 2);
+	ck_assert_uint_eq(r.n[FG_SHADOW_AGREE], 1);
+	ck_assert_uint_eq(r.n[FG_SHADOW_TOOK_REFUSED], 1);
+	fg_shadow_destroy(sh);
+}
+END_TEST
+
 START_TEST(test_report_file)
 {
 	struct fg_shadow_report r, back;
@@ -270,6 +298,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_ihave_by_order);
 	tcase_add_test(t, test_gap_and_resync);
 	tcase_add_test(t, test_port_reuse_and_full_table);
+	tcase_add_test(t, test_ipv6_flow);
 	tcase_add_test(t, test_report_file);
 	suite_add_tcase(s, t);
 	return s;
