@@ -94,6 +94,7 @@ struct dp_opts {
 	const char *ctl_socket;		/* NULL: <dir of control-socket>/dataplane.sock */
 	const char *stats_file;
 	const char *shadow_file;		/* shadow mode's report (shadowrep.h) */
+	bool region_history;			/* shadow mode on floodctld's history */
 	const char *fault;		/* the TCP module's fault knob (tests) */
 	unsigned exit_idle_ms;		/* passive: stop once the port was idle this long */
 	unsigned shutdown_grace_ms;	/* drain time before a shutdown answers 400 to the rest */

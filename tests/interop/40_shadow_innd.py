@@ -56,18 +56,48 @@ def capture(site, pcap):
     dump.communicate(timeout=30)
 
 
-def replay(work, pcap):
-    conf = shadowkit.config(work, "net_pcap0,rx_pcap=%s" % pcap)
-    stats, report = os.path.join(work, "stats"), os.path.join(work, "shadow.status")
-    logp = os.path.join(work, "floodgate.log")
+def replay(conf, *args):
+    d = os.path.dirname(conf)
+    stats, report = os.path.join(d, "stats"), os.path.join(d, "shadow.status")
+    logp = os.path.join(d, "floodgate.log")
     p = subprocess.run([os.path.join(fgdp.BIN, "floodgate"), "-c", conf, "--clock", "capture",
-                        "--exit-idle", "300", "--stats-file", stats],
+                        "--exit-idle", "300", "--stats-file", stats] + list(args),
                        stdout=subprocess.PIPE, stderr=open(logp, "w"), text=True, timeout=120)
     check(p.returncode == 0, "floodgate shadow exited %d:\n%s" % (p.returncode, fgdp.slurp(logp)))
     bad = [ln for ln in fgkit.slurp_log(logp).splitlines()
            if ln.strip() and not fgdp.DPDK_NOISE.match(ln)]
     check(not bad, "shadow log not clean:\n" + "\n".join(bad))
-    return conf, fgdp.read_stats_text(fgdp.slurp(stats)), report
+    return fgdp.read_stats_text(fgdp.slurp(stats)), report
+
+
+def seeded_replay(site, pcap, work):
+    """The same capture on floodctld's history (--history region), the
+    known articles remembered first: they agree now (438 both), and the
+    decisions are journaled (floodctl lookup finds a new one)."""
+    conf = shadowkit.config(work, "net_pcap0,rx_pcap=%s" % pcap, "seeded")
+    floodctl = [os.path.join(fgdp.BIN, "floodctl")]
+    ctld = fgkit.spawn([os.path.join(fgdp.BIN, "floodctld"), "-c", conf],
+                       os.path.join(os.path.dirname(conf), "floodctld.log"))
+    try:
+        fgkit.wait_until(lambda: subprocess.run(floodctl + ["status", "-c", conf],
+                                                capture_output=True).returncode == 0,
+                         30, "floodctld to answer")
+        for _, m in site.batch:
+            if m.startswith("<known"):
+                r = subprocess.run(floodctl + ["remember", "-c", conf, m], capture_output=True,
+                                   text=True)
+                check(r.returncode == 0, "floodctl remember %s: %s" % (m, r.stderr))
+        st, report = replay(conf, "--history", "region")
+        shadowkit.check_report(site, conf, st, report, seeded=True)
+        r = subprocess.run(floodctl + ["lookup", "-c", conf, "<new0@shadow.test>", "--json"],
+                           capture_output=True, text=True)
+        check(r.returncode == 0, "the shadow run's decision is in floodctld's history: %s %s"
+              % (r.stdout, r.stderr))
+    finally:
+        fgkit.stop(ctld)
+        shm = "/dev/shm/fg-seeded-%d" % os.getpid()
+        if os.path.exists(shm):
+            os.unlink(shm)
 
 
 def main():
@@ -78,9 +108,11 @@ def main():
         capture(site, pcap)
     finally:
         site.stop()
-    conf, st, report = replay(work, pcap)
+    conf = shadowkit.config(work, "net_pcap0,rx_pcap=%s" % pcap)
+    st, report = replay(conf)
     got = shadowkit.check_report(site, conf, st, report)
     log("shadow: " + " ".join("%s=%d" % kv for kv in got.items() if kv[1]))
+    seeded_replay(site, pcap, work)
     if not fgkit.failed and not os.environ.get("FG_KEEP_TMP"):
         shutil.rmtree(work, ignore_errors=True)
     fgdp.passed("40_shadow_innd")

@@ -60,7 +60,8 @@ def main():
     mirror_link()
     site = shadowkit.Site(work)
     conf = shadowkit.config(work, "net_af_packet0,iface=sm1")
-    stats, report = os.path.join(work, "stats"), os.path.join(work, "shadow.status")
+    stats, report = os.path.join(work, "stats"), os.path.join(os.path.dirname(conf),
+                                                                "shadow.status")
     logp = os.path.join(work, "floodgate.log")
     dp = subprocess.Popen([os.path.join(fgdp.BIN, "floodgate"), "-c", conf,
                            "--stats-file", stats], stdout=subprocess.PIPE,
