@@ -128,7 +128,8 @@ static void print_text(const struct fg_shadow_report *r)
 			putchar('\n');
 		}
 	}
-	printf("followups     %12llu  TAKETHIS answers of an article whose CHECK already differed\n",
+	printf("followups     %12llu  TAKETHIS answers of an article whose CHECK was already "
+	       "refused-took\n",
 	       (unsigned long long)r->followups);
 	printf("not compared  %12llu  answers of exchanges not seen whole (gaps %llu, flows "
 	       "without their SYN %llu)\n",

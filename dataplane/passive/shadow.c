@@ -277,7 +277,9 @@ static void compare(struct fg_shadow *sh, struct flow *f, const struct wait *o,
 		count(sh, FG_CTR_SHADOW_FOLLOWUPS, 1);
 		return;
 	}
-	if (c != FG_SHADOW_AGREE && o->kind == K_CHECK)
+	/* a deferred CHECK's article is decided afresh: only a refusal of
+	 * what the server took is the same decision again at TAKETHIS */
+	if (c == FG_SHADOW_REFUSED_TOOK && o->kind == K_CHECK)
 		f->differed[f->n_differed++ % DIFFERED_MAX] = o->h;
 	sh->r.n[c]++;
 	count(sh, class_ctr[c], 1);

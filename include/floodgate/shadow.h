@@ -28,8 +28,10 @@
  *   took_refused  floodgate takes what the server refused
  *   timing        one side defers (431, 436, 400) and the other does not:
  *                 the answers differ only in when
- * A TAKETHIS whose CHECK on the flow already differed is the same
- * article's exchange again: counted as a follow-up, not classed twice.
+ * A TAKETHIS whose CHECK on the flow floodgate already refused where the
+ * server took it is the same refusal again: counted as a follow-up, not
+ * classed twice (after a timing difference the article is classed: it
+ * is decided afresh).
  *
  * Not compared (counted, never classed): a server half whose SYN was not
  * seen (no stream to cut into lines), the answers after a hole in it

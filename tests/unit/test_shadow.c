@@ -88,10 +88,13 @@ START_TEST(test_every_class)
 	/* timing both ways */
 	ours(FG_NNTP_VERB_CHECK, 431, FG_REASON_NONE, "<t1@x>", 0);
 	theirs("238 <t1@x>\r\n");
+	/* the server asked for it: its TAKETHIS is decided afresh, and classed */
+	ours(FG_NNTP_VERB_TAKETHIS, 239, FG_REASON_NONE, "<t1@x>", 900);
+	theirs("239 <t1@x>\r\n");
 	ours(FG_NNTP_VERB_CHECK, 238, FG_REASON_NONE, "<t2@x>", 0);
 	theirs("431 <t2@x>\r\n");
 	r = rep();
-	ck_assert_uint_eq(r.n[FG_SHADOW_AGREE], 2);
+	ck_assert_uint_eq(r.n[FG_SHADOW_AGREE], 3);
 	ck_assert_uint_eq(r.n[FG_SHADOW_REFUSED_TOOK], 2);
 	ck_assert_uint_eq(r.refused_took[FG_REASON_TOO_OLD], 1);
 	ck_assert_uint_eq(r.refused_took[FG_REASON_UNWANTED_NEWSGROUP], 1);
@@ -109,7 +112,7 @@ START_TEST(test_every_class)
 	ck_assert_str_eq(r.samples[FG_SHADOW_TIMING][0].id, "<t1@x>");
 	ck_assert_str_eq(r.samples[FG_SHADOW_TIMING][1].id, "<t2@x>");
 	ck_assert_uint_eq(st.ctr[FG_CTR_SHADOW_REFUSED_TOOK], 2);
-	ck_assert_uint_eq(st.ctr[FG_CTR_SHADOW_AGREE], 2);
+	ck_assert_uint_eq(st.ctr[FG_CTR_SHADOW_AGREE], 3);
 	ck_assert_uint_eq(st.ctr[FG_CTR_SHADOW_FLOWS], 1);
 	/* an unpaired decision is counted not compared when the flow ends */
 	ours(FG_NNTP_VERB_CHECK, 238, FG_REASON_NONE, "<lost@x>", 0);
