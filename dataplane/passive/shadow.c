@@ -54,7 +54,8 @@ struct side {
 
 struct flow {
 	struct fg_endpoint client;
-	bool used, anchored, closed, resync, ihave_off, ihave_xfer, multi;
+	bool used, anchored, closed, resync, ihave_off, multi;
+	bool ihave_xfer, ours_xfer;	/* theirs', ours: the last IHAVE answer was 335 */
 	uint32_t nxt;			/* the server's next sequence number */
 	uint16_t line_len;
 	char line[LINE_MAX_OCTETS];
@@ -365,7 +366,7 @@ void fg_shadow_ours(struct fg_shadow *sh, const struct fg_verdict_rec *r)
 		w.kind = K_TAKETHIS;
 		break;
 	case FG_NNTP_VERB_IHAVE:
-		w.kind = (r->code == 235 || r->code == 437 || r->size) ? K_IHAVE_XFER : K_IHAVE;
+		w.kind = K_IHAVE;	/* or its transfer: by the flow's stage, below */
 		break;
 	default:
 		return;
@@ -379,6 +380,12 @@ void fg_shadow_ours(struct fg_shadow *sh, const struct fg_verdict_rec *r)
 		/* a decision on a flow whose server half was never anchored */
 		not_compared(sh, 1);
 		return;
+	}
+	if (w.kind == K_IHAVE) {
+		/* 436 ends an offer or a transfer: the stage says which */
+		if (f->ours_xfer)
+			w.kind = K_IHAVE_XFER;
+		f->ours_xfer = w.code == 335;
 	}
 	arrive(sh, f, &w, true);
 }

@@ -138,8 +138,18 @@ START_TEST(test_ihave_by_order)
 	theirs("335 send it\r\n");
 	theirs("437 rejected\r\n");
 	ours(FG_NNTP_VERB_IHAVE, 437, FG_REASON_TOO_OLD, "<i3@x>", 500);
+	/* 436 to a transfer (floodgate drained it) pairs with the transfer's
+	 * answer, 436 to an offer with the offer's */
+	ours(FG_NNTP_VERB_IHAVE, 335, FG_REASON_NONE, "<i5@x>", 0);
+	theirs("335 send it\r\n");
+	ours(FG_NNTP_VERB_IHAVE, 436, FG_REASON_NONE, "<i5@x>", 0);
+	theirs("235 thanks\r\n");
+	ours(FG_NNTP_VERB_IHAVE, 436, FG_REASON_NONE, "<i6@x>", 0);
+	theirs("436 later\r\n");
 	r = rep();
-	ck_assert_uint_eq(r.n[FG_SHADOW_AGREE], 5);
+	ck_assert_uint_eq(r.n[FG_SHADOW_AGREE], 7);
+	ck_assert_uint_eq(r.n[FG_SHADOW_TIMING], 1);
+	ck_assert_str_eq(r.samples[FG_SHADOW_TIMING][0].id, "<i5@x>");
 	ck_assert_uint_eq(r.n[FG_SHADOW_REFUSED_TOOK], 0);
 	/* the stages part: floodgate 435, the server 335; what follows is
 	 * not compared (the client sends an article floodgate never asked for) */
