@@ -36,9 +36,9 @@ declare -A HEADER=(
 	[wildmat]=engine [notify]=engine [siphash]=engine [feeds]=engine [innhist]=engine
 	[region]=lib [journal]=lib [vlog]=lib [datadir]=lib [ctl]=lib [sbuf]=lib
 	[queue]=lib [warmup]=lib [dstatus]=lib [statusfield]=lib [cluster]=lib [respguard]=lib
-	[cstatus]=lib [levers]=lib
+	[cstatus]=lib [levers]=lib [shadowrep]=lib
 	[net]=dataplane [tcp]=dataplane [tcpsess]=dataplane [memport]=dataplane
-	[passive]=dataplane [qwriter]=dataplane [relay]=dataplane [outbound]=dataplane [acksink]=dataplane
+	[passive]=dataplane [shadow]=dataplane [qwriter]=dataplane [relay]=dataplane [outbound]=dataplane [acksink]=dataplane
 	[slotlink]=dataplane [wiring]=dataplane [wire]=dataplane [mbuf]=dataplane
 	[claimer]=dataplane
 	[expiry]=control [metrics]=control [report]=control [snapshot]=control [statuspage]=control

@@ -65,6 +65,7 @@ extern const struct fg_ctl_command fg_ctl_cmd_shutdown;
 extern const struct fg_ctl_command fg_ctl_cmd_top;
 extern const struct fg_ctl_command fg_ctl_cmd_config;
 extern const struct fg_ctl_command fg_ctl_cmd_import_inn_history;
+extern const struct fg_ctl_command fg_ctl_cmd_shadow;
 
 /* cmd_daemon.c, for every command that asks floodctld: the control socket
  * of floodgate.conf `file` (NULL: the embedded default) into out; 0 or an

@@ -40,6 +40,7 @@ static const struct fg_ctl_command *const commands[] = {
 	&fg_ctl_cmd_drain,
 	&fg_ctl_cmd_shutdown,
 	&fg_ctl_cmd_config,
+	&fg_ctl_cmd_shadow,
 };
 
 static void usage(FILE *f)

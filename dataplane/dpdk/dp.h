@@ -35,6 +35,7 @@
 #ifndef FLOODGATE_DP_H
 #define FLOODGATE_DP_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -53,6 +54,7 @@
 #include "floodgate/outbound.h"
 #include "floodgate/peerlim.h"
 #include "floodgate/passive.h"
+#include "floodgate/shadow.h"
 #include "floodgate/region.h"
 #include "floodgate/session.h"
 #include "floodgate/sink.h"
@@ -92,6 +94,8 @@ struct dp_opts {
 	const char *port;		/* overrides [dataplane] port */
 	const char *ctl_socket;		/* NULL: <dir of control-socket>/dataplane.sock */
 	const char *stats_file;
+	const char *shadow_file;		/* shadow mode's report (shadowrep.h) */
+	bool region_history;			/* shadow mode on floodctld's history */
 	const char *fault;		/* the TCP module's fault knob (tests) */
 	unsigned exit_idle_ms;		/* passive: stop once the port was idle this long */
 	unsigned shutdown_grace_ms;	/* drain time before a shutdown answers 400 to the rest */
@@ -192,6 +196,9 @@ struct dp_worker {
 	uint64_t pass_tsc;			/* TSC at the end of the last pass */
 	unsigned long levers_seen;		/* the levers generation applied */
 	int epfd;				/* RX interrupts of its queues, -1: none */
+	/* shadow mode: its figures as of the last publication, for main */
+	pthread_mutex_t shadow_mu;
+	struct fg_shadow_report *shadow_pub;
 };
 
 struct dp {
@@ -200,6 +207,8 @@ struct dp {
 	char config_path[4096];			/* "" = the embedded default */
 	char ctl_path[FG_CONFIG_PATH_MAX + 32];
 	bool passive;
+	bool shadow;				/* passive, comparing with the server (shadow.h) */
+	char shadow_path[FG_CONFIG_PATH_MAX + 32];	/* its report file */
 	bool restoring;				/* waiting for floodctld's restore (main.c) */
 	/* history: floodctld's region, or a private table in passive mode */
 	struct fg_region *region;
@@ -337,6 +346,8 @@ void dp_levers_text(const struct dp *dp, FILE *f);
 /* report.c */
 void dp_write_counters(FILE *f, const struct dp *dp);
 int dp_write_stats_file(const struct dp *dp, const char *path);
+/* Shadow mode: the workers' figures added up, to `path` (shadowrep.h). */
+int dp_write_shadow_file(struct dp *dp, const char *path);
 /* `floodctl peers`: asks every worker for a snapshot; 0 or -errno. */
 int dp_peers(struct dp *dp, FILE *f, bool json);
 

@@ -15,6 +15,9 @@
  *      a placeholder and every session is greeted 400 until the region is
  *      ready (the restore wait, below); passive mode keeps a private
  *      table, since what it decides must never reach the real history;
+ *      so does shadow mode unless --history region asks for floodctld's
+ *      (seeded by floodctl remember or an import, its decisions
+ *      journaled: the history a cut-over starts from);
  *   3. the EAL (eal.c), the port and its mempool (port.c);
  *   4. with --sink queue (the default when the configuration has a
  *      [downstream]): the outbound side (outbound.h) — the queue in the
@@ -85,6 +88,12 @@ static void usage(FILE *f)
 		"      --ctl-socket PATH    control socket (default: dataplane.sock next to\n"
 		"                           [stats] control-socket)\n"
 		"      --stats-file PATH    counters here on SIGUSR1 and at exit\n"
+		"      --history private|region  shadow mode: decide on a private history\n"
+		"                           (the default) or on floodctld's, seeded by\n"
+		"                           floodctl remember; the decisions are journaled\n"
+		"      --shadow-file PATH   shadow mode: the comparison with the server's\n"
+		"                           answers here every second and at exit (default\n"
+		"                           shadow.status in the data directory)\n"
 		"      --fault SPEC         TCP fault knob, percent: rx-drop=1,tx-drop=1,\n"
 		"                           rx-dup=,tx-dup=,rx-reorder=,tx-reorder=,seed=N\n"
 		"      --clock wall|capture passive mode: dates and timers from the wall clock\n"
@@ -101,13 +110,15 @@ static void usage(FILE *f)
 
 static int parse_opts(struct dp_opts *o, int argc, char **argv)
 {
-	enum { O_PORT = 256, O_CTL, O_STATS, O_FAULT, O_CLOCK, O_EXIT, O_GRACE, O_LOG, O_SINK };
+	enum { O_PORT = 256, O_CTL, O_STATS, O_FAULT, O_CLOCK, O_EXIT, O_GRACE, O_LOG, O_SINK,
+	       O_SHADOW, O_HISTORY };
 	static const struct option lo[] = {
 		{ "config", 1, NULL, 'c' }, { "port", 1, NULL, O_PORT },
 		{ "ctl-socket", 1, NULL, O_CTL }, { "stats-file", 1, NULL, O_STATS },
 		{ "fault", 1, NULL, O_FAULT }, { "clock", 1, NULL, O_CLOCK },
 		{ "exit-idle", 1, NULL, O_EXIT }, { "shutdown-grace", 1, NULL, O_GRACE },
 		{ "log-level", 1, NULL, O_LOG }, { "sink", 1, NULL, O_SINK },
+		{ "shadow-file", 1, NULL, O_SHADOW }, { "history", 1, NULL, O_HISTORY },
 		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	int c, lvl;
@@ -121,6 +132,12 @@ static int parse_opts(struct dp_opts *o, int argc, char **argv)
 		case O_PORT: o->port = optarg; break;
 		case O_CTL: o->ctl_socket = optarg; break;
 		case O_STATS: o->stats_file = optarg; break;
+		case O_SHADOW: o->shadow_file = optarg; break;
+		case O_HISTORY:
+			if (strcmp(optarg, "private") && strcmp(optarg, "region"))
+				return -EINVAL;
+			o->region_history = strcmp(optarg, "region") == 0;
+			break;
 		case O_FAULT: o->fault = optarg; break;
 		case O_CLOCK:
 			if (strcmp(optarg, "capture") && strcmp(optarg, "wall"))
@@ -189,7 +206,18 @@ static int load_config(struct dp *dp)
 		return -EINVAL;
 	if (dp->o.config && !realpath(dp->o.config, dp->config_path))
 		snprintf(dp->config_path, sizeof(dp->config_path), "%s", dp->o.config);
-	dp->passive = dp->cfg->dp_mode == FG_DATAPLANE_PASSIVE;
+	dp->passive = dp->cfg->dp_mode != FG_DATAPLANE_ACTIVE;
+	dp->shadow = dp->cfg->dp_mode == FG_DATAPLANE_SHADOW;
+	if (dp->o.region_history && !dp->shadow) {
+		/* a replay must not make the real filter remember anything */
+		FG_LOG_ERR(DP, "--history region is for shadow mode only");
+		return -EINVAL;
+	}
+	if (dp->o.shadow_file)
+		snprintf(dp->shadow_path, sizeof(dp->shadow_path), "%s", dp->o.shadow_file);
+	else
+		snprintf(dp->shadow_path, sizeof(dp->shadow_path), "%s/%s", dp->cfg->data_dir,
+			 FG_SHADOW_STATUS_FILE);
 	if (refused_by_file(dp->cfg, dp->o.port))
 		return -EINVAL;
 	if (!dp->o.sink_given)
@@ -239,7 +267,7 @@ static int history_open(struct dp *dp)
 {
 	char why[512];
 
-	if (dp->passive) {
+	if (dp->passive && !dp->o.region_history) {
 		int rc = history_private(dp, dp->cfg->history_capacity);
 
 		if (rc != 0)
@@ -312,7 +340,8 @@ static int claimer_open(struct dp *dp)
 	struct fg_claimer_params cp = { .cfg = dp->cfg, .max_links = dp->n_workers };
 	int err = 0;
 
-	if (!dp->cfg->cluster_seeds[0] || dp->restoring)
+	/* passive and shadow modes decide for no box of the cluster */
+	if (!dp->cfg->cluster_seeds[0] || dp->restoring || dp->passive)
 		return 0;
 	dp->claimer = fg_claimer_create(&cp);
 	if (!dp->claimer) {
@@ -611,6 +640,8 @@ static void main_loop(struct dp *dp)
 		now = time(NULL);
 		if (now != last_tick) {
 			dp_levers_tick(dp, now);
+			if (dp->shadow)
+				dp_write_shadow_file(dp, dp->shadow_path);
 			last_tick = now;
 		}
 		fg_outbound_publish(dp->ob, fg_mono_ns());
@@ -662,7 +693,7 @@ void dp_status(struct dp *dp, FILE *f, bool json)
 		fprintf(f, "{\"mode\":\"%s\",\"pid\":%d,\"uptime_s\":%.1f,\"workers\":%u,"
 			   "\"rx_queues\":%u,\"sessions\":%u,\"connections\":%u,\"draining\":%s,"
 			   "\"shutting_down\":%s,\"restoring\":%s,\"config\":\"%s\",\"reloads\":%llu",
-			dp->passive ? "passive" : "active", (int)getpid(),
+			dp->shadow ? "shadow" : dp->passive ? "passive" : "active", (int)getpid(),
 			(double)(fg_mono_ns() - dp->started_ns) / 1e9, dp->n_workers, dp->n_rxq,
 			sessions, conns, dp->draining ? "true" : "false",
 			dp->shutdown_asked ? "true" : "false", dp->restoring ? "true" : "false",
@@ -672,7 +703,7 @@ void dp_status(struct dp *dp, FILE *f, bool json)
 		fputs("}\n", f);
 		return;
 	}
-	fprintf(f, "floodgate %s, pid %d, up %.1f s\n", dp->passive ? "passive" : "active",
+	fprintf(f, "floodgate %s, pid %d, up %.1f s\n", dp->shadow ? "shadow" : dp->passive ? "passive" : "active",
 		(int)getpid(), (double)(fg_mono_ns() - dp->started_ns) / 1e9);
 	fprintf(f, "config     %s (%llu reloads)\n",
 		dp->config_path[0] ? dp->config_path : "<default>", (unsigned long long)dp->reloads);
@@ -752,7 +783,7 @@ int main(int argc, char **argv)
 			goto out_shutdown;
 	}
 	FG_LOG_NOTICE(DP, "ready: %s mode, %u workers, control socket %s",
-		      dp.passive ? "passive" : "active", dp.n_workers, dp.ctl_path);
+		      dp.shadow ? "shadow" : dp.passive ? "passive" : "active", dp.n_workers, dp.ctl_path);
 	printf("ready\n");
 	fflush(stdout);
 	main_loop(&dp);
@@ -768,6 +799,8 @@ out_shutdown:
 out:
 	if (dp.o.stats_file && dp.w)
 		dp_write_stats_file(&dp, dp.o.stats_file);
+	if (dp.shadow && dp.w)
+		dp_write_shadow_file(&dp, dp.shadow_path);
 	dp_ctl_close(&dp);
 	fg_outbound_stop(dp.ob);	/* a failed start: the workers never ran */
 	dp.nic.block = NULL;		/* worker 0's slot goes with its teardown */

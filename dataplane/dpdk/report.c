@@ -147,6 +147,40 @@ void dp_write_counters(FILE *f, const struct dp *dp)
 	}
 }
 
+int dp_write_shadow_file(struct dp *dp, const char *path)
+{
+	struct fg_shadow_report *sum = calloc(1, sizeof(*sum)), *one = malloc(sizeof(*one));
+	char tmp[4096];
+	FILE *f = NULL;
+	int rc = -ENOMEM;
+
+	if (!sum || !one)
+		goto out_free;
+	for (unsigned i = 0; i < dp->n_workers; i++) {
+		struct dp_worker *w = &dp->w[i];
+
+		if (!w->shadow_pub)
+			continue;
+		pthread_mutex_lock(&w->shadow_mu);
+		*one = *w->shadow_pub;
+		pthread_mutex_unlock(&w->shadow_mu);
+		fg_shadow_report_add(sum, one);
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	rc = f ? fg_shadow_report_write(sum, (int64_t)time(NULL), f) : -errno;
+	if (f && fclose(f) != 0 && rc == 0)
+		rc = -EIO;
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = -errno;
+	if (rc != 0)
+		FG_LOG_ERR(DP, "shadow file %s: %s", path, strerror(-rc));
+out_free:
+	free(one);
+	free(sum);
+	return rc;
+}
+
 int dp_write_stats_file(const struct dp *dp, const char *path)
 {
 	char tmp[4096];

@@ -263,7 +263,16 @@ static int passive_setup(struct dp_worker *w)
 	pp.stats = &w->stats->s;
 	pp.max_flows = w->dp->per_worker_conns;
 	pp.segs = w->dp->per_worker_segs;
+	pp.shadow = w->dp->shadow;
 	w->pv = fg_passive_create(&pp);
+	if (w->pv && pp.shadow) {
+		w->shadow_pub = calloc(1, sizeof(*w->shadow_pub));
+		if (!w->shadow_pub || pthread_mutex_init(&w->shadow_mu, NULL) != 0) {
+			free(w->shadow_pub);
+			w->shadow_pub = NULL;
+			return -ENOMEM;
+		}
+	}
 	return w->pv ? 0 : -ENOMEM;
 }
 
@@ -322,6 +331,11 @@ void dp_worker_teardown(struct dp_worker *w)
 	fg_tcpsess_destroy(w->ts);
 	fg_net_destroy(w->net);
 	fg_passive_destroy(w->pv);
+	if (w->shadow_pub) {
+		pthread_mutex_destroy(&w->shadow_mu);
+		free(w->shadow_pub);
+		w->shadow_pub = NULL;
+	}
 	if (w->link)
 		fg_slotlink_publish(w->link, w->stats, w->peer_stats, w->cfg->n_peer, false);
 	fg_wiring_destroy(w->wire);
@@ -548,6 +562,11 @@ static void publish(struct dp_worker *w, uint64_t now_ns)
 	if (now_ns < w->next_publish_ns)
 		return;
 	w->next_publish_ns = now_ns + DP_PUBLISH_NS;
+	/* never waits: main holds the lock only to copy it out */
+	if (w->shadow_pub && pthread_mutex_trylock(&w->shadow_mu) == 0) {
+		fg_shadow_report(fg_passive_shadow(w->pv), w->shadow_pub);
+		pthread_mutex_unlock(&w->shadow_mu);
+	}
 	if (w->link)
 		fg_slotlink_publish(w->link, w->stats, w->peer_stats, w->cfg->n_peer,
 				    fg_nntp_engine_clock_suspect(w->e));

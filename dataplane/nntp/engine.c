@@ -96,6 +96,13 @@ void fg_nntp_counters_merge(struct fg_nntp_counters *into, const struct fg_nntp_
 
 /* ------------------------------------------------------------ hooks */
 
+void fg_nntp_engine_observe_verdicts(struct fg_nntp_engine *e, fg_nntp_verdict_observer_fn *fn,
+				     void *ctx)
+{
+	e->observe = fn;
+	e->observe_ctx = ctx;
+}
+
 static void jq_push(struct fg_nntp_engine *e, const struct fg_journal_rec *r)
 {
 	struct fg_nntp_jrec *j;

@@ -242,6 +242,8 @@ struct fg_nntp_engine {
 	const struct fg_sink_ops *sink_ops;
 	void *sink;
 	struct fg_nntp_engine_hooks hooks;
+	fg_nntp_verdict_observer_fn *observe;	/* shadow mode's, or NULL */
+	void *observe_ctx;
 	struct fg_nntp_counters *st;
 	struct fg_nntp_counters *peer_st;	/* n_peer + 1, or NULL */
 	fg_time_t now;

@@ -111,7 +111,7 @@ void fg_nntp_verdict_of(struct fg_nntp_session *s, enum fg_nntp_verb verb, enum 
 {
 	struct fg_verdict_rec r;
 
-	if (!s->e->hooks.verdict)
+	if (!s->e->hooks.verdict && !s->e->observe)
 		return;
 	fg_nntp_verdict_init(&r, s, verb, code, reason, id, len);
 	r.size = size;
@@ -122,6 +122,8 @@ void fg_nntp_verdict(struct fg_nntp_session *s, const struct fg_verdict_rec *r)
 {
 	struct fg_nntp_engine *e = s->e;
 
+	if (e->observe)
+		e->observe(e->observe_ctx, r);
 	if (!e->hooks.verdict)
 		return;
 	if (e->hooks.verdict(e->hooks.ctx, r) == 0)

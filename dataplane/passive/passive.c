@@ -12,6 +12,11 @@
  *                   re-offers to sessions that resumed, frees), a poll
  *   end_all         fg_tcp_drop_all (every stream as if reset), then work
  *
+ *   shadow          (shadow mode) a fg_shadow fed the server's segments by
+ *                   TCP (fg_tcp_observe_server) and floodgate's decisions
+ *                   by the engine (fg_nntp_engine_observe_verdicts); ended
+ *                   after every stream, so the last decisions are in
+ *
  * The flow records passive.h counts are tcpsess's connection records.
  */
 #include <errno.h>
@@ -21,6 +26,7 @@
 
 #include "floodgate/log.h"
 #include "floodgate/passive.h"
+#include "floodgate/shadow.h"
 #include "floodgate/tcp.h"
 #include "floodgate/tcpsess.h"
 
@@ -34,6 +40,7 @@ struct fg_passive {
 	struct fg_net *net;
 	struct fg_tcp *tcp;
 	struct fg_tcpsess *ts;
+	struct fg_shadow *sh;
 	fg_time_t now;
 	uint64_t now_ns;
 	uint64_t clock_ns;
@@ -90,6 +97,27 @@ static int tcp_setup(struct fg_passive *p, const struct fg_passive_params *pp,
 	return p->tcp ? 0 : -EINVAL;
 }
 
+static void shadow_seg(void *ctx, const struct fg_endpoint *client, uint32_t seq, uint8_t flags,
+		       const uint8_t *data, uint32_t len)
+{
+	fg_shadow_theirs(ctx, client, seq, flags, data, len);
+}
+
+static void shadow_verdict(void *ctx, const struct fg_verdict_rec *r)
+{
+	fg_shadow_ours(ctx, r);
+}
+
+static int shadow_setup(struct fg_passive *p, unsigned max_flows)
+{
+	p->sh = fg_shadow_create(max_flows, p->st);
+	if (!p->sh)
+		return -ENOMEM;
+	fg_tcp_observe_server(p->tcp, shadow_seg, p->sh);
+	fg_nntp_engine_observe_verdicts(p->e, shadow_verdict, p->sh);
+	return 0;
+}
+
 struct fg_passive *fg_passive_create(const struct fg_passive_params *pp)
 {
 	unsigned max_flows = pp->max_flows ? pp->max_flows : 4096;
@@ -110,6 +138,8 @@ struct fg_passive *fg_passive_create(const struct fg_passive_params *pp)
 		rc = tcpsess_setup(p, pp, max_flows);
 	if (rc == 0)
 		rc = tcp_setup(p, pp, max_flows);
+	if (rc == 0 && pp->shadow)
+		rc = shadow_setup(p, max_flows);
 	if (rc != 0) {
 		FG_LOG_ERR(COMP, "set-up failed for %u flows", max_flows);
 		fg_passive_destroy(p);
@@ -122,6 +152,9 @@ void fg_passive_destroy(struct fg_passive *p)
 {
 	if (!p)
 		return;
+	if (p->sh)
+		fg_nntp_engine_observe_verdicts(p->e, NULL, NULL);
+	fg_shadow_destroy(p->sh);
 	fg_tcp_destroy(p->tcp);
 	fg_tcpsess_destroy(p->ts);
 	fg_net_destroy(p->net);
@@ -131,6 +164,11 @@ void fg_passive_destroy(struct fg_passive *p)
 void fg_passive_set_config(struct fg_passive *p, const struct fg_config *cfg)
 {
 	fg_tcpsess_set_config(p->ts, cfg);
+}
+
+struct fg_shadow *fg_passive_shadow(const struct fg_passive *p)
+{
+	return p->sh;
 }
 
 unsigned fg_passive_flows(const struct fg_passive *p)
@@ -195,4 +233,6 @@ void fg_passive_end_all(struct fg_passive *p)
 {
 	fg_tcp_drop_all(p->tcp);
 	fg_passive_work(p);
+	if (p->sh)
+		fg_shadow_end_all(p->sh);
 }

@@ -224,6 +224,8 @@ struct fg_tcp {
 	uint64_t sip_k0, sip_k1;
 	uint32_t eph_next;		/* where the next ephemeral port search starts */
 	bool passive;			/* observe only (fg_net_config.passive) */
+	fg_tcp_server_seg_fn *server_seg;	/* passive: the server's half, or NULL */
+	void *server_seg_ctx;
 	unsigned n_backlogged;		/* passive: connections at rx_segs_per_conn */
 };
 

@@ -190,13 +190,29 @@ static void client_input(struct fg_tcp *t, const struct tcp_seg_in *s)
 	}
 }
 
-/* The captured server's half: only its RST matters. */
+void fg_tcp_observe_server(struct fg_tcp *t, fg_tcp_server_seg_fn *fn, void *ctx)
+{
+	t->server_seg = fn;
+	t->server_seg_ctx = ctx;
+}
+
+/* The captured server's half: to the observer if there is one (shadow
+ * mode); for the stream only its RST matters. */
 static void server_input(struct fg_tcp *t, const struct tcp_seg_in *s)
 {
 	struct tcp_tuple k = { .lport = s->k.rport, .rport = s->k.lport, .v6 = s->k.v6 };
 	struct fg_tcp_conn *c;
 
 	fg_stats_inc(t->st, FG_CTR_PASSIVE_SERVER_FRAMES);
+	if (t->server_seg) {
+		/* the segment's destination is the client */
+		struct fg_endpoint client = { .family = s->k.v6 ? AF_INET6 : AF_INET,
+					      .port = s->k.lport };
+
+		memcpy(client.addr, s->k.laddr, s->k.v6 ? FG_IP6_ALEN : 4);
+		t->server_seg(t->server_seg_ctx, &client, s->seq,
+			      (uint8_t)(s->flags & (TH_FIN | TH_SYN | TH_RST)), s->data, s->len);
+	}
 	if (!(s->flags & TH_RST))
 		return;
 	/* the stream it answers, seen from the server's side */

@@ -101,6 +101,7 @@ enum fg_exception_path {
 enum fg_dataplane_mode {
 	FG_DATAPLANE_ACTIVE = 0,	/* terminate TCP, answer, relay */
 	FG_DATAPLANE_PASSIVE = 1,	/* reassemble a captured stream, count, send nothing */
+	FG_DATAPLANE_SHADOW = 2,	/* passive, and compare with the server's answers */
 };
 
 /* An IPv4 or IPv6 prefix; a bare address is a /32 or /128. */

@@ -2,7 +2,9 @@
 /*
  * passive.h — passive mode: the client side of captured or mirrored NNTP
  * feeds, reassembled as captured and fed to the session engine, which
- * decides every offer; nothing is ever transmitted.
+ * decides every offer; nothing is ever transmitted. In shadow mode the
+ * server's half of each flow is followed too, and every decision is
+ * compared with the server's answer (shadow.h).
  *
  * There is one TCP: an instance is the live path's own modules in their
  * observe-only mode — an fg_net with `passive` set (Ethernet and IPv4
@@ -66,6 +68,7 @@ struct fg_passive_params {
 	unsigned segs;				/* segment descriptors in all [max_flows * 32] */
 	unsigned max_segs;			/* queued + out of order per flow [256] */
 	unsigned max_ooo;			/* out of order per flow [64] */
+	bool shadow;				/* shadow mode: compare with the server (shadow.h) */
 };
 
 struct fg_passive *fg_passive_create(const struct fg_passive_params *p);
@@ -100,6 +103,10 @@ void fg_passive_set_config(struct fg_passive *p, const struct fg_config *cfg);
 /* End every flow now, as if its connection had reset (end of a replay, or
  * shutdown); sessions are told they are closed. */
 void fg_passive_end_all(struct fg_passive *p);
+
+/* Shadow mode's comparison (fg_passive_params.shadow), or NULL. Its
+ * figures are final after fg_passive_end_all(). */
+struct fg_shadow *fg_passive_shadow(const struct fg_passive *p);
 
 /* Flow records in use (live flows, and ended ones the engine still has). */
 unsigned fg_passive_flows(const struct fg_passive *p);

@@ -321,6 +321,12 @@ int fg_nntp_engine_pause(struct fg_nntp_engine *e, const char *peer, fg_time_t u
 bool fg_nntp_engine_paused(const struct fg_nntp_engine *e, const char *peer, fg_time_t *until);
 void fg_nntp_engine_pauses_clear(struct fg_nntp_engine *e);
 
+/* Every decision's record also goes to `fn` (shadow mode, shadow.h),
+ * whether or not a verdict log is hooked; NULL stops it. Same thread. */
+typedef void fg_nntp_verdict_observer_fn(void *ctx, const struct fg_verdict_rec *r);
+void fg_nntp_engine_observe_verdicts(struct fg_nntp_engine *e, fg_nntp_verdict_observer_fn *fn,
+				     void *ctx);
+
 /* Reload: switch to `cfg` (rules, peer policies, timeouts for open
  * sessions too) with `peer_stats` (cfg->n_peer + 1 blocks, or NULL)
  * replacing the per-peer array. Sessions follow their peer by name; one

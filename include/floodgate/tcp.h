@@ -219,4 +219,12 @@ unsigned fg_tcp_drop_all(struct fg_tcp *tcp);
  * a capture's segments are never sent again, so none may be dropped. */
 bool fg_tcp_backlogged(const struct fg_tcp *tcp);
 
+/* Passive mode: every segment of a captured server's half (a segment from
+ * a listen endpoint) also goes to `fn`, with the client it is sent to,
+ * its sequence number, its flags (TCP's: FIN 0x01, SYN 0x02, RST 0x04)
+ * and its text, valid during the call (shadow mode, shadow.h). */
+typedef void fg_tcp_server_seg_fn(void *ctx, const struct fg_endpoint *client, uint32_t seq,
+				  uint8_t flags, const uint8_t *data, uint32_t len);
+void fg_tcp_observe_server(struct fg_tcp *tcp, fg_tcp_server_seg_fn *fn, void *ctx);
+
 #endif /* FLOODGATE_TCP_H */

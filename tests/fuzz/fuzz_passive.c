@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_passive.c — arbitrary frames into passive mode (dataplane/passive:
- * net, TCP's passive reassembly and tcpsess) and on into the session
- * engine: what a mirror port or a capture file can hold is untrusted input.
+ * fuzz_passive.c — arbitrary frames into shadow mode (dataplane/passive:
+ * net, TCP's passive reassembly and tcpsess, and on into the session
+ * engine; the server's half into shadow.c's reassembly, answer lines and
+ * pairing with the engine's decisions): what a mirror port or a capture
+ * file can hold is untrusted input.
  *
  * Input: a sequence of records
  *     op (1)  len (2, big-endian)  body (len)
@@ -13,11 +15,14 @@
  *               in Ethernet/IPv4/TCP from 198.18.0.N to 198.19.0.1:119,
  *               with the sequence number relative to that flow's ISN, so
  *               mutations reach the reassembly instead of the parser;
- *            2: the same from the server side (its RST ends a flow);
+ *            2: the same from the server side (its SYN anchors the
+ *               server's half, its text is the answers shadow mode
+ *               compares; its RST ends a flow);
  *            3: the same as 1 inside an 802.1Q tag;
  * op & 0x80  the frame's buffer comes with "checksums verified" flags.
  * Between records the engine is polled and deferred work run. At the end
- * every flow is ended and every packet buffer must be back in the pool.
+ * every flow is ended and every packet buffer must be back in the pool,
+ * and shadow mode's figures must add up: every pair is in one class.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +31,7 @@
 #include "floodgate/memport.h"
 #include "floodgate/passive.h"
 #include "floodgate/session.h"
+#include "floodgate/shadow.h"
 
 #define START ((uint64_t)1790000000 * 1000000000ull)
 
@@ -95,13 +101,24 @@ static int up(struct fz *z)
 	pp.segs = 512;
 	pp.max_segs = 64;
 	pp.max_ooo = 16;
+	pp.shadow = true;
 	z->pv = z->e ? fg_passive_create(&pp) : NULL;
 	z->now_ns = START;
 	return z->pv ? 0 : -1;
 }
 
+static const enum fg_counter class_ctr[FG_SHADOW__CLASSES] = {
+	[FG_SHADOW_AGREE] = FG_CTR_SHADOW_AGREE,
+	[FG_SHADOW_REFUSED_TOOK] = FG_CTR_SHADOW_REFUSED_TOOK,
+	[FG_SHADOW_TOOK_REFUSED] = FG_CTR_SHADOW_TOOK_REFUSED,
+	[FG_SHADOW_TIMING] = FG_CTR_SHADOW_TIMING,
+};
+
 static void down(struct fz *z)
 {
+	struct fg_shadow_report r;
+	uint64_t by_reason = 0;
+
 	fg_passive_end_all(z->pv);
 	for (int i = 0; i < 50 && (fg_nntp_engine_xfers(z->e) || fg_passive_flows(z->pv)); i++) {
 		z->now_ns += 2000000000ull;
@@ -111,6 +128,16 @@ static void down(struct fz *z)
 	/* nothing may keep a buffer once every flow is over */
 	FG_ASSERT(fg_passive_flows(z->pv) == 0);
 	FG_ASSERT(fg_memport_in_use(z->mp) == 0);
+	fg_shadow_report(fg_passive_shadow(z->pv), &r);
+	for (unsigned c = 0; c < FG_SHADOW__CLASSES; c++) {
+		FG_ASSERT(r.n[c] == z->st.s.ctr[class_ctr[c]]);
+		FG_ASSERT(r.n_samples[c] <= FG_SHADOW_SAMPLES);
+		for (unsigned k = 0; k < r.n_samples[c]; k++)
+			FG_ASSERT(memchr(r.samples[c][k].id, 0, sizeof(r.samples[c][k].id)));
+	}
+	for (unsigned k = 0; k < FG_REASON__COUNT; k++)
+		by_reason += r.refused_took[k];
+	FG_ASSERT(by_reason == r.n[FG_SHADOW_REFUSED_TOOK]);
 	fg_passive_destroy(z->pv);
 	fg_nntp_engine_destroy(z->e);
 	fg_sink_null_destroy(z->sink);

@@ -4,7 +4,10 @@
 format is in fuzz_passive.c): whole streams in order, out of order, with
 retransmissions, resets from both sides, a tagged flow, a stream without
 its SYN, a hole, a flow lingering after its session ended, an overflowing
-out-of-order list, raw garbage frames. Run it again after changing the
+out-of-order list, raw garbage frames; and for shadow mode the server's
+half: its answers in order and split, before and after the decisions, a
+hole and a retransmission in it, IHAVE's answers, a half without its SYN,
+answer lines too long or malformed. Run it again after changing the
 format; the files are committed."""
 import os
 import struct
@@ -69,10 +72,38 @@ def main():
     # more segments ahead of a hole than the out-of-order list holds (16)
     ahead = [rec(1, 1, 1000 + 10 * i, ACK, b"CHECK <%d>" % i) for i in range(20)]
     write("ooo_overflow", [rec(1, 1, 0, SYN)] + segs[:1] + ahead + segs[1:])
+    shadow(segs, end)
     eth = b"\xff" * 6 + b"\x02\x00\x00\x00\x00\x01"
     write("garbage", [raw(eth + b"\x08\x06" + b"\x00" * 28), raw(eth + b"\x08\x00\x45"),
                       raw(eth + b"\x08\x00\x4f" + b"\xff" * 60), raw(b"\x01" * 10),
                       raw(eth + b"\x86\xdd" + b"\x60" * 40)])
+
+
+def shadow(segs, end):
+    """The server's half (kind 2) of flow 0's exchange, as shadow mode
+    follows it: its SYN at offset 0, then its answers."""
+    answers = b"200 ready\r\n203 ok\r\n238 <a@t>\r\n438 <b@t>\r\n239 <a@t>\r\n205 bye\r\n"
+    srv, send = stream(0, answers, kind=2, seg=7)
+    both = [rec(1, 0, 0, SYN), rec(2, 0, 0, SYN | ACK)]
+    mixed = []
+    for i in range(max(len(segs), len(srv))):
+        mixed += segs[i:i + 1] + srv[i:i + 1]
+    write("shadow_exchange", both + mixed + [rec(1, 0, end, FIN | ACK), rec(2, 0, send, FIN | ACK),
+                                             rec(2, 0, send + 1, ACK)])
+    # the answers before the commands they answer, and retransmitted
+    write("shadow_early", both + srv + srv[:3] + segs + [rec(1, 0, end, FIN | ACK)])
+    # a hole in the server's half, then the rest
+    write("shadow_hole", both + segs + srv[:2] + srv[4:])
+    # no SYN of the server's half: nothing to cut into lines
+    write("shadow_unanchored", [rec(1, 0, 0, SYN)] + segs + srv)
+    ihave = b"IHAVE <i@t>\r\n" + article("<i@t>")[len(b"TAKETHIS <i@t>\r\n"):] + \
+        b"IHAVE <j@t>\r\nQUIT\r\n"
+    isegs, iend = stream(1, ihave)
+    isrv, _ = stream(1, b"200 ok\r\n335 send\r\n235 ok\r\n435 no\r\n205 bye\r\n", kind=2)
+    write("shadow_ihave", [rec(1, 1, 0, SYN), rec(2, 1, 0, SYN | ACK)] + isegs + isrv)
+    junk, _ = stream(2, b"238\r\n238 \r\n2x8 <a@t>\r\n" + b"4" * 700 + b"\r\n431 <" +
+                     b"q" * 300 + b">\r\n", kind=2)
+    write("shadow_malformed", [rec(1, 2, 0, SYN), rec(2, 2, 0, SYN | ACK)] + junk)
 
 
 if __name__ == "__main__":

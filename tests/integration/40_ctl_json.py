@@ -55,6 +55,10 @@ def main():
     bad = os.path.join(c.dir, "bad.conf")
     with open(bad, "w") as f:
         f.write("[rules]\ncutoff 1x\n[nosuch]\n")
+    shadow = os.path.join(c.dir, "shadow.status")
+    with open(shadow, "w") as f:
+        f.write("floodgate-shadow 1 1767225600\ncount agree 7\ncount timing 1\n"
+                "sample timing 238 431 none <t@ctl.test>\n")
     s = ["-s", c.sock]
     # each command: (arguments, exit statuses allowed, JSON lines wanted)
     cases = {
@@ -80,6 +84,7 @@ def main():
         "report": (s + ["--json", "--since", "1h"], (0,), 1),
         "downstream": (s + ["--json", "pause", "inn"], (1,), 1),
         "config": (["--check", bad, "--json"], (1,), 1),
+        "shadow": (["--json", "--file", shadow], (0,), 1),
     }
     out = run(["--help"])[1]
     cmds = re.findall(r"^  (\w+) ", out, re.M)
@@ -109,6 +114,10 @@ def main():
           "report: %r" % got["report"])
     for name in ("peers", "drain", "shutdown", "throttle", "go", "pause", "resume", "downstream"):
         check("error" in got[name][0], "%s without a dataplane: %r" % (name, got[name]))
+    sh = got["shadow"][0]
+    check(sh.get("refused_took") == 0 and sh["classes"]["agree"]["count"] == 7 and
+          sh["classes"]["timing"]["samples"][0]["message_id"] == "<t@ctl.test>",
+          "shadow %r" % sh)
     cfg = got["config"][0]
     errs = cfg.get("errors", [])
     check(cfg.get("ok") is False and cfg.get("errors_total") == 2 and

@@ -13,7 +13,8 @@
  * checksums (kept: captures hold them) or bad lengths (dropped), a hole that
  * never fills, resets from either side, a session that stops reading
  * (back-pressure) and goes on, and a mirror port's frames (another MAC, a
- * VLAN tag).
+ * VLAN tag). Shadow mode: both halves of an exchange, the server's answers
+ * compared with the engine's decisions (one pair of each kind).
  */
 #include <arpa/inet.h>
 #include <pcap/pcap.h>
@@ -25,6 +26,7 @@
 #include "floodgate/passive.h"
 #include "workload/pcapgen.h"
 #include "floodgate/session.h"
+#include "floodgate/shadow.h"
 #include "workload/workload.h"
 #include "fgtest.h"
 
@@ -54,6 +56,7 @@ struct fx {
 };
 
 static struct fx X;
+static bool shadow_mode;	/* fx_up: shadow mode (the server's half compared) */
 
 static void fx_up(const char *extra, bool slow_sink, unsigned max_segs)
 {
@@ -101,6 +104,7 @@ static void fx_up(const char *extra, bool slow_sink, unsigned max_segs)
 	pp.port = X.mp;
 	pp.stats = &X.st->s;
 	pp.max_segs = max_segs;
+	pp.shadow = shadow_mode;
 	X.pv = fg_passive_create(&pp);
 	ck_assert_ptr_nonnull(X.pv);
 	X.now = NOW;
@@ -209,6 +213,7 @@ static void check_replay(enum fg_pcapfeed_mode mode, unsigned window, unsigned s
 	ck_assert_int_eq(fg_pcapfeed_write(wl, &o, path, &st), 0);
 	for (unsigned b = 0; b < FG_ARRAY_SIZE(bursts); b++) {
 		fx_up("", false, 0);
+		ck_assert_ptr_null(fg_passive_shadow(X.pv));	/* passive mode: no comparison */
 		replay(path, bursts[b]);
 		ck_assert_uint_eq(ctr(FG_CTR_PASSIVE_FLOWS), st.flows);
 		ck_assert_uint_eq(code(ihave ? 335 : 238), st.want);
@@ -497,6 +502,55 @@ START_TEST(test_mirror_frames_and_linger)
 }
 END_TEST
 
+/* Shadow mode through the whole stack: the server's half reaches the
+ * comparison through TCP, floodgate's decisions through the engine. */
+START_TEST(test_shadow_both_halves)
+{
+	static const char old_article[] =
+		"TAKETHIS <s1@t>\r\nPath: a!b\r\nFrom: x@y.example\r\nNewsgroups: t.est\r\n"
+		"Subject: s\r\nMessage-ID: <s1@t>\r\nDate: Mon, 01 Jan 2024 00:00:00 +0000\r\n\r\n"
+		"body\r\n.\r\n";
+	const char *cmds[] = { "MODE STREAM\r\n", "CHECK <s1@t>\r\nCHECK <s2@t>\r\n",
+			       old_article, "QUIT\r\n" };
+	const char *answers[] = { "200 ready\r\n", "203 ok\r\n", "238 <s1@t>\r\n438 <s2@t>\r\n",
+				  "239 <s1@t>\r\n", "205 bye\r\n" };
+	uint32_t c = 1001, sv = 5001;
+	struct fg_shadow_report r;
+
+	shadow_mode = true;
+	fx_up("", false, 0);
+	shadow_mode = false;
+	ck_assert_ptr_nonnull(fg_passive_shadow(X.pv));
+	cseg(41000, TH_SYN, 1000, NULL);
+	seg(SERVER, 119, CLIENT, 41000, TH_SYN | TH_ACK, 5000, NULL, false);
+	for (unsigned i = 0; i < FG_ARRAY_SIZE(answers); i++) {
+		seg(SERVER, 119, CLIENT, 41000, TH_ACK | TH_PSH, sv, answers[i], false);
+		sv += (uint32_t)strlen(answers[i]);
+		if (i < FG_ARRAY_SIZE(cmds)) {
+			cseg(41000, TH_ACK | TH_PSH, c, cmds[i]);
+			c += (uint32_t)strlen(cmds[i]);
+		}
+	}
+	seg(SERVER, 119, CLIENT, 41000, TH_FIN | TH_ACK, sv, NULL, false);
+	cseg(41000, TH_FIN | TH_ACK, c, NULL);
+	ck_assert_uint_eq(code(439), 1);
+	fg_passive_end_all(X.pv);
+	fg_shadow_report(fg_passive_shadow(X.pv), &r);
+	ck_assert_uint_eq(r.n[FG_SHADOW_AGREE], 1);
+	ck_assert_uint_eq(r.n[FG_SHADOW_TOOK_REFUSED], 1);
+	ck_assert_uint_eq(r.n[FG_SHADOW_REFUSED_TOOK], 1);
+	ck_assert_uint_eq(r.refused_took[FG_REASON_TOO_OLD], 1);
+	ck_assert_str_eq(r.samples[FG_SHADOW_REFUSED_TOOK][0].id, "<s1@t>");
+	ck_assert_str_eq(r.samples[FG_SHADOW_TOOK_REFUSED][0].id, "<s2@t>");
+	ck_assert_uint_eq(r.n[FG_SHADOW_TIMING], 0);
+	ck_assert_uint_eq(r.not_compared, 0);
+	ck_assert_uint_eq(r.gaps, 0);
+	ck_assert_uint_eq(ctr(FG_CTR_SHADOW_FLOWS), 1);
+	ck_assert_uint_eq(ctr(FG_CTR_SHADOW_REFUSED_TOOK), 1);
+	fx_down();
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("passive");
@@ -514,6 +568,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_hole_that_never_fills);
 	tcase_add_test(t, test_backpressure);
 	tcase_add_test(t, test_mirror_frames_and_linger);
+	tcase_add_test(t, test_shadow_both_halves);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -325,3 +325,15 @@ FG_COUNTER(PASSIVE_RESETS, "passive_resets", "passive mode: streams ended by a R
 FG_COUNTER(PASSIVE_BACKLOG, "passive_backlog", "passive mode: times a stream's queue reached its bound (receiving paused)")
 FG_COUNTER(PASSIVE_AFTER_CLOSE_BYTES, "passive_after_close_bytes", "passive mode: client octets after its session ended, not decoded")
 FG_COUNTER(PASSIVE_ANSWER_BYTES, "passive_answer_bytes", "passive mode: octets of answers decided and discarded (never sent)")
+
+/* ---- shadow mode (passive mode compared with the server's answers) ---- */
+FG_COUNTER(SHADOW_AGREE, "shadow_agree", "shadow mode: decisions of the same kind as the server's answer (both take, refuse or defer)")
+FG_COUNTER(SHADOW_REFUSED_TOOK, "shadow_refused_took", "shadow mode: offers floodgate would refuse that the server took (must stay 0)")
+FG_COUNTER(SHADOW_TOOK_REFUSED, "shadow_took_refused", "shadow mode: offers floodgate would take that the server refused")
+FG_COUNTER(SHADOW_TIMING, "shadow_timing", "shadow mode: answers that differ only in timing (one side deferred: 238 against 431)")
+FG_COUNTER(SHADOW_FOLLOWUPS, "shadow_followups", "shadow mode: TAKETHIS answers of an article whose CHECK floodgate already refused where the server took it (not classed again)")
+FG_COUNTER(SHADOW_NOT_COMPARED, "shadow_not_compared", "shadow mode: answers of either side not compared (a gap, a flow seen in part, unpaired at its end)")
+FG_COUNTER(SHADOW_GAPS, "shadow_gaps", "shadow mode: holes in a server's half (a segment the mirror or capture lost)")
+FG_COUNTER(SHADOW_FLOWS, "shadow_flows", "shadow mode: server halves followed from their SYN")
+FG_COUNTER(SHADOW_UNANCHORED, "shadow_unanchored", "shadow mode: server segments of flows whose SYN was not seen")
+FG_COUNTER(SHADOW_FLOWS_FULL, "shadow_flows_full", "shadow mode: flows not followed: every flow record in use")
