@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # timeout: 300
-"""40_inn_history — a site switching from INN brings INN's history.
+"""42_inn_history — a site switching from INN brings INN's history.
 
 In its own namespace (fg-iop-innhist-<pid>):
   1. A real innd (tools/inn/innd.sh) is fed 300 articles by TAKETHIS: 200
@@ -115,7 +115,7 @@ def main():
     st = host.stop()
     check(st.get("nntp_inn_history_hits") == refused + 20,
           "nntp_inn_history_hits %s, want %d" % (st.get("nntp_inn_history_hits"), refused + 20))
-    print("PASS: 40_inn_history (%d IDs imported from innd; %d re-offers 438, 20 TAKETHIS 439, "
+    print("PASS: 42_inn_history (%d IDs imported from innd; %d re-offers 438, 20 TAKETHIS 439, "
           "a new article 238/239)" % (got["ids"], refused))
 
 
