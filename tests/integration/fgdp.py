@@ -45,6 +45,15 @@ DPDK_NOISE = re.compile(r"^(EAL: |TELEMETRY: |tap_nl_dump_ext_ack|qdisc_create_m
 read_stats_text = fgkit.parse_counters
 
 
+def asan_runtime():
+    """The ASan runtime the compiler links (for an LD_PRELOAD beside it)."""
+    r = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True, text=True)
+    path = r.stdout.strip()
+    check(r.returncode == 0 and os.path.isabs(path) and os.path.exists(path),
+          "gcc -print-file-name=libasan.so: %r" % path)
+    return path
+
+
 class World:
     def __init__(self, name, workers=1, rx_queues=None, extra="", prefix="fg-dp", v6=False,
                  peer_keys=""):
@@ -118,6 +127,10 @@ class World:
         exe = os.path.join(build or os.environ.get("FG_DP_BUILD") or BUILD, "bin/floodgate")
         logp = os.path.join(self.dir, "floodgate.%d.log" % len(self.logs))
         self.logs.append(logp)
+        if env and env.get("LD_PRELOAD") and (build or os.environ.get("FG_DP_BUILD")):
+            # an ASan floodgate takes a preload shim only behind its own
+            # runtime, which must come first in the list
+            env = dict(env, LD_PRELOAD=asan_runtime() + ":" + env["LD_PRELOAD"])
         p = subprocess.Popen([exe, "-c", self.conf] + list(args), stdout=subprocess.PIPE,
                              stderr=open(logp, "w"), text=True,
                              env=dict(os.environ, **env) if env else None)
