@@ -22,7 +22,7 @@
  *   2. Lines are "key value"; blank lines and "#" comments are skipped;
  *      a control character (other than a tab) anywhere refuses the file.
  *   3. Each key once, one value of 1..FG_CONFIG_SECRET_MAX octets;
- *      `password` is required. A value may hold blanks when quoted (innd
+ *      `password` is required. A value may hold spaces (not tabs) when quoted (innd
  *      and innfeed pass them through: the argument of AUTHINFO PASS is
  *      the rest of its line).
  *   4. No message quotes a word of the file: an unknown key is named by
@@ -75,6 +75,12 @@ static int cred_line(const char *s, size_t len, struct fg_config_cred *out, bool
 	n = strlen(w[1]);
 	if (n == 0 || n > FG_CONFIG_SECRET_MAX) {
 		rc = cfg_fail(why, whylen, -EINVAL, "%s: 1 to %d octets", w[0], FG_CONFIG_SECRET_MAX);
+		goto out_wipe;
+	}
+	/* a tab separates words; inside quotes it would be a control octet
+	 * sent in AUTHINFO, which no peer's configuration means */
+	if (memchr(w[1], '\t', n)) {
+		rc = cfg_fail(why, whylen, -EINVAL, "%s: a tab inside the quoted value", w[0]);
 		goto out_wipe;
 	}
 	if (user) {

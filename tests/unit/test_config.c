@@ -1552,6 +1552,9 @@ START_TEST(test_credentials)
 			  NULL);
 	expect_cred_error(cred_file("quote", "password \"hunter2\n", 0600),
 			  ":1: unterminated quote", "hunter2");
+	/* fuzz_credentials: a tab kept inside quotes was a control octet */
+	expect_cred_error(cred_file("tab", "password \"hun\tter2\"\n", 0600),
+			  ":1: password: a tab inside the quoted value", "hun");
 	{
 		char big[300];
 
