@@ -277,7 +277,8 @@ static void rig_up(enum other two)
 	ck_assert_ptr_nonnull(qs);
 	acker = fg_relay_acker_create(relay, 64, NULL, NULL);
 	ck_assert_ptr_nonnull(acker);
-	sink = fg_ack_sink_create(qs, acker, &estats, (uint64_t)ACK_TIMEOUT_MS * 1000000);
+	sink = fg_ack_sink_create(qs, acker, &estats, (uint64_t)ACK_TIMEOUT_MS * 1000000,
+				  64ull << 20);
 	ck_assert_ptr_nonnull(sink);
 	ck_assert_int_eq(fg_queue_start(q), 0);
 	ck_assert_int_eq(fg_relay_start(relay), 0);
