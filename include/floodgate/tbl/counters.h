@@ -157,7 +157,7 @@ FG_COUNTER(TCP_RX_OUT_OF_WINDOW, "tcp_rx_out_of_window", "segments dropped: not 
 FG_COUNTER(TCP_RX_DUP_DATA, "tcp_rx_dup_data", "segments whose data was all received before")
 FG_COUNTER(TCP_RX_OOO, "tcp_rx_ooo", "segments queued out of order")
 FG_COUNTER(TCP_RX_OOO_FULL, "tcp_rx_ooo_full", "segments dropped: out-of-order queue full")
-FG_COUNTER(TCP_RX_SEGS_RESERVED, "tcp_rx_segs_reserved", "segments dropped: the last eighth of the descriptors is kept for connections holding fewer than 16 (new commands, a downstream's answers)")
+FG_COUNTER(TCP_RX_SEGS_RESERVED, "tcp_rx_segs_reserved", "segments dropped: the last eighth of the descriptors is kept for connections holding fewer than 16 and for in-order data of connections being read (new commands, the end of an article under way)")
 FG_COUNTER(TCP_RX_SEGS_FULL, "tcp_rx_segs_full", "segments dropped: per-connection or total segment descriptors exhausted")
 FG_COUNTER(TCP_RX_AFTER_CLOSE, "tcp_rx_after_close", "payload bytes discarded after the app closed")
 FG_COUNTER(TCP_RX_BAD_ACK, "tcp_rx_bad_ack", "segments dropped: ACK of data never sent (challenge ACK sent)")
