@@ -137,6 +137,8 @@ const struct cfg_key cfg_keys[] = {
 	  .min = 0, .max = INT64_MAX },
 	{ SEC_PERSISTENCE, T_DURATION, 0, "ack-timeout", GF(ack_timeout_ms), .unit = NS_MS,
 	  .min = 1, .max = 60000, .def = "250ms" },
+	{ SEC_PERSISTENCE, T_SIZE, 0, "held-limit", GF(held_limit), .min = 1 << 20,
+	  .max = INT64_MAX, .def = "64M" },
 
 	/* [stats] */
 	{ SEC_STATS, T_ENDPOINT, F_OFF, "http", GF(http), .def = "127.0.0.1:9119" },

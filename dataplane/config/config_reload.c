@@ -58,6 +58,7 @@ void fg_config_carry(struct fg_config *n, const struct fg_config *o, FILE *out)
 	CARRY(queue_max_age, "persistence queue-max-age");
 	CARRY(warmup, "persistence warmup");
 	CARRY(ack_timeout_ms, "persistence ack-timeout");
+	CARRY(held_limit, "persistence held-limit");
 	CARRY(downstream, "downstream");
 	CARRY(n_downstream, "downstream");
 	/* the cluster thread was started with the first configuration */

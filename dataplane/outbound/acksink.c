@@ -2,6 +2,15 @@
 /*
  * acksink.c — the end-to-end acknowledging sink (acksink.h): the queue's
  * handle for the pieces, the relay's acker for the decision.
+ *
+ * Memory: an article handed to the relay holds its octets until the
+ * downstreams answer or ack-timeout; the queue's path holds them only
+ * until the group commit. So the relay may hold at most `max_held` octets
+ * of this engine thread (half of [persistence] held-limit): beyond, an
+ * article spills to the queue at once (relay_ack_spill_cap), and the other
+ * half is what the queue's path and the open articles use before the
+ * queue handle's full() stops the sessions (qsink.c). Nothing waits on the
+ * downstream but memory that ack-timeout bounds.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,12 +22,14 @@ struct fg_ack_sink {
 	struct fg_relay_acker *ak;
 	struct fg_stats *stats;
 	uint64_t timeout_ns;
+	uint64_t held, max_held;	/* octets of articles with the relay; cap */
 	struct iovec *iov;		/* scratch: an article's pieces at commit */
 	unsigned capiov;
 };
 
 struct fg_ack_sink *fg_ack_sink_create(struct fg_queue_sink *qs, struct fg_relay_acker *ak,
-				       struct fg_stats *stats, uint64_t timeout_ns)
+				       struct fg_stats *stats, uint64_t timeout_ns,
+				       uint64_t max_held)
 {
 	struct fg_ack_sink *s = calloc(1, sizeof(*s));
 
@@ -28,12 +39,18 @@ struct fg_ack_sink *fg_ack_sink_create(struct fg_queue_sink *qs, struct fg_relay
 	s->ak = ak;
 	s->stats = stats;
 	s->timeout_ns = timeout_ns;
+	s->max_held = max_held;
 	return s;
 }
 
 unsigned fg_ack_sink_busy(const struct fg_ack_sink *s)
 {
 	return fg_queue_sink_busy(s->qs);
+}
+
+uint64_t fg_ack_sink_relay_held(const struct fg_ack_sink *s)
+{
+	return s->held;
 }
 
 static int ack_begin(void *sink, const char *msgid, size_t len, unsigned peer, void **art)
@@ -71,15 +88,19 @@ static bool ack_full(void *sink)
 	return fg_queue_sink_ops.full(s->qs);
 }
 
-/* Straight to the relay: 0, or -errno (take the queue's path). */
+/* Straight to the relay: 0, or -errno (take the queue's path; -ENOSPC:
+ * the relay holds max_held octets of this thread already). */
 static int to_relay(struct fg_ack_sink *s, void *art, uint64_t cookie)
 {
 	struct fg_queue_art_view v;
 	struct fg_relay_ack_art a;
+	int rc;
 
 	fg_queue_sink_view(art, &v);
 	if (!fg_relay_ack_can(s->ak, v.route))
 		return -EAGAIN;
+	if (s->held + v.len > s->max_held)
+		return -ENOSPC;
 	if (v.pieces > s->capiov) {
 		unsigned cap = FG_MAX(v.pieces, FG_MAX(2 * s->capiov, 64u));
 		struct iovec *n = realloc(s->iov, cap * sizeof(*n));
@@ -94,17 +115,22 @@ static int to_relay(struct fg_ack_sink *s, void *art, uint64_t cookie)
 		.cookie = cookie, .ctx = art, .id = v.id, .id_len = v.id_len, .route = v.route,
 		.iov = s->iov, .niov = v.pieces, .deadline_ns = fg_mono_ns() + s->timeout_ns,
 	};
-	return fg_relay_ack_send(s->ak, &a);
+	rc = fg_relay_ack_send(s->ak, &a);
+	if (rc == 0)
+		s->held += v.len;
+	return rc;
 }
 
 static int ack_commit(void *sink, void *art, uint64_t cookie)
 {
 	struct fg_ack_sink *s = sink;
+	int rc = to_relay(s, art, cookie);
 
-	if (to_relay(s, art, cookie) == 0)
+	if (rc == 0)
 		return 0;
 	if (s->stats)
-		fg_stats_inc(s->stats, FG_CTR_RELAY_ACK_QUEUED);
+		fg_stats_inc(s->stats, rc == -ENOSPC ? FG_CTR_RELAY_ACK_SPILL_CAP :
+						       FG_CTR_RELAY_ACK_QUEUED);
 	return fg_queue_sink_ops.commit(s->qs, art, cookie);
 }
 
@@ -119,8 +145,12 @@ static void on_result(void *arg, const struct fg_relay_ack_result *res)
 {
 	struct ack_poll *p = arg;
 	struct fg_ack_sink *s = p->s;
+	struct fg_queue_art_view v;
 	int status;
 
+	fg_queue_sink_view(res->ctx, &v);
+	FG_ASSERT(s->held >= v.len);
+	s->held -= v.len;
 	if (res->what == FG_RELAY_ACK_SPILL) {
 		/* the queue's done() follows its sync */
 		fg_queue_sink_ops.route(s->qs, res->ctx, &res->spill);

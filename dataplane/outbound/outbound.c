@@ -403,7 +403,8 @@ void fg_outbound_close(struct fg_outbound *ob)
 void *fg_outbound_sink(struct fg_outbound *ob, struct fg_stats *stats, void (*wake)(void *arg),
 		       void *wake_arg, const struct fg_sink_ops **ops)
 {
-	struct fg_queue_sink_params sp = { .wake = wake, .wake_arg = wake_arg, .stats = stats };
+	struct fg_queue_sink_params sp = { .wake = wake, .wake_arg = wake_arg, .stats = stats,
+					   .max_held = ob->cfg->held_limit };
 	struct fg_queue_sink *qs = fg_queue_sink_create(ob->q, &sp);
 	struct fg_relay_acker *ak;
 	struct fg_ack_sink *as;
@@ -416,7 +417,8 @@ void *fg_outbound_sink(struct fg_outbound *ob, struct fg_stats *stats, void (*wa
 				   wake_arg);
 	if (!ak)
 		return qs;
-	as = fg_ack_sink_create(qs, ak, stats, (uint64_t)ob->cfg->ack_timeout_ms * 1000000ull);
+	as = fg_ack_sink_create(qs, ak, stats, (uint64_t)ob->cfg->ack_timeout_ms * 1000000ull,
+				ob->cfg->held_limit / 2);
 	if (!as) {
 		fg_relay_acker_destroy(ak);
 		fg_queue_sink_destroy(qs);

@@ -88,6 +88,8 @@ struct fg_queue_sink *fg_queue_sink_create(struct fg_queue *q, const struct fg_q
 	s->q = q;
 	s->p = *p;
 	n = s->p.max_articles = p->max_articles ? p->max_articles : Q_MAX_ARTICLES_DEFAULT;
+	if (!s->p.max_held)
+		s->p.max_held = Q_MAX_HELD_DEFAULT;
 	s->arts = calloc(n, sizeof(*s->arts));
 	if (!s->arts || qring_init(&s->commits, n) != 0 || qring_init(&s->done, n) != 0)
 		goto out_free;
@@ -153,6 +155,11 @@ unsigned fg_queue_sink_busy(const struct fg_queue_sink *s)
 	return s->busy;
 }
 
+uint64_t fg_queue_sink_held(const struct fg_queue_sink *s)
+{
+	return s->held;
+}
+
 /* Give an article's pieces back to the free lists (bounded), the slot to
  * the slot list. */
 static void art_release(struct fg_queue_sink *s, struct qs_art *a)
@@ -181,6 +188,11 @@ static void art_release(struct fg_queue_sink *s, struct qs_art *a)
 			free(c);
 		}
 	}
+	FG_ASSERT(s->held >= a->art_len);
+	s->held -= a->art_len;
+	if (s->p.stats)
+		fg_stats_add(s->p.stats, FG_CTR_QUEUE_HELD_OUT, a->art_len);
+	a->art_len = 0;
 	a->busy = false;
 	a->next_free = s->free_head;
 	s->free_head = (uint32_t)(a - s->arts);
@@ -191,7 +203,7 @@ static bool sink_full(void *sink)
 {
 	struct fg_queue_sink *s = sink;
 
-	return s->free_head == Q_NONE || fg_queue_refusing(s->q, NULL);
+	return s->free_head == Q_NONE || s->held >= s->p.max_held || fg_queue_refusing(s->q, NULL);
 }
 
 static int sink_begin(void *sink, const char *msgid, size_t len, unsigned peer, void **art)
@@ -318,6 +330,11 @@ static int sink_append(void *sink, void *art, const struct fg_iov *seg, bool may
 	if (a->art_len + seg->len > UINT32_MAX)
 		return -EFBIG;
 	a->art_len += seg->len;
+	if (s->held < s->p.max_held && s->held + seg->len >= s->p.max_held && s->p.stats)
+		fg_stats_inc(s->p.stats, FG_CTR_QUEUE_HELD_CAP);
+	s->held += seg->len;
+	if (s->p.stats)
+		fg_stats_add(s->p.stats, FG_CTR_QUEUE_HELD_IN, seg->len);
 	if (may_hold) {
 		if (piece_add(s, a, seg->base, seg->len) != 0)
 			return -ENOMEM;

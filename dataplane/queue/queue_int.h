@@ -24,6 +24,7 @@
 #define Q_NONE UINT32_MAX
 #define Q_MAX_SINKS_DEFAULT 64
 #define Q_MAX_ARTICLES_DEFAULT 4096
+#define Q_MAX_HELD_DEFAULT (64ull << 20)
 #define Q_CURSOR_NS 1000000ull		/* cursors made durable within this */
 
 /* ---- rings ---- */
@@ -89,6 +90,7 @@ struct fg_queue_sink {
 	struct qs_art *arts;
 	uint32_t free_head;
 	unsigned busy;			/* open + in flight */
+	uint64_t held;			/* their octets (art_len summed) */
 	struct qring commits, done;
 	/* engine-thread free lists */
 	struct qs_block *free_blocks;

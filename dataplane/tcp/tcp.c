@@ -214,6 +214,8 @@ struct fg_tcp *fg_tcp_create(struct fg_net *net, const struct fg_tcp_config *cfg
 	t->passive = fg_net_passive(net);
 	t->segs_cap = t->passive ? UINT16_MAX : t->cfg.rx_segs_per_conn;
 	t->backlog_at = t->passive ? t->cfg.rx_segs_per_conn : 0;
+	/* an eighth of the pool, at least 16, at most half */
+	t->segs_reserve = t->passive ? 0 : FG_MIN(FG_MAX(t->cfg.rx_segs / 8, 16u), t->cfg.rx_segs / 2);
 	/* RFC 7323 2.3: the smallest shift that lets rcvbuf be advertised */
 	while (t->rcv_wscale < TCP_MAX_WSCALE && (t->cfg.rcvbuf >> t->rcv_wscale) > 65535)
 		t->rcv_wscale++;

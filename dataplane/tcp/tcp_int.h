@@ -199,12 +199,16 @@ struct fg_tcp {
 
 	struct tcp_seg *segs, *free_segs;
 	unsigned n_segs_used;
+#define TCP_SEGS_LIGHT 16u
 	/* Descriptors a connection may hold: rx_segs_per_conn; in passive
 	 * mode what its count can hold, and reaching backlog_at
 	 * (rx_segs_per_conn) only marks it backlogged. Live, backlog_at is 0,
 	 * which a count never equals after an increment. */
 	uint32_t segs_cap;
 	uint32_t backlog_at;
+	/* Live: the last descriptors of the pool, kept for connections that
+	 * hold fewer than TCP_SEGS_LIGHT (tcp_reass.c seg_get). */
+	unsigned segs_reserve;
 
 	unsigned n_syn_rcvd;
 	uint8_t *syn_peer;		/* SYN_RCVD count per peer-address bucket */

@@ -39,7 +39,14 @@ static void rx_dup(struct fg_tcp_conn *c, uint32_t n)
 }
 
 /* A descriptor for [seq, seq+len) at `data` in the buffer `handle`, with
- * a reference on that buffer; NULL (counted) when none may be had. */
+ * a reference on that buffer; NULL (counted) when none may be had. The
+ * pool's last segs_reserve descriptors go only to connections holding
+ * fewer than TCP_SEGS_LIGHT, and to in-order data of a connection whose
+ * app reads (it is consumed at the end of the burst, and an article under
+ * way must be able to end): connections whose apps stopped reading (a
+ * session at its held-octets cap, docs/relay.md "Memory") or whose
+ * out-of-order lists grow cannot take what a new connection's command or
+ * the end of an article under way needs. */
 static struct tcp_seg *seg_get(struct fg_tcp_conn *c, void *handle, uint32_t seq,
 			       const uint8_t *data, uint32_t len)
 {
@@ -48,6 +55,11 @@ static struct tcp_seg *seg_get(struct fg_tcp_conn *c, void *handle, uint32_t seq
 
 	if (!g || c->n_segs >= t->segs_cap) {
 		rx_lost(c, FG_CTR_TCP_RX_SEGS_FULL);
+		return NULL;
+	}
+	if (c->n_segs >= TCP_SEGS_LIGHT && t->cfg.rx_segs - t->n_segs_used <= t->segs_reserve &&
+	    (seq != c->rcv_nxt || (c->flags & CF_PAUSED))) {
+		rx_lost(c, FG_CTR_TCP_RX_SEGS_RESERVED);
 		return NULL;
 	}
 	t->free_segs = g->next;

@@ -240,6 +240,7 @@ struct fg_config {
 	int64_t queue_max_age;		/* seconds: oldest undelivered article before deferring; 0 = off */
 	int64_t warmup;			/* seconds of downstream-assisted CHECK after a cold start; default = cutoff; 0 = off */
 	int64_t ack_timeout_ms;		/* end-to-end acknowledgement: spill after this; default 250 */
+	uint64_t held_limit;		/* article octets an engine thread holds; default 64 MiB */
 
 	/* [downstream NAME] */
 	struct fg_config_downstream downstream[FG_CONFIG_MAX_DOWNSTREAMS];

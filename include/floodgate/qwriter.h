@@ -171,6 +171,11 @@ struct fg_queue_sink;
 
 struct fg_queue_sink_params {
 	unsigned max_articles;		/* open + in flight; default 4096 */
+	/* Octets of open and in-flight articles (held buffers and copies
+	 * alike) at which full() says yes: the engine's sessions stop reading
+	 * at their next article until completions bring it under. 0: 64 MiB
+	 * ([persistence] held-limit, docs/relay.md "Memory"). */
+	uint64_t max_held;
 	/* Called by the writer thread when completions are waiting for this
 	 * handle's poll() (wake the engine's thread). May be NULL. */
 	void (*wake)(void *arg);
@@ -204,5 +209,8 @@ struct fg_queue_art_view {
 void fg_queue_sink_view(const void *art, struct fg_queue_art_view *out);
 /* Fill out[0..max) with the article's pieces; returns how many it has. */
 unsigned fg_queue_sink_pieces(const void *art, struct iovec *out, unsigned max);
+/* Octets the handle holds now: appended to articles not yet done or
+ * discarded. */
+uint64_t fg_queue_sink_held(const struct fg_queue_sink *s);
 
 #endif /* FLOODGATE_QWRITER_H */

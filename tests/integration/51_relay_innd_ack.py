@@ -161,7 +161,7 @@ def run(work, innd_dir):
         after = host.stats()
         spilled = sum(ctr(after, k) - ctr(before, k) for k in
                       ("relay_ack_spill_timeout", "relay_ack_spill_refused",
-                       "relay_ack_spill_eof", "relay_ack_queued"))
+                       "relay_ack_spill_eof", "relay_ack_spill_cap", "relay_ack_queued"))
         records = ctr(after, "queue_records") - ctr(before, "queue_records")
         check(spilled == 20 and records == 20,
               "%d spilled, %d queue records for 20 articles" % (spilled, records))

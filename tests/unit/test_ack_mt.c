@@ -236,6 +236,9 @@ static void on_done(void *ctx, uint64_t cookie, int status)
 
 /* `d` acknowledges; `other` (when asked for: IHAVE-only and down, or a
  * second server that streams, srv2, `quiet`) does not. */
+/* Octets the relay may hold for the sink (rig_up); tests may lower it. */
+static uint64_t rig_max_held = 64ull << 20;
+
 static void rig_up(enum other two)
 {
 	char text[512], other[128] = "";
@@ -280,7 +283,8 @@ static void rig_up(enum other two)
 	ck_assert_ptr_nonnull(qs);
 	acker = fg_relay_acker_create(relay, 64, NULL, NULL);
 	ck_assert_ptr_nonnull(acker);
-	sink = fg_ack_sink_create(qs, acker, &estats, (uint64_t)ACK_TIMEOUT_MS * 1000000);
+	sink = fg_ack_sink_create(qs, acker, &estats, (uint64_t)ACK_TIMEOUT_MS * 1000000,
+				  rig_max_held);
 	ck_assert_ptr_nonnull(sink);
 	ck_assert_int_eq(fg_queue_start(q), 0);
 	ck_assert_int_eq(fg_relay_start(relay), 0);
@@ -478,6 +482,35 @@ START_TEST(spill_on_timeout_then_queue_path)
 }
 END_TEST
 
+/* The relay's share of held octets: an article that would pass it spills
+ * to the queue at commit (relay_ack_spill_cap, not queued: the downstream
+ * was straight), done 0 after the sync; the octets come back with the
+ * result of the one the relay held. */
+START_TEST(spill_at_the_held_cap)
+{
+	unsigned want = 2;
+
+	rig_max_held = strlen(ART);
+	rig_up(OTHER_NONE);
+	wait_straight();
+	commit_text("<mute-cap@t>", 0, NULL, ART, strlen(ART));
+	ck_assert_uint_eq(fg_ack_sink_relay_held(sink), strlen(ART));
+	commit_text("<over-cap@t>", 1, NULL, ART, strlen(ART));
+	ck_assert_uint_eq(fg_ack_sink_relay_held(sink), strlen(ART));
+	ck_assert_uint_eq(estats.ctr[FG_CTR_RELAY_ACK_SPILL_CAP], 1);
+	ck_assert_msg(fg_test_wait_until(poll_done, &want, 3000), "no done() for both");
+	ck_assert_int_eq(status_of[0], 0);
+	ck_assert_int_eq(status_of[1], 0);
+	ck_assert_uint_eq(fg_ack_sink_relay_held(sink), 0);
+	wait_delivered("<over-cap@t>");
+	rig_down();
+	rig_max_held = 64ull << 20;
+	ck_assert_uint_eq(rstats.ctr[FG_CTR_RELAY_ACK_SPILL_TIMEOUT], 1);
+	ck_assert_uint_eq(estats.ctr[FG_CTR_RELAY_ACK_QUEUED], 0);
+	ck_assert_uint_eq(qstats.ctr[FG_CTR_QUEUE_RECORDS], 2);
+}
+END_TEST
+
 /* The server stops reading with the article half written: at the deadline
  * the connection is closed before the result (the octets are the engine's
  * again after it), the article spilled, then delivered by the queue. */
@@ -614,6 +647,7 @@ static Suite *ack_suite(void)
 	tcase_add_test(tc, spill_on_400);
 	tcase_add_test(tc, spill_on_eof);
 	tcase_add_test(tc, spill_on_timeout_then_queue_path);
+	tcase_add_test(tc, spill_at_the_held_cap);
 	tcase_add_test(tc, spill_half_written_closes_the_connection);
 	tcase_add_test(tc, unsent_article_is_not_caught_in_the_close);
 	tcase_add_test(tc, refused_439_confirmed_or_not);

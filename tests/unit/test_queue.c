@@ -1325,6 +1325,57 @@ START_TEST(sink_limits_and_bad_input)
 }
 END_TEST
 
+/* The handle's held octets: counted at append (held and copied pieces
+ * alike), given back at discard and at done(); full() at max_held, open
+ * again below it; the cap is crossed once per rise (queue_held_cap). */
+START_TEST(sink_held_cap)
+{
+	struct fg_queue_params p = { .commit_ns = 0 };
+	static struct fg_stats st;
+	struct fg_queue_sink_params sp = { .max_held = 3000, .stats = &st };
+	static uint8_t body[2000];
+	struct fg_iov seg = { body, 1000, NULL };
+	struct fg_queue *q;
+	struct fg_queue_sink *s;
+	static struct drv d;
+	void *h1, *h2;
+
+	memset(&st, 0, sizeof(st));
+	memset(body, 'b', sizeof(body));
+	mkdir_tmp();
+	q = open_q(&p, NULL);
+	s = fg_queue_sink_create(q, &sp);
+	ck_assert_int_eq(fg_queue_sink_ops.begin(s, "<a@t>", 5, 0, &h1), 0);
+	ck_assert_int_eq(fg_queue_sink_ops.append(s, h1, &seg, true), FG_SINK_HOLD);
+	ck_assert_int_eq(fg_queue_sink_ops.append(s, h1, &seg, false), 0);
+	ck_assert_uint_eq(fg_queue_sink_held(s), 2000);
+	ck_assert(!fg_queue_sink_ops.full(s));
+	ck_assert_int_eq(fg_queue_sink_ops.begin(s, "<b@t>", 5, 0, &h2), 0);
+	/* an article under way goes on past the cap: the stop is at the next */
+	seg.len = 1500;
+	ck_assert_int_eq(fg_queue_sink_ops.append(s, h2, &seg, true), FG_SINK_HOLD);
+	ck_assert_uint_eq(fg_queue_sink_held(s), 3500);
+	ck_assert(fg_queue_sink_ops.full(s));
+	ck_assert_uint_eq(st.ctr[FG_CTR_QUEUE_HELD_CAP], 1);
+	ck_assert_uint_eq(st.ctr[FG_CTR_QUEUE_HELD_IN], 3500);
+	fg_queue_sink_ops.discard(s, h2);
+	ck_assert_uint_eq(fg_queue_sink_held(s), 2000);
+	ck_assert_uint_eq(st.ctr[FG_CTR_QUEUE_HELD_OUT], 1500);
+	ck_assert(!fg_queue_sink_ops.full(s));
+	/* the committed one gives its octets back with its done() */
+	ck_assert_int_eq(fg_queue_start(q), 0);
+	memset(&d, 0, sizeof(d));
+	ck_assert_int_eq(fg_queue_sink_ops.commit(s, h1, 4), 0);
+	ck_assert_uint_eq(fg_queue_sink_held(s), 2000);
+	wait_done(s, &d, 1);
+	ck_assert_int_eq(d.status[4], 0);
+	ck_assert_uint_eq(fg_queue_sink_held(s), 0);
+	ck_assert_uint_eq(st.ctr[FG_CTR_QUEUE_HELD_OUT], 3500);
+	stop_q(q, s);
+	rm_tmp();
+}
+END_TEST
+
 /* ------------------------------------------------------------ readers */
 
 /* Write segment `num` of records "<PREFIXi@x>", i < n, arrived at `arrival`. */
@@ -1591,6 +1642,7 @@ static Suite *queue_suite(void)
 	tcase_add_test(w, disk_full_fails_refuses_and_recovers);
 	tcase_add_test(w, failed_sync_fails_its_articles_only);
 	tcase_add_test(w, sink_limits_and_bad_input);
+	tcase_add_test(w, sink_held_cap);
 	tcase_add_test(w, segment_at_gaps_and_the_oldest);
 	tcase_add_test(r, replay_and_inspect);
 	tcase_add_test(r, settle_dead_writers_transfers);

@@ -159,6 +159,7 @@ FG_COUNTER(TCP_RX_OUT_OF_WINDOW, "tcp_rx_out_of_window", "segments dropped: not 
 FG_COUNTER(TCP_RX_DUP_DATA, "tcp_rx_dup_data", "segments whose data was all received before")
 FG_COUNTER(TCP_RX_OOO, "tcp_rx_ooo", "segments queued out of order")
 FG_COUNTER(TCP_RX_OOO_FULL, "tcp_rx_ooo_full", "segments dropped: out-of-order queue full")
+FG_COUNTER(TCP_RX_SEGS_RESERVED, "tcp_rx_segs_reserved", "segments dropped: the last eighth of the descriptors is kept for connections holding fewer than 16 and for in-order data of connections being read (new commands, the end of an article under way)")
 FG_COUNTER(TCP_RX_SEGS_FULL, "tcp_rx_segs_full", "segments dropped: per-connection or total segment descriptors exhausted")
 FG_COUNTER(TCP_RX_AFTER_CLOSE, "tcp_rx_after_close", "payload bytes discarded after the app closed")
 FG_COUNTER(TCP_RX_BAD_ACK, "tcp_rx_bad_ack", "segments dropped: ACK of data never sent (challenge ACK sent)")
@@ -250,6 +251,9 @@ FG_COUNTER(CONFIG_RELOAD_FAILURES, "config_reload_failures", "configuration relo
 
 /* ---- relay and outbound queue ---- */
 FG_COUNTER(QUEUE_RECORDS, "queue_records", "articles appended to the outbound queue")
+FG_COUNTER(QUEUE_HELD_IN, "queue_held_octets_in", "article octets an engine thread took into its sink (held buffers or copies); minus queue_held_octets_out: the octets held now")
+FG_COUNTER(QUEUE_HELD_OUT, "queue_held_octets_out", "article octets an engine thread's sink gave back (synced, relayed, or discarded)")
+FG_COUNTER(QUEUE_HELD_CAP, "queue_held_cap", "times an engine thread's held article octets reached [persistence] held-limit: its sessions stop reading at their next article until octets are given back")
 FG_COUNTER(QUEUE_BYTES, "queue_bytes", "octets appended to the outbound queue (records with their headers)")
 FG_COUNTER(QUEUE_COMMITS, "queue_commits", "group commits of the outbound queue (fdatasync)")
 FG_COUNTER(QUEUE_COMMIT_ERRORS, "queue_commit_errors", "queue fdatasync failures (their articles failed: 400, offered again)")
@@ -289,6 +293,7 @@ FG_COUNTER(RELAY_ACK_SPILL_TIMEOUT, "relay_ack_spill_timeout", "end-to-end: arti
 FG_COUNTER(RELAY_ACK_SPILL_REFUSED, "relay_ack_spill_refused", "end-to-end: articles spilled to the queue on a downstream's 400, 431, 436 or 5xx")
 FG_COUNTER(RELAY_ACK_SPILL_EOF, "relay_ack_spill_eof", "end-to-end: articles spilled to the queue because a downstream's connection closed or broke before its answer")
 FG_COUNTER(RELAY_ACK_QUEUED, "relay_ack_queued", "end-to-end: articles that took the queue's path at once (no acknowledging downstream in the route, one not streaming or not ready, or no room)")
+FG_COUNTER(RELAY_ACK_SPILL_CAP, "relay_ack_spill_cap", "end-to-end: articles that took the queue's path because the engine thread's articles waiting for a downstream held half of held-limit")
 FG_COUNTER(RELAY_ACK_REFUSED, "relay_ack_refused", "end-to-end: an acknowledging downstream's 439 passed to the peer as 439 / 437")
 FG_COUNTER(RELAY_ACK_REMEMBERED, "relay_ack_remembered", "end-to-end: of those, refusals the server confirmed with 438 to a CHECK of the ID (remembered as rejected)")
 
