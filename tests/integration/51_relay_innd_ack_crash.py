@@ -37,7 +37,6 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fgdp  # noqa: E402
 import fgkit  # noqa: E402
-import hostlib  # noqa: E402
 import relaykit  # noqa: E402
 import restartkit as rk  # noqa: E402
 from fgdp import check, log  # noqa: E402
@@ -53,14 +52,6 @@ ROUNDS = (
     ("ack-answered", 150, False),
     ("ack-spilled", 60, True),
 )
-
-
-def ctlinnd(innd_dir, *args):
-    env = dict(os.environ, INNCONF=os.path.join(innd_dir, "etc", "inn.conf"))
-    r = subprocess.run(["setpriv", "--reuid=news", "--regid=news", "--init-groups",
-                        "/usr/lib/news/bin/ctlinnd", "-s"] + list(args),
-                       env=env, capture_output=True, text=True)
-    check(r.returncode == 0, "ctlinnd %s: %s%s" % (" ".join(args), r.stdout, r.stderr))
 
 
 def world(tag):
@@ -100,21 +91,13 @@ def run_round(w, innd_dir, point, count, throttle):
     # end-to-end: from then on every article goes straight (none is queued
     # and relayed by the queue, whose re-send bound after a crash is
     # another promise, docs/relay.md "Cursors and the re-send bound")
-    probe = [0]
-
-    def acked():
-        probe[0] += 1
-        mid = "<probe%d.%s@restart.test>" % (probe[0], point)
-        got = relaykit.feed([(mid, hostlib.article(mid, groups="fg.test.text"))],
-                            addr=("127.0.0.1", 1119), src="127.0.0.1")
-        check(got == [(mid, 239)], "probe: %s" % got)
-        st = fgkit.fresh_stats_file(p, os.path.join(w.dir, "host.stats"), "host stats")
-        return st.get("relay_ack_accepted", 0) > 0
-    fgkit.wait_until(acked, 60, "an article acknowledged end-to-end", step=0.1)
+    relaykit.wait_ack_ready(lambda: fgkit.fresh_stats_file(
+        p, os.path.join(w.dir, "host.stats"), "host stats"), point,
+        addr=("127.0.0.1", 1119), src="127.0.0.1")
     if throttle:
         # the #ack connections are open; throttled, innd closes them and
         # refuses new ones: every article is spilled (never 439, never late)
-        ctlinnd(innd_dir, "throttle", "fg crash test")
+        relaykit.ctlinnd(innd_dir, "throttle", "fg crash test")
     threads = rk.start_clients(clients, [c.mids for c in clients])
     try:
         rc = p.wait(120)
@@ -128,7 +111,7 @@ def run_round(w, innd_dir, point, count, throttle):
         t.join(60)
         check(not t.is_alive(), "a client hung after the kill")
     if throttle:
-        ctlinnd(innd_dir, "go", "fg crash test")
+        relaykit.ctlinnd(innd_dir, "go", "fg crash test")
     inflight = [c.pending() for c in clients]
     if throttle:
         refused = [(m, cs) for c in clients for m, cs in c.codes.items() if cs != [239]]
