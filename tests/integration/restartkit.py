@@ -236,7 +236,7 @@ def reoffer(clients, inflight, offer_timeout=OFFER_TIMEOUT):
               % dict(list(slow.items())[:5]))
         codes = {c.codes[m][-1] for m in inf}
         check(codes <= {239, 439}, "in-flight IDs answered %s" % codes)
-    return max(max(lat[m] for m in inf) for inf, lat in zip(inflight, latency))
+    return max([lat[m] for inf, lat in zip(inflight, latency) for m in inf] or [0])
 
 
 def check_settled(clients):
