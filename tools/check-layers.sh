@@ -33,7 +33,7 @@ declare -A HEADER=(
 	[tbl/counters]=engine [tbl/reasons]=engine [tbl/nntp_codes]=engine
 	[tbl/nntp_verbs]=engine [tbl/nic]=engine [nic]=engine [article]=engine [config]=engine [date]=engine
 	[history]=engine [msgid]=engine [peerlim]=engine [rules]=engine [session]=engine [sink]=engine
-	[wildmat]=engine [notify]=engine [siphash]=engine [feeds]=engine [innhist]=engine
+	[wildmat]=engine [notify]=engine [failpoint]=engine [siphash]=engine [feeds]=engine [innhist]=engine
 	[region]=lib [journal]=lib [vlog]=lib [datadir]=lib [ctl]=lib [sbuf]=lib
 	[queue]=lib [warmup]=lib [dstatus]=lib [statusfield]=lib [cluster]=lib [respguard]=lib
 	[cstatus]=lib [levers]=lib [shadowrep]=lib

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "floodgate/acksink.h"
+#include "floodgate/failpoint.h"
 
 struct fg_ack_sink {
 	struct fg_queue_sink *qs;
@@ -161,9 +162,22 @@ static void on_result(void *arg, const struct fg_relay_ack_result *res)
 		fg_queue_sink_ops.discard(s->qs, res->ctx);
 		status = res->what == FG_RELAY_ACK_ACCEPTED ? 0 :
 			 res->what == FG_RELAY_ACK_REFUSED ? FG_SINK_REFUSED : FG_SINK_REFUSED_FORGET;
+		if (status == 0)
+			fg_failpoint("ack-answered");
 	}
 	p->done(p->ctx, res->cookie, status);
 	p->n++;
+}
+
+/* The failpoint ack-spilled sits between the queue's completion (after
+ * the sync) and the engine's 239. */
+static void spilled_done(void *arg, uint64_t cookie, int status)
+{
+	struct ack_poll *p = arg;
+
+	if (status == 0)
+		fg_failpoint("ack-spilled");
+	p->done(p->ctx, cookie, status);
 }
 
 static unsigned ack_poll(void *sink, uint64_t now_ns, fg_sink_done_fn *done, void *ctx)
@@ -171,7 +185,10 @@ static unsigned ack_poll(void *sink, uint64_t now_ns, fg_sink_done_fn *done, voi
 	struct fg_ack_sink *s = sink;
 	struct ack_poll p = { s, done, ctx, 0 };
 
-	p.n = fg_queue_sink_ops.poll(s->qs, now_ns, done, ctx);
+	if (fg_failpoint_on)
+		p.n = fg_queue_sink_ops.poll(s->qs, now_ns, spilled_done, &p);
+	else
+		p.n = fg_queue_sink_ops.poll(s->qs, now_ns, done, ctx);
 	fg_relay_ack_results(s->ak, on_result, &p);
 	return p.n;
 }

@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "floodgate/failpoint.h"
 #include "floodgate/log.h"
 #include "relay_int.h"
 
@@ -311,7 +312,10 @@ static void send_takethis(struct rconn *c, const struct acklive *le, struct acks
 			  unsigned d, uint64_t now)
 {
 	struct rds *ds = c->ds;
-	int rc = rconn_out_line(c, "TAKETHIS", s->id);
+	int rc;
+
+	fg_failpoint("ack-before-forward");
+	rc = rconn_out_line(c, "TAKETHIS", s->id);
 
 	for (unsigned k = 0; rc == 0 && k < s->niov; k++)
 		rc = rconn_out_mem(c, s->iov[k].iov_base, s->iov[k].iov_len);
@@ -593,6 +597,20 @@ static bool overdue(const struct rds *d)
 				return true;
 	}
 	return false;
+}
+
+void rack_written(const struct rconn *c, uint64_t from, uint64_t to)
+{
+	struct fg_relay *r = c->ds->r;
+	unsigned d = (unsigned)(c->ds - r->ds);
+
+	for (unsigned k = 0; k < c->dn; k++) {
+		const struct dpend *p = &c->dp[(c->dh + k) % c->dcap];
+		const struct ackslot *s = p->stale ? NULL : slot_of(r, p->acker, p->slot);
+
+		if (s && p->kind == CMD_TAKETHIS && s->out_end[d] > from && s->out_end[d] <= to)
+			fg_failpoint("ack-forwarded");
+	}
 }
 
 void rack_pass(struct fg_relay *r, uint64_t now)

@@ -44,6 +44,7 @@
 
 #include "floodgate/datadir.h"
 #include "floodgate/log.h"
+#include "floodgate/failpoint.h"
 #include "relay_int.h"
 
 #define CONNECT_TIMEOUT_NS (10ull * 1000000000)
@@ -221,6 +222,8 @@ static unsigned gather(const struct rconn *c, struct iovec *v)
 /* Drop w written octets from the front of the items. */
 static void consumed(struct rconn *c, uint64_t w)
 {
+	if (fg_failpoint_on && c->direct)
+		rack_written(c, c->out_done, c->out_done + w);
 	c->out_done += w;
 	while (w && c->in) {
 		struct oitem *it = &c->items[c->ih];

@@ -322,6 +322,10 @@ void rack_fini(struct fg_relay *r);
 void rack_pass(struct fg_relay *r, uint64_t now);
 void rack_answer(struct rconn *c, int code, const char *rest, const char *line, uint64_t now);
 void rack_fail(struct rconn *c);
+/* The failpoint ack-forwarded: octets [from, to) of #ack connection c were
+ * just written; each article whose last octet is among them passes it once
+ * (no answer to it can have been read yet). */
+void rack_written(const struct rconn *c, uint64_t from, uint64_t to);
 /* Milliseconds the loop may sleep before an article's deadline (-1: none). */
 int rack_sleep_ms(struct fg_relay *r, uint64_t now);
 

@@ -68,14 +68,7 @@ def run(work, innd_dir):
         downstream_extra="acknowledges on\nconnections 2\n"))
 
     # the #ack connections are up once an article is accepted end-to-end
-    probe = [0]
-
-    def acked():
-        probe[0] += 1
-        mid = "<probe%d@ack.test>" % probe[0]
-        relaykit.feed([(mid, hostlib.article(mid, groups="fg.test.text"))])
-        return ctr(host.stats(), "relay_ack_accepted") > 0
-    fgkit.wait_until(acked, 60, "an article acknowledged end-to-end", step=0.1)
+    relaykit.wait_ack_ready(host.stats, "ack")
 
     # 1. innd keeps up: nothing written to floodgate's disk
     before = host.stats()

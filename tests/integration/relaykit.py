@@ -101,6 +101,30 @@ def innd(*args):
         fail("innd.sh %s: %s%s" % (" ".join(args), r.stdout, r.stderr))
 
 
+def ctlinnd(innd_dir, *args):
+    """ctlinnd -s ARGS to the innd of innd_dir (as news); fails the test if
+    it fails."""
+    env = dict(os.environ, INNCONF=os.path.join(innd_dir, "etc", "inn.conf"))
+    r = subprocess.run(["setpriv", "--reuid=news", "--regid=news", "--init-groups",
+                        "/usr/lib/news/bin/ctlinnd", "-s"] + list(args),
+                       env=env, capture_output=True, text=True)
+    check(r.returncode == 0, "ctlinnd %s: %s%s" % (" ".join(args), r.stdout, r.stderr))
+
+
+def wait_ack_ready(stats, tag, addr=None, src=None):
+    """Feed probe articles until one was acknowledged end-to-end
+    (relay_ack_accepted of stats() above 0): the #ack connections are up."""
+    probe = [0]
+
+    def acked():
+        probe[0] += 1
+        mid = "<probe%d.%s@ack.test>" % (probe[0], tag)
+        got = feed([(mid, hostlib.article(mid, groups="fg.test.text"))], addr=addr, src=src)
+        check(got == [(mid, 239)], "probe: %s" % got)
+        return stats().get("relay_ack_accepted", 0) > 0
+    wait_until(acked, 60, "an article acknowledged end-to-end", step=0.1)
+
+
 GREP = "/usr/lib/news/bin/grephistory"
 
 

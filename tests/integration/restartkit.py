@@ -213,6 +213,41 @@ def queue_ids(data_dir):
     return out
 
 
+def reoffer(clients, inflight, offer_timeout=OFFER_TIMEOUT):
+    """Every client offers again what was in flight at the kill (first) and
+    then what it never sent; the in-flight IDs must be answered 239 or 439
+    within the offer timeout. Returns the slowest of those answers (s)."""
+    latency = [dict() for _ in clients]
+    rest = [[m for m in c.mids if m not in c.sent] for c in clients]
+    threads = [threading.Thread(target=c.feed, args=(inf + r,),
+                                kwargs={"timeout": 3 * offer_timeout, "latency": lat})
+               for c, inf, r, lat in zip(clients, inflight, rest, latency)]
+    for c in clients:
+        c.sent = []
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+        check(not t.is_alive(), "a client hung after the restart")
+    for c, inf, lat in zip(clients, inflight, latency):
+        check(c.error is None, "re-offer: %s" % c.error)
+        slow = {m: round(lat[m], 2) for m in inf if lat.get(m, 1e9) >= offer_timeout}
+        check(not slow, "in-flight IDs answered after the offer timeout: %s"
+              % dict(list(slow.items())[:5]))
+        codes = {c.codes[m][-1] for m in inf}
+        check(codes <= {239, 439}, "in-flight IDs answered %s" % codes)
+    return max([lat[m] for inf, lat in zip(inflight, latency) for m in inf] or [0])
+
+
+def check_settled(clients):
+    """No ID got 239 twice, and every ID got 239 or 439."""
+    for c in clients:
+        twice = [m for m, cs in c.codes.items() if cs.count(239) > 1]
+        check(not twice, "239 twice: %s" % twice[:5])
+        unsettled = [m for m in c.mids if not {239, 439} & set(c.codes.get(m, []))]
+        check(not unsettled, "IDs never settled: %s" % unsettled[:5])
+
+
 def run_round(name, w, clients, kill, restart, vlog=None):
     """Steps 1-4 above, in world w (fgdp.World). kill() SIGKILLs the filter
     and waits for it to be gone; restart() starts it again (at once). innd
@@ -233,26 +268,7 @@ def run_round(name, w, clients, kill, restart, vlog=None):
                                                       sum(len(i) for i in inflight)))
 
     # 3. re-offer: the in-flight ones first, then what was never sent
-    latency = [dict() for _ in clients]
-    rest = [[m for m in c.mids if m not in c.sent] for c in clients]
-    threads = [threading.Thread(target=c.feed, args=(inf + r,),
-                                kwargs={"timeout": 3 * OFFER_TIMEOUT, "latency": lat})
-               for c, inf, r, lat in zip(clients, inflight, rest, latency)]
-    for c in clients:
-        c.sent = []
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
-        check(not t.is_alive(), "a client hung after the restart")
-    for c, inf, lat in zip(clients, inflight, latency):
-        check(c.error is None, "re-offer: %s" % c.error)
-        slow = {m: round(lat[m], 2) for m in inf if lat.get(m, 1e9) >= OFFER_TIMEOUT}
-        check(not slow, "in-flight IDs answered after the offer timeout: %s"
-              % dict(list(slow.items())[:5]))
-        codes = {c.codes[m][-1] for m in inf}
-        check(codes <= {239, 439}, "in-flight IDs answered %s" % codes)
-    worst = max(max(lat[m] for m in inf) for inf, lat in zip(inflight, latency))
+    worst = reoffer(clients, inflight)
     settled = sum(1 for c, inf in zip(clients, inflight) for m in inf if c.codes[m][-1] == 439)
     log("%s: the %d in-flight IDs answered within %.2fs (%d accepted now, %d settled from "
         "the queue)" % (name, sum(len(i) for i in inflight), worst,
@@ -260,11 +276,7 @@ def run_round(name, w, clients, kill, restart, vlog=None):
 
     # 4. exactly once, end to end
     all_mids = [m for c in clients for m in c.mids]
-    for c in clients:
-        twice = [m for m, cs in c.codes.items() if cs.count(239) > 1]
-        check(not twice, "239 twice: %s" % twice[:5])
-        unsettled = [m for m in c.mids if not {239, 439} & set(c.codes.get(m, []))]
-        check(not unsettled, "IDs never settled: %s" % unsettled[:5])
+    check_settled(clients)
     queued = queue_ids(w.data)
     bad = [(m, queued.get(m, 0)) for m in all_mids if queued.get(m, 0) != 1]
     check(not bad, "IDs not queued exactly once: %s" % bad[:5])
@@ -374,11 +386,12 @@ def floodctl_counter(w, name):
     check(False, "no counter floodgate_%s_total in:\n%s" % (name, out[:2000]))
 
 
-def spawn_host(w, args):
-    """floodgate-host on 127.0.0.1:1119 with the world's configuration."""
+def spawn_host(w, args, env=None):
+    """floodgate-host on 127.0.0.1:1119 with the world's configuration
+    (env: variables added to its environment)."""
     p = w._spawn("host", [os.path.join(fgdp.BIN, "floodgate-host"), "-c", w.conf,
                           "-l", "127.0.0.1:1119", "--log-level", "notice",
-                          "--stats-file", os.path.join(w.dir, "host.stats")] + list(args))
+                          "--stats-file", os.path.join(w.dir, "host.stats")] + list(args), env)
     def listening():
         check(p.poll() is None, "floodgate-host exited:\n" + fgdp.slurp(p.logp))
         try:
