@@ -49,15 +49,15 @@ int fg_test_redis_cli(const struct fg_test_redis *r, unsigned i, const char *arg
 	return rc == 0 ? 0 : -1;
 }
 
-/* Every output line of `cluster info` on node i holding `needle`. */
-static bool info_has(const struct fg_test_redis *r, unsigned i, const char *needle)
+/* Does a line of `what` (e.g. "cluster info") on node i hold `needle`? */
+static bool node_says(const struct fg_test_redis *r, unsigned i, const char *what,
+		      const char *needle)
 {
 	char cmd[256], line[256];
 	bool found = false;
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd), "redis-cli -h 127.0.0.1 -p %d cluster info 2>/dev/null",
-		 r->port[i]);
+	snprintf(cmd, sizeof(cmd), "redis-cli -h 127.0.0.1 -p %d %s 2>/dev/null", r->port[i], what);
 	p = popen(cmd, "r");
 	if (!p)
 		return false;
@@ -79,7 +79,14 @@ int fg_test_redis_wait_ok(const struct fg_test_redis *r, unsigned timeout_ms)
 
 		for (unsigned i = 0; ok && i < r->n; i++)
 			if (r->pid[i] > 0)
-				ok = info_has(r, i, "cluster_state:ok") && info_has(r, i, known);
+				ok = node_says(r, i, "cluster info", "cluster_state:ok") &&
+				     node_says(r, i, "cluster info", known) &&
+				     /* a replica has finished its sync: a failover before
+				      * that may promote a replica without the master's data */
+				     (!node_says(r, i, "info replication", "role:slave") ||
+				      (node_says(r, i, "info replication", "master_link_status:up") &&
+				       node_says(r, i, "info replication",
+						 "master_sync_in_progress:0")));
 		if (ok)
 			return 0;
 		if (ms_now() > end) {
@@ -111,6 +118,8 @@ static int start_node(struct fg_test_redis *r, unsigned i)
 		execlp("redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1",
 		       "--cluster-enabled", "yes", "--cluster-config-file", conf, "--dir", r->dir,
 		       "--cluster-node-timeout", NODE_TIMEOUT_MS, "--save", "", "--appendonly", "no",
+		       /* a replica's first sync at once, not after Redis's 5 s wait */
+		       "--repl-diskless-sync-delay", "0",
 		       "--protected-mode", "no", "--logfile", log, (char *)NULL);
 		_exit(127);
 	}

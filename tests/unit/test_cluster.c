@@ -644,11 +644,15 @@ START_TEST(manual_failover_followed)
 	 * CLUSTER FAILOVER (without FORCE) loses nothing, as Redis documents
 	 * it: the master stops its clients, the replica catches up to its
 	 * offset, then takes over; and the key was WAITed to this replica.
-	 * So the new master has it. (An earlier version accepted nil here: a
-	 * run under load once answered nil. The likely cause is an automatic
-	 * failover racing the manual one, which a node timeout of 1 s allowed
-	 * on a loaded machine; rediskit now gives the nodes 3 s, and a nil
-	 * prints every node's failover lines and replication offsets.) */
+	 * So the new master has it. (An earlier version accepted nil here.
+	 * The failing runs' logs, printed by failover_evidence, showed the
+	 * replicas finishing their first full sync only 5 s after the
+	 * cluster was created (Redis's repl-diskless-sync-delay) and the
+	 * manual failover coming about 100 ms after that: rediskit's
+	 * readiness did not wait for the replicas. It now waits for every
+	 * replica's link to be up with no sync in progress, the nodes sync
+	 * at once, and their node timeout is 3 s, so no automatic failover
+	 * races a manual one on a loaded machine.) */
 	memset(&res, 0, sizeof(res));
 	ck_assert_int_eq(submit2(c, "GET", key, 0), 0);
 	ck_assert(run_until_done(c, 1));
