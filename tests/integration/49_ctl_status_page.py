@@ -6,7 +6,8 @@ In a network namespace of its own: floodctld (stats endpoint on
 127.0.0.1:9119), floodgate-host --floodctld with peers "near"
 (127.0.0.1), "far" (127.0.0.2) and "idle" (127.0.0.3, never connects),
 one downstream (countd). far sends a few articles an hour late; then near
-streams articles (one in ten too old) for as long as the test needs.
+streams articles (one in ten too old, paced below the downstream's
+pace) for as long as the test needs.
 
 During the feed, again and again: /stats.json (A), the page (P),
 /stats.json (B), the page parsed with html.parser. Every figure of the
@@ -38,14 +39,14 @@ import urllib.parse
 
 import relaykit
 from ctlkit import check, http_get, log, passed, prom_parse, prom_value, wait_for
-from fgkit import wait_until
+from fgkit import wait_progress, wait_until
 from pagekit import BASE, Page, compare, far_articles, near_articles, num, page, rate, stats, \
     twins, world
 from pagekit import PORT
 
 
 def main():
-    c, countd, host = world("statuspage")
+    c, countd, host = world("statuspage", args=["--graph-period", "1"])
     t0 = time.time()
     far_articles()
     wait_for(lambda: "downstreams" in stats(), "the host's first downstreams.status",
@@ -54,7 +55,13 @@ def main():
     # near: streams until told to stop; one in ten too old (439)
     stop = threading.Event()
     answers = []
-    feeder = threading.Thread(target=lambda: relaykit.feed(near_articles(stop), answers=answers,
+
+    def pace(i):
+        time.sleep(0.002)
+    # paced below the downstream's own pace (countd takes about 1 ms an
+    # article), so that what the feed leaves behind drains in seconds
+    feeder = threading.Thread(target=lambda: relaykit.feed(near_articles(stop, every=pace),
+                                                           answers=answers,
                                                            src="127.0.0.1",
                                                            addr=("127.0.0.1", PORT)))
     feeder.start()
@@ -89,8 +96,9 @@ def main():
 
     # quiet: the downstream has everything, two trend periods without offers
     accepted = sum(1 for _, code in answers if code == 239) + 5
-    wait_for(lambda: len(countd.counts()) == accepted, "countd to get all %d" % accepted,
-             timeout=120)
+    wait_progress(lambda: len(countd.counts()), lambda n: n >= accepted,
+                  30, "countd to get all %d" % accepted)
+    check(len(countd.counts()) == accepted, "countd got exactly the %d accepted" % accepted)
     wait_for(lambda: (lambda d: d and d[0]["lag"]["records"] == 0 and d[0]["state"] == "feeding")(
         stats().get("downstreams")), "the downstream caught up", timeout=60)
     wait_until(lambda: rate(Page(page()), "near") == 0, 60, "near's rate back to 0", step=1)

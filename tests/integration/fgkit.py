@@ -185,6 +185,23 @@ def wait_until(pred, timeout, what, step=POLL_STEP):
     return v
 
 
+def wait_progress(value, done, stall, what, step=POLL_STEP):
+    """Poll value() until done(v) holds; fails the test, naming `what`, only
+    when value() has not changed for `stall` s (a slow machine moves slowly;
+    a stuck one does not move at all). Returns the last value."""
+    last = value()
+    moved = time.monotonic()
+    while not done(last):
+        time.sleep(step)
+        v = value()
+        if v != last:
+            last, moved = v, time.monotonic()
+        elif time.monotonic() - moved >= stall:
+            fail("%s: no progress for %.1f s, stuck at %r" % (
+                what() if callable(what) else what, time.monotonic() - moved, last))
+    return last
+
+
 # ---------------------------------------------------------------- processes
 
 PROCS = []
