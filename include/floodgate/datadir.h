@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 
 #include "floodgate/innhist.h"
@@ -47,9 +48,9 @@ int fg_datadir_write_all(int fd, const void *buf, size_t len);
 int fg_datadir_pread_all(int fd, void *buf, size_t len, uint64_t off);
 
 /* Replace path durably with the n buffers' octets, in order: written to
- * path.tmp, synced, renamed over path, the directory synced; path.tmp
- * removed on failure. 0 or -errno. */
-int fg_datadir_replace(const char *path, const struct iovec *iov, unsigned n);
+ * path.tmp (created with mode), synced, renamed over path, the directory
+ * synced; path.tmp removed on failure. 0 or -errno. */
+int fg_datadir_replace(const char *path, mode_t mode, const struct iovec *iov, unsigned n);
 
 /* The table of INN's hashes (innhist.h) to path: fg_foreign_build, then
  * fg_datadir_replace. *n_out: the distinct hashes written. 0 or -errno. */

@@ -128,7 +128,7 @@ int fg_datadir_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-int fg_datadir_replace(const char *path, const struct iovec *iov, unsigned n)
+int fg_datadir_replace(const char *path, mode_t mode, const struct iovec *iov, unsigned n)
 {
 	char tmp[PATH_MAX], dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
@@ -140,7 +140,7 @@ int fg_datadir_replace(const char *path, const struct iovec *iov, unsigned n)
 		snprintf(dir, sizeof(dir), ".");
 	else
 		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
 	if (fd < 0)
 		return -errno;
 	for (unsigned i = 0; i < n && rc == 0; i++)
@@ -167,7 +167,7 @@ int fg_foreign_write(const char *path, uint8_t (*hashes)[FG_MD5_LEN], size_t n,
 
 	if (rc != 0)
 		return rc;
-	rc = fg_datadir_replace(path, (const struct iovec[]){
+	rc = fg_datadir_replace(path, 0644, (const struct iovec[]){
 		{ hdr, sizeof(hdr) },
 		{ hashes, m * FG_MD5_LEN },
 		{ index, nidx * sizeof(*index) } }, 3);
