@@ -148,6 +148,8 @@ PROG_DIRS := $(foreach p,$(PROGRAMS),$(word 2,$(subst :, ,$(p)))) dataplane/dpdk
 #   control    floodctld, floodctl and what only they use
 #   tools      feedgen, benchmarks, test helpers
 TIERS := engine lib dataplane control tools
+# The engine stays under dataplane/ (docs/architecture.md, "Why the engine lives under
+# dataplane/"): its directories are this list, not a folder.
 ENGINE_DIRS := dataplane/core dataplane/article dataplane/config dataplane/date \
 	dataplane/history dataplane/msgid dataplane/nntp dataplane/rules dataplane/wildmat \
 	dataplane/feeds dataplane/innhist
