@@ -220,7 +220,8 @@ static void write_downstream(FILE *f, const struct fg_relay_ds_status *st,
 		"downstream:%s:sent %llu\ndownstream:%s:accepted %llu\n"
 		"downstream:%s:refused %llu\ndownstream:%s:not_wanted %llu\n"
 		"downstream:%s:deferred %llu\ndownstream:%s:connects %llu\n",
-		n, (unsigned long long)st->ready, n, st->streaming != 0, n, (unsigned long long)st->acked.recno, n,
+		n, (unsigned long long)st->ready, n, st->streaming != 0, n,
+		(unsigned long long)st->acked.recno, n,
 		(unsigned long long)(end->recno > st->acked.recno ? end->recno - st->acked.recno : 0),
 		n, (unsigned long long)st->sent, n, (unsigned long long)st->accepted, n,
 		(unsigned long long)st->refused, n, (unsigned long long)st->not_wanted, n,
