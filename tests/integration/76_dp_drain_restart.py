@@ -19,6 +19,10 @@ in place of the SIGKILL of 74_dp_kill_restart:
   3. every client reconnects and re-offers what it had sent without an
      answer, then the rest: the in-flight IDs are answered 239 or 439
      within the offer timeout;
+  3b. a fifth peer had CHECKed IDs (238) and not sent them at the stop:
+     after the restart it offers them again and gets 238 at the latest
+     once the offer timeout has passed since the first 238 (431 before
+     that, offered again), then 239 (class Held);
   4. the queue holds every ID once, innd stores every ID once, no ID got
      239 twice, the verdict log has one accept line for each and no
      recovery line (a clean stop leaves floodctld nothing to settle).
@@ -27,6 +31,7 @@ logged (measured, not asserted).
 """
 import os
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -47,7 +52,10 @@ def run(w):
                for k in range(rk.CLIENTS)]
     t = {}
 
+    held = Held(w)
+
     def drain_and_stop():
+        held.check()
         t["drain"] = time.time()
         w.drain()
         w.shutdown(GRACE_S)
@@ -56,11 +64,13 @@ def run(w):
     def start_again():
         w.start_dp()
         t["ready"] = time.time()
+        held.start_again()
 
     recovered = rk.run_round("drain", w, clients, drain_and_stop, start_again,
                              vlog=os.path.join(w.dir, "verdicts.log"), all_inflight=False)
     log("drain: stopped %.2f s after the drain (grace %d s), answering again %.2f s after "
         "the drain" % (t["exit"] - t["drain"], GRACE_S, t["ready"] - t["drain"]))
+    held.join(vlog=os.path.join(w.dir, "verdicts.log"))
     # a clean stop leaves floodctld nothing to settle for it
     check(recovered == 0, "%d IDs settled from the queue after a clean stop" % recovered)
     last = fgdp.read_stats_text(fgdp.slurp(first))
@@ -71,6 +81,79 @@ def run(w):
           "every open session was ended with a 400: %d" % last["nntp_response:400"])
     w.stop_dp()
     w.check_logs(allow=rk.RELAY_AWAY)
+
+
+class Held:
+    """IDs a peer has a 238 for and has not sent when floodgate stops (an
+    in-flight CHECK): after the restart the same peer offers them again,
+    CHECK after CHECK (a 431 offered again after RETRY_S), then sends
+    them. Each must be answered 238 at the latest on the first CHECK once
+    the offer timeout has passed since its first 238 (the transient entry
+    lapses then, if the stop did not end it at once), then 239, and be
+    accepted once in the verdict log."""
+
+    N = 20
+    RETRY_S = 0.2
+
+    def __init__(self, w):
+        self.w = w
+        self.mids = ["<held.%d.%d@drain.test>" % (i, os.getpid()) for i in range(self.N)]
+        self.thread = None
+        self.error = None
+        self.n431 = 0
+
+    def check(self):
+        self.s = fgdp.connect("198.18.0.4", timeout=20)
+        r = fgdp.Lines(self.s)
+        check(r.line().startswith("200 "), "held: greeting")
+        self.s.sendall("".join("CHECK %s\r\n" % m for m in self.mids).encode())
+        for m in self.mids:
+            got = r.line()
+            check(got == "238 " + m, "held: CHECK %s -> %r" % (m, got))
+        self.t238 = time.time()
+
+    def start_again(self):
+        self.s.close()
+        self.thread = threading.Thread(target=self._again)
+        self.thread.start()
+
+    def _again(self):
+        try:
+            s = fgdp.connect("198.18.0.4", timeout=20)
+            r = fgdp.Lines(s)
+            if not r.line().startswith("200 "):
+                raise AssertionError("greeting after the restart")
+            for m in self.mids:
+                while True:
+                    asked = time.time()
+                    s.sendall(b"CHECK %s\r\n" % m.encode())
+                    got = r.line()
+                    if got == "238 " + m:
+                        break
+                    if got != "431 " + m or asked > self.t238 + rk.OFFER_TIMEOUT + 1:
+                        raise AssertionError("CHECK %s %.1f s after its first 238: %r"
+                                             % (m, asked - self.t238, got))
+                    self.n431 += 1
+                    time.sleep(self.RETRY_S)
+                s.sendall(b"TAKETHIS " + m.encode() + b"\r\n" + fgdp.article(m))
+                got = r.line()
+                if got != "239 " + m:
+                    raise AssertionError("TAKETHIS %s: %r" % (m, got))
+            s.sendall(b"QUIT\r\n")
+            s.close()
+        except (OSError, EOFError, AssertionError) as e:
+            self.error = e
+
+    def join(self, vlog):
+        self.thread.join(3 * rk.OFFER_TIMEOUT + 30)
+        check(not self.thread.is_alive() and self.error is None,
+              "held IDs after the restart: %s" % self.error)
+        fgkit.poll_until(lambda: all(m in rk.vlog_accepts(vlog)[0] for m in self.mids), 30)
+        acc = rk.vlog_accepts(vlog)[0]
+        check(all(acc.get(m) == 1 for m in self.mids), "held IDs' accept lines: %s"
+              % [acc.get(m) for m in self.mids])
+        log("drain: %d IDs held with a 238 across the restart, answered 238 again after "
+            "%d 431s, then 239" % (self.N, self.n431))
 
 
 def main():
