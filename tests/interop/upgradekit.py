@@ -24,7 +24,8 @@ against the same 239 in innfeed's own debug log (whole seconds; lines
 between the drain and that 239 — innfeed's sleeps and reconnects — are
 logged with the figures). Asserted only for sanity: at least min_outage
 (innfeed sleeps initial-reconnect-time after any close it did not ask
-for) and below SANITY_S.
+for — in whole seconds of its clock, so up to one less, and the close
+comes a second's grace after the drain) and below SANITY_S.
 Checks (nothing lost): every article's last answer is 239 or 438, the
 backlog is empty, the downstream innd stores every article exactly once.
 """
