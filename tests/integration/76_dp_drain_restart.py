@@ -31,7 +31,6 @@ logged (measured, not asserted).
 """
 import os
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -52,7 +51,7 @@ def run(w):
                for k in range(rk.CLIENTS)]
     t = {}
 
-    held = Held(w)
+    held = rk.Held(lambda: fgdp.connect("198.18.0.4", timeout=20))
 
     def drain_and_stop():
         held.check()
@@ -81,79 +80,6 @@ def run(w):
           "every open session was ended with a 400: %d" % last["nntp_response:400"])
     w.stop_dp()
     w.check_logs(allow=rk.RELAY_AWAY)
-
-
-class Held:
-    """IDs a peer has a 238 for and has not sent when floodgate stops (an
-    in-flight CHECK): after the restart the same peer offers them again,
-    CHECK after CHECK (a 431 offered again after RETRY_S), then sends
-    them. Each must be answered 238 at the latest on the first CHECK once
-    the offer timeout has passed since its first 238 (the transient entry
-    lapses then, if the stop did not end it at once), then 239, and be
-    accepted once in the verdict log."""
-
-    N = 20
-    RETRY_S = 0.2
-
-    def __init__(self, w):
-        self.w = w
-        self.mids = ["<held.%d.%d@drain.test>" % (i, os.getpid()) for i in range(self.N)]
-        self.thread = None
-        self.error = None
-        self.n431 = 0
-
-    def check(self):
-        self.s = fgdp.connect("198.18.0.4", timeout=20)
-        r = fgdp.Lines(self.s)
-        check(r.line().startswith("200 "), "held: greeting")
-        self.s.sendall("".join("CHECK %s\r\n" % m for m in self.mids).encode())
-        for m in self.mids:
-            got = r.line()
-            check(got == "238 " + m, "held: CHECK %s -> %r" % (m, got))
-        self.t238 = time.time()
-
-    def start_again(self):
-        self.s.close()
-        self.thread = threading.Thread(target=self._again)
-        self.thread.start()
-
-    def _again(self):
-        try:
-            s = fgdp.connect("198.18.0.4", timeout=20)
-            r = fgdp.Lines(s)
-            if not r.line().startswith("200 "):
-                raise AssertionError("greeting after the restart")
-            for m in self.mids:
-                while True:
-                    asked = time.time()
-                    s.sendall(b"CHECK %s\r\n" % m.encode())
-                    got = r.line()
-                    if got == "238 " + m:
-                        break
-                    if got != "431 " + m or asked > self.t238 + rk.OFFER_TIMEOUT + 1:
-                        raise AssertionError("CHECK %s %.1f s after its first 238: %r"
-                                             % (m, asked - self.t238, got))
-                    self.n431 += 1
-                    time.sleep(self.RETRY_S)
-                s.sendall(b"TAKETHIS " + m.encode() + b"\r\n" + fgdp.article(m))
-                got = r.line()
-                if got != "239 " + m:
-                    raise AssertionError("TAKETHIS %s: %r" % (m, got))
-            s.sendall(b"QUIT\r\n")
-            s.close()
-        except (OSError, EOFError, AssertionError) as e:
-            self.error = e
-
-    def join(self, vlog):
-        self.thread.join(3 * rk.OFFER_TIMEOUT + 30)
-        check(not self.thread.is_alive() and self.error is None,
-              "held IDs after the restart: %s" % self.error)
-        fgkit.poll_until(lambda: all(m in rk.vlog_accepts(vlog)[0] for m in self.mids), 30)
-        acc = rk.vlog_accepts(vlog)[0]
-        check(all(acc.get(m) == 1 for m in self.mids), "held IDs' accept lines: %s"
-              % [acc.get(m) for m in self.mids])
-        log("drain: %d IDs held with a 238 across the restart, answered 238 again after "
-            "%d 431s, then 239" % (self.N, self.n431))
 
 
 def main():

@@ -325,6 +325,81 @@ def run_round(name, w, clients, kill, restart, vlog=None, all_inflight=True):
     return recovered
 
 
+class Held:
+    """IDs a peer has a 238 for and has not sent when the filter stops
+    cleanly (an in-flight CHECK; 76_dp_drain_restart, 57_host_stop_restart):
+    check() CHECKs them before the stop, start_again() after the restart,
+    join() judges. After the restart the same peer offers them again,
+    CHECK after CHECK (a 431 offered again after RETRY_S), then sends
+    them. Each must be answered 238 at the latest on the first CHECK once
+    the offer timeout has passed since its first 238 (the transient entry
+    lapses then, if the stop did not end it at once), then 239, and be
+    accepted once in the verdict log."""
+
+    N = 20
+    RETRY_S = 0.2
+
+    def __init__(self, connect):
+        self.connect = connect		# a new connection to the filter, as this peer
+        self.mids = ["<held.%d.%d@restart.test>" % (i, os.getpid()) for i in range(self.N)]
+        self.thread = None
+        self.error = None
+        self.n431 = 0
+
+    def check(self):
+        self.s = self.connect()
+        r = fgdp.Lines(self.s)
+        check(r.line().startswith("200 "), "held: greeting")
+        self.s.sendall("".join("CHECK %s\r\n" % m for m in self.mids).encode())
+        for m in self.mids:
+            got = r.line()
+            check(got == "238 " + m, "held: CHECK %s -> %r" % (m, got))
+        self.t238 = time.time()
+
+    def start_again(self):
+        self.s.close()
+        self.thread = threading.Thread(target=self._again)
+        self.thread.start()
+
+    def _again(self):
+        try:
+            s = self.connect()
+            r = fgdp.Lines(s)
+            if not r.line().startswith("200 "):
+                raise AssertionError("greeting after the restart")
+            for m in self.mids:
+                while True:
+                    asked = time.time()
+                    s.sendall(b"CHECK %s\r\n" % m.encode())
+                    got = r.line()
+                    if got == "238 " + m:
+                        break
+                    if got != "431 " + m or asked > self.t238 + OFFER_TIMEOUT + 1:
+                        raise AssertionError("CHECK %s %.1f s after its first 238: %r"
+                                             % (m, asked - self.t238, got))
+                    self.n431 += 1
+                    time.sleep(self.RETRY_S)
+                s.sendall(b"TAKETHIS " + m.encode() + b"\r\n" + fgdp.article(m))
+                got = r.line()
+                if got != "239 " + m:
+                    raise AssertionError("TAKETHIS %s: %r" % (m, got))
+            s.sendall(b"QUIT\r\n")
+            s.close()
+        except (OSError, EOFError, AssertionError) as e:
+            self.error = e
+
+    def join(self, vlog):
+        self.thread.join(3 * OFFER_TIMEOUT + 30)
+        check(not self.thread.is_alive() and self.error is None,
+              "held IDs after the restart: %s" % self.error)
+        fgkit.poll_until(lambda: all(m in vlog_accepts(vlog)[0] for m in self.mids), 30)
+        acc = vlog_accepts(vlog)[0]
+        check(all(acc.get(m) == 1 for m in self.mids), "held IDs' accept lines: %s"
+              % [acc.get(m) for m in self.mids])
+        log("%d IDs held with a 238 across the restart, answered 238 again after "
+            "%d 431s, then 239" % (self.N, self.n431))
+
+
 def wait_innd(mids, innd_dir, timeout=180):
     """Until innd has stored every one of mids; each exactly once. Returns
     how many were offered to it again (refused as duplicates)."""
