@@ -206,6 +206,23 @@ class World:
         """The first counters for which pred(counters) holds."""
         return fgkit.wait_counters(self.stats, pred, timeout, what)
 
+    def drain(self, src="198.18.0.4"):
+        """`floodctl drain`, and a new connection from src is answered 400
+        (draining) and closed; the open sessions go on."""
+        rc, out, err = self.ctl("drain")
+        check(rc == 0 and "draining: yes" in out, "floodctl drain: %s %s" % (out, err))
+        s = connect(src, timeout=10)
+        greet = Lines(s).line()
+        check(greet.startswith("400 ") and "draining" in greet, "while draining: %r" % greet)
+        s.close()
+
+    def shutdown(self, grace):
+        """`floodctl shutdown GRACE`; floodgate must exit 0."""
+        rc, out, err = self.ctl("shutdown", str(grace))
+        check(rc == 0 and "shutting down" in out, "floodctl shutdown: %s %s" % (out, err))
+        rc = self.fg.wait(timeout=60 + grace)
+        check(rc == 0, "floodgate exited %s:\n%s" % (rc, slurp(self.fg.logp)))
+
     def stop_dp(self, grace=None):
         """A clean shutdown: exit 0 within the grace period."""
         if grace is None:
