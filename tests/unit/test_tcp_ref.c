@@ -190,7 +190,7 @@ static int send_piece(struct held b, uint32_t off, uint32_t len)
  * our references dropped, so only the TCP's keep them. */
 static int send_pat(uint32_t off, uint32_t len, uint32_t chunk)
 {
-	struct fg_iov v[64];
+	struct fg_iov v[64] = { { 0 } };
 	unsigned n = 0;
 	int rc;
 
