@@ -2,15 +2,18 @@
 /*
  * reload.c — a new configuration for a running dataplane.
  *
- * The file is loaded and validated completely first (a file with any
- * error changes nothing and every error is listed). Keys that size what
- * exists — the port, the lcores, the pools, the listen addresses, the
- * history region, the per-session buffers — cannot change under a running
- * process: their running values are carried into the new configuration
- * and named in the reply as "needs restart". Everything else (rules,
- * peers, timeouts, the idle back-off) applies to every session at once,
- * open ones included: each worker switches between two bursts (mailbox.c)
- * and the old configuration is freed once all have switched.
+ * All or nothing: the file is loaded and validated completely first (a
+ * file with any error changes nothing and every error is listed). Keys
+ * that size what exists — the port, the lcores, the pools, the listen
+ * addresses and the port's addresses (fg_net's tables and the RSS set-up
+ * were built from them), the history region, the per-session buffers, the
+ * queue and the downstreams — cannot change under a running process: one
+ * that differs refuses the whole reload, named with "needs a restart".
+ * Everything else (rules, peers, limits, timeouts, the idle back-off)
+ * applies to every session at once, open ones included: each worker
+ * switches between two bursts (mailbox.c), a removed peer's sessions drain
+ * and close (fg_nntp_session_retire), and the old configuration is freed
+ * once all have switched.
  *
  * The reply lists the changed keys (dataplane/config/config_reload.c,
  * shared with floodgate-host).
@@ -33,7 +36,11 @@ int dp_reload(struct dp *dp, const char *path, FILE *out)
 		return -EINVAL;
 	}
 	fprintf(out, "%s: loaded\n", file[0] ? file : "<default>");
-	fg_config_carry(cfg, old, out);
+	if (fg_config_restart_keys(cfg, old, 0, out) != 0) {
+		fg_config_free(cfg);
+		dp->reload_failures++;
+		return -EINVAL;
+	}
 	fg_config_changes(old, cfg, out);
 	/* the new peers' slots in the box's limits, before any worker has
 	 * the configuration (peerlim.h) */
