@@ -168,6 +168,11 @@ struct fg_config *ctld_reload_check(struct ctld *d, const char *path, bool json,
 		/* the dataplane is handed the file by its full name */
 		if (path && !realpath(path, file))
 			snprintf(file, len, "%s", path);
+		/* the new peers' names go in the region before the dataplane
+		 * switches (its counters are found by name there); a refusal
+		 * by the dataplane leaves them, unused, as the region keeps
+		 * every name it was given */
+		add_peer_names(d, cfg);
 		return cfg;
 	}
 	fg_config_free(cfg);
@@ -212,7 +217,6 @@ void ctld_reload_apply(struct ctld *d, struct fg_config *cfg, const char *path, 
 	pthread_cond_broadcast(&d->cond);
 	pthread_mutex_unlock(&d->lock);
 	fg_history_set_policy(fg_region_history(d->r), set.full_policy, set.alarm_load_pct);
-	add_peer_names(d, cfg);
 	ctld_count(d, FG_CTR_CONFIG_RELOADS);
 	FG_LOG_NOTICE(CTLD, "reloaded %s: %u changes applied", file, na);
 	applied(file, app, na, &errs, json, out);
