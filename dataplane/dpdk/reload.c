@@ -4,11 +4,13 @@
  *
  * All or nothing: the file is loaded and validated completely first (a
  * file with any error changes nothing and every error is listed). Keys
- * that size what exists — the port, the lcores, the pools, the listen
- * addresses and the port's addresses (fg_net's tables and the RSS set-up
- * were built from them), the history region, the per-session buffers, the
- * queue and the downstreams — cannot change under a running process: one
- * that differs refuses the whole reload, named with "needs a restart".
+ * that size what exists — the port, the lcores, the pools, the port's
+ * addresses (fg_net's tables, its ARP and IPv6 neighbour state were built
+ * from them), the history region, the per-session buffers, the queue and
+ * the downstreams — cannot change under a running process: one that
+ * differs refuses the whole reload, named with "needs a restart". The
+ * listen endpoints are TCP's table: each worker replaces it at the switch,
+ * and the sessions on a removed endpoint drain (fg_tcpsess_retire_unlistened).
  * Everything else (rules, peers, limits, timeouts, the idle back-off)
  * applies to every session at once, open ones included: each worker
  * switches between two bursts (mailbox.c), a removed peer's sessions drain
@@ -25,10 +27,39 @@
 #include "dp.h"
 #include "floodgate/log.h"
 
+/* What floodgate would refuse at start in cfg (a listen endpoint its port
+ * never receives, ...), said in `out`: refused at a reload too. --port
+ * stands for [dataplane] port, as at start. */
+static unsigned refusals(const struct dp *dp, const struct fg_config *cfg, FILE *out)
+{
+	char why[8][FG_CONFIG_REFUSAL_MAX];
+	struct fg_config *copy = NULL;
+	unsigned n;
+
+	if (dp->o.port) {
+		if (!(copy = malloc(sizeof(*copy))))
+			return 1;
+		*copy = *cfg;
+		snprintf(copy->port, sizeof(copy->port), "%s", dp->o.port);
+	}
+	n = fg_config_refusals(copy ? copy : cfg, FG_PROGRAM_FLOODGATE, why, FG_ARRAY_SIZE(why));
+	free(copy);
+	for (unsigned i = 0; i < FG_MIN(n, (unsigned)FG_ARRAY_SIZE(why)); i++)
+		fprintf(out, "  refused        %s\n", why[i]);
+	if (n)
+		fprintf(out, "refused: floodgate would not start with this file; nothing applied, "
+			"the running configuration is kept\n");
+	return n;
+}
+
 int dp_reload(struct dp *dp, const char *path, FILE *out)
 {
 	const char *file = path ? path : dp->config_path;
 	struct fg_config *cfg = fg_config_reload_load(file, out), *old = dp->cfg;
+	/* an active dataplane's listen endpoints are TCP's table of them,
+	 * replaced by each worker at the switch (mailbox.c); passive and
+	 * shadow mode follow them from the capture's start */
+	unsigned live = old->dp_mode == FG_DATAPLANE_ACTIVE ? FG_RELOAD_LIVE_LISTEN : 0;
 	int rc;
 
 	if (!cfg) {
@@ -36,7 +67,7 @@ int dp_reload(struct dp *dp, const char *path, FILE *out)
 		return -EINVAL;
 	}
 	fprintf(out, "%s: loaded\n", file[0] ? file : "<default>");
-	if (fg_config_restart_keys(cfg, old, 0, out) != 0) {
+	if (fg_config_restart_keys(cfg, old, live, out) != 0 || refusals(dp, cfg, out) != 0) {
 		fg_config_free(cfg);
 		dp->reload_failures++;
 		return -EINVAL;

@@ -15,10 +15,14 @@ never a 400), on the same connections at the end. Meanwhile:
    once; its session in the middle of an article drains: the article is
    accepted (239), the CHECK sent behind it deferred (431), then 400 and
    close.
-3. A file that changes the worker count, adds a port address and a listen
-   address, and lifts feeder-b's limit is refused whole: each of the
-   three named with "needs a restart", floodctl exits non-zero, and the
-   limit still holds.
+3. A listen port is added (port 120: a connection to it is greeted), then
+   removed: the session on it is answered 400 and closed, a new
+   connection to port 120 is refused (RST), the feeds on 119 go on.
+4. A file that changes the worker count, adds a port address, and lifts
+   feeder-b's limit is refused whole: each named with "needs a restart",
+   floodctl exits non-zero, and the limit still holds. So is a file that
+   listens on an address that is not the port's (as floodgate would not
+   start with it).
 """
 import os
 import sys
@@ -34,6 +38,9 @@ PEER_B = "[peer feeder-b]\naddress %s\n" % B
 NOT_PEER = "502 Not a configured peer of this transit-only server"
 PEER_GONE = "400 No longer a configured peer, closing"
 TOO_MANY = "400 Too many connections from this peer, try again later"
+ADDR_GONE = "400 This address is no longer served, try another"
+DP = fgdp.DP_ADDR
+LISTEN = "listen %s:119\n" % DP
 
 
 def at_eof(r):
@@ -44,14 +51,22 @@ def at_eof(r):
         return True
 
 
-def session(src):
-    s = fgdp.connect(src, timeout=20)
+def port_refused(port):
+    try:
+        fgdp.connect(A, timeout=5, port=port).close()
+    except ConnectionRefusedError:
+        return True
+    return False
+
+
+def session(src, port=119):
+    s = fgdp.connect(src, timeout=20, port=port)
     r = fgdp.Lines(s)
     return s, r, r.line()
 
 
-def greeted(src):
-    s, r, first = session(src)
+def greeted(src, port=119):
+    s, r, first = session(src, port)
     check(first.startswith("200 "), "%s greeted: %r" % (src, first))
     return s, r
 
@@ -86,7 +101,7 @@ def main():
     w = fgdp.World("rlds", workers=2, rx_queues=2)
     with open(w.conf) as f:
         text = f.read()
-    check(PEER_C in text, "the world's config has feeder-c")
+    check(PEER_C in text and LISTEN in text, "the world's config: feeder-c, the listen line")
     with open(w.conf, "w") as f:
         f.write(text.replace(PEER_C, ""))
     w.start_ctld()
@@ -131,16 +146,31 @@ def main():
     closed_with(C, NOT_PEER, "feeder-c after its removal")
     log("feeder-c removed: its idle session closed, the busy one drained (239, 431, 400)")
 
-    # 3. what needs a restart refuses the whole file
+    # 3. a listen port added, then removed
+    check(port_refused(120), "port 120 not listened on yet")
+    reload(w, feeds, lambda t: t.replace(LISTEN, LISTEN.rstrip("\n") + " %s:120\n" % DP),
+           "listening on port 120")
+    s, r = greeted(A, port=120)
+    s.sendall(b"CHECK <p1@rlds.test>\r\n")
+    check(r.line() == "238 <p1@rlds.test>", "served on port 120")
+    reload(w, feeds, lambda t: t.replace(" %s:120" % DP, ""), "no longer on port 120")
+    check(r.line() == ADDR_GONE and at_eof(r), "the session on port 120: 400 and closed")
+    s.close()
+    check(port_refused(120), "port 120 refused again")
+    log("port 120 listened on and served, then removed: its session 400 and closed")
+
+    # 4. what needs a restart refuses the whole file
     body = reload(w, feeds, lambda t: t.replace("workers 2\nrx-queues 2", "workers 3\nrx-queues 3")
-                  .replace("address 198.18.0.2/24", "address 198.18.0.2/24 198.18.0.9/24")
-                  .replace("listen 198.18.0.2:119", "listen 198.18.0.2:119 198.18.0.2:120")
+                  .replace("address %s/24" % DP, "address %s/24 198.18.0.9/24" % DP)
                   .replace("max-connections 2\n", ""), "a restart key", ok=False)
-    for key in ("[dataplane] workers", "[dataplane] rx-queues", "[dataplane] address",
-                "[site] listen"):
+    for key in ("[dataplane] workers", "[dataplane] rx-queues", "[dataplane] address"):
         check(key + " needs a restart" in body, "%s named: %s" % (key, body))
     closed_with(B, TOO_MANY, "feeder-b's limit kept after the refused file")
-    log("workers, address and listen changed: refused whole, each named")
+    # a listen address the port never receives: refused as at start
+    body = reload(w, feeds, lambda t: t.replace(LISTEN, LISTEN.rstrip("\n") + " 198.18.0.7:119\n"),
+                  "a listen address not the port's", ok=False)
+    check("198.18.0.7" in body, "the endpoint named: %s" % body)
+    log("workers and address changed, a listen address not the port's: refused whole")
 
     # a refused connection's session is gone once its FIN is in
     st = w.wait_stats(lambda st: st["worker:0:sessions"] + st["worker:1:sessions"] == 3,
@@ -150,7 +180,7 @@ def main():
         f.join(60)
         check(f.error is None, "%s's feed: %r" % (f.tag, f.error))
     b2.close()
-    check(st["dp_config_swaps"] == 4, "two reloads on two workers: %d" % st["dp_config_swaps"])
+    check(st["dp_config_swaps"] == 8, "four reloads on two workers: %d" % st["dp_config_swaps"])
     log("feeds: %s articles, all 239, on one connection each"
         % ", ".join("%s %d" % (f.tag, f.n) for f in feeds))
     w.stop_dp()

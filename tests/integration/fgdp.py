@@ -243,14 +243,14 @@ class World:
 
 # ---------------------------------------------------------- NNTP clients
 
-def connect(src=None, timeout=30, dst=DP_ADDR):
+def connect(src=None, timeout=30, dst=DP_ADDR, port=CLIENT_PORT):
     """A client connection to the dataplane, of dst's family (an IPv6 dst
     such as DP_ADDR6 with an IPv6 src)."""
     s = socket.socket(socket.AF_INET6 if ":" in dst else socket.AF_INET, socket.SOCK_STREAM)
     s.settimeout(timeout)
     if src:
         s.bind((src, 0))
-    s.connect((dst, 119))
+    s.connect((dst, port))
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return s
 
