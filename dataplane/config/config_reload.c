@@ -82,6 +82,11 @@ unsigned fg_config_restart_keys(const struct fg_config *n, const struct fg_confi
 	RESTART(held_limit, "[persistence] held-limit");
 	/* warmup is not here: it is read once, at a cold start (and follows
 	 * the cutoff by default, which a reload changes) */
+	/* No dataplane sets FG_RELOAD_LIVE_DOWNSTREAM yet: the relay builds
+	 * its consumers, windows and connections at start. The one that does
+	 * must still refuse here a downstream reached through the DPDK port
+	 * by the workers' own relay (its TCP connections live on the
+	 * workers), by naming it "needs a restart" as this does. */
 	RESTART_LIST(FG_RELOAD_LIVE_DOWNSTREAM, downstream, n_downstream, "[downstream]");
 	/* the cluster thread was started with the first configuration */
 	RESTART(cluster_seeds, "[cluster] seeds");
