@@ -4,13 +4,15 @@
  *
  * All or nothing: the file is loaded and validated completely first (a
  * file with any error changes nothing and every error is listed). Keys
- * that size what exists — the port, the lcores, the pools, the port's
- * addresses (fg_net's tables, its ARP and IPv6 neighbour state were built
- * from them), the history region, the per-session buffers, the queue and
- * the downstreams — cannot change under a running process: one that
- * differs refuses the whole reload, named with "needs a restart". The
- * listen endpoints are TCP's table: each worker replaces it at the switch,
- * and the sessions on a removed endpoint drain (fg_tcpsess_retire_unlistened).
+ * that size what exists — the port, the lcores, the pools, the port's IPv6
+ * addresses (their duplicate address detection runs at start), the VLANs,
+ * the history region, the per-session buffers, the queue and the
+ * downstreams — cannot change under a running process: one that differs
+ * refuses the whole reload, named with "needs a restart". The listen
+ * endpoints and the port's IPv4 addresses are TCP's and fg_net's tables:
+ * each worker replaces them at the switch (a removed address stays ours
+ * for DP_ADDR_LEAVE_NS), and the sessions on a removed one drain
+ * (fg_tcpsess_retire_unlistened).
  * Everything else (rules, peers, limits, timeouts, the idle back-off)
  * applies to every session at once, open ones included: each worker
  * switches between two bursts (mailbox.c), a removed peer's sessions drain
@@ -52,14 +54,30 @@ static unsigned refusals(const struct dp *dp, const struct fg_config *cfg, FILE 
 	return n;
 }
 
+/* The IPv6 addresses of the port are not applied live (their duplicate
+ * address detection and neighbour state are set up at start): 1 and said
+ * when they differ. */
+static unsigned ipv6_changed(const struct fg_config *n, const struct fg_config *o, FILE *out)
+{
+	struct fg_net_config a = { 0 }, b = { 0 };
+
+	dp_net_addrs(n, &a);
+	dp_net_addrs(o, &b);
+	if (a.n_ipv6 == b.n_ipv6 && !memcmp(a.ipv6, b.ipv6, a.n_ipv6 * sizeof(a.ipv6[0])))
+		return 0;
+	fprintf(out, "  refused        [dataplane] address (IPv6) needs a restart\n");
+	return 1;
+}
+
 int dp_reload(struct dp *dp, const char *path, FILE *out)
 {
 	const char *file = path ? path : dp->config_path;
 	struct fg_config *cfg = fg_config_reload_load(file, out), *old = dp->cfg;
-	/* an active dataplane's listen endpoints are TCP's table of them,
-	 * replaced by each worker at the switch (mailbox.c); passive and
-	 * shadow mode follow them from the capture's start */
-	unsigned live = old->dp_mode == FG_DATAPLANE_ACTIVE ? FG_RELOAD_LIVE_LISTEN : 0;
+	/* an active dataplane's listen endpoints and IPv4 addresses are TCP's
+	 * and fg_net's tables, replaced by each worker at the switch
+	 * (mailbox.c); passive and shadow mode follow them from the start */
+	unsigned live = old->dp_mode == FG_DATAPLANE_ACTIVE ?
+			FG_RELOAD_LIVE_LISTEN | FG_RELOAD_LIVE_DP_ADDR : 0;
 	int rc;
 
 	if (!cfg) {
@@ -67,7 +85,8 @@ int dp_reload(struct dp *dp, const char *path, FILE *out)
 		return -EINVAL;
 	}
 	fprintf(out, "%s: loaded\n", file[0] ? file : "<default>");
-	if (fg_config_restart_keys(cfg, old, live, out) != 0 || refusals(dp, cfg, out) != 0) {
+	if (fg_config_restart_keys(cfg, old, live, out) + ipv6_changed(cfg, old, out) != 0 ||
+	    refusals(dp, cfg, out) != 0) {
 		fg_config_free(cfg);
 		dp->reload_failures++;
 		return -EINVAL;

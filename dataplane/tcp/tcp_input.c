@@ -55,11 +55,19 @@ static void parse_options(struct tcp_seg_in *s, const uint8_t *o, uint32_t len)
 }
 
 /* A listener for a local port and address: its own address, or the
- * unspecified address of its family (any of ours). */
+ * unspecified address of its family (any of ours, but one a reload
+ * removed: it is leaving, fg_net_set_ipv4). */
 bool fg_tcp_listens_on(const struct fg_tcp *t, const struct fg_endpoint *local)
 {
 	static const uint8_t any[FG_IP6_ALEN];
 	size_t alen = local->family == AF_INET6 ? FG_IP6_ALEN : 4;
+	uint32_t ip;
+
+	if (local->family == AF_INET) {
+		memcpy(&ip, local->addr, 4);
+		if (fg_net_ipv4_leaving(t->net, ip))
+			return false;
+	}
 
 	for (unsigned i = 0; i < t->cfg.n_listen; i++) {
 		const struct fg_endpoint *l = &t->cfg.listen[i];

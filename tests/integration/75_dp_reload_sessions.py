@@ -18,8 +18,11 @@ never a 400), on the same connections at the end. Meanwhile:
 3. A listen port is added (port 120: a connection to it is greeted), then
    removed: the session on it is answered 400 and closed, a new
    connection to port 120 is refused (RST), the feeds on 119 go on.
-4. A file that changes the worker count, adds a port address, and lifts
-   feeder-b's limit is refused whole: each named with "needs a restart",
+4. A port address is added with a listen endpoint on it (a connection to
+   it is greeted), then both removed: the session on it is answered 400
+   and closed, new connections to it are refused while it leaves.
+5. A file that changes the worker count, adds an IPv6 port address, and
+   lifts feeder-b's limit is refused whole: each named "needs a restart",
    floodctl exits non-zero, and the limit still holds. So is a file that
    listens on an address that is not the port's (as floodgate would not
    start with it).
@@ -41,6 +44,7 @@ TOO_MANY = "400 Too many connections from this peer, try again later"
 ADDR_GONE = "400 This address is no longer served, try another"
 DP = fgdp.DP_ADDR
 LISTEN = "listen %s:119\n" % DP
+NINE = "198.18.0.9"
 
 
 def at_eof(r):
@@ -51,22 +55,25 @@ def at_eof(r):
         return True
 
 
-def port_refused(port):
+def port_refused(port, dst=fgdp.DP_ADDR, timeout=5):
+    """True: refused (RST); False: connected; None: no answer at all."""
     try:
-        fgdp.connect(A, timeout=5, port=port).close()
+        fgdp.connect(A, timeout=timeout, port=port, dst=dst).close()
     except ConnectionRefusedError:
         return True
+    except OSError:
+        return None
     return False
 
 
-def session(src, port=119):
-    s = fgdp.connect(src, timeout=20, port=port)
+def session(src, port=119, dst=fgdp.DP_ADDR):
+    s = fgdp.connect(src, timeout=20, port=port, dst=dst)
     r = fgdp.Lines(s)
     return s, r, r.line()
 
 
-def greeted(src, port=119):
-    s, r, first = session(src, port)
+def greeted(src, port=119, dst=fgdp.DP_ADDR):
+    s, r, first = session(src, port, dst)
     check(first.startswith("200 "), "%s greeted: %r" % (src, first))
     return s, r
 
@@ -159,11 +166,26 @@ def main():
     check(port_refused(120), "port 120 refused again")
     log("port 120 listened on and served, then removed: its session 400 and closed")
 
-    # 4. what needs a restart refuses the whole file
+    # 4. a port address added (listened on), then removed
+    with_9 = (lambda t: t.replace("address %s/24" % DP, "address %s/24 %s/24" % (DP, NINE))
+              .replace(LISTEN, LISTEN.rstrip("\n") + " %s:119\n" % NINE))
+    check(port_refused(119, NINE, timeout=2) is None, "%s not the dataplane's yet" % NINE)
+    reload(w, feeds, with_9, "a new port address")
+    s, r = greeted(A, dst=NINE)
+    s.sendall(b"CHECK <n1@rlds.test>\r\n")
+    check(r.line() == "238 <n1@rlds.test>", "served on %s" % NINE)
+    reload(w, feeds, lambda t: t.replace(" %s/24" % NINE, "").replace(" %s:119" % NINE, ""),
+           "the port address removed")
+    check(r.line() == ADDR_GONE and at_eof(r), "the session on %s: 400 and closed" % NINE)
+    s.close()
+    check(port_refused(119, NINE), "%s refuses new connections while it leaves" % NINE)
+    log("%s added to the port and served, removed: its session 400 and closed" % NINE)
+
+    # 5. what needs a restart refuses the whole file
     body = reload(w, feeds, lambda t: t.replace("workers 2\nrx-queues 2", "workers 3\nrx-queues 3")
-                  .replace("address %s/24" % DP, "address %s/24 198.18.0.9/24" % DP)
+                  .replace("address %s/24" % DP, "address %s/24 fd00:fd::2/64" % DP)
                   .replace("max-connections 2\n", ""), "a restart key", ok=False)
-    for key in ("[dataplane] workers", "[dataplane] rx-queues", "[dataplane] address"):
+    for key in ("[dataplane] workers", "[dataplane] rx-queues", "[dataplane] address (IPv6)"):
         check(key + " needs a restart" in body, "%s named: %s" % (key, body))
     closed_with(B, TOO_MANY, "feeder-b's limit kept after the refused file")
     # a listen address the port never receives: refused as at start
@@ -180,7 +202,7 @@ def main():
         f.join(60)
         check(f.error is None, "%s's feed: %r" % (f.tag, f.error))
     b2.close()
-    check(st["dp_config_swaps"] == 8, "four reloads on two workers: %d" % st["dp_config_swaps"])
+    check(st["dp_config_swaps"] == 12, "six reloads on two workers: %d" % st["dp_config_swaps"])
     log("feeds: %s articles, all 239, on one connection each"
         % ", ".join("%s %d" % (f.tag, f.n) for f in feeds))
     w.stop_dp()
