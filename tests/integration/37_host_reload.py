@@ -19,9 +19,10 @@ each, none closed, same local port). Meanwhile:
 3. A listen address is added (a connection to it is greeted), then
    removed: the session on it is answered 400 and closed, the port
    refuses connections, the feeds on the other address go on.
-4. A file that changes a key only a restart changes ([session] max-line)
-   and adds a peer is refused whole: "needs a restart" logged, the new
-   peer not let in, the feeds untouched.
+4. A file that changes keys only a restart changes ([session] max-line, a
+   [downstream] added) and adds a peer is refused whole: each named
+   "needs a restart" in the log, the new peer not let in, the feeds
+   untouched.
 """
 import os
 import signal
@@ -186,13 +187,14 @@ def listen_add_remove(host, feeds):
 
 
 def refused_reload(host, feeds):
-    reload(host, lambda t: t + "[session]\nmax-line 2048\n[peer late]\naddress %s\n" % LATE,
-           "a restart key", ok=False)
+    reload(host, lambda t: t + "[session]\nmax-line 2048\n[peer late]\naddress %s\n" % LATE
+           + "[downstream site]\naddress 127.0.0.1:9119\n", "a restart key", ok=False)
     tail = fgkit.slurp(host.log)[-4000:]
-    check("[session] max-line needs a restart" in tail, "the key named: %r" % tail)
+    for key in ("[session] max-line", "[downstream]"):
+        check(key + " needs a restart" in tail, "%s named: %r" % (key, tail))
     not_let_in(LATE, "the refused file's peer not let in")
     all_moving(feeds, "a refused reload")
-    log("a file changing max-line refused whole, the key named")
+    log("a file changing max-line and adding a downstream refused whole, each named")
 
 
 def main():
