@@ -274,6 +274,12 @@ int dp_eal_args(const struct fg_config *cfg, const char *port, char *buf, size_t
 void dp_eal_stop(void);
 
 /* port.c */
+/* worker.c: the port's addresses of cfg as fg_net takes them (IPv4 with
+ * their prefix lengths and VLANs, IPv6), at start and at a reload. */
+void dp_net_addrs(const struct fg_config *cfg, struct fg_net_config *nc);
+/* A removed IPv4 address stays ours this long after a reload, for the
+ * sessions on it to drain (10 s at most) and close. */
+#define DP_ADDR_LEAVE_NS (15ull * 1000000000ull)
 int dp_port_setup(struct dp *dp);
 int dp_port_start(struct dp *dp);
 void dp_port_stop(struct dp *dp);

@@ -54,22 +54,37 @@ static void parse_options(struct tcp_seg_in *s, const uint8_t *o, uint32_t len)
 	}
 }
 
-/* A listener for the key's local port and address: its own address, or
- * the unspecified address of the key's family (any of ours). */
-bool tcp_listening(const struct fg_tcp *t, const struct tcp_tuple *k)
+/* A listener for a local port and address: its own address, or the
+ * unspecified address of its family (any of ours, but one a reload
+ * removed: it is leaving, fg_net_set_ipv4). */
+bool fg_tcp_listens_on(const struct fg_tcp *t, const struct fg_endpoint *local)
 {
 	static const uint8_t any[FG_IP6_ALEN];
-	int family = k->v6 ? AF_INET6 : AF_INET;
-	size_t alen = k->v6 ? FG_IP6_ALEN : 4;
+	size_t alen = local->family == AF_INET6 ? FG_IP6_ALEN : 4;
+	uint32_t ip;
+
+	if (local->family == AF_INET) {
+		memcpy(&ip, local->addr, 4);
+		if (fg_net_ipv4_leaving(t->net, ip))
+			return false;
+	}
 
 	for (unsigned i = 0; i < t->cfg.n_listen; i++) {
 		const struct fg_endpoint *l = &t->cfg.listen[i];
 
-		if (l->port == k->lport && l->family == family &&
-		    (!memcmp(l->addr, any, alen) || !memcmp(l->addr, k->laddr, alen)))
+		if (l->port == local->port && l->family == local->family &&
+		    (!memcmp(l->addr, any, alen) || !memcmp(l->addr, local->addr, alen)))
 			return true;
 	}
 	return false;
+}
+
+bool tcp_listening(const struct fg_tcp *t, const struct tcp_tuple *k)
+{
+	struct fg_endpoint local = { .family = k->v6 ? AF_INET6 : AF_INET, .port = k->lport };
+
+	memcpy(local.addr, k->laddr, k->v6 ? FG_IP6_ALEN : 4);
+	return fg_tcp_listens_on(t, &local);
 }
 
 static uint32_t seg_len(const struct tcp_seg_in *s)

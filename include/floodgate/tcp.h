@@ -174,6 +174,13 @@ void fg_tcp_destroy(struct fg_tcp *tcp);
 struct fg_tcp_conn *fg_tcp_connect(struct fg_tcp *tcp, const struct fg_endpoint *local,
 				   const struct fg_endpoint *peer, void *ctx, uint64_t now_ns,
 				   int *err);
+/* Reload: listen on eps[0..n) from now on (same checks as at create);
+ * connections already made, and handshakes under way, are not touched.
+ * -EINVAL (nothing changed) for a bad endpoint or a passive instance. */
+int fg_tcp_set_listen(struct fg_tcp *tcp, const struct fg_endpoint *eps, unsigned n);
+/* Is `local` (an address of ours and a port) listened on? */
+bool fg_tcp_listens_on(const struct fg_tcp *tcp, const struct fg_endpoint *local);
+
 /* Our end of the connection (the port an active open was given). */
 void fg_tcp_conn_local(const struct fg_tcp_conn *c, struct fg_endpoint *local);
 

@@ -62,6 +62,8 @@ FG_COUNTER(NNTP_WAIT_ACCEPTING, "nntp_wait_accepting", "complete articles that w
 FG_COUNTER(NNTP_HISTORY_FULL, "nntp_history_full", "history inserts refused because the table is full (defer policy)")
 FG_COUNTER(NNTP_DEFER_INFLIGHT, "nntp_defer_inflight", "431/436: the ID is offered to, or being accepted from, another transfer")
 FG_COUNTER(NNTP_DEFER_PAUSED, "nntp_defer_paused", "431/436/400: the peer is paused by the operator (floodctl pause)")
+FG_COUNTER(NNTP_DEFER_RETIRING, "nntp_defer_retiring", "431/436: a new offer on a session a reload drains (its peer or its listen address was removed)")
+FG_COUNTER(NNTP_SESSIONS_RETIRED, "nntp_sessions_retired", "sessions a reload drained and closed: their peer or their listen address was removed")
 FG_COUNTER(NNTP_THROTTLE_CLOSED, "nntp_throttle_closed", "sessions answered 400 and closed, or greeted so, while throttled (floodctl throttle)")
 FG_COUNTER(NNTP_DEFER_JOURNAL, "nntp_defer_journal", "431/436: deferred because the journal ring is full")
 FG_COUNTER(NNTP_DEFER_SINK, "nntp_defer_sink", "431/436: deferred because the sink is full")
