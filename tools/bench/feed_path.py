@@ -13,8 +13,11 @@
                                     "feed" to feedgen's JSON
   feed_path.py report MD SECS DIR.. the fragment: per run and port the figures,
                                     the ratios against the same run's
-                                    baselines, the goals of issue 33, the
-                                    stage table; MD.json: every run's figures
+                                    baselines (refused for loads more than 2x
+                                    apart, report.py's rule), the goals of
+                                    issue 33, the sizing for one full feed,
+                                    the stage table; MD.json: every run's
+                                    figures
 
 DIR holds floodgate.pid, floodctld.pid, innd.pid (those that run),
 run.conf (name, kind, sink, ack, down), peer.times (feedgen --accept-times)
@@ -32,6 +35,7 @@ machine; the median over the articles of the run.
 """
 import calendar
 import json
+import math
 import os
 import re
 import statistics
@@ -42,6 +46,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import busy  # noqa: E402
 import path_profile  # noqa: E402
+import report as bench_report  # noqa: E402
 
 CLK = os.sysconf("SC_CLK_TCK")
 PROCS = ("floodgate", "floodctld", "innd")
@@ -137,6 +142,7 @@ def write(path, obj):
 
 def start(d):
     rec = reading(d)
+    rec["load_avg_1m"] = float(open("/proc/loadavg").read().split()[0])
     if None in rec["ticks"].values():
         sys.stderr.write("feed_path: a process is gone: %s\n" % rec["ticks"])
         return 1
@@ -209,7 +215,8 @@ def after(d, json_path):
            for n in begin["ticks"] if end["ticks"].get(n) is not None}
     f = {"name": c["name"], "kind": c["kind"], "sink": c["sink"], "ack": c["ack"],
          "down": c["down"], "load": c["load"], "complete": complete,
-         "drain_s": round(end["t"] - begin["t"], 3), "cpu_s": cpu}
+         "drain_s": round(end["t"] - begin["t"], 3), "cpu_s": cpu,
+         "load_avg_1m": begin.get("load_avg_1m")}
     if "worker_ticks" in begin:
         worker = (end["worker_ticks"] - begin["worker_ticks"]) / CLK
         busy_s = (end["busy_cycles"] - begin["busy_cycles"]) / end["tsc_hz"]
@@ -295,8 +302,8 @@ def run_table(runs):
            "| copies per article | floodgate CPU µs per article (polling idle excluded) "
            "| the same per 700 KB received | all threads, polling included | disk octets "
            "per accepted octet | peer's TAKETHIS p50 µs | 239 beyond the downstream's, p50 µs "
-           "| spilled / queued at once |",
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+           "| spilled / queued at once | load as it began |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in runs:
         f, x = r["feed"], figures(r)
         fg = "cpu_all_us" in x
@@ -304,14 +311,15 @@ def run_table(runs):
         spilled = sum(cnt.get(k, 0) for k in ("relay_ack_spill_timeout", "relay_ack_spill_refused",
                                                "relay_ack_spill_eof", "relay_ack_spill_cap"))
         beyond = f.get("beyond_p50_us") if f["ack"] == "on" else None
-        out.append("| %s | %.1f | %.2f | %.2f | %.2f | %s | %s | %s | %s | %.0f | %s | %s |" % (
+        out.append("| %s | %.1f | %.2f | %.2f | %.2f | %s | %s | %s | %s | %.0f | %s | %s | %s |" % (
             label(f), x["articles_per_s"], x["gbit_in"], x["gbit_accepted"], x["copies"],
             fmt(x["cpu_us"]) if fg else "(innd: %.0f)" % x["cpu_us"],
             fmt(x.get("cpu_us_700k")), fmt(x.get("cpu_all_us")),
             fmt(x.get("disk"), "%.3f"), r["latency"]["article"]["p50_us"],
             fmt(beyond, "%.0f") if beyond is not None else
             ("– (239 after the queue's sync)" if f["ack"] == "off" else "–"),
-            "%d / %d" % (spilled, cnt.get("relay_ack_queued", 0)) if f["ack"] == "on" else "–"))
+            "%d / %d" % (spilled, cnt.get("relay_ack_queued", 0)) if f["ack"] == "on" else "–",
+            fmt(f.get("load_avg_1m"), "%.2f")))
     return "\n".join(out)
 
 
@@ -323,6 +331,15 @@ def ratio(a, b):
     return a / b if b else None
 
 
+def refused(a, b):
+    """report.py's rule between two runs of this benchmark: one processor
+    and one commit by construction, so only loads more than 2x apart as
+    they began refuse a ratio (the reason, or "")."""
+    def st(r):
+        return {"cpu": "this", "commit": "this", "load": r["feed"].get("load_avg_1m")}
+    return bench_report.incomparable(st(a), st(b))
+
+
 def ratios(runs):
     n = by_name(runs)
     out = ["| ratio (same run) | figure | against |", "| --- | ---: | --- |"]
@@ -330,14 +347,16 @@ def ratios(runs):
     null = n.get("memif_null")
     for name in ("veth_queue_innd", "veth_ack_innd", "memif_ack_innd"):
         if name in n and inn:
-            out.append("| articles reaching innd, %s | %.2fx | innd alone's intake |" % (
-                label(n[name]["feed"]), ratio(figures(n[name])["articles_per_s"],
-                                               figures(inn)["articles_per_s"])))
+            why = refused(n[name], inn)
+            out.append("| articles reaching innd, %s | %s | innd alone's intake |" % (
+                label(n[name]["feed"]), "no ratio: " + why if why else "%.2fx" % ratio(
+                    figures(n[name])["articles_per_s"], figures(inn)["articles_per_s"])))
     for name in ("memif_queue_sink", "memif_ack_sink", "memif_ack_innd"):
         if name in n and null:
-            out.append("| floodgate CPU per article, %s | %.2fx | memif null sink (receive only) |"
-                       % (label(n[name]["feed"]), ratio(figures(n[name])["cpu_us"],
-                                                         figures(null)["cpu_us"])))
+            why = refused(n[name], null)
+            out.append("| floodgate CPU per article, %s | %s | memif null sink (receive only) |"
+                       % (label(n[name]["feed"]), "no ratio: " + why if why else "%.2fx" % ratio(
+                           figures(n[name])["cpu_us"], figures(null)["cpu_us"])))
     return "\n".join(out)
 
 
@@ -395,7 +414,10 @@ def goals(runs, st):
     n = by_name(runs)
     out = ["| goal (issue 33) | measured in this run | verdict |", "| --- | --- | --- |"]
     null, ack = n.get("memif_null"), n.get("memif_ack_sink")
-    if null and ack:
+    if null and ack and refused(ack, null):
+        out.append("| kernel-free, end to end: CPU per article ≤ %.1fx receive only | not judged: "
+                   "%s | – |" % (GOAL_CPU_RATIO, refused(ack, null)))
+    elif null and ack:
         q = ratio(figures(ack)["cpu_us"], figures(null)["cpu_us"])
         copy_us = st.get("memif_ack_sink", ({}, 0, 0))[0].get(
             "queue sink: copying article bytes past the hold budget (copy_in)", 0)
@@ -408,7 +430,10 @@ def goals(runs, st):
                        "only (stage table): " + top_stages(st, "memif_ack_sink", "memif_null")))
     inn = n.get("inn")
     for name, port in (("veth_ack_innd", "af_packet"), ("memif_ack_innd", "memif")):
-        if inn and name in n:
+        if inn and name in n and refused(n[name], inn):
+            out.append("| articles reaching innd ≥ %.1fx innd's own intake, %s | not judged: %s "
+                       "| – |" % (GOAL_INTAKE_RATIO, port, refused(n[name], inn)))
+        elif inn and name in n:
             q = ratio(figures(n[name])["articles_per_s"], figures(inn)["articles_per_s"])
             out.append("| articles reaching innd ≥ %.1fx innd's own intake, %s | %.2fx (%.1f / "
                        "%.1f articles/s) | %s |" % (
@@ -420,9 +445,13 @@ def goals(runs, st):
     for name in ("memif_ack_sink", "veth_ack_innd", "memif_ack_innd"):
         if name in n:
             d = figures(n[name]).get("disk", 0)
+            c = n[name]["feed"].get("counters", {})
+            why = ", ".join("%s %d" % (k[len("relay_ack_"):], c[k]) for k in ACK_COUNTERS
+                            if c.get(k) and k not in ("relay_ack_accepted", "relay_ack_refused"))
             out.append("| disk octets per accepted octet = 0 while the downstream keeps up, %s | "
                        "%.3f | %s |" % (label(n[name]["feed"]), d, "met" if d == 0 else
-                                        "missed: spills (see the run table)"))
+                                        "missed: the downstream did not keep up; articles that "
+                                        "took the queue's path: " + why))
     for name in ("memif_ack_sink_light", "veth_ack_innd_light"):
         if name in n and "beyond_p50_us" in n[name]["feed"]:
             b = n[name]["feed"]["beyond_p50_us"]
@@ -434,6 +463,31 @@ def goals(runs, st):
                            "; at full load %.0f µs" % full if full is not None else "",
                            "met" if b <= GOAL_LATENCY_US else
                            "missed, bounded by " + LIGHT_BOUND[n[name]["feed"]["kind"]]))
+    return "\n".join(out)
+
+
+FULL_FEED_GBIT = 74	# one full copy of the feed now (issue 33: 22 Gbit/s in 2023, +40 % a year)
+PORT_GBIT = 100		# a 100 GbE port, full duplex
+
+
+def sizing(runs):
+    """Cores and 100 GbE ports for one full feed (FULL_FEED_GBIT of unique
+    articles) from each full-load floodgate run's cost per received octet."""
+    out = ["| from the run | Gbit/s received per core (all floodgate's threads, polling idle "
+           "excluded) | cores, CHECK-first peers (one copy of each article arrives) | cores, "
+           "TAKETHIS-only peers (every copy arrives: this run's copies per article) | 100 GbE "
+           "ports, TAKETHIS-only (in; the relay's %d Gbit/s out shares them) |" % FULL_FEED_GBIT,
+           "| --- | ---: | ---: | ---: | ---: |"]
+    for r in runs:
+        f = r["feed"]
+        if f["kind"] == "-" or f["down"] == "-" or f.get("load") != "full":
+            continue
+        per_core = 8 * r["article_bytes"] / f["floodgate_cpu_busy_s"] / 1e9
+        copies = figures(r)["copies"]
+        inbound = FULL_FEED_GBIT * copies
+        out.append("| %s | %.2f | %.0f | %.0f (%.1f copies) | %d |" % (
+            label(f), per_core, math.ceil(FULL_FEED_GBIT / per_core),
+            math.ceil(inbound / per_core), copies, math.ceil(max(inbound, FULL_FEED_GBIT) / PORT_GBIT)))
     return "\n".join(out)
 
 
@@ -463,6 +517,13 @@ def report(md, secs, dirs):
         ratios(runs), "",
         "#### Goals", "",
         goals(runs, st), "",
+        "#### Sizing: one full feed of %d Gbit/s from these per-core figures" % FULL_FEED_GBIT, "",
+        "Gbit/s per core: the article octets floodgate received over the CPU seconds of all its "
+        "threads (polling idle excluded) in each full-load run; a run's cost per received octet "
+        "includes relaying one in \"copies\" of them, so for CHECK-first peers (every received "
+        "octet relayed) the per-core figure is a little high and their cores a little low. "
+        "docs/scale.md reads this table.", "",
+        sizing(runs), "",
         "#### Where the CPU goes, per mode and port", "",
         "perf cpu-clock at 1000 Hz with DWARF call chains on floodgate's process for a window "
         "of each full-load run (stages: tools/bench/path_profile.py), per article floodgate "
