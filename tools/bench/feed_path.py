@@ -355,9 +355,10 @@ def ratios(runs):
     for name in ("memif_queue_sink", "memif_ack_sink", "memif_ack_innd"):
         if name in n and null:
             why = refused(n[name], null)
-            out.append("| floodgate CPU per article, %s | %s | memif null sink (receive only) |"
-                       % (label(n[name]["feed"]), "no ratio: " + why if why else "%.2fx" % ratio(
-                           figures(n[name])["cpu_us"], figures(null)["cpu_us"])))
+            out.append("| floodgate CPU per 700 KB received, %s | %s | memif null sink (receive "
+                       "only) |" % (label(n[name]["feed"]), "no ratio: " + why if why else
+                                    "%.2fx" % ratio(figures(n[name])["cpu_us_700k"],
+                                                    figures(null)["cpu_us_700k"])))
     return "\n".join(out)
 
 
@@ -419,13 +420,16 @@ def goals(runs, st):
         out.append("| kernel-free, end to end: CPU per article ≤ %.1fx receive only | not judged: "
                    "%s | – |" % (GOAL_CPU_RATIO, refused(ack, null)))
     elif null and ack:
-        q = ratio(figures(ack)["cpu_us"], figures(null)["cpu_us"])
+        # per 700 KB received, not per article: the copies each article
+        # arrives in differ from run to run (peers run ahead of each other)
+        q = ratio(figures(ack)["cpu_us_700k"], figures(null)["cpu_us_700k"])
         copy_us = st.get("memif_ack_sink", ({}, 0, 0))[0].get(
             "queue sink: copying article bytes past the hold budget (copy_in)", 0)
         send_us = st.get("memif_ack_sink", ({}, 0, 0))[0].get(SENDMSG_STAGE, 0)
-        out.append("| kernel-free, end to end: floodgate's CPU per article ≤ %.1fx the receive-only "
-                   "figure | %.0f µs / %.0f µs = %.2fx | %s |" % (
-                       GOAL_CPU_RATIO, figures(ack)["cpu_us"], figures(null)["cpu_us"], q,
+        out.append("| kernel-free, end to end: floodgate's CPU per 700 KB article ≤ %.1fx the "
+                   "receive-only figure (per 700 KB received: the runs' copies per article "
+                   "differ) | %.0f µs / %.0f µs = %.2fx | %s |" % (
+                       GOAL_CPU_RATIO, figures(ack)["cpu_us_700k"], figures(null)["cpu_us_700k"], q,
                        "met" if q <= GOAL_CPU_RATIO else
                        "missed, bounded by what end to end adds per article over receive "
                        "only (stage table): " + top_stages(st, "memif_ack_sink", "memif_null")))
@@ -549,7 +553,9 @@ def report(md, secs, dirs):
         f.write("\n".join(text) + "\n")
     if md != "/dev/stdout":
         write(md + ".json", {"runs": [{k: v for k, v in r.items() if k not in ("connections",)}
-                                      for r in runs], "seconds": secs})
+                                      for r in runs], "seconds": secs,
+                             "stages": {k: {"us_per_article": v[0], "samples": v[1],
+                                            "articles": v[2]} for k, v in st.items()}})
     return 0
 
 
