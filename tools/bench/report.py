@@ -39,6 +39,9 @@ MODULE_ORDER = ["parsers", "msgid", "date", "rules", "history", "session", "nntp
 # fragments shown in the method section, not among the modules
 METHOD_FRAGMENTS = ["path_profile", "path_profile_veth", "path_profile_memif", "path_profile_memif_2k", "port_profile",
                     "gro_profile", "innd_paced"]
+# fragments with a section of their own, right after the commands: the
+# whole path with a realistic feed and issue 33's goals (feed_path.sh)
+FEED_FRAGMENTS = ["feed_path"]
 # headings for fragments written without one
 FRAGMENT_TITLES = {"tcp": "Userspace TCP, frames from memory",
                    "dataplane": "Dataplane: one worker core, passive mode, frames from memory"}
@@ -545,7 +548,7 @@ def machine(opts, earlier):
 def module_fragments(opts, earlier):
     names = [os.path.basename(p)[:-3] for p in glob.glob(os.path.join(BENCH, "*.md"))
              if not os.path.basename(p).startswith("e2e")]
-    names = [n for n in names if n not in METHOD_FRAGMENTS]
+    names = [n for n in names if n not in METHOD_FRAGMENTS and n not in FEED_FRAGMENTS]
     order = [n for n in MODULE_ORDER if n in names] + sorted(n for n in names if n not in MODULE_ORDER)
     if not order:
         return "No module benchmark (tools/bench/bench_*.c) exists yet.\n"
@@ -638,6 +641,9 @@ def docs(args):
            "Every end-to-end run is `feedgen --host H --port P --server-pid PID <workload> %s "
            "--id-prefix <system><workload>` against a freshly started server; the exact line is "
            "printed by run.sh and the parameters are in each JSON file.\n" % opts.get("common", ""),
+           "## The whole path with a realistic feed, and the goals\n",
+           "\n".join(fragment(n, opts, earlier) if os.path.exists(os.path.join(BENCH, n + ".md"))
+                     else "(`%s` has not run yet.)\n" % n for n in FEED_FRAGMENTS),
            method.rstrip() + "\n",
            "## Module benchmarks\n",
            modules,
