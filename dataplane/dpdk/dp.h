@@ -67,6 +67,8 @@
 #define DP_MAX_WORKERS 127
 #define DP_MAX_RXQ 1024
 #define DP_BURST 32
+#define DP_EV_EXCEPTION UINT32_MAX	/* a worker's epoll events beyond its RX queues: */
+#define DP_EV_WAKE (UINT32_MAX - 1)	/* the exception port's frames, a result's wake-up */
 #define DP_RX_DESC 1024
 #define DP_TX_DESC 1024
 #define DP_TX_PENDING 256		/* frames a worker keeps when its TX ring is full */
@@ -200,6 +202,10 @@ struct dp_worker {
 	uint64_t pass_tsc;			/* TSC at the end of the last pass */
 	unsigned long levers_seen;		/* the levers generation applied */
 	int epfd;				/* RX interrupts of its queues, -1: none */
+	int wakefd;				/* eventfd in epfd: the relay's, the writer's and
+						 * the cluster's results wake the worker; kept
+						 * across a restore's rebuild, closed with dp->w */
+	atomic_bool waiting;			/* blocked in epfd: worth a wake-up */
 	/* shadow mode: its figures as of the last publication, for main */
 	pthread_mutex_t shadow_mu;
 	struct fg_shadow_report *shadow_pub;

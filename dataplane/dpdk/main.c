@@ -463,6 +463,7 @@ static int workers_setup(struct dp *dp)
 		dp->w[i].index = i;
 		dp->w[i].lcore = lcore;
 		dp->w[i].epfd = -1;
+		dp->w[i].wakefd = -1;
 		/* a drain asked during a restore wait holds for the new workers */
 		atomic_store(&dp->w[i].mbox.draining, dp->draining);
 		atomic_store(&dp->w[i].mbox.restoring, dp->restoring);
@@ -513,8 +514,11 @@ static int ipv6_dad_wait(struct dp *dp)
 static void workers_teardown(struct dp *dp)
 {
 	for (unsigned i = 0; dp->w && i < dp->n_workers; i++)
-		if (dp->w[i].dp)
-			dp_worker_teardown(&dp->w[i]);
+		if (dp->w[i].dp) {
+			dp_worker_teardown(&dp->w[i]);	/* its sink and askers: none wakes it now */
+			if (dp->w[i].wakefd >= 0)
+				close(dp->w[i].wakefd);
+		}
 	free(dp->w);
 	dp->w = NULL;
 }

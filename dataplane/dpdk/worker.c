@@ -55,6 +55,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/random.h>
 
 #include <rte_cycles.h>
@@ -111,6 +112,20 @@ static enum fg_wiring_sink sink_kind(const struct dp *dp)
 	return dp->ob ? FG_WIRING_SINK_QUEUE : FG_WIRING_SINK_MEMORY;
 }
 
+/* Results for this worker are in a ring (the relay's, the writer's, the
+ * cluster's): a worker blocked in its epoll set is woken at once; one
+ * that polls or sleeps finds them at its next pass (its wait is capped
+ * by the engine's deadline while a transfer is open). Any thread. */
+static void worker_wake(void *arg)
+{
+	struct dp_worker *w = arg;
+	uint64_t one = 1;
+
+	if (atomic_load_explicit(&w->waiting, memory_order_seq_cst) && w->wakefd >= 0 &&
+	    write(w->wakefd, &one, sizeof(one)) < 0)
+		fg_stats_inc(&w->stats->s, FG_CTR_DP_WAKE_FAILED);
+}
+
 /* The sink, the writer slot "floodgate/w<i>" and the engine (wiring.h). */
 static int wiring_setup(struct dp_worker *w)
 {
@@ -131,6 +146,10 @@ static int wiring_setup(struct dp_worker *w)
 	wp.claimer = w->dp->claimer;
 	wp.log_comp = DP;
 	wp.log_who = who;
+	if (w->wakefd < 0)
+		w->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	wp.wake = worker_wake;
+	wp.wake_arg = w;
 	wp.engine.cfg = w->cfg;
 	wp.engine.history = w->dp->history;
 	wp.engine.stats = w->stats;
@@ -500,12 +519,19 @@ static void intr_setup(struct dp_worker *w)
 	if (w->tx.exc_port >= 0 && w->epfd >= 0) {
 		/* the kernel's frames wake an idle worker too */
 		int fd = rte_eth_dev_rx_intr_ctl_q_get_fd((uint16_t)w->tx.exc_port, w->tx.queue);
-		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = UINT32_MAX };
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = DP_EV_EXCEPTION };
 
 		if (fd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
 			close(w->epfd);
 			w->epfd = -1;
 		}
+	}
+	if (w->epfd >= 0 && w->wakefd >= 0) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = DP_EV_WAKE };
+
+		if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->wakefd, &ev) != 0)
+			FG_LOG_WARN(DP, "worker %u: results will not wake it: %s", w->index,
+				    strerror(errno));
 	}
 	rte_log_set_level(ethdev_log, (uint32_t)level);
 	FG_LOG_INFO(DP, "worker %u: idle on %s", w->index,
@@ -545,12 +571,20 @@ static void intr_wait(struct dp_worker *w, uint64_t wait_ns)
 	struct epoll_event ev[8];
 	int ms = (int)FG_MIN(wait_ns / 1000000ull, MAX_SLEEP_NS / 1000000ull);
 
+	int n = 0;
+	uint64_t v;
+
 	intr_arm(w, true);
+	atomic_store_explicit(&w->waiting, true, memory_order_seq_cst);
 	if (!rx_pending(w)) {
 		fg_stats_inc(&w->stats->s, FG_CTR_DP_IDLE_WAITS);
-		epoll_wait(w->epfd, ev, FG_ARRAY_SIZE(ev), ms);
+		n = epoll_wait(w->epfd, ev, FG_ARRAY_SIZE(ev), ms);
 	}
+	atomic_store_explicit(&w->waiting, false, memory_order_seq_cst);
 	intr_arm(w, false);
+	for (int i = 0; i < n; i++)
+		if (ev[i].data.u32 == DP_EV_WAKE && read(w->wakefd, &v, sizeof(v)) == sizeof(v))
+			fg_stats_inc(&w->stats->s, FG_CTR_DP_WAKES);
 }
 
 /* Idle: block on interrupts, or sleep in growing steps, never longer
