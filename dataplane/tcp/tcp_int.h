@@ -366,8 +366,9 @@ void tcp_sack_input(struct fg_tcp_conn *c, const struct tcp_seg_in *s, bool dup)
  * (lost holes) or, with `rule3`, rule 3 (holes not yet lost). True when
  * something was sent. */
 bool tcp_sack_rexmit(struct fg_tcp_conn *c, bool rule3);
-/* In recovery: the room cwnd less pipe leaves new data, within the peer's
- * window (`inflight` = SND.NXT - SND.UNA). */
+/* The room for new data within the peer's window (`inflight` = SND.NXT -
+ * SND.UNA): in recovery cwnd less pipe; before it, on the first two
+ * duplicate ACKs, cwnd plus a segment each (Limited Transmit). */
 uint32_t tcp_sack_room(const struct fg_tcp_conn *c, uint32_t inflight);
 /* An RTO (RFC 6675 5.1, RFC 2018 8): scoreboard cleared, RecoveryPoint =
  * HighData, recovery over. */

@@ -488,8 +488,8 @@ static bool send_data(struct fg_tcp_conn *c)
 		wnd = FG_MIN(c->snd_wnd, c->cwnd);
 		inflight = c->snd_nxt - c->snd_una;
 		usable = wnd > inflight ? wnd - inflight : 0;
-		if (c->flags & CF_SACK_RECOVERY)
-			usable = tcp_sack_room(c, inflight);	/* RFC 6675 5 (C) */
+		if ((c->flags & CF_SACK_RECOVERY) || ((c->flags & CF_SACK_OK) && c->dupacks))
+			usable = tcp_sack_room(c, inflight);	/* RFC 6675 5 (C), RFC 3042 */
 		len = FG_MIN(c->sb_len - off, FG_MIN(c->mss, usable));
 		len = FG_MIN(len, hole);
 		if (!len)

@@ -57,6 +57,10 @@
  *      scoreboard rules what goes again: the ACKs after the RTO rebuild
  *      it (step 1), and the go-back-N steps over every range they report
  *      (tcp_sack_skip), so only holes are sent again.
+ *   8. Limited Transmit (RFC 3042, as RFC 6675 5 asks before recovery):
+ *      on the first and second duplicate ACK, one new segment each beyond
+ *      cwnd (tcp_sack_room), so a small window still draws the third
+ *      duplicate instead of waiting for the RTO.
  */
 #include <string.h>
 
@@ -287,6 +291,7 @@ void tcp_sack_input(struct fg_tcp_conn *c, const struct tcp_seg_in *s, bool dup)
 		fg_stats_inc(t->st, FG_CTR_TCP_DUP_ACKS);
 		if (c->dupacks < UINT8_MAX)
 			c->dupacks++;
+		tcp_mark_pending(c);	/* step 8's segment, at the end of the burst */
 	}
 	if (c->snd_max == c->snd_una || (c->flags & CF_SACK_RTO) ||
 	    (c->dupacks < DUP_THRESH && !tcp_sack_is_lost(c, c->snd_una)))
@@ -308,10 +313,16 @@ bool tcp_sack_rexmit(struct fg_tcp_conn *c, bool rule3)
 
 uint32_t tcp_sack_room(const struct fg_tcp_conn *c, uint32_t inflight)
 {
-	uint32_t pipe = tcp_sack_pipe(c);
 	uint32_t rwnd = c->snd_wnd > inflight ? c->snd_wnd - inflight : 0;
-	uint32_t cw = c->cwnd > pipe ? c->cwnd - pipe : 0;
+	uint32_t pipe, cw;
 
+	if (!(c->flags & CF_SACK_RECOVERY)) {
+		/* step 8: Limited Transmit, a segment more per duplicate */
+		cw = c->cwnd + FG_MIN(c->dupacks, DUP_THRESH - 1) * c->mss;
+		return FG_MIN(rwnd, cw > inflight ? cw - inflight : 0);
+	}
+	pipe = tcp_sack_pipe(c);
+	cw = c->cwnd > pipe ? c->cwnd - pipe : 0;
 	return FG_MIN(rwnd, cw);
 }
 
