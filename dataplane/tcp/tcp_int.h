@@ -94,6 +94,9 @@ struct tcp_sack_sb {
 	uint8_t n;			/* ranges in use */
 	uint32_t high_rxt;		/* HighRxt: the highest octet retransmitted + 1 */
 	uint32_t recovery_point;	/* RecoveryPoint: HighData when recovery began */
+	uint32_t rxt_mark;		/* HighData when the latest retransmission left */
+	uint32_t una_mark;		/* ... as SND.UNA's went again (at most that) */
+	uint32_t una_seen;		/* SND.UNA una_mark belongs to */
 };
 
 /*

@@ -61,6 +61,14 @@
  *      on the first and second duplicate ACK, one new segment each beyond
  *      cwnd (tcp_sack_room), so a small window still draws the third
  *      duplicate instead of waiting for the RTO.
+ *   9. A lost retransmission (beyond RFC 6675, which leaves it to the
+ *      RTO; Linux's lost-retransmit mark before RACK): in recovery, when
+ *      SND.UNA's segment was sent again and more than (DupThresh - 1) *
+ *      SMSS octets sent after that retransmission left (HighData then:
+ *      una_mark, for a later first hole the mark of the latest
+ *      retransmission, which is no earlier) have been SACKed, that
+ *      retransmission is lost too: SND.UNA's segment goes once more,
+ *      with the mark moved to HighData.          tcp_sack_rexmit_lost
  */
 #include <string.h>
 
@@ -244,7 +252,35 @@ static int rexmit(struct fg_tcp_conn *c, uint32_t seq, uint32_t len)
 		c->flags &= ~CF_RTT_TIMING;
 	if (SEQ_GT(seq + len, c->sb.high_rxt))
 		c->sb.high_rxt = seq + len;
+	c->sb.rxt_mark = c->snd_max;
 	return 0;
+}
+
+/* Step 9: SND.UNA's segment went again and then more than (DupThresh - 1)
+ * SMSS sent after it were SACKed: that retransmission was lost too. */
+static void lost_rexmit(struct fg_tcp_conn *c)
+{
+	struct tcp_sack_sb *sb = &c->sb;
+	uint32_t above = 0, len;
+
+	if (sb->una_seen != c->snd_una) {
+		/* a new first hole: its retransmission left before the latest */
+		sb->una_seen = c->snd_una;
+		sb->una_mark = sb->rxt_mark;
+	}
+	if (!SEQ_LT(c->snd_una, sb->high_rxt) || !sb->n)
+		return;
+	for (unsigned i = 0; i < sb->n; i++)
+		if (SEQ_GT(sb->blk[2 * i + 1], sb->una_mark))
+			above += sb->blk[2 * i + 1] -
+				 (SEQ_GT(sb->blk[2 * i], sb->una_mark) ? sb->blk[2 * i] : sb->una_mark);
+	if (above <= (DUP_THRESH - 1) * c->mss)
+		return;
+	len = FG_MIN(FG_MIN(c->mss, c->sb_len), hole_end(c, 0) - c->snd_una);
+	if (len && rexmit(c, c->snd_una, len) == 0) {
+		fg_stats_inc(c->tcp->st, FG_CTR_TCP_SACK_REXMIT_LOST);
+		sb->una_mark = c->snd_max;
+	}
 }
 
 /* Step 4. */
@@ -263,6 +299,8 @@ static void enter_recovery(struct fg_tcp_conn *c)
 	c->flags &= ~CF_RTT_TIMING;
 	if (len)
 		rexmit(c, c->snd_una, len);
+	c->sb.una_seen = c->snd_una;
+	c->sb.una_mark = c->snd_max;
 	c->t_rexmt = t->now + c->rto;
 }
 
@@ -283,6 +321,8 @@ void tcp_sack_input(struct fg_tcp_conn *c, const struct tcp_seg_in *s, bool dup)
 			c->flags &= ~CF_SACK_RECOVERY;
 			c->cwnd = c->ssthresh;
 			c->dupacks = 0;
+		} else {
+			lost_rexmit(c);
 		}
 		tcp_mark_pending(c);	/* (C) at the end of the burst */
 		return;

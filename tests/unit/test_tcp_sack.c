@@ -11,8 +11,8 @@
  *               scripted here: one loss, several in one window (all holes
  *               sent again before any cumulative ACK moves, as NewReno
  *               cannot), a lost retransmission ended by the RTO after which
- *               SACKed data is not sent again, reordering that is no loss,
- *               bogus blocks.
+ *               SACKed data is not sent again, one found lost by the data
+ *               SACKed after it, reordering that is no loss, bogus blocks.
  *   lossy link  several MiB between two instances over a memlink dropping
  *               1 % of data segments (tools/bench/tcp_bulk.h): every octet
  *               arrives, in order, and the recovery counters moved — with
@@ -478,6 +478,46 @@ START_TEST(test_lost_retransmission_rto)
 }
 END_TEST
 
+/* The retransmission lost while new data flows: once more than two
+ * segments sent after it are SACKed, it goes again, before any RTO. */
+START_TEST(test_lost_retransmission_detected)
+{
+	uint32_t end, blk[2];
+
+	sack_setup(1);
+	grow();
+	end = flight_end();
+	ck_assert_int_gt(fg_tcp_send(FX->conn, data, 64 * 1024), 0);
+	fx_advance(0);
+	ck_assert_uint_eq(FX->conn->snd_max, end);	/* the window is full */
+	peer_acks(1ull << 20, fl_n);
+	ck_assert_uint_eq(sent_count(fl_seq[20]), 1);
+	ck_assert_uint_eq(FX->conn->snd_max, end);
+	/* the peer's window opens: new data goes in recovery */
+	peer_edge = end + 20 * SMSS;
+	blk[0] = fl_seq[21];
+	blk[1] = end;
+	ack_sack(fl_seq[20], blk, 1);
+	ck_assert(SEQ_GT(FX->conn->snd_max, end + 2 * SMSS));
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_SACK_REXMIT_LOST], 0);
+	/* the retransmission is lost; the new segments arrive, one by one */
+	for (uint32_t s = end + SMSS; SEQ_LEQ(s, FX->conn->snd_max) &&
+	     !FX->st.ctr[FG_CTR_TCP_SACK_REXMIT_LOST]; s += SMSS) {
+		blk[0] = fl_seq[21];
+		blk[1] = s;
+		ack_sack(fl_seq[20], blk, 1);
+		/* not before three segments past the retransmission are in */
+		if (s - end <= 2 * SMSS)
+			ck_assert_uint_eq(sent_count(fl_seq[20]), 1);
+	}
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_SACK_REXMIT_LOST], 1);
+	ck_assert_uint_eq(sent_count(fl_seq[20]), 2);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_RTO_EXPIRED], 0);
+	ack_sack(FX->conn->snd_max, NULL, 0);
+	ck_assert(!(FX->conn->flags & CF_SACK_RECOVERY));
+}
+END_TEST
+
 START_TEST(test_reordering_is_not_loss)
 {
 	uint32_t cwnd;
@@ -579,6 +619,7 @@ static Suite *tcp_sack_suite(void)
 	tcase_add_test(rc, test_recovery_several_losses_one_window);
 	tcase_add_test(rc, test_newreno_without_sack);
 	tcase_add_test(rc, test_lost_retransmission_rto);
+	tcase_add_test(rc, test_lost_retransmission_detected);
 	tcase_add_test(rc, test_reordering_is_not_loss);
 	tcase_add_test(rc, test_bogus_blocks_ignored);
 	suite_add_tcase(s, rc);

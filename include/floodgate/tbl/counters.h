@@ -222,6 +222,7 @@ FG_COUNTER(TCP_RETRANS_SEGS, "tcp_retrans_segs", "segments retransmitted (timeou
 FG_COUNTER(TCP_FAST_RETRANS, "tcp_fast_retrans", "fast retransmits on three duplicate ACKs (RFC 5681 3.2)")
 FG_COUNTER(TCP_SACK_RECOVERIES, "tcp_sack_recoveries", "SACK loss recoveries entered (RFC 6675 5)")
 FG_COUNTER(TCP_SACK_REXMIT_SEGS, "tcp_sack_rexmit_segs", "segments retransmitted by SACK recovery (NextSeg, RFC 6675)")
+FG_COUNTER(TCP_SACK_REXMIT_LOST, "tcp_sack_rexmit_lost", "retransmissions found lost in SACK recovery (data sent after them SACKed) and sent again before the RTO")
 FG_COUNTER(TCP_SACK_BLOCKS_BAD, "tcp_sack_blocks_bad", "SACK blocks ignored: empty, or not within (SND.UNA, SND.MAX]")
 FG_COUNTER(TCP_SACK_DSACKS, "tcp_sack_dsacks", "SACK blocks reporting a duplicate (D-SACK, RFC 2883), ignored")
 FG_COUNTER(TCP_SACK_SB_FULL, "tcp_sack_sb_full", "SACK ranges forgotten: the scoreboard was full")
