@@ -111,7 +111,7 @@ int main(int argc, char **argv)
 		uint64_t again = x->r.tx_bytes - x->r.received;
 		const uint64_t *c = x->r.st[0].ctr;
 
-		fprintf(out, "| %s | %.2f | %.2f | %llu | %.2f | %llu | %llu | %llu | %.1f |\n",
+		fprintf(out, "| %s | %.3f | %.2f | %llu | %.2f | %llu | %llu | %llu | %.1f |\n",
 			x->name, gbps(x), gbps(x) / gbps(&runs[0]), (unsigned long long)again,
 			100.0 * (double)again / (double)x->r.received,
 			(unsigned long long)x->r.dropped,
