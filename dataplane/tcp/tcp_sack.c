@@ -154,7 +154,9 @@ uint32_t tcp_sack_update(struct fg_tcp_conn *c, const uint32_t *blk, unsigned n)
 			fg_stats_inc(t->st, FG_CTR_TCP_SACK_DSACKS);	/* RFC 2883 */
 			continue;
 		}
-		if (!SEQ_LT(s, e) || !SEQ_GT(s, c->snd_una) || SEQ_GT(e, c->snd_max)) {
+		/* (a FIN is never SACKed: a block past the data is bogus too) */
+		if (!SEQ_LT(s, e) || !SEQ_GT(s, c->snd_una) || SEQ_GT(e, c->snd_max) ||
+		    SEQ_GT(e, c->snd_una + c->sb_len)) {
 			fg_stats_inc(t->st, FG_CTR_TCP_SACK_BLOCKS_BAD);
 			continue;
 		}

@@ -122,6 +122,10 @@ START_TEST(test_sb_bad_blocks)
 	/* a block ending exactly at SND.MAX is good */
 	ck_assert_uint_eq(upd(c, seg(39), seg(40)), MSS);
 	ck_assert_uint_eq(sb_st.ctr[FG_CTR_TCP_SACK_BLOCKS_BAD], 6);
+	/* with a FIN sent (SND.MAX one past the data), one covering it is not */
+	c->snd_max++;
+	ck_assert_uint_eq(upd(c, seg(39), seg(40) + 1), 0);
+	ck_assert_uint_eq(sb_st.ctr[FG_CTR_TCP_SACK_BLOCKS_BAD], 7);
 }
 END_TEST
 
