@@ -148,6 +148,8 @@ PROG_DIRS := $(foreach p,$(PROGRAMS),$(word 2,$(subst :, ,$(p)))) dataplane/dpdk
 #   control    floodctld, floodctl and what only they use
 #   tools      feedgen, benchmarks, test helpers
 TIERS := engine lib dataplane control tools
+# The engine stays under dataplane/ (docs/architecture.md, "Why the engine lives under
+# dataplane/"): its directories are this list, not a folder.
 ENGINE_DIRS := dataplane/core dataplane/article dataplane/config dataplane/date \
 	dataplane/history dataplane/msgid dataplane/nntp dataplane/rules dataplane/wildmat \
 	dataplane/feeds dataplane/innhist
@@ -272,6 +274,10 @@ UNIT_LIBS_test_innhist := /usr/lib/news/libinn.a
 # test_rss checks the port's RSS key with DPDK's rte_softrss (a header's
 # inline function: DPDK's headers, none of its libraries)
 $(B)/obj/tests/unit/test_rss.o: CFLAGS += $(DPDK_CFLAGS)
+# test_tcp_mbuf sends by reference over real mbufs (an EAL without a device:
+# DPDK's headers and libraries)
+$(B)/obj/tests/unit/test_tcp_mbuf.o: CFLAGS += $(DPDK_CFLAGS)
+UNIT_LIBS_test_tcp_mbuf := $(DPDK_LIBS)
 
 $(B)/tests/unit/%: $(B)/obj/tests/unit/%.o $(TESTLIB_OBJS) $(LINK_tools)
 	@mkdir -p $(@D)

@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "floodgate/config.h"
+#include "floodgate/datadir.h"
 #include "floodgate/innhist.h"
 #include "floodgate/sbuf.h"
 #include "floodctl.h"

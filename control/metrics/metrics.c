@@ -596,24 +596,26 @@ void fg_metrics_downstreams(const struct fg_metrics_state *m, bool json, struct 
 			     FG_DS_STATUS_FILE " in the data directory (not running yet?)\n");
 		return;
 	}
-	fg_sbuf_printf(out, "%-16s %-11s %10s %12s %7s %12s %9s %9s %8s %8s %8s %6s %8s %8s\n",
-		       "downstream", "state", "lag", "octets", "secs", "backlog", "sent",
-		       "accepted", "refused", "had-it", "deferred", "reconn", "skipped",
-		       "dropped");
+	fg_sbuf_printf(out, "%-16s %-11s", "downstream", "state");
+	for (unsigned k = 0; k < fg_ds_n_fields; k++)
+		if (fg_ds_fields[k].column)
+			fg_sbuf_printf(out, " %*s", fg_ds_fields[k].width, fg_ds_fields[k].column);
+	fg_sbuf_puts(out, "\n");
 	for (unsigned i = 0; i < m->n_ds; i++) {
-		const struct fg_ds_status *d = &m->ds[i];
+		struct fg_ds_status d = m->ds[i];
 		uint64_t rec, bytes;
 		int64_t secs;
 
-		fg_metrics_ds_lag(m, d, &rec, &bytes, &secs);
-		fg_sbuf_printf(out, "%-16s %-11s %10llu %12llu %7lld %12llu %9llu %9llu %8llu %8llu "
-			       "%8llu %6llu %8llu %8llu\n", d->name, fg_metrics_ds_state(d),
-			       (unsigned long long)rec, (unsigned long long)bytes, (long long)secs,
-			       (unsigned long long)d->backlog_bytes, (unsigned long long)d->sent,
-			       (unsigned long long)d->accepted, (unsigned long long)d->refused,
-			       (unsigned long long)d->not_wanted, (unsigned long long)d->deferred,
-			       (unsigned long long)d->reconnects, (unsigned long long)d->not_routed,
-			       (unsigned long long)d->dropped);
+		fg_metrics_ds_lag(m, &d, &rec, &bytes, &secs);
+		d.lag_records = rec;
+		d.lag_bytes = bytes;
+		d.lag_seconds = secs > 0 ? (uint64_t)secs : 0;
+		fg_sbuf_printf(out, "%-16s %-11s", d.name, fg_metrics_ds_state(&d));
+		for (unsigned k = 0; k < fg_ds_n_fields; k++)
+			if (fg_ds_fields[k].column)
+				fg_sbuf_printf(out, " %*llu", fg_ds_fields[k].width,
+					       (unsigned long long)fg_ds_value(&d, &fg_ds_fields[k]));
+		fg_sbuf_puts(out, "\n");
 	}
 	fg_sbuf_printf(out, "as the dataplane wrote it %lld s ago%s\n",
 		       (long long)(m->now - m->ds_written),

@@ -71,6 +71,9 @@
 #define DP_RX_DESC 1024
 #define DP_TX_DESC 1024
 #define DP_TX_PENDING 256		/* frames a worker keeps when its TX ring is full */
+#define DP_TX_SEGS_MAX 17		/* a frame's mbufs at most: its own and 16 pieces */
+#define DP_IND_MBUFS 8191		/* a worker's indirect mbufs (pieces attached in flight) */
+#define DP_IND_POOL_NAME "fg_ind%u"	/* worker i's pool of them */
 #define DP_TX_STUCK_TRIES 1024		/* failed sends of one frame before it is dropped */
 #define DP_PUBLISH_NS (100ull * 1000000ull)	/* counters into the region slot */
 #define DP_SPIN_NS (20ull * 1000ull)	/* an idle worker polls this long before it sleeps */
@@ -112,6 +115,7 @@ struct dp_txq {
 	uint16_t port;
 	uint16_t queue;
 	struct rte_mempool *pool;
+	struct rte_mempool *ind_pool;	/* indirect mbufs for attached pieces; NULL: none */
 	bool csum_offload;
 	bool vlan_insert;		/* the port inserts 802.1Q tags (else software) */
 	unsigned n_pending;
@@ -226,6 +230,7 @@ struct dp {
 	uint8_t mac[6];
 	bool rx_csum, tx_csum, rss, rx_intr;
 	struct dp_rss_table rss_tab;		/* the port's key and RETA (rss.h), after start */
+	unsigned tx_segs;			/* mbufs a TX frame may chain (1: none) */
 	bool vlan_strip, vlan_insert;		/* the port's VLAN offloads, in use */
 	bool gro;				/* [dataplane] gro, in use (port.c) */
 	int exc_port;				/* the exception path's tap port; -1: none */
@@ -272,6 +277,12 @@ int dp_eal_args(const struct fg_config *cfg, const char *port, char *buf, size_t
 void dp_eal_stop(void);
 
 /* port.c */
+/* worker.c: the port's addresses of cfg as fg_net takes them (IPv4 with
+ * their prefix lengths and VLANs, IPv6), at start and at a reload. */
+void dp_net_addrs(const struct fg_config *cfg, struct fg_net_config *nc);
+/* A removed IPv4 address stays ours this long after a reload, for the
+ * sessions on it to drain (10 s at most) and close. */
+#define DP_ADDR_LEAVE_NS (15ull * 1000000000ull)
 int dp_port_setup(struct dp *dp);
 int dp_port_start(struct dp *dp);
 void dp_port_stop(struct dp *dp);

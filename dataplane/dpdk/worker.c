@@ -169,11 +169,42 @@ static void sink_settle(struct dp_worker *w)
 			    w->index, fg_wiring_sink_busy(w->wire));
 }
 
+void dp_net_addrs(const struct fg_config *cfg, struct fg_net_config *nc)
+{
+	uint16_t untagged_vid = 0;
+
+	nc->n_ipv4 = nc->n_ipv6 = 0;
+	/* VLANs: `vlan N` alone tags the addresses of `address` (IPv4 only:
+	 * config.c refuses it beside an IPv6 one); `vlan N ADDR` adds one */
+	for (unsigned i = 0; i < cfg->n_dp_vlan; i++)
+		if (!cfg->dp_vlan[i].addr.family)
+			untagged_vid = (uint16_t)cfg->dp_vlan[i].id;
+	for (unsigned i = 0; i < cfg->n_dp_addr; i++) {
+		const struct fg_prefix *a = &cfg->dp_addr[i];
+
+		if (a->family == AF_INET) {
+			memcpy(&nc->ipv4[nc->n_ipv4], a->addr, 4);
+			nc->plen[nc->n_ipv4] = a->len;
+			nc->vid[nc->n_ipv4++] = untagged_vid;
+		} else {
+			memcpy(nc->ipv6[nc->n_ipv6++], a->addr, FG_IP6_ALEN);
+		}
+	}
+	for (unsigned i = 0; i < cfg->n_dp_vlan && nc->n_ipv4 < FG_NET_MAX_ADDRS; i++) {
+		const struct fg_config_vlan *v = &cfg->dp_vlan[i];
+
+		if (v->addr.family != AF_INET)
+			continue;
+		memcpy(&nc->ipv4[nc->n_ipv4], v->addr.addr, 4);
+		nc->plen[nc->n_ipv4] = v->addr.len;
+		nc->vid[nc->n_ipv4++] = (uint16_t)v->id;
+	}
+}
+
 static int net_setup(struct dp_worker *w)
 {
 	const struct dp *dp = w->dp;
 	struct fg_net_config nc = { 0 };
-	uint16_t untagged_vid = 0;
 	struct fg_tcp_config tc = { 0 };
 	struct fg_tcpsess_params sp = { 0 };
 	struct fg_net_faults faults = { 0 };
@@ -182,35 +213,12 @@ static int net_setup(struct dp_worker *w)
 	if (getrandom(secret, sizeof(secret), 0) != sizeof(secret))
 		return -EIO;
 	memcpy(nc.mac, dp->mac, 6);
-	/* VLANs: `vlan N` alone tags the addresses of `address` (IPv4 only:
-	 * config.c refuses it beside an IPv6 one); `vlan N ADDR` adds one */
-	for (unsigned i = 0; i < w->cfg->n_dp_vlan; i++)
-		if (!w->cfg->dp_vlan[i].addr.family)
-			untagged_vid = (uint16_t)w->cfg->dp_vlan[i].id;
-	for (unsigned i = 0; i < w->cfg->n_dp_addr; i++) {
-		const struct fg_prefix *a = &w->cfg->dp_addr[i];
-
-		if (a->family == AF_INET) {
-			memcpy(&nc.ipv4[nc.n_ipv4], a->addr, 4);
-			nc.plen[nc.n_ipv4] = a->len;
-			nc.vid[nc.n_ipv4++] = untagged_vid;
-		} else {
-			memcpy(nc.ipv6[nc.n_ipv6++], a->addr, FG_IP6_ALEN);
-		}
-	}
-	for (unsigned i = 0; i < w->cfg->n_dp_vlan && nc.n_ipv4 < FG_NET_MAX_ADDRS; i++) {
-		const struct fg_config_vlan *v = &w->cfg->dp_vlan[i];
-
-		if (v->addr.family != AF_INET)
-			continue;
-		memcpy(&nc.ipv4[nc.n_ipv4], v->addr.addr, 4);
-		nc.plen[nc.n_ipv4] = v->addr.len;
-		nc.vid[nc.n_ipv4++] = (uint16_t)v->id;
-	}
+	dp_net_addrs(w->cfg, &nc);
 	/* one worker probes and announces the IPv6 addresses (DAD) */
 	nc.nd_announce = w->index == 0;
 	nc.mtu = dp->mtu;
 	nc.tx_csum_offload = dp->tx_csum;
+	nc.tx_max_segs = w->tx.ind_pool ? dp->tx_segs : 1;
 	nc.hash_seed = secret[0];
 	/* the exception path's rate, shared by the workers */
 	if (dp->exc_port >= 0)
@@ -299,6 +307,21 @@ int dp_worker_setup(struct dp_worker *w)
 	w->tx.port = dp->port_id;
 	w->tx.queue = (uint16_t)w->index;
 	w->tx.pool = dp->pool;
+	if (dp->tx_segs > 1) {
+		/* pieces sent by reference: indirect mbufs, no data room */
+		char name[RTE_MEMPOOL_NAMESIZE];
+
+		snprintf(name, sizeof(name), DP_IND_POOL_NAME, w->index);
+		/* a worker set up again (the history restored) finds its own:
+		 * the pools live until dp_port_stop */
+		w->tx.ind_pool = rte_mempool_lookup(name);
+		if (!w->tx.ind_pool)
+			w->tx.ind_pool = rte_pktmbuf_pool_create(name, DP_IND_MBUFS, 64, 0, 0,
+								 (int)rte_socket_id());
+		if (!w->tx.ind_pool)
+			FG_LOG_WARN(DP, "worker %u: no indirect mbufs (%s): TCP copies what "
+				    "it sends by reference", w->index, rte_strerror(rte_errno));
+	}
 	w->tx.csum_offload = dp->tx_csum;
 	w->tx.vlan_insert = dp->vlan_insert;
 	w->tx.exc_port = dp->exc_port;
@@ -337,6 +360,7 @@ void dp_worker_teardown(struct dp_worker *w)
 	fg_tcpsess_destroy(w->ts);
 	fg_net_destroy(w->net);
 	fg_passive_destroy(w->pv);
+	/* w->tx.ind_pool goes in dp_port_stop, once the TX rings let go */
 	if (w->shadow_pub) {
 		pthread_mutex_destroy(&w->shadow_mu);
 		free(w->shadow_pub);

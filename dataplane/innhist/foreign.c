@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * foreign.c — the table of INN's Message-ID hashes (innhist.h has the file
- * layout). Written once by `floodctl import-inn-history`, mapped read-only
- * by every engine, consulted only when floodgate's own history misses.
+ * layout). Built here (fg_foreign_build: the image, no file I/O), written
+ * once by `floodctl import-inn-history` through lib/datadir's durable
+ * replace (fg_foreign_write), mapped read-only by every engine, consulted
+ * only when floodgate's own history misses.
  *
  * Why a sorted array with a direct index: INN's keys are MD5s, uniform,
  * so the top k bits of a hash name its place to within a few entries. k
@@ -14,7 +16,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,52 +90,16 @@ static int cmp16(const void *a, const void *b)
 	return memcmp(a, b, FG_MD5_LEN);
 }
 
-static int write_all(int fd, const void *buf, size_t len)
+int fg_foreign_build(uint8_t (*hashes)[FG_MD5_LEN], size_t n, fg_time_t imported,
+		     fg_time_t until, uint8_t hdr[FG_FOREIGN_HEADER], uint32_t **index_out,
+		     size_t *nidx_out, size_t *m_out)
 {
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
-static int sync_dir_of(const char *path)
-{
-	char copy[PATH_MAX];
-	int fd, rc = 0;
-
-	snprintf(copy, sizeof(copy), "%s", path);
-	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) != 0)
-		rc = -errno;
-	close(fd);
-	return rc;
-}
-
-int fg_foreign_write(const char *path, uint8_t (*hashes)[FG_MD5_LEN], size_t n,
-		     fg_time_t imported, fg_time_t until, size_t *n_out)
-{
-	uint8_t hdr[FG_FOREIGN_HEADER] = { 0 };
-	char tmp[PATH_MAX];
-	uint32_t *index = NULL, crc;
+	uint32_t *index, crc;
 	size_t m = 0, nidx;
 	unsigned k;
-	int fd, rc;
 
 	if (n > FG_FOREIGN_MAX)
 		return -E2BIG;
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
 	qsort(hashes, n, FG_MD5_LEN, cmp16);
 	for (size_t i = 0; i < n; i++)
 		if (m == 0 || memcmp(hashes[m - 1], hashes[i], FG_MD5_LEN) != 0)
@@ -151,6 +116,7 @@ int fg_foreign_write(const char *path, uint8_t (*hashes)[FG_MD5_LEN], size_t n,
 	}
 	crc = fg_crc32c(0, hashes, m * FG_MD5_LEN);
 	crc = fg_crc32c(crc, index, nidx * sizeof(*index));
+	memset(hdr, 0, FG_FOREIGN_HEADER);
 	memcpy(hdr, FG_FOREIGN_MAGIC, 8);
 	put32(hdr + 8, FG_FOREIGN_VERSION);
 	put32(hdr + 12, k);
@@ -159,30 +125,10 @@ int fg_foreign_write(const char *path, uint8_t (*hashes)[FG_MD5_LEN], size_t n,
 	put64(hdr + 32, (uint64_t)until);
 	put32(hdr + 40, crc);
 	put32(hdr + 44, fg_crc32c(0, hdr, 44));
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		rc = -errno;
-		goto out_free_index;
-	}
-	rc = write_all(fd, hdr, sizeof(hdr));
-	if (rc == 0)
-		rc = write_all(fd, hashes, m * FG_MD5_LEN);
-	if (rc == 0)
-		rc = write_all(fd, index, nidx * sizeof(*index));
-	if (rc == 0 && fsync(fd) != 0)
-		rc = -errno;
-	close(fd);
-	if (rc == 0 && rename(tmp, path) != 0)
-		rc = -errno;
-	if (rc == 0)
-		rc = sync_dir_of(path);
-	if (rc != 0)
-		unlink(tmp);
-	else if (n_out)
-		*n_out = m;
-out_free_index:
-	free(index);
-	return rc;
+	*index_out = index;
+	*nidx_out = nidx;
+	*m_out = m;
+	return 0;
 }
 
 #define REFUSE(msg) do { *why = (msg); rc = -EINVAL; goto out_unmap; } while (0)

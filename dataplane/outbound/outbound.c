@@ -140,32 +140,16 @@ int fg_outbound_gate_add(struct fg_outbound *ob, struct fg_slotlink *sl)
 
 /* ------------------------------------------------------------ counters */
 
-/* The relay's view of one downstream, as dstatus.h files it. */
+/* The relay's view of one downstream, as dstatus.h files it: every row. */
 static void ds_status(const struct fg_config_downstream *cfg, const struct fg_relay_ds_status *st,
 		      struct fg_ds_status *out)
 {
 	memset(out, 0, sizeof(*out));
 	snprintf(out->name, sizeof(out->name), "%s", cfg->name);
 	snprintf(out->id, sizeof(out->id), "%s", cfg->id);
-	out->paused = st->paused;
-	out->parked = st->q.parked;
-	out->full = st->q.full;
-	out->connections = st->connections;
-	out->ready = st->ready;
-	out->streaming = st->streaming;
-	out->lag_records = st->q.lag_records;
-	out->lag_bytes = st->q.lag_bytes;
-	out->lag_seconds = st->q.lag_seconds > 0 ? (uint64_t)st->q.lag_seconds : 0;
-	out->backlog_bytes = st->q.held_bytes;
-	out->sent = st->sent;
-	out->accepted = st->accepted;
-	out->refused = st->refused;
-	out->not_wanted = st->not_wanted;
-	out->deferred = st->deferred;
-	out->reconnects = st->reconnects;
-	out->not_routed = st->not_routed;
-	out->dropped = st->dropped;
-	out->parks = st->q.parks;
+#define DS_COPY(f, k, src, col, w, h) out->f = st->f;
+	FG_DS_FIELDS(DS_COPY)
+#undef DS_COPY
 }
 
 /* downstreams.status for floodctld (dstatus.h), about once a second. */
@@ -231,12 +215,13 @@ static void write_downstream(FILE *f, const struct fg_relay_ds_status *st,
 {
 	const char *n = st->name;
 
-	fprintf(f, "downstream:%s:ready %u\ndownstream:%s:streaming %d\n"
+	fprintf(f, "downstream:%s:ready %llu\ndownstream:%s:streaming %d\n"
 		"downstream:%s:acked_records %llu\ndownstream:%s:lag_records %llu\n"
 		"downstream:%s:sent %llu\ndownstream:%s:accepted %llu\n"
 		"downstream:%s:refused %llu\ndownstream:%s:not_wanted %llu\n"
 		"downstream:%s:deferred %llu\ndownstream:%s:connects %llu\n",
-		n, st->ready, n, st->streaming, n, (unsigned long long)st->acked.recno, n,
+		n, (unsigned long long)st->ready, n, st->streaming != 0, n,
+		(unsigned long long)st->acked.recno, n,
 		(unsigned long long)(end->recno > st->acked.recno ? end->recno - st->acked.recno : 0),
 		n, (unsigned long long)st->sent, n, (unsigned long long)st->accepted, n,
 		(unsigned long long)st->refused, n, (unsigned long long)st->not_wanted, n,

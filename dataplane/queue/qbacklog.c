@@ -155,27 +155,27 @@ static void cap(struct fg_queue *q, struct qconsumer *c, struct fg_queue_cursor 
 {
 	const struct fg_queue_backlog *b = &c->bl;
 
-	st->held_bytes = held(q, at->pos, q->shared_low);
+	st->backlog_bytes = held(q, at->pos, q->shared_low);
 	if (!b->disk)
 		return;
 	if (b->drop) {
-		while (st->held_bytes > b->disk) {
+		while (st->backlog_bytes > b->disk) {
 			uint64_t before = at->pos;
 
 			drop_oldest(q, c, at, st);
 			if (at->pos == before)
 				break;
-			st->held_bytes = held(q, at->pos, q->shared_low);
+			st->backlog_bytes = held(q, at->pos, q->shared_low);
 		}
 		return;
 	}
-	if (!st->full && st->held_bytes > b->disk) {
+	if (!st->full && st->backlog_bytes > b->disk) {
 		st->full = true;
 		qcount(q, FG_CTR_QUEUE_BACKLOG_FULL, 1);
 		FG_LOG_WARN(QCOMP, "downstream %s: backlog at its cap (%llu octets kept for it, "
 			    "backlog-full defer): new articles are deferred", c->name,
-			    (unsigned long long)st->held_bytes);
-	} else if (st->full && under(st->held_bytes, b->disk)) {
+			    (unsigned long long)st->backlog_bytes);
+	} else if (st->full && under(st->backlog_bytes, b->disk)) {
 		st->full = false;
 		FG_LOG_NOTICE(QCOMP, "downstream %s: backlog under its cap again", c->name);
 	}
@@ -229,7 +229,7 @@ void qbacklog_pass(struct fg_queue *q)
 		}
 	} else {
 		for (unsigned i = 0; i < q->n_consumers; i++) {
-			st[i].held_bytes = 0;
+			st[i].backlog_bytes = 0;
 			st[i].full = false;
 		}
 	}

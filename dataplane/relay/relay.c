@@ -358,6 +358,8 @@ static void publish(struct rds *d)
 	struct fg_relay_ds_status *s = &d->pub;
 
 	pthread_mutex_lock(&d->r->status_lock);
+	/* the LINK rows of dstatus.h (connections: set once, ds_init) */
+	s->paused = atomic_load(&d->paused);
 	s->ready = 0;
 	s->streaming = false;
 	for (unsigned i = 0; i < d->nconn; i++) {
@@ -367,16 +369,10 @@ static void publish(struct rds *d)
 	s->acked = d->low;
 	s->next = d->next;
 	s->in_window = (unsigned)(d->next.recno - d->low.recno);
-	s->sent = d->sent;
-	s->accepted = d->accepted;
-	s->refused = d->refused;
-	s->not_wanted = d->not_wanted;
-	s->deferred = d->deferred;
-	s->reconnects = d->reconnects;
-	s->not_routed = d->not_routed;
-	s->dropped = d->dropped;
+#define PUB_COUNT(f, k, src, col, w, h) FG_DS_FROM(src, RELAY, s->f = d->f;)
+	FG_DS_FIELDS(PUB_COUNT)
+#undef PUB_COUNT
 	s->drops = d->drops;
-	s->paused = atomic_load(&d->paused);
 	pthread_mutex_unlock(&d->r->status_lock);
 }
 
@@ -673,6 +669,11 @@ int fg_relay_status(struct fg_relay *r, unsigned idx, struct fg_relay_ds_status 
 	*out = r->ds[idx].pub;
 	pthread_mutex_unlock(&r->status_lock);
 	fg_queue_consumer_state(r->p.q, r->ds[idx].consumer, &out->q);
+	/* a negative age (none yet, or the clock stepped back) is none */
+#define PUB_QUEUE(f, k, src, col, w, h) \
+	FG_DS_FROM(src, QUEUE, out->f = out->q.f > 0 ? (uint64_t)out->q.f : 0;)
+	FG_DS_FIELDS(PUB_QUEUE)
+#undef PUB_QUEUE
 	return 0;
 }
 

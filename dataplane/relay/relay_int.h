@@ -259,9 +259,13 @@ struct rds {
 	unsigned nconn;
 	/* published for fg_relay_status (under r->status_lock) */
 	struct fg_relay_ds_status pub;
-	uint64_t sent, accepted, refused, not_wanted, deferred, reconnects;
-	uint64_t not_routed;		/* records whose route does not name it */
-	uint64_t dropped, drops;	/* backlog-full drop: articles, times */
+	/* its counts: the RELAY rows of dstatus.h (sent, accepted, ...,
+	 * not_routed: records whose route does not name it, dropped: articles
+	 * given up at the backlog cap) */
+#define RDS_COUNT(f, k, src, col, w, h) FG_DS_FROM(src, RELAY, uint64_t f;)
+	FG_DS_FIELDS(RDS_COUNT)
+#undef RDS_COUNT
+	uint64_t drops;			/* times the backlog cap dropped articles */
 	_Atomic bool paused;
 	/* end-to-end acknowledgement: its #ack connections */
 	struct rconn *dconns;

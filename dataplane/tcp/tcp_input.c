@@ -61,22 +61,37 @@ static void parse_options(struct tcp_seg_in *s, const uint8_t *o, uint32_t len, 
 	}
 }
 
-/* A listener for the key's local port and address: its own address, or
- * the unspecified address of the key's family (any of ours). */
-bool tcp_listening(const struct fg_tcp *t, const struct tcp_tuple *k)
+/* A listener for a local port and address: its own address, or the
+ * unspecified address of its family (any of ours, but one a reload
+ * removed: it is leaving, fg_net_set_ipv4). */
+bool fg_tcp_listens_on(const struct fg_tcp *t, const struct fg_endpoint *local)
 {
 	static const uint8_t any[FG_IP6_ALEN];
-	int family = k->v6 ? AF_INET6 : AF_INET;
-	size_t alen = k->v6 ? FG_IP6_ALEN : 4;
+	size_t alen = local->family == AF_INET6 ? FG_IP6_ALEN : 4;
+	uint32_t ip;
+
+	if (local->family == AF_INET) {
+		memcpy(&ip, local->addr, 4);
+		if (fg_net_ipv4_leaving(t->net, ip))
+			return false;
+	}
 
 	for (unsigned i = 0; i < t->cfg.n_listen; i++) {
 		const struct fg_endpoint *l = &t->cfg.listen[i];
 
-		if (l->port == k->lport && l->family == family &&
-		    (!memcmp(l->addr, any, alen) || !memcmp(l->addr, k->laddr, alen)))
+		if (l->port == local->port && l->family == local->family &&
+		    (!memcmp(l->addr, any, alen) || !memcmp(l->addr, local->addr, alen)))
 			return true;
 	}
 	return false;
+}
+
+bool tcp_listening(const struct fg_tcp *t, const struct tcp_tuple *k)
+{
+	struct fg_endpoint local = { .family = k->v6 ? AF_INET6 : AF_INET, .port = k->lport };
+
+	memcpy(local.addr, k->laddr, k->v6 ? FG_IP6_ALEN : 4);
+	return fg_tcp_listens_on(t, &local);
 }
 
 static uint32_t seg_len(const struct tcp_seg_in *s)
@@ -290,7 +305,7 @@ void tcp_fin_input(struct fg_tcp_conn *c)
 
 static void retransmit_first(struct fg_tcp_conn *c)
 {
-	uint32_t len = FG_MIN(c->mss, c->sb_len);
+	uint32_t len = tcp_seg_fit(c, c->snd_una, FG_MIN(c->mss, c->sb_len));
 	uint8_t flags = TH_ACK;
 
 	if (len == c->sb_len && (c->flags & CF_FIN_SENT))
@@ -305,8 +320,7 @@ static void new_ack(struct fg_tcp_conn *c, const struct tcp_seg_in *s)
 	uint32_t acked = s->ack - c->snd_una, data_acked = FG_MIN(acked, c->sb_len);
 	bool fin_acked = (c->flags & CF_FIN_SENT) && s->ack == c->snd_una + c->sb_len + 1;
 
-	c->sb_head = (c->sb_head + data_acked) % t->cfg.sndbuf;
-	c->sb_len -= data_acked;
+	tcp_sendq_acked(c, data_acked);
 	c->snd_una = s->ack;
 	if (SEQ_LT(c->snd_nxt, c->snd_una))
 		c->snd_nxt = c->snd_una;

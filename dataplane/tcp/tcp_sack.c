@@ -241,12 +241,14 @@ int tcp_sack_next_seg(const struct fg_tcp_conn *c, bool rule3, uint32_t *seq, ui
 
 /* ---------------------------------------------------------------- recovery */
 
-/* A retransmission of [seq, seq + len) (Karn: not timed any more). */
+/* A retransmission from `seq` of up to `len` octets, as much as one frame
+ * carries of the send queue (tcp_seg_fit); Karn: not timed any more. */
 static int rexmit(struct fg_tcp_conn *c, uint32_t seq, uint32_t len)
 {
 	struct fg_tcp *t = c->tcp;
 
-	if (tcp_xmit(c, TH_ACK, seq, len) < 0)
+	len = tcp_seg_fit(c, seq, len);
+	if (!len || tcp_xmit(c, TH_ACK, seq, len) < 0)
 		return -1;
 	fg_stats_inc(t->st, FG_CTR_TCP_RETRANS_SEGS);
 	fg_stats_inc(t->st, FG_CTR_TCP_SACK_REXMIT_SEGS);

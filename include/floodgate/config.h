@@ -433,14 +433,20 @@ size_t fg_config_format(const struct fg_config *cfg, char *buf, size_t len);
 /*
  * Reload (config_reload.c), for a running dataplane: load FILE ("" the
  * embedded default) and list its errors, or its warnings, to `out`; NULL
- * when it has errors. fg_config_carry keeps in `n` the running values of
- * `o` for the keys that size what exists (the port, lcores, pools, listen
- * addresses, the history region, per-session buffers, the queue and the
- * downstreams), naming each that differed as "needs restart";
+ * when it has errors. fg_config_restart_keys names, as "needs a restart",
+ * each key of `n` that differs from the running `o` and sizes what exists
+ * (the port, lcores, pools, the history region, per-session buffers, the
+ * queue, the cluster; the listen addresses, the port's addresses and the
+ * downstreams unless `live` has their FG_RELOAD_LIVE_* bit), then says the
+ * reload is refused; it returns how many (0: the file may be applied).
  * fg_config_changes lists the keys of b that a lacks as "applied".
  */
+#define FG_RELOAD_LIVE_LISTEN 0x1u	/* [site] listen */
+#define FG_RELOAD_LIVE_DP_ADDR 0x2u	/* [dataplane] address */
+#define FG_RELOAD_LIVE_DOWNSTREAM 0x4u	/* [downstream] sections */
 struct fg_config *fg_config_reload_load(const char *file, FILE *out);
-void fg_config_carry(struct fg_config *n, const struct fg_config *o, FILE *out);
+unsigned fg_config_restart_keys(const struct fg_config *n, const struct fg_config *o,
+				unsigned live, FILE *out);
 void fg_config_changes(const struct fg_config *a, const struct fg_config *b, FILE *out);
 
 #endif /* FLOODGATE_CONFIG_H */

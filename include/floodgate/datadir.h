@@ -25,6 +25,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "floodgate/innhist.h"
 
 /* "<dir>/<prefix><16 hex digits><suffix>": 0 or -ENAMETOOLONG. */
 int fg_datadir_path(const char *dir, const char *prefix, uint64_t num, const char *suffix,
@@ -42,6 +46,16 @@ int fg_datadir_fsync(const char *dir);
 int fg_datadir_write_all(int fd, const void *buf, size_t len);
 /* pread() exactly len octets at off; 0, -EIO on a short file, or -errno. */
 int fg_datadir_pread_all(int fd, void *buf, size_t len, uint64_t off);
+
+/* Replace path durably with the n buffers' octets, in order: written to
+ * path.tmp (created with mode), synced, renamed over path, the directory
+ * synced; path.tmp removed on failure. 0 or -errno. */
+int fg_datadir_replace(const char *path, mode_t mode, const struct iovec *iov, unsigned n);
+
+/* The table of INN's hashes (innhist.h) to path: fg_foreign_build, then
+ * fg_datadir_replace. *n_out: the distinct hashes written. 0 or -errno. */
+int fg_foreign_write(const char *path, uint8_t (*hashes)[FG_MD5_LEN], size_t n,
+		     fg_time_t imported, fg_time_t until, size_t *n_out);
 
 /* A small information file (status for floodctld: not state, never
  * synced): `text` to dir/name.tmp, renamed over dir/name. 0 or -errno. */

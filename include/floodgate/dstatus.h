@@ -11,9 +11,10 @@
  *     floodgate-downstreams 1 <Unix time written>
  *     <name> <id> key=value key=value ...
  *
- * one line per configured downstream, the values decimal. A reader keeps
- * the keys it knows (FG_DS_FIELDS, a status field table: statusfield.h),
- * ignores the others, and skips a line
+ * one line per configured downstream, the values decimal, the keys the
+ * rows of FG_DS_FIELDS below in their order. A reader keeps the keys it
+ * knows (a status field table: statusfield.h), ignores the others, and
+ * takes a key it does not find as 0; it skips a line
  * that is not of that shape; a file whose first line is not the header is
  * refused whole. Names and ids are the configuration's (letters, digits,
  * "-", "_", ".").
@@ -33,35 +34,73 @@
 #define FG_DS_STATUS_MAGIC "floodgate-downstreams"
 #define FG_DS_STATUS_VERSION 1
 
-/* Every value: field, what it is (a gauge: now; a counter: since the
- * dataplane started), the text for people and /metrics. */
+/*
+ * Every value of a downstream's status, defined once. A row is
+ *
+ *     X(field, kind, source, column, width, help)
+ *
+ * kind: GAUGE (now), COUNTER (since the dataplane started), STATE (0 or 1,
+ * read by people folded into one word, fg_metrics_ds_state);
+ * source: where the dataplane takes it —
+ *     RELAY  a count the relay thread keeps per downstream (struct rds in
+ *            relay_int.h has a member of that name, generated from here)
+ *     LINK   what the relay thread derives from its connections when it
+ *            publishes (relay.c publish)
+ *     QUEUE  the queue writer's housekeeping view of the consumer
+ *            (fg_queue_consumer_state, a member of the same name);
+ * column, width: its column in the text table (`floodctl downstreams`),
+ * NULL for a STATE row; help: the text for people and /metrics.
+ *
+ * From the rows come: struct fg_ds_status and the relay's published
+ * struct fg_relay_ds_status (relay.h), the relay's copy into it and the
+ * outbound's copy out of it, this file's writer and reader, /metrics
+ * (floodgate_downstream_<field>[_total]; the lag_ rows as
+ * floodgate_relay_lag_*, from the queue's own files), the JSON
+ * (/stats.json, `floodctl downstreams --json`) and the text table. A new
+ * value is one row here, plus the line of the relay or queue that counts
+ * it. The text table's columns are in row order: add new rows at the end.
+ */
 #define FG_DS_FIELDS(X)                                                                     \
-	X(paused, GAUGE, "1 while floodctl downstream pause holds it")                     \
-	X(parked, GAUGE, "1 while parked: past a backlog limit, its backlog kept for it")  \
-	X(full, GAUGE, "1 while parked at backlog-disk with backlog-full defer (peers deferred)") \
-	X(connections, GAUGE, "feed connections configured")                               \
-	X(ready, GAUGE, "feed connections up (handshake done)")                            \
-	X(streaming, GAUGE, "1 when a connection streams (MODE STREAM)")                   \
-	X(lag_records, GAUGE, "queue records behind its cursor")                           \
-	X(lag_bytes, GAUGE, "octets behind its cursor")                                    \
-	X(lag_seconds, GAUGE, "age of its oldest unacknowledged article")                  \
-	X(backlog_bytes, GAUGE, "octets of queue segments kept only for it while parked")  \
-	X(sent, COUNTER, "articles sent to it (TAKETHIS, or IHAVE after 335), re-sends included") \
-	X(accepted, COUNTER, "articles it accepted (239, 235)")                            \
-	X(refused, COUNTER, "articles it refused (439, 437)")                              \
-	X(not_wanted, COUNTER, "articles it already had (438, 435)")                       \
-	X(deferred, COUNTER, "articles it asked to retry later (431, 436)")                \
-	X(reconnects, COUNTER, "connections it dropped or refused (reconnected with backoff)") \
-	X(not_routed, COUNTER, "queued articles its feed did not select, passed over")     \
-	X(dropped, COUNTER, "its articles given up at its backlog cap (backlog-full drop)") \
-	X(parks, COUNTER, "times it was parked")
+	X(paused, STATE, LINK, NULL, 0, "1 while floodctl downstream pause holds it")     \
+	X(parked, STATE, QUEUE, NULL, 0, "1 while parked: past a backlog limit, its backlog kept for it") \
+	X(full, STATE, QUEUE, NULL, 0, "1 while parked at backlog-disk with backlog-full defer (peers deferred)") \
+	X(lag_records, GAUGE, QUEUE, "lag", 10, "queue records behind its cursor")          \
+	X(lag_bytes, GAUGE, QUEUE, "octets", 12, "octets behind its cursor")               \
+	X(lag_seconds, GAUGE, QUEUE, "secs", 7, "age of its oldest unacknowledged article") \
+	X(backlog_bytes, GAUGE, QUEUE, "backlog", 12, "octets of queue segments kept only for it while parked") \
+	X(sent, COUNTER, RELAY, "sent", 9, "articles sent to it (TAKETHIS, or IHAVE after 335), re-sends included") \
+	X(accepted, COUNTER, RELAY, "accepted", 9, "articles it accepted (239, 235)")      \
+	X(refused, COUNTER, RELAY, "refused", 8, "articles it refused (439, 437)")          \
+	X(not_wanted, COUNTER, RELAY, "had-it", 8, "articles it already had (438, 435)")   \
+	X(deferred, COUNTER, RELAY, "deferred", 8, "articles it asked to retry later (431, 436)") \
+	X(reconnects, COUNTER, RELAY, "reconn", 6, "connections it dropped or refused (reconnected with backoff)") \
+	X(not_routed, COUNTER, RELAY, "skipped", 8, "queued articles its feed did not select, passed over") \
+	X(dropped, COUNTER, RELAY, "dropped", 8, "its articles given up at its backlog cap (backlog-full drop)") \
+	X(parks, COUNTER, QUEUE, "parks", 6, "times it was parked")                        \
+	X(connections, GAUGE, LINK, "conns", 5, "feed connections configured")             \
+	X(ready, GAUGE, LINK, "ready", 5, "feed connections up (handshake done)")          \
+	X(streaming, GAUGE, LINK, "stream", 6, "1 when a connection streams (MODE STREAM)")
+
+/* A row's part only where its source is `want`: FG_DS_FROM(src, RELAY, x)
+ * is x for a RELAY row and nothing for the others. */
+#define FG_DS_FROM(src, want, x) FG_DS_FROM_##src##_##want(x)
+#define FG_DS_FROM_RELAY_RELAY(x) x
+#define FG_DS_FROM_RELAY_LINK(x)
+#define FG_DS_FROM_RELAY_QUEUE(x)
+#define FG_DS_FROM_LINK_RELAY(x)
+#define FG_DS_FROM_LINK_LINK(x) x
+#define FG_DS_FROM_LINK_QUEUE(x)
+#define FG_DS_FROM_QUEUE_RELAY(x)
+#define FG_DS_FROM_QUEUE_LINK(x)
+#define FG_DS_FROM_QUEUE_QUEUE(x) x
+
+/* A row as a uint64_t member of a record. */
+#define FG_DS_MEMBER(f, k, src, col, w, h) uint64_t f;
 
 struct fg_ds_status {
 	char name[FG_CONFIG_NAME_MAX];
 	char id[FG_CONFIG_NAME_MAX];
-#define FG_DS_FIELD(f, k, h) uint64_t f;
-	FG_DS_FIELDS(FG_DS_FIELD)
-#undef FG_DS_FIELD
+	FG_DS_FIELDS(FG_DS_MEMBER)
 };
 
 /* The table, for writers of every format (text, JSON, Prometheus). */

@@ -99,11 +99,13 @@ int fg_idfile_parse(const char *line, size_t len, struct fg_idtime *out, const c
 
 struct fg_foreign;
 
-/* Sort and deduplicate hashes (in place), build the index, write path
- * (through path.tmp, synced, renamed, the directory synced). *n_out: the
- * distinct hashes written. 0 or -errno. */
-int fg_foreign_write(const char *path, uint8_t (*hashes)[FG_MD5_LEN], size_t n,
-		     fg_time_t imported, fg_time_t until, size_t *n_out);
+/* The file's image, no I/O: sort and deduplicate hashes (in place; *m the
+ * distinct ones, hashes[0..m) the file's hash array), fill hdr and build
+ * the index (*index malloc'd, *nidx u32s, little-endian). 0, -E2BIG or
+ * -ENOMEM. Written to disk by fg_foreign_write (datadir.h). */
+int fg_foreign_build(uint8_t (*hashes)[FG_MD5_LEN], size_t n, fg_time_t imported,
+		     fg_time_t until, uint8_t hdr[FG_FOREIGN_HEADER], uint32_t **index,
+		     size_t *nidx, size_t *m);
 /* Map a table read-only. check_crc: verify the contents' CRC too (reads it
  * all). NULL with *err: -ENOENT, -EINVAL (why says), -errno. */
 struct fg_foreign *fg_foreign_open(const char *path, bool check_crc, int *err, const char **why);

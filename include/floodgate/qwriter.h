@@ -155,7 +155,7 @@ struct fg_queue_consumer_state {
 	bool full;			/* parked and at its disk cap, defer: refusing */
 	uint64_t lag_records, lag_bytes;
 	int64_t lag_seconds;		/* age of its oldest unacknowledged record; 0 none */
-	uint64_t held_bytes;		/* octets of segments kept only for it (parked) */
+	uint64_t backlog_bytes;		/* octets of segments kept only for it (parked) */
 	uint64_t parks;			/* times it was parked */
 	struct fg_queue_cursor drop_to;	/* drop: where its cursor should go; 0 none */
 };

@@ -49,6 +49,7 @@
 #include <sys/uio.h>
 
 #include "floodgate/config.h"
+#include "floodgate/dstatus.h"
 #include "floodgate/feeds.h"
 #include "floodgate/qwriter.h"
 #include "floodgate/stats.h"
@@ -82,20 +83,17 @@ void fg_relay_destroy(struct fg_relay *r);
  * a cursor made durable. Any thread. */
 void fg_relay_notify(void *relay);
 
+/* A downstream's status: every row of the table (dstatus.h FG_DS_FIELDS),
+ * the RELAY and LINK rows as the relay thread published them, the QUEUE
+ * rows from q; then what only the relay's own readers use. */
 struct fg_relay_ds_status {
 	char name[FG_CONFIG_NAME_MAX];
-	unsigned connections;		/* configured */
-	unsigned ready;			/* handshake done, feeding */
-	bool streaming;			/* MODE STREAM accepted */
+	FG_DS_FIELDS(FG_DS_MEMBER)
 	struct fg_queue_cursor acked;	/* everything before it is acknowledged */
 	struct fg_queue_cursor next;	/* the next record not yet taken into the window */
 	unsigned in_window;		/* records between acked and next */
-	uint64_t sent, accepted, refused, not_wanted, deferred, reconnects;
-	uint64_t not_routed;		/* queued articles its feed does not select (feeds.h) */
-	bool paused;			/* fg_relay_pause: nothing is sent to it */
 	struct fg_queue_consumer_state q;	/* parked, lag, backlog (qwriter.h) */
-	uint64_t dropped;		/* its articles given up at its backlog cap (drop) */
-	uint64_t drops;			/* times that happened */
+	uint64_t drops;			/* times its backlog cap dropped articles */
 };
 
 /* A downstream's state as the relay thread last published it (any thread).

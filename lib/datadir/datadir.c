@@ -128,6 +128,55 @@ int fg_datadir_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+int fg_datadir_replace(const char *path, mode_t mode, const struct iovec *iov, unsigned n)
+{
+	char tmp[PATH_MAX], dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int fd, rc = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -errno;
+	for (unsigned i = 0; i < n && rc == 0; i++)
+		rc = fg_datadir_write_all(fd, iov[i].iov_base, iov[i].iov_len);
+	if (rc == 0 && fsync(fd) != 0)
+		rc = -errno;
+	close(fd);
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = -errno;
+	if (rc == 0)
+		rc = fg_datadir_fsync(dir);
+	if (rc != 0)
+		unlink(tmp);
+	return rc;
+}
+
+int fg_foreign_write(const char *path, uint8_t (*hashes)[FG_MD5_LEN], size_t n,
+		     fg_time_t imported, fg_time_t until, size_t *n_out)
+{
+	uint8_t hdr[FG_FOREIGN_HEADER];
+	uint32_t *index;
+	size_t nidx, m;
+	int rc = fg_foreign_build(hashes, n, imported, until, hdr, &index, &nidx, &m);
+
+	if (rc != 0)
+		return rc;
+	rc = fg_datadir_replace(path, 0644, (const struct iovec[]){
+		{ hdr, sizeof(hdr) },
+		{ hashes, m * FG_MD5_LEN },
+		{ index, nidx * sizeof(*index) } }, 3);
+	free(index);
+	if (rc == 0 && n_out)
+		*n_out = m;
+	return rc;
+}
+
 int fg_datadir_put_info(const char *dir, const char *name, const char *text, size_t len)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];

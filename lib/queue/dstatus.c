@@ -19,7 +19,7 @@
 #define DS_FILE_MAX (64u << 10)	/* FG_CONFIG_MAX_DOWNSTREAMS lines of < 1 KiB */
 
 const struct fg_status_field fg_ds_fields[] = {
-#define FG_DS_ROW(f, k, h) FG_STATUS_ROW(struct fg_ds_status, f, k, h)
+#define FG_DS_ROW(f, k, src, col, w, h) FG_STATUS_COL(struct fg_ds_status, f, k, h, col, w)
 	FG_DS_FIELDS(FG_DS_ROW)
 #undef FG_DS_ROW
 };

@@ -28,27 +28,13 @@ int fg_warmup_begin(const char *dir, fg_time_t until)
 {
 	struct fg_queue_slot s = { .seq = 1, .c = { (uint64_t)until, 0 }, .updated = time(NULL) };
 	uint8_t buf[FG_QUEUE_SLOT];
-	char tmp[PATH_MAX], path[PATH_MAX];
-	int fd, rc;
+	char path[PATH_MAX];
+	int rc;
 
-	if ((rc = path_of(dir, ".tmp", tmp, sizeof(tmp))) != 0 ||
-	    (rc = path_of(dir, "", path, sizeof(path))) != 0)
+	if ((rc = path_of(dir, "", path, sizeof(path))) != 0)
 		return rc;
 	fg_queue_slot_encode(buf, FG_WARMUP_MAGIC, &s);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	rc = fg_datadir_write_all(fd, buf, sizeof(buf));
-	if (rc == 0 && fsync(fd) != 0)
-		rc = -errno;
-	close(fd);
-	if (rc == 0 && rename(tmp, path) != 0)
-		rc = -errno;
-	if (rc == 0)
-		rc = fg_datadir_fsync(dir);
-	if (rc != 0)
-		unlink(tmp);
-	return rc;
+	return fg_datadir_replace(path, 0600, &(struct iovec){ buf, sizeof(buf) }, 1);
 }
 
 int fg_warmup_until(const char *dir, fg_time_t *until)

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "floodgate/datadir.h"
 #include "floodgate/innhist.h"
 
 static char path[64];

@@ -136,9 +136,10 @@ class Innfeed:
     """innfeed feeding one peer, with its own scratch directory; an IPv6
     `bind` address goes into bindaddress6. `auth` (username, password):
     the peer block's username and password, which innfeed sends with
-    AUTHINFO USER/PASS right after the greeting."""
+    AUTHINFO USER/PASS right after the greeting. settings: lines of the
+    global scope (`initial-reconnect-time: 2`)."""
 
-    def __init__(self, path, inn_conf, peer, addr, bind, port=119, auth=None):
+    def __init__(self, path, inn_conf, peer, addr, bind, port=119, auth=None, settings=""):
         self.dir, self.inn_conf, self.peer = path, inn_conf, peer
         self.backlog_dir = os.path.join(path, "backlog")
         os.makedirs(self.backlog_dir)
@@ -148,7 +149,8 @@ class Innfeed:
             # make a test of seconds possible. no-check-high 100: innfeed
             # always asks (CHECK) first, never switches to no-CHECK mode,
             # so every article has the answers this test examines.
-            f.write("backlog-directory: %s\ninitial-sleep: 0\nstats-period: 1\n"
+            f.write(settings +
+                    "backlog-directory: %s\ninitial-sleep: 0\nstats-period: 1\n"
                     "peer %s {\n    ip-name: %s\n    port-number: %d\n"
                     "    %s: %s\n    streaming: true\n"
                     "    initial-connections: 2\n    max-connections: 2\n"

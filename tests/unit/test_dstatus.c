@@ -79,6 +79,64 @@ START_TEST(table_is_the_struct)
 }
 END_TEST
 
+/* The keys are external names (floodctl, /metrics, scripts reading the
+ * file): a line as the build before the one status table wrote it, keys in
+ * its order, reads into the same values, and is written back with every
+ * key it had. The names are spelled out here on purpose, not taken from
+ * the table: renaming a row must fail this test. */
+START_TEST(released_keys_read)
+{
+	static const char *const v1_keys[] = {
+		"paused", "parked", "full", "connections", "ready", "streaming",
+		"lag_records", "lag_bytes", "lag_seconds", "backlog_bytes", "sent", "accepted",
+		"refused", "not_wanted", "deferred", "reconnects", "not_routed", "dropped", "parks",
+	};
+	char text[1024], *p = text, *back = NULL;
+	struct fg_ds_status r[2];
+	fg_time_t t;
+	unsigned n;
+	size_t len = 0;
+	FILE *f;
+
+	p += sprintf(p, "floodgate-downstreams 1 5\nbinaries bin-2019");
+	for (unsigned i = 0; i < FG_ARRAY_SIZE(v1_keys); i++)
+		p += sprintf(p, " %s=%u", v1_keys[i], 100 + i);
+	strcpy(p, "\n");
+	ck_assert_int_eq(parse(text, r, 2, &n, &t), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(fg_ds_n_fields, FG_ARRAY_SIZE(v1_keys));
+	ck_assert_uint_eq(r[0].paused, 100);
+	ck_assert_uint_eq(r[0].connections, 103);
+	ck_assert_uint_eq(r[0].streaming, 105);
+	ck_assert_uint_eq(r[0].backlog_bytes, 109);
+	ck_assert_uint_eq(r[0].not_wanted, 113);
+	ck_assert_uint_eq(r[0].parks, 118);
+	/* every key found its row: each row holds the value of its key */
+	for (unsigned i = 0; i < FG_ARRAY_SIZE(v1_keys); i++) {
+		unsigned k = 0;
+
+		while (k < fg_ds_n_fields && strcmp(fg_ds_fields[k].name, v1_keys[i]) != 0)
+			k++;
+		ck_assert_msg(k < fg_ds_n_fields, "no row for key %s", v1_keys[i]);
+		ck_assert_uint_eq(fg_ds_value(&r[0], &fg_ds_fields[k]), 100 + i);
+	}
+	/* and written back, every key again */
+	mkdir_tmp();
+	ck_assert_int_eq(fg_ds_status_write(dir, 5, r, 1), 0);
+	snprintf(text, sizeof(text), "%s/%s", dir, FG_DS_STATUS_FILE);
+	f = fopen(text, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_gt(getdelim(&back, &len, '\0', f), 0);
+	fclose(f);
+	for (unsigned i = 0; i < FG_ARRAY_SIZE(v1_keys); i++) {
+		snprintf(text, sizeof(text), " %s=%u", v1_keys[i], 100 + i);
+		ck_assert_msg(strstr(back, text), "written back without%s", text);
+	}
+	free(back);
+	rm_tmp();
+}
+END_TEST
+
 START_TEST(newer_keys_and_bad_lines)
 {
 	struct fg_ds_status r[4];
@@ -155,6 +213,7 @@ static Suite *dstatus_suite(void)
 
 	tcase_add_test(t, roundtrip_every_field);
 	tcase_add_test(t, table_is_the_struct);
+	tcase_add_test(t, released_keys_read);
 	tcase_add_test(t, newer_keys_and_bad_lines);
 	tcase_add_test(t, nul_octets_refused);
 	tcase_add_test(t, header_refused);

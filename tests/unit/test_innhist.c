@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "floodgate/date.h"
+#include "floodgate/datadir.h"
 #include "floodgate/innhist.h"
 #include "fgtest.h"
 #include "nntp_harness.h"

@@ -369,6 +369,127 @@ START_TEST(test_downstreams)
 }
 END_TEST
 
+/* /metrics of state m over the fixture's region. */
+static char *prom_of(const struct fg_metrics_state *m)
+{
+	struct ctl_fixture fx = { 0 };
+	struct fg_region_writer *w[2];
+	struct fg_region *r = workload(&fx, w);
+	struct fg_sbuf b;
+
+	fg_sbuf_init(&b);
+	fg_metrics_prometheus(r, m, &b);
+	ck_assert(!b.failed);
+	fg_region_release(w[0]);
+	fg_region_release(w[1]);
+	fx_cleanup(&fx);
+	return b.p;
+}
+
+/* The line of text that begins with `start`, copied into line (cap). */
+static bool text_line(const char *text, const char *start, char *line, size_t cap)
+{
+	const char *p = strstr(text, start), *e;
+
+	if (!p)
+		return false;
+	e = strchr(p, '\n');
+	e = e ? e : p + strlen(p);
+	if ((size_t)(e - p) >= cap)
+		return false;
+	memcpy(line, p, (size_t)(e - p));
+	line[e - p] = '\0';
+	return true;
+}
+
+/* Every row of the downstream status table (dstatus.h FG_DS_FIELDS)
+ * reaches every output: /metrics, the JSON, the text table (a STATE row
+ * through the state word), each with the value the row holds. The file's
+ * round trip of every row is test_dstatus's roundtrip_every_field. */
+START_TEST(test_ds_table_every_output)
+{
+	struct fg_metrics_state m;
+	struct fg_sbuf b;
+	char want[160], head[512], row[512];
+	unsigned cols = 0;
+
+	state(&m);
+	/* a value no other row holds in every non-STATE row of binaries */
+	for (unsigned k = 0; k < fg_ds_n_fields; k++)
+		if (fg_ds_fields[k].kind != FG_STATUS_STATE)
+			*(uint64_t *)(void *)((char *)&m.ds[0] + fg_ds_fields[k].off) = 7000 + k;
+	/* the lag in /metrics is the queue's own (floodgate_relay_lag_*) */
+	m.queue.present = true;
+	m.queue.n_consumers = 1;
+	strcpy(m.queue.consumer[0].name, "binaries");
+	m.queue.consumer[0].found = true;
+	m.queue.consumer[0].lag_records = m.ds[0].lag_records;
+	m.queue.consumer[0].lag_bytes = m.ds[0].lag_bytes;
+	m.queue.consumer[0].lag_seconds = (int64_t)m.ds[0].lag_seconds;
+
+	b.p = prom_of(&m);
+	for (unsigned k = 0; k < fg_ds_n_fields; k++) {
+		const struct fg_status_field *f = &fg_ds_fields[k];
+		bool lag = strncmp(f->name, "lag_", 4) == 0;
+
+		snprintf(want, sizeof(want), "floodgate_%s_%s%s{downstream=\"binaries\"} %llu",
+			 lag ? "relay" : "downstream", f->name,
+			 f->kind == FG_STATUS_COUNTER ? "_total" : "",
+			 (unsigned long long)fg_ds_value(&m.ds[0], f));
+		ck_assert_msg(has_line(b.p, want), "/metrics lacks %s", want);
+		snprintf(want, sizeof(want), "# TYPE floodgate_%s_%s%s %s",
+			 lag ? "relay" : "downstream", f->name,
+			 f->kind == FG_STATUS_COUNTER ? "_total" : "",
+			 f->kind == FG_STATUS_COUNTER ? "counter" : "gauge");
+		ck_assert_msg(has_line(b.p, want), "/metrics lacks %s", want);
+	}
+	free(b.p);
+	fg_sbuf_init(&b);
+	fg_metrics_downstreams(&m, true, &b);
+	for (unsigned k = 0; k < fg_ds_n_fields; k++) {
+		snprintf(want, sizeof(want), "\"%s\":%llu", fg_ds_fields[k].name,
+			 (unsigned long long)fg_ds_value(&m.ds[0], &fg_ds_fields[k]));
+		ck_assert_msg(strstr(b.p, want), "JSON lacks %s", want);
+	}
+	fg_sbuf_reset(&b);
+	fg_metrics_downstreams(&m, false, &b);
+	ck_assert(text_line(b.p, "downstream ", head, sizeof(head)));
+	ck_assert(text_line(b.p, "binaries ", row, sizeof(row)));
+	for (unsigned k = 0; k < fg_ds_n_fields; k++) {
+		const struct fg_status_field *f = &fg_ds_fields[k];
+
+		/* a STATE row is in the state word (below), every other one a column */
+		ck_assert_int_eq(f->column == NULL, f->kind == FG_STATUS_STATE);
+		if (!f->column)
+			continue;
+		cols++;
+		snprintf(want, sizeof(want), " %*s", f->width, f->column);
+		ck_assert_msg(strstr(head, want), "text head lacks %s", want);
+		snprintf(want, sizeof(want), " %*llu", f->width,
+			 (unsigned long long)fg_ds_value(&m.ds[0], f));
+		ck_assert_msg(strstr(row, want), "text row lacks %s: %s", want, row);
+	}
+	ck_assert_uint_gt(cols, 0);
+	/* each STATE row alone turns the state word from "feeding" */
+	for (unsigned k = 0; k < fg_ds_n_fields; k++) {
+		const struct fg_status_field *f = &fg_ds_fields[k];
+
+		if (f->kind != FG_STATUS_STATE)
+			continue;
+		ck_assert_str_eq(fg_metrics_ds_state(&m.ds[0]), "feeding");
+		*(uint64_t *)(void *)((char *)&m.ds[0] + f->off) = 1;
+		ck_assert_str_ne(fg_metrics_ds_state(&m.ds[0]), "feeding");
+		fg_sbuf_reset(&b);
+		fg_metrics_downstreams(&m, false, &b);
+		ck_assert(text_line(b.p, "binaries ", row, sizeof(row)));
+		snprintf(want, sizeof(want), "binaries         %-11s", fg_metrics_ds_state(&m.ds[0]));
+		ck_assert_msg(strncmp(row, want, strlen(want)) == 0, "%s: %s", f->name, row);
+		*(uint64_t *)(void *)((char *)&m.ds[0] + f->off) = 0;
+	}
+	fg_sbuf_free(&b);
+}
+END_TEST
+
 /* The port's figures: labelled per port and queue, a gauge without
  * _total, shown in JSON and the table, gone with their slot (a port's
  * counters are its own since it started: never summed, never retired). */
@@ -547,6 +668,7 @@ static Suite *metrics_suite(void)
 	tcase_add_test(tc, test_sums_never_go_backwards);
 	tcase_add_test(tc, test_kernel_clock);
 	tcase_add_test(tc, test_downstreams);
+	tcase_add_test(tc, test_ds_table_every_output);
 	tcase_add_test(tc, test_nic);
 	tcase_add_test(tc, test_nic_names);
 	tcase_add_test(tc, test_cluster_status);

@@ -1095,7 +1095,7 @@ START_TEST(parked_consumer_spares_the_peers)
 	feed_until(q, s, &d, &i, art, refusing_for_backlog, 400, false);
 	fg_queue_consumer_state(q, 0, &st);
 	ck_assert(st.parked && st.full);
-	ck_assert_uint_gt(st.held_bytes, 2 << 20);
+	ck_assert_uint_gt(st.backlog_bytes, 2 << 20);
 	ck_assert_uint_eq(st.drop_to.pos, 0);
 	/* it returns and takes everything: unparked, not refusing, its
 	 * segments deleted */
@@ -1141,7 +1141,7 @@ START_TEST(parking_alone_changes_nothing)
 	ck_assert_str_eq(why, "queue-limit reached");
 	fg_queue_consumer_state(q, 0, &st);
 	ck_assert(st.parked);		/* parked, and it changes nothing */
-	ck_assert_uint_eq(st.held_bytes, 0);
+	ck_assert_uint_eq(st.backlog_bytes, 0);
 	ck_assert_int_eq(fg_queue_consumer_backlog(q, 0, &b), -EBUSY);
 	stop_q(q, s);
 	rm_tmp();
@@ -1183,7 +1183,7 @@ START_TEST(parked_consumer_drops_its_oldest)
 	fg_queue_consumer_state(q, 0, &st);
 	fg_queue_consumer_drop_to(q, 0, &to);
 	ck_assert(st.parked && !st.full);
-	ck_assert_uint_le(st.held_bytes, 512 << 10);
+	ck_assert_uint_le(st.backlog_bytes, 512 << 10);
 	ck_assert_int_eq(fg_queue_segment_at(q, to.pos, &sr), 0);
 	ck_assert_uint_eq(sr.base, to.pos);
 	ck_assert_uint_eq(sr.first_recno, to.recno);

@@ -896,7 +896,7 @@ static bool a_done_b_dropped(void)
 	ck_assert_int_eq(fg_relay_status(relay, 0, &sa_st), 0);
 	ck_assert_int_eq(fg_relay_status(relay, 1, &sb_st), 0);
 	return sa_st.acked.pos == end.pos && sa_st.q.lag_records == 0 && sb_st.q.parked &&
-	       sb_st.dropped > 0 && sb_st.q.held_bytes <= (256 << 10) &&
+	       sb_st.dropped > 0 && sb_st.q.backlog_bytes <= (256 << 10) &&
 	       sb_st.q.drop_to.pos <= sb_st.acked.pos;
 }
 
@@ -932,7 +932,12 @@ START_TEST(paused_parked_dropped_resumed)
 	ck_assert_int_eq(fg_relay_status(relay, 1, &st), 0);
 	ck_assert(st.paused);
 	ck_assert_uint_eq(st.sent, 0);
-	ck_assert_uint_le(st.q.held_bytes, 256 << 10);
+	ck_assert_uint_le(st.q.backlog_bytes, 256 << 10);
+	/* the status table's QUEUE rows are the queue's view (dstatus.h) */
+	ck_assert_uint_eq(st.parked, 1);
+	ck_assert_uint_eq(st.backlog_bytes, st.q.backlog_bytes);
+	ck_assert_uint_ge(st.parks, 1);
+	ck_assert_uint_eq(st.connections, 1);
 	ck_assert_int_eq(fg_relay_pause(relay, 1, false), 0);
 	wait_until(b_caught_up, "b to catch up and be unparked");
 	ck_assert_int_eq(fg_relay_status(relay, 1, &st), 0);

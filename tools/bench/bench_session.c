@@ -42,6 +42,7 @@
 #include "floodgate/config.h"
 #include "floodgate/date.h"
 #include "floodgate/history.h"
+#include "floodgate/datadir.h"
 #include "floodgate/innhist.h"
 #include "floodgate/log.h"
 #include "floodgate/session.h"
