@@ -154,9 +154,7 @@ uint32_t tcp_sack_update(struct fg_tcp_conn *c, const uint32_t *blk, unsigned n)
 			fg_stats_inc(t->st, FG_CTR_TCP_SACK_DSACKS);	/* RFC 2883 */
 			continue;
 		}
-		/* (a FIN is never SACKed: a block past the data is bogus too) */
-		if (!SEQ_LT(s, e) || !SEQ_GT(s, c->snd_una) || SEQ_GT(e, c->snd_max) ||
-		    SEQ_GT(e, c->snd_una + c->sb_len)) {
+		if (!SEQ_LT(s, e) || !SEQ_GT(s, c->snd_una) || SEQ_GT(e, c->snd_max)) {
 			fg_stats_inc(t->st, FG_CTR_TCP_SACK_BLOCKS_BAD);
 			continue;
 		}
@@ -386,7 +384,11 @@ uint32_t tcp_sack_skip(struct fg_tcp_conn *c, uint32_t len)
 		if (SEQ_LEQ(e, c->snd_nxt))
 			continue;
 		if (SEQ_LEQ(s, c->snd_nxt)) {
-			c->snd_nxt = e;		/* the peer has it: step over */
+			/* the peer has it: step over, but not over the FIN
+			 * (Linux SACKs it too), which goes again on its own */
+			uint32_t data_end = c->snd_una + c->sb_len;
+
+			c->snd_nxt = SEQ_GT(e, data_end) ? data_end : e;
 			continue;
 		}
 		return FG_MIN(len, s - c->snd_nxt);
