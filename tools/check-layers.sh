@@ -37,7 +37,7 @@ declare -A HEADER=(
 	[region]=lib [journal]=lib [vlog]=lib [datadir]=lib [ctl]=lib [sbuf]=lib
 	[queue]=lib [warmup]=lib [dstatus]=lib [statusfield]=lib [cluster]=lib [respguard]=lib
 	[cstatus]=lib [levers]=lib [shadowrep]=lib
-	[net]=dataplane [tcp]=dataplane [tcpsess]=dataplane [memport]=dataplane
+	[net]=dataplane [tcp]=dataplane [tcpsess]=dataplane [memport]=dataplane [memlink]=dataplane
 	[passive]=dataplane [shadow]=dataplane [qwriter]=dataplane [relay]=dataplane [outbound]=dataplane [acksink]=dataplane
 	[slotlink]=dataplane [wiring]=dataplane [wire]=dataplane [mbuf]=dataplane
 	[claimer]=dataplane

@@ -62,6 +62,7 @@
 #include "floodgate/tcp.h"
 #include "floodgate/tcpsess.h"
 #include "floodgate/wiring.h"
+#include "rss.h"
 
 #define DP "floodgate"
 #define DP_MAX_WORKERS 127
@@ -184,6 +185,7 @@ struct dp_worker {
 	struct fg_net *net;
 	struct fg_tcp *tcp;
 	struct fg_tcpsess *ts;
+	struct dp_rss_pick rss_pick;		/* its queues: active opens' ports (rss.h) */
 	struct fg_passive *pv;
 	struct fg_wiring *wire;			/* sink, writer slot, engine (wiring.h) */
 	struct fg_nntp_engine *e;		/* the wiring's engine */
@@ -233,6 +235,7 @@ struct dp {
 	uint16_t mtu;
 	uint8_t mac[6];
 	bool rx_csum, tx_csum, rss, rx_intr;
+	struct dp_rss_table rss_tab;		/* the port's key and RETA (rss.h), after start */
 	unsigned tx_segs;			/* mbufs a TX frame may chain (1: none) */
 	bool vlan_strip, vlan_insert;		/* the port's VLAN offloads, in use */
 	bool gro;				/* [dataplane] gro, in use (port.c) */

@@ -275,6 +275,10 @@ static int net_setup(struct dp_worker *w)
 	tc.rx_segs_per_conn = FG_MIN(DP_RX_SEGS_PER_CONN, dp->per_worker_segs);
 	tc.ooo_segs_per_conn = FG_MIN(64u, tc.rx_segs_per_conn);
 	tc.secret = secret[1];
+	/* an active open's port brings its answers to this worker (rss.h) */
+	w->rss_pick.t = &dp->rss_tab;
+	tc.port_ok = dp_rss_port_ok;
+	tc.port_ok_ctx = &w->rss_pick;
 	w->tcp = fg_tcp_create(w->net, &tc, &fg_tcpsess_app_ops, w->ts);
 	return w->tcp ? 0 : -EINVAL;
 }
@@ -347,8 +351,10 @@ int dp_worker_setup(struct dp_worker *w)
 		return -ENOMEM;
 	memset(w->stats, 0, sizeof(*w->stats));
 	w->tx.st = &w->stats->s;
-	for (unsigned q = w->index; q < dp->n_rxq; q += dp->n_workers)
+	for (unsigned q = w->index; q < dp->n_rxq; q += dp->n_workers) {
 		w->rxq[w->n_rxq++] = (uint16_t)q;
+		dp_rss_pick_queue(&w->rss_pick, (uint16_t)q);
+	}
 	rc = snap_setup(w);
 	if (rc == 0)
 		rc = wiring_setup(w);

@@ -522,6 +522,14 @@ int fg_net_arp_resolve(struct fg_net *net, uint32_t ip, uint8_t mac[FG_ETH_ALEN]
 	return net_arp_resolve(net->arp, ip, mac, now_ns);
 }
 
+int fg_net_nd_resolve(struct fg_net *net, const uint8_t *ip, uint8_t mac[FG_ETH_ALEN],
+		      uint64_t now_ns)
+{
+	if (!net->v6)
+		return -EHOSTUNREACH;
+	return net6_nd_resolve(net->v6, ip, mac, now_ns);
+}
+
 /* ---------------------------------------------------------------- IPv4 */
 
 /* A frame dropped for `live`, or in passive mode for `passive`: one

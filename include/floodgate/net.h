@@ -263,6 +263,12 @@ int fg_net_faults_parse(const char *spec, struct fg_net_faults *f);
  * ARP request has been queued (at most one a second per address). */
 int fg_net_arp_resolve(struct fg_net *net, uint32_t ip, uint8_t mac[FG_ETH_ALEN],
 		       uint64_t now_ns);
+/* IPv6 (Neighbour Discovery, RFC 4861 7.2): on-link peer `ip`'s MAC from
+ * the neighbour cache: 0 and *mac set, -EAGAIN after a Neighbour
+ * Solicitation has been queued (at most one a second per address), or
+ * -EHOSTUNREACH on an instance without IPv6. */
+int fg_net_nd_resolve(struct fg_net *net, const uint8_t *ip, uint8_t mac[FG_ETH_ALEN],
+		      uint64_t now_ns);
 /* A neighbour given, not asked for: `ip`'s MAC from now on, never expired
  * nor evicted (an ARP reply may still change the MAC). For a link that
  * carries no broadcast (an 802.3ad bond whose members take no

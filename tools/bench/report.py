@@ -35,7 +35,7 @@ import sys
 BENCH = "docs/bench"
 IMG = "docs/img"
 # module fragments first in this order, then any others by name
-MODULE_ORDER = ["parsers", "msgid", "date", "rules", "history", "session", "nntp", "tcp"]
+MODULE_ORDER = ["parsers", "msgid", "date", "rules", "history", "session", "nntp", "tcp", "tcp_loss"]
 # fragments shown in the method section, not among the modules
 METHOD_FRAGMENTS = ["path_profile", "path_profile_veth", "path_profile_memif", "path_profile_memif_2k", "port_profile",
                     "gro_profile", "innd_paced"]
@@ -44,6 +44,7 @@ METHOD_FRAGMENTS = ["path_profile", "path_profile_veth", "path_profile_memif", "
 FEED_FRAGMENTS = ["feed_path"]
 # headings for fragments written without one
 FRAGMENT_TITLES = {"tcp": "Userspace TCP, frames from memory",
+                   "tcp_loss": "Userspace TCP as a bulk sender at 1 % loss: SACK against NewReno",
                    "dataplane": "Dataplane: one worker core, passive mode, frames from memory"}
 # feedgen (kernel sockets, on the same 2 cores) above this share of one
 # core may be what limits the rate: such a run is marked client-bound
