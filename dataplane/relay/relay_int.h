@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "floodgate/ackrule.h"
 #include "floodgate/relay.h"
 
 #define RCOMP "relay"
@@ -131,13 +132,10 @@ struct ackslot {
 	uint64_t deadline_ns;
 	struct iovec *iov;
 	unsigned niov, capiov;
-	uint8_t want;			/* downstreams it goes to */
 	uint8_t id_len;
 	char id[FG_QUEUE_ID_MAX + 1];
-	/* the relay's */
-	uint8_t sent, final, spill, accepted, refused;
-	uint16_t cause;			/* enum fg_counter of the first spill */
-	bool checking, check_done, confirmed;
+	/* the relay's (m.want, the downstreams it goes to, set by the engine) */
+	struct fg_ackrule_marks m;
 	uint8_t conn[R_ACK_MAX_DS];	/* which #ack connection */
 	uint64_t out_end[R_ACK_MAX_DS];	/* its octets are written past this */
 	/* the result */
