@@ -3,8 +3,11 @@
  * ackrule.c — the decision table of end-to-end acknowledgement
  * (ackrule.h has it in steps; relay.h the contract it serves).
  */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "floodgate/ackrule.h"
-#include "floodgate/relay.h"
 
 static uint8_t bit(unsigned d)
 {
@@ -91,4 +94,35 @@ void fg_ackrule_count(const struct fg_ackrule_marks *m, int what, struct fg_stat
 	default:
 		break;
 	}
+}
+
+int fg_ackrule_art_take(struct fg_ackrule_art *a, const struct fg_relay_ack_art *src)
+{
+	if (src->id_len == 0 || src->id_len > FG_QUEUE_ID_MAX)
+		return -EINVAL;
+	if (a->capiov < src->niov) {
+		unsigned cap = FG_MAX(src->niov, FG_MAX(2 * a->capiov, 64u));
+		struct iovec *v = realloc(a->iov, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		a->iov = v;
+		a->capiov = cap;
+	}
+	memcpy(a->iov, src->iov, src->niov * sizeof(*a->iov));
+	a->niov = src->niov;
+	a->cookie = src->cookie;
+	a->ctx = src->ctx;
+	a->deadline_ns = src->deadline_ns;
+	a->id_len = (uint8_t)src->id_len;
+	memcpy(a->id, src->id, src->id_len);
+	a->id[src->id_len] = '\0';
+	return 0;
+}
+
+void fg_ackrule_art_free(struct fg_ackrule_art *a)
+{
+	free(a->iov);
+	a->iov = NULL;
+	a->capiov = a->niov = 0;
 }

@@ -101,16 +101,32 @@ struct fg_relay_acker *fg_relay_acker_create(struct fg_relay *r, unsigned max_pe
 	return a;
 }
 
+struct fg_relay_acker *fg_relay_acker_wrap(const struct fg_relay_acker_ops *ops, void *impl)
+{
+	struct fg_relay_acker *a = calloc(1, sizeof(*a));
+
+	if (a) {
+		a->ops = ops;
+		a->impl = impl;
+	}
+	return a;
+}
+
 void fg_relay_acker_destroy(struct fg_relay_acker *a)
 {
 	if (!a)
 		return;
+	if (a->ops) {
+		a->ops->destroy(a->impl);
+		free(a);
+		return;
+	}
 	if (a->r) {
 		FG_ASSERT(!a->r->started);
 		a->r->ackers[a->idx] = NULL;
 	}
 	for (uint32_t i = 0; a->slot && i < a->cap; i++)
-		free(a->slot[i].iov);
+		fg_ackrule_art_free(&a->slot[i].a);
 	free(a->slot);
 	free(a->req);
 	free(a->ans);
@@ -121,8 +137,11 @@ void fg_relay_acker_destroy(struct fg_relay_acker *a)
 bool fg_relay_ack_can(const struct fg_relay_acker *a, const struct fg_feeds_set *route)
 {
 	struct fg_relay *r = a->r;
-	uint8_t m = route_mask(r, route);
+	uint8_t m;
 
+	if (a->ops)
+		return a->ops->can(a->impl, route);
+	m = route_mask(r, route);
 	if (!(m & r->ack_mask) || (m & ~r->direct_mask) || !a->nfree)
 		return false;
 	for (unsigned d = 0; d < r->nds; d++)
@@ -136,32 +155,19 @@ int fg_relay_ack_send(struct fg_relay_acker *a, const struct fg_relay_ack_art *a
 	uint64_t h = atomic_load_explicit(&a->req_head, memory_order_relaxed);
 	struct ackslot *s;
 	uint32_t i;
+	int rc;
 
-	if (art->id_len == 0 || art->id_len > FG_QUEUE_ID_MAX)
-		return -EINVAL;
+	if (a->ops)
+		return a->ops->send(a->impl, art);
 	if (!a->nfree)
-		return -EAGAIN;
+		return art->id_len == 0 || art->id_len > FG_QUEUE_ID_MAX ? -EINVAL : -EAGAIN;
 	i = a->free[a->nfree - 1];
 	s = &a->slot[i];
-	if (s->capiov < art->niov) {
-		unsigned cap = FG_MAX(art->niov, FG_MAX(2 * s->capiov, 64u));
-		struct iovec *v = realloc(s->iov, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->iov = v;
-		s->capiov = cap;
-	}
-	memcpy(s->iov, art->iov, art->niov * sizeof(*s->iov));
-	s->niov = art->niov;
-	s->cookie = art->cookie;
-	s->ctx = art->ctx;
-	s->deadline_ns = art->deadline_ns;
+	rc = fg_ackrule_art_take(&s->a, art);
+	if (rc != 0)
+		return rc;
 	s->m = (struct fg_ackrule_marks){ .want = route_mask(a->r, art->route),
 					  .cause = FG_CTR_RELAY_ACK_SPILL_EOF };
-	s->id_len = (uint8_t)art->id_len;
-	memcpy(s->id, art->id, art->id_len);
-	s->id[art->id_len] = '\0';
 	a->nfree--;
 	a->req[h & (a->cap - 1)] = i;
 	atomic_store_explicit(&a->req_head, h + 1, memory_order_release);
@@ -173,6 +179,8 @@ unsigned fg_relay_ack_results(struct fg_relay_acker *a, fg_relay_ack_fn *fn, voi
 {
 	unsigned n = 0;
 
+	if (a->ops)
+		return a->ops->results(a->impl, fn, arg);
 	for (;;) {
 		uint64_t t = atomic_load_explicit(&a->ans_tail, memory_order_relaxed);
 		struct fg_relay_ack_result res;
@@ -192,6 +200,8 @@ unsigned fg_relay_ack_results(struct fg_relay_acker *a, fg_relay_ack_fn *fn, voi
 
 unsigned fg_relay_ack_out(const struct fg_relay_acker *a)
 {
+	if (a->ops)
+		return a->ops->out(a->impl);
 	return a->cap - a->nfree;
 }
 
@@ -262,8 +272,8 @@ static struct dpend *dpend_push(struct rconn *c, uint16_t acker, uint32_t slot, 
 	p->slot = slot;
 	p->kind = kind;
 	p->stale = 0;
-	p->id_len = s->id_len;
-	memcpy(p->id, s->id, s->id_len + 1u);
+	p->id_len = s->a.id_len;
+	memcpy(p->id, s->a.id, s->a.id_len + 1u);
 	if (c->dn++ == 0)
 		c->deadline_ns = now + c->ds->r->p.answer_timeout_ns;
 	return p;
@@ -304,10 +314,10 @@ static void send_takethis(struct rconn *c, const struct acklive *le, struct acks
 	int rc;
 
 	fg_failpoint("ack-before-forward");
-	rc = rconn_out_line(c, "TAKETHIS", s->id);
+	rc = rconn_out_line(c, "TAKETHIS", s->a.id);
 
-	for (unsigned k = 0; rc == 0 && k < s->niov; k++)
-		rc = rconn_out_mem(c, s->iov[k].iov_base, s->iov[k].iov_len);
+	for (unsigned k = 0; rc == 0 && k < s->a.niov; k++)
+		rc = rconn_out_mem(c, s->a.iov[k].iov_base, s->a.iov[k].iov_len);
 	if (rc == 0)
 		rc = rconn_out_line(c, ".", NULL);
 	if (rc == 0 && !dpend_push(c, le->acker, le->slot, CMD_TAKETHIS, s, now))
@@ -424,7 +434,7 @@ static void report(struct fg_relay *r, const struct acklive *le, struct ackslot 
 	uint64_t h;
 
 	mark_stale(r, le, s);
-	s->res = (struct fg_relay_ack_result){ .cookie = s->cookie, .ctx = s->ctx, .what = what };
+	s->res = (struct fg_relay_ack_result){ .cookie = s->a.cookie, .ctx = s->a.ctx, .what = what };
 	if (what == FG_RELAY_ACK_SPILL)
 		for (unsigned d = 0; d < r->nds; d++)
 			if (s->m.spill & bit(d))
@@ -446,7 +456,7 @@ static bool send_check(struct fg_relay *r, const struct acklive *le, struct acks
 		if (!(s->m.refused & bit(d)))
 			continue;
 		c = &r->ds[d].dconns[s->conn[d]];
-		if (!conn_up(c) || c->dn == c->dcap || rconn_out_line(c, "CHECK", s->id) != 0)
+		if (!conn_up(c) || c->dn == c->dcap || rconn_out_line(c, "CHECK", s->a.id) != 0)
 			return false;
 		if (!dpend_push(c, le->acker, le->slot, CMD_CHECK, s, now)) {
 			rconn_fail(c, "out of memory", now);
@@ -462,7 +472,7 @@ static bool send_check(struct fg_relay *r, const struct acklive *le, struct acks
 static bool decide(struct fg_relay *r, const struct acklive *le, uint64_t now)
 {
 	struct ackslot *s = slot_of(r, le->acker, le->slot);
-	bool late = now >= s->deadline_ns;
+	bool late = now >= s->a.deadline_ns;
 	int what = fg_ackrule_decide(&s->m, r->ack_mask, late);
 
 	if (what == FG_ACKRULE_WAIT)
@@ -600,7 +610,7 @@ int rack_sleep_ms(struct fg_relay *r, uint64_t now)
 	for (unsigned k = 0; k < r->nlive; k++) {
 		struct ackslot *s = slot_of(r, r->live[k].acker, r->live[k].slot);
 
-		first = FG_MIN(first, s->deadline_ns);
+		first = FG_MIN(first, s->a.deadline_ns);
 	}
 	if (first == UINT64_MAX)
 		return -1;

@@ -126,14 +126,7 @@ struct fg_relay_asker {
 #define R_ACK_MAX_DS FG_CONFIG_MAX_DOWNSTREAMS
 
 struct ackslot {
-	/* the engine's, read by the relay */
-	uint64_t cookie;
-	void *ctx;
-	uint64_t deadline_ns;
-	struct iovec *iov;
-	unsigned niov, capiov;
-	uint8_t id_len;
-	char id[FG_QUEUE_ID_MAX + 1];
+	struct fg_ackrule_art a;	/* the engine's, read by the relay */
 	/* the relay's (m.want, the downstreams it goes to, set by the engine) */
 	struct fg_ackrule_marks m;
 	uint8_t conn[R_ACK_MAX_DS];	/* which #ack connection */
@@ -144,6 +137,8 @@ struct ackslot {
 
 struct fg_relay_acker {
 	struct fg_relay *r;
+	const struct fg_relay_acker_ops *ops;	/* another kind (fg_relay_acker_wrap) */
+	void *impl;
 	unsigned idx;
 	uint32_t cap;			/* slots; the rings are as large */
 	struct ackslot *slot;

@@ -216,4 +216,17 @@ unsigned fg_relay_ack_results(struct fg_relay_acker *a, fg_relay_ack_fn *fn, voi
 /* Articles handed over whose result has not been taken. */
 unsigned fg_relay_ack_out(const struct fg_relay_acker *a);
 
+/* An acker of another kind behind the same five calls and the same result
+ * contract: a DPDK worker's own TCP to the downstreams reached through its
+ * port (portack.h). `impl` is passed back to each op; destroy is called by
+ * fg_relay_acker_destroy. NULL: no memory. */
+struct fg_relay_acker_ops {
+	bool (*can)(const void *impl, const struct fg_feeds_set *route);
+	int (*send)(void *impl, const struct fg_relay_ack_art *art);
+	unsigned (*results)(void *impl, fg_relay_ack_fn *fn, void *arg);
+	unsigned (*out)(const void *impl);
+	void (*destroy)(void *impl);
+};
+struct fg_relay_acker *fg_relay_acker_wrap(const struct fg_relay_acker_ops *ops, void *impl);
+
 #endif /* FLOODGATE_RELAY_H */
