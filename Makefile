@@ -272,6 +272,10 @@ UNIT_LIBS_test_innhist := /usr/lib/news/libinn.a
 # test_rss checks the port's RSS key with DPDK's rte_softrss (a header's
 # inline function: DPDK's headers, none of its libraries)
 $(B)/obj/tests/unit/test_rss.o: CFLAGS += $(DPDK_CFLAGS)
+# test_tcp_mbuf sends by reference over real mbufs (an EAL without a device:
+# DPDK's headers and libraries)
+$(B)/obj/tests/unit/test_tcp_mbuf.o: CFLAGS += $(DPDK_CFLAGS)
+UNIT_LIBS_test_tcp_mbuf := $(DPDK_LIBS)
 
 $(B)/tests/unit/%: $(B)/obj/tests/unit/%.o $(TESTLIB_OBJS) $(LINK_tools)
 	@mkdir -p $(@D)

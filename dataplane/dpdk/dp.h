@@ -70,6 +70,9 @@
 #define DP_RX_DESC 1024
 #define DP_TX_DESC 1024
 #define DP_TX_PENDING 256		/* frames a worker keeps when its TX ring is full */
+#define DP_TX_SEGS_MAX 17		/* a frame's mbufs at most: its own and 16 pieces */
+#define DP_IND_MBUFS 8191		/* a worker's indirect mbufs (pieces attached in flight) */
+#define DP_IND_POOL_NAME "fg_ind%u"	/* worker i's pool of them */
 #define DP_TX_STUCK_TRIES 1024		/* failed sends of one frame before it is dropped */
 #define DP_PUBLISH_NS (100ull * 1000000ull)	/* counters into the region slot */
 #define DP_SPIN_NS (20ull * 1000ull)	/* an idle worker polls this long before it sleeps */
@@ -111,6 +114,7 @@ struct dp_txq {
 	uint16_t port;
 	uint16_t queue;
 	struct rte_mempool *pool;
+	struct rte_mempool *ind_pool;	/* indirect mbufs for attached pieces; NULL: none */
 	bool csum_offload;
 	bool vlan_insert;		/* the port inserts 802.1Q tags (else software) */
 	unsigned n_pending;
@@ -223,6 +227,7 @@ struct dp {
 	uint16_t mtu;
 	uint8_t mac[6];
 	bool rx_csum, tx_csum, rss, rx_intr;
+	unsigned tx_segs;			/* mbufs a TX frame may chain (1: none) */
 	bool vlan_strip, vlan_insert;		/* the port's VLAN offloads, in use */
 	bool gro;				/* [dataplane] gro, in use (port.c) */
 	int exc_port;				/* the exception path's tap port; -1: none */

@@ -146,8 +146,7 @@ static unsigned mb_tx_burst(void *port, struct fg_tx_frame *f, unsigned n)
 	for (unsigned i = 0; i < n; i++) {
 		struct rte_mbuf *m = f[i].handle;
 
-		m->data_len = (uint16_t)f[i].len;
-		m->pkt_len = f[i].len;
+		fg_mbuf_tx_lengths(m, f[i].len, f[i].flags & FG_TX_CHAINED);
 		if (f[i].flags & FG_TX_CSUM_OFFLOAD) {
 			/* DPDK's convention: header lengths, and the TCP
 			 * checksum field holding the pseudo-header sum; an
@@ -214,6 +213,12 @@ unsigned dp_exc_rx(struct dp_txq *q, uint16_t exc_port, struct fg_stats *st)
 	return n;
 }
 
+static int mb_tx_attach(void *port, void *frame, void *piece, const uint8_t *data,
+			uint32_t len)
+{
+	return fg_mbuf_tx_attach(((struct dp_txq *)port)->ind_pool, frame, piece, data, len);
+}
+
 const struct fg_port_ops dp_port_ops = {
 	.buf_ref = fg_mbuf_ref,
 	.buf_unref = fg_mbuf_unref,
@@ -221,6 +226,7 @@ const struct fg_port_ops dp_port_ops = {
 	.tx_free = fg_mbuf_unref,
 	.tx_burst = mb_tx_burst,
 	.to_kernel = mb_to_kernel,
+	.tx_attach = mb_tx_attach,
 };
 
 /* A capture time in ns since the epoch. The mbuf timestamp's unit is the
@@ -426,6 +432,20 @@ static void offloads(struct dp *dp, const struct rte_eth_dev_info *di, struct rt
 		conf->rxmode.offloads |= rx_ck;
 	if (dp->tx_csum)
 		conf->txmode.offloads |= tx_ck;
+	/* chained TX frames: TCP's pieces sent by reference, within both of
+	 * the port's limits on a frame's segments (0: none stated) */
+	dp->tx_segs = 1;
+	if (!dp->passive && (di->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)) {
+		unsigned lim = DP_TX_SEGS_MAX;
+
+		if (di->tx_desc_lim.nb_seg_max)
+			lim = FG_MIN(lim, di->tx_desc_lim.nb_seg_max);
+		if (di->tx_desc_lim.nb_mtu_seg_max)
+			lim = FG_MIN(lim, di->tx_desc_lim.nb_mtu_seg_max);
+		dp->tx_segs = FG_MAX(lim, 1u);
+		if (dp->tx_segs > 1)
+			conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	}
 	dp->vlan_strip = dp->cfg->n_dp_vlan && !dp->passive &&
 			 dp->cfg->dp_exception == FG_EXCEPTION_NONE &&
 			 (di->rx_offload_capa & RTE_ETH_RX_OFFLOAD_VLAN_STRIP);
@@ -684,9 +704,11 @@ int dp_port_setup(struct dp *dp)
 		dp->mtu = 1500;
 	port_mac(dp);
 	FG_LOG_NOTICE(DP, "port %u (%s): %u RX queues%s, %u TX queues, MTU %u, checksums rx %s tx %s, "
+		      "TX frames of %u mbufs at most, "
 		      "%s%s%sidle %s, %u mbufs (per worker: %u queued, %u held, %u connections)",
 		      dp->port_id, di.driver_name, dp->n_rxq, dp->rss ? " (RSS)" : "", n_txq, dp->mtu,
 		      dp->rx_csum ? "port" : "software", dp->tx_csum ? "port" : "software",
+		      dp->tx_segs,
 		      dp->cfg->n_dp_vlan ? "VLAN tags strip " : "",
 		      !dp->cfg->n_dp_vlan ? "" : dp->vlan_strip ? "port" : "software",
 		      !dp->cfg->n_dp_vlan ? "" : dp->vlan_insert ? " insert port, " :
@@ -773,4 +795,11 @@ void dp_port_stop(struct dp *dp)
 	}
 	rte_eth_dev_stop(dp->port_id);
 	rte_eth_dev_close(dp->port_id);
+	/* the workers' indirect mbufs: none is in a TX ring any more */
+	for (unsigned i = 0; i < dp->n_workers; i++) {
+		char name[RTE_MEMPOOL_NAMESIZE];
+
+		snprintf(name, sizeof(name), DP_IND_POOL_NAME, i);
+		rte_mempool_free(rte_mempool_lookup(name));
+	}
 }

@@ -211,6 +211,7 @@ static int net_setup(struct dp_worker *w)
 	nc.nd_announce = w->index == 0;
 	nc.mtu = dp->mtu;
 	nc.tx_csum_offload = dp->tx_csum;
+	nc.tx_max_segs = w->tx.ind_pool ? dp->tx_segs : 1;
 	nc.hash_seed = secret[0];
 	/* the exception path's rate, shared by the workers */
 	if (dp->exc_port >= 0)
@@ -295,6 +296,17 @@ int dp_worker_setup(struct dp_worker *w)
 	w->tx.port = dp->port_id;
 	w->tx.queue = (uint16_t)w->index;
 	w->tx.pool = dp->pool;
+	if (dp->tx_segs > 1) {
+		/* pieces sent by reference: indirect mbufs, no data room */
+		char name[RTE_MEMPOOL_NAMESIZE];
+
+		snprintf(name, sizeof(name), DP_IND_POOL_NAME, w->index);
+		w->tx.ind_pool = rte_pktmbuf_pool_create(name, DP_IND_MBUFS, 64, 0, 0,
+							 (int)rte_socket_id());
+		if (!w->tx.ind_pool)
+			FG_LOG_WARN(DP, "worker %u: no indirect mbufs (%s): TCP copies what "
+				    "it sends by reference", w->index, rte_strerror(rte_errno));
+	}
 	w->tx.csum_offload = dp->tx_csum;
 	w->tx.vlan_insert = dp->vlan_insert;
 	w->tx.exc_port = dp->exc_port;
@@ -331,6 +343,7 @@ void dp_worker_teardown(struct dp_worker *w)
 	fg_tcpsess_destroy(w->ts);
 	fg_net_destroy(w->net);
 	fg_passive_destroy(w->pv);
+	/* w->tx.ind_pool goes in dp_port_stop, once the TX rings let go */
 	if (w->shadow_pub) {
 		pthread_mutex_destroy(&w->shadow_mu);
 		free(w->shadow_pub);

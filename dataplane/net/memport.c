@@ -13,10 +13,18 @@
 #include "floodgate/memport.h"
 #include "floodgate/wire.h"
 
+/* A piece attached to a TX buffer (tx_attach). */
+struct mp_att {
+	struct mbuf *m;
+	const uint8_t *data;
+	uint32_t len;
+};
+
 struct mbuf {
 	struct mbuf *next_free;
 	uint32_t refcnt;
-	uint32_t pad;
+	uint32_t n_att, cap_att;
+	struct mp_att *att;		/* grown on demand, kept with the slot */
 	uint8_t data[];
 };
 
@@ -27,6 +35,7 @@ struct fg_memport {
 	unsigned n_bufs;
 	unsigned in_use;
 	uint64_t alloc_fail;
+	uint64_t tx_attached, tx_chained;
 	struct mbuf *free_list;
 	fg_memport_sink_fn *sink;
 	void *sink_arg;
@@ -53,6 +62,8 @@ struct fg_memport *fg_memport_create(unsigned n_bufs, uint32_t buf_size,
 		struct mbuf *m = (struct mbuf *)(p->slab + i * p->slot_size);
 
 		m->refcnt = 0;
+		m->n_att = m->cap_att = 0;
+		m->att = NULL;
 		m->next_free = p->free_list;
 		p->free_list = m;
 	}
@@ -69,6 +80,8 @@ void fg_memport_destroy(struct fg_memport *p)
 		return;
 	if (p->in_use)
 		FG_LOG_WARN("memport", "destroyed with %u buffers still referenced", p->in_use);
+	for (unsigned i = 0; i < p->n_bufs; i++)
+		free(((struct mbuf *)(p->slab + i * p->slot_size))->att);
 	free(p->slab);
 	free(p);
 }
@@ -104,6 +117,9 @@ static void mp_unref(void *port, void *handle)
 	FG_ASSERT(m->refcnt > 0);
 	if (--m->refcnt)
 		return;
+	for (uint32_t i = 0; i < m->n_att; i++)
+		mp_unref(p, m->att[i].m);
+	m->n_att = 0;
 	m->next_free = p->free_list;
 	p->free_list = m;
 	p->in_use--;
@@ -128,6 +144,51 @@ static void mp_tx_free(void *port, void *handle)
 	mp_unref(port, handle);
 }
 
+static int mp_tx_attach(void *port, void *frame, void *piece, const uint8_t *data,
+			uint32_t len)
+{
+	struct fg_memport *p = port;
+	struct mbuf *m = frame;
+
+	if (m->n_att == m->cap_att) {
+		uint32_t cap = m->cap_att ? 2 * m->cap_att : 8;
+		struct mp_att *a = realloc(m->att, cap * sizeof(*a));
+
+		if (!a)
+			return -ENOBUFS;
+		m->att = a;
+		m->cap_att = cap;
+	}
+	mp_ref(p, piece);
+	m->att[m->n_att++] = (struct mp_att){ piece, data, len };
+	p->tx_attached++;
+	return 0;
+}
+
+/* A chained frame as the wire carries it: its own octets, then each
+ * piece's, in a scratch buffer the caller frees; NULL without memory. */
+static uint8_t *mp_flatten(const struct fg_tx_frame *f)
+{
+	const struct mbuf *m = f->handle;
+	uint32_t att = 0, own;
+	uint8_t *t, *at;
+
+	for (uint32_t i = 0; i < m->n_att; i++)
+		att += m->att[i].len;
+	FG_ASSERT(att <= f->len);
+	own = f->len - att;
+	t = malloc(f->len ? f->len : 1);
+	if (!t)
+		return NULL;
+	memcpy(t, f->data, own);
+	at = t + own;
+	for (uint32_t i = 0; i < m->n_att; i++) {
+		memcpy(at, m->att[i].data, m->att[i].len);
+		at += m->att[i].len;
+	}
+	return t;
+}
+
 /* A port without VLAN offload: the tag goes in by software, after the
  * MAC addresses (IEEE 802.1Q), so the sink sees the frame as the wire. */
 static void mp_sink_tagged(struct fg_memport *p, const struct fg_tx_frame *f)
@@ -149,11 +210,20 @@ static unsigned mp_tx_burst(void *port, struct fg_tx_frame *frames, unsigned n)
 	struct fg_memport *p = port;
 
 	for (unsigned i = 0; i < n; i++) {
-		if (p->sink && (frames[i].flags & FG_TX_VLAN) && frames[i].len >= FG_ETH_HLEN)
-			mp_sink_tagged(p, &frames[i]);
-		else if (p->sink)
-			p->sink(p->sink_arg, frames[i].data, frames[i].len, frames[i].flags);
-		mp_unref(p, frames[i].handle);
+		struct fg_tx_frame f = frames[i];
+		uint8_t *flat = NULL;
+
+		if (((struct mbuf *)f.handle)->n_att) {
+			p->tx_chained++;
+			flat = mp_flatten(&f);
+			f.data = flat;
+		}
+		if (p->sink && f.data && (f.flags & FG_TX_VLAN) && f.len >= FG_ETH_HLEN)
+			mp_sink_tagged(p, &f);
+		else if (p->sink && f.data)
+			p->sink(p->sink_arg, f.data, f.len, f.flags);
+		free(flat);
+		mp_unref(p, f.handle);
 	}
 	return n;
 }
@@ -183,6 +253,7 @@ static const struct fg_port_ops memport_ops = {
 	.tx_free = mp_tx_free,
 	.tx_burst = mp_tx_burst,
 	.to_kernel = mp_to_kernel,
+	.tx_attach = mp_tx_attach,
 };
 
 const struct fg_port_ops *fg_memport_ops(void)
@@ -212,6 +283,21 @@ int fg_memport_rx_frame(struct fg_memport *p, const void *data, uint32_t len,
 unsigned fg_memport_in_use(const struct fg_memport *p)
 {
 	return p->in_use;
+}
+
+uint64_t fg_memport_tx_attached(const struct fg_memport *p)
+{
+	return p->tx_attached;
+}
+
+uint64_t fg_memport_tx_chained(const struct fg_memport *p)
+{
+	return p->tx_chained;
+}
+
+uint32_t fg_memport_refcnt(const void *handle)
+{
+	return ((const struct mbuf *)handle)->refcnt;
 }
 
 unsigned fg_memport_capacity(const struct fg_memport *p)

@@ -261,6 +261,17 @@ bool fg_net_tx_offload(const struct fg_net *net)
 	return net->cfg.tx_csum_offload;
 }
 
+unsigned fg_net_tx_max_attach(const struct fg_net *net)
+{
+	return net->cfg.tx_max_segs > 1 && net->ops->tx_attach ? net->cfg.tx_max_segs - 1 : 0;
+}
+
+int fg_net_tx_attach(struct fg_net *net, void *frame, void *piece, const uint8_t *data,
+		     uint32_t len)
+{
+	return net->ops->tx_attach(net->port, frame, piece, data, len);
+}
+
 bool fg_net_passive(const struct fg_net *net)
 {
 	return net->cfg.passive;
@@ -444,6 +455,8 @@ static void tx_dup(struct fg_net *net, const struct fg_tx_frame *f)
 {
 	struct fg_tx_frame c = *f;
 
+	if (f->flags & FG_TX_CHAINED)
+		return;	/* its pieces are the port's to copy: no second frame */
 	c.data = net->ops->tx_alloc(net->port, f->len, &c.handle);
 	if (!c.data)
 		return;

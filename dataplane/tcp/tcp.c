@@ -92,6 +92,8 @@ static int config_defaults(struct fg_tcp_config *c)
 	DEF(syn_backlog, FG_MIN(256u, c->max_conns));
 	DEF(syn_backlog_per_peer, 16);
 	DEF(sndbuf, 32 * 1024);
+	DEF(sndref_max, 8u << 20);
+	DEF(sndref_pieces, 65536);
 	DEF(rcvbuf, 256 * 1024);
 	DEF(rx_segs, c->max_conns * 64);
 	DEF(rx_segs_per_conn, 256);
@@ -114,7 +116,7 @@ static int config_defaults(struct fg_tcp_config *c)
 	    c->rx_segs_per_conn > 65535 || c->ooo_segs_per_conn > c->rx_segs_per_conn ||
 	    !pow2(c->timer_tick_ns) || !pow2(c->timer_slots) || c->timer_slots < 16 ||
 	    c->rto_min_ns > c->rto_max_ns || c->max_retries > 30 || c->synack_retries > 30 ||
-	    c->syn_retries > 30)
+	    c->syn_retries > 30 || c->sndref_max > (1u << 30) || c->sndref_pieces > (1u << 24))
 		return -EINVAL;
 	for (unsigned i = 0; i < c->n_listen; i++)
 		if (!c->listen[i].port ||
@@ -159,7 +161,8 @@ static int alloc_pools(struct fg_tcp *t)
 	t->htab = calloc(hsize, sizeof(*t->htab));
 	t->segs = calloc(c->rx_segs, sizeof(*t->segs));
 	t->syn_peer = calloc(psize, 1);
-	if (!t->conns || !t->sbufs || !t->htab || !t->segs || !t->syn_peer)
+	t->srefs = calloc(c->sndref_pieces, sizeof(*t->srefs));
+	if (!t->conns || !t->sbufs || !t->htab || !t->segs || !t->syn_peer || !t->srefs)
 		return -ENOMEM;
 	t->hmask = hsize - 1;
 	t->syn_peer_mask = psize - 1;
@@ -175,6 +178,10 @@ static int alloc_pools(struct fg_tcp *t)
 		t->segs[i].next = t->free_segs;
 		t->free_segs = &t->segs[i];
 	}
+	for (unsigned i = c->sndref_pieces; i-- > 0;) {
+		t->srefs[i].next = t->free_srefs;
+		t->free_srefs = &t->srefs[i];
+	}
 	return tcp_wheel_init(t);
 }
 
@@ -185,6 +192,7 @@ static void free_pools(struct fg_tcp *t)
 	free(t->htab);
 	free(t->segs);
 	free(t->syn_peer);
+	free(t->srefs);
 	tcp_wheel_free(t);
 }
 
@@ -238,8 +246,10 @@ void fg_tcp_destroy(struct fg_tcp *t)
 {
 	if (!t)
 		return;
-	for (unsigned i = 0; i < t->cfg.max_conns; i++)
+	for (unsigned i = 0; i < t->cfg.max_conns; i++) {
 		tcp_rxq_flush(&t->conns[i]);
+		tcp_sendq_flush(&t->conns[i]);
+	}
 	fg_net_l4_unregister(t->net, FG_IP_PROTO_TCP);
 	free_pools(t);
 	free(t);
@@ -313,6 +323,7 @@ static void conn_reset_block(struct fg_tcp_conn *c)
 	struct fg_tcp *t = c->tcp;
 	uint8_t *sbuf = c->sbuf;
 
+	tcp_sendq_flush(c);	/* nothing queued by now: a guard */
 	memset(c, 0, sizeof(*c));
 	c->tcp = t;
 	c->sbuf = sbuf;
@@ -439,6 +450,7 @@ void tcp_conn_drop(struct fg_tcp_conn *c, enum fg_tcp_close_reason why, bool not
 	conn_unhash(c);
 	tcp_timer_cancel(c);
 	tcp_rxq_flush(c);
+	tcp_sendq_flush(c);
 	c->flags |= CF_FREEING;
 	c->hnext = t->freeing;
 	t->freeing = c;
@@ -529,24 +541,37 @@ unsigned fg_tcp_drop_all(struct fg_tcp *t)
 
 /* ---------------------------------------------------------------- app */
 
+static bool can_send(const struct fg_tcp_conn *c)
+{
+	return !(c->flags & (CF_APP_CLOSED | CF_FREEING)) &&
+	       (c->state == FG_TCP_ESTABLISHED || c->state == FG_TCP_CLOSE_WAIT);
+}
+
+/* `n` octets (at most the ring's space) onto the end of the stream. */
+static void ring_put(struct fg_tcp_conn *c, const void *buf, uint32_t n)
+{
+	uint32_t size = c->tcp->cfg.sndbuf;
+	uint32_t tail = (c->sb_head + c->sb_ring) % size, first = FG_MIN(n, size - tail);
+
+	memcpy(c->sbuf + tail, buf, first);
+	memcpy(c->sbuf, (const uint8_t *)buf + first, n - first);
+	c->sb_ring += n;
+	c->sb_len += n;
+}
+
 int fg_tcp_send(struct fg_tcp_conn *c, const void *buf, uint32_t len)
 {
-	uint32_t size = c->tcp->cfg.sndbuf, n, tail, first;
+	uint32_t size = c->tcp->cfg.sndbuf, n;
 
-	if ((c->flags & (CF_APP_CLOSED | CF_FREEING)) ||
-	    (c->state != FG_TCP_ESTABLISHED && c->state != FG_TCP_CLOSE_WAIT))
+	if (!can_send(c))
 		return -ENOTCONN;
 	if (c->tcp->passive) {
 		/* observe only: answers are decided, counted, sent nowhere */
 		fg_stats_add(c->tcp->st, FG_CTR_PASSIVE_ANSWER_BYTES, len);
 		return (int)len;
 	}
-	n = FG_MIN(len, size - c->sb_len);
-	tail = (c->sb_head + c->sb_len) % size;
-	first = FG_MIN(n, size - tail);
-	memcpy(c->sbuf + tail, buf, first);
-	memcpy(c->sbuf, (const uint8_t *)buf + first, n - first);
-	c->sb_len += n;
+	n = FG_MIN(len, tcp_ring_space(c));
+	ring_put(c, buf, n);
 	if (n < len) {
 		fg_stats_inc(c->tcp->st, FG_CTR_TCP_SEND_FULL);
 		if (!(c->flags & CF_WANT_WRITE))
@@ -559,7 +584,97 @@ int fg_tcp_send(struct fg_tcp_conn *c, const void *buf, uint32_t len)
 
 uint32_t fg_tcp_send_space(const struct fg_tcp_conn *c)
 {
-	return c->tcp->cfg.sndbuf - c->sb_len;
+	return tcp_ring_space(c);
+}
+
+uint32_t fg_tcp_ref_space(const struct fg_tcp_conn *c)
+{
+	return c->tcp->cfg.sndref_max - c->sr_bytes;
+}
+
+/* Queue one referenced piece at the end of the stream: it extends the
+ * last piece when it continues it in the same buffer (no new reference),
+ * else takes a descriptor and a reference. */
+static void sref_put(struct fg_tcp_conn *c, const struct fg_iov *p)
+{
+	struct fg_tcp *t = c->tcp;
+	struct tcp_sref *d = c->sr_tail;
+	uint32_t seq = c->snd_una + c->sb_len;
+
+	if (d && d->handle == p->handle && d->data + d->len == p->base &&
+	    d->seq + d->len == seq) {
+		d->len += p->len;
+	} else {
+		d = t->free_srefs;
+		t->free_srefs = d->next;
+		t->n_srefs_used++;
+		*d = (struct tcp_sref){ .data = p->base, .handle = p->handle, .seq = seq,
+					.len = p->len };
+		fg_net_buf_ref(t->net, p->handle);
+		if (c->sr_tail)
+			c->sr_tail->next = d;
+		else
+			c->sr_head = d;
+		c->sr_tail = d;
+	}
+	c->sr_bytes += p->len;
+	c->sb_len += p->len;
+}
+
+int fg_tcp_send_ref(struct fg_tcp_conn *c, const struct fg_iov *p, unsigned n)
+{
+	struct fg_tcp *t = c->tcp;
+	uint64_t refd = 0, copied = 0;
+	unsigned pieces = 0;
+
+	if (!can_send(c)) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (p[i].len && !p[i].base) {
+			errno = EINVAL;
+			return -1;
+		}
+		if (!p[i].len)
+			continue;
+		if (p[i].handle) {
+			refd += p[i].len;
+			pieces++;
+		} else {
+			copied += p[i].len;
+		}
+	}
+	if (t->passive) {
+		fg_stats_add(t->st, FG_CTR_PASSIVE_ANSWER_BYTES, refd + copied);
+		return 0;
+	}
+	/* all or nothing: every kind of room first */
+	if (refd > fg_tcp_ref_space(c) || copied > tcp_ring_space(c) ||
+	    pieces > t->cfg.sndref_pieces - t->n_srefs_used) {
+		fg_stats_inc(t->st, FG_CTR_TCP_SEND_REF_FULL);
+		if (refd > fg_tcp_ref_space(c) || pieces > t->cfg.sndref_pieces - t->n_srefs_used) {
+			c->want_ref = (uint32_t)FG_MIN(refd, (uint64_t)t->cfg.sndref_max);
+			c->want_pieces = FG_MIN(pieces, t->cfg.sndref_pieces);
+			c->flags |= CF_WANT_REF;
+		}
+		if (copied > tcp_ring_space(c))
+			fg_tcp_want_writable(c, (uint32_t)FG_MIN(copied, (uint64_t)t->cfg.sndbuf));
+		tcp_mark_pending(c);	/* there may be room already */
+		errno = EAGAIN;
+		return -1;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (!p[i].len)
+			continue;
+		if (p[i].handle)
+			sref_put(c, &p[i]);
+		else
+			ring_put(c, p[i].base, p[i].len);
+	}
+	if (refd + copied)
+		tcp_mark_pending(c);
+	return 0;
 }
 
 void fg_tcp_want_writable(struct fg_tcp_conn *c, uint32_t bytes)

@@ -283,7 +283,7 @@ void tcp_fin_input(struct fg_tcp_conn *c)
 
 static void retransmit_first(struct fg_tcp_conn *c)
 {
-	uint32_t len = FG_MIN(c->mss, c->sb_len);
+	uint32_t len = tcp_seg_fit(c, c->snd_una, FG_MIN(c->mss, c->sb_len));
 	uint8_t flags = TH_ACK;
 
 	if (len == c->sb_len && (c->flags & CF_FIN_SENT))
@@ -298,8 +298,7 @@ static void new_ack(struct fg_tcp_conn *c, const struct tcp_seg_in *s)
 	uint32_t acked = s->ack - c->snd_una, data_acked = FG_MIN(acked, c->sb_len);
 	bool fin_acked = (c->flags & CF_FIN_SENT) && s->ack == c->snd_una + c->sb_len + 1;
 
-	c->sb_head = (c->sb_head + data_acked) % t->cfg.sndbuf;
-	c->sb_len -= data_acked;
+	tcp_sendq_acked(c, data_acked);
 	c->snd_una = s->ack;
 	if (SEQ_LT(c->snd_nxt, c->snd_una))
 		c->snd_nxt = c->snd_una;

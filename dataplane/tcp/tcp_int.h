@@ -14,7 +14,18 @@
  *
  *      snd_una          snd_nxt              snd_una + sb_len   (+1 FIN)
  *   ----|--- in flight ---|---- queued, unsent ----|
- *   sbuf ring: sb_len bytes from index sb_head hold [snd_una, snd_una+sb_len)
+ *
+ * The sb_len queued octets [snd_una, snd_una+sb_len) are of two kinds:
+ *   1. referenced pieces (fg_tcp_send_ref): the list sr_head..sr_tail,
+ *      in sequence order, each [seq, seq+len) in the app's buffer, on
+ *      which the TCP holds one reference (sr_bytes octets in all);
+ *   2. every other octet, copied (fg_tcp_send): the sbuf ring, sb_ring
+ *      octets from index sb_head, in the same order.
+ * So the ring index of a copied octet at sequence x is
+ * (x - snd_una) - (referenced octets in [snd_una, x)); sr_cur caches the
+ * last piece looked up and sr_cur_before those referenced octets before
+ * it, so that a segment's lookup does not walk from the head. With no
+ * piece queued the stream is the ring alone, as it was before references.
  *
  * snd_max is the highest sequence number sent so far (after an RTO,
  * snd_nxt goes back to snd_una and climbs again toward snd_max).
@@ -77,6 +88,9 @@
 #define CF_BACKLOG 0x100000	/* passive: counted in n_backlogged */
 #define CF_ACTIVE 0x200000	/* opened by fg_tcp_connect: the app is told of its end */
 #define CF_NO_MAC 0x400000	/* SYN-SENT, the SYN not sent yet: the peer's MAC unknown */
+#define CF_WANT_REF 0x800000	/* a fg_tcp_send_ref was refused: on_writable owed */
+
+#define TCP_SEG_PARTS 64	/* copied runs and attached pieces in one segment */
 
 /*
  * A connection's key, the same for both address families: an IPv4 address
@@ -119,6 +133,14 @@ struct tcp_seg {
 	void *handle;
 };
 
+/* A referenced piece of the send stream (fg_tcp_send_ref). */
+struct tcp_sref {
+	struct tcp_sref *next;
+	const uint8_t *data;
+	void *handle;			/* the app's buffer: one reference held */
+	uint32_t seq, len;
+};
+
 /* An intrusive timer-wheel node; one per connection. */
 struct tcp_tnode {
 	struct tcp_tnode *next;
@@ -145,8 +167,15 @@ struct fg_tcp_conn {
 	uint32_t snd_wnd, snd_wl1, snd_wl2, max_snd_wnd;
 	uint32_t cwnd, ssthresh, recover;
 	uint8_t *sbuf;
-	uint32_t sb_head, sb_len;
+	uint32_t sb_head, sb_len;	/* sb_len: every queued octet, ring and referenced */
+	uint32_t sb_ring;		/* octets of them in the ring */
 	uint32_t want_space;		/* on_writable once this much is free */
+	struct tcp_sref *sr_head, *sr_tail;
+	uint32_t sr_bytes;		/* referenced octets queued */
+	uint32_t want_ref;		/* on_writable once this much ref space is free */
+	uint32_t want_pieces;		/* and this many descriptors */
+	struct tcp_sref *sr_cur;	/* lookup cache (or NULL) */
+	uint32_t sr_cur_before;		/* referenced octets in [snd_una, sr_cur->seq) */
 
 	/* receive */
 	uint32_t irs, rcv_nxt, rcv_adv, last_ack_sent;
@@ -199,6 +228,8 @@ struct fg_tcp {
 
 	struct tcp_seg *segs, *free_segs;
 	unsigned n_segs_used;
+	struct tcp_sref *srefs, *free_srefs;	/* sndref_pieces descriptors */
+	unsigned n_srefs_used;
 #define TCP_SEGS_LIGHT 16u
 	/* Descriptors a connection may hold: rx_segs_per_conn; in passive
 	 * mode what its count can hold, and reaching backlog_at
@@ -308,6 +339,17 @@ void tcp_passive_gap(struct fg_tcp_conn *c);
 
 /* tcp_output.c */
 void tcp_output(struct fg_tcp_conn *c);
+/* `n` queued octets from snd_una were acknowledged (call before snd_una
+ * moves): ring space and the references of whole pieces are given back. */
+void tcp_sendq_acked(struct fg_tcp_conn *c, uint32_t n);
+/* Every referenced piece dropped, the ring emptied (the connection ends). */
+void tcp_sendq_flush(struct fg_tcp_conn *c);
+/* The octets, at most `len`, one segment from `seq` can carry given how
+ * the queue is made (copies before attached pieces, the port's limit on
+ * pieces in a frame). At least 1 when len is. */
+uint32_t tcp_seg_fit(struct fg_tcp_conn *c, uint32_t seq, uint32_t len);
+/* Ring space, and referenced-octet space, free now. */
+uint32_t tcp_ring_space(const struct fg_tcp_conn *c);
 int tcp_send_ctl(struct fg_tcp_conn *c, uint8_t flags, uint32_t seq);
 /* `len` bytes of the send ring from `seq`, with `flags` (retransmissions). */
 int tcp_xmit(struct fg_tcp_conn *c, uint8_t flags, uint32_t seq, uint32_t len);

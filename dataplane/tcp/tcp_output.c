@@ -5,7 +5,23 @@
  * Responses are copied into the connection's send ring by fg_tcp_send()
  * and go out in the end-of-burst pass, so everything the app wrote while a
  * burst was processed leaves in as few MSS-sized segments as the windows
- * allow. The usable window is min(peer's window, cwnd) (RFC 5681 2) minus
+ * allow.
+ *
+ * Sending by reference (fg_tcp_send_ref; the queue's layout is in
+ * tcp_int.h). A segment is planned before it is built (plan_segment):
+ *   1. its octets are walked from the piece holding its first one, ring
+ *      runs and referenced pieces in stream order;
+ *   2. copied octets (ring runs, and referenced ones when the port cannot
+ *      chain) go into the header buffer, so they may only come before the
+ *      first attached piece: a ring run after one ends the segment there;
+ *   3. a referenced piece is attached (fg_net_tx_attach) while the frame
+ *      has room for one more (the port's tx_max_segs), else the segment
+ *      ends before it; with no chaining at all it is copied;
+ *   4. the software checksum reads the attached pieces where they lie.
+ * The same plan serves new data, go-back-N after an RTO and the fast
+ * retransmit, so a retransmission carries references too. Octets sent are
+ * counted as copied (tcp_tx_copied_octets) or attached
+ * (tcp_tx_referenced_octets); the two add up to tcp_tx_bytes. The usable window is min(peer's window, cwnd) (RFC 5681 2) minus
  * what is in flight; sender silly-window avoidance (RFC 9293 3.8.6.2.1)
  * holds back a short segment only while something is in flight. No Nagle:
  * pipelined NNTP answers must not wait for an ACK.
@@ -26,6 +42,21 @@
 #include "floodgate/wire.h"
 #include "tcp_int.h"
 
+/* One part of a segment's payload: copied into the header buffer
+ * (attach false) or attached as a piece of `handle`. */
+struct seg_part {
+	const uint8_t *data;
+	void *handle;
+	uint32_t len;
+	bool attach;
+};
+
+struct seg_plan {
+	unsigned n;
+	uint32_t len, copied, attached;
+	struct seg_part p[TCP_SEG_PARTS];
+};
+
 struct seg_out {
 	const uint8_t *dmac;
 	const struct tcp_tuple *k;
@@ -37,19 +68,208 @@ struct seg_out {
 	bool sack_ok;			/* SACK-permitted option (SYN-ACK) */
 	unsigned n_sack;		/* SACK blocks (RFC 2018 3) */
 	uint32_t sack[2 * TCP_MAX_SACK];
-	const struct fg_tcp_conn *dc;	/* payload from this conn's ring */
-	uint32_t data_off, data_len;
+	const struct seg_plan *plan;	/* the payload, or NULL */
+	uint32_t data_len;
 };
 
-static void copy_from_ring(const struct fg_tcp_conn *c, uint8_t *dst, uint32_t off,
-			   uint32_t len)
+uint32_t tcp_ring_space(const struct fg_tcp_conn *c)
+{
+	return c->tcp->cfg.sndbuf - c->sb_ring;
+}
+
+/* The first piece ending after `seq` (NULL: none), and *before the
+ * referenced octets in [snd_una, its seq) (all of them for NULL). */
+static struct tcp_sref *sref_find(struct fg_tcp_conn *c, uint32_t seq, uint32_t *before)
+{
+	struct tcp_sref *d = c->sr_head;
+	uint32_t b = 0;
+
+	if (c->sr_cur && SEQ_LEQ(c->sr_cur->seq, seq)) {
+		d = c->sr_cur;
+		b = c->sr_cur_before;
+	}
+	while (d && SEQ_LEQ(d->seq + d->len, seq)) {
+		b += d->len;
+		d = d->next;
+	}
+	if (d) {
+		c->sr_cur = d;
+		c->sr_cur_before = b;
+	}
+	*before = b;
+	return d;
+}
+
+static bool plan_add(struct seg_plan *pl, const uint8_t *data, void *handle, uint32_t len,
+		     bool attach)
+{
+	if (pl->n == TCP_SEG_PARTS)
+		return false;
+	pl->p[pl->n++] = (struct seg_part){ data, handle, len, attach };
+	pl->len += len;
+	if (attach)
+		pl->attached++;
+	else
+		pl->copied += len;
+	return true;
+}
+
+/* Octets of the ring from stream position `pos` (with `before`
+ * referenced octets between snd_una and it): one part, two at the wrap. */
+static bool plan_ring(struct fg_tcp_conn *c, struct seg_plan *pl, uint32_t pos,
+		      uint32_t before, uint32_t k)
 {
 	uint32_t size = c->tcp->cfg.sndbuf;
-	uint32_t at = (c->sb_head + off) % size;
-	uint32_t first = FG_MIN(len, size - at);
+	uint32_t at = (c->sb_head + (pos - c->snd_una) - before) % size;
+	uint32_t first = FG_MIN(k, size - at);
 
-	memcpy(dst, c->sbuf + at, first);
-	memcpy(dst + first, c->sbuf, len - first);
+	if (pl->n + (first < k ? 2 : 1) > TCP_SEG_PARTS)
+		return false;
+	plan_add(pl, c->sbuf + at, NULL, first, false);
+	if (first < k)
+		plan_add(pl, c->sbuf, NULL, k - first, false);
+	return true;
+}
+
+/* The parts of up to `len` octets from `seq` (the steps at the head of
+ * the file); pl->len is what one segment carries, at least 1 octet. */
+static void plan_segment(struct fg_tcp_conn *c, uint32_t seq, uint32_t len,
+			 struct seg_plan *pl)
+{
+	unsigned max_att = fg_net_tx_max_attach(c->tcp->net);
+	uint32_t before, pos = seq, end = seq + len;
+	struct tcp_sref *d = c->sr_head ? sref_find(c, seq, &before) : NULL;
+
+	pl->n = 0;
+	pl->len = pl->copied = pl->attached = 0;
+	if (!d && !c->sr_head) {
+		plan_ring(c, pl, seq, 0, len);
+		return;
+	}
+	if (!d)
+		before = c->sr_bytes;
+	while (pos != end) {
+		if (!d || SEQ_LT(pos, d->seq)) {
+			uint32_t k = d ? FG_MIN(d->seq - pos, end - pos) : end - pos;
+
+			if (pl->attached || !plan_ring(c, pl, pos, before, k))
+				break;
+			pos += k;
+			continue;
+		}
+		uint32_t off = pos - d->seq, k = FG_MIN(d->len - off, end - pos);
+		bool ok;
+
+		if (max_att)
+			ok = pl->attached < max_att && plan_add(pl, d->data + off, d->handle, k, true);
+		else
+			ok = plan_add(pl, d->data + off, NULL, k, false);
+		if (!ok)
+			break;
+		pos += k;
+		if (pos == d->seq + d->len) {
+			before += d->len;
+			d = d->next;
+		}
+	}
+}
+
+uint32_t tcp_seg_fit(struct fg_tcp_conn *c, uint32_t seq, uint32_t len)
+{
+	struct seg_plan pl;
+
+	if (!len)
+		return 0;
+	plan_segment(c, seq, len, &pl);
+	return pl.len;
+}
+
+void tcp_sendq_acked(struct fg_tcp_conn *c, uint32_t n)
+{
+	struct fg_tcp *t = c->tcp;
+	uint32_t una = c->snd_una + n, refs = 0;
+	struct tcp_sref *d;
+
+	while ((d = c->sr_head) && SEQ_LT(d->seq, una)) {
+		uint32_t k = FG_MIN(d->len, una - d->seq);
+
+		refs += k;
+		if (k < d->len) {
+			d->data += k;
+			d->seq += k;
+			d->len -= k;
+			break;
+		}
+		c->sr_head = d->next;
+		if (!c->sr_head)
+			c->sr_tail = NULL;
+		if (c->sr_cur == d)
+			c->sr_cur = NULL;
+		fg_net_buf_unref(t->net, d->handle);
+		d->next = t->free_srefs;
+		t->free_srefs = d;
+		t->n_srefs_used--;
+	}
+	if (c->sr_cur == c->sr_head)
+		c->sr_cur = NULL;
+	else if (c->sr_cur)
+		c->sr_cur_before -= refs;
+	c->sr_bytes -= refs;
+	c->sb_head = (c->sb_head + (n - refs)) % t->cfg.sndbuf;
+	c->sb_ring -= n - refs;
+	c->sb_len -= n;
+}
+
+void tcp_sendq_flush(struct fg_tcp_conn *c)
+{
+	struct fg_tcp *t = c->tcp;
+
+	while (c->sr_head) {
+		struct tcp_sref *d = c->sr_head;
+
+		c->sr_head = d->next;
+		fg_net_buf_unref(t->net, d->handle);
+		d->next = t->free_srefs;
+		t->free_srefs = d;
+		t->n_srefs_used--;
+	}
+	c->sr_tail = c->sr_cur = NULL;
+	c->sr_bytes = c->sr_cur_before = 0;
+	c->sb_len = c->sb_ring = 0;
+}
+
+/* The one's complement sum of `len` octets that start at an odd offset
+ * of what is summed: summed alone, folded, its two octets swapped
+ * (RFC 1071 2(B)). */
+static uint32_t csum_add_at(uint32_t sum, const uint8_t *p, uint32_t len, bool odd)
+{
+	uint32_t s;
+
+	if (!odd)
+		return fg_csum_add(sum, p, len);
+	s = fg_csum_add(0, p, len);
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	s = ((s & 0xff) << 8) | (s >> 8);
+	s += sum;
+	return s < sum ? s + 1 : s;	/* end-around carry */
+}
+
+/* The plan's copied parts into the frame at `dst`, its attached pieces
+ * onto the frame `h`: 0, or -1 when the port had no buffer to attach. */
+static int build_payload(struct fg_tcp *t, const struct seg_plan *pl, uint8_t *dst, void *h)
+{
+	for (unsigned i = 0; i < pl->n; i++) {
+		const struct seg_part *p = &pl->p[i];
+
+		if (!p->attach) {
+			memcpy(dst, p->data, p->len);
+			dst += p->len;
+		} else if (fg_net_tx_attach(t->net, h, p->handle, p->data, p->len) < 0) {
+			return -1;
+		}
+	}
+	return 0;
 }
 
 static int emit(struct fg_tcp *t, const struct seg_out *o)
@@ -58,6 +278,7 @@ static int emit(struct fg_tcp *t, const struct seg_out *o)
 			  (o->n_sack ? 4 + 8 * o->n_sack : 0);
 	uint32_t hlen = FG_TCP_HLEN + optlen, l4 = hlen + o->data_len;
 	uint32_t flen = FG_ETH_HLEN + tcp_l3_hlen(o->k) + l4;
+	uint32_t copied = o->plan ? o->plan->copied : 0;
 	bool offload = fg_net_tx_offload(t->net);
 	uint32_t sum, txf = offload ? FG_TX_CSUM_OFFLOAD : 0;
 	uint8_t *f, *th, *opt;
@@ -65,7 +286,7 @@ static int emit(struct fg_tcp *t, const struct seg_out *o)
 
 	if (t->passive)
 		return 0;	/* observe only: the segment is not needed */
-	f = fg_net_tx_alloc(t->net, flen, &h);
+	f = fg_net_tx_alloc(t->net, flen - o->data_len + copied, &h);
 	if (!f) {
 		fg_stats_inc(t->st, FG_CTR_TCP_TX_NOBUF);
 		return -1;
@@ -124,18 +345,37 @@ static int emit(struct fg_tcp *t, const struct seg_out *o)
 		for (unsigned i = 0; i < 2 * o->n_sack; i++)
 			fg_wr32(opt + 4 + 4 * i, o->sack[i]);
 	}
-	if (o->data_len)
-		copy_from_ring(o->dc, th + hlen, o->data_off, o->data_len);
-	if (offload)
+	if (o->plan && build_payload(t, o->plan, th + hlen, h) < 0) {
+		fg_net_tx_discard(t->net, h);
+		fg_stats_inc(t->st, FG_CTR_TCP_TX_NOBUF);
+		return -1;
+	}
+	if (offload) {
 		fg_wr16(th + 16, (uint16_t)~fg_csum_fold(sum));
-	else
-		fg_wr16(th + 16, fg_csum_fold(fg_csum_add(sum, th, l4)));
+	} else {
+		uint32_t at = hlen + copied;
+
+		sum = fg_csum_add(sum, th, at);
+		for (unsigned i = 0; o->plan && i < o->plan->n; i++) {
+			const struct seg_part *p = &o->plan->p[i];
+
+			if (!p->attach)
+				continue;
+			sum = csum_add_at(sum, p->data, p->len, at & 1);
+			at += p->len;
+		}
+		fg_wr16(th + 16, fg_csum_fold(sum));
+	}
+	if (o->plan && o->plan->attached)
+		txf |= FG_TX_CHAINED;
 	fg_stats_inc(t->st, FG_CTR_TCP_TX_SEGS);
 	if (o->flags & TH_RST)
 		fg_stats_inc(t->st, FG_CTR_TCP_TX_RST);
 	if (o->data_len) {
 		fg_stats_inc(t->st, FG_CTR_TCP_TX_DATA_SEGS);
 		fg_stats_add(t->st, FG_CTR_TCP_TX_BYTES, o->data_len);
+		fg_stats_add(t->st, FG_CTR_TCP_TX_COPIED_OCTETS, copied);
+		fg_stats_add(t->st, FG_CTR_TCP_TX_REFERENCED_OCTETS, o->data_len - copied);
 	}
 	if (o->wnd == 0 && !(o->flags & TH_RST))
 		fg_stats_inc(t->st, FG_CTR_TCP_TX_ZERO_WINDOW);
@@ -209,15 +449,22 @@ static unsigned sack_blocks(const struct fg_tcp_conn *c, uint32_t *out)
 	return k / 2;
 }
 
-/* A segment of `len` bytes from the ring (at seq) with `flags`. */
+/* A segment of `len` queued octets (at seq) with `flags`; `len` is one
+ * tcp_seg_fit() allows. */
 static int xmit(struct fg_tcp_conn *c, uint8_t flags, uint32_t seq, uint32_t len)
 {
+	struct seg_plan pl;
 	struct seg_out o = {
 		.dmac = c->rmac, .k = &c->k, .seq = seq, .ack = c->rcv_nxt,
-		.flags = flags, .ws_opt = -1, .dc = c, .data_off = seq - c->snd_una,
-		.data_len = len,
+		.flags = flags, .ws_opt = -1, .data_len = len,
 	};
 	int rc;
+
+	if (len) {
+		plan_segment(c, seq, len, &pl);
+		FG_ASSERT(pl.len == len);
+		o.plan = &pl;
+	}
 
 	if (!(flags & TH_RST))
 		o.wnd = tcp_window_to_advertise(c, false);
@@ -486,6 +733,8 @@ static bool send_data(struct fg_tcp_conn *c)
 		if (len < c->mss && len < c->sb_len - off && inflight &&
 		    len < c->max_snd_wnd / 2)
 			break;
+		/* then what one frame can carry of the queue as it is made */
+		len = tcp_seg_fit(c, c->snd_nxt, len);
 		if (off + len == c->sb_len) {
 			flags |= TH_PSH;
 			if (fin_wanted(c))
@@ -536,9 +785,12 @@ void tcp_output(struct fg_tcp_conn *c)
 			tcp_send_ack_now(c);
 		return;
 	}
-	if ((c->flags & CF_WANT_WRITE) && (c->flags & CF_APP) &&
-	    c->tcp->cfg.sndbuf - c->sb_len >= c->want_space) {
-		c->flags &= ~CF_WANT_WRITE;
+	if ((c->flags & (CF_WANT_WRITE | CF_WANT_REF)) && (c->flags & CF_APP) &&
+	    (!(c->flags & CF_WANT_WRITE) || tcp_ring_space(c) >= c->want_space) &&
+	    (!(c->flags & CF_WANT_REF) || (fg_tcp_ref_space(c) >= c->want_ref &&
+					   c->tcp->cfg.sndref_pieces - c->tcp->n_srefs_used >=
+						   c->want_pieces))) {
+		c->flags &= ~(CF_WANT_WRITE | CF_WANT_REF);
 		if (c->tcp->ops->on_writable)
 			c->tcp->ops->on_writable(c->ctx, c);
 		if (c->flags & CF_FREEING)

@@ -8,6 +8,13 @@
  * when it is empty, allocation fails and the caller counts it). Transmitted
  * frames go to a sink callback (the TAP harness writes them to the device,
  * the tests capture them) and are then freed. Single-threaded.
+ *
+ * Chained frames (tx_attach): a TX buffer records the pieces attached to
+ * it, each with a reference on its buffer, as a DPDK indirect mbuf holds
+ * its direct one; the pieces' references are dropped when the frame's
+ * last one is. The sink sees such a frame as the wire would, made
+ * contiguous in a scratch buffer (the copy is the sink's, not the
+ * sender's), with FG_TX_CHAINED in its flags.
  */
 #ifndef FLOODGATE_MEMPORT_H
 #define FLOODGATE_MEMPORT_H
@@ -35,6 +42,12 @@ const struct fg_port_ops *fg_memport_ops(void);
 int fg_memport_rx_frame(struct fg_memport *p, const void *data, uint32_t len,
 			struct fg_rx_frame *out);
 unsigned fg_memport_in_use(const struct fg_memport *p);
+/* Pieces attached to TX frames so far (tx_attach), and frames sent with
+ * at least one. */
+uint64_t fg_memport_tx_attached(const struct fg_memport *p);
+uint64_t fg_memport_tx_chained(const struct fg_memport *p);
+/* References held on buffer `handle` now (a test counting the TCP's). */
+uint32_t fg_memport_refcnt(const void *handle);
 /* The exception path's kernel: frames net hands to it (to_kernel) reach
  * fn, a copy each; without one, to_kernel fails (-ENOTSUP). */
 void fg_memport_set_kernel(struct fg_memport *p, fg_memport_sink_fn *fn, void *arg);

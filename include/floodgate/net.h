@@ -99,6 +99,8 @@
 #define FG_TX_CSUM_OFFLOAD 0x1u	/* compute IPv4 + TCP checksums in hardware */
 #define FG_TX_IPV6 0x2u		/* with FG_TX_CSUM_OFFLOAD: an IPv6 frame (TCP only) */
 #define FG_TX_VLAN 0x4u		/* send tagged with VLAN `vlan` (the port inserts the tag) */
+#define FG_TX_CHAINED 0x8u	/* pieces are attached (tx_attach): `data` holds only the
+				 * first len - (their octets); the port knows the rest */
 
 struct fg_rx_frame {
 	uint8_t *data;
@@ -155,6 +157,15 @@ struct fg_port_ops {
 	 * path); the port takes its own reference. 0, or -errno when it could
 	 * not (net counts net_to_kernel_failed). */
 	int (*to_kernel)(void *port, const struct fg_rx_frame *f);
+	/* Optional (needed for fg_net_config.tx_max_segs > 1): append `len`
+	 * octets at `data`, inside the buffer `piece` (a received frame's
+	 * handle), to the TX frame `frame` from tx_alloc, after what was
+	 * attached before and after the frame's own octets, without copying:
+	 * the frame holds its own reference on `piece` until the port has
+	 * sent or freed it. 0, or -ENOBUFS (nothing attached). The frame's
+	 * len given to tx_burst then counts the attached octets too. */
+	int (*tx_attach)(void *port, void *frame, void *piece, const uint8_t *data,
+			 uint32_t len);
 };
 
 struct fg_net_config {
@@ -167,6 +178,11 @@ struct fg_net_config {
 	unsigned arp_entries;		/* peer MAC cache slots, power of two; 0 = 1024 */
 	uint64_t arp_ttl_ns;		/* 0 = 300 s */
 	bool tx_csum_offload;		/* the port computes checksums */
+	/* Buffers one TX frame may chain, its own first (the port's
+	 * nb_mtu_seg_max with RTE_ETH_TX_OFFLOAD_MULTI_SEGS); 0 or 1: one
+	 * buffer a frame, so TCP copies what it sends by reference. More
+	 * needs the port's tx_attach op. */
+	unsigned tx_max_segs;
 	uint64_t hash_seed;		/* keys the ARP cache (and TCP's tables) */
 	uint32_t kernel_rate;		/* frames/s to the kernel; 0 = no exception path */
 	uint32_t kernel_burst;		/* frames at once; 0 = a tenth of the rate, at least 8 */
@@ -259,6 +275,14 @@ void fg_net_buf_unref(struct fg_net *net, void *handle);
 /* TX path for the protocol modules. */
 uint8_t *fg_net_tx_alloc(struct fg_net *net, uint32_t size, void **handle);
 void fg_net_tx_discard(struct fg_net *net, void *handle);
+/* Pieces a TX frame may carry beside its own buffer (tx_max_segs - 1;
+ * 0 without chaining). */
+unsigned fg_net_tx_max_attach(const struct fg_net *net);
+/* Attach a piece to a TX frame (the port's tx_attach): 0, or -ENOBUFS.
+ * The frame is then queued with FG_TX_CHAINED, its len counting the
+ * pieces. */
+int fg_net_tx_attach(struct fg_net *net, void *frame, void *piece, const uint8_t *data,
+		     uint32_t len);
 /* Queue a finished frame (faults apply to TCP frames: `is_tcp`). */
 void fg_net_tx_queue(struct fg_net *net, uint8_t *data, uint32_t len, void *handle,
 		     uint32_t flags, bool is_tcp);

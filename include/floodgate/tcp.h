@@ -32,7 +32,9 @@
  *     consumed. The app typically sends what is left and calls fg_tcp_close.
  *   on_writable(ctx, conn): room appeared in the send buffer: after a
  *     fg_tcp_send() that accepted less than asked (once a quarter of the
- *     buffer is free), or as requested with fg_tcp_want_writable().
+ *     buffer is free), after a fg_tcp_send_ref() refused for want of
+ *     space (once what it asked for is free), or as requested with
+ *     fg_tcp_want_writable().
  *   on_close(ctx, conn, reason): the end of the connection for the app,
  *     called exactly once for every accepted connection, and for every
  *     connection fg_tcp_connect() returned (established or not), except
@@ -48,6 +50,15 @@
  * (on_connect), a RST refuses it and a silent peer times it out (both
  * on_close); simultaneous open passes through SYN-RECEIVED. An instance
  * without listen addresses is a client only (on_accept may then be NULL).
+ *
+ * Sending by reference (fg_tcp_send_ref, docs/tcp.md "Sending by
+ * reference"): octets already in buffers the port gave (an article held
+ * in its receive mbufs) join the send stream without a copy: the TCP
+ * takes its own reference on each piece's buffer and drops it once the
+ * peer acknowledged the piece, or when the connection ends. A segment
+ * whose payload lies in such pieces leaves as the header buffer with the
+ * pieces attached (the port's tx_attach, net.h), when the port chains
+ * frames; else the octets are copied into the frame.
  *
  * Calls the app may make, also from inside callbacks: fg_tcp_connect, fg_tcp_send,
  * fg_tcp_close, fg_tcp_abort, fg_tcp_pause, fg_tcp_resume, fg_tcp_hold,
@@ -121,6 +132,8 @@ struct fg_tcp_config {
 	unsigned syn_backlog_per_peer;	/* per peer address [16] */
 	bool no_syncookies;		/* backlog full -> drop instead of cookie */
 	uint32_t sndbuf;		/* send buffer per connection [32 KiB] */
+	uint32_t sndref_max;		/* referenced octets queued per connection [8 MiB] */
+	unsigned sndref_pieces;		/* referenced-piece descriptors in total [65536] */
 	uint32_t rcvbuf;		/* receive window per connection [256 KiB] */
 	unsigned rx_segs;		/* held-segment descriptors in total [max_conns * 64] */
 	unsigned rx_segs_per_conn;	/* queued + out-of-order per conn [256] */
@@ -170,6 +183,20 @@ void fg_tcp_conn_local(const struct fg_tcp_conn *c, struct fg_endpoint *local);
  * -ENOTCONN when the connection can no longer send. */
 int fg_tcp_send(struct fg_tcp_conn *c, const void *buf, uint32_t len);
 uint32_t fg_tcp_send_space(const struct fg_tcp_conn *c);
+/* Queue the octets of `n` pieces after everything queued before, without
+ * copying them: the TCP takes a reference on each piece's handle
+ * (fg_net_buf_ref) and drops it once those octets are acknowledged, or
+ * when the connection closes or aborts. A piece with a NULL handle is
+ * copied into the send buffer. All or nothing: 0 when every octet was
+ * queued; -1 with errno EAGAIN when the referenced octets exceed
+ * fg_tcp_ref_space(), or the copied ones fg_tcp_send_space(), or the
+ * instance's piece descriptors are used up (on_writable follows once the
+ * connection's own space is free); EINVAL when the connection can no
+ * longer send or a piece is empty of data but not of length. */
+int fg_tcp_send_ref(struct fg_tcp_conn *c, const struct fg_iov *p, unsigned n);
+/* Referenced octets the connection may still queue (sndref_max less
+ * those queued and not yet acknowledged). */
+uint32_t fg_tcp_ref_space(const struct fg_tcp_conn *c);
 /* Ask for one on_writable once at least `bytes` of send buffer are free
  * (an app that stops reading until its answers can be queued). */
 void fg_tcp_want_writable(struct fg_tcp_conn *c, uint32_t bytes);

@@ -208,6 +208,9 @@ static const struct fg_tcp_app_ops fx_ops = {
 
 /* The next fixture is IPv6 (fx_setup6 sets it; every setup clears it). */
 static int fx_next_v6;
+/* The next fixture's net chains TX frames of up to this many buffers
+ * (fg_net_config.tx_max_segs; 0: one buffer a frame). */
+static unsigned fx_next_tx_segs __attribute__((unused));
 
 static void fx_setup_bufs(struct fg_tcp_config *tc, unsigned n_bufs)
 {
@@ -229,6 +232,7 @@ static void fx_setup_bufs(struct fg_tcp_config *tc, unsigned n_bufs)
 	nc.ipv4[0] = f->addr;
 	nc.n_ipv4 = 1;
 	nc.hash_seed = 42;
+	nc.tx_max_segs = fx_next_tx_segs;
 	inet_pton(AF_INET6, "2001:db8::2", f->addr6);
 	inet_pton(AF_INET6, "2001:db8::1", f->peer6);
 	if (f->v6) {
