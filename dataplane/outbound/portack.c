@@ -38,7 +38,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 
 #include "floodgate/ackrule.h"
 #include "floodgate/failpoint.h"
@@ -241,15 +240,18 @@ static void conn_open(struct pa_conn *c)
 	c->due_ns = pa->now + PA_HANDSHAKE_NS;
 }
 
-/* The one place article octets are handed to TCP: how many it took, or
- * -errno. By copy until TCP can send by reference (fg_tcp_send_ref). */
-static int out_piece(struct pa_conn *c, const uint8_t *p, uint32_t len)
+/* The one place article octets are handed to TCP: by reference to the
+ * receive buffer the piece lies in (TCP takes its own reference and drops
+ * it once the octets are acknowledged, or at the connection's end); a
+ * piece without a buffer (the engine's own copy) is copied. 1: taken;
+ * 0: no room now (on_writable follows); -1: the connection is dead. */
+static int out_piece(struct pa_conn *c, const struct fg_iov *p)
 {
-	int n = fg_tcp_send(c->tc, p, len);
-
-	if (n > 0)
-		count(c->pa, FG_CTR_PORTACK_ART_OCTETS_COPIED, (uint64_t)n);
-	return n;
+	if (fg_tcp_send_ref(c->tc, p, 1) != 0)
+		return errno == EAGAIN ? 0 : -1;
+	count(c->pa, p->handle ? FG_CTR_PORTACK_ART_OCTETS_REFERENCED :
+				 FG_CTR_PORTACK_ART_OCTETS_COPIED, p->len);
+	return 1;
 }
 
 /* A command's line ("TAKETHIS <id>\r\n", "CHECK <id>\r\n", ".\r\n") from
@@ -287,20 +289,15 @@ static bool write_cmd(struct pa_conn *c, struct pa_cmd *q, bool *dead)
 		c->phase = 1;
 		c->piece = 0;
 	}
-	while (c->phase == 1 && c->piece < s->a.niov) {
-		const struct iovec *v = &s->a.iov[c->piece];
-		int n = out_piece(c, (const uint8_t *)v->iov_base + c->off,
-				  (uint32_t)(v->iov_len - c->off));
+	while (c->phase == 1 && c->piece < s->a.npiece) {
+		const struct fg_iov *v = &s->a.piece[c->piece];
+		int rc = v->len ? out_piece(c, v) : 1;
 
-		if (n < 0) {
+		if (rc < 0)
 			*dead = true;
+		if (rc <= 0)
 			return false;
-		}
-		c->off += (uint32_t)n;
-		c->out_done += (uint64_t)n;
-		if (c->off < v->iov_len)
-			return false;
-		c->off = 0;
+		c->out_done += v->len;
 		c->piece++;
 	}
 	c->phase = 2;
@@ -333,8 +330,8 @@ static uint64_t cmd_octets(const struct pa_cmd *q, const struct pa_slot *s)
 	if (q->kind == PK_CHECK)
 		return 8u + q->id_len;
 	n = 11u + q->id_len + 3u;
-	for (unsigned k = 0; k < s->a.niov; k++)
-		n += s->a.iov[k].iov_len;
+	for (unsigned k = 0; k < s->a.npiece; k++)
+		n += s->a.piece[k].len;
 	return n;
 }
 

@@ -100,17 +100,17 @@ int fg_ackrule_art_take(struct fg_ackrule_art *a, const struct fg_relay_ack_art 
 {
 	if (src->id_len == 0 || src->id_len > FG_QUEUE_ID_MAX)
 		return -EINVAL;
-	if (a->capiov < src->niov) {
-		unsigned cap = FG_MAX(src->niov, FG_MAX(2 * a->capiov, 64u));
-		struct iovec *v = realloc(a->iov, cap * sizeof(*v));
+	if (a->cappiece < src->npiece) {
+		unsigned cap = FG_MAX(src->npiece, FG_MAX(2 * a->cappiece, 64u));
+		struct fg_iov *v = realloc(a->piece, cap * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
-		a->iov = v;
-		a->capiov = cap;
+		a->piece = v;
+		a->cappiece = cap;
 	}
-	memcpy(a->iov, src->iov, src->niov * sizeof(*a->iov));
-	a->niov = src->niov;
+	memcpy(a->piece, src->piece, src->npiece * sizeof(*a->piece));
+	a->npiece = src->npiece;
 	a->cookie = src->cookie;
 	a->ctx = src->ctx;
 	a->deadline_ns = src->deadline_ns;
@@ -122,7 +122,7 @@ int fg_ackrule_art_take(struct fg_ackrule_art *a, const struct fg_relay_ack_art 
 
 void fg_ackrule_art_free(struct fg_ackrule_art *a)
 {
-	free(a->iov);
-	a->iov = NULL;
-	a->capiov = a->niov = 0;
+	free(a->piece);
+	a->piece = NULL;
+	a->cappiece = a->npiece = 0;
 }

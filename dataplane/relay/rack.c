@@ -316,8 +316,8 @@ static void send_takethis(struct rconn *c, const struct acklive *le, struct acks
 	fg_failpoint("ack-before-forward");
 	rc = rconn_out_line(c, "TAKETHIS", s->a.id);
 
-	for (unsigned k = 0; rc == 0 && k < s->a.niov; k++)
-		rc = rconn_out_mem(c, s->a.iov[k].iov_base, s->a.iov[k].iov_len);
+	for (unsigned k = 0; rc == 0 && k < s->a.npiece; k++)
+		rc = rconn_out_mem(c, s->a.piece[k].base, s->a.piece[k].len);
 	if (rc == 0)
 		rc = rconn_out_line(c, ".", NULL);
 	if (rc == 0 && !dpend_push(c, le->acker, le->slot, CMD_TAKETHIS, s, now))

@@ -40,26 +40,24 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <sys/uio.h>
-
 #include "floodgate/queue.h"
 #include "floodgate/relay.h"
 #include "floodgate/stats.h"
 
 /* An article as an acker keeps it from send to result: the engine's
- * fields copied, the iovec array too (the caller's is scratch; the octets
- * stay where they are, valid until the result). */
+ * fields copied, the pieces' array too (the caller's is scratch; the
+ * octets stay where they are, valid until the result). */
 struct fg_ackrule_art {
 	uint64_t cookie;
 	void *ctx;
 	uint64_t deadline_ns;
-	struct iovec *iov;
-	unsigned niov, capiov;
+	struct fg_iov *piece;
+	unsigned npiece, cappiece;
 	uint8_t id_len;
 	char id[FG_QUEUE_ID_MAX + 1];
 };
 
-/* Take `src` into `a` (its iovec array grown as needed): 0, -EINVAL (an
+/* Take `src` into `a` (its array of pieces grown as needed): 0, -EINVAL (an
  * ID of no octet or more than FG_QUEUE_ID_MAX), -ENOMEM. */
 int fg_ackrule_art_take(struct fg_ackrule_art *a, const struct fg_relay_ack_art *src);
 void fg_ackrule_art_free(struct fg_ackrule_art *a);

@@ -50,6 +50,7 @@
 
 #include "floodgate/config.h"
 #include "floodgate/feeds.h"
+#include "floodgate/iov.h"
 #include "floodgate/qwriter.h"
 #include "floodgate/stats.h"
 
@@ -188,8 +189,11 @@ struct fg_relay_ack_art {
 	const char *id;
 	size_t id_len;
 	const struct fg_feeds_set *route;
-	const struct iovec *iov;	/* the wire octets, valid until its result */
-	unsigned niov;
+	/* the wire octets in place, valid until its result; each piece's
+	 * handle names its receive buffer (NULL: none, e.g. the engine's own
+	 * copy), for a sender by reference (portack.h) */
+	const struct fg_iov *piece;
+	unsigned npiece;
 	uint64_t deadline_ns;		/* fg_mono_ns() clock */
 };
 
