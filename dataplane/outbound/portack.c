@@ -117,6 +117,7 @@ struct fg_portack {
 	uint32_t *live, nlive;
 	uint32_t *res, rh, rn;		/* results not yet taken, FIFO */
 	uint64_t now;
+	bool ended;			/* fg_portack_abort_all: no more connections */
 	struct fg_relay_acker *acker;
 };
 
@@ -897,7 +898,7 @@ unsigned fg_portack_poll(struct fg_portack *pa, uint64_t now_ns)
 	unsigned before = pa->rn;
 
 	pa->now = now_ns;
-	for (unsigned i = 0; pa->tcp && i < pa->nconns; i++) {
+	for (unsigned i = 0; pa->tcp && !pa->ended && i < pa->nconns; i++) {
 		struct pa_conn *c = &pa->conns[i];
 
 		if (c->st == PC_IDLE && !c->ds->no_stream && now_ns >= c->retry_ns)
@@ -921,7 +922,7 @@ uint64_t fg_portack_next(const struct fg_portack *pa)
 	for (unsigned i = 0; i < pa->nconns; i++) {
 		const struct pa_conn *c = &pa->conns[i];
 
-		if (c->st == PC_IDLE && !c->ds->no_stream)
+		if (c->st == PC_IDLE && !c->ds->no_stream && !pa->ended && pa->tcp)
 			next = FG_MIN(next, c->retry_ns);
 		else if (c->st != PC_READY && c->st != PC_IDLE)
 			next = FG_MIN(next, c->due_ns);
@@ -942,14 +943,11 @@ unsigned fg_portack_ready(const struct fg_portack *pa, unsigned d)
 
 void fg_portack_abort_all(struct fg_portack *pa)
 {
-	for (unsigned i = 0; pa && i < pa->nconns; i++) {
-		struct pa_conn *c = &pa->conns[i];
-
-		if (c->tc) {
-			fg_tcp_abort(c->tc);
-			c->tc = NULL;
-		}
-		c->st = PC_IDLE;
-		c->retry_ns = UINT64_MAX;
-	}
+	if (!pa)
+		return;
+	pa->ended = true;
+	for (unsigned i = 0; i < pa->nconns; i++)
+		if (pa->conns[i].st != PC_IDLE)
+			conn_fail(&pa->conns[i], FG_CTR_RELAY_ACK_SPILL_EOF, "the worker ends");
+	settle_all(pa);
 }

@@ -219,7 +219,7 @@ int rack_init(struct fg_relay *r)
 	for (unsigned d = 0; d < r->nds; d++) {
 		struct rds *ds = &r->ds[d];
 
-		if (ds->cfg->mode != FG_DOWNSTREAM_STREAM)
+		if (ds->cfg->mode != FG_DOWNSTREAM_STREAM || (r->p.port_mask & bit(d)))
 			continue;
 		ds->ndconn = ds->nconn;
 		ds->dconns = calloc(ds->ndconn, sizeof(*ds->dconns));

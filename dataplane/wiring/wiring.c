@@ -38,8 +38,8 @@ static int sink_build(struct fg_wiring *wr, const struct fg_wiring_params *p)
 		 * back through the handle's ring and the engine's poll */
 		if (!p->ob)
 			return -EINVAL;
-		wr->sink = fg_outbound_sink(p->ob, &p->engine.stats->s, p->wake, p->wake_arg,
-					    &wr->sink_ops);
+		wr->sink = fg_outbound_sink_acker(p->ob, &p->engine.stats->s, p->wake, p->wake_arg,
+						  p->acker, &wr->sink_ops);
 		if (wr->sink)
 			wr->warm = fg_outbound_warm_create(p->ob, p->wake, p->wake_arg);
 		break;

@@ -86,7 +86,8 @@ uint64_t fg_portack_next(const struct fg_portack *pa);
 /* Connections ready (handshake done) to the downstream of config index d
  * (for tests and status). */
 unsigned fg_portack_ready(const struct fg_portack *pa, unsigned d);
-/* Every connection aborted now, without callbacks (the worker's end). */
+/* Every connection aborted now, without callbacks, and none opened again
+ * (the worker's end): what was open on them spills. */
 void fg_portack_abort_all(struct fg_portack *pa);
 
 #endif /* FLOODGATE_PORTACK_H */

@@ -66,6 +66,9 @@ struct fg_relay_params {
 	uint64_t retry_min_ns, retry_max_ns;
 	uint64_t answer_timeout_ns;
 	uint64_t ask_timeout_ns;	/* warm-up: UNKNOWN after this (0: 2 s) */
+	/* Downstreams (bit = config index) that the DPDK workers feed with
+	 * their own TCP (portack.h): no #ack connections for them here. */
+	uint8_t port_mask;
 };
 
 /*
