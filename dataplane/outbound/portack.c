@@ -216,7 +216,7 @@ static void conn_fail(struct pa_conn *c, enum fg_counter cause, const char *why)
 		fg_tcp_abort(c->tc);
 		c->tc = NULL;
 	}
-	if (c->st != PC_IDLE)
+	if (c->st != PC_IDLE && !pa->ended)
 		FG_LOG_WARN(PA, "downstream %s: connection %u: %s", c->ds->cfg->name,
 			    (unsigned)(c - c->ds->conns), why);
 	c->st = PC_IDLE;
