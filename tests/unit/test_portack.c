@@ -13,25 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../fuzz/memwire.h"
 #include "fgtest.h"
-#include "floodgate/memport.h"
 #include "floodgate/portack.h"
 
 #define MS 1000000ull
 #define TIMEOUT_NS (250 * MS)
-#define MAXQ 4096
-
-struct side {
-	struct fg_memport *mp;
-	struct fg_net *net;
-	struct fg_tcp *tcp;
-	struct fg_stats st;
-	struct side *other;
-	uint8_t *q[MAXQ];		/* frames on their way to this side */
-	uint32_t qlen[MAXQ];
-	unsigned qn;
-};
-
 struct sconn {
 	struct fg_tcp_conn *tc;
 	char line[1024];
@@ -41,7 +28,7 @@ struct sconn {
 	size_t art;			/* its octets so far, the terminator excluded */
 };
 
-static struct side A, B;
+static struct mw_side A, B;
 static uint64_t now;
 static struct fg_config *cfg;
 static struct fg_portack *pa;
@@ -60,34 +47,6 @@ static struct got got;
 
 /* ---------------------------------------------------------------- wire */
 
-static void to_side(void *arg, const uint8_t *frame, uint32_t len, uint32_t flags)
-{
-	struct side *to = ((struct side *)arg)->other;
-
-	(void)flags;
-	ck_assert_uint_lt(to->qn, MAXQ);
-	to->q[to->qn] = malloc(len);
-	memcpy(to->q[to->qn], frame, len);
-	to->qlen[to->qn++] = len;
-}
-
-static bool deliver(struct side *s)
-{
-	unsigned n = s->qn;
-
-	for (unsigned i = 0; i < n; i++) {
-		struct fg_rx_frame fr;
-
-		ck_assert_int_eq(fg_memport_rx_frame(s->mp, s->q[i], s->qlen[i], &fr), 0);
-		free(s->q[i]);
-		fg_net_rx(s->net, &fr, 1, now);
-	}
-	memmove(s->q, s->q + n, (s->qn - n) * sizeof(s->q[0]));
-	memmove(s->qlen, s->qlen + n, (s->qn - n) * sizeof(s->qlen[0]));
-	s->qn -= n;
-	return n > 0;
-}
-
 /* Frames, timers and the acker until nothing moves. */
 static void pump(void)
 {
@@ -95,7 +54,7 @@ static void pump(void)
 		bool moved;
 
 		fg_portack_set_time(pa, now);
-		moved = deliver(&A) | deliver(&B);
+		moved = mw_deliver(&A, now) | mw_deliver(&B, now);
 		fg_net_poll(A.net, now);
 		fg_net_poll(B.net, now);
 		fg_portack_poll(pa, now);
@@ -228,39 +187,6 @@ static const struct fg_tcp_app_ops server_ops = {
 
 /* ---------------------------------------------------------------- set-up */
 
-static void side_up(struct side *s, struct side *other, const char *addr, unsigned last,
-		    bool server)
-{
-	struct fg_net_config nc;
-	struct fg_tcp_config tc;
-
-	memset(s, 0, sizeof(*s));
-	s->other = other;
-	memset(&nc, 0, sizeof(nc));
-	nc.mac[0] = 2;
-	nc.mac[5] = (uint8_t)last;
-	inet_pton(AF_INET, addr, &nc.ipv4[0]);
-	nc.plen[0] = 24;
-	nc.n_ipv4 = 1;
-	nc.hash_seed = last;
-	nc.tx_max_segs = 17;	/* pieces attached to frames, as a DPDK port chains mbufs */
-	s->mp = fg_memport_create(8192, 2048, to_side, s);
-	ck_assert_ptr_nonnull(s->mp);
-	s->net = fg_net_create(&nc, fg_memport_ops(), s->mp, &s->st);
-	ck_assert_ptr_nonnull(s->net);
-	memset(&tc, 0, sizeof(tc));
-	tc.max_conns = 16;
-	tc.secret = last;
-	tc.rcvbuf = 64 << 10;
-	if (server) {
-		tc.listen[0].family = AF_INET;
-		tc.listen[0].port = 119;
-		tc.n_listen = 1;
-	}
-	s->tcp = fg_tcp_create(s->net, &tc, server ? &server_ops : &fg_portack_tcp_ops, NULL);
-	ck_assert_ptr_nonnull(s->tcp);
-}
-
 static char article[800 << 10];
 
 /* The article: lines of text, CRLF, ending in CRLF (dot-stuffed already). */
@@ -288,8 +214,8 @@ static void setup_with(const char *extra)
 		 "connections 2\n%s", extra);
 	cfg = fg_config_load_text("t", text, strlen(text), &errs);
 	ck_assert_msg(cfg != NULL, "config: %s", errs.n ? errs.err[0].text : "?");
-	side_up(&A, &B, "198.18.0.1", 1, false);
-	side_up(&B, &A, "198.18.0.2", 2, true);
+	ck_assert_int_eq(mw_side_up(&A, &B, "198.18.0.1", 1, &fg_portack_tcp_ops, 8192), 0);
+	ck_assert_int_eq(mw_side_up(&B, &A, "198.18.0.2", 2, &server_ops, 8192), 0);
 	pp.cfg = cfg;
 	pp.stats = &A.st;
 	pp.max_pending = 64;
@@ -312,22 +238,12 @@ static void setup(void)
 	setup_with("");
 }
 
-static void side_down(struct side *s)
-{
-	fg_tcp_destroy(s->tcp);
-	fg_net_destroy(s->net);
-	for (unsigned i = 0; i < s->qn; i++)
-		free(s->q[i]);
-	ck_assert_uint_eq(fg_memport_in_use(s->mp), 0);
-	fg_memport_destroy(s->mp);
-}
-
 static void teardown(void)
 {
 	fg_portack_abort_all(pa);
 	fg_relay_acker_destroy(ak);	/* destroys pa */
-	side_down(&A);
-	side_down(&B);
+	ck_assert_uint_eq(mw_side_down(&A), 0);
+	ck_assert_uint_eq(mw_side_down(&B), 0);
 	fg_config_free(cfg);
 }
 
