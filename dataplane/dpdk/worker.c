@@ -382,8 +382,12 @@ int dp_worker_setup(struct dp_worker *w)
 		char name[RTE_MEMPOOL_NAMESIZE];
 
 		snprintf(name, sizeof(name), DP_IND_POOL_NAME, w->index);
-		w->tx.ind_pool = rte_pktmbuf_pool_create(name, DP_IND_MBUFS, 64, 0, 0,
-							 (int)rte_socket_id());
+		/* a worker set up again (the history restored) finds its own:
+		 * the pools live until dp_port_stop */
+		w->tx.ind_pool = rte_mempool_lookup(name);
+		if (!w->tx.ind_pool)
+			w->tx.ind_pool = rte_pktmbuf_pool_create(name, DP_IND_MBUFS, 64, 0, 0,
+								 (int)rte_socket_id());
 		if (!w->tx.ind_pool)
 			FG_LOG_WARN(DP, "worker %u: no indirect mbufs (%s): TCP copies what "
 				    "it sends by reference", w->index, rte_strerror(rte_errno));

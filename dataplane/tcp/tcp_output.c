@@ -355,6 +355,13 @@ static int emit(struct fg_tcp *t, const struct seg_out *o)
 	} else {
 		uint32_t at = hlen + copied;
 
+		/* the pieces are usually cold (an article received a while
+		 * ago): ask for all their lines at once, so that the sum waits
+		 * on memory once rather than line by line */
+		for (unsigned i = 0; o->plan && i < o->plan->n; i++)
+			for (uint32_t b = 0; o->plan->p[i].attach && b < o->plan->p[i].len;
+			     b += FG_CACHE_LINE)
+				__builtin_prefetch(o->plan->p[i].data + b);
 		sum = fg_csum_add(sum, th, at);
 		for (unsigned i = 0; o->plan && i < o->plan->n; i++) {
 			const struct seg_part *p = &o->plan->p[i];

@@ -191,8 +191,9 @@ uint32_t fg_tcp_send_space(const struct fg_tcp_conn *c);
  * queued; -1 with errno EAGAIN when the referenced octets exceed
  * fg_tcp_ref_space(), or the copied ones fg_tcp_send_space(), or the
  * instance's piece descriptors are used up (on_writable follows once the
- * connection's own space is free); EINVAL when the connection can no
- * longer send or a piece is empty of data but not of length. */
+ * connection's own space is free; more than sndref_max at once never
+ * fits: send it in parts); EINVAL when the connection can no longer send
+ * or a piece is empty of data but not of length. */
 int fg_tcp_send_ref(struct fg_tcp_conn *c, const struct fg_iov *p, unsigned n);
 /* Referenced octets the connection may still queue (sndref_max less
  * those queued and not yet acknowledged). */

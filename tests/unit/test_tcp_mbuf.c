@@ -28,7 +28,7 @@ static unsigned data_frames, chained_frames, max_segs;
 
 static bool is_article_mbuf(const struct tk *k, const struct rte_mbuf *d)
 {
-	for (unsigned i = 0; i < k->n_art; i++)
+	for (unsigned i = 0; i < k->n_art * k->copies; i++)
 		if (k->art[i] == d)
 			return true;
 	return false;
@@ -106,7 +106,7 @@ START_TEST(test_article_from_mbufs)
 	eal_start();
 	stream_end = data_frames = chained_frames = max_segs = 0;
 	snprintf(name, sizeof(name), "tm%d", mode);
-	ck_assert_int_eq(tk_open(&k, name, modes[mode], ART, art), 0);
+	ck_assert_int_eq(tk_open(&k, name, modes[mode], false, 1, ART, art), 0);
 	k.on_frame = look;
 	k.arg = &mode;
 	stream_end = 0;

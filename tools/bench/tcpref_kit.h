@@ -8,9 +8,12 @@
  * pool of their own, pieces attached as indirect mbufs from a small pool
  * (fg_mbuf_tx_attach), the head's lengths set at tx_burst
  * (fg_mbuf_tx_lengths). The article lies in "receive" mbufs of 1448
- * octets each, filled once; every send queues it by reference
+ * octets each, filled once, in `copies` copies (more of them than the
+ * caches hold, so that a send reads memory as one of a real feed's
+ * articles would); every send queues the next copy by reference
  * (fg_tcp_send_ref) behind its TAKETHIS line, and after it the
- * terminator, both copied.
+ * terminator, both copied. With csum_offload the TCP leaves the
+ * checksums to the "port", as it does for a NIC that computes them.
  *
  * The peer is this kit, on the far side of tx_burst:
  *   1. it opens the connection (SYN with MSS 1460 and window scale 7);
@@ -66,8 +69,9 @@ struct tk {
 	uint32_t iss;			/* the TCP's ISS, from its SYN-ACK */
 	uint32_t rcv_nxt;		/* the peer's: next octet expected */
 	bool synack_seen;
-	struct rte_mbuf **art;		/* the article's receive mbufs */
-	unsigned n_art;
+	struct rte_mbuf **art;		/* the article's receive mbufs, copy after copy */
+	unsigned n_art;			/* mbufs of one copy */
+	unsigned copies, next;		/* copies, and the one the next send takes */
 	uint32_t art_len;
 	tk_frame_fn *on_frame;		/* optional */
 	void *arg;
@@ -178,8 +182,8 @@ static void tk_ack(struct tk *k)
 
 /* Pools, the instance, the article, the handshake: 0 or -1. tx_segs: the
  * frame's mbufs at most (1: every octet copied). */
-static int tk_open(struct tk *k, const char *name, unsigned tx_segs, uint32_t art_len,
-		   const uint8_t *art)
+static int tk_open(struct tk *k, const char *name, unsigned tx_segs, bool csum_offload,
+		   unsigned copies, uint32_t art_len, const uint8_t *art)
 {
 	static const uint8_t syn_opts[8] = { 2, 4, 0x05, 0xb4, 1, 3, 3, 7 };
 	struct fg_net_config nc;
@@ -193,28 +197,29 @@ static int tk_open(struct tk *k, const char *name, unsigned tx_segs, uint32_t ar
 	inet_pton(AF_INET, "198.18.0.2", &k->addr);
 	inet_pton(AF_INET, "198.18.0.1", &k->peer);
 	k->n_art = (art_len + TK_PIECE - 1) / TK_PIECE;
-	snprintf(pn, sizeof(pn), "%s_rx", name);
-	k->rx = rte_pktmbuf_pool_create(pn, k->n_art + 1023, 0, 0, 2048 + RTE_PKTMBUF_HEADROOM,
-					(int)rte_socket_id());
-	snprintf(pn, sizeof(pn), "%s_tx", name);
+	k->copies = FG_MAX(copies, 1u);
+	snprintf(pn, sizeof(pn), "%.16s_rx", name);
+	k->rx = rte_pktmbuf_pool_create(pn, k->n_art * k->copies + 1023, 0, 0,
+					2048 + RTE_PKTMBUF_HEADROOM, (int)rte_socket_id());
+	snprintf(pn, sizeof(pn), "%.16s_tx", name);
 	k->tx = rte_pktmbuf_pool_create(pn, TK_TX_MBUFS, 0, 0, 2048 + RTE_PKTMBUF_HEADROOM,
 					(int)rte_socket_id());
-	snprintf(pn, sizeof(pn), "%s_ind", name);
+	snprintf(pn, sizeof(pn), "%.16s_ind", name);
 	k->ind = rte_pktmbuf_pool_create(pn, TK_IND_MBUFS, 0, 0, 0, (int)rte_socket_id());
-	k->art = calloc(k->n_art, sizeof(*k->art));
+	k->art = calloc((size_t)k->n_art * k->copies, sizeof(*k->art));
 	if (!k->rx || !k->tx || !k->ind || !k->art)
 		return -1;
-	for (unsigned i = 0; i < k->n_art; i++) {
-		uint32_t n = FG_MIN(TK_PIECE, art_len - i * TK_PIECE);
+	for (unsigned i = 0; i < k->n_art * k->copies; i++) {
+		uint32_t at = (i % k->n_art) * TK_PIECE, n = FG_MIN(TK_PIECE, art_len - at);
 
 		k->art[i] = rte_pktmbuf_alloc(k->rx);
 		if (!k->art[i])
 			return -1;
-		memcpy(rte_pktmbuf_append(k->art[i], (uint16_t)n), art + i * TK_PIECE, n);
+		memcpy(rte_pktmbuf_append(k->art[i], (uint16_t)n), art + at, n);
 	}
 	k->art_len = art_len;
 	nc = (struct fg_net_config){ .ipv4 = { k->addr }, .n_ipv4 = 1, .hash_seed = 42,
-				     .tx_max_segs = tx_segs };
+				     .tx_max_segs = tx_segs, .tx_csum_offload = csum_offload };
 	memcpy(nc.mac, k->mac, 6);
 	k->net = fg_net_create(&nc, &tk_port_ops, k, &k->st);
 	memset(&tc, 0, sizeof(tc));
@@ -242,10 +247,13 @@ static uint32_t tk_send_article(struct tk *k, struct fg_iov *iov)
 	static const char line[] = "TAKETHIS <bench@tcpref>\r\n", end[] = ".\r\n";
 	uint32_t want, rounds = 0;
 
+	struct rte_mbuf **a = k->art + (size_t)k->n_art * k->next;
+
+	k->next = (k->next + 1) % k->copies;
 	iov[0] = (struct fg_iov){ (const uint8_t *)line, sizeof(line) - 1, NULL };
 	for (unsigned i = 0; i < k->n_art; i++)
-		iov[1 + i] = (struct fg_iov){ rte_pktmbuf_mtod(k->art[i], const uint8_t *),
-					      k->art[i]->data_len, k->art[i] };
+		iov[1 + i] = (struct fg_iov){ rte_pktmbuf_mtod(a[i], const uint8_t *),
+					      a[i]->data_len, a[i] };
 	iov[1 + k->n_art] = (struct fg_iov){ (const uint8_t *)end, sizeof(end) - 1, NULL };
 	want = k->rcv_nxt + k->art_len + (uint32_t)(sizeof(line) - 1 + sizeof(end) - 1);
 	if (fg_tcp_send_ref(k->conn, iov, k->n_art + 2) != 0)
@@ -277,7 +285,7 @@ static void tk_close_all(struct tk *k)
 {
 	fg_tcp_destroy(k->tcp);
 	fg_net_destroy(k->net);
-	for (unsigned i = 0; k->art && i < k->n_art; i++)
+	for (unsigned i = 0; k->art && i < k->n_art * k->copies; i++)
 		rte_pktmbuf_free(k->art[i]);
 	free(k->art);
 	rte_mempool_free(k->ind);
