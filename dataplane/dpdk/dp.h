@@ -53,6 +53,7 @@
 #include "floodgate/nic.h"
 #include "floodgate/outbound.h"
 #include "floodgate/peerlim.h"
+#include "floodgate/portack.h"
 #include "floodgate/passive.h"
 #include "floodgate/shadow.h"
 #include "floodgate/region.h"
@@ -192,6 +193,9 @@ struct dp_worker {
 	struct fg_region_writer *slot;		/* the wiring's slot and link, or NULL */
 	struct fg_slotlink *link;
 	struct dp_peers_snap *snap;
+	/* end-to-end acknowledgement through the port (portack.h), or NULL;
+	 * its acker is the sink's, which destroys it */
+	struct fg_portack *pa;
 	/* teardown clears everything from tx to here */
 	struct dp_mbox mbox;
 	/* loop state */
@@ -249,6 +253,9 @@ struct dp {
 	 * were opened with (kept until exit: a reload cannot change them) */
 	struct fg_outbound *ob;
 	struct fg_config *ob_cfg;
+	/* the workers feed the downstreams that take the port path with
+	 * their own TCP (portack.h); decided at outbound_open */
+	bool port_ack;
 	/* [cluster]: the cluster thread (on the main lcore's CPUs, like the
 	 * outbound's) and its counters' writer slot, or NULL */
 	struct fg_claimer *claimer;

@@ -324,6 +324,14 @@ static int outbound_open(struct dp *dp)
 			    "and kept until a downstream is configured");
 	dp->ob_cfg = dp->cfg;
 	op.cfg = dp->ob_cfg;
+	/* a worker's connection must get its answers on that worker's RX
+	 * queue: until the source ports follow the port's RSS, one queue */
+	dp->port_ack = fg_portack_any(dp->cfg) && dp->n_rxq == 1 && dp->n_workers == 1;
+	if (fg_portack_any(dp->cfg) && !dp->port_ack)
+		FG_LOG_WARN(DP, "[downstream] path port needs one worker and one RX queue until "
+			    "active opens pick RSS-aware source ports: the relay's kernel "
+			    "sockets feed them");
+	op.port_path = dp->port_ack;
 	/* floodctld built the history: it begins the warm-up period */
 	op.cold_start = false;
 	op.region = dp->region;

@@ -126,6 +126,20 @@ static void worker_wake(void *arg)
 		fg_stats_inc(&w->stats->s, FG_CTR_DP_WAKE_FAILED);
 }
 
+/* The worker's own acker, when downstreams take the port path: created
+ * here (the sink takes its acker), attached to TCP in net_setup. */
+static struct fg_relay_acker *portack_setup(struct dp_worker *w)
+{
+	struct fg_portack_params pp = { 0 };
+
+	if (!w->dp->port_ack || sink_kind(w->dp) != FG_WIRING_SINK_QUEUE)
+		return NULL;
+	pp.cfg = w->dp->ob_cfg;
+	pp.stats = &w->stats->s;
+	w->pa = fg_portack_create(&pp);
+	return w->pa ? fg_portack_acker(w->pa) : NULL;
+}
+
 /* The sink, the writer slot "floodgate/w<i>" and the engine (wiring.h). */
 static int wiring_setup(struct dp_worker *w)
 {
@@ -141,6 +155,7 @@ static int wiring_setup(struct dp_worker *w)
 	wp.sink = sink_kind(w->dp);
 	wp.mem.hold = true;
 	wp.ob = w->dp->ob;
+	wp.acker = portack_setup(w);
 	wp.region = w->dp->region;
 	wp.slot_name = name;
 	wp.claimer = w->dp->claimer;
@@ -159,8 +174,10 @@ static int wiring_setup(struct dp_worker *w)
 	wp.engine.token_base = token;
 	wp.engine.limits = w->dp->lim;
 	w->wire = fg_wiring_build(&wp, &err);
-	if (!w->wire)
+	if (!w->wire) {
+		w->pa = NULL;	/* the sink took its acker */
 		return err;
+	}
 	w->e = fg_wiring_engine(w->wire);
 	w->slot = fg_wiring_slot(w->wire);
 	w->link = fg_wiring_link(w->wire);
@@ -177,6 +194,8 @@ static void sink_settle(struct dp_worker *w)
 
 	for (unsigned i = 0; i < 100 && fg_wiring_sink_busy(w->wire); i++) {
 		dp_clock(&now, &now_ns);
+		if (w->pa)
+			fg_portack_poll(w->pa, now_ns);
 		fg_nntp_engine_poll(w->e, now, now_ns);
 		if (w->ts)
 			fg_tcpsess_work(w->ts);
@@ -218,6 +237,66 @@ void dp_net_addrs(const struct fg_config *cfg, struct fg_net_config *nc)
 		nc->plen[nc->n_ipv4] = v->addr.len;
 		nc->vid[nc->n_ipv4++] = (uint16_t)v->id;
 	}
+}
+
+/* One TCP instance carries the peers' sessions (tcpsess) and, with the
+ * port path, the worker's own connections to downstreams (portack): its
+ * callbacks go to whichever owns the connection. Only the worker's lcore
+ * runs them. */
+static __thread struct fg_portack *dp_tcp_pa;
+
+static const struct fg_tcp_app_ops *tcp_owner(const void *ctx)
+{
+	return fg_portack_owns(dp_tcp_pa, ctx) ? &fg_portack_tcp_ops : &fg_tcpsess_app_ops;
+}
+
+static void *tcp_accept(void *app, struct fg_tcp_conn *c, const struct fg_endpoint *peer,
+			const struct fg_endpoint *local)
+{
+	return fg_tcpsess_app_ops.on_accept(app, c, peer, local);
+}
+
+static uint32_t tcp_data(void *ctx, struct fg_tcp_conn *c, const struct fg_iov *iov, unsigned n)
+{
+	return tcp_owner(ctx)->on_data(ctx, c, iov, n);
+}
+
+static void tcp_eof(void *ctx, struct fg_tcp_conn *c)
+{
+	tcp_owner(ctx)->on_eof(ctx, c);
+}
+
+static void tcp_writable(void *ctx, struct fg_tcp_conn *c)
+{
+	tcp_owner(ctx)->on_writable(ctx, c);
+}
+
+static void tcp_closed(void *ctx, struct fg_tcp_conn *c, enum fg_tcp_close_reason why)
+{
+	tcp_owner(ctx)->on_close(ctx, c, why);
+}
+
+static void tcp_connected(void *ctx, struct fg_tcp_conn *c)
+{
+	fg_portack_tcp_ops.on_connect(ctx, c);
+}
+
+static const struct fg_tcp_app_ops dp_tcp_ops = {
+	.on_accept = tcp_accept, .on_data = tcp_data, .on_eof = tcp_eof,
+	.on_writable = tcp_writable, .on_close = tcp_closed, .on_connect = tcp_connected,
+};
+
+/* The port path's connections leave from the first IPv4 address. */
+static void portack_attach(struct dp_worker *w)
+{
+	struct fg_endpoint local = { .family = AF_INET };
+
+	for (unsigned i = 0; i < w->cfg->n_dp_addr; i++)
+		if (w->cfg->dp_addr[i].family == AF_INET) {
+			memcpy(local.addr, w->cfg->dp_addr[i].addr, 4);
+			fg_portack_attach(w->pa, w->tcp, &local);
+			return;
+		}
 }
 
 static int net_setup(struct dp_worker *w)
@@ -279,7 +358,9 @@ static int net_setup(struct dp_worker *w)
 	w->rss_pick.t = &dp->rss_tab;
 	tc.port_ok = dp_rss_port_ok;
 	tc.port_ok_ctx = &w->rss_pick;
-	w->tcp = fg_tcp_create(w->net, &tc, &fg_tcpsess_app_ops, w->ts);
+	w->tcp = fg_tcp_create(w->net, &tc, &dp_tcp_ops, w->ts);
+	if (w->tcp && w->pa)
+		portack_attach(w);
 	return w->tcp ? 0 : -EINVAL;
 }
 
@@ -373,6 +454,8 @@ void dp_worker_teardown(struct dp_worker *w)
 		fg_tcpsess_abort_all(w->ts);
 		fg_tcpsess_work(w->ts);
 	}
+	/* the articles with its downstreams spill to the queue */
+	fg_portack_abort_all(w->pa);
 	if (w->wire)
 		sink_settle(w);
 	fg_tcp_destroy(w->tcp);
@@ -657,9 +740,14 @@ static bool iteration(struct dp_worker *w)
 		next = w->engine_due_ns = fg_nntp_engine_next_poll(w->e, now_ns);
 	} else {
 		fg_tcpsess_set_time(w->ts, now, now_ns);
+		if (w->pa)
+			fg_portack_set_time(w->pa, now_ns);
 		got = rx_active(w, now_ns);
 		dp_tx_drain(&w->tx);
-		if (got || now_ns >= w->engine_due_ns) {
+		/* its results reach the sink through the engine's poll */
+		if (w->pa && now_ns >= fg_portack_next(w->pa))
+			fg_portack_poll(w->pa, now_ns);
+		if (got || now_ns >= w->engine_due_ns || (w->pa && !fg_portack_next(w->pa))) {
 			fg_nntp_engine_poll(w->e, now, now_ns);
 			/* the engine says when, from now: transfers waiting on
 			 * another's outcome are retried within a millisecond */
@@ -671,6 +759,8 @@ static bool iteration(struct dp_worker *w)
 			work += fg_tcpsess_work(w->ts);
 		}
 		next = FG_MIN(fg_net_next_deadline(w->net), w->engine_due_ns);
+		if (w->pa)
+			next = FG_MIN(next, fg_portack_next(w->pa));
 		if (w->tx.n_pending)
 			next = now_ns;
 	}
@@ -701,6 +791,7 @@ int dp_worker_main(void *arg)
 		    rte_lcore_id(), w->n_rxq, w->tx.queue);
 	w->next_publish_ns = 0;
 	dp_io_signals(false);
+	dp_tcp_pa = w->pa;
 	intr_setup(w);
 	w->pass_tsc = rte_rdtsc();
 	while (!atomic_load_explicit(&w->mbox.stop, memory_order_acquire)) {

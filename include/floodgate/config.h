@@ -87,6 +87,16 @@ enum fg_downstream_mode {
 	FG_DOWNSTREAM_IHAVE = 1,	/* IHAVE, for servers that do not stream */
 };
 
+/* How an acknowledging downstream is fed on the DPDK dataplane
+ * (docs/relay.md, "Two paths"): by each worker's own TCP through the port,
+ * or by the relay thread's kernel sockets; auto: the port when the
+ * downstream's address is on a subnet of [dataplane] address. */
+enum fg_downstream_path {
+	FG_DOWNSTREAM_PATH_AUTO = 0,
+	FG_DOWNSTREAM_PATH_PORT = 1,
+	FG_DOWNSTREAM_PATH_KERNEL = 2,
+};
+
 enum fg_backlog_full {
 	FG_BACKLOG_DEFER = 0,		/* defer the peers: nothing is lost */
 	FG_BACKLOG_DROP = 1,		/* drop the parked downstream's oldest */
@@ -169,6 +179,7 @@ struct fg_config_downstream {
 	 * article safe, answered to the peer without the queue's disk;
 	 * default off (the queue's promise) */
 	bool acknowledges;
+	enum fg_downstream_path path;	/* default auto */
 	/* Its stable identity: names its cursor file and, in queue records,
 	 * the downstreams an article goes to (feeds.h). Default: the section
 	 * name; keep it when renaming a section. */

@@ -29,14 +29,7 @@ def feed(arts):
 def run(w, innd_dir):
     w.start_ctld()
     w.start_dp()
-    probe = [0]
-
-    def acked():
-        probe[0] += 1
-        mid = "<dprobe%d@dpack.test>" % probe[0]
-        feed([(mid, hostlib.article(mid, groups="fg.test.text"))])
-        return w.stats().get("relay_ack_accepted", 0) > 0
-    fgkit.wait_until(acked, 60, "an article acknowledged end-to-end", step=0.1)
+    relaykit.wait_acked(w.stats, feed, "dpack")
 
     before = w.stats()
     arts = []

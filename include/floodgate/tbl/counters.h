@@ -310,6 +310,14 @@ FG_COUNTER(RELAY_ACK_QUEUED, "relay_ack_queued", "end-to-end: articles that took
 FG_COUNTER(RELAY_ACK_SPILL_CAP, "relay_ack_spill_cap", "end-to-end: articles that took the queue's path because the engine thread's articles waiting for a downstream held half of held-limit")
 FG_COUNTER(RELAY_ACK_REFUSED, "relay_ack_refused", "end-to-end: an acknowledging downstream's 439 passed to the peer as 439 / 437")
 FG_COUNTER(RELAY_ACK_REMEMBERED, "relay_ack_remembered", "end-to-end: of those, refusals the server confirmed with 438 to a CHECK of the ID (remembered as rejected)")
+FG_COUNTER(PORTACK_CONNECTS, "portack_connects", "end-to-end through the port: connections a worker opened to a downstream with its own TCP")
+FG_COUNTER(PORTACK_READY, "portack_ready", "end-to-end through the port: connections that completed the handshake (greeting, MODE STREAM 203)")
+FG_COUNTER(PORTACK_CONN_FAILURES, "portack_conn_failures", "end-to-end through the port: connections lost, refused, or silent in their handshake (reconnected with backoff)")
+FG_COUNTER(PORTACK_NOT_STREAMING, "portack_not_streaming", "end-to-end through the port: handshakes the downstream answered with other than 203 to MODE STREAM (its articles take the queue's path)")
+FG_COUNTER(PORTACK_OFFERED, "portack_offered", "end-to-end through the port: TAKETHIS sent to a downstream")
+FG_COUNTER(PORTACK_ABORTED, "portack_aborted", "end-to-end through the port: connections aborted because an article they were still writing reached its result")
+FG_COUNTER(PORTACK_ART_OCTETS_COPIED, "portack_article_octets_copied", "end-to-end through the port: article octets copied into TCP's send buffer")
+FG_COUNTER(PORTACK_ART_OCTETS_REFERENCED, "portack_article_octets_referenced", "end-to-end through the port: article octets handed to TCP by reference to their receive buffers")
 
 /* ---- dataplane (DPDK ports, lcores) ---- */
 FG_COUNTER(DP_SESSIONS_REFUSED_DRAIN, "dp_sessions_refused_draining", "connections answered 400 and closed because the dataplane was draining")
