@@ -312,6 +312,20 @@ static void history_close(struct dp *dp)
 /* ------------------------------------------------------------ outbound */
 
 /* The queue and the relay (before the workers, which take sink handles). */
+/* A worker's own connection (the port path) must get its answers on that
+ * worker's RX queue: one queue, or a port that hashes with a RETA, which
+ * rss.h reproduces to choose the source port (dp_rss_port_ok). A port
+ * spreading queues another way (net_af_packet's fanout) cannot promise it. */
+static bool answers_come_home(const struct dp *dp)
+{
+	struct rte_eth_dev_info di;
+
+	if (dp->n_rxq == 1)
+		return true;
+	return dp->rss && rte_eth_dev_info_get(dp->port_id, &di) == 0 && di.reta_size > 0 &&
+	       di.reta_size <= DP_RSS_RETA_MAX;
+}
+
 static int outbound_open(struct dp *dp)
 {
 	struct fg_outbound_params op = { 0 };
@@ -324,13 +338,12 @@ static int outbound_open(struct dp *dp)
 			    "and kept until a downstream is configured");
 	dp->ob_cfg = dp->cfg;
 	op.cfg = dp->ob_cfg;
-	/* a worker's connection must get its answers on that worker's RX
-	 * queue: until the source ports follow the port's RSS, one queue */
-	dp->port_ack = fg_portack_any(dp->cfg) && dp->n_rxq == 1 && dp->n_workers == 1;
+	dp->port_ack = fg_portack_any(dp->cfg) && answers_come_home(dp);
 	if (fg_portack_any(dp->cfg) && !dp->port_ack)
-		FG_LOG_WARN(DP, "[downstream] path port needs one worker and one RX queue until "
-			    "active opens pick RSS-aware source ports: the relay's kernel "
-			    "sockets feed them");
+		FG_LOG_WARN(DP, "[downstream] path port: port %u spreads %u RX queues without a "
+			    "redirection table floodgate can reproduce, so a worker's downstream "
+			    "connection could get its answers on another worker's queue: the "
+			    "relay's kernel sockets feed those downstreams", dp->port_id, dp->n_rxq);
 	op.port_path = dp->port_ack;
 	/* floodctld built the history: it begins the warm-up period */
 	op.cold_start = false;
