@@ -136,7 +136,7 @@ static int parse_opts(struct dp_opts *o, int argc, char **argv)
 		{ "shadow-file", 1, NULL, O_SHADOW }, { "history", 1, NULL, O_HISTORY },
 		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
-	int c, lvl;
+	int c;
 
 	memset(o, 0, sizeof(*o));
 	o->log_level = FG_LOG_NOTICE;
@@ -162,10 +162,8 @@ static int parse_opts(struct dp_opts *o, int argc, char **argv)
 		case O_EXIT: o->exit_idle_ms = (unsigned)strtoul(optarg, NULL, 10); break;
 		case O_GRACE: o->shutdown_grace_ms = (unsigned)strtoul(optarg, NULL, 10) * 1000u; break;
 		case O_LOG:
-			lvl = fg_log_level_parse(optarg);
-			if (lvl < 0)
+			if (fg_startup_parse_log_level(optarg, &o->log_level) != 0)
 				return -EINVAL;
-			o->log_level = lvl;
 			break;
 		case O_SINK:
 			if (fg_startup_parse_sink(optarg, &o->sink) != 0)

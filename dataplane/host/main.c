@@ -115,7 +115,6 @@ static int parse_uint(const char *s, uint64_t *v)
 static int parse_one(struct host_opts *o, int opt, const char *arg)
 {
 	uint64_t v = 0;
-	int lvl;
 
 	switch (opt) {
 	case 'c':
@@ -173,11 +172,7 @@ static int parse_one(struct host_opts *o, int opt, const char *arg)
 		o->ctl_socket = arg;
 		return 0;
 	case O_LOG:
-		lvl = fg_log_level_parse(arg);
-		if (lvl < 0)
-			return -EINVAL;
-		o->log_level = lvl;
-		return 0;
+		return fg_startup_parse_log_level(arg, &o->log_level);
 	case 'h':
 		usage(stdout);
 		return 1;

@@ -34,6 +34,16 @@ int fg_startup_parse_sink(const char *arg, enum fg_wiring_sink *sink)
 	return -EINVAL;
 }
 
+int fg_startup_parse_log_level(const char *arg, int *level)
+{
+	int lvl = arg ? fg_log_level_parse(arg) : -1;
+
+	if (lvl < 0)
+		return -EINVAL;
+	*level = lvl;
+	return 0;
+}
+
 /* ------------------------------------------------------------ 2. configuration */
 
 struct fg_config *fg_startup_config_load(const char *path, const char *ident)

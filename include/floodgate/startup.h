@@ -8,7 +8,7 @@
  * program's control socket) stays with the program:
  *
  *   1. the options both take: --sink queue|memory|null
- *      (fg_startup_parse_sink), --log-level (fg_log_level_parse);
+ *      (fg_startup_parse_sink), --log-level (fg_startup_parse_log_level);
  *   2. the configuration: the file given or the embedded default, the log
  *      opened under the program's name, each error logged
  *      (fg_startup_config_load); then the sink the options left open:
@@ -50,6 +50,8 @@
 
 /* 1. "queue", "memory" or "null" into *sink: 0, or -EINVAL (unchanged). */
 int fg_startup_parse_sink(const char *arg, enum fg_wiring_sink *sink);
+/* A --log-level name (log.h's) into *level: 0, or -EINVAL (unchanged). */
+int fg_startup_parse_log_level(const char *arg, int *level);
 
 /* 2. The file at `path`, or the embedded default when NULL, the log opened
  * as `ident`, every error logged: the configuration, or NULL. */

@@ -20,6 +20,7 @@
 
 #include "ctl_fixture.h"
 #include "fgtest.h"
+#include "floodgate/log.h"
 #include "floodgate/startup.h"
 
 /* A [cluster] the client is built for; nothing listens (never started). */
@@ -65,6 +66,21 @@ START_TEST(test_parse_sink)
 		ck_assert_int_eq(s, FG_WIRING_SINK_MEMORY);	/* left as it was */
 	}
 	ck_assert_int_eq(fg_startup_parse_sink(NULL, &s), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_parse_log_level)
+{
+	int lvl = -7;
+
+	ck_assert_int_eq(fg_startup_parse_log_level("debug", &lvl), 0);
+	ck_assert_int_eq(lvl, FG_LOG_DEBUG);
+	ck_assert_int_eq(fg_startup_parse_log_level("err", &lvl), 0);
+	ck_assert_int_eq(lvl, FG_LOG_ERR);
+	ck_assert_int_eq(fg_startup_parse_log_level("loud", &lvl), -EINVAL);
+	ck_assert_int_eq(lvl, FG_LOG_ERR);	/* left as it was */
+	ck_assert_int_eq(fg_startup_parse_log_level(NULL, &lvl), -EINVAL);
+	ck_assert_int_eq(lvl, FG_LOG_ERR);
 }
 END_TEST
 
@@ -324,6 +340,7 @@ static Suite *startup_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, test_parse_sink);
+	tcase_add_test(tc, test_parse_log_level);
 	tcase_add_test(tc, test_config_default_and_file);
 	tcase_add_test(tc, test_config_refused_is_logged);
 	tcase_add_test(tc, test_default_sink);
