@@ -681,6 +681,34 @@ static int start(struct dp *dp)
 	return rc;
 }
 
+/* The reverse of start(), from wherever it stopped (the workers have
+ * stopped): the counters and shadow report, the control socket, the
+ * outbound side, the cluster client (the workers' links go with it), the
+ * workers, the port, the history, the EAL, the configurations. */
+static void stop(struct dp *dp)
+{
+	if (dp->o.stats_file && dp->w)
+		dp_write_stats_file(dp, dp->o.stats_file);
+	if (dp->shadow && dp->w)
+		dp_write_shadow_file(dp, dp->shadow_path);
+	dp_ctl_close(dp);
+	fg_outbound_stop(dp->ob);	/* a failed start: the workers never ran */
+	dp->nic.block = NULL;		/* worker 0's slot goes with its teardown */
+	fg_startup_cluster_close(&dp->cluster);
+	workers_teardown(dp);
+	fg_peerlim_destroy(dp->lim);
+	fg_outbound_close(dp->ob);
+	if (dp->pool)
+		dp_port_stop(dp);
+	history_close(dp);
+	if (dp->eal_up)
+		dp_eal_stop();
+	if (dp->ob_cfg != dp->cfg)
+		fg_config_free(dp->ob_cfg);
+	fg_config_free(dp->cfg);
+	FG_LOG_NOTICE(DP, "stopped");
+}
+
 int main(int argc, char **argv)
 {
 	static struct dp dp = { .ctl_fd = -1, .ts_offset = -1, .exc_port = -1 };
@@ -730,25 +758,6 @@ out_shutdown:
 	dp_request_shutdown(&dp, 0);
 	shutdown_sequence(&dp);
 out:
-	if (dp.o.stats_file && dp.w)
-		dp_write_stats_file(&dp, dp.o.stats_file);
-	if (dp.shadow && dp.w)
-		dp_write_shadow_file(&dp, dp.shadow_path);
-	dp_ctl_close(&dp);
-	fg_outbound_stop(dp.ob);	/* a failed start: the workers never ran */
-	dp.nic.block = NULL;		/* worker 0's slot goes with its teardown */
-	fg_startup_cluster_close(&dp.cluster);	/* the workers' links go with it */
-	workers_teardown(&dp);
-	fg_peerlim_destroy(dp.lim);
-	fg_outbound_close(dp.ob);
-	if (dp.pool)
-		dp_port_stop(&dp);
-	history_close(&dp);
-	if (dp.eal_up)
-		dp_eal_stop();
-	if (dp.ob_cfg != dp.cfg)
-		fg_config_free(dp.ob_cfg);
-	fg_config_free(dp.cfg);
-	FG_LOG_NOTICE(DP, "stopped");
+	stop(&dp);
 	return status;
 }
