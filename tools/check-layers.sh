@@ -39,8 +39,8 @@ declare -A HEADER=(
 	[cstatus]=lib [levers]=lib [shadowrep]=lib
 	[net]=dataplane [tcp]=dataplane [tcpsess]=dataplane [memport]=dataplane
 	[passive]=dataplane [shadow]=dataplane [qwriter]=dataplane [relay]=dataplane [outbound]=dataplane [acksink]=dataplane
-	[slotlink]=dataplane [wiring]=dataplane [startup]=dataplane [wire]=dataplane [mbuf]=dataplane
-	[claimer]=dataplane
+	[slotlink]=dataplane [wiring]=dataplane [wire]=dataplane [mbuf]=dataplane
+	[claimer]=dataplane [startup]=dataplane
 	[expiry]=control [metrics]=control [report]=control [snapshot]=control [statuspage]=control
 )
 
