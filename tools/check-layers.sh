@@ -40,7 +40,7 @@ declare -A HEADER=(
 	[net]=dataplane [tcp]=dataplane [tcpsess]=dataplane [memport]=dataplane [memlink]=dataplane
 	[passive]=dataplane [shadow]=dataplane [qwriter]=dataplane [relay]=dataplane [outbound]=dataplane [acksink]=dataplane [ackrule]=dataplane [portack]=dataplane
 	[slotlink]=dataplane [wiring]=dataplane [wire]=dataplane [mbuf]=dataplane
-	[claimer]=dataplane
+	[claimer]=dataplane [startup]=dataplane
 	[expiry]=control [metrics]=control [report]=control [snapshot]=control [statuspage]=control
 )
 

@@ -59,6 +59,7 @@
 #include "floodgate/region.h"
 #include "floodgate/session.h"
 #include "floodgate/sink.h"
+#include "floodgate/startup.h"
 #include "floodgate/slotlink.h"
 #include "floodgate/tcp.h"
 #include "floodgate/tcpsess.h"
@@ -90,12 +91,6 @@
 #define DP_NIC_PUBLISH_NS (500ull * 1000000ull)	/* the port's figures into the region */
 #define DP_NIC_XSTATS_MAX 8		/* TX drop xstats read per port */
 
-enum dp_sink {
-	DP_SINK_MEMORY = 0,		/* held in memory and completed (tests) */
-	DP_SINK_NULL = 1,		/* counted, not kept (benchmarks, passive mode) */
-	DP_SINK_QUEUE = 2,		/* the durable queue and the relay (outbound.h) */
-};
-
 struct dp_opts {
 	const char *config;		/* NULL: the embedded default */
 	const char *port;		/* overrides [dataplane] port */
@@ -107,7 +102,8 @@ struct dp_opts {
 	unsigned exit_idle_ms;		/* passive: stop once the port was idle this long */
 	unsigned shutdown_grace_ms;	/* drain time before a shutdown answers 400 to the rest */
 	bool capture_clock;		/* passive: time from the port's receive timestamps */
-	enum dp_sink sink;		/* where accepted articles go */
+	enum fg_wiring_sink sink;	/* where accepted articles go: memory (tests), null
+					 * (benchmarks), the queue and the relay */
 	bool sink_given;		/* --sink; else queue iff the config has a [downstream] */
 	int log_level;
 };
@@ -230,8 +226,7 @@ struct dp {
 	struct fg_region *region;
 	struct fg_peerlim *lim;			/* the peers' limits, the box's (peerlim.h) */
 	struct fg_history *history;
-	void *hist_mem;
-	size_t hist_len;
+	struct fg_startup_table table;		/* the private one (startup.h) */
 	/* the port */
 	uint16_t port_id;
 	struct rte_mempool *pool;
@@ -258,10 +253,7 @@ struct dp {
 	bool port_ack;
 	/* [cluster]: the cluster thread (on the main lcore's CPUs, like the
 	 * outbound's) and its counters' writer slot, or NULL */
-	struct fg_claimer *claimer;
-	struct fg_region_writer *claimer_slot;
-	uint64_t claimer_published_ns;
-	fg_time_t claimer_status_written;
+	struct fg_startup_cluster cluster;
 	/* budgets derived from the pool (port.c) */
 	unsigned per_worker_segs, per_worker_holds, per_worker_conns;
 	/* workers */

@@ -6,8 +6,9 @@
  *             [--fault SPEC] [--clock wall|capture] [--exit-idle MS]
  *             [--shutdown-grace S] [--sink queue|memory|null] [--log-level L]
  *
- * Start-up, in this order, each step refusing to go on with a message
- * that says what to do:
+ * Start-up, in this order (the steps floodgate-host shares are
+ * startup.h's), each step refusing to go on with a message that says what
+ * to do:
  *   1. the configuration (a file, or the embedded default);
  *   2. the history: active mode attaches to floodctld's region (refused
  *      when floodctld is not running or the region is not one this build
@@ -45,7 +46,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,6 +66,9 @@
 /* How often the wait for floodctld's restore looks at the region again
  * (the control socket is served meanwhile). */
 #define RESTORE_POLL_MS 100
+/* A private table's version-number side entries, with [history]
+ * version-numbers. */
+#define HISTORY_SIDE_ENTRIES 65536u
 
 static volatile sig_atomic_t sig_stop, sig_usr1, sig_hup;
 
@@ -77,6 +80,18 @@ static void on_signal(int sig)
 		sig_hup = 1;
 	else
 		sig_stop = 1;
+}
+
+/* The main thread's signals (startup.h's set) set flags the loops read. */
+static void signals_install(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t set;
+
+	fg_startup_signals(&set);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(&set, sig) == 1)
+			sigaction(sig, &sa, NULL);
 }
 
 static void usage(FILE *f)
@@ -121,7 +136,7 @@ static int parse_opts(struct dp_opts *o, int argc, char **argv)
 		{ "shadow-file", 1, NULL, O_SHADOW }, { "history", 1, NULL, O_HISTORY },
 		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
-	int c, lvl;
+	int c;
 
 	memset(o, 0, sizeof(*o));
 	o->log_level = FG_LOG_NOTICE;
@@ -147,19 +162,11 @@ static int parse_opts(struct dp_opts *o, int argc, char **argv)
 		case O_EXIT: o->exit_idle_ms = (unsigned)strtoul(optarg, NULL, 10); break;
 		case O_GRACE: o->shutdown_grace_ms = (unsigned)strtoul(optarg, NULL, 10) * 1000u; break;
 		case O_LOG:
-			lvl = fg_log_level_parse(optarg);
-			if (lvl < 0)
+			if (fg_startup_parse_log_level(optarg, &o->log_level) != 0)
 				return -EINVAL;
-			o->log_level = lvl;
 			break;
 		case O_SINK:
-			if (strcmp(optarg, "queue") == 0)
-				o->sink = DP_SINK_QUEUE;
-			else if (strcmp(optarg, "null") == 0)
-				o->sink = DP_SINK_NULL;
-			else if (strcmp(optarg, "memory") == 0)
-				o->sink = DP_SINK_MEMORY;
-			else
+			if (fg_startup_parse_sink(optarg, &o->sink) != 0)
 				return -EINVAL;
 			o->sink_given = true;
 			break;
@@ -194,14 +201,7 @@ static bool refused_by_file(const struct fg_config *cfg, const char *port)
 
 static int load_config(struct dp *dp)
 {
-	struct fg_config_errors errs;
-
-	memset(&errs, 0, sizeof(errs));
-	dp->cfg = dp->o.config ? fg_config_load_file(dp->o.config, &errs)
-			       : fg_config_load_default(&errs);
-	if (dp->cfg)
-		fg_config_log_open(dp->cfg, "floodgate");
-	fg_config_errors_log(&errs);
+	dp->cfg = fg_startup_config_load(dp->o.config, "floodgate");
 	if (!dp->cfg)
 		return -EINVAL;
 	if (dp->o.config && !realpath(dp->o.config, dp->config_path))
@@ -221,8 +221,8 @@ static int load_config(struct dp *dp)
 	if (refused_by_file(dp->cfg, dp->o.port))
 		return -EINVAL;
 	if (!dp->o.sink_given)
-		dp->o.sink = dp->cfg->n_downstream && !dp->passive ? DP_SINK_QUEUE : DP_SINK_MEMORY;
-	if (dp->passive && dp->o.sink == DP_SINK_QUEUE) {
+		dp->o.sink = fg_startup_default_sink(dp->cfg, !dp->passive);
+	if (dp->passive && dp->o.sink == FG_WIRING_SINK_QUEUE) {
 		/* what passive mode decides must never reach a downstream */
 		FG_LOG_ERR(DP, "--sink queue: passive mode relays nothing");
 		return -EINVAL;
@@ -243,24 +243,14 @@ static int load_config(struct dp *dp)
 
 static int history_private(struct dp *dp, uint64_t capacity)
 {
-	struct fg_history_params hp = { 0 };
+	struct fg_history_params hp;
+	int rc;
 
-	hp.capacity = capacity;
-	hp.side_capacity = dp->cfg->version_numbers ? 65536 : 0;
-	hp.full_policy = dp->cfg->full_policy;
-	hp.alarm_load_pct = dp->cfg->alarm_load_pct;
-	hp.now = time(NULL);
-	dp->hist_len = fg_history_region_size(hp.capacity, hp.side_capacity);
-	if (!dp->hist_len || fg_history_seed_random(hp.seed) != 0)
-		return -EINVAL;
-	dp->hist_mem = mmap(NULL, dp->hist_len, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (dp->hist_mem == MAP_FAILED) {
-		dp->hist_mem = NULL;
-		return -errno;
-	}
-	dp->history = fg_history_create(dp->hist_mem, dp->hist_len, &hp);
-	return dp->history ? 0 : -EINVAL;
+	fg_startup_table_params(&hp, dp->cfg, capacity,
+				dp->cfg->version_numbers ? HISTORY_SIDE_ENTRIES : 0);
+	rc = fg_startup_table_open(&dp->table, &hp);
+	dp->history = dp->table.h;
+	return rc;
 }
 
 static int history_open(struct dp *dp)
@@ -297,16 +287,11 @@ static int history_open(struct dp *dp)
 
 static void history_close(struct dp *dp)
 {
-	if (dp->region) {
+	if (dp->region)
 		fg_region_close(dp->region);
-		dp->region = NULL;
-	} else if (dp->history) {
-		fg_history_detach(dp->history);
-	}
+	dp->region = NULL;
+	fg_startup_table_close(&dp->table);
 	dp->history = NULL;
-	if (dp->hist_mem)
-		munmap(dp->hist_mem, dp->hist_len);
-	dp->hist_mem = NULL;
 }
 
 /* ------------------------------------------------------------ outbound */
@@ -331,7 +316,7 @@ static int outbound_open(struct dp *dp)
 	struct fg_outbound_params op = { 0 };
 	int err = 0;
 
-	if (dp->o.sink != DP_SINK_QUEUE || dp->restoring)
+	if (dp->o.sink != FG_WIRING_SINK_QUEUE || dp->restoring)
 		return 0;
 	if (!dp->cfg->n_downstream)
 		FG_LOG_WARN(DP, "--sink queue without a [downstream]: articles are queued, "
@@ -358,56 +343,15 @@ static int outbound_open(struct dp *dp)
  * the workers, which each take a link; its counters get a writer slot. */
 static int claimer_open(struct dp *dp)
 {
-	struct fg_claimer_params cp = { .cfg = dp->cfg, .max_links = dp->n_workers };
-	int err = 0;
+	struct fg_startup_cluster_params cp = {
+		.cfg = dp->cfg, .max_links = dp->n_workers, .region = dp->region,
+		.slot_name = "floodgate/cluster", .region_what = "the region", .log_comp = DP,
+	};
 
 	/* passive and shadow modes decide for no box of the cluster */
-	if (!dp->cfg->cluster_seeds[0] || dp->restoring || dp->passive)
+	if (dp->restoring || dp->passive)
 		return 0;
-	dp->claimer = fg_claimer_create(&cp);
-	if (!dp->claimer) {
-		FG_LOG_ERR(DP, "[cluster]: cannot start the cluster client");
-		return -EINVAL;
-	}
-	if (!dp->region)
-		return 0;
-	dp->claimer_slot = fg_region_claim(dp->region, "floodgate/cluster", &err);
-	if (!dp->claimer_slot)
-		FG_LOG_ERR(DP, "cluster thread: no writer slot in the region: %s", strerror(-err));
-	return dp->claimer_slot ? 0 : err ? err : -EBUSY;
-}
-
-/* The cluster thread's counters into its slot, ten times a second, and its
- * health into the data directory once a second. */
-static void claimer_publish(struct dp *dp)
-{
-	uint64_t now = fg_mono_ns();
-
-	if (!dp->claimer || now - dp->claimer_published_ns < 100000000ull)
-		return;
-	dp->claimer_published_ns = now;
-	if (dp->claimer_slot)
-		fg_claimer_publish(dp->claimer, dp->claimer_slot);
-	/* the cluster's health for floodctld, once a second */
-	if (time(NULL) != dp->claimer_status_written) {
-		int rc = fg_claimer_write_status(dp->claimer, dp->cfg->data_dir);
-
-		if (rc != 0)
-			FG_LOG_DEBUG(DP, "%s/%s: %s", dp->cfg->data_dir, FG_CS_STATUS_FILE,
-				     strerror(-rc));
-		dp->claimer_status_written = time(NULL);
-	}
-}
-
-static void claimer_close(struct dp *dp)
-{
-	if (dp->claimer_slot) {
-		fg_claimer_publish(dp->claimer, dp->claimer_slot);
-		fg_region_release(dp->claimer_slot);
-	}
-	fg_claimer_destroy(dp->claimer);
-	dp->claimer = NULL;
-	dp->claimer_slot = NULL;
+	return fg_startup_cluster_open(&dp->cluster, &cp);
 }
 
 /* The writer and relay threads and the cluster thread, from this (the
@@ -419,18 +363,14 @@ static int outbound_start(struct dp *dp)
 	sigset_t set, old;
 	int rc;
 
-	if (!dp->ob && !dp->claimer)
+	if (!dp->ob && !dp->cluster.claimer)
 		return 0;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGUSR1);
-	sigaddset(&set, SIGHUP);
+	fg_startup_signals(&set);
 	pthread_sigmask(SIG_BLOCK, &set, &old);
 	rc = dp->ob ? fg_outbound_start(dp->ob) : 0;
 	if (rc != 0)
 		FG_LOG_ERR(DP, "the queue's writer or relay thread: %s", strerror(-rc));
-	if (rc == 0 && dp->claimer && (rc = fg_claimer_start(dp->claimer)) != 0)
+	if (rc == 0 && dp->cluster.claimer && (rc = fg_claimer_start(dp->cluster.claimer)) != 0)
 		FG_LOG_ERR(DP, "the cluster thread: %s", strerror(-rc));
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return rc;
@@ -671,7 +611,7 @@ static void main_loop(struct dp *dp)
 		}
 		fg_outbound_publish(dp->ob, fg_mono_ns());
 		dp_nic_publish(dp, false);
-		claimer_publish(dp);
+		fg_startup_cluster_publish(&dp->cluster, dp->cfg->data_dir, fg_mono_ns(), DP);
 		if (dp->passive && dp->o.exit_idle_ms && all(dp, true))
 			break;
 	}
@@ -766,10 +706,37 @@ static int start(struct dp *dp)
 	return rc;
 }
 
+/* The reverse of start(), from wherever it stopped (the workers have
+ * stopped): the counters and shadow report, the control socket, the
+ * outbound side, the cluster client (the workers' links go with it), the
+ * workers, the port, the history, the EAL, the configurations. */
+static void stop(struct dp *dp)
+{
+	if (dp->o.stats_file && dp->w)
+		dp_write_stats_file(dp, dp->o.stats_file);
+	if (dp->shadow && dp->w)
+		dp_write_shadow_file(dp, dp->shadow_path);
+	dp_ctl_close(dp);
+	fg_outbound_stop(dp->ob);	/* a failed start: the workers never ran */
+	dp->nic.block = NULL;		/* worker 0's slot goes with its teardown */
+	fg_startup_cluster_close(&dp->cluster);
+	workers_teardown(dp);
+	fg_peerlim_destroy(dp->lim);
+	fg_outbound_close(dp->ob);
+	if (dp->pool)
+		dp_port_stop(dp);
+	history_close(dp);
+	if (dp->eal_up)
+		dp_eal_stop();
+	if (dp->ob_cfg != dp->cfg)
+		fg_config_free(dp->ob_cfg);
+	fg_config_free(dp->cfg);
+	FG_LOG_NOTICE(DP, "stopped");
+}
+
 int main(int argc, char **argv)
 {
 	static struct dp dp = { .ctl_fd = -1, .ts_offset = -1, .exc_port = -1 };
-	struct sigaction sa;
 	int rc = parse_opts(&dp.o, argc, argv), status = 1;
 
 	if (rc != 0) {
@@ -778,13 +745,7 @@ int main(int argc, char **argv)
 		return rc > 0 ? 0 : 2;
 	}
 	fg_log_set_level((enum fg_log_level)dp.o.log_level);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGUSR1, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	signals_install();
 	dp.started_ns = fg_mono_ns();
 	dp.started = time(NULL);
 	/* I/O signals a PMD asks for (net_tap raises one per received frame)
@@ -822,25 +783,6 @@ out_shutdown:
 	dp_request_shutdown(&dp, 0);
 	shutdown_sequence(&dp);
 out:
-	if (dp.o.stats_file && dp.w)
-		dp_write_stats_file(&dp, dp.o.stats_file);
-	if (dp.shadow && dp.w)
-		dp_write_shadow_file(&dp, dp.shadow_path);
-	dp_ctl_close(&dp);
-	fg_outbound_stop(dp.ob);	/* a failed start: the workers never ran */
-	dp.nic.block = NULL;		/* worker 0's slot goes with its teardown */
-	claimer_close(&dp);		/* the workers' links go with it */
-	workers_teardown(&dp);
-	fg_peerlim_destroy(dp.lim);
-	fg_outbound_close(dp.ob);
-	if (dp.pool)
-		dp_port_stop(&dp);
-	history_close(&dp);
-	if (dp.eal_up)
-		dp_eal_stop();
-	if (dp.ob_cfg != dp.cfg)
-		fg_config_free(dp.ob_cfg);
-	fg_config_free(dp.cfg);
-	FG_LOG_NOTICE(DP, "stopped");
+	stop(&dp);
 	return status;
 }

@@ -94,8 +94,8 @@ void dp_write_counters(FILE *f, const struct dp *dp)
 	/* the queue writer's, the relay's and the cluster thread count in
 	 * blocks of their own */
 	fg_outbound_counters(dp->ob, sum);
-	if (dp->claimer)
-		fg_claimer_counters(dp->claimer, &sum->s);
+	if (dp->cluster.claimer)
+		fg_claimer_counters(dp->cluster.claimer, &sum->s);
 	write_block(f, "", sum, true);
 	/* per peer, by name across workers (each worker's array follows
 	 * the configuration it runs, which is the main lcore's between
@@ -112,10 +112,10 @@ void dp_write_counters(FILE *f, const struct dp *dp)
 		write_block(f, prefix, sum, false);
 	}
 	free(sum);
-	if (dp->claimer) {
+	if (dp->cluster.claimer) {
 		char buf[1024];
 
-		fg_claimer_format(dp->claimer, buf, sizeof(buf));
+		fg_claimer_format(dp->cluster.claimer, buf, sizeof(buf));
 		fputs(buf, f);
 	}
 	write_port(f, dp);
@@ -181,23 +181,14 @@ out_free:
 	return rc;
 }
 
+static void write_counters(FILE *f, const void *dp)
+{
+	dp_write_counters(f, dp);
+}
+
 int dp_write_stats_file(const struct dp *dp, const char *path)
 {
-	char tmp[4096];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f) {
-		FG_LOG_ERR(DP, "stats file %s: %s", tmp, strerror(errno));
-		return -errno;
-	}
-	dp_write_counters(f, dp);
-	if (fclose(f) != 0 || rename(tmp, path) != 0) {
-		FG_LOG_ERR(DP, "stats file %s: %s", path, strerror(errno));
-		return -EIO;
-	}
-	return 0;
+	return fg_startup_write_file(path, "stats file", DP, write_counters, dp);
 }
 
 /* ------------------------------------------------------------ peers */

@@ -107,7 +107,7 @@ void dp_clock(fg_time_t *now, uint64_t *now_ns)
  * needs no way to wake this lcore; else memory, holding the mbufs. */
 static enum fg_wiring_sink sink_kind(const struct dp *dp)
 {
-	if (dp->passive || dp->o.sink == DP_SINK_NULL || dp->restoring)
+	if (dp->passive || dp->o.sink == FG_WIRING_SINK_NULL || dp->restoring)
 		return FG_WIRING_SINK_NULL;
 	return dp->ob ? FG_WIRING_SINK_QUEUE : FG_WIRING_SINK_MEMORY;
 }
@@ -158,7 +158,7 @@ static int wiring_setup(struct dp_worker *w)
 	wp.acker = portack_setup(w);
 	wp.region = w->dp->region;
 	wp.slot_name = name;
-	wp.claimer = w->dp->claimer;
+	wp.claimer = w->dp->cluster.claimer;
 	wp.log_comp = DP;
 	wp.log_who = who;
 	if (w->wakefd < 0)

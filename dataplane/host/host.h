@@ -44,15 +44,13 @@
 #define HOST_MAX_CHUNKS 64		/* unconsumed chunks per connection */
 #define HOST_LINGER_NS (2ull * 1000000000ull)
 
-enum host_sink { HOST_SINK_MEMORY = 0, HOST_SINK_NULL = 1, HOST_SINK_QUEUE = 2 };
-
 struct host_opts {
 	const char *config;
 	struct fg_endpoint listen[FG_CONFIG_MAX_LISTEN];
 	unsigned n_listen;		/* 0: the config's */
 	unsigned threads;
 	const char *shm;		/* NULL: a private region */
-	enum host_sink sink;
+	enum fg_wiring_sink sink;
 	bool sink_given;		/* --sink; else queue iff the config has a [downstream] */
 	struct fg_sink_mem_params mem;
 	const char *stats_file;

@@ -10,6 +10,23 @@
  * to the durable queue and the relay (outbound.h) when the config has a
  * [downstream] or --sink queue says so; else to the in-memory sink.
  *
+ * Start-up, in this order (start_steps; the steps both programs share
+ * are startup.h's), each step refusing to go on with a message:
+ *   1. the configuration (a file, or the embedded default), and the sink
+ *      --sink left open: the queue when the config has a [downstream];
+ *   2. the history: floodctld's region (--floodctld, waiting while it
+ *      restores: restoring.c), the --shm file (adopted when it holds a
+ *      table of this size), or private memory;
+ *   3. the signals below, blocked: only the main thread takes them;
+ *   4. with the queue sink: the outbound side (the queue, the relay);
+ *   5. [cluster]: the cluster client and its writer slot;
+ *   6. the peers' limits, the threads' sinks, slots, engines, listeners;
+ *   7. the levers journal and the control socket (ctl.c);
+ *   8. the outbound and cluster threads, the workers, the control thread.
+ * Stop (stop()): the reverse, from wherever the start stopped. Exit
+ * status: 0 after SIGTERM/SIGINT, 1 when the start failed, 2 for a usage
+ * error.
+ *
  * Counters: SIGUSR1 writes them (and at exit) as "name value" lines, to
  * --stats-file (replaced atomically) or to stdout; docs/protocol.md lists
  * the names. SIGHUP reloads the configuration file (ctl.c, as `floodctl
@@ -31,6 +48,7 @@
 
 #include "floodgate/claimer.h"
 #include "floodgate/log.h"
+#include "floodgate/startup.h"
 #include "host.h"
 
 static void usage(FILE *f)
@@ -97,7 +115,6 @@ static int parse_uint(const char *s, uint64_t *v)
 static int parse_one(struct host_opts *o, int opt, const char *arg)
 {
 	uint64_t v = 0;
-	int lvl;
 
 	switch (opt) {
 	case 'c':
@@ -123,13 +140,7 @@ static int parse_one(struct host_opts *o, int opt, const char *arg)
 		o->floodctld = true;
 		return 0;
 	case O_SINK:
-		if (strcmp(arg, "memory") == 0)
-			o->sink = HOST_SINK_MEMORY;
-		else if (strcmp(arg, "null") == 0)
-			o->sink = HOST_SINK_NULL;
-		else if (strcmp(arg, "queue") == 0)
-			o->sink = HOST_SINK_QUEUE;
-		else
+		if (fg_startup_parse_sink(arg, &o->sink) != 0)
 			return -EINVAL;
 		o->sink_given = true;
 		return 0;
@@ -161,11 +172,7 @@ static int parse_one(struct host_opts *o, int opt, const char *arg)
 		o->ctl_socket = arg;
 		return 0;
 	case O_LOG:
-		lvl = fg_log_level_parse(arg);
-		if (lvl < 0)
-			return -EINVAL;
-		o->log_level = lvl;
-		return 0;
+		return fg_startup_parse_log_level(arg, &o->log_level);
 	case 'h':
 		usage(stdout);
 		return 1;
@@ -181,6 +188,7 @@ static int parse_opts(struct host_opts *o, int argc, char **argv)
 	memset(o, 0, sizeof(*o));
 	o->threads = 1;
 	o->log_level = FG_LOG_NOTICE;
+	o->sink = FG_WIRING_SINK_MEMORY;	/* the config step decides, unless --sink */
 	o->mem.store_limit = 256u << 20;
 	o->mem.max_done = 65536;
 	while ((opt = getopt_long(argc, argv, "c:l:t:h", long_opts, NULL)) != -1) {
@@ -204,112 +212,128 @@ static int parse_opts(struct host_opts *o, int argc, char **argv)
 
 /* ------------------------------------------------------------ history */
 
+/* The table's version-number side entries. */
+#define HISTORY_SIDE_ENTRIES 65536u
+
 struct region {
-	void *mem;
-	size_t len;
-	bool mapped;
+	struct fg_startup_table table;	/* private memory, or the --shm file's mapping */
 	bool fresh;			/* built empty here (not adopted): a cold start */
 	struct fg_history *h;
 	struct fg_region *ctl;		/* --floodctld: floodctld's region */
 };
 
-static int history_open(struct region *r, const struct host_opts *o, const struct fg_config *cfg)
+/* --floodctld: floodctld's region, after its restore if it is restoring. */
+static int history_floodctld(struct region *r, const struct host_opts *o,
+			     const struct fg_config *cfg)
 {
-	struct fg_history_params hp = { 0 };
+	char msg[512];
+
+	r->ctl = fg_region_attach(cfg->shm_path, msg, sizeof(msg));
+	if (!r->ctl)
+		r->ctl = host_wait_restore(o, cfg);
+	if (!r->ctl) {
+		FG_LOG_ERR(HOST_COMP, "cannot use floodctld's region: %s", msg);
+		return -ENOENT;
+	}
+	FG_LOG_NOTICE(HOST_COMP, "attached to floodctld's region %s", fg_region_path(r->ctl));
+	r->h = fg_region_history(r->ctl);
+	return 0;
+}
+
+/* A table --shm's file held: the previous host's sessions are gone, the
+ * queue decides what they were accepting (history.h, "a writer that
+ * died"), the rest of their entries go. NULL: not adopted, logged. */
+static struct fg_history *history_adopt(struct region *r, const struct host_opts *o,
+					const struct fg_config *cfg)
+{
 	enum fg_history_error why;
+	struct fg_history *h = fg_history_attach(r->table.mem, r->table.len, &why);
+	int64_t settled;
+
+	if (!h) {
+		FG_LOG_WARN(HOST_COMP, "history %s not adopted (%s): starting empty", o->shm,
+			    fg_history_error_str(why));
+		return NULL;
+	}
+	settled = fg_queue_settle(cfg->data_dir, h, FG_HISTORY_OWNER_ANY, INT64_MIN, time(NULL),
+				  NULL);
+	if (settled < 0)
+		FG_LOG_ERR(HOST_COMP, "the queue in %s could not settle the previous "
+			   "run's transfers (%s): dropped unsettled", cfg->data_dir,
+			   strerror((int)-settled));
+	FG_LOG_NOTICE(HOST_COMP, "history %s adopted; %lld transfers in flight were in "
+		      "the queue (accepted), %llu other in-flight entries dropped",
+		      o->shm, (long long)FG_MAX(settled, 0),
+		      (unsigned long long)fg_history_clear_transient(h));
+	return h;
+}
+
+/* --shm: the table in a file, adopted when it holds one of this size. */
+static int history_file(struct region *r, const struct host_opts *o, const struct fg_config *cfg,
+			struct fg_history_params *hp)
+{
 	struct stat st;
 	int fd, rc;
 
-	if (o->floodctld) {
-		char msg[512];
-
-		r->ctl = fg_region_attach(cfg->shm_path, msg, sizeof(msg));
-		if (!r->ctl)
-			r->ctl = host_wait_restore(o, cfg);
-		if (!r->ctl) {
-			FG_LOG_ERR(HOST_COMP, "cannot use floodctld's region: %s", msg);
-			return -ENOENT;
-		}
-		FG_LOG_NOTICE(HOST_COMP, "attached to floodctld's region %s", fg_region_path(r->ctl));
-		r->h = fg_region_history(r->ctl);
-		return 0;
-	}
-	hp.capacity = o->history_capacity ? o->history_capacity : cfg->history_capacity;
-	hp.side_capacity = 65536;
-	hp.full_policy = cfg->full_policy;
-	hp.alarm_load_pct = cfg->alarm_load_pct;
-	hp.now = time(NULL);
-	r->len = fg_history_region_size(hp.capacity, hp.side_capacity);
-	if (!r->len || (rc = fg_history_seed_random(hp.seed)) != 0)
+	r->table.len = fg_history_region_size(hp->capacity, hp->side_capacity);
+	if (!r->table.len || fg_history_seed_random(hp->seed) != 0)
 		return -EINVAL;
-	if (!o->shm) {
-		r->mem = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (r->mem == MAP_FAILED)
-			return -errno;
-		r->mapped = true;
-		r->fresh = true;
-		r->h = fg_history_create(r->mem, r->len, &hp);
-		return r->h ? 0 : -EINVAL;
-	}
 	fd = open(o->shm, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return -errno;
-	if ((size_t)st.st_size != r->len && ftruncate(fd, (off_t)r->len) < 0) {
+	if ((size_t)st.st_size != r->table.len && ftruncate(fd, (off_t)r->table.len) < 0) {
 		rc = -errno;
 		close(fd);
 		return rc;
 	}
-	r->mem = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	r->table.mem = mmap(NULL, r->table.len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
-	if (r->mem == MAP_FAILED)
+	if (r->table.mem == MAP_FAILED) {
+		r->table.mem = NULL;
 		return -errno;
-	r->mapped = true;
-	if ((size_t)st.st_size == r->len) {
-		r->h = fg_history_attach(r->mem, r->len, &why);
-		if (r->h) {
-			/* a previous host's sessions are gone: the queue decides what
-			 * they were accepting (history.h, "a writer that died"), the
-			 * rest of their entries go */
-			int64_t settled = fg_queue_settle(cfg->data_dir, r->h, FG_HISTORY_OWNER_ANY,
-							  INT64_MIN, time(NULL), NULL);
-
-			if (settled < 0)
-				FG_LOG_ERR(HOST_COMP, "the queue in %s could not settle the previous "
-					   "run's transfers (%s): dropped unsettled", cfg->data_dir,
-					   strerror((int)-settled));
-			FG_LOG_NOTICE(HOST_COMP, "history %s adopted; %lld transfers in flight were in "
-				      "the queue (accepted), %llu other in-flight entries dropped",
-				      o->shm, (long long)FG_MAX(settled, 0),
-				      (unsigned long long)fg_history_clear_transient(r->h));
-			return 0;
-		}
-		FG_LOG_WARN(HOST_COMP, "history %s not adopted (%s): starting empty", o->shm,
-			    fg_history_error_str(why));
+	}
+	if ((size_t)st.st_size == r->table.len && (r->h = history_adopt(r, o, cfg)) != NULL) {
+		r->table.h = r->h;
+		return 0;
 	}
 	r->fresh = true;
-	r->h = fg_history_create(r->mem, r->len, &hp);
+	r->h = r->table.h = fg_history_create(r->table.mem, r->table.len, hp);
 	return r->h ? 0 : -EINVAL;
+}
+
+static int history_open(struct region *r, const struct host_opts *o, const struct fg_config *cfg)
+{
+	struct fg_history_params hp;
+	int rc;
+
+	if (o->floodctld)
+		return history_floodctld(r, o, cfg);
+	fg_startup_table_params(&hp, cfg, o->history_capacity ? o->history_capacity :
+				cfg->history_capacity, HISTORY_SIDE_ENTRIES);
+	if (o->shm)
+		return history_file(r, o, cfg, &hp);
+	rc = fg_startup_table_open(&r->table, &hp);
+	r->fresh = true;
+	r->h = r->table.h;
+	return rc;
 }
 
 static void history_close(struct region *r)
 {
-	if (r->ctl) {
+	if (r->ctl)
 		fg_region_close(r->ctl);	/* it owns the table's handle */
-		return;
-	}
-	if (r->h)
-		fg_history_detach(r->h);
-	if (r->mapped)
-		munmap(r->mem, r->len);
+	else
+		fg_startup_table_close(&r->table);
+	r->ctl = NULL;
+	r->h = NULL;
 }
 
 /* The outbound side when the sink is the queue (NULL otherwise). */
 static struct fg_outbound *outbound;
-/* [cluster]: the cluster thread, or NULL (docs/scale.md, "Several boxes"),
+/* [cluster]: the cluster thread, or none (docs/scale.md, "Several boxes"),
  * and with --floodctld the slot its counters are published in */
-static struct fg_claimer *claimer;
+static struct fg_startup_cluster cluster;
 static struct fg_peerlim *limits;	/* the peers' limits, the box's (peerlim.h) */
-static struct fg_region_writer *claimer_slot;
 
 /* ------------------------------------------------------------ counters */
 
@@ -346,9 +370,20 @@ static void write_block(FILE *f, const char *prefix, const struct fg_nntp_counte
 	}
 }
 
-static void write_stats(FILE *f, struct host_worker *ws, unsigned nw, const struct fg_config *cfg,
-			struct fg_history *h)
+/* What the counters are read from. */
+struct stats_view {
+	struct host_worker *ws;
+	unsigned nw;
+	const struct fg_config *cfg;
+	struct fg_history *h;
+};
+
+static void write_stats(FILE *f, const void *arg)
 {
+	const struct stats_view *v = arg;
+	struct host_worker *ws = v->ws;
+	unsigned nw = v->nw;
+	const struct fg_config *cfg = v->cfg;
 	struct fg_nntp_counters sum;
 	struct fg_history_stats hs;
 	unsigned sessions = 0, xfers = 0, suspect = 0;
@@ -357,8 +392,8 @@ static void write_stats(FILE *f, struct host_worker *ws, unsigned nw, const stru
 	/* the queue writer's, the relay's and the cluster thread count in
 	 * blocks of their own */
 	fg_outbound_counters(outbound, &sum);
-	if (claimer)
-		fg_claimer_counters(claimer, &sum.s);
+	if (cluster.claimer)
+		fg_claimer_counters(cluster.claimer, &sum.s);
 	for (unsigned i = 0; i < nw; i++) {
 		fg_nntp_counters_merge(&sum, ws[i].stats);
 		if (ws[i].e) {
@@ -377,7 +412,7 @@ static void write_stats(FILE *f, struct host_worker *ws, unsigned nw, const stru
 		snprintf(prefix, sizeof(prefix), "peer:%s:", p < cfg->n_peer ? cfg->peer[p].name : "-");
 		write_block(f, prefix, &sum, false);
 	}
-	fg_history_stats(h, &hs);
+	fg_history_stats(v->h, &hs);
 	fprintf(f, "history_entries %llu\nhistory_capacity %llu\n", (unsigned long long)hs.entries,
 		(unsigned long long)hs.slots);
 	for (unsigned i = FG_HISTORY_OFFERED; i < FG_HISTORY_STATE__COUNT; i++)
@@ -395,10 +430,10 @@ static void write_stats(FILE *f, struct host_worker *ws, unsigned nw, const stru
 		write_block(f, prefix, ws[i].stats, false);
 	}
 	fg_outbound_write(outbound, f);
-	if (claimer) {
+	if (cluster.claimer) {
 		char buf[1024];
 
-		fg_claimer_format(claimer, buf, sizeof(buf));
+		fg_claimer_format(cluster.claimer, buf, sizeof(buf));
 		fputs(buf, f);
 	}
 }
@@ -406,23 +441,14 @@ static void write_stats(FILE *f, struct host_worker *ws, unsigned nw, const stru
 static void dump_stats(const struct host_opts *o, struct host_worker *ws, unsigned nw,
 		       const struct fg_config *cfg, struct fg_history *h)
 {
-	char tmp[4096];
-	FILE *f;
+	const struct stats_view v = { .ws = ws, .nw = nw, .cfg = cfg, .h = h };
 
 	if (!o->stats_file) {
-		write_stats(stdout, ws, nw, cfg, h);
+		write_stats(stdout, &v);
 		fflush(stdout);
 		return;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp", o->stats_file);
-	f = fopen(tmp, "w");
-	if (!f) {
-		FG_LOG_ERR(HOST_COMP, "stats file %s: %s", tmp, strerror(errno));
-		return;
-	}
-	write_stats(f, ws, nw, cfg, h);
-	if (fclose(f) != 0 || rename(tmp, o->stats_file) != 0)
-		FG_LOG_ERR(HOST_COMP, "stats file %s: %s", o->stats_file, strerror(errno));
+	fg_startup_write_file(o->stats_file, "stats file", HOST_COMP, write_stats, &v);
 }
 
 /* ------------------------------------------------------------ workers */
@@ -430,13 +456,6 @@ static void dump_stats(const struct host_opts *o, struct host_worker *ws, unsign
 static void wake_worker(void *arg)
 {
 	host_worker_wake(arg);
-}
-
-static enum fg_wiring_sink sink_kind(const struct host_opts *o)
-{
-	if (outbound)
-		return FG_WIRING_SINK_QUEUE;
-	return o->sink == HOST_SINK_NULL ? FG_WIRING_SINK_NULL : FG_WIRING_SINK_MEMORY;
 }
 
 /* The sink, with --floodctld the writer slot "floodgate-host-<i>", and the
@@ -450,14 +469,14 @@ static int worker_wiring(struct host_worker *w, const struct host_opts *o, struc
 
 	snprintf(name, sizeof(name), "floodgate-host-%u", w->index);
 	snprintf(who, sizeof(who), "worker %u", w->index);
-	wp.sink = sink_kind(o);
+	wp.sink = o->sink;	/* the queue: the outbound side is open */
 	wp.mem = o->mem;
 	wp.ob = outbound;
 	wp.wake = wake_worker;
 	wp.wake_arg = w;
 	wp.region = r->ctl;
 	wp.slot_name = name;
-	wp.claimer = claimer;
+	wp.claimer = cluster.claimer;
 	wp.log_comp = HOST_COMP;
 	wp.log_who = who;
 	wp.engine.cfg = w->cfg;
@@ -505,18 +524,6 @@ static void worker_teardown(struct host_worker *w)
 	free(w->peer_stats);
 }
 
-static struct fg_config *load_config(const struct host_opts *o)
-{
-	struct fg_config_errors errs;
-	struct fg_config *cfg = o->config ? fg_config_load_file(o->config, &errs) :
-					    fg_config_load_default(&errs);
-
-	if (cfg)
-		fg_config_log_open(cfg, "floodgate-host");
-	fg_config_errors_log(&errs);
-	return cfg;
-}
-
 /* SIGHUP: reload as the control socket's `reload` does; the report to
  * the log, a line each. */
 static void reload_on_hup(struct host_ctl *ctl)
@@ -542,7 +549,6 @@ static void signal_loop(const sigset_t *set, const struct host_opts *o, struct h
 {
 	/* wake every 100 ms: the outbound counters go to floodctld from here */
 	const struct timespec tick = { 0, 100000000 };
-	fg_time_t status_written = 0;
 
 	for (;;) {
 		int sig = sigtimedwait(set, NULL, &tick);
@@ -551,20 +557,12 @@ static void signal_loop(const sigset_t *set, const struct host_opts *o, struct h
 
 		host_clock(&now, &now_ns);
 		fg_outbound_publish(outbound, now_ns);
-		if (claimer_slot)
-			fg_claimer_publish(claimer, claimer_slot);
-		/* the cluster's health for floodctld, once a second (data-dir
-		 * is carried across reloads; the lock keeps the config alive) */
-		if (claimer && now != status_written) {
-			int rc;
-
+		/* the cluster's counters and health for floodctld (data-dir is
+		 * carried across reloads; the lock keeps the config alive) */
+		if (cluster.claimer) {
 			pthread_mutex_lock(&ctl->lock);
-			rc = fg_claimer_write_status(claimer, ctl->cfg->data_dir);
-			if (rc != 0)
-				FG_LOG_DEBUG(HOST_COMP, "%s/%s: %s", ctl->cfg->data_dir,
-					     FG_CS_STATUS_FILE, strerror(-rc));
+			fg_startup_cluster_publish(&cluster, ctl->cfg->data_dir, now_ns, HOST_COMP);
 			pthread_mutex_unlock(&ctl->lock);
-			status_written = now;
 		}
 		if (sig == SIGUSR1) {
 			pthread_mutex_lock(&ctl->lock);
@@ -578,135 +576,195 @@ static void signal_loop(const sigset_t *set, const struct host_opts *o, struct h
 	}
 }
 
-int main(int argc, char **argv)
-{
+/* ------------------------------------------------------------ start and stop */
+
+/* The process, as the steps below build it. */
+struct host {
 	struct host_opts o;
-	struct fg_config *cfg = NULL;
-	struct region r = { 0 };
-	struct host_worker *ws = NULL;
-	struct host_ctl ctl = { .fd = -1 };
-	pthread_t *tids = NULL;
-	sigset_t set;
-	unsigned started = 0;
-	int rc = parse_opts(&o, argc, argv), status = 1;
+	struct fg_config *cfg;
+	struct region r;
+	sigset_t signals;		/* the main thread's, blocked everywhere */
+	struct host_worker *ws;
+	pthread_t *tids;
+	unsigned started;		/* threads running host_worker_run */
+	bool counting;			/* the threads started: counters at the stop */
+	struct host_ctl ctl;
+};
+
+/* 1. The configuration, and the sink --sink left open. */
+static int config_step(struct host *h)
+{
+	h->cfg = fg_startup_config_load(h->o.config, "floodgate-host");
+	if (!h->cfg)
+		return -EINVAL;
+	if (!h->o.sink_given)
+		h->o.sink = fg_startup_default_sink(h->cfg, true);
+	return 0;
+}
+
+/* 2. The history (logged here: history_open says what it could not use). */
+static int history_step(struct host *h)
+{
+	int rc = history_open(&h->r, &h->o, h->cfg);
 
 	if (rc != 0)
-		return rc > 0 ? 0 : 2;
-	fg_log_set_level((enum fg_log_level)o.log_level);
-	cfg = load_config(&o);
-	if (!cfg)
-		goto out;
-	rc = history_open(&r, &o, cfg);
-	if (rc != 0) {
 		FG_LOG_ERR(HOST_COMP, "history: %s", strerror(-rc));
-		goto out_history;
-	}
-	/* signals go to the main thread only; workers inherit the mask */
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGUSR1);
-	sigaddset(&set, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	if (!o.sink_given && cfg->n_downstream)
-		o.sink = HOST_SINK_QUEUE;
-	/* before the workers' sinks; its threads inherit the signal mask */
-	if (o.sink == HOST_SINK_QUEUE) {
-		struct fg_outbound_params op = { .cfg = cfg, .cold_start = r.fresh, .region = r.ctl,
-						 .slot_name = "floodgate-host-outbound",
-						 .max_gate = o.threads };
+	return rc;
+}
 
-		outbound = fg_outbound_open(&op, &rc);
-		if (!outbound)
-			goto out_history;
-	}
-	if (cfg->cluster_seeds[0]) {
-		struct fg_claimer_params cp = { .cfg = cfg, .max_links = o.threads };
+/* 3. Signals go to the main thread only; every thread started after this
+ * inherits the mask. */
+static int signals_step(struct host *h)
+{
+	fg_startup_signals(&h->signals);
+	pthread_sigmask(SIG_BLOCK, &h->signals, NULL);
+	return 0;
+}
 
-		claimer = fg_claimer_create(&cp);
-		if (!claimer) {
-			FG_LOG_ERR(HOST_COMP, "[cluster]: cannot start the cluster client");
-			goto out_history;
-		}
-		claimer_slot = r.ctl ? fg_region_claim(r.ctl, "floodgate-host-cluster", &rc) : NULL;
-		if (r.ctl && !claimer_slot) {
-			FG_LOG_ERR(HOST_COMP, "cluster thread: no writer slot in floodctld's region: %s",
-				   strerror(-rc));
-			goto out_history;
-		}
-	}
-	ws = calloc(o.threads, sizeof(*ws));
-	tids = calloc(o.threads, sizeof(*tids));
-	limits = fg_peerlim_create(o.threads);
-	if (!ws || !tids || !limits || fg_peerlim_add(limits, cfg) != 0)
-		goto out_workers;
-	for (unsigned i = 0; i < o.threads; i++) {
-		rc = worker_setup(&ws[i], i, &o, cfg, &r);
+/* 4. The queue and the relay, before the workers' sinks. */
+static int outbound_step(struct host *h)
+{
+	struct fg_outbound_params op = { .cfg = h->cfg, .cold_start = h->r.fresh,
+					 .region = h->r.ctl,
+					 .slot_name = "floodgate-host-outbound",
+					 .max_gate = h->o.threads };
+	int rc = 0;
+
+	if (h->o.sink != FG_WIRING_SINK_QUEUE)
+		return 0;
+	outbound = fg_outbound_open(&op, &rc);
+	return outbound ? 0 : rc ? rc : -EINVAL;
+}
+
+/* 5. The cluster client, before the workers, which each take a link. */
+static int cluster_step(struct host *h)
+{
+	const struct fg_startup_cluster_params cp = {
+		.cfg = h->cfg, .max_links = h->o.threads, .region = h->r.ctl,
+		.slot_name = "floodgate-host-cluster", .region_what = "floodctld's region",
+		.log_comp = HOST_COMP,
+	};
+
+	return fg_startup_cluster_open(&cluster, &cp);
+}
+
+/* 6. The peers' limits and each thread's sink, slot, engine, listeners. */
+static int workers_step(struct host *h)
+{
+	int rc;
+
+	h->ws = calloc(h->o.threads, sizeof(*h->ws));
+	h->tids = calloc(h->o.threads, sizeof(*h->tids));
+	limits = fg_peerlim_create(h->o.threads);
+	if (!h->ws || !h->tids || !limits || fg_peerlim_add(limits, h->cfg) != 0)
+		return -ENOMEM;
+	for (unsigned i = 0; i < h->o.threads; i++) {
+		rc = worker_setup(&h->ws[i], i, &h->o, h->cfg, &h->r);
 		if (rc != 0) {
 			FG_LOG_ERR(HOST_COMP, "worker %u: %s", i, strerror(-rc));
-			goto out_workers;
+			return rc;
 		}
 	}
-	if (host_ctl_open(&ctl, &o, cfg, ws, o.threads) != 0)
-		goto out_ctl;
-	ctl.lim = limits;
+	return 0;
+}
+
+/* 7. The levers journal and the control socket (logged by ctl.c). */
+static int ctl_step(struct host *h)
+{
+	int rc = host_ctl_open(&h->ctl, &h->o, h->cfg, h->ws, h->o.threads);
+
+	h->ctl.lim = limits;
+	return rc;
+}
+
+/* 8. The outbound and cluster threads, the workers, the control thread. */
+static int threads_step(struct host *h)
+{
+	int rc;
+
 	if (outbound && (rc = fg_outbound_start(outbound)) != 0) {
 		FG_LOG_ERR(HOST_COMP, "outbound threads: %s", strerror(-rc));
-		goto out_ctl;
+		return rc;
 	}
-	if (claimer && (rc = fg_claimer_start(claimer)) != 0) {
+	if (cluster.claimer && (rc = fg_claimer_start(cluster.claimer)) != 0) {
 		FG_LOG_ERR(HOST_COMP, "cluster thread: %s", strerror(-rc));
-		goto out_workers;
+		return rc;
 	}
-	for (; started < o.threads; started++)
-		if (pthread_create(&tids[started], NULL, host_worker_run, &ws[started]) != 0)
-			goto out_stop;
-	if (ctl.fd >= 0 && host_ctl_start(&ctl) != 0)
-		goto out_stop;
-	FG_LOG_NOTICE(HOST_COMP, "floodgate-host ready: %u thread(s), history of %llu entries",
-		      o.threads, (unsigned long long)(o.history_capacity ? o.history_capacity :
-						      cfg->history_capacity));
-	signal_loop(&set, &o, ws, o.threads, &ctl, r.h);
-	status = 0;
-out_stop:
-	/* no lever change or reload after this: the workers stop */
-	host_ctl_close(&ctl);
-	for (unsigned i = 0; i < started; i++) {
-		__atomic_store_n(&ws[i].stop, 1, __ATOMIC_RELEASE);
-		host_worker_wake(&ws[i]);
+	h->counting = true;
+	for (; h->started < h->o.threads; h->started++)
+		if (pthread_create(&h->tids[h->started], NULL, host_worker_run,
+				   &h->ws[h->started]) != 0)
+			return -EAGAIN;
+	if (h->ctl.fd >= 0 && host_ctl_start(&h->ctl) != 0)
+		return -EIO;
+	return 0;
+}
+
+/* The start, in order; the first step that fails ends it. */
+static int (*const start_steps[])(struct host *h) = {
+	config_step, history_step, signals_step, outbound_step, cluster_step, workers_step,
+	ctl_step, threads_step,
+};
+
+static int start(struct host *h)
+{
+	int rc = 0;
+
+	for (unsigned i = 0; rc == 0 && i < FG_ARRAY_SIZE(start_steps); i++)
+		rc = start_steps[i](h);
+	return rc;
+}
+
+/* The reverse of start(), from wherever it stopped: the control socket
+ * (no lever change or reload after this), the threads, the outbound side
+ * (after the workers: their last transfers needed the writer), the
+ * counters, the cluster client (before the workers go: its thread wakes
+ * them), the workers, the history, the configurations (after the
+ * workers' teardown, which reads theirs). */
+static void stop(struct host *h)
+{
+	host_ctl_close(&h->ctl);
+	for (unsigned i = 0; i < h->started; i++) {
+		__atomic_store_n(&h->ws[i].stop, 1, __ATOMIC_RELEASE);
+		host_worker_wake(&h->ws[i]);
 	}
-	for (unsigned i = 0; i < started; i++)
-		pthread_join(tids[i], NULL);
-	/* after the workers: their last transfers needed the writer */
+	for (unsigned i = 0; i < h->started; i++)
+		pthread_join(h->tids[i], NULL);
 	fg_outbound_stop(outbound);
-	dump_stats(&o, ws, o.threads, ctl.cfg, r.h);
-out_ctl:
-	host_ctl_close(&ctl);
-out_workers:
-	fg_outbound_stop(outbound);
-	/* before the workers go: its thread wakes them */
-	if (claimer_slot)
-		fg_claimer_publish(claimer, claimer_slot);
-	fg_claimer_destroy(claimer);
-	claimer = NULL;
-	for (unsigned i = 0; ws && i < o.threads; i++)
-		if (ws[i].stats)
-			worker_teardown(&ws[i]);
-	free(ws);
-	free(tids);
+	if (h->counting)
+		dump_stats(&h->o, h->ws, h->o.threads, h->ctl.cfg, h->r.h);
+	fg_startup_cluster_close(&cluster);
+	for (unsigned i = 0; h->ws && i < h->o.threads; i++)
+		if (h->ws[i].stats)
+			worker_teardown(&h->ws[i]);
+	free(h->ws);
+	free(h->tids);
 	fg_peerlim_destroy(limits);
 	limits = NULL;
 	fg_outbound_close(outbound);
-out_history:
-	if (claimer_slot)
-		fg_region_release(claimer_slot);
-	fg_claimer_destroy(claimer);
-	history_close(&r);
-out:
-	/* after the workers' teardown, which reads their configuration */
-	if (ctl.cfg && ctl.cfg != cfg)
-		fg_config_free(ctl.cfg);	/* the last reload's */
-	fg_config_free(cfg);
+	outbound = NULL;
+	history_close(&h->r);
+	if (h->ctl.cfg && h->ctl.cfg != h->cfg)
+		fg_config_free(h->ctl.cfg);	/* the last reload's */
+	fg_config_free(h->cfg);
+}
+
+int main(int argc, char **argv)
+{
+	static struct host h = { .ctl = { .fd = -1 } };
+	int rc = parse_opts(&h.o, argc, argv), status = 1;
+
+	if (rc != 0)
+		return rc > 0 ? 0 : 2;
+	fg_log_set_level((enum fg_log_level)h.o.log_level);
+	if (start(&h) == 0) {
+		FG_LOG_NOTICE(HOST_COMP, "floodgate-host ready: %u thread(s), history of %llu "
+			      "entries", h.o.threads,
+			      (unsigned long long)(h.o.history_capacity ? h.o.history_capacity :
+						   h.cfg->history_capacity));
+		signal_loop(&h.signals, &h.o, h.ws, h.o.threads, &h.ctl, h.r.h);
+		status = 0;
+	}
+	stop(&h);
 	return status;
 }
