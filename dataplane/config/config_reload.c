@@ -33,6 +33,7 @@ void fg_config_carry(struct fg_config *n, const struct fg_config *o, FILE *out)
 	CARRY(mbufs, "dataplane mbufs");
 	CARRY(dp_mtu, "dataplane mtu");
 	CARRY(dp_gro, "dataplane gro");
+	CARRY(dp_tso, "dataplane tso");
 	CARRY(tcp_connections, "dataplane tcp-connections");
 	CARRY(dp_addr, "dataplane address");
 	CARRY(n_dp_addr, "dataplane address");

@@ -71,6 +71,8 @@
 #define DP_TX_DESC 1024
 #define DP_TX_PENDING 256		/* frames a worker keeps when its TX ring is full */
 #define DP_TX_SEGS_MAX 17		/* a frame's mbufs at most: its own and 16 pieces */
+#define DP_TSO_MAX 65535u		/* TCP payload octets of a TSO frame at most (TCP keeps
+					 * the IP packet within its 16-bit length) */
 #define DP_IND_MBUFS 8191		/* a worker's indirect mbufs (pieces attached in flight) */
 #define DP_IND_POOL_NAME "fg_ind%u"	/* worker i's pool of them */
 #define DP_TX_STUCK_TRIES 1024		/* failed sends of one frame before it is dropped */
@@ -116,6 +118,7 @@ struct dp_txq {
 	struct rte_mempool *pool;
 	struct rte_mempool *ind_pool;	/* indirect mbufs for attached pieces; NULL: none */
 	bool csum_offload;
+	int sum_off;			/* mbufs' kept payload sum (fg_mbuf_buf_sum); -1: none */
 	bool vlan_insert;		/* the port inserts 802.1Q tags (else software) */
 	unsigned n_pending;
 	unsigned stuck;			/* sends in a row that took nothing */
@@ -228,6 +231,7 @@ struct dp {
 	uint8_t mac[6];
 	bool rx_csum, tx_csum, rss, rx_intr;
 	unsigned tx_segs;			/* mbufs a TX frame may chain (1: none) */
+	bool tso;				/* the port segments TCP frames (TSO) */
 	bool vlan_strip, vlan_insert;		/* the port's VLAN offloads, in use */
 	bool gro;				/* [dataplane] gro, in use (port.c) */
 	int exc_port;				/* the exception path's tap port; -1: none */

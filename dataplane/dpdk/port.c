@@ -147,7 +147,9 @@ static unsigned mb_tx_burst(void *port, struct fg_tx_frame *f, unsigned n)
 		struct rte_mbuf *m = f[i].handle;
 
 		fg_mbuf_tx_lengths(m, f[i].len, f[i].flags & FG_TX_CHAINED);
-		if (f[i].flags & FG_TX_CSUM_OFFLOAD) {
+		if (f[i].flags & FG_TX_TSO) {
+			fg_mbuf_tx_tso(m, f[i].flags & FG_TX_IPV6, f[i].tso_segsz);
+		} else if (f[i].flags & FG_TX_CSUM_OFFLOAD) {
 			/* DPDK's convention: header lengths, and the TCP
 			 * checksum field holding the pseudo-header sum; an
 			 * IPv6 header has no checksum of its own */
@@ -219,6 +221,11 @@ static int mb_tx_attach(void *port, void *frame, void *piece, const uint8_t *dat
 	return fg_mbuf_tx_attach(((struct dp_txq *)port)->ind_pool, frame, piece, data, len);
 }
 
+static struct fg_buf_sum *mb_buf_sum(void *port, void *h)
+{
+	return fg_mbuf_buf_sum(((struct dp_txq *)port)->sum_off, h);
+}
+
 const struct fg_port_ops dp_port_ops = {
 	.buf_ref = fg_mbuf_ref,
 	.buf_unref = fg_mbuf_unref,
@@ -227,6 +234,7 @@ const struct fg_port_ops dp_port_ops = {
 	.tx_burst = mb_tx_burst,
 	.to_kernel = mb_to_kernel,
 	.tx_attach = mb_tx_attach,
+	.buf_sum = mb_buf_sum,
 };
 
 /* A capture time in ns since the epoch. The mbuf timestamp's unit is the
@@ -446,6 +454,15 @@ static void offloads(struct dp *dp, const struct rte_eth_dev_info *di, struct rt
 		if (dp->tx_segs > 1)
 			conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 	}
+	/* TSO: TCP frames of many segments, cut by the port (net_tap does
+	 * it in its driver); with the IPv4 and TCP checksum offloads it
+	 * implies, and not through a VLAN tag inserted in software */
+	dp->tso = !dp->passive && dp->cfg->dp_tso &&
+		  (di->tx_offload_capa & (RTE_ETH_TX_OFFLOAD_TCP_TSO | tx_ck)) ==
+			  (RTE_ETH_TX_OFFLOAD_TCP_TSO | tx_ck) &&
+		  !(dp->cfg->n_dp_vlan && !(di->tx_offload_capa & RTE_ETH_TX_OFFLOAD_VLAN_INSERT));
+	if (dp->tso)
+		conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_TCP_TSO | tx_ck;
 	dp->vlan_strip = dp->cfg->n_dp_vlan && !dp->passive &&
 			 dp->cfg->dp_exception == FG_EXCEPTION_NONE &&
 			 (di->rx_offload_capa & RTE_ETH_RX_OFFLOAD_VLAN_STRIP);
