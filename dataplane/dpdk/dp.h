@@ -119,6 +119,7 @@ struct dp_txq {
 	struct rte_mempool *ind_pool;	/* indirect mbufs for attached pieces; NULL: none */
 	bool csum_offload;
 	int sum_off;			/* mbufs' kept payload sum (fg_mbuf_buf_sum); -1: none */
+	uint16_t tso_seg_frame_max;	/* a TSO segment with its headers at most; 0: no bound */
 	bool vlan_insert;		/* the port inserts 802.1Q tags (else software) */
 	unsigned n_pending;
 	unsigned stuck;			/* sends in a row that took nothing */
@@ -232,6 +233,8 @@ struct dp {
 	bool rx_csum, tx_csum, rss, rx_intr;
 	unsigned tx_segs;			/* mbufs a TX frame may chain (1: none) */
 	bool tso;				/* the port segments TCP frames (TSO) */
+	bool tso_l2_in_mtu;			/* net_tap: a TSO segment's Ethernet header counts
+						 * against the MTU (fg_mbuf_tx_tso) */
 	bool vlan_strip, vlan_insert;		/* the port's VLAN offloads, in use */
 	bool gro;				/* [dataplane] gro, in use (port.c) */
 	int exc_port;				/* the exception path's tap port; -1: none */

@@ -148,7 +148,8 @@ static unsigned mb_tx_burst(void *port, struct fg_tx_frame *f, unsigned n)
 
 		fg_mbuf_tx_lengths(m, f[i].len, f[i].flags & FG_TX_CHAINED);
 		if (f[i].flags & FG_TX_TSO) {
-			fg_mbuf_tx_tso(m, f[i].flags & FG_TX_IPV6, f[i].tso_segsz);
+			fg_mbuf_tx_tso(m, f[i].flags & FG_TX_IPV6, f[i].tso_segsz,
+				       q->tso_seg_frame_max);
 		} else if (f[i].flags & FG_TX_CSUM_OFFLOAD) {
 			/* DPDK's convention: header lengths, and the TCP
 			 * checksum field holding the pseudo-header sum; an
@@ -463,6 +464,7 @@ static void offloads(struct dp *dp, const struct rte_eth_dev_info *di, struct rt
 		  !(dp->cfg->n_dp_vlan && !(di->tx_offload_capa & RTE_ETH_TX_OFFLOAD_VLAN_INSERT));
 	if (dp->tso)
 		conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_TCP_TSO | tx_ck;
+	dp->tso_l2_in_mtu = dp->tso && !strcmp(di->driver_name, "net_tap");
 	dp->vlan_strip = dp->cfg->n_dp_vlan && !dp->passive &&
 			 dp->cfg->dp_exception == FG_EXCEPTION_NONE &&
 			 (di->rx_offload_capa & RTE_ETH_RX_OFFLOAD_VLAN_STRIP);

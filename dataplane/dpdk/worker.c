@@ -314,6 +314,7 @@ int dp_worker_setup(struct dp_worker *w)
 				    "it sends by reference", w->index, rte_strerror(rte_errno));
 	}
 	w->tx.csum_offload = dp->tx_csum;
+	w->tx.tso_seg_frame_max = dp->tso_l2_in_mtu ? (uint16_t)dp->mtu : 0;
 	/* received payload keeps its checksum sum for TCP to reuse (net.h
 	 * struct fg_buf_sum): only where TCP checksums in software */
 	w->tx.sum_off = dp->tx_csum ? -1 : fg_mbuf_sum_register();

@@ -108,14 +108,22 @@ static inline struct fg_buf_sum *fg_mbuf_buf_sum(int off, void *m)
 /* A TSO frame's mbuf as DPDK asks (rte_mbuf_core.h RTE_MBUF_F_TX_TCP_SEG):
  * header lengths, segment size, the IPv4 header checksum offloaded too;
  * the TCP checksum field already holds the pseudo-header sum without the
- * length (net.h FG_TX_TSO). */
-static inline void fg_mbuf_tx_tso(struct rte_mbuf *m, bool v6, uint16_t segsz)
+ * length (net.h FG_TX_TSO). `seg_frame_max`, when not 0, bounds a
+ * segment with all its headers, the Ethernet one included: net_tap
+ * (22.11) refuses a frame whose segment size plus l2, l3 and l4 lengths
+ * exceeds its MTU, so its segments carry 14 octets less than the MSS. */
+static inline void fg_mbuf_tx_tso(struct rte_mbuf *m, bool v6, uint16_t segsz,
+				  uint16_t seg_frame_max)
 {
 	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	unsigned hdrs;
 
 	m->l2_len = 14;
 	m->l3_len = v6 ? 40 : (d[14] & 15u) * 4u;
 	m->l4_len = (d[14 + m->l3_len + 12] >> 4) * 4u;
+	hdrs = m->l2_len + m->l3_len + m->l4_len;
+	if (seg_frame_max && hdrs + segsz > seg_frame_max)
+		segsz = (uint16_t)(seg_frame_max - hdrs);
 	m->tso_segsz = segsz;
 	m->ol_flags |= RTE_MBUF_F_TX_TCP_SEG | RTE_MBUF_F_TX_TCP_CKSUM |
 		       (v6 ? RTE_MBUF_F_TX_IPV6 : RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM);

@@ -219,7 +219,7 @@ FG_COUNTER(TCP_TX_REFERENCED_OCTETS, "tcp_tx_referenced_octets", "TCP payload oc
 FG_COUNTER(TCP_TX_CSUM_REUSED_OCTETS, "tcp_tx_csum_reused_octets", "Attached TCP payload octets whose checksum was derived from the sum kept when they were received, not read again")
 FG_COUNTER(TCP_TX_CSUM_READ_OCTETS, "tcp_tx_csum_read_octets", "Attached TCP payload octets read to checksum them in software (no kept sum covered them)")
 FG_COUNTER(TCP_TX_TSO_FRAMES, "tcp_tx_tso_frames", "TCP frames handed to the port for segmentation (TSO), each larger than one MSS")
-FG_COUNTER(TCP_TX_TSO_SEGS, "tcp_tx_tso_segs", "TCP segments the port makes of the TSO frames (their payload in MSS-sized segments)")
+FG_COUNTER(TCP_TX_TSO_SEGS, "tcp_tx_tso_segs", "MSS-sized TCP segments in the TSO frames (a port that cuts smaller ones, as net_tap does, makes a few more)")
 FG_COUNTER(TCP_SEND_REF_FULL, "tcp_send_ref_full", "sends by reference refused (EAGAIN): reference cap, send buffer or piece descriptors")
 FG_COUNTER(TCP_RTO_EXPIRED, "tcp_rto_expired", "retransmission timeouts (RFC 6298 5.4)")
 FG_COUNTER(TCP_RETRANS_SEGS, "tcp_retrans_segs", "segments retransmitted (timeout, fast retransmit, recovery)")
