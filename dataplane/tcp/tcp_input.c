@@ -623,7 +623,7 @@ static bool checksum_ok(struct fg_tcp *t, const struct fg_rx_frame *f,
 		return false;
 	if (bs)
 		*bs = (struct fg_buf_sum){ l4_len > doff ? l4 + doff : NULL, l4_len - doff,
-					   payload };
+					   payload, NULL, 0 };
 	return true;
 }
 

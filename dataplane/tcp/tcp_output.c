@@ -253,15 +253,41 @@ void tcp_sendq_flush(struct fg_tcp_conn *c)
  * fg_buf_sum), else read. */
 static uint32_t piece_sum(struct fg_tcp *t, const struct seg_part *p)
 {
-	const struct fg_buf_sum *bs = fg_net_buf_sum(t->net, p->handle);
+	struct fg_buf_sum *bs = fg_net_buf_sum(t->net, p->handle);
+	const uint8_t *end = p->data + p->len;
+	uint32_t ps, at;
 
-	if (bs && bs->start && p->data >= bs->start &&
-	    p->data + p->len <= bs->start + bs->len && bs->len - p->len < p->len) {
-		fg_stats_add(t->st, FG_CTR_TCP_TX_CSUM_REUSED_OCTETS, p->len);
-		return fg_csum_derive(bs->start, bs->len, bs->sum, p->data, p->len);
+	if (!bs || !bs->start || p->data < bs->start || end > bs->start + bs->len) {
+		fg_stats_add(t->st, FG_CTR_TCP_TX_CSUM_READ_OCTETS, p->len);
+		return fg_csum_add(0, p->data, p->len);
 	}
-	fg_stats_add(t->st, FG_CTR_TCP_TX_CSUM_READ_OCTETS, p->len);
-	return fg_csum_add(0, p->data, p->len);
+	at = (uint32_t)(p->data - bs->start);
+	/* one side of a cut learnt before: nothing to read */
+	if (bs->cut && p->data == bs->start && end == bs->cut) {
+		fg_stats_add(t->st, FG_CTR_TCP_TX_CSUM_REUSED_OCTETS, p->len);
+		return bs->cut_sum;
+	}
+	if (bs->cut && p->data == bs->cut && end == bs->start + bs->len) {
+		fg_stats_add(t->st, FG_CTR_TCP_TX_CSUM_REUSED_OCTETS, p->len);
+		ps = fg_csum_sub(bs->sum, bs->cut_sum);
+		return (at & 1) ? fg_csum_swap(ps) : ps;
+	}
+	if (bs->len - p->len < p->len) {
+		fg_stats_add(t->st, FG_CTR_TCP_TX_CSUM_REUSED_OCTETS, p->len);
+		ps = fg_csum_derive(bs->start, bs->len, bs->sum, p->data, p->len);
+	} else {
+		fg_stats_add(t->st, FG_CTR_TCP_TX_CSUM_READ_OCTETS, p->len);
+		ps = fg_csum_add(0, p->data, p->len);
+	}
+	/* a piece from either end cuts the payload in two: learn the cut */
+	if (p->data == bs->start && p->len < bs->len) {
+		bs->cut = end;
+		bs->cut_sum = ps;
+	} else if (end == bs->start + bs->len && at) {
+		bs->cut = p->data;
+		bs->cut_sum = fg_csum_sub(bs->sum, (at & 1) ? fg_csum_swap(ps) : ps);
+	}
+	return ps;
 }
 
 /* The TCP checksum of the frame whose header (and copied octets) lie at

@@ -156,6 +156,11 @@ struct fg_buf_sum {
 	const uint8_t *start;	/* the payload's first octet; NULL: no sum kept */
 	uint32_t len;
 	uint32_t sum;		/* fg_csum_add(0, start, len) */
+	/* Learnt when a piece from either end was summed: [start, cut) sums
+	 * to cut_sum, so the piece on the other side of the cut (the rest of
+	 * the payload, sent in the next segment) costs no read. NULL: none. */
+	const uint8_t *cut;
+	uint32_t cut_sum;
 };
 
 /* Received payload reaches the application as struct fg_iov (iov.h):

@@ -283,7 +283,7 @@ START_TEST(rx_port_verified_clears)
 	fr.len = fg_craft_tcp_frame(fr.data, &c);
 	fr.flags = FG_RX_IP_CSUM_OK | FG_RX_L4_CSUM_OK;
 	bs = fg_memport_ops()->buf_sum(FX->mp, fr.handle);
-	*bs = (struct fg_buf_sum){ fr.data + 54, 13, 0x1234 };	/* stale */
+	*bs = (struct fg_buf_sum){ fr.data + 54, 13, 0x1234, NULL, 0 };	/* stale */
 	fg_net_rx(FX->net, &fr, 1, FX->now);
 	ck_assert_uint_eq(FX->n_held, 1);
 	ck_assert_ptr_null(bs->start);
@@ -326,6 +326,28 @@ START_TEST(corrupt_sum_caught)
 	ck_assert_uint_eq(bad, 1);
 	ck_assert_uint_lt(end, n);
 	ck_assert_uint_gt(FX->st.ctr[FG_CTR_TCP_TX_CSUM_REUSED_OCTETS], 0);
+}
+END_TEST
+
+/* A buffer's head sent alone (the smaller part: read), then its tail in a
+ * later segment: the tail's sum is the kept one less the head's, learnt
+ * at the cut, and nothing of it is read. */
+START_TEST(cut_learnt)
+{
+	uint32_t n = peer_sends(1, sent_in), end = 0;
+	const struct fg_iov *h = &FX->held[0];
+	struct fg_iov head = { h->base, 301, h->handle }, tail = { h->base + 301, n - 301, h->handle };
+
+	ck_assert_uint_eq(n, MSS);
+	ck_assert_int_eq(fg_tcp_send_ref(FX->conn, &head, 1), 0);
+	ck_assert_uint_eq(pump(301, &end), 0);
+	ck_assert_ptr_eq(fg_memport_ops()->buf_sum(FX->mp, h->handle)->cut, h->base + 301);
+	ck_assert_int_eq(fg_tcp_send_ref(FX->conn, &tail, 1), 0);
+	ck_assert_uint_eq(pump(n, &end), 0);
+	ck_assert_uint_eq(end, n);
+	ck_assert_mem_eq(wire, sent_in, n);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_TX_CSUM_READ_OCTETS], 301);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_TX_CSUM_REUSED_OCTETS], n - 301);
 }
 END_TEST
 
@@ -438,6 +460,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, echo_reuses_sums);
 	tcase_add_test(tc, corrupt_sum_caught);
 	tcase_add_test(tc, no_sum_reads);
+	tcase_add_test(tc, cut_learnt);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("tso");
 	tcase_add_test(tc, tso_stream_exact);

@@ -286,7 +286,7 @@ static int tk_keep_sums(struct tk *k)
 		const uint8_t *d = rte_pktmbuf_mtod(k->art[i], const uint8_t *);
 
 		*fg_mbuf_buf_sum(k->sum_off, k->art[i]) = (struct fg_buf_sum){
-			d, k->art[i]->data_len, fg_csum_add(0, d, k->art[i]->data_len) };
+			d, k->art[i]->data_len, fg_csum_add(0, d, k->art[i]->data_len), NULL, 0 };
 	}
 	return 0;
 }
