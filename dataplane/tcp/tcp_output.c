@@ -17,11 +17,21 @@
  *   3. a referenced piece is attached (fg_net_tx_attach) while the frame
  *      has room for one more (the port's tx_max_segs), else the segment
  *      ends before it; with no chaining at all it is copied;
- *   4. the software checksum reads the attached pieces where they lie.
+ *   4. with software checksums an attached piece's sum is derived from
+ *      the one its buffer kept when it was received (piece_sum; net.h
+ *      struct fg_buf_sum), else read where the piece lies;
+ *   5. copied octets stay within one MSS (the header buffer holds one
+ *      frame), so a TSO frame's bulk is attached pieces.
+ * TSO: on a port that segments (fg_net_tso_max), a frame carries as many
+ * whole MSS-sized segments as the windows and its buffers allow, marked
+ * for the port with the segment size (emit, tcp_frame_max); sequence
+ * accounting is as for one segment of that length.
  * The same plan serves new data, go-back-N after an RTO and the fast
  * retransmit, so a retransmission carries references too. Octets sent are
  * counted as copied (tcp_tx_copied_octets) or attached
- * (tcp_tx_referenced_octets); the two add up to tcp_tx_bytes. The usable window is min(peer's window, cwnd) (RFC 5681 2) minus
+ * (tcp_tx_referenced_octets); the two add up to tcp_tx_bytes.
+ *
+ * The usable window is min(peer's window, cwnd) (RFC 5681 2) minus
  * what is in flight; sender silly-window avoidance (RFC 9293 3.8.6.2.1)
  * holds back a short segment only while something is in flight. No Nagle:
  * pipelined NNTP answers must not wait for an ACK.

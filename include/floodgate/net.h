@@ -20,7 +20,10 @@
  *   FG_NET_TX_BURST, and at every fg_net_flush()/fg_net_poll().
  *
  * Checksums: verified in software unless the frame's flags say the port
- * already did (FG_RX_IP_CSUM_OK, FG_RX_L4_CSUM_OK). With tx_csum_offload
+ * already did (FG_RX_IP_CSUM_OK, FG_RX_L4_CSUM_OK); TCP keeps a received
+ * payload's sum with its buffer (struct fg_buf_sum, the optional buf_sum
+ * op) to derive the checksums of what it sends by reference. TSO frames
+ * (FG_TX_TSO, fg_net_config.tso_max) are cut by the port. With tx_csum_offload
  * the module leaves the IPv4 header checksum at 0 and the TCP checksum as
  * the pseudo-header sum, and marks the frame FG_TX_CSUM_OFFLOAD, which is
  * what a NIC with IPv4/TCP checksum offload expects (DPDK's convention).
