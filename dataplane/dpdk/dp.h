@@ -233,6 +233,8 @@ struct dp {
 	bool rx_csum, tx_csum, rss, rx_intr;
 	unsigned tx_segs;			/* mbufs a TX frame may chain (1: none) */
 	bool tso;				/* the port segments TCP frames (TSO) */
+	int sum_off;				/* mbufs' kept payload sums; -1: none (TX
+						 * checksums in the port: nothing derives) */
 	bool tso_l2_in_mtu;			/* net_tap: a TSO segment's Ethernet header counts
 						 * against the MTU (fg_mbuf_tx_tso) */
 	bool vlan_strip, vlan_insert;		/* the port's VLAN offloads, in use */

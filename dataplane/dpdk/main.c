@@ -743,7 +743,7 @@ static int start(struct dp *dp)
 
 int main(int argc, char **argv)
 {
-	static struct dp dp = { .ctl_fd = -1, .ts_offset = -1, .exc_port = -1 };
+	static struct dp dp = { .ctl_fd = -1, .ts_offset = -1, .exc_port = -1, .sum_off = -1 };
 	struct sigaction sa;
 	int rc = parse_opts(&dp.o, argc, argv), status = 1;
 

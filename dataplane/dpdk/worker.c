@@ -317,11 +317,7 @@ int dp_worker_setup(struct dp_worker *w)
 	w->tx.tso_seg_frame_max = dp->tso_l2_in_mtu ? (uint16_t)dp->mtu : 0;
 	/* received payload keeps its checksum sum for TCP to reuse (net.h
 	 * struct fg_buf_sum): only where TCP checksums in software */
-	w->tx.sum_off = dp->tx_csum ? -1 : fg_mbuf_sum_register();
-	if (!dp->tx_csum && w->tx.sum_off < 0)
-		FG_LOG_WARN(DP, "worker %u: no mbuf field for payload sums (%s): TCP reads "
-			    "what it sends by reference to checksum it", w->index,
-			    rte_strerror(rte_errno));
+	w->tx.sum_off = dp->sum_off;
 	w->tx.vlan_insert = dp->vlan_insert;
 	w->tx.exc_port = dp->exc_port;
 	w->tx.lacp = dp_bond_lacp(dp);

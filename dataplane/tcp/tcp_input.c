@@ -605,12 +605,13 @@ static bool checksum_ok(struct fg_tcp *t, const struct fg_rx_frame *f,
 	struct fg_buf_sum *bs = fg_net_buf_sum(t->net, f->handle);
 	uint32_t sum, payload;
 
-	if (bs && (f->flags & FG_RX_MORE))
-		for (unsigned i = 0; i < f->n_more; i++)
-			fg_net_buf_sum(t->net, f->more[i].handle)->start = NULL;
 	if (f->flags & FG_RX_L4_CSUM_OK) {
-		if (bs)
-			bs->start = NULL;
+		/* the port verified it: its own sums (FG_RX_SUM_KEPT), or none */
+		if (!bs || (f->flags & FG_RX_SUM_KEPT))
+			return true;
+		bs->start = NULL;
+		for (unsigned i = 0; (f->flags & FG_RX_MORE) && i < f->n_more; i++)
+			fg_net_buf_sum(t->net, f->more[i].handle)->start = NULL;
 		return true;
 	}
 	payload = fg_csum_add(0, l4 + doff, l4_len - doff);

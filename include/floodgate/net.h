@@ -98,6 +98,9 @@
 #define FG_RX_L4_CSUM_OK 0x2u	/* the NIC verified the TCP/ICMP checksum */
 #define FG_RX_VLAN 0x4u		/* the NIC stripped an 802.1Q tag: `vlan` is its TCI */
 #define FG_RX_MORE 0x8u		/* a merged packet: its payload goes on in `more` */
+#define FG_RX_SUM_KEPT 0x10u	/* with FG_RX_L4_CSUM_OK: the port filled (or cleared) the
+				 * payload sum of the frame's buffer and its pieces'
+				 * (struct fg_buf_sum), having verified them itself */
 /* Transmit-frame flags, for the port layer. */
 #define FG_TX_CSUM_OFFLOAD 0x1u	/* compute IPv4 + TCP checksums in hardware */
 #define FG_TX_IPV6 0x2u		/* with FG_TX_CSUM_OFFLOAD: an IPv6 frame (TCP only) */

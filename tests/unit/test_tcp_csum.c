@@ -290,6 +290,30 @@ START_TEST(rx_port_verified_clears)
 }
 END_TEST
 
+/* A segment the port verified and summed itself (port.c's GRO
+ * candidates: FG_RX_SUM_KEPT): its sum stays as the port kept it. */
+START_TEST(rx_port_kept_stays)
+{
+	struct fg_rx_frame fr;
+	struct fg_craft_tcp c = {
+		.dst_mac = FX->mac, .src_mac = FX->peer_mac, .src = FX->peer, .dst = FX->addr,
+		.sport = FX_PEER_PORT, .dport = 119, .seq = FX->pseq, .ack = FX->our_seq,
+		.flags = F_ACK, .wnd = 65535, .data = "port summed it", .len = 14,
+	};
+	struct fg_buf_sum *bs;
+
+	ck_assert_int_eq(fg_memport_rx_frame(FX->mp, NULL, 74 + 14, &fr), 0);
+	fr.len = fg_craft_tcp_frame(fr.data, &c);
+	fr.flags = FG_RX_IP_CSUM_OK | FG_RX_L4_CSUM_OK | FG_RX_SUM_KEPT;
+	bs = fg_memport_ops()->buf_sum(FX->mp, fr.handle);
+	*bs = (struct fg_buf_sum){ fr.data + 54, 14, fg_csum_add(0, fr.data + 54, 14), NULL, 0 };
+	fg_net_rx(FX->net, &fr, 1, FX->now);
+	ck_assert_uint_eq(FX->n_held, 1);
+	ck_assert_ptr_eq(bs->start, FX->held[0].base);
+	ck_assert_uint_eq(canon(bs->sum), canon(fg_csum_add(0, FX->held[0].base, 14)));
+}
+END_TEST
+
 START_TEST(echo_reuses_sums)
 {
 	uint32_t n = peer_sends(40, sent_in), end = 0;
@@ -457,6 +481,7 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, setup_chained, teardown);
 	tcase_add_test(tc, rx_keeps_sum);
 	tcase_add_test(tc, rx_port_verified_clears);
+	tcase_add_test(tc, rx_port_kept_stays);
 	tcase_add_test(tc, echo_reuses_sums);
 	tcase_add_test(tc, corrupt_sum_caught);
 	tcase_add_test(tc, no_sum_reads);
