@@ -267,25 +267,42 @@ START_TEST(rx_keeps_sum)
 }
 END_TEST
 
+/* A data segment of the peer's in a fresh buffer, as a port that
+ * verified its checksums hands it over (`flags`); its buffer's kept sum
+ * set to `kept` first (the port's, or a stale one), then received. */
+static struct fg_buf_sum *rx_port_verified(const char *text, uint32_t flags,
+					   struct fg_buf_sum kept)
+{
+	struct fg_rx_frame fr;
+	uint32_t len = (uint32_t)strlen(text);
+	struct fg_craft_tcp c = {
+		.dst_mac = FX->mac, .src_mac = FX->peer_mac, .src = FX->peer, .dst = FX->addr,
+		.sport = FX_PEER_PORT, .dport = 119, .seq = FX->pseq, .ack = FX->our_seq,
+		.flags = F_ACK, .wnd = 65535, .data = text, .len = len,
+	};
+	struct fg_buf_sum *bs;
+
+	ck_assert_int_eq(fg_memport_rx_frame(FX->mp, NULL, 74 + len, &fr), 0);
+	fr.len = fg_craft_tcp_frame(fr.data, &c);
+	fr.flags = flags;
+	bs = fg_memport_ops()->buf_sum(FX->mp, fr.handle);
+	*bs = kept;
+	if (bs->start)	/* where the payload lies in this buffer */
+		bs->start = fr.data + 54;
+	fg_net_rx(FX->net, &fr, 1, FX->now);
+	ck_assert_uint_eq(FX->n_held, 1);
+	return bs;
+}
+
 /* A segment the port verified: nothing summed, the buffer's old sum
  * (from an earlier use) cleared. */
 START_TEST(rx_port_verified_clears)
 {
-	struct fg_rx_frame fr;
-	struct fg_craft_tcp c = {
-		.dst_mac = FX->mac, .src_mac = FX->peer_mac, .src = FX->peer, .dst = FX->addr,
-		.sport = FX_PEER_PORT, .dport = 119, .seq = FX->pseq, .ack = FX->our_seq,
-		.flags = F_ACK, .wnd = 65535, .data = "port verified", .len = 13,
-	};
-	struct fg_buf_sum *bs;
+	struct fg_buf_sum *bs = rx_port_verified("port verified", FG_RX_IP_CSUM_OK |
+						 FG_RX_L4_CSUM_OK,
+						 (struct fg_buf_sum){ (const uint8_t *)1, 13,
+								      0x1234, NULL, 0 });
 
-	ck_assert_int_eq(fg_memport_rx_frame(FX->mp, NULL, 74 + 13, &fr), 0);
-	fr.len = fg_craft_tcp_frame(fr.data, &c);
-	fr.flags = FG_RX_IP_CSUM_OK | FG_RX_L4_CSUM_OK;
-	bs = fg_memport_ops()->buf_sum(FX->mp, fr.handle);
-	*bs = (struct fg_buf_sum){ fr.data + 54, 13, 0x1234, NULL, 0 };	/* stale */
-	fg_net_rx(FX->net, &fr, 1, FX->now);
-	ck_assert_uint_eq(FX->n_held, 1);
 	ck_assert_ptr_null(bs->start);
 }
 END_TEST
@@ -294,21 +311,13 @@ END_TEST
  * candidates: FG_RX_SUM_KEPT): its sum stays as the port kept it. */
 START_TEST(rx_port_kept_stays)
 {
-	struct fg_rx_frame fr;
-	struct fg_craft_tcp c = {
-		.dst_mac = FX->mac, .src_mac = FX->peer_mac, .src = FX->peer, .dst = FX->addr,
-		.sport = FX_PEER_PORT, .dport = 119, .seq = FX->pseq, .ack = FX->our_seq,
-		.flags = F_ACK, .wnd = 65535, .data = "port summed it", .len = 14,
-	};
-	struct fg_buf_sum *bs;
+	static const char text[] = "port summed it";
+	uint32_t sum = fg_csum_add(0, text, 14);
+	struct fg_buf_sum *bs = rx_port_verified(text, FG_RX_IP_CSUM_OK | FG_RX_L4_CSUM_OK |
+						 FG_RX_SUM_KEPT,
+						 (struct fg_buf_sum){ (const uint8_t *)1, 14, sum,
+								      NULL, 0 });
 
-	ck_assert_int_eq(fg_memport_rx_frame(FX->mp, NULL, 74 + 14, &fr), 0);
-	fr.len = fg_craft_tcp_frame(fr.data, &c);
-	fr.flags = FG_RX_IP_CSUM_OK | FG_RX_L4_CSUM_OK | FG_RX_SUM_KEPT;
-	bs = fg_memport_ops()->buf_sum(FX->mp, fr.handle);
-	*bs = (struct fg_buf_sum){ fr.data + 54, 14, fg_csum_add(0, fr.data + 54, 14), NULL, 0 };
-	fg_net_rx(FX->net, &fr, 1, FX->now);
-	ck_assert_uint_eq(FX->n_held, 1);
 	ck_assert_ptr_eq(bs->start, FX->held[0].base);
 	ck_assert_uint_eq(canon(bs->sum), canon(fg_csum_add(0, FX->held[0].base, 14)));
 }
