@@ -93,24 +93,29 @@ const char *ctld_dataplane_forward(struct ctld *d, const struct fg_ctl_req *q,
 	return code;
 }
 
-static const char *dataplane_reload(struct ctld *d, const char *file, bool json,
-				    struct fg_sbuf *out)
+/* The dataplane's answer to a reload of `file`: rc as ask()'s, *rep
+ * filled when rc >= 0, `why` when it is not running. */
+static int dataplane_reload(struct ctld *d, const char *file, struct fg_ctl_reply *rep,
+			    bool json, char *why, size_t len)
 {
 	struct fg_ctl_req q = { .verb = FG_CTL_RELOAD, .flags = json ? FG_CTL_F_JSON : 0 };
-	struct fg_ctl_reply rep;
-	const char *code = NULL;
-	char why[FG_CONFIG_PATH_MAX + 128];
-	int rc;
 
 	if (file[0]) {
 		if (strlen(file) >= sizeof(q.argv[0])) {
-			fg_sbuf_printf(out, "dataplane: the path %s is too long to hand over\n", file);
-			return "failed";
+			snprintf(why, len, "the path (%zu octets) is too long to hand over",
+				 strlen(file));
+			return -ENAMETOOLONG;
 		}
 		memcpy(q.argv[0], file, strlen(file) + 1);
 		q.argc = 1;
 	}
-	rc = ask(d, &q, &rep, why, sizeof(why));
+	return ask(d, &q, rep, why, len);
+}
+
+/* The dataplane's part of the report, after floodctld's. */
+static void dataplane_report(int rc, const struct fg_ctl_reply *rep, const char *why, bool json,
+			     struct fg_sbuf *out)
+{
 	if (json) {
 		/* floodctld's own object gains a "dataplane" member */
 		while (out->len && (out->p[out->len - 1] == '\n' || out->p[out->len - 1] == '}'))
@@ -122,7 +127,7 @@ static const char *dataplane_reload(struct ctld *d, const char *file, bool json,
 			fg_sbuf_json_str(out, why, strlen(why));
 			fg_sbuf_puts(out, "}");
 		} else {
-			fg_sbuf_put(out, rep.body, rep.body_len);
+			fg_sbuf_put(out, rep->body, rep->body_len);
 			while (out->len && out->p[out->len - 1] == '\n')
 				out->len--;
 		}
@@ -131,25 +136,50 @@ static const char *dataplane_reload(struct ctld *d, const char *file, bool json,
 		fg_sbuf_printf(out, "dataplane: %s; it will start with this file\n", why);
 	} else {
 		fg_sbuf_puts(out, "dataplane: ");
-		fg_sbuf_put(out, rep.body, rep.body_len);
+		fg_sbuf_put(out, rep->body, rep->body_len);
 	}
-	if (rc >= 0) {
-		code = code_of(&rep);
-		fg_ctl_reply_free(&rep);
-	}
-	return code;
 }
 
+/* A reload of both, all or nothing (reload.c, its steps): floodctld
+ * checks the file, the dataplane checks and applies it, and floodctld
+ * applies its part only if the dataplane did (or is not running: it
+ * starts with the file). */
 const char *ctld_reload_all(struct ctld *d, const char *path, bool json, struct fg_sbuf *out)
 {
-	char file[sizeof(d->config_path)];
+	char file[sizeof(d->config_path)], why[FG_CONFIG_PATH_MAX + 128];
+	struct fg_ctl_reply rep;
+	const char *code = NULL;
+	struct fg_config *cfg = ctld_reload_check(d, path, json, out, file, sizeof(file));
+	int rc;
 
-	if (ctld_reload(d, path, json, out) < 0)
+	if (!cfg)
 		return "refused";
-	/* the file floodctld runs now ("" for the embedded default, which
-	 * the dataplane then reloads as it started: its own) */
-	pthread_mutex_lock(&d->lock);
-	snprintf(file, sizeof(file), "%s", d->config_path);
-	pthread_mutex_unlock(&d->lock);
-	return dataplane_reload(d, file, json, out);
+	rc = dataplane_reload(d, file, &rep, json, why, sizeof(why));
+	if (rc >= 0)
+		code = code_of(&rep);
+	if (rc == -ENAMETOOLONG || code) {
+		ctld_reload_refused(d, file);
+		fg_config_free(cfg);
+		if (json) {
+			struct fg_json j;
+
+			fg_json_begin(&j, out);
+			fg_json_str(&j, "error", "refused by the dataplane; the running "
+				    "configuration is kept");
+			fg_json_str(&j, "file", file[0] ? file : "<default>");
+			fg_json_end(&j);
+		} else {
+			fg_sbuf_printf(out, "%s: refused by the dataplane; nothing applied, the "
+				       "running configuration is kept\n", file[0] ? file : "<default>");
+		}
+		dataplane_report(rc, &rep, why, json, out);
+		if (rc >= 0)
+			fg_ctl_reply_free(&rep);
+		return rc == -ENAMETOOLONG ? "failed" : code;
+	}
+	ctld_reload_apply(d, cfg, file, json, out);
+	dataplane_report(rc, &rep, why, json, out);
+	if (rc >= 0)
+		fg_ctl_reply_free(&rep);
+	return NULL;
 }

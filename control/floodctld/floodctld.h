@@ -192,9 +192,16 @@ const char *ctld_remember(struct ctld *d, const char *id, const char *as, bool j
 /* bulk.c: floodctl remember --file / --inn-news-log (kind "ids" or "inn-news-log") */
 const char *ctld_remember_file(struct ctld *d, const char *kind, const char *path, bool json,
 			       struct fg_sbuf *out);
-/* reload.c */
-/* 0 applied; -EINVAL refused (errors in out) */
-int ctld_reload(struct ctld *d, const char *path, bool json, struct fg_sbuf *out);
+/* reload.c, the steps of a reload (its head comment). Check: the file
+ * loaded, validated and free of restart keys, its full name in `file`; or
+ * NULL with the refusal in out, counted. Refused: the dataplane refused
+ * it (counted, logged). Apply: floodctld's part, the report to out; cfg
+ * is floodctld's from then on. */
+struct fg_config *ctld_reload_check(struct ctld *d, const char *path, bool json,
+				   struct fg_sbuf *out, char *file, size_t len);
+void ctld_reload_refused(struct ctld *d, const char *file);
+void ctld_reload_apply(struct ctld *d, struct fg_config *cfg, const char *file, bool json,
+		       struct fg_sbuf *out);
 
 /* dataplane.c: the verbs only the dataplane answers, forwarded to its
  * control socket; and a reload of both (floodctld first, then, when it

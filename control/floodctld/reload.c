@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * reload.c — `floodctl reload [FILE]` and SIGHUP: validate a new
- * configuration completely before anything changes; refuse a bad one
- * with every error listed, keeping the running one; apply what floodctld
- * owns (expiry, snapshots, journal commit, the stats endpoint, the
- * verdict log, the history's full-table policy and alarm, new peer
- * names) and say which changed keys only take effect at a restart.
- * The dataplane gets the file once floodctld has accepted it
- * (dataplane.c).
+ * configuration completely before anything changes. All or nothing:
+ *
+ *   1. Load and validate: a bad file is refused with every error listed.
+ *   2. A changed key floodctld cannot apply running (the region, the data
+ *      directory, the control socket, ...) refuses the file, each named
+ *      with "needs a restart".
+ *   3. The dataplane is handed the file (dataplane.c) and checks its own
+ *      keys the same way; its refusal refuses the reload here too.
+ *   4. Only then is floodctld's part applied (expiry, snapshots, journal
+ *      commit, the stats endpoint, the verdict log, the history's
+ *      full-table policy and alarm, new peer names). Nothing can fail
+ *      there: it only sets values.
+ *
+ * The running configuration is kept whole by any refusal.
  */
 #include <errno.h>
 #include <limits.h>
@@ -100,8 +107,7 @@ static void refused(const char *path, const struct fg_config_errors *errs, bool 
 }
 
 static void applied(const char *path, const char *const *app, unsigned na,
-		    const char *const *rst, unsigned nr, const struct fg_config_errors *errs,
-		    bool json, struct fg_sbuf *out)
+		    const struct fg_config_errors *errs, bool json, struct fg_sbuf *out)
 {
 	if (json) {
 		struct fg_json j;
@@ -111,10 +117,6 @@ static void applied(const char *path, const char *const *app, unsigned na,
 		fg_json_arr(&j, "applied");
 		for (unsigned i = 0; i < na; i++)
 			fg_json_str(&j, NULL, app[i]);
-		fg_json_close(&j);
-		fg_json_arr(&j, "needs_restart");
-		for (unsigned i = 0; i < nr; i++)
-			fg_json_str(&j, NULL, rst[i]);
 		fg_json_close(&j);
 		fg_json_arr(&j, "warnings");
 		for (unsigned i = 0; i < errs->n_warn; i++)
@@ -127,8 +129,6 @@ static void applied(const char *path, const char *const *app, unsigned na,
 	fg_sbuf_printf(out, "%s: loaded; %u change%s applied\n", path, na, na == 1 ? "" : "s");
 	for (unsigned i = 0; i < na; i++)
 		fg_sbuf_printf(out, "  applied        %s\n", app[i]);
-	for (unsigned i = 0; i < nr; i++)
-		fg_sbuf_printf(out, "  needs restart  %s\n", rst[i]);
 	for (unsigned i = 0; i < errs->n_warn; i++)
 		fg_sbuf_printf(out, "  warning        %s\n", errs->warn[i].text);
 }
@@ -142,51 +142,84 @@ static void add_peer_names(struct ctld *d, const struct fg_config *cfg)
 	fg_region_add_peers(d->r, names, cfg->n_peer);
 }
 
-int ctld_reload(struct ctld *d, const char *path, bool json, struct fg_sbuf *out)
+struct fg_config *ctld_reload_check(struct ctld *d, const char *path, bool json,
+				   struct fg_sbuf *out, char *file, size_t len)
 {
-	const char *app[16], *rst[8];
-	unsigned na = 0, nr = 0;
+	const char *rst[8];
+	unsigned nr = 0;
 	struct fg_config_errors errs;
-	struct ctld_settings set;
-	struct fg_config *cfg, *old;
-	char file[PATH_MAX];
+	struct fg_config *cfg;
 
 	pthread_mutex_lock(&d->lock);
-	snprintf(file, sizeof(file), "%s", path ? path : d->config_path);
+	snprintf(file, len, "%s", path ? path : d->config_path);
 	pthread_mutex_unlock(&d->lock);
 	memset(&errs, 0, sizeof(errs));
 	cfg = file[0] ? fg_config_load_file(file, &errs) : fg_config_load_default(&errs);
-	if (!file[0])
-		snprintf(file, sizeof(file), "<default>");
-	if (!cfg) {
-		fg_config_errors_log(&errs);
-		ctld_count(d, FG_CTR_CONFIG_RELOAD_FAILURES);
-		FG_LOG_ERR(CTLD, "reload of %s refused (%u errors); running configuration kept", file,
-			   errs.total);
-		refused(file, &errs, json, out);
-		return -EINVAL;
+	if (cfg) {
+		pthread_mutex_lock(&d->lock);
+		restart_keys(d->cfg, cfg, rst, &nr);
+		pthread_mutex_unlock(&d->lock);
+		for (unsigned i = 0; i < nr; i++)
+			snprintf(errs.err[i].text, sizeof(errs.err[i].text), "%s needs a restart",
+				 rst[i]);
+		errs.n = errs.total = nr;
 	}
+	if (cfg && nr == 0) {
+		/* the dataplane is handed the file by its full name */
+		if (path && !realpath(path, file))
+			snprintf(file, len, "%s", path);
+		/* the new peers' names go in the region before the dataplane
+		 * switches (its counters are found by name there); a refusal
+		 * by the dataplane leaves them, unused, as the region keeps
+		 * every name it was given */
+		add_peer_names(d, cfg);
+		return cfg;
+	}
+	fg_config_free(cfg);
+	if (!file[0])
+		snprintf(file, len, "<default>");
+	fg_config_errors_log(&errs);
+	ctld_count(d, FG_CTR_CONFIG_RELOAD_FAILURES);
+	FG_LOG_ERR(CTLD, "reload of %s refused (%u errors); running configuration kept", file,
+		   errs.total);
+	refused(file, &errs, json, out);
+	return NULL;
+}
+
+void ctld_reload_refused(struct ctld *d, const char *file)
+{
+	ctld_count(d, FG_CTR_CONFIG_RELOAD_FAILURES);
+	FG_LOG_ERR(CTLD, "reload of %s refused by the dataplane; running configuration kept",
+		   file[0] ? file : "<default>");
+}
+
+void ctld_reload_apply(struct ctld *d, struct fg_config *cfg, const char *path, bool json,
+		       struct fg_sbuf *out)
+{
+	const char *app[16];
+	unsigned na = 0;
+	struct fg_config_errors errs;
+	struct ctld_settings set;
+	struct fg_config *old;
+	const char *file = path[0] ? path : "<default>";
+
+	memset(&errs, 0, sizeof(errs));
 	ctld_settings_from(&set, cfg);
 	pthread_mutex_lock(&d->lock);
 	old = d->cfg;
 	applied_keys(&d->set, &set, app, &na);
-	restart_keys(old, cfg, rst, &nr);
 	d->http_rebind = memcmp(&d->set.http, &set.http, sizeof(set.http)) != 0;
 	d->vlog_reopen = true;
 	d->set = set;
-	d->set.version_numbers = old->version_numbers;	/* the side index is sized at start */
 	d->cfg = cfg;
 	d->config_loaded = time(NULL);
-	if (path && realpath(path, d->config_path) == NULL)
-		snprintf(d->config_path, sizeof(d->config_path), "%s", path);
+	snprintf(d->config_path, sizeof(d->config_path), "%s", path);
 	pthread_cond_broadcast(&d->cond);
 	pthread_mutex_unlock(&d->lock);
 	fg_history_set_policy(fg_region_history(d->r), set.full_policy, set.alarm_load_pct);
-	add_peer_names(d, cfg);
 	ctld_count(d, FG_CTR_CONFIG_RELOADS);
-	FG_LOG_NOTICE(CTLD, "reloaded %s: %u changes applied, %u need a restart", file, na, nr);
-	applied(file, app, na, rst, nr, &errs, json, out);
+	FG_LOG_NOTICE(CTLD, "reloaded %s: %u changes applied", file, na);
+	applied(file, app, na, &errs, json, out);
 	/* nothing holds the old config: every thread copies what it needs */
 	fg_config_free(old);
-	return 0;
 }

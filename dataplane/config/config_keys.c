@@ -42,6 +42,7 @@ static const char *const expiry_names[] = { "first-seen", "article-date", NULL }
 static const char *const full_names[] = { "defer", "evict-oldest", NULL };
 static const char *const huge_names[] = { "auto", "off", "hugetlbfs", "tmpfs", NULL };
 static const char *const dsmode_names[] = { "stream", "ihave", NULL };
+static const char *const dspath_names[] = { "auto", "port", "kernel", NULL };
 static const char *const dpmode_names[] = { "active", "passive", "shadow", NULL };
 static const char *const exception_names[] = { "none", "tap", NULL };
 static const char *const full_action_names[] = { "defer", "drop", NULL };
@@ -227,6 +228,7 @@ const struct cfg_key cfg_keys[] = {
 	  .def = "stream" },
 	{ SEC_DOWNSTREAM, T_BOOL, 0, "check-first", DF(check_first), .def = "off" },
 	{ SEC_DOWNSTREAM, T_BOOL, 0, "acknowledges", DF(acknowledges), .def = "off" },
+	{ SEC_DOWNSTREAM, T_ENUM, 0, "path", DF(path), .names = dspath_names, .def = "auto" },
 	{ SEC_DOWNSTREAM, T_NAME, 0, "id", DF(id) },
 	{ SEC_DOWNSTREAM, T_WILDMAT, F_REPEAT, "newsgroups", DF(newsgroups), .def = "*" },
 	{ SEC_DOWNSTREAM, T_DISTS, F_REPEAT | F_NONE, "distributions", DF(distributions),

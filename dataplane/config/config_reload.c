@@ -1,12 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * config_reload.c — what a running dataplane (floodgate or floodgate-host)
- * does with a new configuration file before it switches to it: load and
- * validate it completely (a file with any error changes nothing, every
- * error listed), carry the running values of the keys that size what
- * exists (config.h, "Reload"), and list the keys that changed by
- * comparing the canonical text of both (fg_config_format) line by line
- * (and a peer's credentials, which that text names by their file only).
+ * does with a new configuration file before it switches to it. A reload is
+ * all or nothing, in two steps:
+ *
+ *   1. Load and validate the file completely (a file with any error
+ *      changes nothing, every error listed).
+ *   2. Compare the keys that size what exists with the running values
+ *      (fg_config_restart_keys): each that differs is named with "needs a
+ *      restart" and the whole reload is refused. Which keys those are
+ *      depends on the dataplane: listen addresses, the port's addresses and
+ *      the downstreams are applied live by the dataplanes that say so
+ *      (FG_RELOAD_LIVE_*).
+ *
+ * Only then does the dataplane apply the file; the keys that changed are
+ * listed by comparing the canonical text of both (fg_config_format) line
+ * by line (and a peer's credentials, which that text names by their file
+ * only).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,59 +27,82 @@
 
 #define FMT_MAX (1u << 20)
 
-void fg_config_carry(struct fg_config *n, const struct fg_config *o, FILE *out)
+unsigned fg_config_restart_keys(const struct fg_config *n, const struct fg_config *o,
+				unsigned live, FILE *out)
 {
-#define CARRY(field, key) \
+	unsigned count = 0;
+
+#define RESTART(field, key) \
 	do { \
-		if (memcmp(&n->field, &o->field, sizeof(n->field)) != 0) \
-			fprintf(out, "  needs restart  %s\n", key); \
-		memcpy(&n->field, &o->field, sizeof(n->field)); \
+		if (memcmp(&n->field, &o->field, sizeof(n->field)) != 0) { \
+			fprintf(out, "  refused        %s needs a restart\n", key); \
+			count++; \
+		} \
 	} while (0)
-	CARRY(dp_mode, "dataplane mode");
-	CARRY(eal_args, "dataplane eal-args");
-	CARRY(port, "dataplane port");
-	CARRY(workers, "dataplane workers");
-	CARRY(rx_queues, "dataplane rx-queues");
-	CARRY(mbufs, "dataplane mbufs");
-	CARRY(dp_mtu, "dataplane mtu");
-	CARRY(dp_gro, "dataplane gro");
-	CARRY(dp_tso, "dataplane tso");
-	CARRY(tcp_connections, "dataplane tcp-connections");
-	CARRY(dp_addr, "dataplane address");
-	CARRY(n_dp_addr, "dataplane address");
-	CARRY(dp_mac, "dataplane mac");
-	CARRY(dp_vlan, "dataplane vlan");
-	CARRY(n_dp_vlan, "dataplane vlan");
-	CARRY(dp_exception, "dataplane exception-path");
-	CARRY(dp_exception_iface, "dataplane exception-iface");
-	CARRY(dp_exception_rate, "dataplane exception-rate");
-	CARRY(listen, "site listen");
-	CARRY(n_listen, "site listen");
-	CARRY(max_line, "session max-line");
-	CARRY(max_pending_commands, "session max-pending-commands");
-	CARRY(shm_path, "history shm-path");
-	CARRY(history_capacity, "history capacity");
-	CARRY(history_shards, "history shards");
-	CARRY(huge_pages, "history huge-pages");
-	CARRY(control_socket, "stats control-socket");
-	/* the queue and the relay were opened with the first configuration */
-	CARRY(data_dir, "persistence data-dir");
-	CARRY(queue_commit_ms, "persistence queue-commit");
-	CARRY(queue_limit, "persistence queue-limit");
-	CARRY(queue_max_age, "persistence queue-max-age");
-	CARRY(warmup, "persistence warmup");
-	CARRY(ack_timeout_ms, "persistence ack-timeout");
-	CARRY(held_limit, "persistence held-limit");
-	CARRY(downstream, "downstream");
-	CARRY(n_downstream, "downstream");
+	/* a list: its entries in use, unless the dataplane applies it live */
+#define RESTART_LIST(bit, arr, cnt, key) \
+	do { \
+		if (!(live & (bit)) && \
+		    (n->cnt != o->cnt || \
+		     memcmp(n->arr, o->arr, n->cnt * sizeof(n->arr[0])) != 0)) { \
+			fprintf(out, "  refused        %s needs a restart\n", key); \
+			count++; \
+		} \
+	} while (0)
+	RESTART(dp_mode, "[dataplane] mode");
+	RESTART(eal_args, "[dataplane] eal-args");
+	RESTART(port, "[dataplane] port");
+	RESTART(workers, "[dataplane] workers");
+	RESTART(rx_queues, "[dataplane] rx-queues");
+	RESTART(mbufs, "[dataplane] mbufs");
+	RESTART(dp_mtu, "[dataplane] mtu");
+	RESTART(dp_gro, "[dataplane] gro");
+	RESTART(dp_tso, "[dataplane] tso");
+	RESTART(tcp_connections, "[dataplane] tcp-connections");
+	RESTART_LIST(FG_RELOAD_LIVE_DP_ADDR, dp_addr, n_dp_addr, "[dataplane] address");
+	RESTART(dp_mac, "[dataplane] mac");
+	RESTART_LIST(0, dp_vlan, n_dp_vlan, "[dataplane] vlan");
+	RESTART(dp_exception, "[dataplane] exception-path");
+	RESTART(dp_exception_iface, "[dataplane] exception-iface");
+	RESTART(dp_exception_rate, "[dataplane] exception-rate");
+	RESTART_LIST(FG_RELOAD_LIVE_LISTEN, listen, n_listen, "[site] listen");
+	/* open sessions' buffers are sized by these */
+	RESTART(max_line, "[session] max-line");
+	RESTART(max_pending_commands, "[session] max-pending-commands");
+	RESTART(shm_path, "[history] shm-path");
+	RESTART(history_capacity, "[history] capacity");
+	RESTART(history_shards, "[history] shards");
+	RESTART(huge_pages, "[history] huge-pages");
+	RESTART(control_socket, "[stats] control-socket");
+	/* the queue and its writer were opened with the first configuration */
+	RESTART(data_dir, "[persistence] data-dir");
+	RESTART(queue_commit_ms, "[persistence] queue-commit");
+	RESTART(queue_limit, "[persistence] queue-limit");
+	RESTART(queue_max_age, "[persistence] queue-max-age");
+	RESTART(ack_timeout_ms, "[persistence] ack-timeout");
+	RESTART(held_limit, "[persistence] held-limit");
+	/* warmup is not here: it is read once, at a cold start (and follows
+	 * the cutoff by default, which a reload changes) */
+	/* No dataplane sets FG_RELOAD_LIVE_DOWNSTREAM yet: the relay builds
+	 * its consumers, windows and connections at start. The one that does
+	 * must still refuse here a downstream reached through the DPDK port
+	 * by the workers' own relay (its TCP connections live on the
+	 * workers), by naming it "needs a restart" as this does. */
+	RESTART_LIST(FG_RELOAD_LIVE_DOWNSTREAM, downstream, n_downstream, "[downstream]");
 	/* the cluster thread was started with the first configuration */
-	CARRY(cluster_seeds, "cluster seeds");
-	CARRY(cluster_secret, "cluster secret");
-	CARRY(cluster_password, "cluster password");
-	CARRY(cluster_box, "cluster box");
-	CARRY(cluster_window_ms, "cluster window");
-	CARRY(cluster_timeout_ms, "cluster timeout");
-#undef CARRY
+	RESTART(cluster_seeds, "[cluster] seeds");
+	RESTART(cluster_secret, "[cluster] secret");
+	RESTART(cluster_password, "[cluster] password");
+	RESTART(cluster_box, "[cluster] box");
+	RESTART(cluster_window_ms, "[cluster] window");
+	RESTART(cluster_timeout_ms, "[cluster] timeout");
+#undef RESTART_LIST
+#undef RESTART
+	if (count)
+		fprintf(out, "refused: %u key%s need%s a restart; nothing applied, the running "
+			"configuration is kept\n", count, count == 1 ? "" : "s",
+			count == 1 ? "s" : "");
+	return count;
 }
 
 /* Split canonical text into "section key value" entries (in place). */

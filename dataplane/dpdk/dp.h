@@ -53,6 +53,7 @@
 #include "floodgate/nic.h"
 #include "floodgate/outbound.h"
 #include "floodgate/peerlim.h"
+#include "floodgate/portack.h"
 #include "floodgate/passive.h"
 #include "floodgate/shadow.h"
 #include "floodgate/region.h"
@@ -62,11 +63,14 @@
 #include "floodgate/tcp.h"
 #include "floodgate/tcpsess.h"
 #include "floodgate/wiring.h"
+#include "rss.h"
 
 #define DP "floodgate"
 #define DP_MAX_WORKERS 127
 #define DP_MAX_RXQ 1024
 #define DP_BURST 32
+#define DP_EV_EXCEPTION UINT32_MAX	/* a worker's epoll events beyond its RX queues: */
+#define DP_EV_WAKE (UINT32_MAX - 1)	/* the exception port's frames, a result's wake-up */
 #define DP_RX_DESC 1024
 #define DP_TX_DESC 1024
 #define DP_TX_PENDING 256		/* frames a worker keeps when its TX ring is full */
@@ -186,12 +190,16 @@ struct dp_worker {
 	struct fg_net *net;
 	struct fg_tcp *tcp;
 	struct fg_tcpsess *ts;
+	struct dp_rss_pick rss_pick;		/* its queues: active opens' ports (rss.h) */
 	struct fg_passive *pv;
 	struct fg_wiring *wire;			/* sink, writer slot, engine (wiring.h) */
 	struct fg_nntp_engine *e;		/* the wiring's engine */
 	struct fg_region_writer *slot;		/* the wiring's slot and link, or NULL */
 	struct fg_slotlink *link;
 	struct dp_peers_snap *snap;
+	/* end-to-end acknowledgement through the port (portack.h), or NULL;
+	 * its acker is the sink's, which destroys it */
+	struct fg_portack *pa;
 	/* teardown clears everything from tx to here */
 	struct dp_mbox mbox;
 	/* loop state */
@@ -204,6 +212,10 @@ struct dp_worker {
 	uint64_t pass_tsc;			/* TSC at the end of the last pass */
 	unsigned long levers_seen;		/* the levers generation applied */
 	int epfd;				/* RX interrupts of its queues, -1: none */
+	int wakefd;				/* eventfd in epfd: the relay's, the writer's and
+						 * the cluster's results wake the worker; kept
+						 * across a restore's rebuild, closed with dp->w */
+	atomic_bool waiting;			/* blocked in epfd: worth a wake-up */
 	/* shadow mode: its figures as of the last publication, for main */
 	pthread_mutex_t shadow_mu;
 	struct fg_shadow_report *shadow_pub;
@@ -231,6 +243,7 @@ struct dp {
 	uint16_t mtu;
 	uint8_t mac[6];
 	bool rx_csum, tx_csum, rss, rx_intr;
+	struct dp_rss_table rss_tab;		/* the port's key and RETA (rss.h), after start */
 	unsigned tx_segs;			/* mbufs a TX frame may chain (1: none) */
 	bool tso;				/* the port segments TCP frames (TSO) */
 	int sum_off;				/* mbufs' kept payload sums; -1: none (TX
@@ -249,6 +262,9 @@ struct dp {
 	 * were opened with (kept until exit: a reload cannot change them) */
 	struct fg_outbound *ob;
 	struct fg_config *ob_cfg;
+	/* the workers feed the downstreams that take the port path with
+	 * their own TCP (portack.h); decided at outbound_open */
+	bool port_ack;
 	/* [cluster]: the cluster thread (on the main lcore's CPUs, like the
 	 * outbound's) and its counters' writer slot, or NULL */
 	struct fg_claimer *claimer;
@@ -283,6 +299,12 @@ int dp_eal_args(const struct fg_config *cfg, const char *port, char *buf, size_t
 void dp_eal_stop(void);
 
 /* port.c */
+/* worker.c: the port's addresses of cfg as fg_net takes them (IPv4 with
+ * their prefix lengths and VLANs, IPv6), at start and at a reload. */
+void dp_net_addrs(const struct fg_config *cfg, struct fg_net_config *nc);
+/* A removed IPv4 address stays ours this long after a reload, for the
+ * sessions on it to drain (10 s at most) and close. */
+#define DP_ADDR_LEAVE_NS (15ull * 1000000000ull)
 int dp_port_setup(struct dp *dp);
 int dp_port_start(struct dp *dp);
 void dp_port_stop(struct dp *dp);

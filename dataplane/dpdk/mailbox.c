@@ -50,6 +50,19 @@ static int serve_config(struct dp_worker *w)
 		return rc;
 	if (w->ts)
 		fg_tcpsess_set_config(w->ts, cfg);
+	/* the port's IPv4 addresses and the listen endpoints (dp_reload
+	 * checked them): new connections to a removed one are refused from
+	 * now on, its sessions drain; a removed address stays ours for
+	 * DP_ADDR_LEAVE_NS, so that they can */
+	if (w->ts && w->tcp) {
+		struct fg_net_config nc;
+
+		dp_net_addrs(cfg, &nc);
+		if (fg_net_set_ipv4(w->net, nc.ipv4, nc.plen, nc.vid, nc.n_ipv4,
+				    DP_ADDR_LEAVE_NS) == 0 &&
+		    fg_tcp_set_listen(w->tcp, cfg->listen, cfg->n_listen) == 0)
+			fg_tcpsess_retire_unlistened(w->ts, w->tcp);
+	}
 	if (w->pv)
 		fg_passive_set_config(w->pv, cfg);
 	atomic_store(&w->mbox.peer_stats, ps);	/* the old array, for the main lcore */

@@ -312,6 +312,20 @@ static void history_close(struct dp *dp)
 /* ------------------------------------------------------------ outbound */
 
 /* The queue and the relay (before the workers, which take sink handles). */
+/* A worker's own connection (the port path) must get its answers on that
+ * worker's RX queue: one queue, or a port that hashes with a RETA, which
+ * rss.h reproduces to choose the source port (dp_rss_port_ok). A port
+ * spreading queues another way (net_af_packet's fanout) cannot promise it. */
+static bool answers_come_home(const struct dp *dp)
+{
+	struct rte_eth_dev_info di;
+
+	if (dp->n_rxq == 1)
+		return true;
+	return dp->rss && rte_eth_dev_info_get(dp->port_id, &di) == 0 && di.reta_size > 0 &&
+	       di.reta_size <= DP_RSS_RETA_MAX;
+}
+
 static int outbound_open(struct dp *dp)
 {
 	struct fg_outbound_params op = { 0 };
@@ -324,6 +338,13 @@ static int outbound_open(struct dp *dp)
 			    "and kept until a downstream is configured");
 	dp->ob_cfg = dp->cfg;
 	op.cfg = dp->ob_cfg;
+	dp->port_ack = fg_portack_any(dp->cfg) && answers_come_home(dp);
+	if (fg_portack_any(dp->cfg) && !dp->port_ack)
+		FG_LOG_WARN(DP, "[downstream] path port: port %u spreads %u RX queues without a "
+			    "redirection table floodgate can reproduce, so a worker's downstream "
+			    "connection could get its answers on another worker's queue: the "
+			    "relay's kernel sockets feed those downstreams", dp->port_id, dp->n_rxq);
+	op.port_path = dp->port_ack;
 	/* floodctld built the history: it begins the warm-up period */
 	op.cold_start = false;
 	op.region = dp->region;
@@ -463,6 +484,7 @@ static int workers_setup(struct dp *dp)
 		dp->w[i].index = i;
 		dp->w[i].lcore = lcore;
 		dp->w[i].epfd = -1;
+		dp->w[i].wakefd = -1;
 		/* a drain asked during a restore wait holds for the new workers */
 		atomic_store(&dp->w[i].mbox.draining, dp->draining);
 		atomic_store(&dp->w[i].mbox.restoring, dp->restoring);
@@ -513,8 +535,11 @@ static int ipv6_dad_wait(struct dp *dp)
 static void workers_teardown(struct dp *dp)
 {
 	for (unsigned i = 0; dp->w && i < dp->n_workers; i++)
-		if (dp->w[i].dp)
-			dp_worker_teardown(&dp->w[i]);
+		if (dp->w[i].dp) {
+			dp_worker_teardown(&dp->w[i]);	/* its sink and askers: none wakes it now */
+			if (dp->w[i].wakefd >= 0)
+				close(dp->w[i].wakefd);
+		}
 	free(dp->w);
 	dp->w = NULL;
 }

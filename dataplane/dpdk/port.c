@@ -810,6 +810,42 @@ static void join_groups(struct dp *dp)
 		    "solicited-node groups are filtered)", dp->port_id);
 }
 
+/* rss.h step 1: the key and RETA the port hashes with, as it says them. */
+static void rss_table(struct dp *dp)
+{
+	struct rte_eth_rss_reta_entry64 conf[DP_RSS_RETA_MAX / RTE_ETH_RETA_GROUP_SIZE];
+	struct rte_eth_rss_conf hc = { .rss_key = dp->rss_tab.key,
+				       .rss_key_len = DP_RSS_KEY_LEN };
+	struct rte_eth_dev_info di;
+	static const uint8_t ours[DP_RSS_KEY_LEN] = DP_RSS_KEY_INIT;
+	uint16_t size;
+
+	dp->rss_tab.reta_size = 0;
+	if (!dp->rss || rte_eth_dev_info_get(dp->port_id, &di) != 0)
+		return;		/* one queue, or no RSS: any port fits */
+	size = di.reta_size;
+	if (rte_eth_dev_rss_hash_conf_get(dp->port_id, &hc) != 0 ||
+	    hc.rss_key_len != DP_RSS_KEY_LEN)
+		memcpy(dp->rss_tab.key, ours, DP_RSS_KEY_LEN);	/* what we gave it */
+	if (!size || size > DP_RSS_RETA_MAX) {
+		FG_LOG_NOTICE(DP, "port %u: RETA of %u entries: active opens take any "
+			      "source port", dp->port_id, size);
+		return;
+	}
+	memset(conf, 0, sizeof(conf));
+	for (unsigned g = 0; g < (size + RTE_ETH_RETA_GROUP_SIZE - 1u) / RTE_ETH_RETA_GROUP_SIZE; g++)
+		conf[g].mask = UINT64_MAX;
+	if (rte_eth_dev_rss_reta_query(dp->port_id, conf, size) == 0) {
+		for (unsigned i = 0; i < size; i++)
+			dp->rss_tab.reta[i] = conf[i / RTE_ETH_RETA_GROUP_SIZE]
+						      .reta[i % RTE_ETH_RETA_GROUP_SIZE];
+	} else {
+		for (unsigned i = 0; i < size; i++)
+			dp->rss_tab.reta[i] = (uint16_t)(i % dp->n_rxq);	/* the drivers' default */
+	}
+	dp->rss_tab.reta_size = size;
+}
+
 int dp_port_start(struct dp *dp)
 {
 	int rc = rte_eth_dev_start(dp->port_id);
@@ -828,6 +864,7 @@ int dp_port_start(struct dp *dp)
 	else
 		join_groups(dp);
 	dp_bond_start(dp);
+	rss_table(dp);
 	return dp->o.capture_clock ? capture_clock(dp) : 0;
 }
 

@@ -55,6 +55,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/random.h>
 
 #include <rte_cycles.h>
@@ -112,6 +113,34 @@ static enum fg_wiring_sink sink_kind(const struct dp *dp)
 	return dp->ob ? FG_WIRING_SINK_QUEUE : FG_WIRING_SINK_MEMORY;
 }
 
+/* Results for this worker are in a ring (the relay's, the writer's, the
+ * cluster's): a worker blocked in its epoll set is woken at once; one
+ * that polls or sleeps finds them at its next pass (its wait is capped
+ * by the engine's deadline while a transfer is open). Any thread. */
+static void worker_wake(void *arg)
+{
+	struct dp_worker *w = arg;
+	uint64_t one = 1;
+
+	if (atomic_load_explicit(&w->waiting, memory_order_seq_cst) && w->wakefd >= 0 &&
+	    write(w->wakefd, &one, sizeof(one)) < 0)
+		fg_stats_inc(&w->stats->s, FG_CTR_DP_WAKE_FAILED);
+}
+
+/* The worker's own acker, when downstreams take the port path: created
+ * here (the sink takes its acker), attached to TCP in net_setup. */
+static struct fg_relay_acker *portack_setup(struct dp_worker *w)
+{
+	struct fg_portack_params pp = { 0 };
+
+	if (!w->dp->port_ack || sink_kind(w->dp) != FG_WIRING_SINK_QUEUE)
+		return NULL;
+	pp.cfg = w->dp->ob_cfg;
+	pp.stats = &w->stats->s;
+	w->pa = fg_portack_create(&pp);
+	return w->pa ? fg_portack_acker(w->pa) : NULL;
+}
+
 /* The sink, the writer slot "floodgate/w<i>" and the engine (wiring.h). */
 static int wiring_setup(struct dp_worker *w)
 {
@@ -127,11 +156,16 @@ static int wiring_setup(struct dp_worker *w)
 	wp.sink = sink_kind(w->dp);
 	wp.mem.hold = true;
 	wp.ob = w->dp->ob;
+	wp.acker = portack_setup(w);
 	wp.region = w->dp->region;
 	wp.slot_name = name;
 	wp.claimer = w->dp->claimer;
 	wp.log_comp = DP;
 	wp.log_who = who;
+	if (w->wakefd < 0)
+		w->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	wp.wake = worker_wake;
+	wp.wake_arg = w;
 	wp.engine.cfg = w->cfg;
 	wp.engine.history = w->dp->history;
 	wp.engine.stats = w->stats;
@@ -141,8 +175,10 @@ static int wiring_setup(struct dp_worker *w)
 	wp.engine.token_base = token;
 	wp.engine.limits = w->dp->lim;
 	w->wire = fg_wiring_build(&wp, &err);
-	if (!w->wire)
+	if (!w->wire) {
+		w->pa = NULL;	/* the sink took its acker */
 		return err;
+	}
 	w->e = fg_wiring_engine(w->wire);
 	w->slot = fg_wiring_slot(w->wire);
 	w->link = fg_wiring_link(w->wire);
@@ -159,6 +195,8 @@ static void sink_settle(struct dp_worker *w)
 
 	for (unsigned i = 0; i < 100 && fg_wiring_sink_busy(w->wire); i++) {
 		dp_clock(&now, &now_ns);
+		if (w->pa)
+			fg_portack_poll(w->pa, now_ns);
 		fg_nntp_engine_poll(w->e, now, now_ns);
 		if (w->ts)
 			fg_tcpsess_work(w->ts);
@@ -170,11 +208,102 @@ static void sink_settle(struct dp_worker *w)
 			    w->index, fg_wiring_sink_busy(w->wire));
 }
 
+void dp_net_addrs(const struct fg_config *cfg, struct fg_net_config *nc)
+{
+	uint16_t untagged_vid = 0;
+
+	nc->n_ipv4 = nc->n_ipv6 = 0;
+	/* VLANs: `vlan N` alone tags the addresses of `address` (IPv4 only:
+	 * config.c refuses it beside an IPv6 one); `vlan N ADDR` adds one */
+	for (unsigned i = 0; i < cfg->n_dp_vlan; i++)
+		if (!cfg->dp_vlan[i].addr.family)
+			untagged_vid = (uint16_t)cfg->dp_vlan[i].id;
+	for (unsigned i = 0; i < cfg->n_dp_addr; i++) {
+		const struct fg_prefix *a = &cfg->dp_addr[i];
+
+		if (a->family == AF_INET) {
+			memcpy(&nc->ipv4[nc->n_ipv4], a->addr, 4);
+			nc->plen[nc->n_ipv4] = a->len;
+			nc->vid[nc->n_ipv4++] = untagged_vid;
+		} else {
+			memcpy(nc->ipv6[nc->n_ipv6++], a->addr, FG_IP6_ALEN);
+		}
+	}
+	for (unsigned i = 0; i < cfg->n_dp_vlan && nc->n_ipv4 < FG_NET_MAX_ADDRS; i++) {
+		const struct fg_config_vlan *v = &cfg->dp_vlan[i];
+
+		if (v->addr.family != AF_INET)
+			continue;
+		memcpy(&nc->ipv4[nc->n_ipv4], v->addr.addr, 4);
+		nc->plen[nc->n_ipv4] = v->addr.len;
+		nc->vid[nc->n_ipv4++] = (uint16_t)v->id;
+	}
+}
+
+/* One TCP instance carries the peers' sessions (tcpsess) and, with the
+ * port path, the worker's own connections to downstreams (portack): its
+ * callbacks go to whichever owns the connection. Only the worker's lcore
+ * runs them. */
+static __thread struct fg_portack *dp_tcp_pa;
+
+static const struct fg_tcp_app_ops *tcp_owner(const void *ctx)
+{
+	return fg_portack_owns(dp_tcp_pa, ctx) ? &fg_portack_tcp_ops : &fg_tcpsess_app_ops;
+}
+
+static void *tcp_accept(void *app, struct fg_tcp_conn *c, const struct fg_endpoint *peer,
+			const struct fg_endpoint *local)
+{
+	return fg_tcpsess_app_ops.on_accept(app, c, peer, local);
+}
+
+static uint32_t tcp_data(void *ctx, struct fg_tcp_conn *c, const struct fg_iov *iov, unsigned n)
+{
+	return tcp_owner(ctx)->on_data(ctx, c, iov, n);
+}
+
+static void tcp_eof(void *ctx, struct fg_tcp_conn *c)
+{
+	tcp_owner(ctx)->on_eof(ctx, c);
+}
+
+static void tcp_writable(void *ctx, struct fg_tcp_conn *c)
+{
+	tcp_owner(ctx)->on_writable(ctx, c);
+}
+
+static void tcp_closed(void *ctx, struct fg_tcp_conn *c, enum fg_tcp_close_reason why)
+{
+	tcp_owner(ctx)->on_close(ctx, c, why);
+}
+
+static void tcp_connected(void *ctx, struct fg_tcp_conn *c)
+{
+	fg_portack_tcp_ops.on_connect(ctx, c);
+}
+
+static const struct fg_tcp_app_ops dp_tcp_ops = {
+	.on_accept = tcp_accept, .on_data = tcp_data, .on_eof = tcp_eof,
+	.on_writable = tcp_writable, .on_close = tcp_closed, .on_connect = tcp_connected,
+};
+
+/* The port path's connections leave from the first IPv4 address. */
+static void portack_attach(struct dp_worker *w)
+{
+	struct fg_endpoint local = { .family = AF_INET };
+
+	for (unsigned i = 0; i < w->cfg->n_dp_addr; i++)
+		if (w->cfg->dp_addr[i].family == AF_INET) {
+			memcpy(local.addr, w->cfg->dp_addr[i].addr, 4);
+			fg_portack_attach(w->pa, w->tcp, &local);
+			return;
+		}
+}
+
 static int net_setup(struct dp_worker *w)
 {
 	const struct dp *dp = w->dp;
 	struct fg_net_config nc = { 0 };
-	uint16_t untagged_vid = 0;
 	struct fg_tcp_config tc = { 0 };
 	struct fg_tcpsess_params sp = { 0 };
 	struct fg_net_faults faults = { 0 };
@@ -183,31 +312,7 @@ static int net_setup(struct dp_worker *w)
 	if (getrandom(secret, sizeof(secret), 0) != sizeof(secret))
 		return -EIO;
 	memcpy(nc.mac, dp->mac, 6);
-	/* VLANs: `vlan N` alone tags the addresses of `address` (IPv4 only:
-	 * config.c refuses it beside an IPv6 one); `vlan N ADDR` adds one */
-	for (unsigned i = 0; i < w->cfg->n_dp_vlan; i++)
-		if (!w->cfg->dp_vlan[i].addr.family)
-			untagged_vid = (uint16_t)w->cfg->dp_vlan[i].id;
-	for (unsigned i = 0; i < w->cfg->n_dp_addr; i++) {
-		const struct fg_prefix *a = &w->cfg->dp_addr[i];
-
-		if (a->family == AF_INET) {
-			memcpy(&nc.ipv4[nc.n_ipv4], a->addr, 4);
-			nc.plen[nc.n_ipv4] = a->len;
-			nc.vid[nc.n_ipv4++] = untagged_vid;
-		} else {
-			memcpy(nc.ipv6[nc.n_ipv6++], a->addr, FG_IP6_ALEN);
-		}
-	}
-	for (unsigned i = 0; i < w->cfg->n_dp_vlan && nc.n_ipv4 < FG_NET_MAX_ADDRS; i++) {
-		const struct fg_config_vlan *v = &w->cfg->dp_vlan[i];
-
-		if (v->addr.family != AF_INET)
-			continue;
-		memcpy(&nc.ipv4[nc.n_ipv4], v->addr.addr, 4);
-		nc.plen[nc.n_ipv4] = v->addr.len;
-		nc.vid[nc.n_ipv4++] = (uint16_t)v->id;
-	}
+	dp_net_addrs(w->cfg, &nc);
 	/* one worker probes and announces the IPv6 addresses (DAD) */
 	nc.nd_announce = w->index == 0;
 	nc.mtu = dp->mtu;
@@ -251,7 +356,13 @@ static int net_setup(struct dp_worker *w)
 	tc.rx_segs_per_conn = FG_MIN(DP_RX_SEGS_PER_CONN, dp->per_worker_segs);
 	tc.ooo_segs_per_conn = FG_MIN(64u, tc.rx_segs_per_conn);
 	tc.secret = secret[1];
-	w->tcp = fg_tcp_create(w->net, &tc, &fg_tcpsess_app_ops, w->ts);
+	/* an active open's port brings its answers to this worker (rss.h) */
+	w->rss_pick.t = &dp->rss_tab;
+	tc.port_ok = dp_rss_port_ok;
+	tc.port_ok_ctx = &w->rss_pick;
+	w->tcp = fg_tcp_create(w->net, &tc, &dp_tcp_ops, w->ts);
+	if (w->tcp && w->pa)
+		portack_attach(w);
 	return w->tcp ? 0 : -EINVAL;
 }
 
@@ -327,8 +438,10 @@ int dp_worker_setup(struct dp_worker *w)
 		return -ENOMEM;
 	memset(w->stats, 0, sizeof(*w->stats));
 	w->tx.st = &w->stats->s;
-	for (unsigned q = w->index; q < dp->n_rxq; q += dp->n_workers)
+	for (unsigned q = w->index; q < dp->n_rxq; q += dp->n_workers) {
 		w->rxq[w->n_rxq++] = (uint16_t)q;
+		dp_rss_pick_queue(&w->rss_pick, (uint16_t)q);
+	}
 	rc = snap_setup(w);
 	if (rc == 0)
 		rc = wiring_setup(w);
@@ -347,6 +460,8 @@ void dp_worker_teardown(struct dp_worker *w)
 		fg_tcpsess_abort_all(w->ts);
 		fg_tcpsess_work(w->ts);
 	}
+	/* the articles with its downstreams spill to the queue */
+	fg_portack_abort_all(w->pa);
 	if (w->wire)
 		sink_settle(w);
 	fg_tcp_destroy(w->tcp);
@@ -499,12 +614,19 @@ static void intr_setup(struct dp_worker *w)
 	if (w->tx.exc_port >= 0 && w->epfd >= 0) {
 		/* the kernel's frames wake an idle worker too */
 		int fd = rte_eth_dev_rx_intr_ctl_q_get_fd((uint16_t)w->tx.exc_port, w->tx.queue);
-		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = UINT32_MAX };
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = DP_EV_EXCEPTION };
 
 		if (fd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
 			close(w->epfd);
 			w->epfd = -1;
 		}
+	}
+	if (w->epfd >= 0 && w->wakefd >= 0) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = DP_EV_WAKE };
+
+		if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->wakefd, &ev) != 0)
+			FG_LOG_WARN(DP, "worker %u: results will not wake it: %s", w->index,
+				    strerror(errno));
 	}
 	rte_log_set_level(ethdev_log, (uint32_t)level);
 	FG_LOG_INFO(DP, "worker %u: idle on %s", w->index,
@@ -544,12 +666,20 @@ static void intr_wait(struct dp_worker *w, uint64_t wait_ns)
 	struct epoll_event ev[8];
 	int ms = (int)FG_MIN(wait_ns / 1000000ull, MAX_SLEEP_NS / 1000000ull);
 
+	int n = 0;
+	uint64_t v;
+
 	intr_arm(w, true);
+	atomic_store_explicit(&w->waiting, true, memory_order_seq_cst);
 	if (!rx_pending(w)) {
 		fg_stats_inc(&w->stats->s, FG_CTR_DP_IDLE_WAITS);
-		epoll_wait(w->epfd, ev, FG_ARRAY_SIZE(ev), ms);
+		n = epoll_wait(w->epfd, ev, FG_ARRAY_SIZE(ev), ms);
 	}
+	atomic_store_explicit(&w->waiting, false, memory_order_seq_cst);
 	intr_arm(w, false);
+	for (int i = 0; i < n; i++)
+		if (ev[i].data.u32 == DP_EV_WAKE && read(w->wakefd, &v, sizeof(v)) == sizeof(v))
+			fg_stats_inc(&w->stats->s, FG_CTR_DP_WAKES);
 }
 
 /* Idle: block on interrupts, or sleep in growing steps, never longer
@@ -616,9 +746,14 @@ static bool iteration(struct dp_worker *w)
 		next = w->engine_due_ns = fg_nntp_engine_next_poll(w->e, now_ns);
 	} else {
 		fg_tcpsess_set_time(w->ts, now, now_ns);
+		if (w->pa)
+			fg_portack_set_time(w->pa, now_ns);
 		got = rx_active(w, now_ns);
 		dp_tx_drain(&w->tx);
-		if (got || now_ns >= w->engine_due_ns) {
+		/* its results reach the sink through the engine's poll */
+		if (w->pa && now_ns >= fg_portack_next(w->pa))
+			fg_portack_poll(w->pa, now_ns);
+		if (got || now_ns >= w->engine_due_ns || (w->pa && !fg_portack_next(w->pa))) {
 			fg_nntp_engine_poll(w->e, now, now_ns);
 			/* the engine says when, from now: transfers waiting on
 			 * another's outcome are retried within a millisecond */
@@ -630,6 +765,8 @@ static bool iteration(struct dp_worker *w)
 			work += fg_tcpsess_work(w->ts);
 		}
 		next = FG_MIN(fg_net_next_deadline(w->net), w->engine_due_ns);
+		if (w->pa)
+			next = FG_MIN(next, fg_portack_next(w->pa));
 		if (w->tx.n_pending)
 			next = now_ns;
 	}
@@ -660,6 +797,7 @@ int dp_worker_main(void *arg)
 		    rte_lcore_id(), w->n_rxq, w->tx.queue);
 	w->next_publish_ns = 0;
 	dp_io_signals(false);
+	dp_tcp_pa = w->pa;
 	intr_setup(w);
 	w->pass_tsc = rte_rdtsc();
 	while (!atomic_load_explicit(&w->mbox.stop, memory_order_acquire)) {

@@ -22,12 +22,20 @@
  * journal is replayed at start whether or not the socket is on, so a
  * restarted host comes back throttled or paused as it was.
  *
- * Reload (this socket's `reload`, or SIGHUP to the process): the file is
- * loaded and validated completely first, the keys that size what exists
- * keep their running values (config.h, "Reload": the listeners, the
- * history, the queue and the downstreams), and each worker switches at
- * its next round, open sessions included (fg_slotlink_switch). The
- * configuration the outbound side was opened with is kept until exit;
+ * Reload (this socket's `reload`, or SIGHUP to the process), all or
+ * nothing:
+ *
+ *   1. The file is loaded and validated completely.
+ *   2. A key that sizes what exists and differs (config.h, "Reload": the
+ *      history, the queue, the downstreams, per-session buffers) refuses
+ *      the whole reload, named with "needs a restart".
+ *   3. Each new listen address is bound once, and let go, here: one that
+ *      cannot be refuses the reload.
+ *   4. Each worker switches at its next round, open sessions included
+ *      (fg_slotlink_switch), listens on the new addresses and drains the
+ *      sessions of a removed peer or a removed address (worker.c).
+ *
+ * The configuration the outbound side was opened with is kept until exit;
  * the others are freed once every worker has left them. One lock orders
  * reloads, lever changes and the counters' dump.
  */
@@ -38,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "floodgate/ctl.h"
 #include "floodgate/log.h"
@@ -149,6 +158,35 @@ static int switch_workers(struct host_ctl *c, const struct fg_config *cfg, FILE 
 	return 0;
 }
 
+/* Step 3: every listen address of cfg that no worker listens on yet can
+ * be bound (and is let go at once); 0 or -errno, said in `out`. */
+static int probe_listen(struct host_ctl *c, const struct fg_config *cfg, FILE *out)
+{
+	const struct host_worker *w = &c->ws[0];
+
+	if (c->listen_fixed)
+		return 0;
+	for (unsigned i = 0; i < cfg->n_listen; i++) {
+		bool have = false;
+		char name[64];
+		int fd;
+
+		for (unsigned j = 0; j < w->n_lfd && !have; j++)
+			have = host_endpoint_eq(&w->lep[j], &cfg->listen[i]);
+		if (have)
+			continue;
+		fd = host_listen_on(&cfg->listen[i]);
+		if (fd < 0) {
+			fg_endpoint_format(&cfg->listen[i], name, sizeof(name));
+			fprintf(out, "  refused        [site] listen %s: %s; nothing applied, the "
+				"running configuration is kept\n", name, strerror(-fd));
+			return fd;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
 static int reload_locked(struct host_ctl *c, const char *file, FILE *out)
 {
 	const char *path = file ? file : c->config_path;
@@ -159,7 +197,11 @@ static int reload_locked(struct host_ctl *c, const char *file, FILE *out)
 	if (!cfg)
 		return -EINVAL;
 	fprintf(out, "%s: loaded\n", path[0] ? path : "<default>");
-	fg_config_carry(cfg, old, out);
+	if (fg_config_restart_keys(cfg, old, FG_RELOAD_LIVE_LISTEN, out) != 0 ||
+	    probe_listen(c, cfg, out) != 0) {
+		fg_config_free(cfg);
+		return -EINVAL;
+	}
 	fg_config_changes(old, cfg, out);
 	/* the new peers' slots in the box's limits, before any worker has
 	 * the configuration (peerlim.h) */
@@ -217,6 +259,7 @@ int host_ctl_open(struct host_ctl *c, const struct host_opts *o, struct fg_confi
 		snprintf(c->config_path, sizeof(c->config_path), "%s", o->config);
 	c->ws = ws;
 	c->nw = nw;
+	c->listen_fixed = o->n_listen != 0;
 	rc = fg_levers_pub_load(&c->levers, HOST_COMP, cfg->data_dir);
 	if (rc < 0)
 		return rc;

@@ -76,6 +76,7 @@ struct host_conn {
 	struct host_worker *w;
 	int fd;
 	struct fg_nntp_session *s;		/* NULL once reported closed */
+	struct fg_endpoint local;		/* the listen address it came in on */
 	struct host_chunk *q[HOST_MAX_CHUNKS];	/* unconsumed, oldest first */
 	unsigned qn;
 	uint32_t q_off;			/* consumed octets of q[0] */
@@ -102,6 +103,7 @@ struct host_worker {
 	struct fg_history *h;
 	int ep, wake;			/* epoll, eventfd */
 	int lfd[FG_CONFIG_MAX_LISTEN];
+	struct fg_endpoint lep[FG_CONFIG_MAX_LISTEN];	/* lfd[i]'s address */
 	unsigned n_lfd;
 	struct fg_wiring *wire;			/* sink, writer slot, engine (wiring.h) */
 	struct fg_nntp_engine *e;		/* the wiring's engine */
@@ -138,6 +140,7 @@ struct host_ctl {
 	struct host_worker *ws;
 	unsigned nw;
 	struct fg_peerlim *lim;		/* the peers' limits, the box's */
+	bool listen_fixed;		/* --listen: the configuration's are not used */
 	pthread_t th;
 	bool running;
 	bool opened;			/* the lock is initialised */
@@ -158,6 +161,7 @@ void host_conn_force_close(struct host_conn *c);
 int host_worker_init(struct host_worker *w);
 /* A non-blocking SO_REUSEPORT listener on ep: the fd or -errno. */
 int host_listen_on(const struct fg_endpoint *ep);
+bool host_endpoint_eq(const struct fg_endpoint *a, const struct fg_endpoint *b);
 /* floodctld is restoring the history: greet every new session with 400
  * and close it until the region is ready, then attach (restoring.c).
  * NULL at once if the region is not being built, or if it stops being

@@ -85,6 +85,68 @@ int host_listen_on(const struct fg_endpoint *ep)
 	return fd;
 }
 
+bool host_endpoint_eq(const struct fg_endpoint *a, const struct fg_endpoint *b)
+{
+	return a->family == b->family && a->port == b->port &&
+	       memcmp(a->addr, b->addr, a->family == AF_INET ? 4 : 16) == 0;
+}
+
+/* Listen on exactly eps[0..n): the listeners already on one of them are
+ * kept (their queues of connections not yet accepted with them), the
+ * missing ones opened, the others closed. 0, or the first -errno of an
+ * address that could not be opened (the others are listened on). */
+static int listen_set(struct host_worker *w, const struct fg_endpoint *eps, unsigned n)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fd[FG_CONFIG_MAX_LISTEN];
+	unsigned k = 0;
+	int rc = 0;
+
+	for (unsigned i = 0; i < w->n_lfd; i++)
+		epoll_ctl(w->ep, EPOLL_CTL_DEL, w->lfd[i], NULL);
+	for (unsigned i = 0; i < n; i++) {
+		char name[64];
+		int f = -1;
+
+		for (unsigned j = 0; j < w->n_lfd && f < 0; j++)
+			if (w->lfd[j] >= 0 && host_endpoint_eq(&w->lep[j], &eps[i])) {
+				f = w->lfd[j];
+				w->lfd[j] = -1;
+			}
+		fg_endpoint_format(&eps[i], name, sizeof(name));
+		if (f < 0) {
+			f = host_listen_on(&eps[i]);
+			if (f < 0) {
+				FG_LOG_ERR(HOST_COMP, "listen on %s: %s", name, strerror(-f));
+				rc = rc ? rc : f;
+				continue;
+			}
+			if (w->index == 0)
+				FG_LOG_NOTICE(HOST_COMP, "listening on %s", name);
+		}
+		fd[k] = f;
+		w->lep[k++] = eps[i];
+	}
+	for (unsigned j = 0; j < w->n_lfd; j++) {
+		char name[64];
+
+		if (w->lfd[j] < 0)
+			continue;
+		if (w->index == 0) {
+			fg_endpoint_format(&w->lep[j], name, sizeof(name));
+			FG_LOG_NOTICE(HOST_COMP, "no longer listening on %s", name);
+		}
+		close(w->lfd[j]);
+	}
+	for (unsigned i = 0; i < k; i++) {
+		w->lfd[i] = fd[i];
+		ev.data.ptr = lfd_tag(i);
+		epoll_ctl(w->ep, EPOLL_CTL_ADD, fd[i], &ev);
+	}
+	w->n_lfd = k;
+	return rc;
+}
+
 int host_worker_init(struct host_worker *w)
 {
 	const struct fg_endpoint *eps = w->o->n_listen ? w->o->listen : w->cfg->listen;
@@ -97,23 +159,7 @@ int host_worker_init(struct host_worker *w)
 		return -errno;
 	ev.data.ptr = TAG_WAKE;
 	epoll_ctl(w->ep, EPOLL_CTL_ADD, w->wake, &ev);
-	for (unsigned i = 0; i < n; i++) {
-		char name[64];
-		int fd = host_listen_on(&eps[i]);
-
-		fg_endpoint_format(&eps[i], name, sizeof(name));
-		if (fd < 0) {
-			FG_LOG_ERR(HOST_COMP, "listen on %s: %s", name, strerror(-fd));
-			return fd;
-		}
-		if (w->index == 0)
-			FG_LOG_NOTICE(HOST_COMP, "listening on %s", name);
-		w->lfd[w->n_lfd] = fd;
-		ev.data.ptr = lfd_tag(w->n_lfd);
-		epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev);
-		w->n_lfd++;
-	}
-	return 0;
+	return listen_set(w, eps, n);
 }
 
 void host_worker_wake(struct host_worker *w)
@@ -175,9 +221,12 @@ static bool endpoint_of(const struct sockaddr_storage *ss, struct fg_endpoint *o
 	return false;
 }
 
-static void accept_all(struct host_worker *w, int lfd)
+static void accept_all(struct host_worker *w, unsigned li)
 {
+	int lfd = w->lfd[li];
+
 	for (;;) {
+		const struct fg_endpoint *local = &w->lep[li];
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
 		const struct fg_config_peer *peer = NULL;
@@ -203,6 +252,7 @@ static void accept_all(struct host_worker *w, int lfd)
 			close(fd);
 			continue;
 		}
+		c->local = *local;
 		ev.events = EPOLLIN | EPOLLRDHUP;
 		ev.data.ptr = c;
 		c->events = ev.events;
@@ -260,7 +310,7 @@ static void handle(struct host_worker *w, const struct epoll_event *ev)
 		return;
 	}
 	if (is_lfd_tag(ev->data.ptr, w->n_lfd)) {
-		accept_all(w, w->lfd[(uintptr_t)ev->data.ptr - 2]);
+		accept_all(w, (unsigned)((uintptr_t)ev->data.ptr - 2));
 		return;
 	}
 	if (ev->events & EPOLLERR) {
@@ -282,7 +332,18 @@ static void close_listeners(struct host_worker *w)
 	w->n_lfd = 0;
 }
 
-/* A reload asked for (ctl.c): switch between two rounds. */
+static bool listened(const struct fg_endpoint *eps, unsigned n, const struct fg_endpoint *ep)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (host_endpoint_eq(&eps[i], ep))
+			return true;
+	return false;
+}
+
+/* A reload asked for (ctl.c): switch between two rounds. Then, when the
+ * listen addresses are the configuration's (no --listen), listen on the
+ * new ones and drain the sessions that came in on an address no longer
+ * listed (fg_nntp_session_retire): the others keep their connections. */
 static void switch_config(struct host_worker *w)
 {
 	const struct fg_config *cfg = atomic_load_explicit(&w->next_cfg, memory_order_acquire);
@@ -291,6 +352,14 @@ static void switch_config(struct host_worker *w)
 					  &w->next_peers);
 	if (w->switch_rc == 0)
 		w->cfg = cfg;
+	if (w->switch_rc == 0 && !w->o->n_listen) {
+		/* ctl.c bound each new address first; one that fails now
+		 * is logged, and the others are listened on */
+		(void)listen_set(w, cfg->listen, cfg->n_listen);
+		for (struct host_conn *c = w->all; c; c = c->all_next)
+			if (c->s && !listened(cfg->listen, cfg->n_listen, &c->local))
+				fg_nntp_session_retire(c->s, FG_NNTP_RETIRE_ADDRESS);
+	}
 	atomic_store_explicit(&w->next_cfg, NULL, memory_order_release);
 }
 

@@ -53,8 +53,20 @@
  *     (our MAC as Ethernet source) is not an objection.
  *   - An NA for a usable address from another MAC is counted
  *     (net6_dad_conflict) and logged, nothing more.
+ *   - Resolving a peer for an active open (fg_net_nd_resolve, RFC 4861
+ *     7.2): a small neighbour cache of ND_ENTRIES entries (the oldest
+ *     evicted), each valid arp_ttl_ns after it was learned. An unknown or
+ *     stale peer gets an NS to its solicited-node group, from our address
+ *     of its scope (link-local for fe80::/10, else our first configured
+ *     one) with our source link-layer option, at most one per
+ *     ND_REQ_INTERVAL_NS per address (RFC 4861 7.2.2 RetransTimer); the
+ *     caller retries on -EAGAIN. An NA for an address the cache is
+ *     resolving or holds writes its target link-layer option (or the
+ *     frame's source) into it (net6_nd_learned); nothing else is learned,
+ *     so a flood of advertisements cannot fill the cache.
  * No router discovery: floodgate answers on the MAC a packet came from,
- * so it needs neither a default router nor prefix information.
+ * so it needs neither a default router nor prefix information; an active
+ * open reaches on-link peers only.
  *
  * The DAD state is written by the owning worker and read by the main
  * lcore (fg_net_ipv6_dad): an atomic int.
@@ -87,12 +99,22 @@
 #define NA_FLAG_SOLICITED 0x40
 #define NA_FLAG_OVERRIDE 0x20
 #define PTB_QUOTE_MIN (FG_IP6_HLEN + 8)	/* the quoted header + ports and sequence */
+#define ND_ENTRIES 64			/* neighbour cache: peers this instance opens to */
+#define ND_REQ_INTERVAL_NS 1000000000ull	/* RFC 4861 10: RetransTimer 1 s */
 
 enum addr_state { ADDR_TENTATIVE, ADDR_USABLE, ADDR_DUPLICATE };
 
 struct addr6 {
 	uint8_t ip[FG_IP6_ALEN];
 	uint8_t state;			/* enum addr_state */
+};
+
+struct nd_entry {
+	uint8_t ip[FG_IP6_ALEN];
+	uint8_t mac[FG_ETH_ALEN];
+	uint8_t used, valid;		/* valid: mac known, not just asked for */
+	uint64_t updated_ns;		/* learned, or first asked for */
+	uint64_t requested_ns;		/* last NS sent, 0 = none */
 };
 
 struct net6 {
@@ -105,6 +127,7 @@ struct net6 {
 	uint64_t dad_end;
 	uint8_t dad_started, dad_running;
 	int dad;				/* atomic: -EAGAIN, 0, -EADDRINUSE */
+	struct nd_entry nc[ND_ENTRIES];		/* neighbour cache (active opens) */
 };
 
 static const uint8_t all_nodes[FG_IP6_ALEN] = { 0xff, 0x02, [15] = 1 };
@@ -288,23 +311,107 @@ static void na_send(struct net6 *v6, const uint8_t *dst_mac, const uint8_t *dst,
 	fg_stats_inc(v6->st, FG_CTR_NET6_ADVERT_TX);
 }
 
-/* DAD's probe (RFC 4862 5.4.2): NS from ::, to the solicited-node group,
- * no source link-layer option. */
-static void dad_ns_send(struct net6 *v6, const uint8_t *target)
+/* A Neighbour Solicitation for `target` to its solicited-node group: from
+ * `src` with our source link-layer option (RFC 4861 7.2.2, resolving), or
+ * DAD's probe (RFC 4862 5.4.2) from :: without one (src NULL). */
+static void ns_send(struct net6 *v6, const uint8_t *src, const uint8_t *target)
 {
+	uint32_t len = ND_HLEN + (src ? ND_OPT_LLADDR_LEN : 0);
 	uint8_t g[FG_IP6_ALEN], mac[FG_ETH_ALEN];
 	void *h;
-	uint8_t *f = icmp6_alloc(v6, ND_HLEN, &h), *m;
+	uint8_t *f = icmp6_alloc(v6, len, &h), *m;
 
 	if (!f)
 		return;
 	m = f + FG_ETH_HLEN + FG_IP6_HLEN;
 	m[0] = ND_NEIGHBOR_SOLICIT;
 	memcpy(m + 8, target, FG_IP6_ALEN);
+	if (src) {
+		m[ND_HLEN] = ND_OPT_SOURCE_LLADDR;
+		m[ND_HLEN + 1] = 1;
+		memcpy(m + ND_HLEN + 2, v6->cfg->mac, FG_ETH_ALEN);
+	}
 	solicited_node(target, g);
 	group_mac(g, mac);
-	icmp6_send(v6, f, h, mac, unspecified, g, ND_HLEN, ND_HOP_LIMIT);
-	fg_stats_inc(v6->st, FG_CTR_NET6_DAD_PROBES);
+	icmp6_send(v6, f, h, mac, src ? src : unspecified, g, len, ND_HOP_LIMIT);
+	fg_stats_inc(v6->st, src ? FG_CTR_NET6_SOLICIT_TX : FG_CTR_NET6_DAD_PROBES);
+}
+
+/* ---------------------------------------------------------------- resolving */
+
+static struct nd_entry *nd_find(struct net6 *v6, const uint8_t *ip)
+{
+	for (unsigned i = 0; i < ND_ENTRIES; i++)
+		if (v6->nc[i].used && !memcmp(v6->nc[i].ip, ip, FG_IP6_ALEN))
+			return &v6->nc[i];
+	return NULL;
+}
+
+/* A free entry for `ip`, or the oldest one. */
+static struct nd_entry *nd_take(struct net6 *v6, const uint8_t *ip)
+{
+	struct nd_entry *e = &v6->nc[0];
+
+	for (unsigned i = 0; i < ND_ENTRIES; i++) {
+		if (!v6->nc[i].used) {
+			e = &v6->nc[i];
+			break;
+		}
+		if (v6->nc[i].updated_ns < e->updated_ns)
+			e = &v6->nc[i];
+	}
+	memset(e, 0, sizeof(*e));
+	memcpy(e->ip, ip, FG_IP6_ALEN);
+	e->used = 1;
+	return e;
+}
+
+/* Our address to ask from: of the target's scope, usable. */
+static const uint8_t *nd_source(const struct net6 *v6, const uint8_t *target)
+{
+	bool link_local = target[0] == 0xfe && (target[1] & 0xc0) == 0x80;
+
+	for (unsigned i = link_local ? 0 : 1; i < v6->n; i++)
+		if (v6->a[i].state == ADDR_USABLE)
+			return v6->a[i].ip;
+	return v6->a[0].state == ADDR_USABLE ? v6->a[0].ip : NULL;
+}
+
+int net6_nd_resolve(struct net6 *v6, const uint8_t *ip, uint8_t mac[FG_ETH_ALEN],
+		    uint64_t now_ns)
+{
+	struct nd_entry *e = nd_find(v6, ip);
+	const uint8_t *src;
+
+	if (e && e->valid && now_ns - e->updated_ns < v6->cfg->arp_ttl_ns) {
+		memcpy(mac, e->mac, FG_ETH_ALEN);
+		return 0;
+	}
+	src = nd_source(v6, ip);
+	if (!src)
+		return -EAGAIN;		/* our addresses are still tentative */
+	if (!e) {
+		e = nd_take(v6, ip);
+		e->updated_ns = now_ns;
+	}
+	if (e->requested_ns == 0 || now_ns - e->requested_ns >= ND_REQ_INTERVAL_NS) {
+		e->requested_ns = now_ns ? now_ns : 1;
+		ns_send(v6, src, ip);
+	}
+	return -EAGAIN;
+}
+
+/* An NA for a peer we resolve or hold: its MAC. */
+static void nd_learn(struct net6 *v6, const uint8_t *target, const uint8_t *mac, uint64_t now_ns)
+{
+	struct nd_entry *e = nd_find(v6, target);
+
+	if (!e || (mac[0] & 1))
+		return;
+	memcpy(e->mac, mac, FG_ETH_ALEN);
+	e->valid = 1;
+	e->updated_ns = now_ns;
+	fg_stats_inc(v6->st, FG_CTR_NET6_ND_LEARNED);
 }
 
 /* ---------------------------------------------------------------- DAD */
@@ -335,7 +442,7 @@ void net6_poll(struct net6 *v6, uint64_t now_ns)
 		v6->dad_started = 1;
 		v6->dad_end = now_ns + v6->dad_ns;
 		for (unsigned i = 0; i < v6->n; i++)
-			dad_ns_send(v6, v6->a[i].ip);
+			ns_send(v6, NULL, v6->a[i].ip);
 		return;
 	}
 	if (now_ns < v6->dad_end)
@@ -430,7 +537,11 @@ static void na_input(struct net6 *v6, const struct fg_rx_frame *f, const uint8_t
 		return;
 	}
 	a = addr_find(v6, m + 8);
-	if (!a || a->state == ADDR_DUPLICATE || !memcmp(f->data + 6, v6->cfg->mac, FG_ETH_ALEN))
+	if (!a) {
+		nd_learn(v6, m + 8, tlla ? tlla : f->data + 6, net_now(v6->net));
+		return;
+	}
+	if (a->state == ADDR_DUPLICATE || !memcmp(f->data + 6, v6->cfg->mac, FG_ETH_ALEN))
 		return;
 	dad_conflict(v6, a, tlla ? tlla : f->data + 6, "a neighbour advertisement");
 }

@@ -83,6 +83,8 @@ struct fg_net {
 	uint8_t l4_slot[FG_IP_PROTO_MAX + 1];	/* protocol -> slot + 1; 0: none */
 
 	bool vlans;			/* an address is on a VLAN */
+	/* cfg.ipv4[i] is leaving (fg_net_set_ipv4): ours until then, 0 for good */
+	uint64_t leave_at[FG_NET_MAX_ADDRS];
 	uint16_t rx_vid;		/* the VLAN of the frame being processed */
 	/* the exception path's token bucket, in nano-frames */
 	uint64_t kern_tokens, kern_cap, kern_last_ns;
@@ -543,6 +545,14 @@ int fg_net_arp_resolve(struct fg_net *net, uint32_t ip, uint8_t mac[FG_ETH_ALEN]
 	return net_arp_resolve(net->arp, ip, mac, now_ns);
 }
 
+int fg_net_nd_resolve(struct fg_net *net, const uint8_t *ip, uint8_t mac[FG_ETH_ALEN],
+		      uint64_t now_ns)
+{
+	if (!net->v6)
+		return -EHOSTUNREACH;
+	return net6_nd_resolve(net->v6, ip, mac, now_ns);
+}
+
 /* ---------------------------------------------------------------- IPv4 */
 
 /* A frame dropped for `live`, or in passive mode for `passive`: one
@@ -866,9 +876,76 @@ unsigned fg_net_rx(struct fg_net *net, struct fg_rx_frame *frames, unsigned n,
 	return n;
 }
 
+/* ------------------------------------------------------------ reload */
+
+static void ipv4_put(struct fg_net *net, uint32_t ip, uint8_t plen, uint16_t vid, uint64_t leave)
+{
+	unsigned k = net->cfg.n_ipv4++;
+
+	net->cfg.ipv4[k] = ip;
+	net->cfg.plen[k] = plen;
+	net->cfg.vid[k] = vid;
+	net->leave_at[k] = leave;
+	net->vlans |= (vid & 0xfff) != 0;
+}
+
+int fg_net_set_ipv4(struct fg_net *net, const uint32_t *ipv4, const uint8_t *plen,
+		    const uint16_t *vid, unsigned n, uint64_t leave_ns)
+{
+	struct fg_net_config old = net->cfg;
+	uint64_t old_leave[FG_NET_MAX_ADDRS];
+
+	if (n > FG_NET_MAX_ADDRS || net->cfg.passive)
+		return -EINVAL;
+	memcpy(old_leave, net->leave_at, sizeof(old_leave));
+	net->cfg.n_ipv4 = 0;
+	net->vlans = false;
+	for (unsigned i = 0; i < n; i++)
+		ipv4_put(net, ipv4[i], plen[i], vid[i], 0);
+	/* the removed ones leave later, in the room that is left */
+	for (unsigned j = 0; j < old.n_ipv4 && net->cfg.n_ipv4 < FG_NET_MAX_ADDRS; j++) {
+		bool kept = false;
+
+		for (unsigned i = 0; i < n && !kept; i++)
+			kept = ipv4[i] == old.ipv4[j];
+		if (!kept && (!old_leave[j] || old_leave[j] > net->now))
+			ipv4_put(net, old.ipv4[j], old.plen[j], old.vid[j],
+				 old_leave[j] ? old_leave[j] : net->now + leave_ns);
+	}
+	return 0;
+}
+
+bool fg_net_ipv4_leaving(const struct fg_net *net, uint32_t ip)
+{
+	for (unsigned i = 0; i < net->cfg.n_ipv4; i++)
+		if (net->cfg.ipv4[i] == ip)
+			return net->leave_at[i] != 0;
+	return false;
+}
+
+/* Addresses whose leaving time has come are no longer ours. */
+static void ipv4_expire(struct fg_net *net)
+{
+	for (unsigned i = 0; i < net->cfg.n_ipv4;) {
+		unsigned last = net->cfg.n_ipv4 - 1;
+
+		if (!net->leave_at[i] || net->leave_at[i] > net->now) {
+			i++;
+			continue;
+		}
+		net->cfg.ipv4[i] = net->cfg.ipv4[last];
+		net->cfg.plen[i] = net->cfg.plen[last];
+		net->cfg.vid[i] = net->cfg.vid[last];
+		net->leave_at[i] = net->leave_at[last];
+		net->cfg.n_ipv4--;
+	}
+}
+
 void fg_net_poll(struct fg_net *net, uint64_t now_ns)
 {
 	net->now = now_ns;
+	if (net->cfg.n_ipv4)
+		ipv4_expire(net);
 	/* a segment held back by the reorder fault goes in now */
 	rx_release_held(net);
 	if (net->v6)

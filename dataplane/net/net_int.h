@@ -48,6 +48,10 @@ int net6_dad(const struct net6 *v6);
 unsigned net6_mc_macs(const struct net6 *v6, uint8_t (*macs)[FG_ETH_ALEN], unsigned max);
 void net6_link_local(const struct net6 *v6, uint8_t out[FG_IP6_ALEN]);
 bool net6_is_local(const struct net6 *v6, const uint8_t *ip);
+/* The MAC of on-link `ip` from the neighbour cache: 0, or -EAGAIN (an NS
+ * sent, at most one a second per address). */
+int net6_nd_resolve(struct net6 *v6, const uint8_t *ip, uint8_t mac[FG_ETH_ALEN],
+		    uint64_t now_ns);
 
 /* net.c: services for arp.c and ipv6.c */
 /* Our IPv4 address `ip` on VLAN `vid`? An address answers on its own

@@ -84,6 +84,8 @@
 #define FG_L_SINK_FAILED "400 Article could not be stored, try again later\r\n"
 #define FG_L_IDLE "400 Idle timeout, closing connection\r\n"
 #define FG_L_SHUTDOWN "400 Server shutting down, try again later\r\n"
+#define FG_L_PEER_GONE "400 No longer a configured peer, closing\r\n"
+#define FG_L_ADDR_GONE "400 This address is no longer served, try another\r\n"
 #define FG_L_PAUSED "400 Feed paused by the operator, try again later\r\n"
 
 /* "<code> " before the echoed argument */

@@ -411,6 +411,11 @@ struct fg_nntp_session {
 	bool gone;			/* the transport reported the connection closed */
 	bool eof;
 	bool greeted;			/* greeted 200 */
+	/* a reload removed its peer or its address: drain (session.c,
+	 * "Retiring"), then close with retire_line */
+	bool retiring;
+	const char *retire_line;
+	uint64_t retire_by;		/* monotonic: closed then whatever is in flight */
 	struct fg_peerlim_peer *lim_conn;	/* the slot it is counted on, or NULL */
 	uint8_t auth;			/* enum fg_nntp_auth */
 	bool auth_user_ok;		/* the last AUTHINFO USER named the peer's user */

@@ -458,6 +458,8 @@ static enum fg_counter defer_cause(const struct fg_nntp_session *s)
 {
 	const struct fg_nntp_engine *e = s->e;
 
+	if (s->retiring)
+		return FG_CTR_NNTP_DEFER_RETIRING;
 	if (fg_nntp_peer_paused(s))
 		return FG_CTR_NNTP_DEFER_PAUSED;
 	if (fg_nntp_journal_blocked(e))

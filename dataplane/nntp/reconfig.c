@@ -17,8 +17,9 @@
  * Sessions point at their peer's entry in the configuration: each is
  * moved to the entry of the same name in the new one (a session that is
  * closed but still has transfers finishing too, since their completion
- * logs the peer's name). A session whose peer is no longer configured is
- * answered 400 and closed. The per-peer counter blocks follow the new
+ * logs the peer's name). A session whose peer is no longer configured
+ * drains and closes (session.c, "Retiring"): it counts as no peer's from
+ * then on. The per-peer counter blocks follow the new
  * configuration's numbering: the caller hands in a new array (zeroed, or
  * carried over by name) and keeps the old one until the engine is done
  * with it, which is when this returns.
@@ -36,8 +37,6 @@
 
 #include "lines.h"
 #include "nntp_int.h"
-
-#define L_NOT_PEER "400 No longer a configured peer, closing\r\n"
 
 /* Move one session to cfg (by its peer's name; s->peer still points into
  * the old configuration, or into cfg when moved already); false when its
@@ -95,8 +94,8 @@ int fg_nntp_engine_set_config(struct fg_nntp_engine *e, const struct fg_config *
 	for (unsigned i = 0; i < e->max_sessions; i++) {
 		struct fg_nntp_session *s = e->sess[i];
 
-		if (s && !remap(s, cfg, peer_stats) && !s->closing)
-			fg_nntp_session_close_now(s, L_NOT_PEER, sizeof(L_NOT_PEER) - 1);
+		if (s && !remap(s, cfg, peer_stats))
+			fg_nntp_session_retire(s, FG_NNTP_RETIRE_PEER);
 	}
 	return 0;
 }

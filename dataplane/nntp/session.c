@@ -140,6 +140,56 @@ void fg_nntp_session_close_now(struct fg_nntp_session *s, const char *line, size
 	fg_nntp_session_flush(s);
 }
 
+/* ------------------------------------------------------------ retiring */
+
+/*
+ * Retiring: a reload removed the session's peer or the address it came in
+ * on. The session drains, then closes:
+ *
+ *   1. The article being read when the reload came is read to its end and
+ *      judged as any other (under the box's defaults: the peer's entry is
+ *      gone); so is a TAKETHIS that follows (the peer sent it after a 238,
+ *      or without a CHECK: refusing it would only make it come again).
+ *   2. Every new offer read meanwhile is deferred: CHECK 431, IHAVE 436
+ *      (RFC 4644 2.4, RFC 3977 6.3.2: try again later, which the peer
+ *      does on the server it is sent to next), counted nntp_defer_retiring.
+ *   3. At the first point where all that was read is answered (no article
+ *      in flight, no partial or saved line), retire_line (a 400) goes out
+ *      after the answers still waiting for their outcome, and the session
+ *      closes.
+ *   4. Bound: RETIRE_MAX_NS after the reload the session is closed as at
+ *      step 3 whatever is in flight (an article cut off is not accepted;
+ *      its peer sends it again). The engine's once-a-second scan checks it.
+ */
+#define RETIRE_MAX_NS (10ull * 1000000000ull)
+
+static bool at_rest(const struct fg_nntp_session *s)
+{
+	return !s->in_article && !s->line_len && !s->line_over && !s->line_ready;
+}
+
+static void retire_if_done(struct fg_nntp_session *s)
+{
+	if (s->retiring && !s->closing && !s->gone && at_rest(s))
+		fg_nntp_session_close_now(s, s->retire_line, strlen(s->retire_line));
+}
+
+void fg_nntp_session_retire(struct fg_nntp_session *s, enum fg_nntp_retire why)
+{
+	if (s->retiring || s->closing || s->gone)
+		return;
+	s->retiring = true;
+	s->retire_line = why == FG_NNTP_RETIRE_ADDRESS ? FG_L_ADDR_GONE : FG_L_PEER_GONE;
+	s->retire_by = s->e->now_ns + RETIRE_MAX_NS;
+	fg_nntp_count(s, FG_CTR_NNTP_SESSIONS_RETIRED);
+	retire_if_done(s);
+}
+
+bool fg_nntp_session_retiring(const struct fg_nntp_session *s)
+{
+	return s->retiring;
+}
+
 /* ------------------------------------------------------------ limits */
 
 static bool room(const struct fg_nntp_session *s, uint32_t bytes, uint32_t entries)
@@ -621,6 +671,8 @@ uint32_t fg_nntp_session_input(struct fg_nntp_session *s, const struct fg_iov *i
 out:
 	fg_nntp_pf_reset(&s->pf);	/* it points into the caller's buffers */
 	fg_nntp_count_n(s, FG_CTR_NNTP_BYTES_IN, consumed);
+	if (consumed == total)
+		retire_if_done(s);
 	fg_nntp_session_flush(s);
 	if (consumed < total && s->stall && !s->paused && !s->gone) {
 		s->paused = true;
@@ -661,6 +713,7 @@ bool fg_nntp_session_try_resume(struct fg_nntp_session *s)
 		s->closing = true;
 		fg_nntp_session_flush(s);
 	}
+	retire_if_done(s);
 	return true;
 }
 
@@ -690,6 +743,10 @@ bool fg_nntp_session_idle_check(struct fg_nntp_session *s, uint64_t now_ns)
 {
 	uint64_t idle = (uint64_t)s->e->cfg->idle_timeout * 1000000000ull;
 
+	if (s->retiring && !s->closing && !s->gone && now_ns >= s->retire_by) {
+		fg_nntp_session_close_now(s, s->retire_line, strlen(s->retire_line));
+		return true;
+	}
 	/* waiting for us (a sink, a limit of ours) is not the peer's idleness */
 	if (!idle || s->closing || s->gone || s->q.n_wait ||
 	    (s->stall & ~FG_STALL_RESPONSES) || now_ns - s->last_ns < idle)

@@ -24,8 +24,8 @@ struct fg_ack_sink {
 	struct fg_stats *stats;
 	uint64_t timeout_ns;
 	uint64_t held, max_held;	/* octets of articles with the relay; cap */
-	struct iovec *iov;		/* scratch: an article's pieces at commit */
-	unsigned capiov;
+	struct fg_iov *piece;		/* scratch: an article's pieces at commit */
+	unsigned cappiece;
 };
 
 struct fg_ack_sink *fg_ack_sink_create(struct fg_queue_sink *qs, struct fg_relay_acker *ak,
@@ -102,19 +102,19 @@ static int to_relay(struct fg_ack_sink *s, void *art, uint64_t cookie)
 		return -EAGAIN;
 	if (s->held + v.len > s->max_held)
 		return -ENOSPC;
-	if (v.pieces > s->capiov) {
-		unsigned cap = FG_MAX(v.pieces, FG_MAX(2 * s->capiov, 64u));
-		struct iovec *n = realloc(s->iov, cap * sizeof(*n));
+	if (v.pieces > s->cappiece) {
+		unsigned cap = FG_MAX(v.pieces, FG_MAX(2 * s->cappiece, 64u));
+		struct fg_iov *n = realloc(s->piece, cap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
-		s->iov = n;
-		s->capiov = cap;
+		s->piece = n;
+		s->cappiece = cap;
 	}
-	fg_queue_sink_pieces(art, s->iov, v.pieces);
+	fg_queue_sink_pieces(art, s->piece, v.pieces);
 	a = (struct fg_relay_ack_art){
 		.cookie = cookie, .ctx = art, .id = v.id, .id_len = v.id_len, .route = v.route,
-		.iov = s->iov, .niov = v.pieces, .deadline_ns = fg_mono_ns() + s->timeout_ns,
+		.piece = s->piece, .npiece = v.pieces, .deadline_ns = fg_mono_ns() + s->timeout_ns,
 	};
 	rc = fg_relay_ack_send(s->ak, &a);
 	if (rc == 0)
@@ -201,7 +201,7 @@ static void ack_destroy(void *sink)
 		return;
 	fg_relay_acker_destroy(s->ak);
 	fg_queue_sink_destroy(s->qs);
-	free(s->iov);
+	free(s->piece);
 	free(s);
 }
 

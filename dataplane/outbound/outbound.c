@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "floodgate/acksink.h"
+#include "floodgate/portack.h"
 #include "floodgate/dstatus.h"
 #include "floodgate/log.h"
 #include "floodgate/outbound.h"
@@ -330,6 +331,9 @@ struct fg_outbound *fg_outbound_open(const struct fg_outbound_params *p, int *er
 	rp.cfg = p->cfg;
 	rp.q = ob->q;
 	rp.stats = &ob->rstats.s;
+	for (unsigned d = 0; p->port_path && d < p->cfg->n_downstream; d++)
+		if (fg_portack_takes(p->cfg, &p->cfg->downstream[d]))
+			rp.port_mask |= (uint8_t)(1u << d);
 	ob->relay = fg_relay_create(&rp, err);
 	if (!ob->relay) {
 		FG_LOG_ERR(COMP, "relay: %s", strerror(-*err));
@@ -388,18 +392,27 @@ void fg_outbound_close(struct fg_outbound *ob)
 void *fg_outbound_sink(struct fg_outbound *ob, struct fg_stats *stats, void (*wake)(void *arg),
 		       void *wake_arg, const struct fg_sink_ops **ops)
 {
+	return fg_outbound_sink_acker(ob, stats, wake, wake_arg, NULL, ops);
+}
+
+void *fg_outbound_sink_acker(struct fg_outbound *ob, struct fg_stats *stats,
+			     void (*wake)(void *arg), void *wake_arg, struct fg_relay_acker *ak,
+			     const struct fg_sink_ops **ops)
+{
 	struct fg_queue_sink_params sp = { .wake = wake, .wake_arg = wake_arg, .stats = stats,
 					   .max_held = ob->cfg->held_limit };
 	struct fg_queue_sink *qs = fg_queue_sink_create(ob->q, &sp);
-	struct fg_relay_acker *ak;
 	struct fg_ack_sink *as;
 
 	*ops = &fg_queue_sink_ops;
-	if (!qs)
+	if (!qs) {
+		fg_relay_acker_destroy(ak);
 		return NULL;
+	}
 	/* NULL: no downstream acknowledges (or no memory: the queue's path) */
-	ak = fg_relay_acker_create(ob->relay, sp.max_articles ? sp.max_articles : 4096, wake,
-				   wake_arg);
+	if (!ak)
+		ak = fg_relay_acker_create(ob->relay, sp.max_articles ? sp.max_articles : 4096,
+					   wake, wake_arg);
 	if (!ak)
 		return qs;
 	as = fg_ack_sink_create(qs, ak, stats, (uint64_t)ob->cfg->ack_timeout_ms * 1000000ull,

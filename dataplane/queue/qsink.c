@@ -256,16 +256,20 @@ static struct iovec *iov_next(struct fg_queue_sink *s, struct qs_art *a)
 			a->blocks = b;
 		a->last_block = b;
 	}
+	b->h[b->n] = NULL;
 	return &b->v[b->n++];
 }
 
-/* Append [p, p+n) as a piece, merged with the last one when contiguous. */
-static int piece_add(struct fg_queue_sink *s, struct qs_art *a, const uint8_t *p, size_t n)
+/* Append [p, p+n) of buffer h (NULL: a copy) as a piece, merged with the
+ * last one when contiguous in the same buffer. */
+static int piece_add(struct fg_queue_sink *s, struct qs_art *a, const uint8_t *p, size_t n,
+		     void *h)
 {
 	struct qs_block *b = a->last_block;
 	struct iovec *v;
 
-	if (b && b->n && (const uint8_t *)b->v[b->n - 1].iov_base + b->v[b->n - 1].iov_len == p) {
+	if (b && b->n && b->h[b->n - 1] == h &&
+	    (const uint8_t *)b->v[b->n - 1].iov_base + b->v[b->n - 1].iov_len == p) {
 		b->v[b->n - 1].iov_len += n;
 		return 0;
 	}
@@ -274,6 +278,7 @@ static int piece_add(struct fg_queue_sink *s, struct qs_art *a, const uint8_t *p
 		return -ENOMEM;
 	v->iov_base = (void *)(uintptr_t)p;
 	v->iov_len = n;
+	a->last_block->h[a->last_block->n - 1] = h;
 	return 0;
 }
 
@@ -310,7 +315,7 @@ static int copy_in(struct fg_queue_sink *s, struct qs_art *a, const uint8_t *p, 
 			return -ENOMEM;
 		k = FG_MIN(n, (size_t)(QS_COPY_CHUNK - c->used));
 		memcpy(c->data + c->used, p, k);
-		if (piece_add(s, a, c->data + c->used, k) != 0)
+		if (piece_add(s, a, c->data + c->used, k, NULL) != 0)
 			return -ENOMEM;
 		c->used += (uint32_t)k;
 		p += k;
@@ -336,7 +341,7 @@ static int sink_append(void *sink, void *art, const struct fg_iov *seg, bool may
 	if (s->p.stats)
 		fg_stats_add(s->p.stats, FG_CTR_QUEUE_HELD_IN, seg->len);
 	if (may_hold) {
-		if (piece_add(s, a, seg->base, seg->len) != 0)
+		if (piece_add(s, a, seg->base, seg->len, seg->handle) != 0)
 			return -ENOMEM;
 		return FG_SINK_HOLD;
 	}
@@ -399,7 +404,7 @@ void fg_queue_sink_view(const void *art, struct fg_queue_art_view *out)
 					   .len = a->art_len, .pieces = n };
 }
 
-unsigned fg_queue_sink_pieces(const void *art, struct iovec *out, unsigned max)
+unsigned fg_queue_sink_pieces(const void *art, struct fg_iov *out, unsigned max)
 {
 	const struct qs_art *a = art;
 	unsigned n = 0;
@@ -407,7 +412,8 @@ unsigned fg_queue_sink_pieces(const void *art, struct iovec *out, unsigned max)
 	for (const struct qs_block *b = a->blocks; b; b = b->next)
 		for (unsigned i = 0; i < b->n; i++, n++)
 			if (n < max)
-				out[n] = b->v[i];
+				out[n] = (struct fg_iov){ b->v[i].iov_base, (uint32_t)b->v[i].iov_len,
+							  b->h[i] };
 	return n;
 }
 

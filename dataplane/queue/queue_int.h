@@ -51,6 +51,7 @@ struct qs_block {
 	struct qs_block *next;
 	unsigned n;
 	struct iovec v[QS_BLOCK_IOVS];
+	void *h[QS_BLOCK_IOVS];		/* v[i]'s receive buffer (NULL: a copy) */
 };
 
 struct qs_copy {

@@ -101,16 +101,32 @@ struct fg_relay_acker *fg_relay_acker_create(struct fg_relay *r, unsigned max_pe
 	return a;
 }
 
+struct fg_relay_acker *fg_relay_acker_wrap(const struct fg_relay_acker_ops *ops, void *impl)
+{
+	struct fg_relay_acker *a = calloc(1, sizeof(*a));
+
+	if (a) {
+		a->ops = ops;
+		a->impl = impl;
+	}
+	return a;
+}
+
 void fg_relay_acker_destroy(struct fg_relay_acker *a)
 {
 	if (!a)
 		return;
+	if (a->ops) {
+		a->ops->destroy(a->impl);
+		free(a);
+		return;
+	}
 	if (a->r) {
 		FG_ASSERT(!a->r->started);
 		a->r->ackers[a->idx] = NULL;
 	}
 	for (uint32_t i = 0; a->slot && i < a->cap; i++)
-		free(a->slot[i].iov);
+		fg_ackrule_art_free(&a->slot[i].a);
 	free(a->slot);
 	free(a->req);
 	free(a->ans);
@@ -121,8 +137,11 @@ void fg_relay_acker_destroy(struct fg_relay_acker *a)
 bool fg_relay_ack_can(const struct fg_relay_acker *a, const struct fg_feeds_set *route)
 {
 	struct fg_relay *r = a->r;
-	uint8_t m = route_mask(r, route);
+	uint8_t m;
 
+	if (a->ops)
+		return a->ops->can(a->impl, route);
+	m = route_mask(r, route);
 	if (!(m & r->ack_mask) || (m & ~r->direct_mask) || !a->nfree)
 		return false;
 	for (unsigned d = 0; d < r->nds; d++)
@@ -136,34 +155,19 @@ int fg_relay_ack_send(struct fg_relay_acker *a, const struct fg_relay_ack_art *a
 	uint64_t h = atomic_load_explicit(&a->req_head, memory_order_relaxed);
 	struct ackslot *s;
 	uint32_t i;
+	int rc;
 
-	if (art->id_len == 0 || art->id_len > FG_QUEUE_ID_MAX)
-		return -EINVAL;
+	if (a->ops)
+		return a->ops->send(a->impl, art);
 	if (!a->nfree)
-		return -EAGAIN;
+		return art->id_len == 0 || art->id_len > FG_QUEUE_ID_MAX ? -EINVAL : -EAGAIN;
 	i = a->free[a->nfree - 1];
 	s = &a->slot[i];
-	if (s->capiov < art->niov) {
-		unsigned cap = FG_MAX(art->niov, FG_MAX(2 * s->capiov, 64u));
-		struct iovec *v = realloc(s->iov, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->iov = v;
-		s->capiov = cap;
-	}
-	memcpy(s->iov, art->iov, art->niov * sizeof(*s->iov));
-	s->niov = art->niov;
-	s->cookie = art->cookie;
-	s->ctx = art->ctx;
-	s->deadline_ns = art->deadline_ns;
-	s->want = route_mask(a->r, art->route);
-	s->id_len = (uint8_t)art->id_len;
-	memcpy(s->id, art->id, art->id_len);
-	s->id[art->id_len] = '\0';
-	s->sent = s->final = s->spill = s->accepted = s->refused = 0;
-	s->cause = FG_CTR_RELAY_ACK_SPILL_EOF;
-	s->checking = s->check_done = s->confirmed = false;
+	rc = fg_ackrule_art_take(&s->a, art);
+	if (rc != 0)
+		return rc;
+	s->m = (struct fg_ackrule_marks){ .want = route_mask(a->r, art->route),
+					  .cause = FG_CTR_RELAY_ACK_SPILL_EOF };
 	a->nfree--;
 	a->req[h & (a->cap - 1)] = i;
 	atomic_store_explicit(&a->req_head, h + 1, memory_order_release);
@@ -175,6 +179,8 @@ unsigned fg_relay_ack_results(struct fg_relay_acker *a, fg_relay_ack_fn *fn, voi
 {
 	unsigned n = 0;
 
+	if (a->ops)
+		return a->ops->results(a->impl, fn, arg);
 	for (;;) {
 		uint64_t t = atomic_load_explicit(&a->ans_tail, memory_order_relaxed);
 		struct fg_relay_ack_result res;
@@ -194,6 +200,8 @@ unsigned fg_relay_ack_results(struct fg_relay_acker *a, fg_relay_ack_fn *fn, voi
 
 unsigned fg_relay_ack_out(const struct fg_relay_acker *a)
 {
+	if (a->ops)
+		return a->ops->out(a->impl);
 	return a->cap - a->nfree;
 }
 
@@ -211,7 +219,7 @@ int rack_init(struct fg_relay *r)
 	for (unsigned d = 0; d < r->nds; d++) {
 		struct rds *ds = &r->ds[d];
 
-		if (ds->cfg->mode != FG_DOWNSTREAM_STREAM)
+		if (ds->cfg->mode != FG_DOWNSTREAM_STREAM || (r->p.port_mask & bit(d)))
 			continue;
 		ds->ndconn = ds->nconn;
 		ds->dconns = calloc(ds->ndconn, sizeof(*ds->dconns));
@@ -246,15 +254,6 @@ static struct ackslot *slot_of(struct fg_relay *r, uint16_t acker, uint32_t slot
 	return r->ackers[acker] ? &r->ackers[acker]->slot[slot] : NULL;
 }
 
-static void spill_ds(struct ackslot *s, unsigned d, enum fg_counter cause)
-{
-	if ((s->final | s->spill) & bit(d))
-		return;
-	if (!s->spill)
-		s->cause = (uint16_t)cause;
-	s->spill |= bit(d);
-}
-
 static struct dpend *dpend_push(struct rconn *c, uint16_t acker, uint32_t slot, uint8_t kind,
 				const struct ackslot *s, uint64_t now)
 {
@@ -273,8 +272,8 @@ static struct dpend *dpend_push(struct rconn *c, uint16_t acker, uint32_t slot, 
 	p->slot = slot;
 	p->kind = kind;
 	p->stale = 0;
-	p->id_len = s->id_len;
-	memcpy(p->id, s->id, s->id_len + 1u);
+	p->id_len = s->a.id_len;
+	memcpy(p->id, s->a.id, s->a.id_len + 1u);
 	if (c->dn++ == 0)
 		c->deadline_ns = now + c->ds->r->p.answer_timeout_ns;
 	return p;
@@ -315,10 +314,10 @@ static void send_takethis(struct rconn *c, const struct acklive *le, struct acks
 	int rc;
 
 	fg_failpoint("ack-before-forward");
-	rc = rconn_out_line(c, "TAKETHIS", s->id);
+	rc = rconn_out_line(c, "TAKETHIS", s->a.id);
 
-	for (unsigned k = 0; rc == 0 && k < s->niov; k++)
-		rc = rconn_out_mem(c, s->iov[k].iov_base, s->iov[k].iov_len);
+	for (unsigned k = 0; rc == 0 && k < s->a.npiece; k++)
+		rc = rconn_out_mem(c, s->a.piece[k].base, s->a.piece[k].len);
 	if (rc == 0)
 		rc = rconn_out_line(c, ".", NULL);
 	if (rc == 0 && !dpend_push(c, le->acker, le->slot, CMD_TAKETHIS, s, now))
@@ -326,10 +325,10 @@ static void send_takethis(struct rconn *c, const struct acklive *le, struct acks
 	if (rc != 0) {
 		/* what is queued on it, this article's octets included, goes */
 		rconn_fail(c, "out of memory", now);
-		spill_ds(s, d, FG_CTR_RELAY_ACK_SPILL_EOF);
+		fg_ackrule_spill(&s->m, d, FG_CTR_RELAY_ACK_SPILL_EOF);
 		return;
 	}
-	s->sent |= bit(d);
+	s->m.sent |= bit(d);
 	s->conn[d] = (uint8_t)c->idx;
 	s->out_end[d] = c->out_total;
 	rcount(ds->r, FG_CTR_RELAY_OFFERED, 1);
@@ -358,38 +357,19 @@ void rack_answer(struct rconn *c, int code, const char *rest, const char *line, 
 	c->deadline_ns = c->dn ? now + r->p.answer_timeout_ns : 0;
 	s = p.stale ? NULL : slot_of(r, p.acker, p.slot);
 	if (p.kind == CMD_CHECK) {
-		if (s) {
-			s->checking = false;
-			s->check_done = true;
-			s->confirmed = code == 438;
-		}
+		if (s)
+			fg_ackrule_checked(&s->m, code);
 		return;
 	}
-	if (code == 239 || code == 439) {
-		rcount(r, code == 239 ? FG_CTR_RELAY_ACCEPTED : FG_CTR_RELAY_REFUSED_439, 1);
-		if (code == 239)
-			c->ds->accepted++;
-		else
-			c->ds->refused++;
-		if (!s)
-			return;
-		s->final |= bit(d);
-		if (r->ack_mask & bit(d)) {
-			if (code == 239)
-				s->accepted |= bit(d);
-			else
-				s->refused |= bit(d);
-		}
-		return;
-	}
-	if (code == 431 || code == 436) {
-		rcount(r, FG_CTR_RELAY_DEFERRED, 1);
+	if (code == 239)
+		c->ds->accepted++;
+	else if (code == 439)
+		c->ds->refused++;
+	else if (code == 431 || code == 436)
 		c->ds->deferred++;
-	} else {
-		rcount(r, FG_CTR_RELAY_PROTOCOL_ERRORS, 1);
-	}
+	rcount(r, fg_ackrule_code_counter(code), 1);
 	if (s)
-		spill_ds(s, d, FG_CTR_RELAY_ACK_SPILL_REFUSED);
+		fg_ackrule_answer(&s->m, d, code, r->ack_mask);
 }
 
 /* The connection is gone (its output already dropped): every article open
@@ -404,10 +384,9 @@ void rack_fail(struct rconn *c)
 		struct ackslot *s = p->stale ? NULL : slot_of(r, p->acker, p->slot);
 
 		if (s && p->kind == CMD_CHECK) {
-			s->checking = false;
-			s->check_done = true;
+			fg_ackrule_checked(&s->m, 0);
 		} else if (s) {
-			spill_ds(s, d, c->dcause);
+			fg_ackrule_spill(&s->m, d, c->dcause);
 		}
 		c->dh = (c->dh + 1) % c->dcap;
 		c->dn--;
@@ -420,7 +399,7 @@ static void unref(struct fg_relay *r, struct ackslot *s, uint64_t now)
 	for (unsigned d = 0; d < r->nds; d++) {
 		struct rconn *c;
 
-		if (!(s->sent & bit(d)))
+		if (!(s->m.sent & bit(d)))
 			continue;
 		c = &r->ds[d].dconns[s->conn[d]];
 		if (c->out_done < s->out_end[d]) {
@@ -435,7 +414,7 @@ static void mark_stale(struct fg_relay *r, const struct acklive *le, const struc
 	for (unsigned d = 0; d < r->nds; d++) {
 		struct rconn *c;
 
-		if (!(s->sent & bit(d)))
+		if (!(s->m.sent & bit(d)))
 			continue;
 		c = &r->ds[d].dconns[s->conn[d]];
 		for (unsigned k = 0; k < c->dn; k++) {
@@ -455,24 +434,12 @@ static void report(struct fg_relay *r, const struct acklive *le, struct ackslot 
 	uint64_t h;
 
 	mark_stale(r, le, s);
-	s->res = (struct fg_relay_ack_result){ .cookie = s->cookie, .ctx = s->ctx, .what = what };
-	switch (what) {
-	case FG_RELAY_ACK_SPILL:
+	s->res = (struct fg_relay_ack_result){ .cookie = s->a.cookie, .ctx = s->a.ctx, .what = what };
+	if (what == FG_RELAY_ACK_SPILL)
 		for (unsigned d = 0; d < r->nds; d++)
-			if (s->spill & bit(d))
+			if (s->m.spill & bit(d))
 				s->res.spill.ident[s->res.spill.n++] = r->ds[d].cfg->ident;
-		rcount(r, (enum fg_counter)s->cause, 1);
-		break;
-	case FG_RELAY_ACK_ACCEPTED:
-		rcount(r, FG_CTR_RELAY_ACK_ACCEPTED, 1);
-		break;
-	case FG_RELAY_ACK_REFUSED:
-		rcount(r, FG_CTR_RELAY_ACK_REMEMBERED, 1);
-		/* fall through */
-	case FG_RELAY_ACK_REFUSED_FORGET:
-		rcount(r, FG_CTR_RELAY_ACK_REFUSED, 1);
-		break;
-	}
+	fg_ackrule_count(&s->m, what, r->stats);
 	h = atomic_load_explicit(&a->ans_head, memory_order_relaxed);
 	a->ans[h & (a->cap - 1)] = le->slot;
 	atomic_store_explicit(&a->ans_head, h + 1, memory_order_release);
@@ -486,16 +453,16 @@ static bool send_check(struct fg_relay *r, const struct acklive *le, struct acks
 	for (unsigned d = 0; d < r->nds; d++) {
 		struct rconn *c;
 
-		if (!(s->refused & bit(d)))
+		if (!(s->m.refused & bit(d)))
 			continue;
 		c = &r->ds[d].dconns[s->conn[d]];
-		if (!conn_up(c) || c->dn == c->dcap || rconn_out_line(c, "CHECK", s->id) != 0)
+		if (!conn_up(c) || c->dn == c->dcap || rconn_out_line(c, "CHECK", s->a.id) != 0)
 			return false;
 		if (!dpend_push(c, le->acker, le->slot, CMD_CHECK, s, now)) {
 			rconn_fail(c, "out of memory", now);
 			return false;
 		}
-		s->checking = true;
+		s->m.checking = true;
 		return true;
 	}
 	return false;
@@ -505,28 +472,19 @@ static bool send_check(struct fg_relay *r, const struct acklive *le, struct acks
 static bool decide(struct fg_relay *r, const struct acklive *le, uint64_t now)
 {
 	struct ackslot *s = slot_of(r, le->acker, le->slot);
-	bool late = now >= s->deadline_ns;
-	uint8_t open = s->want & (uint8_t)~(s->final | s->spill);
+	bool late = now >= s->a.deadline_ns;
+	int what = fg_ackrule_decide(&s->m, r->ack_mask, late);
 
-	if ((s->checking || open) && !late)
+	if (what == FG_ACKRULE_WAIT)
 		return false;
-	for (unsigned d = 0; d < r->nds; d++)
-		if (open & bit(d))
-			spill_ds(s, d, FG_CTR_RELAY_ACK_SPILL_TIMEOUT);
 	unref(r, s, now);
-	if (s->accepted) {
-		report(r, le, s, s->spill ? FG_RELAY_ACK_SPILL : FG_RELAY_ACK_ACCEPTED);
-		return true;
-	}
-	if (s->refused && !(s->spill & r->ack_mask)) {
-		if (!s->check_done && !s->checking && !late && send_check(r, le, s, now))
+	if (what == FG_ACKRULE_CHECK) {
+		if (send_check(r, le, s, now))
 			return false;
-		report(r, le, s, s->confirmed ? FG_RELAY_ACK_REFUSED : FG_RELAY_ACK_REFUSED_FORGET);
-		return true;
+		fg_ackrule_checked(&s->m, 0);
+		what = fg_ackrule_decide(&s->m, r->ack_mask, late);
 	}
-	if (!s->spill)
-		s->spill = s->want & r->ack_mask;
-	report(r, le, s, FG_RELAY_ACK_SPILL);
+	report(r, le, s, (enum fg_relay_ack)what);
 	return true;
 }
 
@@ -569,7 +527,7 @@ static void send_all(struct fg_relay *r, uint64_t now)
 	for (unsigned k = 0; k < r->nlive; k++) {
 		struct acklive *le = &r->live[k];
 		struct ackslot *s = slot_of(r, le->acker, le->slot);
-		uint8_t todo = s->want & (uint8_t)~(s->sent | s->final | s->spill);
+		uint8_t todo = s->m.want & (uint8_t)~(s->m.sent | s->m.final | s->m.spill);
 
 		for (unsigned d = 0; todo && d < r->nds; d++) {
 			struct rconn *c;
@@ -580,7 +538,7 @@ static void send_all(struct fg_relay *r, uint64_t now)
 			if (c)
 				send_takethis(c, le, s, d, now);
 			else if (!any_up(&r->ds[d]))
-				spill_ds(s, d, FG_CTR_RELAY_ACK_SPILL_EOF);
+				fg_ackrule_spill(&s->m, d, FG_CTR_RELAY_ACK_SPILL_EOF);
 		}
 	}
 }
@@ -652,7 +610,7 @@ int rack_sleep_ms(struct fg_relay *r, uint64_t now)
 	for (unsigned k = 0; k < r->nlive; k++) {
 		struct ackslot *s = slot_of(r, r->live[k].acker, r->live[k].slot);
 
-		first = FG_MIN(first, s->deadline_ns);
+		first = FG_MIN(first, s->a.deadline_ns);
 	}
 	if (first == UINT64_MAX)
 		return -1;

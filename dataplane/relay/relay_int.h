@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "floodgate/ackrule.h"
 #include "floodgate/relay.h"
 
 #define RCOMP "relay"
@@ -125,19 +126,9 @@ struct fg_relay_asker {
 #define R_ACK_MAX_DS FG_CONFIG_MAX_DOWNSTREAMS
 
 struct ackslot {
-	/* the engine's, read by the relay */
-	uint64_t cookie;
-	void *ctx;
-	uint64_t deadline_ns;
-	struct iovec *iov;
-	unsigned niov, capiov;
-	uint8_t want;			/* downstreams it goes to */
-	uint8_t id_len;
-	char id[FG_QUEUE_ID_MAX + 1];
-	/* the relay's */
-	uint8_t sent, final, spill, accepted, refused;
-	uint16_t cause;			/* enum fg_counter of the first spill */
-	bool checking, check_done, confirmed;
+	struct fg_ackrule_art a;	/* the engine's, read by the relay */
+	/* the relay's (m.want, the downstreams it goes to, set by the engine) */
+	struct fg_ackrule_marks m;
 	uint8_t conn[R_ACK_MAX_DS];	/* which #ack connection */
 	uint64_t out_end[R_ACK_MAX_DS];	/* its octets are written past this */
 	/* the result */
@@ -146,6 +137,8 @@ struct ackslot {
 
 struct fg_relay_acker {
 	struct fg_relay *r;
+	const struct fg_relay_acker_ops *ops;	/* another kind (fg_relay_acker_wrap) */
+	void *impl;
 	unsigned idx;
 	uint32_t cap;			/* slots; the rings are as large */
 	struct ackslot *slot;

@@ -762,6 +762,18 @@ void *fg_tcp_conn_ctx(const struct fg_tcp_conn *c)
 	return c->ctx;
 }
 
+int fg_tcp_set_listen(struct fg_tcp *t, const struct fg_endpoint *eps, unsigned n)
+{
+	if (t->passive || n > FG_TCP_MAX_LISTEN || (n && !t->ops->on_accept))
+		return -EINVAL;
+	for (unsigned i = 0; i < n; i++)
+		if (!eps[i].port || (eps[i].family != AF_INET && eps[i].family != AF_INET6))
+			return -EINVAL;
+	memcpy(t->cfg.listen, eps, n * sizeof(eps[0]));
+	t->cfg.n_listen = n;
+	return 0;
+}
+
 void fg_tcp_conn_local(const struct fg_tcp_conn *c, struct fg_endpoint *local)
 {
 	memset(local, 0, sizeof(*local));

@@ -7,17 +7,22 @@
  *
  * An open, in steps:
  *
- *   1. fg_tcp_connect: a block for the 4-tuple (an ephemeral port when the
- *      app gave none: the first free one from a rotating start in
- *      49152-65535, so a peer's TIME-WAIT blocks are never reused), the
+ *   1. fg_tcp_connect: a block for the 4-tuple, IPv4 or IPv6 (an
+ *      ephemeral port when the app gave none: the first free one from a
+ *      rotating start in 49152-65535, so a peer's TIME-WAIT blocks are
+ *      never reused, that the config's port_ok predicate accepts — the
+ *      DPDK worker's says whether the answers would reach its RX queue by
+ *      the port's RSS; none accepted: -EADDRNOTAVAIL), the
  *      ISS from the keyed clock (tcp_iss), SYN-SENT, the app's context
  *      attached (CF_ACTIVE: it hears of every end, on_close).
- *   2. The peer's MAC from net's ARP cache. Known: the SYN goes now
+ *   2. The peer's MAC from net's ARP cache, or for IPv6 its neighbour
+ *      cache (Neighbour Discovery, RFC 4861 7.2). Known: the SYN goes now
  *      (MSS from our MTU, our window scale, SACK-permitted; the window
  *      unscaled, RFC 7323 2.2), the retransmission timer runs at RTO.
- *      Unknown: net sends an ARP request (at most one a second per
- *      address) and the timer polls the cache every tick (CF_NO_MAC);
- *      the SYN leaves with the first tick after the reply.
+ *      Unknown: net sends an ARP request or a Neighbour Solicitation (at
+ *      most one a second per address) and the timer polls the cache every
+ *      tick (CF_NO_MAC); the SYN leaves with the first tick after the
+ *      reply or advertisement.
  *   3. SYN-SENT, a segment arrives (3.10.7.3):
  *        ACK outside (ISS, SND.NXT]    -> RST <SEQ=SEG.ACK> unless RST; drop
  *        RST with an acceptable ACK    -> refused: on_close(rst); RST without
@@ -37,7 +42,7 @@
  *        anything else                 -> dropped
  *   4. The timer in SYN-SENT: the SYN again with the RTO doubled (RFC 6298
  *      5.5; at most syn_retries times), then the open is given up:
- *      on_close(timeout). Waiting for ARP counts against the same budget
+ *      on_close(timeout). Waiting for ARP or ND counts against the same budget
  *      (the time the last SYN retransmission would have expired by).
  *
  * Closing in SYN-SENT (fg_tcp_close) is remembered: once established the
@@ -56,18 +61,45 @@
 
 /* ---------------------------------------------------------------- open */
 
+static void key_endpoints(const struct tcp_tuple *k, struct fg_endpoint *local,
+			  struct fg_endpoint *peer)
+{
+	int family = k->v6 ? AF_INET6 : AF_INET;
+
+	memset(local, 0, sizeof(*local));
+	memset(peer, 0, sizeof(*peer));
+	local->family = peer->family = family;
+	memcpy(local->addr, k->laddr, FG_IP6_ALEN);
+	memcpy(peer->addr, k->raddr, FG_IP6_ALEN);
+	local->port = k->lport;
+	peer->port = k->rport;
+}
+
 /* The first free port for key `k` (its lport 0) from a start that rotates
- * with every open; 0: none. */
-static uint16_t ephemeral_port(struct fg_tcp *t, struct tcp_tuple k)
+ * with every open, and that cfg.port_ok accepts (when there is one): 0
+ * and *port, -EADDRINUSE (none free) or -EADDRNOTAVAIL (none accepted). */
+static int ephemeral_port(struct fg_tcp *t, struct tcp_tuple k, uint16_t *port)
 {
 	uint32_t start = tcp_conn_hash(t, &k) + t->eph_next++;
+	struct fg_endpoint local, peer;
+	bool any_free = false;
 
+	key_endpoints(&k, &local, &peer);
 	for (uint32_t i = 0; i < EPH_COUNT; i++) {
 		k.lport = (uint16_t)(EPH_LOW + (start + i) % EPH_COUNT);
-		if (!tcp_lookup(t, &k))
-			return k.lport;
+		if (tcp_lookup(t, &k))
+			continue;
+		any_free = true;
+		local.port = k.lport;
+		if (t->cfg.port_ok && !t->cfg.port_ok(t->cfg.port_ok_ctx, &local, &peer))
+			continue;
+		*port = k.lport;
+		return 0;
 	}
-	return 0;
+	if (!any_free)
+		return -EADDRINUSE;
+	fg_stats_inc(t->st, FG_CTR_TCP_CONNECT_NO_PORT);
+	return -EADDRNOTAVAIL;
 }
 
 /* Step 2: the SYN now, or the cache polled every tick until the reply. */
@@ -75,7 +107,10 @@ static void syn_send_or_wait(struct fg_tcp_conn *c)
 {
 	struct fg_tcp *t = c->tcp;
 
-	if (fg_net_arp_resolve(t->net, fg_rdaddr(c->k.raddr), c->rmac, t->now) == 0) {
+	int rc = c->k.v6 ? fg_net_nd_resolve(t->net, c->k.raddr, c->rmac, t->now)
+			 : fg_net_arp_resolve(t->net, fg_rdaddr(c->k.raddr), c->rmac, t->now);
+
+	if (rc == 0) {
 		c->flags &= ~CF_NO_MAC;
 		if (c->retries == 0)
 			c->rtt_start = t->now;	/* the first SYN: Karn allows a sample */
@@ -88,6 +123,16 @@ static void syn_send_or_wait(struct fg_tcp_conn *c)
 	tcp_timer_update(c);
 }
 
+static bool ipv6_peer_ok(const struct fg_tcp *t, const uint8_t *a)
+{
+	static const uint8_t loopback[FG_IP6_ALEN] = { [15] = 1 };
+	static const uint8_t unspecified[FG_IP6_ALEN];
+
+	/* as tcp_input refuses sources: ::, ::1, multicast, and ourselves */
+	return memcmp(a, unspecified, FG_IP6_ALEN) && memcmp(a, loopback, FG_IP6_ALEN) &&
+	       a[0] != 0xff && !fg_net_is_local_ipv6(t->net, a);
+}
+
 static int open_check(const struct fg_tcp *t, const struct fg_endpoint *local,
 		      const struct fg_endpoint *peer)
 {
@@ -95,8 +140,14 @@ static int open_check(const struct fg_tcp *t, const struct fg_endpoint *local,
 
 	if (t->passive)
 		return -EOPNOTSUPP;
-	if (local->family != AF_INET || peer->family != AF_INET)
+	if (local->family != peer->family ||
+	    (local->family != AF_INET && local->family != AF_INET6))
 		return -EAFNOSUPPORT;
+	if (local->family == AF_INET6) {
+		if (!fg_net_is_local_ipv6(t->net, local->addr))
+			return -EADDRNOTAVAIL;
+		return ipv6_peer_ok(t, peer->addr) && peer->port ? 0 : -EINVAL;
+	}
 	laddr = fg_rdaddr(local->addr);
 	raddr = fg_rdaddr(peer->addr);
 	if (!fg_net_is_local_ipv4(t->net, laddr))
@@ -121,11 +172,14 @@ struct fg_tcp_conn *fg_tcp_connect(struct fg_tcp *t, const struct fg_endpoint *l
 	if (now_ns > t->now)
 		t->now = now_ns;
 	memset(&k, 0, sizeof(k));	/* an IPv4 key: 4 octets, 12 zeros */
-	memcpy(k.laddr, local->addr, 4);
-	memcpy(k.raddr, peer->addr, 4);
+	k.v6 = local->family == AF_INET6;
+	memcpy(k.laddr, local->addr, k.v6 ? FG_IP6_ALEN : 4);
+	memcpy(k.raddr, peer->addr, k.v6 ? FG_IP6_ALEN : 4);
 	k.rport = peer->port;
-	k.lport = local->port ? local->port : ephemeral_port(t, k);
-	if (!k.lport || tcp_lookup(t, &k)) {
+	k.lport = local->port;
+	if (!k.lport && (rc = ephemeral_port(t, k, &k.lport)) < 0)
+		goto out_err;
+	if (tcp_lookup(t, &k)) {
 		rc = -EADDRINUSE;
 		goto out_err;
 	}
@@ -196,7 +250,7 @@ static void take_syn(struct fg_tcp_conn *c, const struct tcp_seg_in *s)
 		c->rcv_wscale = t->rcv_wscale;
 	}
 	if (s->sack)
-		c->flags |= CF_SACK_OK;
+		c->flags |= CF_SACK_OK;	/* (never with cfg.no_sack: tcp_input drops the option) */
 	/* RFC 5681 3.1 (RFC 3390): IW = min(4*SMSS, max(2*SMSS, 4380)) */
 	c->cwnd = FG_MIN(4 * c->mss, FG_MAX(2 * c->mss, 4380u));
 	/* RFC 7323 2.2: the window of a SYN is not scaled */

@@ -29,7 +29,9 @@
 
 /* ---------------------------------------------------------------- parsing */
 
-static void parse_options(struct tcp_seg_in *s, const uint8_t *o, uint32_t len)
+/* A SYN's options (MSS, window scale, SACK-permitted), or the SACK blocks
+ * of any other segment. */
+static void parse_options(struct tcp_seg_in *s, const uint8_t *o, uint32_t len, bool syn)
 {
 	uint32_t i = 0;
 
@@ -44,7 +46,12 @@ static void parse_options(struct tcp_seg_in *s, const uint8_t *o, uint32_t len)
 		}
 		if (i + 1 >= len || (olen = o[i + 1]) < 2 || i + olen > len)
 			break;	/* malformed: ignore the rest */
-		if (kind == 2 && olen == 4)
+		if (!syn) {
+			if (kind == 5 && olen >= 10 && (olen - 2) % 8 == 0) {
+				s->sack_blk = o + i + 2;		/* RFC 2018 3 */
+				s->n_sack_blk = (olen - 2u) / 8;
+			}
+		} else if (kind == 2 && olen == 4)
 			s->mss = fg_rd16(o + i + 2);
 		else if (kind == 3 && olen == 3)
 			s->ws = FG_MIN(o[i + 2], TCP_MAX_WSCALE);	/* RFC 7323 2.3 */
@@ -54,22 +61,37 @@ static void parse_options(struct tcp_seg_in *s, const uint8_t *o, uint32_t len)
 	}
 }
 
-/* A listener for the key's local port and address: its own address, or
- * the unspecified address of the key's family (any of ours). */
-bool tcp_listening(const struct fg_tcp *t, const struct tcp_tuple *k)
+/* A listener for a local port and address: its own address, or the
+ * unspecified address of its family (any of ours, but one a reload
+ * removed: it is leaving, fg_net_set_ipv4). */
+bool fg_tcp_listens_on(const struct fg_tcp *t, const struct fg_endpoint *local)
 {
 	static const uint8_t any[FG_IP6_ALEN];
-	int family = k->v6 ? AF_INET6 : AF_INET;
-	size_t alen = k->v6 ? FG_IP6_ALEN : 4;
+	size_t alen = local->family == AF_INET6 ? FG_IP6_ALEN : 4;
+	uint32_t ip;
+
+	if (local->family == AF_INET) {
+		memcpy(&ip, local->addr, 4);
+		if (fg_net_ipv4_leaving(t->net, ip))
+			return false;
+	}
 
 	for (unsigned i = 0; i < t->cfg.n_listen; i++) {
 		const struct fg_endpoint *l = &t->cfg.listen[i];
 
-		if (l->port == k->lport && l->family == family &&
-		    (!memcmp(l->addr, any, alen) || !memcmp(l->addr, k->laddr, alen)))
+		if (l->port == local->port && l->family == local->family &&
+		    (!memcmp(l->addr, any, alen) || !memcmp(l->addr, local->addr, alen)))
 			return true;
 	}
 	return false;
+}
+
+bool tcp_listening(const struct fg_tcp *t, const struct tcp_tuple *k)
+{
+	struct fg_endpoint local = { .family = k->v6 ? AF_INET6 : AF_INET, .port = k->lport };
+
+	memcpy(local.addr, k->laddr, k->v6 ? FG_IP6_ALEN : 4);
+	return fg_tcp_listens_on(t, &local);
 }
 
 static uint32_t seg_len(const struct tcp_seg_in *s)
@@ -319,6 +341,8 @@ static void new_ack(struct fg_tcp_conn *c, const struct tcp_seg_in *s)
 			c->cwnd = c->cwnd > acked ? c->cwnd - acked : 0;
 			c->cwnd += c->mss;
 		}
+	} else if (c->flags & CF_SACK_RECOVERY) {
+		/* RFC 6675 5: cwnd holds through SACK recovery (tcp_sack.c) */
 	} else if (c->cwnd < c->ssthresh) {
 		c->cwnd += FG_MIN(acked, c->mss);	/* RFC 5681 3.1 slow start */
 	} else {
@@ -378,6 +402,7 @@ static bool ack_input(struct fg_tcp_conn *c, const struct tcp_seg_in *s)
 	uint32_t wnd = (c->flags & CF_WS_OK) ? (uint32_t)s->wnd << c->snd_wscale : s->wnd;
 	bool update = SEQ_LT(c->snd_wl1, s->seq) ||
 		      (c->snd_wl1 == s->seq && SEQ_LEQ(c->snd_wl2, s->ack));
+	bool dup;
 
 	if (SEQ_GT(s->ack, c->snd_max) ||
 	    SEQ_LT(s->ack, c->snd_una - FG_MAX(c->max_snd_wnd, 65535u))) {
@@ -387,14 +412,18 @@ static bool ack_input(struct fg_tcp_conn *c, const struct tcp_seg_in *s)
 		tcp_send_ack_now(c);
 		return false;
 	}
+	/* RFC 5681 2: the definition of a duplicate ACK */
+	dup = s->ack == c->snd_una && s->len == 0 && !(s->flags & (TH_SYN | TH_FIN)) &&
+	      wnd == c->snd_wnd && c->snd_max != c->snd_una;
 	if (SEQ_GT(s->ack, c->snd_una)) {
 		new_ack(c, s);
 		if (c->flags & CF_FREEING)
 			return false;
-	} else if (s->ack == c->snd_una && s->len == 0 && !(s->flags & (TH_SYN | TH_FIN)) &&
-		   wnd == c->snd_wnd && c->snd_max != c->snd_una) {
-		dup_ack(c);	/* RFC 5681 2: the definition of a duplicate ACK */
+	} else if (dup && !(c->flags & CF_SACK_OK)) {
+		dup_ack(c);	/* NewReno */
 	}
+	if (c->flags & CF_SACK_OK)
+		tcp_sack_input(c, s, dup);	/* RFC 6675: the scoreboard, recovery */
 	if (update) {
 		if (c->snd_wnd == 0 && wnd > 0 && (c->flags & CF_PERSIST)) {
 			c->flags &= ~CF_PERSIST;
@@ -666,8 +695,12 @@ void tcp_input(void *ctx, struct fg_rx_frame *f, const struct fg_net_l3 *l3,
 	s.wnd = fg_rd16(l4 + 14);
 	s.data = l4 + doff;
 	s.len = l4_len - doff;
-	if (s.flags & TH_SYN)
-		parse_options(&s, l4 + FG_TCP_HLEN, doff - FG_TCP_HLEN);
+	if (doff > FG_TCP_HLEN && ((s.flags & TH_SYN) || !t->passive))
+		parse_options(&s, l4 + FG_TCP_HLEN, doff - FG_TCP_HLEN, s.flags & TH_SYN);
+	if (t->cfg.no_sack) {
+		s.sack = false;		/* neither offered nor used: NewReno */
+		s.n_sack_blk = 0;
+	}
 	if (t->passive) {
 		tcp_passive_input(t, &s);
 		return;

@@ -9,6 +9,7 @@
  *   tcp_timer.c   the timer wheel and per-connection deadlines
  *   tcp_cookie.c  SipHash, the connection hash and SYN cookies
  *   tcp_connect.c active open: connect, SYN-SENT, the SYN's timer
+ *   tcp_sack.c    the sender's SACK scoreboard and loss recovery (RFC 6675)
  *
  * Sequence space of a connection (send side):
  *
@@ -89,8 +90,28 @@
 #define CF_ACTIVE 0x200000	/* opened by fg_tcp_connect: the app is told of its end */
 #define CF_NO_MAC 0x400000	/* SYN-SENT, the SYN not sent yet: the peer's MAC unknown */
 #define CF_WANT_REF 0x800000	/* a fg_tcp_send_ref was refused: on_writable owed */
+#define CF_SACK_RECOVERY 0x1000000	/* SACK loss recovery (RFC 6675 5), tcp_sack.c */
+#define CF_SACK_RTO 0x2000000	/* after an RTO: no recovery until RecoveryPoint is ACKed (5.1) */
 
 #define TCP_SEG_PARTS 64	/* copied runs and attached pieces in one segment */
+
+/*
+ * The sender's SACK scoreboard (tcp_sack.c): what the peer reported
+ * holding above SND.UNA, as sorted, disjoint, non-adjacent ranges
+ * [blk[2i], blk[2i+1]) within (SND.UNA, SND.MAX]. Bounded: at most
+ * TCP_SACK_SB_BLOCKS ranges; beyond that the highest is forgotten
+ * (tcp_sack_sb_full), which only makes the sender retransmit more.
+ */
+#define TCP_SACK_SB_BLOCKS 16
+struct tcp_sack_sb {
+	uint32_t blk[2 * TCP_SACK_SB_BLOCKS];
+	uint8_t n;			/* ranges in use */
+	uint32_t high_rxt;		/* HighRxt: the highest octet retransmitted + 1 */
+	uint32_t recovery_point;	/* RecoveryPoint: HighData when recovery began */
+	uint32_t rxt_mark;		/* HighData when the latest retransmission left */
+	uint32_t una_mark;		/* ... as SND.UNA's went again (at most that) */
+	uint32_t una_seen;		/* SND.UNA una_mark belongs to */
+};
 
 /*
  * A connection's key, the same for both address families: an IPv4 address
@@ -123,6 +144,8 @@ struct tcp_seg_in {
 	uint32_t mss;		/* SYN option, 0 = none */
 	int ws;			/* SYN option, -1 = none */
 	bool sack;		/* SYN option SACK-permitted */
+	const uint8_t *sack_blk;	/* SACK option's blocks (RFC 2018 3), NULL = none */
+	unsigned n_sack_blk;
 };
 
 struct tcp_seg {
@@ -166,6 +189,7 @@ struct fg_tcp_conn {
 	uint32_t iss, snd_una, snd_nxt, snd_max;
 	uint32_t snd_wnd, snd_wl1, snd_wl2, max_snd_wnd;
 	uint32_t cwnd, ssthresh, recover;
+	struct tcp_sack_sb sb;		/* SACK scoreboard (CF_SACK_OK only) */
 	uint8_t *sbuf;
 	uint32_t sb_head, sb_len;	/* sb_len: every queued octet, ring and referenced */
 	uint32_t sb_ring;		/* octets of them in the ring */
@@ -377,6 +401,34 @@ void tcp_syn_sent_input(struct fg_tcp_conn *c, struct tcp_seg_in *s);
 void tcp_syn_sent_timeout(struct fg_tcp_conn *c);
 /* An active open reached ESTABLISHED: on_connect; -1 when the block is gone. */
 int tcp_connected(struct fg_tcp_conn *c);
+
+/* tcp_sack.c */
+/* After the cumulative ACK of `s` was taken (new_ack): the scoreboard
+ * updated from its SACK blocks, recovery entered or left. `dup`: the ACK
+ * did not move SND.UNA while data was in flight. */
+void tcp_sack_input(struct fg_tcp_conn *c, const struct tcp_seg_in *s, bool dup);
+/* In recovery: retransmit by NextSeg() while cwnd - pipe >= SMSS; rule 1
+ * (lost holes) or, with `rule3`, rule 3 (holes not yet lost). True when
+ * something was sent. */
+bool tcp_sack_rexmit(struct fg_tcp_conn *c, bool rule3);
+/* The room for new data within the peer's window (`inflight` = SND.NXT -
+ * SND.UNA): in recovery cwnd less pipe; before it, on the first two
+ * duplicate ACKs, cwnd plus a segment each (Limited Transmit). */
+uint32_t tcp_sack_room(const struct fg_tcp_conn *c, uint32_t inflight);
+/* An RTO (RFC 6675 5.1, RFC 2018 8): scoreboard cleared, RecoveryPoint =
+ * HighData, recovery over. */
+void tcp_sack_rto(struct fg_tcp_conn *c);
+/* Go-back-N after an RTO: SND.NXT past what the peer SACKed since, and
+ * `len` cut at the next SACKed range. Returns the new len. */
+uint32_t tcp_sack_skip(struct fg_tcp_conn *c, uint32_t len);
+/* Scoreboard primitives, exposed for the unit tests. */
+bool tcp_sack_is_lost(const struct fg_tcp_conn *c, uint32_t seq);
+uint32_t tcp_sack_pipe(const struct fg_tcp_conn *c);
+/* NextSeg() rules 1 and 3: the next retransmission, 0 with *seq and *len set,
+ * or -1. */
+int tcp_sack_next_seg(const struct fg_tcp_conn *c, bool rule3, uint32_t *seq, uint32_t *len);
+/* Update(): merge the valid blocks; the octets newly SACKed. */
+uint32_t tcp_sack_update(struct fg_tcp_conn *c, const uint32_t *blk, unsigned n);
 
 /* tcp_timer.c */
 int tcp_wheel_init(struct fg_tcp *t);

@@ -39,8 +39,12 @@
  * Retransmission (RFC 6298): one timer per connection runs while data or a
  * FIN is unacknowledged; on expiry the RTO doubles (5.5), cwnd falls to one
  * segment and ssthresh to half the flight (RFC 5681 3.1, eq. 4), and
- * sending restarts at snd_una (go-back-N, as BSD does without SACK). RTT
- * is sampled on one segment at a time, never on a retransmission (Karn).
+ * sending restarts at snd_una (go-back-N, as BSD does without SACK; with
+ * SACK the ranges the peer reports from then on are stepped over,
+ * tcp_sack.c step 7). RTT is sampled on one segment at a time, never on a
+ * retransmission (Karn). Fast retransmit and recovery: NewReno in
+ * tcp_input.c, or with SACK RFC 6675 in tcp_sack.c, whose rules 1 and 3
+ * run around send_data here and whose pipe bounds its room.
  *
  * Persist (RFC 9293 3.8.6.1): when the peer's window is zero, data is
  * queued and nothing is in flight, a probe of one byte goes out at
@@ -600,7 +604,7 @@ void tcp_send_syn(struct fg_tcp_conn *c)
 	struct seg_out o = {
 		.dmac = c->rmac, .k = &c->k, .seq = c->iss, .flags = TH_SYN,
 		.mss_opt = (uint16_t)tcp_mss_local(t, &c->k), .ws_opt = t->rcv_wscale,
-		.sack_ok = true,
+		.sack_ok = !t->cfg.no_sack,
 		/* RFC 7323 2.2: unscaled; no RCV.NXT yet to count from */
 		.wnd = (uint16_t)FG_MIN(t->cfg.rcvbuf, 65535u),
 	};
@@ -695,6 +699,8 @@ void tcp_rexmt_timeout(struct fg_tcp_conn *c)
 		return;
 	}
 	fg_stats_inc(t->st, FG_CTR_TCP_RTO_EXPIRED);
+	if (c->flags & CF_SACK_OK)
+		tcp_sack_rto(c);	/* RFC 6675 5.1: the scoreboard rules from here */
 	flight = c->snd_max - c->snd_una;
 	c->ssthresh = FG_MAX(flight / 2, 2 * c->mss);
 	c->cwnd = c->mss;
@@ -810,6 +816,9 @@ static bool send_data(struct fg_tcp_conn *c)
 	bool sent = false;
 
 	for (;;) {
+		/* after an RTO, what the peer SACKed since is not sent again */
+		uint32_t hole = c->sb.n && SEQ_LT(c->snd_nxt, c->snd_max) ?
+				tcp_sack_skip(c, UINT32_MAX) : UINT32_MAX;
 		uint32_t off = c->snd_nxt - c->snd_una, wnd, inflight, usable, len;
 		uint8_t flags = TH_ACK;
 
@@ -818,11 +827,18 @@ static bool send_data(struct fg_tcp_conn *c)
 		wnd = FG_MIN(c->snd_wnd, c->cwnd);
 		inflight = c->snd_nxt - c->snd_una;
 		usable = wnd > inflight ? wnd - inflight : 0;
-		len = FG_MIN(c->sb_len - off, FG_MIN(tcp_frame_max(c), usable));
+		if ((c->flags & CF_SACK_RECOVERY) || ((c->flags & CF_SACK_OK) && c->dupacks))
+			usable = tcp_sack_room(c, inflight);	/* RFC 6675 5 (C), RFC 3042 */
+		/* TSO frames outside loss recovery only: in it, a segment at a time */
+		len = FG_MIN(c->sb_len - off,
+			     FG_MIN((c->flags & CF_SACK_RECOVERY) || c->dupacks ? c->mss
+										 : tcp_frame_max(c),
+				    usable));
+		len = FG_MIN(len, hole);
 		if (!len)
 			break;
 		/* sender SWS avoidance, only while something is in flight */
-		if (len < c->mss && len < c->sb_len - off && inflight &&
+		if (len < c->mss && len < c->sb_len - off && len < hole && inflight &&
 		    len < c->max_snd_wnd / 2)
 			break;
 		/* then what one frame can carry of the queue as it is made */
@@ -889,7 +905,11 @@ void tcp_output(struct fg_tcp_conn *c)
 			return;
 	}
 	window_update_check(c);
-	sent = send_data(c);
+	/* SACK recovery (tcp_sack.c): NextSeg's rules 1, 2 and 3 in turn */
+	sent = (c->flags & CF_SACK_RECOVERY) && tcp_sack_rexmit(c, false);
+	sent |= send_data(c);
+	if (c->flags & CF_SACK_RECOVERY)
+		sent |= tcp_sack_rexmit(c, true);
 	if (fin_wanted(c) && c->snd_nxt == c->snd_una + c->sb_len) {
 		/* a FIN on its own (no data left, or a retransmission) */
 		if (xmit(c, TH_FIN | TH_ACK, c->snd_nxt, 0) == 0) {

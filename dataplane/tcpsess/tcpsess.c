@@ -136,6 +136,25 @@ void fg_tcpsess_set_draining(struct fg_tcpsess *ts, bool draining)
 	ts->draining = draining;
 }
 
+unsigned fg_tcpsess_retire_unlistened(struct fg_tcpsess *ts, const struct fg_tcp *tcp)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < ts->n_conns; i++) {
+		struct conn *c = &ts->conns[i];
+		struct fg_endpoint local;
+
+		if (!c->tc || !c->s)
+			continue;
+		fg_tcp_conn_local(c->tc, &local);
+		if (!fg_tcp_listens_on(tcp, &local)) {
+			fg_nntp_session_retire(c->s, FG_NNTP_RETIRE_ADDRESS);
+			n++;
+		}
+	}
+	return n;
+}
+
 void fg_tcpsess_set_restoring(struct fg_tcpsess *ts, bool restoring)
 {
 	ts->restoring = restoring;

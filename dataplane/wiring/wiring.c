@@ -36,10 +36,12 @@ static int sink_build(struct fg_wiring *wr, const struct fg_wiring_params *p)
 		/* the article's buffers are held (within the engine's max-holds
 		 * share) until the writer has them on disk; the completion comes
 		 * back through the handle's ring and the engine's poll */
-		if (!p->ob)
+		if (!p->ob) {
+			fg_relay_acker_destroy(p->acker);
 			return -EINVAL;
-		wr->sink = fg_outbound_sink(p->ob, &p->engine.stats->s, p->wake, p->wake_arg,
-					    &wr->sink_ops);
+		}
+		wr->sink = fg_outbound_sink_acker(p->ob, &p->engine.stats->s, p->wake, p->wake_arg,
+						  p->acker, &wr->sink_ops);
 		if (wr->sink)
 			wr->warm = fg_outbound_warm_create(p->ob, p->wake, p->wake_arg);
 		break;

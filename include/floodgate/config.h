@@ -87,6 +87,16 @@ enum fg_downstream_mode {
 	FG_DOWNSTREAM_IHAVE = 1,	/* IHAVE, for servers that do not stream */
 };
 
+/* How an acknowledging downstream is fed on the DPDK dataplane
+ * (docs/relay.md, "Two paths"): by each worker's own TCP through the port,
+ * or by the relay thread's kernel sockets; auto: the port when the
+ * downstream's address is on a subnet of [dataplane] address. */
+enum fg_downstream_path {
+	FG_DOWNSTREAM_PATH_AUTO = 0,
+	FG_DOWNSTREAM_PATH_PORT = 1,
+	FG_DOWNSTREAM_PATH_KERNEL = 2,
+};
+
 enum fg_backlog_full {
 	FG_BACKLOG_DEFER = 0,		/* defer the peers: nothing is lost */
 	FG_BACKLOG_DROP = 1,		/* drop the parked downstream's oldest */
@@ -169,6 +179,7 @@ struct fg_config_downstream {
 	 * article safe, answered to the peer without the queue's disk;
 	 * default off (the queue's promise) */
 	bool acknowledges;
+	enum fg_downstream_path path;	/* default auto */
 	/* Its stable identity: names its cursor file and, in queue records,
 	 * the downstreams an article goes to (feeds.h). Default: the section
 	 * name; keep it when renaming a section. */
@@ -434,14 +445,20 @@ size_t fg_config_format(const struct fg_config *cfg, char *buf, size_t len);
 /*
  * Reload (config_reload.c), for a running dataplane: load FILE ("" the
  * embedded default) and list its errors, or its warnings, to `out`; NULL
- * when it has errors. fg_config_carry keeps in `n` the running values of
- * `o` for the keys that size what exists (the port, lcores, pools, listen
- * addresses, the history region, per-session buffers, the queue and the
- * downstreams), naming each that differed as "needs restart";
+ * when it has errors. fg_config_restart_keys names, as "needs a restart",
+ * each key of `n` that differs from the running `o` and sizes what exists
+ * (the port, lcores, pools, the history region, per-session buffers, the
+ * queue, the cluster; the listen addresses, the port's addresses and the
+ * downstreams unless `live` has their FG_RELOAD_LIVE_* bit), then says the
+ * reload is refused; it returns how many (0: the file may be applied).
  * fg_config_changes lists the keys of b that a lacks as "applied".
  */
+#define FG_RELOAD_LIVE_LISTEN 0x1u	/* [site] listen */
+#define FG_RELOAD_LIVE_DP_ADDR 0x2u	/* [dataplane] address */
+#define FG_RELOAD_LIVE_DOWNSTREAM 0x4u	/* [downstream] sections */
 struct fg_config *fg_config_reload_load(const char *file, FILE *out);
-void fg_config_carry(struct fg_config *n, const struct fg_config *o, FILE *out);
+unsigned fg_config_restart_keys(const struct fg_config *n, const struct fg_config *o,
+				unsigned live, FILE *out);
 void fg_config_changes(const struct fg_config *a, const struct fg_config *b, FILE *out);
 
 #endif /* FLOODGATE_CONFIG_H */

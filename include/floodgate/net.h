@@ -273,6 +273,19 @@ unsigned fg_net_rx(struct fg_net *net, struct fg_rx_frame *frames, unsigned n,
 /* Timers (the L4 handlers': TCP's wheel), deferred work and a TX flush.
  * Call often. */
 void fg_net_poll(struct fg_net *net, uint64_t now_ns);
+
+/* Reload: our IPv4 addresses become ipv4[0..n) (each with its prefix
+ * length and VLAN, as in fg_net_config). An address no longer among them
+ * is "leaving" for leave_ns: still ours (ARP answered, its packets taken)
+ * so that the connections already made on it can finish, while TCP
+ * refuses new ones (fg_net_ipv4_leaving); then it is dropped, at a poll.
+ * Leaving addresses fill only the room the new ones leave (a leaving one
+ * that finds none is dropped at once). -EINVAL (nothing changed): more
+ * than FG_NET_MAX_ADDRS, or a passive instance. IPv6 addresses are not
+ * changed here. */
+int fg_net_set_ipv4(struct fg_net *net, const uint32_t *ipv4, const uint8_t *plen,
+		    const uint16_t *vid, unsigned n, uint64_t leave_ns);
+bool fg_net_ipv4_leaving(const struct fg_net *net, uint32_t ip);
 /* The next time fg_net_poll() has work, or UINT64_MAX. */
 uint64_t fg_net_next_deadline(const struct fg_net *net);
 void fg_net_flush(struct fg_net *net);
@@ -289,6 +302,12 @@ int fg_net_faults_parse(const char *spec, struct fg_net_faults *f);
  * ARP request has been queued (at most one a second per address). */
 int fg_net_arp_resolve(struct fg_net *net, uint32_t ip, uint8_t mac[FG_ETH_ALEN],
 		       uint64_t now_ns);
+/* IPv6 (Neighbour Discovery, RFC 4861 7.2): on-link peer `ip`'s MAC from
+ * the neighbour cache: 0 and *mac set, -EAGAIN after a Neighbour
+ * Solicitation has been queued (at most one a second per address), or
+ * -EHOSTUNREACH on an instance without IPv6. */
+int fg_net_nd_resolve(struct fg_net *net, const uint8_t *ip, uint8_t mac[FG_ETH_ALEN],
+		      uint64_t now_ns);
 /* A neighbour given, not asked for: `ip`'s MAC from now on, never expired
  * nor evicted (an ARP reply may still change the MAC). For a link that
  * carries no broadcast (an 802.3ad bond whose members take no

@@ -66,6 +66,10 @@ struct fg_outbound_params {
 	struct fg_region *region;	/* floodctld's, or NULL (no gate, no slot) */
 	const char *slot_name;		/* the counters' writer slot (with region) */
 	unsigned max_gate;		/* slot links the gate can hold (engine threads) */
+	/* The DPDK dataplane: downstreams that take the port path
+	 * (fg_portack_takes) are fed by the workers, not by the relay's #ack
+	 * connections. */
+	bool port_path;
 };
 
 /* Open the queue and create the relay (no thread yet). NULL and *err
@@ -85,6 +89,11 @@ void fg_outbound_close(struct fg_outbound *ob);
  * memory. */
 void *fg_outbound_sink(struct fg_outbound *ob, struct fg_stats *stats, void (*wake)(void *arg),
 		       void *wake_arg, const struct fg_sink_ops **ops);
+/* The same with the thread's own acker (portack.h's), taken by the sink
+ * (also when this fails); NULL `ak`: the relay's, as fg_outbound_sink. */
+void *fg_outbound_sink_acker(struct fg_outbound *ob, struct fg_stats *stats,
+			     void (*wake)(void *arg), void *wake_arg, struct fg_relay_acker *ak,
+			     const struct fg_sink_ops **ops);
 /* Articles open or in flight in a sink fg_outbound_sink made. */
 unsigned fg_outbound_sink_busy(const struct fg_sink_ops *ops, const void *sink);
 

@@ -204,11 +204,13 @@ struct fg_queue_art_view {
 	size_t id_len;
 	const struct fg_feeds_set *route;
 	uint64_t len;			/* wire octets appended */
-	unsigned pieces;		/* iovecs fg_queue_sink_pieces fills */
+	unsigned pieces;		/* pieces fg_queue_sink_pieces fills */
 };
 void fg_queue_sink_view(const void *art, struct fg_queue_art_view *out);
-/* Fill out[0..max) with the article's pieces; returns how many it has. */
-unsigned fg_queue_sink_pieces(const void *art, struct iovec *out, unsigned max);
+/* Fill out[0..max) with the article's pieces, each with the receive
+ * buffer it lies in (handle NULL: the handle's own copy); returns how
+ * many it has. */
+unsigned fg_queue_sink_pieces(const void *art, struct fg_iov *out, unsigned max);
 /* Octets the handle holds now: appended to articles not yet done or
  * discarded. */
 uint64_t fg_queue_sink_held(const struct fg_queue_sink *s);

@@ -51,6 +51,7 @@
 #include "floodgate/config.h"
 #include "floodgate/dstatus.h"
 #include "floodgate/feeds.h"
+#include "floodgate/iov.h"
 #include "floodgate/qwriter.h"
 #include "floodgate/stats.h"
 
@@ -66,6 +67,9 @@ struct fg_relay_params {
 	uint64_t retry_min_ns, retry_max_ns;
 	uint64_t answer_timeout_ns;
 	uint64_t ask_timeout_ns;	/* warm-up: UNKNOWN after this (0: 2 s) */
+	/* Downstreams (bit = config index) that the DPDK workers feed with
+	 * their own TCP (portack.h): no #ack connections for them here. */
+	uint8_t port_mask;
 };
 
 /*
@@ -186,8 +190,11 @@ struct fg_relay_ack_art {
 	const char *id;
 	size_t id_len;
 	const struct fg_feeds_set *route;
-	const struct iovec *iov;	/* the wire octets, valid until its result */
-	unsigned niov;
+	/* the wire octets in place, valid until its result; each piece's
+	 * handle names its receive buffer (NULL: none, e.g. the engine's own
+	 * copy), for a sender by reference (portack.h) */
+	const struct fg_iov *piece;
+	unsigned npiece;
 	uint64_t deadline_ns;		/* fg_mono_ns() clock */
 };
 
@@ -213,5 +220,18 @@ typedef void fg_relay_ack_fn(void *arg, const struct fg_relay_ack_result *res);
 unsigned fg_relay_ack_results(struct fg_relay_acker *a, fg_relay_ack_fn *fn, void *arg);
 /* Articles handed over whose result has not been taken. */
 unsigned fg_relay_ack_out(const struct fg_relay_acker *a);
+
+/* An acker of another kind behind the same five calls and the same result
+ * contract: a DPDK worker's own TCP to the downstreams reached through its
+ * port (portack.h). `impl` is passed back to each op; destroy is called by
+ * fg_relay_acker_destroy. NULL: no memory. */
+struct fg_relay_acker_ops {
+	bool (*can)(const void *impl, const struct fg_feeds_set *route);
+	int (*send)(void *impl, const struct fg_relay_ack_art *art);
+	unsigned (*results)(void *impl, fg_relay_ack_fn *fn, void *arg);
+	unsigned (*out)(const void *impl);
+	void (*destroy)(void *impl);
+};
+struct fg_relay_acker *fg_relay_acker_wrap(const struct fg_relay_acker_ops *ops, void *impl);
 
 #endif /* FLOODGATE_RELAY_H */

@@ -330,12 +330,20 @@ void fg_nntp_engine_observe_verdicts(struct fg_nntp_engine *e, fg_nntp_verdict_o
 /* Reload: switch to `cfg` (rules, peer policies, timeouts for open
  * sessions too) with `peer_stats` (cfg->n_peer + 1 blocks, or NULL)
  * replacing the per-peer array. Sessions follow their peer by name; one
- * whose peer is gone is answered 400 and closed. -EINVAL (nothing
+ * whose peer is gone drains and closes (fg_nntp_session_retire). -EINVAL (nothing
  * changed) when max-line or max-pending-commands differ: open sessions'
  * buffers are sized by them. The old configuration and array must stay
  * valid until this returns. dataplane/nntp/reconfig.c. */
 int fg_nntp_engine_set_config(struct fg_nntp_engine *e, const struct fg_config *cfg,
 			 struct fg_nntp_counters *peer_stats);
+
+/* Reload: the session's peer or the address it came in on was removed.
+ * It drains and closes (dataplane/nntp/session.c, "Retiring"): the
+ * article in flight is finished, new offers deferred (431/436), then a
+ * 400 naming why once all it read is answered, within 10 s at most. */
+enum fg_nntp_retire { FG_NNTP_RETIRE_PEER, FG_NNTP_RETIRE_ADDRESS };
+void fg_nntp_session_retire(struct fg_nntp_session *s, enum fg_nntp_retire why);
+bool fg_nntp_session_retiring(const struct fg_nntp_session *s);
 
 /* Sessions open, transfers not yet done (open, waiting or committed) and
  * warm-up questions not yet answered. */

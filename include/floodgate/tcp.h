@@ -150,6 +150,16 @@ struct fg_tcp_config {
 	uint64_t timer_tick_ns;		/* wheel granularity, power of two [1<<20 ~ 1 ms] */
 	unsigned timer_slots;		/* wheel size, power of two [4096] */
 	uint64_t secret;		/* keys the connection hash and SYN cookies */
+	bool no_sack;			/* neither offer nor accept SACK: NewReno recovery
+					 * only (the benchmark's baseline) */
+	/*
+	 * Optional: may an active open use local port `lport` toward `peer`?
+	 * fg_tcp_connect picks its ephemeral port among the free ones this
+	 * accepts (the DPDK worker: the answers' 4-tuple hashes, with the
+	 * port's RSS key and RETA, to its own RX queue). NULL: any port.
+	 */
+	bool (*port_ok)(void *ctx, const struct fg_endpoint *local, const struct fg_endpoint *peer);
+	void *port_ok_ctx;
 };
 
 struct fg_tcp;
@@ -162,18 +172,27 @@ struct fg_tcp *fg_tcp_create(struct fg_net *net, const struct fg_tcp_config *cfg
 /* Drops every reference still held; calls no callback. */
 void fg_tcp_destroy(struct fg_tcp *tcp);
 
-/* Active open from `local` (one of net's addresses; port 0: an ephemeral
+/* Active open from `local` (one of net's addresses, IPv4 or IPv6; port 0: an ephemeral
  * port, 49152-65535, free for this peer) to `peer`, with the app's
  * context `ctx` (on_connect, on_data, on_close get it), at `now_ns` (the
  * clock fg_net_rx and fg_net_poll are given; the SYN leaves with the next
  * poll or flush). The conn in
- * SYN-SENT, or NULL and *err: -EAFNOSUPPORT (not IPv4), -EADDRNOTAVAIL
+ * SYN-SENT, or NULL and *err: -EAFNOSUPPORT (families differ, or neither
+ * AF_INET nor AF_INET6), -EADDRNOTAVAIL
  * (`local` is not ours), -EINVAL (a peer no connection can have),
  * -EADDRINUSE (the 4-tuple is taken, or no ephemeral port is free),
+ * -EADDRNOTAVAIL also when no free ephemeral port passes cfg.port_ok,
  * -ENOBUFS (no connection block), -EOPNOTSUPP (a passive instance). */
 struct fg_tcp_conn *fg_tcp_connect(struct fg_tcp *tcp, const struct fg_endpoint *local,
 				   const struct fg_endpoint *peer, void *ctx, uint64_t now_ns,
 				   int *err);
+/* Reload: listen on eps[0..n) from now on (same checks as at create);
+ * connections already made, and handshakes under way, are not touched.
+ * -EINVAL (nothing changed) for a bad endpoint or a passive instance. */
+int fg_tcp_set_listen(struct fg_tcp *tcp, const struct fg_endpoint *eps, unsigned n);
+/* Is `local` (an address of ours and a port) listened on? */
+bool fg_tcp_listens_on(const struct fg_tcp *tcp, const struct fg_endpoint *local);
+
 /* Our end of the connection (the port an active open was given). */
 void fg_tcp_conn_local(const struct fg_tcp_conn *c, struct fg_endpoint *local);
 

@@ -76,6 +76,10 @@ void fg_tcpsess_set_time(struct fg_tcpsess *ts, fg_time_t now, uint64_t now_ns);
 /* Peers of new connections are looked up in `cfg` from now on (reload);
  * open sessions keep the peer name they started with. */
 void fg_tcpsess_set_config(struct fg_tcpsess *ts, const struct fg_config *cfg);
+/* Reload: every open session whose local address and port `tcp` no
+ * longer listens on drains and closes (fg_nntp_session_retire); returns
+ * how many were told. */
+unsigned fg_tcpsess_retire_unlistened(struct fg_tcpsess *ts, const struct fg_tcp *tcp);
 /* While set, new connections get "400 ... draining" and are closed. */
 void fg_tcpsess_set_draining(struct fg_tcpsess *ts, bool draining);
 /* While set, new connections get "400 ... the history is being restored

@@ -52,6 +52,10 @@ struct fg_wiring_params {
 	 * and, whatever the sink, the journal gate the slot link joins
 	 * (NULL: none). */
 	struct fg_outbound *ob;
+	/* With the queue: the thread's own acker for end-to-end
+	 * acknowledgement (a DPDK worker's portack.h), taken by the sink;
+	 * NULL: the relay thread's. */
+	struct fg_relay_acker *acker;
 	/* Called from the queue's, the relay's or the cluster's thread when
 	 * the engine's thread has completions to poll; NULL: it polls anyway. */
 	void (*wake)(void *arg);

@@ -2,7 +2,8 @@
 /*
  * fuzz_net6.c — received IPv6 frames into net (ipv6.c) and TCP: the
  * extension-header walk, ICMPv6 (echo, Neighbour Discovery, Packet Too
- * Big) and TCP segments over IPv6, on an instance that runs DAD.
+ * Big) and TCP segments over IPv6, on an instance that runs DAD and
+ * resolves the peer for an active open (the neighbour cache).
  *
  * Input: a sequence of records
  *     op (1)  len (2, big-endian)  body (len)
@@ -38,6 +39,7 @@ static struct {
 	struct fg_tcp *tcp;
 	struct fg_stats st;
 	uint64_t now;
+	bool opened;			/* the active open (open_once) */
 } Z;
 
 static void sink(void *arg, const uint8_t *f, uint32_t len, uint32_t flags)
@@ -158,6 +160,23 @@ static void setup(void)
 	fg_net_poll(Z.net, Z.now);	/* DAD's probes go out */
 }
 
+/* Once DAD is over (our address usable): an active open to the peer. Its
+ * Neighbour Solicitation goes out, and an advertisement for the peer
+ * (kind 2, type 136) is learned into the neighbour cache. */
+static void open_once(void)
+{
+	struct fg_endpoint local = { .family = AF_INET6 };
+	struct fg_endpoint peer = { .family = AF_INET6, .port = 119 };
+
+	if (Z.opened || fg_net_ipv6_dad(Z.net) != 0)
+		return;
+	memcpy(local.addr, our_ip, 16);
+	memcpy(peer.addr, peer_ip, 16);
+	if (!fg_tcp_connect(Z.tcp, &local, &peer, &Z, Z.now, NULL))
+		abort();
+	Z.opened = true;
+}
+
 static void teardown(void)
 {
 	fg_tcp_destroy(Z.tcp);
@@ -188,6 +207,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			Z.now += (op & 0x0fu) * 100000000ull;
 			fg_net_poll(Z.net, Z.now);
 		}
+		open_once();
 		if (kind == 0)
 			feed(data + i, len, flags);
 		else if (kind < 3 && len >= 1 && len <= 1400)

@@ -14,8 +14,10 @@
  *            1..3: body is a TCP header + payload for connection 1..3:
  *            the harness wraps it in Ethernet/IPv4, makes SEQ and ACK
  *            relative to what the module last sent on that connection
- *            and fixes the checksum, so mutations reach the state
- *            machine instead of dying at the checksum;
+ *            (and so the edges of SACK blocks) and fixes the checksum,
+ *            so mutations reach the state machine instead of dying at
+ *            the checksum; connections 2 and 3, and the established one
+ *            we opened, agreed to SACK (the sender's recovery, tcp_sack.c);
  * op & 0x40  with op & 0x30 == 0: marks the frame "checksums verified by
  *            the NIC"; with 1..3: the body is for an opened connection
  *            instead (1: the one in SYN-SENT, 2: the established one,
@@ -167,9 +169,33 @@ static void feed(const uint8_t *frame, uint32_t len, uint32_t flags)
 	fg_net_rx(Z.net, &fr, 1, Z.now);
 }
 
+/* SACK blocks (kind 5) made relative to `base` as SEQ and ACK are, so
+ * mutated blocks land near what is in flight. */
+static void sack_relative(uint8_t *o, uint32_t len, uint32_t base)
+{
+	for (uint32_t i = 0; i < len;) {
+		uint32_t olen = o[i] <= 1 ? 1 : (i + 1 < len ? o[i + 1] : 0);
+
+		if (olen < 1 || i + olen > len)
+			return;
+		if (o[i] == 5)
+			for (uint32_t e = i + 2; e + 4 <= i + olen; e += 4) {
+				uint32_t v = ((uint32_t)o[e] << 24 | (uint32_t)o[e + 1] << 16 |
+					      (uint32_t)o[e + 2] << 8 | o[e + 3]) + base;
+
+				o[e] = (uint8_t)(v >> 24);
+				o[e + 1] = (uint8_t)(v >> 16);
+				o[e + 2] = (uint8_t)(v >> 8);
+				o[e + 3] = (uint8_t)v;
+			}
+		i += olen;
+	}
+}
+
 /* Wrap a TCP header + payload for connection k into a valid frame. */
 static uint32_t wrap(uint8_t *f, int k, const uint8_t *tcp, uint32_t len, bool relative)
 {
+	uint8_t opts[40];
 	uint32_t hl = (uint32_t)(tcp[12] >> 4) * 4, seq, ack;
 	struct fg_craft_tcp c = {
 		.dst_mac = our_mac, .src_mac = peer_mac, .sport = (uint16_t)(50001 + k), .dport = 119,
@@ -186,8 +212,11 @@ static uint32_t wrap(uint8_t *f, int k, const uint8_t *tcp, uint32_t len, bool r
 	/* options as given (whole words, within the header), the rest payload */
 	if (hl < 20 || hl > len)
 		hl = 20;
-	c.opts = tcp + 20;
 	c.optlen = (hl - 20) & ~3u;
+	memcpy(opts, tcp + 20, c.optlen);
+	if (relative)
+		sack_relative(opts, c.optlen, Z.last_seq[k]);
+	c.opts = opts;
 	c.data = tcp + 20 + c.optlen;
 	c.len = len - 20 - c.optlen;
 	n = fg_craft_tcp_frame(f, &c);
@@ -269,7 +298,7 @@ static void setup(void)
 {
 	struct fg_net_config nc;
 	struct fg_tcp_config tc;
-	uint8_t tcp[20] = { 0 }, f[128];
+	uint8_t tcp[24] = { 0 }, f[128];
 
 	memset(&Z, 0, sizeof(Z));
 	Z.now = 1000000000ull;
@@ -301,12 +330,14 @@ static void setup(void)
 	if (!Z.tcp)
 		abort();
 	for (int k = 0; k < NPASSIVE; k++) {
-		tcp[12] = 0x50;
+		tcp[12] = k ? 0x60 : 0x50;	/* 2 and 3: SACK-permitted (NOP NOP 4 2) */
+		memcpy(tcp + 20, (const uint8_t[]){ 1, 1, 4, 2 }, 4);
 		tcp[13] = 0x02;	/* SYN, absolute seq 0 */
 		tcp[14] = 0xff;
 		tcp[15] = 0xff;
-		feed(f, wrap(f, k, tcp, 20, false), 0);
+		feed(f, wrap(f, k, tcp, k ? 24 : 20, false), 0);
 		Z.last_ack[k] = 1;
+		tcp[12] = 0x50;
 		tcp[13] = 0x10;	/* ACK of the SYN-ACK, relative to what we sent */
 		memset(tcp + 4, 0, 8);
 		feed(f, wrap(f, k, tcp, 20, true), 0);
@@ -316,9 +347,10 @@ static void setup(void)
 	peer_arp();
 	open_conn(3);
 	open_conn(4);
-	tcp[13] = 0x12;		/* SYN-ACK: absolute seq 0, acknowledging our SYN */
+	tcp[12] = 0x60;		/* SYN-ACK with SACK-permitted: absolute seq 0, */
+	tcp[13] = 0x12;		/* acknowledging our SYN */
 	memset(tcp + 4, 0, 8);
-	feed(f, wrap(f, 4, tcp, 20, true), 0);
+	feed(f, wrap(f, 4, tcp, 24, true), 0);
 	if (!Z.conn[3] || !Z.conn[4] || fg_tcp_conn_state(Z.conn[4]) != FG_TCP_ESTABLISHED)
 		abort();
 }

@@ -66,9 +66,14 @@ def run_level(direction, pct, seed):
         check(st["nntp_articles_refused"] == 0 and st["nntp_articles_failed"] == 0,
               "articles refused %d, failed %d" % (st["nntp_articles_refused"],
                                                    st["nntp_articles_failed"]))
-        log("ok %s %g%% (%d rounds): %d faults injected; retrans %d (rto %d, fast %d), ooo %d, dup data %d" % (
-            direction, pct, rounds, injected, st["tcp_retrans_segs"], st["tcp_rto_expired"],
-            st["tcp_fast_retrans"], st["tcp_rx_ooo"], st["tcp_rx_dup_data"]))
+        # the kernel's client agrees to SACK: a bad block would be ours
+        # misreading it (how often recovery ran is the fault knob's luck)
+        check(st["tcp_sack_blocks_bad"] == 0, "SACK blocks refused: %d" % st["tcp_sack_blocks_bad"])
+        log("ok %s %g%% (%d rounds): %d faults injected; retrans %d (rto %d, fast %d, SACK "
+            "recoveries %d, their segments %d, lost again %d), ooo %d, dup data %d" % (
+                direction, pct, rounds, injected, st["tcp_retrans_segs"], st["tcp_rto_expired"],
+                st["tcp_fast_retrans"], st["tcp_sack_recoveries"], st["tcp_sack_rexmit_segs"],
+                st["tcp_sack_rexmit_lost"], st["tcp_rx_ooo"], st["tcp_rx_dup_data"]))
     finally:
         final = h.close()
     check(final["taphost_bufs_in_use"] == 0, "buffers leaked")

@@ -15,7 +15,6 @@ reconnect, and every worker switched.
 """
 import os
 import sys
-import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fgdp  # noqa: E402
@@ -23,36 +22,6 @@ import fgkit  # noqa: E402
 from fgdp import check, log  # noqa: E402
 
 DAY = 86400
-
-
-class Load(threading.Thread):
-    def __init__(self, src, tag):
-        super().__init__()
-        self.src, self.tag = src, tag
-        self.stop = threading.Event()
-        self.n = 0
-        self.error = None
-
-    def run(self):
-        try:
-            s = fgdp.connect(self.src, timeout=10)
-            r = fgdp.Lines(s)
-            r.line()
-            while not self.stop.is_set():
-                ids = ["<%s.%d.%d@reload.test>" % (self.tag, self.n + k, os.getpid())
-                       for k in range(20)]
-                s.sendall(b"".join(b"TAKETHIS %s\r\n" % i.encode() + fgdp.article(i, body=700)
-                                   for i in ids))
-                for i in ids:
-                    got = r.line()
-                    if got != "239 " + i:
-                        raise AssertionError("%s: %r" % (i, got))
-                self.n += len(ids)
-            s.sendall(b"QUIT\r\n")
-            r.line()
-            s.close()
-        except Exception as e:  # noqa: BLE001 - reported by the main thread
-            self.error = e
 
 
 def offer(s, r, msgid, age, expect):
@@ -83,7 +52,7 @@ def main():
     closed0 = fgkit.wait_counters(
         w.stats, lambda c: c["nntp_sessions_opened"] - c["nntp_sessions_closed"] == 1, 30,
         "the start-up probe's session to close")["nntp_sessions_closed"]
-    load = [Load(src, "l%d" % k) for k, src in enumerate(["198.18.0.1", "198.18.0.1",
+    load = [fgdp.Feed(src, "l%d" % k) for k, src in enumerate(["198.18.0.1", "198.18.0.1",
                                                             "198.18.0.4", "198.18.0.4"])]
     for t in load:
         t.start()

@@ -5,7 +5,9 @@
 # (72_dp_faults), the relay test (78_dp_relay: the queue's writer and
 # relay threads, a SIGKILL and restart), the restore wait (76_dp_restoring:
 # the workers torn down and built again on the region) and the peers' limits
-# of two workers (75_dp_limits: the box's table, a reload) once more, with floodgate built
+# of two workers (75_dp_limits: the box's table, a reload), the reloads that keep
+# sessions (75_dp_reload_sessions: peers and listen endpoints added and
+# removed, sessions drained) once more, with floodgate built
 # with ASan + UBSan (make SANITIZE=1): the project's allocations and arithmetic are checked on the
 # whole path (DPDK's own heap is not instrumented). Any report ends up in
 # floodgate's log, which the tests require to be clean; the runner also
@@ -20,6 +22,7 @@ top=${FG_TOP:-$(cd "$here/../.." && pwd)}
 "$here/70_dp_ipv6.py"
 "$here/72_dp_faults.py"
 "$here/75_dp_limits.py"
+"$here/75_dp_reload_sessions.py"
 "$here/76_dp_restoring.py"
 "$here/78_dp_relay.py"
 echo "PASS 77_dp_asan"

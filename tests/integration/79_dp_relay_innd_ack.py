@@ -29,14 +29,7 @@ def feed(arts):
 def run(w, innd_dir):
     w.start_ctld()
     w.start_dp()
-    probe = [0]
-
-    def acked():
-        probe[0] += 1
-        mid = "<dprobe%d@dpack.test>" % probe[0]
-        feed([(mid, hostlib.article(mid, groups="fg.test.text"))])
-        return w.stats().get("relay_ack_accepted", 0) > 0
-    fgkit.wait_until(acked, 60, "an article acknowledged end-to-end", step=0.1)
+    relaykit.wait_acked(w.stats, feed, "dpack")
 
     before = w.stats()
     arts = []
@@ -63,7 +56,10 @@ def run(w, innd_dir):
     check(not missing, "239 but not in innd's history: %s" % sorted(missing)[:5])
     w.stop_dp()
     w.check_logs()
-    log("150 acknowledged end-to-end by innd through the DPDK dataplane, 0 octets queued")
+    log("150 acknowledged end-to-end by innd through the DPDK dataplane, 0 octets queued; "
+        "the worker blocked %d times, woken by a result %d times" % (
+            after.get("dp_idle_waits", 0) - before.get("dp_idle_waits", 0),
+            after.get("dp_wakes", 0) - before.get("dp_wakes", 0)))
 
 
 def main():

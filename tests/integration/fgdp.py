@@ -23,6 +23,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 
 import fgkit
@@ -259,14 +260,14 @@ class World:
 
 # ---------------------------------------------------------- NNTP clients
 
-def connect(src=None, timeout=30, dst=DP_ADDR):
+def connect(src=None, timeout=30, dst=DP_ADDR, port=CLIENT_PORT):
     """A client connection to the dataplane, of dst's family (an IPv6 dst
     such as DP_ADDR6 with an IPv6 src)."""
     s = socket.socket(socket.AF_INET6 if ":" in dst else socket.AF_INET, socket.SOCK_STREAM)
     s.settimeout(timeout)
     if src:
         s.bind((src, 0))
-    s.connect((dst, 119))
+    s.connect((dst, port))
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return s
 
@@ -282,6 +283,51 @@ def article(msgid, age=3600, body=2048, path="peer.example!not-for-mail"):
             % (path, msgid, rfc5322(time.time() - age - 60), rfc5322(time.time() - age)))
     line = b"..a dot-stuffed line of article text, 64 octets long.........\r\n"
     return head.encode() + line * max(1, body // len(line)) + b".\r\n"
+
+
+class Feed(threading.Thread):
+    """A feeding peer for the length of a test: TAKETHIS in batches of 20
+    on one connection from `src`, every answer checked to be 239 (the
+    first wrong one is kept in `error`); `n` articles accepted so far,
+    `port` its local port. stop, then join: it QUITs."""
+
+    def __init__(self, src, tag):
+        super().__init__()
+        self.src, self.tag = src, tag
+        self.stop = threading.Event()
+        self.n = 0
+        self.port = None
+        self.error = None
+
+    def run(self):
+        try:
+            s = connect(self.src, timeout=10)
+            self.port = s.getsockname()[1]
+            r = Lines(s)
+            r.line()
+            while not self.stop.is_set():
+                ids = ["<%s.%d.%d@feed.test>" % (self.tag, self.n + k, os.getpid())
+                       for k in range(20)]
+                s.sendall(b"".join(b"TAKETHIS %s\r\n" % i.encode() + article(i, body=700)
+                                   for i in ids))
+                for i in ids:
+                    got = r.line()
+                    if got != "239 " + i:
+                        raise AssertionError("%s: %r" % (i, got))
+                self.n += len(ids)
+            s.sendall(b"QUIT\r\n")
+            r.line()
+            s.close()
+        except Exception as e:  # noqa: BLE001 - reported by the main thread
+            self.error = e
+
+    def moving(self, what):
+        """It answers on through `what`: 40 more articles after it."""
+        n = self.n
+        wait_until(lambda: self.n >= n + 40 or self.error or not self.is_alive(), 60,
+                   "%s's feed moving after %s" % (self.tag, what))
+        check(self.error is None and self.is_alive(), "%s's feed after %s: %r"
+              % (self.tag, what, self.error))
 
 
 # memif under --no-shconf has no multi-process channel: a notice, not a fault

@@ -297,3 +297,17 @@ def known_batch_to_innd(prefix, domain, feed, server, innd_dir):
     check(not missing, "239'd but not in innd's history: %s" % sorted(missing)[:5])
     check(not_in_history(innd_dir, ref) == set(ref), "439'd articles reached innd")
     return answers
+
+
+def wait_acked(stats, feed_fn, tag, timeout=60):
+    """Feed one small probe article at a time (feed_fn([(mid, wire)])) until
+    stats() counts one acknowledged end-to-end: the downstream's
+    acknowledging connections are up."""
+    probe = [0]
+
+    def acked():
+        probe[0] += 1
+        mid = "<%sprobe%d@%s.test>" % (tag, probe[0], tag)
+        feed_fn([(mid, hostlib.article(mid, groups="fg.test.text"))])
+        return stats().get("relay_ack_accepted", 0) > 0
+    wait_until(acked, timeout, "an article acknowledged end-to-end", step=0.1)

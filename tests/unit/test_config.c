@@ -1407,9 +1407,21 @@ static void write_conf(char *path, size_t len, const char *text)
 	fclose(f);
 }
 
+/* text written to path and loaded as a reload does, its report to f */
+static struct fg_config *reload_text(char *path, size_t plen, const char *text, FILE *f)
+{
+	struct fg_config *c;
+
+	write_conf(path, plen, text);
+	c = fg_config_reload_load(path, f);
+	ck_assert_ptr_nonnull(c);
+	return c;
+}
+
 /* What a running dataplane does with a new file (config_reload.c): every
- * error listed and nothing loaded; the keys that size what exists keep
- * their running values and are named; the others are listed as applied. */
+ * error listed and nothing loaded; a key that sizes what exists and
+ * differs is named "needs a restart" and refuses the reload, unless the
+ * dataplane applies it live; the others are listed as applied. */
 START_TEST(test_reload_report)
 {
 	char path[64], *out = NULL;
@@ -1427,17 +1439,25 @@ START_TEST(test_reload_report)
 	ck_assert_msg(strncmp(out, "  warning        ", 17) == 0 && strstr(out, "[downstream]"),
 		      "%s", out);
 	free(out);
-	write_conf(path, sizeof(path), "[site]\nlisten 127.0.0.1:2119\n[rules]\ncutoff 5d\n"
-		   "retention 6d\n[peer alpha]\naddress 192.0.2.1\n[peer beta]\n"
-		   "address 192.0.2.2\n");
 	f = open_memstream(&out, &len);
-	n = fg_config_reload_load(path, f);
-	ck_assert_ptr_nonnull(n);
-	fg_config_carry(n, old, f);
+	n = reload_text(path, sizeof(path), "[site]\nlisten 127.0.0.1:2119\n[rules]\ncutoff 5d\n"
+			"retention 6d\n[peer alpha]\naddress 192.0.2.1\n[peer beta]\n"
+			"address 192.0.2.2\n", f);
+	/* a dataplane that cannot listen anew refuses, naming the key */
+	ck_assert_uint_eq(fg_config_restart_keys(n, old, 0, f), 1);
+	fclose(f);
+	ck_assert_msg(strstr(out, "  refused        [site] listen needs a restart\n"), "%s", out);
+	ck_assert_msg(strstr(out, "refused: 1 key needs a restart; nothing applied"), "%s", out);
+	ck_assert_ptr_null(strstr(out, "applied        "));
+	free(out);
+	/* one that listens live takes it; the rest is listed as applied */
+	f = open_memstream(&out, &len);
+	ck_assert_uint_eq(fg_config_restart_keys(n, old, FG_RELOAD_LIVE_LISTEN, f), 0);
 	fg_config_changes(old, n, f);
 	fclose(f);
-	ck_assert_msg(strstr(out, "  needs restart  site listen\n"), "%s", out);
-	ck_assert_uint_eq(n->listen[0].port, 1119);	/* carried */
+	ck_assert_ptr_null(strstr(out, "refused"));
+	ck_assert_msg(strstr(out, "  applied        [site] listen ") && strstr(out, "127.0.0.1:2119"),
+		      "%s", out);
 	ck_assert_msg(strstr(out, "  applied        [rules] cutoff"), "%s", out);
 	ck_assert_msg(strstr(out, "  applied        [peer beta] address"), "%s", out);
 	free(out);
@@ -1446,6 +1466,29 @@ START_TEST(test_reload_report)
 	fg_config_changes(n, n, f);
 	fclose(f);
 	ck_assert_str_eq(out, "  (no key changed)\n");
+	free(out);
+	fg_config_free(n);
+	/* several restart keys: each named, the count said once (rx-queues
+	 * follows workers when not set) */
+	f = open_memstream(&out, &len);
+	n = reload_text(path, sizeof(path), "[site]\nlisten 127.0.0.1:1119\n[rules]\ncutoff 10d\n"
+			"retention 11d\n[peer alpha]\naddress 192.0.2.1\n[dataplane]\n"
+			"workers 3\n[history]\ncapacity 300000\n[downstream d]\n"
+			"address 127.0.0.1:119\n", f);
+	ck_assert_uint_eq(fg_config_restart_keys(n, old, FG_RELOAD_LIVE_LISTEN, f), 4);
+	fclose(f);
+	ck_assert_msg(strstr(out, "  refused        [dataplane] workers needs a restart\n") &&
+		      strstr(out, "  refused        [history] capacity needs a restart\n") &&
+		      strstr(out, "  refused        [downstream] needs a restart\n") &&
+		      strstr(out, "  refused        [dataplane] rx-queues needs a restart\n") &&
+		      strstr(out, "refused: 4 keys need a restart"), "%s", out);
+	free(out);
+	/* the downstreams too are taken by a dataplane that applies them live */
+	f = open_memstream(&out, &len);
+	ck_assert_uint_eq(fg_config_restart_keys(n, old, FG_RELOAD_LIVE_LISTEN |
+						 FG_RELOAD_LIVE_DOWNSTREAM, f), 3);
+	fclose(f);
+	ck_assert_ptr_null(strstr(out, "[downstream]"));
 	free(out);
 	fg_config_free(n);
 	/* a file with errors: refused, each listed */

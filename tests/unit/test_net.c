@@ -707,6 +707,41 @@ START_TEST(test_arp_static)
 }
 END_TEST
 
+/* Reload: a new IPv4 set. An added address is ours at once; a removed one
+ * is leaving (still ours, TCP told) until its time, then gone at a poll;
+ * a set past FG_NET_MAX_ADDRS changes nothing. */
+START_TEST(test_set_ipv4)
+{
+	uint32_t old, added, too_many[FG_NET_MAX_ADDRS + 1];
+	uint8_t plen[FG_NET_MAX_ADDRS + 1] = { 0 };
+	uint16_t vid[FG_NET_MAX_ADDRS + 1] = { 0 };
+
+	up();
+	memcpy(&old, our_ip, 4);
+	added = htonl(0xc6120009u);		/* 198.18.0.9 */
+	fg_net_poll(X.net, 1000);
+	ck_assert(!fg_net_is_local_ipv4(X.net, added));
+	for (unsigned i = 0; i <= FG_NET_MAX_ADDRS; i++)
+		too_many[i] = htonl(0xc6120100u + i);
+	ck_assert_int_eq(fg_net_set_ipv4(X.net, too_many, plen, vid, FG_NET_MAX_ADDRS + 1, 50), -EINVAL);
+	ck_assert(fg_net_is_local_ipv4(X.net, old) && !fg_net_ipv4_leaving(X.net, old));
+	ck_assert_int_eq(fg_net_set_ipv4(X.net, &added, plen, vid, 1, 5000), 0);
+	ck_assert(fg_net_is_local_ipv4(X.net, added) && !fg_net_ipv4_leaving(X.net, added));
+	ck_assert(fg_net_is_local_ipv4(X.net, old) && fg_net_ipv4_leaving(X.net, old));
+	/* packets to the leaving address are still taken */
+	rx_ip(PROTO_UDP, 1, 8, 2000);
+	ck_assert_uint_eq(X.st.ctr[FG_CTR_NET_IP_NOT_OURS], 0);
+	fg_net_poll(X.net, 5999);
+	ck_assert(fg_net_is_local_ipv4(X.net, old));
+	fg_net_poll(X.net, 6000);
+	ck_assert(!fg_net_is_local_ipv4(X.net, old) && !fg_net_ipv4_leaving(X.net, old));
+	ck_assert(fg_net_is_local_ipv4(X.net, added));
+	rx_ip(PROTO_UDP, 1, 8, 7000);
+	ck_assert_uint_eq(X.st.ctr[FG_CTR_NET_IP_NOT_OURS], 1);
+	down();
+}
+END_TEST
+
 static Suite *net_suite(void)
 {
 	Suite *s = suite_create("net");
@@ -714,6 +749,7 @@ static Suite *net_suite(void)
 
 	tcase_add_test(t, test_register_refusals);
 	tcase_add_test(t, test_arp_static);
+	tcase_add_test(t, test_set_ipv4);
 	tcase_add_test(t, test_faults_parse);
 	tcase_add_test(t, test_dispatch_by_protocol);
 	tcase_add_test(t, test_poll_timers_and_deadline);

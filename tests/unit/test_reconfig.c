@@ -4,9 +4,11 @@
  * (fg_nntp_engine_set_config, dataplane/nntp/reconfig.c), as the dataplane
  * does at a reload: the rules change for sessions already open, sessions
  * follow their peer by name into the new numbering (counters and
- * max-connections with them), a session whose peer is gone is answered
- * 400 and closed, and what open sessions' buffers depend on is refused
- * without changing anything.
+ * max-connections with them), a session whose peer is gone drains (the
+ * article in flight finished and answered, the offers read meanwhile
+ * deferred) and is then answered 400 and closed, within its bound, and
+ * what open sessions' buffers depend on is refused without changing
+ * anything.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -128,6 +130,74 @@ START_TEST(test_peers_follow_by_name)
 	b2 = fg_th_open(&t, "beta");
 	fg_th_pump(&t, 0);
 	ck_assert_msg(strncmp(fg_th_out(b2), "400 ", 4) == 0, "%s", fg_th_out(b2));
+	fg_th_fini(&t);
+}
+END_TEST
+
+static const char beta_only[] =
+	"[site]\nserver-name news.test.example\npath-identity filter.test.example\n"
+	"listen 127.0.0.1:1119\n[history]\ncapacity 200000\n[rules]\ncutoff 10d\n"
+	"retention 11d\n[peer beta]\naddress 127.0.0.2\n";
+
+/* alpha is removed while its session is in the middle of an article: the
+ * article is read to its end and accepted, the CHECK pipelined behind it
+ * deferred, then 400 and close; beta's session goes on untouched. */
+START_TEST(test_removed_peer_drains)
+{
+	const char *art, *cut;
+	struct fg_th t;
+	struct fg_th_conn *a, *b;
+	char rest[1024];
+
+	ck_assert_int_eq(fg_th_init(&t, NULL, NULL), 0);
+	a = fg_th_open_greeted(&t, "alpha");
+	b = fg_th_open_greeted(&t, "beta");
+	art = article(&t, "<d1@rc.test>", 3600);
+	cut = strstr(art, "\r\n\r\n");
+	fg_th_send(a, art, (size_t)(cut - art), 0);
+	fg_th_pump(&t, 0);
+	swap(&t, beta_only, 0);
+	fg_th_pump(&t, 0);
+	ck_assert_uint_eq(fg_th_ctr(&t, FG_CTR_NNTP_SESSIONS_RETIRED), 1);
+	ck_assert_msg(!a->close_called && fg_th_out(a)[0] == 0, "%s", fg_th_out(a));
+	snprintf(rest, sizeof(rest), "%sCHECK <d2@rc.test>\r\n", cut);
+	fg_th_send(a, rest, strlen(rest), 0);
+	fg_th_pump(&t, 0);
+	fg_th_settle(&t, 1000000, 100);
+	fg_th_pump(&t, 0);
+	ck_assert_str_eq(fg_th_out(a), "239 <d1@rc.test>\r\n431 <d2@rc.test>\r\n"
+			 "400 No longer a configured peer, closing\r\n");
+	ck_assert(a->close_called);
+	ck_assert_uint_eq(fg_th_ctr(&t, FG_CTR_NNTP_DEFER_RETIRING), 1);
+	ck_assert_int_eq(fg_th_state(&t, "<d1@rc.test>"), FG_HISTORY_ACCEPTED);
+	/* beta: its session, as before */
+	takethis(&t, b, "<d3@rc.test>", 3600, "239 <d3@rc.test>");
+	ck_assert(!b->close_called);
+	ck_assert_uint_eq(fg_th_ctr(&t, FG_CTR_NNTP_SESSIONS_RETIRED), 1);
+	fg_th_fini(&t);
+}
+END_TEST
+
+/* A removed peer whose article never ends is closed at the drain's bound
+ * (10 s), the part it sent not accepted; before the bound it is open. */
+START_TEST(test_drain_bound)
+{
+	const char *art;
+	struct fg_th t;
+	struct fg_th_conn *a;
+
+	ck_assert_int_eq(fg_th_init(&t, NULL, NULL), 0);
+	a = fg_th_open_greeted(&t, "alpha");
+	art = article(&t, "<e1@rc.test>", 3600);
+	fg_th_send(a, art, strlen(art) - 10, 0);
+	fg_th_pump(&t, 0);
+	swap(&t, beta_only, 0);
+	fg_th_pump(&t, 9000000000ull);
+	ck_assert_msg(!a->close_called && fg_th_out(a)[0] == 0, "%s", fg_th_out(a));
+	fg_th_pump(&t, 2000000000ull);
+	ck_assert_str_eq(fg_th_out(a), "400 No longer a configured peer, closing\r\n");
+	ck_assert(a->close_called);
+	ck_assert_int_ne(fg_th_state(&t, "<e1@rc.test>"), FG_HISTORY_ACCEPTED);
 	fg_th_fini(&t);
 }
 END_TEST
@@ -260,6 +330,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_cutoff_for_open_sessions);
 	tcase_add_test(tc, test_peers_follow_by_name);
 	tcase_add_test(tc, test_sizes_refused);
+	tcase_add_test(tc, test_removed_peer_drains);
+	tcase_add_test(tc, test_drain_bound);
 	tcase_add_test(tc, test_credentials_reloaded);
 	tcase_add_test(tc, test_offer_bound_at_reload);
 	suite_add_tcase(s, tc);

@@ -375,6 +375,39 @@ START_TEST(test_closed_replies)
 }
 END_TEST
 
+/* Reload: a new listen set. A connection made on the old port goes on;
+ * a SYN to it is refused from then on, one to the new port accepted; a
+ * bad set changes nothing. */
+START_TEST(test_set_listen)
+{
+	struct fg_endpoint ep[2];
+	struct fg_endpoint mine;
+
+	fx_handshake();
+	memset(ep, 0, sizeof(ep));
+	ep[0].family = FX->v6 ? AF_INET6 : AF_INET;
+	ep[0].port = 120;
+	ep[1] = ep[0];
+	ep[1].port = 0;			/* no port: refused, nothing changed */
+	ck_assert_int_eq(fg_tcp_set_listen(FX->tcp, ep, 2), -EINVAL);
+	fg_tcp_conn_local(FX->conn, &mine);
+	ck_assert(fg_tcp_listens_on(FX->tcp, &mine));
+	ck_assert_int_eq(fg_tcp_set_listen(FX->tcp, ep, 1), 0);
+	ck_assert(!fg_tcp_listens_on(FX->tcp, &mine));
+	mine.port = 120;
+	ck_assert(fg_tcp_listens_on(FX->tcp, &mine));
+	/* the open connection still takes data */
+	fx_seg(0x18, FX->pseq, FX->our_seq, 65535, "abc", 3);
+	ck_assert_uint_eq(FX->rx_len, 3);
+	ck_assert_int_eq(fg_tcp_conn_state(FX->conn), FG_TCP_ESTABLISHED);
+	/* a new SYN to 119: RST; to 120: SYN-ACK */
+	fx_seg_full(FX_PEER_PORT + 1, 119, 0x02, 5000, 0, 65535, NULL, 0, NULL, 0, 0);
+	ck_assert_uint_eq(fx_last()->flags, 0x14);
+	fx_seg_full(FX_PEER_PORT + 1, 120, 0x02, 5000, 0, 65535, NULL, 0, NULL, 0, 0);
+	ck_assert_uint_eq(fx_last()->flags, 0x12);
+}
+END_TEST
+
 START_TEST(test_config_checks)
 {
 	struct fg_tcp_config tc;
@@ -1765,6 +1798,7 @@ static Suite *tcp_suite(void)
 	add_both(u, u6, test_bad_ack_in_syn_rcvd);
 	add_both(u, u6, test_closed_replies);
 	add_both(u, u6, test_config_checks);
+	add_both(u, u6, test_set_listen);
 	add_both(u, u6, test_bad_checksum_and_header);
 	add_both(u, u6, test_app_refuses);
 	add_both(u, u6, test_in_order_and_reassembly);

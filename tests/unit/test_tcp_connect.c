@@ -6,10 +6,13 @@
  * SYN-ACK, refusal by RST, unacceptable ACKs, stray segments), the wait
  * for ARP, SYN retransmission with backoff and give-up, Karn's rule on the
  * SYN, simultaneous open, a close or an abort while opening, ephemeral
- * ports, a client-only instance, and the refusals of fg_tcp_connect.
+ * ports and the port predicate (RSS), a client-only instance, IPv6 opens
+ * with Neighbour Discovery, and the refusals of fg_tcp_connect.
  * Every test ends with all packet buffers returned to the port.
  */
 #include <errno.h>
+
+#include "floodgate/wire.h"
 
 #include "tcp_fixture.h"
 
@@ -57,17 +60,24 @@ static void client_only(unsigned syn_retries)
 	client_setup_cfg(&tc);
 }
 
-static void client_setup(void)
+/* The client instance of 8 blocks, with a listener on port 119 of
+ * `family` (the fixture's instance must be of that family). */
+static void client_listening(int family)
 {
 	struct fg_tcp_config tc;
 
-	fx_setup4();
 	memset(&tc, 0, sizeof(tc));
 	tc.max_conns = 8;
-	tc.listen[0].family = AF_INET;
+	tc.listen[0].family = family;
 	tc.listen[0].port = 119;
 	tc.n_listen = 1;
 	client_setup_cfg(&tc);
+}
+
+static void client_setup(void)
+{
+	fx_setup4();
+	client_listening(AF_INET);
 }
 
 /* An ARP request from the peer: net learns its MAC (RFC 826 merge). */
@@ -333,13 +343,11 @@ START_TEST(test_connect_waits_for_arp)
 END_TEST
 
 /* ARP never answered: given up when the SYNs' schedule would have ended. */
-START_TEST(test_connect_arp_never_answered)
+/* The open is given up 3 s on (syn_retries 1: 1 s + 2 s), not before. */
+static void given_up_after_schedule(void)
 {
-	uint64_t t0;
+	uint64_t t0 = FX->now;
 
-	client_only(1);			/* 1 s + 2 s */
-	open_conn();
-	t0 = FX->now;
 	while (FX->closes == 0 && FX->now - t0 < 10000 * FX_MS)
 		fx_advance(50 * FX_MS);
 	ck_assert_uint_eq(FX->closes, 1);
@@ -347,6 +355,13 @@ START_TEST(test_connect_arp_never_answered)
 	ck_assert_uint_ge(FX->now - t0, 3000 * FX_MS);
 	ck_assert_uint_le(FX->now - t0, 3100 * FX_MS);
 	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_CONNECT_TIMEOUT], 1);
+}
+
+START_TEST(test_connect_arp_never_answered)
+{
+	client_only(1);			/* 1 s + 2 s */
+	open_conn();
+	given_up_after_schedule();
 	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_TX_SEGS], 0);
 	ck_assert_uint_eq(fg_tcp_conns_in_use(FX->tcp), 0);
 }
@@ -594,21 +609,260 @@ START_TEST(test_connect_passive_refused)
 }
 END_TEST
 
-/* An active open speaks IPv4 only (no neighbour cache for IPv6 yet): an
- * IPv6 instance refuses an open between its IPv6 addresses. */
-START_TEST(test_connect_ipv6_refused)
+/* An IPv6 client instance (fx_setup6's addresses, a listener on [::]:119). */
+static void client_setup6(void)
 {
-	struct fg_endpoint local = { .family = AF_INET6 }, peer = { .family = AF_INET6, .port = 119 };
+	fx_teardown();
+	fx_setup6();
+	client_listening(AF_INET6);
+}
+
+static struct fg_endpoint ep6(const uint8_t *addr, uint16_t port)
+{
+	struct fg_endpoint e = { .family = AF_INET6, .port = port };
+
+	memcpy(e.addr, addr, 16);
+	return e;
+}
+
+/* A Neighbour Advertisement from the peer's MAC for `target`, its
+ * link-layer option `mac`, solicited and override (RFC 4861 4.4). */
+static void peer_na(const uint8_t *target, const uint8_t *mac)
+{
+	uint8_t f[14 + 40 + 32];
+	uint8_t *ip = f + 14, *m = ip + 40;
+	struct fg_rx_frame fr;
+
+	memset(f, 0, sizeof(f));
+	memcpy(f, FX->mac, 6);
+	memcpy(f + 6, FX->peer_mac, 6);
+	f[12] = 0x86;
+	f[13] = 0xdd;
+	ip[0] = 0x60;
+	ip[5] = 32;			/* payload length */
+	ip[6] = 58;			/* ICMPv6 */
+	ip[7] = 255;			/* ND: hop limit 255 */
+	memcpy(ip + 8, FX->peer6, 16);
+	memcpy(ip + 24, FX->addr6, 16);
+	m[0] = 136;
+	m[4] = 0x60;
+	memcpy(m + 8, target, 16);
+	m[24] = 2;			/* target link-layer address */
+	m[25] = 1;
+	memcpy(m + 26, mac, 6);
+	fg_wr16(m + 2, fx_csum(m, 32, fg_ipv6_pseudo_sum(ip + 8, ip + 24, 58, 32)));
+	ck_assert_int_eq(fg_memport_rx_frame(FX->mp, f, sizeof(f), &fr), 0);
+	fg_net_rx(FX->net, &fr, 1, FX->now);
+}
+
+/* IPv6: the peer's MAC by Neighbour Discovery. The open sends an NS to
+ * the peer's solicited-node group (our MAC in its source option), waits,
+ * sends no second NS within the second, ignores an NA for an address it
+ * is not resolving, and sends its SYN (MSS for IPv6's header) to the MAC
+ * the peer advertised at the first tick after the NA; the connection
+ * then carries data. */
+START_TEST(test_connect_ipv6_waits_for_nd)
+{
+	static const uint8_t sn_mac[6] = { 0x33, 0x33, 0xff, 0, 0, 1 };
+	static const uint8_t adv_mac[6] = { 2, 0, 0, 0, 0, 0x77 };
+	uint8_t other[16], group[16];
+	struct fg_endpoint local, peer, l;
+	const uint8_t *ip, *m;
+	int err = 0;
+
+	client_setup6();
+	local = ep6(FX->addr6, 0);
+	peer = ep6(FX->peer6, SERVER_PORT);
+	FX->conn = fg_tcp_connect(FX->tcp, &local, &peer, &FX->ctx_token, FX->now, &err);
+	ck_assert_msg(FX->conn != NULL, "connect: %d", err);
+	fg_tcp_conn_local(FX->conn, &l);
+	ck_assert_int_eq(l.family, AF_INET6);
+	ck_assert_uint_ge(l.port, 49152);
+	fg_net_flush(FX->net);
+	ck_assert_uint_eq(FX->n_tx, 1);
+	ck_assert(!FX->tx[0].is_tcp);
+	ip = FX->tx[0].frame + 14;
+	m = ip + 40;
+	inet_pton(AF_INET6, "ff02::1:ff00:1", group);
+	ck_assert_mem_eq(FX->tx[0].frame, sn_mac, 6);
+	ck_assert_uint_eq(ip[6], 58);
+	ck_assert_uint_eq(ip[7], 255);
+	ck_assert_mem_eq(ip + 8, FX->addr6, 16);
+	ck_assert_mem_eq(ip + 24, group, 16);
+	ck_assert_uint_eq(m[0], 135);
+	ck_assert_mem_eq(m + 8, FX->peer6, 16);
+	ck_assert_uint_eq(m[24], 1);			/* source link-layer option */
+	ck_assert_mem_eq(m + 26, FX->mac, 6);
+	ck_assert_uint_eq(fx_csum(m, 32, fg_ipv6_pseudo_sum(ip + 8, ip + 24, 58, 32)), 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET6_SOLICIT_TX], 1);
+
+	FX->n_tx = 0;
+	fx_advance(5 * FX_MS);
+	ck_assert_uint_eq(FX->n_tx, 0);			/* no MAC: no SYN, no second NS */
+	inet_pton(AF_INET6, "2001:db8::9", other);
+	peer_na(other, adv_mac);			/* not asked for: not learned */
+	fx_advance(2 * FX_MS);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET6_ND_LEARNED], 0);
+	ck_assert_uint_eq(FX->n_tx, 0);
+	peer_na(FX->peer6, adv_mac);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET6_ND_LEARNED], 1);
+	fx_advance(2 * FX_MS);
+	ck_assert_uint_eq(FX->n_tx, 1);
+	ck_assert(FX->tx[0].is_tcp);
+	ck_assert_uint_eq(FX->tx[0].flags, F_SYN);
+	ck_assert_uint_eq(FX->tx[0].frame[12], 0x86);
+	ck_assert_mem_eq(FX->tx[0].frame, adv_mac, 6);
+	ck_assert_uint_eq(FX->tx[0].mss, 1520 - 60);
+	ck_assert_uint_eq(FX->tx[0].sport, l.port);
+	syn_ack(l.port, FX->tx[0].seq + 1, 7);
+	ck_assert_uint_eq(connects, 1);
+	ck_assert_int_eq(fg_tcp_conn_state(FX->conn), FG_TCP_ESTABLISHED);
+	FX->n_tx = 0;
+	ck_assert_int_eq(fg_tcp_send(FX->conn, "MODE STREAM\r\n", 13), 13);
+	fx_advance(0);
+	ck_assert_uint_eq(FX->n_tx, 1);
+	ck_assert_uint_eq(fx_last()->plen, 13);
+	/* from the SYN-ACK on, the MAC its frame came from (as for IPv4) */
+	ck_assert_mem_eq(fx_last()->frame, FX->peer_mac, 6);
+	fg_tcp_abort(FX->conn);
+	fx_advance(0);
+	ck_assert_uint_eq(fg_tcp_conns_in_use(FX->tcp), 0);
+}
+END_TEST
+
+/* An NS never answered: one a second, given up with the SYNs' schedule. */
+START_TEST(test_connect_ipv6_nd_never_answered)
+{
+	struct fg_endpoint local, peer;
+	struct fg_tcp_config tc;
 	int err = 0;
 
 	fx_teardown();
 	fx_setup6();
-	memcpy(local.addr, fx_our_addr(), fx_alen());
-	memcpy(peer.addr, fx_peer_addr(), fx_alen());
+	memset(&tc, 0, sizeof(tc));
+	tc.max_conns = 8;
+	tc.syn_retries = 1;				/* 1 s + 2 s */
+	tc.listen[0].family = AF_INET6;
+	tc.n_listen = 0;
+	client_setup_cfg(&tc);
+	local = ep6(FX->addr6, 0);
+	peer = ep6(FX->peer6, SERVER_PORT);
+	FX->conn = fg_tcp_connect(FX->tcp, &local, &peer, &FX->ctx_token, FX->now, &err);
+	ck_assert_ptr_nonnull(FX->conn);
+	given_up_after_schedule();
+	/* the first at once, then one each second */
+	ck_assert_uint_ge(FX->st.ctr[FG_CTR_NET6_SOLICIT_TX], 3);
+	ck_assert_uint_le(FX->st.ctr[FG_CTR_NET6_SOLICIT_TX], 4);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_TX_SEGS], 0);
+	ck_assert_uint_eq(fg_tcp_conns_in_use(FX->tcp), 0);
+}
+END_TEST
+
+/* IPv6 opens that cannot be: mixed families, an address not ours, peers
+ * no connection can have. */
+START_TEST(test_connect_ipv6_refusals)
+{
+	uint8_t bad[16];
+	struct fg_endpoint local, peer;
+	int err = 0;
+
+	client_setup6();
 	ck_assert_uint_eq(fx_alen(), 16);
+	ck_assert_mem_eq(fx_our_addr(), FX->addr6, 16);
+	ck_assert_mem_eq(fx_peer_addr(), FX->peer6, 16);
+	local = ep6(FX->addr6, 0);
+	peer = ep(FX->peer, SERVER_PORT);
 	ck_assert_ptr_null(fg_tcp_connect(FX->tcp, &local, &peer, NULL, FX->now, &err));
 	ck_assert_int_eq(err, -EAFNOSUPPORT);
+	local = ep6(FX->peer6, 0);
+	peer = ep6(FX->peer6, SERVER_PORT);
+	ck_assert_ptr_null(fg_tcp_connect(FX->tcp, &local, &peer, NULL, FX->now, &err));
+	ck_assert_int_eq(err, -EADDRNOTAVAIL);
+	local = ep6(FX->addr6, 0);
+	static const char *const refused[] = { "::", "::1", "ff02::1", "2001:db8::2" };
+	for (unsigned i = 0; i < 4; i++) {
+		inet_pton(AF_INET6, refused[i], bad);
+		peer = ep6(bad, SERVER_PORT);
+		err = 0;
+		ck_assert_ptr_null(fg_tcp_connect(FX->tcp, &local, &peer, NULL, FX->now, &err));
+		ck_assert_int_eq(err, -EINVAL);
+	}
+	peer = ep6(FX->peer6, 0);
+	ck_assert_ptr_null(fg_tcp_connect(FX->tcp, &local, &peer, NULL, FX->now, &err));
+	ck_assert_int_eq(err, -EINVAL);
 	ck_assert_uint_eq(fg_tcp_conns_in_use(FX->tcp), 0);
+	ck_assert_uint_eq(FX->st.ctr[FG_CTR_NET6_SOLICIT_TX], 0);
+}
+END_TEST
+
+/* The port predicate: asked once per candidate with the open's endpoints,
+ * it decides the port; when it accepts none of the free ports the open is
+ * refused cleanly (-EADDRNOTAVAIL, nothing allocated, nothing sent). */
+static unsigned pred_calls, pred_mod;
+static struct fg_endpoint pred_peer;
+
+static bool port_is_mod(void *ctx, const struct fg_endpoint *local, const struct fg_endpoint *peer)
+{
+	ck_assert_ptr_eq(ctx, &pred_mod);
+	ck_assert_int_eq(local->family, peer->family);
+	ck_assert_mem_eq(peer->addr, pred_peer.addr, 16);
+	ck_assert_uint_eq(peer->port, pred_peer.port);
+	ck_assert(fg_net_is_local_ipv4(FX->net, fg_rdaddr(local->addr)) ||
+		  fg_net_is_local_ipv6(FX->net, local->addr));
+	pred_calls++;
+	return pred_mod && local->port % pred_mod == 3;
+}
+
+START_TEST(test_connect_port_predicate)
+{
+	struct fg_endpoint local, peer, l;
+	struct fg_tcp_config tc;
+	int err = 0;
+
+	for (int v6 = 0; v6 < 2; v6++) {
+		fx_teardown();
+		v6 ? fx_setup6() : fx_setup4();
+		memset(&tc, 0, sizeof(tc));
+		tc.max_conns = 8;
+		tc.port_ok = port_is_mod;
+		tc.port_ok_ctx = &pred_mod;
+		client_setup_cfg(&tc);
+		local = v6 ? ep6(FX->addr6, 0) : ep(FX->addr, 0);
+		peer = v6 ? ep6(FX->peer6, SERVER_PORT) : ep(FX->peer, SERVER_PORT);
+		pred_peer = peer;
+		pred_mod = 7;
+		for (unsigned i = 0; i < 4; i++) {
+			struct fg_tcp_conn *c;
+
+			pred_calls = 0;
+			c = fg_tcp_connect(FX->tcp, &local, &peer, &FX->ctx_token, FX->now, &err);
+			ck_assert_msg(c != NULL, "connect: %d", err);
+			ck_assert_uint_ge(pred_calls, 1);
+			fg_tcp_conn_local(c, &l);
+			ck_assert_uint_eq(l.port % 7, 3);
+			ck_assert_uint_ge(l.port, 49152);
+		}
+		/* an explicit port is the app's business */
+		local.port = 50000;
+		pred_calls = 0;
+		ck_assert_ptr_nonnull(fg_tcp_connect(FX->tcp, &local, &peer, &FX->ctx_token, FX->now,
+						     &err));
+		ck_assert_uint_eq(pred_calls, 0);
+		local.port = 0;
+		/* no port fits: every free one asked, then a clean refusal */
+		pred_mod = 0;
+		pred_calls = 0;
+		FX->n_tx = 0;
+		fg_net_flush(FX->net);
+		FX->n_tx = 0;
+		ck_assert_ptr_null(fg_tcp_connect(FX->tcp, &local, &peer, NULL, FX->now, &err));
+		ck_assert_int_eq(err, -EADDRNOTAVAIL);
+		ck_assert_uint_eq(pred_calls, 16384 - 5);
+		ck_assert_uint_eq(FX->st.ctr[FG_CTR_TCP_CONNECT_NO_PORT], 1);
+		ck_assert_uint_eq(fg_tcp_conns_in_use(FX->tcp), 5);
+		fg_net_flush(FX->net);
+		ck_assert_uint_eq(FX->n_tx, 0);
+	}
 }
 END_TEST
 
@@ -676,7 +930,10 @@ static Suite *tcp_connect_suite(void)
 	tcase_add_test(t, test_connect_refusals);
 	tcase_add_test(t, test_client_only_instance);
 	tcase_add_test(t, test_connect_passive_refused);
-	tcase_add_test(t, test_connect_ipv6_refused);
+	tcase_add_test(t, test_connect_ipv6_waits_for_nd);
+	tcase_add_test(t, test_connect_ipv6_nd_never_answered);
+	tcase_add_test(t, test_connect_ipv6_refusals);
+	tcase_add_test(t, test_connect_port_predicate);
 	tcase_add_test(t, test_active_beside_passive);
 	tcase_add_test(t, test_connect_without_on_connect);
 	suite_add_tcase(s, t);

@@ -384,6 +384,31 @@ START_TEST(test_draining)
 }
 END_TEST
 
+/* Reload: the sessions on an endpoint no longer listened on drain and
+ * close; while it is listened on, none is touched. */
+START_TEST(test_retire_unlistened)
+{
+	struct fg_endpoint ep;
+	struct cli *a;
+
+	fx_up(false);
+	a = connect_from(0x0a000001, 40004);
+	ck_assert_uint_eq(fg_tcpsess_retire_unlistened(X.ts, X.tcp), 0);
+	say(a, "CHECK <u1@t>\r\n");
+	ck_assert(heard(a, "238 <u1@t>"));
+	ep = X.cfg->listen[0];
+	ep.port = 120;
+	ck_assert_int_eq(fg_tcp_set_listen(X.tcp, &ep, 1), 0);
+	ck_assert_uint_eq(fg_tcpsess_retire_unlistened(X.ts, X.tcp), 1);
+	pump();
+	ck_assert(heard(a, "400 This address is no longer served, try another"));
+	ck_assert(a->fin_seen);
+	ck_assert_uint_eq(X.st.s.ctr[FG_CTR_NNTP_SESSIONS_RETIRED], 1);
+	send_seg(a, 0x11, NULL, 0);
+	fx_down();
+}
+END_TEST
+
 /* While floodctld restores: 400 with the reason, closed, and what the
  * client sends at once is never answered (no session is opened). The
  * reason wins over a drain; once cleared, sessions open again. */
@@ -577,6 +602,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_whole_session);
 	tcase_add_test(t, test_not_a_peer);
 	tcase_add_test(t, test_draining);
+	tcase_add_test(t, test_retire_unlistened);
 	tcase_add_test(t, test_restoring);
 	tcase_add_test(t, test_holds_close_the_window);
 	tcase_add_test(t, test_article_larger_than_window);

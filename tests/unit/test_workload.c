@@ -600,6 +600,199 @@ START_TEST(test_lathist)
 }
 END_TEST
 
+/* --dups / --peers-per-article: "K" or "K:W,...", and everything it refuses */
+START_TEST(test_dups_parse)
+{
+	struct fg_wl_params p;
+	char buf[128];
+	static const char *const bad[] = {
+		"", "0", "-1", "257", "3:", ":1", "3:0", "3:-1", "3:x", "1:1,", ",1:1",
+		"1:1,1:2", "1:1,2", "2,1:1", "1:1;2:1", "1:1,2:1,3:1,4:1,5:1,6:1,7:1,8:1,9:1",
+		"3 ", "3k", "1:nan", "1:inf",
+	};
+
+	fg_wl_params_default(&p);
+	ck_assert_int_eq(fg_wl_params_set_dups(&p, "4"), 0);
+	ck_assert_uint_eq(p.dups, 4);
+	ck_assert_uint_eq(p.n_dups, 0);
+	fg_wl_dups_format(&p, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "4");
+	ck_assert_int_eq(fg_wl_params_set_dups(&p, "1:2,3:5,6:3"), 0);
+	ck_assert_uint_eq(p.dups, 6);		/* the largest K */
+	ck_assert_uint_eq(p.n_dups, 3);
+	ck_assert_uint_eq(p.dups_k[1], 3);
+	ck_assert(fabs(p.dups_w[0] - 0.2) < 1e-9 && fabs(p.dups_w[1] - 0.5) < 1e-9 &&
+		  fabs(p.dups_w[2] - 0.3) < 1e-9);	/* relative weights, normalised */
+	fg_wl_dups_format(&p, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "1:0.2000,3:0.5000,6:0.3000");
+	/* a format cut short still says how long it would be, as snprintf */
+	ck_assert_int_eq(fg_wl_dups_format(&p, buf, 5), (int)strlen("1:0.2000,3:0.5000,6:0.3000"));
+	ck_assert_int_eq(fg_wl_params_set_dups(&p, "2:.5"), 0);	/* one entry with a weight */
+	ck_assert_uint_eq(p.n_dups, 1);
+	ck_assert(fabs(p.dups_w[0] - 1.0) < 1e-9);
+	for (unsigned k = 0; k < FG_ARRAY_SIZE(bad); k++) {
+		struct fg_wl_params before;
+
+		fg_wl_params_set_dups(&p, "5:1,7:3");
+		before = p;
+		ck_assert_msg(fg_wl_params_set_dups(&p, bad[k]) == -EINVAL, "accepted \"%s\"", bad[k]);
+		ck_assert_msg(memcmp(&before, &p, sizeof(p)) == 0, "\"%s\" changed the params", bad[k]);
+	}
+	/* a hand-made distribution that does not add up is refused at create */
+	fg_wl_params_default(&p);
+	ck_assert_int_eq(fg_wl_params_set_dups(&p, "1:1,3:1"), 0);
+	p.dups_w[1] = 0.9;
+	ck_assert_ptr_null(fg_wl_create(&p));
+}
+END_TEST
+
+static void dist_of_eight(struct fg_wl_params *p)
+{
+	p->peers = 8;
+	p->spread = 8;
+	ck_assert_int_eq(fg_wl_params_set_dups(p, "1:0.25,3:0.5,8:0.25"), 0);
+}
+
+/* The counts add up: every article is offered by exactly K_i distinct
+ * peers, the offers sum to sum(K_i), K follows the weights, and the K_i
+ * copies of one article come at nearly the same point of each list. */
+START_TEST(test_dups_distribution_counts)
+{
+	const uint32_t n = 8000;
+	struct fg_wl *wl = make(n, dist_of_eight);
+	uint8_t *count = calloc(n, 1);
+	uint64_t *first_pos = calloc(n, sizeof(uint64_t)), *last_pos = calloc(n, sizeof(uint64_t));
+	uint64_t by_k[9] = { 0 }, sum_k = 0, total = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		unsigned k = fg_wl_dups_of(wl, i);
+
+		ck_assert(k == 1 || k == 3 || k == 8);
+		by_k[k]++;
+		sum_k += k;
+		first_pos[i] = UINT64_MAX;
+	}
+	assert_share(by_k[1], n, 0.25);
+	assert_share(by_k[3], n, 0.5);
+	assert_share(by_k[8], n, 0.25);
+	for (unsigned p = 0; p < 8; p++) {
+		uint64_t m;
+		const uint32_t *v = fg_wl_peer_offers(wl, p, &m);
+		uint8_t *seen = calloc(n, 1);
+
+		for (uint64_t j = 0; j < m; j++) {
+			ck_assert_msg(!seen[v[j]], "peer %u offers article %u twice", p, v[j]);
+			seen[v[j]] = 1;
+			count[v[j]]++;
+			/* where in a list the copy is, as a share of the way through */
+			first_pos[v[j]] = FG_MIN(first_pos[v[j]], j * 1000 / m);
+			last_pos[v[j]] = FG_MAX(last_pos[v[j]], j * 1000 / m);
+		}
+		total += m;
+		free(seen);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		ck_assert_uint_eq(count[i], fg_wl_dups_of(wl, i));
+		/* within 2 % of the lists of one another: offered at nearly the same time */
+		ck_assert_msg(last_pos[i] - first_pos[i] <= 20, "article %u spread %llu..%llu", i,
+			      (unsigned long long)first_pos[i], (unsigned long long)last_pos[i]);
+	}
+	ck_assert_uint_eq(total, sum_k);
+	ck_assert_uint_eq(fg_wl_total_offers(wl), sum_k);
+	/* the same seed gives the same multiplicities; the classes do not move */
+	{
+		struct fg_wl *fixed = make(n, NULL);
+
+		for (uint32_t i = 0; i < n; i += 97)
+			ck_assert_int_eq(fg_wl_class_of(fixed, i), fg_wl_class_of(wl, i));
+		ck_assert_uint_eq(fg_wl_dups_of(fixed, 5), 10);
+		fg_wl_free(fixed);
+	}
+	free(count);
+	free(first_pos);
+	free(last_pos);
+	fg_wl_free(wl);
+}
+END_TEST
+
+/* Every copy answered as a filter must: one 239 and K - 1 439s per wanted
+ * article; the checker's totals equal the model's. */
+START_TEST(test_dups_answers_add_up)
+{
+	const uint32_t n = 2000;
+	struct fg_wl *wl = make(n, dist_of_eight);
+	struct fg_wlc *c = fg_wlc_create(wl);
+	uint8_t *got = calloc(n, 1);
+	uint64_t n239 = 0, n439 = 0;
+
+	for (unsigned p = 0; p < 8; p++) {
+		uint64_t m;
+		const uint32_t *v = fg_wl_peer_offers(wl, p, &m);
+
+		for (uint64_t j = 0; j < m; j++) {
+			bool take = fg_wl_class_of(wl, v[j]) == FG_WL_WANTED && !got[v[j]];
+			int code = take ? 239 : 439;
+
+			ck_assert_int_eq(fg_wlc_response(c, v[j], FG_WLC_TAKETHIS, code,
+							 fg_wlc_stamp(c), p, p), FG_WLC_DONE);
+			got[v[j]] |= take;
+			n239 += take;
+			n439 += !take;
+		}
+	}
+	ck_assert_uint_eq(fg_wlc_finish(c), 0);
+	ck_assert_uint_eq(n239, fg_wl_class_count(wl, FG_WL_WANTED));
+	ck_assert_uint_eq(fg_wlc_accepted(c), n239);
+	ck_assert_uint_eq(n239 + n439, fg_wl_total_offers(wl));
+	ck_assert_uint_eq(fg_wlc_offered(c), n);
+	free(got);
+	fg_wlc_free(c);
+	fg_wl_free(wl);
+}
+END_TEST
+
+/* --duration: a run that stopped offering judges only what it offered;
+ * without it, the articles never offered are missing their 239. */
+START_TEST(test_checker_partial)
+{
+	struct fg_wl *wl = make(400, NULL);
+	struct fg_wlc *c = fg_wlc_create(wl), *whole = fg_wlc_create(wl);
+	uint64_t wanted_first = 0, missing = 0;
+
+	fg_wlc_set_partial(c);
+	for (uint32_t i = 0; i < 400; i++) {
+		bool w = fg_wl_class_of(wl, i) == FG_WL_WANTED;
+
+		if (i < 200) {		/* offered before the run ended */
+			fg_wlc_response(c, i, FG_WLC_TAKETHIS, w ? 239 : 439, fg_wlc_stamp(c), 0, 0);
+			fg_wlc_response(whole, i, FG_WLC_TAKETHIS, w ? 239 : 439,
+					fg_wlc_stamp(whole), 0, 0);
+			wanted_first += w;
+		} else {
+			missing += w;
+		}
+	}
+	ck_assert_uint_gt(missing, 0);
+	ck_assert_uint_eq(fg_wlc_finish(c), 0);
+	ck_assert_uint_eq(fg_wlc_offered(c), 200);
+	ck_assert_uint_eq(fg_wlc_accepted(c), wanted_first);
+	ck_assert_uint_eq(fg_wlc_finish(whole), missing);
+	/* partial still finds an offered article that never got its 239 */
+	{
+		struct fg_wlc *p2 = fg_wlc_create(wl);
+		uint32_t w = find(wl, FG_WL_WANTED);
+
+		fg_wlc_set_partial(p2);
+		fg_wlc_response(p2, w, FG_WLC_TAKETHIS, 439, fg_wlc_stamp(p2), 0, 0);
+		ck_assert_uint_eq(fg_wlc_finish(p2), 1);
+		fg_wlc_free(p2);
+	}
+	fg_wlc_free(c);
+	fg_wlc_free(whole);
+	fg_wl_free(wl);
+}
+END_TEST
+
 START_TEST(test_bad_params)
 {
 	struct fg_wl_params p;
@@ -638,6 +831,10 @@ static Suite *workload_suite(void)
 	tcase_add_test(tc, test_unstuff);
 	tcase_add_test(tc, test_pool_exercises_stuffing);
 	tcase_add_test(tc, test_bad_params);
+	tcase_add_test(tc, test_dups_parse);
+	tcase_add_test(tc, test_dups_distribution_counts);
+	tcase_add_test(tk, test_dups_answers_add_up);
+	tcase_add_test(tk, test_checker_partial);
 	tcase_add_test(tk, test_checker_accepts_once);
 	tcase_add_test(tk, test_checker_rejects_classes);
 	tcase_add_test(tk, test_checker_retry_then_accept);

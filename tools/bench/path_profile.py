@@ -54,6 +54,8 @@ STAGES = [
     ("queue writer: cursor and head files", r"^fg-qwriter", r"__GI___libc_write|pwrite64|__libc_pwrite"),
     ("queue writer: wake-ups, rings, other", r"^fg-qwriter", r"."),
     ("relay: sendfile to innd (loopback TCP)", r"^fg-relay", r"sendfile"),
+    ("relay: sendmsg of held buffers to the downstream (end to end; loopback TCP)", r"^fg-relay",
+     r"sendmsg"),
     ("relay: innd's answers, records, epoll, other", r"^fg-relay", r"."),
     ("main lcore and DPDK service threads", r".", r"."),
 ]

@@ -35,12 +35,16 @@ import sys
 BENCH = "docs/bench"
 IMG = "docs/img"
 # module fragments first in this order, then any others by name
-MODULE_ORDER = ["parsers", "msgid", "date", "rules", "history", "session", "nntp", "tcp"]
+MODULE_ORDER = ["parsers", "msgid", "date", "rules", "history", "session", "nntp", "tcp", "tcp_loss"]
 # fragments shown in the method section, not among the modules
 METHOD_FRAGMENTS = ["path_profile", "path_profile_veth", "path_profile_memif", "path_profile_memif_2k", "port_profile",
                     "gro_profile", "innd_paced"]
+# fragments with a section of their own, right after the commands: the
+# whole path with a realistic feed and issue 33's goals (feed_path.sh)
+FEED_FRAGMENTS = ["feed_path"]
 # headings for fragments written without one
 FRAGMENT_TITLES = {"tcp": "Userspace TCP, frames from memory",
+                   "tcp_loss": "Userspace TCP as a bulk sender at 1 % loss: SACK against NewReno",
                    "dataplane": "Dataplane: one worker core, passive mode, frames from memory"}
 # feedgen (kernel sockets, on the same 2 cores) above this share of one
 # core may be what limits the rate: such a run is marked client-bound
@@ -545,7 +549,7 @@ def machine(opts, earlier):
 def module_fragments(opts, earlier):
     names = [os.path.basename(p)[:-3] for p in glob.glob(os.path.join(BENCH, "*.md"))
              if not os.path.basename(p).startswith("e2e")]
-    names = [n for n in names if n not in METHOD_FRAGMENTS]
+    names = [n for n in names if n not in METHOD_FRAGMENTS and n not in FEED_FRAGMENTS]
     order = [n for n in MODULE_ORDER if n in names] + sorted(n for n in names if n not in MODULE_ORDER)
     if not order:
         return "No module benchmark (tools/bench/bench_*.c) exists yet.\n"
@@ -638,6 +642,9 @@ def docs(args):
            "Every end-to-end run is `feedgen --host H --port P --server-pid PID <workload> %s "
            "--id-prefix <system><workload>` against a freshly started server; the exact line is "
            "printed by run.sh and the parameters are in each JSON file.\n" % opts.get("common", ""),
+           "## The whole path with a realistic feed, and the goals\n",
+           "\n".join(fragment(n, opts, earlier) if os.path.exists(os.path.join(BENCH, n + ".md"))
+                     else "(`%s` has not run yet.)\n" % n for n in FEED_FRAGMENTS),
            method.rstrip() + "\n",
            "## Module benchmarks\n",
            modules,

@@ -20,7 +20,7 @@
 # A benchmark that fails stops the run with a non-zero status before
 # anything under docs/ changes: an old figure is never published again
 # under this run's date and commit. `make bench` (quick) must stay under
-# 15 minutes on the 2-core machine.
+# 22 minutes on the 2-core machine (feed_path, 30 s a run, about 7 of them).
 set -euo pipefail
 mode=${1:-quick}
 case $mode in quick|full) ;; *) echo "usage: $0 quick|full" >&2; exit 2 ;; esac
@@ -111,6 +111,12 @@ else
 				"$mode" "$commit" "$run_date" "$load" "$cpu_model" > "$frag"
 			cat "$frag.raw" >> "$frag"
 			rm -f "$frag.raw"
+			# a fragment's figures as JSON beside it (FRAG.json), stamped alike
+			if [ -f "$frag.raw.json" ]; then
+				python3 tools/bench/report.py annotate "$frag.raw.json" mode "$mode" \
+					commit "$commit" date "$run_date" load_avg_1m "$load" cpu "$cpu_model"
+				mv "$frag.raw.json" "$stage/$name.json"
+			fi
 			modules=$((modules + 1))
 		fi
 	}
@@ -152,6 +158,11 @@ else
 	# the same rate (feedgen --rate) and flat out
 	run_fragment innd_paced tools/bench/innd_paced.sh \
 		"$([ "$mode" = full ] && echo 100000 || echo 30000)" --md
+	# a realistic feed (--size feed, offer multiplicity) through the whole
+	# path for FEED seconds a run, both acknowledgement modes, memif and
+	# af_packet, beside innd alone (issue 33 item 6): about 9 runs
+	run_fragment feed_path tools/bench/feed_path.sh \
+		"$([ "$mode" = full ] && echo 120 || echo 30)" --md
 	# several boxes with and without the shared history on a Redis
 	# Cluster (docs/scale.md, "Several boxes")
 	run_fragment cluster_boxes python3 tools/bench/cluster_boxes.py "--$mode" --md

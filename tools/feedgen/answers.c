@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "client_int.h"
 #include "floodgate/log.h"
@@ -63,6 +64,22 @@ static void on_retry(struct feed *f, struct conn *c, uint32_t art, uint64_t now)
 		f->retries_pending++;
 }
 
+/* An article's one 239/235: its octets, and its moment for --accept-times
+ * (CLOCK_REALTIME, to set beside a downstream's own stamps). */
+static void on_accepted(struct feed *f, struct conn *c, uint32_t art)
+{
+	struct fg_wl_article a;
+	struct timespec ts;
+
+	fg_wl_article(f->wl, art, &a);
+	f->res->accepted_bytes += fg_wl_wire_len(f->wl, &a, c->peer);
+	if (!f->accept_times)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	fprintf(f->accept_times, "%s %llu\n", a.msgid,
+		(unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
+}
+
 static void on_answer(struct feed *f, struct conn *c, const char *line, size_t len,
 		      int code, uint64_t now)
 {
@@ -92,6 +109,8 @@ static void on_answer(struct feed *f, struct conn *c, const char *line, size_t l
 		return;
 	}
 	act = fg_wlc_response(f->chk, e.art, e.cmd, code, e.stamp, c->peer, c->id);
+	if (act == FG_WLC_DONE && (code == 239 || code == 235))
+		on_accepted(f, c, e.art);
 	if (act == FG_WLC_SEND) {
 		if (feed_queue_cmd(f, c, e.art, e.cmd == FG_WLC_CHECK ? FG_WLC_TAKETHIS :
 							     FG_WLC_IHAVE_ART) < 0)

@@ -520,6 +520,11 @@ int feed_run(const struct feed_opts *o, const struct fg_wl *wl, struct fg_wlc *c
 	rc = feed_setup(&f);
 	if (rc < 0)
 		goto out_teardown;
+	if (o->accept_times && !(f.accept_times = fopen(o->accept_times, "we"))) {
+		rc = -errno;
+		FG_LOG_ERR("feedgen", "%s: %s", o->accept_times, strerror(errno));
+		goto out_teardown;
+	}
 	if (o->dpdk) {
 		struct feed_dp_params dpp = { .port = o->dpdk, .queues = o->dpdk_queues,
 					      .member = o->dpdk_member,
@@ -563,10 +568,13 @@ int feed_run(const struct feed_opts *o, const struct fg_wl *wl, struct fg_wlc *c
 	res->cpu_self = feed_self_cpu() - cpu0;
 	res->cpu_server = srv0 >= 0 ? feed_proc_cpu(o->server_pid) - srv0 : -1;
 	res->accepted = fg_wlc_accepted(chk);
+	res->articles_offered = fg_wlc_offered(chk);
 	for (unsigned i = 0; i < f.n; i++)
 		for (unsigned k = 0; k < FEED_CODES; k++)
 			res->codes[k] += res->conn_codes[i][k];
 out_teardown:
+	if (f.accept_times && fclose(f.accept_times) != 0 && rc == 0)
+		rc = -errno;
 	feed_teardown(&f);
 	return rc;
 }

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/socket.h>
 
 #include "feedgen.h"
@@ -85,6 +86,7 @@ struct feed {
 	bool has_source;
 	uint64_t t0;			/* start, for --rate */
 	struct feed_dp *dp;		/* --dpdk, else NULL (sockets) */
+	FILE *accept_times;		/* --accept-times, else NULL */
 };
 
 /* No transport under the connection (closed, or not opened yet). */

@@ -55,6 +55,13 @@ struct feed_opts {
 	uint8_t dpdk_peer_mac[6];
 	bool has_dpdk_peer_mac;
 	bool pcap_v6;			/* the pcap's flows over IPv6 (fd00::ADDR) */
+	double duration;		/* --duration S: no first offer after S seconds; 0 = all */
+	const char *accept_times;	/* --accept-times FILE: "<id> <ns>" per 239 received */
+	/* --sink ADDR:PORT: a downstream sink in this process (sink.c) */
+	const char *sink;
+	const char *sink_times;		/* --sink-times FILE: "<id> <ns>" per 239 it sent */
+	unsigned sink_wait;		/* connections to wait for before the peers start */
+	double sink_drain;		/* seconds to wait after the peers for the sink's articles */
 };
 
 /* Per connection: response codes seen (100..599). */
@@ -79,7 +86,23 @@ struct feed_result {
 	uint32_t (*conn_codes)[FEED_CODES];	/* per connection, n_conns rows */
 	unsigned *conn_peer;
 	bool timed_out;
+	uint64_t accepted_bytes;	/* wire octets of the articles that got 239/235 */
+	uint64_t articles_offered;	/* articles some answer came for (--duration) */
 };
+
+/* sink.c: the downstream sink (--sink). */
+struct feed_sink_stats {
+	uint64_t connections, articles, octets, checks;
+	bool drained;			/* it had every accepted article at the end */
+	double drain_s;			/* peers' end -> its last needed article */
+};
+struct feed_sink;
+/* Listening and answering in a thread of its own; NULL on failure (said). */
+struct feed_sink *feed_sink_start(const char *listen_spec, const char *times_path);
+unsigned feed_sink_connections(struct feed_sink *s);
+uint64_t feed_sink_articles(struct feed_sink *s);
+/* Stops the thread, closes everything, and copies out the counts. */
+void feed_sink_stop(struct feed_sink *s, struct feed_sink_stats *st);
 
 /* dpdk.c: the kernel-free transport. */
 struct fg_tcp;
@@ -117,8 +140,10 @@ double feed_proc_cpu(pid_t pid);
 double feed_self_cpu(void);
 
 void feed_report_text(const struct feed_opts *o, const struct fg_wl *wl,
-		      const struct fg_wlc *chk, const struct feed_result *r);
+		      const struct fg_wlc *chk, const struct feed_result *r,
+		      const struct feed_sink_stats *sink);
 void feed_report_json(const struct feed_opts *o, const struct fg_wl *wl,
-		      const struct fg_wlc *chk, const struct feed_result *r);
+		      const struct fg_wlc *chk, const struct feed_result *r,
+		      const struct feed_sink_stats *sink);
 
 #endif

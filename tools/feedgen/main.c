@@ -36,6 +36,8 @@ static const char usage_text[] =
 "  --max-retries N        deferrals of one article by one peer before giving up (50)\n"
 "  --max-reconnects N     per connection (5)\n"
 "  --timeout S            give up after S seconds, a mismatch (0 = never)\n"
+"  --duration S           no first offer after S seconds; the articles offered by then\n"
+"                         are judged, the rest never sent (0 = offer them all)\n"
 "  --server-pid PID       also measure the server's CPU (/proc/PID/stat)\n"
 "  --rate N               at most N first offers a second, all peers together (0 = no limit)\n"
 "  --source ADDR          peer i connects from ADDR + i (one address per peer)\n"
@@ -49,7 +51,10 @@ static const char usage_text[] =
 "                         an 802.3ad bond of memif ports)\n"
 "workload:\n"
 "  --seed N               (1)      --articles N   unique articles (10000)\n"
-"  --dups N               offers per article across peers (10)\n"
+"  --dups N|K:W,...       offers per article across peers (10), or a distribution:\n"
+"                         K peers with weight W, e.g. 1:0.2,3:0.5,6:0.3 (flood-fill:\n"
+"                         one copy gets 239, the others 439/438); alias\n"
+"                         --peers-per-article\n"
 "  --spread N             offers of one article within ~N offers (32)\n"
 "  --size BYTES|mix|feed  fixed article size (2K), or text posts + binaries, or a\n"
 "                         full feed's mix (median binary 740,484 octets, P99 2.06 MB,\n"
@@ -70,6 +75,13 @@ static const char usage_text[] =
 "output:\n"
 "  --json                 one JSON object on stdout\n"
 "  --outcomes FILE        a line per article: Message-ID, class, 239s it got, answer lost\n"
+"  --accept-times FILE    a line per 239/235 received: Message-ID, CLOCK_REALTIME ns\n"
+"downstream sink (the server behind the server under test, in this process):\n"
+"  --sink ADDR:PORT       listen there and take every article (239/238/235/335)\n"
+"  --sink-times FILE      a line per 239/235 it sent: Message-ID, CLOCK_REALTIME ns\n"
+"  --sink-wait N          before the peers start, wait (60 s at most) for N connections\n"
+"  --sink-drain S         after the peers, wait up to S s until the sink has had as\n"
+"                         many articles as the peers got 239s for (10)\n"
 "  --progress / --no-progress   progress line on stderr (default: if a terminal)\n"
 "  --pcap FILE            write the client side as a pcap; no server needed\n"
 "  --pcap-server A:P      the server address in the pcap (198.19.0.1:119)\n"
@@ -85,6 +97,7 @@ enum {
 	O_VERSIONS, O_NEAR, O_PREFIX, O_GROUPS, O_CUTOFF, O_MARGIN, O_PATHID, O_NOW, O_JSON,
 	O_PROGRESS, O_NOPROGRESS, O_PCAP, O_PCAPSRV, O_PCAP6, O_LOGLEVEL, O_RATE, O_SOURCE, O_HELP,
 	O_DPDK, O_DPDKADDR, O_DPDKQ, O_DPDKMEMBER, O_DPDKPEERMAC, O_OUTCOMES,
+	O_DURATION, O_ACCTIMES, O_SINK, O_SINKTIMES, O_SINKWAIT, O_SINKDRAIN,
 };
 
 static const struct option long_opts[] = {
@@ -97,7 +110,10 @@ static const struct option long_opts[] = {
 	{ "rate", 1, 0, O_RATE }, { "source", 1, 0, O_SOURCE },
 	{ "dpdk", 1, 0, O_DPDK }, { "dpdk-addr", 1, 0, O_DPDKADDR }, { "dpdk-queues", 1, 0, O_DPDKQ },
 	{ "dpdk-member", 1, 0, O_DPDKMEMBER }, { "dpdk-peer-mac", 1, 0, O_DPDKPEERMAC },
-	{ "dups", 1, 0, O_DUPS }, { "spread", 1, 0, O_SPREAD }, { "size", 1, 0, O_SIZE },
+	{ "dups", 1, 0, O_DUPS }, { "peers-per-article", 1, 0, O_DUPS },
+	{ "duration", 1, 0, O_DURATION }, { "accept-times", 1, 0, O_ACCTIMES },
+	{ "sink", 1, 0, O_SINK }, { "sink-times", 1, 0, O_SINKTIMES },
+	{ "sink-wait", 1, 0, O_SINKWAIT }, { "sink-drain", 1, 0, O_SINKDRAIN }, { "spread", 1, 0, O_SPREAD }, { "size", 1, 0, O_SIZE },
 	{ "binary-size", 1, 0, O_BINSIZE }, { "binary-share", 1, 0, O_BINSHARE },
 	{ "old", 1, 0, O_OLD }, { "future", 1, 0, O_FUTURE }, { "path-loop", 1, 0, O_LOOP },
 	{ "bad-id", 1, 0, O_BADID }, { "no-injection-date", 1, 0, O_NOINJ },
@@ -252,6 +268,12 @@ static int opt_feed(struct feed_opts *o, int opt, const char *arg)
 		break;
 	case O_JSON: o->json = true; break;
 	case O_OUTCOMES: o->outcomes = optarg; break;
+	case O_DURATION: rc = parse_double(arg, 0, 1e7, &o->duration); break;
+	case O_ACCTIMES: o->accept_times = arg; break;
+	case O_SINK: o->sink = arg; break;
+	case O_SINKTIMES: o->sink_times = arg; break;
+	case O_SINKWAIT: rc = parse_uint(arg, 256, &v); o->sink_wait = (unsigned)v; break;
+	case O_SINKDRAIN: rc = parse_double(arg, 0, 1e6, &o->sink_drain); break;
 	case O_PROGRESS: o->progress = 1; break;
 	case O_NOPROGRESS: o->progress = 0; break;
 	case O_PCAP: o->pcap = arg; break;
@@ -277,7 +299,7 @@ static int opt_workload(struct fg_wl_params *w, int opt, const char *arg)
 	case O_PEERS: rc = parse_uint(arg, FG_WL_MAX_PEERS, &v); w->peers = (unsigned)v; break;
 	case O_SEED: rc = parse_uint(arg, UINT64_MAX, &w->seed); break;
 	case O_ARTICLES: rc = parse_uint(arg, UINT32_MAX, &v); w->articles = (uint32_t)v; break;
-	case O_DUPS: rc = parse_uint(arg, FG_WL_MAX_PEERS, &v); w->dups = (unsigned)v; break;
+	case O_DUPS: rc = fg_wl_params_set_dups(w, arg); break;
 	case O_SPREAD: rc = parse_uint(arg, 1u << 30, &v); w->spread = (unsigned)v; break;
 	case O_SIZE: rc = parse_size(w, arg); break;
 	case O_BINSIZE: rc = parse_uint(arg, FG_WL_MAX_SIZE, &v); w->binary_size = (uint32_t)v; break;
@@ -319,6 +341,7 @@ static int parse_args(int argc, char **argv, struct feed_opts *o)
 	o->max_retries = 50;
 	o->max_reconnects = 5;
 	o->progress = -1;
+	o->sink_drain = 10;
 	while ((opt = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
 		int rc;
 
@@ -365,25 +388,76 @@ static int write_outcomes(const char *path, const struct fg_wlc *chk)
 	return rc;
 }
 
+/* --sink-wait: the downstream's connections (floodgate's relay) before
+ * the first offer, so that no article waits for the relay's reconnect. */
+static int sink_wait(const struct feed_opts *o, struct feed_sink *sink)
+{
+	uint64_t end = fg_mono_ns() + 60000000000ull;
+
+	while (feed_sink_connections(sink) < o->sink_wait) {
+		if (fg_mono_ns() > end) {
+			fprintf(stderr, "feedgen: the sink has %u connections of %u after 60 s\n",
+				feed_sink_connections(sink), o->sink_wait);
+			return -ETIMEDOUT;
+		}
+		usleep(10000);
+	}
+	return 0;
+}
+
+/* After the peers: the sink may still be receiving what a queue relays
+ * after its 239; wait until it has had as many articles as were accepted
+ * (the server under test relays each accepted article once). */
+static void sink_drain(const struct feed_opts *o, struct feed_sink *sink, uint64_t accepted,
+		       struct feed_sink_stats *st)
+{
+	uint64_t t0 = fg_mono_ns(), end = t0 + (uint64_t)(o->sink_drain * 1e9);
+
+	while (feed_sink_articles(sink) < accepted && fg_mono_ns() < end)
+		usleep(1000);
+	st->drain_s = (double)(fg_mono_ns() - t0) / 1e9;
+	feed_sink_stop(sink, st);
+	st->drained = st->articles >= accepted;
+}
+
 static int run_live(const struct feed_opts *o, const struct fg_wl *wl)
 {
 	struct fg_wlc *chk = fg_wlc_create(wl);
 	struct feed_result *res = calloc(1, sizeof(*res));
+	struct feed_sink *sink = NULL;
+	struct feed_sink_stats sst = { 0 };
 	int rc = 2;
 
 	if (!chk || !res)
 		goto out_free;
+	if (o->duration > 0)
+		fg_wlc_set_partial(chk);
+	if (o->sink) {
+		sink = feed_sink_start(o->sink, o->sink_times);
+		if (!sink || sink_wait(o, sink) < 0)
+			goto out_free;
+	}
 	if (feed_run(o, wl, chk, res) < 0)
 		goto out_free;
+	if (sink) {
+		sink_drain(o, sink, fg_wlc_accepted(chk), &sst);
+		sink = NULL;
+		if (!sst.drained)
+			fg_wlc_mismatch(chk, "the sink had %llu articles of %llu accepted after %.1f s",
+					(unsigned long long)sst.articles,
+					(unsigned long long)fg_wlc_accepted(chk), sst.drain_s);
+	}
 	fg_wlc_finish(chk);
 	if (o->outcomes && write_outcomes(o->outcomes, chk) < 0)
 		goto out_free;
 	if (o->json)
-		feed_report_json(o, wl, chk, res);
+		feed_report_json(o, wl, chk, res, o->sink ? &sst : NULL);
 	else
-		feed_report_text(o, wl, chk, res);
+		feed_report_text(o, wl, chk, res, o->sink ? &sst : NULL);
 	rc = fg_wlc_mismatches(chk) ? 1 : 0;
 out_free:
+	if (sink)
+		feed_sink_stop(sink, &sst);
 	if (res) {
 		free(res->conn_codes);
 		free(res->conn_peer);

@@ -197,6 +197,13 @@ static bool rate_held(const struct feed *f, const struct conn *c, uint64_t now)
 	return (double)(now - f->t0) / 1e9 < due_s;
 }
 
+/* No first offer left for c: its list is done, or --duration is over. */
+static bool fresh_over(const struct feed *f, const struct conn *c, uint64_t now)
+{
+	return c->next >= c->n_list ||
+	       (f->o->duration > 0 && (double)(now - f->t0) / 1e9 >= f->o->duration);
+}
+
 /* The next offer for c, or false when it has none now. */
 static bool next_offer(struct feed *f, struct conn *c, uint64_t now, uint32_t *art)
 {
@@ -211,7 +218,7 @@ static bool next_offer(struct feed *f, struct conn *c, uint64_t now, uint32_t *a
 		f->res->reoffers++;
 		return true;
 	}
-	if (c->next < c->n_list && !rate_held(f, c, now)) {
+	if (!fresh_over(f, c, now) && !rate_held(f, c, now)) {
 		*art = c->list[c->next];
 		c->fresh++;
 		c->next += c->stride;
@@ -221,9 +228,9 @@ static bool next_offer(struct feed *f, struct conn *c, uint64_t now, uint32_t *a
 	return false;
 }
 
-static bool conn_finished(const struct conn *c)
+static bool conn_finished(const struct feed *f, const struct conn *c, uint64_t now)
 {
-	return c->infl_n == 0 && c->retry.n == 0 && c->reoffer.n == 0 && c->next >= c->n_list;
+	return c->infl_n == 0 && c->retry.n == 0 && c->reoffer.n == 0 && fresh_over(f, c, now);
 }
 
 int feed_fill(struct feed *f, struct conn *c, uint64_t now)
@@ -242,7 +249,7 @@ int feed_fill(struct feed *f, struct conn *c, uint64_t now)
 		if (rc < 0)
 			return rc;
 	}
-	if (conn_finished(c)) {
+	if (conn_finished(f, c, now)) {
 		rc = feed_out_add(c, "QUIT\r\n", 6);
 		c->state = ST_QUIT;
 	}

@@ -35,10 +35,17 @@ static void text_latency(const char *what, const struct fg_lathist *h)
 }
 
 void feed_report_text(const struct feed_opts *o, const struct fg_wl *wl,
-		      const struct fg_wlc *chk, const struct feed_result *r)
+		      const struct fg_wlc *chk, const struct feed_result *r,
+		      const struct feed_sink_stats *sink)
 {
 	const struct fg_wl_params *p = fg_wl_params(wl);
 	uint64_t mm = fg_wlc_mismatches(chk);
+
+	if (sink)
+		printf("sink: %llu connections, %llu articles, %llu octets, %llu CHECKs%s\n",
+		       (unsigned long long)sink->connections, (unsigned long long)sink->articles,
+		       (unsigned long long)sink->octets, (unsigned long long)sink->checks,
+		       sink->drained ? "" : " (short of the accepted articles)");
 
 	printf("feedgen: %s mode, %u peers x %u conns, window %u, %s:%u, seed %llu\n",
 	       mode_names[o->mode], p->peers, o->conns, o->window, o->host, o->port,
@@ -127,14 +134,22 @@ static void json_codes(const uint64_t *codes32, const uint32_t *codes, bool wide
 
 static void json_params(const struct feed_opts *o, const struct fg_wl_params *p)
 {
+	char dist[FG_WL_DUPS_MAX * 24];
+
 	printf("\"params\":{\"mode\":\"%s\",\"peers\":%u,\"conns\":%u,\"window\":%u,"
 	       "\"articles\":%u,\"dups\":%u,\"spread\":%u,\"seed\":%llu,\"size\":",
 	       mode_names[o->mode], p->peers, o->conns, o->window, p->articles, p->dups,
 	       p->spread, (unsigned long long)p->seed);
 	if (p->size_mode == FG_WL_SIZE_MIX)
 		printf("\"mix\"");
+	else if (p->size_mode == FG_WL_SIZE_FEED)
+		printf("\"feed\"");
 	else
 		printf("%u", p->size);
+	fg_wl_dups_format(p, dist, sizeof(dist));
+	printf(",\"dups_dist\":");
+	json_str(dist);
+	printf(",\"duration\":%.3f", o->duration);
 	printf(",\"cutoff\":%lld,\"future_margin\":%lld,\"now\":%lld,\"host\":",
 	       (long long)p->cutoff, (long long)p->future_margin, (long long)p->now);
 	json_str(o->host);
@@ -142,7 +157,8 @@ static void json_params(const struct feed_opts *o, const struct fg_wl_params *p)
 }
 
 void feed_report_json(const struct feed_opts *o, const struct fg_wl *wl,
-		      const struct fg_wlc *chk, const struct feed_result *r)
+		      const struct fg_wlc *chk, const struct feed_result *r,
+		      const struct feed_sink_stats *sink)
 {
 	const struct fg_wl_params *p = fg_wl_params(wl);
 
@@ -162,6 +178,14 @@ void feed_report_json(const struct feed_opts *o, const struct fg_wl *wl,
 	       (unsigned long long)fg_wl_class_count(wl, FG_WL_WANTED),
 	       (unsigned long long)r->article_bytes, (unsigned long long)r->bytes_out,
 	       (unsigned long long)r->bytes_in);
+	printf("\"accepted_bytes\":%llu,\"articles_offered\":%llu,",
+	       (unsigned long long)r->accepted_bytes, (unsigned long long)r->articles_offered);
+	if (sink)
+		printf("\"sink\":{\"connections\":%llu,\"articles\":%llu,\"octets\":%llu,"
+		       "\"checks\":%llu,\"drained\":%s,\"drain_s\":%.3f},",
+		       (unsigned long long)sink->connections, (unsigned long long)sink->articles,
+		       (unsigned long long)sink->octets, (unsigned long long)sink->checks,
+		       sink->drained ? "true" : "false", sink->drain_s);
 	printf("\"offers_per_s\":%.1f,\"articles_per_s\":%.1f,\"accepted_per_s\":%.1f,"
 	       "\"bytes_per_s\":%.1f,", per_s(r->offers, r->elapsed),
 	       per_s(r->articles_sent, r->elapsed), per_s(r->accepted, r->elapsed),

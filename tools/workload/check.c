@@ -3,11 +3,13 @@
  * check.c — the response checker (rules in wlcheck.h).
  *
  * State per article: the stamp at which its first 239 arrived (0 = none
- * yet), how many 239s it got, and whether an answer about it was lost
- * with a connection. 10 octets per article.
+ * yet), how many 239s it got, whether an answer about it was lost with a
+ * connection, and whether any answer about it came (a run cut short by
+ * --duration judges only the articles it offered). 11 octets per article.
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,8 @@ struct fg_wlc {
 	uint64_t *accept_stamp;
 	uint8_t *n_accept;
 	uint8_t *lost;
+	uint8_t *answered;
+	bool partial;
 	uint64_t accepted;
 	uint64_t unknown;
 	uint64_t mismatches;
@@ -42,7 +46,8 @@ struct fg_wlc *fg_wlc_create(const struct fg_wl *wl)
 	c->accept_stamp = calloc(n, sizeof(*c->accept_stamp));
 	c->n_accept = calloc(n, sizeof(*c->n_accept));
 	c->lost = calloc(n, sizeof(*c->lost));
-	if (!c->accept_stamp || !c->n_accept || !c->lost) {
+	c->answered = calloc(n, sizeof(*c->answered));
+	if (!c->accept_stamp || !c->n_accept || !c->lost || !c->answered) {
 		fg_wlc_free(c);
 		return NULL;
 	}
@@ -56,6 +61,7 @@ void fg_wlc_free(struct fg_wlc *c)
 	free(c->accept_stamp);
 	free(c->n_accept);
 	free(c->lost);
+	free(c->answered);
 	free(c);
 }
 
@@ -161,6 +167,7 @@ enum fg_wlc_action fg_wlc_response(struct fg_wlc *c, uint32_t art, enum fg_wlc_c
 		fg_wlc_mismatch(c, "internal: response for unknown article %u", art);
 		return FG_WLC_MISMATCH;
 	}
+	c->answered[art] = 1;
 	if (cmd == FG_WLC_CHECK || cmd == FG_WLC_IHAVE)
 		return on_offer(c, art, cmd, code, sent, peer, conn);
 	return on_article(c, art, cmd, code, peer, conn);
@@ -174,6 +181,8 @@ uint64_t fg_wlc_finish(struct fg_wlc *c)
 	for (uint32_t i = 0; i < n; i++) {
 		if (c->n_accept[i] != 0 || fg_wl_class_of(c->wl, i) != FG_WL_WANTED)
 			continue;
+		if (c->partial && !c->answered[i] && !c->lost[i])
+			continue;	/* never offered: the run ended first */
 		if (c->lost[i]) {
 			c->unknown++;
 			continue;
@@ -183,6 +192,21 @@ uint64_t fg_wlc_finish(struct fg_wlc *c)
 				"in-window article was refused by every peer's offer", i, a.msgid);
 	}
 	return c->mismatches;
+}
+
+void fg_wlc_set_partial(struct fg_wlc *c)
+{
+	c->partial = true;
+}
+
+uint64_t fg_wlc_offered(const struct fg_wlc *c)
+{
+	uint32_t n = fg_wl_params(c->wl)->articles;
+	uint64_t k = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		k += c->answered[i] | c->lost[i];
+	return k;
 }
 
 void fg_wlc_answer_lost(struct fg_wlc *c, uint32_t art)

@@ -22,7 +22,7 @@
 enum salt {
 	SALT_CLASS = 1, SALT_INJ, SALT_OFFLINE, SALT_VERSION, SALT_DATE,
 	SALT_DATEGAP, SALT_SIZE, SALT_BODY, SALT_BADID, SALT_NEAR,
-	SALT_BINARY, SALT_SHUFFLE,
+	SALT_BINARY, SALT_SHUFFLE, SALT_DUPS,
 };
 
 uint64_t fg_wl_hash(uint64_t seed, uint64_t i, uint64_t salt)
@@ -95,6 +95,103 @@ int fg_wl_params_set_groups(struct fg_wl_params *p, const char *list)
 	return 0;
 }
 
+int fg_wl_params_set_dups(struct fg_wl_params *p, const char *spec)
+{
+	unsigned k[FG_WL_DUPS_MAX], n = 0, kmax = 0;
+	double w[FG_WL_DUPS_MAX], sum = 0.0;
+	const char *s = spec;
+	char *end;
+
+	if (!spec || !*spec)
+		return -EINVAL;
+	while (*s) {
+		unsigned long v;
+
+		if (n == FG_WL_DUPS_MAX || *s < '0' || *s > '9')
+			return -EINVAL;
+		v = strtoul(s, &end, 10);
+		if (v == 0 || v > FG_WL_MAX_PEERS)
+			return -EINVAL;
+		k[n] = (unsigned)v;
+		w[n] = 1.0;
+		s = end;
+		if (*s == ':') {
+			s++;
+			if ((*s < '0' || *s > '9') && *s != '.')
+				return -EINVAL;
+			w[n] = strtod(s, &end);
+			if (end == s || !(w[n] > 0.0) || w[n] > 1e9)
+				return -EINVAL;
+			s = end;
+		} else if (n > 0 || *s == ',') {
+			return -EINVAL;	/* a list needs a weight for every entry */
+		}
+		for (unsigned j = 0; j < n; j++)
+			if (k[j] == k[n])
+				return -EINVAL;
+		sum += w[n];
+		kmax = FG_MAX(kmax, k[n]);
+		n++;
+		if (*s == ',') {
+			s++;
+			if (!*s)
+				return -EINVAL;
+		} else if (*s) {
+			return -EINVAL;
+		}
+	}
+	p->dups = kmax;
+	p->n_dups = 0;
+	if (n == 1 && strchr(spec, ':') == NULL)
+		return 0;	/* "K": fixed, as before */
+	for (unsigned j = 0; j < n; j++) {
+		p->dups_k[j] = k[j];
+		p->dups_w[j] = w[j] / sum;
+	}
+	p->n_dups = n;
+	return 0;
+}
+
+int fg_wl_dups_format(const struct fg_wl_params *p, char *buf, size_t len)
+{
+	int o = 0;
+
+	if (p->n_dups == 0)
+		return snprintf(buf, len, "%u", p->dups);
+	if (len)
+		buf[0] = '\0';
+	for (unsigned j = 0; j < p->n_dups; j++) {
+		int r = snprintf(buf + FG_MIN((size_t)o, len), len > (size_t)o ? len - (size_t)o : 0,
+				 "%s%u:%.4f", j ? "," : "", p->dups_k[j], p->dups_w[j]);
+
+		if (r < 0)
+			return r;
+		o += r;
+	}
+	return o;
+}
+
+/* K_i: the fixed dups, or a draw from the distribution by the article's
+ * own hash; never more than the peers. */
+static unsigned derive_dups(const struct fg_wl_params *p, uint32_t i)
+{
+	double u, acc = 0.0;
+	unsigned k = p->dups;
+
+	if (p->n_dups > 0) {
+		u = unit(fg_wl_hash(p->seed, i, SALT_DUPS));
+		k = p->dups_k[p->n_dups - 1];
+		for (unsigned j = 0; j < p->n_dups; j++) {
+			acc += p->dups_w[j];
+			if (u < acc) {
+				k = p->dups_k[j];
+				break;
+			}
+		}
+	}
+	return FG_MIN(k, p->peers);
+}
+
 static bool share_ok(double v)
 {
 	return v >= 0.0 && v <= 1.0;
@@ -106,8 +203,17 @@ static int params_check(const struct fg_wl_params *p)
 {
 	double classes = p->p_old + p->p_future + p->p_pathloop + p->p_badid;
 
+	double dsum = 0.0;
+
 	if (p->articles == 0 || p->peers == 0 || p->peers > FG_WL_MAX_PEERS ||
-	    p->dups == 0 || p->spread == 0)
+	    p->dups == 0 || p->spread == 0 || p->n_dups > FG_WL_DUPS_MAX)
+		return -EINVAL;
+	for (unsigned j = 0; j < p->n_dups; j++) {
+		if (p->dups_k[j] == 0 || p->dups_k[j] > p->dups || !(p->dups_w[j] > 0.0))
+			return -EINVAL;
+		dsum += p->dups_w[j];
+	}
+	if (p->n_dups > 0 && (dsum < 0.999 || dsum > 1.001))
 		return -EINVAL;
 	if (!share_ok(p->p_old) || !share_ok(p->p_future) || !share_ok(p->p_pathloop) ||
 	    !share_ok(p->p_badid) || !share_ok(p->p_no_injdate) || !share_ok(p->p_offline) ||
@@ -322,9 +428,9 @@ static int build_offers(struct fg_wl *wl)
 	}
 	for (uint32_t i = 0; i < p->articles; i++) {
 		/* rotating start: every peer gets its share, never more than +d */
-		unsigned first = i % p->peers;
+		unsigned first = i % p->peers, di = derive_dups(p, i);
 
-		for (unsigned k = 0; k < d; k++) {
+		for (unsigned k = 0; k < di; k++) {
 			unsigned peer = (first + k) % p->peers;
 
 			wl->offers[peer][wl->n_offers[peer]++] = i;
@@ -394,6 +500,11 @@ const uint32_t *fg_wl_peer_offers(const struct fg_wl *wl, unsigned p, uint64_t *
 	}
 	*n = wl->n_offers[p];
 	return wl->offers[p];
+}
+
+unsigned fg_wl_dups_of(const struct fg_wl *wl, uint32_t i)
+{
+	return i < wl->p.articles ? derive_dups(&wl->p, i) : 0;
 }
 
 uint64_t fg_wl_total_offers(const struct fg_wl *wl)

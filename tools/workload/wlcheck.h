@@ -81,6 +81,12 @@ void fg_wlc_mismatch(struct fg_wlc *c, const char *fmt, ...) FG_PRINTF(2, 3);
 void fg_wlc_answer_lost(struct fg_wlc *c, uint32_t art);
 uint64_t fg_wlc_unknown(const struct fg_wlc *c);
 
+/* The run may end before every article was offered (feedgen --duration):
+ * fg_wlc_finish then judges only the articles some answer came for (or
+ * whose answer was lost); the others were never sent. */
+void fg_wlc_set_partial(struct fg_wlc *c);
+/* Articles some answer came for, or whose answer was lost. */
+uint64_t fg_wlc_offered(const struct fg_wlc *c);
 /* End of run: every WANTED article got exactly one 239. Returns the total
  * number of mismatches (those found now included). */
 uint64_t fg_wlc_finish(struct fg_wlc *c);

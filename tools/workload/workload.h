@@ -28,9 +28,16 @@
  * and INN with docancels none).
  *
  * Offers: article i goes to dups distinct peers (all when dups >= peers),
- * starting at a hashed peer. Each peer offers its articles in ascending
+ * starting at peer i mod peers. Each peer offers its articles in ascending
  * order, shuffled within blocks of `spread` offers, so the dups offers of
  * one article arrive within about `spread` offers of each other.
+ *
+ * Offer multiplicity, as flood-fill makes it: instead of one dups for all,
+ * a distribution "K:W,K:W,..." (fg_wl_params_set_dups) gives article i
+ * K_i peers, K drawn with weight W from the article's own hash (salt
+ * SALT_DUPS: the other derived values do not move). Every peer offering
+ * it sends it at nearly the same time (the spread above), so exactly one
+ * TAKETHIS may get 239 and the other K_i - 1 get 439 (or 438 to CHECK).
  */
 #ifndef FLOODGATE_WORKLOAD_H
 #define FLOODGATE_WORKLOAD_H
@@ -48,6 +55,7 @@
 #define FG_WL_HDR_MAX 1024		/* formatted headers of one article */
 #define FG_WL_MAX_SIZE 4160000u	/* largest article: the full feed's (size feed); the 4 MiB pools serve it */
 #define FG_WL_BINARY_MIN (64u << 10)	/* fixed sizes from here use the binary pool */
+#define FG_WL_DUPS_MAX 8		/* entries of a multiplicity distribution */
 
 enum fg_wl_class {
 	FG_WL_WANTED = 0,
@@ -76,7 +84,13 @@ struct fg_wl_params {
 	uint64_t seed;
 	uint32_t articles;	/* unique articles */
 	unsigned peers;		/* simulated peers */
-	unsigned dups;		/* offers per article across peers (default 10) */
+	unsigned dups;		/* offers per article across peers (default 10); with a
+				 * distribution, its largest K */
+	/* the multiplicity distribution: K_i = dups_k[j] with weight
+	 * dups_w[j] (summing to 1); n_dups 0 = every article dups */
+	unsigned dups_k[FG_WL_DUPS_MAX];
+	double dups_w[FG_WL_DUPS_MAX];
+	unsigned n_dups;
 	unsigned spread;	/* offers of one article within about this many offers */
 	enum fg_wl_size_mode size_mode;
 	uint32_t size;		/* fixed mode: article octets (headers included) */
@@ -122,6 +136,15 @@ void fg_wl_params_default(struct fg_wl_params *p);
 /* "text,binaries" -> groups; 0 or -EINVAL. */
 int fg_wl_params_set_groups(struct fg_wl_params *p, const char *list);
 
+/* "K" (every article offered by K peers) or "K:W,K:W,..." (K peers with
+ * weight W; weights are relative, any positive numbers, normalised here;
+ * K from 1 to FG_WL_MAX_PEERS, at most FG_WL_DUPS_MAX entries, each K
+ * once). 0, or -EINVAL leaving p as it was. */
+int fg_wl_params_set_dups(struct fg_wl_params *p, const char *spec);
+/* The same distribution written back as "K:W,..." (W to 4 decimals), or
+ * "K" for a fixed multiplicity; the length, as snprintf. */
+int fg_wl_dups_format(const struct fg_wl_params *p, char *buf, size_t len);
+
 /* Builds pools and offer orders. NULL (and a logged reason) on bad params. */
 struct fg_wl *fg_wl_create(const struct fg_wl_params *p);
 void fg_wl_free(struct fg_wl *wl);
@@ -136,6 +159,8 @@ const char *fg_wl_class_name(enum fg_wl_class c);
 /* Peer p's offers, article indices in offer order. */
 const uint32_t *fg_wl_peer_offers(const struct fg_wl *wl, unsigned p, uint64_t *n);
 uint64_t fg_wl_total_offers(const struct fg_wl *wl);
+/* How many peers offer article i (K_i: its multiplicity, at most peers). */
+unsigned fg_wl_dups_of(const struct fg_wl *wl, uint32_t i);
 
 /* The article as peer `peer` sends it: headers (Path starts with the
  * peer's name), blank line, dot-stuffed body, ".\r\n" (RFC 3977 3.1.1).
