@@ -126,7 +126,7 @@ int cfg_parse_mac(const char *s, uint8_t mac[6]);
  * The loader's state (config.c), which the cross-key checks
  * (config_check.c) read: every key's line, per section instance.
  */
-#define CFG_MAX_KEYS 96
+#define CFG_MAX_KEYS 112
 #define CFG_DAY INT64_C(86400)
 /* key state slots: 0 global, then one per peer, then one per downstream */
 #define SLOT_PEER(i) (1 + (i))

@@ -168,6 +168,7 @@ const struct cfg_key cfg_keys[] = {
 	  .def = "16383" },
 	{ SEC_DATAPLANE, T_UINT, 0, "mtu", GF(dp_mtu), .min = 0, .max = 9000, .def = "0" },
 	{ SEC_DATAPLANE, T_BOOL, 0, "gro", GF(dp_gro), .def = "on" },
+	{ SEC_DATAPLANE, T_BOOL, 0, "tso", GF(dp_tso), .def = "on" },
 	{ SEC_DATAPLANE, T_UINT, 0, "tcp-connections", GF(tcp_connections), .min = 1,
 	  .max = 1 << 24, .def = "4096" },
 	{ SEC_DATAPLANE, T_ADDRS, F_REPEAT, "address", GF(dp_addr),

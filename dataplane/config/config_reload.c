@@ -57,6 +57,7 @@ unsigned fg_config_restart_keys(const struct fg_config *n, const struct fg_confi
 	RESTART(mbufs, "[dataplane] mbufs");
 	RESTART(dp_mtu, "[dataplane] mtu");
 	RESTART(dp_gro, "[dataplane] gro");
+	RESTART(dp_tso, "[dataplane] tso");
 	RESTART(tcp_connections, "[dataplane] tcp-connections");
 	RESTART_LIST(FG_RELOAD_LIVE_DP_ADDR, dp_addr, n_dp_addr, "[dataplane] address");
 	RESTART(dp_mac, "[dataplane] mac");

@@ -76,6 +76,8 @@
 #define DP_TX_DESC 1024
 #define DP_TX_PENDING 256		/* frames a worker keeps when its TX ring is full */
 #define DP_TX_SEGS_MAX 17		/* a frame's mbufs at most: its own and 16 pieces */
+#define DP_TSO_MAX 65535u		/* TCP payload octets of a TSO frame at most (TCP keeps
+					 * the IP packet within its 16-bit length) */
 #define DP_IND_MBUFS 8191		/* a worker's indirect mbufs (pieces attached in flight) */
 #define DP_IND_POOL_NAME "fg_ind%u"	/* worker i's pool of them */
 #define DP_TX_STUCK_TRIES 1024		/* failed sends of one frame before it is dropped */
@@ -116,6 +118,8 @@ struct dp_txq {
 	struct rte_mempool *pool;
 	struct rte_mempool *ind_pool;	/* indirect mbufs for attached pieces; NULL: none */
 	bool csum_offload;
+	int sum_off;			/* mbufs' kept payload sum (fg_mbuf_buf_sum); -1: none */
+	uint16_t tso_seg_frame_max;	/* a TSO segment with its headers at most; 0: no bound */
 	bool vlan_insert;		/* the port inserts 802.1Q tags (else software) */
 	unsigned n_pending;
 	unsigned stuck;			/* sends in a row that took nothing */
@@ -236,6 +240,11 @@ struct dp {
 	bool rx_csum, tx_csum, rss, rx_intr;
 	struct dp_rss_table rss_tab;		/* the port's key and RETA (rss.h), after start */
 	unsigned tx_segs;			/* mbufs a TX frame may chain (1: none) */
+	bool tso;				/* the port segments TCP frames (TSO) */
+	int sum_off;				/* mbufs' kept payload sums; -1: none (TX
+						 * checksums in the port: nothing derives) */
+	bool tso_l2_in_mtu;			/* net_tap: a TSO segment's Ethernet header counts
+						 * against the MTU (fg_mbuf_tx_tso) */
 	bool vlan_strip, vlan_insert;		/* the port's VLAN offloads, in use */
 	bool gro;				/* [dataplane] gro, in use (port.c) */
 	int exc_port;				/* the exception path's tap port; -1: none */

@@ -736,7 +736,7 @@ static void stop(struct dp *dp)
 
 int main(int argc, char **argv)
 {
-	static struct dp dp = { .ctl_fd = -1, .ts_offset = -1, .exc_port = -1 };
+	static struct dp dp = { .ctl_fd = -1, .ts_offset = -1, .exc_port = -1, .sum_off = -1 };
 	int rc = parse_opts(&dp.o, argc, argv), status = 1;
 
 	if (rc != 0) {

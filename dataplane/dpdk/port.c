@@ -147,7 +147,10 @@ static unsigned mb_tx_burst(void *port, struct fg_tx_frame *f, unsigned n)
 		struct rte_mbuf *m = f[i].handle;
 
 		fg_mbuf_tx_lengths(m, f[i].len, f[i].flags & FG_TX_CHAINED);
-		if (f[i].flags & FG_TX_CSUM_OFFLOAD) {
+		if (f[i].flags & FG_TX_TSO) {
+			fg_mbuf_tx_tso(m, f[i].flags & FG_TX_IPV6, f[i].tso_segsz,
+				       q->tso_seg_frame_max);
+		} else if (f[i].flags & FG_TX_CSUM_OFFLOAD) {
 			/* DPDK's convention: header lengths, and the TCP
 			 * checksum field holding the pseudo-header sum; an
 			 * IPv6 header has no checksum of its own */
@@ -219,6 +222,11 @@ static int mb_tx_attach(void *port, void *frame, void *piece, const uint8_t *dat
 	return fg_mbuf_tx_attach(((struct dp_txq *)port)->ind_pool, frame, piece, data, len);
 }
 
+static struct fg_buf_sum *mb_buf_sum(void *port, void *h)
+{
+	return fg_mbuf_buf_sum(((struct dp_txq *)port)->sum_off, h);
+}
+
 const struct fg_port_ops dp_port_ops = {
 	.buf_ref = fg_mbuf_ref,
 	.buf_unref = fg_mbuf_unref,
@@ -227,6 +235,7 @@ const struct fg_port_ops dp_port_ops = {
 	.tx_burst = mb_tx_burst,
 	.to_kernel = mb_to_kernel,
 	.tx_attach = mb_tx_attach,
+	.buf_sum = mb_buf_sum,
 };
 
 /* A capture time in ns since the epoch. The mbuf timestamp's unit is the
@@ -238,23 +247,39 @@ static uint64_t capture_ns(uint64_t v)
 }
 
 /* Are m's checksums good? The port's word when it gave one, else
- * verified in software and recorded in ol_flags as the port would have. */
-static bool csums_good(struct rte_mbuf *m, const uint8_t *ip, uint32_t hl, uint32_t tot)
+ * verified in software and recorded in ol_flags as the port would have.
+ * With sum_off >= 0 the payload's sum is kept with m as TCP keeps it
+ * (tcp_input.c checksum_ok; cleared when the port verified it): GRO
+ * candidates never reach TCP's own check. */
+static bool csums_good(struct rte_mbuf *m, const uint8_t *ip, uint32_t hl, uint32_t tot,
+		       uint32_t doff, int sum_off)
 {
 	const uint64_t mask = RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK;
 	const uint64_t good = RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
 	uint64_t ip_ck = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
 	uint64_t l4_ck = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+	struct fg_buf_sum *bs = fg_mbuf_buf_sum(sum_off, m);
+	const uint8_t *pl = ip + hl + doff;
+	uint32_t payload, sum;
 
-	if ((ip_ck != RTE_MBUF_F_RX_IP_CKSUM_GOOD &&
-	     (ip_ck != RTE_MBUF_F_RX_IP_CKSUM_UNKNOWN ||
-	      fg_csum_fold(fg_csum_add(0, ip, hl)) != 0)) ||
-	    (l4_ck != RTE_MBUF_F_RX_L4_CKSUM_GOOD &&
-	     (l4_ck != RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN ||
-	      fg_csum_fold(fg_csum_add(fg_ipv4_pseudo_sum(fg_rdaddr(ip + 12), fg_rdaddr(ip + 16),
-							    FG_IP_PROTO_TCP, tot - hl),
-				       ip + hl, tot - hl)) != 0)))
+	if (ip_ck != RTE_MBUF_F_RX_IP_CKSUM_GOOD &&
+	    (ip_ck != RTE_MBUF_F_RX_IP_CKSUM_UNKNOWN || fg_csum_fold(fg_csum_add(0, ip, hl)) != 0))
 		return false;
+	if (l4_ck == RTE_MBUF_F_RX_L4_CKSUM_GOOD) {
+		if (bs)
+			bs->start = NULL;
+	} else {
+		if (l4_ck != RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN)
+			return false;
+		payload = fg_csum_add(0, pl, tot - hl - doff);
+		sum = fg_csum_add(fg_ipv4_pseudo_sum(fg_rdaddr(ip + 12), fg_rdaddr(ip + 16),
+						     FG_IP_PROTO_TCP, tot - hl),
+				  ip + hl, doff);
+		if (fg_csum_fold(fg_csum_combine(sum, payload)) != 0)
+			return false;
+		if (bs)
+			*bs = (struct fg_buf_sum){ pl, tot - hl - doff, payload, NULL, 0 };
+	}
 	m->ol_flags = (m->ol_flags & ~mask) | good;
 	return true;
 }
@@ -262,7 +287,7 @@ static bool csums_good(struct rte_mbuf *m, const uint8_t *ip, uint32_t hl, uint3
 /* May GRO take m? One untagged, unfragmented TCP/IPv4 segment with
  * payload, the ACK flag alone (what DPDK 22.11's GRO merges) and good
  * checksums; its packet type and header lengths are set for the library. */
-static bool gro_candidate(struct rte_mbuf *m)
+static bool gro_candidate(struct rte_mbuf *m, int sum_off)
 {
 	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *), *ip = d + FG_ETH_HLEN;
 	uint32_t hl, tot, doff;
@@ -279,7 +304,7 @@ static bool gro_candidate(struct rte_mbuf *m)
 		return false;
 	doff = (uint32_t)(ip[hl + 12] >> 4) * 4;
 	if (doff < FG_TCP_HLEN || hl + doff >= tot || ip[hl + 13] != GRO_TCP_FLAGS ||
-	    !csums_good(m, ip, hl, tot))
+	    !csums_good(m, ip, hl, tot, doff, sum_off))
 		return false;
 	m->packet_type = RTE_PTYPE_L2_ETHER | RTE_PTYPE_L3_IPV4 | RTE_PTYPE_L4_TCP;
 	m->l2_len = FG_ETH_HLEN;
@@ -294,7 +319,7 @@ static bool gro_candidate(struct rte_mbuf *m)
  * after, so it is given runs of candidates only: a PSH segment (or any
  * other) between two runs keeps its place. Out of order, the merged
  * packets after it would fill TCP's out-of-order list piece by piece. */
-static unsigned gro_burst(struct rte_mbuf **m, unsigned n)
+static unsigned gro_burst(struct rte_mbuf **m, unsigned n, int sum_off)
 {
 	const struct rte_gro_param param = {
 		.gro_types = RTE_GRO_TCP_IPV4,
@@ -306,7 +331,7 @@ static unsigned gro_burst(struct rte_mbuf **m, unsigned n)
 	for (unsigned i = 0; i <= n; i++) {
 		unsigned k;
 
-		if (i < n && gro_candidate(m[i]))
+		if (i < n && gro_candidate(m[i], sum_off))
 			continue;
 		/* the run m[start, i), merged in place, then what ended it */
 		k = i - start;
@@ -365,7 +390,7 @@ unsigned dp_rx_frames(const struct dp *dp, struct rte_mbuf **m, unsigned n,
 		}
 		m[whole++] = m[i];
 	}
-	n = dp->gro && pc ? gro_burst(m, whole) : whole;
+	n = dp->gro && pc ? gro_burst(m, whole, dp->sum_off) : whole;
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t ol = m[i]->ol_flags;
 
@@ -378,6 +403,9 @@ unsigned dp_rx_frames(const struct dp *dp, struct rte_mbuf **m, unsigned n,
 			fr[k].flags |= FG_RX_L4_CSUM_OK;
 		fr[k].handle = m[i];
 		fr[k].vlan = 0;
+		/* a GRO candidate's sums (its pieces' too) are kept by csums_good */
+		if (dp->gro && pc && dp->sum_off >= 0 && m[i]->packet_type)
+			fr[k].flags |= FG_RX_SUM_KEPT;
 		if (ol & RTE_MBUF_F_RX_VLAN_STRIPPED) {
 			/* the port took the tag off (VLAN strip offload) */
 			fr[k].flags |= FG_RX_VLAN;
@@ -446,6 +474,22 @@ static void offloads(struct dp *dp, const struct rte_eth_dev_info *di, struct rt
 		if (dp->tx_segs > 1)
 			conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 	}
+	/* TSO: TCP frames of many segments, cut by the port (net_tap does
+	 * it in its driver); with the IPv4 and TCP checksum offloads it
+	 * implies, and not through a VLAN tag inserted in software */
+	dp->tso = !dp->passive && dp->cfg->dp_tso &&
+		  (di->tx_offload_capa & (RTE_ETH_TX_OFFLOAD_TCP_TSO | tx_ck)) ==
+			  (RTE_ETH_TX_OFFLOAD_TCP_TSO | tx_ck) &&
+		  !(dp->cfg->n_dp_vlan && !(di->tx_offload_capa & RTE_ETH_TX_OFFLOAD_VLAN_INSERT));
+	if (dp->tso)
+		conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_TCP_TSO | tx_ck;
+	dp->tso_l2_in_mtu = dp->tso && !strcmp(di->driver_name, "net_tap");
+	/* received payload keeps its sum for TCP to derive checksums from
+	 * (net.h struct fg_buf_sum): only where TCP checksums in software */
+	dp->sum_off = dp->tx_csum ? -1 : fg_mbuf_sum_register();
+	if (!dp->tx_csum && dp->sum_off < 0)
+		FG_LOG_WARN(DP, "no mbuf field for payload sums (%s): TCP reads what it sends "
+			    "by reference to checksum it", rte_strerror(rte_errno));
 	dp->vlan_strip = dp->cfg->n_dp_vlan && !dp->passive &&
 			 dp->cfg->dp_exception == FG_EXCEPTION_NONE &&
 			 (di->rx_offload_capa & RTE_ETH_RX_OFFLOAD_VLAN_STRIP);

@@ -65,6 +65,7 @@
 
 #include "dp.h"
 #include "floodgate/log.h"
+#include "floodgate/mbuf.h"
 
 #define DP_ABORT_NS (5ull * 1000000000ull)
 #define MAX_SLEEP_NS 1000000000ull
@@ -317,6 +318,7 @@ static int net_setup(struct dp_worker *w)
 	nc.mtu = dp->mtu;
 	nc.tx_csum_offload = dp->tx_csum;
 	nc.tx_max_segs = w->tx.ind_pool ? dp->tx_segs : 1;
+	nc.tso_max = dp->tso ? DP_TSO_MAX : 0;
 	nc.hash_seed = secret[0];
 	/* the exception path's rate, shared by the workers */
 	if (dp->exc_port >= 0)
@@ -423,6 +425,10 @@ int dp_worker_setup(struct dp_worker *w)
 				    "it sends by reference", w->index, rte_strerror(rte_errno));
 	}
 	w->tx.csum_offload = dp->tx_csum;
+	w->tx.tso_seg_frame_max = dp->tso_l2_in_mtu ? (uint16_t)dp->mtu : 0;
+	/* received payload keeps its checksum sum for TCP to reuse (net.h
+	 * struct fg_buf_sum): only where TCP checksums in software */
+	w->tx.sum_off = dp->sum_off;
 	w->tx.vlan_insert = dp->vlan_insert;
 	w->tx.exc_port = dp->exc_port;
 	w->tx.lacp = dp_bond_lacp(dp);

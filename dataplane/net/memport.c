@@ -25,6 +25,7 @@ struct mbuf {
 	uint32_t refcnt;
 	uint32_t n_att, cap_att;
 	struct mp_att *att;		/* grown on demand, kept with the slot */
+	struct fg_buf_sum sum;		/* the payload sum TCP keeps (buf_sum) */
 	uint8_t data[];
 };
 
@@ -35,7 +36,7 @@ struct fg_memport {
 	unsigned n_bufs;
 	unsigned in_use;
 	uint64_t alloc_fail;
-	uint64_t tx_attached, tx_chained;
+	uint64_t tx_attached, tx_chained, tx_tso;
 	struct mbuf *free_list;
 	fg_memport_sink_fn *sink;
 	void *sink_arg;
@@ -96,6 +97,7 @@ static struct mbuf *mbuf_get(struct fg_memport *p)
 	}
 	p->free_list = m->next_free;
 	m->refcnt = 1;
+	m->sum.start = NULL;
 	p->in_use++;
 	return m;
 }
@@ -205,6 +207,68 @@ static void mp_sink_tagged(struct fg_memport *p, const struct fg_tx_frame *f)
 	free(t);
 }
 
+/* One frame or segment to the sink, tagged when it asks for a VLAN. */
+static void mp_sink(struct fg_memport *p, const struct fg_tx_frame *f)
+{
+	if (p->sink && f->data && (f->flags & FG_TX_VLAN) && f->len >= FG_ETH_HLEN)
+		mp_sink_tagged(p, f);
+	else if (p->sink && f->data)
+		p->sink(p->sink_arg, f->data, f->len, f->flags);
+}
+
+/*
+ * A TSO frame cut as a port's segmentation would (DPDK's GSO, which
+ * net_tap uses): segments of tso_segsz payload octets behind copies of
+ * the headers, each with its own IP length (IPv4: identification + i and
+ * a header checksum), sequence number and TCP checksum; FIN and PSH only
+ * on the last. The sink sees them with FG_TX_TSO still set (and no
+ * FG_TX_CSUM_OFFLOAD: their checksums are complete).
+ */
+static void mp_tso(struct fg_memport *p, const struct fg_tx_frame *f)
+{
+	const uint8_t *ip = f->data + FG_ETH_HLEN;
+	bool v6 = f->flags & FG_TX_IPV6;
+	uint32_t l3 = v6 ? FG_IP6_HLEN : (ip[0] & 15u) * 4u;
+	uint32_t hdr = FG_ETH_HLEN + l3 + (uint32_t)(ip[l3 + 12] >> 4) * 4u;
+	uint32_t seq = fg_rd32(ip + l3 + 4), seg = f->tso_segsz;
+	uint8_t *t = malloc(hdr + seg);
+
+	p->tx_tso++;
+	if (!t || !seg)
+		goto out;
+	for (uint32_t off = hdr, i = 0; off < f->len; off += seg, i++) {
+		uint32_t k = FG_MIN(seg, f->len - off), l4 = hdr - FG_ETH_HLEN - l3 + k;
+		struct fg_tx_frame g = *f;
+		uint8_t *tip = t + FG_ETH_HLEN, *th = tip + l3;
+		uint32_t sum;
+
+		memcpy(t, f->data, hdr);
+		memcpy(t + hdr, f->data + off, k);
+		if (v6) {
+			fg_wr16(tip + 4, (uint16_t)l4);
+			sum = fg_ipv6_pseudo_sum(tip + 8, tip + 24, FG_IP_PROTO_TCP, l4);
+		} else {
+			fg_wr16(tip + 2, (uint16_t)(l3 + l4));
+			fg_wr16(tip + 4, (uint16_t)(fg_rd16(ip + 4) + i));
+			fg_wr16(tip + 10, 0);
+			fg_wr16(tip + 10, fg_csum_fold(fg_csum_add(0, tip, l3)));
+			sum = fg_ipv4_pseudo_sum(fg_rdaddr(tip + 12), fg_rdaddr(tip + 16),
+						 FG_IP_PROTO_TCP, l4);
+		}
+		fg_wr32(th + 4, seq + (off - hdr));
+		if (off + k < f->len)
+			th[13] &= (uint8_t)~0x09;	/* FIN and PSH: the last segment's */
+		fg_wr16(th + 16, 0);
+		fg_wr16(th + 16, fg_csum_fold(fg_csum_add(sum, th, l4)));
+		g.data = t;
+		g.len = hdr + k;
+		g.flags &= ~FG_TX_CSUM_OFFLOAD;
+		mp_sink(p, &g);
+	}
+out:
+	free(t);
+}
+
 static unsigned mp_tx_burst(void *port, struct fg_tx_frame *frames, unsigned n)
 {
 	struct fg_memport *p = port;
@@ -218,10 +282,10 @@ static unsigned mp_tx_burst(void *port, struct fg_tx_frame *frames, unsigned n)
 			flat = mp_flatten(&f);
 			f.data = flat;
 		}
-		if (p->sink && f.data && (f.flags & FG_TX_VLAN) && f.len >= FG_ETH_HLEN)
-			mp_sink_tagged(p, &f);
-		else if (p->sink && f.data)
-			p->sink(p->sink_arg, f.data, f.len, f.flags);
+		if ((f.flags & FG_TX_TSO) && f.data)
+			mp_tso(p, &f);
+		else
+			mp_sink(p, &f);
 		free(flat);
 		mp_unref(p, f.handle);
 	}
@@ -246,6 +310,12 @@ void fg_memport_set_kernel(struct fg_memport *p, fg_memport_sink_fn *fn, void *a
 	p->kernel_arg = arg;
 }
 
+static struct fg_buf_sum *mp_buf_sum(void *port, void *handle)
+{
+	(void)port;
+	return &((struct mbuf *)handle)->sum;
+}
+
 static const struct fg_port_ops memport_ops = {
 	.buf_ref = mp_ref,
 	.buf_unref = mp_unref,
@@ -254,6 +324,7 @@ static const struct fg_port_ops memport_ops = {
 	.tx_burst = mp_tx_burst,
 	.to_kernel = mp_to_kernel,
 	.tx_attach = mp_tx_attach,
+	.buf_sum = mp_buf_sum,
 };
 
 const struct fg_port_ops *fg_memport_ops(void)
@@ -288,6 +359,11 @@ unsigned fg_memport_in_use(const struct fg_memport *p)
 uint64_t fg_memport_tx_attached(const struct fg_memport *p)
 {
 	return p->tx_attached;
+}
+
+uint64_t fg_memport_tx_tso(const struct fg_memport *p)
+{
+	return p->tx_tso;
 }
 
 uint64_t fg_memport_tx_chained(const struct fg_memport *p)

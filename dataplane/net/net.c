@@ -268,6 +268,16 @@ unsigned fg_net_tx_max_attach(const struct fg_net *net)
 	return net->cfg.tx_max_segs > 1 && net->ops->tx_attach ? net->cfg.tx_max_segs - 1 : 0;
 }
 
+uint32_t fg_net_tso_max(const struct fg_net *net)
+{
+	return net->cfg.tso_max;
+}
+
+struct fg_buf_sum *fg_net_buf_sum(struct fg_net *net, void *handle)
+{
+	return net->ops->buf_sum ? net->ops->buf_sum(net->port, handle) : NULL;
+}
+
 int fg_net_tx_attach(struct fg_net *net, void *frame, void *piece, const uint8_t *data,
 		     uint32_t len)
 {
@@ -466,10 +476,10 @@ static void tx_dup(struct fg_net *net, const struct fg_tx_frame *f)
 	txq_push(net, &c);
 }
 
-void fg_net_tx_queue(struct fg_net *net, uint8_t *data, uint32_t len, void *handle,
-		     uint32_t flags, bool is_tcp)
+static void tx_queue(struct fg_net *net, const struct fg_tx_frame *fp, bool is_tcp)
 {
-	struct fg_tx_frame f = { data, len, flags, handle, 0 };
+	struct fg_tx_frame f = *fp;
+	void *handle = f.handle;
 
 	if (net->faults_on && is_tcp) {
 		switch (fault_pick(net, &net->f_tx)) {
@@ -499,6 +509,19 @@ void fg_net_tx_queue(struct fg_net *net, uint8_t *data, uint32_t len, void *hand
 		net->tx_held = false;
 		txq_push(net, &net->tx_held_frame);
 	}
+}
+
+void fg_net_tx_queue(struct fg_net *net, uint8_t *data, uint32_t len, void *handle,
+		     uint32_t flags, bool is_tcp)
+{
+	tx_queue(net, &(struct fg_tx_frame){ data, len, flags, handle, 0, 0 }, is_tcp);
+}
+
+void fg_net_tx_queue_tso(struct fg_net *net, uint8_t *data, uint32_t len, void *handle,
+			 uint32_t flags, uint16_t segsz)
+{
+	tx_queue(net, &(struct fg_tx_frame){ data, len, flags | FG_TX_TSO, handle, 0, segsz },
+		 true);
 }
 
 /* ---------------------------------------------------------------- ARP (arp.c) */

@@ -49,3 +49,14 @@ uint32_t fg_csum_add(uint32_t sum, const void *data, size_t len)
 		s = (s & 0xffffffffu) + (s >> 32);
 	return (uint32_t)s;
 }
+
+uint32_t fg_csum_derive(const uint8_t *start, uint32_t len, uint32_t sum, const uint8_t *p,
+			uint32_t n)
+{
+	uint32_t before = (uint32_t)(p - start), after = len - before - n;
+	uint32_t s = fg_csum_sub(sum, fg_csum_add(0, start, before));
+	uint32_t tail = fg_csum_add(0, p + n, after);
+
+	s = fg_csum_sub(s, ((before + n) & 1) ? fg_csum_swap(tail) : tail);
+	return (before & 1) ? fg_csum_swap(s) : s;
+}

@@ -619,6 +619,44 @@ static bool source_ok(const struct tcp_tuple *k)
 	       !(!memcmp(k->raddr, unspecified, 15) && k->raddr[15] <= 1);
 }
 
+/*
+ * The segment's checksum, verified in software unless the port did. The
+ * payload is summed on its own first (it starts at an even offset: the
+ * header is whole 32-bit words) and the sum kept with its buffer
+ * (struct fg_buf_sum), so that sending a piece of it by reference need
+ * not read it again (tcp_output.c). A buffer whose payload was not summed
+ * here gets its kept sum cleared: it may hold a sum from an earlier use.
+ */
+static bool checksum_ok(struct fg_tcp *t, const struct fg_rx_frame *f,
+			const struct fg_net_l3 *l3, const uint8_t *l4, uint32_t l4_len,
+			uint32_t doff)
+{
+	struct fg_buf_sum *bs = fg_net_buf_sum(t->net, f->handle);
+	uint32_t sum, payload;
+
+	if (f->flags & FG_RX_L4_CSUM_OK) {
+		/* the port verified it: its own sums (FG_RX_SUM_KEPT), or none */
+		if (!bs || (f->flags & FG_RX_SUM_KEPT))
+			return true;
+		bs->start = NULL;
+		for (unsigned i = 0; (f->flags & FG_RX_MORE) && i < f->n_more; i++)
+			fg_net_buf_sum(t->net, f->more[i].handle)->start = NULL;
+		return true;
+	}
+	payload = fg_csum_add(0, l4 + doff, l4_len - doff);
+	sum = l3->family == AF_INET6
+		      ? fg_ipv6_pseudo_sum(l3->src, l3->dst, FG_IP_PROTO_TCP, l4_len)
+		      : fg_ipv4_pseudo_sum(fg_rdaddr(l3->src), fg_rdaddr(l3->dst),
+					   FG_IP_PROTO_TCP, l4_len);
+	sum = fg_csum_combine(fg_csum_add(sum, l4, doff), payload);
+	if (fg_csum_fold(sum) != 0)
+		return false;
+	if (bs)
+		*bs = (struct fg_buf_sum){ l4_len > doff ? l4 + doff : NULL, l4_len - doff,
+					   payload, NULL, 0 };
+	return true;
+}
+
 void tcp_input(void *ctx, struct fg_rx_frame *f, const struct fg_net_l3 *l3,
 	       const uint8_t *l4, uint32_t l4_len, uint64_t now)
 {
@@ -645,13 +683,7 @@ void tcp_input(void *ctx, struct fg_rx_frame *f, const struct fg_net_l3 *l3,
 		fg_stats_inc(t->st, t->passive ? FG_CTR_PASSIVE_BAD : FG_CTR_TCP_RX_BAD);
 		return;
 	}
-	if (!(f->flags & FG_RX_L4_CSUM_OK) &&
-	    fg_csum_fold(fg_csum_add(s.k.v6 ? fg_ipv6_pseudo_sum(l3->src, l3->dst, FG_IP_PROTO_TCP,
-								 l4_len)
-					    : fg_ipv4_pseudo_sum(fg_rdaddr(l3->src),
-								 fg_rdaddr(l3->dst),
-								 FG_IP_PROTO_TCP, l4_len),
-				     l4, l4_len)) != 0) {
+	if (!checksum_ok(t, f, l3, l4, l4_len, doff)) {
 		fg_stats_inc(t->st, FG_CTR_TCP_RX_BAD_CSUM);
 		return;
 	}

@@ -17,11 +17,21 @@
  *   3. a referenced piece is attached (fg_net_tx_attach) while the frame
  *      has room for one more (the port's tx_max_segs), else the segment
  *      ends before it; with no chaining at all it is copied;
- *   4. the software checksum reads the attached pieces where they lie.
+ *   4. with software checksums an attached piece's sum is derived from
+ *      the one its buffer kept when it was received (piece_sum; net.h
+ *      struct fg_buf_sum), else read where the piece lies;
+ *   5. copied octets stay within one MSS (the header buffer holds one
+ *      frame), so a TSO frame's bulk is attached pieces.
+ * TSO: on a port that segments (fg_net_tso_max), a frame carries as many
+ * whole MSS-sized segments as the windows and its buffers allow, marked
+ * for the port with the segment size (emit, tcp_frame_max); sequence
+ * accounting is as for one segment of that length.
  * The same plan serves new data, go-back-N after an RTO and the fast
  * retransmit, so a retransmission carries references too. Octets sent are
  * counted as copied (tcp_tx_copied_octets) or attached
- * (tcp_tx_referenced_octets); the two add up to tcp_tx_bytes. The usable window is min(peer's window, cwnd) (RFC 5681 2) minus
+ * (tcp_tx_referenced_octets); the two add up to tcp_tx_bytes.
+ *
+ * The usable window is min(peer's window, cwnd) (RFC 5681 2) minus
  * what is in flight; sender silly-window avoidance (RFC 9293 3.8.6.2.1)
  * holds back a short segment only while something is in flight. No Nagle:
  * pipelined NNTP answers must not wait for an ACK.
@@ -55,6 +65,9 @@ struct seg_part {
 	bool attach;
 };
 
+#define TCP_TSO_IP_MAX 65535u	/* an IP packet's length field */
+#define TCP_TSO_HDR_MAX 60u	/* an IPv4 or TCP header with options, at most */
+
 struct seg_plan {
 	unsigned n;
 	uint32_t len, copied, attached;
@@ -74,6 +87,7 @@ struct seg_out {
 	uint32_t sack[2 * TCP_MAX_SACK];
 	const struct seg_plan *plan;	/* the payload, or NULL */
 	uint32_t data_len;
+	uint32_t mss;			/* with data over it: a TSO frame; 0: never */
 };
 
 uint32_t tcp_ring_space(const struct fg_tcp_conn *c)
@@ -147,16 +161,21 @@ static void plan_segment(struct fg_tcp_conn *c, uint32_t seq, uint32_t len,
 	pl->n = 0;
 	pl->len = pl->copied = pl->attached = 0;
 	if (!d && !c->sr_head) {
-		plan_ring(c, pl, seq, 0, len);
+		plan_ring(c, pl, seq, 0, FG_MIN(len, c->mss));
 		return;
 	}
 	if (!d)
 		before = c->sr_bytes;
 	while (pos != end) {
+		/* copied octets stay within one MSS: the header buffer holds
+		 * one frame of the MTU (a TSO frame's rest is attached) */
+		uint32_t room = c->mss - pl->copied;
+
 		if (!d || SEQ_LT(pos, d->seq)) {
 			uint32_t k = d ? FG_MIN(d->seq - pos, end - pos) : end - pos;
 
-			if (pl->attached || !plan_ring(c, pl, pos, before, k))
+			k = FG_MIN(k, room);
+			if (!k || pl->attached || !plan_ring(c, pl, pos, before, k))
 				break;
 			pos += k;
 			continue;
@@ -167,7 +186,7 @@ static void plan_segment(struct fg_tcp_conn *c, uint32_t seq, uint32_t len,
 		if (max_att)
 			ok = pl->attached < max_att && plan_add(pl, d->data + off, d->handle, k, true);
 		else
-			ok = plan_add(pl, d->data + off, NULL, k, false);
+			ok = (k = FG_MIN(k, room)) != 0 && plan_add(pl, d->data + off, NULL, k, false);
 		if (!ok)
 			break;
 		pos += k;
@@ -242,21 +261,81 @@ void tcp_sendq_flush(struct fg_tcp_conn *c)
 	c->sb_len = c->sb_ring = 0;
 }
 
-/* The one's complement sum of `len` octets that start at an odd offset
- * of what is summed: summed alone, folded, its two octets swapped
- * (RFC 1071 2(B)). */
-static uint32_t csum_add_at(uint32_t sum, const uint8_t *p, uint32_t len, bool odd)
+/* The sum of an attached piece, as fg_csum_add(0, data, len) gives it:
+ * derived from the sum kept with its buffer when one covers it and the
+ * octets outside the piece are fewer than its own (net.h struct
+ * fg_buf_sum), else read. */
+static uint32_t piece_sum(struct fg_tcp *t, const struct seg_part *p)
 {
-	uint32_t s;
+	struct fg_buf_sum *bs = fg_net_buf_sum(t->net, p->handle);
+	const uint8_t *end = p->data + p->len;
+	uint32_t ps, at;
 
-	if (!odd)
-		return fg_csum_add(sum, p, len);
-	s = fg_csum_add(0, p, len);
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	s = ((s & 0xff) << 8) | (s >> 8);
-	s += sum;
-	return s < sum ? s + 1 : s;	/* end-around carry */
+	if (!bs || !bs->start || p->data < bs->start || end > bs->start + bs->len) {
+		fg_stats_add(t->st, FG_CTR_TCP_TX_CSUM_READ_OCTETS, p->len);
+		return fg_csum_add(0, p->data, p->len);
+	}
+	at = (uint32_t)(p->data - bs->start);
+	/* one side of a cut learnt before: nothing to read */
+	if (bs->cut && p->data == bs->start && end == bs->cut) {
+		fg_stats_add(t->st, FG_CTR_TCP_TX_CSUM_REUSED_OCTETS, p->len);
+		return bs->cut_sum;
+	}
+	if (bs->cut && p->data == bs->cut && end == bs->start + bs->len) {
+		fg_stats_add(t->st, FG_CTR_TCP_TX_CSUM_REUSED_OCTETS, p->len);
+		ps = fg_csum_sub(bs->sum, bs->cut_sum);
+		return (at & 1) ? fg_csum_swap(ps) : ps;
+	}
+	if (bs->len - p->len < p->len) {
+		fg_stats_add(t->st, FG_CTR_TCP_TX_CSUM_REUSED_OCTETS, p->len);
+		ps = fg_csum_derive(bs->start, bs->len, bs->sum, p->data, p->len);
+	} else {
+		fg_stats_add(t->st, FG_CTR_TCP_TX_CSUM_READ_OCTETS, p->len);
+		ps = fg_csum_add(0, p->data, p->len);
+	}
+	/* a piece from either end cuts the payload in two: learn the cut */
+	if (p->data == bs->start && p->len < bs->len) {
+		bs->cut = end;
+		bs->cut_sum = ps;
+	} else if (end == bs->start + bs->len && at) {
+		bs->cut = p->data;
+		bs->cut_sum = fg_csum_sub(bs->sum, (at & 1) ? fg_csum_swap(ps) : ps);
+	}
+	return ps;
+}
+
+/* The TCP checksum of the frame whose header (and copied octets) lie at
+ * `th` for `at` octets, `sum` the pseudo-header's: attached pieces summed
+ * by piece_sum, each swapped when it starts at an odd offset of the
+ * segment (RFC 1071 2(B)). */
+static uint16_t segment_csum(struct fg_tcp *t, const struct seg_plan *pl, const uint8_t *th,
+			     uint32_t at, uint32_t sum)
+{
+	const struct fg_buf_sum *bs;
+
+	/* the pieces to be read are usually cold (an article received a
+	 * while ago): ask for all their lines at once, so that the sum waits
+	 * on memory once rather than line by line */
+	for (unsigned i = 0; pl && i < pl->n; i++) {
+		const struct seg_part *p = &pl->p[i];
+
+		if (!p->attach || ((bs = fg_net_buf_sum(t->net, p->handle)) && bs->start))
+			continue;
+		for (uint32_t b = 0; b < p->len; b += FG_CACHE_LINE)
+			__builtin_prefetch(p->data + b);
+	}
+	sum = fg_csum_add(sum, th, at);
+	for (unsigned i = 0; pl && i < pl->n; i++) {
+		const struct seg_part *p = &pl->p[i];
+		uint32_t ps;
+
+		if (!p->attach)
+			continue;
+		ps = piece_sum(t, p);
+		sum = fg_csum_combine(sum, (at & 1) ? fg_csum_swap(ps) : ps);
+		at += p->len;
+	}
+	return fg_csum_fold(sum);
 }
 
 /* The plan's copied parts into the frame at `dst`, its attached pieces
@@ -283,7 +362,12 @@ static int emit(struct fg_tcp *t, const struct seg_out *o)
 	uint32_t hlen = FG_TCP_HLEN + optlen, l4 = hlen + o->data_len;
 	uint32_t flen = FG_ETH_HLEN + tcp_l3_hlen(o->k) + l4;
 	uint32_t copied = o->plan ? o->plan->copied : 0;
-	bool offload = fg_net_tx_offload(t->net);
+	/* TSO: the port cuts the payload into segments of the MSS less the
+	 * options, and fills every checksum (DPDK's rules: the IPv4 header's
+	 * 0, the TCP one the pseudo-header's without the length) */
+	uint16_t segsz = (uint16_t)(o->mss - optlen);
+	bool tso = o->data_len > segsz && o->mss && !o->k->v6;
+	bool offload = tso || fg_net_tx_offload(t->net);
 	uint32_t sum, txf = offload ? FG_TX_CSUM_OFFLOAD : 0;
 	uint8_t *f, *th, *opt;
 	void *h;
@@ -298,13 +382,13 @@ static int emit(struct fg_tcp *t, const struct seg_out *o)
 	if (o->k->v6) {
 		fg_net_build_ipv6(f, o->dmac, fg_net_mac(t->net), o->k->laddr, o->k->raddr,
 				  FG_IP_PROTO_TCP, l4, 64);
-		sum = fg_ipv6_pseudo_sum(o->k->laddr, o->k->raddr, FG_IP_PROTO_TCP, l4);
+		sum = fg_ipv6_pseudo_sum(o->k->laddr, o->k->raddr, FG_IP_PROTO_TCP, tso ? 0 : l4);
 		txf |= offload ? FG_TX_IPV6 : 0;
 	} else {
 		fg_net_build_ipv4(f, o->dmac, fg_net_mac(t->net), fg_rdaddr(o->k->laddr),
 				  fg_rdaddr(o->k->raddr), FG_IP_PROTO_TCP, l4, t->ip_id++, offload);
 		sum = fg_ipv4_pseudo_sum(fg_rdaddr(o->k->laddr), fg_rdaddr(o->k->raddr),
-					 FG_IP_PROTO_TCP, l4);
+					 FG_IP_PROTO_TCP, tso ? 0 : l4);
 	}
 	th = f + FG_ETH_HLEN + tcp_l3_hlen(o->k);
 	fg_wr16(th, o->k->lport);
@@ -354,29 +438,10 @@ static int emit(struct fg_tcp *t, const struct seg_out *o)
 		fg_stats_inc(t->st, FG_CTR_TCP_TX_NOBUF);
 		return -1;
 	}
-	if (offload) {
+	if (offload)
 		fg_wr16(th + 16, (uint16_t)~fg_csum_fold(sum));
-	} else {
-		uint32_t at = hlen + copied;
-
-		/* the pieces are usually cold (an article received a while
-		 * ago): ask for all their lines at once, so that the sum waits
-		 * on memory once rather than line by line */
-		for (unsigned i = 0; o->plan && i < o->plan->n; i++)
-			for (uint32_t b = 0; o->plan->p[i].attach && b < o->plan->p[i].len;
-			     b += FG_CACHE_LINE)
-				__builtin_prefetch(o->plan->p[i].data + b);
-		sum = fg_csum_add(sum, th, at);
-		for (unsigned i = 0; o->plan && i < o->plan->n; i++) {
-			const struct seg_part *p = &o->plan->p[i];
-
-			if (!p->attach)
-				continue;
-			sum = csum_add_at(sum, p->data, p->len, at & 1);
-			at += p->len;
-		}
-		fg_wr16(th + 16, fg_csum_fold(sum));
-	}
+	else
+		fg_wr16(th + 16, segment_csum(t, o->plan, th, hlen + copied, sum));
 	if (o->plan && o->plan->attached)
 		txf |= FG_TX_CHAINED;
 	fg_stats_inc(t->st, FG_CTR_TCP_TX_SEGS);
@@ -390,6 +455,12 @@ static int emit(struct fg_tcp *t, const struct seg_out *o)
 	}
 	if (o->wnd == 0 && !(o->flags & TH_RST))
 		fg_stats_inc(t->st, FG_CTR_TCP_TX_ZERO_WINDOW);
+	if (tso) {
+		fg_stats_inc(t->st, FG_CTR_TCP_TX_TSO_FRAMES);
+		fg_stats_add(t->st, FG_CTR_TCP_TX_TSO_SEGS, (o->data_len + segsz - 1) / segsz);
+		fg_net_tx_queue_tso(t->net, f, flen, h, txf, segsz);
+		return 0;
+	}
 	fg_net_tx_queue(t->net, f, flen, h, txf, true);
 	return 0;
 }
@@ -468,6 +539,7 @@ static int xmit(struct fg_tcp_conn *c, uint8_t flags, uint32_t seq, uint32_t len
 	struct seg_out o = {
 		.dmac = c->rmac, .k = &c->k, .seq = seq, .ack = c->rcv_nxt,
 		.flags = flags, .ws_opt = -1, .data_len = len,
+		.mss = fg_net_tso_max(c->tcp->net) ? c->mss : 0,
 	};
 	int rc;
 
@@ -726,6 +798,19 @@ static void window_update_check(struct fg_tcp_conn *c)
 	}
 }
 
+/* Payload octets one frame may carry: one MSS, or with TSO as many whole
+ * MSS-sized segments as the port takes in a frame, the IP packet within
+ * its 16-bit length (headers and options of at most 60 octets each).
+ * IPv4 only: DPDK 22.11's GSO, which net_tap's TSO is, cuts no TCP over
+ * IPv6 (it would send the frame whole, over the MTU). */
+static uint32_t tcp_frame_max(const struct fg_tcp_conn *c)
+{
+	uint32_t tso = c->k.v6 ? 0 : FG_MIN(fg_net_tso_max(c->tcp->net),
+					     TCP_TSO_IP_MAX - 2 * TCP_TSO_HDR_MAX);
+
+	return tso > c->mss ? tso / c->mss * c->mss : c->mss;
+}
+
 static bool send_data(struct fg_tcp_conn *c)
 {
 	bool sent = false;
@@ -744,7 +829,11 @@ static bool send_data(struct fg_tcp_conn *c)
 		usable = wnd > inflight ? wnd - inflight : 0;
 		if ((c->flags & CF_SACK_RECOVERY) || ((c->flags & CF_SACK_OK) && c->dupacks))
 			usable = tcp_sack_room(c, inflight);	/* RFC 6675 5 (C), RFC 3042 */
-		len = FG_MIN(c->sb_len - off, FG_MIN(c->mss, usable));
+		/* TSO frames outside loss recovery only: in it, a segment at a time */
+		len = FG_MIN(c->sb_len - off,
+			     FG_MIN((c->flags & CF_SACK_RECOVERY) || c->dupacks ? c->mss
+										 : tcp_frame_max(c),
+				    usable));
 		len = FG_MIN(len, hole);
 		if (!len)
 			break;

@@ -287,6 +287,7 @@ struct fg_config {
 	unsigned mbufs;			/* mempool size; default 16383 */
 	unsigned dp_mtu;		/* the port's MTU; 0: the port's own */
 	bool dp_gro;			/* merge received TCP segments (GRO); default on */
+	bool dp_tso;			/* the port segments large TCP frames (TSO); default on */
 	unsigned tcp_connections;	/* connection blocks; default 4096 */
 	struct fg_prefix dp_addr[FG_CONFIG_MAX_DP_ADDRS];	/* our addresses on the port, */
 	unsigned n_dp_addr;		/* with their prefix lengths, IPv4 and IPv6 */

@@ -25,6 +25,9 @@
 #include <stdint.h>
 
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
+
+#include "floodgate/net.h"
 
 static inline void fg_mbuf_ref(void *port, void *h)
 {
@@ -80,6 +83,50 @@ static inline void fg_mbuf_tx_lengths(struct rte_mbuf *m, uint32_t len, bool cha
 {
 	m->data_len = (uint16_t)(chained ? len - m->pkt_len : len);
 	m->pkt_len = len;
+}
+
+/* The dynamic field where a received mbuf keeps its payload's sum (the
+ * port's buf_sum op, net.h struct fg_buf_sum): its offset, registered on
+ * first use (the same offset for every caller), or -1 with rte_errno. */
+static inline int fg_mbuf_sum_register(void)
+{
+	static const struct rte_mbuf_dynfield desc = {
+		.name = "floodgate_payload_sum",
+		.size = sizeof(struct fg_buf_sum),
+		.align = __alignof__(struct fg_buf_sum),
+	};
+
+	return rte_mbuf_dynfield_register(&desc);
+}
+
+/* m's kept sum at dynfield offset `off`; NULL when off < 0 (none). */
+static inline struct fg_buf_sum *fg_mbuf_buf_sum(int off, void *m)
+{
+	return off < 0 ? NULL : RTE_MBUF_DYNFIELD((struct rte_mbuf *)m, off, struct fg_buf_sum *);
+}
+
+/* A TSO frame's mbuf as DPDK asks (rte_mbuf_core.h RTE_MBUF_F_TX_TCP_SEG):
+ * header lengths, segment size, the IPv4 header checksum offloaded too;
+ * the TCP checksum field already holds the pseudo-header sum without the
+ * length (net.h FG_TX_TSO). `seg_frame_max`, when not 0, bounds a
+ * segment with all its headers, the Ethernet one included: net_tap
+ * (22.11) refuses a frame whose segment size plus l2, l3 and l4 lengths
+ * exceeds its MTU, so its segments carry 14 octets less than the MSS. */
+static inline void fg_mbuf_tx_tso(struct rte_mbuf *m, bool v6, uint16_t segsz,
+				  uint16_t seg_frame_max)
+{
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	unsigned hdrs;
+
+	m->l2_len = 14;
+	m->l3_len = v6 ? 40 : (d[14] & 15u) * 4u;
+	m->l4_len = (d[14 + m->l3_len + 12] >> 4) * 4u;
+	hdrs = m->l2_len + m->l3_len + m->l4_len;
+	if (seg_frame_max && hdrs + segsz > seg_frame_max)
+		segsz = (uint16_t)(seg_frame_max - hdrs);
+	m->tso_segsz = segsz;
+	m->ol_flags |= RTE_MBUF_F_TX_TCP_SEG | RTE_MBUF_F_TX_TCP_CKSUM |
+		       (v6 ? RTE_MBUF_F_TX_IPV6 : RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM);
 }
 
 #endif /* FLOODGATE_MBUF_H */

@@ -15,6 +15,11 @@
  * last one is. The sink sees such a frame as the wire would, made
  * contiguous in a scratch buffer (the copy is the sink's, not the
  * sender's), with FG_TX_CHAINED in its flags.
+ *
+ * TSO frames (FG_TX_TSO) reach the sink cut into their segments, as a
+ * port's segmentation would send them (memport.c mp_tso). Each buffer
+ * keeps the payload sum TCP stores with it (buf_sum; net.h struct
+ * fg_buf_sum), cleared when the buffer is taken from the free list.
  */
 #ifndef FLOODGATE_MEMPORT_H
 #define FLOODGATE_MEMPORT_H
@@ -46,6 +51,8 @@ unsigned fg_memport_in_use(const struct fg_memport *p);
  * at least one. */
 uint64_t fg_memport_tx_attached(const struct fg_memport *p);
 uint64_t fg_memport_tx_chained(const struct fg_memport *p);
+/* TSO frames (FG_TX_TSO) cut into segments for the sink so far. */
+uint64_t fg_memport_tx_tso(const struct fg_memport *p);
 /* References held on buffer `handle` now (a test counting the TCP's). */
 uint32_t fg_memport_refcnt(const void *handle);
 /* The exception path's kernel: frames net hands to it (to_kernel) reach

@@ -20,7 +20,10 @@
  *   FG_NET_TX_BURST, and at every fg_net_flush()/fg_net_poll().
  *
  * Checksums: verified in software unless the frame's flags say the port
- * already did (FG_RX_IP_CSUM_OK, FG_RX_L4_CSUM_OK). With tx_csum_offload
+ * already did (FG_RX_IP_CSUM_OK, FG_RX_L4_CSUM_OK); TCP keeps a received
+ * payload's sum with its buffer (struct fg_buf_sum, the optional buf_sum
+ * op) to derive the checksums of what it sends by reference. TSO frames
+ * (FG_TX_TSO, fg_net_config.tso_max) are cut by the port. With tx_csum_offload
  * the module leaves the IPv4 header checksum at 0 and the TCP checksum as
  * the pseudo-header sum, and marks the frame FG_TX_CSUM_OFFLOAD, which is
  * what a NIC with IPv4/TCP checksum offload expects (DPDK's convention).
@@ -95,12 +98,18 @@
 #define FG_RX_L4_CSUM_OK 0x2u	/* the NIC verified the TCP/ICMP checksum */
 #define FG_RX_VLAN 0x4u		/* the NIC stripped an 802.1Q tag: `vlan` is its TCI */
 #define FG_RX_MORE 0x8u		/* a merged packet: its payload goes on in `more` */
+#define FG_RX_SUM_KEPT 0x10u	/* with FG_RX_L4_CSUM_OK: the port filled (or cleared) the
+				 * payload sum of the frame's buffer and its pieces'
+				 * (struct fg_buf_sum), having verified them itself */
 /* Transmit-frame flags, for the port layer. */
 #define FG_TX_CSUM_OFFLOAD 0x1u	/* compute IPv4 + TCP checksums in hardware */
 #define FG_TX_IPV6 0x2u		/* with FG_TX_CSUM_OFFLOAD: an IPv6 frame (TCP only) */
 #define FG_TX_VLAN 0x4u		/* send tagged with VLAN `vlan` (the port inserts the tag) */
 #define FG_TX_CHAINED 0x8u	/* pieces are attached (tx_attach): `data` holds only the
 				 * first len - (their octets); the port knows the rest */
+#define FG_TX_TSO 0x10u		/* a TCP frame the port cuts into segments of `tso_segsz`
+				 * payload octets (TSO): its IPv4 header checksum 0, its TCP
+				 * checksum field the pseudo-header sum without the length */
 
 struct fg_rx_frame {
 	uint8_t *data;
@@ -136,6 +145,28 @@ struct fg_tx_frame {
 	uint32_t flags;		/* FG_TX_* */
 	void *handle;
 	uint16_t vlan;		/* with FG_TX_VLAN: the VLAN ID */
+	uint16_t tso_segsz;	/* with FG_TX_TSO: payload octets of each segment */
+};
+
+/*
+ * The ones'-complement sum of a received TCP segment's payload, kept with
+ * the buffer that holds it (the port's buf_sum op; docs/tcp.md "Checksum
+ * reuse"). TCP fills it where it verifies the segment's checksum in
+ * software, and clears it where it did not (the port verified it, or the
+ * payload is a merged packet's piece). When a piece of that payload is
+ * sent by reference with the checksum in software, its sum is derived
+ * from this one (fg_csum_derive) instead of read from the article's
+ * octets. The payload's octets must not change while the buffer is held.
+ */
+struct fg_buf_sum {
+	const uint8_t *start;	/* the payload's first octet; NULL: no sum kept */
+	uint32_t len;
+	uint32_t sum;		/* fg_csum_add(0, start, len) */
+	/* Learnt when a piece from either end was summed: [start, cut) sums
+	 * to cut_sum, so the piece on the other side of the cut (the rest of
+	 * the payload, sent in the next segment) costs no read. NULL: none. */
+	const uint8_t *cut;
+	uint32_t cut_sum;
 };
 
 /* Received payload reaches the application as struct fg_iov (iov.h):
@@ -166,6 +197,10 @@ struct fg_port_ops {
 	 * len given to tx_burst then counts the attached octets too. */
 	int (*tx_attach)(void *port, void *frame, void *piece, const uint8_t *data,
 			 uint32_t len);
+	/* Optional: the place kept with a received buffer for its payload's
+	 * sum (struct fg_buf_sum), or NULL. Without it every piece sent by
+	 * reference is read to checksum it. */
+	struct fg_buf_sum *(*buf_sum)(void *port, void *handle);
 };
 
 struct fg_net_config {
@@ -183,6 +218,10 @@ struct fg_net_config {
 	 * buffer a frame, so TCP copies what it sends by reference. More
 	 * needs the port's tx_attach op. */
 	unsigned tx_max_segs;
+	/* TSO (the port's RTE_ETH_TX_OFFLOAD_TCP_TSO): TCP payload octets one
+	 * frame may carry for the port to cut into MSS-sized segments; 0: no
+	 * TSO, one segment a frame. */
+	uint32_t tso_max;
 	uint64_t hash_seed;		/* keys the ARP cache (and TCP's tables) */
 	uint32_t kernel_rate;		/* frames/s to the kernel; 0 = no exception path */
 	uint32_t kernel_burst;		/* frames at once; 0 = a tenth of the rate, at least 8 */
@@ -305,6 +344,16 @@ int fg_net_tx_attach(struct fg_net *net, void *frame, void *piece, const uint8_t
 /* Queue a finished frame (faults apply to TCP frames: `is_tcp`). */
 void fg_net_tx_queue(struct fg_net *net, uint8_t *data, uint32_t len, void *handle,
 		     uint32_t flags, bool is_tcp);
+/* The same for a TCP frame the port segments (flags with FG_TX_TSO),
+ * each segment carrying `segsz` payload octets. */
+void fg_net_tx_queue_tso(struct fg_net *net, uint8_t *data, uint32_t len, void *handle,
+			 uint32_t flags, uint16_t segsz);
+/* TCP payload octets a TSO frame may carry (fg_net_config.tso_max); 0:
+ * no TSO. */
+uint32_t fg_net_tso_max(const struct fg_net *net);
+/* The payload sum kept with a received buffer (struct fg_buf_sum), or
+ * NULL when the port keeps none. */
+struct fg_buf_sum *fg_net_buf_sum(struct fg_net *net, void *handle);
 /* Write an Ethernet + IPv4 header (20 bytes, DF, TTL 64) for `l4_len`
  * bytes of payload; the header checksum is filled unless `offload`. */
 void fg_net_build_ipv4(uint8_t *frame, const uint8_t *dst_mac, const uint8_t *src_mac,

@@ -104,6 +104,44 @@ static inline uint16_t fg_csum_fold(uint32_t sum)
 	return (uint16_t)~sum;
 }
 
+/*
+ * Sums of pieces (RFC 1071 2(A), 2(B), 4.1): a 32-bit running sum is only
+ * ever meant modulo 0xffff, so sums add (fg_csum_combine), subtract
+ * (fg_csum_sub: adding the complement), and a sum taken from an octet at
+ * an odd offset of what is checksummed counts byte-swapped (fg_csum_swap).
+ * Results are folded to 16 bits; 0 and 0xffff are the same sum.
+ */
+static inline uint32_t fg_csum_fold16(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum;
+}
+
+static inline uint32_t fg_csum_combine(uint32_t a, uint32_t b)
+{
+	return fg_csum_fold16(fg_csum_fold16(a) + fg_csum_fold16(b));
+}
+
+static inline uint32_t fg_csum_sub(uint32_t a, uint32_t b)
+{
+	return fg_csum_fold16(fg_csum_fold16(a) + (0xffffu - fg_csum_fold16(b)));
+}
+
+static inline uint32_t fg_csum_swap(uint32_t sum)
+{
+	sum = fg_csum_fold16(sum);
+	return ((sum & 0xff) << 8) | (sum >> 8);
+}
+
+/* The sum fg_csum_add(0, p, n) of a piece [p, p + n) inside a range
+ * [start, start + len) whose own sum is `sum`, reading only the octets of
+ * the range outside the piece: the range's sum minus the part before the
+ * piece and minus the part after it (that one summed at its offset in the
+ * range), then swapped when the piece starts at an odd offset. */
+uint32_t fg_csum_derive(const uint8_t *start, uint32_t len, uint32_t sum, const uint8_t *p,
+			uint32_t n);
+
 /* Sum of the IPv4 pseudo-header (RFC 9293 3.1), unfolded: the start of a
  * TCP checksum. `src` and `dst` in network order. */
 static inline uint32_t fg_ipv4_pseudo_sum(uint32_t src, uint32_t dst, uint8_t proto,

@@ -211,6 +211,9 @@ static int fx_next_v6;
 /* The next fixture's net chains TX frames of up to this many buffers
  * (fg_net_config.tx_max_segs; 0: one buffer a frame). */
 static unsigned fx_next_tx_segs __attribute__((unused));
+/* The next fixture's port segments TCP frames of up to this many payload
+ * octets (fg_net_config.tso_max; 0: no TSO). */
+static uint32_t fx_next_tso __attribute__((unused));
 
 static void fx_setup_bufs(struct fg_tcp_config *tc, unsigned n_bufs)
 {
@@ -233,6 +236,7 @@ static void fx_setup_bufs(struct fg_tcp_config *tc, unsigned n_bufs)
 	nc.n_ipv4 = 1;
 	nc.hash_seed = 42;
 	nc.tx_max_segs = fx_next_tx_segs;
+	nc.tso_max = fx_next_tso;
 	inet_pton(AF_INET6, "2001:db8::2", f->addr6);
 	inet_pton(AF_INET6, "2001:db8::1", f->peer6);
 	if (f->v6) {

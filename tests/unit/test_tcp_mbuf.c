@@ -9,7 +9,10 @@
  * within the frame's limit, and the peer reads exactly the octets queued,
  * every checksum right; on a port that cannot chain every frame is one
  * mbuf. Afterwards every article mbuf has its one reference back and
- * every indirect and TX mbuf is back in its pool.
+ * every indirect and TX mbuf is back in its pool. Each way once more with
+ * checksum reuse: the article mbufs keep their payload sums in the
+ * dynamic mbuf field (tk_keep_sums), the TCP derives the sums of the
+ * attached slices from them, and every checksum is still right.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -99,14 +102,17 @@ START_TEST(test_article_from_mbufs)
 	uint32_t one = (uint32_t)(sizeof(line) - 1 + ART + sizeof(end) - 1);
 	char name[16];
 	struct tk k;
-	int mode = _i;
+	int mode = _i % (int)FG_ARRAY_SIZE(modes);
+	bool reuse = _i >= (int)FG_ARRAY_SIZE(modes);
 
 	for (uint32_t i = 0; i < ART; i++)
 		art[i] = (uint8_t)(i * 7 + (i >> 11));
 	eal_start();
 	stream_end = data_frames = chained_frames = max_segs = 0;
-	snprintf(name, sizeof(name), "tm%d", mode);
+	snprintf(name, sizeof(name), "tm%d", _i);
 	ck_assert_int_eq(tk_open(&k, name, modes[mode], false, 1, ART, art), 0);
+	if (reuse)
+		ck_assert_int_eq(tk_keep_sums(&k), 0);
 	k.on_frame = look;
 	k.arg = &mode;
 	stream_end = 0;
@@ -133,6 +139,15 @@ START_TEST(test_article_from_mbufs)
 		/* a 1460-octet segment of 1448-octet pieces: the head and
 		 * up to three slices, within the port's limit */
 		ck_assert_uint_eq(max_segs, FG_MIN(modes[mode], 4u));
+		/* derived for the slices that are most of their mbuf, read
+		 * for the rest: together every referenced octet */
+		ck_assert_uint_eq(k.st.ctr[FG_CTR_TCP_TX_CSUM_REUSED_OCTETS] +
+					  k.st.ctr[FG_CTR_TCP_TX_CSUM_READ_OCTETS],
+				  2 * ART);
+		if (reuse)
+			ck_assert_uint_gt(k.st.ctr[FG_CTR_TCP_TX_CSUM_REUSED_OCTETS], ART);
+		else
+			ck_assert_uint_eq(k.st.ctr[FG_CTR_TCP_TX_CSUM_REUSED_OCTETS], 0);
 	} else {
 		ck_assert_uint_eq(k.st.ctr[FG_CTR_TCP_TX_REFERENCED_OCTETS], 0);
 		ck_assert_uint_eq(chained_frames, 0);
@@ -154,7 +169,7 @@ static Suite *tcp_mbuf_suite(void)
 	TCase *t = tcase_create("mbuf");
 
 	tcase_set_timeout(t, 120);
-	tcase_add_loop_test(t, test_article_from_mbufs, 0, (int)FG_ARRAY_SIZE(modes));
+	tcase_add_loop_test(t, test_article_from_mbufs, 0, 2 * (int)FG_ARRAY_SIZE(modes));
 	suite_add_tcase(s, t);
 	return s;
 }

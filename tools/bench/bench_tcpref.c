@@ -13,16 +13,19 @@
  *   reference  a port that chains 17 mbufs (floodgate's limit): the
  *              article's octets leave as indirect mbufs attached to the
  *              receive mbufs that hold them;
- * each with the TCP checksum in software (which reads every octet either
- * way) and left to the port (a NIC's offload: then by reference nothing
- * reads the article). The article is held in 48 copies sent in turn
+ * each with the TCP checksum in software and left to the port (a NIC's
+ * offload: then by reference nothing reads the article). With software
+ * checksums, by reference twice: reading the pieces to sum them, and
+ * with checksum reuse (each receive mbuf keeping its payload's sum, as
+ * the receive path keeps it when it verifies a segment: tk_keep_sums),
+ * when the sums are derived and the article is not read at all. The article is held in 48 copies sent in turn
  * (34 MB of mbufs: more than the caches), as a feed's articles are
  * different ones. Each run sends N articles one after another on one
  * connection and times the loop in the thread's CPU time
  * (CLOCK_THREAD_CPUTIME_ID: the machine is shared). The loop includes
  * the peer's side (its ACKs crafted and received, each frame read at its
  * head and freed, as a NIC frees what it sent), the same for both ways.
- * Runs alternate the four ways (R of each); each way's figure is its
+ * Runs alternate the five ways (R of each); each way's figure is its
  * median run, and its ratio is its CPU per article over copy's with the
  * same checksum, from the same invocation. A run counts only if every
  * article arrived whole.
@@ -37,12 +40,13 @@
 
 #define ART (700u * 1024u)
 #define COPIES 48	/* the article's copies in mbufs: 34 MB */
-#define WAYS 4
+#define WAYS 5
 
 struct result {
 	double cpu_us;		/* per article */
 	double gbit;		/* article payload, per CPU second */
 	uint64_t copied, referenced;	/* octets, the TCP's counters */
+	uint64_t reused;		/* octets whose checksum was derived */
 };
 
 static double thread_s(void)
@@ -53,8 +57,8 @@ static double thread_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int one_run(unsigned segs, bool offload, unsigned articles, const uint8_t *art,
-		   unsigned tag, struct result *r)
+static int one_run(unsigned segs, bool offload, bool reuse, unsigned articles,
+		   const uint8_t *art, unsigned tag, struct result *r)
 {
 	static struct fg_iov iov[ART / TK_PIECE + 3];
 	char name[24];
@@ -63,7 +67,8 @@ static int one_run(unsigned segs, bool offload, unsigned articles, const uint8_t
 	double t0, t1;
 
 	snprintf(name, sizeof(name), "br%u", tag);
-	if (tk_open(&k, name, segs, offload, COPIES, ART, art) != 0) {
+	if (tk_open(&k, name, segs, offload, COPIES, ART, art) != 0 ||
+	    (reuse && tk_keep_sums(&k) != 0)) {
 		fprintf(stderr, "bench_tcpref: set-up failed\n");
 		tk_close_all(&k);
 		return -1;
@@ -84,6 +89,7 @@ static int one_run(unsigned segs, bool offload, unsigned articles, const uint8_t
 	r->gbit = (double)articles * ART * 8 / (t1 - t0) / 1e9;
 	r->copied = k.st.ctr[FG_CTR_TCP_TX_COPIED_OCTETS];
 	r->referenced = k.st.ctr[FG_CTR_TCP_TX_REFERENCED_OCTETS];
+	r->reused = k.st.ctr[FG_CTR_TCP_TX_CSUM_REUSED_OCTETS];
 	tk_close_all(&k);
 	(void)octets;
 	return 0;
@@ -99,11 +105,14 @@ static int cmp_cpu(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	static const char *const way[WAYS] = {
-		"copy, software checksum (baseline)", "reference, software checksum",
-		"copy, checksum offloaded (baseline)", "reference, checksum offloaded",
+		"copy, software checksum (baseline)", "reference, software checksum read",
+		"reference, software checksum reused", "copy, checksum offloaded (baseline)",
+		"reference, checksum offloaded",
 	};
-	static const unsigned segs[WAYS] = { 1, 17, 1, 17 };
-	static const bool offload[WAYS] = { false, false, true, true };
+	static const unsigned segs[WAYS] = { 1, 17, 17, 1, 17 };
+	static const bool offload[WAYS] = { false, false, false, true, true };
+	static const bool reuse[WAYS] = { false, false, true, false, false };
+	static const int base[WAYS] = { 0, 0, 0, 3, 3 };
 	unsigned articles = 200, runs = 3;
 	const char *md = NULL;
 	struct result res[WAYS][9], med[WAYS];
@@ -139,22 +148,24 @@ int main(int argc, char **argv)
 	}
 	for (unsigned r = 0; r < runs; r++)
 		for (int w = 0; w < WAYS; w++)
-			if (one_run(segs[w], offload[w], articles, art, WAYS * r + (unsigned)w,
-				    &res[w][r]) != 0)
+			if (one_run(segs[w], offload[w], reuse[w], articles, art,
+				    WAYS * r + (unsigned)w, &res[w][r]) != 0)
 				return 1;
 	for (int w = 0; w < WAYS; w++) {
 		qsort(res[w], runs, sizeof(res[w][0]), cmp_cpu);
 		med[w] = res[w][runs / 2];
-		if ((segs[w] > 1) != (med[w].referenced != 0)) {
+		if ((segs[w] > 1) != (med[w].referenced != 0) ||
+		    reuse[w] != (med[w].reused > med[w].referenced / 2)) {
 			fprintf(stderr, "bench_tcpref: %s did not send as named\n", way[w]);
 			return 1;
 		}
 	}
-	printf("%-38s %10s %8s %7s %12s %12s\n", "700 KB articles (one core, no device)",
-	       "CPU us/art", "Gbit/s", "ratio", "copied", "referenced");
+	printf("%-38s %10s %8s %7s %12s %12s %12s\n", "700 KB articles (one core, no device)",
+	       "CPU us/art", "Gbit/s", "ratio", "copied", "referenced", "csum reused");
 	for (int w = 0; w < WAYS; w++)
-		printf("%-38s %10.1f %8.2f %7.3f %12lu %12lu\n", way[w], med[w].cpu_us, med[w].gbit,
-		       med[w].cpu_us / med[w & ~1].cpu_us, med[w].copied, med[w].referenced);
+		printf("%-38s %10.1f %8.2f %7.3f %12lu %12lu %12lu\n", way[w], med[w].cpu_us,
+		       med[w].gbit, med[w].cpu_us / med[base[w]].cpu_us, med[w].copied,
+		       med[w].referenced, med[w].reused);
 	if (md) {
 		f = fopen(md, "w");
 		if (!f) {
@@ -164,12 +175,13 @@ int main(int argc, char **argv)
 		fprintf(f, "### Userspace TCP: 700 KB articles sent from mbufs, by reference and by "
 			   "copy\n\n| way (one core, no device) | CPU µs per article | article "
 			   "Gbit/s per CPU second | CPU vs its baseline | octets copied | octets "
-			   "referenced |\n|---|---:|---:|---:|---:|---:|\n");
+			   "referenced | of them, checksum derived |\n"
+			   "|---|---:|---:|---:|---:|---:|---:|\n");
 		for (int w = 0; w < WAYS; w++)
-			fprintf(f, "| %s | %.1f | %.2f | %.3f | %lu | %lu |\n", way[w], med[w].cpu_us,
-				med[w].gbit, med[w].cpu_us / med[w & ~1].cpu_us, med[w].copied,
-				med[w].referenced);
-		fprintf(f, "\nMedians of %u runs of %u articles each, the four ways alternated; "
+			fprintf(f, "| %s | %.1f | %.2f | %.3f | %lu | %lu | %lu |\n", way[w],
+				med[w].cpu_us, med[w].gbit, med[w].cpu_us / med[base[w]].cpu_us,
+				med[w].copied, med[w].referenced, med[w].reused);
+		fprintf(f, "\nMedians of %u runs of %u articles each, the five ways alternated; "
 			   "the article in %u copies sent in turn; load average %.2f. The baseline of "
 			   "each way is copy with the same checksum. The CPU includes the peer's side "
 			   "(ACKs, frames read and freed), the same for every way.\n",

@@ -121,8 +121,13 @@ else
 		fi
 	}
 	for b in "$B"/bench/bench_*; do
+		# bench_tso needs a namespace, a tap and a listener: tso_tap.py
+		[ "${b##*/}" = bench_tso ] && continue
 		run_fragment "${b##*/bench_}" "$b" "--$mode" --md
 	done
+	# the TCP sending by reference through net_tap to the kernel, TSO
+	# against one segment a frame (docs/tcp.md, "Sending by reference")
+	FG_BUILD=$B run_fragment tso_tap python3 tools/bench/tso_tap.py "--$mode" --md
 	[ $modules -gt 0 ] || [ ${#failed[@]} -gt 0 ] || [ -n "${FG_BENCH_FRAGMENTS:-}" ] ||
 		die "no module benchmark in $B/bench (make all)"
 	# where the CPU goes for 700 KB articles on the whole path (perf): a

@@ -73,6 +73,7 @@ struct tk {
 	unsigned n_art;			/* mbufs of one copy */
 	unsigned copies, next;		/* copies, and the one the next send takes */
 	uint32_t art_len;
+	int sum_off;			/* the mbufs' kept payload sums (tk_keep_sums); -1: none */
 	tk_frame_fn *on_frame;		/* optional */
 	void *arg;
 	int token;
@@ -147,9 +148,15 @@ static unsigned tk_tx_burst(void *port, struct fg_tx_frame *f, unsigned n)
 	return n;
 }
 
+static struct fg_buf_sum *tk_buf_sum(void *port, void *h)
+{
+	return fg_mbuf_buf_sum(((struct tk *)port)->sum_off, h);
+}
+
 static const struct fg_port_ops tk_port_ops = {
 	.buf_ref = fg_mbuf_ref, .buf_unref = fg_mbuf_unref, .tx_alloc = tk_tx_alloc,
 	.tx_free = fg_mbuf_unref, .tx_burst = tk_tx_burst, .tx_attach = tk_tx_attach,
+	.buf_sum = tk_buf_sum,
 };
 
 /* A segment from the peer (flags, its sequence number, the ack). */
@@ -191,6 +198,7 @@ static int tk_open(struct tk *k, const char *name, unsigned tx_segs, bool csum_o
 	char pn[RTE_MEMPOOL_NAMESIZE];
 
 	memset(k, 0, sizeof(*k));
+	k->sum_off = -1;
 	k->now = 1;
 	memcpy(k->mac, (const uint8_t[]){ 2, 0, 0, 0, 0, 2 }, 6);
 	memcpy(k->peer_mac, (const uint8_t[]){ 2, 0, 0, 0, 0, 1 }, 6);
@@ -263,6 +271,24 @@ static uint32_t tk_send_article(struct tk *k, struct fg_iov *iov)
 		tk_ack(k);
 	tk_ack(k);	/* the last octets acknowledged: the references go */
 	return k->rcv_nxt == want ? k->art_len + (uint32_t)(sizeof(line) + sizeof(end) - 2) : 0;
+}
+
+/* Each article mbuf keeps its payload's sum, as the receive path keeps
+ * it when it verifies a segment in software (tcp_input.c checksum_ok; the
+ * sum is taken there anyway): the TCP then derives the sums of what it
+ * sends by reference instead of reading the article. 0, or -1. */
+static int tk_keep_sums(struct tk *k)
+{
+	k->sum_off = fg_mbuf_sum_register();
+	if (k->sum_off < 0)
+		return -1;
+	for (unsigned i = 0; i < k->n_art * k->copies; i++) {
+		const uint8_t *d = rte_pktmbuf_mtod(k->art[i], const uint8_t *);
+
+		*fg_mbuf_buf_sum(k->sum_off, k->art[i]) = (struct fg_buf_sum){
+			d, k->art[i]->data_len, fg_csum_add(0, d, k->art[i]->data_len), NULL, 0 };
+	}
+	return 0;
 }
 
 /* The EAL without hugepages, devices or shared files, on lcore 0:
