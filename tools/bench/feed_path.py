@@ -67,6 +67,7 @@ SENDMSG_STAGE = "relay: sendmsg of held buffers to the downstream (end to end; l
 # floodgate's copies of article octets, counted (issue 33 item 4): the port
 # path's (portack: by reference or into TCP's send buffer) and the worker's
 # TCP's (every payload octet it sent, to the downstream and the peers)
+PORT_CONN_COUNTERS = ("portack_connects", "portack_conn_failures", "portack_aborted")
 COPY_COUNTERS = ("portack_article_octets_referenced", "portack_article_octets_copied",
                  "tcp_tx_referenced_octets", "tcp_tx_copied_octets")
 # what an idle path waits on between the downstream's 239 and the peer's
@@ -527,6 +528,11 @@ def goals(runs, st):
             c = n[name]["feed"].get("counters", {})
             why = ", ".join("%s %d" % (k[len("relay_ack_"):], c[k]) for k in ACK_COUNTERS
                             if c.get(k) and k not in ("relay_ack_accepted", "relay_ack_refused"))
+            if c.get("portack_offered"):
+                # the port's connections: one aborted at a result (a spill)
+                # reconnects with backoff; its articles meanwhile are queued
+                why += "; the port's connections: %s" % ", ".join(
+                    "%s %d" % (k[len("portack_"):], c.get(k, 0)) for k in PORT_CONN_COUNTERS)
             out.append("| disk octets per accepted octet = 0 while the downstream keeps up, %s | "
                        "%.3f | %s |" % (label(n[name]["feed"]), d, "met" if d == 0 else
                                         "missed: articles took the queue's path (not "
