@@ -20,7 +20,7 @@
                                     figures
 
 DIR holds floodgate.pid, floodctld.pid, innd.pid (those that run),
-run.conf (name, kind, sink, ack, down), peer.times (feedgen --accept-times)
+run.conf (name, kind, sink, ack, down, path: kernel or port), peer.times (feedgen --accept-times)
 and down.times (the sink's --sink-times) or inn/log/news (innd's news log,
 its lines stamped to the millisecond).
 
@@ -64,13 +64,19 @@ GOAL_INTAKE_RATIO = 0.9
 GOAL_LATENCY_US = 1000
 GOAL_SIZE = 700000	# "per 700 KB article": CPU per received octet times this
 SENDMSG_STAGE = "relay: sendmsg of held buffers to the downstream (end to end; loopback TCP)"
+# floodgate's copies of article octets, counted (issue 33 item 4): the port
+# path's (portack: by reference or into TCP's send buffer) and the worker's
+# TCP's (every payload octet it sent, to the downstream and the peers)
+PORT_CONN_COUNTERS = ("portack_connects", "portack_conn_failures", "portack_aborted")
+COPY_COUNTERS = ("portack_article_octets_referenced", "portack_article_octets_copied",
+                 "tcp_tx_referenced_octets", "tcp_tx_copied_octets")
 # what an idle path waits on between the downstream's 239 and the peer's
 # (read in the code, not measured apart: light load leaves no CPU to blame)
 LIGHT_BOUND = {
     "veth": "the worker's idle wait: on af_packet it blocks in epoll on the receive "
-            "interrupt, a millisecond at least, and the relay's result ring does not wake it "
-            "(dataplane/dpdk/worker.c, intr_wait); the result waits for that timeout or the "
-            "next frame",
+            "interrupt (dataplane/dpdk/worker.c, intr_wait); innd's 239 comes back through "
+            "the port as a frame that wakes it, then the peer's 239 goes out through the veth "
+            "and the kernel's packet socket",
     "memif": "the hand-offs between threads (the sink's 239, the relay thread's epoll, the "
              "result ring the worker polls between sleeps of up to `idle-backoff`) on two "
              "cores where feedgen's poll loop holds one",
@@ -78,7 +84,9 @@ LIGHT_BOUND = {
 
 
 def conf(d):
-    return dict(kv.split("=", 1) for kv in open(os.path.join(d, "run.conf")).read().split())
+    c = dict(kv.split("=", 1) for kv in open(os.path.join(d, "run.conf")).read().split())
+    c.setdefault("path", "kernel" if c.get("down", "-") != "-" else "-")
+    return c
 
 
 def pids(d):
@@ -215,7 +223,7 @@ def after(d, json_path):
     cpu = {n: (end["ticks"][n] - begin["ticks"][n]) / CLK
            for n in begin["ticks"] if end["ticks"].get(n) is not None}
     f = {"name": c["name"], "kind": c["kind"], "sink": c["sink"], "ack": c["ack"],
-         "down": c["down"], "load": c["load"], "complete": complete,
+         "down": c["down"], "path": c["path"], "load": c["load"], "complete": complete,
          "drain_s": round(end["t"] - begin["t"], 3), "cpu_s": cpu,
          "load_avg_1m": begin.get("load_avg_1m")}
     if "worker_ticks" in begin:
@@ -244,6 +252,13 @@ def after(d, json_path):
     if beyond:
         f["beyond_p50_us"] = round(statistics.median(beyond), 1)
         f["beyond_n"] = len(beyond)
+    # the path the run is named for is the one its articles took: the
+    # port's runs sent TAKETHIS from the worker's own TCP, the kernel's not
+    ported = f.get("counters", {}).get("portack_offered", 0)
+    if c["ack"] == "on" and (c["path"] == "port") != (ported > 0):
+        sys.stderr.write("feed_path: %s is the %s path but portack_offered is %d\n"
+                         % (c["name"], c["path"], ported))
+        complete = False
     f["complete"] = complete
     for name in ("perf.start", "perf.end"):
         p = os.path.join(d, name + ".json")
@@ -271,7 +286,11 @@ def label(f):
     mode = "end to end" if f["ack"] == "on" else "queue mode"
     down = "innd" if f["down"] == "innd" else "feedgen's sink"
     light = ", light load" if f.get("load") == "light" else ""
-    return "%s, %s, to %s%s" % (PORTS[f["kind"]], mode, down, light)
+    path = ""
+    if f["ack"] == "on":
+        path = (" through the port (floodgate's TCP)" if f.get("path") == "port" else
+                " through the kernel (relay thread's socket)")
+    return "%s, %s, to %s%s%s" % (PORTS[f["kind"]], mode, down, path, light)
 
 
 def figures(r):
@@ -341,24 +360,34 @@ def refused(a, b):
     return bench_report.incomparable(st(a), st(b))
 
 
+def ratio_row(what, r, base, key, against):
+    """One row of the ratio table: r's figure key over base's, or why not."""
+    why = refused(r, base)
+    return "| %s, %s | %s | %s |" % (what, label(r["feed"]), "no ratio: " + why if why else
+                                     "%.2fx" % ratio(figures(r)[key], figures(base)[key]),
+                                     against)
+
+
 def ratios(runs):
     n = by_name(runs)
     out = ["| ratio (same run) | figure | against |", "| --- | ---: | --- |"]
-    inn = n.get("inn")
-    null = n.get("memif_null")
-    for name in ("veth_queue_innd", "veth_ack_innd", "memif_ack_innd"):
-        if name in n and inn:
-            why = refused(n[name], inn)
-            out.append("| articles reaching innd, %s | %s | innd alone's intake |" % (
-                label(n[name]["feed"]), "no ratio: " + why if why else "%.2fx" % ratio(
-                    figures(n[name])["articles_per_s"], figures(inn)["articles_per_s"])))
-    for name in ("memif_queue_sink", "memif_ack_sink", "memif_ack_innd"):
-        if name in n and null:
-            why = refused(n[name], null)
-            out.append("| floodgate CPU per 700 KB received, %s | %s | memif null sink (receive "
-                       "only) |" % (label(n[name]["feed"]), "no ratio: " + why if why else
-                                    "%.2fx" % ratio(figures(n[name])["cpu_us_700k"],
-                                                    figures(null)["cpu_us_700k"])))
+    cpu = "floodgate CPU per 700 KB received"
+    # (figure, its key, the runs, the baseline run, what the baseline is)
+    rows = (("articles reaching innd", "articles_per_s",
+             ("veth_queue_innd", "veth_ack_innd", "veth_ack_innd_kernel", "memif_ack_innd"),
+             "inn", "innd alone's intake"),
+            (cpu, "cpu_us_700k", ("memif_queue_sink", "memif_ack_sink", "memif_ack_innd"),
+             "memif_null", "memif null sink (receive only)"),
+            (cpu, "cpu_us_700k", ("veth_queue_innd", "veth_ack_innd", "veth_ack_innd_kernel"),
+             "veth_null", "af_packet null sink (receive only)"),
+            ("articles reaching innd", "articles_per_s", ("veth_ack_innd",),
+             "veth_ack_innd_kernel", "the same through the kernel (relay thread's socket)"),
+            (cpu, "cpu_us_700k", ("veth_ack_innd",),
+             "veth_ack_innd_kernel", "the same through the kernel (relay thread's socket)"))
+    for what, key, names, base, against in rows:
+        for name in names:
+            if name in n and base in n:
+                out.append(ratio_row(what, n[name], n[base], key, against))
     return "\n".join(out)
 
 
@@ -433,18 +462,58 @@ def goals(runs, st):
                        "met" if q <= GOAL_CPU_RATIO else
                        "missed, bounded by what end to end adds per article over receive "
                        "only (stage table): " + top_stages(st, "memif_ack_sink", "memif_null")))
-        out.append("| kernel-free, end to end: floodgate's own copies of article bytes = 0 | no "
-                   "counter of copied octets yet (issue 33 item 4); sampled: copy_in %.0f µs, "
-                   "the relay's sendmsg (the kernel copies every octet) %.0f µs per article | "
-                   "%s |" % (copy_us, send_us, "missed, bounded by the relay's kernel socket: the "
-                             "downstream is not fed through the port by floodgate's own TCP yet"
-                             if send_us or copy_us else "no copy sampled"))
+        c = ack["feed"].get("counters", {})
+        out.append("| kernel-free, end to end: floodgate's own copies of article bytes = 0 | "
+                   "portack: %d octets referenced, %d copied (the sink is reached through the "
+                   "relay thread's kernel socket: memif has no kernel side and feedgen's sink "
+                   "listens on kernel TCP); sampled: copy_in %.0f µs, the relay's sendmsg (the "
+                   "kernel copies every octet) %.0f µs per article | %s |" % (
+                       c.get("portack_article_octets_referenced", 0),
+                       c.get("portack_article_octets_copied", 0), copy_us, send_us,
+                       "missed, bounded by the relay's kernel socket to the sink (the port path "
+                       "needs a downstream beyond the port: feedgen's sink on --dpdk is not "
+                       "there)" if send_us or copy_us else "no copy sampled"))
+    port = n.get("veth_ack_innd")
+    if port:
+        c = port["feed"].get("counters", {})
+        ref, cp = (c.get(k, 0) for k in COPY_COUNTERS[:2])
+        tref, tcp = (c.get(k, 0) for k in COPY_COUNTERS[2:])
+        out.append("| floodgate's own copies of article octets = 0, %s | portack: %d octets referenced, %d copied (%.1f %%); the worker's "
+                   "TCP (to innd and the peers' answers): %d referenced, %d copied into frames "
+                   "(%.1f %%); net_af_packet copies every frame into the kernel's ring besides "
+                   "| %s |" % (
+                       label(port["feed"]), ref, cp, 100.0 * cp / max(1, ref + cp), tref, tcp,
+                       100.0 * tcp / max(1, tref + tcp),
+                       "met" if ref and not cp else
+                       "missed, bounded by the session's holds: the pieces portack copies are "
+                       "the engine's own copies, made where a peer's connection already held "
+                       "its limit of receive buffers (half its receive buffer, "
+                       "include/floodgate/tcpsess.h); relay_ack: %s" % ", ".join(
+                           "%s %d" % (k[len("relay_ack_"):], c[k]) for k in ACK_COUNTERS
+                           if c.get(k))))
+    vnull = n.get("veth_null")
+    for name in ("veth_ack_innd", "veth_ack_innd_kernel"):
+        if vnull and name in n and refused(n[name], vnull):
+            out.append("| af_packet, end to end: floodgate's CPU per 700 KB ≤ %.1fx the "
+                       "receive-only figure, %s | not judged: %s | – |" % (
+                           GOAL_CPU_RATIO, label(n[name]["feed"]), refused(n[name], vnull)))
+        elif vnull and name in n:
+            q = ratio(figures(n[name])["cpu_us_700k"], figures(vnull)["cpu_us_700k"])
+            out.append("| af_packet, end to end: floodgate's CPU per 700 KB ≤ %.1fx the "
+                       "receive-only figure, %s | %.0f µs / %.0f µs = %.2fx | %s |" % (
+                           GOAL_CPU_RATIO, label(n[name]["feed"]), figures(n[name])["cpu_us_700k"],
+                           figures(vnull)["cpu_us_700k"], q, "met" if q <= GOAL_CPU_RATIO else
+                           "missed, bounded by what end to end adds per article over receive "
+                           "only (stage table): " + top_stages(st, name, "veth_null")))
     inn = n.get("inn")
-    for name, port in (("veth_ack_innd", "af_packet"), ("memif_ack_innd", "memif")):
-        if inn and name in n and refused(n[name], inn):
+    for name in ("veth_ack_innd", "veth_ack_innd_kernel", "memif_ack_innd"):
+        if name not in n:
+            continue
+        port = label(n[name]["feed"])
+        if inn and refused(n[name], inn):
             out.append("| articles reaching innd ≥ %.1fx innd's own intake, %s | not judged: %s "
                        "| – |" % (GOAL_INTAKE_RATIO, port, refused(n[name], inn)))
-        elif inn and name in n:
+        elif inn:
             q = ratio(figures(n[name])["articles_per_s"], figures(inn)["articles_per_s"])
             out.append("| articles reaching innd ≥ %.1fx innd's own intake, %s | %.2fx (%.1f / "
                        "%.1f articles/s) | %s |" % (
@@ -453,16 +522,22 @@ def goals(runs, st):
                            "met" if q >= GOAL_INTAKE_RATIO else
                            "missed, bounded by floodgate's one worker, whose costliest stages "
                            "per article are: " + top_stages(st, name)))
-    for name in ("memif_ack_sink", "veth_ack_innd", "memif_ack_innd"):
+    for name in ("memif_ack_sink", "veth_ack_innd", "veth_ack_innd_kernel", "memif_ack_innd"):
         if name in n:
             d = figures(n[name]).get("disk", 0)
             c = n[name]["feed"].get("counters", {})
             why = ", ".join("%s %d" % (k[len("relay_ack_"):], c[k]) for k in ACK_COUNTERS
                             if c.get(k) and k not in ("relay_ack_accepted", "relay_ack_refused"))
+            if c.get("portack_offered"):
+                # the port's connections: one aborted at a result (a spill)
+                # reconnects with backoff; its articles meanwhile are queued
+                why += "; the port's connections: %s" % ", ".join(
+                    "%s %d" % (k[len("portack_"):], c.get(k, 0)) for k in PORT_CONN_COUNTERS)
             out.append("| disk octets per accepted octet = 0 while the downstream keeps up, %s | "
                        "%.3f | %s |" % (label(n[name]["feed"]), d, "met" if d == 0 else
-                                        "missed: the downstream did not keep up; articles that "
-                                        "took the queue's path: " + why))
+                                        "missed: articles took the queue's path (not "
+                                        "answered within ack-timeout, or their connection "
+                                        "lost): " + why))
     out.append("| stated, not measurable here: 40 Gbit/s of 700 KB articles per core on a NIC "
                "with DMA and TSO | this machine's per core: the Sizing table below (memif and "
                "af_packet copy every frame and checksum in software) | stated: docs/dataplane.md "
@@ -524,9 +599,15 @@ def report(md, secs, dirs):
         "flight; a fresh instance per run, one after the other. Ratios divide runs of this one "
         "benchmark (one commit, one processor, minutes apart). Baselines: innd alone for the "
         "articles reaching innd, floodgate on memif with the null sink (receive only) for the "
-        "CPU. The sink is feedgen's own (`--sink`, in the peers' process); innd is reached "
-        "through the relay's kernel socket on loopback (af_packet and memif alike: floodgate's "
-        "own TCP to a downstream is not there yet)." % (
+        "CPU. Baseline of af_packet's CPU: floodgate on af_packet with the null sink. The sink "
+        "is feedgen's own (`--sink`, in the peers' process, kernel TCP). On af_packet, end to "
+        "end, innd is reached through the port: innd is bound in the namespace to the veth's "
+        "kernel-side address, on floodgate's subnet, `path auto` takes the port and the "
+        "worker's own TCP sends the articles' octets by reference (docs/relay.md, \"Two "
+        "paths\"); the run \"through the kernel\" is the same with innd on 127.0.0.1 (the "
+        "relay thread's socket), the comparison. Queue mode and memif reach their downstream "
+        "through the relay thread's kernel socket on loopback (memif has no kernel side; the "
+        "sink on feedgen's own TCP is not there yet)." % (
             secs, p["peers"], p["window"], p["dups_dist"]), "",
         run_table(runs), "",
         ratios(runs), "",
@@ -544,9 +625,9 @@ def report(md, secs, dirs):
         "of each full-load run (stages: tools/bench/path_profile.py), per article floodgate "
         "answered 239 in that window (`nntp_articles_accepted`). Polling is in these figures "
         "(the waiting and PMD rows), and the window's samples weigh the same articles as the "
-        "run's CPU only roughly: the run table's CPU is the figure, this its breakdown. No "
-        "counter of copied article octets exists yet (issue 33 item 4); the copy_in row is the "
-        "sampled trace of copies.", "",
+        "run's CPU only roughly: the run table's CPU is the figure, this its breakdown. The "
+        "counted copies are in the Goals (portack_article_octets_*, tcp_tx_*_octets); the "
+        "copy_in row is their sampled trace.", "",
         stage_table(runs, st), "",
     ]
     with open(md, "w") as f:

@@ -16,11 +16,19 @@
 #     process (--sink: on two cores the peers and the downstream are one
 #     process beside one worker), in queue mode and end to end
 #     (`acknowledges on`, `ack-timeout` ACK_TIMEOUT); floodgate on
-#     af_packet over a veth relaying to innd (reached as today: the
-#     relay's kernel socket to innd on loopback), both modes; memif
-#     relaying to innd end to end; and end to end under light load
-#     (LIGHT_RATE offers a second) on memif to the sink and on af_packet
-#     to innd, for the 239's latency;
+#     af_packet over a veth with the null sink (receive only: the CPU
+#     baseline of that port); floodgate on af_packet relaying to innd in
+#     queue mode (the relay thread's kernel socket to innd on loopback)
+#     and end to end twice: through the PORT (innd bound in the namespace
+#     to the veth's kernel-side address KERNEL_ADDR, on floodgate's
+#     subnet: `path auto` takes the port, the worker's own TCP sends the
+#     article's octets by reference, docs/relay.md "Two paths") and, the
+#     named comparison, through the kernel (innd on 127.0.0.1, the relay
+#     thread's socket); memif relaying to innd end to end (kernel path:
+#     memif has no kernel side, and feedgen's sink listens on kernel TCP);
+#     end to end under light load (LIGHT_RATE offers a second) on memif to
+#     the sink and on af_packet to innd through the port, for the 239's
+#     latency;
 #  3. per run, tools/bench/feed_path.py: CPU counters of every process and
 #     of each of floodgate's threads and the worker's busy cycles before
 #     feedgen starts and once the downstream has answered every accepted
@@ -31,10 +39,11 @@
 #     by tools/bench/path_profile.py's stages;
 #  4. feed_path.py report writes the fragment (FILE) and, beside it,
 #     FILE.json with every run's figures (run.sh stamps both).
-# The hook for a downstream reached through the port by floodgate's own
-# TCP (branch wack): FG_BENCH_FEED_DOWNSTREAM_EXTRA is added to every
-# [downstream] section, and FG_BENCH_FEED_INND_ADDR is the address the
-# relay is given for innd (default 127.0.0.1, the kernel socket).
+# A port-path run is configured `path auto` (the address decides, as a
+# site's would); one that the port path did not take (no TAKETHIS from
+# floodgate's own TCP: portack_offered 0) fails, as a run that did not
+# finish does. FG_BENCH_FEED_DOWNSTREAM_EXTRA is added to every
+# [downstream] section (trying a setting by hand).
 # Needs root (namespaces, perf). Leaves nothing behind, also on failure
 # (FG_PROFILE_KEEP=1 keeps the scratch directory).
 set -euo pipefail
@@ -56,19 +65,24 @@ PERF_SECONDS=$((secs / 4 > 4 ? secs / 4 : 4))
 INND_PORT=11139
 SINK_PORT=11149
 INND_MAXART=5000000	# innd's and floodgate's: the feed's largest article is 4.16 MB (both default to 1 MB)
-# name|port kind|floodgate's sink|acknowledges|downstream|load (full: as
-# fast as it goes; light: LIGHT_RATE first offers a second for LIGHT_SECONDS,
-# the latency goal's condition, no perf)
+KERNEL_ADDR=198.18.0.1	# the veth's kernel side (sys_floodgate.sh); floodgate is 198.18.0.2/24
+# name|port kind|floodgate's sink|acknowledges|downstream|path (kernel: the
+# relay thread's socket to 127.0.0.1; port: innd on KERNEL_ADDR, reached
+# through floodgate's port by the worker's own TCP)|load (full: as fast as
+# it goes; light: LIGHT_RATE first offers a second for LIGHT_SECONDS, the
+# latency goal's condition, no perf)
 RUNS=(
-	"inn|-|-|-|-|full"
-	"memif_null|memif|null|-|-|full"
-	"memif_queue_sink|memif|queue|off|sink|full"
-	"memif_ack_sink|memif|queue|on|sink|full"
-	"veth_queue_innd|veth|queue|off|innd|full"
-	"veth_ack_innd|veth|queue|on|innd|full"
-	"memif_ack_innd|memif|queue|on|innd|full"
-	"memif_ack_sink_light|memif|queue|on|sink|light"
-	"veth_ack_innd_light|veth|queue|on|innd|light"
+	"inn|-|-|-|-|-|full"
+	"memif_null|memif|null|-|-|-|full"
+	"memif_queue_sink|memif|queue|off|sink|kernel|full"
+	"memif_ack_sink|memif|queue|on|sink|kernel|full"
+	"veth_null|veth|null|-|-|-|full"
+	"veth_queue_innd|veth|queue|off|innd|kernel|full"
+	"veth_ack_innd|veth|queue|on|innd|port|full"
+	"veth_ack_innd_kernel|veth|queue|on|innd|kernel|full"
+	"memif_ack_innd|memif|queue|on|innd|kernel|full"
+	"memif_ack_sink_light|memif|queue|on|sink|kernel|light"
+	"veth_ack_innd_light|veth|queue|on|innd|port|light"
 )
 LIGHT_RATE=10
 LIGHT_SECONDS=10
@@ -89,17 +103,18 @@ trap cleanup EXIT
 
 ns_of() { echo "fg-feed-$$-$1"; }
 
-innd_start() {	# DIR [NS]: innd as sys_inn.sh sets it up, larger articles allowed
+innd_start() {	# DIR [NS [innd.sh's --bind/--peer...]]: innd as sys_inn.sh sets it up, larger articles allowed
 	local run=(); [ -z "${2:-}" ] || run=(ip netns exec "$2")
 	# shellcheck disable=SC2046
 	"${run[@]}" "$FG_TOP/tools/inn/innd.sh" start "$1/inn" "$INND_PORT" --cutoff 10 \
-		--history "$FG_BENCH_HISTORY" --maxartsize "$INND_MAXART" $(_sys_inn_log_flag) >&2
+		--history "$FG_BENCH_HISTORY" --maxartsize "$INND_MAXART" $(_sys_inn_log_flag) \
+		"${@:3}" >&2
 	"$FG_TOP/tools/inn/innd.sh" pid "$1/inn" > "$1/innd.pid"
 }
 
-# start_run NAME KIND SINK ACK DOWN: prints "HOST PORT PID"
+# start_run NAME KIND SINK ACK DOWN PATH: prints "HOST PORT PID"
 start_run() {
-	local name=$1 kind=$2 sink=$3 ack=$4 down=$5 dir=$work/$1 ns
+	local name=$1 kind=$2 sink=$3 ack=$4 down=$5 path=$6 dir=$work/$1 ns
 	local more="[rules]
 max-article-size $INND_MAXART"
 	ns=$(ns_of "$name")
@@ -112,9 +127,18 @@ max-article-size $INND_MAXART"
 	_sys_fg_netns "$ns" "$kind" || return 1
 	if [ "$down" != - ]; then
 		local addr=127.0.0.1:$SINK_PORT
-		if [ "$down" = innd ]; then
+		if [ "$down" = innd ] && [ "$path" = port ]; then
+			# the veth's kernel side gets its address before innd binds
+			# it (_sys_fg_start replaces it: the same); innd takes feeds
+			# from the worker (floodgate's address) and from the relay
+			# thread (the queue's path, the kernel's address)
+			ip netns exec "$ns" ip link set fgv0 up
+			ip netns exec "$ns" ip addr add "$KERNEL_ADDR/24" dev fgv0
+			innd_start "$dir" "$ns" --bind "$KERNEL_ADDR" --peer 198.18.0.2 --peer "$KERNEL_ADDR"
+			addr=$KERNEL_ADDR:$INND_PORT
+		elif [ "$down" = innd ]; then
 			innd_start "$dir" "$ns"
-			addr=${FG_BENCH_FEED_INND_ADDR:-127.0.0.1}:$INND_PORT
+			addr=127.0.0.1:$INND_PORT
 		fi
 		more="$more
 [persistence]
@@ -123,6 +147,7 @@ ack-timeout $ACK_TIMEOUT
 [downstream $down]
 address $addr
 acknowledges $ack
+path $([ "$path" = port ] && echo auto || echo kernel)
 ${FG_BENCH_FEED_DOWNSTREAM_EXTRA:-}"
 	fi
 	_sys_fg_start "$dir" "$ns" "$kind" "$sink" "$more" keep
@@ -158,12 +183,12 @@ perf_window() {
 
 rundirs=()
 for r in "${RUNS[@]}"; do
-	IFS='|' read -r name kind sink ack down load <<< "$r"
+	IFS='|' read -r name kind sink ack down path load <<< "$r"
 	# FG_BENCH_FEED_RUNS="inn memif_ack_sink": only these (working on one)
 	[ -z "${FG_BENCH_FEED_RUNS:-}" ] || [[ " $FG_BENCH_FEED_RUNS " == *" $name "* ]] || continue
 	dir=$work/$name
 	cur=$name
-	read -r host port pid < <(start_run "$name" "$kind" "$sink" "$ack" "$down")
+	read -r host port pid < <(start_run "$name" "$kind" "$sink" "$ack" "$down" "$path")
 	run_in=() fg_args=()
 	if [ "$kind" != - ]; then
 		read -r -a run_in <<< "ip netns exec $(ns_of "$name")"
@@ -176,7 +201,7 @@ for r in "${RUNS[@]}"; do
 	fi
 	load_args=()
 	[ "$load" = full ] || load_args=(--rate "$LIGHT_RATE" --duration "$LIGHT_SECONDS")
-	printf '%s\n' "name=$name kind=$kind sink=$sink ack=$ack down=$down load=$load" > "$dir/run.conf"
+	printf '%s\n' "name=$name kind=$kind sink=$sink ack=$ack down=$down path=$path load=$load" > "$dir/run.conf"
 	python3 tools/bench/feed_path.py start "$dir"
 	perf_pid=
 	if [ "$kind" != - ] && [ "$load" = full ]; then

@@ -20,7 +20,7 @@
 # A benchmark that fails stops the run with a non-zero status before
 # anything under docs/ changes: an old figure is never published again
 # under this run's date and commit. `make bench` (quick) must stay under
-# 22 minutes on the 2-core machine (feed_path, 30 s a run, about 7 of them).
+# 22 minutes on the 2-core machine (feed_path, 30 s a run, 11 of them).
 set -euo pipefail
 mode=${1:-quick}
 case $mode in quick|full) ;; *) echo "usage: $0 quick|full" >&2; exit 2 ;; esac
@@ -160,7 +160,8 @@ else
 		"$([ "$mode" = full ] && echo 100000 || echo 30000)" --md
 	# a realistic feed (--size feed, offer multiplicity) through the whole
 	# path for FEED seconds a run, both acknowledgement modes, memif and
-	# af_packet, beside innd alone (issue 33 item 6): about 9 runs
+	# af_packet (innd through the port, and through the kernel), beside innd
+	# alone (issue 33 item 6): 11 runs
 	run_fragment feed_path tools/bench/feed_path.sh \
 		"$([ "$mode" = full ] && echo 120 || echo 30)" --md
 	# several boxes with and without the shared history on a Redis

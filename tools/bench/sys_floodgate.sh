@@ -115,7 +115,7 @@ $more"
 	# jumbo frames (FG_BENCH_MTU): the client's side of the link too
 	[ -z "${FG_BENCH_MTU:-}" ] || ip netns exec "$ns" ip link set "$dev" mtu "$FG_BENCH_MTU"
 	ip netns exec "$ns" ip link set "$dev" up
-	ip netns exec "$ns" ip addr add 198.18.0.1/24 dev "$dev"
+	ip netns exec "$ns" ip addr replace 198.18.0.1/24 dev "$dev"
 	ip netns exec "$ns" sysctl -qw "net.ipv6.conf.$dev.disable_ipv6=1"
 	echo "198.18.0.2 119 $(cat "$dir/floodgate.pid")"
 }
