@@ -12,7 +12,8 @@
  *     the live list.
  *  2. To each downstream of the mask: TAKETHIS on the ready connection
  *     with the fewest commands out, if one has fewer than `window` and
- *     less than PA_UNSENT_MAX octets not yet handed to TCP; none ready at
+ *     room for the article within PA_BACKLOG_MAX octets on their way (not
+ *     yet in TCP, or not yet acknowledged by the downstream's TCP); none ready at
  *     all: that downstream spills (cause eof); all full: it waits for
  *     room, within the deadline (send_pending). A command is written to
  *     TCP in order, as far as TCP takes it (conn_write, on_writable): the
@@ -45,7 +46,17 @@
 #include "floodgate/portack.h"
 
 #define PA "portack"
-#define PA_UNSENT_MAX (4ull << 20)	/* octets queued on a connection, not yet in TCP */
+/* Octets a connection may have on its way — not yet handed to TCP, or in
+ * TCP and not yet acknowledged — before it takes another article. An
+ * article started behind more than that may still be on its way at its
+ * deadline, and a connection still writing an article at its result is
+ * aborted with everything on it (portack_aborted, then a reconnect): an
+ * article that waits for room here instead spills alone at its deadline.
+ * An article is started only if it fits whole (or the connection has
+ * nothing on its way): 2.5 MiB is three 700 KB articles, enough to keep
+ * the downstream fed while it answers, gone in tens of milliseconds at
+ * its pace. */
+#define PA_BACKLOG_MAX (5ull << 19)
 #define PA_HANDSHAKE_NS (10ull * 1000000000ull)
 #define PA_RECONNECT_MIN_NS (250ull * 1000000ull)
 #define PA_RECONNECT_MAX_NS (30ull * 1000000000ull)
@@ -547,7 +558,13 @@ static bool conn_ready(const struct pa_conn *c)
 	return c->st == PC_READY;
 }
 
-static struct pa_conn *pick_conn(struct pa_ds *ds)
+/* What is on its way on the connection (PA_BACKLOG_MAX). */
+static uint64_t backlog(const struct pa_conn *c)
+{
+	return c->out_total - c->out_done + (c->tc ? fg_tcp_conn_unacked(c->tc) : 0);
+}
+
+static struct pa_conn *pick_conn(struct pa_ds *ds, uint64_t need)
 {
 	struct pa_conn *best = NULL;
 
@@ -555,7 +572,8 @@ static struct pa_conn *pick_conn(struct pa_ds *ds)
 		struct pa_conn *c = &ds->conns[i];
 
 		if (conn_ready(c) && c->cn < ds->cfg->window && c->cn + PA_CHECKS <= c->ccap &&
-		    c->out_total - c->out_done < PA_UNSENT_MAX && (!best || c->cn < best->cn))
+		    (backlog(c) == 0 || backlog(c) + need <= PA_BACKLOG_MAX) &&
+		    (!best || c->cn < best->cn))
 			best = c;
 	}
 	return best;
@@ -581,7 +599,7 @@ static void send_one(struct fg_portack *pa, uint32_t i)
 
 		if (!(todo & bit(ds->d)))
 			continue;
-		c = pick_conn(ds);
+		c = pick_conn(ds, s->a.octets);
 		if (!c) {
 			if (!any_ready(ds))
 				fg_ackrule_spill(&s->m, ds->d, FG_CTR_RELAY_ACK_SPILL_EOF);

@@ -111,6 +111,9 @@ int fg_ackrule_art_take(struct fg_ackrule_art *a, const struct fg_relay_ack_art 
 	}
 	memcpy(a->piece, src->piece, src->npiece * sizeof(*a->piece));
 	a->npiece = src->npiece;
+	a->octets = 0;
+	for (unsigned k = 0; k < src->npiece; k++)
+		a->octets += src->piece[k].len;
 	a->cookie = src->cookie;
 	a->ctx = src->ctx;
 	a->deadline_ns = src->deadline_ns;

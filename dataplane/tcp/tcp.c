@@ -592,6 +592,11 @@ uint32_t fg_tcp_ref_space(const struct fg_tcp_conn *c)
 	return c->tcp->cfg.sndref_max - c->sr_bytes;
 }
 
+uint32_t fg_tcp_conn_unacked(const struct fg_tcp_conn *c)
+{
+	return c->sb_len;
+}
+
 /* Queue one referenced piece at the end of the stream: it extends the
  * last piece when it continues it in the same buffer (no new reference),
  * else takes a descriptor and a reference. */

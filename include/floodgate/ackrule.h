@@ -53,6 +53,7 @@ struct fg_ackrule_art {
 	uint64_t deadline_ns;
 	struct fg_iov *piece;
 	unsigned npiece, cappiece;
+	uint64_t octets;		/* the pieces' octets together */
 	uint8_t id_len;
 	char id[FG_QUEUE_ID_MAX + 1];
 };

@@ -217,6 +217,10 @@ int fg_tcp_send_ref(struct fg_tcp_conn *c, const struct fg_iov *p, unsigned n);
 /* Referenced octets the connection may still queue (sndref_max less
  * those queued and not yet acknowledged). */
 uint32_t fg_tcp_ref_space(const struct fg_tcp_conn *c);
+/* Octets queued on the connection and not yet acknowledged by the peer,
+ * copied and referenced alike: what a sender bounds so that what it
+ * queues now leaves within a deadline. */
+uint32_t fg_tcp_conn_unacked(const struct fg_tcp_conn *c);
 /* Ask for one on_writable once at least `bytes` of send buffer are free
  * (an app that stops reading until its answers can be queued). */
 void fg_tcp_want_writable(struct fg_tcp_conn *c, uint32_t bytes);

@@ -470,6 +470,33 @@ START_TEST(stopped_server_aborts_half_written)
 }
 END_TEST
 
+/* A downstream that stops reading: each connection takes articles only
+ * while less than PA_BACKLOG_MAX (2 MiB) is on its way, so of eight 700 KB
+ * articles on two connections (window 4: room for all eight) at most
+ * three each are started; the ones that waited for room spill alone at
+ * their deadline, without a connection of their own to abort. */
+START_TEST(backlog_bounds_what_is_started)
+{
+	char id[32];
+
+	up();
+	stopped = 1;
+	for (unsigned i = 0; i < 8; i++) {
+		snprintf(id, sizeof(id), "<bl%u@x>", i);
+		offer(id, 700000, i + 1);
+	}
+	run_ms(5);
+	ck_assert_uint_ge(ctr(FG_CTR_PORTACK_OFFERED), 2);	/* they had their chance */
+	ck_assert_uint_le(ctr(FG_CTR_PORTACK_OFFERED), 6);
+	ck_assert_uint_eq(fg_relay_ack_out(ak), 8);
+	wait_results(8);
+	for (unsigned i = 0; i < 8; i++)
+		ck_assert_uint_eq(got.r[i].what, FG_RELAY_ACK_SPILL);
+	ck_assert_uint_le(ctr(FG_CTR_PORTACK_ABORTED), 2);
+	ck_assert_uint_eq(fg_relay_ack_out(ak), 0);
+}
+END_TEST
+
 START_TEST(eof_mid_send_spills_and_reconnects)
 {
 	one("<eof1@x>", FG_RELAY_ACK_SPILL);
@@ -566,6 +593,7 @@ static Suite *portack_suite(void)
 	tcase_add_test(t, bye_400_spills_and_reconnects);
 	tcase_add_test(t, quiet_times_out_and_stops_new_ones);
 	tcase_add_test(t, stopped_server_aborts_half_written);
+	tcase_add_test(t, backlog_bounds_what_is_started);
 	tcase_add_test(t, eof_mid_send_spills_and_reconnects);
 	tcase_add_test(t, not_streaming_takes_queue_path);
 	tcase_add_test(t, greeting_refused_backs_off);
