@@ -485,9 +485,10 @@ static void offloads(struct dp *dp, const struct rte_eth_dev_info *di, struct rt
 		conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_TCP_TSO | tx_ck;
 	dp->tso_l2_in_mtu = dp->tso && !strcmp(di->driver_name, "net_tap");
 	/* received payload keeps its sum for TCP to derive checksums from
-	 * (net.h struct fg_buf_sum): only where TCP checksums in software */
-	dp->sum_off = dp->tx_csum ? -1 : fg_mbuf_sum_register();
-	if (!dp->tx_csum && dp->sum_off < 0)
+	 * (net.h struct fg_buf_sum): only where TCP checksums in software and
+	 * sends at all (passive and shadow mode send nothing) */
+	dp->sum_off = dp->tx_csum || dp->passive ? -1 : fg_mbuf_sum_register();
+	if (!dp->tx_csum && !dp->passive && dp->sum_off < 0)
 		FG_LOG_WARN(DP, "no mbuf field for payload sums (%s): TCP reads what it sends "
 			    "by reference to checksum it", rte_strerror(rte_errno));
 	dp->vlan_strip = dp->cfg->n_dp_vlan && !dp->passive &&
