@@ -339,7 +339,6 @@ FG_COUNTER(DP_TX_REFUSED, "dp_tx_refused", "frames dropped after the port refuse
 FG_COUNTER(DP_IDLE_SLEEPS, "dp_idle_sleeps", "sleeps of an idle worker (idle-backoff, ports without receive interrupts)")
 FG_COUNTER(DP_IDLE_WAITS, "dp_idle_waits", "waits of an idle worker on its queues' receive interrupts")
 FG_COUNTER(DP_WAKES, "dp_wakes", "waits of an idle worker ended by a result for it (relay, queue writer, cluster)")
-FG_COUNTER(DP_WAKE_FAILED, "dp_wake_failed", "wake-ups of an idle worker that could not be written (its eventfd)")
 FG_COUNTER(DP_BUSY_CYCLES, "dp_busy_cycles", "TSC cycles of worker loop passes that received frames or did work: a polling lcore's load, its spinning left out")
 FG_COUNTER(DP_IDLE_CYCLES, "dp_idle_cycles", "TSC cycles of worker loop passes that found nothing to do, their sleeps and interrupt waits included")
 FG_COUNTER(DP_CONFIG_SWAPS, "dp_config_swaps", "configurations a worker switched to at a quiescent point (reload)")
